@@ -1,0 +1,69 @@
+# Finds sluice's dependencies with the standard find modules. Every failure names the Debian
+# package that provides what is missing, because that is what a user on a cluster can act on.
+#
+# Produces:
+#   sluice::deps_headers  include paths only (MPI, OpenCL headers, uthash): for pure util code
+#   sluice::deps          everything the library links: MPI, libunwind, dl, pthread
+#   OpenCL::OpenCL        the ICD loader (only test programs link it; libsluice dlopens it)
+#
+# MPI choice: -DSLUICE_MPI=mpich (default) or -DSLUICE_MPI=openmpi picks that flavour's mpicc
+# wrapper for FindMPI; MPI_C_COMPILER / MPI_HOME still override as usual.
+
+macro(sluice_require found what package)
+  if(NOT ${found})
+    message(FATAL_ERROR "sluice: ${what} not found. On Debian/Ubuntu install it with: apt-get install ${package}")
+  endif()
+endmacro()
+
+set(SLUICE_MPI "mpich" CACHE STRING "MPI flavour to build against: mpich or openmpi")
+set_property(CACHE SLUICE_MPI PROPERTY STRINGS mpich openmpi)
+if(NOT MPI_C_COMPILER AND NOT MPI_HOME)
+  find_program(_sluice_mpicc NAMES mpicc.${SLUICE_MPI})
+  if(_sluice_mpicc)
+    set(MPI_C_COMPILER ${_sluice_mpicc} CACHE FILEPATH "MPI C compiler wrapper")
+  endif()
+endif()
+if(SLUICE_MPI STREQUAL "openmpi")
+  set(_sluice_mpi_pkg "libopenmpi-dev openmpi-bin")
+else()
+  set(_sluice_mpi_pkg "libmpich-dev mpich")
+endif()
+find_package(MPI COMPONENTS C)
+sluice_require(MPI_C_FOUND "MPI (C bindings)" "${_sluice_mpi_pkg}")
+find_program(SLUICE_MPIEXEC NAMES mpiexec.${SLUICE_MPI} mpiexec HINTS ${MPI_HOME}/bin)
+sluice_require(SLUICE_MPIEXEC "mpiexec" "${_sluice_mpi_pkg}")
+message(STATUS "sluice: MPI ${MPI_C_VERSION} (${SLUICE_MPI}), launcher ${SLUICE_MPIEXEC}")
+
+find_path(SLUICE_OPENCL_INCLUDE_DIR CL/cl.h)
+sluice_require(SLUICE_OPENCL_INCLUDE_DIR "OpenCL headers (CL/cl.h)" "opencl-headers")
+find_package(OpenCL)
+sluice_require(OpenCL_FOUND "OpenCL ICD loader (libOpenCL.so)" "ocl-icd-opencl-dev")
+
+find_path(SLUICE_UTHASH_INCLUDE_DIR uthash.h)
+sluice_require(SLUICE_UTHASH_INCLUDE_DIR "uthash (uthash.h)" "uthash-dev")
+
+find_package(PkgConfig)
+sluice_require(PKG_CONFIG_FOUND "pkg-config" "pkg-config")
+pkg_check_modules(LIBUNWIND IMPORTED_TARGET libunwind)
+sluice_require(LIBUNWIND_FOUND "libunwind" "libunwind-dev")
+
+find_package(Threads REQUIRED)
+
+add_library(sluice_deps_headers INTERFACE)
+target_include_directories(sluice_deps_headers INTERFACE
+  ${MPI_C_INCLUDE_DIRS} ${SLUICE_OPENCL_INCLUDE_DIR} ${SLUICE_UTHASH_INCLUDE_DIR})
+target_compile_definitions(sluice_deps_headers INTERFACE
+  _GNU_SOURCE CL_TARGET_OPENCL_VERSION=300 CL_USE_DEPRECATED_OPENCL_1_0_APIS
+  CL_USE_DEPRECATED_OPENCL_1_1_APIS CL_USE_DEPRECATED_OPENCL_1_2_APIS CL_USE_DEPRECATED_OPENCL_2_0_APIS
+  CL_USE_DEPRECATED_OPENCL_2_1_APIS CL_USE_DEPRECATED_OPENCL_2_2_APIS)
+add_library(sluice::deps_headers ALIAS sluice_deps_headers)
+
+add_library(sluice_deps INTERFACE)
+target_link_libraries(sluice_deps INTERFACE sluice_deps_headers MPI::MPI_C PkgConfig::LIBUNWIND
+  Threads::Threads ${CMAKE_DL_LIBS} rt m)
+add_library(sluice::deps ALIAS sluice_deps)
+
+if(SLUICE_BUILD_TESTS)
+  find_package(GTest)
+  sluice_require(GTest_FOUND "GoogleTest" "googletest libgtest-dev")
+endif()

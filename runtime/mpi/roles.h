@@ -1,0 +1,36 @@
+/* MPI roles: who this process is (rank/size from the launcher, before and without MPI),
+ * and sluice's own communicator, initialized lazily when a feature needs it.
+ *
+ * Contract (the mpi part owns the implementation):
+ *  - sluice_launch_rank()/sluice_launch_size() read the launcher's environment (MPICH
+ *    hydra PMI_RANK/PMI_SIZE, Open MPI OMPI_COMM_WORLD_*, PMIx, Slurm SLURM_PROCID/NTASKS);
+ *    a process not under a launcher is rank 0 of 1. Cheap, no MPI.
+ *  - sluice_comm() returns sluice's private duplicate of MPI_COMM_WORLD, initializing MPI
+ *    (MPI_THREAD_MULTIPLE) first if the application has not. Returns MPI_COMM_NULL if MPI
+ *    cannot be used in this process (e.g. a forked child whose parent owns the rank).
+ *  - Finalize hooks run before MPI is finalized, whether the application calls
+ *    MPI_Finalize or sluice finalizes at exit: checkpoint commit registers one. */
+#ifndef SLUICE_MPI_ROLES_H
+#define SLUICE_MPI_ROLES_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int sluice_launch_rank(void);
+int sluice_launch_size(void);
+bool sluice_under_launcher(void);
+
+MPI_Comm sluice_comm(void);
+bool sluice_mpi_ready(void);   /* MPI initialized and sluice_comm usable, without initializing */
+
+/* Hooks run once, in registration order, before MPI is finalized. */
+void sluice_mpi_on_finalize(void (*hook)(void));
+
+#ifdef __cplusplus
+}
+#endif
+#endif

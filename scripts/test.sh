@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The README's test command: installs dependencies, builds, runs the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+./scripts/build.sh
+cd "${SLUICE_BUILD_DIR:-build}"
+ctest --output-on-failure -j 2 --timeout 600
