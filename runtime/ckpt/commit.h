@@ -1,0 +1,68 @@
+/* Contract between checkpoint capture (interception, staging, local file semantics) and the
+ * commit engine (turning closed staged members into committed container files).
+ *
+ * Capture owns: which paths are captured (pattern.h), the staging files, the program's fds.
+ * Commit owns: when and how a set is written, over MPI, into its container (container.h),
+ * durability, atomic replacement of versions, exit-time flush and recovery.
+ *
+ * A "set key" is the absolute member path with the rank number replaced by "%r", e.g.
+ * "/scratch/run/chk_10/rank_%r.bin"; every member of a set shares it. */
+#ifndef SLUICE_CKPT_COMMIT_H
+#define SLUICE_CKPT_COMMIT_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct sluice_staged_member {
+    char set_key[PATH_MAX];    /* see above */
+    char path[PATH_MAX];       /* absolute member path as the program named it */
+    int member_rank;           /* the rank number in the name (not necessarily the writer's) */
+    int writer_rank;           /* launcher rank of the process that wrote it */
+    char stage_path[PATH_MAX]; /* staging file that holds exactly the member's bytes */
+    uint64_t size;
+};
+
+/* Capture -> commit. ----------------------------------------------------------------------- */
+
+/* The last descriptor/stream of a captured file was closed: its staged bytes are final for this
+ * version. Ownership of the staging file passes to the commit engine (capture must not modify
+ * or delete it afterwards; a later rewrite of the same path stages into a new file). Returns at
+ * once; the commit happens in the background. */
+void sluice_commit_member_closed(const struct sluice_staged_member *m);
+
+/* fsync()/fdatasync() on a captured file: returns 0 once the member's current staged bytes are
+ * durable in a committed container, or -errno (e.g. -ENOSPC) if committing failed. The caller
+ * passes the member as staged so far (it may still be open). */
+int sluice_commit_member_sync(const struct sluice_staged_member *m);
+
+/* The program unlinked a member: a not-yet-committed version never reaches the file system;
+ * a committed one is removed from the namespace (the container drops it at its next version,
+ * or is removed when it holds no members). Returns 0 or -errno (-ENOENT if unknown). */
+int sluice_commit_member_unlinked(const char *path);
+
+/* Commit everything staged by this process, collectively where MPI is available. Called at
+ * MPI_Finalize (finalize hook) or process exit. Returns 0 or -errno; on failure the staged
+ * data is kept for `sluice-ckpt recover`. */
+int sluice_commit_flush_all(void);
+
+/* Commit -> capture: reading committed members. ------------------------------------------ */
+
+/* Opens the latest readable version of member `path` for reading and returns a descriptor
+ * positioned at 0 whose contents are exactly the member's bytes (e.g. a memfd or a stage copy
+ * filled from the container, or a staged file closed by another local process). Waits for a
+ * commit of that member's set that is in flight (bounded). Returns -ENOENT if no version
+ * exists, -EIO if the container is corrupt (after printing one line naming container and
+ * member). */
+int sluice_commit_open_member(const char *path, int open_flags);
+
+/* Size of the latest readable version, for stat(); 0 on success, -ENOENT if none. */
+int sluice_commit_stat_member(const char *path, uint64_t *size, int64_t *mtime_ns);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
