@@ -1,0 +1,28 @@
+/* Recovery of checkpoint data that a crashed job left staged: the engine behind
+ * `sluice-ckpt recover`. Single-process, no MPI: it reads the stage folder (stage.h layout),
+ * finds every member whose ownership had passed to the commit engine (closed, not yet
+ * committed), and commits each set as a new container version (container.h), keeping the
+ * members of the previous committed version that were not staged again. */
+#ifndef SLUICE_CKPT_RECOVER_H
+#define SLUICE_CKPT_RECOVER_H
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Commits what is staged under `stage_dir`. With npaths > 0 only the sets whose container
+ * path, set key or a member path is listed in `paths` (or lies under a listed folder) are
+ * committed; with npaths == 0, all of them. One line per set recovered (container, version,
+ * members, bytes) and per problem goes to `report` (may be NULL). Staged files of a set are
+ * removed only after its new container is durable.
+ * Returns 0 if everything selected was committed (or there was nothing to do), 1 if some set
+ * could not be committed (its staged data is kept), 2 on bad arguments (e.g. missing stage
+ * folder). */
+int sluice_ckpt_recover(const char *stage_dir, char *const *paths, int npaths, FILE *report);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
