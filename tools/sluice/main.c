@@ -148,8 +148,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "sluice: cannot read %s: %s\n", libpath, strerror(errno));
         return 2;
     }
-    char abs[PATH_MAX];
-    if (realpath(libpath, abs) == NULL)
+    /* Absolute (ranks may chdir before exec), but keep the name: libsluice.so, not its target. */
+    char abs[PATH_MAX], cwd[PATH_MAX / 2];
+    if (libpath[0] != '/' && getcwd(cwd, sizeof cwd) != NULL)
+        snprintf(abs, sizeof abs, "%s/%.*s", cwd, (int)(sizeof abs / 2 - 2), libpath);
+    else
         snprintf(abs, sizeof abs, "%s", libpath);
 
     const char *old = getenv("LD_PRELOAD");
