@@ -7,8 +7,11 @@ scratch="${SCRATCH_ROOT:-/tmp/sluice-tests}/$name"
 rm -rf "$scratch"
 mkdir -p "$scratch"
 cd "$scratch"
-export SLUICE_TEST_SCRATCH=$scratch
+SLUICE_TEST_SCRATCH=$scratch
 # A private stage folder per test, so that tests never see each other's staged data.
-export SLUICE_TEST_STAGE=$scratch/.stage
+SLUICE_TEST_STAGE=$scratch/.stage
+# The harness's own variables stay shell variables: exported, their SLUICE_ prefix would make the
+# library warn about unknown variables in every process the test starts.
+export -n SLUICE_LIB SLUICE_BIN_DIR SLUICE_APPS_DIR
 source "$(dirname "$0")/integration/lib.bash"
 source "$script"

@@ -163,6 +163,16 @@ static int check_patterns(const char *v)
     }
 }
 
+/* Values are copied: the program may later change or free its environment strings. Defaults are
+ * static and kept as they are. A copy that cannot be made falls back to the original string. */
+static const char *keep(const char *v)
+{
+    if (*v == '\0')
+        return "";
+    char *copy = strdup(v);
+    return copy ? copy : v;
+}
+
 static int parse_one(struct sluice_config *cfg, int id, const char *v)
 {
     const struct sluice_cfg_desc *d = &sluice_cfg_table[id];
@@ -200,10 +210,10 @@ static int parse_one(struct sluice_config *cfg, int id, const char *v)
 #define SLUICE_STORE_BOOL(id) cfg->id = b
 #define SLUICE_STORE_SIZE(id) cfg->id = u
 #define SLUICE_STORE_UINT(id) cfg->id = u
-#define SLUICE_STORE_STRING(id) cfg->id = v
-#define SLUICE_STORE_PATH(id) cfg->id = v
-#define SLUICE_STORE_ENUM(id) cfg->id = v
-#define SLUICE_STORE_PATTERNS(id) cfg->id = v
+#define SLUICE_STORE_STRING(id) cfg->id = keep(v)
+#define SLUICE_STORE_PATH(id) cfg->id = keep(v)
+#define SLUICE_STORE_ENUM(id) cfg->id = keep(v)
+#define SLUICE_STORE_PATTERNS(id) cfg->id = keep(v)
 #define SLUICE_VAR(id, type, def, opt, accepts, help) \
     case SLUICE_CFG_##id:                             \
         SLUICE_STORE_##type(id);                      \
