@@ -6,7 +6,7 @@
  *
  * File layout (all integers little endian, offsets absolute from byte 0):
  *
- *   [header: fixed 128 bytes + set key]  [pad to block_size]
+ *   [header: fixed 160 bytes + set key]  [pad to block_size]
  *   [member data: extents, each starting at a multiple of block_size, anywhere before the index]
  *   [index: one record per member (path, ranks, size, checksum, extents)]
  *   [footer: fixed 64 bytes, the last bytes of the file; locates and checksums the index]
@@ -40,7 +40,7 @@ extern "C" {
 #define SLUICE_CONTAINER_FORMAT_MAJOR 1 /* a reader rejects another major */
 #define SLUICE_CONTAINER_FORMAT_MINOR 0 /* a reader accepts any minor of its major */
 #define SLUICE_CONTAINER_SUFFIX ".sluice"
-#define SLUICE_CONTAINER_HEADER_FIXED 128u /* header bytes before the set key */
+#define SLUICE_CONTAINER_HEADER_FIXED 160u /* header bytes before the set key */
 #define SLUICE_CONTAINER_FOOTER_SIZE 64u
 #define SLUICE_CONTAINER_BLOCK_MIN 512u
 #define SLUICE_CONTAINER_BLOCK_MAX (64u << 20)
