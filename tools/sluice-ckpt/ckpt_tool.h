@@ -1,0 +1,41 @@
+/* Shared pieces of the sluice-ckpt commands: exit codes, messages, and the expansion of PATH
+ * arguments (a container, or a folder of containers) into containers to visit. */
+#ifndef SLUICE_CKPT_TOOL_H
+#define SLUICE_CKPT_TOOL_H
+
+#include "ckpt/container.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum { EXIT_OK = 0, EXIT_BAD_DATA = 1, EXIT_USAGE = 2 };
+
+/* "sluice-ckpt: <message>" on stderr. */
+void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Usage error for `cmd`: message, hint, returns EXIT_USAGE. */
+int tool_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Usage error for the option getopt_long just rejected ('?' or ':'); returns EXIT_USAGE.
+ * Commands set opterr = 0 and use a leading ':' in their optstring. */
+int tool_bad_option(const char *cmd, int got, char **argv);
+
+/* Calls fn for each container named by paths (a container file, or every container in a
+ * folder; default "." when npaths == 0). c is NULL when the container could not be opened: the
+ * error was already printed and counted. A folder without containers is an error unless
+ * empty_ok. Returns EXIT_OK, or EXIT_BAD_DATA if anything could
+ * not be opened or fn returned nonzero for any container. */
+typedef int (*tool_visit)(void *ctx, const struct sluice_container *c);
+int tool_for_each_container(char *const *paths, int npaths, int empty_ok, tool_visit fn,
+                            void *ctx);
+
+/* Human-readable time "2026-11-29T20:35:00.123Z". */
+void tool_format_time(int64_t ns, char *buf, size_t len);
+
+int cmd_ls(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_extract(int argc, char **argv);
+int cmd_pack(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
+
+#endif

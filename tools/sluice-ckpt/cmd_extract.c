@@ -1,0 +1,236 @@
+/* sluice-ckpt extract [-o OUTDIR] [--member NAME]... [--force] PATH...
+ * Writes members back out as ordinary files, at their path relative to the set's folder:
+ * beside the container, or under OUTDIR. Each file is written to a hidden temporary name,
+ * its checksum verified while copying, and only then renamed into place, so a corrupt member
+ * never leaves a plausible-looking file behind. Existing files are kept unless --force.
+ * Holes stay holes; the member's modification time is restored. */
+#include "ckpt_tool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct extract_opts {
+    const char *outdir;
+    char **names;     /* --member values */
+    int *name_used;
+    int nnames;
+    int force;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: sluice-ckpt extract [-o OUTDIR] [-m NAME]... [-f] PATH...\n"
+            "Writes the members of each container back out as ordinary files, at their path\n"
+            "relative to the set's folder: beside the container, or under OUTDIR. Checksums\n"
+            "are verified while copying; a corrupt member is reported and not written.\n"
+            "  -o, --output OUTDIR  write under OUTDIR (created if missing)\n"
+            "  -m, --member NAME    only this member (full path, path relative to the set's\n"
+            "                       folder, or file name); may be repeated\n"
+            "  -f, --force          overwrite existing files\n");
+}
+
+/* mkdir -p for every directory of `path` below its first `keep` bytes. */
+static int make_parents(char *path, size_t keep)
+{
+    for (char *p = path + keep + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        int rc = mkdir(path, 0777);
+        int e = errno;
+        *p = '/';
+        if (rc != 0 && e != EEXIST)
+            return -e;
+    }
+    return 0;
+}
+
+/* Member path relative to the set's folder D, or NULL if it does not lie safely under D. */
+static const char *relative_path(const char *dir, const char *path)
+{
+    size_t dl = strcmp(dir, "/") == 0 ? 0 : strlen(dir);
+    if (strncmp(path, dir, dl) != 0 || path[dl] != '/')
+        return NULL;
+    const char *rel = path + dl + 1;
+    /* No empty, "." or ".." components: extraction must never escape the output folder. */
+    for (const char *c = rel;;) {
+        const char *e = strchr(c, '/');
+        size_t n = e ? (size_t)(e - c) : strlen(c);
+        if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+            return NULL;
+        if (!e)
+            break;
+        c = e + 1;
+    }
+    return rel;
+}
+
+static int selected(struct extract_opts *o, const char *path, const char *rel)
+{
+    if (o->nnames == 0)
+        return 1;
+    const char *base = strrchr(path, '/') + 1;
+    int hit = 0;
+    for (int i = 0; i < o->nnames; i++)
+        if (strcmp(o->names[i], path) == 0 || strcmp(o->names[i], rel) == 0 ||
+            strcmp(o->names[i], base) == 0) {
+            o->name_used[i] = 1;
+            hit = 1;
+        }
+    return hit;
+}
+
+static int put_in_place(const char *tmp, const char *dest, int force)
+{
+    if (force)
+        return rename(tmp, dest) == 0 ? 0 : -errno;
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dest, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -errno;
+    /* File system without RENAME_NOREPLACE: link() also refuses to replace. */
+    if (link(tmp, dest) != 0)
+        return -errno;
+    unlink(tmp);
+    return 0;
+}
+
+static int extract_member(struct extract_opts *o, const struct sluice_container *c, uint32_t i,
+                          const char *root, const char *rel)
+{
+    const struct sluice_member *m = &c->members[i];
+    char dest[PATH_MAX], tmp[PATH_MAX], msg[8192];
+    size_t rootlen = strlen(root);
+    if (snprintf(dest, sizeof dest, "%s/%s", root, rel) >= (int)sizeof dest) {
+        tool_error("%s: member %s: destination path too long", c->path, m->path);
+        return 1;
+    }
+    struct stat st;
+    if (!o->force && lstat(dest, &st) == 0) {
+        tool_error("%s: exists, not overwritten (use --force)", dest);
+        return 1;
+    }
+    int rc = make_parents(dest, rootlen);
+    if (rc < 0) {
+        tool_error("%s: cannot create its folder: %s", dest, strerror(-rc));
+        return 1;
+    }
+    const char *slash = strrchr(dest, '/');
+    snprintf(tmp, sizeof tmp, "%.*s/.%s.sluice-extract.%ld", (int)(slash - dest), dest, slash + 1,
+             (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        tool_error("%s: %s", tmp, strerror(errno));
+        return 1;
+    }
+    rc = sluice_container_copy_member(c, i, fd, msg, sizeof msg);
+    if (rc == 0 && m->mtime_ns > 0) {
+        struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT},
+                                 {.tv_sec = m->mtime_ns / 1000000000, .tv_nsec = m->mtime_ns % 1000000000}};
+        futimens(fd, ts);
+    }
+    if (close(fd) != 0 && rc == 0) {
+        rc = -errno;
+        snprintf(msg, sizeof msg, "%s: %s", dest, strerror(errno));
+    }
+    if (rc == 0 && (rc = put_in_place(tmp, dest, o->force)) < 0)
+        snprintf(msg, sizeof msg, "%s: %s%s", dest, strerror(-rc),
+                 rc == -EEXIST ? " (use --force)" : "");
+    if (rc < 0) {
+        unlink(tmp);
+        tool_error("%s", msg);
+        return 1;
+    }
+    return 0;
+}
+
+static int extract_one(void *ctx, const struct sluice_container *c)
+{
+    struct extract_opts *o = ctx;
+    char dir[PATH_MAX], root[PATH_MAX];
+    if (sluice_container_dir(c->meta.set_key, dir, sizeof dir) != 0) {
+        tool_error("%s: set key %s has no folder", c->path, c->meta.set_key);
+        return 1;
+    }
+    if (o->outdir) {
+        snprintf(root, sizeof root, "%s", o->outdir);
+    } else {
+        const char *slash = strrchr(c->path, '/');
+        if (slash)
+            snprintf(root, sizeof root, "%.*s", slash == c->path ? 1 : (int)(slash - c->path), c->path);
+        else
+            snprintf(root, sizeof root, ".");
+    }
+    int bad = 0;
+    for (uint32_t i = 0; i < c->n_members; i++) {
+        const char *rel = relative_path(dir, c->members[i].path);
+        if (!rel) {
+            tool_error("%s: member %s does not lie under the set's folder %s; not extracted",
+                       c->path, c->members[i].path, dir);
+            bad = 1;
+            continue;
+        }
+        if (selected(o, c->members[i].path, rel))
+            bad |= extract_member(o, c, i, root, rel);
+    }
+    return bad;
+}
+
+int cmd_extract(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"member", required_argument, 0, 'm'},
+                                         {"force", no_argument, 0, 'f'},
+                                         {0, 0, 0, 0}};
+    struct extract_opts o = {0};
+    o.names = calloc((size_t)argc, sizeof *o.names);
+    o.name_used = calloc((size_t)argc, sizeof *o.name_used);
+    if (!o.names || !o.name_used) {
+        tool_error("out of memory");
+        return EXIT_BAD_DATA;
+    }
+    opterr = 0;
+    int c, status = EXIT_OK;
+    while ((c = getopt_long(argc, argv, ":ho:m:f", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h': usage(stdout); goto out;
+        case 'o': o.outdir = optarg; break;
+        case 'm': o.names[o.nnames++] = optarg; break;
+        case 'f': o.force = 1; break;
+        default: status = tool_bad_option("extract", c, argv); goto out;
+        }
+    }
+    if (optind >= argc) {
+        status = tool_usage_error("extract", "which container? give a PATH");
+        goto out;
+    }
+    if (o.outdir) {
+        char tmp[PATH_MAX];
+        snprintf(tmp, sizeof tmp, "%s/", o.outdir);
+        int rc = make_parents(tmp, 0);
+        if (rc < 0) {
+            tool_error("%s: cannot create: %s", o.outdir, strerror(-rc));
+            status = EXIT_BAD_DATA;
+            goto out;
+        }
+    }
+    status = tool_for_each_container(argv + optind, argc - optind, 0, extract_one, &o);
+    for (int i = 0; i < o.nnames; i++)
+        if (!o.name_used[i]) {
+            tool_error("no member named %s", o.names[i]);
+            status = EXIT_BAD_DATA;
+        }
+out:
+    free(o.names);
+    free(o.name_used);
+    return status;
+}

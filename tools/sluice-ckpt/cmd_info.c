@@ -1,0 +1,99 @@
+/* sluice-ckpt info PATH...: everything the header, index and footer say, and where each part
+ * lies in the file: for checking a writer's layout (alignment, extents) by eye. A truncated or
+ * corrupt container gives one clear error line and exit status 1. */
+#include "ckpt_tool.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: sluice-ckpt info [--members] PATH...\n"
+                 "Shows format version, set, version, writer, block size and the layout (header,\n"
+                 "member data extents, index, footer offsets) of each container.\n"
+                 "  --members   also list every member's extents\n");
+}
+
+static int info_one(void *ctx, const struct sluice_container *c)
+{
+    int show_members = *(int *)ctx;
+    uint64_t bytes = 0, data_lo = UINT64_MAX, data_hi = 0, n_ext = 0, unaligned = 0;
+    for (uint32_t i = 0; i < c->n_members; i++) {
+        const struct sluice_member *m = &c->members[i];
+        bytes += m->size;
+        for (uint32_t e = 0; e < m->n_extents; e++) {
+            const struct sluice_extent *x = &m->extents[e];
+            n_ext++;
+            if (x->file_offset < data_lo)
+                data_lo = x->file_offset;
+            if (x->file_offset + x->length > data_hi)
+                data_hi = x->file_offset + x->length;
+            /* A member's first extent starts a block; later ones continue it. */
+            if (e == 0 && x->file_offset % c->meta.block_size)
+                unaligned++;
+        }
+    }
+    char when[64];
+    tool_format_time(c->meta.created_ns, when, sizeof when);
+    printf("container   %s\n", c->path);
+    printf("format      %u.%u\n", c->format_major, c->format_minor);
+    printf("set         %s\n", c->meta.set_key);
+    printf("version     %" PRIu64 "\n", c->meta.version);
+    printf("flags       0x%x%s\n", c->meta.flags,
+           (c->meta.flags & SLUICE_CONTAINER_F_PARTIAL) ? " (partial set)" : "");
+    printf("created     %s\n", when);
+    printf("writer      host %s, pid %u, %u processes, %s\n",
+           c->meta.writer_host[0] ? c->meta.writer_host : "?", c->meta.writer_pid,
+           c->meta.writer_nprocs, c->meta.writer_software[0] ? c->meta.writer_software : "?");
+    printf("block size  %u\n", c->meta.block_size);
+    printf("checksum    crc32c\n");
+    printf("members     %u (%" PRIu64 " bytes)\n", c->n_members, bytes);
+    printf("file size   %" PRIu64 "\n", c->file_size);
+    printf("layout\n");
+    printf("  header    %12" PRIu64 " .. %-12" PRIu64 " %" PRIu64 " bytes\n", (uint64_t)0,
+           c->header_size, c->header_size);
+    if (n_ext)
+        printf("  data      %12" PRIu64 " .. %-12" PRIu64 " %" PRIu64 " extents, member starts "
+               "%s to %u\n", data_lo, data_hi, n_ext, unaligned ? "NOT all aligned" : "aligned",
+               c->meta.block_size);
+    else
+        printf("  data      (none)\n");
+    printf("  index     %12" PRIu64 " .. %-12" PRIu64 " %" PRIu64 " bytes, crc32c %08x\n",
+           c->index_offset, c->index_offset + c->index_length, c->index_length, c->index_crc32c);
+    printf("  footer    %12" PRIu64 " .. %-12" PRIu64 " %u bytes\n", c->file_size - SLUICE_CONTAINER_FOOTER_SIZE,
+           c->file_size, SLUICE_CONTAINER_FOOTER_SIZE);
+    if (show_members) {
+        for (uint32_t i = 0; i < c->n_members; i++) {
+            const struct sluice_member *m = &c->members[i];
+            printf("member      rank %d  size %" PRIu64 "  crc32c %08x  writer %d  %s\n",
+                   m->member_rank, m->size, m->crc32c, m->writer_rank, m->path);
+            for (uint32_t e = 0; e < m->n_extents; e++)
+                printf("  extent    logical %" PRIu64 " +%" PRIu64 " at %" PRIu64 "\n",
+                       m->extents[e].logical, m->extents[e].length, m->extents[e].file_offset);
+        }
+    }
+    return 0;
+}
+
+int cmd_info(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'}, {"members", no_argument, 0, 'm'}, {0, 0, 0, 0}};
+    opterr = 0;
+    int o, members = 0;
+    while ((o = getopt_long(argc, argv, ":hm", opts, NULL)) != -1) {
+        if (o == 'h') {
+            usage(stdout);
+            return EXIT_OK;
+        }
+        if (o == 'm') {
+            members = 1;
+            continue;
+        }
+        return tool_bad_option("info", o, argv);
+    }
+    if (optind >= argc)
+        return tool_usage_error("info", "which container? give a PATH");
+    return tool_for_each_container(argv + optind, argc - optind, 0, info_one, &members);
+}

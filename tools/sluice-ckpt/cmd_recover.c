@@ -1,0 +1,51 @@
+/* sluice-ckpt recover [--stage DIR] [PATH...]: commits what a crashed job left in the stage
+ * folder, through sluice_ckpt_recover() (runtime/ckpt/recover.h). The stage folder defaults
+ * to $SLUICE_STAGE_DIR, else /dev/shm/sluice-<uid>, as in the library. */
+#include "ckpt/recover.h"
+#include "ckpt/stage.h"
+#include "ckpt_tool.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: sluice-ckpt recover [--stage DIR] [PATH...]\n"
+            "Commits checkpoint data that a crashed job left staged, each set as a new\n"
+            "version of its container. With PATHs (containers, set keys, member paths or\n"
+            "folders) only the matching sets are recovered.\n"
+            "  -s, --stage DIR  stage folder (default: $SLUICE_STAGE_DIR, else /dev/shm/sluice-<uid>)\n"
+            "Exit status: 0 all recovered (or nothing to do), 1 some set could not be\n"
+            "committed (its staged data is kept), 2 usage error or no stage folder.\n");
+}
+
+int cmd_recover(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'}, {"stage", required_argument, 0, 's'}, {0, 0, 0, 0}};
+    const char *stage = NULL;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":hs:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h': usage(stdout); return EXIT_OK;
+        case 's': stage = optarg; break;
+        default: return tool_bad_option("recover", c, argv);
+        }
+    }
+    char def[PATH_MAX];
+    if (!stage) {
+        const char *env = getenv("SLUICE_STAGE_DIR");
+        if (env && *env) {
+            stage = env;
+        } else {
+            sluice_stage_default_dir(def, sizeof def);
+            stage = def;
+        }
+    }
+    fflush(stdout);
+    return sluice_ckpt_recover(stage, argv + optind, argc - optind, stdout);
+}

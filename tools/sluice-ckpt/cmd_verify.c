@@ -1,0 +1,52 @@
+/* sluice-ckpt verify PATH...: reads every member and checks its CRC32C. Prints one line per
+ * container on stdout ("ok" or how many members are corrupt) and one line per corrupt member
+ * on stderr naming it. Exit 0 if everything is intact, 1 otherwise. */
+#include "ckpt_tool.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: sluice-ckpt verify PATH...\n"
+                 "Checks the checksum of every member of each container (a container, or a\n"
+                 "folder of containers). Exit status 0 if all are intact, 1 if any member or\n"
+                 "container is corrupt or unreadable; each is named on stderr.\n");
+}
+
+static int verify_one(void *ctx, const struct sluice_container *c)
+{
+    uint32_t bad = 0;
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < c->n_members; i++) {
+        char msg[8192];
+        bytes += c->members[i].size;
+        if (sluice_container_verify_member(c, i, msg, sizeof msg) != 0) {
+            tool_error("%s", msg);
+            bad++;
+        }
+    }
+    if (bad)
+        printf("%s: CORRUPT: %u of %u members fail their checksum\n", c->path, bad, c->n_members);
+    else
+        printf("%s: ok (%u members, %" PRIu64 " bytes)\n", c->path, c->n_members, bytes);
+    return bad != 0;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    opterr = 0;
+    int o;
+    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (o == 'h') {
+            usage(stdout);
+            return EXIT_OK;
+        }
+        return tool_bad_option("verify", o, argv);
+    }
+    if (optind >= argc)
+        return tool_usage_error("verify", "which container? give a PATH");
+    return tool_for_each_container(argv + optind, argc - optind, 0, verify_one, NULL);
+}
