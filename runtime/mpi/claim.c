@@ -1,0 +1,207 @@
+/* See claim.h. File operations use raw system calls: sluice wraps open/unlink/... for
+ * checkpoint capture, and the claim must never be seen (or traced) as the program's I/O. */
+#include "mpi/claim.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Job folders of non-hydra launchers cannot be checked for liveness; older than this they go. */
+#define STALE_JOB_SECONDS (7 * 24 * 3600)
+
+static int raw_open(const char *path, int flags, int mode)
+{
+    return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode);
+}
+static int raw_mkdir(const char *path) { return (int)syscall(SYS_mkdirat, AT_FDCWD, path, 0700); }
+static int raw_unlink(const char *path, int flags)
+{
+    return (int)syscall(SYS_unlinkat, AT_FDCWD, path, flags);
+}
+
+/* Field 22 of /proc/<pid>/stat: start time in clock ticks since boot; 0 if unknown. */
+static unsigned long long start_time_of(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = raw_open(path, O_RDONLY, 0);
+    if (fd < 0)
+        return 0;
+    ssize_t n = syscall(SYS_read, fd, buf, sizeof buf - 1);
+    syscall(SYS_close, fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* the command name may contain spaces */
+    if (p == NULL)
+        return 0;
+    /* after ") " come fields 3 (state) onwards; start time is field 22 */
+    p++;
+    for (int field = 2; field < 21 && p; field++)
+        p = strchr(p + 1, ' ');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+int sluice_claim_job_key(const struct sluice_launch *l, char *key, size_t len)
+{
+    if (l->job[0]) {
+        snprintf(key, len, "%s", l->job);
+        return 0;
+    }
+    if (l->kind == SLUICE_LAUNCHER_HYDRA && l->pmi_fd >= 0) {
+        /* Every process of a rank (and only of that job) shares the socket to the same hydra
+         * proxy; the proxy's pid plus start time names the job on this node uniquely. */
+        struct ucred cred;
+        socklen_t clen = sizeof cred;
+        if (getsockopt(l->pmi_fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0 && cred.pid > 0) {
+            snprintf(key, len, "hydra-%d-%llu", (int)cred.pid, start_time_of(cred.pid));
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void default_root(char *out, size_t len)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (tmp == NULL || tmp[0] != '/')
+        tmp = "/tmp";
+    snprintf(out, len, "%s/sluice-%u/claims", tmp, (unsigned)getuid());
+}
+
+/* mkdir -p for the two levels above the job folder; EEXIST is fine. */
+static int make_parents(const char *root)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", root);
+    char *slash = strrchr(path, '/');
+    if (slash && slash != path) {
+        *slash = '\0';
+        if (raw_mkdir(path) != 0 && errno != EEXIST)
+            return -1;
+    }
+    if (raw_mkdir(root) != 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+static bool job_is_over(const char *root, const char *name)
+{
+    int pid;
+    unsigned long long start;
+    if (sscanf(name, "hydra-%d-%llu", &pid, &start) == 2)
+        return start_time_of(pid) != start;
+    char path[4096];
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s/%s", root, name) >= (int)sizeof path || stat(path, &st) != 0)
+        return false;
+    return time(NULL) - st.st_mtime > STALE_JOB_SECONDS;
+}
+
+static void remove_job_folder(const char *root, const char *name)
+{
+    char dirpath[4096];
+    if (snprintf(dirpath, sizeof dirpath, "%s/%s", root, name) >= (int)sizeof dirpath)
+        return;
+    DIR *d = opendir(dirpath);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "rank.", 5) != 0)
+            continue;
+        char f[4096 + 256];
+        if (snprintf(f, sizeof f, "%s/%s", dirpath, e->d_name) < (int)sizeof f)
+            raw_unlink(f, 0);
+    }
+    closedir(d);
+    raw_unlink(dirpath, AT_REMOVEDIR);
+}
+
+/* Called by the first process of a job on this node: clears folders of finished jobs. */
+static void collect_stale_jobs(const char *root, const char *current)
+{
+    DIR *d = opendir(root);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || strcmp(e->d_name, current) == 0)
+            continue;
+        if (job_is_over(root, e->d_name))
+            remove_job_folder(root, e->d_name);
+    }
+    closedir(d);
+}
+
+static pid_t read_holder(const char *path)
+{
+    char buf[32] = {0};
+    int fd = raw_open(path, O_RDONLY, 0);
+    if (fd < 0)
+        return 0;
+    ssize_t n = syscall(SYS_read, fd, buf, sizeof buf - 1);
+    syscall(SYS_close, fd);
+    return n > 0 ? (pid_t)atoi(buf) : 0;
+}
+
+sluice_claim_result sluice_claim_rank(const struct sluice_launch *l, const char *root,
+                                      pid_t *holder, char *why, size_t whylen)
+{
+    char rootbuf[4096], key[128], jobdir[4096 + 128], file[4096 + 160];
+    if (holder)
+        *holder = 0;
+    if (why && whylen)
+        why[0] = '\0';
+    if (sluice_claim_job_key(l, key, sizeof key) != 0) {
+        if (why)
+            snprintf(why, whylen, "the %s launcher's job cannot be identified",
+                     sluice_launcher_name(l->kind));
+        return SLUICE_CLAIM_UNKNOWN;
+    }
+    if (root == NULL) {
+        default_root(rootbuf, sizeof rootbuf);
+        root = rootbuf;
+    }
+    snprintf(jobdir, sizeof jobdir, "%s/%s", root, key);
+    if (make_parents(root) != 0) {
+        if (why)
+            snprintf(why, whylen, "cannot create %s: %s", root, strerror(errno));
+        return SLUICE_CLAIM_UNKNOWN;
+    }
+    if (raw_mkdir(jobdir) == 0)
+        collect_stale_jobs(root, key);
+    else if (errno != EEXIST) {
+        if (why)
+            snprintf(why, whylen, "cannot create %s: %s", jobdir, strerror(errno));
+        return SLUICE_CLAIM_UNKNOWN;
+    }
+
+    snprintf(file, sizeof file, "%s/rank.%d", jobdir, l->rank);
+    int fd = raw_open(file, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        if (errno == EEXIST) {
+            if (holder)
+                *holder = read_holder(file);
+            return SLUICE_CLAIM_TAKEN;
+        }
+        if (why)
+            snprintf(why, whylen, "cannot create %s: %s", file, strerror(errno));
+        return SLUICE_CLAIM_UNKNOWN;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    if (syscall(SYS_write, fd, pid, (size_t)n) != n) {
+        /* the claim holds anyway (the file exists); only the holder's pid is lost */
+    }
+    syscall(SYS_close, fd);
+    return SLUICE_CLAIM_OWNED;
+}

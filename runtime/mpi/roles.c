@@ -1,0 +1,397 @@
+/* MPI roles (roles.h, lifecycle.h): who this process is, sluice's private communicator, and
+ * the application's MPI life cycle as sluice changes it.
+ *
+ * States of this process's MPI, as sluice sees it:
+ *   IDLE      nobody initialized MPI yet; sluice_comm() may initialize it (after claiming the
+ *             rank, claim.h) and MPI_Init from the application initializes it.
+ *   READY     MPI is initialized with MPI_THREAD_MULTIPLE and sluice has its own duplicate of
+ *             MPI_COMM_WORLD (errors return, never abort).
+ *   UNUSABLE  sluice will not use MPI here: a forked child of a process that used it, another
+ *             process of the rank owns MPI, the library gave less than MPI_THREAD_MULTIPLE, or
+ *             initialization failed. sluice_comm() returns MPI_COMM_NULL.
+ *   FINALIZED MPI was finalized.
+ *
+ * Who initialized MPI matters: if sluice did (lazily, for a feature), it also finalizes it at
+ * exit, and the application does not see it (MPI_Initialized says 0, a later MPI_Init of the
+ * application just takes over the initialized library). If the application did and never
+ * calls MPI_Finalize, sluice leaves it that way, as it would be without sluice. */
+#include "mpi/roles.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/init_order.h"
+#include "common/log.h"
+#include "config/config.h"
+#include "mpi/claim.h"
+#include "mpi/launcher.h"
+#include "mpi/lifecycle.h"
+#include "progress/control.h"
+#include "trace/trace.h"
+
+#define MAX_HOOKS 32
+
+enum mpi_state { ST_IDLE, ST_READY, ST_UNUSABLE, ST_FINALIZED };
+
+static struct {
+    pthread_mutex_t lock;
+    _Atomic int state;
+    MPI_Comm comm;
+    bool sluice_initialized; /* sluice called PMPI_Init_thread in this process (ever) */
+    bool app_initialized;    /* the application called MPI_Init(_thread) and it succeeded */
+    bool app_finalized;
+    int lib_provided;        /* what PMPI_Init_thread gave */
+    int app_provided;        /* what the application was told */
+    void (*hooks[MAX_HOOKS])(void);
+    int nhooks, hooks_run;
+} R = {.lock = PTHREAD_MUTEX_INITIALIZER, .state = ST_IDLE};
+
+/* Launcher detection happens once, on first use: the trace part's constructor runs before
+ * ours and already asks for the rank. */
+static pthread_once_t launch_once = PTHREAD_ONCE_INIT;
+static struct sluice_launch launch;
+static char launch_warning[256];
+
+static const char *getenv_cb(const char *name, void *ctx)
+{
+    (void)ctx;
+    return getenv(name);
+}
+
+static void detect_launcher(void)
+{
+    sluice_launch_detect(getenv_cb, NULL, &launch, launch_warning, sizeof launch_warning);
+}
+
+static const struct sluice_launch *L(void)
+{
+    pthread_once(&launch_once, detect_launcher);
+    return &launch;
+}
+
+int sluice_launch_rank(void) { return L()->rank; }
+int sluice_launch_size(void) { return L()->size; }
+bool sluice_under_launcher(void) { return L()->kind != SLUICE_LAUNCHER_NONE; }
+
+bool sluice_mpi_ready(void)
+{
+    return atomic_load_explicit(&R.state, memory_order_acquire) == ST_READY;
+}
+
+static bool active(void) { return sluice_config.any_set; }
+
+/* ---- initialization ----------------------------------------------------------------------- */
+
+/* Claims this launcher rank for MPI. False if another process of the rank owns it. */
+static bool claim_rank(const char *who)
+{
+    const struct sluice_launch *l = L();
+    if (l->kind == SLUICE_LAUNCHER_NONE)
+        return true; /* a singleton is alone: nothing to share */
+    pid_t holder;
+    char why[512];
+    switch (sluice_claim_rank(l, NULL, &holder, why, sizeof why)) {
+    case SLUICE_CLAIM_OWNED:
+        return true;
+    case SLUICE_CLAIM_UNKNOWN:
+        sluice_log_warn("cannot make sure that only one process of rank %d initializes MPI (%s)",
+                        l->rank, why);
+        return true;
+    case SLUICE_CLAIM_TAKEN:
+        if (who)
+            sluice_log_warn("%s: MPI of rank %d already belongs to process %d of the same rank "
+                            "(sluice initialized it there); a second initialization may fail",
+                            who, l->rank, (int)holder);
+        return false;
+    }
+    return false;
+}
+
+/* With MPI initialized by anyone: make sluice's communicator. Caller holds R.lock. */
+static void make_comm_locked(void)
+{
+    if (R.lib_provided < MPI_THREAD_MULTIPLE) {
+        sluice_log_warn("the MPI library gave thread level %d, below MPI_THREAD_MULTIPLE; "
+                        "sluice will not use MPI in this process", R.lib_provided);
+        atomic_store_explicit(&R.state, ST_UNUSABLE, memory_order_release);
+        return;
+    }
+    sluice_time_state prev = sluice_time_enter(SLUICE_TIME_MPI);
+    MPI_Comm c = MPI_COMM_NULL;
+    int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &c);
+    if (rc == MPI_SUCCESS) {
+        PMPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+        PMPI_Comm_set_name(c, "sluice");
+    }
+    sluice_time_leave(prev);
+    if (rc != MPI_SUCCESS) {
+        sluice_log_warn("MPI_Comm_dup of MPI_COMM_WORLD failed (error %d); sluice will not use "
+                        "MPI in this process", rc);
+        atomic_store_explicit(&R.state, ST_UNUSABLE, memory_order_release);
+        return;
+    }
+    R.comm = c;
+    atomic_store_explicit(&R.state, ST_READY, memory_order_release);
+}
+
+static void trace_init(int by_sluice)
+{
+    if (!sluice_trace_active())
+        return;
+    int size = 0;
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    sluice_trace_instant(SLUICE_EV_MPI_INIT, (uint64_t)R.lib_provided, (uint64_t)size,
+                         (uint64_t)by_sluice);
+}
+
+/* Lazy initialization for a feature. Caller holds R.lock; state is IDLE. */
+static void lazy_init_locked(void)
+{
+    int inited = 0, finalized = 0;
+    PMPI_Initialized(&inited);
+    PMPI_Finalized(&finalized);
+    if (finalized) {
+        atomic_store(&R.state, ST_FINALIZED);
+        return;
+    }
+    if (inited) {
+        /* Initialized behind our back (the application called PMPI_Init directly): use it. */
+        PMPI_Query_thread(&R.lib_provided);
+        make_comm_locked();
+        return;
+    }
+    if (!claim_rank(NULL)) {
+        atomic_store(&R.state, ST_UNUSABLE);
+        return;
+    }
+    sluice_time_state prev = sluice_time_enter(SLUICE_TIME_MPI);
+    int rc = PMPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &R.lib_provided);
+    sluice_time_leave(prev);
+    if (rc != MPI_SUCCESS) {
+        sluice_log_warn("MPI_Init_thread failed (error %d); sluice will not use MPI", rc);
+        atomic_store(&R.state, ST_UNUSABLE);
+        return;
+    }
+    R.sluice_initialized = true;
+    trace_init(1);
+    make_comm_locked();
+}
+
+MPI_Comm sluice_comm(void)
+{
+    if (atomic_load_explicit(&R.state, memory_order_acquire) == ST_READY)
+        return R.comm;
+    pthread_mutex_lock(&R.lock);
+    if (atomic_load(&R.state) == ST_IDLE)
+        lazy_init_locked();
+    MPI_Comm c = atomic_load(&R.state) == ST_READY ? R.comm : MPI_COMM_NULL;
+    pthread_mutex_unlock(&R.lock);
+    return c;
+}
+
+/* ---- finalization ------------------------------------------------------------------------- */
+
+void sluice_mpi_on_finalize(void (*hook)(void))
+{
+    pthread_mutex_lock(&R.lock);
+    if (R.nhooks < MAX_HOOKS)
+        R.hooks[R.nhooks++] = hook;
+    else
+        sluice_log_error("more than %d MPI finalize hooks; one is dropped", MAX_HOOKS);
+    pthread_mutex_unlock(&R.lock);
+}
+
+/* Runs every hook not run yet, in registration order, without holding the lock: hooks use
+ * sluice_comm() and may register further hooks (which then run too). */
+static void run_hooks(void)
+{
+    for (;;) {
+        pthread_mutex_lock(&R.lock);
+        void (*hook)(void) = R.hooks_run < R.nhooks ? R.hooks[R.hooks_run++] : NULL;
+        pthread_mutex_unlock(&R.lock);
+        if (hook == NULL)
+            return;
+        hook();
+    }
+}
+
+/* Hooks, then the progress thread (its pollers may use sluice's communicator), then the
+ * communicator, then MPI. Returns PMPI_Finalize's result. */
+static int finalize_sequence(int by_sluice)
+{
+    run_hooks();
+    sluice_progress_stop();
+    pthread_mutex_lock(&R.lock);
+    sluice_time_state prev = sluice_time_enter(SLUICE_TIME_MPI);
+    if (R.comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&R.comm);
+    R.comm = MPI_COMM_NULL;
+    atomic_store(&R.state, ST_FINALIZED);
+    int rc = PMPI_Finalize();
+    sluice_time_leave(prev);
+    pthread_mutex_unlock(&R.lock);
+    sluice_trace_instant(SLUICE_EV_MPI_FINALIZE, (uint64_t)by_sluice, 0, 0);
+    return rc;
+}
+
+/* ---- the application's MPI life cycle (shim/mpi.c) ---------------------------------------- */
+
+static int plain_init(int *argc, char ***argv, bool thread_call, int required, int *provided)
+{
+    return thread_call ? PMPI_Init_thread(argc, argv, required, provided) : PMPI_Init(argc, argv);
+}
+
+int sluice_mpi_app_init(int *argc, char ***argv, bool thread_call, int required, int *provided)
+{
+    if (!active())
+        return plain_init(argc, argv, thread_call, required, provided);
+    int level = thread_call ? required : MPI_THREAD_SINGLE;
+
+    pthread_mutex_lock(&R.lock);
+    int state = atomic_load(&R.state);
+    if (R.sluice_initialized && !R.app_initialized &&
+        (state == ST_READY || state == ST_UNUSABLE)) {
+        /* sluice got there first (a feature needed MPI before main called MPI_Init): the
+         * library is initialized already; the application takes it over. */
+        R.app_initialized = true;
+        R.app_provided = level < R.lib_provided ? level : R.lib_provided;
+        if (provided)
+            *provided = R.app_provided;
+        pthread_mutex_unlock(&R.lock);
+        return MPI_SUCCESS;
+    }
+    int inited = 0;
+    PMPI_Initialized(&inited);
+    if (state != ST_IDLE || inited) {
+        /* A forked child, a rank owned elsewhere, or a second MPI_Init: whatever MPI says. */
+        pthread_mutex_unlock(&R.lock);
+        return plain_init(argc, argv, thread_call, required, provided);
+    }
+    if (!claim_rank("MPI_Init")) {
+        atomic_store(&R.state, ST_UNUSABLE);
+        pthread_mutex_unlock(&R.lock);
+        return plain_init(argc, argv, thread_call, required, provided);
+    }
+    sluice_time_state prev = sluice_time_enter(SLUICE_TIME_MPI);
+    int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &R.lib_provided);
+    sluice_time_leave(prev);
+    if (rc != MPI_SUCCESS) {
+        atomic_store(&R.state, ST_UNUSABLE);
+        pthread_mutex_unlock(&R.lock);
+        return rc;
+    }
+    R.app_initialized = true;
+    R.app_provided = level < R.lib_provided ? level : R.lib_provided;
+    if (provided)
+        *provided = R.app_provided;
+    trace_init(0);
+    make_comm_locked(); /* collective, like the MPI_Init every rank is in */
+    pthread_mutex_unlock(&R.lock);
+    return MPI_SUCCESS;
+}
+
+int sluice_mpi_app_finalize(void)
+{
+    if (!active())
+        return PMPI_Finalize();
+    pthread_mutex_lock(&R.lock);
+    int state = atomic_load(&R.state);
+    bool ours = R.app_initialized && (state == ST_READY || state == ST_UNUSABLE) &&
+                !R.app_finalized;
+    if (ours)
+        R.app_finalized = true;
+    pthread_mutex_unlock(&R.lock);
+    if (!ours)
+        return PMPI_Finalize();
+    return finalize_sequence(0);
+}
+
+int sluice_mpi_app_initialized(int *flag)
+{
+    if (active()) {
+        pthread_mutex_lock(&R.lock);
+        bool hidden = R.sluice_initialized && !R.app_initialized;
+        pthread_mutex_unlock(&R.lock);
+        if (hidden) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    return PMPI_Initialized(flag);
+}
+
+int sluice_mpi_app_finalized(int *flag)
+{
+    if (active()) {
+        pthread_mutex_lock(&R.lock);
+        bool hidden = R.sluice_initialized && !R.app_initialized;
+        pthread_mutex_unlock(&R.lock);
+        if (hidden) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    return PMPI_Finalized(flag);
+}
+
+int sluice_mpi_app_query_thread(int *provided)
+{
+    if (active()) {
+        pthread_mutex_lock(&R.lock);
+        bool ours = R.app_initialized;
+        int level = R.app_provided;
+        pthread_mutex_unlock(&R.lock);
+        if (ours) {
+            *provided = level;
+            return MPI_SUCCESS;
+        }
+    }
+    return PMPI_Query_thread(provided);
+}
+
+/* ---- fork and exit ------------------------------------------------------------------------ */
+
+/* A forked child shares the parent's PMI connection and a copy of its MPI state, but not its
+ * threads: it must never use MPI if the parent did or owns the rank. A child of a parent that
+ * never touched MPI may still claim the rank itself. */
+static void atfork_prepare(void) { pthread_mutex_lock(&R.lock); }
+static void atfork_parent(void) { pthread_mutex_unlock(&R.lock); }
+static void atfork_child(void)
+{
+    int state = atomic_load(&R.state);
+    if (state != ST_IDLE || R.sluice_initialized || R.app_initialized) {
+        atomic_store(&R.state, ST_UNUSABLE);
+        R.hooks_run = R.nhooks; /* the parent's finalization is the parent's */
+    }
+    R.sluice_initialized = false; /* the child must not finalize the parent's MPI at exit */
+    R.comm = MPI_COMM_NULL;
+    pthread_mutex_init(&R.lock, NULL);
+}
+
+__attribute__((constructor(SLUICE_PRIO_MPI))) static void mpi_load(void)
+{
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    const struct sluice_launch *l = L();
+    (void)l;
+    if (active() && launch_warning[0])
+        sluice_log_warn("%s", launch_warning);
+}
+
+/* Runs after the checkpoint part's destructor (which commits) and the progress engine's
+ * (which stops the thread). Finalizes only what sluice initialized itself. */
+__attribute__((destructor(SLUICE_PRIO_MPI))) static void mpi_unload(void)
+{
+    pthread_mutex_lock(&R.lock);
+    int state = atomic_load(&R.state);
+    bool ours = R.sluice_initialized && !R.app_finalized &&
+                (state == ST_READY || state == ST_UNUSABLE);
+    if (ours)
+        R.app_finalized = true; /* nobody finalizes twice */
+    pthread_mutex_unlock(&R.lock);
+    if (ours)
+        finalize_sequence(1);
+}

@@ -1,0 +1,431 @@
+/* The progress engine (progress.h, control.h): one background thread per process that runs
+ * posted work in order and calls pollers, and sleeps with adaptive back-off when there is
+ * nothing to do.
+ *
+ * Invariants:
+ *  - `lock` guards the queue, the poller table and the thread's life; it is never held while
+ *    a work item or a poller runs, so those may post, add or remove pollers, or fork.
+ *  - If the queue is not empty, a thread is running, unless the engine is shut down, in which
+ *    case post() runs the item itself and the queue stays empty.
+ *  - `completed` only grows; drain() waits for it to reach the `posted` count it saw.
+ *  - The thread blocks every signal: signals stay with the application's threads. */
+#include "progress/progress.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/init_order.h"
+#include "common/log.h"
+#include "config/config.h"
+#include "progress/backoff.h"
+#include "progress/control.h"
+#include "progress/sleeper.h"
+#include "trace/trace.h"
+
+#define MAX_POLLERS 64
+#define MIN_SLEEP_NS 1000u           /* first idle sleep: 1 us */
+#define DEFAULT_SLEEP_MAX_US 2000u   /* vars.def default, for code linked without the config */
+
+struct work {
+    void (*fn)(void *);
+    void *arg;
+    struct work *next;
+};
+
+struct poller {
+    sluice_poller_fn fn;
+    void *arg;
+    int id; /* 0: free slot */
+};
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;      /* completed grew, or a poller call ended */
+    pthread_mutex_t ctl;         /* serializes starting/stopping the thread */
+    struct work *head, *tail;
+    uint64_t posted, completed;
+    struct poller pollers[MAX_POLLERS];
+    int next_poller_id;
+    int calling_poller;          /* id of the poller the thread is in, 0 if none */
+    pthread_t thread;
+    bool running, stop_requested;
+    atomic_bool shut_down;
+    struct sluice_sleeper sleeper;
+    _Atomic uint64_t sleep_max_us_override;
+    struct {
+        _Atomic uint64_t rounds, sleeps, parks, items_run, wakeups, longest_sleep_ns,
+            last_sleep_ns, threads_started;
+    } stats;
+} E = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .changed = PTHREAD_COND_INITIALIZER,
+    .ctl = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static _Thread_local bool on_progress_thread;
+
+int sluice_progress_is_self(void) { return on_progress_thread; }
+
+static uint64_t sleep_max_ns(void)
+{
+    uint64_t us = atomic_load_explicit(&E.sleep_max_us_override, memory_order_relaxed);
+    if (us == 0)
+        us = sluice_config.PROGRESS_SLEEP_MAX;
+    if (us == 0)
+        us = DEFAULT_SLEEP_MAX_US;
+    return us * 1000u;
+}
+
+static void stat_add(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+/* Runs queued items one by one, in posting order, until the queue is empty. */
+static uint64_t run_queue(void)
+{
+    uint64_t n = 0;
+    for (;;) {
+        pthread_mutex_lock(&E.lock);
+        struct work *w = E.head;
+        if (w == NULL) {
+            pthread_mutex_unlock(&E.lock);
+            return n;
+        }
+        E.head = w->next;
+        if (E.head == NULL)
+            E.tail = NULL;
+        pthread_mutex_unlock(&E.lock);
+
+        w->fn(w->arg);
+        free(w);
+        n++;
+
+        pthread_mutex_lock(&E.lock);
+        E.completed++;
+        pthread_cond_broadcast(&E.changed);
+        pthread_mutex_unlock(&E.lock);
+    }
+}
+
+/* Calls every registered poller once; returns the sum of what they report. */
+static uint64_t run_pollers(void)
+{
+    uint64_t did = 0;
+    for (int i = 0; i < MAX_POLLERS; i++) {
+        pthread_mutex_lock(&E.lock);
+        struct poller p = E.pollers[i];
+        if (p.id != 0)
+            E.calling_poller = p.id;
+        pthread_mutex_unlock(&E.lock);
+        if (p.id == 0)
+            continue;
+
+        int r = p.fn(p.arg);
+        if (r > 0)
+            did += (uint64_t)r;
+
+        pthread_mutex_lock(&E.lock);
+        E.calling_poller = 0;
+        pthread_cond_broadcast(&E.changed);
+        pthread_mutex_unlock(&E.lock);
+    }
+    return did;
+}
+
+/* Decides to exit and gives up `running` in one step under the lock, so that a post racing
+ * with the exit either is seen here (the queue is not empty) or starts a new thread. */
+static bool should_exit(void)
+{
+    pthread_mutex_lock(&E.lock);
+    bool done = E.stop_requested && E.head == NULL;
+    if (done) {
+        E.running = false;
+        E.stop_requested = false;
+    }
+    pthread_mutex_unlock(&E.lock);
+    return done;
+}
+
+/* An idle spell (from the first sleep after work until work shows up again) becomes one
+ * PROGRESS_SLEEP event rather than one per sleep, so that an idle process does not fill its
+ * trace buffer with hundreds of events a second. */
+struct idle_spell {
+    uint64_t start_ns;
+    uint64_t longest_ns;
+};
+
+static void end_idle_spell(struct idle_spell *s)
+{
+    if (s->start_ns != 0 && sluice_trace_active()) {
+        uint64_t now = sluice_now_ns();
+        sluice_trace_record(SLUICE_EV_PROGRESS_SLEEP, 0, s->start_ns, now - s->start_ns,
+                            s->longest_ns, 0, 0);
+    }
+    s->start_ns = 0;
+    s->longest_ns = 0;
+}
+
+static void *progress_main(void *unused)
+{
+    (void)unused;
+    on_progress_thread = true;
+    sluice_time_state outer = sluice_time_enter(SLUICE_TIME_SLUICE);
+
+    struct sluice_backoff backoff;
+    uint64_t cap = sleep_max_ns();
+    sluice_backoff_init(&backoff, MIN_SLEEP_NS, cap);
+    struct idle_spell idle = {0, 0};
+    uint32_t seen = atomic_load(&E.sleeper.seq);
+
+    while (!should_exit()) {
+        uint64_t items = run_queue();
+        uint64_t did = items + run_pollers();
+        stat_add(&E.stats.rounds, 1);
+        stat_add(&E.stats.items_run, items);
+
+        uint32_t seq = atomic_load(&E.sleeper.seq);
+        bool woken = seq != seen;
+        seen = seq;
+        if (did > 0 || woken) {
+            sluice_backoff_reset(&backoff);
+            end_idle_spell(&idle);
+            if (did > 0)
+                sluice_trace_instant(SLUICE_EV_PROGRESS_WAKE, did, 0, 0);
+            continue;
+        }
+
+        uint64_t now_cap = sleep_max_ns();
+        if (now_cap != cap) {
+            cap = now_cap;
+            sluice_backoff_init(&backoff, MIN_SLEEP_NS, cap);
+        }
+        uint64_t ns = sluice_backoff_next(&backoff);
+        if (idle.start_ns == 0)
+            idle.start_ns = sluice_now_ns();
+        if (ns > idle.longest_ns)
+            idle.longest_ns = ns;
+        stat_add(&E.stats.sleeps, 1);
+        if (ns > SLUICE_SLEEPER_PARK_NS)
+            stat_add(&E.stats.parks, 1);
+        atomic_store_explicit(&E.stats.last_sleep_ns, ns, memory_order_relaxed);
+        if (ns > atomic_load_explicit(&E.stats.longest_sleep_ns, memory_order_relaxed))
+            atomic_store_explicit(&E.stats.longest_sleep_ns, ns, memory_order_relaxed);
+
+        sluice_time_state prev = sluice_time_enter(SLUICE_TIME_SLEEP);
+        int w = sluice_sleeper_wait(&E.sleeper, ns, seen);
+        sluice_time_leave(prev);
+        if (w)
+            stat_add(&E.stats.wakeups, 1);
+    }
+    end_idle_spell(&idle);
+    sluice_time_leave(outer);
+    return NULL;
+}
+
+/* Starts the thread if none runs. Caller holds E.lock. */
+static void ensure_running_locked(void)
+{
+    if (E.running || atomic_load(&E.shut_down))
+        return;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&E.thread, NULL, progress_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        /* No thread: behave as if shut down, so that work still runs (on the poster). */
+        sluice_log_error("cannot start the progress thread (%s); running its work inline",
+                         strerror(rc));
+        atomic_store(&E.shut_down, true);
+        return;
+    }
+    pthread_setname_np(E.thread, "sluice-progress");
+    E.running = true;
+    stat_add(&E.stats.threads_started, 1);
+}
+
+int sluice_progress_add_poller(sluice_poller_fn fn, void *arg)
+{
+    pthread_mutex_lock(&E.lock);
+    int id = -1;
+    for (int i = 0; i < MAX_POLLERS; i++) {
+        if (E.pollers[i].id == 0) {
+            id = ++E.next_poller_id;
+            E.pollers[i] = (struct poller){fn, arg, id};
+            break;
+        }
+    }
+    if (id > 0)
+        ensure_running_locked();
+    pthread_mutex_unlock(&E.lock);
+    if (id < 0)
+        sluice_log_error("progress engine: more than %d pollers; poller not added", MAX_POLLERS);
+    else
+        sluice_progress_wake();
+    return id;
+}
+
+void sluice_progress_remove_poller(int id)
+{
+    if (id <= 0)
+        return;
+    pthread_mutex_lock(&E.lock);
+    for (int i = 0; i < MAX_POLLERS; i++)
+        if (E.pollers[i].id == id)
+            E.pollers[i] = (struct poller){NULL, NULL, 0};
+    /* After return the poller must not be running: wait out a call in progress, unless we are
+     * that call (a poller removing itself). */
+    while (!on_progress_thread && E.calling_poller == id)
+        pthread_cond_wait(&E.changed, &E.lock);
+    pthread_mutex_unlock(&E.lock);
+}
+
+void sluice_progress_post(void (*fn)(void *arg), void *arg)
+{
+    struct work *w = NULL;
+    if (!atomic_load(&E.shut_down))
+        w = malloc(sizeof *w);
+    if (w != NULL) {
+        w->fn = fn;
+        w->arg = arg;
+        w->next = NULL;
+        pthread_mutex_lock(&E.lock);
+        ensure_running_locked();
+        if (E.running) {
+            if (E.tail)
+                E.tail->next = w;
+            else
+                E.head = w;
+            E.tail = w;
+            E.posted++;
+            pthread_mutex_unlock(&E.lock);
+            sluice_progress_wake();
+            return;
+        }
+        pthread_mutex_unlock(&E.lock);
+        free(w);
+    }
+    /* Shut down (process exit) or out of memory: the work still gets done, here. */
+    fn(arg);
+}
+
+void sluice_progress_wake(void) { sluice_sleeper_wake(&E.sleeper); }
+
+void sluice_progress_drain(void)
+{
+    if (on_progress_thread) {
+        /* A work item or poller waiting for earlier work: run it here instead of deadlocking. */
+        run_queue();
+        return;
+    }
+    pthread_mutex_lock(&E.lock);
+    uint64_t ticket = E.posted;
+    while (E.completed < ticket)
+        pthread_cond_wait(&E.changed, &E.lock);
+    pthread_mutex_unlock(&E.lock);
+}
+
+void sluice_progress_stop(void)
+{
+    if (on_progress_thread)
+        return;
+    pthread_mutex_lock(&E.ctl);
+    pthread_mutex_lock(&E.lock);
+    bool running = E.running;
+    pthread_t t = E.thread;
+    if (running)
+        E.stop_requested = true;
+    pthread_mutex_unlock(&E.lock);
+    if (running) {
+        sluice_progress_wake();
+        pthread_join(t, NULL);
+    }
+    pthread_mutex_unlock(&E.ctl);
+}
+
+void sluice_progress_shutdown(void)
+{
+    /* Stop first: the thread finishes the queue; after that nothing can be queued. */
+    sluice_progress_stop();
+    pthread_mutex_lock(&E.lock);
+    atomic_store(&E.shut_down, true);
+    pthread_mutex_unlock(&E.lock);
+    sluice_progress_stop(); /* a post that raced with the first stop started a new thread */
+}
+
+void sluice_progress_set_sleep_max_us(uint64_t us)
+{
+    atomic_store(&E.sleep_max_us_override, us);
+    sluice_progress_wake();
+}
+
+void sluice_progress_get_stats(struct sluice_progress_stats *o)
+{
+    o->rounds = atomic_load(&E.stats.rounds);
+    o->sleeps = atomic_load(&E.stats.sleeps);
+    o->parks = atomic_load(&E.stats.parks);
+    o->items_run = atomic_load(&E.stats.items_run);
+    o->wakeups = atomic_load(&E.stats.wakeups);
+    o->longest_sleep_ns = atomic_load(&E.stats.longest_sleep_ns);
+    o->last_sleep_ns = atomic_load(&E.stats.last_sleep_ns);
+    o->threads_started = atomic_load(&E.stats.threads_started);
+    pthread_mutex_lock(&E.lock);
+    o->running = E.running;
+    pthread_mutex_unlock(&E.lock);
+}
+
+int64_t sluice_progress_thread_cpu_ns(void)
+{
+    pthread_mutex_lock(&E.lock);
+    bool running = E.running;
+    pthread_t t = E.thread;
+    pthread_mutex_unlock(&E.lock);
+    clockid_t cid;
+    struct timespec ts;
+    if (!running || pthread_getcpuclockid(t, &cid) != 0 || clock_gettime(cid, &ts) != 0)
+        return -1;
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* fork: the child has no progress thread. Work and pollers queued by the parent belong to the
+ * parent (its thread runs them); the child starts empty and gets a thread on first use. */
+static void atfork_prepare(void) { pthread_mutex_lock(&E.lock); }
+static void atfork_parent(void) { pthread_mutex_unlock(&E.lock); }
+static void atfork_child(void)
+{
+    struct work *w = E.head;
+    while (w) {
+        struct work *next = w->next;
+        free(w);
+        w = next;
+    }
+    E.head = E.tail = NULL;
+    E.posted = E.completed = 0;
+    memset(E.pollers, 0, sizeof E.pollers);
+    E.calling_poller = 0;
+    E.running = false;
+    E.stop_requested = false;
+    sluice_sleeper_init(&E.sleeper);
+    atomic_store(&E.stats.threads_started, 0);
+    pthread_mutex_init(&E.lock, NULL);
+    pthread_mutex_init(&E.ctl, NULL);
+    pthread_cond_init(&E.changed, NULL);
+}
+
+__attribute__((constructor(SLUICE_PRIO_PROGRESS))) static void progress_load(void)
+{
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* At exit the progress thread finishes its queue and stops before MPI is finalized
+ * (SLUICE_PRIO_MPI's destructor runs after this one). */
+__attribute__((destructor(SLUICE_PRIO_PROGRESS))) static void progress_unload(void)
+{
+    sluice_progress_shutdown();
+}
