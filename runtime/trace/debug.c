@@ -1,0 +1,157 @@
+/* The debug stream (SLUICE_DEBUG): one human-readable line per event, written as it happens
+ * with a single write(2) so that lines from several threads or ranks never interleave.
+ *
+ *   SLUICE_DEBUG=stderr|1|on|yes|true    to fd 2, only while fd 2 is open
+ *   SLUICE_DEBUG=<path>                  appended to that file; %r -> rank, %p -> pid
+ *   SLUICE_DEBUG=""|0|off|no|false       nothing
+ *
+ * Formatting avoids stdio so that an event recorded in a signal handler prints safely. */
+#include <string.h>
+#include <strings.h>
+
+#include "trace/core.h"
+#include "trace/kinds.h"
+#include "trace/rawio.h"
+
+static int debug_fd = -1;          /* -1: off; 2: stderr; else our own file */
+static char debug_path[4096];      /* the spelling, for re-expansion after fork */
+static bool debug_path_has_pid;
+
+static int spec_is(const char *spec, const char *const *words)
+{
+    for (; *words; words++)
+        if (strcasecmp(spec, *words) == 0)
+            return 1;
+    return 0;
+}
+static const char *const off_words[] = {"", "0", "off", "no", "false", "none", NULL};
+static const char *const stderr_words[] = {"1", "stderr", "on", "yes", "true", NULL};
+
+bool sluice_trace_debug_wanted(const char *spec)
+{
+    return spec != NULL && !spec_is(spec, off_words);
+}
+
+static int open_path(int rank)
+{
+    char path[4096];
+    struct sluice_textbuf b = {path, 0, sizeof path};
+    for (const char *s = debug_path; *s; s++) {
+        if (s[0] == '%' && s[1] == 'r') {
+            sluice_tb_u64(&b, (uint64_t)rank);
+            s++;
+        } else if (s[0] == '%' && s[1] == 'p') {
+            sluice_tb_u64(&b, (uint64_t)syscall(SYS_getpid));
+            s++;
+        } else {
+            sluice_tb_mem(&b, s, 1);
+        }
+    }
+    sluice_tb_cstr(&b);
+    return sluice_raw_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
+int sluice_trace_debug_open(const char *spec, int rank)
+{
+    sluice_trace_debug_close();
+    if (!sluice_trace_debug_wanted(spec))
+        return 0;
+    if (spec_is(spec, stderr_words)) {
+        debug_fd = 2;
+        return 0;
+    }
+    size_t n = strlen(spec);
+    if (n >= sizeof debug_path)
+        return -ENAMETOOLONG;
+    memcpy(debug_path, spec, n + 1);
+    debug_path_has_pid = strstr(spec, "%p") != NULL;
+    debug_fd = open_path(rank);
+    return debug_fd < 0 ? -errno : 0;
+}
+
+void sluice_trace_debug_close(void)
+{
+    if (debug_fd > 2)
+        sluice_raw_close(debug_fd);
+    debug_fd = -1;
+}
+
+/* A fork child whose file is named by pid gets its own file; otherwise it shares the
+ * parent's descriptor (O_APPEND keeps lines whole). */
+void sluice_trace_debug_after_fork(int rank)
+{
+    if (debug_fd > 2 && debug_path_has_pid) {
+        sluice_raw_close(debug_fd);
+        debug_fd = open_path(rank);
+    }
+}
+
+/* "path (string id)" -> "path": the label before any parenthesis. */
+static void put_label(struct sluice_textbuf *b, const char *meaning)
+{
+    const char *paren = strstr(meaning, " (");
+    sluice_tb_mem(b, meaning, paren ? (size_t)(paren - meaning) : strlen(meaning));
+}
+
+void sluice_trace_debug_emit(const struct sluice_trace_thread *ts, const struct sluice_tf_event *ev)
+{
+    if (debug_fd < 0)
+        return;
+    int saved = errno;
+    if (debug_fd == 2 && syscall(SYS_fcntl, 2, F_GETFD) == -1) { /* stderr closed (coreutils) */
+        errno = saved;
+        return;
+    }
+    char line[1024];
+    struct sluice_textbuf b = {line, 0, sizeof line - 1};
+    uint64_t rel = ev->t_ns - sluice_trace_g.start_mono_ns;
+    if (ev->t_ns < sluice_trace_g.start_mono_ns)
+        rel = 0;
+    sluice_tb_str(&b, "sluice[");
+    sluice_tb_i64(&b, sluice_trace_g.rank);
+    sluice_tb_str(&b, "] +");
+    sluice_tb_u64(&b, rel / 1000000000ull);
+    sluice_tb_str(&b, ".");
+    sluice_tb_u64w(&b, (rel % 1000000000ull) / 1000, 6);
+    sluice_tb_str(&b, " pid ");
+    sluice_tb_u64(&b, (uint64_t)sluice_trace_g.pid);
+    sluice_tb_str(&b, " tid ");
+    sluice_tb_u64(&b, (uint64_t)ts->tid);
+    sluice_tb_str(&b, " ");
+    const struct sluice_kind_info *k = &sluice_kinds[ev->kind];
+    sluice_tb_str(&b, k->name);
+    const uint64_t words[3] = {ev->a, ev->b, ev->c};
+    for (int w = 0; w < 3; w++) {
+        if (k->meaning[w][0] == '\0')
+            continue;
+        sluice_tb_str(&b, w == 0 ? " " : ", ");
+        put_label(&b, k->meaning[w]);
+        sluice_tb_str(&b, "=");
+        uint32_t len;
+        const char *s = sluice_kind_word_is_string(ev->kind, w)
+                            ? sluice_trace_strings_get((uint32_t)words[w], &len) : NULL;
+        if (s) {
+            sluice_tb_str(&b, "\"");
+            sluice_tb_mem(&b, s, len > 256 ? 256 : len);
+            sluice_tb_str(&b, "\"");
+        } else if ((int64_t)words[w] < 0 && (int64_t)words[w] >= -65536) {
+            sluice_tb_i64(&b, (int64_t)words[w]); /* -1 (none), negative codes */
+        } else {
+            sluice_tb_u64(&b, words[w]);
+        }
+    }
+    if (ev->dur_ns) {
+        sluice_tb_str(&b, " dur=");
+        sluice_tb_u64(&b, ev->dur_ns);
+        sluice_tb_str(&b, "ns");
+    }
+    if (ev->flags & SLUICE_EVF_ERROR)
+        sluice_tb_str(&b, " ERROR");
+    if (ev->callsite) {
+        sluice_tb_str(&b, " site=");
+        sluice_tb_u64(&b, ev->callsite);
+    }
+    line[b.len++] = '\n';
+    sluice_raw_write_all(debug_fd, line, b.len);
+    errno = saved;
+}
