@@ -145,11 +145,17 @@ static void fail_unknown_attribute(struct parser *p, const struct dql_token *tok
 static int parse_attribute(struct parser *p, const char *context)
 {
     const struct dql_token *tok = peek(p);
-    if (tok->kind != DQL_TK_WORD || is_keyword(p, tok)) {
+    if (tok->kind != DQL_TK_WORD) {
         fail_found(p, "expected %s", context);
         return -1;
     }
+    /* node and pos are attributes as well as keywords (FROM NODE, SELECT POS): here they can
+     * only be attributes. */
     int a = sluice_dql_attr_lookup(p->src + tok->pos, tok->len);
+    if (a < 0 && is_keyword(p, tok)) {
+        fail_found(p, "expected %s", context);
+        return -1;
+    }
     if (a < 0) {
         fail_unknown_attribute(p, tok);
         return -1;

@@ -1,0 +1,223 @@
+// DQL parser: what parses into which canonical query, and what every mistake reports
+// (column and expectation), including hostile input that must never crash.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+extern "C" {
+#include "dcl/dql.h"
+}
+
+namespace {
+
+// Parses and returns the canonical form, or "ERROR: <message>".
+std::string canon(const std::string &text)
+{
+    sluice_dql_query *q = nullptr;
+    char err[1024];
+    if (sluice_dql_parse(text.c_str(), &q, err, sizeof err) != 0) {
+        EXPECT_EQ(q, nullptr);
+        return std::string("ERROR: ") + err;
+    }
+    size_t need = sluice_dql_format(q, nullptr, 0);
+    std::string out(need + 1, '\0');
+    EXPECT_EQ(sluice_dql_format(q, &out[0], out.size()), need);
+    out.resize(need);
+    sluice_dql_free(q);
+    return out;
+}
+
+std::string error_of(const std::string &text)
+{
+    std::string c = canon(text);
+    EXPECT_EQ(c.rfind("ERROR: ", 0), 0u) << "query unexpectedly parsed: " << text << " -> " << c;
+    return c.size() > 7 ? c.substr(7) : c;
+}
+
+}  // namespace
+
+TEST(DqlParse, SelectorsAndClauses)
+{
+    EXPECT_EQ(canon("SELECT ALL"), "SELECT ALL");
+    EXPECT_EQ(canon("select top 3"), "SELECT TOP 3");
+    EXPECT_EQ(canon("Select Pos 0"), "SELECT POS 0");
+    EXPECT_EQ(canon("SELECT ALL FROM NODE 1, 2,3"), "SELECT ALL FROM NODE 1, 2, 3");
+    EXPECT_EQ(canon("SELECT ALL FROM NODES 0"), "SELECT ALL FROM NODE 0");
+    EXPECT_EQ(canon("SELECT ALL ORDER BY clock DESC, name"), "SELECT ALL ORDER BY clock DESC, name ASC");
+    EXPECT_EQ(canon("SELECT TOP 2 FROM NODE 1 WHERE type = gpu ORDER BY global_mem DESC"),
+              "SELECT TOP 2 FROM NODE 1 WHERE type = gpu ORDER BY global_mem DESC");
+    EXPECT_EQ(canon("  SELECT\tALL\n"), "SELECT ALL");
+}
+
+TEST(DqlParse, PrecedenceNotOverAndOverOr)
+{
+    EXPECT_EQ(canon("SELECT ALL WHERE type = gpu OR type = cpu AND clock > 1000"),
+              "SELECT ALL WHERE (type = gpu OR (type = cpu AND clock > 1000))");
+    EXPECT_EQ(canon("SELECT ALL WHERE (type = gpu OR type = cpu) AND clock > 1000"),
+              "SELECT ALL WHERE ((type = gpu OR type = cpu) AND clock > 1000)");
+    EXPECT_EQ(canon("SELECT ALL WHERE NOT type = gpu AND NOT NOT available"),
+              "SELECT ALL WHERE (NOT type = gpu AND NOT NOT available)");
+    // A chain of ORs is one n-ary node, not a deep tree.
+    EXPECT_EQ(canon("SELECT ALL WHERE node = 1 OR node = 2 OR node = 3"),
+              "SELECT ALL WHERE (node = 1 OR node = 2 OR node = 3)");
+}
+
+TEST(DqlParse, ValuesSizesStringsAndAliases)
+{
+    EXPECT_EQ(canon("SELECT ALL WHERE global_mem >= 4G"), "SELECT ALL WHERE global_mem >= 4294967296");
+    EXPECT_EQ(canon("SELECT ALL WHERE local_mem >= 512MiB"), "SELECT ALL WHERE local_mem >= 536870912");
+    EXPECT_EQ(canon("SELECT ALL WHERE max_alloc > 64kb"), "SELECT ALL WHERE max_alloc > 65536");
+    EXPECT_EQ(canon("SELECT ALL WHERE max_compute_units <> 4"), "SELECT ALL WHERE compute_units != 4");
+    EXPECT_EQ(canon("SELECT ALL WHERE clock == 1000"), "SELECT ALL WHERE clock = 1000");
+    EXPECT_EQ(canon("SELECT ALL WHERE vendor = nvidia"), "SELECT ALL WHERE vendor = 'nvidia'");
+    EXPECT_EQ(canon("SELECT ALL WHERE name = \"Tesla V100\""), "SELECT ALL WHERE name = 'Tesla V100'");
+    EXPECT_EQ(canon("SELECT ALL WHERE name = 'it''s'"), "SELECT ALL WHERE name = 'it''s'");
+    EXPECT_EQ(canon("SELECT ALL WHERE name LIKE 'basic*'"), "SELECT ALL WHERE name LIKE 'basic*'");
+    EXPECT_EQ(canon("SELECT ALL WHERE name = cpu-haswell"), "SELECT ALL WHERE name = 'cpu-haswell'");
+    EXPECT_EQ(canon("SELECT ALL WHERE driver_version = 3.1"), "SELECT ALL WHERE driver_version = '3.1'");
+    EXPECT_EQ(canon("SELECT ALL WHERE name = 'ORDER'"), "SELECT ALL WHERE name = 'ORDER'");
+    EXPECT_EQ(canon("SELECT ALL WHERE available = yes AND fp64 != false"),
+              "SELECT ALL WHERE (available = true AND fp64 != false)");
+    EXPECT_EQ(canon("SELECT ALL WHERE type=ACCELERATOR"), "SELECT ALL WHERE type = accelerator");
+    EXPECT_EQ(canon("SELECT ALL WHERE rank = 2 AND local_index = 0 AND global_index < 4"),
+              "SELECT ALL WHERE (node = 2 AND index = 0 AND pos < 4)");
+    EXPECT_EQ(canon("SELECT ALL WHERE name = 'Ünïcode ok inside quotes'"),
+              "SELECT ALL WHERE name = 'Ünïcode ok inside quotes'");
+    EXPECT_EQ(canon("SELECT ALL WHERE clock > 18446744073709551615"),
+              "SELECT ALL WHERE clock > 18446744073709551615");
+}
+
+TEST(DqlParse, ErrorsNameTheColumnAndTheExpectation)
+{
+    EXPECT_EQ(error_of("SELECT TOP x"), "column 12: expected a number after TOP, found 'x'");
+    EXPECT_EQ(error_of("SELECT ALL WHERE type gpu"),
+              "column 23: expected a comparison operator (= != < <= > >= LIKE) after 'type', found 'gpu'");
+    EXPECT_EQ(error_of(""), "column 1: the query is empty; it starts with SELECT (for example SELECT ALL WHERE type = gpu)");
+    EXPECT_EQ(error_of("   "), "column 1: the query is empty; it starts with SELECT (for example SELECT ALL WHERE type = gpu)");
+    EXPECT_EQ(error_of("ALL"), "column 1: expected SELECT at the start of the query, found 'ALL'");
+    EXPECT_EQ(error_of("SELECT"), "column 7: expected ALL, TOP k or POS i after SELECT, found the end of the query");
+    EXPECT_EQ(error_of("SELECT TOP 0"), "column 12: TOP needs a count of at least 1, found 0");
+    EXPECT_EQ(error_of("SELECT POS"), "column 11: expected a number after POS, found the end of the query");
+    EXPECT_EQ(error_of("SELECT ALL FROM 1"), "column 17: expected NODE after FROM, found '1'");
+    EXPECT_EQ(error_of("SELECT ALL FROM NODE 1,"), "column 24: expected a node number after ',', found the end of the query");
+    EXPECT_EQ(error_of("SELECT ALL WHERE"), "column 17: expected a condition (an attribute name, NOT or '('), found the end of the query");
+    EXPECT_EQ(error_of("SELECT ALL WHERE (type = gpu"),
+              "column 29: expected AND, OR or ')' to close the '(' of column 18, found the end of the query");
+    EXPECT_EQ(error_of("SELECT ALL WHERE type = gpu)"), "column 28: expected AND, OR, ORDER BY or the end of the query, found ')'");
+    EXPECT_EQ(error_of("SELECT ALL ORDER clock"), "column 18: expected BY after ORDER, found 'clock'");
+    EXPECT_EQ(error_of("SELECT ALL ORDER BY clock DESC name"), "column 32: expected ',' or the end of the query after the ORDER BY list, found 'name'");
+    EXPECT_EQ(error_of("SELECT ALL LIMIT 3"), "column 12: expected FROM NODE, WHERE, ORDER BY or the end of the query, found 'LIMIT'");
+    EXPECT_EQ(error_of("SELECT ALL WHERE name = ORDER"),
+              "column 25: expected a value after '=' (quote a value that is also a keyword), found 'ORDER'");
+    EXPECT_EQ(error_of("SELECT ALL WHERE clock ! 3"), "column 24: '!' must be followed by '=' (use NOT to negate a condition)");
+    EXPECT_EQ(error_of("SELECT ALL WHERE clock > 3;"), "column 27: unexpected character ';'");
+}
+
+TEST(DqlParse, UnknownAttributesListTheKnownOnes)
+{
+    std::string e = error_of("SELECT ALL WHERE colour = red");
+    EXPECT_EQ(e.rfind("column 18: unknown attribute 'colour' (did you mean 'clock'?); known attributes: type, vendor, name,", 0), 0u) << e;
+    for (int i = 0; i < SLUICE_DQL_ATTR_COUNT; i++)
+        EXPECT_NE(e.find(sluice_dql_attrs[i].name), std::string::npos) << sluice_dql_attrs[i].name;
+    e = error_of("SELECT ALL ORDER BY computeunits");
+    EXPECT_NE(e.find("unknown attribute 'computeunits' (did you mean 'compute_units'?)"), std::string::npos) << e;
+    e = error_of("SELECT ALL WHERE zzzzzzzz = 1");
+    EXPECT_EQ(e.find("did you mean"), std::string::npos) << e;
+}
+
+TEST(DqlParse, TypeMismatchesAreErrors)
+{
+    EXPECT_EQ(error_of("SELECT ALL WHERE name < 3"), "column 23: type mismatch: 'name' is text; compare it with =, != or LIKE, not '<'");
+    EXPECT_EQ(error_of("SELECT ALL WHERE clock > fast"),
+              "column 26: type mismatch: 'clock' is a number; expected a number after '>', found 'fast'");
+    EXPECT_EQ(error_of("SELECT ALL WHERE global_mem > 1.5G"),
+              "column 31: type mismatch: 'global_mem' is a number; expected a number or a size such as 4G or 512MiB after '>', found '1.5G'");
+    EXPECT_EQ(error_of("SELECT ALL WHERE clock LIKE '1*'"), "column 24: type mismatch: LIKE compares text, and 'clock' is a number");
+    EXPECT_EQ(error_of("SELECT ALL WHERE type > gpu"), "column 23: type mismatch: 'type' is a device type; compare it with = or !=, not '>'");
+    EXPECT_EQ(error_of("SELECT ALL WHERE type = fpga"),
+              "column 25: expected a device type (cpu, gpu, accelerator, custom or default) after '=', found 'fpga'");
+    EXPECT_EQ(error_of("SELECT ALL WHERE available = maybe"),
+              "column 30: type mismatch: 'available' is true or false; expected true or false after '=', found 'maybe'");
+    EXPECT_EQ(error_of("SELECT ALL WHERE available >= 1"),
+              "column 28: type mismatch: 'available' is true or false; compare it with = or !=, not '>='");
+    EXPECT_EQ(error_of("SELECT ALL WHERE clock = 'x'"),
+              "column 26: type mismatch: 'clock' is a number; expected a number after '=', found 'x'");
+}
+
+TEST(DqlParse, HostileInputGetsAClearError)
+{
+    EXPECT_EQ(error_of("SELECT ALL WHERE name = 'abc"), "column 25: unterminated string: the quote ' opened here is never closed");
+    EXPECT_EQ(error_of("SELECT ALL WHERE name = \"abc'"), "column 25: unterminated string: the quote \" opened here is never closed");
+    EXPECT_EQ(error_of("SELECT ALL WHERE clock > 99999999999999999999"),
+              "column 26: the number '99999999999999999999' is too large (the largest is 18446744073709551615)");
+    EXPECT_EQ(error_of("SELECT ALL WHERE global_mem > 17179869184T"),
+              "column 31: the number '17179869184T' is too large (the largest is 18446744073709551615)");
+    EXPECT_EQ(error_of("SELECT ALL WHERE näme = x"),
+              "column 19: unexpected byte 0xc3: outside quotes a query is ASCII (quote non-ASCII text)");
+    EXPECT_EQ(error_of("SELECT ALL\x01"), "column 11: unexpected control byte 0x01");
+    EXPECT_EQ(error_of("SELECT ALL WHERE name = 'a\x1b[31m'"), "column 27: control byte 0x1b inside a string");
+    EXPECT_EQ(error_of(std::string(5000, ' ')), "column 4097: the query is longer than 4096 bytes");
+
+    // Nesting: the limit is exact, and both parentheses and NOT count.
+    auto nested = [](int depth, const char *open, const char *close) {
+        std::string s = "SELECT ALL WHERE ";
+        for (int i = 0; i < depth; i++)
+            s += open;
+        s += "clock > 1";
+        for (int i = 0; i < depth; i++)
+            s += close;
+        return s;
+    };
+    EXPECT_EQ(canon(nested(SLUICE_DQL_MAX_DEPTH, "(", ")")).rfind("SELECT ALL WHERE clock > 1", 0), 0u);
+    EXPECT_EQ(error_of(nested(SLUICE_DQL_MAX_DEPTH + 1, "(", ")")),
+              "column 50: conditions are nested deeper than 32 levels of parentheses and NOT");
+    EXPECT_NE(error_of(nested(SLUICE_DQL_MAX_DEPTH + 1, "NOT ", "")).find("nested deeper than 32"), std::string::npos);
+    EXPECT_EQ(canon(nested(SLUICE_DQL_MAX_DEPTH, "NOT ", "")).rfind("SELECT ALL WHERE NOT NOT", 0), 0u);
+    EXPECT_NE(error_of(nested(3000, "(", ")")).find("longer than 4096"), std::string::npos);
+
+    // A long flat chain is fine (n-ary node, no recursion per term).
+    std::string chain = "SELECT ALL WHERE node = 1";
+    while (chain.size() < 4000)
+        chain += " OR node = 1";
+    EXPECT_EQ(canon(chain).rfind("SELECT ALL WHERE (node = 1 OR node = 1", 0), 0u);
+
+    // Every prefix of a valid query either parses or reports an error with a column; no crash.
+    const std::string full = "SELECT TOP 2 FROM NODE 1, 2 WHERE (type = gpu OR name LIKE 'basic*') AND NOT "
+                             "global_mem < 4G ORDER BY clock DESC, node";
+    for (size_t i = 0; i <= full.size(); i++) {
+        std::string c = canon(full.substr(0, i));
+        EXPECT_TRUE(c.rfind("SELECT", 0) == 0 || c.rfind("ERROR: column ", 0) == 0) << c;
+    }
+    // Every single byte value in the middle of a query: never a crash, always a clean result.
+    for (int b = 1; b < 256; b++) {
+        std::string q = "SELECT ALL WHERE name = x";
+        q[17] = (char)b;
+        std::string c = canon(q);
+        EXPECT_TRUE(c.rfind("SELECT", 0) == 0 || c.rfind("ERROR: column ", 0) == 0) << b << ": " << c;
+    }
+}
+
+TEST(DqlParse, ErrorBufferMayBeSmallOrAbsent)
+{
+    sluice_dql_query *q = nullptr;
+    char small[8];
+    EXPECT_EQ(sluice_dql_parse("SELECT TOP x", &q, small, sizeof small), -1);
+    EXPECT_STREQ(small, "column ");
+    EXPECT_EQ(sluice_dql_parse("SELECT TOP x", &q, nullptr, 0), -1);
+    EXPECT_EQ(sluice_dql_parse(nullptr, &q, nullptr, 0), -1);
+}
+
+TEST(DqlParse, DocsDescribeEveryAttribute)
+{
+    std::ifstream f(SLUICE_SOURCE_DIR "/docs/DQL.md");
+    ASSERT_TRUE(f.good()) << "docs/DQL.md is missing";
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::string doc = ss.str();
+    for (int i = 0; i < SLUICE_DQL_ATTR_COUNT; i++) {
+        EXPECT_NE(doc.find("`" + std::string(sluice_dql_attrs[i].name) + "`"), std::string::npos)
+            << "docs/DQL.md does not document " << sluice_dql_attrs[i].name;
+    }
+}
