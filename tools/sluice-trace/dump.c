@@ -1,0 +1,91 @@
+/* `sluice-trace dump`: one line per event (per process, per thread, in recording order), the
+ * same shape as the SLUICE_DEBUG stream, with strings resolved. For debugging and grep. */
+#include <getopt.h>
+#include <string.h>
+
+#include "dump.h"
+#include "symbolize.h"
+#include "trace/kinds.h"
+#include "traceset.h"
+
+static void print_word(FILE *o, const struct sluice_trace_file *f, unsigned kind, int w, uint64_t v, bool known)
+{
+    if (known && sluice_kind_word_is_string(kind, w)) {
+        const char *s = sluice_trace_file_string(f, v);
+        if (s) {
+            fprintf(o, "\"%s\"", s);
+            return;
+        }
+    }
+    if ((int64_t)v < 0 && (int64_t)v >= -65536)
+        fprintf(o, "%lld", (long long)(int64_t)v);
+    else
+        fprintf(o, "%llu", (unsigned long long)v);
+}
+
+static void print_event(FILE *o, const struct sluice_trace_file *f, const struct sluice_trace_rthread *t,
+                        const struct sluice_tf_event *ev, bool sites)
+{
+    const char *name = sluice_trace_file_kind(f, ev->kind);
+    /* Labels come from our events.def when the producer's kind is the same kind. */
+    bool known = name && ev->kind < SLUICE_EV_COUNT && strcmp(name, sluice_kinds[ev->kind].name) == 0;
+    fprintf(o, "rank %d pid %d tid %d +%.6f %s", f->header.rank, f->header.pid, t->info.tid,
+            trace_rel_seconds(f, ev->t_ns), name ? name : "?");
+    const uint64_t words[3] = {ev->a, ev->b, ev->c};
+    for (int w = 0; w < 3; w++) {
+        const char *meaning = known ? sluice_kinds[ev->kind].meaning[w] : (const char *[]){"a", "b", "c"}[w];
+        if (meaning[0] == '\0')
+            continue;
+        const char *paren = strstr(meaning, " (");
+        int n = paren ? (int)(paren - meaning) : (int)strlen(meaning);
+        fprintf(o, "%s%.*s=", w == 0 ? " " : ", ", n, meaning);
+        print_word(o, f, ev->kind, w, words[w], known);
+    }
+    if (ev->dur_ns)
+        fprintf(o, " dur=%lluns", (unsigned long long)ev->dur_ns);
+    if (ev->flags & SLUICE_EVF_ERROR)
+        fprintf(o, " ERROR");
+    if (ev->callsite) {
+        fprintf(o, " site=%u", ev->callsite);
+        const struct sluice_trace_rcallsite *cs = sluice_trace_file_callsite(f, ev->callsite);
+        if (sites && cs) {
+            char frame[512];
+            symbolize_module_offset(f, cs->frames[0], frame, sizeof frame);
+            fprintf(o, " at %s", frame);
+        }
+    }
+    fputc('\n', o);
+}
+
+int dump_main(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            printf("usage: sluice-trace dump DIR|FILE...\n  Prints every event, one line each.\n");
+            return 0;
+        }
+        fprintf(stderr, "usage: sluice-trace dump DIR|FILE...\n");
+        return 2;
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "sluice-trace dump: no trace folder or file given\nusage: sluice-trace dump DIR|FILE...\n");
+        return 2;
+    }
+    struct trace_set set;
+    if (trace_set_load(&set, argv + optind, argc - optind, stderr) != 0) {
+        trace_set_free(&set);
+        return 1;
+    }
+    for (size_t i = 0; i < set.nfiles; i++) {
+        const struct sluice_trace_file *f = set.files[i];
+        for (size_t t = 0; t < f->nthreads; t++)
+            for (uint64_t e = 0; e < f->threads[t].info.events; e++)
+                print_event(stdout, f, &f->threads[t], &f->threads[t].events[e], true);
+    }
+    int status = (set.unreadable || set.incomplete) ? 1 : 0;
+    trace_set_free(&set);
+    return status;
+}

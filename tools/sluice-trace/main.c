@@ -1,0 +1,46 @@
+/* sluice-trace: reads the trace files sluice writes into SLUICE_TRACE_DIR (docs/TRACE.md).
+ * One command per subcommand file; this file only dispatches. */
+#include <stdio.h>
+#include <string.h>
+
+#include "dump.h"
+#include "summary.h"
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+} commands[] = {
+    {"summary", summary_main, "per rank and in total: events by kind, bytes, time decomposition, call sites, "
+                              "warnings"},
+    {"dump", dump_main, "every event, one line each"},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: sluice-trace COMMAND [options] DIR|FILE...\n\n"
+                "Reads the per-rank trace files sluice writes into SLUICE_TRACE_DIR.\n\ncommands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(to, "  %-9s %s\n", commands[i].name, commands[i].help);
+    fprintf(to, "\n'sluice-trace COMMAND --help' for a command's options. Exit status: 0 ok, 1 unreadable or "
+                "incomplete input, 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "sluice-trace: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

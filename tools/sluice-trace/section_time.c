@@ -1,0 +1,45 @@
+/* Summary section: where each rank's threads spent their time (user code, sluice, MPI waits,
+ * sleeping), absolute and as a share of the accounted time. */
+#include "summary.h"
+
+static const char *const state_names[4] = {"user", "sluice", "mpi", "sleep"};
+
+static void row(const struct summary_ctx *ctx, const char *who, size_t threads, const double s[4])
+{
+    double sum = s[0] + s[1] + s[2] + s[3];
+    fprintf(ctx->out, "%-6s %7zu %12.6f", who, threads, sum);
+    for (int k = 0; k < 4; k++)
+        fprintf(ctx->out, " %12.6f %5.1f%%", s[k], sum > 0 ? 100.0 * s[k] / sum : 0.0);
+    fputc('\n', ctx->out);
+}
+
+static void print_time(const struct summary_ctx *ctx)
+{
+    const struct trace_set *set = ctx->set;
+    summary_heading(ctx, "Time decomposition (seconds of thread time)");
+    fprintf(ctx->out, "%-6s %7s %12s", "rank", "threads", "accounted");
+    for (int k = 0; k < 4; k++)
+        fprintf(ctx->out, " %12s %6s", state_names[k], "");
+    fputc('\n', ctx->out);
+    double total[4] = {0};
+    size_t total_threads = 0;
+    for (size_t r = 0; r < set->nranks; r++) {
+        double s[4] = {0};
+        size_t threads = 0;
+        for (size_t i = 0; i < set->ranks[r].nfiles; i++) {
+            const struct sluice_trace_file *f = set->ranks[r].files[i];
+            for (size_t t = 0; t < f->nthreads; t++, threads++)
+                for (int k = 0; k < 4; k++)
+                    s[k] += (double)f->threads[t].info.time_ns[k] / 1e9;
+        }
+        char who[16];
+        snprintf(who, sizeof who, "%d", set->ranks[r].rank);
+        row(ctx, who, threads, s);
+        for (int k = 0; k < 4; k++)
+            total[k] += s[k];
+        total_threads += threads;
+    }
+    row(ctx, "total", total_threads, total);
+}
+
+SUMMARY_SECTION(time_section, "time", 30, print_time)

@@ -1,0 +1,89 @@
+/* The summary command: loads a trace set and prints every registered section. */
+#include "summary.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct summary_section *sections;
+
+void summary_register(struct summary_section *s)
+{
+    struct summary_section **p = &sections;
+    while (*p && (*p)->order <= s->order)
+        p = &(*p)->next;
+    s->next = *p;
+    *p = s;
+}
+
+void summary_heading(const struct summary_ctx *ctx, const char *title)
+{
+    fprintf(ctx->out, "\n== %s ==\n", title);
+}
+
+const char *summary_bytes(double bytes, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) {
+        bytes /= 1024;
+        u++;
+    }
+    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+    return buf;
+}
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: sluice-trace summary [--top N] [--no-symbols] DIR|FILE...\n"
+                "  Prints, per rank and in total, what the trace files recorded.\n"
+                "  --top N        rows in top-N tables (default 10)\n"
+                "  --no-symbols   print call sites as module+offset, without addr2line\n");
+}
+
+int summary_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"top", required_argument, NULL, 't'},
+        {"no-symbols", no_argument, NULL, 'n'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct summary_ctx ctx = {.out = stdout, .top = 10, .symbolize = true};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+t:nh", opts, NULL)) != -1) {
+        switch (c) {
+        case 't': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v <= 0 || v > 100000) {
+                fprintf(stderr, "sluice-trace summary: --top wants a positive number, not '%s'\n", optarg);
+                return 2;
+            }
+            ctx.top = (int)v;
+            break;
+        }
+        case 'n': ctx.symbolize = false; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "sluice-trace summary: no trace folder or file given\n");
+        usage(stderr);
+        return 2;
+    }
+    struct trace_set set;
+    int loaded = trace_set_load(&set, argv + optind, argc - optind, stderr);
+    if (loaded != 0) {
+        trace_set_free(&set);
+        return 1;
+    }
+    ctx.set = &set;
+    for (struct summary_section *s = sections; s; s = s->next)
+        s->print(&ctx);
+    int status = (set.unreadable || set.incomplete) ? 1 : 0;
+    trace_set_free(&set);
+    return status;
+}

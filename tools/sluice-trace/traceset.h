@@ -1,0 +1,35 @@
+/* A set of trace files loaded for a command: every *.sluicetrace in a folder, or the files
+ * named, validated by the reader and sorted by rank, then pid. Rank groups gather the files
+ * of one rank (a rank can hold several processes: fork children, a shell and its command). */
+#ifndef SLUICE_TRACE_TOOL_TRACESET_H
+#define SLUICE_TRACE_TOOL_TRACESET_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "trace/reader.h"
+
+struct trace_rank {
+    int rank;
+    struct sluice_trace_file **files;
+    size_t nfiles;
+};
+
+struct trace_set {
+    struct sluice_trace_file **files;
+    size_t nfiles;
+    struct trace_rank *ranks;     /* ascending rank */
+    size_t nranks;
+    size_t unreadable;            /* files rejected by the reader (reported on err) */
+    size_t incomplete;            /* leftover *.tmp files: a writer was interrupted */
+};
+
+/* Loads each path (a folder or a file). Problems are reported on `err`, one line each.
+ * Returns 0 if at least one file loaded, -1 otherwise. */
+int trace_set_load(struct trace_set *set, char *const *paths, int npaths, FILE *err);
+void trace_set_free(struct trace_set *set);
+
+/* Time of an event relative to its process's start, in seconds. */
+double trace_rel_seconds(const struct sluice_trace_file *f, uint64_t t_ns);
+
+#endif
