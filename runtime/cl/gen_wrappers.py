@@ -1,0 +1,427 @@
+#!/usr/bin/python3
+"""Generates sluice's OpenCL layer from the installed OpenCL headers (run by CMake at build time).
+
+The headers are the one list of entry points: this script preprocesses them with the C compiler
+(so #if blocks and deprecation macros resolve exactly as they do for the library), extracts every
+`cl*` function declaration, classifies each parameter (handle in, handle array in, event out,
+error code out, callback, context properties, image descriptor, plain) and writes:
+
+  cl/api.h        one id, one function-pointer typedef and one api-table slot per entry point,
+                  and the X-macro SLUICE_CL_FUNCTIONS(X) listing them all
+  cl/names.c      the sorted name table (engine): name -> id, used for loader binding
+  cl/wrappers.c   one exported wrapper per entry point (shim), except the few hand-written ones
+                  in shim/opencl_manual.c
+  cl/dispatch.c   the cl_khr_icd dispatch table every sluice handle starts with, pointing back at
+                  the wrappers, and the name -> wrapper table used by dlsym and
+                  clGetExtensionFunctionAddress(ForPlatform)
+
+Per-function directives (like mpiP's) live in the tables below; an unclassifiable parameter is a
+build error naming the function, never a silently wrong wrapper.
+"""
+import os
+import re
+import subprocess
+import sys
+
+HANDLE_KINDS = {
+    "cl_platform_id": "SLUICE_CL_PLATFORM",
+    "cl_device_id": "SLUICE_CL_DEVICE",
+    "cl_context": "SLUICE_CL_CONTEXT",
+    "cl_command_queue": "SLUICE_CL_QUEUE",
+    "cl_mem": "SLUICE_CL_MEM",
+    "cl_program": "SLUICE_CL_PROGRAM",
+    "cl_kernel": "SLUICE_CL_KERNEL",
+    "cl_event": "SLUICE_CL_EVENT",
+    "cl_sampler": "SLUICE_CL_SAMPLER",
+}
+
+# Entry points written by hand in shim/opencl_manual.c: they return arrays of new handles, answer
+# from sluice's own tables, or change what reaches the driver.
+MANUAL = {
+    "clGetPlatformIDs", "clIcdGetPlatformIDsKHR", "clGetDeviceIDs", "clCreateSubDevices",
+    "clCreateSubDevicesEXT", "clCreateKernelsInProgram", "clGetExtensionFunctionAddress",
+    "clGetExtensionFunctionAddressForPlatform", "clSetKernelArg", "clCreateCommandQueue",
+    "clCreateCommandQueueWithProperties", "clCreateCommandQueueWithPropertiesKHR",
+}
+
+# Input handle arrays the headers declare without const.
+NONCONST_INPUT_ARRAYS = {("clEnqueueCommandBufferKHR", "queues")}
+
+# Bytes moved by enqueues, for the trace: direction and a C expression over the parameters.
+TRANSFERS = {
+    "clEnqueueWriteBuffer": ("SLUICE_CL_H2D", "size"),
+    "clEnqueueReadBuffer": ("SLUICE_CL_D2H", "size"),
+    "clEnqueueWriteBufferRect": ("SLUICE_CL_H2D", "region[0] * region[1] * region[2]"),
+    "clEnqueueReadBufferRect": ("SLUICE_CL_D2H", "region[0] * region[1] * region[2]"),
+    "clEnqueueCopyBuffer": ("SLUICE_CL_D2D", "size"),
+    "clEnqueueCopyBufferRect": ("SLUICE_CL_D2D", "region[0] * region[1] * region[2]"),
+    "clEnqueueWriteImage": ("SLUICE_CL_H2D", "sluice_cl_image_bytes(image, region)"),
+    "clEnqueueReadImage": ("SLUICE_CL_D2H", "sluice_cl_image_bytes(image, region)"),
+    "clEnqueueCopyImage": ("SLUICE_CL_D2D", "sluice_cl_image_bytes(src_image, region)"),
+    "clEnqueueCopyImageToBuffer": ("SLUICE_CL_D2D", "sluice_cl_image_bytes(src_image, region)"),
+    "clEnqueueCopyBufferToImage": ("SLUICE_CL_D2D", "sluice_cl_image_bytes(dst_image, region)"),
+    "clEnqueueMapBuffer": ("(map_flags & CL_MAP_WRITE_INVALIDATE_REGION) ? SLUICE_CL_NONE : SLUICE_CL_D2H", "size"),
+    "clEnqueueSVMMemcpy": ("SLUICE_CL_D2D", "size"),
+}
+
+HEADERS = ["CL/cl.h", "CL/cl_ext.h", "CL/cl_gl.h", "CL/cl_egl.h"]
+
+
+class Param:
+    def __init__(self, text):
+        self.text = " ".join(text.split())
+        self.callback = None
+        m = re.match(r"^(.*)\(\s*\*\s*(\w+)\s*\)\s*\((.*)\)$", self.text)
+        if m:
+            self.name = m.group(2)
+            self.callback = [" ".join(a.split()) for a in split_top(m.group(3))]
+            self.base, self.depth, self.const = "callback", 0, False
+            return
+        m = re.match(r"^(.*?)(\w+)\s*(\[\s*\])?$", self.text)
+        if not m:
+            raise SystemExit(f"gen_wrappers: cannot parse parameter '{text}'")
+        typ, self.name, arr = m.group(1).strip(), m.group(2), m.group(3)
+        self.depth = typ.count("*") + (1 if arr else 0)
+        self.const = bool(re.match(r"^const\b", typ))
+        self.base = re.sub(r"\bconst\b|\*", " ", typ).split()
+        self.base = " ".join(self.base)
+
+
+class Func:
+    def __init__(self, ret, name, params):
+        self.ret = " ".join(ret.split())
+        self.name = name
+        self.params = [Param(p) for p in params if p.strip() not in ("void", "")]
+
+
+def split_top(s):
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur)
+    return out
+
+
+def parse_functions(cc, defines):
+    src = "".join(f"#include <{h}>\n" for h in HEADERS)
+    cmd = [cc, "-E", "-P"] + [d if d.startswith("-") else f"-D{d}" for d in defines] + ["-x", "c", "-"]
+    text = subprocess.run(cmd, input=src, capture_output=True, text=True, check=True).stdout
+    text = " ".join(text.split())
+    funcs, seen = [], set()
+    for m in re.finditer(r"extern\s+([^;{}()]*?)\b(cl[A-Z]\w*)\s*\(((?:[^()]|\([^()]*\)\s*\([^()]*\))*)\)\s*(?:__attribute__\s*\(\(.*?\)\)\s*)*;", text):
+        ret, name, params = m.group(1), m.group(2), m.group(3)
+        ret = re.sub(r"__attribute__\s*\(\(.*?\)\)", "", ret)
+        if name in seen:
+            continue
+        seen.add(name)
+        funcs.append(Func(ret, name, split_top(params)))
+    if len(funcs) < 100:
+        raise SystemExit(f"gen_wrappers: only {len(funcs)} OpenCL functions found in {HEADERS}: are the headers complete?")
+    return funcs
+
+
+def icd_fields(cc, defines):
+    src = "#include <CL/cl_icd.h>\n"
+    cmd = [cc, "-E", "-P"] + [d if d.startswith("-") else f"-D{d}" for d in defines] + ["-x", "c", "-"]
+    text = subprocess.run(cmd, input=src, capture_output=True, text=True, check=True).stdout
+    text = " ".join(text.split())
+    m = re.search(r"struct _cl_icd_dispatch\s*\{(.*?)\}", text)
+    if not m:
+        raise SystemExit("gen_wrappers: struct _cl_icd_dispatch not found in CL/cl_icd.h")
+    return [f.split()[-1] for f in m.group(1).split(";") if f.strip()]
+
+
+def handle_kind(p):
+    return HANDLE_KINDS.get(p.base)
+
+
+def classify(f):
+    """Attaches a role to every parameter, or stops the build naming what it cannot handle."""
+    last_count = None
+    for p in f.params:
+        kind = handle_kind(p)
+        if p.callback is not None:
+            p.role = "callback"
+        elif kind and p.depth == 0:
+            p.role = "in"
+        elif kind and p.depth == 1 and (p.const or (f.name, p.name) in NONCONST_INPUT_ARRAYS):
+            if last_count is None:
+                raise SystemExit(f"gen_wrappers: {f.name}: no count parameter before array '{p.name}'")
+            p.role, p.count = "in_array", last_count
+        elif kind == "SLUICE_CL_EVENT" and p.depth == 1 and p.name == "event":
+            p.role = "out_event"
+        elif kind:
+            raise SystemExit(f"gen_wrappers: {f.name}: unclassified handle parameter '{p.text}' (add a directive or write it by hand)")
+        elif p.base == "cl_int" and p.depth == 1 and p.name == "errcode_ret":
+            p.role = "errcode"
+        elif p.base == "cl_context_properties" and p.depth == 1 and p.const:
+            p.role = "ctx_props"
+        elif p.base == "cl_image_desc" and p.depth == 1 and p.const:
+            p.role = "image_desc"
+        else:
+            p.role = "plain"
+        if p.depth == 0 and p.base in ("cl_uint",) and (p.name.startswith("num_") or p.name == "num_queues"):
+            last_count = p.name
+    for p in f.params:
+        if p.role == "callback":
+            classify_callback(f, p)
+
+
+def classify_callback(f, p):
+    kinds = [HANDLE_KINDS.get(a.split()[0]) for a in p.callback]
+    if not any(kinds):
+        p.cb, p.role = "plain", "plain"  # no objects in it: the program's function goes through as is
+        return
+    sig = ",".join(re.sub(r"\W.*", "", a.replace("const ", "")) for a in p.callback)
+    table = {
+        "cl_program,void": "program",
+        "cl_mem,void": "mem",
+        "cl_context,void": "context",
+        "cl_event,cl_int,void": "event",
+        "cl_command_queue,cl_uint,void,void": "svm_free",
+    }
+    if sig not in table:
+        raise SystemExit(f"gen_wrappers: {f.name}: callback '{p.text}' of unknown shape ({sig})")
+    p.cb = table[sig]
+    idx = f.params.index(p)
+    if idx + 1 >= len(f.params) or f.params[idx + 1].name != "user_data":
+        raise SystemExit(f"gen_wrappers: {f.name}: callback '{p.name}' is not followed by user_data")
+
+
+def proto(f, name=None, pfn=False):
+    params = ", ".join(p.text for p in f.params) or "void"
+    if pfn:
+        return f"typedef {f.ret} (CL_API_CALL *{name})({params});"
+    return f"{f.ret} CL_API_CALL {name or f.name}({params})"
+
+
+def call_args(f, translated):
+    return ", ".join((f"r_{p.name}" if translated and p.role != "plain" else p.name) for p in f.params)
+
+
+def ret_default(f):
+    if f.ret == "cl_int":
+        return "CL_INVALID_OPERATION"
+    if f.ret == "void":
+        return None
+    return "NULL" if ("*" in f.ret or f.ret in HANDLE_KINDS or f.ret.endswith("_khr")) else "0"
+
+
+def gen_wrapper(f):
+    fid = f"SLUICE_CL_FN_{f.name}"
+    is_info = f.name.startswith("clGet") and f.name.endswith("Info") and any(p.name == "param_name" for p in f.params) \
+        and any(p.name == "param_value_size_ret" for p in f.params)
+    retain = re.match(r"^cl(Retain|Release)(Context|CommandQueue|MemObject|Program|Kernel|Event|Sampler|Device|DeviceEXT)$", f.name)
+    enqueue = f.name.startswith("clEnqueue") and any(p.role == "out_event" for p in f.params)
+    handles = [p for p in f.params if p.role == "in"]
+    arrays = [p for p in f.params if p.role == "in_array"]
+    o = []
+    o.append(f"SLUICE_EXPORT {proto(f)}\n{{")
+    void_ret = f.ret == "void"
+    # Hands off: SLUICE_OPENCL=off forwards the caller's own arguments to the loader.
+    o.append(f"    if (!sluice_cl_on()) {{")
+    o.append(f"        sluice_cl_pfn_{f.name} raw_ = sluice_cl_raw_api()->{f.name};")
+    d = ret_default(f)
+    err_p = next((p for p in f.params if p.role == "errcode"), None)
+    if d is not None:
+        miss = f"{{ {'if (' + err_p.name + ') *' + err_p.name + ' = CL_INVALID_OPERATION; ' if err_p else ''}return {d}; }}"
+        o.append(f"        if (raw_ == NULL) {miss}")
+        o.append(f"        return raw_({call_args(f, False)});")
+    else:
+        o.append(f"        if (raw_ != NULL) raw_({call_args(f, False)});")
+        o.append(f"        return;")
+    o.append("    }")
+    # The backend comes from the first handle the call names: local today, remote later.
+    if handles:
+        primary = f"(struct sluice_cl_obj *){handles[0].name}"
+    elif arrays:
+        a = arrays[0]
+        primary = f"(({a.count}) > 0 && {a.name} ? (struct sluice_cl_obj *){a.name}[0] : NULL)"
+    else:
+        primary = "NULL"
+    pk = handles[0].base if handles else (arrays[0].base if arrays else None)
+    pkind = HANDLE_KINDS[pk] if pk else "SLUICE_CL_PLATFORM"
+    o.append(f"    struct sluice_cl_obj *primary_ = sluice_cl_valid({primary}, {pkind});")
+    o.append(f"    const struct sluice_cl_backend *be_ = sluice_cl_backend_of(primary_);")
+    o.append(f"    sluice_cl_pfn_{f.name} fn_ = be_->api.{f.name};")
+    if d is not None:
+        o.append(f"    if (fn_ == NULL) {miss}")
+    else:
+        o.append(f"    if (fn_ == NULL) return;")
+    o.append(f"    const bool tr_ = sluice_trace_active();")
+    o.append(f"    const uint64_t t0_ = tr_ ? sluice_now_ns() : 0;")
+    cleanup = []
+    for p in f.params:
+        if p.role == "in":
+            o.append(f"    {p.base} r_{p.name} = ({p.base})sluice_cl_in({p.name}, {HANDLE_KINDS[p.base]});")
+        elif p.role == "in_array":
+            cq = "" if p.const else ""
+            o.append(f"    void *stk_{p.name}[SLUICE_CL_STACK_ARRAY];")
+            o.append(f"    void *heap_{p.name} = NULL;")
+            o.append(f"    {'const ' if p.const else ''}{p.base} *r_{p.name} = ({'const ' if p.const else ''}{p.base} *)sluice_cl_in_array((void *const *){p.name}, {p.count}, {HANDLE_KINDS[p.base]}, stk_{p.name}, &heap_{p.name});{cq}")
+            cleanup.append(f"    free(heap_{p.name});")
+        elif p.role == "out_event":
+            o.append(f"    cl_event ev_local_ = NULL;")
+            o.append(f"    cl_event *r_{p.name} = ({p.name} != NULL || tr_) ? &ev_local_ : NULL;")
+        elif p.role == "errcode":
+            o.append(f"    cl_int err_local_ = CL_SUCCESS;")
+            o.append(f"    cl_int *r_{p.name} = &err_local_;")
+        elif p.role == "ctx_props":
+            o.append(f"    cl_context_properties stkp_{p.name}[SLUICE_CL_STACK_PROPS];")
+            o.append(f"    cl_context_properties *heapp_{p.name} = NULL;")
+            o.append(f"    const cl_context_properties *r_{p.name} = sluice_cl_in_ctx_props({p.name}, stkp_{p.name}, &heapp_{p.name});")
+            cleanup.append(f"    free(heapp_{p.name});")
+        elif p.role == "image_desc":
+            o.append(f"    cl_image_desc desc_{p.name};")
+            o.append(f"    const cl_image_desc *r_{p.name} = sluice_cl_in_image_desc({p.name}, &desc_{p.name});")
+        elif p.role == "callback":
+            if p.cb == "plain":
+                o.append(f"    __typeof__({p.name}) r_{p.name} = {p.name};")
+                o.append(f"    void *r_user_data = user_data;")
+            else:
+                owner = handles[0].name if handles else "NULL"
+                o.append(f"    struct sluice_cl_tramp *tramp_ = {p.name} ? sluice_cl_tramp_new((void (*)(void)){p.name}, user_data, (struct sluice_cl_obj *){owner}) : NULL;")
+                o.append(f"    __typeof__({p.name}) r_{p.name} = {p.name} ? sluice_cl_tramp_{p.cb} : NULL;")
+                o.append(f"    void *r_user_data = {p.name} ? (void *)tramp_ : user_data;")
+        if p.name == "user_data" and any(q.role == "callback" and q.cb != "plain" for q in f.params):
+            p.role = "user_data"
+    if is_info:
+        o.append(f"    size_t size_local_ = 0;")
+        o.append(f"    size_t *r_param_value_size_ret = &size_local_;")
+        for p in f.params:
+            if p.name == "param_value_size_ret":
+                p.role = "info_size"
+    if retain and retain.group(1) == "Release":
+        pass
+    args = ", ".join(f"r_{p.name}" if p.role != "plain" else p.name for p in f.params)
+    # Queries that sluice answers itself (original queue properties, hidden profiling).
+    if is_info:
+        o.append(f"    {f.ret} ret_;")
+        o.append(f"    if (!sluice_cl_info_override({fid}, primary_, param_name, param_value_size, param_value, r_param_value_size_ret, &ret_))")
+        o.append(f"        ret_ = fn_({args});")
+        o.append(f"    if (ret_ == CL_SUCCESS && param_value != NULL)")
+        o.append(f"        sluice_cl_info_to_handles({fid}, primary_, param_name, param_value, size_local_);")
+        o.append(f"    if (param_value_size_ret != NULL) *param_value_size_ret = size_local_;")
+    elif void_ret:
+        o.append(f"    fn_({args});")
+    else:
+        o.append(f"    {f.ret} ret_ = fn_({args});")
+    # Outputs back to the handles the program knows.
+    code = "ret_" if f.ret == "cl_int" else ("err_local_" if err_p else "CL_SUCCESS")
+    if f.ret in HANDLE_KINDS:
+        o.append(f"    if (ret_ != NULL) {{")
+        o.append(f"        ret_ = ({f.ret})sluice_cl_wrap_new({HANDLE_KINDS[f.ret]}, ret_, primary_, be_);")
+        o.append(f"        if (ret_ == NULL) err_local_ = CL_OUT_OF_HOST_MEMORY;")
+        o.append(f"    }}")
+    if retain:
+        if retain.group(1) == "Retain":
+            o.append(f"    if (ret_ == CL_SUCCESS) sluice_cl_obj_retain(primary_);")
+        else:
+            o.append(f"    if (ret_ == CL_SUCCESS) sluice_cl_obj_release(primary_);")
+    if enqueue:
+        tdir, texpr = TRANSFERS.get(f.name, ("SLUICE_CL_NONE", "0"))
+        wl = next((p for p in f.params if p.name == "event_wait_list"), None)
+        nw = next((p for p in f.params if p.name == "num_events_in_wait_list"), None)
+        o.append(f"    {{")
+        o.append(f"        cl_int code_ = {code};")
+        o.append(f"        sluice_cl_enqueue_done({fid}, primary_, code_, ev_local_, event, tr_, t0_,")
+        o.append(f"                               {nw.name if nw else 0}, {'(struct sluice_cl_obj *const *)' + wl.name if wl else 'NULL'},")
+        o.append(f"                               tr_ ? (int)({tdir}) : SLUICE_CL_NONE, tr_ ? (uint64_t)({texpr}) : 0);")
+        o.append(f"    }}")
+    elif any(p.role == "out_event" for p in f.params):
+        o.append(f"    if (event != NULL) *event = ({code} == CL_SUCCESS && ev_local_) ? (cl_event)sluice_cl_wrap_new(SLUICE_CL_EVENT, ev_local_, primary_, be_) : NULL;")
+        o.append(f"    else if (ev_local_) be_->api.clReleaseEvent(ev_local_);")
+    if err_p:
+        o.append(f"    if ({err_p.name} != NULL) *{err_p.name} = err_local_;")
+    if not enqueue:
+        rc = code if f.ret != "void" else "CL_SUCCESS"
+        o.append(f"    if (tr_) sluice_cl_trace_call({fid}, t0_, {rc}, primary_);")
+    o.extend(cleanup)
+    if not void_ret:
+        o.append(f"    return ret_;")
+    o.append("}\n")
+    return "\n".join(o)
+
+
+def main():
+    if len(sys.argv) < 3:
+        raise SystemExit("usage: gen_wrappers.py <outdir> <c compiler> [DEFINE | -Iinclude-dir ...]")
+    outdir, cc, defines = sys.argv[1], sys.argv[2], sys.argv[3:]
+    funcs = parse_functions(cc, defines)
+    for f in funcs:
+        if f.name not in MANUAL:
+            classify(f)
+    fields = icd_fields(cc, defines)
+    names = {f.name for f in funcs}
+    os.makedirs(os.path.join(outdir, "cl"), exist_ok=True)
+
+    hdr = ["/* Generated by runtime/cl/gen_wrappers.py from the installed OpenCL headers: do not edit. */",
+           "#ifndef SLUICE_CL_GENERATED_API_H", "#define SLUICE_CL_GENERATED_API_H",
+           "#include <CL/cl.h>", "#include <CL/cl_ext.h>", "#include <CL/cl_gl.h>", "#include <CL/cl_egl.h>", "",
+           "/* X(name): every OpenCL entry point sluice exports, in header order. */",
+           "#define SLUICE_CL_FUNCTIONS(X) \\"]
+    hdr += [f"    X({f.name}) \\" for f in funcs]
+    hdr += ["", "typedef enum {"]
+    hdr += [f"    SLUICE_CL_FN_{f.name}," for f in funcs]
+    hdr += ["    SLUICE_CL_FN_COUNT", "} sluice_cl_fn_id;", ""]
+    hdr += [proto(f, f"sluice_cl_pfn_{f.name}", pfn=True) for f in funcs]
+    hdr += ["", "/* One slot per entry point: what a backend (the local loader, later a remote rank) offers. */",
+            "struct sluice_cl_api {"]
+    hdr += [f"    sluice_cl_pfn_{f.name} {f.name};" for f in funcs]
+    hdr += ["};", "", "#endif"]
+    write(os.path.join(outdir, "cl", "api.h"), "\n".join(hdr) + "\n")
+
+    srt = sorted(funcs, key=lambda f: f.name)
+    nm = ["/* Generated by runtime/cl/gen_wrappers.py: do not edit. Sorted by name for bsearch. */",
+          '#include "cl/names.h"', "",
+          "const struct sluice_cl_name sluice_cl_names[SLUICE_CL_FN_COUNT] = {"]
+    nm += [f'    {{"{f.name}", SLUICE_CL_FN_{f.name}, offsetof(struct sluice_cl_api, {f.name})}},' for f in srt]
+    nm += ["};", ""]
+    write(os.path.join(outdir, "cl", "names.c"), "\n".join(nm))
+
+    w = ["/* Generated by runtime/cl/gen_wrappers.py from the installed OpenCL headers: do not edit.",
+         " * One exported wrapper per entry point; see runtime/cl/wrap.h for the helpers they use. */",
+         '#include "cl/wrap.h"', ""]
+    for f in funcs:
+        if f.name not in MANUAL:
+            w.append(gen_wrapper(f))
+    write(os.path.join(outdir, "cl", "wrappers.c"), "\n".join(w))
+
+    dp = ["/* Generated by runtime/cl/gen_wrappers.py: do not edit.",
+          " * The cl_khr_icd dispatch table at the head of every sluice handle (an ICD loader that is",
+          " * handed one of them lands back in sluice), and the name -> wrapper table. */",
+          '#include "cl/wrap.h"', "",
+          "const struct _cl_icd_dispatch sluice_cl_icd_dispatch = {"]
+    for fld in fields:
+        if fld in names:
+            dp.append(f"    .{fld} = (__typeof__(((struct _cl_icd_dispatch *)0)->{fld}))(void (*)(void)){fld},")
+    dp += ["};", "", "/* Indexed by sluice_cl_fn_id. */",
+           "void (*const sluice_cl_wrappers[SLUICE_CL_FN_COUNT])(void) = {"]
+    dp += [f"    [SLUICE_CL_FN_{f.name}] = (void (*)(void)){f.name}," for f in funcs]
+    dp += ["};", ""]
+    write(os.path.join(outdir, "cl", "dispatch.c"), "\n".join(dp))
+
+
+def write(path, text):
+    # Rewrite only on change, so that a re-run does not rebuild the library.
+    try:
+        with open(path) as fh:
+            if fh.read() == text:
+                return
+    except OSError:
+        pass
+    with open(path, "w") as fh:
+        fh.write(text)
+
+
+if __name__ == "__main__":
+    main()

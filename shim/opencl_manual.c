@@ -1,0 +1,354 @@
+/* The OpenCL entry points that cannot be generated: those that return arrays of new objects
+ * (platforms, devices, sub-devices, kernels), those that hand out function pointers
+ * (clGetExtensionFunctionAddress*), clSetKernelArg (memory objects hide inside the value) and
+ * queue creation (profiling added for the trace). Everything else is in the generated
+ * cl/wrappers.c. Each forwards untouched when SLUICE_OPENCL=off. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl/names.h"
+#include "cl/wrap.h"
+
+extern void (*const sluice_cl_wrappers[SLUICE_CL_FN_COUNT])(void);
+
+/* Loader functions outside the headers that take no OpenCL objects, so the loader's own can be
+ * handed out (clinfo prints the loader's identity through it). */
+static const char *const handle_free_loader_functions[] = {"clGetICDLoaderInfoOCLICD"};
+
+#define TRACE_BEGIN()                                  \
+    const bool tr_ = sluice_trace_active();            \
+    const uint64_t t0_ = tr_ ? sluice_now_ns() : 0
+#define TRACE_END(fn, code, obj)                       \
+    do {                                               \
+        if (tr_)                                       \
+            sluice_cl_trace_call(SLUICE_CL_FN_##fn, t0_, (code), (obj)); \
+    } while (0)
+
+/* ---- platforms and devices ---------------------------------------------------------------- */
+
+static struct sluice_cl_obj *platform_handle(cl_platform_id real)
+{
+    return sluice_cl_wrap_persistent(SLUICE_CL_PLATFORM, real, NULL, sluice_cl_platform_backend(real));
+}
+
+static cl_int list_platforms(sluice_cl_pfn_clGetPlatformIDs fn, cl_uint num_entries,
+                             cl_platform_id *platforms, cl_uint *num_platforms)
+{
+    if (fn == NULL)
+        return CL_PLATFORM_NOT_FOUND_KHR; /* what a loader with no ICD says */
+    if (platforms == NULL || num_entries == 0)
+        return fn(num_entries, platforms, num_platforms);
+    cl_platform_id *tmp = calloc(num_entries, sizeof *tmp);
+    if (tmp == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    cl_uint total = 0;
+    cl_int ret = fn(num_entries, tmp, &total);
+    if (ret == CL_SUCCESS) {
+        cl_uint n = total < num_entries ? total : num_entries;
+        for (cl_uint i = 0; i < n; i++)
+            platforms[i] = (cl_platform_id)platform_handle(tmp[i]);
+    }
+    if (num_platforms != NULL && ret == CL_SUCCESS)
+        *num_platforms = total;
+    free(tmp);
+    return ret;
+}
+
+SLUICE_EXPORT cl_int CL_API_CALL clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms,
+                                                  cl_uint *num_platforms)
+{
+    sluice_cl_pfn_clGetPlatformIDs fn = (sluice_cl_on(), sluice_cl_raw_api()->clGetPlatformIDs);
+    if (!sluice_cl_on())
+        return fn ? fn(num_entries, platforms, num_platforms) : CL_PLATFORM_NOT_FOUND_KHR;
+    TRACE_BEGIN();
+    cl_int ret = list_platforms(fn, num_entries, platforms, num_platforms);
+    TRACE_END(clGetPlatformIDs, ret, NULL);
+    return ret;
+}
+
+SLUICE_EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id *platforms,
+                                                        cl_uint *num_platforms)
+{
+    sluice_cl_pfn_clIcdGetPlatformIDsKHR fn = (sluice_cl_on(), sluice_cl_raw_api()->clIcdGetPlatformIDsKHR);
+    if (!sluice_cl_on())
+        return fn ? fn(num_entries, platforms, num_platforms) : CL_PLATFORM_NOT_FOUND_KHR;
+    TRACE_BEGIN();
+    cl_int ret = list_platforms(fn, num_entries, platforms, num_platforms);
+    TRACE_END(clIcdGetPlatformIDsKHR, ret, NULL);
+    return ret;
+}
+
+/* A root device's handle; its platform comes from the backend when the caller named none. */
+static struct sluice_cl_obj *device_handle(cl_device_id real, struct sluice_cl_obj *platform)
+{
+    struct sluice_cl_obj *known = sluice_cl_find(real);
+    if (known != NULL && known->kind == SLUICE_CL_DEVICE && !(known->flags & SLUICE_CL_F_PROVISIONAL))
+        return known;
+    if (platform == NULL) {
+        cl_platform_id rp = NULL;
+        const struct sluice_cl_api *api = sluice_cl_raw_api();
+        if (api->clGetDeviceInfo != NULL &&
+            api->clGetDeviceInfo(real, CL_DEVICE_PLATFORM, sizeof rp, &rp, NULL) == CL_SUCCESS)
+            platform = platform_handle(rp);
+    }
+    return sluice_cl_wrap_persistent(SLUICE_CL_DEVICE, real, platform, sluice_cl_backend_of(platform));
+}
+
+SLUICE_EXPORT cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type,
+                                                cl_uint num_entries, cl_device_id *devices,
+                                                cl_uint *num_devices)
+{
+    if (!sluice_cl_on()) {
+        sluice_cl_pfn_clGetDeviceIDs raw = sluice_cl_raw_api()->clGetDeviceIDs;
+        return raw ? raw(platform, device_type, num_entries, devices, num_devices) : CL_INVALID_PLATFORM;
+    }
+    struct sluice_cl_obj *p = sluice_cl_valid(platform, SLUICE_CL_PLATFORM);
+    sluice_cl_pfn_clGetDeviceIDs fn = sluice_cl_backend_of(p)->api.clGetDeviceIDs;
+    if (fn == NULL)
+        return CL_INVALID_PLATFORM;
+    TRACE_BEGIN();
+    cl_platform_id rp = (cl_platform_id)sluice_cl_in(platform, SLUICE_CL_PLATFORM);
+    cl_int ret;
+    if (devices == NULL || num_entries == 0) {
+        ret = fn(rp, device_type, num_entries, devices, num_devices);
+    } else {
+        cl_device_id *tmp = calloc(num_entries, sizeof *tmp);
+        cl_uint total = 0;
+        ret = tmp ? fn(rp, device_type, num_entries, tmp, &total) : CL_OUT_OF_HOST_MEMORY;
+        if (ret == CL_SUCCESS) {
+            cl_uint n = total < num_entries ? total : num_entries;
+            for (cl_uint i = 0; i < n; i++)
+                devices[i] = (cl_device_id)device_handle(tmp[i], p);
+            if (num_devices != NULL)
+                *num_devices = total;
+        }
+        free(tmp);
+    }
+    TRACE_END(clGetDeviceIDs, ret, p);
+    return ret;
+}
+
+/* clCreateSubDevices and its EXT ancestor: new, reference-counted devices. */
+#define CREATE_SUB_DEVICES(fn_name, prop_type)                                                     \
+    SLUICE_EXPORT cl_int CL_API_CALL fn_name(cl_device_id in_device, const prop_type *properties,   \
+                                             cl_uint num_entries, cl_device_id *out_devices,       \
+                                             cl_uint *num_devices)                                 \
+    {                                                                                              \
+        if (!sluice_cl_on()) {                                                                     \
+            sluice_cl_pfn_##fn_name raw = sluice_cl_raw_api()->fn_name;                            \
+            return raw ? raw(in_device, properties, num_entries, out_devices, num_devices)         \
+                       : CL_INVALID_OPERATION;                                                     \
+        }                                                                                          \
+        struct sluice_cl_obj *d = sluice_cl_valid(in_device, SLUICE_CL_DEVICE);                   \
+        const struct sluice_cl_backend *be = sluice_cl_backend_of(d);                              \
+        if (be->api.fn_name == NULL)                                                               \
+            return CL_INVALID_OPERATION;                                                           \
+        TRACE_BEGIN();                                                                             \
+        cl_device_id rd = (cl_device_id)sluice_cl_in(in_device, SLUICE_CL_DEVICE);                 \
+        cl_int ret;                                                                                \
+        if (out_devices == NULL || num_entries == 0) {                                             \
+            ret = be->api.fn_name(rd, properties, num_entries, out_devices, num_devices);          \
+        } else {                                                                                   \
+            cl_device_id *tmp = calloc(num_entries, sizeof *tmp);                                  \
+            cl_uint total = 0;                                                                     \
+            ret = tmp ? be->api.fn_name(rd, properties, num_entries, tmp, &total)                  \
+                      : CL_OUT_OF_HOST_MEMORY;                                                     \
+            if (ret == CL_SUCCESS) {                                                               \
+                cl_uint n = total < num_entries ? total : num_entries;                             \
+                for (cl_uint i = 0; i < n; i++)                                                    \
+                    out_devices[i] = (cl_device_id)sluice_cl_wrap_new(SLUICE_CL_DEVICE, tmp[i], d, be); \
+                if (num_devices != NULL)                                                           \
+                    *num_devices = total;                                                          \
+            }                                                                                      \
+            free(tmp);                                                                             \
+        }                                                                                          \
+        TRACE_END(fn_name, ret, d);                                                                \
+        return ret;                                                                                \
+    }
+CREATE_SUB_DEVICES(clCreateSubDevices, cl_device_partition_property)
+CREATE_SUB_DEVICES(clCreateSubDevicesEXT, cl_device_partition_property_ext)
+
+SLUICE_EXPORT cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
+                                                          cl_kernel *kernels, cl_uint *num_kernels_ret)
+{
+    if (!sluice_cl_on()) {
+        sluice_cl_pfn_clCreateKernelsInProgram raw = sluice_cl_raw_api()->clCreateKernelsInProgram;
+        return raw ? raw(program, num_kernels, kernels, num_kernels_ret) : CL_INVALID_PROGRAM;
+    }
+    struct sluice_cl_obj *p = sluice_cl_valid(program, SLUICE_CL_PROGRAM);
+    const struct sluice_cl_backend *be = sluice_cl_backend_of(p);
+    if (be->api.clCreateKernelsInProgram == NULL)
+        return CL_INVALID_PROGRAM;
+    TRACE_BEGIN();
+    cl_program rp = (cl_program)sluice_cl_in(program, SLUICE_CL_PROGRAM);
+    cl_int ret;
+    if (kernels == NULL || num_kernels == 0) {
+        ret = be->api.clCreateKernelsInProgram(rp, num_kernels, kernels, num_kernels_ret);
+    } else {
+        cl_kernel *tmp = calloc(num_kernels, sizeof *tmp);
+        cl_uint total = 0;
+        ret = tmp ? be->api.clCreateKernelsInProgram(rp, num_kernels, tmp, &total) : CL_OUT_OF_HOST_MEMORY;
+        if (ret == CL_SUCCESS) {
+            cl_uint n = total < num_kernels ? total : num_kernels;
+            for (cl_uint i = 0; i < n; i++)
+                kernels[i] = (cl_kernel)sluice_cl_wrap_new(SLUICE_CL_KERNEL, tmp[i], p, be);
+            if (num_kernels_ret != NULL)
+                *num_kernels_ret = total;
+        }
+        free(tmp);
+    }
+    TRACE_END(clCreateKernelsInProgram, ret, p);
+    return ret;
+}
+
+/* ---- extension functions ------------------------------------------------------------------ */
+
+/* The pointer the program gets for `name`, given what the loader or vendor answered: sluice's
+ * wrapper for every function it knows (so handles are translated), the loader's own for its
+ * handle-free functions, and NULL otherwise, because a vendor function handed sluice's handles
+ * would misread them. */
+static void *extension_pointer(const char *name, void *real)
+{
+    if (real == NULL || name == NULL)
+        return NULL;
+    const struct sluice_cl_name *n = sluice_cl_name_find(name);
+    if (n != NULL) {
+        sluice_cl_loader_backend_learn(n, real);
+        return (void *)sluice_cl_wrappers[n->id];
+    }
+    for (size_t i = 0; i < sizeof handle_free_loader_functions / sizeof handle_free_loader_functions[0]; i++)
+        if (strcmp(name, handle_free_loader_functions[i]) == 0)
+            return real;
+    return NULL;
+}
+
+SLUICE_EXPORT void *CL_API_CALL clGetExtensionFunctionAddressForPlatform(cl_platform_id platform,
+                                                                         const char *func_name)
+{
+    int on = sluice_cl_on();
+    struct sluice_cl_obj *p = on ? sluice_cl_valid(platform, SLUICE_CL_PLATFORM) : NULL;
+    sluice_cl_pfn_clGetExtensionFunctionAddressForPlatform fn =
+        sluice_cl_backend_of(p)->api.clGetExtensionFunctionAddressForPlatform;
+    if (fn == NULL)
+        return NULL;
+    if (!on)
+        return fn(platform, func_name);
+    TRACE_BEGIN();
+    void *ret = extension_pointer(func_name, fn((cl_platform_id)sluice_cl_in(platform, SLUICE_CL_PLATFORM), func_name));
+    TRACE_END(clGetExtensionFunctionAddressForPlatform, ret ? CL_SUCCESS : CL_INVALID_VALUE, p);
+    return ret;
+}
+
+SLUICE_EXPORT void *CL_API_CALL clGetExtensionFunctionAddress(const char *func_name)
+{
+    int on = sluice_cl_on();
+    sluice_cl_pfn_clGetExtensionFunctionAddress fn = sluice_cl_raw_api()->clGetExtensionFunctionAddress;
+    if (fn == NULL)
+        return NULL;
+    if (!on)
+        return fn(func_name);
+    TRACE_BEGIN();
+    void *ret = extension_pointer(func_name, fn(func_name));
+    TRACE_END(clGetExtensionFunctionAddress, ret ? CL_SUCCESS : CL_INVALID_VALUE, NULL);
+    return ret;
+}
+
+/* ---- kernel arguments --------------------------------------------------------------------- */
+
+SLUICE_EXPORT cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
+                                                const void *arg_value)
+{
+    if (!sluice_cl_on()) {
+        sluice_cl_pfn_clSetKernelArg raw = sluice_cl_raw_api()->clSetKernelArg;
+        return raw ? raw(kernel, arg_index, arg_size, arg_value) : CL_INVALID_KERNEL;
+    }
+    struct sluice_cl_obj *k = sluice_cl_valid(kernel, SLUICE_CL_KERNEL);
+    sluice_cl_pfn_clSetKernelArg fn = sluice_cl_backend_of(k)->api.clSetKernelArg;
+    if (fn == NULL)
+        return CL_INVALID_KERNEL;
+    TRACE_BEGIN();
+    void *tmp;
+    const void *value = sluice_cl_kernel_arg_value(k, arg_index, arg_size, arg_value, &tmp);
+    cl_int ret = fn(k ? (cl_kernel)k->real : kernel, arg_index, arg_size, value);
+    TRACE_END(clSetKernelArg, ret, k);
+    return ret;
+}
+
+/* ---- command queues ----------------------------------------------------------------------- */
+
+SLUICE_EXPORT cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context context, cl_device_id device,
+                                                                cl_command_queue_properties properties,
+                                                                cl_int *errcode_ret)
+{
+    if (!sluice_cl_on()) {
+        sluice_cl_pfn_clCreateCommandQueue raw = sluice_cl_raw_api()->clCreateCommandQueue;
+        if (raw == NULL) {
+            if (errcode_ret) *errcode_ret = CL_INVALID_CONTEXT;
+            return NULL;
+        }
+        return raw(context, device, properties, errcode_ret);
+    }
+    struct sluice_cl_obj *c = sluice_cl_valid(context, SLUICE_CL_CONTEXT);
+    const struct sluice_cl_backend *be = sluice_cl_backend_of(c);
+    cl_int err = CL_INVALID_CONTEXT;
+    cl_command_queue q = NULL;
+    TRACE_BEGIN();
+    if (be->api.clCreateCommandQueue != NULL) {
+        bool forced = sluice_trace_active() && !(properties & CL_QUEUE_PROFILING_ENABLE);
+        cl_command_queue real = be->api.clCreateCommandQueue(
+            (cl_context)sluice_cl_in(context, SLUICE_CL_CONTEXT), (cl_device_id)sluice_cl_in(device, SLUICE_CL_DEVICE),
+            properties | (forced ? CL_QUEUE_PROFILING_ENABLE : 0), &err);
+        if (real != NULL) {
+            struct sluice_cl_obj *h = sluice_cl_queue_wrap(real, c, sluice_cl_valid(device, SLUICE_CL_DEVICE), NULL, forced);
+            if (h != NULL)
+                h->u.queue.app_props = properties;
+            else
+                err = CL_OUT_OF_HOST_MEMORY;
+            q = (cl_command_queue)h;
+        }
+    }
+    if (errcode_ret != NULL)
+        *errcode_ret = err;
+    TRACE_END(clCreateCommandQueue, err, c);
+    return q;
+}
+
+#define CREATE_QUEUE_WITH_PROPERTIES(fn_name, prop_type)                                           \
+    SLUICE_EXPORT cl_command_queue CL_API_CALL fn_name(cl_context context, cl_device_id device,    \
+                                                       const prop_type *properties, cl_int *errcode_ret) \
+    {                                                                                              \
+        if (!sluice_cl_on()) {                                                                     \
+            sluice_cl_pfn_##fn_name raw = sluice_cl_raw_api()->fn_name;                            \
+            if (raw == NULL) {                                                                     \
+                if (errcode_ret) *errcode_ret = CL_INVALID_CONTEXT;                                \
+                return NULL;                                                                       \
+            }                                                                                      \
+            return raw(context, device, properties, errcode_ret);                                  \
+        }                                                                                          \
+        struct sluice_cl_obj *c = sluice_cl_valid(context, SLUICE_CL_CONTEXT);                     \
+        const struct sluice_cl_backend *be = sluice_cl_backend_of(c);                              \
+        cl_int err = CL_INVALID_CONTEXT;                                                           \
+        cl_command_queue q = NULL;                                                                 \
+        TRACE_BEGIN();                                                                             \
+        if (be->api.fn_name != NULL) {                                                             \
+            cl_queue_properties buf[64];                                                           \
+            bool forced = false;                                                                   \
+            const cl_queue_properties *props =                                                     \
+                sluice_cl_queue_props_for_backend(properties, buf, 64, &forced);                   \
+            cl_command_queue real = be->api.fn_name((cl_context)sluice_cl_in(context, SLUICE_CL_CONTEXT), \
+                                                    (cl_device_id)sluice_cl_in(device, SLUICE_CL_DEVICE), \
+                                                    props, &err);                                  \
+            if (real != NULL) {                                                                    \
+                q = (cl_command_queue)sluice_cl_queue_wrap(real, c, sluice_cl_valid(device, SLUICE_CL_DEVICE), \
+                                                           properties, forced);                    \
+                if (q == NULL)                                                                     \
+                    err = CL_OUT_OF_HOST_MEMORY;                                                   \
+            }                                                                                      \
+        }                                                                                          \
+        if (errcode_ret != NULL)                                                                   \
+            *errcode_ret = err;                                                                    \
+        TRACE_END(fn_name, err, c);                                                                \
+        return q;                                                                                  \
+    }
+CREATE_QUEUE_WITH_PROPERTIES(clCreateCommandQueueWithProperties, cl_queue_properties)
+CREATE_QUEUE_WITH_PROPERTIES(clCreateCommandQueueWithPropertiesKHR, cl_queue_properties_khr)
