@@ -1,7 +1,7 @@
 /* The trace core's life in a preloaded process: started by a constructor from the
  * configuration (SLUICE_TRACE_DIR, SLUICE_DEBUG, SLUICE_TRACE_LIMIT, SLUICE_BACKTRACE),
- * written by a destructor that runs after every other part's (init_order.h), and written
- * from fatal-signal handlers too. With neither SLUICE_TRACE_DIR nor SLUICE_DEBUG set, the
+ * written at exit after every other part's destructor (see trace_at_exit), and written from
+ * fatal-signal handlers too. With neither SLUICE_TRACE_DIR nor SLUICE_DEBUG set, the
  * constructor returns at once: nothing is allocated, no handler is installed. */
 #include <pthread.h>
 #include <signal.h>
@@ -79,10 +79,20 @@ static void fork_child(void)
                          (uint64_t)sluice_trace_g.ppid, 0);
 }
 
-static void remember_exit_status(int status, void *arg)
+/* The file is written from an on_exit() handler, not from the destructor: ld.so registers
+ * the destructors' runner (_dl_fini) after our constructor, so at exit() our on_exit handler
+ * runs after every library destructor, other parts' at-exit work included, and it alone
+ * learns the exit status. The destructor is the fallback for an unload without exit(). */
+static bool exit_handler_registered;
+
+static void trace_at_exit(int status, void *arg)
 {
     (void)arg;
+    if (!sluice_trace_enabled)
+        return;
     sluice_trace_g.exit_status = status;
+    sluice_trace_instant(SLUICE_EV_PROCESS_EXIT, (uint64_t)(int64_t)status, 0, 0);
+    sluice_trace_dump(0);
 }
 
 __attribute__((constructor(SLUICE_PRIO_TRACE))) static void sluice_trace_init(void)
@@ -108,14 +118,14 @@ __attribute__((constructor(SLUICE_PRIO_TRACE))) static void sluice_trace_init(vo
         install_signal_handlers();
     }
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    on_exit(remember_exit_status, NULL);
+    exit_handler_registered = on_exit(trace_at_exit, NULL) == 0;
     sluice_trace_instant(SLUICE_EV_PROCESS_START, (uint64_t)sluice_trace_g.pid,
                          (uint64_t)sluice_trace_g.ppid, (uint64_t)sluice_trace_g.size);
 }
 
 __attribute__((destructor(SLUICE_PRIO_TRACE))) static void sluice_trace_fini(void)
 {
-    if (!sluice_trace_enabled)
+    if (!sluice_trace_enabled || exit_handler_registered)
         return;
     sluice_trace_instant(SLUICE_EV_PROCESS_EXIT, (uint64_t)(int64_t)sluice_trace_g.exit_status, 0, 0);
     sluice_trace_dump(0);
