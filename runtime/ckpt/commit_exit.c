@@ -1,0 +1,201 @@
+/* Commit engine start-up and exit: the engine starts on the first captured close (or read,
+ * or exit), and at exit everything staged is committed before the process ends.
+ *
+ * The exit flush is collective-ish: a rank cannot know how many "member closed" notices are
+ * still travelling to the homes it serves, so every rank first adds up what it sent to each
+ * home (MPI_Reduce_scatter_block); each home then waits for exactly that many notices, commits
+ * every pending set at once and reports quiet. A rank leaves when its home duties are quiet,
+ * its own members are committed (or failed) and its messages are delivered; a final
+ * MPI_Allreduce shares the worst error so that every rank of a failed job exits non-zero. */
+#include "ckpt/commit_internal.h"
+
+#include "ckpt/capture.h"
+#include "ckpt/pattern.h"
+#include "common/init_order.h"
+#include "common/log.h"
+#include "config/config.h"
+#include "mpi/roles.h"
+#include "progress/progress.h"
+
+#include <errno.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const struct commit_member *commit_members_first_failed(void); /* commit_member.c */
+MPI_Comm commit_transport_comm(void);                         /* commit_msg.c */
+void commit_home_reset_counts(void);                          /* commit_home.c */
+
+static struct sluice_pattern_set patterns;
+static int engine_enabled;
+static int flush_failed; /* -errno of a failed exit flush: never retried alone */
+static char flush_message[3 * PATH_MAX + 256];
+
+int commit_key_of(const char *path, char *key, size_t cap)
+{
+    int rank;
+    if (!engine_enabled || cap < strlen(path) + 2)
+        return -ENOENT;
+    return sluice_pattern_match(&patterns, path, &rank, key, cap) ? 0 : -ENOENT;
+}
+
+static int commit_poll(void *arg)
+{
+    (void)arg;
+    return commit_transport_poll() + commit_home_poll();
+}
+
+int commit_ensure_started(void)
+{
+    pthread_mutex_lock(&commit_g.lock);
+    int rc = 0;
+    if (!commit_g.started) {
+        rc = commit_transport_start();
+        if (rc == 0) {
+            commit_g.poller_id = sluice_progress_add_poller(commit_poll, NULL);
+            commit_g.started = 1;
+        }
+    }
+    pthread_mutex_unlock(&commit_g.lock);
+    return rc;
+}
+
+static uint64_t final_expected_arg;
+static void go_final(void *arg) { commit_home_final(*(uint64_t *)arg); }
+static void go_stop(void *arg)
+{
+    (void)arg;
+    commit_transport_stop();
+    commit_home_reset_counts();
+    pthread_mutex_lock(&commit_g.lock);
+    memset(commit_g.closed_sent, 0, sizeof(uint64_t));
+    pthread_mutex_unlock(&commit_g.lock);
+}
+
+static void wait_quiet(void)
+{
+    pthread_mutex_lock(&commit_g.lock);
+    while (!(commit_home_quiet() && commit_members_quiet() && !commit_transport_busy())) {
+        /* Quiet is decided on the progress thread without a signal: look again shortly. */
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_nsec += 2000000;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&commit_g.cv, &commit_g.lock, &dl);
+    }
+    pthread_mutex_unlock(&commit_g.lock);
+}
+
+int sluice_commit_flush_all(void)
+{
+    if (!engine_enabled)
+        return 0;
+    if (flush_failed)
+        return flush_failed;
+    sluice_capture_close_all();
+    /* Even a rank that staged nothing takes part: others may be waiting for it. */
+    int rc = commit_ensure_started();
+    if (rc)
+        return rc;
+
+    pthread_mutex_lock(&commit_g.lock);
+    commit_members_retry();
+    int use_mpi = commit_g.use_mpi;
+    uint64_t *sent = malloc((size_t)commit_g.size * sizeof(uint64_t));
+    if (sent)
+        memcpy(sent, commit_g.closed_sent, (size_t)commit_g.size * sizeof(uint64_t));
+    pthread_mutex_unlock(&commit_g.lock);
+    if (!sent)
+        return -ENOMEM;
+
+    uint64_t expected = sent[0];
+    MPI_Comm comm = use_mpi ? commit_transport_comm() : MPI_COMM_NULL;
+    if (use_mpi)
+        MPI_Reduce_scatter_block(sent, &expected, 1, MPI_UINT64_T, MPI_SUM, comm);
+    free(sent);
+    final_expected_arg = expected;
+    sluice_progress_post(go_final, &final_expected_arg);
+    sluice_progress_wake();
+    wait_quiet();
+
+    pthread_mutex_lock(&commit_g.lock);
+    int err = commit_members_error();
+    const struct commit_member *bad = commit_members_first_failed();
+    if (bad)
+        snprintf(flush_message, sizeof flush_message,
+                 "checkpoint commit failed for %s: %s; staged data kept in %s for "
+                 "`sluice-ckpt recover`",
+                 bad->m.path, strerror(-bad->err), bad->m.stage_path);
+    pthread_mutex_unlock(&commit_g.lock);
+
+    int worst = err;
+    if (use_mpi) {
+        MPI_Allreduce(&err, &worst, 1, MPI_INT, MPI_MIN, comm);
+        wait_quiet(); /* answers to late requests of other ranks are delivered */
+    }
+    if (worst && !flush_message[0])
+        snprintf(flush_message, sizeof flush_message,
+                 "checkpoint commit failed on another rank: %s; staged data kept for "
+                 "`sluice-ckpt recover`",
+                 strerror(-worst));
+    /* From now on this process commits alone (e.g. files closed after MPI_Finalize). */
+    sluice_progress_post(go_stop, NULL);
+    sluice_progress_drain();
+    flush_failed = worst;
+    return worst;
+}
+
+/* A forked child owns none of its parent's members, requests or home duties, has no
+ * progress thread and must not touch the parent's MPI: it starts from scratch on first use. */
+void commit_member_forget_all(void);  /* commit_member.c */
+void commit_home_forget_all(void);    /* commit_home.c */
+void commit_transport_forget(void);   /* commit_msg.c */
+static void commit_after_fork_child(void)
+{
+    pthread_mutex_init(&commit_g.lock, NULL);
+    pthread_cond_init(&commit_g.cv, NULL);
+    commit_g.started = 0;
+    commit_g.use_mpi = 0;
+    commit_g.rank = 0;
+    commit_g.size = 1;
+    commit_g.closed_sent = NULL;
+    commit_member_forget_all();
+    commit_home_forget_all();
+    commit_transport_forget();
+    flush_failed = 0;
+}
+
+static void on_finalize(void)
+{
+    sluice_commit_flush_all();
+}
+
+__attribute__((constructor(SLUICE_PRIO_CKPT))) static void commit_init(void)
+{
+    if (!sluice_config.CAPTURE || !sluice_config.CAPTURE[0])
+        return;
+    char cwd[PATH_MAX], err[512];
+    if (!getcwd(cwd, sizeof cwd))
+        return;
+    /* Capture validates the patterns and reports errors; a failure here just disables reads. */
+    if (sluice_pattern_compile(&patterns, sluice_config.CAPTURE, cwd, err, sizeof err) != 0)
+        return;
+    commit_fs_install_container_io();
+    pthread_atfork(NULL, NULL, commit_after_fork_child);
+    engine_enabled = 1;
+    sluice_mpi_on_finalize(on_finalize);
+}
+
+__attribute__((destructor(SLUICE_PRIO_CKPT))) static void commit_fini(void)
+{
+    if (!engine_enabled)
+        return;
+    int rc = sluice_commit_flush_all();
+    if (rc)
+        sluice_fatal(1, "%s", flush_message[0] ? flush_message : strerror(-rc));
+}
