@@ -315,3 +315,22 @@ bool sluice_pattern_match_dir(const struct sluice_pattern_set *set, const char *
     }
     return false;
 }
+
+bool sluice_pattern_match_parent(const struct sluice_pattern_set *set, const char *absdir)
+{
+    for (int i = 0; i < set->count; i++) {
+        const char *h = set->pat[i].head_glob;
+        const char *slash = strrchr(h, '/');
+        if (slash == NULL)
+            continue;
+        char dir[PATH_MAX];
+        size_t n = slash == h ? 1 : (size_t)(slash - h);
+        if (n >= sizeof dir)
+            continue;
+        memcpy(dir, h, n);
+        dir[n] = '\0';
+        if (fnmatch(dir, absdir, FNM_PATHNAME) == 0)
+            return true;
+    }
+    return false;
+}

@@ -66,6 +66,10 @@ bool sluice_pattern_match(const struct sluice_pattern_set *set, const char *absp
  * component ("/run/rank3" or "/run/rank3/sub" for "/run/rank%r/sub/ckpt.dat"). */
 bool sluice_pattern_match_dir(const struct sluice_pattern_set *set, const char *abspath, int *rank);
 
+/* True if directory `absdir` may directly hold members or per-rank directories of a pattern
+ * (the folder part of the pattern before its %r component matches it). */
+bool sluice_pattern_match_parent(const struct sluice_pattern_set *set, const char *absdir);
+
 /* Joins cwd and path and normalizes lexically ("//", "/./", "/x/.."); no syscalls, symlinks
  * are not resolved. Returns the length, or -1 if the result does not fit in cap. */
 int sluice_path_absolute(const char *cwd, const char *path, char *out, size_t cap);

@@ -195,6 +195,15 @@ static inline int sluice_stage_meta_parse(const char *buf, size_t len, struct sl
  * Returns NULL (errno set) if it cannot be created. */
 const char *sluice_stage_dir(void);
 
+/* Creates a new staged member: writes its sidecar (state open, size 0) and then its empty data
+ * file. Fills stage_path (PATH_MAX) and meta_path (PATH_MAX). Returns an O_RDWR|O_CLOEXEC
+ * descriptor on the data file, or -errno (ENOSPC, EACCES on the stage folder...). */
+int sluice_stage_create(const struct sluice_staged_member *m, char *stage_path, char *meta_path);
+/* Rewrites the sidecar atomically (temporary name + rename). 0 or -errno. */
+int sluice_stage_write_meta(const char *meta_path, const struct sluice_stage_meta *sm);
+/* Removes a staged member that will never be committed (unlinked before its last close). */
+void sluice_stage_remove(const char *stage_path, const char *meta_path);
+
 #ifdef __cplusplus
 }
 #endif

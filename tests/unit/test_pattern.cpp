@@ -188,6 +188,17 @@ TEST(PatternHostile, OddPathsNeverMatchWrongly)
     EXPECT_EQ(bracket.match("ckpt.5"), "5 /run/ckpt.%r");
 }
 
+TEST(PatternParent, FoldersThatHoldMembers)
+{
+    Set p("chk_*/rank_%r.bin:rank%r/ckpt.dat:/abs/ckpt.%r");
+    ASSERT_EQ(p.rc, 0) << p.err;
+    EXPECT_TRUE(sluice_pattern_match_parent(&p.s, "/run/chk_10"));
+    EXPECT_TRUE(sluice_pattern_match_parent(&p.s, "/run"));  // holds the rank%r folders
+    EXPECT_TRUE(sluice_pattern_match_parent(&p.s, "/abs"));
+    EXPECT_FALSE(sluice_pattern_match_parent(&p.s, "/run/chk_10/x"));
+    EXPECT_FALSE(sluice_pattern_match_parent(&p.s, "/etc"));
+}
+
 TEST(PathAbsolute, NormalizesLexically)
 {
     char out[64];

@@ -1,0 +1,107 @@
+/* Checkpoint capture, the interception side: the engine behind shim/posix.c, shim/stdio.c,
+ * shim/names.c and shim/dirs.c.
+ *
+ * A captured file (a path matching SLUICE_CAPTURE, see pattern.h) is backed by a real staging
+ * file (stage.h); the program's descriptors point at it, so every data call is the kernel's and
+ * is not wrapped. Capture intercepts only the calls that name a path, create or drop
+ * descriptors (open family, dup family, close, fclose, freopen), fsync, and the namespace
+ * calls (stat, access, unlink, rename, mkdir, directory listings).
+ *
+ * Every entry point here returns SLUICE_CAPTURE_PASS when the call is not capture's business;
+ * the wrapper then calls the real function with its original arguments, untouched. Otherwise
+ * the return value is the call's result and errno is set as the real call would set it. */
+#ifndef SLUICE_CKPT_CAPTURE_H
+#define SLUICE_CKPT_CAPTURE_H
+
+#include <dirent.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SLUICE_CAPTURE_PASS (-1000) /* not a captured path or descriptor: call the real one */
+
+/* True once SLUICE_CAPTURE is set and compiled (constructor at SLUICE_PRIO_CKPT). */
+extern bool sluice_capture_enabled;
+/* Per-thread re-entrancy depth: calls made by sluice itself (capture's own file work, the
+ * commit engine, stdio inside the library) pass through untouched while it is non-zero. */
+extern __thread int sluice_capture_guard __attribute__((tls_model("initial-exec")));
+/* fd -> captured member; NULL when not captured. Lock-free lookups (atomic loads). */
+extern struct sluice_capture_member *_Atomic *sluice_capture_fdtab;
+extern int sluice_capture_fdtab_size;
+
+/* The fast test every wrapper makes first. */
+static inline bool sluice_capture_on(void)
+{
+    return __builtin_expect(sluice_capture_enabled, 0) && sluice_capture_guard == 0;
+}
+static inline bool sluice_capture_fd_tracked(int fd)
+{
+    return fd >= 0 && fd < sluice_capture_fdtab_size &&
+           atomic_load_explicit(&sluice_capture_fdtab[fd], memory_order_acquire) != NULL;
+}
+
+/* Guard helpers for sluice's own I/O (also used by the commit engine when it touches files
+ * through wrapped calls). */
+static inline void sluice_capture_guard_enter(void) { sluice_capture_guard++; }
+static inline void sluice_capture_guard_leave(void) { sluice_capture_guard--; }
+
+/* ---- descriptors (capture_open.c, capture_fd.c) ----------------------------------------- */
+
+/* open/openat/creat and their 64 and fortify forms. dirfd is AT_FDCWD for the non-at forms. */
+int sluice_capture_openat(int dirfd, const char *path, int flags, mode_t mode);
+/* fopen/fopen64; freopen/freopen64 (path may be NULL: then PASS unless the stream is captured). */
+FILE *sluice_capture_fopen(const char *path, const char *mode, bool *handled);
+FILE *sluice_capture_freopen(const char *path, const char *mode, FILE *stream, bool *handled);
+int sluice_capture_fclose(FILE *stream);   /* PASS if the stream's fd is not captured */
+int sluice_capture_close(int fd);          /* PASS if fd is not captured */
+/* After the real dup/dup2/dup3/fcntl(F_DUPFD*) returned newfd for oldfd (newfd's previous
+ * open file, if captured, was implicitly closed by dup2/dup3). */
+void sluice_capture_dup_done(int oldfd, int newfd, bool replaced);
+int sluice_capture_fsync(int fd);          /* PASS if fd is not captured */
+
+/* ---- names (capture_names.c) ------------------------------------------------------------- */
+
+/* stat family: fills a struct stat (statx callers convert). flags: AT_SYMLINK_NOFOLLOW,
+ * AT_EMPTY_PATH as for fstatat. */
+int sluice_capture_stat(int dirfd, const char *path, struct stat *st, int flags);
+int sluice_capture_access(int dirfd, const char *path, int mode, int flags);
+int sluice_capture_unlink(int dirfd, const char *path, int flags); /* unlinkat flags */
+int sluice_capture_rename(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+                          unsigned int flags);
+int sluice_capture_mkdir(int dirfd, const char *path, mode_t mode);
+int sluice_capture_rmdir(const char *path);
+/* chdir/fchdir succeeded: refresh the cached working directory. */
+void sluice_capture_cwd_changed(void);
+
+/* ---- directory listings (capture_dirs.c) ------------------------------------------------- */
+
+/* opendir/fdopendir of a folder that may hold captured names (or a virtual per-rank folder).
+ * Returns PASS-equivalent NULL with *handled false when the folder is none of capture's
+ * business. The DIR* returned is real (over the real folder, or an empty one for a virtual
+ * folder); readdir merges the virtual entries in. */
+DIR *sluice_capture_opendir(const char *path, bool *handled);
+/* readdir/readdir64: NULL with *handled false when d carries no virtual entries. */
+struct dirent *sluice_capture_readdir(DIR *d, bool *handled);
+int sluice_capture_closedir(DIR *d);      /* PASS if d carries no virtual entries */
+void sluice_capture_rewinddir(DIR *d);     /* resets the virtual entries too */
+/* true if opendir of this path would be handled (scandir/glob decide whether to take over). */
+bool sluice_capture_dir_is_mine(const char *path);
+
+/* ---- exit ---------------------------------------------------------------------------------- */
+
+/* Flushes stdio and reports every member still open as closed (the process is ending: its
+ * descriptors die with it). Runs from capture's destructor before the commit engine's exit
+ * flush; the commit engine may call it first thing in its own exit/finalize path too (it is
+ * idempotent and cheap when nothing is open). */
+void sluice_capture_close_all(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,102 @@
+/* State shared by the capture engine's files (capture*.c); not a contract for other parts.
+ *
+ * Invariants:
+ *  - An open member is one captured path that this process has staged and that still has at
+ *    least one program descriptor (open, dup'ed, or under a FILE*). All descriptors that refer
+ *    to it, whatever open file description they belong to, point at the same member in the fd
+ *    table; the member is closed (handed to the commit engine) when `fds` drops to 0.
+ *  - Open members are keyed by absolute path in `capture_open`; an unlinked member leaves the
+ *    table at once (its name is gone) but lives until its last descriptor closes.
+ *  - `capture_closed` remembers, per path, the staging file of the last version this process
+ *    closed, so that it reads back its own bytes at once and at tmpfs speed until the commit
+ *    engine takes the file away (then reads go to sluice_commit_open_member).
+ *  - Everything here is protected by capture_lock, except fd table lookups (atomic loads) and
+ *    the cwd digit flag. The lock is never held across a call into the commit engine. */
+#ifndef SLUICE_CKPT_CAPTURE_INTERNAL_H
+#define SLUICE_CKPT_CAPTURE_INTERNAL_H
+
+#include "ckpt/capture.h"
+#include "ckpt/commit.h"
+#include "ckpt/pattern.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <uthash.h>
+
+struct sluice_capture_member {
+    char path[PATH_MAX];
+    char set_key[PATH_MAX];
+    int member_rank;
+    char stage_path[PATH_MAX];
+    char meta_path[PATH_MAX];
+    int fds;       /* program descriptors referring to it */
+    bool unlinked; /* the name was removed while open: discard at last close */
+    UT_hash_handle hh;
+};
+
+struct capture_closed {
+    char path[PATH_MAX];
+    char stage_path[PATH_MAX];
+    UT_hash_handle hh;
+};
+
+struct capture_vdir {
+    char path[PATH_MAX];
+    UT_hash_handle hh;
+};
+
+extern pthread_mutex_t capture_lock;
+extern struct sluice_capture_member *capture_open;
+extern struct capture_closed *capture_closed;
+extern struct capture_vdir *capture_vdirs;
+extern struct sluice_pattern_set capture_patterns;
+extern int capture_writer_rank;
+extern mode_t capture_umask;
+
+/* A path as the program named it, classified. */
+struct capture_name {
+    char abs[PATH_MAX]; /* absolute, normalized */
+    char key[PATH_MAX];
+    int rank;
+    bool member; /* matches a pattern: a captured member */
+    bool vdir;   /* a per-rank directory of a pattern (virtual unless it really exists) */
+};
+
+/* Resolves and classifies `path` relative to dirfd. Returns false when the path is certainly
+ * none of capture's business (the fast filter rejected it, or it is a container name). */
+bool capture_classify(int dirfd, const char *path, struct capture_name *n);
+/* Absolute, normalized form of path relative to dirfd (AT_FDCWD: the cached cwd). 0 or -1. */
+int capture_resolve(int dirfd, const char *path, char *abs, size_t cap);
+
+/* Member lookups (lock held). */
+struct sluice_capture_member *capture_find_open(const char *abs);
+struct capture_closed *capture_find_closed(const char *abs);
+void capture_forget_closed(const char *abs); /* lock held */
+
+/* Opens the latest readable version of a member that this process does not hold open: its own
+ * closed staging file, else the committed version, else the real file. fd or -errno. */
+int capture_open_latest(const char *abs, int flags);
+/* Does a version of the member exist anywhere (open here, closed here, committed, real)? */
+bool capture_member_exists(const char *abs);
+/* Size and mtime of the latest version; 0 or -errno (lock not held). */
+int capture_member_stat(const char *abs, struct stat *st);
+
+/* A virtual per-rank directory exists: made by mkdir here, holding members, or real. */
+bool capture_vdir_exists(const char *abs);
+
+/* Fills a sluice_staged_member from an open member (size from the staging file). */
+void capture_fill_staged(const struct sluice_capture_member *m, struct sluice_staged_member *out);
+/* The member's last descriptor is gone: hand it to the commit engine (or discard it if
+ * unlinked) and free it. Lock NOT held. */
+void capture_member_release(struct sluice_capture_member *m);
+/* Detaches fd from the fd table (lock held). Returns the member if fd was its last. */
+struct sluice_capture_member *capture_fd_detach(int fd);
+/* Registers fd for member m (lock held). */
+void capture_fd_attach(int fd, struct sluice_capture_member *m);
+
+/* Bytes closed since the last early commit; past SLUICE_STAGE_LIMIT the commit is asked to
+ * flush. */
+void capture_account_closed(uint64_t bytes);
+
+#endif

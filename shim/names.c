@@ -1,0 +1,200 @@
+/* Namespace entry points for checkpoint capture: the stat family (names_stat.def) and statx,
+ * access, unlink/remove, rename, mkdir/rmdir of virtual per-rank folders, and chdir (the
+ * capture engine caches the working directory to resolve relative names without a syscall). */
+#include "ckpt/capture.h"
+#include "common/export.h"
+#include "common/real.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+_Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat and stat64 layouts differ");
+
+
+static int stat_or_pass(int dirfd, const char *path, struct stat *st, int flags)
+{
+    return sluice_capture_on() ? sluice_capture_stat(dirfd, path, st, flags) : SLUICE_CAPTURE_PASS;
+}
+
+static int real_fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+    return SLUICE_REAL(fstatat)(dirfd, path, st, flags);
+}
+
+#define SHAPE_PATH(name, type, nofollow)                                                         \
+    SLUICE_EXPORT int name(const char *path, struct type *st)                                    \
+    {                                                                                            \
+        int r = stat_or_pass(AT_FDCWD, path, (struct stat *)st, nofollow);                       \
+        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, st);                       \
+    }
+#define SHAPE_AT(name, type, nofollow)                                                           \
+    SLUICE_EXPORT int name(int dirfd, const char *path, struct type *st, int flags)              \
+    {                                                                                            \
+        int r = stat_or_pass(dirfd, path, (struct stat *)st, flags);                             \
+        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(dirfd, path, st, flags);         \
+    }
+/* The glibc < 2.33 names are compat-only symbols in today's libc (dlsym cannot find them), so
+ * their pass-through goes to fstatat, which fills the same structure. */
+#define SHAPE_XPATH(name, type, nofollow)                                                        \
+    SLUICE_EXPORT int name(int ver, const char *path, struct type *st)                           \
+    {                                                                                            \
+        (void)ver;                                                                               \
+        int r = stat_or_pass(AT_FDCWD, path, (struct stat *)st, nofollow);                       \
+        return r != SLUICE_CAPTURE_PASS ? r : real_fstatat(AT_FDCWD, path, (struct stat *)st, nofollow); \
+    }
+#define SHAPE_XAT(name, type, nofollow)                                                          \
+    SLUICE_EXPORT int name(int ver, int dirfd, const char *path, struct type *st, int flags)     \
+    {                                                                                            \
+        (void)ver;                                                                               \
+        int r = stat_or_pass(dirfd, path, (struct stat *)st, flags);                             \
+        return r != SLUICE_CAPTURE_PASS ? r : real_fstatat(dirfd, path, (struct stat *)st, flags); \
+    }
+
+#define SLUICE_STAT_FN(name, shape, type, nofollow) SHAPE_##shape(name, type, nofollow)
+#include "names_stat.def"
+#undef SLUICE_STAT_FN
+
+static void stat_to_statx(const struct stat *st, unsigned int mask, struct statx *sx)
+{
+    memset(sx, 0, sizeof *sx);
+    sx->stx_mask = STATX_BASIC_STATS & (mask | STATX_BASIC_STATS);
+    sx->stx_blksize = (uint32_t)st->st_blksize;
+    sx->stx_nlink = (uint32_t)st->st_nlink;
+    sx->stx_uid = st->st_uid;
+    sx->stx_gid = st->st_gid;
+    sx->stx_mode = (uint16_t)st->st_mode;
+    sx->stx_ino = st->st_ino;
+    sx->stx_size = (uint64_t)st->st_size;
+    sx->stx_blocks = (uint64_t)st->st_blocks;
+    sx->stx_atime.tv_sec = st->st_atim.tv_sec;
+    sx->stx_atime.tv_nsec = (uint32_t)st->st_atim.tv_nsec;
+    sx->stx_mtime.tv_sec = st->st_mtim.tv_sec;
+    sx->stx_mtime.tv_nsec = (uint32_t)st->st_mtim.tv_nsec;
+    sx->stx_ctime.tv_sec = st->st_ctim.tv_sec;
+    sx->stx_ctime.tv_nsec = (uint32_t)st->st_ctim.tv_nsec;
+    sx->stx_dev_major = major(st->st_dev);
+    sx->stx_dev_minor = minor(st->st_dev);
+}
+
+SLUICE_EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, struct statx *sx)
+{
+    const char *volatile p = path; /* declared nonnull, yet callers pass NULL with AT_EMPTY_PATH */
+    if (sluice_capture_on() && p != NULL && !(p[0] == '\0' && (flags & AT_EMPTY_PATH))) {
+        struct stat st;
+        int r = sluice_capture_stat(dirfd, path, &st, flags);
+        if (r != SLUICE_CAPTURE_PASS) {
+            if (r == 0)
+                stat_to_statx(&st, mask, sx);
+            return r;
+        }
+    }
+    return SLUICE_REAL(statx)(dirfd, path, flags, mask, sx);
+}
+
+/* ---- access ---------------------------------------------------------------------------- */
+
+static int access_or_pass(int dirfd, const char *path, int mode, int flags)
+{
+    return sluice_capture_on() ? sluice_capture_access(dirfd, path, mode, flags) : SLUICE_CAPTURE_PASS;
+}
+
+SLUICE_EXPORT int access(const char *path, int mode)
+{
+    int r = access_or_pass(AT_FDCWD, path, mode, 0);
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(access)(path, mode);
+}
+SLUICE_EXPORT int faccessat(int dirfd, const char *path, int mode, int flags)
+{
+    int r = access_or_pass(dirfd, path, mode, flags);
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(faccessat)(dirfd, path, mode, flags);
+}
+SLUICE_EXPORT int euidaccess(const char *path, int mode)
+{
+    int r = access_or_pass(AT_FDCWD, path, mode, AT_EACCESS);
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(euidaccess)(path, mode);
+}
+SLUICE_EXPORT int eaccess(const char *path, int mode)
+{
+    int r = access_or_pass(AT_FDCWD, path, mode, AT_EACCESS);
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(eaccess)(path, mode);
+}
+
+/* ---- unlink, remove, rename ------------------------------------------------------------ */
+
+SLUICE_EXPORT int unlink(const char *path)
+{
+    int r = sluice_capture_on() ? sluice_capture_unlink(AT_FDCWD, path, 0) : SLUICE_CAPTURE_PASS;
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(unlink)(path);
+}
+SLUICE_EXPORT int unlinkat(int dirfd, const char *path, int flags)
+{
+    int r = sluice_capture_on() ? sluice_capture_unlink(dirfd, path, flags) : SLUICE_CAPTURE_PASS;
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(unlinkat)(dirfd, path, flags);
+}
+/* glibc's remove() calls its internal unlink/rmdir, so it is wrapped on its own. */
+SLUICE_EXPORT int remove(const char *path)
+{
+    if (sluice_capture_on()) {
+        int r = sluice_capture_unlink(AT_FDCWD, path, 0);
+        if (r == SLUICE_CAPTURE_PASS)
+            r = sluice_capture_rmdir(path);
+        if (r != SLUICE_CAPTURE_PASS)
+            return r;
+    }
+    return SLUICE_REAL(remove)(path);
+}
+
+SLUICE_EXPORT int rename(const char *from, const char *to)
+{
+    int r = sluice_capture_on() ? sluice_capture_rename(AT_FDCWD, from, AT_FDCWD, to, 0) : SLUICE_CAPTURE_PASS;
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(rename)(from, to);
+}
+SLUICE_EXPORT int renameat(int fromdir, const char *from, int todir, const char *to)
+{
+    int r = sluice_capture_on() ? sluice_capture_rename(fromdir, from, todir, to, 0) : SLUICE_CAPTURE_PASS;
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(renameat)(fromdir, from, todir, to);
+}
+SLUICE_EXPORT int renameat2(int fromdir, const char *from, int todir, const char *to, unsigned int flags)
+{
+    int r = sluice_capture_on() ? sluice_capture_rename(fromdir, from, todir, to, flags) : SLUICE_CAPTURE_PASS;
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(renameat2)(fromdir, from, todir, to, flags);
+}
+
+/* ---- folders and the working directory ---------------------------------------------------- */
+
+SLUICE_EXPORT int mkdir(const char *path, mode_t mode)
+{
+    int r = sluice_capture_on() ? sluice_capture_mkdir(AT_FDCWD, path, mode) : SLUICE_CAPTURE_PASS;
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(mkdir)(path, mode);
+}
+SLUICE_EXPORT int mkdirat(int dirfd, const char *path, mode_t mode)
+{
+    int r = sluice_capture_on() ? sluice_capture_mkdir(dirfd, path, mode) : SLUICE_CAPTURE_PASS;
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(mkdirat)(dirfd, path, mode);
+}
+SLUICE_EXPORT int rmdir(const char *path)
+{
+    int r = sluice_capture_on() ? sluice_capture_rmdir(path) : SLUICE_CAPTURE_PASS;
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(rmdir)(path);
+}
+
+SLUICE_EXPORT int chdir(const char *path)
+{
+    int r = SLUICE_REAL(chdir)(path);
+    if (r == 0 && sluice_capture_enabled)
+        sluice_capture_cwd_changed();
+    return r;
+}
+SLUICE_EXPORT int fchdir(int fd)
+{
+    int r = SLUICE_REAL(fchdir)(fd);
+    if (r == 0 && sluice_capture_enabled)
+        sluice_capture_cwd_changed();
+    return r;
+}
