@@ -19,7 +19,7 @@ void sluice_progress_stop(void);
 void sluice_progress_shutdown(void);
 
 /* Longest idle sleep in microseconds; 0 restores SLUICE_PROGRESS_SLEEP_MAX. Takes effect at
- * the next idle round. */
+ * the next idle round, and restarts the longest_sleep_ns statistic. */
 void sluice_progress_set_sleep_max_us(uint64_t us);
 
 struct sluice_progress_stats {
@@ -28,7 +28,7 @@ struct sluice_progress_stats {
     uint64_t parks;         /* of which long enough to park on the futex */
     uint64_t items_run;     /* posted work items run */
     uint64_t wakeups;       /* sleeps cut short by sluice_progress_wake/post */
-    uint64_t longest_sleep_ns; /* longest sleep requested since start */
+    uint64_t longest_sleep_ns; /* longest sleep requested since the cap was last set */
     uint64_t last_sleep_ns; /* the sleep requested most recently */
     int running;            /* a progress thread exists now */
     uint64_t threads_started; /* progress threads started in this process, ever */

@@ -362,6 +362,7 @@ void sluice_progress_shutdown(void)
 void sluice_progress_set_sleep_max_us(uint64_t us)
 {
     atomic_store(&E.sleep_max_us_override, us);
+    atomic_store(&E.stats.longest_sleep_ns, 0);
     sluice_progress_wake();
 }
 

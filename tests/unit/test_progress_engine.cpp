@@ -1,0 +1,341 @@
+// The progress engine on its real thread: posted work runs once and in order, drain waits for
+// it, pollers run until removed and never after removal returns, an idle thread backs off to
+// SLUICE_PROGRESS_SLEEP_MAX and a post wakes it from that sleep, stop/restart, fork, shutdown.
+// Waits for the thread are bounded condition polls (never a timing assertion).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern "C" {
+#include "progress/control.h"
+#include "progress/progress.h"
+}
+
+namespace {
+
+// Polls cond every millisecond for up to 20 s; returns whether it became true.
+bool eventually(const std::function<bool()> &cond)
+{
+    for (int i = 0; i < 20000; i++) {
+        if (cond())
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return cond();
+}
+
+sluice_progress_stats stats()
+{
+    sluice_progress_stats s;
+    sluice_progress_get_stats(&s);
+    return s;
+}
+
+struct Recorder {
+    std::vector<int> order;  // touched only on the progress thread until drained
+    std::atomic<int> on_thread{0};
+};
+struct Item {
+    Recorder *r;
+    int n;
+};
+
+void record(void *arg)
+{
+    auto *it = static_cast<Item *>(arg);
+    it->r->order.push_back(it->n);
+    if (sluice_progress_is_self())
+        it->r->on_thread++;
+}
+
+class ProgressEngine : public ::testing::Test {
+  protected:
+    void TearDown() override { sluice_progress_set_sleep_max_us(0); }
+};
+
+TEST_F(ProgressEngine, PostedWorkRunsOnceInPostingOrderOnTheProgressThread)
+{
+    Recorder r;
+    std::vector<Item> items(5000);
+    for (int i = 0; i < 5000; i++) {
+        items[i] = {&r, i};
+        sluice_progress_post(record, &items[i]);
+    }
+    sluice_progress_drain();
+    ASSERT_EQ(r.order.size(), 5000u);
+    for (int i = 0; i < 5000; i++)
+        ASSERT_EQ(r.order[i], i) << "at position " << i;
+    EXPECT_EQ(r.on_thread.load(), 5000);
+    EXPECT_FALSE(sluice_progress_is_self());
+}
+
+void slow_set(void *arg)
+{
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    static_cast<std::atomic<int> *>(arg)->store(1);
+}
+
+TEST_F(ProgressEngine, DrainReturnsOnlyAfterEarlierWorkHasRun)
+{
+    std::atomic<int> done{0};
+    sluice_progress_post(slow_set, &done);
+    sluice_progress_drain();
+    EXPECT_EQ(done.load(), 1);
+}
+
+TEST_F(ProgressEngine, DrainFromConcurrentThreadsSeesTheirOwnWork)
+{
+    std::vector<std::thread> ts;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 4; t++)
+        ts.emplace_back([&failures] {
+            for (int i = 0; i < 200; i++) {
+                std::atomic<int> done{0};
+                sluice_progress_post([](void *a) { static_cast<std::atomic<int> *>(a)->store(1); },
+                                     &done);
+                sluice_progress_drain();
+                if (done.load() != 1)
+                    failures++;
+            }
+        });
+    for (auto &t : ts)
+        t.join();
+    EXPECT_EQ(failures.load(), 0);
+}
+
+struct Nested {
+    std::vector<int> order;
+};
+void nested_inner(void *arg) { static_cast<Nested *>(arg)->order.push_back(2); }
+void nested_outer(void *arg)
+{
+    auto *n = static_cast<Nested *>(arg);
+    n->order.push_back(1);
+    sluice_progress_post(nested_inner, n);
+    sluice_progress_drain(); // on the progress thread: runs the inner item here, no deadlock
+    n->order.push_back(3);
+}
+
+TEST_F(ProgressEngine, WorkMayPostAndDrainFromTheProgressThread)
+{
+    Nested n;
+    sluice_progress_post(nested_outer, &n);
+    sluice_progress_drain();
+    EXPECT_EQ(n.order, (std::vector<int>{1, 2, 3}));
+}
+
+int count_poll(void *arg)
+{
+    static_cast<std::atomic<int> *>(arg)->fetch_add(1);
+    return 0;
+}
+
+TEST_F(ProgressEngine, PollerIsCalledRepeatedlyAndNeverAfterRemoval)
+{
+    std::atomic<int> calls{0};
+    int id = sluice_progress_add_poller(count_poll, &calls);
+    ASSERT_GT(id, 0);
+    ASSERT_TRUE(eventually([&] { return calls.load() >= 20; }));
+    sluice_progress_remove_poller(id);
+    int after = calls.load();
+    uint64_t rounds = stats().rounds;
+    ASSERT_TRUE(eventually([&] { return stats().rounds >= rounds + 5; }));
+    EXPECT_EQ(calls.load(), after);
+}
+
+struct SlowPoller {
+    std::atomic<int> inside{0};
+    std::atomic<int> entered{0};
+};
+int slow_poll(void *arg)
+{
+    auto *p = static_cast<SlowPoller *>(arg);
+    p->inside = 1;
+    p->entered++;
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    p->inside = 0;
+    return 0;
+}
+
+TEST_F(ProgressEngine, RemovePollerWaitsForTheCallInProgress)
+{
+    SlowPoller p;
+    int id = sluice_progress_add_poller(slow_poll, &p);
+    ASSERT_TRUE(eventually([&] { return p.inside.load() == 1; }));
+    sluice_progress_remove_poller(id);
+    EXPECT_EQ(p.inside.load(), 0);
+    int entered = p.entered.load();
+    uint64_t rounds = stats().rounds;
+    ASSERT_TRUE(eventually([&] { return stats().rounds >= rounds + 3; }));
+    EXPECT_EQ(p.entered.load(), entered);
+}
+
+int self_removing_poll(void *arg)
+{
+    auto *id = static_cast<std::atomic<int> *>(arg);
+    if (id->load() <= 0)
+        return 0; // called before add_poller returned the id, or already removed
+    sluice_progress_remove_poller(id->load()); // must not wait for itself
+    id->store(-1);
+    return 1;
+}
+
+TEST_F(ProgressEngine, PollerMayRemoveItself)
+{
+    std::atomic<int> id{0};
+    id = sluice_progress_add_poller(self_removing_poll, &id);
+    ASSERT_TRUE(eventually([&] { return id.load() == -1; }));
+    uint64_t rounds = stats().rounds;
+    ASSERT_TRUE(eventually([&] { return stats().rounds >= rounds + 3; }));
+    EXPECT_EQ(id.load(), -1); // not called again (it would return early, but not set -1 twice)
+}
+
+TEST_F(ProgressEngine, IdleThreadBacksOffToTheCapAndNeverBeyond)
+{
+    sluice_progress_set_sleep_max_us(400);
+    sluice_progress_post([](void *) {}, nullptr); // make sure a thread runs
+    sluice_progress_drain();
+    ASSERT_TRUE(eventually([] { return stats().last_sleep_ns == 400000u; }));
+    sluice_progress_set_sleep_max_us(400); // same cap again: restarts longest_sleep_ns
+    uint64_t sleeps = stats().sleeps;
+    ASSERT_TRUE(eventually([&] { return stats().sleeps > sleeps + 20; }));
+    auto s = stats();
+    EXPECT_GT(s.sleeps, 5u);
+    EXPECT_EQ(s.longest_sleep_ns, 400000u); // since the cap was set
+    EXPECT_GT(s.parks, 0u); // 400 us sleeps park on the futex
+}
+
+int busy_poll(void *arg)
+{
+    static_cast<std::atomic<int> *>(arg)->fetch_add(1);
+    return 1; // always found something: no sleeping
+}
+
+TEST_F(ProgressEngine, PollerThatFindsWorkKeepsTheThreadAwake)
+{
+    std::atomic<int> calls{0};
+    sluice_progress_set_sleep_max_us(1000);
+    int id = sluice_progress_add_poller(busy_poll, &calls);
+    ASSERT_TRUE(eventually([&] { return calls.load() > 100; }));
+    uint64_t sleeps = stats().sleeps;
+    int c0 = calls.load();
+    ASSERT_TRUE(eventually([&] { return calls.load() > c0 + 1000; }));
+    EXPECT_EQ(stats().sleeps, sleeps);
+    sluice_progress_remove_poller(id);
+}
+
+TEST_F(ProgressEngine, PostCutsALongSleepShort)
+{
+    // A one-second cap: the thread parks for a full second when idle. The wake-up counter
+    // proves the post ended that sleep instead of waiting it out.
+    sluice_progress_set_sleep_max_us(1000000);
+    sluice_progress_post([](void *) {}, nullptr);
+    sluice_progress_drain();
+    ASSERT_TRUE(eventually([] { return stats().last_sleep_ns == 1000000000u; }));
+    uint64_t wakeups = stats().wakeups;
+    std::atomic<int> done{0};
+    sluice_progress_post([](void *a) { static_cast<std::atomic<int> *>(a)->store(1); }, &done);
+    sluice_progress_drain();
+    EXPECT_EQ(done.load(), 1);
+    EXPECT_GT(stats().wakeups, wakeups);
+}
+
+TEST_F(ProgressEngine, WakeResetsTheBackOff)
+{
+    sluice_progress_set_sleep_max_us(1000000);
+    sluice_progress_post([](void *) {}, nullptr);
+    sluice_progress_drain();
+    ASSERT_TRUE(eventually([] { return stats().last_sleep_ns == 1000000000u; }));
+    sluice_progress_wake();
+    // after the wake the thread sleeps from the minimum again, climbing back up
+    ASSERT_TRUE(eventually([] { return stats().last_sleep_ns < 1000000000u; }));
+}
+
+TEST_F(ProgressEngine, StopJoinsTheThreadAndTheNextPostStartsANewOne)
+{
+    sluice_progress_post([](void *) {}, nullptr);
+    sluice_progress_drain();
+    ASSERT_EQ(stats().running, 1);
+    uint64_t started = stats().threads_started;
+    sluice_progress_stop();
+    EXPECT_EQ(stats().running, 0);
+    EXPECT_EQ(sluice_progress_thread_cpu_ns(), -1);
+    std::atomic<int> done{0};
+    sluice_progress_post([](void *a) { static_cast<std::atomic<int> *>(a)->store(1); }, &done);
+    sluice_progress_drain();
+    EXPECT_EQ(done.load(), 1);
+    EXPECT_EQ(stats().running, 1);
+    EXPECT_EQ(stats().threads_started, started + 1);
+}
+
+// Runs fn in a forked child and returns its exit status (fn returns the status).
+int in_child(int (*fn)())
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(fn());
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+TEST_F(ProgressEngine, ForkedChildHasNoThreadUntilItUsesOne)
+{
+    sluice_progress_post([](void *) {}, nullptr);
+    sluice_progress_drain();
+    ASSERT_EQ(stats().running, 1);
+    int rc = in_child([]() -> int {
+        if (stats().running != 0)
+            return 1;
+        if (stats().threads_started != 0)
+            return 2;
+        std::atomic<int> done{0};
+        sluice_progress_post([](void *a) { static_cast<std::atomic<int> *>(a)->store(1); },
+                             &done);
+        sluice_progress_drain();
+        if (done.load() != 1)
+            return 3;
+        if (stats().running != 1)
+            return 4;
+        sluice_progress_stop();
+        return 0;
+    });
+    EXPECT_EQ(rc, 0);
+    EXPECT_EQ(stats().running, 1); // the parent's thread is untouched
+}
+
+TEST_F(ProgressEngine, AfterShutdownWorkRunsOnThePostingThread)
+{
+    int rc = in_child([]() -> int {
+        sluice_progress_shutdown();
+        std::thread::id ran_on;
+        struct Arg {
+            std::thread::id *id;
+        } a{&ran_on};
+        sluice_progress_post([](void *p) { *static_cast<Arg *>(p)->id = std::this_thread::get_id(); },
+                             &a);
+        if (ran_on != std::this_thread::get_id())
+            return 1;
+        if (stats().running != 0)
+            return 2;
+        sluice_progress_drain(); // nothing pending: returns
+        return 0;
+    });
+    EXPECT_EQ(rc, 0);
+}
+
+TEST_F(ProgressEngine, ThreadCpuTimeIsReadable)
+{
+    sluice_progress_post([](void *) {}, nullptr);
+    sluice_progress_drain();
+    EXPECT_GE(sluice_progress_thread_cpu_ns(), 0);
+}
+
+} // namespace

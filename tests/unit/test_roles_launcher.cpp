@@ -1,0 +1,182 @@
+// Launcher detection from the environment: each launcher's variables, the precedence between
+// them, Slurm batch steps, malformed values (skipped with a warning naming them), job keys.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+extern "C" {
+#include "mpi/launcher.h"
+}
+
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+const char *get(const char *name, void *ctx)
+{
+    auto *env = static_cast<Env *>(ctx);
+    auto it = env->find(name);
+    return it == env->end() ? nullptr : it->second.c_str();
+}
+
+struct Result {
+    sluice_launch l;
+    std::string warning;
+};
+
+Result detect(Env env)
+{
+    Result r;
+    char warn[256];
+    sluice_launch_detect(get, &env, &r.l, warn, sizeof warn);
+    r.warning = warn;
+    return r;
+}
+
+TEST(LauncherDetect, NoLauncherIsRankZeroOfOne)
+{
+    auto r = detect({{"HOME", "/root"}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_NONE);
+    EXPECT_EQ(r.l.rank, 0);
+    EXPECT_EQ(r.l.size, 1);
+    EXPECT_EQ(r.l.pmi_fd, -1);
+    EXPECT_STREQ(r.l.job, "");
+    EXPECT_EQ(r.warning, "");
+}
+
+TEST(LauncherDetect, HydraPmiRankSizeAndFd)
+{
+    auto r = detect({{"PMI_RANK", "2"}, {"PMI_SIZE", "3"}, {"PMI_FD", "6"}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_HYDRA);
+    EXPECT_EQ(r.l.rank, 2);
+    EXPECT_EQ(r.l.size, 3);
+    EXPECT_EQ(r.l.pmi_fd, 6);
+    EXPECT_STREQ(r.l.job, ""); // derived from the socket by the claim, not from the env
+    EXPECT_STREQ(sluice_launcher_name(r.l.kind), "hydra");
+}
+
+TEST(LauncherDetect, HydraWithPmiPortNamesTheJobByPort)
+{
+    auto r = detect({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}, {"PMI_PORT", "node1:4242"}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_HYDRA);
+    EXPECT_STREQ(r.l.job, "pmiport-node1_4242");
+}
+
+TEST(LauncherDetect, OpenMpiWithJobId)
+{
+    auto r = detect({{"OMPI_COMM_WORLD_RANK", "1"},
+                     {"OMPI_COMM_WORLD_SIZE", "4"},
+                     {"OMPI_MCA_ess_base_jobid", "1198718977"},
+                     {"PMIX_RANK", "1"},
+                     {"PMIX_NAMESPACE", "1198718977"}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_OMPI);
+    EXPECT_EQ(r.l.rank, 1);
+    EXPECT_EQ(r.l.size, 4);
+    EXPECT_STREQ(r.l.job, "ompi-1198718977");
+}
+
+TEST(LauncherDetect, PmixTakesSizeFromSlurmStep)
+{
+    auto r = detect({{"PMIX_RANK", "5"},
+                     {"PMIX_NAMESPACE", "slurm.pmix.77.0"},
+                     {"SLURM_STEP_NUM_TASKS", "8"},
+                     {"SLURM_NTASKS", "16"}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_PMIX);
+    EXPECT_EQ(r.l.rank, 5);
+    EXPECT_EQ(r.l.size, 8);
+    EXPECT_STREQ(r.l.job, "pmix-slurm.pmix.77.0");
+}
+
+TEST(LauncherDetect, PmixWithoutAnySizeReportsZero)
+{
+    auto r = detect({{"PMIX_RANK", "3"}, {"PMIX_NAMESPACE", "ns"}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_PMIX);
+    EXPECT_EQ(r.l.size, 0);
+}
+
+TEST(LauncherDetect, SlurmStep)
+{
+    auto r = detect({{"SLURM_PROCID", "3"},
+                     {"SLURM_NTASKS", "4"},
+                     {"SLURM_STEP_ID", "0"},
+                     {"SLURM_JOB_ID", "12345"}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_SLURM);
+    EXPECT_EQ(r.l.rank, 3);
+    EXPECT_EQ(r.l.size, 4);
+    EXPECT_STREQ(r.l.job, "slurm-12345.0");
+}
+
+TEST(LauncherDetect, SlurmBatchScriptWithoutStepIsNotALauncher)
+{
+    auto r = detect({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "64"}, {"SLURM_JOB_ID", "12345"}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_NONE);
+    EXPECT_EQ(r.l.size, 1);
+}
+
+TEST(LauncherDetect, HydraInsideSlurmAllocationWins)
+{
+    auto r = detect({{"PMI_RANK", "1"},
+                     {"PMI_SIZE", "2"},
+                     {"SLURM_PROCID", "0"},
+                     {"SLURM_NTASKS", "1"},
+                     {"SLURM_STEP_ID", "batch"}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_HYDRA);
+    EXPECT_EQ(r.l.rank, 1);
+}
+
+TEST(LauncherDetect, MalformedRankIsSkippedWithAWarningNamingIt)
+{
+    auto r = detect({{"PMI_RANK", "abc"}, {"PMI_SIZE", "2"}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_NONE);
+    EXPECT_EQ(r.warning, "ignoring PMI_RANK=abc (not a non-negative integer)");
+}
+
+TEST(LauncherDetect, MalformedRankFallsThroughToTheNextLauncher)
+{
+    auto r = detect({{"PMI_RANK", "-1"},
+                     {"PMI_SIZE", "2"},
+                     {"OMPI_COMM_WORLD_RANK", "0"},
+                     {"OMPI_COMM_WORLD_SIZE", "2"}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_OMPI);
+    EXPECT_EQ(r.warning, "ignoring PMI_RANK=-1 (not a non-negative integer)");
+}
+
+TEST(LauncherDetect, RankNotBelowSizeIsRejected)
+{
+    auto r = detect({{"PMI_RANK", "4"}, {"PMI_SIZE", "4"}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_NONE);
+    EXPECT_EQ(r.warning, "ignoring PMI_RANK=4 (rank is not below the job size)");
+}
+
+TEST(LauncherDetect, ZeroOrGarbageSizeIsRejected)
+{
+    auto r = detect({{"PMI_RANK", "0"}, {"PMI_SIZE", "0"}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_NONE);
+    EXPECT_EQ(r.warning, "ignoring PMI_SIZE=0 (not a positive integer)");
+    r = detect({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "4x"}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_NONE);
+    EXPECT_EQ(r.warning, "ignoring OMPI_COMM_WORLD_SIZE=4x (not a positive integer)");
+}
+
+TEST(LauncherDetect, HugeRankIsRejected)
+{
+    auto r = detect({{"PMI_RANK", "99999999999"}, {"PMI_SIZE", "2"}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_NONE);
+    EXPECT_NE(r.warning.find("PMI_RANK=99999999999"), std::string::npos);
+}
+
+TEST(LauncherDetect, EmptyVariablesCountAsUnset)
+{
+    auto r = detect({{"PMI_RANK", ""}, {"PMI_SIZE", ""}});
+    EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_NONE);
+    EXPECT_EQ(r.warning, "");
+}
+
+TEST(LauncherDetect, JobKeysAreOnePathComponent)
+{
+    auto r = detect({{"PMIX_RANK", "0"}, {"PMIX_NAMESPACE", "prterun-host/1234@1"}});
+    EXPECT_STREQ(r.l.job, "pmix-prterun-host_1234_1");
+}
+
+} // namespace
