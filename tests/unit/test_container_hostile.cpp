@@ -169,8 +169,9 @@ TEST(ContainerHostile, TruncationAtEveryLengthIsDetected)
         std::string msg;
         ASSERT_EQ(parse(cut, &msg), -EIO) << "length " << len;
         ASSERT_NE(msg.find("hostile:"), std::string::npos) << msg;
-        if (len >= 224)
+        if (len >= 224) {
             ASSERT_NE(msg.find("truncated"), std::string::npos) << "length " << len << ": " << msg;
+        }
     }
 }
 
