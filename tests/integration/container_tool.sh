@@ -1,0 +1,142 @@
+# sluice-ckpt on real files: pack per-rank files of uneven sizes (0 bytes, 1 byte, a few MiB, a
+# non-round size, a sparse one) into a container, then ls/info/verify/extract, and check the
+# extracted files with cmp; a per-rank-directory set; a corrupted byte named by verify and
+# refused by extract; a truncated container reported by info; usage errors exit 2.
+CKPT="$SLUICE_BIN_DIR/sluice-ckpt"
+[ -x "$CKPT" ] || fail "sluice-ckpt not built at $CKPT"
+
+# run_rc VAR cmd...: runs cmd with stdout to out.txt and stderr to err.txt, exit status in VAR.
+run_rc() {
+  local __var=$1; shift
+  local __rc=0
+  "$@" >out.txt 2>err.txt || __rc=$?
+  printf -v "$__var" '%s' "$__rc"
+}
+
+# --- a checkpoint set written the plain way -----------------------------------------------
+mkdir ref
+: > ref/ckpt.0
+printf 'x' > ref/ckpt.1
+head -c $((3 * 1024 * 1024)) /dev/urandom > ref/ckpt.2
+head -c 1234567 /dev/urandom > ref/ckpt.3
+head -c 777 /dev/urandom | dd of=ref/ckpt.4 bs=1 seek=2000000 conv=notrunc status=none
+truncate -s 5000000 ref/ckpt.4                       # hole, data, hole
+cp -a ref run
+run_rc rc "$CKPT" pack 'run/ckpt.%r' run/ckpt.0 run/ckpt.1 run/ckpt.2 run/ckpt.3 run/ckpt.4
+expect_eq "pack exit" 0 "$rc"
+[ -f run/ckpt.@r.sluice ] || fail "no container run/ckpt.@r.sluice: $(ls run)"
+expect_eq "pack left no temporary file" "" "$(ls -A run | grep '\.tmp\.' || true)"
+
+run_rc rc "$CKPT" ls run
+expect_eq "ls exit" 0 "$rc"
+expect_contains "ls names the set" "set $PWD/run/ckpt.%r  version 1  members 5" "$(cat out.txt)"
+expect_contains "ls lists rank 2 with its size" "2        3145728  $PWD/run/ckpt.2" "$(cat out.txt)"
+expect_contains "ls lists the empty member" "0              0  $PWD/run/ckpt.0" "$(cat out.txt)"
+
+run_rc rc "$CKPT" info --members run/ckpt.@r.sluice
+expect_eq "info exit" 0 "$rc"
+expect_contains "info shows the format" "format      1.0" "$(cat out.txt)"
+expect_contains "info shows alignment" "member starts aligned to 4096" "$(cat out.txt)"
+expect_eq "the sparse member keeps its hole (one extent)" 1 \
+  "$(awk '/member .*ckpt\.4$/{m=1;next} /^member/{m=0} m&&/extent/{n++} END{print n+0}' out.txt)"
+
+run_rc rc "$CKPT" verify run
+expect_eq "verify exit on an intact container" 0 "$rc"
+expect_contains "verify says ok" "ok (5 members, " "$(cat out.txt)"
+
+# --- extract: under OUTDIR, beside the container, --member, --force -----------------------
+run_rc rc "$CKPT" extract -o out run/ckpt.@r.sluice
+expect_eq "extract -o exit" 0 "$rc"
+for r in 0 1 2 3 4; do cmp ref/ckpt.$r out/ckpt.$r || fail "out/ckpt.$r differs"; done
+echo "ok: extract -o reproduces all 5 files byte for byte"
+expect_eq "extract restores mtime" "$(stat -c %Y run/ckpt.3)" "$(stat -c %Y out/ckpt.3)"
+[ "$(du -k out/ckpt.4 | cut -f1)" -lt 100 ] || fail "the hole of ckpt.4 was filled: $(du -k out/ckpt.4)"
+echo "ok: holes stay holes"
+
+run_rc rc "$CKPT" extract run
+expect_eq "extract refuses to overwrite" 1 "$rc"
+expect_contains "extract names the existing file" "run/ckpt.2: exists, not overwritten (use --force)" "$(cat err.txt)"
+rm run/ckpt.[0-4]
+run_rc rc "$CKPT" extract --member ckpt.3 run
+expect_eq "extract --member exit" 0 "$rc"
+expect_eq "only the named member" "ckpt.3 ckpt.@r.sluice" "$(cd run && echo *)"
+cmp ref/ckpt.3 run/ckpt.3
+echo "x" > run/ckpt.1
+run_rc rc "$CKPT" extract --force run
+expect_eq "extract --force exit" 0 "$rc"
+for r in 0 1 2 3 4; do cmp ref/ckpt.$r run/ckpt.$r || fail "run/ckpt.$r differs after --force"; done
+echo "ok: extract beside the container with --force"
+run_rc rc "$CKPT" extract -o out2 --member nosuch run
+expect_eq "extract of an unknown member" 1 "$rc"
+expect_contains "names the unknown member" "no member named nosuch" "$(cat err.txt)"
+
+# --- a set in per-rank directories: one container beside them -----------------------------
+mkdir -p pr/rank0 pr/rank1 pr/rank2
+for r in 0 1 2; do head -c $((r * 1000 + 5)) /dev/urandom > pr/rank$r/ckpt.dat; done
+run_rc rc "$CKPT" pack 'pr/rank%r/ckpt.dat' pr/rank0/ckpt.dat pr/rank1/ckpt.dat pr/rank2/ckpt.dat
+expect_eq "pack per-rank dirs" 0 "$rc"
+[ -f 'pr/rank@r@_ckpt.dat.sluice' ] || fail "container name for rank%r/ckpt.dat: $(ls pr)"
+run_rc rc "$CKPT" extract -o prout pr
+expect_eq "extract per-rank dirs" 0 "$rc"
+for r in 0 1 2; do cmp pr/rank$r/ckpt.dat prout/rank$r/ckpt.dat; done
+echo "ok: per-rank directories recreated under OUTDIR"
+
+# --- corruption: one byte of member 3 ------------------------------------------------------
+cp run/ckpt.@r.sluice bad.sluice
+off=$(awk '/member .*ckpt\.3$/{m=1;next} m&&/extent/{print $6; exit}' <("$CKPT" info --members bad.sluice))
+[ -n "$off" ] || fail "could not find member 3's extent"
+printf '\xff' | dd of=bad.sluice bs=1 seek=$((off + 1000)) conv=notrunc status=none
+run_rc rc "$CKPT" verify bad.sluice
+expect_eq "verify exit on a corrupt member" 1 "$rc"
+expect_contains "verify names the member" "bad.sluice: member $PWD/run/ckpt.3 (rank 3): checksum mismatch" "$(cat err.txt)"
+expect_eq "verify names only that member" 1 "$(grep -c 'checksum mismatch' err.txt)"
+expect_contains "verify summary" "CORRUPT: 1 of 5 members" "$(cat out.txt)"
+run_rc rc "$CKPT" extract -o badout bad.sluice
+expect_eq "extract exit with a corrupt member" 1 "$rc"
+expect_contains "extract names the member" "member $PWD/run/ckpt.3 (rank 3): checksum mismatch" "$(cat err.txt)"
+[ ! -e badout/ckpt.3 ] || fail "a corrupt member was extracted"
+expect_eq "no temporary file left" "" "$(ls -A badout | grep sluice-extract || true)"
+for r in 0 1 2 4; do cmp ref/ckpt.$r badout/ckpt.$r || fail "intact member $r not extracted"; done
+echo "ok: the other members still extract"
+
+# --- truncation and junk ----------------------------------------------------------------
+cp run/ckpt.@r.sluice short.sluice
+truncate -s $(( $(stat -c %s short.sluice) - 10 )) short.sluice
+run_rc rc "$CKPT" info short.sluice
+expect_eq "info exit on a truncated container" 1 "$rc"
+expect_contains "info says truncated" "short.sluice: truncated or incomplete" "$(cat err.txt)"
+run_rc rc "$CKPT" verify short.sluice
+expect_eq "verify exit on a truncated container" 1 "$rc"
+echo "just text" > text.sluice
+run_rc rc "$CKPT" info text.sluice
+expect_eq "info exit on a non-container" 1 "$rc"
+expect_contains "info says not a container" "text.sluice: not a sluice container" "$(cat err.txt)"
+run_rc rc "$CKPT" ls nothing-here
+expect_eq "ls of a missing path" 1 "$rc"
+expect_contains "names the missing path" "nothing-here: No such file or directory" "$(cat err.txt)"
+
+# --- usage ------------------------------------------------------------------------------
+run_rc rc "$CKPT"
+expect_eq "no command" 2 "$rc"
+run_rc rc "$CKPT" frobnicate
+expect_eq "unknown command" 2 "$rc"
+expect_contains "names the command" "unknown command 'frobnicate'" "$(cat err.txt)"
+run_rc rc "$CKPT" extract
+expect_eq "extract without PATH" 2 "$rc"
+run_rc rc "$CKPT" verify --bogus x
+expect_eq "unknown option" 2 "$rc"
+expect_contains "names the option" "unknown option '--bogus'" "$(cat err.txt)"
+run_rc rc "$CKPT" extract -o
+expect_eq "option without its value" 2 "$rc"
+expect_contains "says the value is missing" "option '-o' needs a value" "$(cat err.txt)"
+run_rc rc "$CKPT" pack -b 1000 'x.%r' ref/ckpt.1
+expect_eq "bad block size" 2 "$rc"
+run_rc rc "$CKPT" pack 'run/other.%r' ref/ckpt.1
+expect_eq "file not matching the set key" 2 "$rc"
+run_rc rc "$CKPT" --help
+expect_eq "--help exit" 0 "$rc"
+expect_contains "--help lists extract" "extract" "$(cat out.txt)"
+for c in ls info verify extract pack recover; do
+  run_rc rc "$CKPT" $c --help
+  expect_eq "$c --help" 0 "$rc"
+done
