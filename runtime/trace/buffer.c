@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "trace/core.h"
+#include "trace/state.h"
 
 bool sluice_trace_enabled;
 struct sluice_trace_global sluice_trace_g = {.exit_status = -1};
@@ -215,3 +215,5 @@ uint64_t sluice_trace_events_dropped(sluice_event_kind kind)
         n += __atomic_load_n(&t->overflow[kind], __ATOMIC_RELAXED);
     return n;
 }
+
+uint64_t sluice_trace_bytes_used(void) { return atomic_load(&sluice_trace_g.used); }

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "trace/core.h"
+#include "trace/state.h"
 
 #define MAX_DEPTH 32
 #define SKIP_MAX 12      /* sluice frames above the application's, at most */

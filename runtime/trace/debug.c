@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "trace/core.h"
+#include "trace/state.h"
 #include "trace/kinds.h"
 #include "trace/rawio.h"
 

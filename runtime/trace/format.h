@@ -10,7 +10,8 @@
  *   header                                       struct sluice_tf_header
  *   section*                                     each: struct sluice_tf_section, payload
  *                                                padded to 8 bytes, then a u64 FNV-1a checksum
- *                                                of the padded payload
+ *                                                of the padded payload followed by the section
+ *                                                header (as it finally reads)
  *   END section                                  last; its payload is struct sluice_tf_end
  *
  * A file without a valid END section is truncated; a checksum mismatch is corruption. */

@@ -3,7 +3,7 @@
  * (its constructor runs first) and never initializes MPI. */
 #include <stdlib.h>
 
-#include "trace/core.h"
+#include "trace/state.h"
 
 static int env_int(const char *const *names, int fallback)
 {

@@ -11,7 +11,7 @@
 #include "common/init_order.h"
 #include "common/log.h"
 #include "config/config.h"
-#include "trace/core.h"
+#include "trace/state.h"
 #include "trace/rawio.h"
 
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};

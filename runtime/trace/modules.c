@@ -6,7 +6,7 @@
 #include <elf.h>
 #include <string.h>
 
-#include "trace/core.h"
+#include "trace/state.h"
 #include "trace/rawio.h"
 
 struct maps_state {

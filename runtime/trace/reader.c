@@ -260,7 +260,7 @@ static int parse_all(struct parse *p)
         const unsigned char *payload = d + off + sizeof sh;
         uint64_t sum;
         memcpy(&sum, payload + padded, 8);
-        if (sluice_fnv1a(SLUICE_FNV_INIT, payload, padded) != sum)
+        if (sluice_fnv1a(sluice_fnv1a(SLUICE_FNV_INIT, payload, padded), &sh, sizeof sh) != sum)
             return fail(p, "corrupt: checksum mismatch in %s section at byte %llu", tag_name(sh.tag),
                         (unsigned long long)off);
         int r = 0;

@@ -4,7 +4,7 @@
 #include <sys/utsname.h>
 #include <time.h>
 
-#include "trace/core.h"
+#include "trace/state.h"
 #include "trace/rawio.h"
 
 static uint64_t realtime_ns(void)

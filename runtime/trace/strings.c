@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "trace/core.h"
+#include "trace/state.h"
 
 #define MAX_STRINGS (1u << 18)
 #define INDEX_SLOTS (MAX_STRINGS * 2)  /* open addressing, load factor <= 0.5 */

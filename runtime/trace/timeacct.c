@@ -2,7 +2,7 @@
  * wait, sleep); each switch adds the time since the previous switch to the state it leaves.
  * Wrappers bracket their work with sluice_time_enter/leave, so nesting works naturally:
  * leave() restores whatever state enter() replaced. */
-#include "trace/core.h"
+#include "trace/state.h"
 
 static void switch_to(struct sluice_trace_thread *t, uint32_t state)
 {

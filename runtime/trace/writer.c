@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "trace/core.h"
+#include "trace/state.h"
 #include "trace/kinds.h"
 #include "trace/rawio.h"
 
@@ -23,6 +23,7 @@ struct sluice_trace_out {
     uint64_t flushed;     /* bytes already written to fd */
     size_t len;           /* bytes waiting in buf */
     bool in_section;
+    uint32_t sec_tag;
     uint64_t sec_hdr_off, sec_len, sec_fnv, sections;
     char buf[64 << 10];
 };
@@ -64,6 +65,7 @@ void sluice_trace_out_bytes(struct sluice_trace_out *o, const void *p, size_t n)
 static void section_begin(struct sluice_trace_out *o, uint32_t tag)
 {
     struct sluice_tf_section h = {.tag = tag};
+    o->sec_tag = tag;
     o->sec_hdr_off = o->pos;
     out_raw(o, &h, sizeof h);
     o->in_section = true;
@@ -78,7 +80,10 @@ static void section_end(struct sluice_trace_out *o)
     if (length % 8)
         sluice_trace_out_bytes(o, zeros, 8 - length % 8);
     o->in_section = false;
-    out_raw(o, &o->sec_fnv, sizeof o->sec_fnv);
+    /* The checksum covers the section header too, so a damaged tag or length is caught. */
+    struct sluice_tf_section h = {.tag = o->sec_tag, .length = length};
+    uint64_t sum = sluice_fnv1a(o->sec_fnv, &h, sizeof h);
+    out_raw(o, &sum, sizeof sum);
     uint64_t at = o->sec_hdr_off + offsetof(struct sluice_tf_section, length);
     if (at >= o->flushed) {
         memcpy(o->buf + (at - o->flushed), &length, sizeof length);
