@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat and stat64 layouts differ");
@@ -124,6 +125,42 @@ SLUICE_EXPORT int eaccess(const char *path, int mode)
     int r = access_or_pass(AT_FDCWD, path, mode, AT_EACCESS);
     return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(eaccess)(path, mode);
 }
+
+/* ---- extended attributes: members have none (ls -l asks for ACLs and SELinux labels) ---- */
+
+/* 1: the name is a captured member or virtual folder that exists; 0: it does not (errno
+ * set); SLUICE_CAPTURE_PASS: not captured. */
+static int captured_exists(const char *path)
+{
+    if (!sluice_capture_on())
+        return SLUICE_CAPTURE_PASS;
+    int r = sluice_capture_access(AT_FDCWD, path, F_OK, 0);
+    return r == SLUICE_CAPTURE_PASS ? r : (r == 0);
+}
+
+#define GETXATTR_WRAPPER(name)                                                                   \
+    SLUICE_EXPORT ssize_t name(const char *path, const char *attr, void *value, size_t size)     \
+    {                                                                                            \
+        int c = captured_exists(path);                                                           \
+        if (c != SLUICE_CAPTURE_PASS) {                                                          \
+            if (c)                                                                               \
+                errno = ENODATA;                                                                 \
+            return -1;                                                                           \
+        }                                                                                        \
+        return SLUICE_REAL(name)(path, attr, value, size);                                       \
+    }
+#define LISTXATTR_WRAPPER(name)                                                                  \
+    SLUICE_EXPORT ssize_t name(const char *path, char *list, size_t size)                        \
+    {                                                                                            \
+        int c = captured_exists(path);                                                           \
+        if (c != SLUICE_CAPTURE_PASS)                                                            \
+            return c ? 0 : -1;                                                                   \
+        return SLUICE_REAL(name)(path, list, size);                                              \
+    }
+GETXATTR_WRAPPER(getxattr)
+GETXATTR_WRAPPER(lgetxattr)
+LISTXATTR_WRAPPER(listxattr)
+LISTXATTR_WRAPPER(llistxattr)
 
 /* ---- unlink, remove, rename ------------------------------------------------------------ */
 
