@@ -38,7 +38,7 @@ static uint8_t classify_one(const struct sluice_cl_backend *be, cl_kernel k, cl_
 
 static uint8_t *arg_classes(struct sluice_cl_obj *k)
 {
-    uint8_t *cls = atomic_load_explicit(&k->u.kernel.arg_class, memory_order_acquire);
+    uint8_t *cls = __atomic_load_n(&k->u.kernel.arg_class, __ATOMIC_ACQUIRE);
     if (cls != NULL)
         return cls;
     const struct sluice_cl_backend *be = k->backend;
@@ -52,11 +52,12 @@ static uint8_t *arg_classes(struct sluice_cl_obj *k)
     for (cl_uint i = 0; i < n; i++)
         cls[i] = classify_one(be, k->real, i);
     uint8_t *expected = NULL;
-    if (!atomic_compare_exchange_strong(&k->u.kernel.arg_class, &expected, cls)) {
+    __atomic_store_n(&k->u.kernel.nargs, n, __ATOMIC_RELAXED); /* same value whoever wins */
+    if (!__atomic_compare_exchange_n(&k->u.kernel.arg_class, &expected, cls, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
         free(cls); /* another thread classified it first */
         return expected;
     }
-    k->u.kernel.nargs = n;
     return cls;
 }
 

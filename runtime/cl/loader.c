@@ -9,6 +9,7 @@
  * LD_LIBRARY_PATH and the program's own loader choice are honoured). A candidate that turns out
  * to be sluice itself (installed as a libOpenCL.so.1 in the cliloader style) is skipped. */
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@
 #include "common/real.h"
 #include "config/config.h"
 
-_Atomic int sluice_cl_state = SLUICE_CL_UNSET;
+int sluice_cl_state = SLUICE_CL_UNSET;
 
 static struct sluice_cl_backend loader_backend = {.name = "local"};
 static const char *loader_path = "";
@@ -79,18 +80,18 @@ static void init_once_body(void)
                 sluice_real_resolve_in(h, sluice_cl_names[i].name, &slot);
         }
     }
-    atomic_store_explicit(&sluice_cl_state, off ? SLUICE_CL_OFF : SLUICE_CL_ON, memory_order_release);
+    __atomic_store_n(&sluice_cl_state, off ? SLUICE_CL_OFF : SLUICE_CL_ON, __ATOMIC_RELEASE);
 }
 
 int sluice_cl_init(void)
 {
     pthread_once(&init_once, init_once_body);
-    return atomic_load_explicit(&sluice_cl_state, memory_order_acquire);
+    return __atomic_load_n(&sluice_cl_state, __ATOMIC_ACQUIRE);
 }
 
 const struct sluice_cl_backend *sluice_cl_loader_backend(void)
 {
-    if (atomic_load_explicit(&sluice_cl_state, memory_order_acquire) == SLUICE_CL_UNSET)
+    if (__atomic_load_n(&sluice_cl_state, __ATOMIC_ACQUIRE) == SLUICE_CL_UNSET)
         sluice_cl_init();
     return &loader_backend;
 }

@@ -33,7 +33,7 @@ static struct sluice_cl_obj *obj_alloc(int kind, void *real, struct sluice_cl_ob
     o->self = o;
     if (parent != NULL)
         sluice_cl_obj_retain(parent);
-    atomic_init(&o->refs, 1);
+    o->refs = 1;
     return o;
 }
 
@@ -151,13 +151,13 @@ bool sluice_cl_is_live(const void *h, unsigned kind_mask)
 void sluice_cl_obj_retain(struct sluice_cl_obj *o)
 {
     if (o != NULL && !(o->flags & SLUICE_CL_F_PERSISTENT))
-        atomic_fetch_add_explicit(&o->refs, 1, memory_order_relaxed);
+        __atomic_fetch_add(&o->refs, 1, __ATOMIC_RELAXED);
 }
 
 void sluice_cl_obj_release(struct sluice_cl_obj *o)
 {
     while (o != NULL && !(o->flags & SLUICE_CL_F_PERSISTENT)) {
-        if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) != 1)
+        if (__atomic_fetch_sub(&o->refs, 1, __ATOMIC_ACQ_REL) != 1)
             return;
         pthread_mutex_lock(&table_lock);
         if (find_locked(o->real) == o)
@@ -169,7 +169,7 @@ void sluice_cl_obj_release(struct sluice_cl_obj *o)
         if (o->kind == SLUICE_CL_QUEUE)
             free(o->u.queue.app_props_array);
         if (o->kind == SLUICE_CL_KERNEL)
-            free(atomic_load(&o->u.kernel.arg_class));
+            free(o->u.kernel.arg_class);
         o->magic = 0; /* a stale use now reaches the backend as an invalid object */
         free(o);
         o = parent; /* iterate rather than recurse: chains can be long (sub-buffers) */

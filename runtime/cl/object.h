@@ -17,7 +17,6 @@
 
 #include <CL/cl.h>
 #include <CL/cl_icd.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,11 +53,11 @@ struct sluice_cl_queue_data {
     cl_queue_properties *app_props_array;   /* the program's property list (NULL if none) */
     size_t app_props_array_bytes;
     bool forced_profiling;                  /* sluice added CL_QUEUE_PROFILING_ENABLE */
-    _Atomic uint64_t last_cmd;              /* command id of the latest enqueue (in-order edges) */
+    uint64_t last_cmd;                      /* command id of the latest enqueue (in-order edges); atomic */
 };
 
 struct sluice_cl_kernel_data {
-    _Atomic(uint8_t *) arg_class;           /* enum sluice_cl_arg_class per argument, lazily */
+    uint8_t *arg_class;                     /* enum sluice_cl_arg_class per argument, set once (atomic) */
     cl_uint nargs;
 };
 
@@ -71,7 +70,7 @@ struct sluice_cl_obj {
     void *real;                              /* the backend's object */
     const struct sluice_cl_backend *backend;
     struct sluice_cl_obj *parent;            /* handle this one keeps alive */
-    _Atomic long refs;
+    long refs;                               /* atomic (__atomic builtins: shared with C++ tests) */
     uint64_t cmd;                            /* events: command id for the trace (0: none) */
     union {
         struct sluice_cl_queue_data queue;

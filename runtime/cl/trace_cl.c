@@ -5,6 +5,7 @@
  * queue), CL_TRANSFER for bytes between host and device, and CL_DEVICE_EXEC from the event's
  * profiling times once the command completes. Device times are moved onto sluice's clock by
  * the offset between the host time of the enqueue and the device's QUEUED time. */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "cl/names.h"
@@ -73,7 +74,7 @@ static void record_enqueue(sluice_cl_fn_id fn, struct sluice_cl_obj *queue, cl_i
     }
     struct sluice_cl_obj *device = NULL;
     if (queue != NULL) {
-        uint64_t prev = atomic_exchange(&queue->u.queue.last_cmd, cmd);
+        uint64_t prev = __atomic_exchange_n(&queue->u.queue.last_cmd, cmd, __ATOMIC_ACQ_REL);
         if (prev != 0 && !(queue->u.queue.app_props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
             sluice_trace_record(SLUICE_EV_CL_DEP, 0, t1, 0, cmd, prev, 1);
         device = queue->u.queue.device;

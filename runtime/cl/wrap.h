@@ -22,13 +22,13 @@ extern "C" {
 #define SLUICE_CL_UNSET 0
 #define SLUICE_CL_OFF 1
 #define SLUICE_CL_ON 2
-extern _Atomic int sluice_cl_state;
+extern int sluice_cl_state; /* accessed with __atomic builtins */
 int sluice_cl_init(void); /* opens the real loader once; returns SLUICE_CL_OFF or SLUICE_CL_ON */
 
 /* False when SLUICE_OPENCL=off: wrappers then forward the caller's arguments untouched. */
 static inline bool sluice_cl_on(void)
 {
-    int s = atomic_load_explicit(&sluice_cl_state, memory_order_acquire);
+    int s = __atomic_load_n(&sluice_cl_state, __ATOMIC_ACQUIRE);
     if (__builtin_expect(s == SLUICE_CL_UNSET, 0))
         s = sluice_cl_init();
     return s == SLUICE_CL_ON;
