@@ -1,0 +1,179 @@
+// Dynamic Collective Replacement on synthetic DAGs: broadcasts (from the host and from a
+// device), allgather, gather, direct device-to-device copies (halo exchange through the host),
+// and what must not be replaced.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "dcl/dag_dcr.h"
+}
+
+namespace {
+
+struct Dag {
+    sluice_dag *d = sluice_dag_create();
+    uint64_t next = 1;
+    ~Dag() { sluice_dag_destroy(d); }
+
+    // A transfer between host range [host, host+size) and (buffer, offset) on `rank`, in its own
+    // out-of-order queue so that nothing orders it but its wait list.
+    uint64_t xfer(bool read, int rank, uint64_t buffer, uint64_t offset, uint64_t host, uint64_t size,
+                  std::vector<uint64_t> wait = {})
+    {
+        sluice_dag_access a{buffer, offset, size, read ? SLUICE_DAG_READS : SLUICE_DAG_WRITES};
+        sluice_dag_cmd c{};
+        c.id = next;
+        c.queue = 100 + (uint64_t)rank;
+        c.out_of_order = true;
+        c.rank = rank;
+        c.kind = read ? SLUICE_DAG_READ : SLUICE_DAG_WRITE;
+        c.wait = wait.data();
+        c.nwait = wait.size();
+        c.access = &a;
+        c.naccess = 1;
+        c.host_addr = host;
+        c.host_size = size;
+        EXPECT_EQ(sluice_dag_add(d, &c, 0, nullptr), 0);
+        return next++;
+    }
+    uint64_t read(int rank, uint64_t buffer, uint64_t offset, uint64_t host, uint64_t size, std::vector<uint64_t> w = {})
+    {
+        return xfer(true, rank, buffer, offset, host, size, w);
+    }
+    uint64_t write(int rank, uint64_t buffer, uint64_t offset, uint64_t host, uint64_t size, std::vector<uint64_t> w = {})
+    {
+        return xfer(false, rank, buffer, offset, host, size, w);
+    }
+    std::string plan(sluice_dcr_plan *keep = nullptr)
+    {
+        sluice_dcr_plan p{};
+        EXPECT_EQ(sluice_dcr_find(d, &p), 0);
+        std::string s(sluice_dcr_format(&p, nullptr, 0), '\0');
+        std::vector<char> buf(s.size() + 1);
+        sluice_dcr_format(&p, buf.data(), buf.size());
+        if (keep)
+            *keep = p;
+        else
+            sluice_dcr_plan_free(&p);
+        return buf.data();
+    }
+};
+
+}  // namespace
+
+TEST(DagDcr, SameHostRangeToSeveralDevicesIsABroadcastFromTheHost)
+{
+    Dag g;
+    for (int r = 1; r <= 3; r++)
+        g.write(r, 10 + r, 0, 0x1000, 4096);
+    EXPECT_EQ(g.plan(), "bcast root 0 host 0x1000+4096: host[0+4096] -> 1:#1 2:#2 3:#3\n");
+}
+
+TEST(DagDcr, ReadThenWriteToAnotherDeviceIsADirectCopy)
+{
+    Dag g;
+    uint64_t r = g.read(1, 11, 0, 0x2000, 1 << 20);
+    g.write(2, 12, 0, 0x2000, 1 << 20, {r});
+    sluice_dcr_plan p{};
+    EXPECT_EQ(g.plan(&p), "p2p root 1 host 0x2000+1048576: 1:#1[0+1048576] -> 2:#2\n");
+    ASSERT_EQ(p.nops, 1u);
+    EXPECT_EQ(p.ops[0].sources[0].buffer, 11u);
+    EXPECT_EQ(p.ops[0].receivers[0].buffer, 12u);
+    EXPECT_EQ(p.ops[0].receivers[0].node, 2u);
+    sluice_dcr_plan_free(&p);
+}
+
+TEST(DagDcr, HaloExchangeThroughTheHostBecomesRankToRank)
+{
+    // Rank 1 reads its whole 1000-byte tile into host[0, 1000); the last 100 bytes (its bottom
+    // halo) are written to rank 2's buffer at offset 0, the first 100 to rank 3's at offset 900.
+    Dag g;
+    uint64_t r = g.read(1, 11, 0, 0x10000, 1000);
+    g.write(2, 12, 0, 0x10000 + 900, 100, {r});
+    g.write(3, 13, 900, 0x10000, 100, {r});
+    sluice_dcr_plan p{};
+    EXPECT_EQ(g.plan(&p),
+              "p2p root 1 host 0x10384+100: 1:#1[0+100] -> 2:#2\n"
+              "p2p root 1 host 0x10000+100: 1:#1[0+100] -> 3:#3\n");
+    ASSERT_EQ(p.nops, 2u);
+    EXPECT_EQ(p.ops[0].sources[0].offset, 900u);  // from rank 1's buffer at offset 900
+    EXPECT_EQ(p.ops[1].sources[0].offset, 0u);
+    EXPECT_EQ(p.ops[1].receivers[0].offset, 900u);
+    sluice_dcr_plan_free(&p);
+}
+
+TEST(DagDcr, ReadOnceWriteToManyIsABroadcastFromTheReader)
+{
+    Dag g;
+    uint64_t r = g.read(2, 12, 0, 0x3000, 512);
+    g.write(1, 11, 0, 0x3000, 512, {r});
+    g.write(3, 13, 0, 0x3000, 512, {r});
+    g.write(0, 10, 0, 0x3000, 512, {r});
+    EXPECT_EQ(g.plan(), "bcast root 2 host 0x3000+512: 2:#1[0+512] -> 1:#2 3:#3 0:#4\n");
+}
+
+TEST(DagDcr, DisjointReadsThenWholeWritesAreAnAllgather)
+{
+    // The n-body pattern: each device computes a slice, the host gathers all slices, then sends
+    // the whole array to every device.
+    Dag g;
+    std::vector<uint64_t> reads;
+    for (int r = 0; r < 3; r++)
+        reads.push_back(g.read(r + 1, 10 + r, 0, 0x8000 + 300 * r, 300));
+    for (int r = 0; r < 3; r++)
+        g.write(r + 1, 20 + r, 0, 0x8000, 900, reads);
+    sluice_dcr_plan p{};
+    EXPECT_EQ(g.plan(&p), "allgather host 0x8000+900: 1:#1[0+300] 2:#2[300+300] 3:#3[600+300] -> 1:#4 2:#5 3:#6\n");
+    ASSERT_EQ(p.nops, 1u);
+    EXPECT_EQ(p.ops[0].root, -1);
+    EXPECT_EQ(p.ops[0].nsources, 3u);
+    EXPECT_EQ(p.ops[0].nreceivers, 3u);
+    sluice_dcr_plan_free(&p);
+}
+
+TEST(DagDcr, GapsComeFromTheHostAndNewerReadsWin)
+{
+    Dag g;
+    uint64_t a = g.read(1, 11, 0, 0x100, 100);       // host[0, 100)
+    uint64_t b = g.read(2, 12, 0, 0x100 + 50, 100);  // host[50, 150): newer, overwrites [50, 100)
+    g.write(3, 13, 0, 0x100, 300, {a, b});           // [150, 300) was never read: the host's
+    EXPECT_EQ(g.plan(), "gather host 0x100+300: 1:#1[0+50] 2:#2[50+100] host[150+150] -> 3:#3\n");
+}
+
+TEST(DagDcr, AReadIntoTheRangeSplitsTheGroup)
+{
+    Dag g;
+    g.write(1, 11, 0, 0x500, 64);            // host data to rank 1
+    uint64_t r = g.read(2, 12, 0, 0x500, 64);  // then rank 2's data lands in the same host bytes
+    g.write(3, 13, 0, 0x500, 64, {r});       // so rank 3 gets rank 2's data, not the host's
+    g.write(4, 14, 0, 0x500, 64, {r});
+    EXPECT_EQ(g.plan(), "bcast root 2 host 0x500+64: 2:#2[0+64] -> 3:#3 4:#4\n");
+}
+
+TEST(DagDcr, NothingToReplace)
+{
+    Dag g;
+    g.write(1, 11, 0, 0x100, 64);   // a single host write
+    g.write(2, 12, 0, 0x200, 64);   // another range
+    g.write(3, 13, 0, 0x100, 32);   // overlapping but not the same range
+    g.read(1, 11, 0, 0x900, 64);    // a read nobody writes on
+    EXPECT_EQ(g.plan(), "");
+}
+
+TEST(DagDcr, OnlyPendingCommandsAreConsidered)
+{
+    Dag g;
+    uint64_t w1 = g.write(1, 11, 0, 0x100, 64);
+    g.write(2, 12, 0, 0x100, 64);
+    g.write(3, 13, 0, 0x100, 64);
+    ASSERT_EQ(sluice_dag_dispatch(g.d, w1, 1), 0);  // already on its way: not part of the collective
+    EXPECT_EQ(g.plan(), "bcast root 0 host 0x100+64: host[0+64] -> 2:#2 3:#3\n");
+    const uint64_t *r;
+    size_t n;
+    ASSERT_EQ(sluice_dag_complete(g.d, w1, 0, 1, 2, &r, &n), 0);
+    ASSERT_EQ(sluice_dag_dispatch(g.d, 2, 3), 0);
+    EXPECT_EQ(g.plan(), "");
+    EXPECT_STREQ(sluice_dcr_kind_name(SLUICE_DCR_ALLGATHER), "allgather");
+}
