@@ -31,6 +31,8 @@ void commit_home_reset_counts(void);                          /* commit_home.c *
 static struct sluice_pattern_set patterns;
 static int engine_enabled;
 static int flush_failed; /* -errno of a failed exit flush: never retried alone */
+static int flush_done;   /* a flush completed ... */
+static uint64_t flush_announced; /* ... when this many notices had been sent */
 static char flush_message[3 * PATH_MAX + 256];
 
 int commit_key_of(const char *path, char *key, size_t cap)
@@ -91,13 +93,29 @@ static void wait_quiet(void)
     pthread_mutex_unlock(&commit_g.lock);
 }
 
+static int exiting; /* set by the finalize hook and the destructor */
+
+/* Not at exit (capture calls flush_all when the stage folder passes SLUICE_STAGE_LIMIT): the
+ * other ranks are busy computing, so nothing collective; ask each home to commit the sets that
+ * this process has members in, and wait for them. */
+int commit_flush_own_sets(void); /* commit_member.c */
+
 int sluice_commit_flush_all(void)
 {
     if (!engine_enabled)
         return 0;
+    if (!__atomic_load_n(&exiting, __ATOMIC_RELAXED))
+        return commit_flush_own_sets();
     if (flush_failed)
         return flush_failed;
     sluice_capture_close_all();
+    /* Called from the finalize hook and again from the destructor: the second call has
+     * nothing to do unless files were closed in between. */
+    pthread_mutex_lock(&commit_g.lock);
+    int nothing_new = flush_done && commit_g.announced == flush_announced;
+    pthread_mutex_unlock(&commit_g.lock);
+    if (nothing_new)
+        return 0;
     /* Even a rank that staged nothing takes part: others may be waiting for it. */
     int rc = commit_ensure_started();
     if (rc)
@@ -147,6 +165,10 @@ int sluice_commit_flush_all(void)
     sluice_progress_post(go_stop, NULL);
     sluice_progress_drain();
     flush_failed = worst;
+    pthread_mutex_lock(&commit_g.lock);
+    flush_done = 1;
+    flush_announced = commit_g.announced;
+    pthread_mutex_unlock(&commit_g.lock);
     return worst;
 }
 
@@ -172,6 +194,7 @@ static void commit_after_fork_child(void)
 
 static void on_finalize(void)
 {
+    __atomic_store_n(&exiting, 1, __ATOMIC_RELAXED);
     sluice_commit_flush_all();
 }
 
@@ -195,6 +218,7 @@ __attribute__((destructor(SLUICE_PRIO_CKPT))) static void commit_fini(void)
 {
     if (!engine_enabled)
         return;
+    __atomic_store_n(&exiting, 1, __ATOMIC_RELAXED);
     int rc = sluice_commit_flush_all();
     if (rc)
         sluice_fatal(1, "%s", flush_message[0] ? flush_message : strerror(-rc));

@@ -175,16 +175,17 @@ static void fill_meta(const struct hcommit *c, struct sluice_container_meta *met
     gethostname(meta->writer_host, sizeof meta->writer_host - 1);
     snprintf(meta->writer_software, sizeof meta->writer_software, "sluice %s",
              SLUICE_VERSION_STRING);
-    /* Partial: not every rank of the job contributed a new member to this version. */
+    /* Partial: some rank of the job has no member in this version (new or carried over). */
     int contributors = 0;
-    for (int r = 0; r < c->nranks; r++) {
-        for (size_t i = 0; i < c->nmem; i++) {
-            if (c->mem[i].src == c->ranks[r]) {
-                contributors++;
-                break;
-            }
+    unsigned char *seen = calloc((size_t)commit_g.size, 1);
+    for (size_t i = 0; seen && i < c->nmem; i++) {
+        int w = c->mem[i].writer_rank;
+        if (c->mem[i].keep && w >= 0 && w < commit_g.size && !seen[w]) {
+            seen[w] = 1;
+            contributors++;
         }
     }
+    free(seen);
     if (contributors < commit_g.size)
         meta->flags |= SLUICE_CONTAINER_F_PARTIAL;
 }
@@ -245,6 +246,15 @@ static void complete(struct hcommit *c, int err)
     maybe_start(s);
 }
 
+static const struct gm *order_base; /* progress thread only */
+static int order_cmp(const void *a, const void *b)
+{
+    const struct gm *x = &order_base[*(const size_t *)a], *y = &order_base[*(const size_t *)b];
+    if (x->member_rank != y->member_rank)
+        return x->member_rank < y->member_rank ? -1 : 1;
+    return strcmp(x->path, y->path);
+}
+
 /* All writers reported: index, footer, durability, atomic replacement. */
 static void finish(struct hcommit *c)
 {
@@ -257,12 +267,19 @@ static void finish(struct hcommit *c)
         nkeep += c->mem[i].keep;
     struct sluice_member *mm = calloc(nkeep ? nkeep : 1, sizeof(*mm));
     struct sluice_extent *ext = calloc(nkeep ? nkeep : 1, sizeof(*ext));
-    int err = (mm && ext) ? 0 : -ENOMEM;
+    size_t *order = calloc(nkeep ? nkeep : 1, sizeof(*order));
+    int err = (mm && ext && order) ? 0 : -ENOMEM;
     size_t k = 0;
-    for (size_t i = 0; err == 0 && i < c->nmem; i++) {
-        struct gm *g = &c->mem[i];
-        if (!g->keep)
-            continue;
+    for (size_t i = 0; err == 0 && i < c->nmem; i++)
+        if (c->mem[i].keep)
+            order[k++] = i;
+    /* The index lists members in rank order, like the data. */
+    order_base = c->mem;
+    if (err == 0)
+        qsort(order, nkeep, sizeof(*order), order_cmp);
+    k = 0;
+    for (size_t o = 0; err == 0 && o < nkeep; o++) {
+        struct gm *g = &c->mem[order[o]];
         ext[k] = (struct sluice_extent){0, g->offset, g->size};
         mm[k] = (struct sluice_member){
             .path = g->path, .member_rank = g->member_rank, .writer_rank = g->writer_rank,
@@ -311,6 +328,7 @@ static void finish(struct hcommit *c)
     free(tail);
     free(mm);
     free(ext);
+    free(order);
     if (err == 0) {
         c->set->last_version = c->version;
         if (sluice_trace_active())

@@ -87,6 +87,7 @@ struct commit_state {
     int poller_id;
     int finished;       /* exit flush done: later closes commit alone */
     uint64_t *closed_sent; /* CLOSED notices sent per home (exit accounting) */
+    uint64_t announced;    /* CLOSED notices sent in all: a flush with nothing new is a no-op */
 };
 extern struct commit_state commit_g;
 

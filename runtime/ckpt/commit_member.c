@@ -28,6 +28,43 @@ struct commit_state commit_g = {
 };
 
 static struct commit_member *members; /* newest last */
+
+/* Open members whose current bytes an fsync committed: if the program closes one without
+ * writing again (the common write-fsync-close), that close needs no new version. */
+struct synced {
+    char stage_path[PATH_MAX];
+    uint64_t size;
+    int64_t mtime_ns;
+    struct synced *next;
+};
+static struct synced *synced_list;
+
+static int stage_stat(const char *path, uint64_t *size, int64_t *mtime_ns)
+{
+    struct stat st;
+    if (SLUICE_REAL(stat)(path, &st) != 0)
+        return -errno;
+    *size = (uint64_t)st.st_size;
+    *mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    return 0;
+}
+
+/* Removes and returns 1 if the staging file is unchanged since its committed fsync (lock held). */
+static int synced_take(const char *stage_path)
+{
+    for (struct synced **pp = &synced_list; *pp; pp = &(*pp)->next) {
+        struct synced *e = *pp;
+        if (strcmp(e->stage_path, stage_path) != 0)
+            continue;
+        uint64_t size;
+        int64_t mt;
+        int same = stage_stat(stage_path, &size, &mt) == 0 && size == e->size && mt == e->mtime_ns;
+        *pp = e->next;
+        free(e);
+        return same;
+    }
+    return 0;
+}
 static uint64_t member_seq;
 
 struct request {
@@ -90,6 +127,7 @@ void commit_announce(const char *set_key)
     cmsg_init(&m, MSG_CLOSED);
     cmsg_put_str(&m, set_key);
     commit_g.closed_sent[home]++;
+    commit_g.announced++;
     commit_send(home, &m);
 }
 
@@ -125,6 +163,17 @@ static struct commit_member *member_add(const struct sluice_staged_member *m)
 
 void sluice_commit_member_closed(const struct sluice_staged_member *m)
 {
+    pthread_mutex_lock(&commit_g.lock);
+    int unchanged = synced_take(m->stage_path);
+    pthread_mutex_unlock(&commit_g.lock);
+    if (unchanged) {
+        /* Already committed by fsync, byte for byte: nothing more to do but drop the stage. */
+        char meta[PATH_MAX];
+        meta_path_of(m->stage_path, meta, sizeof meta);
+        SLUICE_REAL(unlink)(m->stage_path);
+        SLUICE_REAL(unlink)(meta);
+        return;
+    }
     if (commit_ensure_started() != 0) {
         sluice_log_error("checkpoint commit unavailable; %s stays staged in %s for "
                          "`sluice-ckpt recover`", m->path, m->stage_path);
@@ -290,10 +339,15 @@ int sluice_commit_member_sync(const struct sluice_staged_member *m)
             c = o;
     pthread_mutex_unlock(&commit_g.lock);
 
+    uint64_t src_size = 0;
+    int64_t src_mtime = 0;
+    int open_member = !c;
     if (!c) {
         /* Still open (the usual fsync): commit a snapshot of what is staged now. */
         struct sluice_staged_member snap;
-        rc = snapshot(m, &snap);
+        rc = stage_stat(m->stage_path, &src_size, &src_mtime);
+        if (rc == 0)
+            rc = snapshot(m, &snap);
         if (rc)
             return rc;
         pthread_mutex_lock(&commit_g.lock);
@@ -310,6 +364,24 @@ int sluice_commit_member_sync(const struct sluice_staged_member *m)
         }
     }
     rc = flush_set_wait(m->set_key, 0);
+    if (rc == 0 && open_member) {
+        struct synced *e = calloc(1, sizeof(*e));
+        if (e) {
+            snprintf(e->stage_path, sizeof e->stage_path, "%s", m->stage_path);
+            e->size = src_size;
+            e->mtime_ns = src_mtime;
+            for (struct synced **pp = &synced_list; *pp; pp = &(*pp)->next) {
+                if (strcmp((*pp)->stage_path, m->stage_path) == 0) {
+                    struct synced *old = *pp;
+                    *pp = old->next;
+                    free(old);
+                    break;
+                }
+            }
+            e->next = synced_list;
+            synced_list = e;
+        }
+    }
     pthread_mutex_unlock(&commit_g.lock);
     if (sluice_trace_active())
         sluice_trace_record(SLUICE_EV_COMMIT_END, rc ? SLUICE_EVF_ERROR : 0, t0,
@@ -540,4 +612,29 @@ void commit_member_forget_all(void)
 {
     members = NULL;
     requests = NULL;
+    synced_list = NULL;
+}
+
+int commit_flush_own_sets(void)
+{
+    if (commit_ensure_started() != 0)
+        return -EIO;
+    int worst = 0;
+    pthread_mutex_lock(&commit_g.lock);
+    for (;;) {
+        /* One set at a time; the list changes while we wait, so look again each round. */
+        char key[PATH_MAX] = "";
+        for (struct commit_member *c = members; c && !key[0]; c = c->next)
+            if (c->inflight_id == 0 && c->err == 0)
+                snprintf(key, sizeof key, "%s", c->m.set_key);
+        if (!key[0])
+            break;
+        int rc = flush_set_wait(key, 0);
+        if (rc) {
+            worst = rc;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&commit_g.lock);
+    return worst;
 }

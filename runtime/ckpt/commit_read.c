@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -25,7 +26,7 @@ int commit_flush_set(const char *set_key, uint64_t timeout_ns);   /* commit_memb
 int commit_request_unlink(const char *set_key, const char *path); /* commit_member.c */
 int commit_key_of(const char *path, char *key, size_t cap);        /* commit_exit.c */
 
-/* A closed member staged by some process of this node (another rank, or a crashed job). */
+/* A closed member staged by another running process of this node (another rank). */
 struct staged_hit {
     char data_path[PATH_MAX];
     uint64_t size;
@@ -60,6 +61,10 @@ static int find_staged_elsewhere(const char *path, struct staged_hit *hit)
         struct sluice_stage_meta sm;
         if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed ||
             strcmp(sm.m.path, path) != 0)
+            continue;
+        /* Only members of running processes: what a dead one left is a crash leftover, which
+         * `sluice-ckpt recover` decides about; until then the committed version stands. */
+        if (sm.pid != (long)getpid() && kill((pid_t)sm.pid, 0) != 0 && errno != EPERM)
             continue;
         struct stat st;
         if (SLUICE_REAL(stat)(data, &st) != 0 || (uint64_t)st.st_size != sm.m.size)

@@ -321,7 +321,9 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
              SLUICE_VERSION_STRING);
 
     int fd = -1;
-    if (rc == 0 && sluice_container_temp_name(container, (unsigned long)getpid(), tmp,
+    /* The token is the version, as in the engine: a temporary file that the crashed commit of
+     * this same version left behind is simply overwritten and renamed. */
+    if (rc == 0 && sluice_container_temp_name(container, (unsigned long)meta.version, tmp,
                                               sizeof tmp) != 0)
         rc = -ENAMETOOLONG;
     if (rc == 0) {
