@@ -91,7 +91,10 @@ static struct sluice_cl_obj *device_handle(cl_device_id real, struct sluice_cl_o
             api->clGetDeviceInfo(real, CL_DEVICE_PLATFORM, sizeof rp, &rp, NULL) == CL_SUCCESS)
             platform = platform_handle(rp);
     }
-    return sluice_cl_wrap_persistent(SLUICE_CL_DEVICE, real, platform, sluice_cl_backend_of(platform));
+    struct sluice_cl_obj *d = sluice_cl_wrap_persistent(SLUICE_CL_DEVICE, real, platform, sluice_cl_backend_of(platform));
+    if (d != NULL && known == NULL && sluice_trace_active())
+        sluice_cl_trace_device(d);
+    return d;
 }
 
 SLUICE_EXPORT cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type,
@@ -128,6 +131,14 @@ SLUICE_EXPORT cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform, cl_devi
     return ret;
 }
 
+static cl_device_id new_sub_device(cl_device_id real, struct sluice_cl_obj *parent, const struct sluice_cl_backend *be)
+{
+    struct sluice_cl_obj *d = sluice_cl_wrap_new(SLUICE_CL_DEVICE, real, parent, be);
+    if (d != NULL && sluice_trace_active())
+        sluice_cl_trace_device(d);
+    return (cl_device_id)d;
+}
+
 /* clCreateSubDevices and its EXT ancestor: new, reference-counted devices. */
 #define CREATE_SUB_DEVICES(fn_name, prop_type)                                                     \
     SLUICE_EXPORT cl_int CL_API_CALL fn_name(cl_device_id in_device, const prop_type *properties,   \
@@ -156,7 +167,7 @@ SLUICE_EXPORT cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform, cl_devi
             if (ret == CL_SUCCESS) {                                                               \
                 cl_uint n = total < num_entries ? total : num_entries;                             \
                 for (cl_uint i = 0; i < n; i++)                                                    \
-                    out_devices[i] = (cl_device_id)sluice_cl_wrap_new(SLUICE_CL_DEVICE, tmp[i], d, be); \
+                    out_devices[i] = new_sub_device(tmp[i], d, be);                                     \
                 if (num_devices != NULL)                                                           \
                     *num_devices = total;                                                          \
             }                                                                                      \

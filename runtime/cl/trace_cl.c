@@ -122,3 +122,18 @@ uint64_t sluice_cl_image_bytes(cl_mem image, const size_t *region)
         return 0;
     return (uint64_t)elem * region[0] * region[1] * region[2];
 }
+
+void sluice_cl_trace_device(const struct sluice_cl_obj *dev)
+{
+    char name[256] = "", platform[256] = "";
+    const struct sluice_cl_api *api = &dev->backend->api;
+    if (api->clGetDeviceInfo != NULL)
+        api->clGetDeviceInfo(dev->real, CL_DEVICE_NAME, sizeof name - 1, name, NULL);
+    const struct sluice_cl_obj *p = dev->parent;
+    while (p != NULL && p->kind == SLUICE_CL_DEVICE) /* sub-device: up to the root */
+        p = p->parent;
+    if (p != NULL && api->clGetPlatformInfo != NULL)
+        api->clGetPlatformInfo(p->real, CL_PLATFORM_NAME, sizeof platform - 1, platform, NULL);
+    sluice_trace_record(SLUICE_EV_CL_DEVICE, 0, sluice_now_ns(), 0, (uint64_t)(uintptr_t)dev,
+                        sluice_trace_string(name), sluice_trace_string(platform));
+}

@@ -99,6 +99,9 @@ void sluice_cl_enqueue_done(sluice_cl_fn_id fn, struct sluice_cl_obj *queue, cl_
                             cl_uint nwait, struct sluice_cl_obj *const *wait_list, int direction,
                             uint64_t bytes);
 
+/* Names a device in the trace (once per device handle, trace on), for per-device summaries. */
+void sluice_cl_trace_device(const struct sluice_cl_obj *device);
+
 /* Bytes of an image region (element size from the backend), for the trace. */
 uint64_t sluice_cl_image_bytes(cl_mem image, const size_t *region);
 

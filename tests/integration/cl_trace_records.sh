@@ -19,3 +19,16 @@ if grep -q 'CL_DEP .*kind: 0 wait list, 1 queue order, 2 buffer=1' ooo.debug; th
 echo "ok: wait-list dependencies, none from queue order on an out-of-order queue"
 grep -q 'CL_CALL function="clSetUserEventStatus", return code=0' ooo.debug || fail "clSetUserEventStatus not recorded"
 echo "ok: user event calls recorded"
+
+# sluice-trace summary shows the OpenCL side: calls by function, host and device time, bytes
+# each way per device.
+mkdir -p tr
+with_sluice env SLUICE_TRACE_DIR="$PWD/tr" "$SLUICE_APPS_DIR/cl_vector_add" >/dev/null
+"$SLUICE_BIN_DIR/sluice-trace" summary --top 100 tr >summary.txt
+s=$(sed -n '/== OpenCL ==/,/^== [^O]/p' summary.txt)
+expect_contains "OpenCL section" "== OpenCL ==" "$s"
+expect_contains "host and device time" "ms of device execution" "$s"
+echo "$s" | grep -q 'clEnqueueNDRangeKernel  *1  *yes  *0' || fail "NDRange row missing: $s"
+echo "$s" | grep -q 'clSetKernelArg  *4 ' || fail "clSetKernelArg row missing: $s"
+echo "$s" | grep -q 'Portable Comp.*  3  .*256.0 KiB  *256.0 KiB  *0 B' || fail "device row (3 commands, 256 KiB each way) missing: $s"
+echo "ok: sluice-trace summary OpenCL section"
