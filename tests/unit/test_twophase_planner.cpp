@@ -1,0 +1,423 @@
+// Two-phase planner (runtime/ckpt/planner_twophase.h): direct-versus-shuffle choice, aggregator
+// selection, stripe-aligned file domains, rounds, pieces and file-system requests. Every plan
+// is checked against invariants that the executor relies on (each shuffled byte sent exactly
+// once, to the aggregator that owns it, inside one round window; requests inside runs and
+// whole-stripe except at the two ends of a domain) before the case-specific assertions.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+extern "C" {
+#include "ckpt/planner.h"
+#include "ckpt/planner_twophase.h"
+}
+
+namespace {
+
+constexpr uint64_t KiB = 1024, MiB = 1024 * 1024;
+
+struct TpPlan {
+    sluice_tp_plan p{};
+    ~TpPlan() { sluice_tp_plan_free(&p); }
+};
+
+// Lays members out as the commit engine does (block-aligned, in rank order) from their sizes;
+// member i is staged on rank src[i] (default: rank i).
+std::vector<sluice_tp_member> Layout(const std::vector<uint64_t> &sizes, uint64_t data_start,
+                                     uint64_t block, std::vector<int> src = {})
+{
+    std::vector<sluice_plan_member> pm;
+    for (size_t i = 0; i < sizes.size(); i++)
+        pm.push_back({sizes[i], src.empty() ? (int)i : src[i], (int)i});
+    sluice_plan p{};
+    EXPECT_EQ(sluice_plan_direct(pm.data(), pm.size(), data_start, block, &p), 0);
+    std::vector<sluice_tp_member> out(sizes.size());
+    for (size_t w = 0; w < p.nwrites; w++)
+        out[p.writes[w].member] = {p.writes[w].offset, p.writes[w].size,
+                                   pm[p.writes[w].member].writer_rank};
+    sluice_plan_free(&p);
+    return out;
+}
+
+sluice_tp_params Params(uint64_t unit, uint64_t block, uint64_t buffer, sluice_cb_write mode,
+                        const std::vector<int> &aggr)
+{
+    return sluice_tp_params{unit, block, buffer, mode, aggr.data(), aggr.size()};
+}
+
+// Invariants of any plan.
+void CheckInvariants(const std::vector<sluice_tp_member> &m, const sluice_tp_params &prm,
+                     const sluice_tp_plan &p)
+{
+    const uint64_t unit = prm.stripe_unit;
+    ASSERT_EQ(p.nmembers, m.size());
+    ASSERT_GT(p.round_size, 0u);
+    EXPECT_EQ(p.round_size % unit, 0u) << "a round is a whole number of stripes";
+    // Domains: ordered, disjoint, owned by distinct aggregators, and never sharing a stripe.
+    for (size_t d = 0; d < p.ndomains; d++) {
+        const auto &dom = p.domains[d];
+        EXPECT_LT(dom.begin, dom.end);
+        EXPECT_EQ(dom.base % unit, 0u);
+        EXPECT_LE(dom.base, dom.begin);
+        EXPECT_GE(dom.base + unit, dom.begin + 1);
+        EXPECT_EQ(dom.nrounds, (dom.end - dom.base + p.round_size - 1) / p.round_size);
+        EXPECT_LE(dom.nrounds, p.max_rounds);
+        EXPECT_TRUE(std::find(prm.aggregators, prm.aggregators + prm.naggr, dom.aggregator) !=
+                    prm.aggregators + prm.naggr);
+        if (d > 0) {
+            EXPECT_LE((p.domains[d - 1].end - 1) / unit, dom.begin / unit - 1)
+                << "domains " << d - 1 << " and " << d << " share a stripe";
+            EXPECT_NE(p.domains[d - 1].aggregator, dom.aggregator);
+        }
+    }
+    // Every byte of every shuffled member is in exactly one piece, sent by its owner, in the
+    // domain and round window that hold its file offset.
+    std::map<size_t, uint64_t> covered;
+    uint64_t shuffled = 0;
+    for (size_t i = 0; i < m.size(); i++)
+        if (!p.direct[i]) {
+            EXPECT_GE(m[i].src, 0) << "member " << i << " carried over but shuffled";
+            EXPECT_GT(m[i].size, 0u);
+            shuffled += m[i].size;
+        }
+    EXPECT_EQ(p.shuffled_bytes, shuffled);
+    for (size_t k = 0; k < p.npieces; k++) {
+        const auto &pc = p.pieces[k];
+        ASSERT_LT(pc.member, m.size());
+        ASSERT_LT(pc.domain, p.ndomains);
+        EXPECT_FALSE(p.direct[pc.member]);
+        EXPECT_EQ(pc.src, m[pc.member].src);
+        EXPECT_EQ(pc.file_off, m[pc.member].offset + pc.member_off);
+        EXPECT_EQ(pc.member_off, covered[pc.member]) << "pieces of a member in order, no gap";
+        covered[pc.member] += pc.size;
+        const auto &dom = p.domains[pc.domain];
+        uint64_t wb = dom.base + pc.round * p.round_size;
+        EXPECT_LT(pc.round, dom.nrounds);
+        EXPECT_GE(pc.file_off, std::max(wb, dom.begin));
+        EXPECT_LE(pc.file_off + pc.size, std::min(wb + p.round_size, dom.end));
+        if (k > 0) {
+            const auto &q = p.pieces[k - 1];
+            EXPECT_TRUE(q.domain < pc.domain || (q.domain == pc.domain && q.round < pc.round) ||
+                        (q.domain == pc.domain && q.round == pc.round && q.file_off < pc.file_off))
+                << "pieces sorted by (domain, round, offset)";
+        }
+    }
+    for (size_t i = 0; i < m.size(); i++) {
+        if (!p.direct[i]) {
+            EXPECT_EQ(covered[i], m[i].size) << "member " << i << " fully shuffled";
+        }
+    }
+    // Requests: inside their domain and round, never over a byte of a member that is not
+    // shuffled, covering every shuffled byte, sorted, disjoint.
+    uint64_t req_member_bytes = 0;
+    for (size_t k = 0; k < p.nrequests; k++) {
+        const auto &rq = p.requests[k];
+        ASSERT_LT(rq.domain, p.ndomains);
+        const auto &dom = p.domains[rq.domain];
+        uint64_t wb = dom.base + rq.round * p.round_size;
+        EXPECT_GE(rq.offset, std::max(wb, dom.begin));
+        EXPECT_LE(rq.offset + rq.size, std::min(wb + p.round_size, dom.end));
+        EXPECT_EQ(rq.full, int(rq.offset % unit == 0 && rq.size % unit == 0));
+        if (k > 0) {
+            EXPECT_LE(p.requests[k - 1].offset + p.requests[k - 1].size, rq.offset);
+        }
+        for (size_t i = 0; i < m.size(); i++) {
+            uint64_t a = std::max(rq.offset, m[i].offset);
+            uint64_t b = std::min(rq.offset + rq.size, m[i].offset + m[i].size);
+            if (a < b) {
+                EXPECT_FALSE(p.direct[i]) << "request " << k << " overwrites member " << i;
+                req_member_bytes += b - a;
+            }
+        }
+    }
+    EXPECT_EQ(req_member_bytes, shuffled);
+}
+
+// In a domain whose runs are contiguous, only its first and last request may be partial.
+void ExpectPartialOnlyAtDomainEnds(const sluice_tp_plan &p)
+{
+    for (size_t d = 0; d < p.ndomains; d++) {
+        std::vector<const sluice_tp_request *> rq;
+        for (size_t k = 0; k < p.nrequests; k++)
+            if (p.requests[k].domain == d)
+                rq.push_back(&p.requests[k]);
+        for (size_t k = 1; k + 1 < rq.size(); k++)
+            EXPECT_TRUE(rq[k]->full) << "domain " << d << " request " << k << " is partial";
+    }
+}
+
+uint64_t FullBytes(const sluice_tp_plan &p)
+{
+    uint64_t b = 0;
+    for (size_t k = 0; k < p.nrequests; k++)
+        b += p.requests[k].full ? p.requests[k].size : 0;
+    return b;
+}
+
+} // namespace
+
+TEST(TwophaseCbWrite, ParsesRomioNames)
+{
+    sluice_cb_write m;
+    ASSERT_EQ(sluice_cb_write_parse("auto", &m), 0);
+    EXPECT_EQ(m, SLUICE_CB_WRITE_AUTO);
+    ASSERT_EQ(sluice_cb_write_parse("automatic", &m), 0);
+    EXPECT_EQ(m, SLUICE_CB_WRITE_AUTO);
+    ASSERT_EQ(sluice_cb_write_parse("enable", &m), 0);
+    EXPECT_EQ(m, SLUICE_CB_WRITE_ENABLE);
+    ASSERT_EQ(sluice_cb_write_parse("disable", &m), 0);
+    EXPECT_EQ(m, SLUICE_CB_WRITE_DISABLE);
+    EXPECT_EQ(sluice_cb_write_parse("sometimes", &m), -EINVAL);
+    EXPECT_STREQ(sluice_cb_write_name(SLUICE_CB_WRITE_ENABLE), "enable");
+}
+
+TEST(TwophaseAggregators, OnePerNodeByDefault)
+{
+    int ranks[] = {0, 1, 2, 3, 4, 5};
+    uint64_t nodes[] = {7, 7, 7, 9, 9, 9};
+    int out[6];
+    ASSERT_EQ(sluice_tp_pick_aggregators(ranks, nodes, 6, 0, out), 2u);
+    EXPECT_EQ(out[0], 0);
+    EXPECT_EQ(out[1], 3);
+}
+
+TEST(TwophaseAggregators, CbNodesSpreadsOverNodesRoundRobin)
+{
+    int ranks[] = {5, 4, 3, 2, 1, 0}; // any input order
+    uint64_t nodes[] = {9, 9, 9, 7, 7, 7};
+    int out[6];
+    ASSERT_EQ(sluice_tp_pick_aggregators(ranks, nodes, 6, 3, out), 3u);
+    EXPECT_EQ(std::vector<int>(out, out + 3), (std::vector<int>{0, 1, 3}));
+    ASSERT_EQ(sluice_tp_pick_aggregators(ranks, nodes, 6, 4, out), 4u);
+    EXPECT_EQ(std::vector<int>(out, out + 4), (std::vector<int>{0, 1, 3, 4}));
+}
+
+TEST(TwophaseAggregators, CbNodesAboveRankCountTakesEveryRank)
+{
+    int ranks[] = {0, 1, 2};
+    uint64_t nodes[] = {1, 1, 1};
+    int out[3];
+    ASSERT_EQ(sluice_tp_pick_aggregators(ranks, nodes, 3, 64, out), 3u);
+    EXPECT_EQ(std::vector<int>(out, out + 3), (std::vector<int>{0, 1, 2}));
+    EXPECT_EQ(sluice_tp_pick_aggregators(ranks, nodes, 0, 0, out), 0u);
+}
+
+TEST(TwophasePlan, AllZeroByteMembersNeedNoDomain)
+{
+    auto m = Layout({0, 0, 0, 0}, 4096, 4096);
+    std::vector<int> aggr{0, 2};
+    auto prm = Params(MiB, 4096, 16 * MiB, SLUICE_CB_WRITE_ENABLE, aggr);
+    TpPlan p;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
+    CheckInvariants(m, prm, p.p);
+    EXPECT_EQ(p.p.ndomains, 0u);
+    EXPECT_EQ(p.p.npieces, 0u);
+    EXPECT_EQ(p.p.nrequests, 0u);
+    for (size_t i = 0; i < m.size(); i++)
+        EXPECT_TRUE(p.p.direct[i]);
+}
+
+TEST(TwophasePlan, ZeroByteMembersAmongDataAreSkipped)
+{
+    auto m = Layout({0, 3 * MiB + 17, 0, 1, 5 * MiB, 0}, 4096, 4096);
+    std::vector<int> aggr{0, 3};
+    auto prm = Params(MiB, 4096, 2 * MiB, SLUICE_CB_WRITE_ENABLE, aggr);
+    TpPlan p;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
+    CheckInvariants(m, prm, p.p);
+    ExpectPartialOnlyAtDomainEnds(p.p);
+    EXPECT_EQ(p.p.ndomains, 2u);
+    for (size_t k = 0; k < p.p.npieces; k++)
+        EXPECT_NE(m[p.p.pieces[k].member].size, 0u);
+}
+
+TEST(TwophasePlan, OneHugeMemberIsSplitOverEveryAggregator)
+{
+    const uint64_t huge = 2048 * MiB + 12345;
+    auto m = Layout({huge}, 4096, 4096);
+    std::vector<int> aggr{0, 1, 2, 3};
+    auto prm = Params(MiB, 4096, 16 * MiB, SLUICE_CB_WRITE_ENABLE, aggr);
+    TpPlan p;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
+    CheckInvariants(m, prm, p.p);
+    ExpectPartialOnlyAtDomainEnds(p.p);
+    ASSERT_EQ(p.p.ndomains, 4u);
+    // Balanced to within a stripe, and only the two ends of the data region are partial.
+    for (size_t d = 0; d < 4; d++) {
+        uint64_t len = p.p.domains[d].end - p.p.domains[d].begin;
+        EXPECT_NEAR(double(len), double(huge) / 4, double(MiB)) << "domain " << d;
+    }
+    size_t partial = 0;
+    for (size_t k = 0; k < p.p.nrequests; k++)
+        partial += !p.p.requests[k].full;
+    EXPECT_EQ(partial, 2u);
+    EXPECT_GE(double(FullBytes(p.p)) / double(huge), 0.99);
+    EXPECT_EQ(p.p.max_rounds, 33u); // 512 MiB + a stripe of misalignment over 16 MiB rounds
+}
+
+TEST(TwophasePlan, MoreAggregatorsThanDataLeavesSomeWithoutDomain)
+{
+    auto m = Layout({100, 5000, 7}, 4096, 4096);
+    std::vector<int> aggr{0, 1, 2, 3, 4, 5, 6, 7};
+    auto prm = Params(MiB, 4096, 16 * MiB, SLUICE_CB_WRITE_ENABLE, aggr);
+    TpPlan p;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
+    CheckInvariants(m, prm, p.p);
+    ASSERT_EQ(p.p.ndomains, 1u) << "all the data is in one stripe";
+    EXPECT_EQ(p.p.nrequests, 1u) << "one request for the whole set";
+    EXPECT_EQ(sluice_tp_domain_of(&p.p, p.p.domains[0].aggregator), 0);
+    EXPECT_EQ(sluice_tp_domain_of(&p.p, 7), -1);
+}
+
+TEST(TwophasePlan, AutoWritesStripeOwningMembersDirect)
+{
+    // The data starts on a stripe and every member is a whole number of stripes: no stripe is
+    // shared, so auto shuffles nothing and enable shuffles everything.
+    auto m = Layout({2 * MiB, 4 * MiB, MiB}, MiB, 4096);
+    std::vector<int> aggr{0};
+    auto prm = Params(MiB, 4096, 16 * MiB, SLUICE_CB_WRITE_AUTO, aggr);
+    TpPlan a;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &a.p), 0);
+    CheckInvariants(m, prm, a.p);
+    for (size_t i = 0; i < m.size(); i++)
+        EXPECT_TRUE(a.p.direct[i]) << "member " << i;
+    EXPECT_EQ(a.p.ndomains, 0u);
+
+    prm.mode = SLUICE_CB_WRITE_ENABLE;
+    TpPlan e;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &e.p), 0);
+    CheckInvariants(m, prm, e.p);
+    for (size_t i = 0; i < m.size(); i++)
+        EXPECT_FALSE(e.p.direct[i]) << "member " << i;
+    EXPECT_EQ(FullBytes(e.p), 7 * MiB);
+}
+
+TEST(TwophasePlan, AutoShufflesMembersThatShareStripes)
+{
+    // A stripe unit that does not divide the sizes: neighbours share stripes. The big member
+    // in the middle still owns none of its stripes alone at its ends, so everything shuffles.
+    auto m = Layout({MiB + 1000, 10 * MiB + 3, 700 * KiB}, 8192, 4096);
+    std::vector<int> aggr{0, 2};
+    auto prm = Params(MiB, 4096, 4 * MiB, SLUICE_CB_WRITE_AUTO, aggr);
+    TpPlan p;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
+    CheckInvariants(m, prm, p.p);
+    ExpectPartialOnlyAtDomainEnds(p.p);
+    for (size_t i = 0; i < m.size(); i++)
+        EXPECT_FALSE(p.p.direct[i]) << "member " << i;
+}
+
+TEST(TwophasePlan, AutoMixesDirectAndShuffledMembers)
+{
+    // Member 1 starts and ends on stripe boundaries with nothing else in its stripes.
+    std::vector<sluice_tp_member> m{{4096, 100, 0}, {MiB, 3 * MiB, 1}, {4 * MiB, 5000, 2},
+                                    {4 * MiB + 8192, 20, 3}};
+    std::vector<int> aggr{0, 1};
+    auto prm = Params(MiB, 4096, MiB, SLUICE_CB_WRITE_AUTO, aggr);
+    TpPlan p;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
+    CheckInvariants(m, prm, p.p);
+    EXPECT_TRUE(p.p.direct[0]) << "alone in its stripe: nothing to gain from a shuffle";
+    EXPECT_TRUE(p.p.direct[1]);
+    EXPECT_FALSE(p.p.direct[2]);
+    EXPECT_FALSE(p.p.direct[3]);
+}
+
+TEST(TwophasePlan, DisableShufflesNothing)
+{
+    auto m = Layout({MiB + 1, 3, 9 * MiB}, 4096, 4096);
+    std::vector<int> aggr{0};
+    auto prm = Params(MiB, 4096, 16 * MiB, SLUICE_CB_WRITE_DISABLE, aggr);
+    TpPlan p;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
+    CheckInvariants(m, prm, p.p);
+    EXPECT_EQ(p.p.ndomains, 0u);
+    EXPECT_EQ(p.p.npieces, 0u);
+}
+
+TEST(TwophasePlan, CarriedMembersAreNeverOverwritten)
+{
+    // Member 1 comes from the previous version (src -1): the aggregator must write around it.
+    auto m = Layout({MiB + 5, 2 * MiB + 7, MiB + 9}, 4096, 4096, {0, -1, 2});
+    std::vector<int> aggr{0};
+    auto prm = Params(MiB, 4096, 16 * MiB, SLUICE_CB_WRITE_ENABLE, aggr);
+    TpPlan p;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
+    CheckInvariants(m, prm, p.p);
+    EXPECT_TRUE(p.p.direct[1]);
+    EXPECT_EQ(p.p.nrequests, 2u);
+}
+
+TEST(TwophasePlan, RoundsAreWholeStripesOfTheBuffer)
+{
+    auto m = Layout({40 * MiB}, MiB, 4096);
+    std::vector<int> aggr{0};
+    auto prm = Params(MiB, 4096, 3 * MiB + 5, SLUICE_CB_WRITE_ENABLE, aggr);
+    TpPlan p;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
+    CheckInvariants(m, prm, p.p);
+    EXPECT_EQ(p.p.round_size, 3 * MiB);
+    EXPECT_EQ(p.p.max_rounds, 14u);
+    EXPECT_EQ(p.p.nrequests, 14u);
+    EXPECT_EQ(FullBytes(p.p), 40 * MiB);
+
+    prm.buffer_size = 100 * KiB; // below a stripe: one stripe per round
+    TpPlan q;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &q.p), 0);
+    CheckInvariants(m, prm, q.p);
+    EXPECT_EQ(q.p.round_size, MiB);
+    EXPECT_EQ(q.p.max_rounds, 40u);
+}
+
+TEST(TwophasePlan, StripeUnitThatIsNotAPowerOfTwo)
+{
+    const uint64_t unit = 192 * KiB;
+    auto m = Layout({1, 500 * KiB, 3 * MiB + 1, 0, 64 * KiB, 7 * MiB + 333}, 4096, 4096);
+    std::vector<int> aggr{0, 1, 2};
+    auto prm = Params(unit, 4096, MiB, SLUICE_CB_WRITE_ENABLE, aggr);
+    TpPlan p;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
+    CheckInvariants(m, prm, p.p);
+    ExpectPartialOnlyAtDomainEnds(p.p);
+    EXPECT_EQ(p.p.round_size, 5 * unit);
+    EXPECT_EQ(p.p.ndomains, 3u);
+}
+
+TEST(TwophasePlan, ManyMembersManyAggregatorsHighAlignedShare)
+{
+    // 16 uneven members, 4 aggregators: at least 95% of the bytes go in whole-stripe requests.
+    std::vector<uint64_t> sizes;
+    uint64_t total = 0;
+    for (int r = 0; r < 16; r++) {
+        sizes.push_back(4 * MiB + uint64_t(r) * 123457);
+        total += sizes.back();
+    }
+    auto m = Layout(sizes, 4096, 4096);
+    std::vector<int> aggr{0, 4, 8, 12};
+    auto prm = Params(MiB, 4096, 16 * MiB, SLUICE_CB_WRITE_AUTO, aggr);
+    TpPlan p;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
+    CheckInvariants(m, prm, p.p);
+    ExpectPartialOnlyAtDomainEnds(p.p);
+    EXPECT_EQ(p.p.ndomains, 4u);
+    EXPECT_GE(double(FullBytes(p.p)) / double(total), 0.95);
+}
+
+TEST(TwophasePlan, RejectsBadParameters)
+{
+    auto m = Layout({5000}, 4096, 4096);
+    std::vector<int> aggr{0};
+    TpPlan p;
+    auto prm = Params(MiB, 3000, MiB, SLUICE_CB_WRITE_ENABLE, aggr);
+    EXPECT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), -EINVAL) << "block not 2^k";
+    prm = Params(2048, 4096, MiB, SLUICE_CB_WRITE_ENABLE, aggr);
+    EXPECT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), -EINVAL) << "unit < block";
+    std::vector<int> none;
+    prm = Params(MiB, 4096, MiB, SLUICE_CB_WRITE_ENABLE, none);
+    EXPECT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), -EINVAL) << "no aggregator";
+    EXPECT_EQ(sluice_tp_plan_make(nullptr, 1, &prm, &p.p), -EINVAL);
+}
