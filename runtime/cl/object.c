@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cl/backend.h"
+#include "common/init_order.h"
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sluice_cl_obj *by_real; /* hh_real, keyed by `real` */
@@ -182,4 +183,15 @@ size_t sluice_cl_live_count(void)
     size_t n = live_count;
     pthread_mutex_unlock(&table_lock);
     return n;
+}
+
+/* fork() while another thread holds the table lock would leave the child's copy locked
+ * forever; the handles themselves stay valid in the child (its OpenCL state is the parent's
+ * copy, usable or not as the implementation decides). */
+static void lock_tables(void) { pthread_mutex_lock(&table_lock); }
+static void unlock_tables(void) { pthread_mutex_unlock(&table_lock); }
+
+__attribute__((constructor(SLUICE_PRIO_OPENCL))) static void object_tables_init(void)
+{
+    pthread_atfork(lock_tables, unlock_tables, unlock_tables);
 }
