@@ -192,6 +192,19 @@ static void commit_after_fork_child(void)
     flush_failed = 0;
 }
 
+/* A failed commit must make the exit status non-zero, but only once MPI is finalized (a rank
+ * that leaves without finalizing makes the launcher kill its peers before they can report).
+ * This on_exit handler is registered by our constructor, before ld.so registers the
+ * destructors' runner, so it runs after every library destructor, MPI's finalization
+ * included. It keeps a non-zero status that the program chose itself. */
+static int commit_failed;
+static void exit_status_on_failure(int status, void *arg)
+{
+    (void)arg;
+    if (commit_failed)
+        _exit(status ? status : 1);
+}
+
 static void on_finalize(void)
 {
     __atomic_store_n(&exiting, 1, __ATOMIC_RELAXED);
@@ -210,6 +223,7 @@ __attribute__((constructor(SLUICE_PRIO_CKPT))) static void commit_init(void)
         return;
     commit_fs_install_container_io();
     pthread_atfork(NULL, NULL, commit_after_fork_child);
+    on_exit(exit_status_on_failure, NULL);
     engine_enabled = 1;
     sluice_mpi_on_finalize(on_finalize);
 }
@@ -220,6 +234,8 @@ __attribute__((destructor(SLUICE_PRIO_CKPT))) static void commit_fini(void)
         return;
     __atomic_store_n(&exiting, 1, __ATOMIC_RELAXED);
     int rc = sluice_commit_flush_all();
-    if (rc)
-        sluice_fatal(1, "%s", flush_message[0] ? flush_message : strerror(-rc));
+    if (rc == 0)
+        return;
+    sluice_log_error("%s", flush_message[0] ? flush_message : strerror(-rc));
+    commit_failed = 1;
 }

@@ -57,9 +57,14 @@ static void fill(unsigned char *buf, size_t n, int rank, int step, uint64_t off)
         buf[i] = byte_at(rank, step, off + i);
 }
 
+static char abort_marker[4200];
+
+/* Like MPI_Abort: the other ranks see the marker at their next barrier and stop too. */
 static int die_io(const char *what, const char *path)
 {
     fprintf(stderr, "ckpt_commit_steps: %s %s: %s\n", what, path, strerror(errno));
+    if (abort_marker[0])
+        close(open(abort_marker, O_WRONLY | O_CREAT, 0644));
     exit(3);
 }
 
@@ -74,8 +79,11 @@ static void barrier(const char *dir, const char *name, int rank, int size)
     close(fd);
     for (int r = 0; r < size; r++) {
         snprintf(p, sizeof p, "%s/.bar.%s.%d", dir, name, r);
-        while (access(p, F_OK) != 0)
+        while (access(p, F_OK) != 0) {
+            if (access(abort_marker, F_OK) == 0)
+                exit(3);
             usleep(2000);
+        }
     }
 }
 
@@ -106,6 +114,7 @@ static int do_write(const char *dir, int steps, int do_fsync, int kill_at, int r
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/ckpt.%d", dir, rank);
+    snprintf(abort_marker, sizeof abort_marker, "%s/.bar.abort", dir);
     size_t chunk = 1 << 20;
     unsigned char *buf = malloc(chunk);
     for (int step = 1; step <= steps; step++) {
