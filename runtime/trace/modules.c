@@ -64,8 +64,9 @@ static void one_line(struct maps_state *m, const char *line)
     const char *perms = s;
     s = skip_field(s);
     uint64_t offset = hex(&s);
-    s = skip_field(s);     /* dev */
-    s = skip_field(s);     /* inode */
+    s = skip_field(s);     /* to dev */
+    s = skip_field(s);     /* to inode */
+    s = skip_field(s);     /* to the path, if any */
     const char *path = s;
     if (*path == '\0' || strlen(perms) < 4)
         return;

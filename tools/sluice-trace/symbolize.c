@@ -2,6 +2,7 @@
  * arguments), once per distinct (module, address); a missing addr2line just means no names. */
 #include "symbolize.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,9 @@ void symbolize_module_offset(const struct sluice_trace_file *f, uint64_t ip, cha
         snprintf(buf, len, "0x%llx", (unsigned long long)ip);
 }
 
-/* Runs `addr2line -f -C -e path addr`; fills func and where ("file:line"). 0 on success. */
-static int run_addr2line(const char *path, uint64_t addr, char *func, size_t flen, char *where, size_t wlen)
+/* Runs `addr2line -f -i -C -e path addr` and formats its answer as "f at file:line", with
+ * "(inlined into g at file:line)" for each enclosing inlined frame. 0 on success. */
+static int run_addr2line(const char *path, uint64_t addr, char *text, size_t tlen)
 {
     int fds[2];
     if (pipe(fds) != 0)
@@ -41,18 +43,31 @@ static int run_addr2line(const char *path, uint64_t addr, char *func, size_t fle
         dup2(fds[1], 1);
         close(fds[0]);
         close(fds[1]);
-        freopen("/dev/null", "w", stderr);
-        execlp("addr2line", "addr2line", "-f", "-C", "-e", path, addr_s, (char *)NULL);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 2);
+        execlp("addr2line", "addr2line", "-f", "-i", "-C", "-e", path, addr_s, (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
     FILE *in = fdopen(fds[0], "r");
-    int ok = -1;
+    size_t used = 0;
+    int pairs = 0;
+    text[0] = '\0';
     if (in) {
-        if (fgets(func, (int)flen, in) && fgets(where, (int)wlen, in)) {
+        char func[512], where[1024];
+        while (fgets(func, sizeof func, in) && fgets(where, sizeof where, in)) {
             func[strcspn(func, "\n")] = '\0';
             where[strcspn(where, "\n")] = '\0';
-            ok = 0;
+            if (func[0] == '\0' || strcmp(func, "??") == 0)
+                continue;
+            bool has_line = where[0] != '\0' && strncmp(where, "??", 2) != 0 && strcmp(where, ":?") != 0;
+            int n = snprintf(text + used, tlen - used, "%s%s%s%s%s", pairs ? " (inlined into " : "", func,
+                             has_line ? " at " : "", has_line ? where : "", pairs ? ")" : "");
+            if (n < 0 || (size_t)n >= tlen - used)
+                break;
+            used += (size_t)n;
+            pairs++;
         }
         fclose(in);
     } else {
@@ -60,9 +75,7 @@ static int run_addr2line(const char *path, uint64_t addr, char *func, size_t fle
     }
     int status;
     waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        ok = -1;
-    return ok;
+    return pairs > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
 struct cached {
@@ -89,16 +102,9 @@ void symbolize_frame(const struct sluice_trace_file *f, uint64_t ip, bool use_ad
             snprintf(buf, len, "%s (%s)", cache[i].text, mo);
             return;
         }
-    char func[512], where[1024], text[1600];
-    if (run_addr2line(m->path, addr, func, sizeof func, where, sizeof where) == 0 && strcmp(func, "??") != 0) {
-        const char *w = strcmp(where, "??:0") == 0 || strcmp(where, "??:?") == 0 ? NULL : where;
-        if (w)
-            snprintf(text, sizeof text, "%s at %s", func, w);
-        else
-            snprintf(text, sizeof text, "%s", func);
-    } else {
+    char text[1600];
+    if (run_addr2line(m->path, addr, text, sizeof text) != 0)
         text[0] = '\0';
-    }
     struct cached *grown = realloc(cache, sizeof *cache * (ncache + 1));
     if (grown) {
         cache = grown;

@@ -1,0 +1,25 @@
+# An unmodified MPI program under real mpiexec (3 and 4 ranks) with SLUICE_TRACE_DIR and
+# SLUICE_BACKTRACE: same stdout and exit code as without sluice, one file per rank, marks from
+# every rank, and call sites that symbolize to the program's own functions.
+TRACE=$SLUICE_BIN_DIR/sluice-trace
+APP=$SLUICE_APPS_DIR/mpi_trace_hello
+
+for n in 3 4; do
+  set +e
+  plain=$(mpirun "$n" "$APP"); plain_rc=$?
+  traced=$(mpirun "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_TRACE_DIR="$PWD/t$n" SLUICE_BACKTRACE=3 "$APP"); traced_rc=$?
+  set -e
+  expect_eq "mpi -n $n: stdout unchanged" "$plain" "$traced"
+  expect_eq "mpi -n $n: exit code unchanged" "$plain_rc" "$traced_rc"
+  expect_eq "mpi -n $n: one file per rank" "$n" "$(ls t$n/*.sluicetrace | wc -l)"
+  summary=$("$TRACE" summary "t$n")
+  echo "$summary"
+  expect_contains "mpi -n $n: all ranks" "$n files, $n ranks (launcher size $n)" "$summary"
+  expect_eq "mpi -n $n: 10 marks per rank" "$((10 * n))" "$(echo "$summary" | awk '$1 == "total" && $2 == "MARK" {print $3}')"
+  expect_contains "mpi -n $n: call sites" "Top call sites" "$summary"
+  expect_contains "mpi -n $n: symbolized to the program" "compute_phase" "$summary"
+  expect_contains "mpi -n $n: symbolized to the program" "exchange_phase" "$summary"
+  expect_contains "mpi -n $n: seen on every rank" "$n ranks" "$(echo "$summary" | grep -A1 '^#1 ')"
+done
+# Without addr2line: module+offset.
+expect_contains "module+offset form" "mpi_trace_hello+0x" "$("$TRACE" summary --no-symbols t3)"
