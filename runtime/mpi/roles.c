@@ -381,8 +381,29 @@ __attribute__((constructor(SLUICE_PRIO_MPI))) static void mpi_load(void)
         sluice_log_warn("%s", launch_warning);
 }
 
-/* Runs after the checkpoint part's destructor (which commits) and the progress engine's
- * (which stops the thread). Finalizes only what sluice initialized itself. */
+/* At exit, finalize hooks run while the progress thread still serves (hooks may post work
+ * and wait for pollers): after the checkpoint part's destructor, before the progress engine's.
+ * Only where sluice itself will finalize MPI below. */
+#define SLUICE_PRIO_MPI_EXIT_HOOKS (SLUICE_PRIO_PROGRESS + 1)
+
+static bool sluice_finalizes_at_exit(void)
+{
+    pthread_mutex_lock(&R.lock);
+    int state = atomic_load(&R.state);
+    bool ours = R.sluice_initialized && !R.app_finalized &&
+                (state == ST_READY || state == ST_UNUSABLE);
+    pthread_mutex_unlock(&R.lock);
+    return ours;
+}
+
+__attribute__((destructor(SLUICE_PRIO_MPI_EXIT_HOOKS))) static void mpi_exit_hooks(void)
+{
+    if (sluice_finalizes_at_exit())
+        run_hooks();
+}
+
+/* Runs after the progress engine's destructor (which stopped the thread). Finalizes only what
+ * sluice initialized itself; hooks registered since mpi_exit_hooks run first. */
 __attribute__((destructor(SLUICE_PRIO_MPI))) static void mpi_unload(void)
 {
     pthread_mutex_lock(&R.lock);
