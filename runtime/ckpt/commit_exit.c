@@ -116,7 +116,14 @@ int sluice_commit_flush_all(void)
     pthread_mutex_unlock(&commit_g.lock);
     if (nothing_new)
         return 0;
-    /* Even a rank that staged nothing takes part: others may be waiting for it. */
+    /* A process that never closed a captured file and never used MPI has nothing to commit
+     * and stays out (a reader such as cat or cmp under mpiexec, or a shell that execs one).
+     * Any other rank takes part even with nothing staged: others may be waiting for it. */
+    pthread_mutex_lock(&commit_g.lock);
+    int bystander = !commit_g.started;
+    pthread_mutex_unlock(&commit_g.lock);
+    if (bystander && !sluice_mpi_ready())
+        return 0;
     int rc = commit_ensure_started();
     if (rc)
         return rc;

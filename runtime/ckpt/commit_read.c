@@ -10,6 +10,7 @@
 #include "ckpt/stage.h"
 #include "common/log.h"
 #include "common/real.h"
+#include "mpi/roles.h"
 #include "trace/trace.h"
 
 #include <dirent.h>
@@ -82,9 +83,17 @@ static int find_staged_elsewhere(const char *path, struct staged_hit *hit)
     return found;
 }
 
-/* Makes sure other ranks' closed members of the set have reached the container. */
+/* Makes sure other ranks' closed members of the set have reached the container. A process
+ * that has not used MPI yet does not start it just to read: it may be a shell about to exec
+ * the real reader (which then owns the rank), and a restart reads committed data anyway;
+ * closed members of other ranks on this node are still seen through the stage folder. */
 static void sync_with_home(const char *key)
 {
+    pthread_mutex_lock(&commit_g.lock);
+    int started = commit_g.started;
+    pthread_mutex_unlock(&commit_g.lock);
+    if (!started && !sluice_mpi_ready())
+        return;
     if (commit_ensure_started() != 0 || !commit_g.use_mpi)
         return;
     int rc = commit_flush_set(key, COMMIT_READ_WAIT_NS);
@@ -200,11 +209,8 @@ int sluice_commit_stat_member(const char *path, uint64_t *size, int64_t *mtime_n
     /* Cheap first; only a miss asks the home (stat is frequent, a miss is rare). */
     if (stat_once(path, key, size, mtime_ns) == 0)
         return 0;
-    if (commit_ensure_started() == 0 && commit_g.use_mpi) {
-        sync_with_home(key);
-        return stat_once(path, key, size, mtime_ns);
-    }
-    return -ENOENT;
+    sync_with_home(key);
+    return stat_once(path, key, size, mtime_ns);
 }
 
 int commit_unlink_committed(const char *set_key, const char *path)
