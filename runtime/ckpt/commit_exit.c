@@ -43,10 +43,35 @@ int commit_key_of(const char *path, char *key, size_t cap)
     return sluice_pattern_match(&patterns, path, &rank, key, cap) ? 0 : -ENOENT;
 }
 
+static int poller_registered; /* under commit_g.lock */
+
+/* The commit poller. In a multi-rank job it is installed at load, before the engine starts:
+ * a rank that never writes may still be the home of a set, so once the program has made MPI
+ * ready (MPI_Init) the engine starts here by itself and serves. It never initializes MPI. */
 static int commit_poll(void *arg)
 {
     (void)arg;
+    if (!__atomic_load_n(&commit_g.started, __ATOMIC_ACQUIRE)) {
+        if (!sluice_mpi_ready())
+            return 0;
+        pthread_mutex_lock(&commit_g.lock);
+        if (!commit_g.started && commit_transport_start() == 0)
+            __atomic_store_n(&commit_g.started, 1, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&commit_g.lock);
+        if (!commit_g.started)
+            return 0;
+    }
     return commit_transport_poll() + commit_home_poll();
+}
+
+static void install_poller(void)
+{
+    pthread_mutex_lock(&commit_g.lock);
+    int needed = !poller_registered;
+    poller_registered = 1;
+    pthread_mutex_unlock(&commit_g.lock);
+    if (needed)
+        commit_g.poller_id = sluice_progress_add_poller(commit_poll, NULL);
 }
 
 int commit_ensure_started(void)
@@ -55,12 +80,12 @@ int commit_ensure_started(void)
     int rc = 0;
     if (!commit_g.started) {
         rc = commit_transport_start();
-        if (rc == 0) {
-            commit_g.poller_id = sluice_progress_add_poller(commit_poll, NULL);
-            commit_g.started = 1;
-        }
+        if (rc == 0)
+            __atomic_store_n(&commit_g.started, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&commit_g.lock);
+    if (rc == 0)
+        install_poller();
     return rc;
 }
 
@@ -193,6 +218,7 @@ static void commit_after_fork_child(void)
     commit_g.rank = 0;
     commit_g.size = 1;
     commit_g.closed_sent = NULL;
+    poller_registered = 0; /* the child has no progress thread and no pollers */
     commit_member_forget_all();
     commit_home_forget_all();
     commit_transport_forget();
@@ -233,6 +259,8 @@ __attribute__((constructor(SLUICE_PRIO_CKPT))) static void commit_init(void)
     on_exit(exit_status_on_failure, NULL);
     engine_enabled = 1;
     sluice_mpi_on_finalize(on_finalize);
+    if (sluice_launch_size() > 1)
+        install_poller();
 }
 
 __attribute__((destructor(SLUICE_PRIO_CKPT))) static void commit_fini(void)

@@ -10,6 +10,10 @@
  *       --kill-at STEP: at that step the --big rank, once its member is closed, waits until a
  *       container commit is under way (a temporary container name appears in DIR) and then
  *       kills itself with SIGKILL.
+ *   ckpt_commit_steps partial DIR
+ *       only even ranks write members of the set DIR/part.%r (rank 0 writes two: its own and
+ *       member 1000), in different orders; then every rank waits, without exiting, until the
+ *       set's container exists (at most 60 s): a set that cannot complete is committed anyway.
  *   ckpt_commit_steps verify DIR STEP NMEMBERS
  *       each rank checks members r, r+size, ... < NMEMBERS against step STEP's bytes.
  * Exit status: 0 ok, 1 wrong data, 2 usage, 3 an I/O call failed (message on stderr). */
@@ -197,6 +201,38 @@ static int do_verify(const char *dir, int step, int nmembers, int rank, int size
     return bad;
 }
 
+static int do_partial(const char *dir, int rank)
+{
+    char path[4096];
+    int ids[2] = {rank, rank == 0 ? 1000 : -1};
+    if (rank % 2 == 0) {
+        for (int k = 0; k < 2; k++) {
+            int id = ids[rank == 0 ? 1 - k : k];
+            if (id < 0)
+                continue;
+            snprintf(path, sizeof path, "%s/part.%d", dir, id);
+            int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd < 0)
+                die_io("open", path);
+            char line[64];
+            int n = snprintf(line, sizeof line, "member %d\n", id);
+            if (write(fd, line, (size_t)n) != n)
+                die_io("write", path);
+            if (close(fd) != 0)
+                die_io("close", path);
+        }
+    }
+    snprintf(path, sizeof path, "%s/part.@r.sluice", dir);
+    for (int i = 0; i < 6000; i++) {
+        struct stat st;
+        if (stat(path, &st) == 0)
+            return 0;
+        usleep(10000);
+    }
+    fprintf(stderr, "ckpt_commit_steps: %s did not appear while the job ran\n", path);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     int rank = env_int("PMI_RANK", 0), size = env_int("PMI_SIZE", 1);
@@ -214,6 +250,8 @@ int main(int argc, char **argv)
         }
         return do_write(argv[2], atoi(argv[3]), do_fsync, kill_at, rank, size);
     }
+    if (argc == 3 && strcmp(argv[1], "partial") == 0)
+        return do_partial(argv[2], rank);
     if (argc >= 5 && strcmp(argv[1], "verify") == 0) {
         for (int i = 5; i < argc; i++)
             if (strcmp(argv[i], "--big") == 0 && i + 1 < argc)
@@ -221,6 +259,7 @@ int main(int argc, char **argv)
         return do_verify(argv[2], atoi(argv[3]), atoi(argv[4]), rank, size);
     }
     fprintf(stderr, "usage: ckpt_commit_steps write DIR STEPS [--fsync] [--big R] [--kill-at S]\n"
+                    "       ckpt_commit_steps partial DIR\n"
                     "       ckpt_commit_steps verify DIR STEP NMEMBERS [--big R]\n");
     return 2;
 }
