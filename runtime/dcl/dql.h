@@ -85,6 +85,10 @@ int sluice_dql_parse(const char *text, struct sluice_dql_query **out, char *err,
 
 void sluice_dql_free(struct sluice_dql_query *q);
 
+/* Whether SLUICE_DEVICES leaves the choice to the default (NULL, empty or only whitespace):
+ * the runtime then shows every device, as SELECT ALL would. */
+bool sluice_dql_blank(const char *text);
+
 /* Selects devices: orders `devs` by (node, index), keeps those on the FROM NODE list that
  * satisfy WHERE, sorts them stably by ORDER BY, then applies ALL / TOP k / POS i. Writes the
  * indices (into devs) of the selected devices, in order, into out (room for ndevs entries)

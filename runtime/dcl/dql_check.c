@@ -8,8 +8,8 @@
 
 __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void sluice_dql_check(void)
 {
-    if (!sluice_config.is_set[SLUICE_CFG_DEVICES])
-        return;
+    if (!sluice_config.is_set[SLUICE_CFG_DEVICES] || sluice_dql_blank(sluice_config.DEVICES))
+        return; /* unset or blank: every device, nothing to check */
     struct sluice_dql_query *q;
     char err[768];
     if (sluice_dql_parse(sluice_config.DEVICES, &q, err, sizeof err) != 0)

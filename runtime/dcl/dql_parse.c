@@ -533,6 +533,16 @@ int sluice_dql_parse(const char *text, struct sluice_dql_query **out, char *err,
     return 0;
 }
 
+bool sluice_dql_blank(const char *text)
+{
+    if (text == NULL)
+        return true;
+    for (; *text; text++)
+        if (*text != ' ' && *text != '\t' && *text != '\n' && *text != '\r')
+            return false;
+    return true;
+}
+
 void sluice_dql_free(struct sluice_dql_query *q)
 {
     if (q == NULL)

@@ -42,6 +42,8 @@ done
 rc=0; SLUICE_DEVICES='SELECT ALL' with_sluice /bin/sh -c 'exit 7' || rc=$?
 expect_eq "exit status passes through with a good query" 7 "$rc"
 SLUICE_DEVICES='' with_sluice /bin/true || fail "an empty SLUICE_DEVICES (meaning SELECT ALL) must not stop the program"
+SLUICE_DEVICES='  ' with_sluice /bin/true || fail "a blank SLUICE_DEVICES (meaning SELECT ALL) must not stop the program"
+echo "ok: empty and blank SLUICE_DEVICES run the program"
 
 # Under mpiexec: every rank checks the query; a bad one ends the job with a non-zero status
 # and the message, a good one runs every rank.

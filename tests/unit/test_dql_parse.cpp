@@ -199,6 +199,15 @@ TEST(DqlParse, HostileInputGetsAClearError)
     }
 }
 
+TEST(DqlParse, BlankMeansTheDefault)
+{
+    EXPECT_TRUE(sluice_dql_blank(nullptr));
+    EXPECT_TRUE(sluice_dql_blank(""));
+    EXPECT_TRUE(sluice_dql_blank(" \t\n"));
+    EXPECT_FALSE(sluice_dql_blank(" x"));
+    EXPECT_FALSE(sluice_dql_blank("SELECT ALL"));
+}
+
 TEST(DqlParse, ErrorBufferMayBeSmallOrAbsent)
 {
     sluice_dql_query *q = nullptr;
