@@ -1,8 +1,9 @@
 /* Benchmark: what sluice's OpenCL layer adds to a call, per call, as medians over many calls.
  *
- * The binary links libOpenCL like any program. The parent re-runs itself as a child in three
- * configurations -- without sluice, with LD_PRELOAD=libsluice.so (trace off), and with the trace
- * on (SLUICE_TRACE_DIR) -- once per platform, and prints one table per platform. Each child
+ * The binary links libOpenCL like any program. The parent re-runs itself as a child in four
+ * configurations -- without sluice, with LD_PRELOAD=libsluice.so (trace off), without sluice but
+ * timing every command itself the way sluice does, and with the trace on (SLUICE_TRACE_DIR) --
+ * once per platform, and prints one table per platform. Each child
  * times batches of calls with CLOCK_MONOTONIC and reports the median per-call time of the
  * batches, so the clock's own cost is amortised. Never passes or fails: it prints figures.
  *
@@ -54,8 +55,28 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* The child: time every operation on the first device of platform `pidx`; print
- * "op median_ns" lines on stdout. */
-static int child(unsigned pidx)
+ * "op median_ns" lines on stdout. `profiled` makes the child do itself what sluice does with
+ * the trace on (a profiling queue, an event per command whose times are read back), so that
+ * the driver's own cost of device timing can be told from sluice's. */
+static cl_event *want_event(int profiled, cl_event *ev)
+{
+    return profiled ? ev : NULL;
+}
+
+static void read_back(int profiled, cl_event ev)
+{
+    if (!profiled)
+        return;
+    cl_int st;
+    cl_ulong t[3];
+    clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED, sizeof t[0], &t[0], NULL);
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t[1], &t[1], NULL);
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t[2], &t[2], NULL);
+    clReleaseEvent(ev);
+}
+
+static int child(unsigned pidx, int profiled)
 {
     cl_uint np = 0;
     CHECK(clGetPlatformIDs(0, NULL, &np));
@@ -70,7 +91,8 @@ static int child(unsigned pidx)
     cl_int err;
     cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
     CHECK(err);
-    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
+    cl_queue_properties prof[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, profiled ? prof : NULL, &err);
     CHECK(err);
     const char *src = "__kernel void empty(__global int *p) { }\n";
     cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
@@ -98,13 +120,19 @@ static int child(unsigned pidx)
                 case OP_SET_ARG:
                     CHECK(clSetKernelArg(k, 0, sizeof buf, &buf));
                     break;
-                case OP_WRITE_SMALL:
-                    CHECK(clEnqueueWriteBuffer(q, buf, CL_TRUE, 0, sizeof small, small, 0, NULL, NULL));
+                case OP_WRITE_SMALL: {
+                    cl_event ev;
+                    CHECK(clEnqueueWriteBuffer(q, buf, CL_TRUE, 0, sizeof small, small, 0, NULL, want_event(profiled, &ev)));
+                    read_back(profiled, ev);
                     break;
-                case OP_NDRANGE_FINISH:
-                    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &one, NULL, 0, NULL, NULL));
+                }
+                case OP_NDRANGE_FINISH: {
+                    cl_event ev;
+                    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &one, NULL, 0, NULL, want_event(profiled, &ev)));
                     CHECK(clFinish(q));
+                    read_back(profiled, ev);
                     break;
+                }
                 }
             }
             if (b >= 0)
@@ -131,6 +159,7 @@ struct config {
     const char *label;
     int preload;
     int trace;
+    int profiled; /* the child times its own commands (no sluice) */
 };
 
 /* Runs the child for one configuration; fills med[] (ns) and the device line. */
@@ -154,7 +183,7 @@ static int run_child(const char *self, unsigned pidx, const char *lib, const str
             setenv("SLUICE_TRACE_DIR", trace_dir, 1);
         char idx[16];
         snprintf(idx, sizeof idx, "%u", pidx);
-        execl(self, self, "--child", idx, (char *)NULL);
+        execl(self, self, c->profiled ? "--child-profiled" : "--child", idx, (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
@@ -179,7 +208,16 @@ static int run_child(const char *self, unsigned pidx, const char *lib, const str
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--child") == 0)
-        return child((unsigned)atoi(argv[2]));
+        return child((unsigned)atoi(argv[2]), 0);
+    if (argc == 3 && strcmp(argv[1], "--child-profiled") == 0)
+        return child((unsigned)atoi(argv[2]), 1);
+    if (argc == 2 && strcmp(argv[1], "--count") == 0) {
+        cl_uint np = 0;
+        if (clGetPlatformIDs(0, NULL, &np) != CL_SUCCESS)
+            np = 0;
+        printf("%u\n", np);
+        return 0;
+    }
     const char *lib = SLUICE_LIB_PATH;
     int only = -1;
     for (int i = 1; i < argc; i++) {
@@ -205,33 +243,50 @@ int main(int argc, char **argv)
     if (n <= 0)
         return 2;
     self[n] = 0;
-    cl_uint np = 0;
-    if (clGetPlatformIDs(0, NULL, &np) != CL_SUCCESS || np == 0) {
+    /* The parent never touches OpenCL itself: a GPU in exclusive-process mode would then be
+     * unusable, even invisible, in the children. A child counts the platforms. */
+    unsigned np = 0;
+    {
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd, "'%s' --count", self);
+        FILE *c = popen(cmd, "r");
+        if (c == NULL || fscanf(c, "%u", &np) != 1)
+            np = 0;
+        if (c != NULL)
+            pclose(c);
+    }
+    if (np == 0) {
         fprintf(stderr, "sluice-bench-opencl: no OpenCL platform\n");
         return 1;
     }
     char trace_dir[] = "/tmp/sluice-bench-opencl-XXXXXX";
     if (mkdtemp(trace_dir) == NULL)
         return 1;
-    static const struct config configs[] = {
-        {"without sluice", 0, 0}, {"sluice, trace off", 1, 0}, {"sluice, trace on", 1, 1}};
+    static const struct config configs[] = {{"without sluice", 0, 0, 0},
+                                            {"sluice, trace off", 1, 0, 0},
+                                            {"without sluice, timing its own commands", 0, 0, 1},
+                                            {"sluice, trace on", 1, 1, 0}};
+    enum { NCONF = sizeof configs / sizeof configs[0] };
     for (unsigned p = 0; p < np; p++) {
         if (only >= 0 && (unsigned)only != p)
             continue;
-        double med[3][OP_COUNT] = {{0}};
+        double med[NCONF][OP_COUNT] = {{0}};
         char device[600] = "?";
         int ok = 1;
-        for (int c = 0; c < 3; c++)
+        for (int c = 0; c < NCONF; c++)
             if (run_child(self, p, lib, &configs[c], trace_dir, med[c], device, sizeof device) != 0)
                 ok = 0;
         printf("\nplatform %u: %s\n", p, device);
         if (!ok)
             printf("  (a child run failed; figures incomplete)\n");
-        printf("  %-38s %12s %12s %10s %12s %10s\n", "median ns per call", "native", "trace off", "added", "trace on",
-               "added");
+        printf("  %-36s %10s %10s %9s | %10s %10s %9s %9s\n", "median ns per call", "native", "trace off",
+               "added", "profiled", "trace on", "added", "by sluice");
         for (int op = 0; op < OP_COUNT; op++)
-            printf("  %-38s %12.1f %12.1f %+10.1f %12.1f %+10.1f\n", op_names[op], med[0][op], med[1][op],
-                   med[1][op] - med[0][op], med[2][op], med[2][op] - med[0][op]);
+            printf("  %-36s %10.1f %10.1f %+9.1f | %10.1f %10.1f %+9.1f %+9.1f\n", op_names[op], med[0][op],
+                   med[1][op], med[1][op] - med[0][op], med[2][op], med[3][op], med[3][op] - med[0][op],
+                   med[3][op] - med[2][op]);
+        printf("  (profiled: the program itself times every command as sluice does with the trace on, a\n"
+               "   profiling queue and one event per command; \"by sluice\" is trace on minus that)\n");
     }
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", trace_dir);

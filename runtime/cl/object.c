@@ -167,14 +167,34 @@ void sluice_cl_obj_release(struct sluice_cl_obj *o)
         live_count--;
         pthread_mutex_unlock(&table_lock);
         struct sluice_cl_obj *parent = o->parent;
-        if (o->kind == SLUICE_CL_QUEUE)
+        if (o->kind == SLUICE_CL_QUEUE) {
+            sluice_cl_queue_timing_close(o);
             free(o->u.queue.app_props_array);
+        }
         if (o->kind == SLUICE_CL_KERNEL)
             free(o->u.kernel.arg_class);
         o->magic = 0; /* a stale use now reaches the backend as an invalid object */
         free(o);
         o = parent; /* iterate rather than recurse: chains can be long (sub-buffers) */
     }
+}
+
+void sluice_cl_for_each(int kind, void (*fn)(struct sluice_cl_obj *o, void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&table_lock);
+    size_t n = 0, cap = live_count;
+    struct sluice_cl_obj **objs = malloc((cap + 1) * sizeof *objs);
+    for (struct sluice_cl_obj *o = live; objs != NULL && o != NULL && n < cap; o = o->hh_self.next)
+        if (o->kind == kind && o->refs > 0) {
+            sluice_cl_obj_retain(o);
+            objs[n++] = o;
+        }
+    pthread_mutex_unlock(&table_lock);
+    for (size_t i = 0; i < n; i++) {
+        fn(objs[i], ctx);
+        sluice_cl_obj_release(objs[i]);
+    }
+    free(objs);
 }
 
 size_t sluice_cl_live_count(void)

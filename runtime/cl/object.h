@@ -54,6 +54,7 @@ struct sluice_cl_queue_data {
     size_t app_props_array_bytes;
     bool forced_profiling;                  /* sluice added CL_QUEUE_PROFILING_ENABLE */
     uint64_t last_cmd;                      /* command id of the latest enqueue (in-order edges); atomic */
+    struct sluice_cl_timing *timing;        /* commands awaiting device times (trace_cl.c) */
 };
 
 struct sluice_cl_kernel_data {
@@ -124,6 +125,13 @@ bool sluice_cl_is_live(const void *h, unsigned kind_mask);
 void sluice_cl_obj_retain(struct sluice_cl_obj *o);
 /* Drops one reference; at zero the handle leaves the tables, drops its parent and is freed. */
 void sluice_cl_obj_release(struct sluice_cl_obj *o);
+
+/* Calls fn on every live handle of `kind`, each retained for the duration of the call and
+ * outside the table lock (fn may call the backend). */
+void sluice_cl_for_each(int kind, void (*fn)(struct sluice_cl_obj *o, void *ctx), void *ctx);
+
+/* Called when a queue handle dies: settles what it still has pending (trace_cl.c). */
+void sluice_cl_queue_timing_close(struct sluice_cl_obj *queue);
 
 /* Number of live handles (tests and the exit report). */
 size_t sluice_cl_live_count(void);

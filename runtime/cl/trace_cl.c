@@ -3,8 +3,9 @@
  * Every call: CL_CALL (function, return code, first object). Every enqueue: CL_ENQUEUE with a
  * command id, CL_DEP per dependency (wait-list events, the previous command of an in-order
  * queue), CL_TRANSFER for bytes between host and device, and CL_DEVICE_EXEC from the event's
- * profiling times once the command completes. Device times are moved onto sluice's clock by
+ * profiling times once the command completes (read back lazily, see below). Device times are moved onto sluice's clock by
  * the offset between the host time of the enqueue and the device's QUEUED time. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -31,7 +32,13 @@ void sluice_cl_trace_call(sluice_cl_fn_id fn, uint64_t t0, cl_int code, const st
                         fn_id(fn), (uint64_t)(int64_t)code, (uint64_t)(uintptr_t)obj);
 }
 
+/* Device times. A command's event is kept in its queue's ring until it completes, and its
+ * profiling times are read then, from the program's own thread, at the next enqueue on that
+ * queue, when the queue dies, or at exit. Reading them later costs a status query; an event
+ * callback per command cost several microseconds more on NVIDIA's driver (measured). A full
+ * ring falls back to a completion callback, so no command goes untimed. */
 struct exec_probe {
+    cl_event ev;
     uint64_t cmd;
     uint64_t host_enqueue_ns;
     uint64_t bytes;
@@ -39,21 +46,144 @@ struct exec_probe {
     const struct sluice_cl_backend *be;
 };
 
+#define TIMING_RING 256
+struct sluice_cl_timing {
+    pthread_mutex_t lock;
+    unsigned head, count;
+    struct exec_probe ring[TIMING_RING];
+};
+
+static void record_exec(const struct exec_probe *p)
+{
+    cl_ulong queued = 0, start = 0, end = 0;
+    sluice_cl_pfn_clGetEventProfilingInfo prof = p->be->api.clGetEventProfilingInfo;
+    if (prof != NULL && prof(p->ev, CL_PROFILING_COMMAND_QUEUED, sizeof queued, &queued, NULL) == CL_SUCCESS &&
+        prof(p->ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) == CL_SUCCESS &&
+        prof(p->ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS && end >= start &&
+        start >= queued) {
+        uint64_t t = p->host_enqueue_ns + (start - queued);
+        sluice_trace_record(SLUICE_EV_CL_DEVICE_EXEC, 0, t, end - start, p->cmd, (uint64_t)(uintptr_t)p->device,
+                            p->bytes);
+    }
+}
+
 static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *arg)
 {
     struct exec_probe *p = arg;
-    cl_ulong queued = 0, start = 0, end = 0;
-    sluice_cl_pfn_clGetEventProfilingInfo prof = p->be->api.clGetEventProfilingInfo;
-    if (status == CL_COMPLETE && prof != NULL &&
-        prof(ev, CL_PROFILING_COMMAND_QUEUED, sizeof queued, &queued, NULL) == CL_SUCCESS &&
-        prof(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) == CL_SUCCESS &&
-        prof(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS && end >= start &&
-        start >= queued) {
-        uint64_t t = p->host_enqueue_ns + (start - queued);
-        sluice_trace_record(SLUICE_EV_CL_DEVICE_EXEC, 0, t, end - start, p->cmd,
-                            (uint64_t)(uintptr_t)p->device, p->bytes);
-    }
+    if (status == CL_COMPLETE)
+        record_exec(p);
     free(p);
+}
+
+/* Settles the oldest pending commands of a queue that have finished (all of them with
+ * `all`, which hands the unfinished ones to completion callbacks). Caller holds t->lock. */
+static void harvest_locked(struct sluice_cl_timing *t, bool all)
+{
+    while (t->count > 0) {
+        struct exec_probe *p = &t->ring[t->head];
+        cl_int st = CL_QUEUED;
+        if (p->be->api.clGetEventInfo == NULL ||
+            p->be->api.clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS)
+            st = -1;
+        if (st > CL_COMPLETE) {
+            if (!all)
+                break; /* in order: later ones are not done either, most likely */
+            struct exec_probe *cb = malloc(sizeof *cb);
+            if (cb != NULL) {
+                *cb = *p;
+                if (p->be->api.clSetEventCallback(p->ev, CL_COMPLETE, on_complete, cb) != CL_SUCCESS)
+                    free(cb);
+            }
+        } else if (st == CL_COMPLETE) {
+            record_exec(p);
+        }
+        p->be->api.clReleaseEvent(p->ev);
+        t->head = (t->head + 1) % TIMING_RING;
+        t->count--;
+    }
+}
+
+static void harvest_queue(struct sluice_cl_obj *q, void *all)
+{
+    struct sluice_cl_timing *t = __atomic_load_n(&q->u.queue.timing, __ATOMIC_ACQUIRE);
+    if (t == NULL)
+        return;
+    pthread_mutex_lock(&t->lock);
+    harvest_locked(t, all != NULL);
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* At exit, before any library's destructors (atexit runs first): what completed is recorded
+ * while the trace still takes events and the OpenCL implementation is still loaded. */
+static void harvest_all_at_exit(void)
+{
+    sluice_cl_for_each(SLUICE_CL_QUEUE, harvest_queue, NULL);
+}
+static pthread_once_t exit_hook_once = PTHREAD_ONCE_INIT;
+static void install_exit_hook(void)
+{
+    atexit(harvest_all_at_exit);
+}
+
+void sluice_cl_queue_timing_close(struct sluice_cl_obj *queue)
+{
+    struct sluice_cl_timing *t = queue->u.queue.timing;
+    if (t == NULL)
+        return;
+    pthread_mutex_lock(&t->lock);
+    harvest_locked(t, true);
+    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+    queue->u.queue.timing = NULL;
+}
+
+static struct sluice_cl_timing *timing_of(struct sluice_cl_obj *q)
+{
+    struct sluice_cl_timing *t = __atomic_load_n(&q->u.queue.timing, __ATOMIC_ACQUIRE);
+    if (t != NULL)
+        return t;
+    t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    pthread_mutex_init(&t->lock, NULL);
+    struct sluice_cl_timing *expected = NULL;
+    if (!__atomic_compare_exchange_n(&q->u.queue.timing, &expected, t, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_destroy(&t->lock);
+        free(t);
+        return expected;
+    }
+    pthread_once(&exit_hook_once, install_exit_hook);
+    return t;
+}
+
+/* Takes over one reference to `ev`. */
+static void time_command(struct sluice_cl_obj *queue, cl_event ev, const struct exec_probe *probe)
+{
+    struct sluice_cl_timing *t = timing_of(queue);
+    if (t == NULL) {
+        queue->backend->api.clReleaseEvent(ev);
+        return;
+    }
+    pthread_mutex_lock(&t->lock);
+    harvest_locked(t, false);
+    if (t->count == TIMING_RING) {
+        pthread_mutex_unlock(&t->lock);
+        struct exec_probe *cb = malloc(sizeof *cb);
+        if (cb != NULL) {
+            *cb = *probe;
+            cb->ev = ev;
+            if (queue->backend->api.clSetEventCallback(ev, CL_COMPLETE, on_complete, cb) != CL_SUCCESS)
+                free(cb);
+        }
+        queue->backend->api.clReleaseEvent(ev);
+        return;
+    }
+    struct exec_probe *slot = &t->ring[(t->head + t->count) % TIMING_RING];
+    *slot = *probe;
+    slot->ev = ev;
+    t->count++;
+    pthread_mutex_unlock(&t->lock);
 }
 
 static void record_enqueue(sluice_cl_fn_id fn, struct sluice_cl_obj *queue, cl_int code,
@@ -82,13 +212,10 @@ static void record_enqueue(sluice_cl_fn_id fn, struct sluice_cl_obj *queue, cl_i
     if (direction != SLUICE_CL_NONE && bytes != 0)
         sluice_trace_record(SLUICE_EV_CL_TRANSFER, 0, t0, t1 - t0, (uint64_t)direction, bytes,
                             (uint64_t)(uintptr_t)device);
-    if (real_event != NULL && queue != NULL && queue->backend->api.clSetEventCallback != NULL) {
-        struct exec_probe *p = malloc(sizeof *p);
-        if (p != NULL) {
-            *p = (struct exec_probe){cmd, t0, direction != SLUICE_CL_NONE ? bytes : 0, device, queue->backend};
-            if (queue->backend->api.clSetEventCallback(real_event, CL_COMPLETE, on_complete, p) != CL_SUCCESS)
-                free(p);
-        }
+    if (real_event != NULL && queue != NULL && queue->backend->api.clRetainEvent != NULL &&
+        queue->backend->api.clRetainEvent(real_event) == CL_SUCCESS) {
+        struct exec_probe p = {NULL, cmd, t0, direction != SLUICE_CL_NONE ? bytes : 0, device, queue->backend};
+        time_command(queue, real_event, &p);
     }
 }
 
