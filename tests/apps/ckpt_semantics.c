@@ -229,7 +229,7 @@ static void shapes_and_listings(void)
         closedir(d);
     CHECK(has(seen, n, "ckpt.0") && has(seen, n, "ckpt.3") && has(seen, n, "restart_20_3.dat") && has(seen, n, "rank7") &&
               has(seen, n, "chk_10") && !has(seen, n, "ckpt.9"),
-          "readdir lists members, per-rank and per-step folders, not unlinked ones (%d entries)", n);
+          "readdir lists members, per-rank and per-step folders, not unlinked ones");
     int dup_count = 0;
     for (int i = 0; i < n; i++)
         dup_count += strcmp(seen[i], "ckpt.0") == 0;
