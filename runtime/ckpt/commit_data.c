@@ -20,6 +20,10 @@
 static int copy_one(int out, struct commit_copy *c, unsigned char *buf)
 {
     int in = commit_fs_open(c->src_path, O_RDONLY, 0);
+    if (in == -ENOENT) {
+        c->vanished = 1; /* unlinked meanwhile: not an error, the member is just gone */
+        return 0;
+    }
     if (in < 0)
         return in;
     uint32_t crc = 0;

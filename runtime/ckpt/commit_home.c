@@ -692,9 +692,14 @@ static void on_written(int src, struct cmsg *in)
     for (uint32_t i = 0; i < n && !in->bad; i++) {
         uint64_t seq = cmsg_get_u64(in);
         uint32_t crc = cmsg_get_u32(in);
-        for (size_t k = 0; k < c->nmem; k++)
-            if (c->mem[k].src == src && c->mem[k].seq == seq)
+        uint32_t vanished = cmsg_get_u32(in);
+        for (size_t k = 0; k < c->nmem; k++) {
+            if (c->mem[k].src == src && c->mem[k].seq == seq) {
                 c->mem[k].crc = crc;
+                if (vanished)
+                    c->mem[k].keep = 0; /* unlinked meanwhile: left out of the index */
+            }
+        }
     }
     if (in->bad && !c->err)
         c->err = -EPROTO;

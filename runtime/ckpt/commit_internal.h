@@ -144,6 +144,8 @@ struct commit_copy {
     uint64_t offset;        /* container offset */
     uint64_t size;
     uint32_t crc;           /* out: CRC32C of the bytes copied */
+    int vanished;           /* out: the staging file was gone (the member was unlinked by
+                               another process of this node): the member is dropped */
 };
 /* Writer side: copies each staged member into the container file `tmp` at its offset and makes
  * the writes durable (fdatasync) before returning. 0 or -errno. */

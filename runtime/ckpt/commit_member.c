@@ -393,6 +393,7 @@ int sluice_commit_member_sync(const struct sluice_staged_member *m)
 /* ---- unlink ------------------------------------------------------------------------------- */
 
 int commit_unlink_committed(const char *set_key, const char *path); /* commit_read.c */
+int commit_unlink_staged_elsewhere(const char *path, char *key, size_t keycap); /* commit_read.c */
 
 int sluice_commit_member_unlinked(const char *path)
 {
@@ -417,6 +418,10 @@ int sluice_commit_member_unlinked(const char *path)
         c = next;
     }
     pthread_mutex_unlock(&commit_g.lock);
+    /* Closed versions staged by other processes of this node (the program's shell wrote the
+     * file, its rm child removes it): taking their staging files away drops them. */
+    if (commit_unlink_staged_elsewhere(path, key, sizeof key) > 0)
+        found = 1;
     rc = commit_unlink_committed(key[0] ? key : NULL, path);
     if (rc == 0 || (rc == -ENOENT && found))
         return 0;
@@ -492,6 +497,18 @@ static void on_collect(int home, struct cmsg *in)
     cmsg_init(&out, MSG_MEMBERS);
     cmsg_put_u32(&out, id);
     pthread_mutex_lock(&commit_g.lock);
+    /* A staging file that vanished was unlinked by another process of this node (the program
+     * removed the name): that member is dropped, never committed. */
+    for (struct commit_member *c = members; c;) {
+        struct commit_member *next = c->next;
+        struct stat st;
+        if (c->inflight_id == 0 && strcmp(c->m.set_key, key) == 0 &&
+            SLUICE_REAL(stat)(c->m.stage_path, &st) != 0 && errno == ENOENT) {
+            SLUICE_REAL(unlink)(c->meta_path);
+            member_remove(c);
+        }
+        c = next;
+    }
     uint32_t n = 0;
     for (struct commit_member *c = members; c; c = c->next)
         if (c->inflight_id == 0 && strcmp(c->m.set_key, key) == 0)
@@ -551,6 +568,7 @@ static void on_write(int home, struct cmsg *in)
     for (uint32_t i = 0; rc == 0 && i < n; i++) {
         cmsg_put_u64(&out, seqs[i]);
         cmsg_put_u32(&out, copies[i].crc);
+        cmsg_put_u32(&out, (uint32_t)copies[i].vanished);
     }
     free(copies);
     free(seqs);

@@ -235,3 +235,24 @@ int commit_unlink_committed(const char *set_key, const char *path)
         return rc;
     return present ? 0 : -ENOENT;
 }
+
+/* Removes closed members of `path` staged by other running processes of this node; fills key
+ * with their set key. Returns how many were taken away. */
+int commit_unlink_staged_elsewhere(const char *path, char *key, size_t keycap)
+{
+    int n = 0;
+    struct staged_hit hit;
+    while (find_staged_elsewhere(path, &hit)) {
+        char meta[PATH_MAX];
+        size_t l = strlen(hit.data_path), dl = strlen(SLUICE_STAGE_DATA_SUFFIX);
+        snprintf(meta, sizeof meta, "%.*s%s", (int)(l - dl), hit.data_path,
+                 SLUICE_STAGE_META_SUFFIX);
+        if (SLUICE_REAL(unlink)(hit.data_path) != 0)
+            break;
+        SLUICE_REAL(unlink)(meta);
+        if (!key[0])
+            commit_key_of(path, key, keycap);
+        n++;
+    }
+    return n;
+}

@@ -1,0 +1,43 @@
+# Unlink of captured names, seen by the commit engine: removing a committed member drops it
+# from the container's next version (the other members stay readable), removing the last one
+# removes the container, and a member written and removed before its set is committed never
+# reaches the file system. Unmodified bash, rm, cat and ls under mpiexec.
+ckpt=$SLUICE_BIN_DIR/sluice-ckpt
+export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE
+d=$PWD/run
+mkdir -p "$d"
+export SLUICE_CAPTURE="$d/ckpt.%r"
+timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" bash -c "echo hello\$PMI_RANK > $d/ckpt.\$PMI_RANK" \
+  || fail "writer job failed"
+expect_eq "members committed" 3 "$("$ckpt" ls "$d" | grep -c "$d/ckpt\.[0-9]")"
+
+env LD_PRELOAD="$SLUICE_LIB" rm "$d/ckpt.1" || fail "rm of a committed member failed"
+expect_eq "member dropped from the container" "0 2" \
+  "$("$ckpt" ls "$d" | grep -o "$d/ckpt\.[0-9]" | sed 's/.*\.//' | tr '\n' ' ' | sed 's/ $//')"
+"$ckpt" verify "$d/ckpt.@r.sluice" > /dev/null || fail "container does not verify after unlink"
+set +e
+env LD_PRELOAD="$SLUICE_LIB" cat "$d/ckpt.1" > /dev/null 2> cat.err
+rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "removed member still readable"
+expect_contains "removed member is gone" "No such file or directory" "$(cat cat.err)"
+expect_eq "other member reads" "hello2" "$(env LD_PRELOAD="$SLUICE_LIB" cat "$d/ckpt.2")"
+
+env LD_PRELOAD="$SLUICE_LIB" rm "$d/ckpt.0" "$d/ckpt.2" || fail "rm failed"
+expect_eq "container removed with its last member" "" "$(ls -A "$d")"
+set +e
+env LD_PRELOAD="$SLUICE_LIB" rm "$d/ckpt.5" 2> rm.err
+rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "rm of a member that never existed succeeded"
+expect_contains "ENOENT as without sluice" "No such file or directory" "$(cat rm.err)"
+
+# Written and removed at once on every rank: whether or not a commit slipped in between, the
+# end state is no member on disk and nothing staged.
+d2=$PWD/run2
+mkdir -p "$d2"
+export SLUICE_CAPTURE="$d2/ckpt.%r"
+timeout 120 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" \
+  bash -c "echo x > $d2/ckpt.\$PMI_RANK && rm $d2/ckpt.\$PMI_RANK" || fail "write+rm job failed"
+expect_eq "nothing reached the file system" "" "$(ls -A "$d2")"
+expect_eq "nothing left staged" "" "$(ls -A "$SLUICE_STAGE_DIR")"
