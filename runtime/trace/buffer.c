@@ -29,9 +29,11 @@ static uint32_t chunk_bytes;
 
 #define RELAXED_ADD(field, v) __atomic_store_n(&(field), (field) + (v), __ATOMIC_RELAXED)
 
+/* MAP_POPULATE: a chunk is about to be filled front to back, and one populating mmap costs
+ * far less than a page fault per 85 events (measured with sluice-bench-trace). */
 static void *map_zeroed(size_t bytes)
 {
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 

@@ -112,6 +112,18 @@ struct sluice_tf_end {
     uint64_t header_fnv;       /* FNV-1a of the file header */
 };
 
+/* The sizes are part of the format: a change here is a new version. */
+#ifdef __cplusplus
+#define SLUICE_TF_ASSERT static_assert
+#else
+#define SLUICE_TF_ASSERT _Static_assert
+#endif
+SLUICE_TF_ASSERT(sizeof(struct sluice_tf_header) == 424, "trace header layout");
+SLUICE_TF_ASSERT(sizeof(struct sluice_tf_event) == 48, "trace event layout");
+SLUICE_TF_ASSERT(sizeof(struct sluice_tf_thread) == 88, "trace thread record layout");
+SLUICE_TF_ASSERT(sizeof(struct sluice_tf_module) == 40, "trace module record layout");
+SLUICE_TF_ASSERT(sizeof(struct sluice_tf_end) == 40, "trace end record layout");
+
 /* FNV-1a, 64 bit: cheap, streaming, async-signal-safe. */
 #define SLUICE_FNV_INIT 0xcbf29ce484222325ull
 static inline uint64_t sluice_fnv1a(uint64_t h, const void *p, uint64_t n)

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern "C" {
@@ -144,8 +145,14 @@ TEST_F(TraceFile, RoundTripKeepsHeaderStringsEventsAndCallSites)
         EXPECT_LE(cs->depth, 4u);
         const sluice_trace_rmodule *m = sluice_trace_file_module(f, cs->frames[0]);
         ASSERT_NE(m, nullptr) << std::hex << cs->frames[0];
+        EXPECT_TRUE(m->path[0] == '/' || m->path[0] == '[') << "module path [" << m->path << "]";
         if (i < 3) {
             EXPECT_NE(std::string(m->path).find("test_trace_file"), std::string::npos) << m->path;
+            // The file address (ip - bias) lies inside the program's file: the bias is right.
+            struct stat st;
+            ASSERT_EQ(stat(m->path, &st), 0) << m->path;
+            EXPECT_LT(cs->frames[0] - m->m.bias, (uint64_t)st.st_size);
+            EXPECT_GE(cs->frames[0] - m->m.bias, m->m.offset);
         }
     }
     EXPECT_NE(main_t->events[0].callsite, main_t->events[1].callsite);
