@@ -59,6 +59,23 @@ TEST(ContainerCrc32c, HardwareAndSoftwareAgreeOnEveryLengthAndAlignment)
     EXPECT_EQ(crc(buf.data() + 3, 4096), crc_sw(buf.data() + 3, 4096));
 }
 
+TEST(ContainerCrc32c, HardwareAndSoftwareAgreeAcrossTheInterleavedBlockSizes)
+{
+    // The hardware path switches between 3 x 8 KiB, 3 x 256 B and single-stream steps.
+    std::mt19937 rng(8);
+    std::vector<unsigned char> buf(200000);
+    for (auto &b : buf)
+        b = (unsigned char)rng();
+    std::vector<size_t> lens = {767, 768, 769, 24575, 24576, 24577, 24576 + 768, 49152 + 767,
+                                199990};
+    for (int i = 0; i < 200; i++)
+        lens.push_back(rng() % 199990);
+    for (size_t len : lens)
+        for (size_t align : {0, 1, 5})
+            ASSERT_EQ(crc(buf.data() + align, len), crc_sw(buf.data() + align, len))
+                << "align " << align << " len " << len;
+}
+
 TEST(ContainerCrc32c, IncrementalEqualsOneShotAtEverySplit)
 {
     std::string s = "The quick brown fox jumps over the lazy dog, then checkpoints its state.";
