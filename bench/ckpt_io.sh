@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Checkpoint write benchmark driver: the same per-rank data written five ways on one file
+# system, side by side, one table per total size (docs/TWOPHASE.md explains each column).
+#
+#   bench/ckpt_io.sh [-n RANKS] [--dir DIR] [--sizes "64M 256M"] [--all] [--build DIR]
+#                    [--unit SIZE] [--cb-buffer SIZE] [--chunk SIZE] [--keep]
+#
+#   1 fpp            file per process, write() then fsync of each (no sluice)
+#   2 fpp+sluice     the same unmodified writer under sluice (one container, two-phase);
+#                    durable = when MPI_Finalize returns (sluice's exit flush)
+#   3a romio-auto    MPI_File_write_at_all to one shared file, ROMIO's default hints
+#   3b romio-enable  romio_cb_write=enable, cb_buffer_size and striping_unit = sluice's
+#   4 limit          one process, one file, sequential --chunk requests, fsync
+#
+# DIR (default: a folder under the build tree) is the file system under test; do not use
+# /dev/shm (RAM: durability means nothing there). Default sizes are a quick subset; --all runs
+# 64M 128M 256M 512M 1G 2G. Needs no root; it never drops caches (each case fsyncs).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+ranks=4
+build=${SLUICE_BUILD:-$here/../build}
+dir=""
+sizes="64M 256M"
+unit=1M
+cb=16M
+chunk=4M
+keep=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -n) ranks=$2; shift 2 ;;
+    --dir) dir=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    --all) sizes="64M 128M 256M 512M 1G 2G"; shift ;;
+    --build) build=$2; shift 2 ;;
+    --unit) unit=$2; shift 2 ;;
+    --cb-buffer) cb=$2; shift 2 ;;
+    --chunk) chunk=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "ckpt_io.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+build=$(cd "$build" && pwd)
+bin=$build/bin/sluice-bench-ckpt_io
+lib=$build/lib/libsluice.so
+trace_tool=$build/bin/sluice-trace
+for f in "$bin" "$lib" "$trace_tool"; do
+  [ -e "$f" ] || { echo "ckpt_io.sh: $f is missing: build first (cmake --build $build)" >&2; exit 2; }
+done
+[ -n "$dir" ] || dir=$build/bench-ckpt-io
+case "$(cd "$(dirname "$dir")" && pwd)/" in
+  /dev/shm/*) echo "ckpt_io.sh: $dir is in RAM (/dev/shm): durability would mean nothing" >&2; exit 2 ;;
+esac
+work=$(mktemp -d "${TMPDIR:-/tmp}/ckpt_io.XXXXXX")
+trap '[ $keep = 1 ] || rm -rf "$work"' EXIT
+mkdir -p "$dir"
+MPIEXEC=${MPIEXEC:-mpiexec}
+
+run_case() { # label ranks extra-env... -- args...
+  local label=$1 n=$2; shift 2
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  rm -rf "$dir/run" && mkdir -p "$dir/run"
+  sync
+  env "${envs[@]}" "$MPIEXEC" -n "$n" "$bin" --dir "$dir/run" --unit "$unit" --cb-buffer "$cb" \
+      --chunk "$chunk" --result "$work/$label.txt" "$@"
+  echo "files=$(find "$dir/run" -type f | wc -l)" >> "$work/$label.files"
+  rm -rf "$dir/run"
+}
+
+for size in $sizes; do
+  rm -f "$work"/*.txt "$work"/*.files
+  rm -rf "$work/trace" && mkdir -p "$work/trace" "$work/stage"
+  run_case fpp "$ranks" -- --case fpp --total "$size"
+  run_case fpp_sluice "$ranks" LD_PRELOAD="$lib" SLUICE_CAPTURE="$dir/run/ckpt.%r" \
+      SLUICE_TRACE_DIR="$work/trace" SLUICE_STRIPING_UNIT="$unit" SLUICE_CB_BUFFER_SIZE="$cb" \
+      ${SLUICE_STAGE_DIR:+SLUICE_STAGE_DIR=$SLUICE_STAGE_DIR} -- --case fpp --total "$size"
+  "$trace_tool" dump "$work/trace" > "$work/trace.txt"
+  run_case romio_auto "$ranks" -- --case romio --romio-hints auto --total "$size"
+  run_case romio_enable "$ranks" -- --case romio --romio-hints enable --total "$size"
+  run_case limit 1 -- --case limit --total "$size" --chunk 16M
+  python3 - "$work" "$size" "$ranks" "$unit" <<'EOF'
+import re, sys, os
+work, size, ranks, unit_s = sys.argv[1:5]
+def parse_size(s):
+    m = {'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30}
+    return int(float(s[:-1]) * m[s[-1].upper()]) if s[-1].upper() in m else int(s)
+unit = parse_size(unit_s)
+BINS = ['<4K', '<64K', '<1M', '<4M', '<16M', '>=16M']
+LIMITS = [4096, 65536, 1 << 20, 4 << 20, 16 << 20]
+def kv(line):
+    return dict(p.split('=', 1) for p in line.split())
+rows = {}
+for label in ['fpp', 'fpp_sluice', 'romio_auto', 'romio_enable', 'limit']:
+    lines = [kv(l) for l in open(os.path.join(work, label + '.txt')) if l.strip()]
+    files = int(open(os.path.join(work, label + '.files')).read().split('=')[1])
+    total = int(lines[0]['total'])
+    t0 = min(float(l['t0']) for l in lines)
+    vis = max(float(l['visible']) for l in lines) - t0
+    dur = max(float(l['durable']) for l in lines) - t0
+    reqs = sum(int(l['requests']) for l in lines)
+    rbytes = sum(int(l['req_bytes']) for l in lines)
+    full = sum(int(l['full_bytes']) for l in lines)
+    bins = [sum(int(l['bins'].split(',')[i]) for l in lines) for i in range(6)]
+    writers = sum(1 for l in lines if int(l['requests']) > 0)
+    if label == 'fpp_sluice':
+        # File-system requests come from sluice's trace (COMMIT_FS_WRITE), not the counter.
+        reqs = rbytes = full = 0
+        bins = [0] * 6
+        wr = set()
+        for t in open(os.path.join(work, 'trace.txt')):
+            m = re.match(r'rank (\d+) .* COMMIT_FS_WRITE offset=(\d+), bytes=(\d+)', t)
+            if not m:
+                continue
+            r, off, n = int(m.group(1)), int(m.group(2)), int(m.group(3))
+            wr.add(r)
+            reqs += 1
+            rbytes += n
+            if off % unit == 0 and n % unit == 0:
+                full += n
+            b = 0
+            while b < 5 and n >= LIMITS[b]:
+                b += 1
+            bins[b] += 1
+        writers = len(wr)
+    rows[label] = dict(files=files, reqs=reqs, rbytes=rbytes, full=full, bins=bins,
+                       writers=writers, vis=vis, dur=dur, bw=total / dur / (1 << 20), total=total)
+print(f"\n== total {size} ({rows['fpp']['total']} bytes), {ranks} ranks, stripe unit {unit_s}, "
+      f"cb_buffer as set ==")
+hdr = f"{'case':<14}{'files':>6}{'requests':>9}  {'sizes ' + '/'.join(BINS):<38}{'%full':>7}" \
+      f"{'writers':>8}{'visible s':>10}{'durable s':>10}{'MiB/s':>9}"
+print(hdr)
+names = {'fpp': '1 fpp', 'fpp_sluice': '2 sluice', 'romio_auto': '3a romio-auto',
+         'romio_enable': '3b romio-on', 'limit': '4 limit'}
+for label, r in rows.items():
+    pct = 100.0 * r['full'] / r['rbytes'] if r['rbytes'] else 0.0
+    print(f"{names[label]:<14}{r['files']:>6}{r['reqs']:>9}  {'/'.join(map(str, r['bins'])):<38}"
+          f"{pct:>6.1f}%{r['writers']:>8}{r['vis']:>10.3f}{r['dur']:>10.3f}{r['bw']:>9.0f}")
+s = rows['fpp_sluice']['dur']
+print("ratios of time until durable, sluice / other: "
+      + ", ".join(f"{names[k]} {s / rows[k]['dur']:.2f}"
+                  for k in ['fpp', 'romio_auto', 'romio_enable', 'limit']))
+print(f"sluice vs better ROMIO: {s / min(rows['romio_auto']['dur'], rows['romio_enable']['dur']):.2f}")
+EOF
+done
