@@ -18,6 +18,7 @@ static void usage(FILE *out)
             "version of its container. With PATHs (containers, set keys, member paths or\n"
             "folders) only the matching sets are recovered.\n"
             "  -s, --stage DIR  stage folder (default: $SLUICE_STAGE_DIR, else /dev/shm/sluice-<uid>)\n"
+            "One line per recovered set and per problem goes to stderr.\n"
             "Exit status: 0 all recovered (or nothing to do), 1 some set could not be\n"
             "committed (its staged data is kept), 2 usage error or no stage folder.\n");
 }
@@ -46,6 +47,7 @@ int cmd_recover(int argc, char **argv)
             stage = def;
         }
     }
-    fflush(stdout);
-    return sluice_ckpt_recover(stage, argv + optind, argc - optind, stdout);
+    /* Its report mixes what was done with what went wrong, one line each: stderr, like every
+     * other diagnostic of the tool (stdout stays for listings). */
+    return sluice_ckpt_recover(stage, argv + optind, argc - optind, stderr);
 }
