@@ -389,6 +389,40 @@ static int carry_sink(void *ctx, uint64_t logical, const void *buf, size_t len)
     return rc;
 }
 
+/* Copies one member of the previous version into the new file at its planned offset. The
+ * kernel copies (copy_file_range: a reflink or a server-side copy where the file system can)
+ * and the member keeps the checksum it was verified against when written; where the kernel
+ * cannot, the bytes come through user space and are verified on the way. */
+static int carry_member(struct hcommit *c, struct gm *g, char *err, size_t errlen)
+{
+    const struct sluice_member *om = &c->old->members[g->old_index];
+    int kernel = c->old->fd >= 0;
+    for (uint32_t e = 0; kernel && e < om->n_extents; e++) {
+        loff_t in = (loff_t)om->extents[e].file_offset;
+        loff_t out = (loff_t)(g->offset + om->extents[e].logical);
+        uint64_t left = om->extents[e].length;
+        while (left > 0) {
+            ssize_t n = copy_file_range(c->old->fd, &in, c->fd, &out, left, 0);
+            if (n <= 0) {
+                if (n < 0 && errno == EINTR)
+                    continue;
+                if (e == 0 && left == om->extents[e].length)
+                    kernel = 0; /* not supported here: copy through user space instead */
+                else
+                    return n < 0 ? -errno : -EIO;
+                break;
+            }
+            commit_trace_write((uint64_t)out - (uint64_t)n, (uint64_t)n);
+            left -= (uint64_t)n;
+        }
+    }
+    if (kernel)
+        return 0;
+    struct carry_ctx cc = {c->fd, g->offset};
+    return sluice_container_read_member(c->old, (uint32_t)g->old_index, carry_sink, &cc, err,
+                                        errlen);
+}
+
 static void plan(struct hcommit *c)
 {
     struct hset *s = c->set;
@@ -520,14 +554,12 @@ static void plan(struct hcommit *c)
                                      c->mem[i].size, sluice_trace_string(c->mem[i].path));
     }
 
-    /* Carried-over members: the home copies them from the previous version, verified. */
+    /* Carried-over members: the home copies them from the previous version. */
     for (size_t i = 0; i < c->nmem; i++) {
         struct gm *g = &c->mem[i];
         if (!g->keep || g->src >= 0 || !g->size)
             continue;
-        struct carry_ctx cc = {c->fd, g->offset};
-        rc = sluice_container_read_member(c->old, (uint32_t)g->old_index, carry_sink, &cc, err,
-                                          sizeof err);
+        rc = carry_member(c, g, err, sizeof err);
         if (rc == -EIO) {
             sluice_log_error("%s (not carried into version %llu)", err,
                              (unsigned long long)c->version);
