@@ -140,3 +140,36 @@ for c in ls info verify extract pack recover; do
   run_rc rc "$CKPT" $c --help
   expect_eq "$c --help" 0 "$rc"
 done
+
+# --- a hostile container cannot make extract write outside the output folder ---------------
+# Rewrite member 0's path "…/ckpt.0" as "…/../x.0" (same length) and recompute the checksums,
+# so that only extract's own path check stands in the way.
+mkdir -p evil
+cp ref/ckpt.1 evil/ckpt.0
+"$CKPT" pack 'evil/ckpt.%r' evil/ckpt.0
+/usr/bin/python3 - evil/ckpt.@r.sluice <<'PY'
+import struct, sys
+def crc32c(data, crc=0):
+    crc ^= 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xffffffff
+path = sys.argv[1]
+img = bytearray(open(path, 'rb').read())
+footer = len(img) - 64
+index_off, index_len = struct.unpack_from('<QQ', img, footer + 16)
+at = img.index(b'/ckpt.0', index_off)
+img[at:at + 7] = b'/../x.0'
+struct.pack_into('<I', img, footer + 48, crc32c(img[index_off:index_off + index_len]))
+struct.pack_into('<I', img, footer + 60, crc32c(img[footer:footer + 60]))
+open(path, 'wb').write(img)
+PY
+"$CKPT" verify evil >/dev/null || fail "the edited container should still be well-formed"
+mkdir -p evil_out/inner
+run_rc rc "$CKPT" extract -o evil_out/inner evil
+expect_eq "extract refuses a member outside the set's folder" 1 "$rc"
+expect_contains "names the member" "evil/../x.0 does not lie under the set's folder" "$(cat err.txt)"
+[ ! -e evil_out/x.0 ] && [ ! -e evil/x.0 ] || fail "extract wrote outside the output folder"
+echo "ok: nothing written outside the output folder"
