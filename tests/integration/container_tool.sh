@@ -136,10 +136,18 @@ expect_eq "file not matching the set key" 2 "$rc"
 run_rc rc "$CKPT" --help
 expect_eq "--help exit" 0 "$rc"
 expect_contains "--help lists extract" "extract" "$(cat out.txt)"
-for c in ls info verify extract pack recover; do
+for c in ls info verify extract pack recover bench; do
   run_rc rc "$CKPT" $c --help
   expect_eq "$c --help" 0 "$rc"
 done
+
+# --- bench prints its table (figures only: nothing here depends on speed) -----------------
+run_rc rc "$CKPT" bench --size 4M --members 1000 --dir "$PWD"
+expect_eq "bench exit" 0 "$rc"
+expect_eq "bench prints all 7 rows" 7 "$(grep -cE ' (GB/s|ns|s)$' out.txt)"
+expect_eq "bench cleans up" "" "$(ls -A | grep sluice-bench || true)"
+run_rc rc "$CKPT" bench --size 1K
+expect_eq "bench with a too small size" 2 "$rc"
 
 # --- a hostile container cannot make extract write outside the output folder ---------------
 # Rewrite member 0's path "…/ckpt.0" as "…/../x.0" (same length) and recompute the checksums,

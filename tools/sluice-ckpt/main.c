@@ -18,6 +18,7 @@ static const struct {
     {"extract", cmd_extract, "write the per-rank files back out"},
     {"pack", cmd_pack, "build a container from existing per-rank files"},
     {"recover", cmd_recover, "commit what a crashed job left staged"},
+    {"bench", cmd_bench, "measure checksum and container speed on this machine"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
