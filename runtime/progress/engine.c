@@ -7,7 +7,10 @@
  *    a work item or a poller runs, so those may post, add or remove pollers, or fork.
  *  - If the queue is not empty, a thread is running, unless the engine is shut down, in which
  *    case post() runs the item itself and the queue stays empty.
- *  - `completed` only grows; drain() waits for it to reach the `posted` count it saw.
+ *  - Items get sequence numbers in posting order. drain() waits until no item numbered up to
+ *    the last one posted before the call is queued or running. Running items can nest (an
+ *    item that drains runs later items inside itself), always outermost = lowest number, so
+ *    the outermost running number and the queue head answer that.
  *  - The thread blocks every signal: signals stay with the application's threads. */
 #include "progress/progress.h"
 
@@ -34,6 +37,7 @@
 struct work {
     void (*fn)(void *);
     void *arg;
+    uint64_t seq; /* 1, 2, 3... in posting order */
     struct work *next;
 };
 
@@ -45,10 +49,12 @@ struct poller {
 
 static struct {
     pthread_mutex_t lock;
-    pthread_cond_t changed;      /* completed grew, or a poller call ended */
+    pthread_cond_t changed;      /* an item or a poller call ended */
     pthread_mutex_t ctl;         /* serializes starting/stopping the thread */
     struct work *head, *tail;
-    uint64_t posted, completed;
+    uint64_t posted;             /* sequence number of the last item posted */
+    int depth;                   /* items running now (nested on the progress thread) */
+    uint64_t outer_seq;          /* sequence number of the outermost running item */
     struct poller pollers[MAX_POLLERS];
     int next_poller_id;
     int calling_poller;          /* id of the poller the thread is in, 0 if none */
@@ -100,6 +106,8 @@ static uint64_t run_queue(void)
         E.head = w->next;
         if (E.head == NULL)
             E.tail = NULL;
+        if (E.depth++ == 0)
+            E.outer_seq = w->seq;
         pthread_mutex_unlock(&E.lock);
 
         w->fn(w->arg);
@@ -107,7 +115,7 @@ static uint64_t run_queue(void)
         n++;
 
         pthread_mutex_lock(&E.lock);
-        E.completed++;
+        E.depth--;
         pthread_cond_broadcast(&E.changed);
         pthread_mutex_unlock(&E.lock);
     }
@@ -303,7 +311,7 @@ void sluice_progress_post(void (*fn)(void *arg), void *arg)
             else
                 E.head = w;
             E.tail = w;
-            E.posted++;
+            w->seq = ++E.posted;
             pthread_mutex_unlock(&E.lock);
             sluice_progress_wake();
             return;
@@ -326,7 +334,7 @@ void sluice_progress_drain(void)
     }
     pthread_mutex_lock(&E.lock);
     uint64_t ticket = E.posted;
-    while (E.completed < ticket)
+    while ((E.head != NULL && E.head->seq <= ticket) || (E.depth > 0 && E.outer_seq <= ticket))
         pthread_cond_wait(&E.changed, &E.lock);
     pthread_mutex_unlock(&E.lock);
 }
@@ -407,7 +415,8 @@ static void atfork_child(void)
         w = next;
     }
     E.head = E.tail = NULL;
-    E.posted = E.completed = 0;
+    E.posted = 0;
+    E.depth = 0;
     memset(E.pollers, 0, sizeof E.pollers);
     E.calling_poller = 0;
     E.running = false;

@@ -120,6 +120,9 @@ void nested_outer(void *arg)
     n->order.push_back(1);
     sluice_progress_post(nested_inner, n);
     sluice_progress_drain(); // on the progress thread: runs the inner item here, no deadlock
+    // The inner item has finished before the outer one: a drain on another thread must still
+    // wait for the outer one (this sleep makes an early return visible).
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
     n->order.push_back(3);
 }
 
