@@ -81,6 +81,35 @@ expect_eq "extract per-rank dirs" 0 "$rc"
 for r in 0 1 2; do cmp pr/rank$r/ckpt.dat prout/rank$r/ckpt.dat; done
 echo "ok: per-rank directories recreated under OUTDIR"
 
+# --- a set per step folder (chk_*/rank_%r.bin): -r walks the subfolders ------------------
+for step in 10 20; do
+  mkdir -p steps/chk_$step
+  for r in 0 1; do head -c $((step * 100 + r)) /dev/urandom > steps/chk_$step/rank_$r.bin; done
+  ( cd steps/chk_$step && "$CKPT" pack 'rank_%r.bin' rank_0.bin rank_1.bin && mkdir ../../steps_ref_$step && mv rank_*.bin ../../steps_ref_$step/ )
+done
+mkdir -p steps/.hidden && cp steps/chk_10/rank_@r.bin.sluice steps/.hidden/
+run_rc rc "$CKPT" ls steps
+expect_eq "ls without -r: no containers at the top, not an error" 0 "$rc"
+expect_eq "ls without -r lists nothing" "" "$(cat out.txt)"
+run_rc rc "$CKPT" ls -r steps
+expect_eq "ls -r exit" 0 "$rc"
+expect_eq "ls -r finds both steps, not the hidden folder" \
+  "steps/chk_10/rank_@r.bin.sluice steps/chk_20/rank_@r.bin.sluice" "$(grep '^steps' out.txt | xargs)"
+run_rc rc "$CKPT" verify steps
+expect_eq "verify without -r on a folder without containers" 1 "$rc"
+expect_contains "says so" "no containers (*.sluice) in this folder" "$(cat err.txt)"
+run_rc rc "$CKPT" verify -r steps
+expect_eq "verify -r" 0 "$rc"
+run_rc rc "$CKPT" extract -r -o steps_out steps
+expect_eq "extract -r -o" 0 "$rc"
+for step in 10 20; do for r in 0 1; do
+  cmp steps_ref_$step/rank_$r.bin steps_out/chk_$step/rank_$r.bin || fail "step $step rank $r"
+done; done
+echo "ok: extract -r keeps each container's subfolder under OUTDIR"
+run_rc rc "$CKPT" extract -r steps
+expect_eq "extract -r beside the containers" 0 "$rc"
+cmp steps_ref_20/rank_1.bin steps/chk_20/rank_1.bin
+
 # --- corruption: one byte of member 3 ------------------------------------------------------
 cp run/ckpt.@r.sluice bad.sluice
 off=$(awk '/member .*ckpt\.3$/{m=1;next} m&&/extent/{print $6; exit}' <("$CKPT" info --members bad.sluice))

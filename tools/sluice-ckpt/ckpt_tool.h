@@ -20,13 +20,14 @@ int tool_usage_error(const char *cmd, const char *fmt, ...) __attribute__((forma
 int tool_bad_option(const char *cmd, int got, char **argv);
 
 /* Calls fn for each container named by paths (a container file, or every container in a
- * folder; default "." when npaths == 0). c is NULL when the container could not be opened: the
- * error was already printed and counted. A folder without containers is an error unless
- * empty_ok. Returns EXIT_OK, or EXIT_BAD_DATA if anything could
- * not be opened or fn returned nonzero for any container. */
-typedef int (*tool_visit)(void *ctx, const struct sluice_container *c);
-int tool_for_each_container(char *const *paths, int npaths, int empty_ok, tool_visit fn,
-                            void *ctx);
+ * folder, and with TOOL_RECURSIVE in its subfolders too; default "." when npaths == 0). `rel`
+ * is the container's folder relative to the PATH it was found under ("" for the PATH itself).
+ * Containers that cannot be opened are reported and counted, not passed to fn. A folder
+ * without containers is an error unless TOOL_EMPTY_OK. Returns EXIT_OK, or EXIT_BAD_DATA if
+ * anything could not be opened or fn returned nonzero for any container. */
+enum { TOOL_EMPTY_OK = 1, TOOL_RECURSIVE = 2 };
+typedef int (*tool_visit)(void *ctx, const struct sluice_container *c, const char *rel);
+int tool_for_each_container(char *const *paths, int npaths, int flags, tool_visit fn, void *ctx);
 
 /* Human-readable time "2026-11-29T20:35:00.123Z". */
 void tool_format_time(int64_t ns, char *buf, size_t len);

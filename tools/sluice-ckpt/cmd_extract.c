@@ -22,19 +22,22 @@ struct extract_opts {
     int *name_used;
     int nnames;
     int force;
+    int flags;
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: sluice-ckpt extract [-o OUTDIR] [-m NAME]... [-f] PATH...\n"
+            "usage: sluice-ckpt extract [-o OUTDIR] [-m NAME]... [-f] [-r] PATH...\n"
             "Writes the members of each container back out as ordinary files, at their path\n"
             "relative to the set's folder: beside the container, or under OUTDIR. Checksums\n"
             "are verified while copying; a corrupt member is reported and not written.\n"
             "  -o, --output OUTDIR  write under OUTDIR (created if missing)\n"
             "  -m, --member NAME    only this member (full path, path relative to the set's\n"
             "                       folder, or file name); may be repeated\n"
-            "  -f, --force          overwrite existing files\n");
+            "  -f, --force          overwrite existing files\n"
+            "  -r, --recursive      also the containers in subfolders (under OUTDIR, each\n"
+            "                       keeps its subfolder)\n");
 }
 
 /* mkdir -p for every directory of `path` below its first `keep` bytes. */
@@ -118,7 +121,9 @@ static int extract_member(struct extract_opts *o, const struct sluice_container 
         tool_error("%s: exists, not overwritten (use --force)", dest);
         return 1;
     }
-    int rc = make_parents(dest, rootlen);
+    /* Folders below OUTDIR (a container's subfolder, a per-rank folder) are created; beside a
+     * container only the per-rank ones. */
+    int rc = make_parents(dest, o->outdir ? strlen(o->outdir) : rootlen);
     if (rc < 0) {
         tool_error("%s: cannot create its folder: %s", dest, strerror(-rc));
         return 1;
@@ -152,7 +157,7 @@ static int extract_member(struct extract_opts *o, const struct sluice_container 
     return 0;
 }
 
-static int extract_one(void *ctx, const struct sluice_container *c)
+static int extract_one(void *ctx, const struct sluice_container *c, const char *rel_dir)
 {
     struct extract_opts *o = ctx;
     char dir[PATH_MAX], root[PATH_MAX];
@@ -161,7 +166,13 @@ static int extract_one(void *ctx, const struct sluice_container *c)
         return 1;
     }
     if (o->outdir) {
-        snprintf(root, sizeof root, "%s", o->outdir);
+        /* Containers found in subfolders keep that subfolder under OUTDIR (chk_10/, chk_20/
+         * would otherwise collide). */
+        if (snprintf(root, sizeof root, "%s%s%s", o->outdir, rel_dir[0] ? "/" : "", rel_dir) >=
+            (int)sizeof root) {
+            tool_error("%s: output path too long", c->path);
+            return 1;
+        }
     } else {
         const char *slash = strrchr(c->path, '/');
         if (slash)
@@ -190,6 +201,7 @@ int cmd_extract(int argc, char **argv)
                                          {"output", required_argument, 0, 'o'},
                                          {"member", required_argument, 0, 'm'},
                                          {"force", no_argument, 0, 'f'},
+                                         {"recursive", no_argument, 0, 'r'},
                                          {0, 0, 0, 0}};
     struct extract_opts o = {0};
     o.names = calloc((size_t)argc, sizeof *o.names);
@@ -200,12 +212,13 @@ int cmd_extract(int argc, char **argv)
     }
     opterr = 0;
     int c, status = EXIT_OK;
-    while ((c = getopt_long(argc, argv, ":ho:m:f", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:m:fr", opts, NULL)) != -1) {
         switch (c) {
         case 'h': usage(stdout); goto out;
         case 'o': o.outdir = optarg; break;
         case 'm': o.names[o.nnames++] = optarg; break;
         case 'f': o.force = 1; break;
+        case 'r': o.flags |= TOOL_RECURSIVE; break;
         default: status = tool_bad_option("extract", c, argv); goto out;
         }
     }
@@ -223,7 +236,7 @@ int cmd_extract(int argc, char **argv)
             goto out;
         }
     }
-    status = tool_for_each_container(argv + optind, argc - optind, 0, extract_one, &o);
+    status = tool_for_each_container(argv + optind, argc - optind, o.flags, extract_one, &o);
     for (int i = 0; i < o.nnames; i++)
         if (!o.name_used[i]) {
             tool_error("no member named %s", o.names[i]);

@@ -9,13 +9,14 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: sluice-ckpt info [--members] PATH...\n"
+    fprintf(out, "usage: sluice-ckpt info [--members] [-r] PATH...\n"
                  "Shows format version, set, version, writer, block size and the layout (header,\n"
                  "member data extents, index, footer offsets) of each container.\n"
-                 "  --members   also list every member's extents\n");
+                 "  -m, --members    also list every member's extents\n"
+                 "  -r, --recursive  also the containers in subfolders\n");
 }
 
-static int info_one(void *ctx, const struct sluice_container *c)
+static int info_one(void *ctx, const struct sluice_container *c, const char *rel)
 {
     int show_members = *(int *)ctx;
     uint64_t bytes = 0, data_lo = UINT64_MAX, data_hi = 0, n_ext = 0, unaligned = 0;
@@ -79,10 +80,16 @@ static int info_one(void *ctx, const struct sluice_container *c)
 int cmd_info(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'}, {"members", no_argument, 0, 'm'}, {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'}, {"members", no_argument, 0, 'm'},
+        {"recursive", no_argument, 0, 'r'}, {0, 0, 0, 0}};
+    int flags = 0;
     opterr = 0;
     int o, members = 0;
-    while ((o = getopt_long(argc, argv, ":hm", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, ":hmr", opts, NULL)) != -1) {
+        if (o == 'r') {
+            flags |= TOOL_RECURSIVE;
+            continue;
+        }
         if (o == 'h') {
             usage(stdout);
             return EXIT_OK;
@@ -95,5 +102,5 @@ int cmd_info(int argc, char **argv)
     }
     if (optind >= argc)
         return tool_usage_error("info", "which container? give a PATH");
-    return tool_for_each_container(argv + optind, argc - optind, 0, info_one, &members);
+    return tool_for_each_container(argv + optind, argc - optind, flags, info_one, &members);
 }

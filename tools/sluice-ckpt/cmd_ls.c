@@ -8,12 +8,13 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: sluice-ckpt ls [PATH...]\n"
+    fprintf(out, "usage: sluice-ckpt ls [-r] [PATH...]\n"
                  "Lists each container's set, version and members (rank, size, path).\n"
-                 "PATH: a container or a folder of containers (default: the current folder).\n");
+                 "PATH: a container or a folder of containers (default: the current folder).\n"
+                 "  -r, --recursive  also the containers in subfolders (e.g. chk_*/)\n");
 }
 
-static int list_one(void *ctx, const struct sluice_container *c)
+static int list_one(void *ctx, const struct sluice_container *c, const char *rel)
 {
     uint64_t bytes = 0;
     for (uint32_t i = 0; i < c->n_members; i++)
@@ -33,15 +34,21 @@ static int list_one(void *ctx, const struct sluice_container *c)
 
 int cmd_ls(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'}, {"recursive", no_argument, 0, 'r'}, {0, 0, 0, 0}};
+    int flags = TOOL_EMPTY_OK;
     opterr = 0;
     int o;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, ":hr", opts, NULL)) != -1) {
+        if (o == 'r') {
+            flags |= TOOL_RECURSIVE;
+            continue;
+        }
         if (o == 'h') {
             usage(stdout);
             return EXIT_OK;
         }
         return tool_bad_option("ls", o, argv);
     }
-    return tool_for_each_container(argv + optind, argc - optind, 1, list_one, NULL);
+    return tool_for_each_container(argv + optind, argc - optind, flags, list_one, NULL);
 }

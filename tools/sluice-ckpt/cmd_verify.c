@@ -9,13 +9,14 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: sluice-ckpt verify PATH...\n"
+    fprintf(out, "usage: sluice-ckpt verify [-r] PATH...\n"
                  "Checks the checksum of every member of each container (a container, or a\n"
                  "folder of containers). Exit status 0 if all are intact, 1 if any member or\n"
-                 "container is corrupt or unreadable; each is named on stderr.\n");
+                 "container is corrupt or unreadable; each is named on stderr.\n"
+                 "  -r, --recursive  also the containers in subfolders\n");
 }
 
-static int verify_one(void *ctx, const struct sluice_container *c)
+static int verify_one(void *ctx, const struct sluice_container *c, const char *rel)
 {
     uint32_t bad = 0;
     uint64_t bytes = 0;
@@ -36,10 +37,16 @@ static int verify_one(void *ctx, const struct sluice_container *c)
 
 int cmd_verify(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'}, {"recursive", no_argument, 0, 'r'}, {0, 0, 0, 0}};
+    int flags = 0;
     opterr = 0;
     int o;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, ":hr", opts, NULL)) != -1) {
+        if (o == 'r') {
+            flags |= TOOL_RECURSIVE;
+            continue;
+        }
         if (o == 'h') {
             usage(stdout);
             return EXIT_OK;
@@ -48,5 +55,5 @@ int cmd_verify(int argc, char **argv)
     }
     if (optind >= argc)
         return tool_usage_error("verify", "which container? give a PATH");
-    return tool_for_each_container(argv + optind, argc - optind, 0, verify_one, NULL);
+    return tool_for_each_container(argv + optind, argc - optind, flags, verify_one, NULL);
 }

@@ -1,7 +1,10 @@
 /* Turning PATH arguments into opened containers, and the messages every command shares. */
 #include "ckpt_tool.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <string.h>
@@ -59,6 +62,7 @@ struct scan_ctx {
     void *ctx;
     int status;
     int seen;
+    const char *rel; /* folder of the containers being visited, relative to the PATH given */
 };
 
 static int on_container(void *vctx, const char *path, const struct sluice_container *c, int rc,
@@ -71,20 +75,73 @@ static int on_container(void *vctx, const char *path, const struct sluice_contai
         s->status = EXIT_BAD_DATA;
         return 0;
     }
-    if (s->fn(s->ctx, c) != 0)
+    if (s->fn(s->ctx, c, s->rel) != 0)
         s->status = EXIT_BAD_DATA;
     return 0;
 }
 
-int tool_for_each_container(char *const *paths, int npaths, int empty_ok, tool_visit fn,
-                            void *ctx)
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Containers of dir, then (recursive) of its subfolders in name order. Hidden folders (a stage
+ * folder, say) and symbolic links are not entered. */
+static void scan_tree(struct scan_ctx *s, const char *dir, const char *rel, int recursive)
+{
+    s->rel = rel;
+    int rc = sluice_container_scan_dir(dir, on_container, s);
+    if (rc < 0) {
+        tool_error("%s: %s", dir, strerror(-rc));
+        s->status = EXIT_BAD_DATA;
+        return;
+    }
+    if (!recursive)
+        return;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char **subs = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        char path[PATH_MAX];
+        if (de->d_name[0] == '.' ||
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path ||
+            lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **grown = realloc(subs, cap * sizeof *grown);
+            if (!grown)
+                break;
+            subs = grown;
+        }
+        if ((subs[n] = strdup(de->d_name)) != NULL)
+            n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(subs, n, sizeof *subs, by_name);
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX], sub[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", dir, subs[i]) < (int)sizeof path &&
+            snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", subs[i]) < (int)sizeof sub)
+            scan_tree(s, path, sub, recursive);
+        free(subs[i]);
+    }
+    free(subs);
+}
+
+int tool_for_each_container(char *const *paths, int npaths, int flags, tool_visit fn, void *ctx)
 {
     static char *const here[] = {"."};
     if (npaths == 0) {
         paths = here;
         npaths = 1;
     }
-    struct scan_ctx s = {.fn = fn, .ctx = ctx, .status = EXIT_OK};
+    struct scan_ctx s = {.fn = fn, .ctx = ctx, .status = EXIT_OK, .rel = ""};
     for (int i = 0; i < npaths; i++) {
         struct stat st;
         if (stat(paths[i], &st) != 0) {
@@ -94,13 +151,10 @@ int tool_for_each_container(char *const *paths, int npaths, int empty_ok, tool_v
         }
         if (S_ISDIR(st.st_mode)) {
             int before = s.seen;
-            int rc = sluice_container_scan_dir(paths[i], on_container, &s);
-            if (rc < 0) {
-                tool_error("%s: %s", paths[i], strerror(-rc));
-                s.status = EXIT_BAD_DATA;
-            } else if (s.seen == before && !empty_ok) {
-                tool_error("%s: no containers (*%s) in this folder", paths[i],
-                           SLUICE_CONTAINER_SUFFIX);
+            scan_tree(&s, paths[i], "", flags & TOOL_RECURSIVE);
+            if (s.seen == before && !(flags & TOOL_EMPTY_OK)) {
+                tool_error("%s: no containers (*%s) in this folder%s", paths[i],
+                           SLUICE_CONTAINER_SUFFIX, (flags & TOOL_RECURSIVE) ? " or below" : "");
                 s.status = EXIT_BAD_DATA;
             }
             continue;
@@ -108,6 +162,7 @@ int tool_for_each_container(char *const *paths, int npaths, int empty_ok, tool_v
         char msg[8192] = "";
         struct sluice_container *c = NULL;
         int rc = sluice_container_open(paths[i], &c, msg, sizeof msg);
+        s.rel = "";
         on_container(&s, paths[i], c, rc, msg);
         sluice_container_close(c);
     }
