@@ -3,7 +3,11 @@
  * Each thread owns a list of fixed-size chunks and is the only writer of it; the file writer
  * (at exit or in a signal handler) reads the published prefix of every list. Chunks come from
  * one process-wide budget (SLUICE_TRACE_LIMIT) handed out by an atomic counter; once it is
- * spent, events are counted per kind and dropped. Chunks and thread states are mmap'ed, not
+ * spent, events are counted per kind and dropped. A thread's chunks grow from 4 KiB to 64 KiB,
+ * so that many threads with few events each do not exhaust the budget with empty space. Thread
+ * states are charged to the budget too: a program creating threads without end cannot grow
+ * the trace without bound (events of threads refused a state are counted process-wide).
+ * Chunks and thread states are mmap'ed, not
  * malloc'ed, so that a thread can start recording inside a signal handler and so that the
  * state of a finished thread stays readable until the file is written. */
 #include <pthread.h>
@@ -25,7 +29,7 @@ static __thread uint64_t tls_generation __attribute__((tls_model("initial-exec")
 static pthread_key_t exit_key;
 static bool exit_key_ok;
 static _Atomic bool budget_spent;
-static uint32_t chunk_bytes;
+#define CHUNK_MIN 4096u
 
 #define RELAXED_ADD(field, v) __atomic_store_n(&(field), (field) + (v), __ATOMIC_RELAXED)
 
@@ -48,11 +52,12 @@ int sluice_trace_buffers_start(uint64_t limit)
     sluice_trace_g.limit = limit;
     /* 64 KiB chunks amortize the mmap; small budgets get smaller chunks so that a budget of
      * a few KiB still holds events (at least 16 chunks where possible, never below 4 KiB). */
-    chunk_bytes = 64u << 10;
-    while (chunk_bytes > 4096 && (uint64_t)chunk_bytes * 16 > limit)
-        chunk_bytes /= 2;
-    sluice_trace_g.chunk_events =
-        (uint32_t)((chunk_bytes - sizeof(struct sluice_trace_chunk)) / sizeof(struct sluice_tf_event));
+    uint32_t max = 64u << 10;
+    while (max > CHUNK_MIN && (uint64_t)max * 16 > limit)
+        max /= 2;
+    sluice_trace_g.chunk_max_bytes = max;
+    for (unsigned k = 0; k < SLUICE_EV_COUNT; k++)
+        atomic_store(&sluice_trace_g.orphan_overflow[k], 0);
     atomic_store(&sluice_trace_g.used, 0);
     atomic_store(&budget_spent, false);
     if (!exit_key_ok && pthread_key_create(&exit_key, sluice_trace_thread_exit) == 0)
@@ -67,7 +72,7 @@ static void release_list(struct sluice_trace_thread *t)
         struct sluice_trace_chunk *c = atomic_load_explicit(&t->head, memory_order_acquire);
         while (c) {
             struct sluice_trace_chunk *cn = atomic_load_explicit(&c->next, memory_order_acquire);
-            munmap(c, chunk_bytes);
+            munmap(c, c->bytes);
             c = cn;
         }
         munmap(t, thread_state_bytes());
@@ -84,23 +89,51 @@ void sluice_trace_buffers_release(void)
     atomic_store(&sluice_trace_g.thread_count, 0);
     atomic_store(&sluice_trace_g.used, 0);
     atomic_store(&budget_spent, false);
+    for (unsigned k = 0; k < SLUICE_EV_COUNT; k++)
+        atomic_store(&sluice_trace_g.orphan_overflow[k], 0);
     tls_thread = NULL;
     if (exit_key_ok)
         pthread_setspecific(exit_key, NULL);
     release_list(list);
 }
 
+/* Takes `bytes` from the budget; false once it is spent. */
+static bool budget_take(uint64_t bytes)
+{
+    if (atomic_load_explicit(&budget_spent, memory_order_relaxed))
+        return false;
+    uint64_t prev = atomic_fetch_add(&sluice_trace_g.used, bytes);
+    if (prev + bytes > sluice_trace_g.limit) {
+        atomic_fetch_sub(&sluice_trace_g.used, bytes);
+        if (bytes <= CHUNK_MIN) /* not even the smallest piece fits: stop trying */
+            atomic_store(&budget_spent, true);
+        return false;
+    }
+    return true;
+}
+
+static void budget_give(uint64_t bytes) { atomic_fetch_sub(&sluice_trace_g.used, bytes); }
+
 static struct sluice_trace_thread *thread_register(void)
 {
-    struct sluice_trace_thread *t = map_zeroed(thread_state_bytes());
-    if (!t)
+    /* The debug stream alone needs a state but no event memory: charge only the statistics
+     * stream's budget. */
+    bool charge = sluice_trace_g.stats;
+    if (charge && !budget_take(thread_state_bytes()))
         return NULL;
+    struct sluice_trace_thread *t = map_zeroed(thread_state_bytes());
+    if (!t) {
+        if (charge)
+            budget_give(thread_state_bytes());
+        return NULL;
+    }
     uint64_t now = sluice_now_ns();
     t->tid = (int32_t)syscall(SYS_gettid);
     t->generation = atomic_load_explicit(&sluice_trace_g.generation, memory_order_relaxed);
     t->first_ns = now;
     t->state = SLUICE_TIME_USER;
     t->state_since = now;
+    t->next_chunk_bytes = CHUNK_MIN;
     t->index = atomic_fetch_add(&sluice_trace_g.thread_count, 1);
     struct sluice_trace_thread *head = atomic_load(&sluice_trace_g.threads);
     do
@@ -134,22 +167,24 @@ void sluice_trace_thread_exit(void *p)
     __atomic_store_n(&t->last_ns, now, __ATOMIC_RELAXED);
 }
 
-static struct sluice_trace_chunk *chunk_new(void)
+static struct sluice_trace_chunk *chunk_new(struct sluice_trace_thread *t)
 {
-    if (atomic_load_explicit(&budget_spent, memory_order_relaxed))
-        return NULL;
-    uint64_t prev = atomic_fetch_add(&sluice_trace_g.used, chunk_bytes);
-    if (prev + chunk_bytes > sluice_trace_g.limit) {
-        atomic_fetch_sub(&sluice_trace_g.used, chunk_bytes);
-        atomic_store(&budget_spent, true);
-        return NULL;
+    uint32_t bytes = t->next_chunk_bytes;
+    if (bytes > sluice_trace_g.chunk_max_bytes)
+        bytes = sluice_trace_g.chunk_max_bytes;
+    while (!budget_take(bytes)) {
+        if (bytes <= CHUNK_MIN)
+            return NULL;
+        bytes /= 2; /* the last few KiB of the budget still hold events */
     }
-    struct sluice_trace_chunk *c = map_zeroed(chunk_bytes);
+    struct sluice_trace_chunk *c = map_zeroed(bytes);
     if (!c) {
-        atomic_fetch_sub(&sluice_trace_g.used, chunk_bytes);
+        budget_give(bytes);
         return NULL;
     }
-    c->capacity = sluice_trace_g.chunk_events;
+    c->bytes = bytes;
+    c->capacity = (uint32_t)((bytes - sizeof *c) / sizeof(struct sluice_tf_event));
+    t->next_chunk_bytes = bytes < sluice_trace_g.chunk_max_bytes ? bytes * 2 : bytes;
     return c;
 }
 
@@ -158,7 +193,7 @@ static void append(struct sluice_trace_thread *t, const struct sluice_tf_event *
     struct sluice_trace_chunk *c = t->cur;
     uint32_t n = c ? atomic_load_explicit(&c->count, memory_order_relaxed) : 0;
     if (!c || n == c->capacity) {
-        struct sluice_trace_chunk *fresh = chunk_new();
+        struct sluice_trace_chunk *fresh = chunk_new(t);
         if (!fresh) {
             RELAXED_ADD(t->overflow[ev->kind], 1);
             return;
@@ -180,8 +215,10 @@ void sluice_trace_record(sluice_event_kind kind, uint32_t flags, uint64_t t_ns, 
     if (!sluice_trace_enabled || (unsigned)kind >= SLUICE_EV_COUNT)
         return;
     struct sluice_trace_thread *t = sluice_trace_thread_self();
-    if (!t)
+    if (!t) { /* no memory for this thread's state: count the event process-wide */
+        atomic_fetch_add_explicit(&sluice_trace_g.orphan_overflow[kind], 1, memory_order_relaxed);
         return;
+    }
     if (t->busy) { /* a signal handler interrupted a recording on this thread */
         RELAXED_ADD(t->reentrant, 1);
         return;
@@ -215,7 +252,7 @@ uint64_t sluice_trace_events_dropped(sluice_event_kind kind)
     uint64_t n = 0;
     for (struct sluice_trace_thread *t = atomic_load(&sluice_trace_g.threads); t; t = t->next)
         n += __atomic_load_n(&t->overflow[kind], __ATOMIC_RELAXED);
-    return n;
+    return n + atomic_load(&sluice_trace_g.orphan_overflow[kind]);
 }
 
 uint64_t sluice_trace_bytes_used(void) { return atomic_load(&sluice_trace_g.used); }

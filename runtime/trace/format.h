@@ -82,8 +82,10 @@ struct sluice_tf_event {
     uint64_t a, b, c;          /* payload: meaning per kind in events.def */
 };
 
+#define SLUICE_TF_NO_THREAD 0xffffffffu /* index of the record counting events of threads that
+                                           got no memory at all (limit reached); tid -1 */
 struct sluice_tf_thread {
-    uint32_t index;            /* order of first use in the process */
+    uint32_t index;            /* order of first use in the process, or SLUICE_TF_NO_THREAD */
     int32_t tid;               /* kernel thread id */
     uint64_t first_ns;         /* when the thread first touched the trace */
     uint64_t last_ns;          /* thread exit, or when the file was written */

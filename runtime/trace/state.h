@@ -11,6 +11,7 @@
  * `count` events (published with a release store). */
 struct sluice_trace_chunk {
     struct sluice_trace_chunk *_Atomic next;  /* published by the owner when it moves on */
+    uint32_t bytes;                           /* size of this chunk's mapping */
     uint32_t capacity;
     _Atomic uint32_t count;
     struct sluice_tf_event ev[];
@@ -33,6 +34,7 @@ struct sluice_trace_thread {
     int busy;                           /* recording in progress: guards against re-entry */
     struct sluice_trace_chunk *_Atomic head;  /* first chunk, published once */
     struct sluice_trace_chunk *cur;           /* owner only */
+    uint32_t next_chunk_bytes;                /* chunks grow from 4 KiB to the maximum */
     uint64_t reentrant;
     uint64_t overflow[SLUICE_EV_COUNT];
 };
@@ -42,8 +44,9 @@ struct sluice_trace_global {
     bool stats;                         /* statistics stream on */
     bool debug;                         /* debug stream on */
     uint64_t limit;
-    uint32_t chunk_events;
-    _Atomic uint64_t used;              /* bytes of chunks handed out */
+    uint32_t chunk_max_bytes;           /* largest chunk (64 KiB, less for small limits) */
+    _Atomic uint64_t used;              /* bytes of chunks and thread states handed out */
+    _Atomic uint64_t orphan_overflow[SLUICE_EV_COUNT]; /* events of threads that got no state */
     struct sluice_trace_thread *_Atomic threads;
     _Atomic uint32_t thread_count;
     _Atomic uint64_t generation;        /* bumped in a fork child */

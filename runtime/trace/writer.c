@@ -171,6 +171,23 @@ static void write_thread(struct sluice_trace_out *o, struct sluice_trace_thread 
     section_end(o);
 }
 
+/* Events of threads that were refused a state (budget spent) are counted process-wide; they
+ * are written as a thread record with index SLUICE_TF_NO_THREAD, tid -1 and no events. */
+static void write_orphans(struct sluice_trace_out *o)
+{
+    uint64_t overflow[SLUICE_EV_COUNT], dropped = 0;
+    for (unsigned k = 0; k < SLUICE_EV_COUNT; k++)
+        dropped += overflow[k] = atomic_load(&sluice_trace_g.orphan_overflow[k]);
+    if (dropped == 0)
+        return;
+    struct sluice_tf_thread rec = {.index = SLUICE_TF_NO_THREAD, .tid = -1, .dropped = dropped,
+                                   .overflow_count = SLUICE_EV_COUNT};
+    section_begin(o, SLUICE_TF_THREAD);
+    sluice_trace_out_bytes(o, &rec, sizeof rec);
+    sluice_trace_out_bytes(o, overflow, sizeof overflow);
+    section_end(o);
+}
+
 static void write_callsites(struct sluice_trace_out *o)
 {
     uint32_t slots = sluice_trace_callsites_slots();
@@ -198,6 +215,9 @@ static bool any_dropped(void)
             if (__atomic_load_n(&t->overflow[k], __ATOMIC_RELAXED))
                 return true;
     }
+    for (unsigned k = 0; k < SLUICE_EV_COUNT; k++)
+        if (atomic_load(&sluice_trace_g.orphan_overflow[k]))
+            return true;
     return sluice_trace_strings_dropped() || sluice_trace_callsites_dropped();
 }
 
@@ -242,6 +262,7 @@ int sluice_trace_write_file(const char *path, int fatal_signal)
     write_kinds(o);
     for (struct sluice_trace_thread *t = atomic_load(&sluice_trace_g.threads); t; t = t->next)
         write_thread(o, t, now);
+    write_orphans(o);
     write_callsites(o);
     section_begin(o, SLUICE_TF_MODULES);
     sluice_trace_write_modules(o);

@@ -138,6 +138,64 @@ TEST(TraceBuffer, LimitDropsAndCountsPerKindWithoutCrashing)
     sluice_trace_file_free(f);
 }
 
+TEST(TraceBuffer, ManyThreadsStayWithinTheLimitAndOrphanEventsAreCounted)
+{
+    const uint64_t limit = 64u << 10;  // room for a handful of threads only
+    TraceSession s(limit);
+    const int threads = 200, per_thread = 10;
+    for (int round = 0; round < threads / 20; round++) {
+        std::vector<std::thread> ts;
+        for (int t = 0; t < 20; t++)
+            ts.emplace_back([] {
+                for (int i = 0; i < per_thread; i++)
+                    sluice_trace_instant(SLUICE_EV_CL_CALL, 1, 2, 3);
+            });
+        for (auto &t : ts)
+            t.join();
+    }
+    EXPECT_LE(sluice_trace_bytes_used(), limit);
+    uint64_t kept = sluice_trace_events_kept(), dropped = sluice_trace_events_dropped(SLUICE_EV_CL_CALL);
+    EXPECT_EQ(kept + dropped, (uint64_t)threads * per_thread);
+    EXPECT_GT(kept, 0u);
+    EXPECT_GT(dropped, 0u);
+
+    sluice_trace_file *f = s.write_and_read();
+    ASSERT_NE(f, nullptr);
+    uint64_t file_kept = 0, file_dropped = 0, real_threads = 0, orphan_records = 0;
+    for (size_t i = 0; i < f->nthreads; i++) {
+        file_kept += f->threads[i].info.events;
+        file_dropped += f->threads[i].overflow[SLUICE_EV_CL_CALL];
+        if (f->threads[i].info.index == SLUICE_TF_NO_THREAD) {
+            orphan_records++;
+            EXPECT_EQ(f->threads[i].info.tid, -1);
+            EXPECT_EQ(f->threads[i].info.events, 0u);
+        } else {
+            real_threads++;
+        }
+    }
+    EXPECT_EQ(orphan_records, 1u);
+    EXPECT_LT(real_threads, (uint64_t)threads);
+    EXPECT_EQ(file_kept, kept);
+    EXPECT_EQ(file_dropped, dropped);
+    sluice_trace_file_free(f);
+}
+
+TEST(TraceBuffer, ThreadsWithFewEventsUseSmallChunks)
+{
+    TraceSession s(64u << 20);
+    const int threads = 100;
+    for (int round = 0; round < threads / 20; round++) {
+        std::vector<std::thread> ts;
+        for (int t = 0; t < 20; t++)
+            ts.emplace_back([] { sluice_trace_instant(SLUICE_EV_MARK, 0, 0, 0); });
+        for (auto &t : ts)
+            t.join();
+    }
+    EXPECT_EQ(sluice_trace_events_kept(), (uint64_t)threads);
+    // one state page and one 4 KiB chunk per thread, not a 64 KiB chunk each
+    EXPECT_LE(sluice_trace_bytes_used(), (uint64_t)threads * 8192);
+}
+
 TEST(TraceBuffer, ZeroLimitKeepsNothingAndCountsEverything)
 {
     TraceSession s(0);

@@ -21,7 +21,10 @@ static void print_overview(const struct summary_ctx *ctx)
             snprintf(exit_s, sizeof exit_s, "%d", h->exit_status);
         else
             snprintf(exit_s, sizeof exit_s, "?");
-        fprintf(o, "%-6d %-8d %-8d %-7zu %-10.6f %-8s %-16s %s%s\n", h->rank, h->pid, h->ppid, f->nthreads,
+        size_t threads = 0;
+        for (size_t t = 0; t < f->nthreads; t++)
+            threads += f->threads[t].info.index != SLUICE_TF_NO_THREAD;
+        fprintf(o, "%-6d %-8d %-8d %-7zu %-10.6f %-8s %-16s %s%s\n", h->rank, h->pid, h->ppid, threads,
                 (double)(h->end_mono_ns - h->start_mono_ns) / 1e9, exit_s, h->hostname, h->exe,
                 (h->flags & SLUICE_TF_FLAG_FORKED) ? " (fork child)" : "");
     }

@@ -28,9 +28,13 @@ static void print_time(const struct summary_ctx *ctx)
         size_t threads = 0;
         for (size_t i = 0; i < set->ranks[r].nfiles; i++) {
             const struct sluice_trace_file *f = set->ranks[r].files[i];
-            for (size_t t = 0; t < f->nthreads; t++, threads++)
+            for (size_t t = 0; t < f->nthreads; t++) {
+                if (f->threads[t].info.index == SLUICE_TF_NO_THREAD)
+                    continue; /* the record of threads that got no memory has no times */
+                threads++;
                 for (int k = 0; k < 4; k++)
                     s[k] += (double)f->threads[t].info.time_ns[k] / 1e9;
+            }
         }
         char who[16];
         snprintf(who, sizeof who, "%d", set->ranks[r].rank);

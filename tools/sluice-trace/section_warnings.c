@@ -17,10 +17,16 @@ static void print_warnings(const struct summary_ctx *ctx)
             for (uint32_t k = 0; k < r->info.overflow_count; k++)
                 if (r->overflow[k]) {
                     const char *name = sluice_trace_file_kind(f, k);
-                    fprintf(o, "rank %d pid %d tid %d: %llu %s events dropped: SLUICE_TRACE_LIMIT (%llu bytes) "
-                               "reached\n",
-                            h->rank, h->pid, r->info.tid, (unsigned long long)r->overflow[k], name ? name : "?",
-                            (unsigned long long)h->trace_limit);
+                    if (r->info.index == SLUICE_TF_NO_THREAD)
+                        fprintf(o, "rank %d pid %d: %llu %s events dropped from threads that got no trace memory: "
+                                   "SLUICE_TRACE_LIMIT (%llu bytes) reached\n",
+                                h->rank, h->pid, (unsigned long long)r->overflow[k], name ? name : "?",
+                                (unsigned long long)h->trace_limit);
+                    else
+                        fprintf(o, "rank %d pid %d tid %d: %llu %s events dropped: SLUICE_TRACE_LIMIT (%llu bytes) "
+                                   "reached\n",
+                                h->rank, h->pid, r->info.tid, (unsigned long long)r->overflow[k], name ? name : "?",
+                                (unsigned long long)h->trace_limit);
                     n++;
                 }
             if (r->info.reentrant) {
