@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstdarg>
 #include <cstring>
 #include <fcntl.h>
 #include <random>
@@ -442,3 +443,74 @@ TEST_F(ContainerFile, ScanDirListsContainersSortedAndSkipsTempNames)
 }
 
 } // namespace
+
+// Inside libsluice.so the engine routes the container code's system calls to the real libc
+// functions (sluice_container_set_io), so that they never re-enter sluice's own wrappers. That
+// only works if every call goes through the table: count them.
+namespace counting {
+int opens, closes, preads, pwrites, fstats, lseeks, ftruncates, opendirs, readdirs, closedirs;
+int open_(const char *p, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    int mode = va_arg(ap, int);
+    va_end(ap);
+    opens++;
+    return open(p, flags, mode);
+}
+int close_(int fd) { return closes++, close(fd); }
+ssize_t pread_(int fd, void *b, size_t n, off_t o) { return preads++, pread(fd, b, n, o); }
+ssize_t pwrite_(int fd, const void *b, size_t n, off_t o) { return pwrites++, pwrite(fd, b, n, o); }
+int fstat_(int fd, struct stat *st) { return fstats++, fstat(fd, st); }
+off_t lseek_(int fd, off_t o, int w) { return lseeks++, lseek(fd, o, w); }
+int ftruncate_(int fd, off_t l) { return ftruncates++, ftruncate(fd, l); }
+DIR *opendir_(const char *p) { return opendirs++, opendir(p); }
+struct dirent *readdir_(DIR *d) { return readdirs++, readdir(d); }
+int closedir_(DIR *d) { return closedirs++, closedir(d); }
+} // namespace counting
+
+TEST_F(ContainerFile, EverySystemCallGoesThroughTheIoTable)
+{
+    using namespace counting;
+    const sluice_container_io counted = {open_, close_, pread_, pwrite_, fstat_,
+                                         lseek_, ftruncate_, opendir_, readdir_, closedir_};
+    const sluice_container_io libc = {open, close, pread, pwrite, fstat,
+                                      lseek, ftruncate, opendir, readdir, closedir};
+    sluice_container_set_io(&counted);
+    std::string key = dir + "/ckpt.%r", m0 = dir + "/ckpt.0";
+    std::string stage = dir + "/stage";
+    int sfd = ::open(stage.c_str(), O_RDWR | O_CREAT, 0600);
+    ASSERT_EQ(::pwrite(sfd, "data", 4, 0), 4);
+    sluice_container_source src{m0.c_str(), 0, 0, 0, sfd, nullptr, 4};
+    auto meta = make_meta(key.c_str());
+    char name[4096], err[4096];
+    ASSERT_EQ(sluice_container_name(key.c_str(), name, sizeof name), 0);
+    int fd = ::open(name, O_RDWR | O_CREAT, 0600);
+    ASSERT_EQ(sluice_container_write(fd, &meta, &src, 1, err, sizeof err), 0) << err;
+    ::close(fd);
+    EXPECT_GT(lseeks, 0);
+    EXPECT_GT(preads, 0);
+    EXPECT_GT(pwrites, 0);
+    EXPECT_GT(ftruncates, 0);
+    int found = 0;
+    sluice_container_scan_dir(
+        dir.c_str(),
+        [](void *ctx, const char *, const sluice_container *c, int, const char *) {
+            char e[4096];
+            int out = ::open("/dev/null", O_WRONLY);
+            (void)!sluice_container_copy_member(c, 0, out, e, sizeof e);
+            ::close(out);
+            ++*static_cast<int *>(ctx);
+            return 0;
+        },
+        &found);
+    sluice_container_set_io(&libc);
+    ::close(sfd);
+    EXPECT_EQ(found, 1);
+    EXPECT_EQ(opens, 1);
+    EXPECT_EQ(closes, 1);
+    EXPECT_EQ(fstats, 1);
+    EXPECT_EQ(opendirs, 1);
+    EXPECT_GE(readdirs, 3);
+    EXPECT_EQ(closedirs, 1);
+}
