@@ -182,5 +182,7 @@ int cmd_bench(int argc, char **argv)
     if (status == EXIT_OK)
         status = bulk(dir, buf, part, 4) ? EXIT_BAD_DATA : EXIT_OK;
     free(buf);
+    if (sink == 0xdeadbeef) /* keeps the checksums from being optimised away */
+        fputc(' ', stderr);
     return status;
 }
