@@ -5,7 +5,9 @@
 
 #include "ckpt/container.h"
 #include "ckpt/stage.h"
+#include "common/log.h"
 #include "common/real.h"
+#include "config/config.h"
 #include "mpi/roles.h"
 #include "trace/trace.h"
 
@@ -178,6 +180,16 @@ static int open_member(const struct capture_name *n, int flags, mode_t mode)
         capture_fill_staged(nm, &sm); /* stage_path still empty: size 0 */
         int sfd = sluice_stage_create(&sm, nm->stage_path, nm->meta_path);
         if (sfd < 0) {
+            /* The program sees the errno (as for a full disk); the user learns why, once. */
+            static atomic_bool told;
+            if (!atomic_exchange(&told, true)) {
+                char dflt[64];
+                sluice_stage_default_dir(dflt, sizeof dflt);
+                const char *cfg = sluice_config.STAGE_DIR;
+                sluice_log_error("cannot stage checkpoint member %s in the stage folder %s "
+                                 "(SLUICE_STAGE_DIR): %s",
+                                 n->abs, cfg && cfg[0] ? cfg : dflt, strerror(-sfd));
+            }
             if (src >= 0)
                 SLUICE_REAL(close)(src);
             free(nm);
