@@ -423,6 +423,24 @@ static int carry_member(struct hcommit *c, struct gm *g, char *err, size_t errle
                                         errlen);
 }
 
+/* Hands the kept members to the two-phase writer; returns its participant count (0: direct). */
+static int start_twophase(struct hcommit *c)
+{
+    struct commit_tp_member *tm = calloc(c->nmem ? c->nmem : 1, sizeof(*tm));
+    if (!tm)
+        return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < c->nmem; i++) {
+        const struct gm *g = &c->mem[i];
+        if (g->keep)
+            tm[n++] = (struct commit_tp_member){g->seq, g->offset, g->size, g->src,
+                                                g->member_rank, 0, 0};
+    }
+    int k = commit_twophase_start(c->id, c->tmp, c->dir, c->block, tm, n, c->ranks, c->nranks);
+    free(tm);
+    return k;
+}
+
 static void plan(struct hcommit *c)
 {
     struct hset *s = c->set;
@@ -570,6 +588,13 @@ static void plan(struct hcommit *c)
         }
     }
 
+    /* Two-phase path: aggregators write the members (twophase_home.c); else the direct path. */
+    int participants = start_twophase(c);
+    if (participants > 0) {
+        c->awaiting_written = participants;
+        return;
+    }
+
     /* Direct path: each writer rank moves its own members. */
     int *count = calloc((size_t)commit_g.size, sizeof(int));
     if (!count) {
@@ -702,6 +727,7 @@ static void on_members(int src, struct cmsg *in)
             break;
         }
     }
+    commit_twophase_note_node(src, cmsg_get_u64(in));
     if (in->bad)
         c->err = -EPROTO;
     if (--c->awaiting_members == 0) {

@@ -42,6 +42,7 @@ enum commit_msg_type {
     MSG_WRITTEN,    /* writer -> home: {id, err, n, n x (seq, crc)} */
     MSG_DONE,       /* home -> rank: {id, err, version}: the members you sent are committed */
     MSG_FLUSHED,    /* home -> rank: {req, err}: answer to FLUSH / UNLINK */
+    MSG_TWOPHASE,   /* home -> participant: the inputs of a two-phase plan (twophase_home.c) */
 };
 
 struct cmsg {
@@ -150,6 +151,28 @@ struct commit_copy {
 /* Writer side: copies each staged member into the container file `tmp` at its offset and makes
  * the writes durable (fdatasync) before returning. 0 or -errno. */
 int commit_data_write(const char *tmp, struct commit_copy *copies, size_t n);
+
+/* Two-phase path (twophase_home.c, twophase_exec.c). MSG_MEMBERS ends with the sender's node
+ * id (commit_twophase_node_id), which the home notes for aggregator selection. */
+struct commit_tp_member {
+    uint64_t seq, offset, size;
+    int src;          /* staged on this rank; -1: carried over by the home */
+    int member_rank;
+    uint32_t crc;     /* executor side: CRC of a member written directly */
+    int vanished;     /* executor side: its staging file was unlinked meanwhile: dropped */
+};
+uint64_t commit_twophase_node_id(void);
+void commit_twophase_note_node(int rank, uint64_t node);
+/* Home: sends the plan's inputs to every participant and returns how many MSG_WRITTEN to wait
+ * for, or 0 when the commit takes the direct path (SLUICE_CB_WRITE=disable, one process, or
+ * nothing to shuffle). */
+int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_t block,
+                          const struct commit_tp_member *m, size_t n, const int *ranks,
+                          int nranks);
+/* Participant: runs its part of the plan on the progress thread and answers MSG_WRITTEN. */
+void commit_twophase_handle(int home, struct cmsg *m);
+/* The staging file of this process's member `seq` in commit (home, id), or NULL. */
+const char *commit_member_stage_path(int home, uint32_t id, uint64_t seq);
 
 /* ---- file system (commit_fs.c) ----------------------------------------------------------- */
 

@@ -528,7 +528,19 @@ static void on_collect(int home, struct cmsg *in)
         cmsg_put_u64(&out, (uint64_t)c->mtime_ns);
     }
     pthread_mutex_unlock(&commit_g.lock);
+    cmsg_put_u64(&out, commit_twophase_node_id()); /* aggregator selection (twophase_home.c) */
     commit_send(home, &out);
+}
+
+const char *commit_member_stage_path(int home, uint32_t id, uint64_t seq)
+{
+    const char *path = NULL;
+    pthread_mutex_lock(&commit_g.lock);
+    for (struct commit_member *c = members; c && !path; c = c->next)
+        if (c->seq == seq && c->inflight_id == id && c->inflight_home == home)
+            path = c->m.stage_path; /* in flight: the record and its file stay until DONE */
+    pthread_mutex_unlock(&commit_g.lock);
+    return path;
 }
 
 static void on_write(int home, struct cmsg *in)

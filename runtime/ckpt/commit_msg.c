@@ -169,6 +169,9 @@ static void dispatch(int src, struct cmsg *m)
     case MSG_FLUSHED:
         commit_rank_handle(src, type, m);
         break;
+    case MSG_TWOPHASE:
+        commit_twophase_handle(src, m);
+        break;
     default:
         sluice_log_warn("checkpoint commit: ignored a message of unknown type %u from rank %d",
                         type, src);

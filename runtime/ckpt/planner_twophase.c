@@ -218,15 +218,19 @@ int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n,
     }
 
     /* Runs: shuffled members plus the padding that follows each (up to the next block or the
-     * next member), merged when contiguous. Zero-filled padding keeps requests whole. */
+     * next member), merged when contiguous. Zero-filled padding keeps requests whole. Never
+     * past the last member: the index follows the data and ends the file. */
     size_t nruns = 0;
     uint64_t total = 0;
     for (size_t k = 0; k < m; k++) {
         if (out->direct[o[k].index])
             continue;
-        uint64_t end = (o[k].end + block - 1) & ~(block - 1);
-        if (k + 1 < m && o[k + 1].offset < end)
-            end = o[k + 1].offset;
+        uint64_t end = o[k].end;
+        if (k + 1 < m) {
+            end = (o[k].end + block - 1) & ~(block - 1);
+            if (o[k + 1].offset < end)
+                end = o[k + 1].offset;
+        }
         if (end < o[k].end)
             end = o[k].end; /* only if the next block boundary overflowed */
         total += end - o[k].offset;

@@ -113,9 +113,12 @@ void CheckInvariants(const std::vector<sluice_tp_member> &m, const sluice_tp_par
     }
     // Requests: inside their domain and round, never over a byte of a member that is not
     // shuffled, covering every shuffled byte, sorted, disjoint.
-    uint64_t req_member_bytes = 0;
+    uint64_t req_member_bytes = 0, data_end = 0;
+    for (const auto &mm : m)
+        data_end = std::max(data_end, mm.offset + mm.size);
     for (size_t k = 0; k < p.nrequests; k++) {
         const auto &rq = p.requests[k];
+        EXPECT_LE(rq.offset + rq.size, data_end) << "request " << k << " runs into the index";
         ASSERT_LT(rq.domain, p.ndomains);
         const auto &dom = p.domains[rq.domain];
         uint64_t wb = dom.base + rq.round * p.round_size;
