@@ -3,6 +3,10 @@
 #include "trace/reader.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -309,17 +313,26 @@ static int parse_all(struct parse *p)
     return 0;
 }
 
-static int parse_owned(void *data, size_t size, const char *name, struct sluice_trace_file **out, char *err,
-                       size_t errlen)
+static void release_data(void *data, size_t size, bool mapped)
+{
+    if (mapped)
+        munmap(data, size);
+    else
+        free(data);
+}
+
+static int parse_owned(void *data, size_t size, bool mapped, const char *name, struct sluice_trace_file **out,
+                       char *err, size_t errlen)
 {
     struct sluice_trace_file *f = calloc(1, sizeof *f);
     if (!f) {
-        free(data);
+        release_data(data, size, mapped);
         snprintf(err, errlen, "%s: out of memory", name);
         return -1;
     }
     f->data = data;
     f->size = size;
+    f->mapped = mapped;
     f->path = strdup(name);
     struct parse p = {f, name, err, errlen};
     if (parse_all(&p) != 0) {
@@ -339,23 +352,42 @@ int sluice_trace_file_parse(const void *data, size_t size, const char *name, str
         return -1;
     }
     memcpy(copy, data, size);
-    return parse_owned(copy, size, name, out, err, errlen);
+    return parse_owned(copy, size, false, name, out, err, errlen);
 }
 
+/* Files are mapped, not copied: a summary of many large rank files then leans on the page
+ * cache instead of holding every file in memory. Reading is the fallback (e.g. a pipe). */
 int sluice_trace_file_read(const char *path, struct sluice_trace_file **out, char *err, size_t errlen)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map != MAP_FAILED) {
+            close(fd);
+            return parse_owned(map, (size_t)st.st_size, true, path, out, err, errlen);
+        }
     }
     size_t cap = 1 << 16, size = 0;
     char *buf = malloc(cap);
     while (buf) {
-        size_t n = fread(buf + size, 1, cap - size, fp);
-        size += n;
+        ssize_t n = read(fd, buf + size, cap - size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            free(buf);
+            close(fd);
+            snprintf(err, errlen, "%s: read error: %s", path, strerror(e));
+            return -1;
+        }
         if (n == 0)
             break;
+        size += (size_t)n;
         if (size == cap) {
             char *grown = realloc(buf, cap * 2);
             if (!grown) {
@@ -367,18 +399,12 @@ int sluice_trace_file_read(const char *path, struct sluice_trace_file **out, cha
             cap *= 2;
         }
     }
-    int rerr = ferror(fp);
-    fclose(fp);
+    close(fd);
     if (!buf) {
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    if (rerr) {
-        free(buf);
-        snprintf(err, errlen, "%s: read error", path);
-        return -1;
-    }
-    return parse_owned(buf, size, path, out, err, errlen);
+    return parse_owned(buf, size, false, path, out, err, errlen);
 }
 
 void sluice_trace_file_free(struct sluice_trace_file *f)
@@ -396,7 +422,8 @@ void sluice_trace_file_free(struct sluice_trace_file *f)
     free(f->modules);
     free(f->threads);
     free(f->callsites);
-    free(f->data);
+    if (f->data)
+        release_data(f->data, f->size, f->mapped);
     free(f->path);
     free(f);
 }

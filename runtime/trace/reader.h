@@ -5,6 +5,7 @@
 #ifndef SLUICE_TRACE_READER_H
 #define SLUICE_TRACE_READER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,7 @@ struct sluice_trace_file {
     struct sluice_tf_end end;
     void *data;               /* the file's bytes (events and frames point into it) */
     size_t size;
+    bool mapped;              /* data is a read-only mapping of the file */
 };
 
 /* Reads and validates `path`. 0 on success; -1 with one line in err otherwise. */

@@ -39,13 +39,22 @@ int sluice_trace_start(const struct sluice_trace_options *opt)
     identify_process();
     g->dir[0] = '\0';
     if (g->stats) {
+        /* A relative folder is taken relative to the directory the process started in, not
+         * wherever it happens to be at exit (programs chdir). */
+        size_t pre = 0;
+        if (opt->dir[0] != '/') {
+            if (!getcwd(g->dir, sizeof g->dir - 1))
+                return -ENAMETOOLONG;
+            pre = strlen(g->dir);
+            g->dir[pre++] = '/';
+        }
         size_t n = strlen(opt->dir);
         while (n > 1 && opt->dir[n - 1] == '/')
             n--;
-        if (n >= sizeof g->dir)
+        if (pre + n >= sizeof g->dir)
             return -ENAMETOOLONG;
-        memcpy(g->dir, opt->dir, n);
-        g->dir[n] = '\0';
+        memcpy(g->dir + pre, opt->dir, n);
+        g->dir[pre + n] = '\0';
     }
     struct utsname u;
     if (uname(&u) == 0) {

@@ -66,3 +66,8 @@ expect_contains "truncated file: says so" "truncated" "$(cat err.txt)"
 expect_eq "unknown command: exit 2" 2 "$rc"
 set -e
 "$TRACE" --help | grep -q "summary" || fail "--help lists summary"
+
+# A relative SLUICE_TRACE_DIR means the folder the process started in, even if it chdirs.
+out=$(env LD_PRELOAD="$SLUICE_LIB" SLUICE_TRACE_DIR=rel bash -c 'cd / && echo moved')
+expect_eq "chdir: output" "moved" "$out"
+expect_eq "chdir: file under the starting folder" 1 "$(ls rel/*.sluicetrace | wc -l)"
