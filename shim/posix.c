@@ -8,6 +8,7 @@
 #include "common/real.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -129,3 +130,17 @@ SLUICE_EXPORT int close(int fd)
     }
 SYNC_WRAPPER(fsync)
 SYNC_WRAPPER(fdatasync)
+
+/* _exit and _Exit skip destructors: capture commits what this process staged first (see
+ * sluice_capture_before_exit for when it does nothing). */
+#define EXIT_WRAPPER(name)                                                                       \
+    SLUICE_EXPORT void name(int status)                                                          \
+    {                                                                                            \
+        if (sluice_capture_enabled)                                                              \
+            sluice_capture_before_exit();                                                        \
+        SLUICE_REAL(name)(status);                                                               \
+        for (;;)                                                                                 \
+            ; /* the real one does not return */                                                 \
+    }
+EXIT_WRAPPER(_exit)
+EXIT_WRAPPER(_Exit)

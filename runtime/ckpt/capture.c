@@ -11,6 +11,9 @@
 #include "config/config.h"
 #include "mpi/roles.h"
 
+#include <dirent.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -37,6 +40,8 @@ mode_t capture_umask = 022;
 static char capture_cwd[PATH_MAX];
 static atomic_bool capture_cwd_digit;
 static int capture_fd_high = -1; /* highest fd ever attached (bounds scans); lock held */
+static pid_t capture_pid;          /* this process, refreshed in fork children (not vfork) */
+static atomic_bool capture_dirty;  /* this process staged or adopted a member */
 
 static void refresh_cwd_locked(void)
 {
@@ -121,6 +126,7 @@ void capture_forget_closed(const char *abs)
 
 void capture_fd_attach(int fd, struct sluice_capture_member *m)
 {
+    atomic_store_explicit(&capture_dirty, true, memory_order_relaxed);
     m->fds++;
     if (fd > capture_fd_high)
         capture_fd_high = fd;
@@ -166,9 +172,68 @@ static void fork_parent(void) { pthread_mutex_unlock(&capture_lock); }
 static void fork_child(void)
 {
     pthread_mutex_init(&capture_lock, NULL);
+    capture_pid = getpid();
+    atomic_store(&capture_dirty, false);
     for (int fd = 0; fd <= capture_fd_high; fd++)
         atomic_store_explicit(&sluice_capture_fdtab[fd], NULL, memory_order_relaxed);
     capture_open = NULL; /* the parent's members are leaked in the child on purpose */
+}
+
+/* After exec, descriptors that the previous image of this process opened on captured names
+ * (without O_CLOEXEC; typically a shell's "cmd > ckpt.$RANK", where the shell opens the member
+ * and then execs cmd) are still open on staging files. The new image adopts them by their
+ * sidecars, so their last close still hands the member to the commit engine. */
+static void adopt_inherited(void)
+{
+    const char *stage = sluice_stage_dir();
+    if (stage == NULL)
+        return;
+    char prefix[PATH_MAX];
+    int plen = snprintf(prefix, sizeof prefix, "%s/m-%ld-", stage, (long)getpid());
+    if (plen <= 0 || (size_t)plen >= sizeof prefix)
+        return;
+    DIR *d = SLUICE_REAL(opendir)("/proc/self/fd");
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = SLUICE_REAL(readdir)(d)) != NULL) {
+        char link[64], target[PATH_MAX];
+        int fd = atoi(e->d_name);
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == dirfd(d) || fd >= sluice_capture_fdtab_size)
+            continue;
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        size_t dl = strlen(SLUICE_STAGE_DATA_SUFFIX);
+        if (n <= plen || (size_t)n <= dl)
+            continue;
+        target[n] = '\0';
+        if (strncmp(target, prefix, (size_t)plen) != 0 || strcmp(target + n - dl, SLUICE_STAGE_DATA_SUFFIX) != 0)
+            continue;
+        char meta[PATH_MAX];
+        snprintf(meta, sizeof meta, "%.*s%s", (int)((size_t)n - dl), target, SLUICE_STAGE_META_SUFFIX);
+        char buf[SLUICE_STAGE_META_MAX];
+        int mfd = SLUICE_REAL(open)(meta, O_RDONLY | O_CLOEXEC);
+        if (mfd < 0)
+            continue;
+        ssize_t len = SLUICE_REAL(read)(mfd, buf, sizeof buf);
+        SLUICE_REAL(close)(mfd);
+        struct sluice_stage_meta sm;
+        if (len <= 0 || sluice_stage_meta_parse(buf, (size_t)len, &sm) != 0 || sm.closed)
+            continue;
+        struct sluice_capture_member *m = capture_find_open(sm.m.path);
+        if (m == NULL) {
+            if ((m = calloc(1, sizeof *m)) == NULL)
+                continue;
+            memcpy(m->path, sm.m.path, sizeof m->path);
+            memcpy(m->set_key, sm.m.set_key, sizeof m->set_key);
+            m->member_rank = sm.m.member_rank;
+            snprintf(m->stage_path, sizeof m->stage_path, "%s", target);
+            memcpy(m->meta_path, meta, sizeof m->meta_path);
+            HASH_ADD_STR(capture_open, path, m);
+        }
+        capture_fd_attach(fd, m);
+    }
+    SLUICE_REAL(closedir)(d);
 }
 
 __attribute__((constructor(SLUICE_PRIO_CKPT))) static void capture_start(void)
@@ -193,6 +258,9 @@ __attribute__((constructor(SLUICE_PRIO_CKPT))) static void capture_start(void)
                             (unsigned long)n);
     sluice_capture_fdtab_size = (int)n;
     read_umask();
+    capture_writer_rank = sluice_launch_rank();
+    capture_pid = getpid();
+    adopt_inherited();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     sluice_mpi_on_finalize(sluice_capture_close_all);
     sluice_capture_enabled = true;
@@ -228,4 +296,52 @@ void sluice_capture_close_all(void)
 __attribute__((destructor(SLUICE_PRIO_CKPT + 1))) static void capture_stop(void)
 {
     sluice_capture_close_all();
+}
+
+/* Finds this library's DT_FINI_ARRAY and runs it in reverse order, as _dl_fini would. */
+static int fini_visit(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+    (void)size;
+    const void *self_base = ctx;
+    if ((const void *)info->dlpi_addr != self_base)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        if (info->dlpi_phdr[i].p_type != PT_DYNAMIC)
+            continue;
+        const ElfW(Dyn) *dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+        ElfW(Addr) arr = 0;
+        size_t bytes = 0;
+        for (; dyn->d_tag != DT_NULL; dyn++) {
+            if (dyn->d_tag == DT_FINI_ARRAY)
+                arr = dyn->d_un.d_ptr;
+            else if (dyn->d_tag == DT_FINI_ARRAYSZ)
+                bytes = dyn->d_un.d_val;
+        }
+        if (arr == 0)
+            return 1;
+        void (**fns)(void) = (void (**)(void))(info->dlpi_addr + arr);
+        for (size_t k = bytes / sizeof *fns; k > 0; k--)
+            fns[k - 1]();
+        return 1;
+    }
+    return 1;
+}
+
+static void run_own_destructors(void)
+{
+    Dl_info self;
+    if (dladdr((void *)run_own_destructors, &self) == 0 || self.dli_fbase == NULL)
+        return;
+    dl_iterate_phdr(fini_visit, self.dli_fbase);
+}
+
+void sluice_capture_before_exit(void)
+{
+    if (!sluice_capture_enabled || sluice_capture_guard != 0 || getpid() != capture_pid ||
+        !atomic_load(&capture_dirty))
+        return;
+    sluice_capture_close_all();
+    /* Run libsluice's own destructors, exactly as exit() would have run them (commit flush,
+     * MPI finalization of what sluice initialized, trace dump), and none of the program's. */
+    run_own_destructors();
 }

@@ -101,6 +101,13 @@ bool sluice_capture_dir_is_mine(const char *path);
  * idempotent and cheap when nothing is open). */
 void sluice_capture_close_all(void);
 
+/* _exit/_Exit called by the program itself (dash ends every shell that way, after its
+ * redirections staged members): report what is open and commit what this process staged,
+ * since neither destructors nor atexit handlers will run. Does nothing in a vfork child
+ * (it shares the parent's memory and must only exec or _exit), in a process that never
+ * staged anything, or from inside sluice. */
+void sluice_capture_before_exit(void);
+
 #ifdef __cplusplus
 }
 #endif

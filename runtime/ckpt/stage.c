@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char stage_dir[PATH_MAX];
@@ -101,6 +102,14 @@ int sluice_stage_create(const struct sluice_staged_member *m, char *stage_path, 
     const char *dir = sluice_stage_dir();
     if (dir == NULL)
         return -errno;
+    /* Sequence numbers start from the monotonic clock in ns: an image exec'ed by this same
+     * process (same pid) never reuses a name that its predecessor staged and passed on. */
+    if (atomic_load(&stage_seq) == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        unsigned long expect = 0, start = (unsigned long)ts.tv_sec * 1000000000ul + (unsigned long)ts.tv_nsec;
+        atomic_compare_exchange_strong(&stage_seq, &expect, start);
+    }
     unsigned long seq = atomic_fetch_add(&stage_seq, 1);
     long pid = (long)getpid();
     if (snprintf(stage_path, PATH_MAX, "%s/m-%ld-%lu" SLUICE_STAGE_DATA_SUFFIX, dir, pid, seq) >= PATH_MAX ||

@@ -31,6 +31,18 @@ dd if=patch of=expect.2 bs=1 seek=10 conv=notrunc 2>/dev/null
 with_sluice cmp expect.2 ckpt.2
 echo "ok: dd conv=notrunc patched the committed member in place"
 
+# Shell redirection: /bin/sh (dash) opens the member, runs cat with it as stdout, and ends with
+# _exit, so the member is handed over and committed on that path too.
+rm -f ckpt.@r.sluice
+mpirun 4 env LD_PRELOAD="$SLUICE_LIB" sh -c 'cat src.$PMI_RANK > ckpt.$PMI_RANK'
+expect_eq "redirection: one container, no per-rank files" "ckpt.@r.sluice expect.2 patch src.0 src.1 src.2 src.3" "$(echo *)"
+mpirun 2 env LD_PRELOAD="$SLUICE_LIB" sh -c 'for r in 0 1 2 3; do cmp src.$r ckpt.$r || exit 1; done'
+echo "ok: members written by shell redirection read back"
+expect_eq "nothing left staged" "" "$(find "$SLUICE_STAGE_DIR" -name 'm-*' | head -3)"
+cp src.2 expect.2
+dd if=patch of=expect.2 bs=1 seek=10 conv=notrunc 2>/dev/null
+mpirun 1 env LD_PRELOAD="$SLUICE_LIB" dd if=patch of=ckpt.2 bs=1 seek=10 conv=notrunc 2>/dev/null
+
 # The tool writes the per-rank files back out; they equal the originals without sluice.
 mkdir out
 "$SLUICE_BIN_DIR/sluice-ckpt" extract -o out ckpt.@r.sluice > /dev/null
