@@ -110,6 +110,13 @@ static int pick(const int *ranks, int nranks, int *aggr)
     return (int)k;
 }
 
+/* SLUICE_CB_BUFFER_SIZE, at most 1 GiB: a piece is one MPI message with an int count. */
+static uint64_t buffer_size(void)
+{
+    uint64_t b = sluice_config.CB_BUFFER_SIZE;
+    return b > (UINT64_C(1) << 30) ? (UINT64_C(1) << 30) : b;
+}
+
 int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_t block,
                           const struct commit_tp_member *m, size_t n, const int *ranks,
                           int nranks)
@@ -130,9 +137,21 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
         unit = sluice_stripe_unit(dir, sluice_config.STRIPING_UNIT, block, &src);
         for (size_t i = 0; i < n; i++)
             tm[i] = (struct sluice_tp_member){m[i].offset, m[i].size, m[i].src};
-        struct sluice_tp_params prm = {unit, block, sluice_config.CB_BUFFER_SIZE, mode, aggr,
-                                       (size_t)naggr};
+        struct sluice_tp_params prm = {unit, block, buffer_size(), mode, aggr, (size_t)naggr};
         rc = sluice_tp_plan_make(tm, n, &prm, &plan);
+    }
+    if (rc == 0 && sluice_trace_active()) {
+        /* The choice per member, also when every member goes direct. */
+        for (size_t i = 0; i < n; i++) {
+            int to = m[i].src;
+            for (size_t k = 0; k < plan.npieces; k++)
+                if (plan.pieces[k].member == i) {
+                    to = plan.domains[plan.pieces[k].domain].aggregator;
+                    break;
+                }
+            sluice_trace_instant(SLUICE_EV_COMMIT_PLAN, (uint64_t)m[i].member_rank,
+                                 plan.direct[i], (uint64_t)(int64_t)to);
+        }
     }
     if (rc || plan.ndomains == 0) {
         /* Nothing gains from the shuffle (or no memory to plan it): the direct path. */
@@ -144,18 +163,6 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
         free(tm);
         free(part);
         return 0;
-    }
-    if (sluice_trace_active()) {
-        for (size_t i = 0; i < n; i++) {
-            int to = m[i].src;
-            for (size_t k = 0; k < plan.npieces; k++)
-                if (plan.pieces[k].member == i) {
-                    to = plan.domains[plan.pieces[k].domain].aggregator;
-                    break;
-                }
-            sluice_trace_instant(SLUICE_EV_COMMIT_PLAN, (uint64_t)m[i].member_rank,
-                                 plan.direct[i], (uint64_t)(int64_t)to);
-        }
     }
     for (size_t i = 0; i < n; i++)
         if (m[i].src >= 0 && m[i].src < commit_g.size)
@@ -174,7 +181,7 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
         cmsg_put_str(&msg, tmp);
         cmsg_put_u64(&msg, unit);
         cmsg_put_u32(&msg, block);
-        cmsg_put_u64(&msg, sluice_config.CB_BUFFER_SIZE);
+        cmsg_put_u64(&msg, buffer_size());
         cmsg_put_u32(&msg, (uint32_t)mode);
         cmsg_put_u32(&msg, (uint32_t)naggr);
         for (int a = 0; a < naggr; a++)
