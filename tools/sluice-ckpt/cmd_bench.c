@@ -41,9 +41,12 @@ static int bulk(const char *dir, unsigned char *buf, uint64_t part, uint32_t mem
 {
     char path[PATH_MAX], err[8192], names[64][64];
     struct sluice_container_source src[64];
-    snprintf(path, sizeof path, "%s/.sluice-bench-%ld.sluice", dir, (long)getpid());
+    if (tool_snprintf(path, sizeof path, "%s/.sluice-bench-%ld.sluice", dir, (long)getpid()) != 0) {
+        tool_error("%s: path too long", dir);
+        return 1;
+    }
     for (uint32_t i = 0; i < members; i++) {
-        snprintf(names[i], sizeof names[i], "/bench/ckpt.%u", i);
+        (void)tool_snprintf(names[i], sizeof names[i], "/bench/ckpt.%u", i);
         src[i] = (struct sluice_container_source){.path = names[i], .member_rank = (int32_t)i,
                                                   .writer_rank = -1, .fd = -1, .buf = buf,
                                                   .size = part};
@@ -76,10 +79,10 @@ static int bulk(const char *dir, unsigned char *buf, uint64_t part, uint32_t mem
     }
     double gb = (double)part * members / 1e9;
     char label[128];
-    snprintf(label, sizeof label, "write %u members x %" PRIu64 " MiB into %s", members, part >> 20, dir);
+    (void)tool_snprintf(label, sizeof label, "write %u members x %" PRIu64 " MiB into %s", members,
+                        part >> 20, dir);
     row(label, gb / w, "GB/s");
-    snprintf(label, sizeof label, "verify them (page cache)");
-    row(label, gb / v, "GB/s");
+    row("verify them (page cache)", gb / v, "GB/s");
     return 0;
 }
 
@@ -138,17 +141,20 @@ int cmd_bench(int argc, char **argv)
     /* Index: many small members, written and then opened+validated. */
     int status = EXIT_OK;
     char path[PATH_MAX], err[8192];
-    snprintf(path, sizeof path, "%s/.sluice-bench-index-%ld.sluice", dir, (long)getpid());
     struct sluice_container_source *src = calloc((size_t)nmembers, sizeof *src);
-    char *names = malloc((size_t)nmembers * 32);
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    char *names = malloc((size_t)nmembers * 48);
+    int fd = -1;
+    if (tool_snprintf(path, sizeof path, "%s/.sluice-bench-index-%ld.sluice", dir, (long)getpid()) != 0)
+        errno = ENAMETOOLONG;
+    else
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (!src || !names || fd < 0) {
         tool_error("%s: %s", path, fd < 0 ? strerror(errno) : "out of memory");
         status = EXIT_BAD_DATA;
     } else {
         for (uint64_t i = 0; i < nmembers; i++) {
-            snprintf(names + i * 32, 32, "/bench/ckpt.%" PRIu64, i);
-            src[i] = (struct sluice_container_source){.path = names + i * 32, .member_rank = (int32_t)i,
+            (void)tool_snprintf(names + i * 48, 48, "/bench/ckpt.%" PRIu64, i);
+            src[i] = (struct sluice_container_source){.path = names + i * 48, .member_rank = (int32_t)i,
                                                       .writer_rank = -1, .fd = -1, .buf = buf,
                                                       .size = i % 100};
         }
@@ -166,7 +172,7 @@ int cmd_bench(int argc, char **argv)
             status = EXIT_BAD_DATA;
         } else {
             char label[128];
-            snprintf(label, sizeof label, "write %" PRIu64 " small members (index %" PRIu64 " bytes)",
+            (void)tool_snprintf(label, sizeof label, "write %" PRIu64 " small members (index %" PRIu64 " bytes)",
                      nmembers, c->index_length);
             row(label, w, "s");
             row("open and validate that container", op, "s");

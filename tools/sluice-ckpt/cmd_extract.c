@@ -112,7 +112,7 @@ static int extract_member(struct extract_opts *o, const struct sluice_container 
     const struct sluice_member *m = &c->members[i];
     char dest[PATH_MAX], tmp[PATH_MAX], msg[8192];
     size_t rootlen = strlen(root);
-    if (snprintf(dest, sizeof dest, "%s/%s", root, rel) >= (int)sizeof dest) {
+    if (tool_snprintf(dest, sizeof dest, "%s/%s", root, rel) != 0) {
         tool_error("%s: member %s: destination path too long", c->path, m->path);
         return 1;
     }
@@ -129,8 +129,11 @@ static int extract_member(struct extract_opts *o, const struct sluice_container 
         return 1;
     }
     const char *slash = strrchr(dest, '/');
-    snprintf(tmp, sizeof tmp, "%.*s/.%s.sluice-extract.%ld", (int)(slash - dest), dest, slash + 1,
-             (long)getpid());
+    if (tool_snprintf(tmp, sizeof tmp, "%.*s/.%s.sluice-extract.%ld", (int)(slash - dest), dest,
+                      slash + 1, (long)getpid()) != 0) {
+        tool_error("%s: path too long for its temporary name", dest);
+        return 1;
+    }
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) {
         tool_error("%s: %s", tmp, strerror(errno));
@@ -144,10 +147,10 @@ static int extract_member(struct extract_opts *o, const struct sluice_container 
     }
     if (close(fd) != 0 && rc == 0) {
         rc = -errno;
-        snprintf(msg, sizeof msg, "%s: %s", dest, strerror(errno));
+        (void)tool_snprintf(msg, sizeof msg, "%s: %s", dest, strerror(errno));
     }
     if (rc == 0 && (rc = put_in_place(tmp, dest, o->force)) < 0)
-        snprintf(msg, sizeof msg, "%s: %s%s", dest, strerror(-rc),
+        (void)tool_snprintf(msg, sizeof msg, "%s: %s%s", dest, strerror(-rc),
                  rc == -EEXIST ? " (use --force)" : "");
     if (rc < 0) {
         unlink(tmp);
@@ -168,17 +171,18 @@ static int extract_one(void *ctx, const struct sluice_container *c, const char *
     if (o->outdir) {
         /* Containers found in subfolders keep that subfolder under OUTDIR (chk_10/, chk_20/
          * would otherwise collide). */
-        if (snprintf(root, sizeof root, "%s%s%s", o->outdir, rel_dir[0] ? "/" : "", rel_dir) >=
-            (int)sizeof root) {
+        if (tool_snprintf(root, sizeof root, "%s%s%s", o->outdir, rel_dir[0] ? "/" : "",
+                          rel_dir) != 0) {
             tool_error("%s: output path too long", c->path);
             return 1;
         }
     } else {
         const char *slash = strrchr(c->path, '/');
         if (slash)
-            snprintf(root, sizeof root, "%.*s", slash == c->path ? 1 : (int)(slash - c->path), c->path);
+            (void)tool_snprintf(root, sizeof root, "%.*s",
+                                slash == c->path ? 1 : (int)(slash - c->path), c->path);
         else
-            snprintf(root, sizeof root, ".");
+            (void)tool_snprintf(root, sizeof root, ".");
     }
     int bad = 0;
     for (uint32_t i = 0; i < c->n_members; i++) {
@@ -228,8 +232,8 @@ int cmd_extract(int argc, char **argv)
     }
     if (o.outdir) {
         char tmp[PATH_MAX];
-        snprintf(tmp, sizeof tmp, "%s/", o.outdir);
-        int rc = make_parents(tmp, 0);
+        int rc = tool_snprintf(tmp, sizeof tmp, "%s/", o.outdir) == 0 ? make_parents(tmp, 0)
+                                                                      : -ENAMETOOLONG;
         if (rc < 0) {
             tool_error("%s: cannot create: %s", o.outdir, strerror(-rc));
             status = EXIT_BAD_DATA;

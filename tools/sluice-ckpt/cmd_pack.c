@@ -104,9 +104,10 @@ int cmd_pack(int argc, char **argv)
     if (!strstr(key, "%r"))
         return tool_usage_error("pack", "SETKEY '%s' has no %%r where the rank number goes", key);
     char container[PATH_MAX], tmp[PATH_MAX], msg[8192];
-    if (output)
-        snprintf(container, sizeof container, "%s", output);
-    else if (sluice_container_name(key, container, sizeof container) != 0)
+    if (output) {
+        if (tool_snprintf(container, sizeof container, "%s", output) != 0)
+            return tool_usage_error("pack", "output path too long");
+    } else if (sluice_container_name(key, container, sizeof container) != 0)
         return tool_usage_error("pack", "SETKEY '%s' is not a usable set key", key);
 
     int nfiles = argc - optind - 1, status = EXIT_OK;
@@ -151,7 +152,7 @@ int cmd_pack(int argc, char **argv)
     clock_gettime(CLOCK_REALTIME, &now);
     meta.created_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
     gethostname(meta.writer_host, sizeof meta.writer_host - 1);
-    snprintf(meta.writer_software, sizeof meta.writer_software, "sluice-ckpt %s",
+    (void)tool_snprintf(meta.writer_software, sizeof meta.writer_software, "sluice-ckpt %s",
              SLUICE_VERSION_STRING);
     struct sluice_container *old = NULL;
     if (sluice_container_open(container, &old, msg, sizeof msg) == 0 || access(container, F_OK) == 0) {
@@ -179,15 +180,15 @@ int cmd_pack(int argc, char **argv)
     int rc = sluice_container_write(fd, &meta, src, (uint32_t)nfiles, msg, sizeof msg);
     if (rc == 0 && fsync(fd) != 0) {
         rc = -errno;
-        snprintf(msg, sizeof msg, "%s: fsync: %s", tmp, strerror(errno));
+        (void)tool_snprintf(msg, sizeof msg, "%s: fsync: %s", tmp, strerror(errno));
     }
     if (close(fd) != 0 && rc == 0) {
         rc = -errno;
-        snprintf(msg, sizeof msg, "%s: %s", tmp, strerror(errno));
+        (void)tool_snprintf(msg, sizeof msg, "%s: %s", tmp, strerror(errno));
     }
     if (rc == 0 && rename(tmp, container) != 0) {
         rc = -errno;
-        snprintf(msg, sizeof msg, "%s: %s", container, strerror(errno));
+        (void)tool_snprintf(msg, sizeof msg, "%s: %s", container, strerror(errno));
     }
     if (rc != 0) {
         unlink(tmp);

@@ -49,12 +49,12 @@ void tool_format_time(int64_t ns, char *buf, size_t len)
     time_t s = (time_t)(ns / 1000000000);
     struct tm tm;
     if (ns < 0 || !gmtime_r(&s, &tm)) {
-        snprintf(buf, len, "%lld ns", (long long)ns);
+        (void)tool_snprintf(buf, len, "%lld ns", (long long)ns);
         return;
     }
     char day[32];
     strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, len, "%s.%03dZ", day, (int)((ns / 1000000) % 1000));
+    (void)tool_snprintf(buf, len, "%s.%03dZ", day, (int)((ns / 1000000) % 1000));
 }
 
 struct scan_ctx {
@@ -108,7 +108,7 @@ static void scan_tree(struct scan_ctx *s, const char *dir, const char *rel, int 
         struct stat st;
         char path[PATH_MAX];
         if (de->d_name[0] == '.' ||
-            snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path ||
+            tool_snprintf(path, sizeof path, "%s/%s", dir, de->d_name) != 0 ||
             lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
         if (n == cap) {
@@ -126,8 +126,8 @@ static void scan_tree(struct scan_ctx *s, const char *dir, const char *rel, int 
         qsort(subs, n, sizeof *subs, by_name);
     for (size_t i = 0; i < n; i++) {
         char path[PATH_MAX], sub[PATH_MAX];
-        if (snprintf(path, sizeof path, "%s/%s", dir, subs[i]) < (int)sizeof path &&
-            snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", subs[i]) < (int)sizeof sub)
+        if (tool_snprintf(path, sizeof path, "%s/%s", dir, subs[i]) == 0 &&
+            tool_snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", subs[i]) == 0)
             scan_tree(s, path, sub, recursive);
         free(subs[i]);
     }
