@@ -66,6 +66,13 @@ run_rc rc "$CKPT" extract --force run
 expect_eq "extract --force exit" 0 "$rc"
 for r in 0 1 2 3 4; do cmp ref/ckpt.$r run/ckpt.$r || fail "run/ckpt.$r differs after --force"; done
 echo "ok: extract beside the container with --force"
+"$CKPT" extract -c --member ckpt.2 run > cat2.out || fail "extract -c failed"
+cmp ref/ckpt.2 cat2.out || fail "extract -c does not give member 2's bytes"
+"$CKPT" extract -c -m ckpt.4 -m ckpt.1 run > cat41.out || fail "extract -c of two members"
+cmp <(cat ref/ckpt.1 ref/ckpt.4) cat41.out || fail "extract -c concatenates in index order, holes as zeros"
+echo "ok: extract -c streams members to stdout"
+run_rc rc "$CKPT" extract -c -o x run
+expect_eq "extract -c with -o" 2 "$rc"
 run_rc rc "$CKPT" extract -o out2 --member nosuch run
 expect_eq "extract of an unknown member" 1 "$rc"
 expect_contains "names the unknown member" "no member named nosuch" "$(cat err.txt)"
@@ -124,6 +131,9 @@ run_rc rc "$CKPT" extract -o badout bad.sluice
 expect_eq "extract exit with a corrupt member" 1 "$rc"
 expect_contains "extract names the member" "member $PWD/run/ckpt.3 (rank 3): checksum mismatch" "$(cat err.txt)"
 [ ! -e badout/ckpt.3 ] || fail "a corrupt member was extracted"
+run_rc rc "$CKPT" extract -c -m ckpt.3 bad.sluice
+expect_eq "extract -c of a corrupt member" 1 "$rc"
+expect_contains "extract -c names it" "(rank 3): checksum mismatch" "$(cat err.txt)"
 expect_eq "no temporary file left" "" "$(ls -A badout | grep sluice-extract || true)"
 for r in 0 1 2 4; do cmp ref/ckpt.$r badout/ckpt.$r || fail "intact member $r not extracted"; done
 echo "ok: the other members still extract"

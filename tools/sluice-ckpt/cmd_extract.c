@@ -23,12 +23,13 @@ struct extract_opts {
     int nnames;
     int force;
     int flags;
+    int to_stdout; /* -c: member bytes to stdout, in index order, instead of files */
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: sluice-ckpt extract [-o OUTDIR] [-m NAME]... [-f] [-r] PATH...\n"
+            "usage: sluice-ckpt extract [-o OUTDIR] [-m NAME]... [-f] [-r] [-c] PATH...\n"
             "Writes the members of each container back out as ordinary files, at their path\n"
             "relative to the set's folder: beside the container, or under OUTDIR. Checksums\n"
             "are verified while copying; a corrupt member is reported and not written.\n"
@@ -36,6 +37,8 @@ static void usage(FILE *out)
             "  -m, --member NAME    only this member (full path, path relative to the set's\n"
             "                       folder, or file name); may be repeated\n"
             "  -f, --force          overwrite existing files\n"
+            "  -c, --stdout         write the selected members' bytes to stdout instead (like\n"
+            "                       gzip -c; a corrupt member still fails with status 1)\n"
             "  -r, --recursive      also the containers in subfolders (under OUTDIR, each\n"
             "                       keeps its subfolder)\n");
 }
@@ -160,6 +163,24 @@ static int extract_member(struct extract_opts *o, const struct sluice_container 
     return 0;
 }
 
+static int sink_stdout(void *ctx, uint64_t logical, const void *buf, size_t len)
+{
+    static const unsigned char zeros[65536];
+    while (len > 0) {
+        size_t n = buf ? len : (len < sizeof zeros ? len : sizeof zeros);
+        ssize_t w = write(1, buf ? buf : zeros, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        len -= (size_t)w;
+        if (buf)
+            buf = (const unsigned char *)buf + w;
+    }
+    return 0;
+}
+
 static int extract_one(void *ctx, const struct sluice_container *c, const char *rel_dir)
 {
     struct extract_opts *o = ctx;
@@ -193,8 +214,17 @@ static int extract_one(void *ctx, const struct sluice_container *c, const char *
             bad = 1;
             continue;
         }
-        if (selected(o, c->members[i].path, rel))
+        if (!selected(o, c->members[i].path, rel))
+            continue;
+        if (o->to_stdout) {
+            char msg[8192];
+            if (sluice_container_read_member(c, i, sink_stdout, NULL, msg, sizeof msg) != 0) {
+                tool_error("%s", msg);
+                bad = 1;
+            }
+        } else {
             bad |= extract_member(o, c, i, root, rel);
+        }
     }
     return bad;
 }
@@ -206,6 +236,7 @@ int cmd_extract(int argc, char **argv)
                                          {"member", required_argument, 0, 'm'},
                                          {"force", no_argument, 0, 'f'},
                                          {"recursive", no_argument, 0, 'r'},
+                                         {"stdout", no_argument, 0, 'c'},
                                          {0, 0, 0, 0}};
     struct extract_opts o = {0};
     o.names = calloc((size_t)argc, sizeof *o.names);
@@ -216,18 +247,23 @@ int cmd_extract(int argc, char **argv)
     }
     opterr = 0;
     int c, status = EXIT_OK;
-    while ((c = getopt_long(argc, argv, ":ho:m:fr", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:m:frc", opts, NULL)) != -1) {
         switch (c) {
         case 'h': usage(stdout); goto out;
         case 'o': o.outdir = optarg; break;
         case 'm': o.names[o.nnames++] = optarg; break;
         case 'f': o.force = 1; break;
         case 'r': o.flags |= TOOL_RECURSIVE; break;
+        case 'c': o.to_stdout = 1; break;
         default: status = tool_bad_option("extract", c, argv); goto out;
         }
     }
     if (optind >= argc) {
         status = tool_usage_error("extract", "which container? give a PATH");
+        goto out;
+    }
+    if (o.to_stdout && (o.outdir || o.force)) {
+        status = tool_usage_error("extract", "--stdout writes no files: it takes no -o or --force");
         goto out;
     }
     if (o.outdir) {
