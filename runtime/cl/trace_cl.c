@@ -186,15 +186,17 @@ static void time_command(struct sluice_cl_obj *queue, cl_event ev, const struct 
     pthread_mutex_unlock(&t->lock);
 }
 
+/* Records the enqueue. Takes over the caller's reference to `real_event` when `give_event`
+ * (an event only the trace asked for: no retain/release pair per command). */
 static void record_enqueue(sluice_cl_fn_id fn, struct sluice_cl_obj *queue, cl_int code,
-                           cl_event real_event, uint64_t t0, uint64_t cmd, cl_uint nwait,
+                           cl_event real_event, bool give_event, uint64_t t0, uint64_t cmd, cl_uint nwait,
                            struct sluice_cl_obj *const *wait_list, int direction, uint64_t bytes)
 {
     uint64_t t1 = sluice_now_ns();
     if (code != CL_SUCCESS) {
         sluice_trace_record(SLUICE_EV_CL_CALL, SLUICE_EVF_ERROR, t0, t1 - t0, fn_id(fn),
                             (uint64_t)(int64_t)code, (uint64_t)(uintptr_t)queue);
-        return;
+        return; /* no event was created */
     }
     sluice_trace_record(SLUICE_EV_CL_ENQUEUE, 0, t0, t1 - t0, fn_id(fn), cmd, (uint64_t)(uintptr_t)queue);
     for (cl_uint i = 0; wait_list != NULL && i < nwait; i++) {
@@ -212,8 +214,15 @@ static void record_enqueue(sluice_cl_fn_id fn, struct sluice_cl_obj *queue, cl_i
     if (direction != SLUICE_CL_NONE && bytes != 0)
         sluice_trace_record(SLUICE_EV_CL_TRANSFER, 0, t0, t1 - t0, (uint64_t)direction, bytes,
                             (uint64_t)(uintptr_t)device);
-    if (real_event != NULL && queue != NULL && queue->backend->api.clRetainEvent != NULL &&
-        queue->backend->api.clRetainEvent(real_event) == CL_SUCCESS) {
+    if (real_event == NULL)
+        return;
+    if (queue == NULL) {
+        if (give_event)
+            sluice_cl_loader_backend()->api.clReleaseEvent(real_event);
+        return;
+    }
+    if (give_event || (queue->backend->api.clRetainEvent != NULL &&
+                       queue->backend->api.clRetainEvent(real_event) == CL_SUCCESS)) {
         struct exec_probe p = {NULL, cmd, t0, direction != SLUICE_CL_NONE ? bytes : 0, device, queue->backend};
         time_command(queue, real_event, &p);
     }
@@ -225,19 +234,20 @@ void sluice_cl_enqueue_done(sluice_cl_fn_id fn, struct sluice_cl_obj *queue, cl_
                             uint64_t bytes)
 {
     uint64_t cmd = traced ? atomic_fetch_add_explicit(&next_cmd, 1, memory_order_relaxed) : 0;
+    bool ok = real_event != NULL && code == CL_SUCCESS;
     if (traced)
-        record_enqueue(fn, queue, code, real_event, t0, cmd, nwait, wait_list, direction, bytes);
-    if (real_event == NULL || code != CL_SUCCESS)
+        record_enqueue(fn, queue, code, ok ? real_event : NULL, app_event == NULL, t0, cmd, nwait, wait_list,
+                       direction, bytes);
+    if (!ok)
         return;
     if (app_event != NULL) {
         struct sluice_cl_obj *e = sluice_cl_wrap_new(SLUICE_CL_EVENT, real_event, queue, sluice_cl_backend_of(queue));
         if (e != NULL)
             e->cmd = cmd;
         *app_event = (cl_event)e;
-    } else {
-        /* An event only the trace wanted: its completion callback keeps what it needs. */
-        sluice_cl_backend_of(queue)->api.clReleaseEvent(real_event);
     }
+    /* else: an event only the trace wanted (never requested with the trace off); the timing
+     * ring owns it now. */
 }
 
 uint64_t sluice_cl_image_bytes(cl_mem image, const size_t *region)
