@@ -1,8 +1,9 @@
 /* Two-phase commit, executor: runs one rank's part of a two-phase plan on the progress thread.
  *
  *   writer      reads its staged members round by round and sends each piece to the aggregator
- *               of the piece's domain (MPI_Isend on sluice's communicator, one tag per commit);
- *               at most two rounds of sends are in flight, so its buffers stay bounded;
+ *               of the piece's domain (MPI_Isend on sluice's communicator, one tag per commit),
+ *               in batches of one (round, aggregator): at most two batches are in flight, so a
+ *               writer holds at most two round buffers (2 x SLUICE_CB_BUFFER_SIZE);
  *   aggregator  posts the receives of a round straight into a round-sized buffer at the pieces'
  *               offsets (no copy), zero-fills padding, and writes the round's requests: whole
  *               stripes except at the ends of its domain. Two buffers: round r+1 is received
@@ -67,7 +68,6 @@ struct tp_job {
     uint32_t *piece_crc; /* per plan piece (mine only) */
     size_t *mine;        /* my pieces, by (round, domain, offset) */
     size_t nmine, next_mine;
-    uint32_t send_round;
     struct send_slot ss[2];
     int direct_done;
 
@@ -152,12 +152,15 @@ static int read_full(int fd, unsigned char *buf, uint64_t len, uint64_t off)
     return 0;
 }
 
-/* Packs and sends my pieces of round `r` from slot s. */
-static void send_round(struct tp_job *j, struct send_slot *s, uint32_t r)
+/* Packs and sends my next batch from slot s: my pieces for one aggregator in one round, so a
+ * batch is at most one round buffer and a writer holds at most two of them. */
+static void send_batch(struct tp_job *j, struct send_slot *s)
 {
     size_t b = j->next_mine, e = b;
     uint64_t total = 0;
-    while (e < j->nmine && j->plan.pieces[j->mine[e]].round == r)
+    uint32_t r = j->plan.pieces[j->mine[b]].round, d = j->plan.pieces[j->mine[b]].domain;
+    while (e < j->nmine && j->plan.pieces[j->mine[e]].round == r &&
+           j->plan.pieces[j->mine[e]].domain == d)
         total += j->plan.pieces[j->mine[e++]].size;
     j->next_mine = e;
     s->nreq = 0;
@@ -212,14 +215,14 @@ static int writer_poll(struct tp_job *j, int *done)
             did++;
         }
     }
-    while (j->send_round < j->plan.max_rounds) {
+    while (j->next_mine < j->nmine) {
         struct send_slot *s = !j->ss[0].active ? &j->ss[0] : !j->ss[1].active ? &j->ss[1] : NULL;
         if (!s)
             break;
-        send_round(j, s, j->send_round++);
+        send_batch(j, s);
         did++;
     }
-    *done = j->send_round >= j->plan.max_rounds && !j->ss[0].active && !j->ss[1].active;
+    *done = j->next_mine >= j->nmine && !j->ss[0].active && !j->ss[1].active;
     return did;
 }
 
