@@ -180,6 +180,17 @@ for c in ls info verify extract pack recover bench; do
   expect_eq "$c --help" 0 "$rc"
 done
 
+# --- a newline in a member path cannot forge a listing line ------------------------------
+mkdir nl
+printf 'a' > "nl/ckpt"$'\n'".1"
+"$CKPT" pack "nl/ckpt"$'\n'".%r" "nl/ckpt"$'\n'".1"
+run_rc rc "$CKPT" ls nl
+expect_eq "ls of a path with a newline" 0 "$rc"
+expect_eq "ls prints 4 lines, the newline escaped" 4 "$(wc -l < out.txt)"
+expect_contains "shown as \\n" 'nl/ckpt\n.1' "$(cat out.txt)"
+"$CKPT" extract -o nlout nl
+cmp "nl/ckpt"$'\n'".1" "nlout/ckpt"$'\n'".1" || fail "the real name is used for the file"
+
 # --- bench prints its table (figures only: nothing here depends on speed) -----------------
 run_rc rc "$CKPT" bench --size 4M --members 1000 --dir "$PWD"
 expect_eq "bench exit" 0 "$rc"

@@ -37,6 +37,12 @@ enum { TOOL_EMPTY_OK = 1, TOOL_RECURSIVE = 2 };
 typedef int (*tool_visit)(void *ctx, const struct sluice_container *c, const char *rel);
 int tool_for_each_container(char *const *paths, int npaths, int flags, tool_visit fn, void *ctx);
 
+/* `s` made safe for a listing: control bytes (a newline in a hostile path could forge a line)
+ * and backslashes are written as C escapes. Returns s itself when nothing needs escaping, else
+ * buf (cut to fit). buf needs 4 bytes per byte of s, plus one. */
+#define TOOL_SHOWN_MAX (4 * 4096 + 1)
+const char *tool_shown(const char *s, char *buf, size_t len);
+
 /* Human-readable time "2026-11-29T20:35:00.123Z". */
 void tool_format_time(int64_t ns, char *buf, size_t len);
 

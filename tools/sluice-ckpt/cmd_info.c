@@ -37,16 +37,19 @@ static int info_one(void *ctx, const struct sluice_container *c, const char *rel
     }
     char when[64];
     tool_format_time(c->meta.created_ns, when, sizeof when);
-    printf("container   %s\n", c->path);
+    static char shown[TOOL_SHOWN_MAX], shown2[TOOL_SHOWN_MAX];
+    printf("container   %s\n", tool_shown(c->path, shown, sizeof shown));
     printf("format      %u.%u\n", c->format_major, c->format_minor);
-    printf("set         %s\n", c->meta.set_key);
+    printf("set         %s\n", tool_shown(c->meta.set_key, shown, sizeof shown));
     printf("version     %" PRIu64 "\n", c->meta.version);
     printf("flags       0x%x%s\n", c->meta.flags,
            (c->meta.flags & SLUICE_CONTAINER_F_PARTIAL) ? " (partial set)" : "");
     printf("created     %s\n", when);
     printf("writer      host %s, pid %u, %u processes, %s\n",
-           c->meta.writer_host[0] ? c->meta.writer_host : "?", c->meta.writer_pid,
-           c->meta.writer_nprocs, c->meta.writer_software[0] ? c->meta.writer_software : "?");
+           c->meta.writer_host[0] ? tool_shown(c->meta.writer_host, shown, sizeof shown) : "?",
+           c->meta.writer_pid, c->meta.writer_nprocs,
+           c->meta.writer_software[0] ? tool_shown(c->meta.writer_software, shown2, sizeof shown2)
+                                      : "?");
     printf("block size  %u\n", c->meta.block_size);
     printf("checksum    crc32c\n");
     printf("members     %u (%" PRIu64 " bytes)\n", c->n_members, bytes);
@@ -68,7 +71,8 @@ static int info_one(void *ctx, const struct sluice_container *c, const char *rel
         for (uint32_t i = 0; i < c->n_members; i++) {
             const struct sluice_member *m = &c->members[i];
             printf("member      rank %d  size %" PRIu64 "  crc32c %08x  writer %d  %s\n",
-                   m->member_rank, m->size, m->crc32c, m->writer_rank, m->path);
+                   m->member_rank, m->size, m->crc32c, m->writer_rank,
+                   tool_shown(m->path, shown, sizeof shown));
             for (uint32_t e = 0; e < m->n_extents; e++)
                 printf("  extent    logical %" PRIu64 " +%" PRIu64 " at %" PRIu64 "\n",
                        m->extents[e].logical, m->extents[e].length, m->extents[e].file_offset);

@@ -21,14 +21,15 @@ static int list_one(void *ctx, const struct sluice_container *c, const char *rel
         bytes += c->members[i].size;
     char when[64];
     tool_format_time(c->meta.created_ns, when, sizeof when);
+    static char shown[TOOL_SHOWN_MAX], shown_path[TOOL_SHOWN_MAX];
     printf("%s\n  set %s  version %" PRIu64 "  members %u  bytes %" PRIu64 "  written %s%s\n",
-           c->path, c->meta.set_key, c->meta.version, c->n_members, bytes, when,
+           tool_shown(c->path, shown_path, sizeof shown_path), tool_shown(c->meta.set_key, shown, sizeof shown), c->meta.version, c->n_members, bytes, when,
            (c->meta.flags & SLUICE_CONTAINER_F_PARTIAL) ? "  (partial set)" : "");
     if (c->n_members)
         printf("  %6s %14s  %s\n", "RANK", "SIZE", "PATH");
     for (uint32_t i = 0; i < c->n_members; i++)
         printf("  %6d %14" PRIu64 "  %s\n", c->members[i].member_rank, c->members[i].size,
-               c->members[i].path);
+               tool_shown(c->members[i].path, shown, sizeof shown));
     return 0;
 }
 

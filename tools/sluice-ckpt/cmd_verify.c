@@ -28,10 +28,12 @@ static int verify_one(void *ctx, const struct sluice_container *c, const char *r
             bad++;
         }
     }
+    static char shown[TOOL_SHOWN_MAX];
+    const char *name = tool_shown(c->path, shown, sizeof shown);
     if (bad)
-        printf("%s: CORRUPT: %u of %u members fail their checksum\n", c->path, bad, c->n_members);
+        printf("%s: CORRUPT: %u of %u members fail their checksum\n", name, bad, c->n_members);
     else
-        printf("%s: ok (%u members, %" PRIu64 " bytes)\n", c->path, c->n_members, bytes);
+        printf("%s: ok (%u members, %" PRIu64 " bytes)\n", name, c->n_members, bytes);
     return bad != 0;
 }
 

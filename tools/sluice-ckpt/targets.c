@@ -44,6 +44,32 @@ int tool_bad_option(const char *cmd, int got, char **argv)
     return tool_usage_error(cmd, "unknown option '%s'", arg);
 }
 
+const char *tool_shown(const char *s, char *buf, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || *p == '\\')
+            break;
+    if (!*p)
+        return s;
+    size_t o = 0;
+    for (p = (const unsigned char *)s; *p && o + 5 < len; p++) {
+        if (*p == '\\') {
+            buf[o++] = '\\';
+            buf[o++] = '\\';
+        } else if (*p == '\n') {
+            buf[o++] = '\\';
+            buf[o++] = 'n';
+        } else if (*p < 0x20 || *p == 0x7f) {
+            o += (size_t)snprintf(buf + o, len - o, "\\x%02x", *p);
+        } else {
+            buf[o++] = (char)*p;
+        }
+    }
+    buf[o] = 0;
+    return buf;
+}
+
 void tool_format_time(int64_t ns, char *buf, size_t len)
 {
     time_t s = (time_t)(ns / 1000000000);
