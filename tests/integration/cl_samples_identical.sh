@@ -61,6 +61,9 @@ expect_contains "command buffer" "command buffer replayed twice: b[0]=2 b[63]=65
 grep -q 'clCommandNDRangeKernelKHR' cl_extension_functions.debug || fail "extension function bypassed sluice"
 echo "ok: extension functions are intercepted"
 
+run_four_ways cl_threads 0
+expect_contains "four threads creating and releasing concurrently" "threads=4 rounds=60 wrong=0" "$(cat cl_threads.traced)"
+
 # Under mpiexec, odd and even rank counts: every rank's output is unchanged.
 for n in 2 3; do
   mpirun "$n" "$SLUICE_APPS_DIR/cl_vector_add" | sort >mpi.plain
