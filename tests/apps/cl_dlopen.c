@@ -1,6 +1,9 @@
 /* Sample OpenCL program (knows nothing of sluice) that does not call the loader through the
  * dynamic linker: it dlopen()s libOpenCL.so.1 and looks every entry point up with dlsym, as
  * plugin-style applications and language bindings do. Vector addition, checked on the host. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dlvsym */
+#endif
 #include <CL/cl.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -53,6 +56,16 @@ int main(void)
     cl_device_id cd;
     CHECK(p_clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof cd, &cd, NULL));
     printf("context device %s\n", cd == device ? "same" : "DIFFERENT");
+    /* The loader's own versioned symbol (ocl-icd versions them OPENCL_1.0): the call dispatches
+     * through the object's ICD table. */
+    __typeof__(&clGetDeviceInfo) v_info = (__typeof__(&clGetDeviceInfo))dlvsym(lib, "clGetDeviceInfo", "OPENCL_1.0");
+    if (v_info != NULL) {
+        cl_uint units = 0;
+        cl_int r = v_info(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+        printf("versioned loader symbol: ret %d, units > 0: %d\n", r, units > 0);
+    } else {
+        printf("versioned loader symbol: absent\n");
+    }
     cl_command_queue q = p_clCreateCommandQueueWithProperties(ctx, device, NULL, &err);
     CHECK(err);
     int a[N], b[N];

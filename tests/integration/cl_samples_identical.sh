@@ -55,6 +55,9 @@ expect_contains "dlopen program correct" "wrong=0 sum=96256" "$(cat cl_dlopen.on
 # Entry points found with dlsym on the loader's own handle still reach sluice.
 grep -q 'clEnqueueNDRangeKernel' cl_dlopen.debug || fail "dlsym'd clEnqueueNDRangeKernel bypassed sluice"
 echo "ok: dlsym on the loader's handle is intercepted"
+# ocl-icd's versioned symbol is the loader's own function (dlvsym is not interposed): handed a
+# sluice handle, the loader dispatches through the handle's ICD table back into sluice.
+expect_contains "ICD dispatch of sluice handles" "versioned loader symbol: ret 0, units > 0: 1" "$(cat cl_dlopen.on)"
 
 run_four_ways cl_extension_functions 0
 expect_contains "command buffer" "command buffer replayed twice: b[0]=2 b[63]=65" "$(cat cl_extension_functions.on)"
