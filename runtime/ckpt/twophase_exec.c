@@ -412,7 +412,8 @@ static int tp_poll(void *arg)
             did++;
             continue;
         }
-        did++; /* a job in flight waits on MPI: keep the progress thread's sleeps short */
+        /* Waiting on MPI is not work: the progress thread backs off (and does not spin on
+         * the cores the program computes on); any completion resets its back-off. */
         pp = &j->next;
     }
     return did;
