@@ -62,6 +62,9 @@ extern "C" {
 uint32_t sluice_crc32c_update(uint32_t crc, const void *buf, size_t len);
 /* Extends `crc` by `n` zero bytes (holes), without a buffer of n zeros. */
 uint32_t sluice_crc32c_zeros(uint32_t crc, uint64_t n);
+/* crc32c(A||B) from crc32c(A), crc32c(B) and |B|: for a member whose pieces were checksummed
+ * by different ranks (two-phase domains), joined in O(log len_b). */
+uint32_t sluice_crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
 /* The software path alone (for tests and benchmarks comparing the two). */
 uint32_t sluice_crc32c_update_sw(uint32_t crc, const void *buf, size_t len);
 /* 1 if sluice_crc32c_update uses the hardware instruction. */

@@ -169,16 +169,28 @@ int sluice_crc32c_hw_available(void)
     return hw;
 }
 
+/* x^(8n) mod P. 8n may overflow 64 bits for absurd n: use the bits of n, shifted by 3. */
+static uint32_t x8n(uint64_t n)
+{
+    uint32_t xp = 1u << 31; /* x^0 */
+    for (int k = 0; k < 61; k++)
+        if (n & ((uint64_t)1 << k))
+            xp = multmodp(x2n[k + 3], xp);
+    return xp;
+}
+
 uint32_t sluice_crc32c_zeros(uint32_t crc, uint64_t n)
 {
     pthread_once(&once, init_tables);
     if (n == 0)
         return crc;
-    /* Feeding zero bytes multiplies the register by x^8 per byte: register * x^(8n) mod P.
-     * 8n may overflow 64 bits for absurd n; split n into n*8 = sum of bits of n shifted by 3. */
-    uint32_t xp = 1u << 31; /* x^0 */
-    for (int k = 0; k < 61; k++)
-        if (n & ((uint64_t)1 << k))
-            xp = multmodp(x2n[k + 3], xp);
-    return ~multmodp(xp, ~crc);
+    /* Feeding zero bytes multiplies the register by x^8 per byte: register * x^(8n) mod P. */
+    return ~multmodp(x8n(n), ~crc);
+}
+
+uint32_t sluice_crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b)
+{
+    pthread_once(&once, init_tables);
+    /* The pre/post inversions of A's and B's CRCs cancel out in the XOR (CRC is affine). */
+    return multmodp(x8n(len_b), crc_a) ^ crc_b;
 }

@@ -98,6 +98,27 @@ TEST(ContainerCrc32c, ZeroExtensionMatchesARealBufferOfZeros)
                 << "start " << start << " n " << n;
 }
 
+TEST(ContainerCrc32c, CombineJoinsPiecesChecksummedSeparately)
+{
+    std::mt19937 rng(9);
+    std::vector<unsigned char> buf(70000);
+    for (auto &b : buf)
+        b = (unsigned char)rng();
+    uint32_t whole = crc(buf.data(), buf.size());
+    for (size_t cut : {0ul, 1ul, 7ul, 4096ul, 33333ul, 69999ul, 70000ul}) {
+        uint32_t a = crc(buf.data(), cut), b = crc(buf.data() + cut, buf.size() - cut);
+        ASSERT_EQ(sluice_crc32c_combine(a, b, buf.size() - cut), whole) << cut;
+    }
+    // Three pieces, as three aggregators would produce them.
+    uint32_t p1 = crc(buf.data(), 1000), p2 = crc(buf.data() + 1000, 50000),
+             p3 = crc(buf.data() + 51000, 19000);
+    EXPECT_EQ(sluice_crc32c_combine(sluice_crc32c_combine(p1, p2, 50000), p3, 19000), whole);
+    // A hole piece: crc of n zeros combined equals extending by zeros.
+    std::vector<unsigned char> zeros(5000, 0);
+    EXPECT_EQ(sluice_crc32c_combine(whole, crc(zeros.data(), zeros.size()), zeros.size()),
+              sluice_crc32c_zeros(whole, zeros.size()));
+}
+
 TEST(ContainerCrc32c, ZeroExtensionOfHugeHolesIsConsistent)
 {
     // zeros(a + b) == zeros(zeros(a), b) for sizes far beyond memory (a 1 TiB hole).
