@@ -7,9 +7,9 @@
  *    table; the member is closed (handed to the commit engine) when `fds` drops to 0.
  *  - Open members are keyed by absolute path in `capture_open`; an unlinked member leaves the
  *    table at once (its name is gone) but lives until its last descriptor closes.
- *  - `capture_closed` remembers, per path, the staging file of the last version this process
- *    closed, so that it reads back its own bytes at once and at tmpfs speed until the commit
- *    engine takes the file away (then reads go to sluice_commit_open_member).
+ *  - `capture_closed` remembers the paths (and last staging file) of versions this process
+ *    closed, for listings and per-rank folder existence; their bytes and sizes are read
+ *    through the commit engine, which owns the staging file from the close on.
  *  - Everything here is protected by capture_lock, except fd table lookups (atomic loads) and
  *    the cwd digit flag. The lock is never held across a call into the commit engine. */
 #ifndef SLUICE_CKPT_CAPTURE_INTERNAL_H
@@ -74,8 +74,9 @@ struct sluice_capture_member *capture_find_open(const char *abs);
 struct capture_closed *capture_find_closed(const char *abs);
 void capture_forget_closed(const char *abs); /* lock held */
 
-/* Opens the latest readable version of a member that this process does not hold open: its own
- * closed staging file, else the committed version, else the real file. fd or -errno. */
+/* Opens the latest readable version of a member that this process does not hold open: the
+ * commit engine's (own closed, staged elsewhere on the node, or committed), else the real
+ * file. fd or -errno. */
 int capture_open_latest(const char *abs, int flags);
 /* Does a version of the member exist anywhere (open here, closed here, committed, real)? */
 bool capture_member_exists(const char *abs);

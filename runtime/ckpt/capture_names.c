@@ -50,12 +50,12 @@ int capture_member_stat(const char *abs, struct stat *st)
     bool have = false;
     pthread_mutex_lock(&capture_lock);
     struct sluice_capture_member *m = capture_find_open(abs);
-    struct capture_closed *c = m ? NULL : capture_find_closed(abs);
-    if (m != NULL || c != NULL) {
-        memcpy(stage, m ? m->stage_path : c->stage_path, sizeof stage);
+    if (m != NULL) {
+        memcpy(stage, m->stage_path, sizeof stage);
         have = true;
     }
     pthread_mutex_unlock(&capture_lock);
+    /* Versions closed here belong to the commit engine, which answers for them below. */
     if (have && SLUICE_REAL(stat)(stage, st) == 0)
         return 0;
     uint64_t size;

@@ -23,29 +23,10 @@
 
 int capture_open_latest(const char *abs, int flags)
 {
+    /* A version this process closed is served by the commit engine too: it owns the staging
+     * file from the close on and reads it under its own lock, so a read never races with
+     * the commit that retires it. */
     int rflags = flags & ~CREATE_FLAGS;
-    char stage[PATH_MAX];
-    bool own = false;
-    pthread_mutex_lock(&capture_lock);
-    struct capture_closed *c = capture_find_closed(abs);
-    if (c != NULL) {
-        memcpy(stage, c->stage_path, sizeof stage);
-        own = true;
-    }
-    pthread_mutex_unlock(&capture_lock);
-    if (own) {
-        int fd = SLUICE_REAL(open)(stage, rflags);
-        if (fd >= 0)
-            return fd;
-        if (errno != ENOENT)
-            return -errno;
-        /* Committed meanwhile: the commit engine removed the staging file. */
-        pthread_mutex_lock(&capture_lock);
-        struct capture_closed *again = capture_find_closed(abs);
-        if (again != NULL && strcmp(again->stage_path, stage) == 0)
-            capture_forget_closed(abs);
-        pthread_mutex_unlock(&capture_lock);
-    }
     int fd = sluice_commit_open_member(abs, rflags);
     if (fd != -ENOENT)
         return fd;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +263,62 @@ static void shapes_and_listings(void)
     globfree(&g);
 }
 
+/* Eight threads write, dup, reopen and read back their own members at the same time, while
+ * opening non-captured files: the fd table and member table under contention. */
+static void *thread_body(void *arg)
+{
+    long t = (long)arg;
+    char name[64], path[8300], plain[8300], want[4096], got[4096];
+    snprintf(name, sizeof name, "ckpt.%ld", 100 + t);
+    snprintf(path, sizeof path, "%s/%s", dir, name); /* P() is not thread-safe */
+    snprintf(plain, sizeof plain, "%s/threads.plain", dir);
+    for (size_t i = 0; i < sizeof want; i++)
+        want[i] = (char)(i * 7 + (size_t)t);
+    long bad = 0;
+    for (int round = 0; round < 20; round++) {
+        FILE *f = fopen(path, "w");
+        if (!f || fwrite(want, 1, sizeof want, f) != sizeof want) {
+            fprintf(stderr, "thread %ld round %d: fopen/fwrite %s: %s\n", t, round, name, strerror(errno));
+            bad++;
+            if (f)
+                fclose(f);
+            continue;
+        }
+        int d = dup(fileno(f));
+        int pfd = open(plain, O_RDONLY);
+        if (fclose(f) != 0 || d < 0 || pwrite(d, "!", 1, 0) != 1 || close(d) != 0) {
+            fprintf(stderr, "thread %ld round %d: fclose/dup/pwrite/close %s: %s\n", t, round, name, strerror(errno));
+            bad++;
+        }
+        if (pfd >= 0)
+            close(pfd);
+        want[0] = '!';
+        int n = read_all(path, got, sizeof got);
+        if (n != (int)sizeof got || memcmp(got, want, sizeof got) != 0) {
+            fprintf(stderr, "thread %ld round %d: read back %s: %d bytes (%s)\n", t, round, name, n, strerror(errno));
+            bad++;
+        }
+        want[0] = (char)t;
+    }
+    return (void *)bad;
+}
+
+static void threads(void)
+{
+    close(open(P("threads.plain"), O_WRONLY | O_CREAT, 0644));
+    pthread_t th[8];
+    for (long t = 0; t < 8; t++)
+        pthread_create(&th[t], NULL, thread_body, (void *)t);
+    long bad = 0;
+    for (int t = 0; t < 8; t++) {
+        void *r;
+        pthread_join(th[t], &r);
+        bad += (long)r;
+    }
+    CHECK(bad == 0, "8 threads x 20 rounds of write, dup, close, read back: %ld failures", bad);
+    unlink(P("threads.plain"));
+}
+
 static void sync_member(void)
 {
     int fd = open(P("ckpt.10"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -283,6 +340,7 @@ int main(int argc, char **argv)
     stdio_paths();
     names();
     shapes_and_listings();
+    threads();
     sync_member();
     printf("%s\n", failures ? "SEMANTICS FAILED" : "all semantics checks passed");
     return failures ? 1 : 0;
