@@ -338,7 +338,9 @@ int sluice_trace_dump(int fatal_signal)
         err = -errno;
     if (err != 0) {
         struct sluice_textbuf m = {tmp, 0, sizeof tmp - 1};
-        sluice_tb_str(&m, "sluice: cannot write trace file ");
+        sluice_tb_str(&m, "sluice[");
+        sluice_tb_i64(&m, sluice_trace_g.rank);
+        sluice_tb_str(&m, "]: cannot write trace file ");
         sluice_tb_str(&m, final);
         sluice_tb_str(&m, ": ");
         const char *name = strerrorname_np(-err); /* a table lookup: signal-safe */

@@ -71,3 +71,13 @@ set -e
 out=$(env LD_PRELOAD="$SLUICE_LIB" SLUICE_TRACE_DIR=rel bash -c 'cd / && echo moved')
 expect_eq "chdir: output" "moved" "$out"
 expect_eq "chdir: file under the starting folder" 1 "$(ls rel/*.sluicetrace | wc -l)"
+
+# A folder that cannot be created: the program runs unchanged; sluice says why, naming it.
+touch plainfile
+set +e
+out=$(env LD_PRELOAD="$SLUICE_LIB" SLUICE_TRACE_DIR="$PWD/plainfile/sub" /usr/bin/python3 -c 'print("still runs")' 2>err.txt); rc=$?
+set -e
+expect_eq "unwritable folder: output" "still runs" "$out"
+expect_eq "unwritable folder: exit code" 0 "$rc"
+expect_contains "unwritable folder: named at start" "SLUICE_TRACE_DIR=$PWD/plainfile/sub: cannot create it: Not a directory" "$(cat err.txt)"
+expect_contains "unwritable folder: named at exit" "cannot write trace file $PWD/plainfile/sub/rank-0.pid-" "$(cat err.txt)"
