@@ -13,6 +13,7 @@
 #include "ckpt/pattern.h"
 #include "common/init_order.h"
 #include "common/log.h"
+#include "common/real.h"
 #include "config/config.h"
 #include "mpi/roles.h"
 #include "progress/progress.h"
@@ -241,8 +242,8 @@ static int commit_failed;
 static void exit_status_on_failure(int status, void *arg)
 {
     (void)arg;
-    if (commit_failed)
-        _exit(status ? status : 1);
+    if (commit_failed) /* the real one: sluice's _exit wrapper would run our destructors again */
+        SLUICE_REAL(_exit)(status ? status : 1);
 }
 
 static void on_finalize(void)
@@ -272,7 +273,8 @@ __attribute__((constructor(SLUICE_PRIO_CKPT))) static void commit_init(void)
 
 __attribute__((destructor(SLUICE_PRIO_CKPT))) static void commit_fini(void)
 {
-    if (!engine_enabled)
+    static int done; /* capture's _exit wrapper may run the library's destructors once more */
+    if (!engine_enabled || __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
         return;
     __atomic_store_n(&exiting, 1, __ATOMIC_RELAXED);
     int rc = sluice_commit_flush_all();
