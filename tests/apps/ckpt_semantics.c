@@ -18,6 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Binaries built against glibc < 2.33 call __xstat; link this one the same way. */
+extern int __xstat(int ver, const char *path, struct stat *st);
+__asm__(".symver __xstat,__xstat@GLIBC_2.2.5");
+
 static int failures;
 static char dir[4096];
 
@@ -159,6 +163,7 @@ static void names(void)
     CHECK(access(P("ckpt.99"), F_OK) != 0 && errno == ENOENT, "access of a missing member: ENOENT");
     struct stat st;
     CHECK(stat(P("ckpt.99"), &st) != 0 && errno == ENOENT, "stat of a missing member: ENOENT");
+    CHECK(__xstat(1, P("ckpt.3"), &st) == 0 && st.st_size == 27 && S_ISREG(st.st_mode), "old-ABI __xstat of a member");
     CHECK(open(P("ckpt.99"), O_RDONLY) < 0 && errno == ENOENT, "open of a missing member: ENOENT");
     CHECK(open(P("ckpt.99"), O_WRONLY) < 0 && errno == ENOENT, "open for write without O_CREAT: ENOENT");
     CHECK(open(P("nodir/ckpt.5"), O_WRONLY | O_CREAT, 0644) < 0 && errno == ENOENT, "create in a missing folder: ENOENT");

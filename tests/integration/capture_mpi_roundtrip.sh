@@ -1,6 +1,6 @@
 # An unmodified per-rank checkpoint program (ckpt_writer: stdio and POSIX, sizes from 0 bytes to
 # a few MiB, four name shapes, three steps) runs under real mpiexec with capture on; jobs of
-# other rank counts (1, 2, 3, 4, 8) then verify every byte through the per-rank names. The
+# other rank counts (1, 2, 3, 4, 8; writers 4, 3, 8, 1, 2) then verify every byte through the per-rank names. The
 # folder holds one container per set and nothing else; no per-rank file or folder is created.
 
 app="$SLUICE_APPS_DIR/ckpt_writer"
@@ -18,7 +18,7 @@ verify_with() {
     "$((writers * (2 + 2 * steps)))" "$members"
 }
 
-for writers in 4 3 8; do
+for writers in 4 3 8 1 2; do
   mkdir "w$writers"
   cd "w$writers"
   # The 3-writer job stages at most 1 MiB per process before committing early.
@@ -37,6 +37,8 @@ for writers in 4 3 8; do
     4) for readers in 1 2 3 4 8; do verify_with 4 "$readers"; done ;;
     3) verify_with 3 4; verify_with 3 1 ;;
     8) verify_with 8 3 ;;
+    1) verify_with 1 2 ;;
+    2) verify_with 2 1; verify_with 2 3 ;;
   esac
   # Without sluice the members are not there: the verifier fails on the first one.
   set +e
