@@ -23,3 +23,20 @@ for n in 3 4; do
 done
 # Without addr2line: module+offset.
 expect_contains "module+offset form" "mpi_trace_hello+0x" "$("$TRACE" summary --no-symbols t3)"
+
+# Chrome trace-event JSON (Perfetto): valid JSON, one named process track per rank, every
+# event of the dump present, ranks aligned on one time axis.
+"$TRACE" chrome -o t3.json t3
+/usr/bin/python3 - "$("$TRACE" dump t3 | wc -l)" <<'PYEOF'
+import json, sys
+d = json.load(open("t3.json"))
+ev = d["traceEvents"]
+names = sorted(e["args"]["name"] for e in ev if e.get("name") == "process_name")
+assert len(names) == 3 and all(n.startswith("rank %d " % r) for r, n in enumerate(names)), names
+real = [e for e in ev if e["ph"] in ("X", "i")]
+assert len(real) == int(sys.argv[1]), (len(real), sys.argv[1])
+marks = [e for e in real if e["name"] == "MARK"]
+assert len(marks) == 30 and {m["args"]["label"] for m in marks} == {"compute", "allreduce"}
+assert min(e["ts"] for e in real) >= 0
+print("ok: chrome export")
+PYEOF

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "chrome.h"
 #include "dump.h"
 #include "summary.h"
 
@@ -14,6 +15,7 @@ static const struct {
     {"summary", summary_main, "per rank and in total: events by kind, bytes, time decomposition, call sites, "
                               "warnings"},
     {"dump", dump_main, "every event, one line each"},
+    {"chrome", chrome_main, "Chrome trace-event JSON for ui.perfetto.dev or chrome://tracing"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
