@@ -66,6 +66,22 @@ TRANSFERS = {
 
 HEADERS = ["CL/cl.h", "CL/cl_ext.h", "CL/cl_gl.h", "CL/cl_egl.h"]
 
+# Queries sluice answers in part itself (translate.c, sluice_cl_info_override): the program's
+# own queue properties, profiling it did not ask for.
+INFO_OVERRIDES = {"clGetCommandQueueInfo", "clGetEventProfilingInfo"}
+
+# Query results that hold objects: read from info_objects.def (shared with translate.c).
+INFO_OBJECTS = {}
+
+
+def load_info_objects(path):
+    with open(path) as fh:
+        text = fh.read()
+    for fn, param, _kind in re.findall(r"^SLUICE_CL_INFO_OBJECT\((\w+),\s*(\w+),\s*(\w+)\)", text, re.M):
+        INFO_OBJECTS.setdefault(fn, []).append(param)
+    if not INFO_OBJECTS:
+        raise SystemExit(f"gen_wrappers: no SLUICE_CL_INFO_OBJECT entries in {path}")
+
 
 class Param:
     def __init__(self, text):
@@ -294,23 +310,31 @@ def gen_wrapper(f):
                 o.append(f"    void *r_user_data = {p.name} ? (void *)tramp_ : user_data;")
         if p.name == "user_data" and any(q.role == "callback" and q.cb != "plain" for q in f.params):
             p.role = "user_data"
-    if is_info:
+    objects = INFO_OBJECTS.get(f.name, []) if is_info else []
+    if objects:
+        # The result size is needed to translate an array even when the caller asks none.
         o.append(f"    size_t size_local_ = 0;")
-        o.append(f"    size_t *r_param_value_size_ret = &size_local_;")
+        o.append(f"    size_t *r_param_value_size_ret = param_value_size_ret ? param_value_size_ret : &size_local_;")
         for p in f.params:
             if p.name == "param_value_size_ret":
                 p.role = "info_size"
     if retain and retain.group(1) == "Release":
         pass
     args = ", ".join(f"r_{p.name}" if p.role != "plain" else p.name for p in f.params)
-    # Queries that sluice answers itself (original queue properties, hidden profiling).
-    if is_info:
+    # Queries that sluice answers itself (original queue properties, hidden profiling), and
+    # results that name objects, tested inline so that other queries pay nothing.
+    if is_info and (objects or f.name in INFO_OVERRIDES):
         o.append(f"    {f.ret} ret_;")
-        o.append(f"    if (!sluice_cl_info_override({fid}, primary_, param_name, param_value_size, param_value, r_param_value_size_ret, &ret_))")
-        o.append(f"        ret_ = fn_({args});")
-        o.append(f"    if (ret_ == CL_SUCCESS && param_value != NULL)")
-        o.append(f"        sluice_cl_info_to_handles({fid}, primary_, param_name, param_value, size_local_);")
-        o.append(f"    if (param_value_size_ret != NULL) *param_value_size_ret = size_local_;")
+        if f.name in INFO_OVERRIDES:
+            size_ret = "r_param_value_size_ret" if objects else "param_value_size_ret"
+            o.append(f"    if (!sluice_cl_info_override({fid}, primary_, param_name, param_value_size, param_value, {size_ret}, &ret_))")
+            o.append(f"        ret_ = fn_({args});")
+        else:
+            o.append(f"    ret_ = fn_({args});")
+        if objects:
+            test = " || ".join(f"param_name == {pn}" for pn in objects)
+            o.append(f"    if (ret_ == CL_SUCCESS && param_value != NULL && ({test}))")
+            o.append(f"        sluice_cl_info_to_handles({fid}, primary_, param_name, param_value, *r_param_value_size_ret);")
     elif void_ret:
         o.append(f"    fn_({args});")
     else:
@@ -356,6 +380,7 @@ def main():
     if len(sys.argv) < 3:
         raise SystemExit("usage: gen_wrappers.py <outdir> <c compiler> [DEFINE | -Iinclude-dir ...]")
     outdir, cc, defines = sys.argv[1], sys.argv[2], sys.argv[3:]
+    load_info_objects(os.path.join(os.path.dirname(os.path.abspath(__file__)), "info_objects.def"))
     funcs = parse_functions(cc, defines)
     for f in funcs:
         if f.name not in MANUAL:

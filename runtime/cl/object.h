@@ -31,6 +31,9 @@ enum sluice_cl_kind {
     SLUICE_CL_PROGRAM, SLUICE_CL_KERNEL, SLUICE_CL_EVENT, SLUICE_CL_SAMPLER, SLUICE_CL_KIND_COUNT
 };
 
+/* Not a handle kind: marks a context property list among query results (info_objects.def). */
+#define SLUICE_CL_CTX_PROPS (-1)
+
 /* Tells a sluice handle of a given kind from anything else at the same address offset. */
 #define SLUICE_CL_MAGIC(kind) (0x51C1CE00u | (uint32_t)(kind))
 

@@ -62,32 +62,17 @@ const cl_image_desc *sluice_cl_in_image_desc(const cl_image_desc *desc, cl_image
     return copy;
 }
 
-/* Which query results hold objects. */
+/* Which query results hold objects (info_objects.def). */
 struct info_object {
     sluice_cl_fn_id fn;
     cl_uint param;
-    int kind;     /* kind of the returned objects; -1: a context property list */
+    int kind; /* kind of the returned objects, or SLUICE_CL_CTX_PROPS */
 };
 
-#define CL_IMAGE_BUFFER_ 0x1118 /* CL_IMAGE_BUFFER, deprecated by name in 2.0 */
 static const struct info_object info_objects[] = {
-    {SLUICE_CL_FN_clGetDeviceInfo, CL_DEVICE_PLATFORM, SLUICE_CL_PLATFORM},
-    {SLUICE_CL_FN_clGetDeviceInfo, CL_DEVICE_PARENT_DEVICE, SLUICE_CL_DEVICE},
-    {SLUICE_CL_FN_clGetContextInfo, CL_CONTEXT_DEVICES, SLUICE_CL_DEVICE},
-    {SLUICE_CL_FN_clGetContextInfo, CL_CONTEXT_PROPERTIES, -1},
-    {SLUICE_CL_FN_clGetCommandQueueInfo, CL_QUEUE_CONTEXT, SLUICE_CL_CONTEXT},
-    {SLUICE_CL_FN_clGetCommandQueueInfo, CL_QUEUE_DEVICE, SLUICE_CL_DEVICE},
-    {SLUICE_CL_FN_clGetCommandQueueInfo, CL_QUEUE_DEVICE_DEFAULT, SLUICE_CL_QUEUE},
-    {SLUICE_CL_FN_clGetMemObjectInfo, CL_MEM_CONTEXT, SLUICE_CL_CONTEXT},
-    {SLUICE_CL_FN_clGetMemObjectInfo, CL_MEM_ASSOCIATED_MEMOBJECT, SLUICE_CL_MEM},
-    {SLUICE_CL_FN_clGetImageInfo, CL_IMAGE_BUFFER_, SLUICE_CL_MEM},
-    {SLUICE_CL_FN_clGetProgramInfo, CL_PROGRAM_CONTEXT, SLUICE_CL_CONTEXT},
-    {SLUICE_CL_FN_clGetProgramInfo, CL_PROGRAM_DEVICES, SLUICE_CL_DEVICE},
-    {SLUICE_CL_FN_clGetKernelInfo, CL_KERNEL_CONTEXT, SLUICE_CL_CONTEXT},
-    {SLUICE_CL_FN_clGetKernelInfo, CL_KERNEL_PROGRAM, SLUICE_CL_PROGRAM},
-    {SLUICE_CL_FN_clGetEventInfo, CL_EVENT_COMMAND_QUEUE, SLUICE_CL_QUEUE},
-    {SLUICE_CL_FN_clGetEventInfo, CL_EVENT_CONTEXT, SLUICE_CL_CONTEXT},
-    {SLUICE_CL_FN_clGetSamplerInfo, CL_SAMPLER_CONTEXT, SLUICE_CL_CONTEXT},
+#define SLUICE_CL_INFO_OBJECT(fn, param, kind) {SLUICE_CL_FN_##fn, param, kind},
+#include "cl/info_objects.def"
+#undef SLUICE_CL_INFO_OBJECT
 };
 
 void sluice_cl_info_to_handles(sluice_cl_fn_id fn, struct sluice_cl_obj *obj, cl_uint param_name,
@@ -98,7 +83,7 @@ void sluice_cl_info_to_handles(sluice_cl_fn_id fn, struct sluice_cl_obj *obj, cl
         const struct info_object *io = &info_objects[i];
         if (io->fn != fn || io->param != param_name)
             continue;
-        if (io->kind < 0) {
+        if (io->kind == SLUICE_CL_CTX_PROPS) {
             cl_context_properties *p = value;
             size_t n = size / sizeof *p;
             for (size_t j = 0; j + 1 < n && p[j] != 0; j += 2)
