@@ -79,3 +79,29 @@ expect_eq "auto, owned stripes: every rank writes its own member" "0 1 2 3 " "$(
 SLUICE_CB_WRITE=disable run disabled 4 -- $uneven
 [ "$(grep -c ' COMMIT_PLAN ' disabled.dump)" -eq 0 ] || fail "disable still planned a shuffle"
 echo "ok: CB_WRITE auto and disable"
+
+# auto, mixed: with an 8 KiB unit, members 0, 1 and 4 own their stripes and go direct, 2 and 3
+# share a stripe and go through the aggregator (the home): exactly those ranks write.
+SLUICE_CB_WRITE=auto SLUICE_STRIPING_UNIT=8K run auto-mixed 5 -- 4096 8192 3000 3000 16384
+for r in 0 1 4; do
+  grep -q " COMMIT_PLAN member rank=$r, direct=1," auto-mixed.dump || fail "auto-mixed: member $r not direct"
+done
+for r in 2 3; do
+  grep -q " COMMIT_PLAN member rank=$r, direct=0," auto-mixed.dump || fail "auto-mixed: member $r not shuffled"
+done
+home=$(grep ' COMMIT_BEGIN ' auto-mixed.dump | awk '{print $2}' | head -1)
+expect_eq "auto-mixed: direct members' ranks and the home wrote" \
+  "$(printf '%s\n' 0 1 4 "$home" | sort -un | tr '\n' ' ')" "$(writers auto-mixed)"
+
+# Versions: three steps of the capture tests' writer (0 bytes, 1 byte, MiBs, non-round sizes;
+# members carried over from the previous version when a step's commit does not have them),
+# two aggregators, then every byte of the last step read back with 3 ranks.
+d=$PWD/steps
+mkdir -p "$d"
+SLUICE_CB_WRITE=enable SLUICE_CB_NODES=2 SLUICE_STRIPING_UNIT=64K SLUICE_CAPTURE="$d/ckpt.%r" \
+  timeout 120 "$MPIEXEC" -n 4 env LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/ckpt_commit_steps" \
+  write "$d" 3 || fail "steps: writer job failed"
+"$ckpt" verify "$d/ckpt.@r.sluice" > /dev/null || fail "steps: container does not verify"
+SLUICE_CAPTURE="$d/ckpt.%r" timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" \
+  "$SLUICE_APPS_DIR/ckpt_commit_steps" verify "$d" 3 4 || fail "steps: step 3 read back wrong"
+echo "ok: three versions through two aggregators"
