@@ -1,4 +1,5 @@
-/* Fortran MPI_INIT, MPI_INIT_THREAD and MPI_FINALIZE for Open MPI.
+/* Fortran MPI_INIT, MPI_INIT_THREAD, MPI_FINALIZE, MPI_INITIALIZED, MPI_FINALIZED and
+ * MPI_QUERY_THREAD for Open MPI.
  *
  * MPICH needs nothing here: its Fortran bindings (libmpichfort) call the C MPI_Init,
  * MPI_Init_thread and MPI_Finalize, which shim/mpi.c already interposes, and they must keep
@@ -49,7 +50,41 @@ static void fortran_finalize(MPI_Fint *ierr)
         *ierr = (MPI_Fint)rc;
 }
 
+/* Fortran LOGICAL: default kind, 4 bytes with gfortran, .TRUE. is 1 (Open MPI's value). */
+static void fortran_initialized(int *flag, MPI_Fint *ierr)
+{
+    int c = 0;
+    int rc = sluice_mpi_app_initialized(&c);
+    if (flag)
+        *flag = c ? 1 : 0;
+    if (ierr)
+        *ierr = (MPI_Fint)rc;
+}
+
+static void fortran_finalized(int *flag, MPI_Fint *ierr)
+{
+    int c = 0;
+    int rc = sluice_mpi_app_finalized(&c);
+    if (flag)
+        *flag = c ? 1 : 0;
+    if (ierr)
+        *ierr = (MPI_Fint)rc;
+}
+
+static void fortran_query_thread(MPI_Fint *provided, MPI_Fint *ierr)
+{
+    int level = MPI_THREAD_SINGLE;
+    int rc = sluice_mpi_app_query_thread(&level);
+    if (rc == MPI_SUCCESS && provided)
+        *provided = (MPI_Fint)level;
+    if (ierr)
+        *ierr = (MPI_Fint)rc;
+}
+
 SLUICE_FORTRAN_ALIASES(MPI_INIT, mpi_init, fortran_init)
+SLUICE_FORTRAN_ALIASES(MPI_INITIALIZED, mpi_initialized, fortran_initialized)
+SLUICE_FORTRAN_ALIASES(MPI_FINALIZED, mpi_finalized, fortran_finalized)
+SLUICE_FORTRAN_ALIASES(MPI_QUERY_THREAD, mpi_query_thread, fortran_query_thread)
 SLUICE_FORTRAN_ALIASES(MPI_INIT_THREAD, mpi_init_thread, fortran_init_thread)
 SLUICE_FORTRAN_ALIASES(MPI_FINALIZE, mpi_finalize, fortran_finalize)
 

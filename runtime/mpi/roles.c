@@ -48,7 +48,10 @@ static struct {
     int app_provided;        /* what the application was told */
     void (*hooks[MAX_HOOKS])(void);
     int nhooks, hooks_run;
-} R = {.lock = PTHREAD_MUTEX_INITIALIZER, .state = ST_IDLE};
+} R = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .state = ST_IDLE};
+/* R.lock is recursive because MPI initialization runs under it and may fork (Open MPI's
+ * singleton init starts orted): our own pthread_atfork prepare handler then takes the lock
+ * again on the same thread. */
 
 /* Launcher detection happens once, on first use: the trace part's constructor runs before
  * ours and already asks for the rank. */
@@ -369,7 +372,11 @@ static void atfork_child(void)
     }
     R.sluice_initialized = false; /* the child must not finalize the parent's MPI at exit */
     R.comm = MPI_COMM_NULL;
-    pthread_mutex_init(&R.lock, NULL);
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&R.lock, &attr);
+    pthread_mutexattr_destroy(&attr);
 }
 
 __attribute__((constructor(SLUICE_PRIO_MPI))) static void mpi_load(void)

@@ -31,7 +31,8 @@ expect_contains "summary lists MPI_INIT" "MPI_INIT" "$summary"
 expect_contains "summary lists MPI_FINALIZE" "MPI_FINALIZE" "$summary"
 
 # --- non-MPI program: a shell per rank running dd, with checkpoint capture ---
-script='dd if=/dev/zero of=ckpt.$PMI_RANK bs=1k count=3 status=none; echo "rank $PMI_RANK: $?"'
+script='r=${PMI_RANK:-$OMPI_COMM_WORLD_RANK}
+dd if=/dev/zero of=ckpt.$r bs=1k count=3 status=none; echo "rank $r: $?"'
 mkdir plain lazy
 plain=$(cd plain && mpirun 3 sh -c "$script" | sort) && rc_plain=0 || rc_plain=$?
 with=$(cd lazy && SLUICE_CAPTURE='ckpt.%r' SLUICE_TRACE_DIR=$PWD/tr \

@@ -7,6 +7,8 @@
 //                       ranks over it, thread level) or that it got MPI_COMM_NULL, and whether
 //                       a forked child of this process gets MPI_COMM_NULL.
 // Each run writes out.<ROLES_TEST_LABEL>.<rank> in the current directory.
+#define OMPI_SKIP_MPICXX 1 // the C API only, also with Open MPI
+#define MPICH_SKIP_MPICXX 1
 #include <gtest/gtest.h>
 
 #include <cstdlib>

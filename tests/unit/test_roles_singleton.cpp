@@ -3,6 +3,8 @@
 // finalize hooks run at exit before MPI is finalized; a forked child never uses the parent's
 // MPI; the application's view of MPI (initialized, finalized, thread level) hides sluice's own
 // initialization.
+#define OMPI_SKIP_MPICXX 1 // the C API only, also with Open MPI
+#define MPICH_SKIP_MPICXX 1
 #include <gtest/gtest.h>
 
 #include <cstdio>
