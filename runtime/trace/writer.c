@@ -302,11 +302,15 @@ static int make_dirs(char *path)
     }
 }
 
+/* Path buffers are static, not on the stack: this runs in signal handlers, possibly on a small
+ * alternate signal stack. Callers are serialized (the constructor, then at most one dump). */
+static char dir_copy[sizeof sluice_trace_g.dir];
+static char final_path[sizeof sluice_trace_g.dir + 64], tmp_path[sizeof final_path + 8];
+
 int sluice_trace_make_dir(void)
 {
-    char dir[sizeof sluice_trace_g.dir];
-    memcpy(dir, sluice_trace_g.dir, sizeof dir);
-    return make_dirs(dir);
+    memcpy(dir_copy, sluice_trace_g.dir, sizeof dir_copy);
+    return make_dirs(dir_copy);
 }
 
 /* <dir>/rank-<R>.pid-<P>.sluicetrace: one file per process, so one per rank when each rank is
@@ -319,8 +323,8 @@ int sluice_trace_dump(int fatal_signal)
         return 0;
     int saved = errno;
     int err = sluice_trace_make_dir();
-    char final[sizeof sluice_trace_g.dir + 64], tmp[sizeof final + 8];
-    struct sluice_textbuf b = {final, 0, sizeof final};
+    char *final = final_path, *tmp = tmp_path;
+    struct sluice_textbuf b = {final, 0, sizeof final_path};
     sluice_tb_str(&b, sluice_trace_g.dir);
     sluice_tb_str(&b, "/rank-");
     sluice_tb_i64(&b, sluice_trace_g.rank);
@@ -328,7 +332,7 @@ int sluice_trace_dump(int fatal_signal)
     sluice_tb_i64(&b, sluice_trace_g.pid);
     sluice_tb_str(&b, SLUICE_TF_SUFFIX);
     sluice_tb_cstr(&b);
-    struct sluice_textbuf t = {tmp, 0, sizeof tmp};
+    struct sluice_textbuf t = {tmp, 0, sizeof tmp_path};
     sluice_tb_str(&t, final);
     sluice_tb_str(&t, ".tmp");
     sluice_tb_cstr(&t);
@@ -337,7 +341,7 @@ int sluice_trace_dump(int fatal_signal)
     if (err == 0 && syscall(SYS_renameat, AT_FDCWD, tmp, AT_FDCWD, final) != 0)
         err = -errno;
     if (err != 0) {
-        struct sluice_textbuf m = {tmp, 0, sizeof tmp - 1};
+        struct sluice_textbuf m = {tmp, 0, sizeof tmp_path - 1};
         sluice_tb_str(&m, "sluice[");
         sluice_tb_i64(&m, sluice_trace_g.rank);
         sluice_tb_str(&m, "]: cannot write trace file ");
