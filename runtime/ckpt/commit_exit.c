@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 const struct commit_member *commit_members_first_failed(void); /* commit_member.c */
@@ -122,6 +123,20 @@ static void wait_quiet(void)
 
 static int exiting; /* set by the finalize hook and the destructor */
 
+/* 1 if this process was started by the launcher itself (hydra: our parent is the proxy at the
+ * other end of the inherited PMI socket), 0 for its descendants or when it cannot tell. */
+static int launcher_child(void)
+{
+    const char *v = getenv("PMI_FD");
+    if (!v || !*v)
+        return 0;
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(atoi(v), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        return 0;
+    return cred.pid > 0 && cred.pid == getppid();
+}
+
 /* Not at exit (capture calls flush_all when the stage folder passes SLUICE_STAGE_LIMIT): the
  * other ranks are busy computing, so nothing collective; ask each home to commit the sets that
  * this process has members in, and wait for them. */
@@ -143,13 +158,15 @@ int sluice_commit_flush_all(void)
     pthread_mutex_unlock(&commit_g.lock);
     if (nothing_new)
         return 0;
-    /* A process that never closed a captured file and never used MPI has nothing to commit
-     * and stays out (a reader such as cat or cmp under mpiexec, or a shell that execs one).
-     * Any other rank takes part even with nothing staged: others may be waiting for it. */
+    /* A process that never closed a captured file and never used MPI takes part only if it
+     * is the launcher's own process of its rank: writers of other ranks may be waiting in
+     * MPI_Init for it (a non-MPI program where this rank writes nothing). Its children (a
+     * program's system("mkdir ..."), the stages of a shell pipeline) stay out: MPI belongs
+     * to one process per rank, and they have nothing to commit. */
     pthread_mutex_lock(&commit_g.lock);
     int bystander = !commit_g.started;
     pthread_mutex_unlock(&commit_g.lock);
-    if (bystander && !sluice_mpi_ready())
+    if (bystander && !sluice_mpi_ready() && !launcher_child())
         return 0;
     int rc = commit_ensure_started();
     if (rc)

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/file.h>
 #include <unistd.h>
 #include <uthash.h>
 
@@ -66,6 +67,7 @@ struct hcommit {
     char container[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX];
     struct sluice_container *old;
     int fd;
+    int lockfd; /* folder lock held for this commit (loopback only), -1 none */
     uint64_t version, index_offset, t0;
     int64_t created_ns;
     uint32_t block;
@@ -209,6 +211,8 @@ static void commit_free(struct hcommit *c)
     free(c->ranks);
     if (c->old)
         sluice_container_close(c->old);
+    if (c->lockfd >= 0)
+        commit_fs_close(c->lockfd); /* releases the folder lock */
     free(c);
 }
 
@@ -641,6 +645,7 @@ static void start_commit(struct hset *s)
         c->id = ++commit_ids; /* 0 means "not in flight" on the rank side */
     c->set = s;
     c->fd = -1;
+    c->lockfd = -1;
     c->t0 = now_ns();
     c->ranks = calloc((size_t)commit_g.size, sizeof(int));
     if (!c->ranks)
@@ -676,6 +681,27 @@ static void start_commit(struct hset *s)
 
 static int final_ready(void) { return final_on && closed_received >= final_expected; }
 
+/* Without MPI, several processes of one job may each commit the same set on their own (e.g.
+ * a rank's second program, after the first one owned MPI): each reads the previous version,
+ * adds its members and renames. An exclusive lock on the folder, held from before reading the
+ * previous version until after the rename, keeps those read-modify-renames from losing each
+ * other's members. Never blocks (the progress thread must go on serving): -EWOULDBLOCK when
+ * busy, an fd to close when taken, or -1 where the file system has no locks. */
+static int lock_folder(const char *key)
+{
+    char dir[PATH_MAX];
+    if (sluice_container_dir(key, dir, sizeof dir) != 0)
+        return -1;
+    int fd = commit_fs_open(dir, O_RDONLY | O_DIRECTORY, 0);
+    if (fd < 0)
+        return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return fd;
+    int busy = errno == EWOULDBLOCK;
+    commit_fs_close(fd);
+    return busy ? -EWOULDBLOCK : -1;
+}
+
 static void maybe_start(struct hset *s)
 {
     if (s->inflight)
@@ -686,9 +712,17 @@ static void maybe_start(struct hset *s)
         s->next_waiters = NULL;
         return;
     }
-    if (s->npending == commit_g.size || s->force || final_ready() ||
-        (s->first_pending_ns && now_ns() - s->first_pending_ns >= COMMIT_INCOMPLETE_DELAY_NS))
-        start_commit(s);
+    if (!(s->npending == commit_g.size || s->force || final_ready() ||
+          (s->first_pending_ns && now_ns() - s->first_pending_ns >= COMMIT_INCOMPLETE_DELAY_NS)))
+        return;
+    int lockfd = -1;
+    if (!commit_g.use_mpi && (lockfd = lock_folder(s->key)) == -EWOULDBLOCK)
+        return; /* another commit in this folder: the poller tries again shortly */
+    start_commit(s);
+    if (s->inflight)
+        s->inflight->lockfd = lockfd;
+    else if (lockfd >= 0)
+        commit_fs_close(lockfd);
 }
 
 /* ---- messages ------------------------------------------------------------------------------- */

@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -247,6 +248,10 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
         return -EINVAL;
     }
 
+    /* The engine's loopback commits lock the folder the same way: no lost members. */
+    int lockfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lockfd >= 0)
+        flock(lockfd, LOCK_EX);
     struct sluice_container *old = NULL;
     int rc = sluice_container_open(container, &old, err, sizeof err);
     if (rc != 0 && rc != -ENOENT) {
@@ -351,6 +356,8 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
     free(src);
     if (old)
         sluice_container_close(old);
+    if (lockfd >= 0)
+        close(lockfd);
 
     if (rc) {
         say(report, "%s: not recovered, staged data kept: %s", container,
