@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -467,6 +468,16 @@ static int job_prepare(struct tp_job *j)
     return rc;
 }
 
+/* fork: the child has no progress thread and no pollers, and the jobs (their MPI requests,
+ * their ranks) belong to the parent: the child starts with none and re-registers on use. */
+static void forget_jobs_in_child(void)
+{
+    jobs = NULL;
+    poller_id = 0;
+}
+
+static void install_fork_handler(void) { pthread_atfork(NULL, NULL, forget_jobs_in_child); }
+
 void commit_twophase_handle(int home, struct cmsg *in)
 {
     struct tp_job *j = calloc(1, sizeof(*j));
@@ -547,7 +558,10 @@ void commit_twophase_handle(int home, struct cmsg *in)
     }
     j->next = jobs;
     jobs = j;
-    if (!poller_id)
+    if (!poller_id) {
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        pthread_once(&once, install_fork_handler);
         poller_id = sluice_progress_add_poller(tp_poll, NULL);
+    }
     tp_poll(NULL);
 }
