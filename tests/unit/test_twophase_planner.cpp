@@ -424,3 +424,44 @@ TEST(TwophasePlan, RejectsBadParameters)
     EXPECT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), -EINVAL) << "no aggregator";
     EXPECT_EQ(sluice_tp_plan_make(nullptr, 1, &prm, &p.p), -EINVAL);
 }
+
+TEST(TwophasePlan, RandomLayoutsKeepEveryInvariant)
+{
+    // Many layouts with a fixed seed: member counts, sizes (zero, tiny, around a stripe, many
+    // stripes), carried-over members, stripe units (powers of two or not), buffer sizes,
+    // aggregator counts and modes. The invariants are checked on each plan.
+    uint64_t state = 0x5eed;
+    auto next = [&state](uint64_t mod) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return (state >> 33) % mod;
+    };
+    const uint64_t units[] = {4096, 8192, 64 * KiB, 192 * KiB, MiB, 3 * MiB};
+    for (int iter = 0; iter < 300; iter++) {
+        size_t n = 1 + next(40);
+        uint64_t unit = units[next(6)];
+        std::vector<uint64_t> sizes;
+        std::vector<int> src;
+        for (size_t i = 0; i < n; i++) {
+            switch (next(5)) {
+            case 0: sizes.push_back(0); break;
+            case 1: sizes.push_back(1 + next(100)); break;
+            case 2: sizes.push_back(unit - 50 + next(100)); break;
+            case 3: sizes.push_back(next(5 * unit)); break;
+            default: sizes.push_back(unit * (1 + next(4))); break;
+            }
+            src.push_back(next(8) == 0 ? -1 : int(i % 7));
+        }
+        auto m = Layout(sizes, 4096 * (1 + next(3)), 4096, src);
+        std::vector<int> aggr;
+        for (int a = 0, na = 1 + int(next(9)); a < na; a++)
+            aggr.push_back(a * 3);
+        auto prm = Params(unit, 4096, unit / 2 + next(8 * unit), sluice_cb_write(next(3)), aggr);
+        TpPlan p;
+        ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0) << "iteration " << iter;
+        CheckInvariants(m, prm, p.p);
+        if (HasFailure()) {
+            ADD_FAILURE() << "iteration " << iter << ": n=" << n << " unit=" << unit;
+            return;
+        }
+    }
+}
