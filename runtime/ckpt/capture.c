@@ -83,21 +83,28 @@ int capture_resolve(int dirfd, const char *path, char *abs, size_t cap)
     return sluice_path_absolute(base, path, abs, cap) < 0 ? -1 : 0;
 }
 
-bool capture_classify(int dirfd, const char *path, struct capture_name *n)
+bool capture_classify(int dirfd, const char *path, struct capture_name *n, bool want_dir)
 {
     if (path == NULL || path[0] == '\0')
         return false;
     bool rel = path[0] != '/';
     bool cwd_digit = rel && (dirfd != AT_FDCWD || atomic_load_explicit(&capture_cwd_digit, memory_order_relaxed));
     bool maybe_member = sluice_pattern_may_match(&capture_patterns, path, cwd_digit);
-    if (!maybe_member && !capture_patterns.any_rank_in_dir)
+    /* A per-rank folder's name holds its rank digits (in the path or in the cwd). */
+    bool maybe_dir = false;
+    if (want_dir && capture_patterns.any_rank_in_dir) {
+        maybe_dir = cwd_digit;
+        for (const char *c = path; *c && !maybe_dir; c++)
+            maybe_dir = *c >= '0' && *c <= '9';
+    }
+    if (!maybe_member && !maybe_dir)
         return false;
     if (capture_resolve(dirfd, path, n->abs, sizeof n->abs) != 0)
         return false;
     n->member = maybe_member &&
                 sluice_pattern_match(&capture_patterns, n->abs, &n->rank, n->key, sizeof n->key) &&
                 !sluice_container_is_reserved(n->abs);
-    n->vdir = !n->member && sluice_pattern_match_dir(&capture_patterns, n->abs, NULL);
+    n->vdir = !n->member && maybe_dir && sluice_pattern_match_dir(&capture_patterns, n->abs, NULL);
     return n->member || n->vdir;
 }
 

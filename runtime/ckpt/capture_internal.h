@@ -64,8 +64,10 @@ struct capture_name {
 };
 
 /* Resolves and classifies `path` relative to dirfd. Returns false when the path is certainly
- * none of capture's business (the fast filter rejected it, or it is a container name). */
-bool capture_classify(int dirfd, const char *path, struct capture_name *n);
+ * none of capture's business (the fast filter rejected it, or it is a container name).
+ * want_dir: the call may concern a virtual per-rank folder (stat, mkdir, ...); open does not,
+ * and skips that check. */
+bool capture_classify(int dirfd, const char *path, struct capture_name *n, bool want_dir);
 /* Absolute, normalized form of path relative to dirfd (AT_FDCWD: the cached cwd). 0 or -1. */
 int capture_resolve(int dirfd, const char *path, char *abs, size_t cap);
 

@@ -163,7 +163,7 @@ int sluice_capture_stat(int dirfd, const char *path, struct stat *st, int flags)
 {
     struct capture_name n;
     (void)flags;
-    if (!capture_classify(dirfd, path, &n))
+    if (!capture_classify(dirfd, path, &n, true))
         return SLUICE_CAPTURE_PASS;
     sluice_capture_guard_enter();
     int rc;
@@ -189,7 +189,7 @@ int sluice_capture_access(int dirfd, const char *path, int mode, int flags)
 {
     struct capture_name n;
     (void)mode, (void)flags;
-    if (!capture_classify(dirfd, path, &n))
+    if (!capture_classify(dirfd, path, &n, true))
         return SLUICE_CAPTURE_PASS;
     sluice_capture_guard_enter();
     bool exists = n.member ? capture_member_exists(n.abs) : capture_vdir_exists(n.abs);
@@ -229,7 +229,7 @@ static int unlink_member(const char *abs)
 int sluice_capture_unlink(int dirfd, const char *path, int flags)
 {
     struct capture_name n;
-    if (!capture_classify(dirfd, path, &n))
+    if (!capture_classify(dirfd, path, &n, true))
         return SLUICE_CAPTURE_PASS;
     if (flags & AT_REMOVEDIR)
         return n.vdir ? sluice_capture_rmdir(n.abs) : SLUICE_CAPTURE_PASS;
@@ -344,8 +344,8 @@ int sluice_capture_rename(int olddirfd, const char *oldpath, int newdirfd, const
                           unsigned int flags)
 {
     struct capture_name from, to;
-    bool f = capture_classify(olddirfd, oldpath, &from);
-    bool t = capture_classify(newdirfd, newpath, &to);
+    bool f = capture_classify(olddirfd, oldpath, &from, true);
+    bool t = capture_classify(newdirfd, newpath, &to, true);
     if ((!f || !from.member) && (!t || !to.member)) {
         if ((f && from.vdir) || (t && to.vdir)) {
             errno = EXDEV; /* per-rank folders are virtual: callers like mv fall back to copying */
@@ -354,6 +354,12 @@ int sluice_capture_rename(int olddirfd, const char *oldpath, int newdirfd, const
         return SLUICE_CAPTURE_PASS;
     }
     bool fm = f && from.member, tm = t && to.member;
+    /* The plain side of an import or a materialization still needs its absolute name. */
+    if ((!f && capture_resolve(olddirfd, oldpath, from.abs, sizeof from.abs) != 0) ||
+        (!t && capture_resolve(newdirfd, newpath, to.abs, sizeof to.abs) != 0)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     if (flags & ~(unsigned)RENAME_NOREPLACE) {
         errno = EINVAL;
         return -1;
@@ -416,7 +422,7 @@ int sluice_capture_mkdir(int dirfd, const char *path, mode_t mode)
 {
     struct capture_name n;
     (void)mode;
-    if (!capture_classify(dirfd, path, &n) || !n.vdir)
+    if (!capture_classify(dirfd, path, &n, true) || !n.vdir)
         return SLUICE_CAPTURE_PASS;
     sluice_capture_guard_enter();
     int rc = 0;
@@ -456,7 +462,7 @@ int sluice_capture_mkdir(int dirfd, const char *path, mode_t mode)
 int sluice_capture_rmdir(const char *path)
 {
     struct capture_name n;
-    if (!capture_classify(AT_FDCWD, path, &n) || !n.vdir)
+    if (!capture_classify(AT_FDCWD, path, &n, true) || !n.vdir)
         return SLUICE_CAPTURE_PASS;
     sluice_capture_guard_enter();
     int rc;

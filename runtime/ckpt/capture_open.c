@@ -212,7 +212,7 @@ static int open_member(const struct capture_name *n, int flags, mode_t mode)
 int sluice_capture_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
     struct capture_name n;
-    if (!capture_classify(dirfd, path, &n) || !n.member || (flags & (O_PATH | O_DIRECTORY)))
+    if (!capture_classify(dirfd, path, &n, false) || !n.member || (flags & (O_PATH | O_DIRECTORY)))
         return SLUICE_CAPTURE_PASS;
     sluice_capture_guard_enter();
     int fd = open_member(&n, flags, mode);
@@ -261,7 +261,7 @@ FILE *sluice_capture_fopen(const char *path, const char *mode, bool *handled)
     int flags;
     char plain[32];
     *handled = false;
-    if (mode == NULL || !capture_classify(AT_FDCWD, path, &n) || !n.member ||
+    if (mode == NULL || !capture_classify(AT_FDCWD, path, &n, false) || !n.member ||
         !parse_fopen_mode(mode, &flags, plain, sizeof plain))
         return NULL;
     *handled = true;
@@ -292,7 +292,7 @@ FILE *sluice_capture_freopen(const char *path, const char *mode, FILE *stream, b
     struct capture_name n;
     int flags;
     char plain[32];
-    bool new_member = path != NULL && mode != NULL && capture_classify(AT_FDCWD, path, &n) &&
+    bool new_member = path != NULL && mode != NULL && capture_classify(AT_FDCWD, path, &n, false) &&
                       n.member && parse_fopen_mode(mode, &flags, plain, sizeof plain);
     *handled = new_member || old_tracked;
     if (!*handled)
