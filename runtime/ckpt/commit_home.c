@@ -82,6 +82,7 @@ struct hset {
     int npending;
     uint64_t first_pending_ns;
     int force;
+    uint64_t force_ns; /* when the first waiter forced it */
     struct hcommit *inflight;
     struct waiter *next_waiters;
     char **drops;
@@ -712,8 +713,10 @@ static void maybe_start(struct hset *s)
         s->next_waiters = NULL;
         return;
     }
-    if (!(s->npending == commit_g.size || s->force || final_ready() ||
-          (s->first_pending_ns && now_ns() - s->first_pending_ns >= COMMIT_INCOMPLETE_DELAY_NS)))
+    uint64_t now = now_ns();
+    if (!(s->npending == commit_g.size || final_ready() ||
+          (s->force && now - s->force_ns >= COMMIT_FORCE_GATHER_NS) ||
+          (s->first_pending_ns && now - s->first_pending_ns >= COMMIT_INCOMPLETE_DELAY_NS)))
         return;
     int lockfd = -1;
     if (!commit_g.use_mpi && (lockfd = lock_folder(s->key)) == -EWOULDBLOCK)
@@ -726,6 +729,13 @@ static void maybe_start(struct hset *s)
 }
 
 /* ---- messages ------------------------------------------------------------------------------- */
+
+static void force(struct hset *s)
+{
+    if (!s->force)
+        s->force_ns = now_ns();
+    s->force = 1;
+}
 
 static struct hcommit *find_active(uint32_t id)
 {
@@ -820,7 +830,7 @@ void commit_home_handle(int src, uint32_t type, struct cmsg *m)
         uint64_t req = cmsg_get_u64(m);
         if (s->npending || s->ndrops) {
             add_waiter(&s->next_waiters, src, req);
-            s->force = 1;
+            force(s);
             maybe_start(s);
         } else if (s->inflight) {
             add_waiter(&s->inflight->waiters, src, req);
@@ -843,7 +853,7 @@ void commit_home_handle(int src, uint32_t type, struct cmsg *m)
         s->drops = d;
         s->ndrops++;
         add_waiter(&s->next_waiters, src, req);
-        s->force = 1;
+        force(s);
         maybe_start(s);
         break;
     }

@@ -27,6 +27,10 @@
 /* A set that has pending members but cannot complete (some ranks never write it) is committed
  * with what it has after this delay. */
 #define COMMIT_INCOMPLETE_DELAY_NS (2000000000ull)
+/* A commit forced by a waiter (fsync, read, unlink) of a set that is not complete starts
+ * this long after the first request, so that the fsyncs of all ranks of one checkpoint step,
+ * which arrive together, make one version rather than one each. */
+#define COMMIT_FORCE_GATHER_NS (20000000ull)
 /* A reader waits at most this long for a commit in flight before reading what is there. */
 #define COMMIT_READ_WAIT_NS (60000000000ull)
 
