@@ -240,6 +240,13 @@ static int cmp_callsite(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static int cmp_thread(const void *a, const void *b)
+{
+    uint32_t x = ((const struct sluice_trace_rthread *)a)->info.index;
+    uint32_t y = ((const struct sluice_trace_rthread *)b)->info.index;
+    return x < y ? -1 : x > y;
+}
+
 static int parse_all(struct parse *p)
 {
     struct sluice_trace_file *f = p->f;
@@ -300,6 +307,8 @@ static int parse_all(struct parse *p)
         return fail(p, "corrupt: no KINDS section");
     if (f->ncallsites > 1)
         qsort(f->callsites, f->ncallsites, sizeof *f->callsites, cmp_callsite);
+    if (f->nthreads > 1) /* the writer lists newest first; readers want first-used first */
+        qsort(f->threads, f->nthreads, sizeof *f->threads, cmp_thread);
     for (size_t i = 1; i < f->ncallsites; i++)
         if (f->callsites[i].id == f->callsites[i - 1].id)
             return fail(p, "corrupt: call site %u appears twice", f->callsites[i].id);

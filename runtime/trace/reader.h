@@ -38,7 +38,7 @@ struct sluice_trace_file {
     uint32_t nstrings;        /* highest id + 1 */
     char **kinds;             /* the producer's kind names, by kind number */
     uint32_t nkinds;
-    struct sluice_trace_rthread *threads;
+    struct sluice_trace_rthread *threads;   /* by index: order of first use */
     size_t nthreads;
     struct sluice_trace_rcallsite *callsites;
     size_t ncallsites;

@@ -1,6 +1,7 @@
-/* `sluice-trace dump`: one line per event (per process, per thread, in recording order), the
+/* `sluice-trace dump`: one line per event (per process, in time order across its threads), the
  * same shape as the SLUICE_DEBUG stream, with strings resolved. For debugging and grep. */
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dump.h"
@@ -57,6 +58,44 @@ static void print_event(FILE *o, const struct sluice_trace_file *f, const struct
     fputc('\n', o);
 }
 
+struct ref {
+    const struct sluice_trace_rthread *t;
+    const struct sluice_tf_event *ev;
+};
+
+static int by_time(const void *a, const void *b)
+{
+    const struct ref *x = a, *y = b;
+    if (x->ev->t_ns != y->ev->t_ns)
+        return x->ev->t_ns < y->ev->t_ns ? -1 : 1;
+    if (x->t != y->t) /* same instant: thread order, then recording order */
+        return x->t->info.index < y->t->info.index ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* One process's events in time order across its threads. */
+static void dump_file(FILE *o, const struct sluice_trace_file *f)
+{
+    size_t n = 0;
+    for (size_t t = 0; t < f->nthreads; t++)
+        n += f->threads[t].info.events;
+    struct ref *refs = malloc(sizeof *refs * (n ? n : 1));
+    if (!refs) { /* fall back to thread order */
+        for (size_t t = 0; t < f->nthreads; t++)
+            for (uint64_t e = 0; e < f->threads[t].info.events; e++)
+                print_event(o, f, &f->threads[t], &f->threads[t].events[e], true);
+        return;
+    }
+    size_t k = 0;
+    for (size_t t = 0; t < f->nthreads; t++)
+        for (uint64_t e = 0; e < f->threads[t].info.events; e++)
+            refs[k++] = (struct ref){&f->threads[t], &f->threads[t].events[e]};
+    qsort(refs, n, sizeof *refs, by_time);
+    for (size_t i = 0; i < n; i++)
+        print_event(o, f, refs[i].t, refs[i].ev, true);
+    free(refs);
+}
+
 int dump_main(int argc, char **argv)
 {
     static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
@@ -79,12 +118,8 @@ int dump_main(int argc, char **argv)
         trace_set_free(&set);
         return 1;
     }
-    for (size_t i = 0; i < set.nfiles; i++) {
-        const struct sluice_trace_file *f = set.files[i];
-        for (size_t t = 0; t < f->nthreads; t++)
-            for (uint64_t e = 0; e < f->threads[t].info.events; e++)
-                print_event(stdout, f, &f->threads[t], &f->threads[t].events[e], true);
-    }
+    for (size_t i = 0; i < set.nfiles; i++)
+        dump_file(stdout, set.files[i]);
     int status = (set.unreadable || set.incomplete) ? 1 : 0;
     trace_set_free(&set);
     return status;
