@@ -69,12 +69,11 @@ void capture_member_release(struct sluice_capture_member *m)
     sluice_trace_instant(SLUICE_EV_CKPT_CLOSE, 0, sm.m.size, 0);
     pthread_mutex_lock(&capture_lock);
     struct capture_closed *c = capture_find_closed(m->path);
-    if (c == NULL && (c = calloc(1, sizeof *c)) != NULL) {
-        memcpy(c->path, m->path, sizeof c->path);
-        HASH_ADD_STR(capture_closed, path, c);
+    size_t len = strlen(m->path);
+    if (c == NULL && (c = calloc(1, sizeof *c + len + 1)) != NULL) {
+        memcpy(c->path, m->path, len + 1);
+        HASH_ADD_KEYPTR(hh, capture_closed, c->path, len, c);
     }
-    if (c != NULL)
-        memcpy(c->stage_path, m->stage_path, sizeof c->stage_path);
     pthread_mutex_unlock(&capture_lock);
     sluice_commit_member_closed(&sm.m);
     free(m);

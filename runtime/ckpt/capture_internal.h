@@ -7,9 +7,9 @@
  *    table; the member is closed (handed to the commit engine) when `fds` drops to 0.
  *  - Open members are keyed by absolute path in `capture_open`; an unlinked member leaves the
  *    table at once (its name is gone) but lives until its last descriptor closes.
- *  - `capture_closed` remembers the paths (and last staging file) of versions this process
- *    closed, for listings and per-rank folder existence; their bytes and sizes are read
- *    through the commit engine, which owns the staging file from the close on.
+ *  - `capture_closed` remembers the paths of versions this process closed, for listings and
+ *    per-rank folder existence; their bytes and sizes are read through the commit engine,
+ *    which owns the staging file from the close on.
  *  - Everything here is protected by capture_lock, except fd table lookups (atomic loads) and
  *    the cwd digit flag. The lock is never held across a call into the commit engine. */
 #ifndef SLUICE_CKPT_CAPTURE_INTERNAL_H
@@ -36,9 +36,8 @@ struct sluice_capture_member {
 };
 
 struct capture_closed {
-    char path[PATH_MAX];
-    char stage_path[PATH_MAX];
     UT_hash_handle hh;
+    char path[]; /* sized to the path: one entry per name ever closed here */
 };
 
 struct capture_vdir {
