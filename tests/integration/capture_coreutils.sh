@@ -43,6 +43,14 @@ cp src.2 expect.2
 dd if=patch of=expect.2 bs=1 seek=10 conv=notrunc 2>/dev/null
 mpirun 1 env LD_PRELOAD="$SLUICE_LIB" dd if=patch of=ckpt.2 bs=1 seek=10 conv=notrunc 2>/dev/null
 
+# bash forks, opens the member in the child and execs cat there: the exec'ed image adopts the
+# staged descriptor it inherited, and its close hands the member over.
+with_sluice bash -c 'cat src.3 > ckpt.7; cat src.1 >> ckpt.7'
+cat src.3 src.1 > expect.7
+with_sluice cmp expect.7 ckpt.7
+echo "ok: members written by exec'ed commands (bash > and >>) read back"
+[ ! -e ckpt.7 ] || fail "ckpt.7 was created on disk"
+
 # The tool writes the per-rank files back out; they equal the originals without sluice.
 mkdir out
 "$SLUICE_BIN_DIR/sluice-ckpt" extract -o out ckpt.@r.sluice > /dev/null
