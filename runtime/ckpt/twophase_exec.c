@@ -40,7 +40,7 @@
 
 struct send_slot {
     unsigned char *buf;
-    uint64_t len;
+    uint64_t len; /* capacity of buf */
     MPI_Request *reqs;
     int nreq;
     int active;
@@ -167,13 +167,20 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
     s->nreq = 0;
     if (e == b)
         return;
-    s->buf = malloc(total);
+    /* The slot's buffer is kept from batch to batch (grown when needed): a fresh 16 MiB
+     * allocation per batch would be a fresh mapping, faulted in page by page. */
+    if (total > s->len) {
+        unsigned char *nb = realloc(s->buf, total);
+        if (!nb)
+            sluice_fatal(1, "checkpoint commit: out of memory for %llu bytes of shuffle buffer",
+                         (unsigned long long)total);
+        mem_add(j, (int64_t)(total - s->len));
+        s->buf = nb;
+        s->len = total;
+    }
     s->reqs = calloc(e - b, sizeof(MPI_Request));
-    if (!s->buf || !s->reqs)
-        sluice_fatal(1, "checkpoint commit: out of memory for %llu bytes of shuffle buffer",
-                     (unsigned long long)total);
-    s->len = total;
-    mem_add(j, (int64_t)total);
+    if (!s->reqs)
+        sluice_fatal(1, "checkpoint commit: out of memory for send requests");
     MPI_Comm comm = sluice_comm();
     uint64_t pos = 0;
     for (size_t k = b; k < e; k++) {
@@ -208,10 +215,7 @@ static int writer_poll(struct tp_job *j, int *done)
             continue;
         if (test_all(s->reqs, s->nreq)) {
             free(s->reqs);
-            free(s->buf);
-            mem_add(j, -(int64_t)s->len);
             s->reqs = NULL;
-            s->buf = NULL;
             s->active = 0;
             did++;
         }
