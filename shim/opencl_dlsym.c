@@ -19,9 +19,13 @@
 
 extern void (*const sluice_cl_wrappers[SLUICE_CL_FN_COUNT])(void);
 typedef void *(*dlsym_fn)(void *, const char *);
+
+/* A sanitizer runtime calls dlsym while it initialises, before instrumented code may run: the
+ * path such calls take (every name but cl*, and RTLD_NEXT) is kept uninstrumented. */
+#define NOT_INSTRUMENTED __attribute__((no_sanitize_address, no_sanitize_undefined, no_sanitize("thread")))
 __attribute__((visibility("hidden"))) dlsym_fn sluice_cl_real_dlsym;
 
-static dlsym_fn find_real_dlsym(void)
+NOT_INSTRUMENTED static dlsym_fn find_real_dlsym(void)
 {
     dlsym_fn f = __atomic_load_n(&sluice_cl_real_dlsym, __ATOMIC_ACQUIRE);
     if (f == NULL) {
@@ -33,7 +37,7 @@ static dlsym_fn find_real_dlsym(void)
     return f;
 }
 
-static int is_self(void *addr)
+NOT_INSTRUMENTED static int is_self(void *addr)
 {
     static void *self_base;
     Dl_info di;
@@ -53,7 +57,7 @@ static int is_opencl_loader(void *handle)
 }
 
 /* Returns sluice's wrapper for (handle, name), or NULL to let the real dlsym answer. */
-__attribute__((visibility("hidden"), used)) void *sluice_cl_dlsym_redirect(void *handle, const char *name,
+NOT_INSTRUMENTED __attribute__((visibility("hidden"), used)) void *sluice_cl_dlsym_redirect(void *handle, const char *name,
                                                                          void *caller)
 {
     dlsym_fn real = find_real_dlsym();
