@@ -70,7 +70,6 @@ struct tp_job {
     size_t *mine;        /* my pieces, by (round, domain, offset) */
     size_t nmine, next_mine;
     struct send_slot ss[2];
-    int direct_done;
 
     /* aggregator */
     long dom;
@@ -381,6 +380,14 @@ static void job_finish(struct tp_job *j)
     uint32_t nmy = 0;
     for (size_t i = 0; i < j->n; i++)
         nmy += j->m[i].src == commit_g.rank;
+    /* Shuffled members: the plan lists pieces in file order, so one member's pieces come in
+     * member order and fold into its CRC in one pass. */
+    for (size_t k = 0; k < j->plan.npieces; k++) {
+        const struct sluice_tp_piece *pc = &j->plan.pieces[k];
+        if (pc->src == commit_g.rank)
+            j->m[pc->member].crc = crc_combine(pc->member_off ? j->m[pc->member].crc : 0,
+                                               j->piece_crc[k], pc->size);
+    }
     struct cmsg out;
     cmsg_init(&out, MSG_WRITTEN);
     cmsg_put_u32(&out, j->id);
@@ -389,16 +396,8 @@ static void job_finish(struct tp_job *j)
     for (size_t i = 0; !j->err && i < j->n; i++) {
         if (j->m[i].src != commit_g.rank)
             continue;
-        uint32_t crc = j->m[i].crc;
-        if (!j->plan.direct[i]) {
-            /* Pieces of a member are in member order in the plan. */
-            crc = 0;
-            for (size_t k = 0; k < j->plan.npieces; k++)
-                if (j->plan.pieces[k].member == i)
-                    crc = crc_combine(crc, j->piece_crc[k], j->plan.pieces[k].size);
-        }
         cmsg_put_u64(&out, j->m[i].seq);
-        cmsg_put_u32(&out, crc);
+        cmsg_put_u32(&out, j->m[i].crc);
         cmsg_put_u32(&out, (uint32_t)j->m[i].vanished);
     }
     commit_send(j->home, &out);
