@@ -11,7 +11,7 @@ struct site {
     uint64_t count;
     const struct sluice_trace_file *file;     /* one occurrence, for printing */
     const struct sluice_trace_rcallsite *cs;
-    unsigned top_kind;
+    uint64_t *kinds;                          /* events per kind (file numbering) */
     size_t ranks_seen;
     int last_rank;
 };
@@ -44,6 +44,27 @@ static char *site_key(const struct sluice_trace_file *f, const struct sluice_tra
     return key;
 }
 
+/* "MARK 12, CKPT_WRITE 3": the kinds recorded at a site, most frequent first (at most 3). */
+static void print_kinds(FILE *o, const struct site *s)
+{
+    size_t nk = s->file->nkinds;
+    uint64_t shown = 0;
+    for (int n = 0; n < 3 && s->kinds; n++) {
+        size_t best = nk;
+        for (size_t k = 0; k < nk; k++)
+            if (s->kinds[k] && (best == nk || s->kinds[k] > s->kinds[best]))
+                best = k;
+        if (best == nk)
+            break;
+        const char *name = sluice_trace_file_kind(s->file, (unsigned)best);
+        fprintf(o, "%s%s %llu", n ? ", " : "", name ? name : "?", (unsigned long long)s->kinds[best]);
+        shown += s->kinds[best];
+        s->kinds[best] = 0; /* printed once; the table is not used afterwards */
+    }
+    if (shown < s->count)
+        fprintf(o, "%s%llu more", shown ? ", " : "", (unsigned long long)(s->count - shown));
+}
+
 static int by_count(const void *a, const void *b)
 {
     const struct site *x = a, *y = b;
@@ -62,11 +83,13 @@ static void print_callsites(const struct summary_ctx *ctx)
             continue;
         /* per file: events per call-site id (ids are dense, starting at 1) */
         uint32_t maxid = f->callsites[f->ncallsites - 1].id;
+        /* events per (call-site id, kind) */
+        size_t nk = f->nkinds;
         uint64_t *per_id = calloc((size_t)maxid + 1, sizeof *per_id);
-        unsigned *kind_of = calloc((size_t)maxid + 1, sizeof *kind_of);
-        if (!per_id || !kind_of) {
+        uint64_t *per_kind = calloc(((size_t)maxid + 1) * nk, sizeof *per_kind);
+        if (!per_id || !per_kind) {
             free(per_id);
-            free(kind_of);
+            free(per_kind);
             continue;
         }
         for (size_t t = 0; t < f->nthreads; t++)
@@ -74,7 +97,7 @@ static void print_callsites(const struct summary_ctx *ctx)
                 uint32_t id = f->threads[t].events[e].callsite;
                 if (id && id <= maxid) {
                     per_id[id]++;
-                    kind_of[id] = f->threads[t].events[e].kind;
+                    per_kind[(size_t)id * nk + f->threads[t].events[e].kind]++;
                     with_site++;
                 }
             }
@@ -95,11 +118,14 @@ static void print_callsites(const struct summary_ctx *ctx)
                     continue;
                 }
                 sites = grown;
-                sites[nsites++] = (struct site){.key = key, .file = f, .cs = cs, .top_kind = kind_of[cs->id],
-                                                .last_rank = -1};
+                sites[nsites++] = (struct site){.key = key, .file = f, .cs = cs,
+                                                .kinds = calloc(nk, sizeof(uint64_t)), .last_rank = -1};
             } else {
                 free(key);
             }
+            if (sites[j].kinds && sites[j].file->nkinds == nk)
+                for (size_t k = 0; k < nk; k++)
+                    sites[j].kinds[k] += per_kind[(size_t)cs->id * nk + k];
             sites[j].count += per_id[cs->id];
             if (sites[j].last_rank != f->header.rank) {
                 sites[j].ranks_seen++;
@@ -107,7 +133,7 @@ static void print_callsites(const struct summary_ctx *ctx)
             }
         }
         free(per_id);
-        free(kind_of);
+        free(per_kind);
     }
     if (nsites == 0)
         return; /* not recorded (SLUICE_BACKTRACE=0): nothing to say */
@@ -115,17 +141,19 @@ static void print_callsites(const struct summary_ctx *ctx)
     summary_heading(ctx, "Top call sites");
     fprintf(ctx->out, "%llu events carry a call site; %zu distinct sites\n", (unsigned long long)with_site, nsites);
     for (size_t j = 0; j < nsites && (int)j < ctx->top; j++) {
-        const char *kind = sluice_trace_file_kind(sites[j].file, sites[j].top_kind);
-        fprintf(ctx->out, "#%zu  %llu events (%s), %zu rank%s\n", j + 1, (unsigned long long)sites[j].count,
-                kind ? kind : "?", sites[j].ranks_seen, sites[j].ranks_seen == 1 ? "" : "s");
+        fprintf(ctx->out, "#%zu  %llu events (", j + 1, (unsigned long long)sites[j].count);
+        print_kinds(ctx->out, &sites[j]);
+        fprintf(ctx->out, "), %zu rank%s\n", sites[j].ranks_seen, sites[j].ranks_seen == 1 ? "" : "s");
         for (uint32_t k = 0; k < sites[j].cs->depth; k++) {
             char frame[2048];
             symbolize_frame(sites[j].file, sites[j].cs->frames[k], ctx->symbolize, frame, sizeof frame);
             fprintf(ctx->out, "      %s\n", frame);
         }
     }
-    for (size_t j = 0; j < nsites; j++)
+    for (size_t j = 0; j < nsites; j++) {
         free(sites[j].key);
+        free(sites[j].kinds);
+    }
     free(sites);
 }
 

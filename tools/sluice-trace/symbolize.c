@@ -99,7 +99,10 @@ void symbolize_frame(const struct sluice_trace_file *f, uint64_t ip, bool use_ad
     uint64_t addr = ip - m->m.bias - 1;
     for (size_t i = 0; i < ncache; i++)
         if (cache[i].addr == addr && strcmp(cache[i].path, m->path) == 0) {
-            snprintf(buf, len, "%s (%s)", cache[i].text, mo);
+            if (cache[i].text[0])
+                snprintf(buf, len, "%s (%s)", cache[i].text, mo);
+            else
+                snprintf(buf, len, "%s", mo);
             return;
         }
     char text[1600];
