@@ -115,8 +115,9 @@ __attribute__((constructor(SLUICE_PRIO_TRACE))) static void sluice_trace_init(vo
         int e = sluice_trace_make_dir();
         if (e != 0) /* keep recording: the folder may appear before exit; say so now */
             sluice_log_warn("SLUICE_TRACE_DIR=%s: cannot create it: %s", sluice_trace_g.dir, strerror(-e));
-        install_signal_handlers();
     }
+    /* Both streams want the fatal signal: the file is written, or the debug line printed. */
+    install_signal_handlers();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     exit_handler_registered = on_exit(trace_at_exit, NULL) == 0;
     sluice_trace_instant(SLUICE_EV_PROCESS_START, (uint64_t)sluice_trace_g.pid,

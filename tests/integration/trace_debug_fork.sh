@@ -14,6 +14,13 @@ env LD_PRELOAD="$SLUICE_LIB" SLUICE_DEBUG=1 true 2>err.txt
 expect_eq "debug: true prints start and exit" 2 "$(grep -c -E 'PROCESS_(START|EXIT)' err.txt)"
 expect_contains "debug: prefixed with rank" "sluice[0] +" "$(cat err.txt)"
 
+# A fatal signal with only the debug stream on: the line is printed, the death unchanged.
+set +e
+env LD_PRELOAD="$SLUICE_LIB" SLUICE_DEBUG=stderr bash -c 'kill -BUS $$' 2>err.txt; rc=$?
+set -e
+expect_eq "debug: SIGBUS still kills" 135 "$rc"
+expect_contains "debug: SIGNAL_FATAL line" "SIGNAL_FATAL signal number=7" "$(cat err.txt)"
+
 # Off spellings print nothing.
 env LD_PRELOAD="$SLUICE_LIB" SLUICE_DEBUG=off sh -c 'true' 2>err.txt
 expect_eq "debug off: no stderr" "" "$(cat err.txt)"
