@@ -14,7 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Job folders of non-hydra launchers cannot be checked for liveness; older than this they go. */
+/* Job folders without a launcher process to check (see sluice_claim_job_key) are removed
+ * when older than this. */
 #define STALE_JOB_SECONDS (7 * 24 * 3600)
 
 static int raw_open(const char *path, int flags, int mode)
@@ -50,10 +51,15 @@ static unsigned long long start_time_of(pid_t pid)
     return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
+/* Job folder names end in "@<pid>-<start time>" when a launcher process is known that lives
+ * exactly as long as the job on this node: the folder is stale once that process is gone. */
 int sluice_claim_job_key(const struct sluice_launch *l, char *key, size_t len)
 {
     if (l->job[0]) {
-        snprintf(key, len, "%s", l->job);
+        if (l->anchor_pid > 0)
+            snprintf(key, len, "%s@%d-%llu", l->job, l->anchor_pid, start_time_of(l->anchor_pid));
+        else
+            snprintf(key, len, "%s", l->job);
         return 0;
     }
     if (l->kind == SLUICE_LAUNCHER_HYDRA && l->pmi_fd >= 0) {
@@ -62,7 +68,7 @@ int sluice_claim_job_key(const struct sluice_launch *l, char *key, size_t len)
         struct ucred cred;
         socklen_t clen = sizeof cred;
         if (getsockopt(l->pmi_fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0 && cred.pid > 0) {
-            snprintf(key, len, "hydra-%d-%llu", (int)cred.pid, start_time_of(cred.pid));
+            snprintf(key, len, "hydra@%d-%llu", (int)cred.pid, start_time_of(cred.pid));
             return 0;
         }
     }
@@ -97,8 +103,11 @@ static bool job_is_over(const char *root, const char *name)
 {
     int pid;
     unsigned long long start;
-    if (sscanf(name, "hydra-%d-%llu", &pid, &start) == 2)
-        return start_time_of(pid) != start;
+    const char *at = strrchr(name, '@');
+    if (at && sscanf(at + 1, "%d-%llu", &pid, &start) == 2) {
+        unsigned long long now = start_time_of(pid); /* 0: no such process */
+        return now == 0 || now != start;
+    }
     char path[4096];
     struct stat st;
     if (snprintf(path, sizeof path, "%s/%s", root, name) >= (int)sizeof path || stat(path, &st) != 0)

@@ -8,7 +8,9 @@
  * the job, ${TMPDIR:-/tmp}/sluice-<uid>/claims/<job>/rank.<r>, holding the claimant's pid. The
  * first process to create it owns MPI for the rank for the rest of the job; the file is never
  * released, because MPI cannot be initialized again for that rank after the owner finalized.
- * Folders of jobs that are over are removed by the next job that claims on the node. */
+ * Folders of jobs that are over are removed by the next job that claims on the node: where a
+ * launcher process that lives as long as the job is known (hydra's proxy, Open MPI's daemon),
+ * once it is gone; otherwise after a week. */
 #ifndef SLUICE_MPI_CLAIM_H
 #define SLUICE_MPI_CLAIM_H
 
@@ -27,8 +29,9 @@ typedef enum {
     SLUICE_CLAIM_UNKNOWN, /* cannot coordinate (no job key, folder not writable): see why */
 } sluice_claim_result;
 
-/* Fills key with the job key: l->job, or for hydra one derived from the PMI socket's peer
- * (the hydra proxy: its pid and start time). Returns 0, or -1 if the job cannot be named. */
+/* Fills key with the job key: l->job, or for hydra "hydra" plus the PMI socket's peer (the
+ * hydra proxy); "@<pid>-<start time>" of the launcher process is appended where known.
+ * Returns 0, or -1 if the job cannot be named. */
 int sluice_claim_job_key(const struct sluice_launch *l, char *key, size_t len);
 
 /* Claims the rank under `root` (NULL: ${TMPDIR:-/tmp}/sluice-<uid>/claims). On

@@ -130,6 +130,13 @@ void sluice_launch_detect(const char *(*get)(const char *name, void *ctx), void 
         out->kind = SLUICE_LAUNCHER_OMPI;
         out->rank = rank;
         out->size = size;
+        /* Open MPI's PMIx server folder ends in "pid.<N>", N being the local daemon
+         * (mpirun or orted): alive exactly as long as the job on this node. */
+        const char *dir = env(&c, "PMIX_SERVER_TMPDIR");
+        const char *p = dir ? strstr(dir, "/pid.") : NULL;
+        int pid;
+        if (p && parse_int(p + 5, &pid) && pid > 0)
+            out->anchor_pid = pid;
         const char *id = env(&c, "OMPI_MCA_ess_base_jobid");
         if (id)
             make_key(out->job, sizeof out->job, "ompi-", id);

@@ -118,7 +118,7 @@ TEST_F(Claim, HydraJobIsNamedByThePmiSocketPeer)
     l.pmi_fd = sv[0];
     char key[128];
     ASSERT_EQ(sluice_claim_job_key(&l, key, sizeof key), 0);
-    std::string prefix = "hydra-" + std::to_string(getpid()) + "-";
+    std::string prefix = "hydra@" + std::to_string(getpid()) + "-";
     EXPECT_EQ(std::string(key).rfind(prefix, 0), 0u) << key;
     EXPECT_GT(std::string(key).size(), prefix.size()); // the start time follows
     EXPECT_EQ(sluice_claim_rank(&l, root.c_str(), nullptr, nullptr, 0), SLUICE_CLAIM_OWNED);
@@ -139,17 +139,43 @@ TEST_F(Claim, FinishedHydraJobsAreCollectedAndLiveOnesKept)
     char live_key[128];
     ASSERT_EQ(sluice_claim_job_key(&live, live_key, sizeof live_key), 0);
     ASSERT_EQ(sluice_claim_rank(&live, root.c_str(), nullptr, nullptr, 0), SLUICE_CLAIM_OWNED);
-    ASSERT_EQ(mkdir((root + "/hydra-2147483000-12345").c_str(), 0700), 0);
-    std::ofstream(root + "/hydra-2147483000-12345/rank.0") << "1\n";
+    ASSERT_EQ(mkdir((root + "/hydra@2147483000-12345").c_str(), 0700), 0);
+    std::ofstream(root + "/hydra@2147483000-12345/rank.0") << "1\n";
     ASSERT_EQ(mkdir((root + "/ompi-recent").c_str(), 0700), 0);
 
     auto l = launch(0, "ompi-new"); // the first claim of a new job collects
     EXPECT_EQ(sluice_claim_rank(&l, root.c_str(), nullptr, nullptr, 0), SLUICE_CLAIM_OWNED);
-    EXPECT_FALSE(exists("hydra-2147483000-12345"));
+    EXPECT_FALSE(exists("hydra@2147483000-12345"));
     EXPECT_TRUE(exists(live_key));
-    EXPECT_TRUE(exists("ompi-recent")); // not hydra: only removed when a week old
+    EXPECT_TRUE(exists("ompi-recent")); // no launcher process named: only removed when a week old
     close(sv[0]);
     close(sv[1]);
+}
+
+TEST_F(Claim, OpenMpiJobWithADaemonIsCollectedOnceTheDaemonIsGone)
+{
+    auto live = launch(0, "ompi-5");
+    live.anchor_pid = getpid();
+    char key[128];
+    ASSERT_EQ(sluice_claim_job_key(&live, key, sizeof key), 0);
+    std::string k = key;
+    EXPECT_EQ(k.rfind("ompi-5@" + std::to_string(getpid()) + "-", 0), 0u) << k;
+    ASSERT_EQ(sluice_claim_rank(&live, root.c_str(), nullptr, nullptr, 0), SLUICE_CLAIM_OWNED);
+
+    pid_t gone = fork(); // a daemon that has exited
+    if (gone == 0)
+        _exit(0);
+    waitpid(gone, nullptr, 0);
+    auto old = launch(0, "ompi-4");
+    old.anchor_pid = gone;
+    char old_key[128];
+    ASSERT_EQ(sluice_claim_job_key(&old, old_key, sizeof old_key), 0);
+    ASSERT_EQ(mkdir((root + "/" + old_key).c_str(), 0700), 0);
+
+    auto fresh = launch(0, "ompi-6");
+    EXPECT_EQ(sluice_claim_rank(&fresh, root.c_str(), nullptr, nullptr, 0), SLUICE_CLAIM_OWNED);
+    EXPECT_FALSE(exists(old_key));
+    EXPECT_TRUE(exists(k));
 }
 
 TEST_F(Claim, UnnamedJobCannotBeCoordinatedAndSaysWhy)

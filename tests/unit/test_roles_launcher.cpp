@@ -74,6 +74,20 @@ TEST(LauncherDetect, OpenMpiWithJobId)
     EXPECT_EQ(r.l.rank, 1);
     EXPECT_EQ(r.l.size, 4);
     EXPECT_STREQ(r.l.job, "ompi-1198718977");
+    EXPECT_EQ(r.l.anchor_pid, 0);
+}
+
+TEST(LauncherDetect, OpenMpiDaemonPidFromPmixServerFolder)
+{
+    auto r = detect({{"OMPI_COMM_WORLD_RANK", "0"},
+                     {"OMPI_COMM_WORLD_SIZE", "2"},
+                     {"OMPI_MCA_ess_base_jobid", "77"},
+                     {"PMIX_SERVER_TMPDIR", "/tmp/ompi.vm.0/pid.11149"}});
+    EXPECT_EQ(r.l.anchor_pid, 11149);
+    r = detect({{"OMPI_COMM_WORLD_RANK", "0"},
+                {"OMPI_COMM_WORLD_SIZE", "2"},
+                {"PMIX_SERVER_TMPDIR", "/tmp/ompi.vm.0/pid.x"}});
+    EXPECT_EQ(r.l.anchor_pid, 0);
 }
 
 TEST(LauncherDetect, PmixTakesSizeFromSlurmStep)
