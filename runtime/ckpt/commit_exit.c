@@ -269,16 +269,11 @@ static void on_finalize(void)
     sluice_commit_flush_all();
 }
 
-__attribute__((constructor(SLUICE_PRIO_CKPT))) static void commit_init(void)
+int commit_engine_enable(const char *capture_spec, const char *cwd)
 {
-    if (!sluice_config.CAPTURE || !sluice_config.CAPTURE[0])
-        return;
-    char cwd[PATH_MAX], err[512];
-    if (!getcwd(cwd, sizeof cwd))
-        return;
-    /* Capture validates the patterns and reports errors; a failure here just disables reads. */
-    if (sluice_pattern_compile(&patterns, sluice_config.CAPTURE, cwd, err, sizeof err) != 0)
-        return;
+    char err[512];
+    if (sluice_pattern_compile(&patterns, capture_spec, cwd, err, sizeof err) != 0)
+        return -EINVAL;
     commit_fs_install_container_io();
     pthread_atfork(NULL, NULL, commit_after_fork_child);
     on_exit(exit_status_on_failure, NULL);
@@ -286,6 +281,17 @@ __attribute__((constructor(SLUICE_PRIO_CKPT))) static void commit_init(void)
     sluice_mpi_on_finalize(on_finalize);
     if (sluice_launch_size() > 1)
         install_poller();
+    return 0;
+}
+
+__attribute__((constructor(SLUICE_PRIO_CKPT))) static void commit_init(void)
+{
+    if (!sluice_config.CAPTURE || !sluice_config.CAPTURE[0])
+        return;
+    char cwd[PATH_MAX];
+    /* Capture validates the patterns and reports errors; a failure here just disables reads. */
+    if (getcwd(cwd, sizeof cwd))
+        commit_engine_enable(sluice_config.CAPTURE, cwd);
 }
 
 __attribute__((destructor(SLUICE_PRIO_CKPT))) static void commit_fini(void)

@@ -97,6 +97,9 @@ struct commit_state {
 extern struct commit_state commit_g;
 
 int commit_home_of(const char *set_key);
+/* Turns the engine on for these capture patterns (the constructor does it from SLUICE_CAPTURE;
+ * unit tests call it directly). 0 or -EINVAL. */
+int commit_engine_enable(const char *capture_spec, const char *cwd);
 /* Starts the engine (transport + poller) if it is not yet; returns 0 or -errno. Takes the lock. */
 int commit_ensure_started(void);
 

@@ -363,7 +363,23 @@ int sluice_commit_member_sync(const struct sluice_staged_member *m)
             commit_announce(c->m.set_key);
         }
     }
+    /* The answer says the set has nothing pending; whether *this* member made it is in its
+     * record: gone means committed, an error means its commit failed (the answer may come
+     * from a later, empty round), still there means a commit is yet to take it. */
+    uint64_t seq = c->seq;
     rc = flush_set_wait(m->set_key, 0);
+    for (int round = 0; rc == 0 && round < 1000; round++) {
+        struct commit_member *r = members;
+        while (r && r->seq != seq)
+            r = r->next;
+        if (!r)
+            break;
+        if (r->err) {
+            rc = r->err;
+            break;
+        }
+        rc = flush_set_wait(m->set_key, 0);
+    }
     if (rc == 0 && open_member) {
         struct synced *e = calloc(1, sizeof(*e));
         if (e) {
@@ -654,8 +670,9 @@ int commit_flush_own_sets(void)
     for (;;) {
         /* One set at a time; the list changes while we wait, so look again each round. */
         char key[PATH_MAX] = "";
+        /* In flight too: the answer to FLUSH comes after that commit's DONE. */
         for (struct commit_member *c = members; c && !key[0]; c = c->next)
-            if (c->inflight_id == 0 && c->err == 0)
+            if (c->err == 0)
                 snprintf(key, sizeof key, "%s", c->m.set_key);
         if (!key[0])
             break;
