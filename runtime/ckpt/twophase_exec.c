@@ -7,7 +7,7 @@
  *   aggregator  posts the receives of a round straight into a round-sized buffer at the pieces'
  *               offsets (no copy), zero-fills padding, and writes the round's requests: whole
  *               stripes except at the ends of its domain. Two buffers: round r+1 is received
- *               while round r is written.
+ *               while round r is written, by a write-behind thread (below).
  *   direct      members the planner left to their own rank are written as on the direct path.
  *
  * Every rank that takes part answers the home with one MSG_WRITTEN carrying the CRC32C of its
@@ -31,6 +31,7 @@
 #include <limits.h>
 #include <mpi.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,8 @@ struct agg_slot {
     unsigned char *buf;
     MPI_Request *reqs;
     int nreq, posted;
+    int writing; /* handed to the write-behind thread */
+    int written; /* set by that thread (atomic) when the round is on its way to the disk */
     uint32_t round;
     size_t pbeg, pend; /* the round's pieces in plan.pieces */
 };
@@ -75,8 +78,9 @@ struct tp_job {
     long dom;
     int out;
     struct agg_slot as[2];
-    uint32_t next_post, next_write;
+    uint32_t next_post, next_write, next_done;
     size_t post_cursor, req_cursor;
+    int werr; /* the write-behind thread's first error (read after the last round is done) */
 
     uint64_t mem, peak_mem;
     struct tp_job *next;
@@ -290,11 +294,11 @@ static void write_round(struct tp_job *j, struct agg_slot *s)
         }
         if (cur < end)
             memset(s->buf + (cur - wb), 0, end - cur);
-        if (j->err)
+        if (j->werr || j->out < 0)
             continue; /* keep receiving so that writers finish; write nothing more */
         int rc = commit_fs_pwrite_full(j->out, s->buf + (rq->offset - wb), rq->size, rq->offset);
         if (rc) {
-            j->err = rc;
+            j->werr = rc;
             continue;
         }
         if (sluice_trace_active())
@@ -304,10 +308,82 @@ static void write_round(struct tp_job *j, struct agg_slot *s)
     j->req_cursor = q;
     /* Start write-back of the round now (asynchronous, Linux): the final fdatasync then waits
      * only for the last rounds instead of flushing the whole domain at once. */
-    if (!j->err) {
+    if (!j->werr && j->out >= 0) {
         uint64_t b = wb > p->domains[j->dom].begin ? wb : p->domains[j->dom].begin;
         sync_file_range(j->out, (off64_t)b, (off64_t)p->round_size, SYNC_FILE_RANGE_WRITE);
     }
+}
+
+/* ---- write-behind ------------------------------------------------------------------------------
+ * Aggregators hand each received round to one I/O thread per process, so that the progress
+ * thread keeps driving MPI (the next round's transfer, other commits' messages) while a round
+ * is being written: a long pwrite on the progress thread would stall both. Rounds are written
+ * in the order they are handed over (one queue, one thread). */
+
+struct wtask {
+    struct tp_job *j;
+    struct agg_slot *s;
+    struct wtask *next;
+};
+
+static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wcv = PTHREAD_COND_INITIALIZER;
+static struct wtask *whead, *wtail;
+static int wthread_started;
+
+static void *write_behind_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&wlock);
+        while (!whead)
+            pthread_cond_wait(&wcv, &wlock);
+        struct wtask *t = whead;
+        whead = t->next;
+        if (!whead)
+            wtail = NULL;
+        pthread_mutex_unlock(&wlock);
+        write_round(t->j, t->s);
+        __atomic_store_n(&t->s->written, 1, __ATOMIC_RELEASE);
+        free(t);
+        sluice_progress_wake();
+    }
+    return NULL;
+}
+
+/* Queues the round; writes it here when no thread can be had (still correct, only slower). */
+static void write_behind(struct tp_job *j, struct agg_slot *s)
+{
+    struct wtask *t = calloc(1, sizeof(*t));
+    pthread_mutex_lock(&wlock);
+    if (t && !wthread_started) {
+        pthread_t th;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old); /* the program's signals are not ours */
+        wthread_started = pthread_create(&th, &attr, write_behind_main, NULL) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_attr_destroy(&attr);
+    }
+    if (!t || !wthread_started) {
+        pthread_mutex_unlock(&wlock);
+        free(t);
+        write_round(j, s);
+        __atomic_store_n(&s->written, 1, __ATOMIC_RELEASE);
+        return;
+    }
+    t->j = j;
+    t->s = s;
+    if (wtail)
+        wtail->next = t;
+    else
+        whead = t;
+    wtail = t;
+    pthread_cond_signal(&wcv);
+    pthread_mutex_unlock(&wlock);
 }
 
 static int aggregator_poll(struct tp_job *j, int *done)
@@ -320,21 +396,32 @@ static int aggregator_poll(struct tp_job *j, int *done)
     int did = 0;
     for (;;) {
         int progressed = 0;
-        for (int i = 0; i < 2 && j->next_post < d->nrounds; i++) {
-            struct agg_slot *s = &j->as[(j->next_post) % 2];
-            if (s->posted)
-                break;
-            post_round(j, s, j->next_post++);
-            progressed = 1;
+        /* A round on its way to the disk frees its slot. */
+        if (j->next_done < j->next_write) {
+            struct agg_slot *s = &j->as[j->next_done % 2];
+            if (__atomic_load_n(&s->written, __ATOMIC_ACQUIRE)) {
+                s->written = s->writing = s->posted = 0;
+                j->next_done++;
+                progressed = 1;
+            }
         }
-        if (j->next_write < d->nrounds) {
+        /* Receives for the next rounds go into free slots (round r uses slot r % 2). */
+        if (j->next_post < d->nrounds) {
+            struct agg_slot *s = &j->as[j->next_post % 2];
+            if (!s->posted && !s->writing) {
+                post_round(j, s, j->next_post++);
+                progressed = 1;
+            }
+        }
+        /* A fully received round goes to the write-behind thread. */
+        if (j->next_write < j->next_post) {
             struct agg_slot *s = &j->as[j->next_write % 2];
-            if (s->posted && test_all(s->reqs, s->nreq)) {
-                write_round(j, s);
+            if (s->posted && !s->writing && test_all(s->reqs, s->nreq)) {
                 free(s->reqs);
                 s->reqs = NULL;
-                s->posted = 0;
+                s->writing = 1;
                 j->next_write++;
+                write_behind(j, s);
                 progressed = 1;
             }
         }
@@ -342,7 +429,7 @@ static int aggregator_poll(struct tp_job *j, int *done)
             break;
         did++;
     }
-    *done = j->next_write >= d->nrounds;
+    *done = j->next_done >= d->nrounds;
     return did;
 }
 
@@ -372,6 +459,8 @@ static void job_free(struct tp_job *j)
 /* Every piece is sent and every round written: durability, CRCs, answer. */
 static void job_finish(struct tp_job *j)
 {
+    if (j->werr && !j->err)
+        j->err = j->werr;
     if (j->out >= 0) {
         int rc = commit_fs_fdatasync(j->out, j->tmp);
         if (rc && !j->err)
@@ -483,6 +572,10 @@ static void forget_jobs_in_child(void)
 {
     jobs = NULL;
     poller_id = 0;
+    pthread_mutex_init(&wlock, NULL);
+    pthread_cond_init(&wcv, NULL);
+    whead = wtail = NULL;
+    wthread_started = 0;
 }
 
 static void install_fork_handler(void) { pthread_atfork(NULL, NULL, forget_jobs_in_child); }
