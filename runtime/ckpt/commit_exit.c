@@ -28,6 +28,9 @@
 #include <unistd.h>
 
 const struct commit_member *commit_members_first_failed(void); /* commit_member.c */
+void commit_members_find_adopted(void);                        /* commit_member.c */
+int commit_members_adopted_pending(void);                      /* commit_member.c */
+void commit_members_adopt_locked(void);                        /* commit_member.c */
 MPI_Comm commit_transport_comm(void);                         /* commit_msg.c */
 void commit_home_reset_counts(void);                          /* commit_home.c */
 
@@ -58,8 +61,10 @@ static int commit_poll(void *arg)
         if (!sluice_mpi_ready())
             return 0;
         pthread_mutex_lock(&commit_g.lock);
-        if (!commit_g.started && commit_transport_start() == 0)
+        if (!commit_g.started && commit_transport_start() == 0) {
             __atomic_store_n(&commit_g.started, 1, __ATOMIC_RELEASE);
+            commit_members_adopt_locked();
+        }
         pthread_mutex_unlock(&commit_g.lock);
         if (!commit_g.started)
             return 0;
@@ -83,8 +88,10 @@ int commit_ensure_started(void)
     int rc = 0;
     if (!commit_g.started) {
         rc = commit_transport_start();
-        if (rc == 0)
+        if (rc == 0) {
             __atomic_store_n(&commit_g.started, 1, __ATOMIC_RELEASE);
+            commit_members_adopt_locked();
+        }
     }
     pthread_mutex_unlock(&commit_g.lock);
     if (rc == 0)
@@ -164,7 +171,7 @@ int sluice_commit_flush_all(void)
      * program's system("mkdir ..."), the stages of a shell pipeline) stay out: MPI belongs
      * to one process per rank, and they have nothing to commit. */
     pthread_mutex_lock(&commit_g.lock);
-    int bystander = !commit_g.started;
+    int bystander = !commit_g.started && !commit_members_adopted_pending();
     pthread_mutex_unlock(&commit_g.lock);
     if (bystander && !sluice_mpi_ready() && !launcher_child())
         return 0;
@@ -275,6 +282,7 @@ int commit_engine_enable(const char *capture_spec, const char *cwd)
     if (sluice_pattern_compile(&patterns, capture_spec, cwd, err, sizeof err) != 0)
         return -EINVAL;
     commit_fs_install_container_io();
+    commit_members_find_adopted();
     pthread_atfork(NULL, NULL, commit_after_fork_child);
     on_exit(exit_status_on_failure, NULL);
     engine_enabled = 1;

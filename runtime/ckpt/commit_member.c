@@ -14,6 +14,7 @@
 #include "trace/trace.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -684,4 +685,65 @@ int commit_flush_own_sets(void)
     }
     pthread_mutex_unlock(&commit_g.lock);
     return worst;
+}
+
+/* ---- members closed by the image that exec'ed this one ------------------------------------ */
+
+/* exec keeps the pid but not the commit engine's memory: members that the previous image of
+ * this process closed and had not committed yet would stay staged until `recover`. The new
+ * image finds them by their sidecars (closed, our pid) and takes them over. */
+static struct sluice_staged_member *adopted;
+static size_t nadopted;
+
+void commit_members_find_adopted(void)
+{
+    const char *dir = sluice_stage_dir();
+    if (!dir)
+        return;
+    char prefix[64];
+    int plen = snprintf(prefix, sizeof prefix, "m-%ld-", (long)getpid());
+    DIR *d = SLUICE_REAL(opendir)(dir);
+    if (!d)
+        return;
+    char *buf = malloc(SLUICE_STAGE_META_MAX);
+    struct dirent *e;
+    size_t ml = strlen(SLUICE_STAGE_META_SUFFIX);
+    while (buf && (e = SLUICE_REAL(readdir)(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (strncmp(e->d_name, prefix, (size_t)plen) != 0 || l <= ml ||
+            strcmp(e->d_name + l - ml, SLUICE_STAGE_META_SUFFIX) != 0)
+            continue;
+        char meta[PATH_MAX];
+        snprintf(meta, sizeof meta, "%s/%s", dir, e->d_name);
+        int fd = SLUICE_REAL(open)(meta, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = SLUICE_REAL(read)(fd, buf, SLUICE_STAGE_META_MAX);
+        SLUICE_REAL(close)(fd);
+        struct sluice_stage_meta sm;
+        if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed ||
+            sm.pid != (long)getpid())
+            continue;
+        snprintf(sm.m.stage_path, sizeof sm.m.stage_path, "%s/%.*s%s", dir, (int)(l - ml),
+                 e->d_name, SLUICE_STAGE_DATA_SUFFIX);
+        struct sluice_staged_member *v = realloc(adopted, (nadopted + 1) * sizeof(*v));
+        if (!v)
+            break;
+        adopted = v;
+        adopted[nadopted++] = sm.m;
+    }
+    free(buf);
+    SLUICE_REAL(closedir)(d);
+}
+
+int commit_members_adopted_pending(void) { return nadopted != 0; }
+
+/* Right after the transport starts (lock held): the adopted members enter like fresh closes. */
+void commit_members_adopt_locked(void)
+{
+    for (size_t i = 0; i < nadopted; i++)
+        member_add(&adopted[i]);
+    free(adopted);
+    adopted = NULL;
+    nadopted = 0;
 }
