@@ -105,6 +105,9 @@ int sluice_coh_read(struct sluice_coh_dir *dir, uint64_t buffer, uint64_t offset
 int sluice_coh_write(struct sluice_coh_dir *dir, uint64_t buffer, uint64_t offset, uint64_t size, int rank,
                      unsigned flags, struct sluice_coh_plan *plan);
 
+/* On -ENOMEM from read or write, the plan holds the transfers of the chunks handled before the
+ * failure and those chunks' states are updated; the rest are untouched and the invariants hold. */
+
 /* Host side: clEnqueueReadBuffer / map for reading, clEnqueueWriteBuffer / unmap after writing. */
 static inline int sluice_coh_host_read(struct sluice_coh_dir *dir, uint64_t buffer, uint64_t offset, uint64_t size,
                                        struct sluice_coh_plan *plan)

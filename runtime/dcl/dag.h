@@ -114,7 +114,8 @@ void sluice_dag_destroy(struct sluice_dag *dag);
 /* Adds a command at time `now`. On success fills *info (if not NULL) with the node, its
  * dependencies among them, and its state (READY when no ordering dependency is pending).
  * Errors (negative errno): -EINVAL for an id not above every earlier one, a wait-list id that
- * was never added, or an unknown kind; -ENOMEM. */
+ * was never added, or an unknown kind (nothing changed); -ENOMEM (if it happens after the node
+ * was inserted, the node stays, with the dependencies recorded so far). */
 int sluice_dag_add(struct sluice_dag *dag, const struct sluice_dag_cmd *cmd, uint64_t now,
                    struct sluice_dag_node_info *info);
 
