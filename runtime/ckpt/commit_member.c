@@ -358,7 +358,17 @@ int sluice_commit_member_sync(const struct sluice_staged_member *m)
             return -ENOMEM;
         }
     } else {
+        /* Look again under the lock: it may have been committed and freed meanwhile. */
         pthread_mutex_lock(&commit_g.lock);
+        struct commit_member *again = NULL;
+        for (struct commit_member *o = members; o; o = o->next)
+            if (strcmp(o->m.stage_path, m->stage_path) == 0)
+                again = o;
+        c = again;
+        if (!c) {
+            pthread_mutex_unlock(&commit_g.lock);
+            return 0; /* closed, and committed since: durable */
+        }
         if (c->err && c->inflight_id == 0) {
             c->err = 0; /* retry the commit that failed */
             commit_announce(c->m.set_key);
