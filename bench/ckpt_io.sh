@@ -57,23 +57,28 @@ trap '[ $keep = 1 ] || rm -rf "$work"' EXIT
 mkdir -p "$dir"
 MPIEXEC=${MPIEXEC:-mpiexec}
 
-run_case() { # label ranks extra-env... -- args...
+run_case() { # label ranks extra-env... -- args...   (in $where, default $dir/run)
   local label=$1 n=$2; shift 2
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
-  rm -rf "$dir/run" && mkdir -p "$dir/run"
+  local at=${where:-$dir/run}
+  rm -rf "$at" && mkdir -p "$at"
   sync
-  env "${envs[@]}" "$MPIEXEC" -n "$n" "$bin" --dir "$dir/run" --unit "$unit" --cb-buffer "$cb" \
+  env "${envs[@]}" "$MPIEXEC" -n "$n" "$bin" --dir "$at" --unit "$unit" --cb-buffer "$cb" \
       --chunk "$chunk" --result "$work/$label.txt" "$@"
-  echo "files=$(find "$dir/run" -type f | wc -l)" >> "$work/$label.files"
-  rm -rf "$dir/run"
+  echo "files=$(find "$at" -type f | wc -l)" >> "$work/$label.files"
+  rm -rf "$at"
 }
+# The staging copy: the same writer, without sluice, into a folder beside sluice's stage folder
+# (node-local RAM by default): what sluice's app-visible time is to be compared with.
+stage_root=${SLUICE_STAGE_DIR:-/dev/shm/sluice-$(id -u)}
 
 for size in $sizes; do
   rm -f "$work"/*.txt "$work"/*.files
   rm -rf "$work/trace" && mkdir -p "$work/trace" "$work/stage"
   run_case fpp "$ranks" -- --case fpp --total "$size"
+  where="$stage_root.bench-copy" run_case stage_copy "$ranks" -- --case fpp --total "$size"
   run_case fpp_sluice "$ranks" LD_PRELOAD="$lib" SLUICE_CAPTURE="$dir/run/ckpt.%r" \
       SLUICE_TRACE_DIR="$work/trace" SLUICE_STRIPING_UNIT="$unit" SLUICE_CB_BUFFER_SIZE="$cb" \
       ${SLUICE_STAGE_DIR:+SLUICE_STAGE_DIR=$SLUICE_STAGE_DIR} -- --case fpp --total "$size"
@@ -93,7 +98,7 @@ LIMITS = [4096, 65536, 1 << 20, 4 << 20, 16 << 20]
 def kv(line):
     return dict(p.split('=', 1) for p in line.split())
 rows = {}
-for label in ['fpp', 'fpp_sluice', 'romio_auto', 'romio_enable', 'limit']:
+for label in ['fpp', 'fpp_sluice', 'romio_auto', 'romio_enable', 'limit', 'stage_copy']:
     lines = [kv(l) for l in open(os.path.join(work, label + '.txt')) if l.strip()]
     files = int(open(os.path.join(work, label + '.files')).read().split('=')[1])
     total = int(lines[0]['total'])
@@ -125,6 +130,10 @@ for label in ['fpp', 'fpp_sluice', 'romio_auto', 'romio_enable', 'limit']:
                 b += 1
             bins[b] += 1
         writers = len(wr)
+        peak = [int(m.group(1)) for m in
+                (re.search(r'COMMIT_MEMORY peak shuffle buffer bytes=(\d+)', t)
+                 for t in open(os.path.join(work, 'trace.txt'))) if m]
+        peak_mem = max(peak) if peak else 0
     rows[label] = dict(files=files, reqs=reqs, rbytes=rbytes, full=full, bins=bins,
                        writers=writers, vis=vis, dur=dur, bw=total / dur / (1 << 20), total=total)
 print(f"\n== total {size} ({rows['fpp']['total']} bytes), {ranks} ranks, stripe unit {unit_s}, "
@@ -135,6 +144,8 @@ print(hdr)
 names = {'fpp': '1 fpp', 'fpp_sluice': '2 sluice', 'romio_auto': '3a romio-auto',
          'romio_enable': '3b romio-on', 'limit': '4 limit'}
 for label, r in rows.items():
+    if label == 'stage_copy':
+        continue
     pct = 100.0 * r['full'] / r['rbytes'] if r['rbytes'] else 0.0
     print(f"{names[label]:<14}{r['files']:>6}{r['reqs']:>9}  {'/'.join(map(str, r['bins'])):<38}"
           f"{pct:>6.1f}%{r['writers']:>8}{r['vis']:>10.3f}{r['dur']:>10.3f}{r['bw']:>9.0f}")
@@ -143,5 +154,9 @@ print("ratios of time until durable, sluice / other: "
       + ", ".join(f"{names[k]} {s / rows[k]['dur']:.2f}"
                   for k in ['fpp', 'romio_auto', 'romio_enable', 'limit']))
 print(f"sluice vs better ROMIO: {s / min(rows['romio_auto']['dur'], rows['romio_enable']['dur']):.2f}")
+print(f"app-visible under sluice {rows['fpp_sluice']['vis']:.3f} s vs the staging copy alone "
+      f"{rows['stage_copy']['vis']:.3f} s ({rows['stage_copy']['files']} files in the stage "
+      f"folder's file system, no sluice): ratio {rows['fpp_sluice']['vis'] / rows['stage_copy']['vis']:.2f}")
+print(f"sluice peak shuffle memory of one process: {peak_mem / (1 << 20):.1f} MiB (COMMIT_MEMORY)")
 EOF
 done
