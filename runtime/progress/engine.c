@@ -160,23 +160,33 @@ static bool should_exit(void)
     return done;
 }
 
-/* An idle spell (from the first sleep after work until work shows up again) becomes one
- * PROGRESS_SLEEP event rather than one per sleep, so that an idle process does not fill its
- * trace buffer with hundreds of events a second. */
-struct idle_spell {
-    uint64_t start_ns;
-    uint64_t longest_ns;
+/* The thread alternates between busy spells (consecutive rounds that found work) and idle
+ * spells (from the first sleep until work shows up again). Each spell becomes one event
+ * (PROGRESS_WAKE with the work done, PROGRESS_SLEEP with the longest sleep), not one per round
+ * or per sleep, so that neither an idle nor a busy-polling process floods its trace buffer. */
+struct spell {
+    uint64_t start_ns; /* 0: not in such a spell */
+    uint64_t amount;   /* busy: work done; idle: longest sleep requested (ns) */
 };
 
-static void end_idle_spell(struct idle_spell *s)
+static void end_spell(struct spell *s, sluice_event_kind kind)
 {
     if (s->start_ns != 0 && sluice_trace_active()) {
         uint64_t now = sluice_now_ns();
-        sluice_trace_record(SLUICE_EV_PROGRESS_SLEEP, 0, s->start_ns, now - s->start_ns,
-                            s->longest_ns, 0, 0);
+        sluice_trace_record(kind, 0, s->start_ns, now - s->start_ns, s->amount, 0, 0);
     }
     s->start_ns = 0;
-    s->longest_ns = 0;
+    s->amount = 0;
+}
+
+static void extend_spell(struct spell *s, uint64_t amount, bool is_max)
+{
+    if (s->start_ns == 0)
+        s->start_ns = sluice_trace_active() ? sluice_now_ns() : 1;
+    if (is_max)
+        s->amount = amount > s->amount ? amount : s->amount;
+    else
+        s->amount += amount;
 }
 
 static void *progress_main(void *unused)
@@ -188,7 +198,7 @@ static void *progress_main(void *unused)
     struct sluice_backoff backoff;
     uint64_t cap = sleep_max_ns();
     sluice_backoff_init(&backoff, MIN_SLEEP_NS, cap);
-    struct idle_spell idle = {0, 0};
+    struct spell idle = {0, 0}, busy = {0, 0};
     uint32_t seen = atomic_load(&E.sleeper.seq);
 
     while (!should_exit()) {
@@ -202,11 +212,12 @@ static void *progress_main(void *unused)
         seen = seq;
         if (did > 0 || woken) {
             sluice_backoff_reset(&backoff);
-            end_idle_spell(&idle);
+            end_spell(&idle, SLUICE_EV_PROGRESS_SLEEP);
             if (did > 0)
-                sluice_trace_instant(SLUICE_EV_PROGRESS_WAKE, did, 0, 0);
+                extend_spell(&busy, did, false);
             continue;
         }
+        end_spell(&busy, SLUICE_EV_PROGRESS_WAKE);
 
         uint64_t now_cap = sleep_max_ns();
         if (now_cap != cap) {
@@ -214,10 +225,7 @@ static void *progress_main(void *unused)
             sluice_backoff_init(&backoff, MIN_SLEEP_NS, cap);
         }
         uint64_t ns = sluice_backoff_next(&backoff);
-        if (idle.start_ns == 0)
-            idle.start_ns = sluice_now_ns();
-        if (ns > idle.longest_ns)
-            idle.longest_ns = ns;
+        extend_spell(&idle, ns, true);
         stat_add(&E.stats.sleeps, 1);
         if (ns > SLUICE_SLEEPER_PARK_NS)
             stat_add(&E.stats.parks, 1);
@@ -231,7 +239,8 @@ static void *progress_main(void *unused)
         if (w)
             stat_add(&E.stats.wakeups, 1);
     }
-    end_idle_spell(&idle);
+    end_spell(&busy, SLUICE_EV_PROGRESS_WAKE);
+    end_spell(&idle, SLUICE_EV_PROGRESS_SLEEP);
     sluice_time_leave(outer);
     return NULL;
 }
