@@ -642,12 +642,17 @@ void commit_twophase_handle(int home, struct cmsg *in)
             rc = j->out;
             j->out = -1;
         }
+        /* A round never holds more than the domain: a small commit under a large
+         * SLUICE_CB_BUFFER_SIZE does not allocate the whole buffer. */
+        const struct sluice_tp_domain *d = &j->plan.domains[j->dom];
+        uint64_t cap = d->end - d->base < j->plan.round_size ? d->end - d->base
+                                                             : j->plan.round_size;
         for (int i = 0; rc == 0 && i < 2; i++) {
-            j->as[i].buf = malloc(j->plan.round_size);
+            j->as[i].buf = malloc(cap);
             if (!j->as[i].buf)
                 rc = -ENOMEM;
             else
-                mem_add(j, (int64_t)j->plan.round_size);
+                mem_add(j, (int64_t)cap);
         }
     }
     if (rc) {
