@@ -2,8 +2,11 @@
  * mind (plain POSIX, no MPI: the launcher's PMI_RANK/PMI_SIZE say who it is). Used by the
  * two-phase tests to put member boundaries where they want relative to the stripe unit.
  *
- *   ckpt_sized write DIR SIZE...             rank r writes DIR/ckpt.<r> with SIZE[r % count]
- *                                            bytes, in odd-sized write() calls, then closes it
+ *   ckpt_sized write DIR[,DIR...] SIZE...    rank r writes DIR/ckpt.<r> with SIZE[r % count]
+ *                                            bytes, in odd-sized write() calls, then closes it;
+ *                                            with several folders it writes all the files
+ *                                            (one checkpoint set per folder) and closes them
+ *                                            together, so that their commits overlap
  *   ckpt_sized verify DIR NMEMBERS SIZE...   each rank reads members r, r + size, ... below
  *                                            NMEMBERS and checks every byte and the length
  * Each byte depends on the member and its offset, so a byte in the wrong place is caught.
@@ -35,33 +38,42 @@ static uint64_t size_of(int member, char **sizes, int nsizes)
     return strtoull(sizes[member % nsizes], NULL, 0);
 }
 
-static int do_write(const char *dir, int rank, uint64_t size)
+#define MAX_DIRS 8
+
+static int do_write(char *dirs, int rank, uint64_t size)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/ckpt.%d", dir, rank);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        fprintf(stderr, "ckpt_sized: open %s: %s\n", path, strerror(errno));
-        return 3;
+    char path[MAX_DIRS][4096];
+    int fd[MAX_DIRS], n = 0;
+    for (char *save = NULL, *d = strtok_r(dirs, ",", &save); d && n < MAX_DIRS;
+         d = strtok_r(NULL, ",", &save), n++) {
+        snprintf(path[n], sizeof path[n], "%s/ckpt.%d", d, rank);
+        fd[n] = open(path[n], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd[n] < 0) {
+            fprintf(stderr, "ckpt_sized: open %s: %s\n", path[n], strerror(errno));
+            return 3;
+        }
     }
     unsigned char *buf = malloc(CHUNK);
     if (!buf)
         return 3;
     for (uint64_t done = 0; done < size;) {
-        size_t n = size - done < CHUNK ? (size_t)(size - done) : CHUNK;
-        for (size_t i = 0; i < n; i++)
+        size_t len = size - done < CHUNK ? (size_t)(size - done) : CHUNK;
+        for (size_t i = 0; i < len; i++)
             buf[i] = byte_at(rank, done + i);
-        ssize_t w = write(fd, buf, n);
-        if (w <= 0) {
-            fprintf(stderr, "ckpt_sized: write %s: %s\n", path, strerror(errno));
-            return 3;
+        for (int k = 0; k < n; k++) {
+            if (write(fd[k], buf, len) != (ssize_t)len) {
+                fprintf(stderr, "ckpt_sized: write %s: %s\n", path[k], strerror(errno));
+                return 3;
+            }
         }
-        done += (uint64_t)w;
+        done += len;
     }
     free(buf);
-    if (close(fd) != 0) {
-        fprintf(stderr, "ckpt_sized: close %s: %s\n", path, strerror(errno));
-        return 3;
+    for (int k = 0; k < n; k++) {
+        if (close(fd[k]) != 0) {
+            fprintf(stderr, "ckpt_sized: close %s: %s\n", path[k], strerror(errno));
+            return 3;
+        }
     }
     return 0;
 }

@@ -105,3 +105,17 @@ SLUICE_CB_WRITE=enable SLUICE_CB_NODES=2 SLUICE_STRIPING_UNIT=64K SLUICE_CAPTURE
 SLUICE_CAPTURE="$d/ckpt.%r" timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" \
   "$SLUICE_APPS_DIR/ckpt_commit_steps" verify "$d" 3 4 || fail "steps: step 3 read back wrong"
 echo "ok: three versions through two aggregators"
+
+# Three sets committed at once (each rank closes its three files together): their commits have
+# their own homes, aggregators and tags and are in flight together without waiting on each other.
+mkdir -p multi/a multi/b multi/c
+SLUICE_CB_WRITE=enable SLUICE_CB_NODES=2 SLUICE_STRIPING_UNIT=64K \
+  SLUICE_CAPTURE="$PWD/multi/a/ckpt.%r:$PWD/multi/b/ckpt.%r:$PWD/multi/c/ckpt.%r" \
+  timeout 120 "$MPIEXEC" -n 5 env LD_PRELOAD="$SLUICE_LIB" "$app" write \
+  "$PWD/multi/a,$PWD/multi/b,$PWD/multi/c" $uneven || fail "multi: writer job failed"
+for s in a b c; do
+  "$ckpt" verify "multi/$s/ckpt.@r.sluice" > /dev/null || fail "multi: set $s does not verify"
+  SLUICE_CAPTURE="$PWD/multi/$s/ckpt.%r" timeout 120 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" \
+    "$app" verify "$PWD/multi/$s" 5 $uneven || fail "multi: set $s read back wrong"
+done
+echo "ok: three sets committed at once"
