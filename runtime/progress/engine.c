@@ -57,6 +57,7 @@ static struct {
     uint64_t outer_seq;          /* sequence number of the outermost running item */
     struct poller pollers[MAX_POLLERS];
     int next_poller_id;
+    int poller_slots;            /* slots in use are all below this (high-water mark) */
     int calling_poller;          /* id of the poller the thread is in, 0 if none */
     pthread_t thread;
     bool running, stop_requested;
@@ -125,7 +126,10 @@ static uint64_t run_queue(void)
 static uint64_t run_pollers(void)
 {
     uint64_t did = 0;
-    for (int i = 0; i < MAX_POLLERS; i++) {
+    pthread_mutex_lock(&E.lock);
+    int slots = E.poller_slots;
+    pthread_mutex_unlock(&E.lock);
+    for (int i = 0; i < slots; i++) {
         pthread_mutex_lock(&E.lock);
         struct poller p = E.pollers[i];
         if (p.id != 0)
@@ -275,6 +279,8 @@ int sluice_progress_add_poller(sluice_poller_fn fn, void *arg)
         if (E.pollers[i].id == 0) {
             id = ++E.next_poller_id;
             E.pollers[i] = (struct poller){fn, arg, id};
+            if (i + 1 > E.poller_slots)
+                E.poller_slots = i + 1;
             break;
         }
     }
@@ -293,9 +299,11 @@ void sluice_progress_remove_poller(int id)
     if (id <= 0)
         return;
     pthread_mutex_lock(&E.lock);
-    for (int i = 0; i < MAX_POLLERS; i++)
+    for (int i = 0; i < E.poller_slots; i++)
         if (E.pollers[i].id == id)
             E.pollers[i] = (struct poller){NULL, NULL, 0};
+    while (E.poller_slots > 0 && E.pollers[E.poller_slots - 1].id == 0)
+        E.poller_slots--;
     /* After return the poller must not be running: wait out a call in progress, unless we are
      * that call (a poller removing itself). */
     while (!on_progress_thread && E.calling_poller == id)
@@ -427,6 +435,7 @@ static void atfork_child(void)
     E.posted = 0;
     E.depth = 0;
     memset(E.pollers, 0, sizeof E.pollers);
+    E.poller_slots = 0;
     E.calling_poller = 0;
     E.running = false;
     E.stop_requested = false;
