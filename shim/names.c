@@ -203,6 +203,15 @@ SLUICE_EXPORT int renameat2(int fromdir, const char *from, int todir, const char
     return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(renameat2)(fromdir, from, todir, to, flags);
 }
 
+#define TRUNCATE_WRAPPER(name)                                                                   \
+    SLUICE_EXPORT int name(const char *path, off_t length)                                       \
+    {                                                                                            \
+        int r = sluice_capture_on() ? sluice_capture_truncate(path, length) : SLUICE_CAPTURE_PASS; \
+        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, length);                   \
+    }
+TRUNCATE_WRAPPER(truncate)
+TRUNCATE_WRAPPER(truncate64)
+
 /* ---- folders and the working directory ---------------------------------------------------- */
 
 SLUICE_EXPORT int mkdir(const char *path, mode_t mode)

@@ -75,6 +75,7 @@ int sluice_capture_unlink(int dirfd, const char *path, int flags); /* unlinkat f
 int sluice_capture_rename(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
                           unsigned int flags);
 int sluice_capture_mkdir(int dirfd, const char *path, mode_t mode);
+int sluice_capture_truncate(const char *path, off_t length); /* truncate(2) by name */
 int sluice_capture_rmdir(const char *path);
 /* chdir/fchdir succeeded: refresh the cached working directory. */
 void sluice_capture_cwd_changed(void);

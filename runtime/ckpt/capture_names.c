@@ -497,3 +497,20 @@ int sluice_capture_rmdir(const char *path)
     }
     return 0;
 }
+
+/* truncate(2) by name: the same as open for writing, ftruncate, close (a new version). */
+int sluice_capture_truncate(const char *path, off_t length)
+{
+    struct capture_name n;
+    if (!capture_classify(AT_FDCWD, path, &n, false) || !n.member)
+        return SLUICE_CAPTURE_PASS;
+    int fd = sluice_capture_openat(AT_FDCWD, path, O_WRONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int rc = ftruncate(fd, length);
+    int e = errno;
+    if (sluice_capture_close(fd) == SLUICE_CAPTURE_PASS)
+        SLUICE_REAL(close)(fd);
+    errno = e;
+    return rc;
+}

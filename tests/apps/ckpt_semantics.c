@@ -147,6 +147,8 @@ static void stdio_paths(void)
     f = fopen(P("ckpt.3"), "a+");
     CHECK(f && fputs("+more", f) >= 0 && fclose(f) == 0, "fopen a+ appends");
     CHECK(file_size(P("ckpt.3")) == 27, "appended size 27");
+    CHECK(truncate(P("ckpt.0"), 6) == 0 && file_size(P("ckpt.0")) == 6, "truncate by name");
+    CHECK(truncate(P("ckpt.98"), 6) != 0 && errno == ENOENT, "truncate of a missing member: ENOENT");
     f = fopen(P("ckpt.3"), "wx");
     CHECK(f == NULL && errno == EEXIST, "fopen wx on an existing member: EEXIST");
     f = fopen(P("ckpt.44"), "r");
