@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Configures and builds sluice into ./build (or $SLUICE_BUILD_DIR).
+# Configures and builds sluice into ./build (or $BUILD_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${SLUICE_BUILD_DIR:-build}
+build=${BUILD_DIR:-build}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_WERROR=ON >/dev/null
 cmake --build "$build" -j "$(nproc)"

@@ -7,7 +7,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh" >/dev/null
-build=${SLUICE_BUILD_DIR:-$root/build}
+build=${BUILD_DIR:-$root/build}
 case "$build" in /*) ;; *) build=$root/$build ;; esac
 bin=$build/bin
 app=$build/tests/apps/ckpt_writer
@@ -20,7 +20,7 @@ say() { printf '\n== %s\n' "$*"; }
 say "Without sluice: 4 ranks, 3 checkpoint steps, every rank writes its own files"
 mkdir plain && (cd plain && mpiexec -n 4 "$app" write 3)
 echo "files created: $(find plain -type f | wc -l)"
-find plain | sort | sed 's/^/  /' | head -12; echo "  ..."
+find plain -type f | sort | sed -n '1,6s/^/  /p'; echo "  ..."
 
 say "With sluice: the same unmodified binary, SLUICE_CAPTURE set"
 mkdir captured && cd captured
@@ -38,14 +38,14 @@ mpiexec -n 3 -env LD_PRELOAD "$build/lib/libsluice.so" \
     "$app" verify 3 4
 
 say "sluice-ckpt ls / verify"
-"$bin/sluice-ckpt" ls . | head -20
-"$bin/sluice-ckpt" verify . && echo "all members verified"
+"$bin/sluice-ckpt" ls -r . | sed -n '1,14p'
+"$bin/sluice-ckpt" verify -r . && echo "all members verified"
 
 say "sluice-ckpt extract reproduces the files written without sluice"
-"$bin/sluice-ckpt" extract -o "$demo/extracted" . >/dev/null
+"$bin/sluice-ckpt" extract -r -o "$demo/extracted" . >/dev/null
 diff -r "$demo/plain" "$demo/extracted" && echo "extracted tree == plain tree (byte for byte)"
 
 say "sluice-trace summary of the capture run"
-"$bin/sluice-trace" summary "$demo/trace" | head -60
+"$bin/sluice-trace" summary "$demo/trace" | sed -n '1,60p'
 echo
 echo "demo folder: $demo"

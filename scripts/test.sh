@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/build.sh
-cd "${SLUICE_BUILD_DIR:-build}"
+cd "${BUILD_DIR:-build}"
 ctest --output-on-failure -j 2 --timeout 600
