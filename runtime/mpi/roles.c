@@ -303,8 +303,12 @@ int sluice_mpi_app_finalize(void)
         return PMPI_Finalize();
     pthread_mutex_lock(&R.lock);
     int state = atomic_load(&R.state);
-    bool ours = R.app_initialized && (state == ST_READY || state == ST_UNUSABLE) &&
-                !R.app_finalized;
+    /* READY also covers MPI that sluice adopted after the application initialized it through
+     * PMPI_Init (a Fortran 2008 binding, say): sluice's communicator and pollers must go
+     * before MPI does, whoever initialized it. */
+    bool ours = !R.app_finalized &&
+                (state == ST_READY ||
+                 (state == ST_UNUSABLE && (R.app_initialized || R.sluice_initialized)));
     if (ours)
         R.app_finalized = true;
     pthread_mutex_unlock(&R.lock);

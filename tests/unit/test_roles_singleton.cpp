@@ -73,6 +73,36 @@ TEST(RolesSingleton, FinalizeHookRunsAtExitWhileTheCommunicatorStillWorks)
     unlink(tmpl);
 }
 
+int adopted_hook_runs;
+void count_adopted_hook() { adopted_hook_runs++; }
+
+// Second, for the same reason as the first: the child must start with MPI untouched.
+TEST(RolesSingleton, MpiInitializedThroughPmpiIsAdoptedAndFinalizedInOrder)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int provided = -1;
+        // the application initializes MPI behind sluice's back (no MPI_Init wrapper involved)
+        if (PMPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+            _exit(1);
+        MPI_Comm c = sluice_comm();
+        if (c == MPI_COMM_NULL || c == MPI_COMM_WORLD || !sluice_mpi_ready())
+            _exit(2);
+        sluice_config.any_set = true;
+        sluice_mpi_on_finalize(count_adopted_hook);
+        if (sluice_mpi_app_finalize() != MPI_SUCCESS)
+            _exit(3);
+        int fin = 0;
+        PMPI_Finalized(&fin);
+        if (!fin || adopted_hook_runs != 1)
+            _exit(4);
+        if (sluice_mpi_ready() || sluice_comm() != MPI_COMM_NULL)
+            _exit(5);
+        exit(0); // sluice must not finalize again at exit
+    }
+    EXPECT_EQ(wait_status(pid), 0);
+}
+
 TEST(RolesSingleton, NotUnderALauncherIsRankZeroOfOne)
 {
     EXPECT_FALSE(sluice_under_launcher());
