@@ -35,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define TAG_BASE 0x10000 /* below: the commit engine's own tag */
@@ -69,6 +71,7 @@ struct tp_job {
 
     /* writer */
     int *fds;            /* per member: staging file of my members, else -1 */
+    unsigned char **maps; /* per member: the staging file mapped read-only, or NULL */
     uint32_t *piece_crc; /* per plan piece (mine only) */
     size_t *mine;        /* my pieces, by (round, domain, offset) */
     size_t nmine, next_mine;
@@ -170,6 +173,10 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
     s->nreq = 0;
     if (e == b)
         return;
+    /* Pieces of mapped staging files are sent from the mapping, without a copy. */
+    for (size_t k = b; k < e; k++)
+        if (j->maps[j->plan.pieces[j->mine[k]].member])
+            total -= j->plan.pieces[j->mine[k]].size;
     /* The slot's buffer is kept from batch to batch (grown when needed): a fresh 16 MiB
      * allocation per batch would be a fresh mapping, faulted in page by page. */
     if (total > s->len) {
@@ -188,10 +195,17 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
     uint64_t pos = 0;
     for (size_t k = b; k < e; k++) {
         const struct sluice_tp_piece *pc = &j->plan.pieces[j->mine[k]];
-        unsigned char *p = s->buf + pos;
-        int rc = j->m[pc->member].vanished
+        unsigned char *p;
+        int rc = 0;
+        if (j->maps[pc->member]) {
+            p = j->maps[pc->member] + pc->member_off;
+        } else {
+            p = s->buf + pos;
+            pos += pc->size;
+            rc = j->m[pc->member].vanished
                      ? (memset(p, 0, pc->size), 0)
                      : read_full(j->fds[pc->member], p, pc->size, pc->member_off);
+        }
         if (rc) {
             /* Still send the bytes the aggregator expects; the commit fails at the home. */
             memset(p, 0, pc->size);
@@ -201,7 +215,6 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
         j->piece_crc[j->mine[k]] = sluice_crc32c_update(0, p, pc->size);
         int to = j->plan.domains[pc->domain].aggregator;
         MPI_Isend(p, (int)pc->size, MPI_BYTE, to, j->tag, comm, &s->reqs[s->nreq++]);
-        pos += pc->size;
         if (sluice_trace_active())
             sluice_trace_instant(SLUICE_EV_COMMIT_SHUFFLE, (uint64_t)to, pc->size, r);
     }
@@ -440,6 +453,10 @@ static void job_free(struct tp_job *j)
     for (size_t i = 0; j->fds && i < j->n; i++)
         if (j->fds[i] >= 0)
             commit_fs_close(j->fds[i]);
+    for (size_t i = 0; j->maps && i < j->n; i++)
+        if (j->maps[i])
+            munmap(j->maps[i], j->m[i].size);
+    free(j->maps);
     for (int i = 0; i < 2; i++) {
         free(j->ss[i].buf);
         free(j->ss[i].reqs);
@@ -552,6 +569,16 @@ static int job_prepare(struct tp_job *j)
                 break;
             }
             j->fds[i] = fd;
+            /* Staged bytes are final once closed (capture never touches the file again; an
+             * unlink does not truncate it), so a mapping is safe; checked against the size so
+             * that a shorter file (EIO) is caught by the read path instead of SIGBUS. */
+            struct stat st;
+            if (SLUICE_REAL(fstat)(fd, &st) == 0 && (uint64_t)st.st_size >= j->m[i].size) {
+                void *map =
+                    SLUICE_REAL(mmap)(NULL, j->m[i].size, PROT_READ, MAP_SHARED, fd, 0);
+                if (map != MAP_FAILED)
+                    j->maps[i] = map;
+            }
         }
     }
     if (rc == 0 && ncopies) {
@@ -603,7 +630,8 @@ void commit_twophase_handle(int home, struct cmsg *in)
     j->m = calloc(n ? n : 1, sizeof(*j->m));
     struct sluice_tp_member *tm = calloc(n ? n : 1, sizeof(*tm));
     j->fds = malloc((n ? n : 1) * sizeof(int));
-    int rc = (aggr && j->m && tm && j->fds) ? 0 : -ENOMEM;
+    j->maps = calloc(n ? n : 1, sizeof(*j->maps));
+    int rc = (aggr && j->m && tm && j->fds && j->maps) ? 0 : -ENOMEM;
     for (uint32_t i = 0; rc == 0 && i < n && !in->bad; i++) {
         j->m[i].seq = cmsg_get_u64(in);
         j->m[i].offset = cmsg_get_u64(in);
