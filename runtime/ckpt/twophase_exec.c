@@ -1,9 +1,10 @@
 /* Two-phase commit, executor: runs one rank's part of a two-phase plan on the progress thread.
  *
- *   writer      reads its staged members round by round and sends each piece to the aggregator
- *               of the piece's domain (MPI_Isend on sluice's communicator, one tag per commit),
- *               in batches of one (round, aggregator): at most two batches are in flight, so a
- *               writer holds at most two round buffers (2 x SLUICE_CB_BUFFER_SIZE);
+ *   writer      sends each piece of its staged members, round by round, to the aggregator of
+ *               the piece's domain (MPI_Isend on sluice's communicator, one tag per commit),
+ *               straight from the mapped staging file, in batches of one (round, aggregator):
+ *               at most two batches are in flight (when a file cannot be mapped its pieces are
+ *               read into a batch buffer: at most two round buffers);
  *   aggregator  posts the receives of a round straight into a round-sized buffer at the pieces'
  *               offsets (no copy), zero-fills padding, and writes the round's requests: whole
  *               stripes except at the ends of its domain. Two buffers: round r+1 is received
