@@ -20,6 +20,15 @@ echo "ok: wait-list dependencies, none from queue order on an out-of-order queue
 grep -q 'CL_CALL function="clSetUserEventStatus", return code=0' ooo.debug || fail "clSetUserEventStatus not recorded"
 echo "ok: user event calls recorded"
 
+# A burst of 1000 kernels enqueued without waiting (more than the per-queue timing ring holds):
+# the output is unchanged and every command still gets its device time.
+"$SLUICE_APPS_DIR/cl_burst" >burst.plain
+with_sluice env SLUICE_DEBUG="$PWD/burst.debug" "$SLUICE_APPS_DIR/cl_burst" >burst.traced
+diff burst.plain burst.traced >/dev/null || fail "burst output differs"
+expect_contains "burst result" "counter=500500 expected=500500" "$(cat burst.traced)"
+expect_eq "enqueues recorded" 1001 "$(grep -c 'CL_ENQUEUE' burst.debug)"
+expect_eq "device times recorded for every command" 1001 "$(grep -c 'CL_DEVICE_EXEC' burst.debug)"
+
 # sluice-trace summary shows the OpenCL side: calls by function, host and device time, bytes
 # each way per device.
 mkdir -p tr
