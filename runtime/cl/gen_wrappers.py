@@ -280,10 +280,9 @@ def gen_wrapper(f):
         if p.role == "in":
             o.append(f"    {p.base} r_{p.name} = ({p.base})sluice_cl_in({p.name}, {HANDLE_KINDS[p.base]});")
         elif p.role == "in_array":
-            cq = "" if p.const else ""
             o.append(f"    void *stk_{p.name}[SLUICE_CL_STACK_ARRAY];")
             o.append(f"    void *heap_{p.name} = NULL;")
-            o.append(f"    {'const ' if p.const else ''}{p.base} *r_{p.name} = ({'const ' if p.const else ''}{p.base} *)sluice_cl_in_array((void *const *){p.name}, {p.count}, {HANDLE_KINDS[p.base]}, stk_{p.name}, &heap_{p.name});{cq}")
+            o.append(f"    {'const ' if p.const else ''}{p.base} *r_{p.name} = ({'const ' if p.const else ''}{p.base} *)sluice_cl_in_array((void *const *){p.name}, {p.count}, {HANDLE_KINDS[p.base]}, stk_{p.name}, &heap_{p.name});")
             cleanup.append(f"    free(heap_{p.name});")
         elif p.role == "out_event":
             o.append(f"    cl_event ev_local_ = NULL;")
@@ -318,8 +317,6 @@ def gen_wrapper(f):
         for p in f.params:
             if p.name == "param_value_size_ret":
                 p.role = "info_size"
-    if retain and retain.group(1) == "Release":
-        pass
     args = ", ".join(f"r_{p.name}" if p.role != "plain" else p.name for p in f.params)
     # Queries that sluice answers itself (original queue properties, hidden profiling), and
     # results that name objects, tested inline so that other queries pay nothing.
