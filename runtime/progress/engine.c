@@ -203,7 +203,7 @@ static void *progress_main(void *unused)
     uint64_t cap = sleep_max_ns();
     sluice_backoff_init(&backoff, MIN_SLEEP_NS, cap);
     struct spell idle = {0, 0}, busy = {0, 0};
-    uint32_t seen = atomic_load(&E.sleeper.seq);
+    uint32_t seen = sluice_sleeper_seq(&E.sleeper);
 
     while (!should_exit()) {
         uint64_t items = run_queue();
@@ -211,7 +211,7 @@ static void *progress_main(void *unused)
         stat_add(&E.stats.rounds, 1);
         stat_add(&E.stats.items_run, items);
 
-        uint32_t seq = atomic_load(&E.sleeper.seq);
+        uint32_t seq = sluice_sleeper_seq(&E.sleeper);
         bool woken = seq != seen;
         seen = seq;
         if (did > 0 || woken) {

@@ -74,3 +74,7 @@ void sluice_sleeper_wake(struct sluice_sleeper *s)
     if (atomic_load(&s->parked))
         syscall(SYS_futex, (uint32_t *)&s->seq, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
 }
+
+uint32_t sluice_sleeper_seq(struct sluice_sleeper *s) { return atomic_load(&s->seq); }
+
+int sluice_sleeper_parked(struct sluice_sleeper *s) { return atomic_load(&s->parked); }

@@ -18,9 +18,15 @@ extern "C" {
 /* Sleeps of at most this long are plain clock_nanosleep; longer ones park. */
 #define SLUICE_SLEEPER_PARK_NS 50000u
 
+#ifdef __cplusplus
+#define SLUICE_SLEEPER_ATOMIC(t) t /* C++ (tests) only hands the struct to the functions */
+#else
+#define SLUICE_SLEEPER_ATOMIC(t) _Atomic t
+#endif
+
 struct sluice_sleeper {
-    _Atomic uint32_t seq;  /* bumped by every wake */
-    _Atomic int parked;    /* the sleeper is (about to be) in FUTEX_WAIT */
+    SLUICE_SLEEPER_ATOMIC(uint32_t) seq; /* bumped by every wake */
+    SLUICE_SLEEPER_ATOMIC(int) parked;   /* the sleeper is (about to be) in FUTEX_WAIT */
 };
 
 void sluice_sleeper_init(struct sluice_sleeper *s);
@@ -29,6 +35,9 @@ void sluice_sleeper_init(struct sluice_sleeper *s);
 int sluice_sleeper_wait(struct sluice_sleeper *s, uint64_t ns, uint32_t seen);
 /* Bumps seq and, if the sleeper is parked, wakes it. Safe from any thread. */
 void sluice_sleeper_wake(struct sluice_sleeper *s);
+/* The wake counter to pass to the next wait, and whether the sleeper is parked now. */
+uint32_t sluice_sleeper_seq(struct sluice_sleeper *s);
+int sluice_sleeper_parked(struct sluice_sleeper *s);
 
 #ifdef __cplusplus
 }
