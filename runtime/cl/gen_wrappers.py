@@ -234,7 +234,7 @@ def ret_default(f):
 
 def gen_wrapper(f):
     fid = f"SLUICE_CL_FN_{f.name}"
-    is_info = f.name.startswith("clGet") and f.name.endswith("Info") and any(p.name == "param_name" for p in f.params) \
+    is_info = re.match(r"^clGet\w*Info(KHR|EXT|INTEL)?$", f.name) and any(p.name == "param_name" for p in f.params) \
         and any(p.name == "param_value_size_ret" for p in f.params)
     retain = re.match(r"^cl(Retain|Release)(Context|CommandQueue|MemObject|Program|Kernel|Event|Sampler|Device|DeviceEXT)$", f.name)
     enqueue = f.name.startswith("clEnqueue") and any(p.role == "out_event" for p in f.params)
