@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cl/names.h"
 #include "cl/wrap.h"
@@ -115,13 +116,18 @@ static void harvest_queue(struct sluice_cl_obj *q, void *all)
 
 /* At exit, before any library's destructors (atexit runs first): what completed is recorded
  * while the trace still takes events and the OpenCL implementation is still loaded. */
+static pid_t exit_hook_pid;
 static void harvest_all_at_exit(void)
 {
-    sluice_cl_for_each(SLUICE_CL_QUEUE, harvest_queue, NULL);
+    /* A fork child that calls exit() inherits the hook but not the implementation's threads:
+     * calling into OpenCL there could hang, so only the process that timed commands harvests. */
+    if (getpid() == exit_hook_pid)
+        sluice_cl_for_each(SLUICE_CL_QUEUE, harvest_queue, NULL);
 }
 static pthread_once_t exit_hook_once = PTHREAD_ONCE_INIT;
 static void install_exit_hook(void)
 {
+    exit_hook_pid = getpid();
     atexit(harvest_all_at_exit);
 }
 
