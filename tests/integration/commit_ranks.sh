@@ -3,9 +3,12 @@
 # ranks; each job leaves exactly one verified container, an empty stage folder, and a job with
 # another rank count reads every byte back through the per-rank names. A second variant
 # fsyncs every member (fsync returns only once the member is in a durable container).
+# Every case takes the direct path (each rank writes its own member); the last one lets the
+# two-phase writer decide (SLUICE_CB_WRITE=auto), to check both behind the same engine.
 app=$SLUICE_APPS_DIR/ckpt_commit_steps
 ckpt=$SLUICE_BIN_DIR/sluice-ckpt
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE
+export SLUICE_CB_WRITE=disable
 
 run_case() { # run_case NAME RANKS READERS [writer options]
   local name=$1 n=$2 readers=$3
@@ -33,6 +36,7 @@ run_case n4 4 1
 run_case n8 8 3
 run_case n3_fsync 3 4 --fsync
 run_case n4_fsync 4 4 --fsync
+SLUICE_CB_WRITE=auto run_case n5_auto 5 2
 
 # The reads really come from the container: without sluice the per-rank names do not exist.
 [ ! -e "$PWD/n4/ckpt.0" ] || fail "per-rank file exists on disk"
