@@ -22,8 +22,11 @@ set -e
 [ "$rc" -ne 124 ] || fail "the job hung after the rank died: $(tail -5 job.out)"
 echo "ok: job ended with status $rc after the kill"
 
-ls -A "$d" | grep -q '^\.ckpt\.@r\.sluice\.tmp\.' || fail "no commit was in flight at the kill"
-echo "ok: the kill interrupted a commit (its temporary file is left)"
+tmp=$(ls -A "$d" | grep '^\.ckpt\.@r\.sluice\.tmp\.' || true)
+[ -n "$tmp" ] || fail "no commit was in flight at the kill"
+committed=$("$ckpt" ls "$d" | sed -n 's/.* version \([0-9]*\) .*/\1/p')
+expect_eq "the interrupted commit is the next version" "$(( committed + 1 ))" "${tmp##*.}"
+echo "ok: the kill interrupted the commit of version ${tmp##*.} (its temporary file is left)"
 
 "$ckpt" verify "$d/ckpt.@r.sluice" > verify.out || fail "container damaged: $(cat verify.out)"
 echo "ok: the container verifies"
