@@ -297,6 +297,27 @@ FILE *sluice_capture_freopen(const char *path, const char *mode, FILE *stream, b
     *handled = new_member || old_tracked;
     if (!*handled)
         return NULL;
+    if (path == NULL) {
+        /* Same file, new mode: glibc reopens it on another descriptor and closes the old one
+         * internally. The member stays open; move the descriptor's entry over. */
+        FILE *fp = SLUICE_REAL(freopen)(NULL, mode, stream);
+        int e = errno;
+        int nfd = fp ? fileno(fp) : -1;
+        struct sluice_capture_member *last = NULL;
+        pthread_mutex_lock(&capture_lock);
+        struct sluice_capture_member *m =
+            atomic_load_explicit(&sluice_capture_fdtab[oldfd], memory_order_acquire);
+        if (m != NULL && nfd != oldfd) {
+            if (nfd >= 0 && nfd < sluice_capture_fdtab_size)
+                capture_fd_attach(nfd, m);
+            last = capture_fd_detach(oldfd);
+        }
+        pthread_mutex_unlock(&capture_lock);
+        if (last != NULL)
+            capture_member_release(last);
+        errno = e;
+        return fp;
+    }
     sluice_capture_guard_enter();
     int fd = -1;
     if (new_member) {

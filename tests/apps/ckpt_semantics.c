@@ -157,6 +157,10 @@ static void stdio_paths(void)
     CHECK(f && freopen(P("ckpt.4"), "w", f) == f, "freopen a stream onto a member");
     CHECK(f && fputs("via freopen", f) >= 0 && fclose(f) == 0, "write and fclose the reopened stream");
     CHECK(file_size(P("ckpt.4")) == 11, "freopen'd member has 11 bytes");
+    f = fopen(P("ckpt.4"), "a");
+    CHECK(f && fputs("+", f) >= 0 && (f = freopen(NULL, "a+", f)) != NULL, "freopen(NULL) changes the mode of an open member");
+    CHECK(f && fputs("-", f) >= 0 && fseek(f, 0, SEEK_SET) == 0 && fgetc(f) == 'v' && fclose(f) == 0, "write and read through the new mode");
+    CHECK(file_size(P("ckpt.4")) == 13, "both appends landed: 13 bytes");
 }
 
 static void names(void)
@@ -174,13 +178,13 @@ static void names(void)
 
     /* rename between members, member -> plain name, plain name -> member */
     CHECK(rename(P("ckpt.4"), P("ckpt.5")) == 0, "rename member to member");
-    CHECK(stat(P("ckpt.4"), &st) != 0 && errno == ENOENT && file_size(P("ckpt.5")) == 11, "old name gone, new name has the bytes");
+    CHECK(stat(P("ckpt.4"), &st) != 0 && errno == ENOENT && file_size(P("ckpt.5")) == 13, "old name gone, new name has the bytes");
     int fd = open(P("ckpt.6"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     CHECK(fd >= 0 && write(fd, "open-rename", 11) == 11, "write ckpt.6, keep it open");
     CHECK(rename(P("ckpt.6"), P("ckpt.7")) == 0 && write(fd, "!", 1) == 1 && close(fd) == 0, "rename while open, write more, close");
     CHECK(file_size(P("ckpt.7")) == 12 && access(P("ckpt.6"), F_OK) != 0, "open member renamed with all its bytes");
-    CHECK(rename(P("ckpt.5"), P("plain.out")) == 0 && file_size(P("plain.out")) == 11, "rename member to a plain name");
-    CHECK(rename(P("plain.out"), P("ckpt.8")) == 0 && file_size(P("ckpt.8")) == 11 && access(P("plain.out"), F_OK) != 0,
+    CHECK(rename(P("ckpt.5"), P("plain.out")) == 0 && file_size(P("plain.out")) == 13, "rename member to a plain name");
+    CHECK(rename(P("plain.out"), P("ckpt.8")) == 0 && file_size(P("ckpt.8")) == 13 && access(P("plain.out"), F_OK) != 0,
           "rename plain file to a member name");
 
     /* unlink: a closed member, and one unlinked while open */
