@@ -23,6 +23,13 @@ static int stat_or_pass(int dirfd, const char *path, struct stat *st, int flags)
     return sluice_capture_on() ? sluice_capture_stat(dirfd, path, st, flags) : SLUICE_CAPTURE_PASS;
 }
 
+/* fstat on a descriptor: the kernel's answer, except that a read view of a committed member
+ * reports the device and inode that stat() of its name reports (cp compares the two). */
+static void fix_fstat(int fd, struct stat *st)
+{
+    if (sluice_capture_enabled && sluice_capture_fd_tracked(fd))
+        sluice_capture_fix_fstat(fd, &st->st_dev, &st->st_ino);
+}
 static int real_fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
     return SLUICE_REAL(fstatat)(dirfd, path, st, flags);
@@ -38,7 +45,12 @@ static int real_fstatat(int dirfd, const char *path, struct stat *st, int flags)
     SLUICE_EXPORT int name(int dirfd, const char *path, struct type *st, int flags)              \
     {                                                                                            \
         int r = stat_or_pass(dirfd, path, (struct stat *)st, flags);                             \
-        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(dirfd, path, st, flags);         \
+        if (r != SLUICE_CAPTURE_PASS)                                                            \
+            return r;                                                                            \
+        r = SLUICE_REAL(name)(dirfd, path, st, flags);                                           \
+        if (r == 0 && (flags & AT_EMPTY_PATH) && path[0] == '\0')                               \
+            fix_fstat(dirfd, (struct stat *)st);                                                 \
+        return r;                                                                                \
     }
 /* The glibc < 2.33 names are compat-only symbols in today's libc (dlsym cannot find them), so
  * their pass-through goes to fstatat, which fills the same structure. */
@@ -60,6 +72,28 @@ static int real_fstatat(int dirfd, const char *path, struct stat *st, int flags)
 #define SLUICE_STAT_FN(name, shape, type, nofollow) SHAPE_##shape(name, type, nofollow)
 #include "names_stat.def"
 #undef SLUICE_STAT_FN
+
+#define FSTAT_WRAPPER(name, type)                                                                \
+    SLUICE_EXPORT int name(int fd, struct type *st)                                              \
+    {                                                                                            \
+        int r = SLUICE_REAL(name)(fd, st);                                                       \
+        if (r == 0)                                                                              \
+            fix_fstat(fd, (struct stat *)st);                                                    \
+        return r;                                                                                \
+    }
+FSTAT_WRAPPER(fstat, stat)
+FSTAT_WRAPPER(fstat64, stat64)
+#define FXSTAT_WRAPPER(name, type)                                                               \
+    SLUICE_EXPORT int name(int ver, int fd, struct type *st)                                     \
+    {                                                                                            \
+        (void)ver;                                                                               \
+        int r = SLUICE_REAL(fstat)(fd, (struct stat *)st);                                       \
+        if (r == 0)                                                                              \
+            fix_fstat(fd, (struct stat *)st);                                                    \
+        return r;                                                                                \
+    }
+FXSTAT_WRAPPER(__fxstat, stat)
+FXSTAT_WRAPPER(__fxstat64, stat64)
 
 static void stat_to_statx(const struct stat *st, unsigned int mask, struct statx *sx)
 {

@@ -148,7 +148,7 @@ struct sluice_capture_member *capture_fd_detach(int fd)
         atomic_exchange_explicit(&sluice_capture_fdtab[fd], NULL, memory_order_acq_rel);
     if (m == NULL || --m->fds > 0)
         return NULL;
-    if (!m->unlinked)
+    if (!m->unlinked && !m->view)
         HASH_DEL(capture_open, m);
     return m;
 }
@@ -284,7 +284,7 @@ void sluice_capture_close_all(void)
     for (int fd = 0; fd <= capture_fd_high; fd++) {
         m = atomic_exchange_explicit(&sluice_capture_fdtab[fd], NULL, memory_order_acq_rel);
         if (m != NULL && --m->fds == 0) {
-            if (!m->unlinked)
+            if (!m->unlinked && !m->view)
                 HASH_DEL(capture_open, m);
             m->hh.next = done; /* reuse the link: the member has left the table */
             done = m;

@@ -64,6 +64,9 @@ int sluice_capture_close(int fd);          /* PASS if fd is not captured */
  * open file, if captured, was implicitly closed by dup2/dup3). */
 void sluice_capture_dup_done(int oldfd, int newfd, bool replaced);
 int sluice_capture_fsync(int fd);          /* PASS if fd is not captured */
+/* After a successful fstat of a tracked fd: a read view of a committed member reports the
+ * device and inode that stat() of its name reports. */
+void sluice_capture_fix_fstat(int fd, dev_t *dev, ino_t *ino);
 
 /* ---- names (capture_names.c) ------------------------------------------------------------- */
 

@@ -50,6 +50,10 @@ void capture_account_closed(uint64_t bytes)
 
 void capture_member_release(struct sluice_capture_member *m)
 {
+    if (m->view) { /* nothing staged behind a read view */
+        free(m);
+        return;
+    }
     sluice_capture_guard_enter();
     if (m->unlinked) {
         /* The name was removed while open: this version never reaches the file system. */
@@ -138,7 +142,7 @@ int sluice_capture_fsync(int fd)
     bool found = false;
     pthread_mutex_lock(&capture_lock);
     struct sluice_capture_member *m = atomic_load_explicit(&sluice_capture_fdtab[fd], memory_order_acquire);
-    if (m != NULL) {
+    if (m != NULL && !m->view) {
         capture_fill_staged(m, &sm);
         found = true;
     }
@@ -157,4 +161,16 @@ int sluice_capture_fsync(int fd)
         return -1;
     }
     return 0;
+}
+
+void sluice_capture_fix_fstat(int fd, dev_t *dev, ino_t *ino)
+{
+    pthread_mutex_lock(&capture_lock);
+    struct sluice_capture_member *m =
+        atomic_load_explicit(&sluice_capture_fdtab[fd], memory_order_acquire);
+    if (m != NULL && m->view) {
+        *dev = m->view_dev;
+        *ino = m->view_ino;
+    }
+    pthread_mutex_unlock(&capture_lock);
 }

@@ -32,6 +32,12 @@ struct sluice_capture_member {
     char meta_path[PATH_MAX];
     int fds;       /* program descriptors referring to it */
     bool unlinked; /* the name was removed while open: discard at last close */
+    /* A read view: a descriptor served by the commit engine (a committed or closed version).
+     * Not in `capture_open`; only carries the identity stat() reports for the name, so that
+     * fstat() on the descriptor agrees with it (cp checks that). */
+    bool view;
+    dev_t view_dev;
+    ino_t view_ino;
     UT_hash_handle hh;
 };
 

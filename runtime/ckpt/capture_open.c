@@ -111,6 +111,29 @@ static int open_staged_again(struct sluice_capture_member *m, int flags)
     return fd;
 }
 
+/* Opens the latest version for reading and, when the commit engine serves it, registers the
+ * descriptor as a read view carrying the identity stat() gave (st) for the name. */
+static int open_view(const char *abs, int flags, const struct stat *st)
+{
+    int fd = capture_open_latest(abs, flags);
+    if (fd < 0 || fd >= sluice_capture_fdtab_size)
+        return fd;
+    struct stat got;
+    if (fstat(fd, &got) != 0 || (got.st_dev == st->st_dev && got.st_ino == st->st_ino))
+        return fd; /* the real file itself: nothing to reconcile */
+    struct sluice_capture_member *v = calloc(1, sizeof *v);
+    if (v == NULL)
+        return fd;
+    v->view = true;
+    v->view_dev = st->st_dev;
+    v->view_ino = st->st_ino;
+    snprintf(v->path, sizeof v->path, "%s", abs);
+    pthread_mutex_lock(&capture_lock);
+    capture_fd_attach(fd, v);
+    pthread_mutex_unlock(&capture_lock);
+    return fd;
+}
+
 /* Opens member n with open(2) flags; returns a descriptor or -errno. Guard held. */
 static int open_member(const struct capture_name *n, int flags, mode_t mode)
 {
@@ -130,7 +153,7 @@ static int open_member(const struct capture_name *n, int flags, mode_t mode)
         struct stat old;
         bool exists = capture_member_stat(n->abs, &old) == 0;
         if (!writes && (exists || !(flags & O_CREAT)))
-            return capture_open_latest(n->abs, flags);
+            return exists ? open_view(n->abs, flags, &old) : capture_open_latest(n->abs, flags);
         if (exists && (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
             return -EEXIST;
         if (!exists && !(flags & O_CREAT))

@@ -23,6 +23,20 @@ expect_eq "cat of a member" "$(md5sum < src.3)" "$(with_sluice cat ckpt.3 | md5s
 expect_eq "wc -c of the members" "$(wc -c src.0 src.1 src.2 src.3 | awk '{print $1}')" \
   "$(with_sluice wc -c ckpt.0 ckpt.1 ckpt.2 ckpt.3 | awk '{print $1}')"
 
+# cp reads a committed member (it checks that fstat of the open file matches stat of the name)
+# and writes one; mv imports a plain file as a member.
+with_sluice cp ckpt.3 copy.3
+cmp src.3 copy.3 || fail "cp of a committed member differs"
+with_sluice cp src.1 ckpt.5
+with_sluice cp ckpt.5 copy.5
+cmp src.1 copy.5 || fail "cp into and out of a member differs"
+cp src.0 moved.0
+with_sluice mv moved.0 ckpt.6
+[ ! -e moved.0 ] && [ ! -e ckpt.6 ] || fail "mv left a plain file behind"
+with_sluice cmp src.0 ckpt.6
+echo "ok: cp out of, cp into and mv into members"
+rm copy.3 copy.5
+
 # dd rewrite of one member with conv=notrunc seeds from the committed bytes.
 printf 'XYZ' > patch
 mpirun 1 env LD_PRELOAD="$SLUICE_LIB" dd if=patch of=ckpt.2 bs=1 seek=10 conv=notrunc 2>/dev/null
