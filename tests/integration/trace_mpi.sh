@@ -40,3 +40,10 @@ assert len(marks) == 30 and {m["args"]["label"] for m in marks} == {"compute", "
 assert min(e["ts"] for e in real) >= 0
 print("ok: chrome export")
 PYEOF
+
+# Large jobs: --compact prints totals and the spread across ranks instead of a row per rank.
+compact=$("$TRACE" summary --compact --no-symbols t4)
+expect_contains "compact: spread" "spread across 4 ranks" "$compact"
+expect_eq "compact: MARK on 4 ranks, 10 each" "4 10 10" "$(echo "$compact" | awk '$1 == "MARK" && NF == 6 {print $2, $3, $5}')"
+expect_eq "compact: no per-rank rows" "" "$(echo "$compact" | awk '$1 ~ /^[0-9]+$/ && $2 == "MARK"')"
+expect_contains "compact: MPI share spread" "mpi    share across ranks: min" "$compact"

@@ -47,6 +47,26 @@ static void print_rows(const struct summary_ctx *ctx, const char *who, const str
     }
 }
 
+/* min and max of a per-rank count, and which rank holds each */
+struct spread {
+    uint64_t min, max;
+    int min_rank, max_rank;
+    size_t ranks_with;
+};
+
+static void spread_add(struct spread *s, uint64_t v, int rank, bool first)
+{
+    if (first || v < s->min) {
+        s->min = v;
+        s->min_rank = rank;
+    }
+    if (first || v > s->max) {
+        s->max = v;
+        s->max_rank = rank;
+    }
+    s->ranks_with += v > 0;
+}
+
 static void print_events(const struct summary_ctx *ctx)
 {
     const struct trace_set *set = ctx->set;
@@ -60,9 +80,11 @@ static void print_events(const struct summary_ctx *ctx)
     summary_heading(ctx, "Events by kind");
     fprintf(ctx->out, "%-6s %-16s %12s %14s %12s\n", "rank", "kind", "count", "bytes", "seconds");
     struct tally *total = calloc(nk, sizeof *total), *t = calloc(nk, sizeof *t);
-    if (!total || !t) {
+    struct spread *sp = calloc(nk, sizeof *sp);
+    if (!total || !t || !sp) {
         free(total);
         free(t);
+        free(sp);
         return;
     }
     for (size_t r = 0; r < set->nranks; r++) {
@@ -70,16 +92,30 @@ static void print_events(const struct summary_ctx *ctx)
         tally_files(set->ranks[r].files, set->ranks[r].nfiles, t, nk);
         char who[16];
         snprintf(who, sizeof who, "%d", set->ranks[r].rank);
-        print_rows(ctx, who, t, nk, widest);
+        if (ctx->per_rank)
+            print_rows(ctx, who, t, nk, widest);
         for (unsigned k = 0; k < nk; k++) {
             total[k].count += t[k].count;
             total[k].bytes += t[k].bytes;
             total[k].dur_ns += t[k].dur_ns;
+            spread_add(&sp[k], t[k].count, set->ranks[r].rank, r == 0);
         }
     }
     print_rows(ctx, "total", total, nk, widest);
+    if (!ctx->per_rank) {
+        fprintf(ctx->out, "\nspread across %zu ranks (events per rank)\n%-16s %12s %12s %8s %12s %8s\n", set->nranks,
+                "kind", "ranks", "min", "rank", "max", "rank");
+        for (unsigned k = 0; k < nk; k++) {
+            if (total[k].count == 0)
+                continue;
+            const char *name = sluice_trace_file_kind(widest, k);
+            fprintf(ctx->out, "%-16s %12zu %12llu %8d %12llu %8d\n", name ? name : "?", sp[k].ranks_with,
+                    (unsigned long long)sp[k].min, sp[k].min_rank, (unsigned long long)sp[k].max, sp[k].max_rank);
+        }
+    }
     free(total);
     free(t);
+    free(sp);
 }
 
 SUMMARY_SECTION(events_section, "events", 20, print_events)

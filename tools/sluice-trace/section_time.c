@@ -21,7 +21,8 @@ static void print_time(const struct summary_ctx *ctx)
     for (int k = 0; k < 4; k++)
         fprintf(ctx->out, " %12s %6s", state_names[k], "");
     fputc('\n', ctx->out);
-    double total[4] = {0};
+    double total[4] = {0}, lo[4] = {0}, hi[4] = {0};
+    int lo_rank[4] = {0}, hi_rank[4] = {0};
     size_t total_threads = 0;
     for (size_t r = 0; r < set->nranks; r++) {
         double s[4] = {0};
@@ -38,12 +39,28 @@ static void print_time(const struct summary_ctx *ctx)
         }
         char who[16];
         snprintf(who, sizeof who, "%d", set->ranks[r].rank);
-        row(ctx, who, threads, s);
-        for (int k = 0; k < 4; k++)
+        if (ctx->per_rank)
+            row(ctx, who, threads, s);
+        double sum = s[0] + s[1] + s[2] + s[3];
+        for (int k = 0; k < 4; k++) {
             total[k] += s[k];
+            double share = sum > 0 ? 100.0 * s[k] / sum : 0.0;
+            if (r == 0 || share < lo[k]) {
+                lo[k] = share;
+                lo_rank[k] = set->ranks[r].rank;
+            }
+            if (r == 0 || share > hi[k]) {
+                hi[k] = share;
+                hi_rank[k] = set->ranks[r].rank;
+            }
+        }
         total_threads += threads;
     }
     row(ctx, "total", total_threads, total);
+    if (!ctx->per_rank) /* imbalance at a glance: who waits most, who computes least */
+        for (int k = 0; k < 4; k++)
+            fprintf(ctx->out, "%-6s share across ranks: min %5.1f%% (rank %d), max %5.1f%% (rank %d)\n",
+                    state_names[k], lo[k], lo_rank[k], hi[k], hi_rank[k]);
 }
 
 SUMMARY_SECTION(time_section, "time", 30, print_time)

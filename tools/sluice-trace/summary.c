@@ -35,10 +35,12 @@ const char *summary_bytes(double bytes, char *buf, size_t len)
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: sluice-trace summary [--top N] [--no-symbols] DIR|FILE...\n"
+    fprintf(to, "usage: sluice-trace summary [--top N] [--no-symbols] [--per-rank|--compact] DIR|FILE...\n"
                 "  Prints, per rank and in total, what the trace files recorded.\n"
                 "  --top N        rows in top-N tables (default 10)\n"
-                "  --no-symbols   print call sites as module+offset, without addr2line\n");
+                "  --no-symbols   print call sites as module+offset, without addr2line\n"
+                "  --per-rank     a row per rank in every table (default up to 16 ranks)\n"
+                "  --compact      totals and the spread across ranks (min/max and which rank) only\n");
 }
 
 int summary_main(int argc, char **argv)
@@ -46,13 +48,16 @@ int summary_main(int argc, char **argv)
     static const struct option opts[] = {
         {"top", required_argument, NULL, 't'},
         {"no-symbols", no_argument, NULL, 'n'},
+        {"per-rank", no_argument, NULL, 'r'},
+        {"compact", no_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct summary_ctx ctx = {.out = stdout, .top = 10, .symbolize = true};
+    int per_rank = -1; /* -1: decided by the number of ranks */
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+t:nh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+t:nrch", opts, NULL)) != -1) {
         switch (c) {
         case 't': {
             char *end;
@@ -65,6 +70,8 @@ int summary_main(int argc, char **argv)
             break;
         }
         case 'n': ctx.symbolize = false; break;
+        case 'r': per_rank = 1; break;
+        case 'c': per_rank = 0; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -81,6 +88,7 @@ int summary_main(int argc, char **argv)
         return 1;
     }
     ctx.set = &set;
+    ctx.per_rank = per_rank >= 0 ? per_rank == 1 : set.nranks <= 16;
     for (struct summary_section *s = sections; s; s = s->next)
         s->print(&ctx);
     int status = (set.unreadable || set.incomplete) ? 1 : 0;

@@ -14,6 +14,7 @@ struct summary_ctx {
     FILE *out;
     int top;             /* rows in "top N" tables */
     bool symbolize;      /* run addr2line on call sites */
+    bool per_rank;       /* a row per rank (default for up to 16 ranks; else spreads) */
 };
 
 struct summary_section {
