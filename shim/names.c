@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -245,6 +246,29 @@ SLUICE_EXPORT int renameat2(int fromdir, const char *from, int todir, const char
     }
 TRUNCATE_WRAPPER(truncate)
 TRUNCATE_WRAPPER(truncate64)
+
+/* realpath resolves through glibc-internal calls: a member that exists only in sluice would
+ * be ENOENT there. Its name is already absolute and normalized by capture. */
+SLUICE_EXPORT char *realpath(const char *path, char *resolved)
+{
+    if (sluice_capture_on()) {
+        bool handled;
+        char *r = sluice_capture_realpath(path, resolved, &handled);
+        if (handled)
+            return r;
+    }
+    return SLUICE_REAL(realpath)(path, resolved);
+}
+SLUICE_EXPORT char *canonicalize_file_name(const char *path)
+{
+    if (sluice_capture_on()) {
+        bool handled;
+        char *r = sluice_capture_realpath(path, NULL, &handled);
+        if (handled)
+            return r;
+    }
+    return SLUICE_REAL(canonicalize_file_name)(path);
+}
 
 /* ---- folders and the working directory ---------------------------------------------------- */
 

@@ -79,6 +79,9 @@ int sluice_capture_rename(int olddirfd, const char *oldpath, int newdirfd, const
                           unsigned int flags);
 int sluice_capture_mkdir(int dirfd, const char *path, mode_t mode);
 int sluice_capture_truncate(const char *path, off_t length); /* truncate(2) by name */
+/* realpath of an existing member or virtual folder: its lexical absolute name (malloc'ed when
+ * resolved is NULL). Sets *handled false when the name is none of capture's business. */
+char *sluice_capture_realpath(const char *path, char *resolved, bool *handled);
 int sluice_capture_rmdir(const char *path);
 /* chdir/fchdir succeeded: refresh the cached working directory. */
 void sluice_capture_cwd_changed(void);

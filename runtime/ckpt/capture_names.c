@@ -514,3 +514,22 @@ int sluice_capture_truncate(const char *path, off_t length)
     errno = e;
     return rc;
 }
+
+char *sluice_capture_realpath(const char *path, char *resolved, bool *handled)
+{
+    struct capture_name n;
+    *handled = false;
+    if (path == NULL || !capture_classify(AT_FDCWD, path, &n, true))
+        return NULL;
+    sluice_capture_guard_enter();
+    bool exists = n.member ? capture_member_exists(n.abs) : capture_vdir_exists(n.abs);
+    sluice_capture_guard_leave();
+    struct stat st;
+    if (!exists || SLUICE_REAL(stat)(n.abs, &st) == 0)
+        return NULL; /* missing, or real: glibc's answer is the right one */
+    *handled = true;
+    if (resolved == NULL)
+        return strdup(n.abs);
+    snprintf(resolved, PATH_MAX, "%s", n.abs);
+    return resolved;
+}

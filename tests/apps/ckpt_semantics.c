@@ -16,6 +16,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Binaries built against glibc < 2.33 call __xstat; link this one the same way. */
@@ -330,6 +331,33 @@ static void threads(void)
     unlink(P("threads.plain"));
 }
 
+/* A forked child writes through the descriptor it inherited and ends with _exit; the parent
+ * waits, writes more and closes: the member holds both. realpath names a member. */
+static void fork_and_realpath(void)
+{
+    int fd = open(P("ckpt.11"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0 && write(fd, "parent1 ", 8) == 8, "parent writes ckpt.11");
+    pid_t pid = fork();
+    if (pid == 0) {
+        ssize_t w = write(fd, "child ", 6);
+        _exit(w == 6 ? 0 : 1);
+    }
+    int status = -1;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0, "child wrote and exited");
+    CHECK(write(fd, "parent2", 7) == 7 && close(fd) == 0, "parent writes more and closes");
+    char buf[64] = {0};
+    CHECK(read_all(P("ckpt.11"), buf, sizeof buf) == 21 && memcmp(buf, "parent1 child parent2", 21) == 0, "member holds parent and child bytes in order");
+    char *rp = realpath(P("ckpt.11"), NULL);
+    char *want_rp = realpath(dir, NULL);
+    char expect[8300];
+    snprintf(expect, sizeof expect, "%s/ckpt.11", want_rp ? want_rp : dir);
+    CHECK(rp != NULL && strcmp(rp, expect) == 0, "realpath of a member");
+    free(rp);
+    free(want_rp);
+    errno = 0;
+    CHECK(realpath(P("ckpt.97"), NULL) == NULL && errno == ENOENT, "realpath of a missing member: ENOENT");
+}
+
 static void sync_member(void)
 {
     int fd = open(P("ckpt.10"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -352,6 +380,7 @@ int main(int argc, char **argv)
     names();
     shapes_and_listings();
     threads();
+    fork_and_realpath();
     sync_member();
     printf("%s\n", failures ? "SEMANTICS FAILED" : "all semantics checks passed");
     return failures ? 1 : 0;
