@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cl/dist.h"
 #include "cl/names.h"
 #include "cl/wrap.h"
 
@@ -61,7 +62,8 @@ SLUICE_EXPORT cl_int CL_API_CALL clGetPlatformIDs(cl_uint num_entries, cl_platfo
     if (!sluice_cl_on())
         return fn ? fn(num_entries, platforms, num_platforms) : CL_PLATFORM_NOT_FOUND_KHR;
     TRACE_BEGIN();
-    cl_int ret = list_platforms(fn, num_entries, platforms, num_platforms);
+    cl_int ret = sluice_cl_dist_active() ? sluice_cl_dist_platform_ids(num_entries, platforms, num_platforms)
+                                         : list_platforms(fn, num_entries, platforms, num_platforms);
     TRACE_END(clGetPlatformIDs, ret, NULL);
     return ret;
 }
@@ -73,7 +75,8 @@ SLUICE_EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_
     if (!sluice_cl_on())
         return fn ? fn(num_entries, platforms, num_platforms) : CL_PLATFORM_NOT_FOUND_KHR;
     TRACE_BEGIN();
-    cl_int ret = list_platforms(fn, num_entries, platforms, num_platforms);
+    cl_int ret = sluice_cl_dist_active() ? sluice_cl_dist_platform_ids(num_entries, platforms, num_platforms)
+                                         : list_platforms(fn, num_entries, platforms, num_platforms);
     TRACE_END(clIcdGetPlatformIDsKHR, ret, NULL);
     return ret;
 }

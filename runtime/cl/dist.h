@@ -1,0 +1,24 @@
+/* Distributed OpenCL on rank 0 (SLUICE_OPENCL=distributed under a launcher with more than one
+ * rank): the entry points the rest of the OpenCL layer calls. Everything else reaches the
+ * distributed runtime through its backend table (backend.h), behind ordinary sluice handles. */
+#ifndef SLUICE_CL_DIST_H
+#define SLUICE_CL_DIST_H
+
+#include <CL/cl.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* True on rank 0 of a distributed run, once its servers are reachable. */
+bool sluice_cl_dist_active(void);
+
+/* clGetPlatformIDs of a distributed run: the platforms of every rank, merged by name, as
+ * sluice handles with the distributed backend. */
+cl_int sluice_cl_dist_platform_ids(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

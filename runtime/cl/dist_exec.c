@@ -1,0 +1,276 @@
+/* Commands of the distributed backend: buffer reads and writes, kernel launches, queue
+ * synchronisation and events. A command runs on the rank of its queue's device. Before it runs,
+ * the coherence directory brings every buffer it uses up to date on that rank, and events of its
+ * wait list are waited for (on their own rank). This slice dispatches in program order and
+ * synchronously per command (the remote enqueue returns when the serving rank accepted it; a
+ * read or write returns when the data moved): correct, not yet the asynchronous DAG. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl/dist_internal.h"
+#include "cl/object.h"
+
+void dist_queue_unref(struct dist_queue *q);
+
+static cl_int wait_list(cl_uint n, const cl_event *evs)
+{
+    if ((n == 0) != (evs == NULL))
+        return CL_INVALID_EVENT_WAIT_LIST;
+    for (cl_uint i = 0; i < n; i++) {
+        const struct dist_event *e = (const struct dist_event *)evs[i];
+        if (e == NULL)
+            return CL_INVALID_EVENT_WAIT_LIST;
+        if (e->rid == 0)
+            continue;
+        cl_int r = dist_call(e->rank, SLUICE_REMOTE_WAIT, NULL, 0, &e->rid, sizeof e->rid, NULL);
+        if (r != CL_SUCCESS)
+            return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    }
+    return CL_SUCCESS;
+}
+
+/* Hands the program an event for a command that ran as `rid` on the queue's rank. */
+static cl_int give_event(struct dist_queue *q, uint64_t rid, cl_command_type type, cl_event *event)
+{
+    if (event == NULL)
+        return CL_SUCCESS;
+    struct dist_event *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    e->refs = 1;
+    e->queue = q;
+    e->rank = q->dev->rank;
+    e->rid = rid;
+    e->type = type;
+    __atomic_add_fetch(&q->refs, 1, __ATOMIC_ACQ_REL);
+    *event = (cl_event)e;
+    return CL_SUCCESS;
+}
+
+static cl_int check_range(const struct dist_mem *m, size_t off, size_t size, const void *ptr)
+{
+    if (m == NULL)
+        return CL_INVALID_MEM_OBJECT;
+    if (ptr == NULL || size == 0 || off > m->size || size > m->size - off)
+        return CL_INVALID_VALUE;
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL write_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t off,
+                                       size_t size, const void *ptr, cl_uint nwait, const cl_event *wl,
+                                       cl_event *event)
+{
+    (void)blocking; /* the data is sent before the call returns, so the host copy is free at once */
+    struct dist_queue *q = (struct dist_queue *)queue;
+    struct dist_mem *m = (struct dist_mem *)buffer;
+    if (q == NULL)
+        return CL_INVALID_COMMAND_QUEUE;
+    cl_int r = check_range(m, off, size, ptr);
+    if (r == CL_SUCCESS && m->ctx != q->ctx)
+        r = CL_INVALID_CONTEXT;
+    if (r == CL_SUCCESS)
+        r = wait_list(nwait, wl);
+    int rank = q->dev->rank;
+    if (r == CL_SUCCESS)
+        r = dist_coh_acquire(m, rank, off, size, true, true);
+    uint64_t rid = 0;
+    if (r == CL_SUCCESS) {
+        uint64_t a[6] = {q->rid, m->rid[rank], off, q->ctx->rid[rank], 0, event != NULL};
+        r = dist_call_v(rank, SLUICE_REMOTE_BUF_WRITE, a, 6, ptr, size, &rid);
+    }
+    if (r == CL_SUCCESS)
+        r = give_event(q, rid, CL_COMMAND_WRITE_BUFFER, event);
+    return r;
+}
+
+static cl_int CL_API_CALL read_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t off,
+                                      size_t size, void *ptr, cl_uint nwait, const cl_event *wl, cl_event *event)
+{
+    (void)blocking; /* the data has arrived when the call returns */
+    struct dist_queue *q = (struct dist_queue *)queue;
+    struct dist_mem *m = (struct dist_mem *)buffer;
+    if (q == NULL)
+        return CL_INVALID_COMMAND_QUEUE;
+    cl_int r = check_range(m, off, size, ptr);
+    if (r == CL_SUCCESS && m->ctx != q->ctx)
+        r = CL_INVALID_CONTEXT;
+    if (r == CL_SUCCESS)
+        r = wait_list(nwait, wl);
+    int rank = q->dev->rank;
+    if (r == CL_SUCCESS)
+        r = dist_coh_acquire(m, rank, off, size, false, false);
+    struct sluice_remote_msg msg = {0};
+    if (r == CL_SUCCESS) {
+        uint64_t a[6] = {q->rid, m->rid[rank], off, size, q->ctx->rid[rank], event != NULL};
+        r = dist_call(rank, SLUICE_REMOTE_BUF_READ, a, 6, NULL, 0, &msg);
+        if (r == CL_SUCCESS && msg.rep.nbytes == size)
+            memcpy(ptr, msg.bytes, size);
+        else if (r == CL_SUCCESS)
+            r = CL_OUT_OF_RESOURCES;
+    }
+    free(msg.bytes);
+    if (r == CL_SUCCESS)
+        r = give_event(q, msg.rep.v[0], CL_COMMAND_READ_BUFFER, event);
+    return r;
+}
+
+/* Sends the kernel's arguments to `rank`'s copy of the kernel, buffers made valid there first:
+ * read-only buffers (CL_MEM_READ_ONLY) are read, every other one is taken as written. */
+static cl_int send_args(struct dist_kernel *k, int rank)
+{
+    for (cl_uint i = 0; i < k->nargs; i++) {
+        struct dist_arg *a = &k->args[i];
+        if (!a->set)
+            return CL_INVALID_KERNEL_ARGS;
+        uint64_t args[5] = {k->rid[rank], i, a->size, (uint64_t)a->kind, 0};
+        if (a->kind == 1) {
+            bool ro = (a->mem->flags & CL_MEM_READ_ONLY) != 0;
+            cl_int r = dist_coh_acquire(a->mem, rank, 0, a->mem->size, !ro, false);
+            if (r != CL_SUCCESS)
+                return r;
+            args[4] = a->mem->rid[rank];
+        }
+        cl_int r = dist_call(rank, SLUICE_REMOTE_KERNEL_ARG, args, 5, a->bytes, a->kind == 0 ? a->size : 0, NULL);
+        if (r != CL_SUCCESS)
+            return r;
+    }
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t *offset,
+                                  const size_t *global, const size_t *local, cl_uint nwait, const cl_event *wl,
+                                  cl_event *event)
+{
+    struct dist_queue *q = (struct dist_queue *)queue;
+    struct dist_kernel *k = (struct dist_kernel *)kernel;
+    if (q == NULL)
+        return CL_INVALID_COMMAND_QUEUE;
+    if (k == NULL)
+        return CL_INVALID_KERNEL;
+    if (k->prog->ctx != q->ctx)
+        return CL_INVALID_CONTEXT;
+    if (dims < 1 || dims > 3)
+        return CL_INVALID_WORK_DIMENSION;
+    if (global == NULL)
+        return CL_INVALID_GLOBAL_WORK_SIZE;
+    int rank = q->dev->rank;
+    pthread_mutex_lock(&dist_lock);
+    cl_int r = wait_list(nwait, wl);
+    if (r == CL_SUCCESS)
+        r = send_args(k, rank);
+    uint64_t rid = 0;
+    if (r == CL_SUCCESS) {
+        size_t v[9] = {0};
+        for (cl_uint i = 0; i < dims; i++) {
+            v[i] = offset ? offset[i] : 0;
+            v[dims + i] = global[i];
+            v[2 * dims + i] = local ? local[i] : 0;
+        }
+        uint64_t a[4] = {q->rid, k->rid[rank], dims,
+                         (offset ? 0u : 1u) | (local ? 0u : 4u) | (event != NULL ? 8u : 0u)};
+        r = dist_call_v(rank, SLUICE_REMOTE_NDRANGE, a, 4, v, 3 * dims * sizeof(size_t), &rid);
+    }
+    pthread_mutex_unlock(&dist_lock);
+    if (r == CL_SUCCESS)
+        r = give_event(q, rid, CL_COMMAND_NDRANGE_KERNEL, event);
+    return r;
+}
+
+static cl_int queue_op(cl_command_queue queue, int op)
+{
+    struct dist_queue *q = (struct dist_queue *)queue;
+    if (q == NULL)
+        return CL_INVALID_COMMAND_QUEUE;
+    uint64_t a[1] = {q->rid};
+    return dist_call(q->dev->rank, op, a, 1, NULL, 0, NULL);
+}
+
+static cl_int CL_API_CALL finish(cl_command_queue queue)
+{
+    return queue_op(queue, SLUICE_REMOTE_FINISH);
+}
+
+static cl_int CL_API_CALL flush(cl_command_queue queue)
+{
+    return queue_op(queue, SLUICE_REMOTE_FLUSH);
+}
+
+static cl_int CL_API_CALL wait_for_events(cl_uint n, const cl_event *evs)
+{
+    if (n == 0 || evs == NULL)
+        return CL_INVALID_VALUE;
+    return wait_list(n, evs);
+}
+
+static cl_int CL_API_CALL event_info(cl_event event, cl_event_info param, size_t size, void *value, size_t *size_ret)
+{
+    struct dist_event *e = (struct dist_event *)event;
+    if (e == NULL)
+        return CL_INVALID_EVENT;
+    switch (param) {
+    case CL_EVENT_COMMAND_QUEUE: return dist_answer(&e->queue, sizeof e->queue, size, value, size_ret);
+    case CL_EVENT_CONTEXT: return dist_answer(&e->queue->ctx, sizeof e->queue->ctx, size, value, size_ret);
+    case CL_EVENT_COMMAND_TYPE: return dist_answer(&e->type, sizeof e->type, size, value, size_ret);
+    case CL_EVENT_REFERENCE_COUNT: {
+        cl_uint n = (cl_uint)__atomic_load_n(&e->refs, __ATOMIC_ACQUIRE);
+        return dist_answer(&n, sizeof n, size, value, size_ret);
+    }
+    case CL_EVENT_COMMAND_EXECUTION_STATUS:
+        if (e->rid == 0) {
+            cl_int st = CL_COMPLETE;
+            return dist_answer(&st, sizeof st, size, value, size_ret);
+        }
+        /* fall through */
+    default: return dist_info(e->rank, SLUICE_RG_EVENT, e->rid, 0, param, size, value, size_ret);
+    }
+}
+
+static cl_int CL_API_CALL profiling_info(cl_event event, cl_profiling_info param, size_t size, void *value,
+                                         size_t *size_ret)
+{
+    struct dist_event *e = (struct dist_event *)event;
+    if (e == NULL)
+        return CL_INVALID_EVENT;
+    if (e->rid == 0)
+        return CL_PROFILING_INFO_NOT_AVAILABLE;
+    /* Device clocks of different nodes are not corrected yet (docs/DISTRIBUTED.md). */
+    return dist_info(e->rank, SLUICE_RG_PROFILING, e->rid, 0, param, size, value, size_ret);
+}
+
+static cl_int CL_API_CALL retain_event(cl_event event)
+{
+    if (event == NULL)
+        return CL_INVALID_EVENT;
+    __atomic_add_fetch(&((struct dist_event *)event)->refs, 1, __ATOMIC_ACQ_REL);
+    return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL release_event(cl_event event)
+{
+    struct dist_event *e = (struct dist_event *)event;
+    if (e == NULL)
+        return CL_INVALID_EVENT;
+    if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return CL_SUCCESS;
+    if (e->rid != 0) {
+        uint64_t a[2] = {SLUICE_CL_EVENT, e->rid};
+        dist_call(e->rank, SLUICE_REMOTE_RELEASE, a, 2, NULL, 0, NULL);
+    }
+    dist_queue_unref(e->queue);
+    free(e);
+    return CL_SUCCESS;
+}
+
+void dist_exec_install(struct sluice_cl_api *api)
+{
+    api->clEnqueueWriteBuffer = write_buffer;
+    api->clEnqueueReadBuffer = read_buffer;
+    api->clEnqueueNDRangeKernel = ndrange;
+    api->clFinish = finish;
+    api->clFlush = flush;
+    api->clWaitForEvents = wait_for_events;
+    api->clGetEventInfo = event_info;
+    api->clGetEventProfilingInfo = profiling_info;
+    api->clRetainEvent = retain_event;
+    api->clReleaseEvent = release_event;
+}

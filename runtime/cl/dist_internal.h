@@ -1,0 +1,124 @@
+/* Rank 0's view of distributed OpenCL objects: what the `real` field of a sluice handle points
+ * at when its backend is the distributed one. Each object knows, per rank, the real object
+ * that rank created for it (its rid, 0 where none). Rank 0's own devices are served by the same
+ * request handler, called in-process. */
+#ifndef SLUICE_CL_DIST_INTERNAL_H
+#define SLUICE_CL_DIST_INTERNAL_H
+
+#include <CL/cl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cl/backend.h"
+#include "cl/remote_proto.h"
+
+#define DIST_MAX_RANKS 64
+#define DIST_MAX_DEVICES 256
+
+struct dist_platform {
+    char name[256];
+    int rank;                /* the rank that answers platform queries */
+    uint64_t rid;
+    uint64_t rids[DIST_MAX_RANKS]; /* this platform's real platform on each rank (0: none) */
+    int ndev;
+    struct dist_device *devs[DIST_MAX_DEVICES];
+};
+
+struct dist_device {
+    int rank;
+    uint64_t rid;
+    cl_device_type type;
+    struct dist_platform *platform;
+};
+
+struct dist_context {
+    long refs;
+    int ndev;
+    struct dist_device **devs;
+    cl_context_properties props[3]; /* CL_CONTEXT_PLATFORM, platform, 0 (or empty) */
+    int nprops;
+    uint64_t rid[DIST_MAX_RANKS];
+};
+
+struct dist_queue {
+    long refs;
+    struct dist_context *ctx;
+    struct dist_device *dev;
+    uint64_t rid;
+};
+
+struct dist_mem {
+    long refs;
+    struct dist_context *ctx;
+    cl_mem_flags flags;
+    size_t size;
+    void *host_ptr;          /* the program's pointer (CL_MEM_HOST_PTR query) */
+    uint64_t coh_id;         /* the coherence directory's name for it */
+    unsigned char *shadow;   /* rank 0's copy of COPY/USE_HOST_PTR data until devices hold it */
+    uint64_t rid[DIST_MAX_RANKS];
+    struct dist_mem *next_live;
+};
+
+struct dist_program {
+    long refs;
+    struct dist_context *ctx;
+    uint64_t rid[DIST_MAX_RANKS];
+};
+
+struct dist_arg {
+    int set;
+    int kind;                /* 0 bytes, 1 memory object, 2 local size */
+    size_t size;
+    unsigned char *bytes;
+    struct dist_mem *mem;
+};
+
+struct dist_kernel {
+    long refs;
+    struct dist_program *prog;
+    char name[256];
+    cl_uint nargs;
+    struct dist_arg *args;
+    uint64_t rid[DIST_MAX_RANKS];
+};
+
+struct dist_event {
+    long refs;
+    struct dist_queue *queue;
+    int rank;
+    uint64_t rid;            /* 0: complete already, no remote event */
+    cl_command_type type;
+};
+
+/* dist_call.c */
+int dist_size(void);
+/* One request to `rank` (in-process for rank 0). Returns the OpenCL code of the reply; the
+ * reply (payload included) is left in *out when out is not NULL (free out->bytes). */
+cl_int dist_call(int rank, int op, const uint64_t *args, int nargs, const void *payload, size_t len,
+                 struct sluice_remote_msg *out);
+cl_int dist_call_v(int rank, int op, const uint64_t *args, int nargs, const void *payload, size_t len,
+                   uint64_t *v0);
+/* Generic INFO forward. */
+cl_int dist_info(int rank, int getter, uint64_t obj, uint64_t obj2, cl_uint param, size_t size, void *value,
+                 size_t *size_ret);
+/* Answers a query locally from a value of `n` bytes. */
+cl_int dist_answer(const void *src, size_t n, size_t size, void *value, size_t *size_ret);
+
+/* dist_devices.c */
+void dist_devices_install(struct sluice_cl_api *api);
+struct dist_platform *dist_platform_of_rank(int rank, uint64_t rid);
+
+/* dist_objects.c, dist_exec.c */
+void dist_objects_install(struct sluice_cl_api *api);
+void dist_exec_install(struct sluice_cl_api *api);
+bool dist_mem_is_live(const void *p);
+/* The coherence directory (dist_coherence.c): makes [off, off+size) of `m` valid on the device
+ * of `rank` before a command reads (write=false) or writes it there. */
+cl_int dist_coh_add(struct dist_mem *m);
+void dist_coh_remove(struct dist_mem *m);
+cl_int dist_coh_acquire(struct dist_mem *m, int rank, size_t off, size_t size, bool write, bool write_all);
+
+extern pthread_mutex_t dist_lock; /* recursive: every call of the distributed backend */
+
+#endif

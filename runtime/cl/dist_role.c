@@ -1,0 +1,175 @@
+/* Roles of distributed OpenCL (SLUICE_OPENCL=distributed under a launcher, more than one rank).
+ *
+ * Ranks 1..N-1 never enter main: this constructor initializes MPI (sluice's communicator),
+ * serves requests for the rank's OpenCL devices until rank 0 says its program ended, then
+ * exits 0 through exit(), so that sluice's own destructors finalize MPI and write the trace.
+ * Rank 0 initializes MPI here too (MPI_Init is collective under MPICH's launcher, so the
+ * servers would wait forever if rank 0's program never touched OpenCL) and tells the servers
+ * to stop from a finalize hook, which runs before MPI is finalized whether the program calls
+ * MPI_Finalize or sluice finalizes at exit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cl/dist.h"
+#include "cl/dist_internal.h"
+#include "cl/object.h"
+#include "cl/wrap.h"
+#include "common/init_order.h"
+#include "common/log.h"
+#include "config/config.h"
+
+static bool active;
+static int world;
+static struct sluice_cl_backend dist_backend = {.name = "distributed"};
+
+int dist_size(void)
+{
+    return world;
+}
+
+bool sluice_cl_dist_active(void)
+{
+    return active;
+}
+
+static void end_servers(void)
+{
+    if (!active)
+        return;
+    MPI_Comm comm = sluice_comm();
+    struct sluice_remote_req req;
+    memset(&req, 0, sizeof req);
+    req.op = SLUICE_REMOTE_END;
+    pthread_mutex_lock(&dist_lock);
+    for (int r = 1; r < world && comm != MPI_COMM_NULL; r++)
+        MPI_Send(&req, sizeof req, MPI_BYTE, r, SLUICE_REMOTE_TAG_REQ, comm);
+    active = false;
+    pthread_mutex_unlock(&dist_lock);
+}
+
+static bool distributed_mode(void)
+{
+    const char *m = sluice_config.OPENCL;
+    if (m == NULL)
+        m = getenv("SLUICE_OPENCL");
+    return m != NULL && strcmp(m, "distributed") == 0;
+}
+
+__attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_start(void)
+{
+    if (!distributed_mode() || !sluice_under_launcher() || sluice_launch_size() < 2)
+        return;
+    int rank = sluice_launch_rank();
+    world = sluice_launch_size();
+    if (world > DIST_MAX_RANKS) {
+        sluice_fatal(2, "opencl: SLUICE_OPENCL=distributed supports at most %d ranks, the job has %d",
+                         DIST_MAX_RANKS, world);
+    }
+    MPI_Comm comm = sluice_comm();
+    if (comm == MPI_COMM_NULL) {
+        sluice_log_error("opencl: SLUICE_OPENCL=distributed needs MPI, which cannot be used in this process "
+                         "(rank %d); distributed OpenCL is off", rank);
+        if (rank != 0)
+            _exit(1);
+        return;
+    }
+    sluice_cl_init();
+    if (rank != 0) {
+        sluice_remote_serve(comm);
+        exit(0);
+    }
+    dist_devices_install(&dist_backend.api);
+    dist_objects_install(&dist_backend.api);
+    dist_exec_install(&dist_backend.api);
+    active = true;
+    sluice_mpi_on_finalize(end_servers);
+}
+
+/* ---- platforms ---------------------------------------------------------------------------- */
+
+static struct dist_platform *platforms[16];
+static int nplatforms;
+static bool enumerated;
+
+static struct dist_platform *platform_named(const char *name, int rank, uint64_t rid)
+{
+    for (int i = 0; i < nplatforms; i++)
+        if (strcmp(platforms[i]->name, name) == 0)
+            return platforms[i];
+    if (nplatforms == (int)(sizeof platforms / sizeof platforms[0]))
+        return NULL;
+    struct dist_platform *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return NULL;
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->rank = rank;
+    p->rid = rid;
+    platforms[nplatforms++] = p;
+    return p;
+}
+
+struct dist_platform *dist_platform_of_rank(int rank, uint64_t rid)
+{
+    for (int i = 0; i < nplatforms; i++)
+        if (platforms[i]->rids[rank] == rid)
+            return platforms[i];
+    return NULL;
+}
+
+/* Asks every rank, in rank order, for its platforms and devices: rank order is device order
+ * within a merged platform. */
+static void enumerate(void)
+{
+    for (int r = 0; r < world; r++) {
+        struct sluice_remote_msg m;
+        cl_int ret = dist_call(r, SLUICE_REMOTE_ENUM, NULL, 0, NULL, 0, &m);
+        size_t off = 0;
+        while (ret == CL_SUCCESS && off + sizeof(struct sluice_remote_enum_platform) <= m.rep.nbytes) {
+            struct sluice_remote_enum_platform rec;
+            memcpy(&rec, m.bytes + off, sizeof rec);
+            off += sizeof rec;
+            rec.name[sizeof rec.name - 1] = '\0';
+            struct dist_platform *p = platform_named(rec.name, r, rec.rid);
+            if (p != NULL)
+                p->rids[r] = rec.rid;
+            for (uint64_t d = 0; d < rec.ndev && off + sizeof(struct sluice_remote_enum_device) <= m.rep.nbytes; d++) {
+                struct sluice_remote_enum_device dr;
+                memcpy(&dr, m.bytes + off, sizeof dr);
+                off += sizeof dr;
+                if (p == NULL || p->ndev == DIST_MAX_DEVICES)
+                    continue;
+                struct dist_device *dev = calloc(1, sizeof *dev);
+                if (dev == NULL)
+                    continue;
+                dev->rank = r;
+                dev->rid = dr.rid;
+                dev->type = (cl_device_type)dr.type;
+                dev->platform = p;
+                p->devs[p->ndev++] = dev;
+            }
+        }
+        if (ret != CL_SUCCESS)
+            sluice_log_error("opencl: rank %d did not list its OpenCL devices (error %d)", r, ret);
+        free(m.bytes);
+    }
+}
+
+cl_int sluice_cl_dist_platform_ids(cl_uint num_entries, cl_platform_id *platforms_out, cl_uint *num_platforms)
+{
+    if ((platforms_out == NULL && num_platforms == NULL) || (platforms_out != NULL && num_entries == 0))
+        return CL_INVALID_VALUE;
+    pthread_mutex_lock(&dist_lock);
+    if (!enumerated) {
+        enumerate();
+        enumerated = true;
+    }
+    cl_uint n = (cl_uint)nplatforms;
+    for (cl_uint i = 0; platforms_out != NULL && i < n && i < num_entries; i++)
+        platforms_out[i] = (cl_platform_id)sluice_cl_wrap_persistent(SLUICE_CL_PLATFORM, platforms[i], NULL, &dist_backend);
+    pthread_mutex_unlock(&dist_lock);
+    if (num_platforms != NULL)
+        *num_platforms = n;
+    return n == 0 ? CL_PLATFORM_NOT_FOUND_KHR : CL_SUCCESS;
+}

@@ -1,0 +1,484 @@
+/* The serving side of distributed OpenCL: executes rank 0's requests against this process's
+ * real OpenCL loader (never through sluice's handles), and the serving loop of ranks 1..N-1.
+ * Rank 0 runs the same handler, without MPI, for its own devices.
+ *
+ * Buffer moves (PUSH/PULL, BUF_READ/WRITE) first finish every queue this process created, so a
+ * copy leaves or arrives only after every command that used it: simple and correct, not yet
+ * overlapped (docs/DISTRIBUTED.md). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl/backend.h"
+#include "cl/object.h"
+#include "cl/remote_proto.h"
+#include "trace/trace.h"
+
+#define MAX_PLATFORMS 16
+#define MAX_DEVICES 64
+
+#define RID(p) ((uint64_t)(uintptr_t)(p))
+#define PTR(t, v) ((t)(uintptr_t)(v))
+
+/* Queues this process created: finished before data moves. The internal queue of a context
+ * carries transfers that belong to no program queue. */
+struct srv_queue {
+    cl_command_queue q;
+    cl_context ctx;
+    int internal;
+    struct srv_queue *next;
+};
+static struct srv_queue *queues;
+static pthread_mutex_t srv_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const struct sluice_cl_api *api(void)
+{
+    return &sluice_cl_loader_backend()->api;
+}
+
+static void finish_all(void)
+{
+    for (struct srv_queue *s = queues; s != NULL; s = s->next)
+        api()->clFinish(s->q);
+}
+
+static void queue_add(cl_command_queue q, cl_context ctx, int internal)
+{
+    struct srv_queue *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return;
+    s->q = q;
+    s->ctx = ctx;
+    s->internal = internal;
+    s->next = queues;
+    queues = s;
+}
+
+static void queue_remove(cl_command_queue q)
+{
+    for (struct srv_queue **p = &queues; *p != NULL; p = &(*p)->next)
+        if ((*p)->q == q) {
+            struct srv_queue *s = *p;
+            *p = s->next;
+            free(s);
+            return;
+        }
+}
+
+/* The context's own in-order queue, on its first device, created on first use. */
+static cl_command_queue internal_queue(cl_context ctx, cl_int *err)
+{
+    for (struct srv_queue *s = queues; s != NULL; s = s->next)
+        if (s->internal && s->ctx == ctx)
+            return s->q;
+    cl_device_id dev = NULL;
+    *err = api()->clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL);
+    if (*err != CL_SUCCESS && *err != CL_INVALID_VALUE)
+        return NULL;
+    cl_command_queue q = api()->clCreateCommandQueueWithProperties(ctx, dev, NULL, err);
+    if (q != NULL)
+        queue_add(q, ctx, 1);
+    return q;
+}
+
+static void drop_internal_queues(cl_context ctx)
+{
+    for (struct srv_queue **p = &queues; *p != NULL;) {
+        struct srv_queue *s = *p;
+        if (s->internal && s->ctx == ctx) {
+            api()->clReleaseCommandQueue(s->q);
+            *p = s->next;
+            free(s);
+        } else {
+            p = &s->next;
+        }
+    }
+}
+
+static void do_enum(struct sluice_remote_msg *out)
+{
+    cl_platform_id plats[MAX_PLATFORMS];
+    cl_uint np = 0;
+    if (api()->clGetPlatformIDs == NULL || api()->clGetPlatformIDs(MAX_PLATFORMS, plats, &np) != CL_SUCCESS)
+        np = 0;
+    if (np > MAX_PLATFORMS)
+        np = MAX_PLATFORMS;
+    size_t cap = np * (sizeof(struct sluice_remote_enum_platform) + MAX_DEVICES * sizeof(struct sluice_remote_enum_device));
+    out->bytes = calloc(1, cap ? cap : 1);
+    if (out->bytes == NULL) {
+        out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+        return;
+    }
+    size_t len = 0;
+    for (cl_uint p = 0; p < np; p++) {
+        struct sluice_remote_enum_platform rec = {.rid = RID(plats[p])};
+        api()->clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof rec.name - 1, rec.name, NULL);
+        cl_device_id devs[MAX_DEVICES];
+        cl_uint nd = 0;
+        if (api()->clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, MAX_DEVICES, devs, &nd) != CL_SUCCESS)
+            nd = 0;
+        if (nd > MAX_DEVICES)
+            nd = MAX_DEVICES;
+        rec.ndev = nd;
+        memcpy(out->bytes + len, &rec, sizeof rec);
+        len += sizeof rec;
+        for (cl_uint d = 0; d < nd; d++) {
+            struct sluice_remote_enum_device dr = {.rid = RID(devs[d])};
+            cl_device_type t = 0;
+            api()->clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof t, &t, NULL);
+            dr.type = t;
+            memcpy(out->bytes + len, &dr, sizeof dr);
+            len += sizeof dr;
+        }
+    }
+    out->rep.nbytes = len;
+    out->rep.v[0] = np;
+}
+
+static void do_info(const uint64_t *a, struct sluice_remote_msg *out)
+{
+    size_t size = (size_t)a[4];
+    if (size > ((size_t)1 << 26)) {
+        out->rep.ret = CL_INVALID_VALUE;
+        return;
+    }
+    void *val = NULL;
+    if (size > 0 && (val = out->bytes = malloc(size)) == NULL) {
+        out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+        return;
+    }
+    size_t ret_size = 0;
+    cl_uint param = (cl_uint)a[3];
+    cl_int r = CL_INVALID_OPERATION;
+    const struct sluice_cl_api *A = api();
+    switch ((int)a[0]) {
+    case SLUICE_RG_PLATFORM: r = A->clGetPlatformInfo(PTR(cl_platform_id, a[1]), param, size, val, &ret_size); break;
+    case SLUICE_RG_DEVICE: r = A->clGetDeviceInfo(PTR(cl_device_id, a[1]), param, size, val, &ret_size); break;
+    case SLUICE_RG_CONTEXT: r = A->clGetContextInfo(PTR(cl_context, a[1]), param, size, val, &ret_size); break;
+    case SLUICE_RG_QUEUE: r = A->clGetCommandQueueInfo(PTR(cl_command_queue, a[1]), param, size, val, &ret_size); break;
+    case SLUICE_RG_MEM: r = A->clGetMemObjectInfo(PTR(cl_mem, a[1]), param, size, val, &ret_size); break;
+    case SLUICE_RG_PROGRAM: r = A->clGetProgramInfo(PTR(cl_program, a[1]), param, size, val, &ret_size); break;
+    case SLUICE_RG_BUILD:
+        r = A->clGetProgramBuildInfo(PTR(cl_program, a[1]), PTR(cl_device_id, a[2]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_KERNEL: r = A->clGetKernelInfo(PTR(cl_kernel, a[1]), param, size, val, &ret_size); break;
+    case SLUICE_RG_KERNEL_WG:
+        r = A->clGetKernelWorkGroupInfo(PTR(cl_kernel, a[1]), PTR(cl_device_id, a[2]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_KERNEL_ARG:
+        r = A->clGetKernelArgInfo(PTR(cl_kernel, a[1]), (cl_uint)a[2], param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_EVENT: r = A->clGetEventInfo(PTR(cl_event, a[1]), param, size, val, &ret_size); break;
+    case SLUICE_RG_PROFILING: r = A->clGetEventProfilingInfo(PTR(cl_event, a[1]), param, size, val, &ret_size); break;
+    default: break;
+    }
+    out->rep.ret = r;
+    out->rep.v[0] = ret_size;
+    if (r == CL_SUCCESS && val != NULL)
+        out->rep.nbytes = ret_size < size ? ret_size : size;
+}
+
+static cl_command_queue pick_queue(uint64_t q, uint64_t ctx, cl_int *err)
+{
+    *err = CL_SUCCESS;
+    return q ? PTR(cl_command_queue, q) : internal_queue(PTR(cl_context, ctx), err);
+}
+
+static void do_transfer_in(const uint64_t *a, const unsigned char *data, size_t len, int from_rank,
+                           struct sluice_remote_msg *out)
+{
+    cl_int err;
+    finish_all();
+    cl_command_queue q = pick_queue(0, a[0], &err);
+    if (q == NULL) {
+        out->rep.ret = err;
+        return;
+    }
+    unsigned char *tmp = NULL;
+    if (data == NULL) {
+        tmp = malloc(len ? len : 1);
+        if (tmp == NULL) {
+            out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+            return;
+        }
+        if (sluice_remote_data_recv(sluice_comm(), from_rank, tmp, len) != MPI_SUCCESS) {
+            free(tmp);
+            out->rep.ret = CL_OUT_OF_RESOURCES;
+            return;
+        }
+        data = tmp;
+    }
+    uint64_t t0 = sluice_trace_active() ? sluice_now_ns() : 0;
+    out->rep.ret = api()->clEnqueueWriteBuffer(q, PTR(cl_mem, a[1]), CL_TRUE, (size_t)a[2], len, data, 0, NULL, NULL);
+    if (sluice_trace_active())
+        sluice_trace_record(SLUICE_EV_CL_TRANSFER, 0, t0, sluice_now_ns() - t0, 2, len, (uint64_t)from_rank);
+    free(tmp);
+}
+
+static void do_push(const uint64_t *a, struct sluice_remote_msg *out)
+{
+    cl_int err;
+    finish_all();
+    cl_command_queue q = pick_queue(0, a[0], &err);
+    size_t len = (size_t)a[3];
+    unsigned char *tmp = q ? malloc(len ? len : 1) : NULL;
+    if (tmp == NULL) {
+        out->rep.ret = q ? CL_OUT_OF_HOST_MEMORY : err;
+        /* the peer waits for data: send an empty message so that it fails instead of hanging */
+        sluice_remote_data_send(sluice_comm(), (int)a[4], NULL, 0);
+        return;
+    }
+    out->rep.ret = api()->clEnqueueReadBuffer(q, PTR(cl_mem, a[1]), CL_TRUE, (size_t)a[2], len, tmp, 0, NULL, NULL);
+    if (sluice_remote_data_send(sluice_comm(), (int)a[4], tmp, out->rep.ret == CL_SUCCESS ? len : 0) != MPI_SUCCESS)
+        out->rep.ret = CL_OUT_OF_RESOURCES;
+    free(tmp);
+}
+
+static void do_read(const uint64_t *a, struct sluice_remote_msg *out)
+{
+    cl_int err;
+    cl_command_queue q = pick_queue(a[0], a[4], &err);
+    if (q == NULL) {
+        out->rep.ret = err;
+        return;
+    }
+    if (a[0] == 0)
+        finish_all();
+    size_t len = (size_t)a[3];
+    out->bytes = malloc(len ? len : 1);
+    if (out->bytes == NULL) {
+        out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+        return;
+    }
+    cl_event ev = NULL;
+    out->rep.ret = api()->clEnqueueReadBuffer(q, PTR(cl_mem, a[1]), CL_TRUE, (size_t)a[2], len, out->bytes, 0,
+                                              NULL, a[0] && a[5] ? &ev : NULL);
+    out->rep.v[0] = RID(ev);
+    if (out->rep.ret == CL_SUCCESS)
+        out->rep.nbytes = len;
+}
+
+static void do_write(const uint64_t *a, const unsigned char *data, size_t len, struct sluice_remote_msg *out)
+{
+    cl_int err;
+    cl_command_queue q = pick_queue(a[0], a[3], &err);
+    if (q == NULL) {
+        out->rep.ret = err;
+        return;
+    }
+    if (a[0] == 0)
+        finish_all();
+    cl_event ev = NULL;
+    out->rep.ret = api()->clEnqueueWriteBuffer(q, PTR(cl_mem, a[1]), CL_TRUE, (size_t)a[2], len, data, 0, NULL,
+                                               a[0] && a[5] ? &ev : NULL);
+    out->rep.v[0] = RID(ev);
+}
+
+static void do_build(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
+{
+    size_t nd = (size_t)a[1];
+    if (nd * sizeof(uint64_t) > len) {
+        out->rep.ret = CL_INVALID_VALUE;
+        return;
+    }
+    cl_device_id devs[MAX_DEVICES];
+    if (nd > MAX_DEVICES)
+        nd = MAX_DEVICES;
+    for (size_t i = 0; i < nd; i++) {
+        uint64_t v;
+        memcpy(&v, p + i * sizeof v, sizeof v);
+        devs[i] = PTR(cl_device_id, v);
+    }
+    size_t olen = len - nd * sizeof(uint64_t);
+    char *opts = malloc(olen + 1);
+    if (opts == NULL) {
+        out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+        return;
+    }
+    memcpy(opts, p + nd * sizeof(uint64_t), olen);
+    opts[olen] = '\0';
+    out->rep.ret = api()->clBuildProgram(PTR(cl_program, a[0]), (cl_uint)nd, devs, opts, NULL, NULL);
+    free(opts);
+}
+
+static void do_ndrange(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
+{
+    cl_uint dims = (cl_uint)a[2];
+    if (dims < 1 || dims > 3 || len < 3 * dims * sizeof(size_t)) {
+        out->rep.ret = CL_INVALID_WORK_DIMENSION;
+        return;
+    }
+    size_t v[9];
+    memcpy(v, p, 3 * dims * sizeof(size_t));
+    unsigned nulls = (unsigned)a[3];
+    cl_event ev = NULL;
+    out->rep.ret = api()->clEnqueueNDRangeKernel(PTR(cl_command_queue, a[0]), PTR(cl_kernel, a[1]), dims,
+                                                 (nulls & 1) ? NULL : v, v + dims, (nulls & 4) ? NULL : v + 2 * dims,
+                                                 0, NULL, (nulls & 8) ? &ev : NULL);
+    out->rep.v[0] = RID(ev);
+}
+
+static void do_release(const uint64_t *a, struct sluice_remote_msg *out)
+{
+    const struct sluice_cl_api *A = api();
+    cl_int r = CL_INVALID_VALUE;
+    switch ((int)a[0]) {
+    case SLUICE_CL_CONTEXT:
+        drop_internal_queues(PTR(cl_context, a[1]));
+        r = A->clReleaseContext(PTR(cl_context, a[1]));
+        break;
+    case SLUICE_CL_QUEUE:
+        A->clFinish(PTR(cl_command_queue, a[1]));
+        queue_remove(PTR(cl_command_queue, a[1]));
+        r = A->clReleaseCommandQueue(PTR(cl_command_queue, a[1]));
+        break;
+    case SLUICE_CL_MEM: r = A->clReleaseMemObject(PTR(cl_mem, a[1])); break;
+    case SLUICE_CL_PROGRAM: r = A->clReleaseProgram(PTR(cl_program, a[1])); break;
+    case SLUICE_CL_KERNEL: r = A->clReleaseKernel(PTR(cl_kernel, a[1])); break;
+    case SLUICE_CL_EVENT: r = A->clReleaseEvent(PTR(cl_event, a[1])); break;
+    default: break;
+    }
+    out->rep.ret = r;
+}
+
+void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned char *p,
+                          struct sluice_remote_msg *out)
+{
+    memset(out, 0, sizeof *out);
+    const uint64_t *a = req->a;
+    const struct sluice_cl_api *A = api();
+    size_t len = (size_t)req->nbytes;
+    cl_int err = CL_SUCCESS;
+    if (A->clGetPlatformIDs == NULL) {
+        out->rep.ret = CL_INVALID_OPERATION;
+        return;
+    }
+    pthread_mutex_lock(&srv_lock);
+    switch (req->op) {
+    case SLUICE_REMOTE_ENUM: do_enum(out); break;
+    case SLUICE_REMOTE_INFO: do_info(a, out); break;
+    case SLUICE_REMOTE_CTX_CREATE: {
+        cl_uint nd = (cl_uint)(len / sizeof(uint64_t));
+        cl_device_id devs[MAX_DEVICES];
+        for (cl_uint i = 0; i < nd && i < MAX_DEVICES; i++) {
+            uint64_t v;
+            memcpy(&v, p + i * sizeof v, sizeof v);
+            devs[i] = PTR(cl_device_id, v);
+        }
+        cl_context c = A->clCreateContext(NULL, nd < MAX_DEVICES ? nd : MAX_DEVICES, devs, NULL, NULL, &err);
+        out->rep.ret = err;
+        out->rep.v[0] = RID(c);
+        break;
+    }
+    case SLUICE_REMOTE_QUEUE_CREATE: {
+        cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, (cl_queue_properties)a[2], 0};
+        cl_command_queue q = A->clCreateCommandQueueWithProperties(PTR(cl_context, a[0]), PTR(cl_device_id, a[1]),
+                                                                   a[2] ? props : NULL, &err);
+        if (q != NULL)
+            queue_add(q, PTR(cl_context, a[0]), 0);
+        out->rep.ret = err;
+        out->rep.v[0] = RID(q);
+        break;
+    }
+    case SLUICE_REMOTE_BUF_CREATE: {
+        cl_mem m = A->clCreateBuffer(PTR(cl_context, a[0]), (cl_mem_flags)a[1], (size_t)a[2], NULL, &err);
+        out->rep.ret = err;
+        out->rep.v[0] = RID(m);
+        break;
+    }
+    case SLUICE_REMOTE_BUF_WRITE: do_write(a, p, len, out); break;
+    case SLUICE_REMOTE_BUF_READ: do_read(a, out); break;
+    case SLUICE_REMOTE_PUSH: do_push(a, out); break;
+    case SLUICE_REMOTE_PULL: {
+        uint64_t b[SLUICE_REMOTE_NARGS];
+        memcpy(b, a, sizeof b);
+        do_transfer_in(b, NULL, (size_t)a[3], (int)a[4], out);
+        break;
+    }
+    case SLUICE_REMOTE_PROG_CREATE: {
+        char *src = malloc(len + 1);
+        if (src == NULL) {
+            out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+            break;
+        }
+        memcpy(src, p, len);
+        src[len] = '\0';
+        const char *s = src;
+        cl_program prog = A->clCreateProgramWithSource(PTR(cl_context, a[0]), 1, &s, NULL, &err);
+        free(src);
+        out->rep.ret = err;
+        out->rep.v[0] = RID(prog);
+        break;
+    }
+    case SLUICE_REMOTE_PROG_BUILD: do_build(a, p, len, out); break;
+    case SLUICE_REMOTE_KERNEL_CREATE: {
+        char name[256];
+        size_t n = len < sizeof name - 1 ? len : sizeof name - 1;
+        memcpy(name, p, n);
+        name[n] = '\0';
+        cl_kernel k = A->clCreateKernel(PTR(cl_program, a[0]), name, &err);
+        out->rep.ret = err;
+        out->rep.v[0] = RID(k);
+        break;
+    }
+    case SLUICE_REMOTE_KERNEL_ARG:
+        if (a[3] == 1) {
+            cl_mem m = PTR(cl_mem, a[4]);
+            out->rep.ret = A->clSetKernelArg(PTR(cl_kernel, a[0]), (cl_uint)a[1], sizeof m, &m);
+        } else {
+            out->rep.ret = A->clSetKernelArg(PTR(cl_kernel, a[0]), (cl_uint)a[1], (size_t)a[2], a[3] == 2 ? NULL : p);
+        }
+        break;
+    case SLUICE_REMOTE_NDRANGE: do_ndrange(a, p, len, out); break;
+    case SLUICE_REMOTE_FINISH: out->rep.ret = A->clFinish(PTR(cl_command_queue, a[0])); break;
+    case SLUICE_REMOTE_FLUSH: out->rep.ret = A->clFlush(PTR(cl_command_queue, a[0])); break;
+    case SLUICE_REMOTE_WAIT: {
+        cl_uint n = (cl_uint)(len / sizeof(uint64_t));
+        cl_event evs[64];
+        out->rep.ret = CL_SUCCESS;
+        for (cl_uint i = 0; i < n && out->rep.ret == CL_SUCCESS; i += 64) {
+            cl_uint m = n - i < 64 ? n - i : 64;
+            for (cl_uint j = 0; j < m; j++) {
+                uint64_t v;
+                memcpy(&v, p + (i + j) * sizeof v, sizeof v);
+                evs[j] = PTR(cl_event, v);
+            }
+            out->rep.ret = A->clWaitForEvents(m, evs);
+        }
+        break;
+    }
+    case SLUICE_REMOTE_RELEASE: do_release(a, out); break;
+    default: out->rep.ret = CL_INVALID_OPERATION; break;
+    }
+    pthread_mutex_unlock(&srv_lock);
+}
+
+void sluice_remote_serve(MPI_Comm comm)
+{
+    for (;;) {
+        unsigned char *buf = NULL;
+        size_t len = 0;
+        if (sluice_remote_recv(comm, 0, SLUICE_REMOTE_TAG_REQ, &buf, &len) != MPI_SUCCESS)
+            return;
+        struct sluice_remote_req req;
+        if (len < sizeof req) {
+            free(buf);
+            continue;
+        }
+        memcpy(&req, buf, sizeof req);
+        if (req.op == SLUICE_REMOTE_END) {
+            free(buf);
+            return;
+        }
+        if (req.nbytes > len - sizeof req)
+            req.nbytes = len - sizeof req;
+        struct sluice_remote_msg out;
+        sluice_remote_handle(&req, buf + sizeof req, &out);
+        free(buf);
+        int rc = sluice_remote_send(comm, 0, SLUICE_REMOTE_TAG_REP, &out.rep, sizeof out.rep, out.bytes,
+                                    (size_t)out.rep.nbytes);
+        free(out.bytes);
+        if (rc != MPI_SUCCESS)
+            return;
+    }
+}
