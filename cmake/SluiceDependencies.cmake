@@ -32,7 +32,26 @@ find_package(MPI COMPONENTS C)
 sluice_require(MPI_C_FOUND "MPI (C bindings)" "${_sluice_mpi_pkg}")
 find_program(SLUICE_MPIEXEC NAMES mpiexec.${SLUICE_MPI} mpiexec HINTS ${MPI_HOME}/bin)
 sluice_require(SLUICE_MPIEXEC "mpiexec" "${_sluice_mpi_pkg}")
-message(STATUS "sluice: MPI ${MPI_C_VERSION} (${SLUICE_MPI}), launcher ${SLUICE_MPIEXEC}")
+# /bin/mpiexec.openmpi (usrmerge) makes Open MPI take "/" as its prefix and abort: use the real path.
+get_filename_component(SLUICE_MPIEXEC "${SLUICE_MPIEXEC}" REALPATH)
+
+# The soname of the MPI C library, which libsluice.so loads itself when a non-MPI program needs MPI
+# (runtime/mpi/library.h explains why it is not a link dependency).
+set(SLUICE_MPI_LIBRARY "")
+foreach(_lib IN LISTS MPI_C_LIBRARIES)
+  if(_lib MATCHES "lib(mpich|mpi)\\.so")
+    execute_process(COMMAND objdump -p ${_lib} OUTPUT_VARIABLE _dump ERROR_QUIET)
+    if(_dump MATCHES "SONAME +([^ \n]+)")
+      set(SLUICE_MPI_LIBRARY ${CMAKE_MATCH_1})
+      break()
+    endif()
+  endif()
+endforeach()
+if(NOT SLUICE_MPI_LIBRARY)
+  list(GET MPI_C_LIBRARIES 0 SLUICE_MPI_LIBRARY)
+endif()
+message(STATUS "sluice: MPI ${MPI_C_VERSION} (${SLUICE_MPI}): ${SLUICE_MPI_LIBRARY}, launcher ${SLUICE_MPIEXEC}")
+
 
 find_path(SLUICE_OPENCL_INCLUDE_DIR CL/cl.h)
 sluice_require(SLUICE_OPENCL_INCLUDE_DIR "OpenCL headers (CL/cl.h)" "opencl-headers")
@@ -58,9 +77,21 @@ target_compile_definitions(sluice_deps_headers INTERFACE
   CL_USE_DEPRECATED_OPENCL_2_1_APIS CL_USE_DEPRECATED_OPENCL_2_2_APIS)
 add_library(sluice::deps_headers ALIAS sluice_deps_headers)
 
-add_library(sluice_deps INTERFACE)
-target_link_libraries(sluice_deps INTERFACE sluice_deps_headers MPI::MPI_C PkgConfig::LIBUNWIND
+# What libsluice.so links: everything but MPI (bound lazily, see runtime/mpi/library.h).
+add_library(sluice_deps_nompi INTERFACE)
+target_link_libraries(sluice_deps_nompi INTERFACE sluice_deps_headers PkgConfig::LIBUNWIND
   Threads::Threads ${CMAKE_DL_LIBS} rt m)
+target_compile_definitions(sluice_deps_nompi INTERFACE SLUICE_MPI_LIBRARY="${SLUICE_MPI_LIBRARY}")
+add_library(sluice::deps_nompi ALIAS sluice_deps_nompi)
+# Open MPI's predefined handles (MPI_INT, MPI_COMM_WORLD, ...) are data symbols, which the dynamic
+# linker must resolve at load time, so with Open MPI the library links MPI after all (and is then
+# not invisible to non-MPI programs: docs/MPI.md).
+if(SLUICE_MPI STREQUAL "openmpi")
+  target_link_libraries(sluice_deps_nompi INTERFACE MPI::MPI_C)
+endif()
+# What tests and benchmarks that link the engine statically use: the same plus MPI.
+add_library(sluice_deps INTERFACE)
+target_link_libraries(sluice_deps INTERFACE sluice_deps_nompi MPI::MPI_C)
 add_library(sluice::deps ALIAS sluice_deps)
 
 if(SLUICE_BUILD_TESTS)

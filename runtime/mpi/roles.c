@@ -29,6 +29,7 @@
 #include "config/config.h"
 #include "mpi/claim.h"
 #include "mpi/launcher.h"
+#include "mpi/library.h"
 #include "mpi/lifecycle.h"
 #include "progress/control.h"
 #include "trace/trace.h"
@@ -155,6 +156,10 @@ static void trace_init(int by_sluice)
 static void lazy_init_locked(void)
 {
     int inited = 0, finalized = 0;
+    if (sluice_mpi_library_load() != 0) {
+        atomic_store(&R.state, ST_UNUSABLE);
+        return;
+    }
     PMPI_Initialized(&inited);
     PMPI_Finalized(&finalized);
     if (finalized) {

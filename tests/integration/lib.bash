@@ -1,6 +1,11 @@
 # Helpers for integration scripts (sourced; not a test itself: the glob takes *.sh only).
 # Each script runs with `set -euo pipefail` in its own scratch folder.
 
+# Open MPI refuses root and oversubscription unless told (MPICH, the default, needs nothing).
+if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI"; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+fi
+
 # mpirun N cmd...: real mpiexec with N ranks on this machine (oversubscription allowed).
 mpirun() {
   local n=$1; shift

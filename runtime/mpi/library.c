@@ -1,0 +1,31 @@
+/* See library.h. SLUICE_MPI_LIBRARY is the soname of the MPI library found at configure time. */
+#include "mpi/library.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include "common/log.h"
+
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static int loaded; /* 1 loaded, -1 failed (reported once) */
+
+int sluice_mpi_library_load(void)
+{
+    pthread_mutex_lock(&load_lock);
+    if (loaded == 0) {
+        /* Already in the global scope: the program links MPI (libsluice defines no PMPI_*). */
+        if (dlsym(RTLD_DEFAULT, "PMPI_Init_thread") != NULL) {
+            loaded = 1;
+        } else if (dlopen(SLUICE_MPI_LIBRARY, RTLD_NOW | RTLD_GLOBAL) != NULL) {
+            loaded = 1;
+        } else {
+            const char *why = dlerror();
+            sluice_log_warn("cannot load the MPI library %s (%s); sluice will not use MPI", SLUICE_MPI_LIBRARY,
+                            why ? why : "unknown error");
+            loaded = -1;
+        }
+    }
+    int rc = loaded == 1 ? 0 : -1;
+    pthread_mutex_unlock(&load_lock);
+    return rc;
+}
