@@ -30,6 +30,8 @@ struct dist_device {
     uint64_t rid;
     cl_device_type type;
     struct dist_platform *platform;
+    struct dist_device *parent; /* sub-devices only (freed with their last reference) */
+    long refs;
 };
 
 struct dist_context {

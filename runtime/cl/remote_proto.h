@@ -38,6 +38,7 @@
     X(FLUSH)       /* a0 queue */                                                                   \
     X(WAIT)        /* bytes: event rids */                                                          \
     X(RELEASE)     /* a0 kind (SLUICE_CL_*), a1 rid */                                              \
+    X(SUBDEVICES)  /* a0 device; bytes: partition properties -> bytes: sub-device rids */        \
     X(END)         /* rank 0's program ended: serve no more */
 
 enum sluice_remote_op {

@@ -336,9 +336,38 @@ static void do_release(const uint64_t *a, struct sluice_remote_msg *out)
     case SLUICE_CL_PROGRAM: r = A->clReleaseProgram(PTR(cl_program, a[1])); break;
     case SLUICE_CL_KERNEL: r = A->clReleaseKernel(PTR(cl_kernel, a[1])); break;
     case SLUICE_CL_EVENT: r = A->clReleaseEvent(PTR(cl_event, a[1])); break;
+    case SLUICE_CL_DEVICE: r = A->clReleaseDevice(PTR(cl_device_id, a[1])); break;
     default: break;
     }
     out->rep.ret = r;
+}
+
+static void do_subdevices(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
+{
+    size_t n = len / sizeof(cl_device_partition_property);
+    cl_device_partition_property props[64];
+    if (n == 0 || n > 64) {
+        out->rep.ret = CL_INVALID_VALUE;
+        return;
+    }
+    memcpy(props, p, n * sizeof props[0]);
+    props[n - 1] = 0;
+    cl_device_id subs[MAX_DEVICES];
+    cl_uint ns = 0;
+    out->rep.ret = api()->clCreateSubDevices(PTR(cl_device_id, a[0]), props, MAX_DEVICES, subs, &ns);
+    if (out->rep.ret != CL_SUCCESS)
+        return;
+    if (ns > MAX_DEVICES)
+        ns = MAX_DEVICES;
+    if ((out->bytes = malloc(ns * sizeof(uint64_t) + 1)) == NULL) {
+        out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+        return;
+    }
+    for (cl_uint i = 0; i < ns; i++) {
+        uint64_t v = RID(subs[i]);
+        memcpy(out->bytes + i * sizeof v, &v, sizeof v);
+    }
+    out->rep.nbytes = ns * sizeof(uint64_t);
 }
 
 void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned char *p,
@@ -448,6 +477,7 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
         break;
     }
     case SLUICE_REMOTE_RELEASE: do_release(a, out); break;
+    case SLUICE_REMOTE_SUBDEVICES: do_subdevices(a, p, len, out); break;
     default: out->rep.ret = CL_INVALID_OPERATION; break;
     }
     pthread_mutex_unlock(&srv_lock);
