@@ -78,10 +78,18 @@ target_compile_definitions(sluice_deps_headers INTERFACE
 add_library(sluice::deps_headers ALIAS sluice_deps_headers)
 
 # What libsluice.so links: everything but MPI (bound lazily, see runtime/mpi/library.h).
+# libunwind is dlopen'ed only when SLUICE_BACKTRACE asks for call sites (runtime/trace/callsite.c).
+execute_process(COMMAND objdump -p ${pkgcfg_lib_LIBUNWIND_unwind} OUTPUT_VARIABLE _dump ERROR_QUIET)
+if(_dump MATCHES "SONAME +([^ \n]+)")
+  set(SLUICE_LIBUNWIND ${CMAKE_MATCH_1})
+else()
+  set(SLUICE_LIBUNWIND libunwind.so.8)
+endif()
 add_library(sluice_deps_nompi INTERFACE)
-target_link_libraries(sluice_deps_nompi INTERFACE sluice_deps_headers PkgConfig::LIBUNWIND
-  Threads::Threads ${CMAKE_DL_LIBS} rt m)
-target_compile_definitions(sluice_deps_nompi INTERFACE SLUICE_MPI_LIBRARY="${SLUICE_MPI_LIBRARY}")
+target_include_directories(sluice_deps_nompi INTERFACE ${LIBUNWIND_INCLUDE_DIRS})
+target_link_libraries(sluice_deps_nompi INTERFACE sluice_deps_headers Threads::Threads ${CMAKE_DL_LIBS} rt m)
+target_compile_definitions(sluice_deps_nompi INTERFACE SLUICE_MPI_LIBRARY="${SLUICE_MPI_LIBRARY}"
+  SLUICE_LIBUNWIND="${SLUICE_LIBUNWIND}")
 add_library(sluice::deps_nompi ALIAS sluice_deps_nompi)
 # Open MPI's predefined handles (MPI_INT, MPI_COMM_WORLD, ...) are data symbols, which the dynamic
 # linker must resolve at load time, so with Open MPI the library links MPI after all (and is then
@@ -91,7 +99,7 @@ if(SLUICE_MPI STREQUAL "openmpi")
 endif()
 # What tests and benchmarks that link the engine statically use: the same plus MPI.
 add_library(sluice_deps INTERFACE)
-target_link_libraries(sluice_deps INTERFACE sluice_deps_nompi MPI::MPI_C)
+target_link_libraries(sluice_deps INTERFACE sluice_deps_nompi MPI::MPI_C PkgConfig::LIBUNWIND)
 add_library(sluice::deps ALIAS sluice_deps)
 
 if(SLUICE_BUILD_TESTS)

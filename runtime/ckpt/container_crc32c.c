@@ -9,6 +9,9 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <string.h>
 
 #define POLY 0x82F63B78u
@@ -65,8 +68,10 @@ static void init_tables(void)
             shift_short[b][n] = multmodp(kshort, n << (8 * b));
         }
 #if defined(__x86_64__)
-    __builtin_cpu_init();
-    hw = __builtin_cpu_supports("sse4.2");
+    /* cpuid directly: __builtin_cpu_supports would link libgcc's CPU model, whose constructor
+     * then runs in every preloaded process. */
+    unsigned a, b, c, d;
+    hw = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_2);
 #endif
 }
 

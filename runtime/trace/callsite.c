@@ -12,11 +12,35 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include <dlfcn.h>
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "trace/state.h"
+
+/* libunwind is loaded only when call sites are asked for: as a link dependency it (and liblzma)
+ * would be mapped into every preloaded process. The names come from libunwind.h's own macros, so
+ * they follow its per-architecture symbol naming. SLUICE_LIBUNWIND is the soname (CMake). */
+#define CS_STR(x) #x
+#define CS_XSTR(x) CS_STR(x)
+static int (*unwind_backtrace)(void **, int);
+
+static int load_libunwind(void)
+{
+    void *h = dlopen(SLUICE_LIBUNWIND, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL)
+        return -1;
+    unwind_backtrace = (int (*)(void **, int))dlsym(h, CS_XSTR(unw_backtrace));
+    int (*set_policy)(unw_addr_space_t, unw_caching_policy_t) =
+        (int (*)(unw_addr_space_t, unw_caching_policy_t))dlsym(h, CS_XSTR(unw_set_caching_policy));
+    unw_addr_space_t *local = (unw_addr_space_t *)dlsym(h, CS_XSTR(unw_local_addr_space));
+    if (unwind_backtrace == NULL)
+        return -1;
+    if (set_policy != NULL && local != NULL)
+        set_policy(*local, UNW_CACHE_PER_THREAD);
+    return 0;
+}
 
 #define MAX_DEPTH 32
 #define SKIP_MAX 12      /* sluice frames above the application's, at most */
@@ -89,7 +113,12 @@ int sluice_trace_callsites_start(unsigned depth, uint64_t limit)
     cs.own_lo = cs.own_hi = 0;
     cs.fixed_skip = 0;
     dl_iterate_phdr(find_self, (void *)(uintptr_t)&sluice_trace_record);
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    if (load_libunwind() != 0) {
+        munmap(cs.slots, cs.map_bytes);
+        cs.slots = NULL;
+        cs.depth = 0;
+        return -1;
+    }
     return 0;
 }
 
@@ -147,7 +176,7 @@ __attribute__((noinline)) uint32_t sluice_trace_callsite_capture(void)
     for (int attempt = 0; attempt < 2; attempt++) {
         int skip = cs.fixed_skip ? cs.fixed_skip : atomic_load_explicit(&learned_skip, memory_order_relaxed);
         int want = (int)cs.depth + skip;
-        n = unw_backtrace(ips, want);
+        n = unwind_backtrace(ips, want);
         first = 0;
         if (cs.fixed_skip) {
             first = cs.fixed_skip;

@@ -4,6 +4,7 @@
 #include <sys/utsname.h>
 #include <time.h>
 
+#include "common/log.h"
 #include "trace/state.h"
 #include "trace/rawio.h"
 
@@ -68,8 +69,11 @@ int sluice_trace_start(const struct sluice_trace_options *opt)
     sluice_trace_buffers_start(g->stats ? opt->limit : 0);
     if (sluice_trace_strings_start() != 0)
         return -ENOMEM;
-    if (g->backtrace && sluice_trace_callsites_start(g->backtrace, opt->limit) != 0)
+    if (g->backtrace && sluice_trace_callsites_start(g->backtrace, opt->limit) != 0) {
+        sluice_log_warn("SLUICE_BACKTRACE: cannot load %s or map the call-site table; call sites are not recorded",
+                        SLUICE_LIBUNWIND);
         g->backtrace = 0;
+    }
     int err = 0;
     if (g->debug)
         err = sluice_trace_debug_open(opt->debug, g->rank);
