@@ -2,7 +2,7 @@
  *
  * Ranks 1..N-1 never enter main: this constructor initializes MPI (sluice's communicator),
  * serves requests for the rank's OpenCL devices until rank 0 says its program ended, then
- * exits 0 through exit(), so that sluice's own destructors finalize MPI and write the trace.
+ * finalizes MPI and exits 0 through exit(), so that the trace is still written.
  * Rank 0 initializes MPI here too (MPI_Init is collective under MPICH's launcher, so the
  * servers would wait forever if rank 0's program never touched OpenCL) and tells the servers
  * to stop from a finalize hook, which runs before MPI is finalized whether the program calls
@@ -19,6 +19,7 @@
 #include "common/init_order.h"
 #include "common/log.h"
 #include "config/config.h"
+#include "mpi/lifecycle.h"
 
 static bool active;
 static int world;
@@ -78,6 +79,10 @@ __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_start(void)
     sluice_cl_init();
     if (rank != 0) {
         sluice_remote_serve(comm);
+        /* Library destructors do not run MPI's finalization for a process that leaves from
+         * inside this constructor, and MPICH's launcher kills the job when a rank ends without
+         * it: finalize here, through the same sequence as the program's MPI_Finalize. */
+        sluice_mpi_app_finalize();
         exit(0);
     }
     dist_devices_install(&dist_backend.api);
