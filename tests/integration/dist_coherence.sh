@@ -1,0 +1,33 @@
+# Distributed OpenCL, buffer coherence: tests/apps/cl_dist_coherence.c (an ordinary program)
+# writes a read-only buffer through the queue of device 1, then runs kernels that read it on
+# devices 2 and 3. Under `mpiexec -n 4` with one device per rank, the buffer must move from rank
+# 1 to rank 2 and to rank 3 directly (rank to rank, never through rank 0, which never held it).
+# The traces show it: MPI_SEND/MPI_RECV of the buffer's bytes with the peer rank, on the serving
+# ranks only. The results are those of a single process with four local devices.
+export POCL_MAX_PTHREAD_COUNT=1
+bytes=1200000 # 300000 ints
+
+POCL_DEVICES="pthread pthread pthread pthread" "$SLUICE_APPS_DIR/cl_dist_coherence" >local.out 2>&1
+set +e
+POCL_DEVICES=pthread mpirun 4 env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/tr" \
+  LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_dist_coherence" >dist.out 2>&1
+rc=$?
+set -e
+expect_eq "exit code on 4 ranks" 0 "$rc"
+diff local.out dist.out >diff.out || fail "output differs from four local devices: $(cat diff.out)"
+expect_contains "both readers right" "device 3: status=0 wrong=0" "$(cat dist.out)"
+echo "ok: results identical to four local devices"
+
+"$SLUICE_BIN_DIR/sluice-trace" dump tr >dump.txt
+moves=$(grep -E 'MPI_(SEND|RECV) peer rank=' dump.txt | grep "bytes=$bytes," || true)
+echo "$moves" | sed 's/^/  /'
+expect_contains "rank 1 sends the buffer to rank 2" "rank 1 " "$(echo "$moves" | grep 'MPI_SEND peer rank=2,')"
+expect_contains "rank 2 receives it from rank 1" "rank 2 " "$(echo "$moves" | grep 'MPI_RECV peer rank=1,')"
+# Rank 3 gets it from a serving rank that holds a valid copy (1 or 2: the directory picks the
+# holder that has sent the fewest bytes, here rank 2).
+expect_contains "rank 3 receives it from a serving rank" "rank 3 " "$(echo "$moves" | grep -E 'MPI_RECV peer rank=[12],')"
+expect_eq "rank 0 neither sends nor receives the buffer's data" 0 "$(echo "$moves" | grep -c '^rank 0 ' || true)"
+expect_eq "exactly two rank-to-rank moves" 2 "$(echo "$moves" | grep -c 'MPI_RECV' || true)"
+# The device side of each move is traced on the receiving rank (CL_TRANSFER device to device).
+expect_eq "device-to-device transfers on the readers" 2 \
+  "$(grep -E '^rank [23] .*CL_TRANSFER.*=2, bytes='"$bytes" dump.txt | wc -l)"

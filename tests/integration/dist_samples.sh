@@ -1,0 +1,36 @@
+# Distributed OpenCL, end to end: unchanged sample programs run on rank 0 and use one PoCL device
+# per rank through SLUICE_OPENCL=distributed. With 1, 2 and 3 ranks their output and exit code are
+# those of a single process with as many local devices (POCL_DEVICES="pthread ..."), which also
+# shows that the serving ranks print nothing (their stdout goes to the same place). Every rank
+# exits 0 (each one's trace records PROCESS_EXIT with status 0, and only rank 0 runs main).
+export POCL_MAX_PTHREAD_COUNT=1
+
+devices() { local n=$1 s=""; for ((i = 0; i < n; i++)); do s+="pthread "; done; echo "${s% }"; }
+
+for app in cl_multi_device cl_vector_add; do
+  for n in 1 2 3; do
+    POCL_DEVICES="$(devices "$n")" "$SLUICE_APPS_DIR/$app" >"$app.local$n" 2>&1
+    set +e
+    POCL_DEVICES=pthread mpirun "$n" env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/tr.$app.$n" \
+      LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/$app" >"$app.dist$n" 2>&1
+    rc=$?
+    set -e
+    expect_eq "$app on $n ranks: exit code" 0 "$rc"
+    diff "$app.local$n" "$app.dist$n" >diff.out || fail "$app on $n ranks differs from $n local devices: $(head -20 diff.out)"
+    echo "ok: $app on $n ranks prints what it prints with $n local devices ($(wc -l <"$app.dist$n") lines)"
+  done
+done
+expect_contains "three devices seen" "devices: 3" "$(cat cl_multi_device.dist3)"
+expect_contains "work split over three ranks is right" "wrong=0" "$(cat cl_multi_device.dist3)"
+if grep -q DIFFERENT cl_multi_device.dist3; then fail "a query returned another object: $(grep DIFFERENT cl_multi_device.dist3)"; fi
+expect_eq "object queries answered with the program's objects" 18 "$(grep -c ' same$' cl_multi_device.dist3)"
+
+# Every rank wrote its trace and ended with status 0; the servers never ran the program's
+# OpenCL calls (no clCreateKernel there: they serve requests with the real loader directly).
+"$SLUICE_BIN_DIR/sluice-trace" dump tr.cl_multi_device.3 >dump.txt
+for r in 0 1 2; do
+  expect_contains "rank $r exited 0" "rank $r pid" "$(grep PROCESS_EXIT dump.txt | grep 'exit status=0')"
+done
+expect_eq "kernels created by the program on rank 0 only" "0" "$(grep -E '^rank [12] ' dump.txt | grep -c 'clCreateKernel' || true)"
+[ "$(grep -E '^rank 0 ' dump.txt | grep -c 'clCreateKernel')" -ge 1 ] || fail "rank 0's trace has no clCreateKernel"
+echo "ok: rank 0's trace has the program's clCreateKernel"
