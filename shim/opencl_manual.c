@@ -108,6 +108,9 @@ SLUICE_EXPORT cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform, cl_devi
         sluice_cl_pfn_clGetDeviceIDs raw = sluice_cl_raw_api()->clGetDeviceIDs;
         return raw ? raw(platform, device_type, num_entries, devices, num_devices) : CL_INVALID_PLATFORM;
     }
+    /* A distributed run's default platform is its first merged one, as the loader's is its first. */
+    if (platform == NULL && sluice_cl_dist_active())
+        sluice_cl_dist_platform_ids(1, &platform, NULL);
     struct sluice_cl_obj *p = sluice_cl_valid(platform, SLUICE_CL_PLATFORM);
     sluice_cl_pfn_clGetDeviceIDs fn = sluice_cl_backend_of(p)->api.clGetDeviceIDs;
     if (fn == NULL)
