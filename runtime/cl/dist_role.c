@@ -70,11 +70,13 @@ __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_start(void)
     }
     MPI_Comm comm = sluice_comm();
     if (comm == MPI_COMM_NULL) {
+        /* On rank 0 this is normal in a process the program started (a compiler, a helper
+         * script): the rank's MPI belongs to the program's process, so this one stays local. */
+        if (rank == 0)
+            return;
         sluice_log_error("opencl: SLUICE_OPENCL=distributed needs MPI, which cannot be used in this process "
-                         "(rank %d); distributed OpenCL is off", rank);
-        if (rank != 0)
-            _exit(1);
-        return;
+                         "(rank %d); it cannot serve its devices", rank);
+        _exit(1);
     }
     sluice_cl_init();
     if (rank != 0) {
