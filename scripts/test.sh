@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/build.sh
 cd "${BUILD_DIR:-build}"
-ctest --output-on-failure -j 2 --timeout 600
+ctest --output-on-failure --timeout 600
