@@ -11,7 +11,7 @@
 #include "trace/trace.h"
 
 #define WAIT_MIN_NS 1000u
-#define WAIT_MAX_NS 1000000u
+#define WAIT_MAX_NS 250000u
 #define PIECE ((size_t)1 << 30) /* MPI counts are int: large data goes in 1 GiB pieces */
 
 int sluice_remote_wait_probe(MPI_Comm comm, int src, int tag, MPI_Status *st)
