@@ -12,6 +12,7 @@
 
 #include "cl/backend.h"
 #include "cl/remote_proto.h"
+#include "dcl/dql.h"
 
 #define DIST_MAX_RANKS 64
 #define DIST_MAX_DEVICES 256
@@ -31,6 +32,7 @@ struct dist_device {
     cl_device_type type;
     struct dist_platform *platform;
     struct dist_device *parent; /* sub-devices only (freed with their last reference) */
+    struct sluice_dql_device *dql; /* root devices: what SLUICE_DEVICES queries see */
     long refs;
 };
 

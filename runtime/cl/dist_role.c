@@ -62,6 +62,15 @@ __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_start(void)
 {
     if (!distributed_mode() || !sluice_under_launcher() || sluice_launch_size() < 2)
         return;
+    /* A bad SLUICE_DEVICES stops every rank before MPI (dql_check.c says the same, but its
+     * constructor may come after this one, which never returns on a serving rank). */
+    if (sluice_config.is_set[SLUICE_CFG_DEVICES] && !sluice_dql_blank(sluice_config.DEVICES)) {
+        struct sluice_dql_query *q = NULL;
+        char err[512];
+        if (sluice_dql_parse(sluice_config.DEVICES, &q, err, sizeof err) != 0)
+            sluice_fatal_config("SLUICE_DEVICES: %s", err);
+        sluice_dql_free(q);
+    }
     int rank = sluice_launch_rank();
     world = sluice_launch_size();
     if (world > DIST_MAX_RANKS) {
@@ -145,11 +154,17 @@ static void enumerate(void)
                 struct sluice_remote_enum_device dr;
                 memcpy(&dr, m.bytes + off, sizeof dr);
                 off += sizeof dr;
-                if (p == NULL || p->ndev == DIST_MAX_DEVICES)
+                struct sluice_dql_device *desc = malloc(sizeof *desc);
+                if (desc != NULL && off + sizeof *desc <= m.rep.nbytes)
+                    memcpy(desc, m.bytes + off, sizeof *desc);
+                off += sizeof *desc;
+                struct dist_device *dev = p != NULL && p->ndev < DIST_MAX_DEVICES ? calloc(1, sizeof *dev) : NULL;
+                if (dev == NULL || desc == NULL) {
+                    free(dev);
+                    free(desc);
                     continue;
-                struct dist_device *dev = calloc(1, sizeof *dev);
-                if (dev == NULL)
-                    continue;
+                }
+                dev->dql = desc;
                 dev->rank = r;
                 dev->rid = dr.rid;
                 dev->type = (cl_device_type)dr.type;
@@ -163,6 +178,56 @@ static void enumerate(void)
     }
 }
 
+/* SLUICE_DEVICES: keeps the devices the query selects, in its order (within each platform),
+ * and drops platforms left with none. The query was validated at load (dql_check.c). */
+static void apply_device_query(void)
+{
+    const char *text = sluice_config.DEVICES;
+    if (!sluice_config.is_set[SLUICE_CFG_DEVICES] || sluice_dql_blank(text))
+        return;
+    struct sluice_dql_query *q = NULL;
+    char err[512];
+    if (sluice_dql_parse(text, &q, err, sizeof err) != 0)
+        sluice_fatal_config("SLUICE_DEVICES: %s", err);
+    size_t n = 0;
+    for (int i = 0; i < nplatforms; i++)
+        n += (size_t)platforms[i]->ndev;
+    struct sluice_dql_device *descs = calloc(n ? n : 1, sizeof *descs);
+    struct dist_device **all = calloc(n ? n : 1, sizeof *all);
+    size_t *out = calloc(n ? n : 1, sizeof *out);
+    size_t count = 0;
+    if (descs == NULL || all == NULL || out == NULL) {
+        sluice_log_error("opencl: SLUICE_DEVICES: out of memory; every device is shown");
+        goto done;
+    }
+    size_t k = 0;
+    for (int i = 0; i < nplatforms; i++)
+        for (int d = 0; d < platforms[i]->ndev; d++, k++) {
+            all[k] = platforms[i]->devs[d];
+            descs[k] = *all[k]->dql;
+        }
+    if (sluice_dql_select(q, descs, n, out, &count) != 0) {
+        sluice_log_error("opencl: SLUICE_DEVICES: out of memory; every device is shown");
+        goto done;
+    }
+    int kept = 0;
+    for (int i = 0; i < nplatforms; i++) {
+        struct dist_platform *p = platforms[i];
+        p->ndev = 0;
+        for (size_t j = 0; j < count; j++)
+            if (all[out[j]]->platform == p)
+                p->devs[p->ndev++] = all[out[j]];
+        if (p->ndev > 0)
+            platforms[kept++] = p;
+    }
+    nplatforms = kept;
+done:
+    free(descs);
+    free(all);
+    free(out);
+    sluice_dql_free(q);
+}
+
 cl_int sluice_cl_dist_platform_ids(cl_uint num_entries, cl_platform_id *platforms_out, cl_uint *num_platforms)
 {
     if ((platforms_out == NULL && num_platforms == NULL) || (platforms_out != NULL && num_entries == 0))
@@ -170,6 +235,7 @@ cl_int sluice_cl_dist_platform_ids(cl_uint num_entries, cl_platform_id *platform
     pthread_mutex_lock(&dist_lock);
     if (!enumerated) {
         enumerate();
+        apply_device_query();
         enumerated = true;
     }
     cl_uint n = (cl_uint)nplatforms;

@@ -69,7 +69,8 @@ struct sluice_remote_rep {
     uint64_t nbytes; /* payload after the header */
 };
 
-/* One platform as ENUM reports it, followed by `ndev` device records. */
+/* One platform as ENUM reports it, followed by `ndev` device records, each followed by the
+ * device's DQL descriptor (struct sluice_dql_device, dcl/dql.h) for SLUICE_DEVICES. */
 struct sluice_remote_enum_platform {
     uint64_t rid;
     uint64_t ndev;

@@ -12,6 +12,7 @@
 #include "cl/backend.h"
 #include "cl/object.h"
 #include "cl/remote_proto.h"
+#include "dcl/dql_device.h"
 #include "trace/trace.h"
 
 #define MAX_PLATFORMS 16
@@ -103,7 +104,9 @@ static void do_enum(struct sluice_remote_msg *out)
         np = 0;
     if (np > MAX_PLATFORMS)
         np = MAX_PLATFORMS;
-    size_t cap = np * (sizeof(struct sluice_remote_enum_platform) + MAX_DEVICES * sizeof(struct sluice_remote_enum_device));
+    size_t cap = np * (sizeof(struct sluice_remote_enum_platform) +
+                       MAX_DEVICES * (sizeof(struct sluice_remote_enum_device) + sizeof(struct sluice_dql_device)));
+    uint64_t index = 0; /* the device's position among this rank's devices, for SLUICE_DEVICES */
     out->bytes = calloc(1, cap ? cap : 1);
     if (out->bytes == NULL) {
         out->rep.ret = CL_OUT_OF_HOST_MEMORY;
@@ -129,6 +132,12 @@ static void do_enum(struct sluice_remote_msg *out)
             dr.type = t;
             memcpy(out->bytes + len, &dr, sizeof dr);
             len += sizeof dr;
+            struct sluice_dql_device desc;
+            memset(&desc, 0, sizeof desc);
+            sluice_dql_describe(devs[d], (uint64_t)sluice_launch_rank(), index++, api()->clGetDeviceInfo,
+                                api()->clGetPlatformInfo, &desc);
+            memcpy(out->bytes + len, &desc, sizeof desc);
+            len += sizeof desc;
         }
     }
     out->rep.nbytes = len;
