@@ -176,6 +176,101 @@ static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_u
     return r;
 }
 
+/* Copy: the source is read and the destination written on the queue's rank. */
+static cl_int CL_API_CALL copy_buffer(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_off, size_t dst_off,
+                                      size_t size, cl_uint nwait, const cl_event *wl, cl_event *event)
+{
+    struct dist_queue *q = (struct dist_queue *)queue;
+    struct dist_mem *s = (struct dist_mem *)src, *d = (struct dist_mem *)dst;
+    if (q == NULL)
+        return CL_INVALID_COMMAND_QUEUE;
+    static const char any = 0;
+    cl_int r = check_range(s, src_off, size, &any);
+    if (r == CL_SUCCESS)
+        r = check_range(d, dst_off, size, &any);
+    if (r == CL_SUCCESS && (s->ctx != q->ctx || d->ctx != q->ctx))
+        r = CL_INVALID_CONTEXT;
+    if (r == CL_SUCCESS && s == d && (src_off < dst_off ? dst_off - src_off : src_off - dst_off) < size)
+        r = CL_MEM_COPY_OVERLAP;
+    if (r != CL_SUCCESS)
+        return r;
+    int rank = q->dev->rank;
+    pthread_mutex_lock(&dist_lock);
+    r = wait_list(nwait, wl);
+    if (r == CL_SUCCESS)
+        r = dist_coh_acquire(s, rank, src_off, size, false, false);
+    if (r == CL_SUCCESS)
+        r = dist_coh_acquire(d, rank, dst_off, size, true, true);
+    uint64_t rid = 0;
+    if (r == CL_SUCCESS) {
+        uint64_t a[7] = {q->rid, s->rid[rank], d->rid[rank], src_off, dst_off, size, event != NULL};
+        r = dist_call_v(rank, SLUICE_REMOTE_COPY, a, 7, NULL, 0, &rid);
+    }
+    pthread_mutex_unlock(&dist_lock);
+    if (r == CL_SUCCESS)
+        r = give_event(q, rid, CL_COMMAND_COPY_BUFFER, event);
+    return r;
+}
+
+static cl_int CL_API_CALL fill_buffer(cl_command_queue queue, cl_mem buffer, const void *pattern, size_t pattern_size,
+                                      size_t off, size_t size, cl_uint nwait, const cl_event *wl, cl_event *event)
+{
+    struct dist_queue *q = (struct dist_queue *)queue;
+    struct dist_mem *m = (struct dist_mem *)buffer;
+    if (q == NULL)
+        return CL_INVALID_COMMAND_QUEUE;
+    if (pattern == NULL || pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) != 0 ||
+        off % pattern_size != 0 || size % pattern_size != 0)
+        return CL_INVALID_VALUE;
+    cl_int r = check_range(m, off, size, pattern);
+    if (r == CL_SUCCESS && m->ctx != q->ctx)
+        r = CL_INVALID_CONTEXT;
+    if (r != CL_SUCCESS)
+        return r;
+    int rank = q->dev->rank;
+    pthread_mutex_lock(&dist_lock);
+    r = wait_list(nwait, wl);
+    if (r == CL_SUCCESS)
+        r = dist_coh_acquire(m, rank, off, size, true, true);
+    uint64_t rid = 0;
+    if (r == CL_SUCCESS) {
+        uint64_t a[5] = {q->rid, m->rid[rank], off, size, event != NULL};
+        r = dist_call_v(rank, SLUICE_REMOTE_FILL, a, 5, pattern, pattern_size, &rid);
+    }
+    pthread_mutex_unlock(&dist_lock);
+    if (r == CL_SUCCESS)
+        r = give_event(q, rid, CL_COMMAND_FILL_BUFFER, event);
+    return r;
+}
+
+/* Markers and barriers: the wait list is waited for first (on its ranks), then the marker is
+ * enqueued on the queue's rank, where it completes after the queue's earlier commands. */
+static cl_int marker(cl_command_queue queue, int barrier, cl_uint nwait, const cl_event *wl, cl_event *event)
+{
+    struct dist_queue *q = (struct dist_queue *)queue;
+    if (q == NULL)
+        return CL_INVALID_COMMAND_QUEUE;
+    cl_int r = nwait ? wait_list(nwait, wl) : (wl ? CL_INVALID_EVENT_WAIT_LIST : CL_SUCCESS);
+    uint64_t rid = 0;
+    if (r == CL_SUCCESS) {
+        uint64_t a[3] = {q->rid, (uint64_t)barrier, event != NULL};
+        r = dist_call_v(q->dev->rank, SLUICE_REMOTE_MARKER, a, 3, NULL, 0, &rid);
+    }
+    if (r == CL_SUCCESS)
+        r = give_event(q, rid, barrier ? CL_COMMAND_BARRIER : CL_COMMAND_MARKER, event);
+    return r;
+}
+
+static cl_int CL_API_CALL marker_wl(cl_command_queue queue, cl_uint nwait, const cl_event *wl, cl_event *event)
+{
+    return marker(queue, 0, nwait, wl, event);
+}
+
+static cl_int CL_API_CALL barrier_wl(cl_command_queue queue, cl_uint nwait, const cl_event *wl, cl_event *event)
+{
+    return marker(queue, 1, nwait, wl, event);
+}
+
 static cl_int queue_op(cl_command_queue queue, int op)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
@@ -266,6 +361,10 @@ void dist_exec_install(struct sluice_cl_api *api)
     api->clEnqueueWriteBuffer = write_buffer;
     api->clEnqueueReadBuffer = read_buffer;
     api->clEnqueueNDRangeKernel = ndrange;
+    api->clEnqueueCopyBuffer = copy_buffer;
+    api->clEnqueueFillBuffer = fill_buffer;
+    api->clEnqueueMarkerWithWaitList = marker_wl;
+    api->clEnqueueBarrierWithWaitList = barrier_wl;
     api->clFinish = finish;
     api->clFlush = flush;
     api->clWaitForEvents = wait_for_events;

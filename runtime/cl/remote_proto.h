@@ -38,6 +38,9 @@
     X(FLUSH)       /* a0 queue */                                                                   \
     X(WAIT)        /* bytes: event rids */                                                          \
     X(RELEASE)     /* a0 kind (SLUICE_CL_*), a1 rid */                                              \
+    X(COPY)        /* a0 queue, a1 src, a2 dst, a3 src offset, a4 dst offset, a5 size, a6 want event -> v0 event */ \
+    X(FILL)        /* a0 queue, a1 buf, a2 offset, a3 size, a4 want event; bytes: pattern -> v0 event */ \
+    X(MARKER)      /* a0 queue, a1 1 for a barrier, a2 want event -> v0 event */                   \
     X(SUBDEVICES)  /* a0 device; bytes: partition properties -> bytes: sub-device rids */        \
     X(END)         /* rank 0's program ended: serve no more */
 
@@ -55,7 +58,7 @@ enum sluice_remote_getter {
     SLUICE_RG_EVENT, SLUICE_RG_PROFILING, SLUICE_RG_COUNT
 };
 
-#define SLUICE_REMOTE_NARGS 6
+#define SLUICE_REMOTE_NARGS 8
 struct sluice_remote_req {
     uint32_t op;
     uint32_t pad;

@@ -487,6 +487,28 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
     }
     case SLUICE_REMOTE_RELEASE: do_release(a, out); break;
     case SLUICE_REMOTE_SUBDEVICES: do_subdevices(a, p, len, out); break;
+    case SLUICE_REMOTE_COPY: {
+        cl_event ev = NULL;
+        out->rep.ret = A->clEnqueueCopyBuffer(PTR(cl_command_queue, a[0]), PTR(cl_mem, a[1]), PTR(cl_mem, a[2]),
+                                              (size_t)a[3], (size_t)a[4], (size_t)a[5], 0, NULL, a[6] ? &ev : NULL);
+        out->rep.v[0] = RID(ev);
+        break;
+    }
+    case SLUICE_REMOTE_FILL: {
+        cl_event ev = NULL;
+        out->rep.ret = A->clEnqueueFillBuffer(PTR(cl_command_queue, a[0]), PTR(cl_mem, a[1]), p, len, (size_t)a[2],
+                                              (size_t)a[3], 0, NULL, a[4] ? &ev : NULL);
+        out->rep.v[0] = RID(ev);
+        break;
+    }
+    case SLUICE_REMOTE_MARKER: {
+        cl_event ev = NULL;
+        cl_command_queue q = PTR(cl_command_queue, a[0]);
+        out->rep.ret = a[1] ? A->clEnqueueBarrierWithWaitList(q, 0, NULL, a[2] ? &ev : NULL)
+                            : A->clEnqueueMarkerWithWaitList(q, 0, NULL, a[2] ? &ev : NULL);
+        out->rep.v[0] = RID(ev);
+        break;
+    }
     default: out->rep.ret = CL_INVALID_OPERATION; break;
     }
     pthread_mutex_unlock(&srv_lock);

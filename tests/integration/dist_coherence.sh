@@ -31,3 +31,15 @@ expect_eq "exactly two rank-to-rank moves" 2 "$(echo "$moves" | grep -c 'MPI_REC
 # The device side of each move is traced on the receiving rank (CL_TRANSFER device to device).
 expect_eq "device-to-device transfers on the readers" 2 \
   "$(grep -E '^rank [23] .*CL_TRANSFER.*=2, bytes='"$bytes" dump.txt | wc -l)"
+
+# Fill on rank 1, copy half of it on rank 2 after a cross-rank wait list, marker, read back on
+# rank 0's device: only the half the copy reads (one 1 MiB chunk) moves from rank 1 to rank 2.
+POCL_DEVICES="pthread pthread pthread" "$SLUICE_APPS_DIR/cl_dist_copy_fill" >copy_local.out 2>&1
+POCL_DEVICES=pthread mpirun 3 env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/tr_copy" \
+  LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_dist_copy_fill" >copy_dist.out 2>&1
+diff copy_local.out copy_dist.out >diff.out || fail "copy/fill output differs from three local devices: $(cat diff.out)"
+expect_contains "copy and fill right" "wrong=0" "$(cat copy_dist.out)"
+"$SLUICE_BIN_DIR/sluice-trace" dump tr_copy >dump_copy.txt
+expect_eq "the copied half moves rank 1 -> rank 2, one chunk" 1 \
+  "$(grep -cE '^rank 2 .*MPI_RECV peer rank=1, bytes=1048576,' dump_copy.txt || true)"
+expect_eq "nothing else moves between serving ranks" 1 "$(grep -c 'MPI_RECV' dump_copy.txt || true)"
