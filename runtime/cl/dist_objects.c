@@ -43,7 +43,7 @@ static cl_context CL_API_CALL create_context(const cl_context_properties *props,
 {
     (void)notify;
     (void)user_data;
-    if (ndev == 0 || devices == NULL) {
+    if (ndev == 0 || devices == NULL || ndev > DIST_MAX_DEVICES) {
         set_err(errcode_ret, CL_INVALID_VALUE);
         return NULL;
     }

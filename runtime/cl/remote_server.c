@@ -291,8 +291,10 @@ static void do_build(const uint64_t *a, const unsigned char *p, size_t len, stru
         return;
     }
     cl_device_id devs[MAX_DEVICES];
-    if (nd > MAX_DEVICES)
-        nd = MAX_DEVICES;
+    if (nd > MAX_DEVICES) {
+        out->rep.ret = CL_INVALID_VALUE;
+        return;
+    }
     for (size_t i = 0; i < nd; i++) {
         uint64_t v;
         memcpy(&v, p + i * sizeof v, sizeof v);
@@ -398,12 +400,16 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
     case SLUICE_REMOTE_CTX_CREATE: {
         cl_uint nd = (cl_uint)(len / sizeof(uint64_t));
         cl_device_id devs[MAX_DEVICES];
-        for (cl_uint i = 0; i < nd && i < MAX_DEVICES; i++) {
+        if (nd > MAX_DEVICES) {
+            out->rep.ret = CL_INVALID_VALUE;
+            break;
+        }
+        for (cl_uint i = 0; i < nd; i++) {
             uint64_t v;
             memcpy(&v, p + i * sizeof v, sizeof v);
             devs[i] = PTR(cl_device_id, v);
         }
-        cl_context c = A->clCreateContext(NULL, nd < MAX_DEVICES ? nd : MAX_DEVICES, devs, NULL, NULL, &err);
+        cl_context c = A->clCreateContext(NULL, nd, devs, NULL, NULL, &err);
         out->rep.ret = err;
         out->rep.v[0] = RID(c);
         break;
