@@ -113,6 +113,9 @@ static cl_int move(struct dist_mem *m, const struct sluice_coh_transfer *t)
 
 cl_int dist_coh_acquire(struct dist_mem *m, int rank, size_t off, size_t size, bool write, bool write_all)
 {
+    /* A sub-buffer is its parent's region: the directory and the moves work on the parent. */
+    for (; m->parent != NULL; m = m->parent)
+        off += m->origin;
     pthread_mutex_lock(&dist_lock);
     struct sluice_coh_plan plan = {0};
     int e = write ? sluice_coh_write(dir, m->coh_id, off, size, rank + 1, write_all ? SLUICE_COH_WRITE_ALL : 0, &plan)

@@ -10,8 +10,6 @@
 #include "cl/dist_internal.h"
 #include "cl/object.h"
 
-void dist_queue_unref(struct dist_queue *q);
-
 static cl_int wait_list(cl_uint n, const cl_event *evs)
 {
     if ((n == 0) != (evs == NULL))
@@ -271,6 +269,100 @@ static cl_int CL_API_CALL barrier_wl(cl_command_queue queue, cl_uint nwait, cons
     return marker(queue, 1, nwait, wl, event);
 }
 
+/* Maps are served from rank 0 memory: the region is read from the queue's rank at map time
+ * (unless the program will overwrite it) and written back at unmap if the map allowed writes.
+ * Rank 0 is the host, so a mapped pointer is ordinary memory of the program's process. */
+static struct dist_map *maps;
+
+static void *CL_API_CALL map_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, cl_map_flags flags,
+                                    size_t off, size_t size, cl_uint nwait, const cl_event *wl, cl_event *event,
+                                    cl_int *errcode_ret)
+{
+    (void)blocking; /* the data is there when the call returns */
+    struct dist_queue *q = (struct dist_queue *)queue;
+    struct dist_mem *m = (struct dist_mem *)buffer;
+    static const char any = 0;
+    cl_int r = q == NULL ? CL_INVALID_COMMAND_QUEUE : check_range(m, off, size, &any);
+    if (r == CL_SUCCESS && m->ctx != q->ctx)
+        r = CL_INVALID_CONTEXT;
+    struct dist_map *mp = NULL;
+    if (r == CL_SUCCESS && ((mp = calloc(1, sizeof *mp)) == NULL || (mp->ptr = malloc(size)) == NULL))
+        r = CL_OUT_OF_HOST_MEMORY;
+    pthread_mutex_lock(&dist_lock);
+    if (r == CL_SUCCESS)
+        r = wait_list(nwait, wl);
+    if (r == CL_SUCCESS && !(flags & CL_MAP_WRITE_INVALIDATE_REGION)) {
+        int rank = q->dev->rank;
+        r = dist_coh_acquire(m, rank, off, size, false, false);
+        struct sluice_remote_msg msg = {0};
+        if (r == CL_SUCCESS) {
+            uint64_t a[6] = {q->rid, m->rid[rank], off, size, q->ctx->rid[rank], 0};
+            r = dist_call(rank, SLUICE_REMOTE_BUF_READ, a, 6, NULL, 0, &msg);
+            if (r == CL_SUCCESS && msg.rep.nbytes == size)
+                memcpy(mp->ptr, msg.bytes, size);
+            else if (r == CL_SUCCESS)
+                r = CL_OUT_OF_RESOURCES;
+        }
+        free(msg.bytes);
+    }
+    if (r == CL_SUCCESS) {
+        mp->mem = m;
+        mp->off = off;
+        mp->size = size;
+        mp->flags = flags;
+        mp->next = maps;
+        maps = mp;
+        __atomic_add_fetch(&m->refs, 1, __ATOMIC_ACQ_REL); /* a mapped object stays alive */
+    }
+    pthread_mutex_unlock(&dist_lock);
+    if (r == CL_SUCCESS)
+        r = give_event(q, 0, CL_COMMAND_MAP_BUFFER, event);
+    if (errcode_ret != NULL)
+        *errcode_ret = r;
+    if (r != CL_SUCCESS) {
+        if (mp != NULL && mp->mem == NULL) {
+            free(mp->ptr);
+            free(mp);
+        }
+        return NULL;
+    }
+    return mp->ptr;
+}
+
+static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr, cl_uint nwait, const cl_event *wl,
+                                cl_event *event)
+{
+    struct dist_queue *q = (struct dist_queue *)queue;
+    struct dist_mem *m = (struct dist_mem *)memobj;
+    if (q == NULL)
+        return CL_INVALID_COMMAND_QUEUE;
+    if (m == NULL)
+        return CL_INVALID_MEM_OBJECT;
+    pthread_mutex_lock(&dist_lock);
+    struct dist_map **pp = &maps;
+    while (*pp != NULL && !((*pp)->mem == m && (*pp)->ptr == ptr))
+        pp = &(*pp)->next;
+    struct dist_map *mp = *pp;
+    cl_int r = mp == NULL ? CL_INVALID_VALUE : wait_list(nwait, wl);
+    if (r == CL_SUCCESS && (mp->flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))) {
+        int rank = q->dev->rank;
+        r = dist_coh_acquire(m, rank, mp->off, mp->size, true, true);
+        if (r == CL_SUCCESS) {
+            uint64_t a[6] = {q->rid, m->rid[rank], mp->off, q->ctx->rid[rank], 0, 0};
+            r = dist_call(rank, SLUICE_REMOTE_BUF_WRITE, a, 6, mp->ptr, mp->size, NULL);
+        }
+    }
+    if (mp != NULL && r == CL_SUCCESS)
+        *pp = mp->next;
+    pthread_mutex_unlock(&dist_lock);
+    if (mp == NULL || r != CL_SUCCESS)
+        return r;
+    free(mp->ptr);
+    free(mp);
+    dist_mem_unref(m);
+    return give_event(q, 0, CL_COMMAND_UNMAP_MEM_OBJECT, event);
+}
+
 static cl_int queue_op(cl_command_queue queue, int op)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
@@ -362,6 +454,8 @@ void dist_exec_install(struct sluice_cl_api *api)
     api->clEnqueueReadBuffer = read_buffer;
     api->clEnqueueNDRangeKernel = ndrange;
     api->clEnqueueCopyBuffer = copy_buffer;
+    api->clEnqueueMapBuffer = map_buffer;
+    api->clEnqueueUnmapMemObject = unmap;
     api->clEnqueueFillBuffer = fill_buffer;
     api->clEnqueueMarkerWithWaitList = marker_wl;
     api->clEnqueueBarrierWithWaitList = barrier_wl;

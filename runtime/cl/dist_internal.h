@@ -60,8 +60,19 @@ struct dist_mem {
     void *host_ptr;          /* the program's pointer (CL_MEM_HOST_PTR query) */
     uint64_t coh_id;         /* the coherence directory's name for it */
     unsigned char *shadow;   /* rank 0's copy of COPY/USE_HOST_PTR data until devices hold it */
+    struct dist_mem *parent; /* sub-buffers: the buffer they are a region of (retained) */
+    size_t origin;           /* sub-buffers: offset in the parent */
     uint64_t rid[DIST_MAX_RANKS];
     struct dist_mem *next_live;
+};
+
+/* A region the program has mapped: rank 0 memory handed out by clEnqueueMapBuffer. */
+struct dist_map {
+    struct dist_mem *mem;
+    void *ptr;
+    size_t off, size;
+    cl_map_flags flags;
+    struct dist_map *next;
 };
 
 struct dist_program {
@@ -117,6 +128,9 @@ struct dist_platform *dist_platform_of_rank(int rank, uint64_t rid);
 void dist_objects_install(struct sluice_cl_api *api);
 void dist_exec_install(struct sluice_cl_api *api);
 bool dist_mem_is_live(const void *p);
+/* Drop one reference of rank 0's record (the last one releases the real objects everywhere). */
+void dist_mem_unref(struct dist_mem *m);
+void dist_queue_unref(struct dist_queue *q);
 /* The coherence directory (dist_coherence.c): makes [off, off+size) of `m` valid on the device
  * of `rank` before a command reads (write=false) or writes it there. */
 cl_int dist_coh_add(struct dist_mem *m);

@@ -194,7 +194,6 @@ static cl_int CL_API_CALL retain_queue(cl_command_queue queue)
     return CL_SUCCESS;
 }
 
-void dist_queue_unref(struct dist_queue *q);
 void dist_queue_unref(struct dist_queue *q)
 {
     if (__atomic_sub_fetch(&q->refs, 1, __ATOMIC_ACQ_REL) != 0)
@@ -254,12 +253,74 @@ static void mem_unref(struct dist_mem *m)
             *p = m->next_live;
             break;
         }
-    dist_coh_remove(m);
+    if (m->parent == NULL)
+        dist_coh_remove(m);
     pthread_mutex_unlock(&dist_lock);
     release_everywhere(m->rid, SLUICE_CL_MEM);
+    if (m->parent != NULL)
+        mem_unref(m->parent);
     ctx_unref(m->ctx);
     free(m->shadow);
     free(m);
+}
+
+void dist_mem_unref(struct dist_mem *m)
+{
+    mem_unref(m);
+}
+
+/* A sub-buffer: a real sub-buffer on every rank of the context; coherence is the parent's. */
+static cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type type,
+                                            const void *info, cl_int *errcode_ret)
+{
+    struct dist_mem *p = (struct dist_mem *)buffer;
+    if (p == NULL) {
+        set_err(errcode_ret, CL_INVALID_MEM_OBJECT);
+        return NULL;
+    }
+    const cl_buffer_region *region = info;
+    if (type != CL_BUFFER_CREATE_TYPE_REGION || region == NULL || region->size == 0 ||
+        region->origin > p->size || region->size > p->size - region->origin || p->parent != NULL) {
+        set_err(errcode_ret, p->parent != NULL ? CL_INVALID_MEM_OBJECT
+                             : (region != NULL && region->size == 0) ? CL_INVALID_BUFFER_SIZE : CL_INVALID_VALUE);
+        return NULL;
+    }
+    if (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) {
+        set_err(errcode_ret, CL_INVALID_VALUE);
+        return NULL;
+    }
+    if ((flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY)) == 0)
+        flags |= p->flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY);
+    struct dist_mem *m = calloc(1, sizeof *m);
+    if (m == NULL) {
+        set_err(errcode_ret, CL_OUT_OF_HOST_MEMORY);
+        return NULL;
+    }
+    m->refs = 1;
+    m->ctx = p->ctx;
+    m->flags = flags;
+    m->size = region->size;
+    m->parent = p;
+    m->origin = region->origin;
+    retain_context((cl_context)p->ctx);
+    __atomic_add_fetch(&p->refs, 1, __ATOMIC_ACQ_REL);
+    cl_int err = CL_SUCCESS;
+    for_ranks(p->ctx, r) {
+        uint64_t a[4] = {p->rid[r], flags, region->origin, region->size};
+        if ((err = dist_call_v(r, SLUICE_REMOTE_SUBBUF, a, 4, NULL, 0, &m->rid[r])) != CL_SUCCESS)
+            break;
+    }
+    pthread_mutex_lock(&dist_lock);
+    m->next_live = live_mems;
+    live_mems = m;
+    pthread_mutex_unlock(&dist_lock);
+    if (err != CL_SUCCESS) {
+        mem_unref(m);
+        set_err(errcode_ret, err);
+        return NULL;
+    }
+    set_err(errcode_ret, CL_SUCCESS);
+    return (cl_mem)m;
 }
 
 static cl_mem CL_API_CALL create_buffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
@@ -349,10 +410,8 @@ static cl_int CL_API_CALL mem_info(cl_mem mem, cl_mem_info param, size_t size, v
         cl_uint n = (cl_uint)__atomic_load_n(&m->refs, __ATOMIC_ACQUIRE);
         return dist_answer(&n, sizeof n, size, value, size_ret);
     }
-    case CL_MEM_ASSOCIATED_MEMOBJECT: {
-        cl_mem none = NULL;
-        return dist_answer(&none, sizeof none, size, value, size_ret);
-    }
+    case CL_MEM_ASSOCIATED_MEMOBJECT: return dist_answer(&m->parent, sizeof m->parent, size, value, size_ret);
+    case CL_MEM_OFFSET: return dist_answer(&m->origin, sizeof m->origin, size, value, size_ret);
     default:
         for_ranks(m->ctx, r) return dist_info(r, SLUICE_RG_MEM, m->rid[r], 0, param, size, value, size_ret);
         return CL_INVALID_MEM_OBJECT;
@@ -743,6 +802,7 @@ void dist_objects_install(struct sluice_cl_api *api)
     api->clReleaseCommandQueue = release_queue;
     api->clGetCommandQueueInfo = queue_info;
     api->clCreateBuffer = create_buffer;
+    api->clCreateSubBuffer = create_sub_buffer;
     api->clRetainMemObject = retain_mem;
     api->clReleaseMemObject = release_mem;
     api->clGetMemObjectInfo = mem_info;

@@ -41,6 +41,7 @@
     X(COPY)        /* a0 queue, a1 src, a2 dst, a3 src offset, a4 dst offset, a5 size, a6 want event -> v0 event */ \
     X(FILL)        /* a0 queue, a1 buf, a2 offset, a3 size, a4 want event; bytes: pattern -> v0 event */ \
     X(MARKER)      /* a0 queue, a1 1 for a barrier, a2 want event -> v0 event */                   \
+    X(SUBBUF)      /* a0 parent buffer, a1 flags, a2 origin, a3 size -> v0 buffer */               \
     X(SUBDEVICES)  /* a0 device; bytes: partition properties -> bytes: sub-device rids */        \
     X(END)         /* rank 0's program ended: serve no more */
 

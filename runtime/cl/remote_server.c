@@ -493,6 +493,13 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
     }
     case SLUICE_REMOTE_RELEASE: do_release(a, out); break;
     case SLUICE_REMOTE_SUBDEVICES: do_subdevices(a, p, len, out); break;
+    case SLUICE_REMOTE_SUBBUF: {
+        cl_buffer_region region = {(size_t)a[2], (size_t)a[3]};
+        cl_mem m = A->clCreateSubBuffer(PTR(cl_mem, a[0]), (cl_mem_flags)a[1], CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+        out->rep.ret = err;
+        out->rep.v[0] = RID(m);
+        break;
+    }
     case SLUICE_REMOTE_COPY: {
         cl_event ev = NULL;
         out->rep.ret = A->clEnqueueCopyBuffer(PTR(cl_command_queue, a[0]), PTR(cl_mem, a[1]), PTR(cl_mem, a[2]),
