@@ -113,7 +113,8 @@ static cl_int CL_API_CALL read_buffer(cl_command_queue queue, cl_mem buffer, cl_
 }
 
 /* Sends the kernel's arguments to `rank`'s copy of the kernel, buffers made valid there first:
- * read-only buffers (CL_MEM_READ_ONLY) are read, every other one is taken as written. */
+ * a buffer the kernel declares const or __constant, or one created CL_MEM_READ_ONLY, is read;
+ * every other one is taken as written. */
 static cl_int send_args(struct dist_kernel *k, int rank)
 {
     for (cl_uint i = 0; i < k->nargs; i++) {
@@ -122,7 +123,7 @@ static cl_int send_args(struct dist_kernel *k, int rank)
             return CL_INVALID_KERNEL_ARGS;
         uint64_t args[5] = {k->rid[rank], i, a->size, (uint64_t)a->kind, 0};
         if (a->kind == 1) {
-            bool ro = (a->mem->flags & CL_MEM_READ_ONLY) != 0;
+            bool ro = a->read_only || (a->mem->flags & CL_MEM_READ_ONLY) != 0;
             cl_int r = dist_coh_acquire(a->mem, rank, 0, a->mem->size, !ro, false);
             if (r != CL_SUCCESS)
                 return r;

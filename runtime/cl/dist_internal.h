@@ -84,6 +84,7 @@ struct dist_program {
 struct dist_arg {
     int set;
     int kind;                /* 0 bytes, 1 memory object, 2 local size */
+    int read_only;           /* the kernel declares it const or __constant (set at creation) */
     size_t size;
     unsigned char *bytes;
     struct dist_mem *mem;

@@ -616,6 +616,18 @@ static struct dist_kernel *make_kernel(struct dist_program *p, const char *name,
         *err = dist_info(first, SLUICE_RG_KERNEL, k->rid[first], 0, CL_KERNEL_NUM_ARGS, sizeof k->nargs, &k->nargs, NULL);
     if (*err == CL_SUCCESS && k->nargs > 0 && (k->args = calloc(k->nargs, sizeof *k->args)) == NULL)
         *err = CL_OUT_OF_HOST_MEMORY;
+    /* Which buffer arguments the kernel only reads (servers build with -cl-kernel-arg-info). If
+     * the information is missing, the argument counts as read-write. */
+    for (cl_uint i = 0; *err == CL_SUCCESS && i < k->nargs; i++) {
+        cl_kernel_arg_address_qualifier aq = 0;
+        cl_kernel_arg_type_qualifier tq = 0;
+        if (dist_info(first, SLUICE_RG_KERNEL_ARG, k->rid[first], i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq,
+                      NULL) != CL_SUCCESS ||
+            dist_info(first, SLUICE_RG_KERNEL_ARG, k->rid[first], i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq,
+                      NULL) != CL_SUCCESS)
+            continue;
+        k->args[i].read_only = aq == CL_KERNEL_ARG_ADDRESS_CONSTANT || (tq & CL_KERNEL_ARG_TYPE_CONST) != 0;
+    }
     if (*err != CL_SUCCESS) {
         kernel_unref(k);
         return NULL;
@@ -717,6 +729,7 @@ static cl_int CL_API_CALL set_kernel_arg(cl_kernel kernel, cl_uint index, size_t
     }
     pthread_mutex_lock(&dist_lock);
     free(k->args[index].bytes);
+    a.read_only = k->args[index].read_only;
     k->args[index] = a;
     pthread_mutex_unlock(&dist_lock);
     return CL_SUCCESS;

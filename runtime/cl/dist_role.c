@@ -89,6 +89,10 @@ __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_start(void)
     }
     sluice_cl_init();
     if (rank != 0) {
+        /* Processes a serving rank starts (PoCL runs its linker to build kernels) inherit the
+         * preload and the launcher's rank: they are helpers, not servers, so they get plain
+         * pass-through OpenCL and never look for MPI. */
+        setenv("SLUICE_OPENCL", "on", 1);
         sluice_remote_serve(comm);
         /* Library destructors do not run MPI's finalization for a process that leaves from
          * inside this constructor, and MPICH's launcher kills the job when a rank ends without

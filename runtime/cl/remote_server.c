@@ -300,14 +300,17 @@ static void do_build(const uint64_t *a, const unsigned char *p, size_t len, stru
         memcpy(&v, p + i * sizeof v, sizeof v);
         devs[i] = PTR(cl_device_id, v);
     }
+    /* -cl-kernel-arg-info is appended, as PoCL's proxy driver does: rank 0 learns which buffer
+     * arguments a kernel only reads (const or __constant) and moves them as reads. */
+    static const char arg_info[] = " -cl-kernel-arg-info";
     size_t olen = len - nd * sizeof(uint64_t);
-    char *opts = malloc(olen + 1);
+    char *opts = malloc(olen + sizeof arg_info);
     if (opts == NULL) {
         out->rep.ret = CL_OUT_OF_HOST_MEMORY;
         return;
     }
     memcpy(opts, p + nd * sizeof(uint64_t), olen);
-    opts[olen] = '\0';
+    memcpy(opts + olen, arg_info, sizeof arg_info);
     out->rep.ret = api()->clBuildProgram(PTR(cl_program, a[0]), (cl_uint)nd, devs, opts, NULL, NULL);
     free(opts);
 }

@@ -1,7 +1,9 @@
-/* Sample OpenCL program (knows nothing of sluice): one read-only input is written once through
- * the queue of device 1, then kernels on every later device read it; each result is read back
- * and checked. Under distributed OpenCL with one device per rank, the input has to move from
- * rank 1 to the other ranks (tests/integration/dist_coherence.sh). Needs at least 3 devices. */
+/* Sample OpenCL program (knows nothing of sluice): one input buffer (created read-write; the
+ * kernel declares it const) is written once through the queue of device 1, then kernels on every
+ * later device read it; each result is read back and checked, and finally the input is read back
+ * through device 1's queue. Under distributed OpenCL with one device per rank, the input has to
+ * move from rank 1 to the other ranks, and never back (tests/integration/dist_coherence.sh).
+ * Needs at least 3 devices. */
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +48,7 @@ int main(void)
     }
     for (int i = 0; i < N; i++)
         in[i] = (int)(((long)i * 7919) % 100003);
-    cl_mem input = clCreateBuffer(ctx, CL_MEM_READ_ONLY, N * sizeof(int), NULL, &err);
+    cl_mem input = clCreateBuffer(ctx, CL_MEM_READ_WRITE, N * sizeof(int), NULL, &err);
     CHECK(err);
     cl_event written;
     CHECK(clEnqueueWriteBuffer(q[1], input, CL_FALSE, 0, N * sizeof(int), in, 0, NULL, &written));
@@ -80,6 +82,12 @@ int main(void)
         CHECK(clReleaseEvent(done));
     }
     printf("readers=%u sum=%ld\n", ndev - 2, sum);
+    CHECK(clEnqueueReadBuffer(q[1], input, CL_TRUE, 0, N * sizeof(int), res, 0, NULL, NULL));
+    int changed = 0;
+    for (int i = 0; i < N; i++)
+        changed += res[i] != in[i];
+    printf("input unchanged: %d\n", changed == 0);
+    bad += changed;
     CHECK(clReleaseEvent(written));
     CHECK(clReleaseKernel(k));
     CHECK(clReleaseProgram(prog));

@@ -1,6 +1,6 @@
 # Distributed OpenCL, buffer coherence: tests/apps/cl_dist_coherence.c (an ordinary program)
-# writes a read-only buffer through the queue of device 1, then runs kernels that read it on
-# devices 2 and 3. Under `mpiexec -n 4` with one device per rank, the buffer must move from rank
+# writes a buffer (read-write; the kernel declares it const) through the queue of device 1, then
+# runs kernels that read it on devices 2 and 3, then reads it back through device 1's queue. Under `mpiexec -n 4` with one device per rank, the buffer must move from rank
 # 1 to rank 2 and to rank 3 directly (rank to rank, never through rank 0, which never held it).
 # The traces show it: MPI_SEND/MPI_RECV of the buffer's bytes with the peer rank, on the serving
 # ranks only. The results are those of a single process with four local devices.
@@ -28,6 +28,10 @@ expect_contains "rank 2 receives it from rank 1" "rank 2 " "$(echo "$moves" | gr
 expect_contains "rank 3 receives it from a serving rank" "rank 3 " "$(echo "$moves" | grep -E 'MPI_RECV peer rank=[12],')"
 expect_eq "rank 0 neither sends nor receives the buffer's data" 0 "$(echo "$moves" | grep -c '^rank 0 ' || true)"
 expect_eq "exactly two rank-to-rank moves" 2 "$(echo "$moves" | grep -c 'MPI_RECV' || true)"
+# The kernels only read it (const, known from the kernel argument qualifiers), so rank 1's copy
+# stays valid and the final read on rank 1 moves nothing.
+expect_eq "nothing moves back to rank 1" 0 "$(grep -cE '^rank 1 .*MPI_RECV' dump.txt || true)"
+expect_contains "input unchanged" "input unchanged: 1" "$(cat dist.out)"
 # The device side of each move is traced on the receiving rank (CL_TRANSFER device to device).
 expect_eq "device-to-device transfers on the readers" 2 \
   "$(grep -E '^rank [23] .*CL_TRANSFER.*=2, bytes='"$bytes" dump.txt | wc -l)"

@@ -34,3 +34,13 @@ done
 expect_eq "kernels created by the program on rank 0 only" "0" "$(grep -E '^rank [12] ' dump.txt | grep -c 'clCreateKernel' || true)"
 [ "$(grep -E '^rank 0 ' dump.txt | grep -c 'clCreateKernel')" -ge 1 ] || fail "rank 0's trace has no clCreateKernel"
 echo "ok: rank 0's trace has the program's clCreateKernel"
+
+# With PoCL's kernel cache empty, the serving ranks compile, and PoCL starts its linker as a child
+# process that inherits the preload and the rank: it must run as a plain helper (it once took
+# itself for a server and failed the build).
+mkdir -p pocl-cache
+POCL_CACHE_DIR="$PWD/pocl-cache" POCL_DEVICES=pthread mpirun 2 env SLUICE_OPENCL=distributed \
+  LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_multi_device" >cold.out 2>cold.err
+diff cl_multi_device.local2 cold.out >diff.out || fail "cold-cache run differs: $(head -5 diff.out; head -5 cold.err)"
+[ ! -s cold.err ] || fail "cold-cache run printed on stderr: $(head -5 cold.err)"
+echo "ok: kernels compiled from scratch on the serving rank"
