@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/strbuf.h"
 
 static const char *const dcr_names[] = {
 #define SLUICE_DCR_NAME(id, name) name,
@@ -219,46 +220,30 @@ void sluice_dcr_plan_free(struct sluice_dcr_plan *plan)
     plan->nops = 0;
 }
 
-struct out {
-    char *buf;
-    size_t len, used;
-};
-
-static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct out *o, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = o->used < o->len ? o->len - o->used : 0;
-    int n = vsnprintf(room ? o->buf + o->used : NULL, room, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        o->used += (size_t)n;
-}
 
 size_t sluice_dcr_format(const struct sluice_dcr_plan *plan, char *buf, size_t len)
 {
-    struct out o = {buf, len, 0};
+    struct sluice_strbuf o = {buf, len, 0};
     if (len)
         buf[0] = '\0';
     for (size_t i = 0; i < plan->nops; i++) {
         const struct sluice_dcr_op *op = &plan->ops[i];
-        put(&o, "%s", sluice_dcr_kind_name(op->kind));
+        sluice_strbuf_put(&o, "%s", sluice_dcr_kind_name(op->kind));
         if (op->root >= 0)
-            put(&o, " root %d", op->root);
-        put(&o, " host 0x%llx+%llu:", (unsigned long long)op->host_addr, (unsigned long long)op->host_size);
+            sluice_strbuf_put(&o, " root %d", op->root);
+        sluice_strbuf_put(&o, " host 0x%llx+%llu:", (unsigned long long)op->host_addr, (unsigned long long)op->host_size);
         for (size_t k = 0; k < op->nsources; k++) {
             const struct sluice_dcr_part *p = &op->sources[k];
             if (p->node == 0)
-                put(&o, " host[%llu+%llu]", (unsigned long long)p->host_offset, (unsigned long long)p->size);
+                sluice_strbuf_put(&o, " host[%llu+%llu]", (unsigned long long)p->host_offset, (unsigned long long)p->size);
             else
-                put(&o, " %d:#%llu[%llu+%llu]", p->rank, (unsigned long long)p->node, (unsigned long long)p->host_offset,
+                sluice_strbuf_put(&o, " %d:#%llu[%llu+%llu]", p->rank, (unsigned long long)p->node, (unsigned long long)p->host_offset,
                     (unsigned long long)p->size);
         }
-        put(&o, " ->");
+        sluice_strbuf_put(&o, " ->");
         for (size_t k = 0; k < op->nreceivers; k++)
-            put(&o, " %d:#%llu", op->receivers[k].rank, (unsigned long long)op->receivers[k].node);
-        put(&o, "\n");
+            sluice_strbuf_put(&o, " %d:#%llu", op->receivers[k].rank, (unsigned long long)op->receivers[k].node);
+        sluice_strbuf_put(&o, "\n");
     }
     return o.used;
 }

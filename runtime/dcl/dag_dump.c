@@ -7,23 +7,8 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include "common/strbuf.h"
 
-struct out {
-    char *buf;
-    size_t len, used;
-};
-
-static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct out *o, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = o->used < o->len ? o->len - o->used : 0;
-    int n = vsnprintf(room ? o->buf + o->used : NULL, room, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        o->used += (size_t)n;
-}
 
 static const char *state_name(sluice_dag_state s)
 {
@@ -31,13 +16,13 @@ static const char *state_name(sluice_dag_state s)
     return (unsigned)s < 4 ? names[s] : "?";
 }
 
-static void why_text(struct out *o, unsigned why)
+static void why_text(struct sluice_strbuf *o, unsigned why)
 {
     static const char *const names[] = {"wait", "queue", "raw", "war", "waw"};
     bool first = true;
     for (unsigned i = 0; i < 5; i++) {
         if (why & (1u << i)) {
-            put(o, "%s%s", first ? "" : ",", names[i]);
+            sluice_strbuf_put(o, "%s%s", first ? "" : ",", names[i]);
             first = false;
         }
     }
@@ -45,31 +30,31 @@ static void why_text(struct out *o, unsigned why)
 
 static void node_dot(const struct sluice_dag_node_info *n, void *ctx)
 {
-    struct out *o = ctx;
-    put(o, "  n%llu [label=\"%s #%llu\\nrank %d dev %u q %llu\\n%s", (unsigned long long)n->id,
+    struct sluice_strbuf *o = ctx;
+    sluice_strbuf_put(o, "  n%llu [label=\"%s #%llu\\nrank %d dev %u q %llu\\n%s", (unsigned long long)n->id,
         sluice_dag_kind_name(n->kind), (unsigned long long)n->id, n->rank, n->device, (unsigned long long)n->queue,
         state_name(n->state));
     if (n->state == SLUICE_DAG_COMPLETE)
-        put(o, " %d\\n%llu..%llu", n->status, (unsigned long long)n->t_start, (unsigned long long)n->t_end);
-    put(o, "\"%s];\n", n->failed_dep ? " color=red" : "");
+        sluice_strbuf_put(o, " %d\\n%llu..%llu", n->status, (unsigned long long)n->t_start, (unsigned long long)n->t_end);
+    sluice_strbuf_put(o, "\"%s];\n", n->failed_dep ? " color=red" : "");
     for (size_t i = 0; i < n->ndeps; i++) {
         const struct sluice_dag_dep *d = &n->deps[i];
         const char *style = (d->why & SLUICE_DAG_DEP_WAIT)    ? "color=blue"
                             : (d->why & SLUICE_DAG_DEP_QUEUE) ? "color=black"
                                                               : "style=dashed color=grey";
-        put(o, "  n%llu -> n%llu [%s label=\"", (unsigned long long)d->on, (unsigned long long)n->id, style);
+        sluice_strbuf_put(o, "  n%llu -> n%llu [%s label=\"", (unsigned long long)d->on, (unsigned long long)n->id, style);
         why_text(o, d->why);
-        put(o, "\"];\n");
+        sluice_strbuf_put(o, "\"];\n");
     }
 }
 
 size_t sluice_dag_format_dot(const struct sluice_dag *dag, char *buf, size_t len)
 {
-    struct out o = {buf, len, 0};
+    struct sluice_strbuf o = {buf, len, 0};
     if (len)
         buf[0] = '\0';
-    put(&o, "digraph sluice_dag {\n  node [shape=box fontname=monospace];\n");
+    sluice_strbuf_put(&o, "digraph sluice_dag {\n  node [shape=box fontname=monospace];\n");
     sluice_dag_foreach(dag, node_dot, &o);
-    put(&o, "}\n");
+    sluice_strbuf_put(&o, "}\n");
     return o.used;
 }

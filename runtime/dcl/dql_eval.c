@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "common/strbuf.h"
 
 static const char *field_str(const struct sluice_dql_device *d, int attr, size_t *len)
 {
@@ -221,36 +222,20 @@ int sluice_dql_select(const struct sluice_dql_query *q, const struct sluice_dql_
 
 /* ---- canonical form ---------------------------------------------------------------------- */
 
-struct out {
-    char *buf;
-    size_t len, used;
-};
 
-static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct out *o, const char *fmt, ...)
+static void put_quoted(struct sluice_strbuf *o, const char *s)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = o->used < o->len ? o->len - o->used : 0;
-    int n = vsnprintf(room ? o->buf + o->used : NULL, room, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        o->used += (size_t)n;
-}
-
-static void put_quoted(struct out *o, const char *s)
-{
-    put(o, "'");
+    sluice_strbuf_put(o, "'");
     for (; *s; s++) {
         if (*s == '\'')
-            put(o, "''");
+            sluice_strbuf_put(o, "''");
         else
-            put(o, "%c", *s);
+            sluice_strbuf_put(o, "%c", *s);
     }
-    put(o, "'");
+    sluice_strbuf_put(o, "'");
 }
 
-static void format_node(const struct sluice_dql_query *q, size_t n, struct out *o)
+static void format_node(const struct sluice_dql_query *q, size_t n, struct sluice_strbuf *o)
 {
     static const char *const ops[] = {"=", "!=", "<", "<=", ">", ">=", "LIKE"};
     const struct dql_node *node = &q->ast[n];
@@ -258,60 +243,60 @@ static void format_node(const struct sluice_dql_query *q, size_t n, struct out *
     switch (node->kind) {
     case DQL_N_OR:
     case DQL_N_AND:
-        put(o, "(");
+        sluice_strbuf_put(o, "(");
         for (size_t c = node->first; c != DQL_NONE; c = q->ast[c].next) {
             if (c != node->first)
-                put(o, node->kind == DQL_N_OR ? " OR " : " AND ");
+                sluice_strbuf_put(o, node->kind == DQL_N_OR ? " OR " : " AND ");
             format_node(q, c, o);
         }
-        put(o, ")");
+        sluice_strbuf_put(o, ")");
         return;
     case DQL_N_NOT:
-        put(o, "NOT ");
+        sluice_strbuf_put(o, "NOT ");
         format_node(q, node->first, o);
         return;
     case DQL_N_TRUTH:
-        put(o, "%s", a->name);
+        sluice_strbuf_put(o, "%s", a->name);
         return;
     case DQL_N_CMP:
         break;
     }
-    put(o, "%s %s ", a->name, ops[node->op]);
+    sluice_strbuf_put(o, "%s %s ", a->name, ops[node->op]);
     switch (a->kind) {
     case SLUICE_DQL_KIND_STR:
         put_quoted(o, node->str);
         break;
     case SLUICE_DQL_KIND_BOOL:
-        put(o, "%s", node->num ? "true" : "false");
+        sluice_strbuf_put(o, "%s", node->num ? "true" : "false");
         break;
     case SLUICE_DQL_KIND_TYPE:
-        put(o, "%s", node->num == SLUICE_DQL_TYPE_CPU ? "cpu" : node->num == SLUICE_DQL_TYPE_GPU ? "gpu"
+        sluice_strbuf_put(o, "%s", node->num == SLUICE_DQL_TYPE_CPU ? "cpu" : node->num == SLUICE_DQL_TYPE_GPU ? "gpu"
                    : node->num == SLUICE_DQL_TYPE_ACCELERATOR ? "accelerator"
                    : node->num == SLUICE_DQL_TYPE_CUSTOM ? "custom" : "default");
         break;
     default:
-        put(o, "%llu", (unsigned long long)node->num);
+        sluice_strbuf_put(o, "%llu", (unsigned long long)node->num);
     }
 }
 
 size_t sluice_dql_format(const struct sluice_dql_query *q, char *buf, size_t len)
 {
-    struct out o = {buf, len, 0};
+    struct sluice_strbuf o = {buf, len, 0};
     if (len)
         buf[0] = '\0';
-    put(&o, "SELECT ");
+    sluice_strbuf_put(&o, "SELECT ");
     if (q->select == DQL_SELECT_ALL)
-        put(&o, "ALL");
+        sluice_strbuf_put(&o, "ALL");
     else
-        put(&o, "%s %llu", q->select == DQL_SELECT_TOP ? "TOP" : "POS", (unsigned long long)q->select_arg);
+        sluice_strbuf_put(&o, "%s %llu", q->select == DQL_SELECT_TOP ? "TOP" : "POS", (unsigned long long)q->select_arg);
     for (size_t i = 0; i < q->nnodes; i++)
-        put(&o, "%s%llu", i ? ", " : " FROM NODE ", (unsigned long long)q->nodes[i]);
+        sluice_strbuf_put(&o, "%s%llu", i ? ", " : " FROM NODE ", (unsigned long long)q->nodes[i]);
     if (q->root != DQL_NONE) {
-        put(&o, " WHERE ");
+        sluice_strbuf_put(&o, " WHERE ");
         format_node(q, q->root, &o);
     }
     for (size_t i = 0; i < q->norder; i++)
-        put(&o, "%s%s %s", i ? ", " : " ORDER BY ", sluice_dql_attrs[q->order[i].attr].name,
+        sluice_strbuf_put(&o, "%s%s %s", i ? ", " : " ORDER BY ", sluice_dql_attrs[q->order[i].attr].name,
             q->order[i].descending ? "DESC" : "ASC");
     return o.used;
 }
