@@ -6,6 +6,7 @@
  * read or write returns when the data moved): correct, not yet the asynchronous DAG. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cl/dist_internal.h"
 #include "cl/object.h"
@@ -425,6 +426,66 @@ static cl_int CL_API_CALL profiling_info(cl_event event, cl_profiling_info param
     return dist_info(e->rank, SLUICE_RG_PROFILING, e->rid, 0, param, size, value, size_ret);
 }
 
+/* Event callbacks: a detached thread polls the event's status on its rank (sleeping between
+ * polls, never holding the call lock while it waits) and calls the program's function once the
+ * status reaches the one asked for, or an error. */
+struct event_cb {
+    struct dist_event *e;
+    cl_int type;
+    void(CL_CALLBACK *fn)(cl_event, cl_int, void *);
+    void *user_data;
+};
+
+static cl_int CL_API_CALL release_event(cl_event event);
+
+static void *event_cb_thread(void *arg)
+{
+    struct event_cb *cb = arg;
+    cl_int st = CL_COMPLETE;
+    uint64_t ns = 20000;
+    while (cb->e->rid != 0) {
+        if (dist_info(cb->e->rank, SLUICE_RG_EVENT, cb->e->rid, 0, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+                      NULL) != CL_SUCCESS)
+            st = CL_DEVICE_NOT_AVAILABLE;
+        if (st <= cb->type)
+            break;
+        struct timespec ts = {0, (long)ns};
+        nanosleep(&ts, NULL);
+        ns = ns < 10000000 ? ns * 2 : ns;
+    }
+    cb->fn((cl_event)cb->e, st < 0 ? st : cb->type, cb->user_data);
+    release_event((cl_event)cb->e);
+    free(cb);
+    return NULL;
+}
+
+static cl_int CL_API_CALL set_event_callback(cl_event event, cl_int type,
+                                             void(CL_CALLBACK *fn)(cl_event, cl_int, void *), void *user_data)
+{
+    struct dist_event *e = (struct dist_event *)event;
+    if (e == NULL)
+        return CL_INVALID_EVENT;
+    if (fn == NULL || (type != CL_COMPLETE && type != CL_SUBMITTED && type != CL_RUNNING))
+        return CL_INVALID_VALUE;
+    struct event_cb *cb = malloc(sizeof *cb);
+    if (cb == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    *cb = (struct event_cb){e, type, fn, user_data};
+    __atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    int rc = pthread_create(&t, &attr, event_cb_thread, cb);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
+        free(cb);
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    return CL_SUCCESS;
+}
+
 static cl_int CL_API_CALL retain_event(cl_event event)
 {
     if (event == NULL)
@@ -466,5 +527,6 @@ void dist_exec_install(struct sluice_cl_api *api)
     api->clGetEventInfo = event_info;
     api->clGetEventProfilingInfo = profiling_info;
     api->clRetainEvent = retain_event;
+    api->clSetEventCallback = set_event_callback;
     api->clReleaseEvent = release_event;
 }

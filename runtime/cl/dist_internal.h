@@ -36,8 +36,16 @@ struct dist_device {
     long refs;
 };
 
+/* A destructor callback the program registered (context or memory object). */
+struct dist_dtor {
+    void (*fn)(void *obj, void *user_data);
+    void *user_data;
+    struct dist_dtor *next; /* most recent first: called in reverse order of registration */
+};
+
 struct dist_context {
     long refs;
+    struct dist_dtor *dtors;
     int ndev;
     struct dist_device **devs;
     cl_context_properties props[3]; /* CL_CONTEXT_PLATFORM, platform, 0 (or empty) */
@@ -54,6 +62,7 @@ struct dist_queue {
 
 struct dist_mem {
     long refs;
+    struct dist_dtor *dtors;
     struct dist_context *ctx;
     cl_mem_flags flags;
     size_t size;

@@ -28,10 +28,37 @@ static void release_everywhere(const uint64_t *rid, int kind)
 
 /* ---- contexts ----------------------------------------------------------------------------- */
 
+static cl_int add_dtor(struct dist_dtor **list, void (*fn)(void *, void *), void *user_data)
+{
+    if (fn == NULL)
+        return CL_INVALID_VALUE;
+    struct dist_dtor *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    d->fn = fn;
+    d->user_data = user_data;
+    pthread_mutex_lock(&dist_lock);
+    d->next = *list;
+    *list = d;
+    pthread_mutex_unlock(&dist_lock);
+    return CL_SUCCESS;
+}
+
+static void run_dtors(struct dist_dtor *d, void *obj)
+{
+    while (d != NULL) {
+        struct dist_dtor *next = d->next;
+        d->fn(obj, d->user_data);
+        free(d);
+        d = next;
+    }
+}
+
 static void ctx_unref(struct dist_context *c)
 {
     if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
+    run_dtors(c->dtors, c);
     release_everywhere(c->rid, SLUICE_CL_CONTEXT);
     free(c->devs);
     free(c);
@@ -256,6 +283,7 @@ static void mem_unref(struct dist_mem *m)
     if (m->parent == NULL)
         dist_coh_remove(m);
     pthread_mutex_unlock(&dist_lock);
+    run_dtors(m->dtors, m);
     release_everywhere(m->rid, SLUICE_CL_MEM);
     if (m->parent != NULL)
         mem_unref(m->parent);
@@ -803,8 +831,24 @@ static cl_int CL_API_CALL kernel_arg_info(cl_kernel kernel, cl_uint index, cl_ke
     return r < 0 ? CL_INVALID_KERNEL : dist_info(r, SLUICE_RG_KERNEL_ARG, k->rid[r], index, param, size, value, size_ret);
 }
 
+static cl_int CL_API_CALL context_dtor(cl_context context, void(CL_CALLBACK *fn)(cl_context, void *), void *user_data)
+{
+    if (context == NULL)
+        return CL_INVALID_CONTEXT;
+    return add_dtor(&((struct dist_context *)context)->dtors, (void (*)(void *, void *))fn, user_data);
+}
+
+static cl_int CL_API_CALL mem_dtor(cl_mem mem, void(CL_CALLBACK *fn)(cl_mem, void *), void *user_data)
+{
+    if (mem == NULL)
+        return CL_INVALID_MEM_OBJECT;
+    return add_dtor(&((struct dist_mem *)mem)->dtors, (void (*)(void *, void *))fn, user_data);
+}
+
 void dist_objects_install(struct sluice_cl_api *api)
 {
+    api->clSetContextDestructorCallback = context_dtor;
+    api->clSetMemObjectDestructorCallback = mem_dtor;
     api->clCreateContext = create_context;
     api->clRetainContext = retain_context;
     api->clReleaseContext = release_context;
