@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cl/dist_internal.h"
+#include "cl/object.h"
 #include "common/log.h"
 #include "dcl/coherence.h"
 #include "trace/trace.h"
@@ -105,9 +106,15 @@ static cl_int move(struct dist_mem *m, const struct sluice_coh_transfer *t)
     } else {
         r = rank_to_rank(m, t->src - 1, dst, t->offset, t->size);
     }
-    if (sluice_trace_active())
+    if (sluice_trace_active()) {
+        /* Named by the program's handle of the context's first device on the receiving rank. */
+        struct sluice_cl_obj *dev = NULL;
+        for (int i = 0; dev == NULL && i < m->ctx->ndev; i++)
+            if (m->ctx->devs[i]->rank == dst)
+                dev = sluice_cl_find(m->ctx->devs[i]);
         sluice_trace_record(SLUICE_EV_CL_TRANSFER, r == CL_SUCCESS ? 0 : SLUICE_EVF_ERROR, t0, sluice_now_ns() - t0,
-                            t->src == 0 ? 0 : 2, t->size, (uint64_t)dst);
+                            t->src == 0 ? 0 : 2, t->size, (uint64_t)(uintptr_t)dev);
+    }
     return r;
 }
 

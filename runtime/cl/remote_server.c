@@ -219,8 +219,14 @@ static void do_transfer_in(const uint64_t *a, const unsigned char *data, size_t 
     }
     uint64_t t0 = sluice_trace_active() ? sluice_now_ns() : 0;
     out->rep.ret = api()->clEnqueueWriteBuffer(q, PTR(cl_mem, a[1]), CL_TRUE, (size_t)a[2], len, data, 0, NULL, NULL);
-    if (sluice_trace_active())
-        sluice_trace_record(SLUICE_EV_CL_TRANSFER, 0, t0, sluice_now_ns() - t0, 2, len, (uint64_t)from_rank);
+    if (sluice_trace_active()) {
+        /* The device, as the trace names devices: this process's handle for it, if it has one
+         * (the peer rank is in the MPI_RECV just before). */
+        cl_device_id dev = NULL;
+        api()->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+        sluice_trace_record(SLUICE_EV_CL_TRANSFER, 0, t0, sluice_now_ns() - t0, 2, len,
+                            (uint64_t)(uintptr_t)(dev ? sluice_cl_find(dev) : NULL));
+    }
     free(tmp);
 }
 
