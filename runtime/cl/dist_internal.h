@@ -87,6 +87,8 @@ struct dist_map {
 struct dist_program {
     long refs;
     struct dist_context *ctx;
+    int ndev;                  /* from binaries: the devices named (else 0: the context's) */
+    struct dist_device **devs;
     uint64_t rid[DIST_MAX_RANKS];
 };
 

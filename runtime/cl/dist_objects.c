@@ -454,7 +454,151 @@ static void prog_unref(struct dist_program *p)
         return;
     release_everywhere(p->rid, SLUICE_CL_PROGRAM);
     ctx_unref(p->ctx);
+    free(p->devs);
     free(p);
+}
+
+static int prog_ndev(const struct dist_program *p)
+{
+    return p->devs ? p->ndev : p->ctx->ndev;
+}
+
+static struct dist_device *prog_dev(const struct dist_program *p, int i)
+{
+    return p->devs ? p->devs[i] : p->ctx->devs[i];
+}
+
+/* The position of the program's i-th device among the program's devices on the same rank: the
+ * order the rank's real program lists them in. */
+static int rank_index(const struct dist_program *p, int i)
+{
+    int j = 0;
+    for (int k = 0; k < i; k++)
+        j += prog_dev(p, k)->rank == prog_dev(p, i)->rank;
+    return j;
+}
+
+/* CL_PROGRAM_BINARY_SIZES and CL_PROGRAM_BINARIES: per device, from the device's rank. */
+static cl_int program_binaries(struct dist_program *p, cl_program_info param, size_t size, void *value,
+                               size_t *size_ret)
+{
+    int n = prog_ndev(p);
+    size_t need = (size_t)n * (param == CL_PROGRAM_BINARIES ? sizeof(unsigned char *) : sizeof(size_t));
+    if (size_ret != NULL)
+        *size_ret = need;
+    if (value == NULL)
+        return CL_SUCCESS;
+    if (size < need)
+        return CL_INVALID_VALUE;
+    for (int i = 0; i < n; i++) {
+        struct dist_device *d = prog_dev(p, i);
+        if (param == CL_PROGRAM_BINARY_SIZES) {
+            size_t sizes[DIST_MAX_DEVICES];
+            int j = rank_index(p, i);
+            cl_int r = dist_info(d->rank, SLUICE_RG_PROGRAM, p->rid[d->rank], 0, CL_PROGRAM_BINARY_SIZES, sizeof sizes,
+                                 sizes, NULL);
+            if (r != CL_SUCCESS)
+                return r;
+            ((size_t *)value)[i] = sizes[j];
+        } else {
+            unsigned char *dst = ((unsigned char **)value)[i];
+            if (dst == NULL)
+                continue;
+            uint64_t a[2] = {p->rid[d->rank], (uint64_t)rank_index(p, i)};
+            struct sluice_remote_msg m;
+            cl_int r = dist_call(d->rank, SLUICE_REMOTE_PROG_BINARY, a, 2, NULL, 0, &m);
+            if (r == CL_SUCCESS && m.bytes != NULL)
+                memcpy(dst, m.bytes, (size_t)m.rep.nbytes);
+            free(m.bytes);
+            if (r != CL_SUCCESS)
+                return r;
+        }
+    }
+    return CL_SUCCESS;
+}
+
+static cl_program CL_API_CALL create_program_binary(cl_context context, cl_uint ndev, const cl_device_id *devices,
+                                                    const size_t *lengths, const unsigned char **binaries,
+                                                    cl_int *binary_status, cl_int *errcode_ret)
+{
+    struct dist_context *c = (struct dist_context *)context;
+    if (c == NULL) {
+        set_err(errcode_ret, CL_INVALID_CONTEXT);
+        return NULL;
+    }
+    if (ndev == 0 || devices == NULL || lengths == NULL || binaries == NULL || ndev > DIST_MAX_DEVICES) {
+        set_err(errcode_ret, CL_INVALID_VALUE);
+        return NULL;
+    }
+    for (cl_uint i = 0; i < ndev; i++) {
+        bool member = false;
+        for (int k = 0; k < c->ndev; k++)
+            member |= c->devs[k] == (struct dist_device *)devices[i];
+        if (!member) {
+            set_err(errcode_ret, CL_INVALID_DEVICE);
+            return NULL;
+        }
+        if (lengths[i] == 0 || binaries[i] == NULL) {
+            if (binary_status != NULL)
+                binary_status[i] = CL_INVALID_VALUE;
+            set_err(errcode_ret, CL_INVALID_VALUE);
+            return NULL;
+        }
+    }
+    struct dist_program *p = calloc(1, sizeof *p);
+    if (p == NULL || (p->devs = calloc(ndev, sizeof *p->devs)) == NULL) {
+        free(p);
+        set_err(errcode_ret, CL_OUT_OF_HOST_MEMORY);
+        return NULL;
+    }
+    p->refs = 1;
+    p->ctx = c;
+    p->ndev = (int)ndev;
+    for (cl_uint i = 0; i < ndev; i++)
+        p->devs[i] = (struct dist_device *)devices[i];
+    retain_context(context);
+    cl_int err = CL_SUCCESS;
+    for (int r = 0; r < dist_size() && err == CL_SUCCESS; r++) {
+        size_t n = 0, bytes = 0;
+        for (cl_uint i = 0; i < ndev; i++)
+            if (p->devs[i]->rank == r) {
+                n++;
+                bytes += lengths[i];
+            }
+        if (n == 0)
+            continue;
+        unsigned char *buf = malloc(n * 2 * sizeof(uint64_t) + bytes);
+        if (buf == NULL) {
+            err = CL_OUT_OF_HOST_MEMORY;
+            break;
+        }
+        size_t k = 0, off = n * 2 * sizeof(uint64_t);
+        for (cl_uint i = 0; i < ndev; i++)
+            if (p->devs[i]->rank == r) {
+                uint64_t rec[2] = {p->devs[i]->rid, lengths[i]};
+                memcpy(buf + k++ * sizeof rec, rec, sizeof rec);
+                memcpy(buf + off, binaries[i], lengths[i]);
+                off += lengths[i];
+            }
+        uint64_t a[2] = {c->rid[r], n};
+        struct sluice_remote_msg m;
+        err = dist_call(r, SLUICE_REMOTE_PROG_FROM_BINARY, a, 2, buf, off, &m);
+        free(buf);
+        p->rid[r] = m.rep.v[0];
+        k = 0;
+        for (cl_uint i = 0; i < ndev && binary_status != NULL; i++)
+            if (p->devs[i]->rank == r && (k + 1) * sizeof(cl_int) <= m.rep.nbytes) {
+                memcpy(&binary_status[i], m.bytes + k * sizeof(cl_int), sizeof(cl_int));
+                k++;
+            }
+        free(m.bytes);
+    }
+    if (err != CL_SUCCESS) {
+        prog_unref(p);
+        p = NULL;
+    }
+    set_err(errcode_ret, err);
+    return (cl_program)p;
 }
 
 static cl_program CL_API_CALL create_program_source(cl_context context, cl_uint count, const char **strings,
@@ -519,17 +663,18 @@ static cl_int CL_API_CALL build_program(cl_program program, cl_uint ndev, const 
         return CL_INVALID_PROGRAM;
     if ((ndev == 0) != (devices == NULL))
         return CL_INVALID_VALUE;
-    struct dist_context *c = p->ctx;
     size_t olen = options ? strlen(options) : 0;
     cl_int first_err = CL_SUCCESS;
-    for_ranks(c, r) {
+    for (int r = 0; r < dist_size(); r++) {
+        if (p->rid[r] == 0)
+            continue;
         size_t cap = (DIST_MAX_DEVICES * sizeof(uint64_t)) + olen;
         unsigned char *buf = malloc(cap);
         if (buf == NULL)
             return CL_OUT_OF_HOST_MEMORY;
         uint64_t n = 0;
-        for (int i = 0; i < (devices ? (int)ndev : c->ndev); i++) {
-            struct dist_device *d = devices ? (struct dist_device *)devices[i] : c->devs[i];
+        for (int i = 0; i < (devices ? (int)ndev : prog_ndev(p)); i++) {
+            struct dist_device *d = devices ? (struct dist_device *)devices[i] : prog_dev(p, i);
             if (d == NULL) {
                 free(buf);
                 return CL_INVALID_DEVICE;
@@ -577,9 +722,10 @@ static cl_int CL_API_CALL program_info(cl_program program, cl_program_info param
         return CL_INVALID_PROGRAM;
     switch (param) {
     case CL_PROGRAM_CONTEXT: return dist_answer(&p->ctx, sizeof p->ctx, size, value, size_ret);
-    case CL_PROGRAM_DEVICES: return dist_answer(p->ctx->devs, p->ctx->ndev * sizeof(void *), size, value, size_ret);
+    case CL_PROGRAM_DEVICES:
+        return dist_answer(p->devs ? p->devs : p->ctx->devs, prog_ndev(p) * sizeof(void *), size, value, size_ret);
     case CL_PROGRAM_NUM_DEVICES: {
-        cl_uint n = (cl_uint)p->ctx->ndev;
+        cl_uint n = (cl_uint)prog_ndev(p);
         return dist_answer(&n, sizeof n, size, value, size_ret);
     }
     case CL_PROGRAM_REFERENCE_COUNT: {
@@ -587,9 +733,11 @@ static cl_int CL_API_CALL program_info(cl_program program, cl_program_info param
         return dist_answer(&n, sizeof n, size, value, size_ret);
     }
     case CL_PROGRAM_BINARY_SIZES:
-    case CL_PROGRAM_BINARIES: return CL_INVALID_OPERATION; /* per-rank binaries: not yet */
+    case CL_PROGRAM_BINARIES: return program_binaries(p, param, size, value, size_ret);
     default:
-        for_ranks(p->ctx, r) return dist_info(r, SLUICE_RG_PROGRAM, p->rid[r], 0, param, size, value, size_ret);
+        for (int r = 0; r < dist_size(); r++)
+            if (p->rid[r] != 0)
+                return dist_info(r, SLUICE_RG_PROGRAM, p->rid[r], 0, param, size, value, size_ret);
         return CL_INVALID_PROGRAM;
     }
 }
@@ -601,7 +749,7 @@ static cl_int CL_API_CALL build_info(cl_program program, cl_device_id device, cl
     struct dist_device *d = (struct dist_device *)device;
     if (p == NULL)
         return CL_INVALID_PROGRAM;
-    if (d == NULL || p->ctx->rid[d->rank] == 0)
+    if (d == NULL || p->rid[d->rank] == 0)
         return CL_INVALID_DEVICE;
     return dist_info(d->rank, SLUICE_RG_BUILD, p->rid[d->rank], d->rid, param, size, value, size_ret);
 }
@@ -633,7 +781,9 @@ static struct dist_kernel *make_kernel(struct dist_program *p, const char *name,
     retain_program((cl_program)p);
     *err = CL_SUCCESS;
     int first = -1;
-    for_ranks(p->ctx, r) {
+    for (int r = 0; r < dist_size(); r++) {
+        if (p->rid[r] == 0)
+            continue; /* a program from binaries lives only on the ranks of its devices */
         uint64_t a[1] = {p->rid[r]};
         if ((*err = dist_call_v(r, SLUICE_REMOTE_KERNEL_CREATE, a, 1, name, strlen(name), &k->rid[r])) != CL_SUCCESS)
             break;
@@ -864,6 +1014,7 @@ void dist_objects_install(struct sluice_cl_api *api)
     api->clReleaseMemObject = release_mem;
     api->clGetMemObjectInfo = mem_info;
     api->clCreateProgramWithSource = create_program_source;
+    api->clCreateProgramWithBinary = create_program_binary;
     api->clBuildProgram = build_program;
     api->clRetainProgram = retain_program;
     api->clReleaseProgram = release_program;

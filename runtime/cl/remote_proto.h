@@ -42,6 +42,8 @@
     X(FILL)        /* a0 queue, a1 buf, a2 offset, a3 size, a4 want event; bytes: pattern -> v0 event */ \
     X(MARKER)      /* a0 queue, a1 1 for a barrier, a2 want event -> v0 event */                   \
     X(SUBBUF)      /* a0 parent buffer, a1 flags, a2 origin, a3 size -> v0 buffer */               \
+    X(PROG_BINARY) /* a0 program, a1 index among its devices -> bytes: that device's binary */    \
+    X(PROG_FROM_BINARY) /* a0 ctx, a1 ndev; bytes: ndev x {rid, len}, then the binaries -> v0 program, bytes: statuses */ \
     X(SUBDEVICES)  /* a0 device; bytes: partition properties -> bytes: sub-device rids */        \
     X(END)         /* rank 0's program ended: serve no more */
 

@@ -390,6 +390,72 @@ static void do_subdevices(const uint64_t *a, const unsigned char *p, size_t len,
     out->rep.nbytes = ns * sizeof(uint64_t);
 }
 
+static void do_prog_binary(const uint64_t *a, struct sluice_remote_msg *out)
+{
+    cl_program prog = PTR(cl_program, a[0]);
+    cl_uint nd = 0;
+    out->rep.ret = api()->clGetProgramInfo(prog, CL_PROGRAM_NUM_DEVICES, sizeof nd, &nd, NULL);
+    if (out->rep.ret != CL_SUCCESS)
+        return;
+    if (a[1] >= nd || nd > MAX_DEVICES) {
+        out->rep.ret = CL_INVALID_VALUE;
+        return;
+    }
+    size_t sizes[MAX_DEVICES];
+    unsigned char *bins[MAX_DEVICES] = {0};
+    out->rep.ret = api()->clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, nd * sizeof sizes[0], sizes, NULL);
+    if (out->rep.ret != CL_SUCCESS)
+        return;
+    size_t j = (size_t)a[1];
+    /* Only the one asked for is fetched: a NULL entry tells the runtime to skip a device. */
+    if ((bins[j] = malloc(sizes[j] ? sizes[j] : 1)) == NULL) {
+        out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+        return;
+    }
+    out->rep.ret = api()->clGetProgramInfo(prog, CL_PROGRAM_BINARIES, nd * sizeof bins[0], bins, NULL);
+    if (out->rep.ret != CL_SUCCESS) {
+        free(bins[j]);
+        return;
+    }
+    out->bytes = bins[j];
+    out->rep.nbytes = sizes[j];
+    out->rep.v[0] = sizes[j];
+}
+
+static void do_prog_from_binary(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
+{
+    size_t nd = (size_t)a[1];
+    if (nd == 0 || nd > MAX_DEVICES || len < nd * 2 * sizeof(uint64_t)) {
+        out->rep.ret = CL_INVALID_VALUE;
+        return;
+    }
+    cl_device_id devs[MAX_DEVICES];
+    size_t lens[MAX_DEVICES];
+    const unsigned char *bins[MAX_DEVICES];
+    size_t off = nd * 2 * sizeof(uint64_t);
+    for (size_t i = 0; i < nd; i++) {
+        uint64_t rec[2];
+        memcpy(rec, p + i * sizeof rec, sizeof rec);
+        devs[i] = PTR(cl_device_id, rec[0]);
+        lens[i] = (size_t)rec[1];
+        if (lens[i] > len - off) {
+            out->rep.ret = CL_INVALID_VALUE;
+            return;
+        }
+        bins[i] = p + off;
+        off += lens[i];
+    }
+    cl_int status[MAX_DEVICES];
+    cl_int err = CL_SUCCESS;
+    cl_program prog = api()->clCreateProgramWithBinary(PTR(cl_context, a[0]), (cl_uint)nd, devs, lens, bins, status, &err);
+    out->rep.ret = err;
+    out->rep.v[0] = RID(prog);
+    if ((out->bytes = malloc(nd * sizeof status[0])) != NULL) {
+        memcpy(out->bytes, status, nd * sizeof status[0]);
+        out->rep.nbytes = nd * sizeof status[0];
+    }
+}
+
 void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned char *p,
                           struct sluice_remote_msg *out)
 {
@@ -502,6 +568,8 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
     }
     case SLUICE_REMOTE_RELEASE: do_release(a, out); break;
     case SLUICE_REMOTE_SUBDEVICES: do_subdevices(a, p, len, out); break;
+    case SLUICE_REMOTE_PROG_BINARY: do_prog_binary(a, out); break;
+    case SLUICE_REMOTE_PROG_FROM_BINARY: do_prog_from_binary(a, p, len, out); break;
     case SLUICE_REMOTE_SUBBUF: {
         cl_buffer_region region = {(size_t)a[2], (size_t)a[3]};
         cl_mem m = A->clCreateSubBuffer(PTR(cl_mem, a[0]), (cl_mem_flags)a[1], CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
