@@ -245,14 +245,10 @@ int sluice_capture_unlink(int dirfd, const char *path, int flags)
     return 0;
 }
 
-/* Writes the bytes readable from src to the real file `dst` atomically (temporary + rename). */
-static int materialize(int src, const char *dst)
+/* Copies every byte readable from src (from offset 0) to the current position of fd, in 1 MiB
+ * pieces through the real write. Returns 0 or -errno. */
+static int copy_all(int src, int fd)
 {
-    char tmp[PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s.sluice-mat.%ld", dst, (long)getpid());
-    int fd = SLUICE_REAL(open)(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666 & ~capture_umask);
-    if (fd < 0)
-        return -errno;
     char *buf = malloc(1 << 20);
     int rc = buf ? 0 : -ENOMEM;
     for (off_t off = 0; rc == 0;) {
@@ -268,6 +264,18 @@ static int materialize(int src, const char *dst)
         off += n;
     }
     free(buf);
+    return rc;
+}
+
+/* Writes the bytes readable from src to the real file `dst` atomically (temporary + rename). */
+static int materialize(int src, const char *dst)
+{
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.sluice-mat.%ld", dst, (long)getpid());
+    int fd = SLUICE_REAL(open)(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666 & ~capture_umask);
+    if (fd < 0)
+        return -errno;
+    int rc = copy_all(src, fd);
     if (SLUICE_REAL(close)(fd) != 0 && rc == 0)
         rc = -errno;
     if (rc == 0 && SLUICE_REAL(rename)(tmp, dst) != 0)
@@ -287,21 +295,7 @@ static int stage_copy(int src, const char *to)
     sluice_capture_guard_enter();
     if (fd < 0)
         return -e;
-    char *buf = malloc(1 << 20);
-    int rc = buf ? 0 : -ENOMEM;
-    for (off_t off = 0; rc == 0;) {
-        ssize_t n = pread(src, buf, 1 << 20, off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            rc = n < 0 ? -errno : 0;
-            break;
-        }
-        if (SLUICE_REAL(write)(fd, buf, (size_t)n) != n)
-            rc = -(errno ? errno : EIO);
-        off += n;
-    }
-    free(buf);
+    int rc = copy_all(src, fd);
     if (sluice_capture_close(fd) == SLUICE_CAPTURE_PASS)
         SLUICE_REAL(close)(fd);
     return rc;

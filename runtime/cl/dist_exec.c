@@ -55,6 +55,22 @@ static cl_int check_range(const struct dist_mem *m, size_t off, size_t size, con
     return CL_SUCCESS;
 }
 
+/* What a host<->device transfer checks and waits for before it moves data: a valid range of a
+ * buffer of the queue's context, the wait list, and a coherent copy on the queue's rank (a write
+ * covers its whole range, so it fetches nothing and takes the range Modified). */
+static cl_int transfer_prepare(struct dist_queue *q, struct dist_mem *m, size_t off, size_t size,
+                               const void *ptr, cl_uint nwait, const cl_event *wl, bool write)
+{
+    cl_int r = check_range(m, off, size, ptr);
+    if (r == CL_SUCCESS && m->ctx != q->ctx)
+        r = CL_INVALID_CONTEXT;
+    if (r == CL_SUCCESS)
+        r = wait_list(nwait, wl);
+    if (r == CL_SUCCESS)
+        r = dist_coh_acquire(m, q->dev->rank, off, size, write, write);
+    return r;
+}
+
 static cl_int CL_API_CALL write_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t off,
                                        size_t size, const void *ptr, cl_uint nwait, const cl_event *wl,
                                        cl_event *event)
@@ -64,14 +80,8 @@ static cl_int CL_API_CALL write_buffer(cl_command_queue queue, cl_mem buffer, cl
     struct dist_mem *m = (struct dist_mem *)buffer;
     if (q == NULL)
         return CL_INVALID_COMMAND_QUEUE;
-    cl_int r = check_range(m, off, size, ptr);
-    if (r == CL_SUCCESS && m->ctx != q->ctx)
-        r = CL_INVALID_CONTEXT;
-    if (r == CL_SUCCESS)
-        r = wait_list(nwait, wl);
     int rank = q->dev->rank;
-    if (r == CL_SUCCESS)
-        r = dist_coh_acquire(m, rank, off, size, true, true);
+    cl_int r = transfer_prepare(q, m, off, size, ptr, nwait, wl, true);
     uint64_t rid = 0;
     if (r == CL_SUCCESS) {
         uint64_t a[6] = {q->rid, m->rid[rank], off, q->ctx->rid[rank], 0, event != NULL};
@@ -90,14 +100,8 @@ static cl_int CL_API_CALL read_buffer(cl_command_queue queue, cl_mem buffer, cl_
     struct dist_mem *m = (struct dist_mem *)buffer;
     if (q == NULL)
         return CL_INVALID_COMMAND_QUEUE;
-    cl_int r = check_range(m, off, size, ptr);
-    if (r == CL_SUCCESS && m->ctx != q->ctx)
-        r = CL_INVALID_CONTEXT;
-    if (r == CL_SUCCESS)
-        r = wait_list(nwait, wl);
     int rank = q->dev->rank;
-    if (r == CL_SUCCESS)
-        r = dist_coh_acquire(m, rank, off, size, false, false);
+    cl_int r = transfer_prepare(q, m, off, size, ptr, nwait, wl, false);
     struct sluice_remote_msg msg = {0};
     if (r == CL_SUCCESS) {
         uint64_t a[6] = {q->rid, m->rid[rank], off, size, q->ctx->rid[rank], event != NULL};
