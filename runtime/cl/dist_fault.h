@@ -1,0 +1,45 @@
+/* Fault handling of distributed OpenCL (issue 6): what happens when a serving rank dies, an MPI
+ * call between ranks fails, or rank 0 ends. A fault that MPI cannot survive ends the whole job
+ * with one line on stderr naming the rank (and the devices it served) and a documented exit code,
+ * never a hang. docs/FAULTS.md describes every case. */
+#ifndef SLUICE_CL_DIST_FAULT_H
+#define SLUICE_CL_DIST_FAULT_H
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Exit code of a job ended by sluice because a rank of distributed OpenCL failed (the code given
+ * to MPI_Abort; docs/FAULTS.md says what the launcher makes of it). */
+#define SLUICE_DIST_FAULT_EXIT 86
+
+/* An MPI call between this process and `rank` failed with `mpi_rc` (MPI_SUCCESS when the peer was
+ * found dead some other way) while doing `what` (a short phrase: "receiving a reply"). Prints one
+ * line naming the rank, the devices it served when known and what failed, then ends the job with
+ * MPI_Abort on sluice's communicator (every rank, so none waits forever). Only the first call
+ * prints and aborts: concurrent and later calls wait for the end. Thread-safe. */
+__attribute__((noreturn)) void dist_fault_peer(int rank, int mpi_rc, const char *what);
+
+/* Rank 0's enumeration: device `name` belongs to `rank`. Kept so that a fault line names what the
+ * rank served. */
+void dist_fault_note_device(int rank, const char *name);
+
+/* A serving rank, before it serves: remembers its own devices' names (comma-separated) and
+ * installs handlers for the fatal signals (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM)
+ * that print the rank's one line and end the job, chaining to whatever handler was there (the
+ * trace core's writes the trace first). */
+void dist_fault_serving(int rank, const char *devices);
+
+/* Rank 0 when distributed OpenCL starts: makes sure that rank 0 ending in any way (exit with any
+ * status, _exit, a signal) ends the servers instead of leaving them waiting. */
+void dist_fault_rank0(void);
+
+/* True once a fault is being handled (the job is ending): waits stop instead of waiting on. */
+bool dist_fault_ending(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
