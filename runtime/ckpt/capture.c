@@ -344,8 +344,11 @@ static void run_own_destructors(void)
 
 void sluice_capture_before_exit(void)
 {
-    if (!sluice_capture_enabled || sluice_capture_guard != 0 || getpid() != capture_pid ||
-        !atomic_load(&capture_dirty))
+    if (!sluice_capture_enabled || sluice_capture_guard != 0 || getpid() != capture_pid)
+        return;
+    /* The rank's own process takes part in the exit flush even if it wrote nothing, as exit()
+     * would make it (a dash script that writes on other ranks only ends with _exit). */
+    if (!atomic_load(&capture_dirty) && !sluice_commit_launcher_child())
         return;
     sluice_capture_close_all();
     /* Run libsluice's own destructors, exactly as exit() would have run them (commit flush,

@@ -49,6 +49,12 @@ int sluice_commit_member_unlinked(const char *path);
  * data is kept for `sluice-ckpt recover`. */
 int sluice_commit_flush_all(void);
 
+/* 1 if this process was started by the launcher itself (hydra: its parent is the proxy at the
+ * other end of the inherited PMI socket), 0 for its descendants or when it cannot tell. Such a
+ * process takes part in the exit flush even if it wrote nothing: writers of other ranks of a
+ * non-MPI program wait in MPI_Init for it. */
+int sluice_commit_launcher_child(void);
+
 /* Commit -> capture: reading committed members. ------------------------------------------ */
 
 /* Opens the latest readable version of member `path` for reading and returns a descriptor

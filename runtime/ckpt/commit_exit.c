@@ -130,9 +130,7 @@ static void wait_quiet(void)
 
 static int exiting; /* set by the finalize hook and the destructor */
 
-/* 1 if this process was started by the launcher itself (hydra: our parent is the proxy at the
- * other end of the inherited PMI socket), 0 for its descendants or when it cannot tell. */
-static int launcher_child(void)
+int sluice_commit_launcher_child(void)
 {
     const char *v = getenv("PMI_FD");
     if (!v || !*v)
@@ -173,7 +171,7 @@ int sluice_commit_flush_all(void)
     pthread_mutex_lock(&commit_g.lock);
     int bystander = !commit_g.started && !commit_members_adopted_pending();
     pthread_mutex_unlock(&commit_g.lock);
-    if (bystander && !sluice_mpi_ready() && !launcher_child())
+    if (bystander && !sluice_mpi_ready() && !sluice_commit_launcher_child())
         return 0;
     int rc = commit_ensure_started();
     if (rc)

@@ -102,6 +102,8 @@ static void sync_with_home(const char *key)
                         key);
 }
 
+static int open_latest(const char *path, const char *key, int cloexec);
+
 int sluice_commit_open_member(const char *path, int open_flags)
 {
     int cloexec = (open_flags & O_CLOEXEC) ? O_CLOEXEC : 0;
@@ -118,7 +120,22 @@ int sluice_commit_open_member(const char *path, int open_flags)
     if (commit_key_of(path, key, sizeof key) != 0)
         return -ENOENT;
     sync_with_home(key);
+    /* A staged copy found by the scan is deleted once the container holding it is durable, so
+     * it can vanish before we open it: the container has it by then, so look again. */
+    for (int attempt = 0;; attempt++) {
+        fd = open_latest(path, key, cloexec);
+        if (fd != -EAGAIN)
+            return fd;
+        if (attempt == 8)
+            return -ENOENT;
+    }
+}
 
+/* The newest of a staged copy of another local process and the container's member, opened.
+ * -EAGAIN if the staged copy vanished between the scan and the open. */
+static int open_latest(const char *path, const char *key, int cloexec)
+{
+    int fd;
     struct staged_hit hit;
     int staged = find_staged_elsewhere(path, &hit);
 
@@ -139,7 +156,7 @@ int sluice_commit_open_member(const char *path, int open_flags)
         if (c)
             sluice_container_close(c);
         fd = SLUICE_REAL(open)(hit.data_path, O_RDONLY | cloexec);
-        return fd >= 0 ? fd : -errno;
+        return fd >= 0 ? fd : errno == ENOENT ? -EAGAIN : -errno;
     }
     if (idx < 0) {
         if (c)

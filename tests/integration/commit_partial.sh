@@ -75,3 +75,19 @@ for n in 3 4 5; do
   expect_eq "$n ranks: members" "$(( (n + 1) / 2 + 1 ))" "$("$ckpt" ls "$d" | grep -c "$d/part\.[0-9]")"
   expect_eq "$n ranks: stage empty" "" "$(ls -A "$SLUICE_STAGE_DIR")"
 done
+
+# A non-MPI program whose writing ranks wait in MPI_Init (their first close starts the commit
+# engine) while the other ranks' processes end with _exit() without writing: dash's `exit`
+# builtin does. Those processes still take part in the exit flush, as exit() would make them,
+# so the job ends and the container holds exactly the members written.
+for n in 2 3; do
+  d=$PWD/dash$n
+  mkdir -p "$d"
+  export SLUICE_CAPTURE="$d/sh.%r"
+  timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" dash -c \
+    'if [ "$PMI_RANK" = 1 ]; then echo "rank $PMI_RANK" > '"$d"'/sh.$PMI_RANK; fi; exit 0' \
+    || fail "dash, $n ranks: the job failed or hung (rc $?)"
+  [ ! -e "$d/sh.1" ] || fail "dash, $n ranks: a plain file was left"
+  expect_eq "dash, $n ranks: members" "1" "$("$ckpt" ls "$d" | grep -c "$d/sh\.1")"
+  expect_eq "dash, $n ranks: content" "rank 1" "$(with_sluice cat "$d/sh.1")"
+done
