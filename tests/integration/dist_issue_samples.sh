@@ -9,6 +9,7 @@
 # Only the "devices: N" line may differ. stderr stays empty and every exit code is 0. Rank 0's
 # trace shows that kernels ran on N distinct devices: with one device per rank, every serving
 # rank computed its share (the servers' own traces do not record the commands they serve).
+# --time, the benchmark's flag, only adds the compute time on stderr.
 export POCL_MAX_PTHREAD_COUNT=1
 
 devices() { local n=$1 s=""; for ((i = 0; i < n; i++)); do s+="pthread "; done; echo "${s% }"; }
@@ -85,6 +86,16 @@ done
 
 hashes=$(cat ./*.ref ./*.local* ./*.on ./*.dist* | grep -c '^hash: ')
 expect_eq "runs checked" 45 "$hashes"
+
+# --time (the benchmark's interface) adds one line on stderr and changes nothing on stdout.
+for app in cl_matmul_split cl_nbody cl_stencil2d cl_broadcast; do
+  POCL_DEVICES=pthread mpirun 2 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" \
+    "$SLUICE_APPS_DIR/$app" --time >"$app.timed" 2>"$app.timed.err"
+  diff "$app.dist2" "$app.timed" >diff.out || fail "$app --time changed stdout: $(head -5 diff.out)"
+  [[ "$(cat "$app.timed.err")" =~ ^[a-z0-9]+:\ compute\ [0-9.]+\ s\ on\ 2\ devices$ ]] ||
+    fail "$app --time: stderr is [$(head -3 "$app.timed.err")]"
+  echo "ok: $app --time: $(cat "$app.timed.err")"
+done
 for app in cl_matmul_split cl_nbody cl_stencil2d cl_broadcast; do
   expect_eq "$app: one hash over all its runs" 1 "$(cat "$app"* | grep '^hash: ' | sort -u | wc -l)"
 done
