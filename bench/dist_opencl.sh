@@ -26,21 +26,21 @@
 # that --remote-query (default "SELECT ALL WHERE node = 1") selects on a 2-rank job. With all
 # ranks on one node, remote means another process over MPI's shared memory. MPIEXEC picks the
 # launcher (default mpiexec; Open MPI is told to allow root and oversubscription).
-# Defaults: 3 rounds, 1K..256M; --quick is 1 round of 1K 64K 1M and scaling on 2 ranks.
+# Defaults: 2 rounds, 1K..256M; --quick is 1 round of 1K 64K 1M and scaling on 2 ranks.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 build=${SLUICE_BUILD:-$here/../build}
 bench_opts=()
-rounds=3
+rounds=2
 do_latency=1
 do_bandwidth=1
 do_scaling=1
 max_ranks=4
 samples="cl_matmul_split cl_nbody cl_stencil2d cl_broadcast"
 # Problem sizes for scaling: about a second of compute on one device of this machine.
-declare -A sample_args=([cl_matmul_split]="384" [cl_nbody]="2048 10" [cl_stencil2d]="1024 1024 40"
-                        [cl_broadcast]="1048576 8" [cl_multi_device]="")
+declare -A sample_args=([cl_matmul_split]="640" [cl_nbody]="4096 10" [cl_stencil2d]="2048 2048 100"
+                        [cl_broadcast]="2097152 8" [cl_multi_device]="")
 keep=0
 local_device=0
 remote_query="SELECT ALL WHERE node = 1"
@@ -72,7 +72,7 @@ for f in "$bin" "$pingpong" "$lib"; do
   [ -e "$f" ] || { echo "dist_opencl.sh: $f is missing: build first (cmake --build $build)" >&2; exit 2; }
 done
 MPIEXEC=${MPIEXEC:-mpiexec}
-if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI"; then
+if "$MPIEXEC" --version 2>&1 | grep -q -E "Open MPI|OpenRTE"; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 fi
 export POCL_DEVICES=${POCL_DEVICES:-pthread} POCL_MAX_PTHREAD_COUNT=${POCL_MAX_PTHREAD_COUNT:-1}
@@ -101,7 +101,7 @@ commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$src" diff --quiet HEAD -- runtime shim 2>/dev/null || commit="$commit (runtime/shim modified)"
 echo "== distributed OpenCL benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)"
-echo "launcher: $MPIEXEC ($("$MPIEXEC" --version 2>&1 | grep -m1 -E 'Version:|Open MPI' | tr -s ' \t' ' '))"
+echo "launcher: $MPIEXEC ($("$MPIEXEC" --version 2>&1 | grep -m1 -E 'Version:|Open MPI|OpenRTE' | tr -s ' \t' ' '))"
 echo "devices: POCL_DEVICES=$POCL_DEVICES POCL_MAX_PTHREAD_COUNT=$POCL_MAX_PTHREAD_COUNT on every rank"
 
 if [ $do_latency = 1 ] || [ $do_bandwidth = 1 ]; then

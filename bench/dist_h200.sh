@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Heterogeneous distributed OpenCL on the GPU machine (issue 6): rank 0 runs the program and has a
+# PoCL CPU device, rank 1 serves an NVIDIA H200 through NVIDIA's OpenCL, with sluice built against
+# Open MPI (cmake -S . -B build-ompi -DSLUICE_MPI=openmpi; that machine has no MPICH).
+#
+#   bench/dist_h200.sh [--build DIR] [--samples "cl_nbody ..."] [--gpu-query DQL] [--quick]
+#
+#   1. one job, both ICDs on both ranks, SLUICE_DEVICES="SELECT ALL WHERE (node = 0 AND type =
+#      cpu) OR (node = 1 AND type = gpu)": the device list rank 0's program sees (the PoCL CPU of
+#      rank 0 and the GPU of rank 1; they are two platforms, since sluice merges platforms by
+#      name and an OpenCL context never spans platforms);
+#   2. each issue 6 sample (default sizes) with only rank 1's GPU selected, run from rank 0, against
+#      the same sample in one process on the local GPU without sluice (the loader limited to
+#      NVIDIA's ICD, so that its first platform is the GPU's): stdout must be identical ("same" /
+#      "DIFFERENT"); the sample on the local PoCL CPU is shown beside it for information;
+#   3. bench/dist_opencl.sh --no-scaling with the GPU as both the local device (no sluice) and the
+#      remote one (rank 1): the latency and bandwidth tables against raw Open MPI.
+# Exit status: 1 if a sample's remote output differs from the local one or a step fails, else 0.
+# The figures themselves never fail anything. --gpu-query replaces "type = gpu" in the queries
+# (for a rehearsal on a machine without a GPU, e.g. --gpu-query "type = cpu").
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+build=${SLUICE_BUILD:-$here/../build-ompi}
+samples="cl_matmul_split cl_nbody cl_stencil2d cl_broadcast"
+gpu="type = gpu"
+quick=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --samples) samples=$2; shift 2 ;;
+    --gpu-query) gpu=$2; shift 2 ;;
+    --quick) quick=(--quick); shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "dist_h200.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+build=$(cd "$build" && pwd)
+bin=$build/bin/sluice-bench-dist_opencl
+lib=$build/lib/libsluice.so
+apps=$build/tests/apps
+for f in "$bin" "$lib" "$build/CMakeCache.txt"; do
+  [ -e "$f" ] || { echo "dist_h200.sh: $f is missing: build first (cmake --build $build)" >&2; exit 2; }
+done
+flavour=$(sed -n 's/^SLUICE_MPI:STRING=//p' "$build/CMakeCache.txt")
+[ "$flavour" = openmpi ] || echo "(note: $build is built against '$flavour' MPI, not openmpi)"
+# The launcher the build found, by its real path (/bin/mpiexec.openmpi makes Open MPI abort).
+MPIEXEC=${MPIEXEC:-$(readlink -f "$(sed -n 's/^SLUICE_MPIEXEC:FILEPATH=//p' "$build/CMakeCache.txt")")}
+export MPIEXEC
+if "$MPIEXEC" --version 2>&1 | grep -q -E "Open MPI|OpenRTE"; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+fi
+export POCL_DEVICES=${POCL_DEVICES:-pthread}
+work=$(mktemp -d "${TMPDIR:-/tmp}/dist_h200.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+status=0
+
+# One folder per ICD (OCL_ICD_VENDORS), to run a process that sees only that vendor's platform.
+vendors=${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}
+icd_dir() { # NAME PATTERN: a folder holding the .icd files whose library matches PATTERN
+  mkdir -p "$work/$1"
+  grep -l -i -E "$2" "$vendors"/*.icd 2>/dev/null | xargs -r cp -t "$work/$1"
+  ls "$work/$1"/*.icd >/dev/null 2>&1 || { echo "dist_h200.sh: no ICD matching '$2' in $vendors" >&2; exit 2; }
+  echo "$work/$1"
+}
+pocl_icd=$(icd_dir pocl 'pocl')
+nvidia_icd=$pocl_icd # rehearsal without a GPU
+[ "$gpu" != "type = gpu" ] || nvidia_icd=$(icd_dir nvidia 'nvidia|cuda')
+
+# dist [VAR=value...] cmd...: cmd on rank 0 of 2 ranks under distributed OpenCL (one env only).
+dist() {
+  local envs=()
+  while [[ $1 == *=* ]]; do envs+=("$1"); shift; done
+  "$MPIEXEC" -n 2 env SLUICE_OPENCL=distributed "${envs[@]}" LD_PRELOAD="$lib" "$@"
+}
+
+echo "== heterogeneous distributed OpenCL, $(date -u '+%Y-%m-%d %H:%M UTC')," \
+  "commit $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)"
+echo "machine: $(nproc) cores; launcher $MPIEXEC ($("$MPIEXEC" --version 2>&1 | head -1)); build MPI: $flavour"
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sed 's/^/gpu: /'
+echo "devices of this machine (one process, no sluice):"
+"$bin" --list | sed 's/^/  /'
+
+echo
+both="SELECT ALL WHERE (node = 0 AND type = cpu) OR (node = 1 AND $gpu)"
+echo "1. one job, SLUICE_DEVICES=\"$both\": what rank 0's program sees"
+if dist "SLUICE_DEVICES=$both" "$bin" --list >"$work/both.out" 2>"$work/both.err"; then
+  sed 's/^/  /' "$work/both.out"
+else
+  echo "  FAILED: $(head -3 "$work/both.err")"
+  status=1
+fi
+
+hash() { sed -n 's/^hash: //p' "$1" | head -1; }
+echo
+remote="SELECT ALL WHERE node = 1 AND $gpu"
+echo "2. samples on rank 1's GPU from rank 0 (SLUICE_DEVICES=\"$remote\") against one local process"
+printf '  %-16s %-22s %-22s %-22s %s\n' sample "local GPU hash" "remote GPU hash" "local PoCL CPU hash" "remote vs local"
+for s in $samples; do
+  [ -x "$apps/$s" ] || { echo "  $s: not built in $apps"; status=1; continue; }
+  OCL_ICD_VENDORS=$nvidia_icd "$apps/$s" >"$work/$s.local" 2>"$work/$s.local.err" || true
+  OCL_ICD_VENDORS=$pocl_icd "$apps/$s" >"$work/$s.cpu" 2>/dev/null || true
+  dist "SLUICE_DEVICES=$remote" "$apps/$s" >"$work/$s.remote" 2>"$work/$s.remote.err" || true
+  verdict=same
+  if [ ! -s "$work/$s.local" ] || ! cmp -s "$work/$s.local" "$work/$s.remote"; then
+    verdict=DIFFERENT
+    status=1
+  fi
+  printf '  %-16s %-22s %-22s %-22s %s\n' "$s" "$(hash "$work/$s.local")" "$(hash "$work/$s.remote")" \
+    "$(hash "$work/$s.cpu")" "$verdict"
+  if [ $verdict = DIFFERENT ]; then
+    diff "$work/$s.local" "$work/$s.remote" | head -6 | sed 's/^/    /' || true
+    head -3 "$work/$s.local.err" "$work/$s.remote.err" | sed 's/^/    /' || true
+  fi
+done
+
+echo
+echo "3. latency and bandwidth: the GPU from a local process (no sluice) and from rank 0 (rank 1's GPU)"
+gpu_index=$(OCL_ICD_VENDORS=$vendors "$bin" --list | awk -v t="$([ "$gpu" = "type = gpu" ] && echo gpu || echo cpu)" \
+  '$NF == t { print $2; exit }')
+if [ -z "$gpu_index" ]; then
+  echo "  no local device of that type: skipped"
+  status=1
+else
+  "$here/dist_opencl.sh" --build "$build" --no-scaling "${quick[@]}" --local-device "$gpu_index" \
+    --remote-query "$remote" | sed 's/^/  /'
+fi
+exit $status

@@ -1,0 +1,28 @@
+# The distributed OpenCL benchmark runs end to end (bench/dist_opencl.sh --quick): its OpenCL
+# program measures a device of rank 1 through sluice (the job really has two devices), the raw MPI
+# program measures ranks 0 and 1, and the driver prints every row of its latency, write and read
+# tables with a figure in each column and a scaling row whose output matches one rank's. No
+# timing is asserted: only that each figure was measured.
+export POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=1
+bin=$SLUICE_BIN_DIR/sluice-bench-dist_opencl
+
+listed=$(mpirun 2 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$bin" --list)
+expect_eq "devices listed by rank 0 of 2 ranks" 2 "$(grep -c '^device [01] .* | cpu$' <<<"$listed")"
+
+out=$(MPIEXEC=$MPIEXEC "$SOURCE_DIR/bench/dist_opencl.sh" --build "$SLUICE_BIN_DIR/.." --quick \
+  --samples cl_matmul_split --args cl_matmul_split 64 2>&1)
+echo "$out"
+num='[0-9]+\.[0-9]+'
+for row in "local: empty kernel \+ clFinish" "remote: empty kernel \+ clFinish" "raw MPI: 0-byte ping-pong"; do
+  grep -Eq "^$row +$num +$num +$num$" <<<"$out" || fail "latency row '$row' missing or not a number"
+done
+echo "ok: three latency rows"
+for size in 1K 64K 1M; do
+  expect_eq "write and read rows of $size with four figures" 2 \
+    "$(grep -Ec "^ +$size +$num +$num +$num +$num$" <<<"$out")"
+done
+grep -Eq "^MPI: +(MPICH|Open MPI)" <<<"$out" || fail "MPI library not named"
+expect_contains "remote device named" "remote device: 0 Portable Computing Language" "$out"
+grep -Eq "^cl_matmul_split +64 +2 +$num +$num +$num +$num +yes$" <<<"$out" ||
+  fail "scaling row for 2 ranks missing, or its output differs from 1 rank's"
+echo "ok: scaling row, same output on 2 ranks"
