@@ -44,7 +44,20 @@ struct target {
     cl_command_queue q;
 };
 
-static void print_device(unsigned idx, const struct target *t);
+static void print_device(unsigned idx, const struct target *t)
+{
+    char pname[256] = "", dname[256] = "";
+    cl_device_type type = 0;
+    CHECK(clGetPlatformInfo(t->platform, CL_PLATFORM_NAME, sizeof pname, pname, NULL));
+    CHECK(clGetDeviceInfo(t->device, CL_DEVICE_NAME, sizeof dname, dname, NULL));
+    CHECK(clGetDeviceInfo(t->device, CL_DEVICE_TYPE, sizeof type, &type, NULL));
+    const char *ts = (type & CL_DEVICE_TYPE_GPU)           ? "gpu"
+                     : (type & CL_DEVICE_TYPE_CPU)         ? "cpu"
+                     : (type & CL_DEVICE_TYPE_ACCELERATOR) ? "accelerator"
+                                                           : "other";
+    printf("device %u %s | %s | %s\n", idx, pname, dname, ts);
+    fflush(stdout);
+}
 
 /* Finds the `want`-th device over all platforms, in platform order; with `list`, prints every
  * device instead and exits. */
@@ -75,21 +88,6 @@ static void pick_device(unsigned want, int list, struct target *t)
         exit(0);
     fprintf(stderr, PROG ": no device %u (there are %u)\n", want, seen);
     exit(1);
-}
-
-static void print_device(unsigned idx, const struct target *t)
-{
-    char pname[256] = "", dname[256] = "";
-    cl_device_type type = 0;
-    CHECK(clGetPlatformInfo(t->platform, CL_PLATFORM_NAME, sizeof pname, pname, NULL));
-    CHECK(clGetDeviceInfo(t->device, CL_DEVICE_NAME, sizeof dname, dname, NULL));
-    CHECK(clGetDeviceInfo(t->device, CL_DEVICE_TYPE, sizeof type, &type, NULL));
-    const char *ts = (type & CL_DEVICE_TYPE_GPU)           ? "gpu"
-                     : (type & CL_DEVICE_TYPE_CPU)         ? "cpu"
-                     : (type & CL_DEVICE_TYPE_ACCELERATOR) ? "accelerator"
-                                                           : "other";
-    printf("device %u %s | %s | %s\n", idx, pname, dname, ts);
-    fflush(stdout);
 }
 
 static void measure_latency(const struct target *t, int reps)
