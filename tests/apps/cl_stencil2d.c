@@ -29,6 +29,17 @@ static const char *src =
     "  out[c] = s * 0.2f;\n"
     "}\n";
 
+/* The events that are set among a and b, as a wait list; returns how many. */
+static cl_uint wait_list(cl_event *list, cl_event a, cl_event b)
+{
+    cl_uint n = 0;
+    if (a)
+        list[n++] = a;
+    if (b)
+        list[n++] = b;
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     long arg[3] = {256, 256, 40};
@@ -36,6 +47,10 @@ int main(int argc, char **argv)
     sample_args(argc, argv, arg, 3, &timed, "[rows] [cols] [steps] [--time]");
     size_t rows = (size_t)arg[0], cols = (size_t)arg[1];
     long steps = arg[2];
+    if (rows < 3 || cols < 3) {
+        fprintf(stderr, "stencil2d: the grid needs at least 3 x 3 cells\n");
+        return 1;
+    }
     printf("stencil2d rows=%zu cols=%zu steps=%ld\n", rows, cols, steps);
 
     struct sample_cl s;
@@ -54,8 +69,8 @@ int main(int argc, char **argv)
     float *top = sample_alloc(s.ndev * row_bytes),
           *bottom = sample_alloc(s.ndev * row_bytes); /* staged rows */
     cl_event *kev = sample_alloc(s.ndev * sizeof *kev), *rev = sample_alloc(2 * s.ndev * sizeof *rev);
-    cl_event *hev = sample_alloc(2 * s.ndev * sizeof *hev); /* per device: its two halo writes */
-    cl_uint *nhev = sample_alloc(s.ndev * sizeof *nhev);
+    /* Per device, the last write into its top halo (or of its whole band) and into its bottom halo. */
+    cl_event *up = sample_alloc(s.ndev * sizeof *up), *down = sample_alloc(s.ndev * sizeof *down);
     for (cl_uint d = 0; d < s.ndev; d++) {
         size_t first, count;
         sample_split(rows, s.ndev, d, &first, &count);
@@ -73,8 +88,7 @@ int main(int argc, char **argv)
         size_t first, count;
         sample_split(rows, s.ndev, d, &first, &count);
         CHECK(clEnqueueWriteBuffer(s.q[d], band[d][0], CL_FALSE, 0, (count + 2) * row_bytes,
-                                   grid + first * cols, 0, NULL, &hev[2 * d]));
-        nhev[d] = 1;
+                                   grid + first * cols, 0, NULL, &up[d]));
     }
     int cur = 0;
     for (long t = 0; t < steps; t++) {
@@ -84,46 +98,51 @@ int main(int argc, char **argv)
             CHECK(clSetKernelArg(k[d], 0, sizeof(cl_mem), &band[d][cur]));
             CHECK(clSetKernelArg(k[d], 1, sizeof(cl_mem), &band[d][1 - cur]));
             size_t global[2] = {cols, count};
-            /* A wait list must be NULL when it is empty. */
-            CHECK(clEnqueueNDRangeKernel(s.q[d], k[d], 2, NULL, global, NULL, nhev[d],
-                                         nhev[d] ? &hev[2 * d] : NULL, &kev[d]));
+            cl_event wait[2];
+            cl_uint nw = wait_list(wait, up[d], down[d]);
+            CHECK(clEnqueueNDRangeKernel(s.q[d], k[d], 2, NULL, global, NULL, nw, nw ? wait : NULL, &kev[d]));
             CHECK(clFlush(s.q[d]));
         }
         cur = 1 - cur;
         if (s.ndev > 1 && t + 1 < steps) {
-            /* The band's first row goes to the device above, its last row to the device below. */
+            /* The band's first row goes to the device above, its last row to the device below. A
+             * staging row is overwritten only once the previous step's write from it is done. */
             cl_uint nr = 0;
             for (cl_uint d = 0; d < s.ndev; d++) {
                 size_t first, count;
                 sample_split(rows, s.ndev, d, &first, &count);
-                if (d > 0)
+                cl_event wait[2];
+                cl_uint nw;
+                if (d > 0) {
+                    nw = wait_list(wait, kev[d], down[d - 1]);
                     CHECK(clEnqueueReadBuffer(s.q[d], band[d][cur], CL_FALSE, row_bytes, row_bytes,
-                                              top + d * cols, 1, &kev[d], &rev[nr++]));
-                if (d + 1 < s.ndev)
+                                              top + d * cols, nw, wait, &rev[nr++]));
+                }
+                if (d + 1 < s.ndev) {
+                    nw = wait_list(wait, kev[d], up[d + 1]);
                     CHECK(clEnqueueReadBuffer(s.q[d], band[d][cur], CL_FALSE, count * row_bytes, row_bytes,
-                                              bottom + d * cols, 1, &kev[d], &rev[nr++]));
+                                              bottom + d * cols, nw, wait, &rev[nr++]));
+                }
                 CHECK(clFlush(s.q[d]));
             }
             CHECK(clWaitForEvents(nr, rev));
             sample_release_events(rev, nr);
-            sample_release_events(hev, 2 * s.ndev);
+            sample_release_events(up, s.ndev);
+            sample_release_events(down, s.ndev);
             for (cl_uint d = 0; d < s.ndev; d++) {
                 size_t first, count;
                 sample_split(rows, s.ndev, d, &first, &count);
-                nhev[d] = 0;
                 if (d > 0)
                     CHECK(clEnqueueWriteBuffer(s.q[d], band[d][cur], CL_FALSE, 0, row_bytes,
-                                               bottom + (d - 1) * cols, 0, NULL, &hev[2 * d + nhev[d]++]));
+                                               bottom + (d - 1) * cols, 0, NULL, &up[d]));
                 if (d + 1 < s.ndev)
                     CHECK(clEnqueueWriteBuffer(s.q[d], band[d][cur], CL_FALSE, (count + 1) * row_bytes,
-                                               row_bytes, top + (d + 1) * cols, 0, NULL,
-                                               &hev[2 * d + nhev[d]++]));
+                                               row_bytes, top + (d + 1) * cols, 0, NULL, &down[d]));
             }
         } else {
-            /* One device: nothing to exchange, its in-order queue orders the steps. */
-            sample_release_events(hev, 2 * s.ndev);
-            for (cl_uint d = 0; d < s.ndev; d++)
-                nhev[d] = 0;
+            /* Nothing to exchange (one device, or the last step): the in-order queues order the rest. */
+            sample_release_events(up, s.ndev);
+            sample_release_events(down, s.ndev);
         }
         sample_release_events(kev, s.ndev);
     }
@@ -142,15 +161,14 @@ int main(int argc, char **argv)
            g[rows / 2 * cols + cols / 2], rows - 2, cols - 2, g[(rows - 2) * cols + cols - 2]);
     printf("hash: %016llx\n", (unsigned long long)sample_fnv1a(SAMPLE_FNV_SEED, g, rows * row_bytes));
 
-    sample_release_events(hev, 2 * s.ndev);
     for (cl_uint d = 0; d < s.ndev; d++) {
         CHECK(clReleaseKernel(k[d]));
         CHECK(clReleaseMemObject(band[d][0]));
         CHECK(clReleaseMemObject(band[d][1]));
     }
     sample_cl_close(&s);
-    free(nhev);
-    free(hev);
+    free(down);
+    free(up);
     free(rev);
     free(kev);
     free(bottom);
