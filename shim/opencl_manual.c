@@ -1,7 +1,8 @@
 /* The OpenCL entry points that cannot be generated: those that return arrays of new objects
  * (platforms, devices, sub-devices, kernels), those that hand out function pointers
  * (clGetExtensionFunctionAddress*), clSetKernelArg (memory objects hide inside the value) and
- * queue creation (profiling added for the trace). Everything else is in the generated
+ * queue creation (profiling added for the trace), clCreateContextFromType (its backend comes
+ * from a property). Everything else is in the generated
  * cl/wrappers.c. Each forwards untouched when SLUICE_OPENCL=off. */
 #include <stdlib.h>
 #include <string.h>
@@ -216,6 +217,54 @@ SLUICE_EXPORT cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl
     }
     TRACE_END(clCreateKernelsInProgram, ret, p);
     return ret;
+}
+
+/* ---- contexts ----------------------------------------------------------------------------- */
+
+/* clCreateContextFromType names no object but its platform property: the backend is that
+ * platform's (a distributed run's merged platform has the distributed backend), or, without one,
+ * the default platform's: a distributed run's first merged platform, else the loader's choice. */
+SLUICE_EXPORT cl_context CL_API_CALL clCreateContextFromType(const cl_context_properties *properties,
+                                                             cl_device_type device_type,
+                                                             void(CL_CALLBACK *pfn_notify)(const char *, const void *,
+                                                                                          size_t, void *),
+                                                             void *user_data, cl_int *errcode_ret)
+{
+    if (!sluice_cl_on()) {
+        sluice_cl_pfn_clCreateContextFromType raw = sluice_cl_raw_api()->clCreateContextFromType;
+        if (raw == NULL) {
+            if (errcode_ret) *errcode_ret = CL_INVALID_PLATFORM;
+            return NULL;
+        }
+        return raw(properties, device_type, pfn_notify, user_data, errcode_ret);
+    }
+    cl_platform_id platform = NULL;
+    bool named = false;
+    for (size_t i = 0; properties != NULL && properties[i] != 0; i += 2)
+        if (properties[i] == CL_CONTEXT_PLATFORM) {
+            platform = (cl_platform_id)properties[i + 1];
+            named = true;
+        }
+    if (!named && sluice_cl_dist_active())
+        sluice_cl_dist_platform_ids(1, &platform, NULL);
+    struct sluice_cl_obj *p = sluice_cl_valid(platform, SLUICE_CL_PLATFORM);
+    const struct sluice_cl_backend *be = sluice_cl_backend_of(p);
+    cl_int err = CL_INVALID_PLATFORM;
+    cl_context ctx = NULL;
+    TRACE_BEGIN();
+    if (be->api.clCreateContextFromType != NULL) {
+        cl_context_properties stk[SLUICE_CL_STACK_PROPS];
+        cl_context_properties *heap = NULL;
+        const cl_context_properties *r_props = sluice_cl_in_ctx_props(properties, stk, &heap);
+        cl_context real = be->api.clCreateContextFromType(r_props, device_type, pfn_notify, user_data, &err);
+        free(heap);
+        if (real != NULL && (ctx = (cl_context)sluice_cl_wrap_new(SLUICE_CL_CONTEXT, real, p, be)) == NULL)
+            err = CL_OUT_OF_HOST_MEMORY;
+    }
+    if (errcode_ret != NULL)
+        *errcode_ret = err;
+    TRACE_END(clCreateContextFromType, err, p);
+    return ctx;
 }
 
 /* ---- extension functions ------------------------------------------------------------------ */

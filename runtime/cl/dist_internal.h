@@ -69,6 +69,7 @@ struct dist_mem {
     void *host_ptr;          /* the program's pointer (CL_MEM_HOST_PTR query) */
     uint64_t coh_id;         /* the coherence directory's name for it */
     unsigned char *shadow;   /* rank 0's copy of COPY/USE_HOST_PTR data until devices hold it */
+    bool shadow_borrowed;    /* CL_MEM_USE_HOST_PTR: shadow is the program's host_ptr (not freed) */
     struct dist_mem *parent; /* sub-buffers: the buffer they are a region of (retained) */
     size_t origin;           /* sub-buffers: offset in the parent */
     uint64_t rid[DIST_MAX_RANKS];
@@ -132,14 +133,36 @@ cl_int dist_info(int rank, int getter, uint64_t obj, uint64_t obj2, cl_uint para
 /* Answers a query locally from a value of `n` bytes. */
 cl_int dist_answer(const void *src, size_t n, size_t size, void *value, size_t *size_ret);
 
+/* dist_role.c: the first merged platform (NULL when none), what a NULL platform means. */
+struct dist_platform *dist_default_platform(void);
+
 /* dist_devices.c */
 void dist_devices_install(struct sluice_cl_api *api);
 struct dist_platform *dist_platform_of_rank(int rank, uint64_t rid);
 
-/* dist_objects.c, dist_exec.c */
+/* dist_objects.c, dist_program.c, dist_exec.c */
 void dist_objects_install(struct sluice_cl_api *api);
+void dist_program_install(struct sluice_cl_api *api);
+/* dist_host_access.c: after the command slots are installed (enforces CL_MEM_HOST_*). */
+void dist_host_access_install(struct sluice_cl_api *api);
+/* Helpers of the object files: a reference on a context record, the last one releases its real
+ * contexts; releasing the real objects of a record on every rank that has one. */
+void dist_ctx_retain(struct dist_context *c);
+void dist_ctx_unref(struct dist_context *c);
+void dist_release_everywhere(const uint64_t *rid, int kind);
+static inline void dist_set_err(cl_int *errcode_ret, cl_int e)
+{
+    if (errcode_ret != NULL)
+        *errcode_ret = e;
+}
 void dist_exec_install(struct sluice_cl_api *api);
 bool dist_mem_is_live(const void *p);
+/* CL_MEM_HOST_{WRITE,READ,NO}_ACCESS: CL_INVALID_OPERATION when the host may not read (read) or
+ * write (write) the buffer, else CL_SUCCESS. For reads, writes and maps. */
+cl_int dist_mem_host_access(const struct dist_mem *m, bool read, bool write);
+/* The program's memory behind a CL_MEM_USE_HOST_PTR buffer (sub-buffers: at their origin), NULL
+ * for other buffers: a map of [off, off+size) must return host_ptr + off. */
+void *dist_mem_host_ptr(const struct dist_mem *m);
 /* Drop one reference of rank 0's record (the last one releases the real objects everywhere). */
 void dist_mem_unref(struct dist_mem *m);
 void dist_queue_unref(struct dist_queue *q);

@@ -102,7 +102,9 @@ __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_start(void)
     }
     dist_devices_install(&dist_backend.api);
     dist_objects_install(&dist_backend.api);
+    dist_program_install(&dist_backend.api);
     dist_exec_install(&dist_backend.api);
+    dist_host_access_install(&dist_backend.api); /* over the command slots: installed after them */
     active = true;
     sluice_mpi_on_finalize(end_servers);
 }
@@ -230,6 +232,15 @@ done:
     free(all);
     free(out);
     sluice_dql_free(q);
+}
+
+struct dist_platform *dist_default_platform(void)
+{
+    cl_platform_id h = NULL;
+    if (sluice_cl_dist_platform_ids(1, &h, NULL) != CL_SUCCESS)
+        return NULL;
+    struct sluice_cl_obj *o = sluice_cl_valid(h, SLUICE_CL_PLATFORM);
+    return o ? (struct dist_platform *)o->real : NULL;
 }
 
 cl_int sluice_cl_dist_platform_ids(cl_uint num_entries, cl_platform_id *platforms_out, cl_uint *num_platforms)

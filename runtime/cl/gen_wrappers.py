@@ -41,7 +41,7 @@ MANUAL = {
     "clGetPlatformIDs", "clIcdGetPlatformIDsKHR", "clGetDeviceIDs", "clCreateSubDevices",
     "clCreateSubDevicesEXT", "clCreateKernelsInProgram", "clGetExtensionFunctionAddress",
     "clGetExtensionFunctionAddressForPlatform", "clSetKernelArg", "clCreateCommandQueue",
-    "clCreateCommandQueueWithProperties", "clCreateCommandQueueWithPropertiesKHR",
+    "clCreateCommandQueueWithProperties", "clCreateCommandQueueWithPropertiesKHR", "clCreateContextFromType",
 }
 
 # Input handle arrays the headers declare without const.

@@ -45,6 +45,7 @@
     X(PROG_BINARY) /* a0 program, a1 index among its devices -> bytes: that device's binary */    \
     X(PROG_FROM_BINARY) /* a0 ctx, a1 ndev; bytes: ndev x {rid, len}, then the binaries -> v0 program, bytes: statuses */ \
     X(SUBDEVICES)  /* a0 device; bytes: partition properties -> bytes: sub-device rids */        \
+    X(OBJ)         /* a0 operation (remote_objects.h): programs from IL, compile, link... */    \
     X(END)         /* rank 0's program ended: serve no more */
 
 enum sluice_remote_op {

@@ -11,6 +11,7 @@
 
 #include "cl/backend.h"
 #include "cl/object.h"
+#include "cl/remote_objects.h"
 #include "cl/remote_proto.h"
 #include "dcl/dql_device.h"
 #include "trace/trace.h"
@@ -568,6 +569,7 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
     }
     case SLUICE_REMOTE_RELEASE: do_release(a, out); break;
     case SLUICE_REMOTE_SUBDEVICES: do_subdevices(a, p, len, out); break;
+    case SLUICE_REMOTE_OBJ: sluice_remote_objects(a, p, len, out); break;
     case SLUICE_REMOTE_PROG_BINARY: do_prog_binary(a, out); break;
     case SLUICE_REMOTE_PROG_FROM_BINARY: do_prog_from_binary(a, p, len, out); break;
     case SLUICE_REMOTE_SUBBUF: {
