@@ -4,6 +4,7 @@
  * calls (read, write, lseek, mmap, ftruncate...) are not wrapped: captured descriptors are
  * real descriptors on staging files. */
 #include "ckpt/capture.h"
+#include "cl/dist_fault.h"
 #include "common/export.h"
 #include "common/real.h"
 
@@ -132,12 +133,14 @@ SYNC_WRAPPER(fsync)
 SYNC_WRAPPER(fdatasync)
 
 /* _exit and _Exit skip destructors: capture commits what this process staged first (see
- * sluice_capture_before_exit for when it does nothing). */
+ * sluice_capture_before_exit for when it does nothing), and rank 0 of distributed OpenCL ends
+ * its servers (dist_fault_before_exit). */
 #define EXIT_WRAPPER(name)                                                                       \
     SLUICE_EXPORT void name(int status)                                                          \
     {                                                                                            \
         if (sluice_capture_enabled)                                                              \
             sluice_capture_before_exit();                                                        \
+        dist_fault_before_exit();                                                                \
         SLUICE_REAL(name)(status);                                                               \
         for (;;)                                                                                 \
             ; /* the real one does not return */                                                 \

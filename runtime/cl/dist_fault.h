@@ -26,15 +26,17 @@ __attribute__((noreturn)) void dist_fault_peer(int rank, int mpi_rc, const char 
  * rank served. */
 void dist_fault_note_device(int rank, const char *name);
 
-/* A serving rank, before it serves: remembers its own devices' names (comma-separated) and
- * installs handlers for the fatal signals (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM)
- * that print the rank's one line and end the job, chaining to whatever handler was there (the
- * trace core's writes the trace first). */
-void dist_fault_serving(int rank, const char *devices);
+/* A serving rank, before it serves: asks the real loader for its devices' names and installs
+ * handlers for the fatal signals (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM) that print
+ * the rank's one line and let the signal end it, chaining to the handler that was there (the
+ * trace core's writes the trace first). A SIGTERM from the launcher (the job being ended) prints
+ * nothing. */
+void dist_fault_serving(int rank);
 
-/* Rank 0 when distributed OpenCL starts: makes sure that rank 0 ending in any way (exit with any
- * status, _exit, a signal) ends the servers instead of leaving them waiting. */
-void dist_fault_rank0(void);
+/* The _exit and _Exit wrappers, on any process: on rank 0 of a distributed run, does for MPI what
+ * exit() would (the servers are told to end, MPI is finalized), so that the servers end cleanly
+ * and the job's exit code is the program's. Nothing elsewhere. */
+void dist_fault_before_exit(void);
 
 /* True once a fault is being handled (the job is ending): waits stop instead of waiting on. */
 bool dist_fault_ending(void);

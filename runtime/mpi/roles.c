@@ -432,3 +432,9 @@ __attribute__((destructor(SLUICE_PRIO_MPI))) static void mpi_unload(void)
     if (ours)
         finalize_sequence(1);
 }
+
+void sluice_mpi_finalize_before_exit(void)
+{
+    mpi_exit_hooks();
+    mpi_unload();
+}

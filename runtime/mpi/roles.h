@@ -38,6 +38,10 @@ bool sluice_mpi_ready(void);   /* MPI initialized and sluice_comm usable, withou
 /* Hooks run once, in registration order, before MPI is finalized. */
 void sluice_mpi_on_finalize(void (*hook)(void));
 
+/* For a process leaving through _exit: what exit() would do for MPI (the finalize hooks, then
+ * finalizing MPI that sluice initialized). Nothing where the application owns MPI. */
+void sluice_mpi_finalize_before_exit(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,210 @@
+/* Fault handling of distributed OpenCL (dist_fault.h, docs/FAULTS.md).
+ *
+ * Two ways a job ends on a fault, both with exactly one sluice line naming the rank:
+ *  - an MPI call between ranks fails (the transport calls dist_fault_peer): the line, then
+ *    MPI_Abort on sluice's communicator, which ends every rank (exit code SLUICE_DIST_FAULT_EXIT);
+ *  - a serving rank dies of a catchable signal: its own handler prints the line and lets the
+ *    signal kill it; MPICH's launcher then kills every other rank (SIGKILL) at once.
+ * A SIGKILL leaves no process a chance to speak: the launcher's banner is all there is.
+ * Rank 0 leaving through _exit finalizes as exit() would (dist_fault_before_exit), so the
+ * servers end cleanly and the job's exit code is the program's. */
+#include "cl/dist_fault.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cl/dist.h"
+#include "cl/dist_internal.h"
+#include "cl/wrap.h"
+#include "common/log.h"
+#include "mpi/roles.h"
+
+static atomic_int ending;
+
+/* Rank 0: the names of each rank's devices, "a, b" (truncated with "..."), from enumeration. */
+static char rank_devices[DIST_MAX_RANKS][200];
+
+bool dist_fault_ending(void)
+{
+    return atomic_load(&ending) != 0;
+}
+
+/* Appends `name` to a comma-separated list in `buf`, ending it with "..." when it is full. */
+static void list_append(char *buf, size_t size, const char *name)
+{
+    size_t used = strlen(buf);
+    if (used >= 3 && strcmp(buf + used - 3, "...") == 0)
+        return;
+    int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", name);
+    if (n < 0 || (size_t)n >= size - used)
+        snprintf(buf + (size > 4 ? size - 4 : 0), size > 4 ? 4 : size, "...");
+}
+
+void dist_fault_note_device(int rank, const char *name)
+{
+    if (rank >= 0 && rank < DIST_MAX_RANKS && name != NULL)
+        list_append(rank_devices[rank], sizeof rank_devices[rank], name);
+}
+
+void dist_fault_peer(int rank, int mpi_rc, const char *what)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&ending, &expected, 1)) {
+        /* Another thread is ending the job: its MPI_Abort takes this process down too. */
+        for (;;)
+            pause();
+    }
+    char err[MPI_MAX_ERROR_STRING] = "the peer is gone";
+    int elen = 0;
+    if (mpi_rc != MPI_SUCCESS && PMPI_Error_string(mpi_rc, err, &elen) != MPI_SUCCESS)
+        snprintf(err, sizeof err, "MPI error %d", mpi_rc);
+    const char *devs = rank > 0 && rank < DIST_MAX_RANKS ? rank_devices[rank] : "";
+    if (rank == 0)
+        sluice_log_error("distributed OpenCL: rank 0 (the program) failed while %s: %s; ending the job (exit code %d)",
+                         what, err, SLUICE_DIST_FAULT_EXIT);
+    else
+        sluice_log_error("distributed OpenCL: serving rank %d (%s%s) failed while %s: %s; ending the job (exit code %d)",
+                         rank, devs[0] ? "devices: " : "devices unknown", devs, what, err, SLUICE_DIST_FAULT_EXIT);
+    MPI_Comm comm = sluice_mpi_ready() ? sluice_comm() : MPI_COMM_NULL;
+    int initialized = 0, finalized = 0;
+    PMPI_Initialized(&initialized);
+    PMPI_Finalized(&finalized);
+    if (initialized && !finalized)
+        PMPI_Abort(comm != MPI_COMM_NULL ? comm : MPI_COMM_WORLD, SLUICE_DIST_FAULT_EXIT);
+    _exit(SLUICE_DIST_FAULT_EXIT); /* MPI_Abort returned, or there is no MPI to end the others */
+}
+
+/* ---- a serving rank's fatal signals -------------------------------------------------------- */
+
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM};
+static const char *const fatal_names[] = {"Segmentation fault", "Bus error", "Aborted",
+                                          "Floating point exception", "Illegal instruction", "Terminated"};
+#define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
+static struct sigaction previous[NFATAL];
+static pid_t server_pid;
+static char line_head[512]; /* "sluice[2]: distributed OpenCL: serving rank 2 (devices: ...) died of signal " */
+static size_t line_head_len;
+
+static int fatal_index(int sig)
+{
+    for (size_t i = 0; i < NFATAL; i++)
+        if (fatal_signals[i] == sig)
+            return (int)i;
+    return -1;
+}
+
+/* Async-signal-safe: the head was formatted before serving; only the signal is added here. */
+static void say_died(int sig, int i)
+{
+    char line[sizeof line_head + 96];
+    size_t n = line_head_len;
+    memcpy(line, line_head, n);
+    char digits[12];
+    int nd = 0;
+    for (unsigned v = (unsigned)sig; v > 0 || nd == 0; v /= 10)
+        digits[nd++] = (char)('0' + v % 10);
+    while (nd > 0)
+        line[n++] = digits[--nd];
+    const char *parts[] = {" (", fatal_names[i], "); the job ends\n"};
+    for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
+        size_t len = strlen(parts[k]);
+        memcpy(line + n, parts[k], len);
+        n += len;
+    }
+    sluice_log_raw(line, n);
+}
+
+/* Says which rank died, then lets the signal kill the process, which makes MPICH's launcher kill
+ * every other rank. The handler that was there runs first (the trace core's writes the trace;
+ * LLVM's, in PoCL, swallows a signal sent by kill once and restores its own predecessor): then
+ * the signal is raised again, so that a sent signal, which does not recur by itself as a fault
+ * does, still ends the server after its line was printed. */
+static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
+{
+    int saved = errno;
+    int i = fatal_index(sig);
+    /* A SIGTERM from the launcher (our parent) is the job being ended, not this rank failing. */
+    bool from_launcher = sig == SIGTERM && info != NULL && info->si_code == SI_USER && info->si_pid == getppid();
+    int expected = 0;
+    if (i >= 0 && getpid() == server_pid && !from_launcher && atomic_compare_exchange_strong(&ending, &expected, 1))
+        say_died(sig, i);
+    struct sigaction *old = i >= 0 ? &previous[i] : NULL;
+    if (old && (old->sa_flags & SA_SIGINFO) && old->sa_sigaction)
+        old->sa_sigaction(sig, info, uctx);
+    else if (old && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN)
+        old->sa_handler(sig);
+    struct sigaction now;
+    if (sigaction(sig, NULL, &now) == 0 &&
+        (((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_fatal_signal) ||
+         (!(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_IGN))) {
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        sigaction(sig, &dfl, NULL);
+    }
+    /* Blocked until this handler returns, then delivered to whatever handles it now. */
+    syscall(SYS_tgkill, syscall(SYS_getpid), syscall(SYS_gettid), sig);
+    errno = saved;
+}
+
+/* The names of this rank's devices, asked of the real loader (the server lists them anyway). */
+static void own_devices(char *buf, size_t size)
+{
+    const struct sluice_cl_api *A = sluice_cl_raw_api();
+    cl_platform_id plats[16];
+    cl_uint np = 0;
+    buf[0] = '\0';
+    if (A->clGetPlatformIDs == NULL || A->clGetPlatformIDs(16, plats, &np) != CL_SUCCESS)
+        return;
+    for (cl_uint p = 0; p < np && p < 16; p++) {
+        cl_device_id devs[32];
+        cl_uint nd = 0;
+        if (A->clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 32, devs, &nd) != CL_SUCCESS)
+            continue;
+        for (cl_uint d = 0; d < nd && d < 32; d++) {
+            char name[256];
+            if (A->clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof name, name, NULL) == CL_SUCCESS) {
+                name[sizeof name - 1] = '\0';
+                list_append(buf, size, name);
+            }
+        }
+    }
+}
+
+void dist_fault_serving(int rank)
+{
+    /* Asking for the devices starts the platform (PoCL loads LLVM, which installs its own signal
+     * handlers): the handlers below come after, so they run first and see who sent a signal. */
+    char devs[200];
+    own_devices(devs, sizeof devs);
+    int n = snprintf(line_head, sizeof line_head, "sluice[%d]: distributed OpenCL: serving rank %d (%s%s) died of signal ",
+                     rank, rank, devs[0] ? "devices: " : "no devices", devs);
+    line_head_len = n < 0 ? 0 : (size_t)n < sizeof line_head ? (size_t)n : sizeof line_head - 1;
+    server_pid = getpid();
+    for (size_t i = 0; i < NFATAL; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_fatal_signal;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(fatal_signals[i], &sa, &previous[i]) != 0)
+            continue;
+        /* An ignored signal stays ignored: sluice must not change what the process does. */
+        if (!(previous[i].sa_flags & SA_SIGINFO) && previous[i].sa_handler == SIG_IGN)
+            sigaction(fatal_signals[i], &previous[i], NULL);
+    }
+}
+
+/* ---- rank 0 leaving through _exit ---------------------------------------------------------- */
+
+void dist_fault_before_exit(void)
+{
+    if (sluice_cl_dist_active())
+        sluice_mpi_finalize_before_exit();
+}
