@@ -59,9 +59,11 @@ void dist_fault_peer(int rank, int mpi_rc, const char *what)
         for (;;)
             pause();
     }
+    /* MPI is bound lazily: no PMPI call unless sluice's MPI is up (it always is once serving). */
+    bool mpi = sluice_mpi_ready();
     char err[MPI_MAX_ERROR_STRING] = "the peer is gone";
     int elen = 0;
-    if (mpi_rc != MPI_SUCCESS && PMPI_Error_string(mpi_rc, err, &elen) != MPI_SUCCESS)
+    if (mpi_rc != MPI_SUCCESS && (!mpi || PMPI_Error_string(mpi_rc, err, &elen) != MPI_SUCCESS))
         snprintf(err, sizeof err, "MPI error %d", mpi_rc);
     const char *devs = rank > 0 && rank < DIST_MAX_RANKS ? rank_devices[rank] : "";
     if (rank == 0)
@@ -70,12 +72,8 @@ void dist_fault_peer(int rank, int mpi_rc, const char *what)
     else
         sluice_log_error("distributed OpenCL: serving rank %d (%s%s) failed while %s: %s; ending the job (exit code %d)",
                          rank, devs[0] ? "devices: " : "devices unknown", devs, what, err, SLUICE_DIST_FAULT_EXIT);
-    MPI_Comm comm = sluice_mpi_ready() ? sluice_comm() : MPI_COMM_NULL;
-    int initialized = 0, finalized = 0;
-    PMPI_Initialized(&initialized);
-    PMPI_Finalized(&finalized);
-    if (initialized && !finalized)
-        PMPI_Abort(comm != MPI_COMM_NULL ? comm : MPI_COMM_WORLD, SLUICE_DIST_FAULT_EXIT);
+    if (mpi)
+        PMPI_Abort(sluice_comm(), SLUICE_DIST_FAULT_EXIT); /* every rank: none is left waiting */
     _exit(SLUICE_DIST_FAULT_EXIT); /* MPI_Abort returned, or there is no MPI to end the others */
 }
 
