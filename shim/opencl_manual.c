@@ -288,11 +288,36 @@ static void *extension_pointer(const char *name, void *real)
     return NULL;
 }
 
+/* Entry points whose wrapper here serves a distributed run's merged platform itself. */
+static const char *const dist_served_here[] = {"clGetPlatformIDs", "clIcdGetPlatformIDsKHR",
+                                               "clGetExtensionFunctionAddressForPlatform"};
+
+/* A merged platform of a distributed run: sluice's wrapper for every function the distributed
+ * backend implements, NULL for the others (their wrapper would only return an error). */
+static void *dist_extension_pointer(const struct sluice_cl_backend *be, const char *name)
+{
+    const struct sluice_cl_name *n = name ? sluice_cl_name_find(name) : NULL;
+    if (n == NULL)
+        return NULL;
+    void *slot;
+    memcpy(&slot, (const char *)&be->api + n->api_offset, sizeof slot);
+    for (size_t i = 0; slot == NULL && i < sizeof dist_served_here / sizeof dist_served_here[0]; i++)
+        if (strcmp(name, dist_served_here[i]) == 0)
+            slot = (void *)sluice_cl_wrappers[n->id];
+    return slot ? (void *)sluice_cl_wrappers[n->id] : NULL;
+}
+
 SLUICE_EXPORT void *CL_API_CALL clGetExtensionFunctionAddressForPlatform(cl_platform_id platform,
                                                                          const char *func_name)
 {
     int on = sluice_cl_on();
     struct sluice_cl_obj *p = on ? sluice_cl_valid(platform, SLUICE_CL_PLATFORM) : NULL;
+    if (p != NULL && sluice_cl_dist_backend(p->backend)) {
+        TRACE_BEGIN();
+        void *ret = dist_extension_pointer(p->backend, func_name);
+        TRACE_END(clGetExtensionFunctionAddressForPlatform, ret ? CL_SUCCESS : CL_INVALID_VALUE, p);
+        return ret;
+    }
     sluice_cl_pfn_clGetExtensionFunctionAddressForPlatform fn =
         sluice_cl_backend_of(p)->api.clGetExtensionFunctionAddressForPlatform;
     if (fn == NULL)

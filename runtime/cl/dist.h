@@ -18,6 +18,10 @@ bool sluice_cl_dist_active(void);
  * sluice handles with the distributed backend. */
 cl_int sluice_cl_dist_platform_ids(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms);
 
+/* True for the backend of a distributed run's merged platforms (and their objects). */
+struct sluice_cl_backend;
+bool sluice_cl_dist_backend(const struct sluice_cl_backend *be);
+
 #ifdef __cplusplus
 }
 #endif

@@ -508,6 +508,44 @@ static cl_mem CL_API_CALL create_buffer(cl_context context, cl_mem_flags flags, 
     return (cl_mem)m;
 }
 
+/* OpenCL 3.0's buffer creation: no buffer property is defined, so only an empty list is valid. */
+static cl_mem CL_API_CALL create_buffer_props(cl_context context, const cl_mem_properties *props, cl_mem_flags flags,
+                                              size_t size, void *host_ptr, cl_int *errcode_ret)
+{
+    if (props != NULL && props[0] != 0) {
+        dist_set_err(errcode_ret, context == NULL ? CL_INVALID_CONTEXT : CL_INVALID_PROPERTY);
+        return NULL;
+    }
+    return create_buffer(context, flags, size, host_ptr, errcode_ret);
+}
+
+/* No memory object of a distributed context is an image or a pipe. */
+static cl_int CL_API_CALL image_info(cl_mem mem, cl_image_info param, size_t size, void *value, size_t *size_ret)
+{
+    (void)mem, (void)param, (void)size, (void)value, (void)size_ret;
+    return CL_INVALID_MEM_OBJECT;
+}
+
+static cl_int CL_API_CALL pipe_info(cl_mem mem, cl_pipe_info param, size_t size, void *value, size_t *size_ret)
+{
+    (void)mem, (void)param, (void)size, (void)value, (void)size_ret;
+    return CL_INVALID_MEM_OBJECT;
+}
+
+/* Devices report no image support (dist_devices.c): no format is supported. */
+static cl_int CL_API_CALL image_formats(cl_context context, cl_mem_flags flags, cl_mem_object_type type, cl_uint num,
+                                        cl_image_format *formats, cl_uint *num_ret)
+{
+    (void)flags, (void)type;
+    if (context == NULL)
+        return CL_INVALID_CONTEXT;
+    if (num == 0 && formats != NULL)
+        return CL_INVALID_VALUE;
+    if (num_ret != NULL)
+        *num_ret = 0;
+    return CL_SUCCESS;
+}
+
 static cl_int CL_API_CALL retain_mem(cl_mem mem)
 {
     if (mem == NULL)
@@ -575,6 +613,10 @@ void dist_objects_install(struct sluice_cl_api *api)
     api->clReleaseCommandQueue = release_queue;
     api->clGetCommandQueueInfo = queue_info;
     api->clCreateBuffer = create_buffer;
+    api->clCreateBufferWithProperties = create_buffer_props;
+    api->clGetImageInfo = image_info;
+    api->clGetPipeInfo = pipe_info;
+    api->clGetSupportedImageFormats = image_formats;
     api->clCreateSubBuffer = create_sub_buffer;
     api->clRetainMemObject = retain_mem;
     api->clReleaseMemObject = release_mem;
