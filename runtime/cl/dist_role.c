@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cl/dist.h"
+#include "cl/dist_fault.h"
 #include "cl/dist_internal.h"
 #include "cl/object.h"
 #include "cl/wrap.h"
@@ -98,6 +99,7 @@ __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_start(void)
          * preload and the launcher's rank: they are helpers, not servers, so they get plain
          * pass-through OpenCL and never look for MPI. */
         setenv("SLUICE_OPENCL", "on", 1);
+        dist_fault_serving(rank);
         sluice_remote_serve(comm);
         /* Library destructors do not run MPI's finalization for a process that leaves from
          * inside this constructor, and MPICH's launcher kills the job when a rank ends without
@@ -181,6 +183,7 @@ static void enumerate(void)
                 dev->type = (cl_device_type)dr.type;
                 dev->platform = p;
                 p->devs[p->ndev++] = dev;
+                dist_fault_note_device(r, desc->name);
             }
         }
         if (ret != CL_SUCCESS)
