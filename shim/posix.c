@@ -140,7 +140,7 @@ SYNC_WRAPPER(fdatasync)
     {                                                                                            \
         if (sluice_capture_enabled)                                                              \
             sluice_capture_before_exit();                                                        \
-        dist_fault_before_exit();                                                                \
+        dist_fault_before_exit(status);                                                          \
         SLUICE_REAL(name)(status);                                                               \
         for (;;)                                                                                 \
             ; /* the real one does not return */                                                 \

@@ -6,14 +6,16 @@
  *  - a serving rank dies of a catchable signal: its own handler prints the line and lets the
  *    signal kill it; MPICH's launcher then kills every other rank (SIGKILL) at once.
  * A SIGKILL leaves no process a chance to speak: the launcher's banner is all there is.
- * Rank 0 leaving through _exit finalizes as exit() would (dist_fault_before_exit), so the
- * servers end cleanly and the job's exit code is the program's. */
+ * A serving rank that exits with a non-zero status (exit or _exit inside the driver) says so
+ * before it goes. Rank 0 leaving through _exit finalizes as exit() would (dist_fault_before_exit),
+ * so the servers end cleanly and the job's exit code is the program's. */
 #include "cl/dist_fault.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -85,6 +87,8 @@ static const char *const fatal_names[] = {"Segmentation fault", "Bus error", "Ab
 #define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
 static struct sigaction previous[NFATAL];
 static pid_t server_pid;
+static int server_rank;
+static char server_devices[200];
 static char line_head[512]; /* "sluice[2]: distributed OpenCL: serving rank 2 (devices: ...) died of signal " */
 static size_t line_head_len;
 
@@ -175,12 +179,30 @@ static void own_devices(char *buf, size_t size)
     }
 }
 
+/* A server ends with exit(0) once rank 0 says so: any other status is the driver (or a library
+ * under it) giving up while serving. */
+static void say_exited(int status)
+{
+    int expected = 0;
+    if (status != 0 && getpid() == server_pid && atomic_compare_exchange_strong(&ending, &expected, 1))
+        sluice_log_error("distributed OpenCL: serving rank %d (%s%s) exited with status %d while serving; the job ends",
+                         server_rank, server_devices[0] ? "devices: " : "no devices", server_devices, status);
+}
+
+static void at_exit(int status, void *arg)
+{
+    (void)arg;
+    say_exited(status);
+}
+
 void dist_fault_serving(int rank)
 {
     /* Asking for the devices starts the platform (PoCL loads LLVM, which installs its own signal
      * handlers): the handlers below come after, so they run first and see who sent a signal. */
-    char devs[200];
-    own_devices(devs, sizeof devs);
+    char *devs = server_devices;
+    own_devices(devs, sizeof server_devices);
+    server_rank = rank;
+    on_exit(at_exit, NULL);
     int n = snprintf(line_head, sizeof line_head, "sluice[%d]: distributed OpenCL: serving rank %d (%s%s) died of signal ",
                      rank, rank, devs[0] ? "devices: " : "no devices", devs);
     line_head_len = n < 0 ? 0 : (size_t)n < sizeof line_head ? (size_t)n : sizeof line_head - 1;
@@ -201,8 +223,10 @@ void dist_fault_serving(int rank)
 
 /* ---- rank 0 leaving through _exit ---------------------------------------------------------- */
 
-void dist_fault_before_exit(void)
+void dist_fault_before_exit(int status)
 {
-    if (sluice_cl_dist_active())
+    if (server_pid != 0)
+        say_exited(status);
+    else if (sluice_cl_dist_active())
         sluice_mpi_finalize_before_exit();
 }

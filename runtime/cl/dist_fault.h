@@ -30,13 +30,14 @@ void dist_fault_note_device(int rank, const char *name);
  * handlers for the fatal signals (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM) that print
  * the rank's one line and let the signal end it, chaining to the handler that was there (the
  * trace core's writes the trace first). A SIGTERM from the launcher (the job being ended) prints
- * nothing. */
+ * nothing. An exit with a non-zero status (the driver calling exit(1)) prints the line too. */
 void dist_fault_serving(int rank);
 
-/* The _exit and _Exit wrappers, on any process: on rank 0 of a distributed run, does for MPI what
- * exit() would (the servers are told to end, MPI is finalized), so that the servers end cleanly
- * and the job's exit code is the program's. Nothing elsewhere. */
-void dist_fault_before_exit(void);
+/* The _exit and _Exit wrappers, on any process, with the exit status: on rank 0 of a distributed
+ * run, does for MPI what exit() would (the servers are told to end, MPI is finalized), so that the
+ * servers end cleanly and the job's exit code is the program's. On a serving rank, a non-zero
+ * status prints the rank's line. Nothing elsewhere. */
+void dist_fault_before_exit(int status);
 
 /* True once a fault is being handled (the job is ending): waits stop instead of waiting on. */
 bool dist_fault_ending(void);

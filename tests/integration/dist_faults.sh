@@ -90,6 +90,20 @@ for c in "abrt 1 ABRT 6 (Aborted)" "term 2 TERM 15 (Terminated)"; do
   expect_one_line "$name" "$rank" "$text"
 done
 
+# 4b. The driver calls exit(1) on rank 2 (injected with gdb, where gdb can attach).
+if command -v gdb >/dev/null 2>&1; then
+  run_until_running exit1
+  timeout 30 gdb -p "$(job_pids 2)" -batch -ex 'call (void)exit(1)' >exit1.gdb 2>&1 || true
+  finish exit1
+  expect_failed exit1
+  expect_eq "exit1: one sluice line" 1 "$(grep -c '^sluice' exit1.err || true)"
+  expect_contains "exit1: the line names rank 2 and the status" \
+    "sluice[2]: distributed OpenCL: serving rank 2 (devices: pthread-" "$sluice_lines"
+  expect_contains "exit1: the line says why" "exited with status 1 while serving; the job ends" "$sluice_lines"
+else
+  echo "skipped: exit(1) inside the driver (no gdb to inject it)"
+fi
+
 # 5. SIGKILL of a serving rank: no process can say anything (the launcher kills the others at
 #    once, with SIGKILL); MPICH's banner (on mpiexec's stdout) gives the pid and the signal.
 run_until_running kill9
