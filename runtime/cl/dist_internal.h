@@ -97,6 +97,8 @@ struct dist_arg {
     int set;
     int kind;                /* 0 bytes, 1 memory object, 2 local size */
     int read_only;           /* the kernel declares it const or __constant (set at creation) */
+    cl_kernel_arg_address_qualifier addr; /* its declaration, when the kernel has arg info (else 0) */
+    size_t type_size;        /* private scalars and vectors: their size (0: unknown) */
     size_t size;
     unsigned char *bytes;
     struct dist_mem *mem;

@@ -619,6 +619,24 @@ static void kernel_unref(struct dist_kernel *k)
     free(k);
 }
 
+/* The size of an OpenCL C scalar or vector type by name (a 3-vector takes 4), 0 if not one. */
+static size_t type_size(const char *name)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+    } scalars[] = {{"char", 1}, {"uchar", 1}, {"short", 2}, {"ushort", 2}, {"int", 4},    {"uint", 4},
+                   {"long", 8}, {"ulong", 8}, {"half", 2},  {"float", 4},  {"double", 8}};
+    size_t n = strcspn(name, "0123456789");
+    unsigned width = name[n] ? (unsigned)atoi(name + n) : 1;
+    if (width != 1 && width != 2 && width != 3 && width != 4 && width != 8 && width != 16)
+        return 0;
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
+        if (strlen(scalars[i].name) == n && strncmp(name, scalars[i].name, n) == 0)
+            return scalars[i].size * (width == 3 ? 4 : width);
+    return 0;
+}
+
 static struct dist_kernel *make_kernel(struct dist_program *p, const char *name, cl_int *err)
 {
     struct dist_kernel *k = calloc(1, sizeof *k);
@@ -658,6 +676,12 @@ static struct dist_kernel *make_kernel(struct dist_program *p, const char *name,
                       &tq, NULL) != CL_SUCCESS)
             continue;
         k->args[i].read_only = aq == CL_KERNEL_ARG_ADDRESS_CONSTANT || (tq & CL_KERNEL_ARG_TYPE_CONST) != 0;
+        k->args[i].addr = aq;
+        char type[64] = "";
+        if (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE &&
+            dist_info(first, SLUICE_RG_KERNEL_ARG, k->rid[first], i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type,
+                      NULL) == CL_SUCCESS)
+            k->args[i].type_size = type_size(type);
     }
     if (*err != CL_SUCCESS) {
         kernel_unref(k);
@@ -737,6 +761,19 @@ static cl_int CL_API_CALL set_kernel_arg(cl_kernel kernel, cl_uint index, size_t
     if (index >= k->nargs)
         return CL_INVALID_ARG_INDEX;
     struct dist_arg a = {.set = 1, .size = size};
+    /* The checks the driver would make, from the argument's declaration (PoCL's codes). */
+    cl_kernel_arg_address_qualifier aq = k->args[index].addr;
+    bool pointer = aq == CL_KERNEL_ARG_ADDRESS_GLOBAL || aq == CL_KERNEL_ARG_ADDRESS_CONSTANT;
+    size_t ts = k->args[index].type_size;
+    if (pointer && size != sizeof(cl_mem))
+        return CL_INVALID_ARG_SIZE;
+    if ((aq == CL_KERNEL_ARG_ADDRESS_LOCAL && value != NULL) || (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE && value == NULL))
+        return CL_INVALID_ARG_VALUE;
+    if (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE && ts != 0 && size != ts)
+        return CL_INVALID_ARG_SIZE;
+    static const void *const null_mem = NULL;
+    if (pointer && value == NULL)
+        value = &null_mem; /* a NULL buffer, not a local size */
     if (value == NULL) {
         if (size == 0)
             return CL_INVALID_ARG_SIZE;
@@ -762,6 +799,8 @@ static cl_int CL_API_CALL set_kernel_arg(cl_kernel kernel, cl_uint index, size_t
     pthread_mutex_lock(&dist_lock);
     free(k->args[index].bytes);
     a.read_only = k->args[index].read_only;
+    a.addr = k->args[index].addr;
+    a.type_size = k->args[index].type_size;
     k->args[index] = a;
     pthread_mutex_unlock(&dist_lock);
     return CL_SUCCESS;

@@ -6,13 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(x)                                                                                                      \
-    do {                                                                                                              \
-        cl_int e_ = (x);                                                                                              \
-        if (e_ != CL_SUCCESS) {                                                                                       \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                                    \
-            exit(1);                                                                                                  \
-        }                                                                                                             \
+#define CHECK(x)                                                                                             \
+    do {                                                                                                     \
+        cl_int e_ = (x);                                                                                     \
+        if (e_ != CL_SUCCESS) {                                                                              \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
+            exit(1);                                                                                         \
+        }                                                                                                    \
     } while (0)
 
 static const char *src = "__kernel void twice(__global int *v) { v[get_global_id(0)] *= 2; }\n";
@@ -34,7 +34,8 @@ int main(void)
     CHECK(clGetDeviceInfo(dev, CL_DEVICE_MAX_READ_IMAGE_ARGS, sizeof read_args, &read_args, NULL));
     CHECK(clGetDeviceInfo(dev, CL_DEVICE_MAX_SAMPLERS, sizeof samplers, &samplers, NULL));
     CHECK(clGetDeviceInfo(dev, CL_DEVICE_IMAGE2D_MAX_WIDTH, sizeof w2d, &w2d, NULL));
-    printf("image support %u, read image args %u, samplers %u, 2D width %zu\n", images, read_args, samplers, w2d);
+    printf("image support %u, read image args %u, samplers %u, 2D width %zu\n", images, read_args, samplers,
+           w2d);
     printf("SVM capabilities 0x%llx, pipe support %u\n", (unsigned long long)svm, pipes);
 
     cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
@@ -71,7 +72,8 @@ int main(void)
     cl_mem pipe = clCreatePipe(ctx, CL_MEM_READ_WRITE, 16, 4, NULL, &err);
     printf("clCreatePipe: %d %s\n", err, pipe ? "pipe" : "none");
     cl_uint packet = 0;
-    printf("clGetPipeInfo of a buffer: %d\n", clGetPipeInfo(buf, CL_PIPE_PACKET_SIZE, sizeof packet, &packet, NULL));
+    printf("clGetPipeInfo of a buffer: %d\n",
+           clGetPipeInfo(buf, CL_PIPE_PACKET_SIZE, sizeof packet, &packet, NULL));
     /* SVM */
     void *p = clSVMAlloc(ctx, CL_MEM_READ_WRITE, 4096, 0);
     printf("clSVMAlloc: %s\n", p ? "memory" : "NULL");

@@ -11,10 +11,13 @@
 #   -cl-kernel-arg-info hidden), kernel names, separate compilation with an embedded header,
 #   linking a library and an executable (notify callbacks), built-in kernels, IL (the error PoCL
 #   gives), unloading the compiler, and a kernel of every executable on every device.
+# - cl_dist_api_refs: 24 calls with NULL or invalid handles and arguments (kernel arguments
+#   checked against their declarations), reference counts as objects are made and retained, and
+#   objects released by the program in an unusual order but kept alive by their users.
 # Compiler diagnostics of the builds meant to fail go to stderr, from the rank that compiled, so
 # only stdout is compared.
 export POCL_MAX_PTHREAD_COUNT=1
-for app in cl_dist_api_context cl_dist_api_buffers cl_dist_api_programs; do
+for app in cl_dist_api_context cl_dist_api_buffers cl_dist_api_programs cl_dist_api_refs; do
   POCL_DEVICES="pthread pthread pthread" "$SLUICE_APPS_DIR/$app" >"$app.local" 2>"$app.local.err"
   set +e
   POCL_DEVICES=pthread mpirun 3 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/$app" \
@@ -47,4 +50,9 @@ expect_contains "build options as passed" "options [-DSCALE=1 -cl-mad-enable] (2
 expect_contains "NULL build options" "NULL options, device 2: status 0, binary type 0x4, options [] (1 bytes)" "$prog"
 expect_contains "linked executable" "executable: kernel names err=0 [calc;other], number err=0 2" "$prog"
 expect_eq "kernels of every executable right on every device" 9 "$(grep -c 'calc on device [0-2] wrong=0' <<<"$prog")"
+refs=$(cat cl_dist_api_refs.dist)
+expect_contains "kernel argument size checked" "clSetKernelArg int of size 8: -51" "$refs"
+expect_contains "reference counts" "context after a queue: 4" "$refs"
+expect_contains "released objects kept alive by their users" \
+  "kernel of a released program into a sub-buffer of a released buffer: 3" "$refs"
 [ ! -s cl_dist_api_context.dist.err ] || fail "cl_dist_api_context printed on stderr: $(head -5 cl_dist_api_context.dist.err)"
