@@ -11,7 +11,9 @@
  * so the servers end cleanly and the job's exit code is the program's. */
 #include "cl/dist_fault.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 #include "cl/dist.h"
 #include "cl/dist_internal.h"
 #include "cl/wrap.h"
+#include "common/init_order.h"
 #include "common/log.h"
 #include "mpi/roles.h"
 
@@ -74,8 +77,12 @@ void dist_fault_peer(int rank, int mpi_rc, const char *what)
     else
         sluice_log_error("distributed OpenCL: serving rank %d (%s%s) failed while %s: %s; ending the job (exit code %d)",
                          rank, devs[0] ? "devices: " : "devices unknown", devs, what, err, SLUICE_DIST_FAULT_EXIT);
-    if (mpi)
-        PMPI_Abort(sluice_comm(), SLUICE_DIST_FAULT_EXIT); /* every rank: none is left waiting */
+    if (mpi) {
+        MPI_Comm comm = sluice_comm();
+        /* MPI_Abort exits through exit(): sluice's exit work must not talk to the aborted job. */
+        sluice_mpi_abandon();
+        PMPI_Abort(comm, SLUICE_DIST_FAULT_EXIT); /* every rank: none is left waiting */
+    }
     _exit(SLUICE_DIST_FAULT_EXIT); /* MPI_Abort returned, or there is no MPI to end the others */
 }
 
@@ -179,12 +186,30 @@ static void own_devices(char *buf, size_t size)
     }
 }
 
+/* True when the MPI library is on the stack: MPICH ends every other rank of an MPI_Abort with
+ * exit(code) from inside its progress engine (measured: the serving loop's MPI_Iprobe). That
+ * exit is the aborting rank's to explain, not this one's. */
+static bool exit_from_mpi(void)
+{
+    Dl_info mpi, di;
+    void *probe = dlsym(RTLD_DEFAULT, "PMPI_Iprobe");
+    if (probe == NULL || !dladdr(probe, &mpi))
+        return false;
+    void *frames[64];
+    int n = backtrace(frames, 64);
+    for (int i = 0; i < n; i++)
+        if (dladdr(frames[i], &di) && di.dli_fbase == mpi.dli_fbase)
+            return true;
+    return false;
+}
+
 /* A server ends with exit(0) once rank 0 says so: any other status is the driver (or a library
- * under it) giving up while serving. */
+ * under it: LLVM's report_fatal_error calls exit(1)) giving up while serving. */
 static void say_exited(int status)
 {
     int expected = 0;
-    if (status != 0 && getpid() == server_pid && atomic_compare_exchange_strong(&ending, &expected, 1))
+    if (status != 0 && getpid() == server_pid && !exit_from_mpi() &&
+        atomic_compare_exchange_strong(&ending, &expected, 1))
         sluice_log_error("distributed OpenCL: serving rank %d (%s%s) exited with status %d while serving; the job ends",
                          server_rank, server_devices[0] ? "devices: " : "no devices", server_devices, status);
 }
@@ -219,6 +244,16 @@ void dist_fault_serving(int rank)
         if (!(previous[i].sa_flags & SA_SIGINFO) && previous[i].sa_handler == SIG_IGN)
             sigaction(fatal_signals[i], &previous[i], NULL);
     }
+}
+
+/* Runs before every other part's exit work (destructors run from the highest priority down). When
+ * MPI itself is ending this process (another rank's MPI_Abort, delivered inside an MPI call),
+ * sluice's finalize hooks and MPI_Finalize would fail on the aborted job ("Assertion failed",
+ * "Internal error"): they are skipped. */
+__attribute__((destructor(SLUICE_PRIO_OPENCL + 1))) static void mpi_ending_us(void)
+{
+    if ((server_pid == getpid() || sluice_cl_dist_active()) && sluice_mpi_ready() && exit_from_mpi())
+        sluice_mpi_abandon();
 }
 
 /* ---- rank 0 leaving through _exit ---------------------------------------------------------- */

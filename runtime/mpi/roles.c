@@ -433,6 +433,12 @@ __attribute__((destructor(SLUICE_PRIO_MPI))) static void mpi_unload(void)
         finalize_sequence(1);
 }
 
+void sluice_mpi_abandon(void)
+{
+    /* No lock: the thread that holds it may be the one stuck on the dead peer. */
+    atomic_store(&R.state, ST_FINALIZED);
+}
+
 void sluice_mpi_finalize_before_exit(void)
 {
     mpi_exit_hooks();

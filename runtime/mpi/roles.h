@@ -42,6 +42,10 @@ void sluice_mpi_on_finalize(void (*hook)(void));
  * finalizing MPI that sluice initialized). Nothing where the application owns MPI. */
 void sluice_mpi_finalize_before_exit(void);
 
+/* The job is being aborted (MPI_Abort follows): from now on sluice uses MPI no more, at exit
+ * included (no finalize hooks, no finalization), since MPI calls on an aborted job fail loudly. */
+void sluice_mpi_abandon(void);
+
 #ifdef __cplusplus
 }
 #endif

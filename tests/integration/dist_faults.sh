@@ -104,6 +104,36 @@ else
   echo "skipped: exit(1) inside the driver (no gdb to inject it)"
 fi
 
+# 4c. An MPI call fails (the transport calls dist_fault_peer; injected with gdb): rank 0 about
+#     rank 2, then rank 2 about rank 0. One sluice line from the rank that saw it, MPI_Abort
+#     ends every rank with exit code 86 (MPICH adds its own "Abort(86)" line).
+if command -v gdb >/dev/null 2>&1; then
+  for c in "peer0 0 2" "peer2 2 0"; do
+    read -r name rank peer <<<"$c"
+    run_until_running "$name"
+    timeout 30 gdb -p "$(job_pids "$rank")" -batch \
+      -ex "call (void)dist_fault_peer($peer, 15, (const char *)program_invocation_short_name)" >"$name.gdb" 2>&1 || true
+    finish "$name"
+    if grep -q 'No symbol' "$name.gdb"; then
+      echo "skipped: $name (libsluice has no symbol table for gdb)"
+      continue
+    fi
+    expect_eq "$name: exit code" 86 "$rc"
+    expect_eq "$name: one sluice line" 1 "$(grep -c '^sluice' "$name.err" || true)"
+    if [ "$rank" = 0 ]; then
+      expect_contains "$name: rank 0 names the serving rank and its devices" \
+        "sluice[0]: distributed OpenCL: serving rank 2 (devices: pthread-" "$sluice_lines"
+    else
+      expect_contains "$name: rank 2 names rank 0" "sluice[2]: distributed OpenCL: rank 0 (the program) failed" \
+        "$sluice_lines"
+    fi
+    expect_contains "$name: what failed, and the end" "failed while cl_dist_fault: " "$sluice_lines"
+    expect_contains "$name: the exit code said" "ending the job (exit code 86)" "$sluice_lines"
+    expect_eq "$name: no MPI noise from exit work on the aborted job" "" \
+      "$(grep -E 'Assertion failed|Internal error' "$name.err" || true)"
+  done
+fi
+
 # 5. SIGKILL of a serving rank: no process can say anything (the launcher kills the others at
 #    once, with SIGKILL); MPICH's banner (on mpiexec's stdout) gives the pid and the signal.
 run_until_running kill9
