@@ -270,5 +270,7 @@ void dist_devices_install(struct sluice_cl_api *api)
     api->clGetDeviceInfo = device_info;
     api->clRetainDevice = retain_device;
     api->clReleaseDevice = release_device;
+    api->clRetainDeviceEXT = retain_device;
+    api->clReleaseDeviceEXT = release_device;
     api->clCreateSubDevices = create_sub_devices;
 }

@@ -609,6 +609,7 @@ void dist_objects_install(struct sluice_cl_api *api)
     api->clGetContextInfo = context_info;
     api->clCreateCommandQueue = create_queue;
     api->clCreateCommandQueueWithProperties = create_queue_props;
+    api->clCreateCommandQueueWithPropertiesKHR = create_queue_props;
     api->clRetainCommandQueue = retain_queue;
     api->clReleaseCommandQueue = release_queue;
     api->clGetCommandQueueInfo = queue_info;

@@ -884,6 +884,7 @@ void dist_program_install(struct sluice_cl_api *api)
     api->clCreateProgramWithSource = create_program_source;
     api->clCreateProgramWithBinary = create_program_binary;
     api->clCreateProgramWithIL = create_program_il;
+    api->clCreateProgramWithILKHR = create_program_il;
     api->clCreateProgramWithBuiltInKernels = create_program_builtin;
     api->clCompileProgram = compile_program;
     api->clLinkProgram = link_program;

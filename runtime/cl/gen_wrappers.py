@@ -15,6 +15,9 @@ error code out, callback, context properties, image descriptor, plain) and write
                   the wrappers, and the name -> wrapper table used by dlsym and
                   clGetExtensionFunctionAddress(ForPlatform)
 
+With --api-doc it writes docs/DISTRIBUTED_API.md instead: every entry point and what it does for a
+distributed run's objects (from the distributed backend's install functions).
+
 Per-function directives (like mpiP's) live in the tables below; an unclassifiable parameter is a
 build error naming the function, never a silently wrong wrapper.
 """
@@ -373,9 +376,137 @@ def gen_wrapper(f):
     return "\n".join(o)
 
 
+# docs/DISTRIBUTED_API.md (--api-doc): what each entry point does for objects of a distributed
+# run's merged platforms. The distributed backend's slots are read from its install functions
+# (`api->clXxx = ...` in runtime/cl/dist_*.c); these notes say what a slot or a hand-written
+# wrapper does beyond "works across ranks", and the table the outcome of the others.
+DIST_NOTES = {
+    "clGetPlatformIDs": "the merged platforms: one per platform name, with the devices of every rank",
+    "clIcdGetPlatformIDsKHR": "the merged platforms, as clGetPlatformIDs",
+    "clGetExtensionFunctionAddressForPlatform": "sluice's entry point where the distributed backend implements the "
+                                                "function, else NULL",
+    "clGetExtensionFunctionAddress": "the local loader's answer, as sluice's entry points: for a merged platform's "
+                                     "objects they give the errors of this table",
+    "clGetDeviceInfo": "the owning rank's answer, except CL_DEVICE_PLATFORM and CL_DEVICE_PARENT_DEVICE (rank 0's "
+                       "handles), images, pipes and SVM (absent: CL_FALSE, 0) and the extensions and OpenCL C "
+                       "features of those (not listed)",
+    "clGetPlatformInfo": "the first rank's answer; extensions whose functions the distributed backend lacks are not "
+                         "listed",
+    "clCreateContextFromType": "the platform of CL_CONTEXT_PLATFORM, or the first merged platform without one; no "
+                               "device of the type: CL_DEVICE_NOT_FOUND",
+    "clCreateBuffer": "USE_HOST_PTR: the program's memory is rank 0's copy; HOST_*_ACCESS enforced on rank 0",
+    "clCreateBufferWithProperties": "an empty property list only (else CL_INVALID_PROPERTY)",
+    "clGetSupportedImageFormats": "CL_SUCCESS with no format (devices report no image support)",
+    "clGetImageInfo": "CL_INVALID_MEM_OBJECT: no memory object of a merged platform is an image",
+    "clGetPipeInfo": "CL_INVALID_MEM_OBJECT: no memory object of a merged platform is a pipe",
+    "clCreateProgramWithIL": "created on every rank; PoCL 3.1 takes no IL (CL_INVALID_VALUE)",
+    "clGetProgramBuildInfo": "CL_PROGRAM_BUILD_OPTIONS without the -cl-kernel-arg-info the servers add",
+    "clSetKernelArg": "kept on rank 0 and checked against the argument's declaration; sent with each launch",
+    "clUnloadPlatformCompiler": "every rank of the platform",
+    "clGetDeviceAndHostTimer": "the ranks' clocks are not rank 0's: no synchronised timer (the specification's "
+                               "error for a platform without one)",
+    "clGetHostTimer": "as clGetDeviceAndHostTimer",
+}
+
+# What a missing slot means, where the specification gives that error to a device without the
+# feature (the devices of a merged platform report no images, pipes or SVM).
+ABSENT_FEATURE = [
+    (re.compile(r"Image|Sampler"), "images"),
+    (re.compile(r"Pipe"), "pipes"),
+    (re.compile(r"SVM"), "SVM"),
+]
+
+# Hand-written wrappers (MANUAL) whose outcome without a distributed slot is not the generated one.
+MANUAL_MISSING = {
+    "clCreateSubDevicesEXT": "CL_INVALID_OPERATION",
+}
+
+
+def dist_slots(root):
+    slots = set()
+    cl_dir = os.path.join(root, "runtime", "cl")
+    for name in sorted(os.listdir(cl_dir)):
+        if name.startswith("dist_") and name.endswith(".c"):
+            with open(os.path.join(cl_dir, name)) as fh:
+                slots.update(re.findall(r"\bapi->(cl\w+)\s*=", fh.read()))
+    return slots
+
+
+def missing_outcome(f):
+    """What the generated wrapper returns when the backend has no slot for the call."""
+    if f.name in MANUAL_MISSING:
+        return MANUAL_MISSING[f.name]
+    d = ret_default(f)
+    err = any(p.name == "errcode_ret" for p in f.params)
+    if d is None:
+        return "does nothing"
+    if d == "CL_INVALID_OPERATION":
+        return "CL_INVALID_OPERATION"
+    return f"{d}" + (", errcode CL_INVALID_OPERATION" if err else "")
+
+
+def names_no_object(f):
+    if f.name in MANUAL:
+        return False
+    return not any(getattr(p, "role", None) in ("in", "in_array") for p in f.params)
+
+
+def write_api_doc(path, funcs):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    slots = dist_slots(root)
+    hand = {"clGetPlatformIDs", "clIcdGetPlatformIDsKHR", "clGetExtensionFunctionAddressForPlatform"}
+    rows, counts = [], {"ranks": 0, "loader": 0, "error": 0}
+    for f in funcs:
+        note = DIST_NOTES.get(f.name, "")
+        if f.name in slots or f.name in hand:
+            kind, what = "ranks", "yes"
+        elif names_no_object(f) or f.name == "clGetExtensionFunctionAddress":
+            kind, what = "loader", "local loader"
+        else:
+            kind, what = "error", missing_outcome(f)
+            if not note:
+                for pattern, feature in ABSENT_FEATURE:
+                    if pattern.search(f.name):
+                        note = f"devices report no {feature}: as for a device without them"
+                        break
+        counts[kind] += 1
+        rows.append(f"| `{f.name}` | {what} | {note} |")
+    out = ["# Distributed OpenCL: API coverage", "",
+           "<!-- Generated by runtime/cl/gen_wrappers.py --api-doc from the installed OpenCL headers and the",
+           "     distributed backend's install functions (runtime/cl/dist_*.c): do not edit; regenerate with",
+           "     python3 runtime/cl/gen_wrappers.py --api-doc docs/DISTRIBUTED_API.md cc -DCL_TARGET_OPENCL_VERSION=300 ...",
+           "     (tests/integration/dist_api_doc.sh checks that it is current). -->", "",
+           "What every OpenCL entry point sluice exports does with the objects of a distributed run's merged",
+           "platforms (`SLUICE_OPENCL=distributed`, docs/DISTRIBUTED.md), in header order:", "",
+           "- **yes**: works across ranks; the distributed backend implements it (the notes say how, where",
+           "  it differs from a local driver).",
+           "- **local loader**: the call names no object sluice wraps, so it goes to the local ICD loader",
+           "  unchanged, as without distribution (the extension objects some of them take, command buffers",
+           "  or semaphores, are never created for a merged platform).",
+           "- otherwise the result every call gets, never a crash: a missing slot of the distributed backend",
+           "  makes sluice's generated wrapper return it. Devices report no images, pipes or SVM",
+           "  (`CL_DEVICE_IMAGE_SUPPORT` is `CL_FALSE`, `CL_DEVICE_SVM_CAPABILITIES` 0), so for those",
+           "  `CL_INVALID_OPERATION` is the error the specification gives such a device, and programs that",
+           "  check take their fallback path.", "",
+           f"{counts['ranks']} entry points work across ranks, {counts['loader']} go to the local loader and "
+           f"{counts['error']} return an error.", "",
+           "| entry point | across ranks | notes |", "|---|---|---|"]
+    write(path, "\n".join(out + rows) + "\n")
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--api-doc":
+        doc, cc, defines = sys.argv[2], sys.argv[3], sys.argv[4:]
+        load_info_objects(os.path.join(os.path.dirname(os.path.abspath(__file__)), "info_objects.def"))
+        funcs = parse_functions(cc, defines)
+        for f in funcs:
+            if f.name not in MANUAL:
+                classify(f)
+        write_api_doc(doc, funcs)
+        return
     if len(sys.argv) < 3:
-        raise SystemExit("usage: gen_wrappers.py <outdir> <c compiler> [DEFINE | -Iinclude-dir ...]")
+        raise SystemExit("usage: gen_wrappers.py <outdir> <c compiler> [DEFINE | -Iinclude-dir ...]\n"
+                         "       gen_wrappers.py --api-doc <file.md> <c compiler> [DEFINE | -Iinclude-dir ...]")
     outdir, cc, defines = sys.argv[1], sys.argv[2], sys.argv[3:]
     load_info_objects(os.path.join(os.path.dirname(os.path.abspath(__file__)), "info_objects.def"))
     funcs = parse_functions(cc, defines)
