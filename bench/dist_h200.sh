@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
     --samples) samples=$2; shift 2 ;;
     --gpu-query) gpu=$2; shift 2 ;;
     --quick) quick=(--quick); shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "dist_h200.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -59,7 +59,7 @@ while [ $# -gt 0 ]; do
     --local-device) local_device=$2; shift 2 ;;
     --remote-query) remote_query=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "dist_opencl.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
