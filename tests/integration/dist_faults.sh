@@ -90,10 +90,17 @@ for c in "abrt 1 ABRT 6 (Aborted)" "term 2 TERM 15 (Terminated)"; do
   expect_one_line "$name" "$rank" "$text"
 done
 
+# inject NAME RANK EXPR: gdb calls EXPR in rank RANK's main thread, stopped where it sleeps (in
+# the serving loop's or the program's sleep), never inside the MPI library, whose lock it may hold
+inject() {
+  timeout 30 gdb -p "$(job_pids "$2")" -batch -ex 'break clock_nanosleep thread 1' -ex continue \
+    -ex "call $3" >"$1.gdb" 2>&1 || true
+}
+
 # 4b. The driver calls exit(1) on rank 2 (injected with gdb, where gdb can attach).
 if command -v gdb >/dev/null 2>&1; then
   run_until_running exit1
-  timeout 30 gdb -p "$(job_pids 2)" -batch -ex 'call (void)exit(1)' >exit1.gdb 2>&1 || true
+  inject exit1 2 '(void)exit(1)'
   finish exit1
   expect_failed exit1
   expect_eq "exit1: one sluice line" 1 "$(grep -c '^sluice' exit1.err || true)"
@@ -106,19 +113,19 @@ fi
 
 # 4c. An MPI call fails (the transport calls dist_fault_peer; injected with gdb): rank 0 about
 #     rank 2, then rank 2 about rank 0. One sluice line from the rank that saw it, MPI_Abort
-#     ends every rank with exit code 86 (MPICH adds its own "Abort(86)" line).
+#     ends every rank with exit code 86 (MPICH adds its own "Abort(86)" line), no MPICH noise.
 if command -v gdb >/dev/null 2>&1; then
   for c in "peer0 0 2" "peer2 2 0"; do
     read -r name rank peer <<<"$c"
     run_until_running "$name"
-    timeout 30 gdb -p "$(job_pids "$rank")" -batch \
-      -ex "call (void)dist_fault_peer($peer, 15, (const char *)program_invocation_short_name)" >"$name.gdb" 2>&1 || true
+    inject "$name" "$rank" "(void)dist_fault_peer($peer, 15, (const char *)program_invocation_short_name)"
     finish "$name"
     if grep -q 'No symbol' "$name.gdb"; then
       echo "skipped: $name (libsluice has no symbol table for gdb)"
       continue
     fi
-    expect_eq "$name: exit code" 86 "$rc"
+    # When a serving rank aborts, the launcher may SIGKILL a rank before MPI ends it: 86 or 9.
+    if [ "$rank" = 0 ] || [ "$rc" != 9 ]; then expect_eq "$name: exit code" 86 "$rc"; fi
     expect_eq "$name: one sluice line" 1 "$(grep -c '^sluice' "$name.err" || true)"
     if [ "$rank" = 0 ]; then
       expect_contains "$name: rank 0 names the serving rank and its devices" \
