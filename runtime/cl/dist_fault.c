@@ -72,11 +72,13 @@ void dist_fault_peer(int rank, int mpi_rc, const char *what)
         snprintf(err, sizeof err, "MPI error %d", mpi_rc);
     const char *devs = rank > 0 && rank < DIST_MAX_RANKS ? rank_devices[rank] : "";
     if (rank == 0)
-        sluice_log_error("distributed OpenCL: rank 0 (the program) failed while %s: %s; ending the job (exit code %d)",
-                         what, err, SLUICE_DIST_FAULT_EXIT);
+        sluice_log_error(
+            "distributed OpenCL: rank 0 (the program) failed while %s: %s; ending the job (exit code %d)",
+            what, err, SLUICE_DIST_FAULT_EXIT);
     else
-        sluice_log_error("distributed OpenCL: serving rank %d (%s%s) failed while %s: %s; ending the job (exit code %d)",
-                         rank, devs[0] ? "devices: " : "devices unknown", devs, what, err, SLUICE_DIST_FAULT_EXIT);
+        sluice_log_error(
+            "distributed OpenCL: serving rank %d (%s%s) failed while %s: %s; ending the job (exit code %d)",
+            rank, devs[0] ? "devices: " : "devices unknown", devs, what, err, SLUICE_DIST_FAULT_EXIT);
     if (mpi) {
         MPI_Comm comm = sluice_comm();
         /* MPI_Abort exits through exit(): sluice's exit work must not talk to the aborted job. */
@@ -89,14 +91,15 @@ void dist_fault_peer(int rank, int mpi_rc, const char *what)
 /* ---- a serving rank's fatal signals -------------------------------------------------------- */
 
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTERM};
-static const char *const fatal_names[] = {"Segmentation fault", "Bus error", "Aborted",
+static const char *const fatal_names[] = {"Segmentation fault",       "Bus error",           "Aborted",
                                           "Floating point exception", "Illegal instruction", "Terminated"};
 #define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
 static struct sigaction previous[NFATAL];
 static pid_t server_pid;
 static int server_rank;
 static char server_devices[200];
-static char line_head[512]; /* "sluice[2]: distributed OpenCL: serving rank 2 (devices: ...) died of signal " */
+/* "sluice[2]: distributed OpenCL: serving rank 2 (devices: ...) died of signal " */
+static char line_head[512];
 static size_t line_head_len;
 
 static int fatal_index(int sig)
@@ -138,9 +141,11 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
     int saved = errno;
     int i = fatal_index(sig);
     /* A SIGTERM from the launcher (our parent) is the job being ended, not this rank failing. */
-    bool from_launcher = sig == SIGTERM && info != NULL && info->si_code == SI_USER && info->si_pid == getppid();
+    bool from_launcher =
+        sig == SIGTERM && info != NULL && info->si_code == SI_USER && info->si_pid == getppid();
     int expected = 0;
-    if (i >= 0 && getpid() == server_pid && !from_launcher && atomic_compare_exchange_strong(&ending, &expected, 1))
+    if (i >= 0 && getpid() == server_pid && !from_launcher &&
+        atomic_compare_exchange_strong(&ending, &expected, 1))
         say_died(sig, i);
     struct sigaction *old = i >= 0 ? &previous[i] : NULL;
     if (old && (old->sa_flags & SA_SIGINFO) && old->sa_sigaction)
@@ -210,8 +215,9 @@ static void say_exited(int status)
     int expected = 0;
     if (status != 0 && getpid() == server_pid && !exit_from_mpi() &&
         atomic_compare_exchange_strong(&ending, &expected, 1))
-        sluice_log_error("distributed OpenCL: serving rank %d (%s%s) exited with status %d while serving; the job ends",
-                         server_rank, server_devices[0] ? "devices: " : "no devices", server_devices, status);
+        sluice_log_error(
+            "distributed OpenCL: serving rank %d (%s%s) exited with status %d while serving; the job ends",
+            server_rank, server_devices[0] ? "devices: " : "no devices", server_devices, status);
 }
 
 static void at_exit(int status, void *arg)
@@ -228,8 +234,9 @@ void dist_fault_serving(int rank)
     own_devices(devs, sizeof server_devices);
     server_rank = rank;
     on_exit(at_exit, NULL);
-    int n = snprintf(line_head, sizeof line_head, "sluice[%d]: distributed OpenCL: serving rank %d (%s%s) died of signal ",
-                     rank, rank, devs[0] ? "devices: " : "no devices", devs);
+    int n = snprintf(line_head, sizeof line_head,
+                     "sluice[%d]: distributed OpenCL: serving rank %d (%s%s) died of signal ", rank, rank,
+                     devs[0] ? "devices: " : "no devices", devs);
     line_head_len = n < 0 ? 0 : (size_t)n < sizeof line_head ? (size_t)n : sizeof line_head - 1;
     server_pid = getpid();
     for (size_t i = 0; i < NFATAL; i++) {

@@ -20,13 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(x)                                                                   \
-    do {                                                                           \
-        cl_int e_ = (x);                                                           \
-        if (e_ != CL_SUCCESS) {                                                    \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_); \
-            exit(1);                                                               \
-        }                                                                          \
+#define CHECK(x)                                                                                             \
+    do {                                                                                                     \
+        cl_int e_ = (x);                                                                                     \
+        if (e_ != CL_SUCCESS) {                                                                              \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
+            exit(1);                                                                                         \
+        }                                                                                                    \
     } while (0)
 
 #define MAXDEV 16
@@ -182,9 +182,8 @@ static int bad_local(void)
         printf("device 1: enqueue error %d\n", err);
     }
     int failed = err != CL_SUCCESS ? err : status;
-    printf("device 1 bad local size: %s (%d)\n", failed == CL_INVALID_WORK_GROUP_SIZE ? "CL_INVALID_WORK_GROUP_SIZE"
-                                                                                       : "other",
-           failed);
+    printf("device 1 bad local size: %s (%d)\n",
+           failed == CL_INVALID_WORK_GROUP_SIZE ? "CL_INVALID_WORK_GROUP_SIZE" : "other", failed);
     for (cl_uint d = 0; d < ndev; d++) {
         int first, last;
         run_on(d, &first, &last);
