@@ -3,10 +3,10 @@
  *
  * Directory locations: 0 is rank 0's host memory (the copy of CL_MEM_COPY_HOST_PTR data made
  * at creation); 1 + r is the device memory on rank r (rank 0's own device is location 1).
- * A move between two serving ranks goes directly from one to the other (PUSH on the holder,
- * PULL on the receiver, both requested before either reply is awaited, so a large rendezvous
- * send cannot deadlock). A move that starts or ends on rank 0's device passes through rank 0,
- * which is then an end point, not a relay. */
+ * Moves are planned at enqueue time, in program order, and executed asynchronously by the
+ * engines of the two end points (remote_engine.c): the holder reads the range after the earlier
+ * commands there that write it, sends it directly to the receiver (never through rank 0 unless
+ * rank 0 is an end point), and the receiver's later commands on that buffer wait for its write. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,70 +42,48 @@ void dist_coh_remove(struct dist_mem *m)
     pthread_mutex_unlock(&dist_lock);
 }
 
-/* Both requests first, then both replies: see the file comment. */
-static cl_int rank_to_rank(struct dist_mem *m, int src, int dst, uint64_t off, uint64_t size)
-{
-    MPI_Comm comm = sluice_comm();
-    if (comm == MPI_COMM_NULL)
-        return CL_DEVICE_NOT_AVAILABLE;
-    struct sluice_remote_req push = {.op = SLUICE_REMOTE_PUSH,
-                                     .a = {m->ctx->rid[src], m->rid[src], off, size, (uint64_t)dst}};
-    struct sluice_remote_req pull = {.op = SLUICE_REMOTE_PULL,
-                                     .a = {m->ctx->rid[dst], m->rid[dst], off, size, (uint64_t)src}};
-    int rc = sluice_remote_send(comm, src, SLUICE_REMOTE_TAG_REQ, &push, sizeof push, NULL, 0);
-    if (rc == MPI_SUCCESS)
-        rc = sluice_remote_send(comm, dst, SLUICE_REMOTE_TAG_REQ, &pull, sizeof pull, NULL, 0);
-    cl_int ret = CL_SUCCESS;
-    for (int i = 0; i < 2 && rc == MPI_SUCCESS; i++) {
-        unsigned char *buf = NULL;
-        size_t len = 0;
-        rc = sluice_remote_recv(comm, i == 0 ? src : dst, SLUICE_REMOTE_TAG_REP, &buf, &len);
-        struct sluice_remote_rep rep;
-        if (rc == MPI_SUCCESS && len >= sizeof rep) {
-            memcpy(&rep, buf, sizeof rep);
-            if (rep.ret != CL_SUCCESS && ret == CL_SUCCESS)
-                ret = (cl_int)rep.ret;
-        }
-        free(buf);
-    }
-    return rc == MPI_SUCCESS ? ret : CL_DEVICE_NOT_AVAILABLE;
-}
-
-static cl_int write_to(struct dist_mem *m, int rank, uint64_t off, const void *data, uint64_t size)
-{
-    uint64_t a[6] = {0, m->rid[rank], off, m->ctx->rid[rank], 0, 0};
-    return dist_call(rank, SLUICE_REMOTE_BUF_WRITE, a, 6, data, (size_t)size, NULL);
-}
-
-static cl_int through_rank0(struct dist_mem *m, int src, int dst, uint64_t off, uint64_t size)
-{
-    struct sluice_remote_msg msg;
-    uint64_t a[6] = {0, m->rid[src], off, size, m->ctx->rid[src], 0};
-    cl_int r = dist_call(src, SLUICE_REMOTE_BUF_READ, a, 6, NULL, 0, &msg);
-    if (r == CL_SUCCESS && msg.rep.nbytes != size)
-        r = CL_OUT_OF_RESOURCES;
-    if (r == CL_SUCCESS)
-        r = write_to(m, dst, off, msg.bytes, size);
-    free(msg.bytes);
-    return r;
-}
-
+/* One planned move, sent at once: the receiving half (a CMD_WRITE on the destination, which
+ * reports its end) and, from a device, the sending half (a silent CMD_READ on the holder). The
+ * data goes from one end point to the other; from rank 0's host copy it is sent by rank 0. */
 static cl_int move(struct dist_mem *m, const struct sluice_coh_transfer *t)
 {
     int dst = t->dst - 1;
     if (dst < 0 || m->rid[dst] == 0)
         return CL_INVALID_OPERATION; /* host reads never go through the directory */
-    uint64_t t0 = sluice_trace_active() ? sluice_now_ns() : 0;
-    cl_int r;
+    if (t->src == 0 && m->shadow == NULL)
+        return CL_INVALID_OPERATION;
+    struct sluice_dag_access acc = {m->coh_id, t->offset, t->size, SLUICE_DAG_WRITES};
+    struct sluice_remote_access racc = {m->rid[dst], 1};
+    struct dist_cmd c;
+    memset(&c, 0, sizeof c);
+    c.rank = dst;
+    c.op = SLUICE_REMOTE_CMD_WRITE;
+    c.ctx = m->ctx;
+    c.flags = SLUICE_CMD_TRANSFER;
+    c.a[0] = m->rid[dst];
+    c.a[1] = t->offset;
+    c.a[2] = t->size;
+    c.naccess = 1;
+    c.access = &acc;
+    c.raccess = &racc;
     if (t->src == 0) {
-        if (m->shadow == NULL)
-            return CL_INVALID_OPERATION;
-        r = write_to(m, dst, t->offset, m->shadow + t->offset, t->size);
-    } else if (t->src - 1 == 0 || dst == 0) {
-        r = through_rank0(m, t->src - 1, dst, t->offset, t->size);
+        c.send = m->shadow + t->offset; /* rank 0's copy lives as long as the buffer: held */
+        c.len = (size_t)t->size;
+        c.hold = m;
+        __atomic_add_fetch(&m->refs, 1, __ATOMIC_ACQ_REL);
     } else {
-        r = rank_to_rank(m, t->src - 1, dst, t->offset, t->size);
+        int src = t->src - 1;
+        c.a[4] = (uint64_t)src;
+        c.push = 1;
+        c.push_rank = src;
+        c.push_a[0] = m->rid[src];
+        c.push_a[1] = t->offset;
+        c.push_a[2] = t->size;
+        c.push_a[4] = (uint64_t)dst;
+        c.push_access = (struct sluice_remote_access){m->rid[src], 0};
     }
+    uint64_t t0 = sluice_trace_active() ? sluice_now_ns() : 0;
+    cl_int r = dist_sched_submit(&c, NULL);
     if (sluice_trace_active()) {
         /* Named by the program's handle of the context's first device on the receiving rank. */
         struct sluice_cl_obj *dev = NULL;

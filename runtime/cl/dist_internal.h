@@ -12,6 +12,7 @@
 
 #include "cl/backend.h"
 #include "cl/remote_proto.h"
+#include "dcl/dag.h"
 #include "dcl/dql.h"
 
 #define DIST_MAX_RANKS 64
@@ -58,6 +59,10 @@ struct dist_queue {
     struct dist_context *ctx;
     struct dist_device *dev;
     uint64_t rid;
+    /* asynchronous dispatch (dist_sched.c, under its lock) */
+    long inflight;                     /* commands not complete yet */
+    int props_known;
+    cl_command_queue_properties props; /* asked from the device's rank at the first command */
 };
 
 struct dist_mem {
@@ -113,12 +118,30 @@ struct dist_kernel {
     uint64_t rid[DIST_MAX_RANKS];
 };
 
+struct dist_event_cb;
+/* A command as rank 0 knows it (also what a program's cl_event points at). Status and times come
+ * from the DONE record its rank sends; fields below `type` belong to dist_sched.c's lock. */
 struct dist_event {
-    long refs;
-    struct dist_queue *queue;
-    int rank;
-    uint64_t rid;            /* 0: complete already, no remote event */
+    long refs;               /* the program's, plus one while in flight */
+    struct dist_queue *queue; /* NULL for user events and transfers */
+    int rank;                /* where it runs; -1: a user event */
+    uint64_t rid;            /* unused since dispatch is asynchronous (0) */
     cl_command_type type;
+    uint64_t id;             /* DAG node and wire name */
+    struct dist_context *ctx;
+    int user;
+    cl_int status;           /* CL_SUBMITTED until done, then CL_COMPLETE or negative */
+    int done_msg;            /* its DONE arrived (or it never went out) */
+    int early;               /* done before rank 0 saw its dependencies done (DAG still pending) */
+    int nreqs;               /* rank 0's own data messages of the command */
+    MPI_Request *reqs;
+    int has_times;
+    uint64_t t[4];           /* queued, submit, start, end on rank 0's clock */
+    uint64_t subs;           /* ranks that wait for it (NOTIFY when done) */
+    struct dist_event_cb *cbs;
+    struct dist_mem *hold;   /* kept alive until done (a transfer's source) */
+    void *free_after;        /* freed when done (an unmapped region) */
+    struct dist_event *hnext, *mnext;
 };
 
 /* dist_call.c */
@@ -173,6 +196,48 @@ void dist_queue_unref(struct dist_queue *q);
 cl_int dist_coh_add(struct dist_mem *m);
 void dist_coh_remove(struct dist_mem *m);
 cl_int dist_coh_acquire(struct dist_mem *m, int rank, size_t off, size_t size, bool write, bool write_all);
+
+/* dist_sched.c: rank 0's scheduler (asynchronous dispatch through the command DAG). */
+struct dist_cmd {
+    int rank;                  /* where it runs */
+    int op;                    /* SLUICE_REMOTE_CMD_* */
+    struct dist_queue *queue;  /* NULL: a transfer (the context's internal queue) */
+    struct dist_context *ctx;
+    cl_command_type type;
+    unsigned flags;            /* SLUICE_CMD_* */
+    uint64_t a[5];
+    cl_uint nwait;
+    const cl_event *wait;
+    size_t naccess;
+    const struct sluice_dag_access *access;    /* by directory id, for the DAG */
+    const struct sluice_remote_access *raccess; /* by root rid on `rank`, for its engine */
+    const void *bytes;         /* the operation's own bytes */
+    size_t nbytes;
+    const void *send;          /* data rank 0 sends to `rank` (a3 of a write from rank 0) */
+    void *recv;                /* where rank 0 receives a read's data */
+    size_t len;                /* of send or recv */
+    struct dist_mem *hold;
+    void *free_after;
+    /* A transfer between two devices: its sending half, a silent CMD_READ with the same id on
+     * push_rank (args push_a, one use of the buffer's root there). */
+    int push;
+    int push_rank;
+    uint64_t push_a[5];
+    struct sluice_remote_access push_access;
+};
+/* Adds the command to the DAG and sends it to its rank without waiting; the caller holds
+ * dist_lock (program order). *out gets the record with one reference for the caller (NULL: none
+ * wanted). */
+cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out);
+/* A record that is complete already (maps served from rank 0 memory). */
+struct dist_event *dist_sched_done_event(struct dist_queue *q, cl_command_type type);
+/* Waits (sleeping) until e is done; returns its status (CL_COMPLETE or negative). */
+cl_int dist_sched_wait_event(struct dist_event *e);
+cl_int dist_sched_finish(struct dist_queue *q);
+void dist_sched_release(struct dist_event *e);
+void dist_event_install(struct sluice_cl_api *api);
+/* Waits for every command in flight, then stops the scheduler (before MPI ends; idempotent). */
+void dist_sched_drain(void);
 
 extern pthread_mutex_t dist_lock; /* recursive: every call of the distributed backend */
 

@@ -1,11 +1,17 @@
-/* Wire protocol of distributed OpenCL (SLUICE_OPENCL=distributed): rank 0 sends one request
- * message per remote call to the rank that owns the objects, the serving rank answers with one
- * reply message. Buffer moves between two serving ranks go directly from one to the other as a
- * DATA message. Remote objects are named by their real address on the serving rank (`rid`):
- * only rank 0 ever names them, and only with values the server handed it.
+/* Wire protocol of distributed OpenCL (SLUICE_OPENCL=distributed). Two kinds of request go from
+ * rank 0 to the rank that owns the objects:
+ * - object calls (create, info, release...): one request, one reply (REP tag), synchronous;
+ * - commands (CMD_*: enqueues, coherence transfers) and NOTIFY: no reply. The rank's engine
+ *   (remote_engine.c) enqueues them at once on real queues, and reports each command's end with a
+ *   DONE record (status and profiling times) when its real event completes.
+ * Bulk data never rides in a request: it goes as its own messages (pieces of at most
+ * SLUICE_REMOTE_CHUNK bytes, tag SLUICE_REMOTE_DATA_TAG(command id)) straight between the two
+ * end points, from and to the program's own pointer on rank 0. Remote objects are named by their
+ * real address on the serving rank (`rid`): only rank 0 ever names them, and only with values the
+ * server handed it.
  *
- * The same handler (sluice_remote_handle) runs on serving ranks (remote_server.c) and, called
- * directly without MPI, for rank 0's own devices, so every device goes through one code path. */
+ * The same handlers run on serving ranks and, called directly without MPI, for rank 0's own
+ * devices, so every device goes through one code path. */
 #ifndef SLUICE_CL_REMOTE_PROTO_H
 #define SLUICE_CL_REMOTE_PROTO_H
 
@@ -17,7 +23,13 @@
 /* sluice's communicator is private; these tags are distributed OpenCL's own. */
 #define SLUICE_REMOTE_TAG_REQ 0x5D00
 #define SLUICE_REMOTE_TAG_REP 0x5D01
-#define SLUICE_REMOTE_TAG_DATA 0x5D02
+#define SLUICE_REMOTE_TAG_DONE 0x5D03  /* engine -> rank 0: struct sluice_remote_done records */
+#define SLUICE_REMOTE_TAG_CLOCK 0x5D04 /* engine -> rank 0: its clock, answering PING */
+/* Bulk data of command `id`: every tag stays below 32768, the smallest MPI_TAG_UB allowed. */
+#define SLUICE_REMOTE_DATA_TAG(id) (0x1000 + (int)((id)&0x3FFF))
+/* Bulk data moves in pieces of this size: the receiver writes piece i to its device while piece
+ * i+1 is still arriving. Both end points cut at the same offsets. */
+#define SLUICE_REMOTE_CHUNK ((size_t)8 << 20)
 
 #define SLUICE_REMOTE_OPS(X)                                                                        \
     X(ENUM)        /* -> bytes: platform and device records (remote_enum_*) */                      \
@@ -25,26 +37,22 @@
     X(CTX_CREATE)  /* bytes: device rids -> v0 context */                                           \
     X(QUEUE_CREATE)/* a0 ctx, a1 device, a2 properties -> v0 queue */                               \
     X(BUF_CREATE)  /* a0 ctx, a1 flags, a2 size -> v0 buffer */                                     \
-    X(BUF_WRITE)   /* a0 queue (0: the context's own), a1 buf, a2 offset, a3 ctx, a5 want event; bytes -> v0 event */ \
-    X(BUF_READ)    /* a0 queue (0: own), a1 buf, a2 offset, a3 size, a4 ctx, a5 want event -> bytes, v0 event */   \
-    X(PUSH)        /* a0 ctx, a1 buf, a2 offset, a3 size, a4 destination rank */                    \
-    X(PULL)        /* a0 ctx, a1 buf, a2 offset, a3 size, a4 source rank */                         \
     X(PROG_CREATE) /* a0 ctx; bytes: source -> v0 program */                                       \
     X(PROG_BUILD)  /* a0 program, a1 ndev; bytes: device rids then options */                       \
     X(KERNEL_CREATE) /* a0 program; bytes: name -> v0 kernel */                                     \
-    X(KERNEL_ARG)  /* a0 kernel, a1 index, a2 size, a3 kind (0 bytes, 1 mem, 2 local), a4 mem; bytes */ \
-    X(NDRANGE)     /* a0 queue, a1 kernel, a2 dims, a3 null mask (1 offset, 4 local) | 8 want event; bytes: 3 x dims size_t -> v0 event */ \
-    X(FINISH)      /* a0 queue */                                                                   \
-    X(FLUSH)       /* a0 queue */                                                                   \
-    X(WAIT)        /* bytes: event rids */                                                          \
     X(RELEASE)     /* a0 kind (SLUICE_CL_*), a1 rid */                                              \
-    X(COPY)        /* a0 queue, a1 src, a2 dst, a3 src offset, a4 dst offset, a5 size, a6 want event -> v0 event */ \
-    X(FILL)        /* a0 queue, a1 buf, a2 offset, a3 size, a4 want event; bytes: pattern -> v0 event */ \
-    X(MARKER)      /* a0 queue, a1 1 for a barrier, a2 want event -> v0 event */                   \
     X(SUBBUF)      /* a0 parent buffer, a1 flags, a2 origin, a3 size -> v0 buffer */               \
     X(PROG_BINARY) /* a0 program, a1 index among its devices -> bytes: that device's binary */    \
     X(PROG_FROM_BINARY) /* a0 ctx, a1 ndev; bytes: ndev x {rid, len}, then the binaries -> v0 program, bytes: statuses */ \
     X(SUBDEVICES)  /* a0 device; bytes: partition properties -> bytes: sub-device rids */        \
+    X(CMD_WRITE)   /* cmd; a0 buf, a1 offset, a2 size, a3 data pointer (in-process only), a4 rank the data comes from */ \
+    X(CMD_READ)    /* cmd; a0 buf, a1 offset, a2 size, a3 data pointer (in-process only), a4 rank the data goes to */ \
+    X(CMD_NDRANGE) /* cmd; a0 kernel, a1 dims, a2 null mask (1 offset, 4 local), a3 nargs; bytes: 3 x dims size_t, args */ \
+    X(CMD_COPY)    /* cmd; a0 src, a1 dst, a2 src offset, a3 dst offset, a4 size */                 \
+    X(CMD_FILL)    /* cmd; a0 buf, a1 offset, a2 size; bytes: pattern */                          \
+    X(CMD_MARKER)  /* cmd; a0 1 for a barrier */                                                   \
+    X(NOTIFY)      /* a0 command id (of another rank, or a user event), a1 its status: wakes waiters */ \
+    X(PING)        /* -> TAG_CLOCK message: the engine's clock (rank 0 measures offsets) */        \
     X(OBJ)         /* a0 operation (remote_objects.h): programs from IL, compile, link... */    \
     X(END)         /* rank 0's program ended: serve no more */
 
@@ -74,6 +82,40 @@ struct sluice_remote_rep {
     int64_t ret;     /* cl_int */
     uint64_t v[2];
     uint64_t nbytes; /* payload after the header */
+};
+
+/* Commands (CMD_*): the payload starts with this header, then `nlocal` command ids this one waits
+ * for that ran on this rank, `nremote` ids whose completion rank 0 will NOTIFY (other ranks'
+ * commands, user events), `naccess` buffer uses, then the operation's own bytes. */
+enum {
+    SLUICE_CMD_PROFILE = 1u << 0, /* the queue profiles: DONE carries the times */
+    SLUICE_CMD_SILENT = 1u << 1,  /* send no DONE (the sending half of a transfer) */
+    SLUICE_CMD_TRANSFER = 1u << 2 /* a coherence move: waits for every earlier use of its buffer */
+};
+struct sluice_remote_cmd {
+    uint64_t id;
+    uint64_t queue; /* rid, 0: the context's internal queue */
+    uint64_t ctx;
+    uint32_t nlocal, nremote, naccess, flags;
+};
+/* A buffer use: the rid of the buffer (of its parent for a sub-buffer) on the executing rank. */
+struct sluice_remote_access {
+    uint64_t root;
+    uint64_t write;
+};
+/* One kernel argument in CMD_NDRANGE, followed by `size` bytes rounded up to 8 when kind is 0. */
+struct sluice_remote_karg {
+    uint32_t kind; /* 0 bytes, 1 memory object (mem), 2 local size */
+    uint32_t pad;
+    uint64_t size;
+    uint64_t mem;
+};
+/* A command finished on its rank. Times are the device's profiling times moved onto the
+ * rank's CLOCK_MONOTONIC (0 when the queue does not profile). */
+struct sluice_remote_done {
+    uint64_t id;
+    int64_t status;
+    uint64_t t[4]; /* queued, submit, start, end */
 };
 
 /* One platform as ENUM reports it, followed by `ndev` device records, each followed by the
@@ -107,11 +149,35 @@ int sluice_remote_send(MPI_Comm comm, int dst, int tag, const void *head, size_t
 /* Receives one message from src/tag into a malloc'd block (*buf, *len). */
 int sluice_remote_recv(MPI_Comm comm, int src, int tag, unsigned char **buf, size_t *len);
 
-/* Rank-to-rank buffer data: blocking send/recv of `len` bytes, traced (MPI_SEND/MPI_RECV). */
-int sluice_remote_data_send(MPI_Comm comm, int dst, const void *data, size_t len);
-int sluice_remote_data_recv(MPI_Comm comm, int src, void *data, size_t len);
+/* Bulk data of a command: piece i of [data, data+len) as its own message (non-blocking; the
+ * requests go into reqs[0..sluice_remote_pieces(len))). Not traced: the engine records the
+ * rank-to-rank moves (MPI_SEND/MPI_RECV), the wrappers the program's own transfers. */
+size_t sluice_remote_pieces(size_t len);
+int sluice_remote_data_isend(MPI_Comm comm, int dst, uint64_t id, const void *data, size_t len, MPI_Request *reqs);
+int sluice_remote_data_irecv(MPI_Comm comm, int src, uint64_t id, void *data, size_t len, MPI_Request *reqs);
+/* Sleeps about ns nanoseconds (accounted as SLEEP in the trace). */
+void sluice_remote_nap(uint64_t ns);
 
-/* The serving loop of ranks 1..N-1 (remote_server.c): returns when rank 0 says END. */
+/* Object calls of the engine (remote_server.c): true when `op` is one. */
+int sluice_remote_is_call(uint32_t op);
+
+/* The command engine (remote_engine.c), one per process: serving ranks run it from their serving
+ * loop, rank 0 runs it for its own devices from its scheduler thread. Thread-safe. */
+void sluice_engine_command(const struct sluice_remote_req *req, const unsigned char *payload);
+void sluice_engine_notify(uint64_t id, int64_t status);
+/* Advances transfers and collects finished commands into done[0..max); returns how many (0 when
+ * nothing happened; *progress tells whether anything else moved). */
+size_t sluice_engine_progress(struct sluice_remote_done *done, size_t max, int *progress);
+/* Commands in flight on this rank. */
+size_t sluice_engine_inflight(void);
+/* Wakes sluice_engine_wait (a command was added, a real event completed). */
+void sluice_engine_wake(void);
+void sluice_engine_wait(uint64_t ns);
+/* Fails every command still waiting for a NOTIFY (rank 0 ended). */
+void sluice_engine_abandon(void);
+
+/* The serving loop of ranks 1..N-1 (remote_engine.c): returns when rank 0 says END and the
+ * commands in flight have finished. */
 void sluice_remote_serve(MPI_Comm comm);
 
 #endif

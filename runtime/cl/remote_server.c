@@ -1,10 +1,7 @@
-/* The serving side of distributed OpenCL: executes rank 0's requests against this process's
- * real OpenCL loader (never through sluice's handles), and the serving loop of ranks 1..N-1.
- * Rank 0 runs the same handler, without MPI, for its own devices.
- *
- * Buffer moves (PUSH/PULL, BUF_READ/WRITE) first finish every queue this process created, so a
- * copy leaves or arrives only after every command that used it: simple and correct, not yet
- * overlapped (docs/DISTRIBUTED.md). */
+/* The object calls of distributed OpenCL on the serving side: executes rank 0's synchronous
+ * requests (create, info, build, release...) against this process's real OpenCL loader (never
+ * through sluice's handles). Rank 0 runs the same handler, without MPI, for its own devices.
+ * Commands go to the engine (remote_engine.c); nothing here waits for a command. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +19,8 @@
 #define RID(p) ((uint64_t)(uintptr_t)(p))
 #define PTR(t, v) ((t)(uintptr_t)(v))
 
-/* Queues this process created: finished before data moves. The internal queue of a context
- * carries transfers that belong to no program queue. */
+/* Internal queues: one per context, out of order where the device allows, for the coherence
+ * transfers that belong to no program queue (their order comes from explicit wait lists). */
 struct srv_queue {
     cl_command_queue q;
     cl_context ctx;
@@ -36,12 +33,6 @@ static pthread_mutex_t srv_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct sluice_cl_api *api(void)
 {
     return &sluice_cl_loader_backend()->api;
-}
-
-static void finish_all(void)
-{
-    for (struct srv_queue *s = queues; s != NULL; s = s->next)
-        api()->clFinish(s->q);
 }
 
 static void queue_add(cl_command_queue q, cl_context ctx, int internal)
@@ -67,19 +58,28 @@ static void queue_remove(cl_command_queue q)
         }
 }
 
-/* The context's own in-order queue, on its first device, created on first use. */
-static cl_command_queue internal_queue(cl_context ctx, cl_int *err)
+/* The context's own queue, on its first device, created on first use. */
+cl_command_queue sluice_remote_internal_queue(cl_context ctx, cl_int *err);
+cl_command_queue sluice_remote_internal_queue(cl_context ctx, cl_int *err)
 {
+    pthread_mutex_lock(&srv_lock);
     for (struct srv_queue *s = queues; s != NULL; s = s->next)
-        if (s->internal && s->ctx == ctx)
+        if (s->internal && s->ctx == ctx) {
+            pthread_mutex_unlock(&srv_lock);
             return s->q;
+        }
     cl_device_id dev = NULL;
     *err = api()->clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL);
-    if (*err != CL_SUCCESS && *err != CL_INVALID_VALUE)
-        return NULL;
-    cl_command_queue q = api()->clCreateCommandQueueWithProperties(ctx, dev, NULL, err);
+    cl_command_queue q = NULL;
+    if (*err == CL_SUCCESS || *err == CL_INVALID_VALUE) {
+        cl_queue_properties ooo[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+        q = api()->clCreateCommandQueueWithProperties(ctx, dev, ooo, err);
+        if (q == NULL)
+            q = api()->clCreateCommandQueueWithProperties(ctx, dev, NULL, err);
+    }
     if (q != NULL)
         queue_add(q, ctx, 1);
+    pthread_mutex_unlock(&srv_lock);
     return q;
 }
 
@@ -188,108 +188,6 @@ static void do_info(const uint64_t *a, struct sluice_remote_msg *out)
         out->rep.nbytes = ret_size < size ? ret_size : size;
 }
 
-static cl_command_queue pick_queue(uint64_t q, uint64_t ctx, cl_int *err)
-{
-    *err = CL_SUCCESS;
-    return q ? PTR(cl_command_queue, q) : internal_queue(PTR(cl_context, ctx), err);
-}
-
-static void do_transfer_in(const uint64_t *a, const unsigned char *data, size_t len, int from_rank,
-                           struct sluice_remote_msg *out)
-{
-    cl_int err;
-    finish_all();
-    cl_command_queue q = pick_queue(0, a[0], &err);
-    if (q == NULL) {
-        out->rep.ret = err;
-        return;
-    }
-    unsigned char *tmp = NULL;
-    if (data == NULL) {
-        tmp = malloc(len ? len : 1);
-        if (tmp == NULL) {
-            out->rep.ret = CL_OUT_OF_HOST_MEMORY;
-            return;
-        }
-        if (sluice_remote_data_recv(sluice_comm(), from_rank, tmp, len) != MPI_SUCCESS) {
-            free(tmp);
-            out->rep.ret = CL_OUT_OF_RESOURCES;
-            return;
-        }
-        data = tmp;
-    }
-    uint64_t t0 = sluice_trace_active() ? sluice_now_ns() : 0;
-    out->rep.ret = api()->clEnqueueWriteBuffer(q, PTR(cl_mem, a[1]), CL_TRUE, (size_t)a[2], len, data, 0, NULL, NULL);
-    if (sluice_trace_active()) {
-        /* The device, as the trace names devices: this process's handle for it, if it has one
-         * (the peer rank is in the MPI_RECV just before). */
-        cl_device_id dev = NULL;
-        api()->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
-        sluice_trace_record(SLUICE_EV_CL_TRANSFER, 0, t0, sluice_now_ns() - t0, 2, len,
-                            (uint64_t)(uintptr_t)(dev ? sluice_cl_find(dev) : NULL));
-    }
-    free(tmp);
-}
-
-static void do_push(const uint64_t *a, struct sluice_remote_msg *out)
-{
-    cl_int err;
-    finish_all();
-    cl_command_queue q = pick_queue(0, a[0], &err);
-    size_t len = (size_t)a[3];
-    unsigned char *tmp = q ? malloc(len ? len : 1) : NULL;
-    if (tmp == NULL) {
-        out->rep.ret = q ? CL_OUT_OF_HOST_MEMORY : err;
-        /* the peer waits for data: send an empty message so that it fails instead of hanging */
-        sluice_remote_data_send(sluice_comm(), (int)a[4], NULL, 0);
-        return;
-    }
-    out->rep.ret = api()->clEnqueueReadBuffer(q, PTR(cl_mem, a[1]), CL_TRUE, (size_t)a[2], len, tmp, 0, NULL, NULL);
-    if (sluice_remote_data_send(sluice_comm(), (int)a[4], tmp, out->rep.ret == CL_SUCCESS ? len : 0) != MPI_SUCCESS)
-        out->rep.ret = CL_OUT_OF_RESOURCES;
-    free(tmp);
-}
-
-static void do_read(const uint64_t *a, struct sluice_remote_msg *out)
-{
-    cl_int err;
-    cl_command_queue q = pick_queue(a[0], a[4], &err);
-    if (q == NULL) {
-        out->rep.ret = err;
-        return;
-    }
-    if (a[0] == 0)
-        finish_all();
-    size_t len = (size_t)a[3];
-    out->bytes = malloc(len ? len : 1);
-    if (out->bytes == NULL) {
-        out->rep.ret = CL_OUT_OF_HOST_MEMORY;
-        return;
-    }
-    cl_event ev = NULL;
-    out->rep.ret = api()->clEnqueueReadBuffer(q, PTR(cl_mem, a[1]), CL_TRUE, (size_t)a[2], len, out->bytes, 0,
-                                              NULL, a[0] && a[5] ? &ev : NULL);
-    out->rep.v[0] = RID(ev);
-    if (out->rep.ret == CL_SUCCESS)
-        out->rep.nbytes = len;
-}
-
-static void do_write(const uint64_t *a, const unsigned char *data, size_t len, struct sluice_remote_msg *out)
-{
-    cl_int err;
-    cl_command_queue q = pick_queue(a[0], a[3], &err);
-    if (q == NULL) {
-        out->rep.ret = err;
-        return;
-    }
-    if (a[0] == 0)
-        finish_all();
-    cl_event ev = NULL;
-    out->rep.ret = api()->clEnqueueWriteBuffer(q, PTR(cl_mem, a[1]), CL_TRUE, (size_t)a[2], len, data, 0, NULL,
-                                               a[0] && a[5] ? &ev : NULL);
-    out->rep.v[0] = RID(ev);
-}
-
 static void do_build(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
 {
     size_t nd = (size_t)a[1];
@@ -322,23 +220,6 @@ static void do_build(const uint64_t *a, const unsigned char *p, size_t len, stru
     free(opts);
 }
 
-static void do_ndrange(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
-{
-    cl_uint dims = (cl_uint)a[2];
-    if (dims < 1 || dims > 3 || len < 3 * dims * sizeof(size_t)) {
-        out->rep.ret = CL_INVALID_WORK_DIMENSION;
-        return;
-    }
-    size_t v[9];
-    memcpy(v, p, 3 * dims * sizeof(size_t));
-    unsigned nulls = (unsigned)a[3];
-    cl_event ev = NULL;
-    out->rep.ret = api()->clEnqueueNDRangeKernel(PTR(cl_command_queue, a[0]), PTR(cl_kernel, a[1]), dims,
-                                                 (nulls & 1) ? NULL : v, v + dims, (nulls & 4) ? NULL : v + 2 * dims,
-                                                 0, NULL, (nulls & 8) ? &ev : NULL);
-    out->rep.v[0] = RID(ev);
-}
-
 static void do_release(const uint64_t *a, struct sluice_remote_msg *out)
 {
     const struct sluice_cl_api *A = api();
@@ -349,8 +230,7 @@ static void do_release(const uint64_t *a, struct sluice_remote_msg *out)
         r = A->clReleaseContext(PTR(cl_context, a[1]));
         break;
     case SLUICE_CL_QUEUE:
-        A->clFinish(PTR(cl_command_queue, a[1]));
-        queue_remove(PTR(cl_command_queue, a[1]));
+        queue_remove(PTR(cl_command_queue, a[1])); /* commands in flight keep it alive */
         r = A->clReleaseCommandQueue(PTR(cl_command_queue, a[1]));
         break;
     case SLUICE_CL_MEM: r = A->clReleaseMemObject(PTR(cl_mem, a[1])); break;
@@ -506,15 +386,6 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
         out->rep.v[0] = RID(m);
         break;
     }
-    case SLUICE_REMOTE_BUF_WRITE: do_write(a, p, len, out); break;
-    case SLUICE_REMOTE_BUF_READ: do_read(a, out); break;
-    case SLUICE_REMOTE_PUSH: do_push(a, out); break;
-    case SLUICE_REMOTE_PULL: {
-        uint64_t b[SLUICE_REMOTE_NARGS];
-        memcpy(b, a, sizeof b);
-        do_transfer_in(b, NULL, (size_t)a[3], (int)a[4], out);
-        break;
-    }
     case SLUICE_REMOTE_PROG_CREATE: {
         char *src = malloc(len + 1);
         if (src == NULL) {
@@ -541,32 +412,6 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
         out->rep.v[0] = RID(k);
         break;
     }
-    case SLUICE_REMOTE_KERNEL_ARG:
-        if (a[3] == 1) {
-            cl_mem m = PTR(cl_mem, a[4]);
-            out->rep.ret = A->clSetKernelArg(PTR(cl_kernel, a[0]), (cl_uint)a[1], sizeof m, &m);
-        } else {
-            out->rep.ret = A->clSetKernelArg(PTR(cl_kernel, a[0]), (cl_uint)a[1], (size_t)a[2], a[3] == 2 ? NULL : p);
-        }
-        break;
-    case SLUICE_REMOTE_NDRANGE: do_ndrange(a, p, len, out); break;
-    case SLUICE_REMOTE_FINISH: out->rep.ret = A->clFinish(PTR(cl_command_queue, a[0])); break;
-    case SLUICE_REMOTE_FLUSH: out->rep.ret = A->clFlush(PTR(cl_command_queue, a[0])); break;
-    case SLUICE_REMOTE_WAIT: {
-        cl_uint n = (cl_uint)(len / sizeof(uint64_t));
-        cl_event evs[64];
-        out->rep.ret = CL_SUCCESS;
-        for (cl_uint i = 0; i < n && out->rep.ret == CL_SUCCESS; i += 64) {
-            cl_uint m = n - i < 64 ? n - i : 64;
-            for (cl_uint j = 0; j < m; j++) {
-                uint64_t v;
-                memcpy(&v, p + (i + j) * sizeof v, sizeof v);
-                evs[j] = PTR(cl_event, v);
-            }
-            out->rep.ret = A->clWaitForEvents(m, evs);
-        }
-        break;
-    }
     case SLUICE_REMOTE_RELEASE: do_release(a, out); break;
     case SLUICE_REMOTE_SUBDEVICES: do_subdevices(a, p, len, out); break;
     case SLUICE_REMOTE_OBJ: sluice_remote_objects(a, p, len, out); break;
@@ -579,59 +424,24 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
         out->rep.v[0] = RID(m);
         break;
     }
-    case SLUICE_REMOTE_COPY: {
-        cl_event ev = NULL;
-        out->rep.ret = A->clEnqueueCopyBuffer(PTR(cl_command_queue, a[0]), PTR(cl_mem, a[1]), PTR(cl_mem, a[2]),
-                                              (size_t)a[3], (size_t)a[4], (size_t)a[5], 0, NULL, a[6] ? &ev : NULL);
-        out->rep.v[0] = RID(ev);
-        break;
-    }
-    case SLUICE_REMOTE_FILL: {
-        cl_event ev = NULL;
-        out->rep.ret = A->clEnqueueFillBuffer(PTR(cl_command_queue, a[0]), PTR(cl_mem, a[1]), p, len, (size_t)a[2],
-                                              (size_t)a[3], 0, NULL, a[4] ? &ev : NULL);
-        out->rep.v[0] = RID(ev);
-        break;
-    }
-    case SLUICE_REMOTE_MARKER: {
-        cl_event ev = NULL;
-        cl_command_queue q = PTR(cl_command_queue, a[0]);
-        out->rep.ret = a[1] ? A->clEnqueueBarrierWithWaitList(q, 0, NULL, a[2] ? &ev : NULL)
-                            : A->clEnqueueMarkerWithWaitList(q, 0, NULL, a[2] ? &ev : NULL);
-        out->rep.v[0] = RID(ev);
-        break;
-    }
     default: out->rep.ret = CL_INVALID_OPERATION; break;
     }
     pthread_mutex_unlock(&srv_lock);
 }
 
-void sluice_remote_serve(MPI_Comm comm)
+int sluice_remote_is_call(uint32_t op)
 {
-    for (;;) {
-        unsigned char *buf = NULL;
-        size_t len = 0;
-        if (sluice_remote_recv(comm, 0, SLUICE_REMOTE_TAG_REQ, &buf, &len) != MPI_SUCCESS)
-            return;
-        struct sluice_remote_req req;
-        if (len < sizeof req) {
-            free(buf);
-            continue;
-        }
-        memcpy(&req, buf, sizeof req);
-        if (req.op == SLUICE_REMOTE_END) {
-            free(buf);
-            return;
-        }
-        if (req.nbytes > len - sizeof req)
-            req.nbytes = len - sizeof req;
-        struct sluice_remote_msg out;
-        sluice_remote_handle(&req, buf + sizeof req, &out);
-        free(buf);
-        int rc = sluice_remote_send(comm, 0, SLUICE_REMOTE_TAG_REP, &out.rep, sizeof out.rep, out.bytes,
-                                    (size_t)out.rep.nbytes);
-        free(out.bytes);
-        if (rc != MPI_SUCCESS)
-            return;
+    /* every op but the commands and the messages of the serving loop */
+    switch (op) {
+    case SLUICE_REMOTE_CMD_WRITE:
+    case SLUICE_REMOTE_CMD_READ:
+    case SLUICE_REMOTE_CMD_NDRANGE:
+    case SLUICE_REMOTE_CMD_COPY:
+    case SLUICE_REMOTE_CMD_FILL:
+    case SLUICE_REMOTE_CMD_MARKER:
+    case SLUICE_REMOTE_NOTIFY:
+    case SLUICE_REMOTE_PING:
+    case SLUICE_REMOTE_END: return 0;
+    default: return 1;
     }
 }

@@ -1,7 +1,10 @@
 /* Message transport of distributed OpenCL over sluice's communicator. Every wait probes and
- * micro-sleeps (1 us doubling to 1 ms): a blocking MPI_Recv in MPICH polls and would keep a
- * core busy on an idle serving rank, which halves rank 0's memory bandwidth on small nodes. */
+ * micro-sleeps (1 us doubling to 250 us): a blocking MPI_Recv in MPICH polls and would keep a
+ * core busy on an idle serving rank, which halves rank 0's memory bandwidth on small nodes.
+ * A reply is usually due within microseconds, so a wait first polls for POLL_BURST_NS, yielding
+ * the core between probes, before it starts sleeping: one sleep costs more than a round trip. */
 #include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -12,12 +15,21 @@
 
 #define WAIT_MIN_NS 1000u
 #define WAIT_MAX_NS 250000u
-#define PIECE ((size_t)1 << 30) /* MPI counts are int: large data goes in 1 GiB pieces */
+#define POLL_BURST_NS 30000u
+
+void sluice_remote_nap(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    sluice_time_state prev = sluice_time_enter(SLUICE_TIME_SLEEP);
+    nanosleep(&ts, NULL);
+    sluice_time_leave(prev);
+}
 
 int sluice_remote_wait_probe(MPI_Comm comm, int src, int tag, MPI_Status *st)
 {
     struct sluice_backoff b;
     sluice_backoff_init(&b, WAIT_MIN_NS, WAIT_MAX_NS);
+    uint64_t t0 = sluice_now_ns();
     for (;;) {
         int flag = 0;
         int rc = MPI_Iprobe(src, tag, comm, &flag, st);
@@ -25,11 +37,10 @@ int sluice_remote_wait_probe(MPI_Comm comm, int src, int tag, MPI_Status *st)
             return rc;
         if (flag)
             return MPI_SUCCESS;
-        uint64_t ns = sluice_backoff_next(&b);
-        struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-        sluice_time_state prev = sluice_time_enter(SLUICE_TIME_SLEEP);
-        nanosleep(&ts, NULL);
-        sluice_time_leave(prev);
+        if (sluice_now_ns() - t0 < POLL_BURST_NS)
+            sched_yield();
+        else
+            sluice_remote_nap(sluice_backoff_next(&b));
     }
 }
 
@@ -71,40 +82,31 @@ int sluice_remote_recv(MPI_Comm comm, int src, int tag, unsigned char **out, siz
     return MPI_SUCCESS;
 }
 
-int sluice_remote_data_send(MPI_Comm comm, int dst, const void *data, size_t len)
+size_t sluice_remote_pieces(size_t len)
 {
-    uint64_t t0 = sluice_trace_active() ? sluice_now_ns() : 0;
-    for (size_t off = 0; off < len || off == 0; off += PIECE) {
-        size_t n = len - off < PIECE ? len - off : PIECE;
-        int rc = MPI_Send((const char *)data + off, (int)n, MPI_BYTE, dst, SLUICE_REMOTE_TAG_DATA, comm);
+    return len == 0 ? 1 : (len + SLUICE_REMOTE_CHUNK - 1) / SLUICE_REMOTE_CHUNK;
+}
+
+int sluice_remote_data_isend(MPI_Comm comm, int dst, uint64_t id, const void *data, size_t len, MPI_Request *reqs)
+{
+    size_t n = sluice_remote_pieces(len);
+    for (size_t i = 0; i < n; i++) {
+        size_t off = i * SLUICE_REMOTE_CHUNK, k = len - off < SLUICE_REMOTE_CHUNK ? len - off : SLUICE_REMOTE_CHUNK;
+        int rc = MPI_Isend((const char *)data + off, (int)k, MPI_BYTE, dst, SLUICE_REMOTE_DATA_TAG(id), comm, &reqs[i]);
         if (rc != MPI_SUCCESS)
             return rc;
-        if (len == 0)
-            break;
     }
-    if (sluice_trace_active())
-        sluice_trace_record(SLUICE_EV_MPI_SEND, 0, t0, sluice_now_ns() - t0, (uint64_t)dst, len,
-                            SLUICE_REMOTE_TAG_DATA);
     return MPI_SUCCESS;
 }
 
-int sluice_remote_data_recv(MPI_Comm comm, int src, void *data, size_t len)
+int sluice_remote_data_irecv(MPI_Comm comm, int src, uint64_t id, void *data, size_t len, MPI_Request *reqs)
 {
-    uint64_t t0 = sluice_trace_active() ? sluice_now_ns() : 0;
-    for (size_t off = 0; off < len || off == 0; off += PIECE) {
-        size_t n = len - off < PIECE ? len - off : PIECE;
-        MPI_Status st;
-        int rc = sluice_remote_wait_probe(comm, src, SLUICE_REMOTE_TAG_DATA, &st);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Recv((char *)data + off, (int)n, MPI_BYTE, src, SLUICE_REMOTE_TAG_DATA, comm,
-                          MPI_STATUS_IGNORE);
+    size_t n = sluice_remote_pieces(len);
+    for (size_t i = 0; i < n; i++) {
+        size_t off = i * SLUICE_REMOTE_CHUNK, k = len - off < SLUICE_REMOTE_CHUNK ? len - off : SLUICE_REMOTE_CHUNK;
+        int rc = MPI_Irecv((char *)data + off, (int)k, MPI_BYTE, src, SLUICE_REMOTE_DATA_TAG(id), comm, &reqs[i]);
         if (rc != MPI_SUCCESS)
             return rc;
-        if (len == 0)
-            break;
     }
-    if (sluice_trace_active())
-        sluice_trace_record(SLUICE_EV_MPI_RECV, 0, t0, sluice_now_ns() - t0, (uint64_t)src, len,
-                            SLUICE_REMOTE_TAG_DATA);
     return MPI_SUCCESS;
 }

@@ -1,0 +1,918 @@
+/* The command engine of a rank: turns rank 0's commands (CMD_* requests) into real OpenCL
+ * enqueues at once, without waiting for anything, and reports each command's end. One per
+ * process: serving ranks run it from their serving loop, rank 0 from its scheduler thread for its
+ * own devices.
+ *
+ * What a command waits for, as real event wait lists:
+ * - earlier commands of this rank it depends on: their real events;
+ * - commands of other ranks and user events: a real user event, set when rank 0 NOTIFYs;
+ * - buffer transfers: a command that uses a buffer waits for the coherence transfers of that
+ *   buffer still in flight here (inbound always, outbound when it writes), and a transfer waits
+ *   for every earlier use that writes (outbound) or for every earlier use (inbound), so data
+ *   leaves after its last writer and is never overwritten while it is still being read out.
+ * Bulk data arrives and leaves in pieces (SLUICE_REMOTE_CHUNK): a piece is written to the device
+ * as soon as it arrived (its write waits on a user event set when its Irecv completed), and sent
+ * as soon as it was read. Real-event callbacks only queue a note and wake the loop; the loop
+ * thread makes every MPI call. */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cl/backend.h"
+#include "cl/object.h"
+#include "cl/remote_proto.h"
+#include "progress/backoff.h"
+#include "trace/trace.h"
+
+#define PTR(t, v) ((t)(uintptr_t)(v))
+#define BUCKETS 1024
+#define MAX_WAIT 4096
+
+struct eng_cmd {
+    uint64_t id;
+    uint32_t op, flags;
+    cl_command_queue q;
+    cl_event ev;         /* complete when the command's device work is */
+    cl_event *piece_ev;  /* per piece of bulk data (reads to a peer, writes from a peer) */
+    cl_event *wait;      /* writes from a peer: what each piece's write waits for (retained) */
+    size_t nwait;
+    struct sluice_remote_access acc[8]; /* its buffer uses, registered once it is enqueued */
+    size_t nacc;
+    cl_mem buf;
+    MPI_Request *reqs;   /* per piece */
+    size_t npieces, off, size;
+    int peer;
+    unsigned char *staging;
+    int dev_done, cbs; /* final callback seen; callbacks still to come */
+    size_t sent;       /* reads to a peer: pieces whose send started */
+    int64_t status;
+    struct eng_cmd *hnext, *next, *prev;
+};
+
+struct use {
+    cl_event ev;
+    int write, transfer;
+    struct use *next;
+};
+struct track {
+    uint64_t root;
+    struct use *uses;
+    struct track *next;
+};
+struct rdep {
+    uint64_t id;
+    cl_context ctx;
+    cl_event ue;
+    struct rdep *next;
+};
+struct failed {
+    uint64_t id;
+    int64_t status;
+    struct failed *next;
+};
+struct note {
+    struct eng_cmd *c;
+    long piece; /* -1: the final event */
+    cl_int status;
+    struct note *next;
+};
+
+static pthread_mutex_t eng_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct eng_cmd *table[BUCKETS], *all;
+static size_t inflight;
+static struct track *tracks;
+static struct rdep *rdeps;
+static struct failed *failures;
+/* Commands that came while a write was still waiting for its data, in order. */
+struct deferred {
+    struct sluice_remote_req req;
+    struct deferred *next;
+    unsigned char payload[];
+};
+static struct deferred *deferred, **deferred_tail = &deferred;
+static struct failed *notified; /* NOTIFYs that came while commands were deferred */
+static struct eng_cmd *blocked; /* a write from a peer still waiting for its data */
+
+static void forget_notified(void)
+{
+    while (notified != NULL) {
+        struct failed *f = notified;
+        notified = f->next;
+        free(f);
+    }
+}
+
+/* Callback notes and the loop's wake-up (callbacks run on the implementation's threads). */
+static pthread_mutex_t note_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t note_cond;
+static pthread_once_t note_once = PTHREAD_ONCE_INIT;
+static struct note *notes, **notes_tail = &notes;
+static int woken;
+
+static const struct sluice_cl_api *api(void)
+{
+    return &sluice_cl_loader_backend()->api;
+}
+
+static void note_init(void)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&note_cond, &a);
+    pthread_condattr_destroy(&a);
+}
+
+void sluice_engine_wake(void)
+{
+    pthread_once(&note_once, note_init);
+    pthread_mutex_lock(&note_lock);
+    woken = 1;
+    pthread_cond_signal(&note_cond);
+    pthread_mutex_unlock(&note_lock);
+}
+
+void sluice_engine_wait(uint64_t ns)
+{
+    pthread_once(&note_once, note_init);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ns += (uint64_t)ts.tv_nsec;
+    ts.tv_sec += (time_t)(ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    sluice_time_state prev = sluice_time_enter(SLUICE_TIME_SLEEP);
+    pthread_mutex_lock(&note_lock);
+    if (!woken && notes == NULL)
+        pthread_cond_timedwait(&note_cond, &note_lock, &ts);
+    woken = 0;
+    pthread_mutex_unlock(&note_lock);
+    sluice_time_leave(prev);
+}
+
+static void CL_CALLBACK on_event(cl_event ev, cl_int status, void *arg);
+
+struct cb_arg {
+    struct eng_cmd *c;
+    long piece;
+};
+
+static void CL_CALLBACK on_event(cl_event ev, cl_int status, void *arg)
+{
+    (void)ev;
+    struct cb_arg *a = arg;
+    struct note *n = malloc(sizeof *n);
+    pthread_once(&note_once, note_init);
+    pthread_mutex_lock(&note_lock);
+    if (n != NULL) {
+        *n = (struct note){a->c, a->piece, status, NULL};
+        *notes_tail = n;
+        notes_tail = &n->next;
+    }
+    woken = 1;
+    pthread_cond_signal(&note_cond);
+    pthread_mutex_unlock(&note_lock);
+    free(a);
+}
+
+static int watch(struct eng_cmd *c, cl_event ev, long piece)
+{
+    struct cb_arg *a = malloc(sizeof *a);
+    if (a == NULL)
+        return 0;
+    *a = (struct cb_arg){c, piece};
+    if (api()->clSetEventCallback(ev, CL_COMPLETE, on_event, a) != CL_SUCCESS) {
+        free(a);
+        return 0;
+    }
+    c->cbs++;
+    return 1;
+}
+
+static struct eng_cmd *find(uint64_t id)
+{
+    for (struct eng_cmd *c = table[id % BUCKETS]; c != NULL; c = c->hnext)
+        if (c->id == id)
+            return c;
+    return NULL;
+}
+
+static void insert(struct eng_cmd *c)
+{
+    c->hnext = table[c->id % BUCKETS];
+    table[c->id % BUCKETS] = c;
+    c->next = all;
+    c->prev = NULL;
+    if (all != NULL)
+        all->prev = c;
+    all = c;
+    inflight++;
+}
+
+static void unlink_cmd(struct eng_cmd *c)
+{
+    for (struct eng_cmd **p = &table[c->id % BUCKETS]; *p != NULL; p = &(*p)->hnext)
+        if (*p == c) {
+            *p = c->hnext;
+            break;
+        }
+    if (c->prev != NULL)
+        c->prev->next = c->next;
+    else
+        all = c->next;
+    if (c->next != NULL)
+        c->next->prev = c->prev;
+    inflight--;
+}
+
+static int done_event(cl_event ev)
+{
+    cl_int st = CL_COMPLETE;
+    if (api()->clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS)
+        return 1;
+    return st <= CL_COMPLETE;
+}
+
+static struct track *track_of(uint64_t root)
+{
+    for (struct track *t = tracks; t != NULL; t = t->next)
+        if (t->root == root)
+            return t;
+    struct track *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    t->root = root;
+    t->next = tracks;
+    tracks = t;
+    return t;
+}
+
+/* Drops finished uses, then adds to wl the ones a new use must wait for. */
+static void track_deps(struct track *t, int write, int transfer, cl_event *wl, size_t *n)
+{
+    for (struct use **p = &t->uses; *p != NULL;) {
+        struct use *u = *p;
+        if (done_event(u->ev)) {
+            api()->clReleaseEvent(u->ev);
+            *p = u->next;
+            free(u);
+            continue;
+        }
+        int need = transfer ? (write || u->write) : (u->transfer && (u->write || write));
+        if (need && *n < MAX_WAIT)
+            wl[(*n)++] = u->ev;
+        p = &u->next;
+    }
+}
+
+static void track_add(struct track *t, cl_event ev, int write, int transfer)
+{
+    struct use *u = malloc(sizeof *u);
+    if (u == NULL || api()->clRetainEvent(ev) != CL_SUCCESS) {
+        free(u);
+        return;
+    }
+    *u = (struct use){ev, write, transfer, t->uses};
+    t->uses = u;
+}
+
+static cl_event remote_dep(uint64_t id, cl_context ctx, int *none)
+{
+    for (struct failed *f = notified; f != NULL; f = f->next)
+        if (f->id == id) {
+            if (f->status >= 0) {
+                *none = 1; /* complete already */
+                return NULL;
+            }
+            cl_int err;
+            cl_event ue = api()->clCreateUserEvent(ctx, &err);
+            if (ue != NULL) /* set before anything waits on it */
+                api()->clSetUserEventStatus(ue, (cl_int)f->status);
+            return ue;
+        }
+    for (struct rdep *r = rdeps; r != NULL; r = r->next)
+        if (r->id == id && r->ctx == ctx)
+            return r->ue;
+    struct rdep *r = calloc(1, sizeof *r);
+    cl_int err = CL_SUCCESS;
+    cl_event ue = r ? api()->clCreateUserEvent(ctx, &err) : NULL;
+    if (ue == NULL) {
+        free(r);
+        return NULL;
+    }
+    *r = (struct rdep){id, ctx, ue, rdeps};
+    rdeps = r;
+    return ue;
+}
+
+static cl_event failed_dep(uint64_t id, cl_context ctx)
+{
+    for (struct failed *f = failures; f != NULL; f = f->next)
+        if (f->id == id) {
+            cl_int err;
+            cl_event ue = api()->clCreateUserEvent(ctx, &err);
+            if (ue != NULL)
+                api()->clSetUserEventStatus(ue, (cl_int)f->status);
+            return ue;
+        }
+    return NULL;
+}
+
+/* After a user event of ours was set: flush the queues of commands in flight, which may wait
+ * for it (some devices only look at their queues when flushed). */
+static void flush_inflight(void)
+{
+    cl_command_queue seen[16];
+    size_t n = 0;
+    for (struct eng_cmd *c = all; c != NULL; c = c->next) {
+        size_t i = 0;
+        while (i < n && seen[i] != c->q)
+            i++;
+        if (i < n || c->q == NULL)
+            continue;
+        api()->clFlush(c->q);
+        if (n < 16)
+            seen[n++] = c->q;
+    }
+}
+
+void sluice_engine_notify(uint64_t id, int64_t status)
+{
+    pthread_mutex_lock(&eng_lock);
+    if (deferred != NULL) {
+        struct failed *f = malloc(sizeof *f);
+        if (f != NULL) {
+            *f = (struct failed){id, status, notified};
+            notified = f;
+        }
+    }
+    for (struct rdep **p = &rdeps; *p != NULL;) {
+        struct rdep *r = *p;
+        if (r->id == id) {
+            api()->clSetUserEventStatus(r->ue, status < 0 ? (cl_int)status : CL_COMPLETE);
+            api()->clReleaseEvent(r->ue);
+            *p = r->next;
+            free(r);
+        } else {
+            p = &r->next;
+        }
+    }
+    flush_inflight();
+    pthread_mutex_unlock(&eng_lock);
+}
+
+void sluice_engine_abandon(void)
+{
+    pthread_mutex_lock(&eng_lock);
+    while (rdeps != NULL) {
+        struct rdep *r = rdeps;
+        api()->clSetUserEventStatus(r->ue, CL_DEVICE_NOT_AVAILABLE);
+        api()->clReleaseEvent(r->ue);
+        rdeps = r->next;
+        free(r);
+    }
+    pthread_mutex_unlock(&eng_lock);
+}
+
+size_t sluice_engine_inflight(void)
+{
+    pthread_mutex_lock(&eng_lock);
+    size_t n = inflight;
+    pthread_mutex_unlock(&eng_lock);
+    return n;
+}
+
+/* The internal queue of a context (remote_server.c). */
+cl_command_queue sluice_remote_internal_queue(cl_context ctx, cl_int *err);
+
+/* A read to a peer: `n` pieces, each read waiting for wl and sent as soon as it is read, then the
+ * command's event over all of them. */
+static cl_int enqueue_read_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t nw)
+{
+    size_t n = sluice_remote_pieces(c->size);
+    c->npieces = n;
+    c->staging = malloc(c->size ? c->size : 1);
+    c->piece_ev = calloc(n, sizeof *c->piece_ev);
+    c->reqs = malloc(n * sizeof *c->reqs);
+    if (c->staging == NULL || c->piece_ev == NULL || c->reqs == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    for (size_t i = 0; i < n; i++)
+        c->reqs[i] = MPI_REQUEST_NULL;
+    cl_int r = CL_SUCCESS;
+    for (size_t i = 0; i < n && r == CL_SUCCESS; i++) {
+        size_t off = i * SLUICE_REMOTE_CHUNK;
+        size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
+        r = api()->clEnqueueReadBuffer(c->q, buf, CL_FALSE, c->off + off, k, c->staging + off, (cl_uint)nw,
+                                       nw ? wl : NULL, &c->piece_ev[i]);
+        if (r == CL_SUCCESS)
+            watch(c, c->piece_ev[i], (long)i);
+    }
+    if (r == CL_SUCCESS && n == 1)
+        r = api()->clRetainEvent(c->ev = c->piece_ev[0]);
+    else if (r == CL_SUCCESS)
+        r = api()->clEnqueueMarkerWithWaitList(c->q, (cl_uint)n, c->piece_ev, &c->ev);
+    if (r != CL_SUCCESS)
+        c->ev = NULL;
+    return r;
+}
+
+/* A write from a peer: the pieces are received into a staging buffer and each is written to the
+ * device when it has arrived (user events as arrival gates would be simpler, but PoCL's basic
+ * device deadlocks when a user event with dependents is set). Until every piece is enqueued, the
+ * command has no event yet, so later commands of this rank wait in `deferred`. */
+static cl_int start_write_pieces(struct eng_cmd *c, cl_event *wl, size_t nw)
+{
+    size_t n = sluice_remote_pieces(c->size);
+    c->npieces = n;
+    c->staging = malloc(c->size ? c->size : 1);
+    c->piece_ev = calloc(n, sizeof *c->piece_ev);
+    c->reqs = malloc(n * sizeof *c->reqs);
+    c->wait = malloc((nw + 1) * sizeof *c->wait);
+    if (c->staging == NULL || c->piece_ev == NULL || c->reqs == NULL || c->wait == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    for (size_t i = 0; i < nw; i++)
+        if (api()->clRetainEvent(wl[i]) == CL_SUCCESS)
+            c->wait[c->nwait++] = wl[i];
+    for (size_t i = 0; i < n; i++)
+        c->reqs[i] = MPI_REQUEST_NULL;
+    if (sluice_remote_data_irecv(sluice_comm(), c->peer, c->id, c->staging, c->size, c->reqs) != MPI_SUCCESS)
+        return CL_OUT_OF_RESOURCES;
+    return CL_SUCCESS;
+}
+
+static size_t pad8(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+
+static cl_int enqueue_ndrange(struct eng_cmd *c, const uint64_t *a, const unsigned char *p, size_t len, cl_event *wl,
+                              size_t nw)
+{
+    cl_uint dims = (cl_uint)a[1];
+    if (dims < 1 || dims > 3 || len < 3 * dims * sizeof(size_t))
+        return CL_INVALID_WORK_DIMENSION;
+    size_t v[9];
+    memcpy(v, p, 3 * dims * sizeof(size_t));
+    size_t at = 3 * dims * sizeof(size_t);
+    cl_kernel k = PTR(cl_kernel, a[0]);
+    for (uint64_t i = 0; i < a[3]; i++) {
+        struct sluice_remote_karg ka;
+        if (len - at < sizeof ka)
+            return CL_INVALID_KERNEL_ARGS;
+        memcpy(&ka, p + at, sizeof ka);
+        at += sizeof ka;
+        cl_int r;
+        if (ka.kind == 1) {
+            cl_mem m = PTR(cl_mem, ka.mem);
+            r = api()->clSetKernelArg(k, (cl_uint)i, sizeof m, &m);
+        } else if (ka.kind == 2) {
+            r = api()->clSetKernelArg(k, (cl_uint)i, (size_t)ka.size, NULL);
+        } else {
+            if (len - at < ka.size)
+                return CL_INVALID_KERNEL_ARGS;
+            r = api()->clSetKernelArg(k, (cl_uint)i, (size_t)ka.size, p + at);
+            at += pad8((size_t)ka.size);
+        }
+        if (r != CL_SUCCESS)
+            return r;
+    }
+    unsigned nulls = (unsigned)a[2];
+    return api()->clEnqueueNDRangeKernel(c->q, k, dims, (nulls & 1) ? NULL : v, v + dims,
+                                         (nulls & 4) ? NULL : v + 2 * dims, (cl_uint)nw, nw ? wl : NULL, &c->ev);
+}
+
+/* The data messages of a transfer that could not be enqueued: sent (zeros) or received into a
+ * scratch buffer, so that the other end point completes. */
+static void settle_peer(struct eng_cmd *c, uint32_t op)
+{
+    size_t n = sluice_remote_pieces(c->size);
+    if (c->reqs != NULL && op == SLUICE_REMOTE_CMD_WRITE && c->staging != NULL)
+        return; /* its receives are posted already */
+    if (c->reqs == NULL && (c->reqs = malloc(n * sizeof *c->reqs)) == NULL)
+        return;
+    if (c->staging == NULL && (c->staging = calloc(1, c->size ? c->size : 1)) == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        c->reqs[i] = MPI_REQUEST_NULL;
+    c->npieces = n;
+    c->sent = n;
+    if (op == SLUICE_REMOTE_CMD_READ)
+        sluice_remote_data_isend(sluice_comm(), c->peer, c->id, c->staging, c->size, c->reqs);
+    else
+        sluice_remote_data_irecv(sluice_comm(), c->peer, c->id, c->staging, c->size, c->reqs);
+}
+
+static void fail_now(struct eng_cmd *c, cl_int r)
+{
+    c->status = r;
+    c->dev_done = 1;
+}
+
+static void handle(const struct sluice_remote_req *req, const unsigned char *p)
+{
+    struct sluice_remote_cmd h;
+    size_t len = (size_t)req->nbytes;
+    struct eng_cmd *c = calloc(1, sizeof *c);
+    if (c == NULL || len < sizeof h) {
+        free(c);
+        return;
+    }
+    memcpy(&h, p, sizeof h);
+    c->id = h.id;
+    c->op = req->op;
+    c->flags = h.flags;
+    const uint64_t *a = req->a;
+    size_t need = sizeof h + ((size_t)h.nlocal + h.nremote) * 8 + (size_t)h.naccess * sizeof(struct sluice_remote_access);
+    insert(c);
+    if (need > len || (size_t)h.nlocal + h.nremote + h.naccess * 2 + 1 > MAX_WAIT) {
+        fail_now(c, CL_INVALID_VALUE);
+        return;
+    }
+    cl_context ctx = PTR(cl_context, h.ctx);
+    cl_int r = CL_SUCCESS;
+    c->q = h.queue ? PTR(cl_command_queue, h.queue) : sluice_remote_internal_queue(ctx, &r);
+    static cl_event wl[MAX_WAIT + 1];
+    size_t nw = 0;
+    const unsigned char *at = p + sizeof h;
+    for (uint32_t i = 0; i < h.nlocal + h.nremote && r == CL_SUCCESS; i++, at += 8) {
+        uint64_t id;
+        memcpy(&id, at, 8);
+        cl_event e = NULL;
+        if (i < h.nlocal) {
+            struct eng_cmd *d = find(id);
+            e = d != NULL ? d->ev : failed_dep(id, ctx);
+            if (d != NULL && e == NULL && d->status < 0)
+                r = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+        } else {
+            int none = 0;
+            if ((e = remote_dep(id, ctx, &none)) == NULL && !none)
+                r = CL_OUT_OF_RESOURCES;
+        }
+        if (e != NULL)
+            wl[nw++] = e;
+    }
+    struct sluice_remote_access acc[64];
+    size_t nacc = h.naccess < 64 ? h.naccess : 64;
+    memcpy(acc, at, nacc * sizeof acc[0]);
+    at += (size_t)h.naccess * sizeof acc[0];
+    int transfer = (h.flags & SLUICE_CMD_TRANSFER) != 0;
+    for (size_t i = 0; i < nacc; i++) {
+        struct track *t = track_of(acc[i].root);
+        if (t != NULL)
+            track_deps(t, (int)acc[i].write, transfer, wl, &nw);
+    }
+    size_t rest = len - need;
+    if (r == CL_SUCCESS && c->q == NULL)
+        r = CL_INVALID_COMMAND_QUEUE;
+    if (r == CL_SUCCESS) {
+        switch (req->op) {
+        case SLUICE_REMOTE_CMD_WRITE:
+        case SLUICE_REMOTE_CMD_READ:
+            c->off = (size_t)a[1];
+            c->size = (size_t)a[2];
+            c->peer = (int)a[4];
+            if (a[3] != 0 && req->op == SLUICE_REMOTE_CMD_WRITE)
+                r = api()->clEnqueueWriteBuffer(c->q, PTR(cl_mem, a[0]), CL_FALSE, c->off, c->size, PTR(void *, a[3]),
+                                                (cl_uint)nw, nw ? wl : NULL, &c->ev);
+            else if (a[3] != 0)
+                r = api()->clEnqueueReadBuffer(c->q, PTR(cl_mem, a[0]), CL_FALSE, c->off, c->size, PTR(void *, a[3]),
+                                               (cl_uint)nw, nw ? wl : NULL, &c->ev);
+            else if (req->op == SLUICE_REMOTE_CMD_READ)
+                r = enqueue_read_pieces(c, PTR(cl_mem, a[0]), wl, nw);
+            else if ((r = start_write_pieces(c, wl, nw)) == CL_SUCCESS) {
+                c->buf = PTR(cl_mem, a[0]);
+                c->nacc = nacc < 8 ? nacc : 8;
+                memcpy(c->acc, acc, c->nacc * sizeof acc[0]);
+                blocked = c; /* enqueued piece by piece as the data arrives (write_arrived) */
+            }
+            break;
+        case SLUICE_REMOTE_CMD_NDRANGE: r = enqueue_ndrange(c, a, at, rest, wl, nw); break;
+        case SLUICE_REMOTE_CMD_COPY:
+            r = api()->clEnqueueCopyBuffer(c->q, PTR(cl_mem, a[0]), PTR(cl_mem, a[1]), (size_t)a[2], (size_t)a[3],
+                                           (size_t)a[4], (cl_uint)nw, nw ? wl : NULL, &c->ev);
+            break;
+        case SLUICE_REMOTE_CMD_FILL:
+            r = api()->clEnqueueFillBuffer(c->q, PTR(cl_mem, a[0]), at, rest, (size_t)a[1], (size_t)a[2], (cl_uint)nw,
+                                           nw ? wl : NULL, &c->ev);
+            break;
+        case SLUICE_REMOTE_CMD_MARKER:
+            r = a[0] ? api()->clEnqueueBarrierWithWaitList(c->q, (cl_uint)nw, nw ? wl : NULL, &c->ev)
+                     : api()->clEnqueueMarkerWithWaitList(c->q, (cl_uint)nw, nw ? wl : NULL, &c->ev);
+            break;
+        default: r = CL_INVALID_OPERATION; break;
+        }
+    }
+    if (c->q != NULL)
+        api()->clFlush(c->q); /* OpenCL may hold commands back until a flush */
+    if (r == CL_SUCCESS && blocked == c) {
+        /* its event comes with its last piece */
+    } else if (r == CL_SUCCESS && c->ev != NULL) {
+        for (size_t i = 0; i < nacc; i++) {
+            struct track *t = track_of(acc[i].root);
+            if (t != NULL)
+                track_add(t, c->ev, (int)acc[i].write, transfer);
+        }
+        if (!watch(c, c->ev, -1))
+            c->dev_done = 1; /* no callback: treat it as done now rather than never */
+    } else {
+        /* A failed transfer still sends or receives its pieces: the peer must not wait forever. */
+        fail_now(c, r != CL_SUCCESS ? r : CL_OUT_OF_RESOURCES);
+        if ((req->op == SLUICE_REMOTE_CMD_READ || req->op == SLUICE_REMOTE_CMD_WRITE) && a[3] == 0)
+            settle_peer(c, req->op);
+    }
+}
+
+
+static void run_deferred(void)
+{
+    while (blocked == NULL && deferred != NULL) {
+        struct deferred *d = deferred;
+        deferred = d->next;
+        if (deferred == NULL)
+            deferred_tail = &deferred;
+        handle(&d->req, d->payload);
+        free(d);
+    }
+    if (blocked == NULL && deferred == NULL)
+        forget_notified();
+}
+
+void sluice_engine_command(const struct sluice_remote_req *req, const unsigned char *p)
+{
+    pthread_mutex_lock(&eng_lock);
+    if (blocked == NULL && deferred == NULL) {
+        handle(req, p);
+    } else {
+        struct deferred *d = malloc(sizeof *d + (size_t)req->nbytes);
+        if (d != NULL) {
+            d->req = *req;
+            d->next = NULL;
+            memcpy(d->payload, p, (size_t)req->nbytes);
+            *deferred_tail = d;
+            deferred_tail = &d->next;
+        }
+    }
+    pthread_mutex_unlock(&eng_lock);
+    sluice_engine_wake();
+}
+
+/* Pieces of the blocked write that arrived, in order, are enqueued; after the last one the
+ * command gets its event and the deferred commands run. */
+static void write_arrived(struct eng_cmd *c, int *progress)
+{
+    while (c->sent < c->npieces && c->reqs[c->sent] != MPI_REQUEST_NULL) {
+        int flag = 0;
+        if (MPI_Test(&c->reqs[c->sent], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            c->reqs[c->sent] = MPI_REQUEST_NULL;
+            c->status = CL_OUT_OF_RESOURCES;
+            flag = 1;
+        }
+        if (!flag)
+            return;
+        size_t i = c->sent++, off = i * SLUICE_REMOTE_CHUNK;
+        size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
+        *progress = 1;
+        if (c->status >= 0) {
+            cl_int r = api()->clEnqueueWriteBuffer(c->q, c->buf, CL_FALSE, c->off + off, k, c->staging + off,
+                                                   (cl_uint)c->nwait, c->nwait ? c->wait : NULL, &c->piece_ev[i]);
+            if (r != CL_SUCCESS)
+                c->status = r;
+            api()->clFlush(c->q);
+        }
+    }
+    if (c->sent < c->npieces)
+        return;
+    blocked = NULL;
+    cl_int r = c->status;
+    if (r >= 0 && c->npieces == 1)
+        r = api()->clRetainEvent(c->ev = c->piece_ev[0]);
+    else if (r >= 0)
+        r = api()->clEnqueueMarkerWithWaitList(c->q, (cl_uint)c->npieces, c->piece_ev, &c->ev);
+    if (r == CL_SUCCESS) {
+        for (size_t i = 0; i < c->nacc; i++) {
+            struct track *t = track_of(c->acc[i].root);
+            if (t != NULL)
+                track_add(t, c->ev, (int)c->acc[i].write, (c->flags & SLUICE_CMD_TRANSFER) != 0);
+        }
+        if (!watch(c, c->ev, -1))
+            c->dev_done = 1;
+    } else {
+        c->ev = NULL;
+        fail_now(c, r);
+    }
+    run_deferred();
+}
+
+static void times_of(struct eng_cmd *c, struct sluice_remote_done *d)
+{
+    static const cl_profiling_info params[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                                CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+    if (!(c->flags & SLUICE_CMD_PROFILE) || c->ev == NULL || c->status < 0)
+        return;
+    for (int i = 0; i < 4; i++) {
+        /* Several pieces: the first one's start, the command event's end. */
+        cl_event e = (i < 3 && c->piece_ev != NULL && c->piece_ev[0] != NULL) ? c->piece_ev[0] : c->ev;
+        cl_ulong t = 0;
+        if (api()->clGetEventProfilingInfo(e, params[i], sizeof t, &t, NULL) != CL_SUCCESS) {
+            memset(d->t, 0, sizeof d->t);
+            return;
+        }
+        d->t[i] = t;
+    }
+}
+
+static void free_cmd(struct eng_cmd *c)
+{
+    if (c->ev != NULL)
+        api()->clReleaseEvent(c->ev);
+    for (size_t i = 0; i < c->npieces; i++) {
+        if (c->piece_ev != NULL && c->piece_ev[i] != NULL)
+            api()->clReleaseEvent(c->piece_ev[i]);
+    }
+    for (size_t i = 0; i < c->nwait; i++)
+        api()->clReleaseEvent(c->wait[i]);
+    free(c->wait);
+    free(c->piece_ev);
+    free(c->reqs);
+    free(c->staging);
+    free(c);
+}
+
+/* True when every MPI request of c has completed (testing them advances them). */
+static int mpi_done(struct eng_cmd *c, int *progress)
+{
+    if (c->reqs == NULL)
+        return 1;
+    if (c == blocked) {
+        write_arrived(c, progress);
+        return 0;
+    }
+    int done = 1;
+    for (size_t i = 0; i < c->npieces; i++) {
+        if (c->reqs[i] == MPI_REQUEST_NULL) {
+            if (c->op == SLUICE_REMOTE_CMD_READ && i >= c->sent)
+                done = 0; /* not sent yet */
+            continue;
+        }
+        int flag = 0;
+        if (MPI_Test(&c->reqs[i], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            c->reqs[i] = MPI_REQUEST_NULL;
+            if (c->status >= 0)
+                c->status = CL_OUT_OF_RESOURCES;
+            flag = 1;
+        }
+        if (!flag) {
+            done = 0;
+            continue;
+        }
+        *progress = 1;
+    }
+    return done;
+}
+
+/* A coherence move arrived: MPI_RECV from the peer (when it came by MPI) and CL_TRANSFER
+ * device to device, naming the device as the trace names devices (this process's handle). */
+static void trace_inbound(struct eng_cmd *c)
+{
+    uint64_t now = sluice_now_ns();
+    if (c->reqs != NULL)
+        sluice_trace_record(SLUICE_EV_MPI_RECV, 0, now, 0, (uint64_t)c->peer, c->size,
+                            (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
+    cl_device_id dev = NULL;
+    api()->clGetCommandQueueInfo(c->q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    sluice_trace_record(SLUICE_EV_CL_TRANSFER, c->status < 0 ? SLUICE_EVF_ERROR : 0, now, 0, 2, c->size,
+                        (uint64_t)(uintptr_t)(dev ? sluice_cl_find(dev) : NULL));
+}
+
+size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *progress)
+{
+    *progress = 0;
+    pthread_mutex_lock(&note_lock);
+    struct note *n = notes;
+    notes = NULL;
+    notes_tail = &notes;
+    pthread_mutex_unlock(&note_lock);
+    pthread_mutex_lock(&eng_lock);
+    while (n != NULL) {
+        struct note *next = n->next;
+        struct eng_cmd *c = n->c;
+        c->cbs--;
+        *progress = 1;
+        if (n->piece < 0) {
+            c->dev_done = 1;
+            if (n->status < 0 && c->status >= 0)
+                c->status = n->status;
+        } else if (c->op == SLUICE_REMOTE_CMD_READ) {
+            /* Piece read: send it now (pieces go in order; a later one waits for earlier ones). */
+            while (c->sent < c->npieces && (c->sent == (size_t)n->piece || done_event(c->piece_ev[c->sent]))) {
+                size_t i = c->sent, off = i * SLUICE_REMOTE_CHUNK;
+                size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
+                if (MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer, SLUICE_REMOTE_DATA_TAG(c->id),
+                              sluice_comm(), &c->reqs[i]) != MPI_SUCCESS)
+                    c->status = CL_OUT_OF_RESOURCES;
+                c->sent++;
+                if (sluice_trace_active() && c->sent == c->npieces && (c->flags & SLUICE_CMD_TRANSFER))
+                    sluice_trace_record(SLUICE_EV_MPI_SEND, 0, sluice_now_ns(), 0, (uint64_t)c->peer, c->size,
+                                        (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
+            }
+        }
+        free(n);
+        n = next;
+    }
+    size_t k = 0;
+    for (struct eng_cmd *c = all, *next; c != NULL && k < max; c = next) {
+        next = c->next;
+        int md = mpi_done(c, progress);
+        if (!c->dev_done || !md || c->cbs > 0)
+            continue;
+        if (!(c->flags & SLUICE_CMD_SILENT)) {
+            struct sluice_remote_done *d = &out[k++];
+            memset(d, 0, sizeof *d);
+            d->id = c->id;
+            d->status = c->status;
+            times_of(c, d);
+        }
+        if (c->status < 0) {
+            struct failed *f = malloc(sizeof *f);
+            if (f != NULL) {
+                *f = (struct failed){c->id, c->status, failures};
+                failures = f;
+            }
+        }
+        if (sluice_trace_active() && c->op == SLUICE_REMOTE_CMD_WRITE && (c->flags & SLUICE_CMD_TRANSFER))
+            trace_inbound(c);
+        unlink_cmd(c);
+        free_cmd(c);
+        *progress = 1;
+    }
+    pthread_mutex_unlock(&eng_lock);
+    return k;
+}
+
+/* Serving ranks: requests from rank 0 in order; object calls answered at once, commands handed
+ * to the engine; finished commands reported in batches. After END, what is in flight finishes
+ * first (commands waiting for a NOTIFY that cannot come any more fail). */
+void sluice_remote_serve(MPI_Comm comm)
+{
+    struct sluice_backoff b;
+    sluice_backoff_init(&b, 1000, 250000);
+    uint64_t last = sluice_now_ns();
+    int ending = 0;
+    struct sluice_remote_done done[64];
+    for (;;) {
+        int progress = 0, flag = 0;
+        MPI_Status st;
+        while (MPI_Iprobe(0, SLUICE_REMOTE_TAG_REQ, comm, &flag, &st) == MPI_SUCCESS && flag) {
+            unsigned char *buf = NULL;
+            size_t len = 0;
+            if (sluice_remote_recv(comm, 0, SLUICE_REMOTE_TAG_REQ, &buf, &len) != MPI_SUCCESS)
+                return;
+            progress = 1;
+            struct sluice_remote_req req;
+            if (len < sizeof req) {
+                free(buf);
+                continue;
+            }
+            memcpy(&req, buf, sizeof req);
+            if (req.nbytes > len - sizeof req)
+                req.nbytes = len - sizeof req;
+            if (req.op == SLUICE_REMOTE_END) {
+                ending = 1;
+                sluice_engine_abandon();
+            } else if (req.op == SLUICE_REMOTE_PING) {
+                uint64_t now = sluice_now_ns();
+                MPI_Send(&now, sizeof now, MPI_BYTE, 0, SLUICE_REMOTE_TAG_CLOCK, comm);
+            } else if (req.op == SLUICE_REMOTE_NOTIFY) {
+                sluice_engine_notify(req.a[0], (int64_t)req.a[1]);
+            } else if (sluice_remote_is_call(req.op)) {
+                struct sluice_remote_msg out;
+                sluice_remote_handle(&req, buf + sizeof req, &out);
+                int rc = sluice_remote_send(comm, 0, SLUICE_REMOTE_TAG_REP, &out.rep, sizeof out.rep, out.bytes,
+                                            (size_t)out.rep.nbytes);
+                free(out.bytes);
+                if (rc != MPI_SUCCESS) {
+                    free(buf);
+                    return;
+                }
+            } else {
+                sluice_engine_command(&req, buf + sizeof req);
+            }
+            free(buf);
+        }
+        int moved = 0;
+        size_t n = sluice_engine_progress(done, 64, &moved);
+        if (n > 0 && MPI_Send(done, (int)(n * sizeof done[0]), MPI_BYTE, 0, SLUICE_REMOTE_TAG_DONE, comm) != MPI_SUCCESS)
+            return;
+        if (ending && sluice_engine_inflight() == 0)
+            return;
+        if (progress || moved) {
+            sluice_backoff_reset(&b);
+            last = sluice_now_ns();
+        } else if (sluice_now_ns() - last < 30000) {
+            sched_yield();
+        } else {
+            sluice_engine_wait(sluice_backoff_next(&b));
+        }
+    }
+}
