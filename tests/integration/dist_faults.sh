@@ -90,11 +90,12 @@ for c in "abrt 1 ABRT 6 (Aborted)" "term 2 TERM 15 (Terminated)"; do
   expect_one_line "$name" "$rank" "$text"
 done
 
-# inject NAME RANK EXPR: gdb calls EXPR in rank RANK's main thread, stopped where it sleeps (in
-# the serving loop's or the program's sleep), never inside the MPI library, whose lock it may hold
+# inject NAME RANK EXPR: gdb calls EXPR in rank RANK's main thread, stopped where it waits (the
+# program's sleep, the serving loop's sleep or timed wait), never inside the MPI library, whose
+# lock an interrupted MPI call may hold
 inject() {
-  timeout 30 gdb -p "$(job_pids "$2")" -batch -ex 'break clock_nanosleep thread 1' -ex continue \
-    -ex "call $3" >"$1.gdb" 2>&1 || true
+  timeout 30 gdb -p "$(job_pids "$2")" -batch -ex 'break clock_nanosleep thread 1' \
+    -ex 'break pthread_cond_timedwait thread 1' -ex continue -ex "call $3" >"$1.gdb" 2>&1 || true
 }
 
 # 4b. The driver calls exit(1) on rank 2 (injected with gdb, where gdb can attach).
