@@ -72,8 +72,8 @@ static void compile(const uint64_t *a, const unsigned char *p, size_t len, struc
     char *full = opts ? with_arg_info(opts) : NULL;
     const char *names[MAX_IDS];
     for (uint64_t i = 0; i < a[3]; i++) {
-        names[i] = off < len ? (const char *)p + off : "";
         const unsigned char *nul = off < len ? memchr(p + off, '\0', len - off) : NULL;
+        names[i] = nul ? (const char *)p + off : ""; /* rank 0 ends each name with a NUL */
         off = nul ? (size_t)(nul - p) + 1 : len;
     }
     out->rep.ret = full == NULL
