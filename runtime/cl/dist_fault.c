@@ -256,10 +256,15 @@ void dist_fault_serving(int rank)
 /* Runs before every other part's exit work (destructors run from the highest priority down). When
  * MPI itself is ending this process (another rank's MPI_Abort, delivered inside an MPI call),
  * sluice's finalize hooks and MPI_Finalize would fail on the aborted job ("Assertion failed",
- * "Internal error"): they are skipped. */
+ * "Internal error"): they are skipped. So they are on a server leaving while MPI is still up: its
+ * normal end finalizes MPI before exit(0), so this is the driver exiting in the middle of serving,
+ * and the others are to be ended by the launcher, not waited for. */
 __attribute__((destructor(SLUICE_PRIO_OPENCL + 1))) static void mpi_ending_us(void)
 {
-    if ((server_pid == getpid() || sluice_cl_dist_active()) && sluice_mpi_ready() && exit_from_mpi())
+    bool server = server_pid != 0 && server_pid == getpid();
+    if (!(server || sluice_cl_dist_active()) || !sluice_mpi_ready())
+        return;
+    if (server || exit_from_mpi())
         sluice_mpi_abandon();
 }
 
