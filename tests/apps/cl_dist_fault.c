@@ -5,7 +5,8 @@
  *                                SECONDS; prints "running" after the first round (the test then
  *                                kills a rank) and "rounds=N" at the end.
  *   cl_dist_fault end HOW        one round, then ends: "exit3" (exit(3)), "exit0", "_exit0",
- *                                "_exit5", "segv" (raise SIGSEGV), "return" (from main).
+ *                                "_exit5", "segv" (raise SIGSEGV), "return" (from main), "fork"
+ *                                (a child leaves through _exit(0), then a second round, return).
  *   cl_dist_fault crash D HOW    one round, then a kernel on device D that crashes the driver's
  *                                process: "segv" (writes 1 GiB past its buffer), "trap"
  *                                (__builtin_trap: SIGILL); prints "crashing" first.
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -132,6 +134,16 @@ static int end_after_round(const char *how)
         raise(SIGSEGV);
     if (strcmp(how, "return") == 0)
         return 0;
+    if (strcmp(how, "fork") == 0) {
+        pid_t child = fork();
+        if (child == 0)
+            _exit(0);
+        int st = -1;
+        waitpid(child, &st, 0);
+        round_all(2);
+        printf("child status %d, second round ok\n", st);
+        return 0;
+    }
     fprintf(stderr, "unknown ending %s\n", how);
     return 2;
 }

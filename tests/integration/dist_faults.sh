@@ -172,6 +172,13 @@ for c in "exit3 3" "_exit5 5" "_exit0 0" "return 0"; do
   expect_eq "rank 0 $how: both servers finalized MPI and exited 0" 2 \
     "$(grep -cE '^rank [12] .*PROCESS_EXIT exit status=0' "end$how.dump" || true)"
 done
+# A child of rank 0 leaving through _exit is not rank 0 ending: the servers keep serving.
+start forkexit end fork
+finish forkexit
+expect_eq "forkexit: exit code" 0 "$rc"
+expect_contains "forkexit: the servers still serve after the child's _exit" "child status 0, second round ok" \
+  "$(cat forkexit.out)"
+expect_eq "forkexit: nothing on stderr" "" "$(cat forkexit.err)"
 start crash0 crash 0 segv
 finish crash0
 expect_failed crash0
