@@ -619,24 +619,6 @@ static void kernel_unref(struct dist_kernel *k)
     free(k);
 }
 
-/* The size of an OpenCL C scalar or vector type by name (a 3-vector takes 4), 0 if not one. */
-static size_t type_size(const char *name)
-{
-    static const struct {
-        const char *name;
-        size_t size;
-    } scalars[] = {{"char", 1}, {"uchar", 1}, {"short", 2}, {"ushort", 2}, {"int", 4},    {"uint", 4},
-                   {"long", 8}, {"ulong", 8}, {"half", 2},  {"float", 4},  {"double", 8}};
-    size_t n = strcspn(name, "0123456789");
-    unsigned width = name[n] ? (unsigned)atoi(name + n) : 1;
-    if (width != 1 && width != 2 && width != 3 && width != 4 && width != 8 && width != 16)
-        return 0;
-    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
-        if (strlen(scalars[i].name) == n && strncmp(name, scalars[i].name, n) == 0)
-            return scalars[i].size * (width == 3 ? 4 : width);
-    return 0;
-}
-
 static struct dist_kernel *make_kernel(struct dist_program *p, const char *name, cl_int *err)
 {
     struct dist_kernel *k = calloc(1, sizeof *k);
@@ -660,29 +642,28 @@ static struct dist_kernel *make_kernel(struct dist_program *p, const char *name,
         if (first < 0)
             first = r;
     }
-    if (*err == CL_SUCCESS && first >= 0)
-        *err = dist_info(first, SLUICE_RG_KERNEL, k->rid[first], 0, CL_KERNEL_NUM_ARGS, sizeof k->nargs,
-                         &k->nargs, NULL);
+    /* The arguments' declarations, in one request: which buffer arguments the kernel only reads
+     * (const or __constant; servers build with -cl-kernel-arg-info, and without the information
+     * an argument counts as read-write), and what clSetKernelArg must check. */
+    struct sluice_remote_msg m = {0};
+    if (*err == CL_SUCCESS && first >= 0) {
+        uint64_t a[2] = {SLUICE_ROBJ_KERNEL_ARGS, k->rid[first]};
+        *err = dist_call(first, SLUICE_REMOTE_OBJ, a, 2, NULL, 0, &m);
+        k->nargs = (cl_uint)m.rep.v[0];
+    }
     if (*err == CL_SUCCESS && k->nargs > 0 && (k->args = calloc(k->nargs, sizeof *k->args)) == NULL)
         *err = CL_OUT_OF_HOST_MEMORY;
-    /* Which buffer arguments the kernel only reads (servers build with -cl-kernel-arg-info). If
-     * the information is missing, the argument counts as read-write. */
-    for (cl_uint i = 0; *err == CL_SUCCESS && i < k->nargs; i++) {
-        cl_kernel_arg_address_qualifier aq = 0;
-        cl_kernel_arg_type_qualifier tq = 0;
-        if (dist_info(first, SLUICE_RG_KERNEL_ARG, k->rid[first], i, CL_KERNEL_ARG_ADDRESS_QUALIFIER,
-                      sizeof aq, &aq, NULL) != CL_SUCCESS ||
-            dist_info(first, SLUICE_RG_KERNEL_ARG, k->rid[first], i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq,
-                      &tq, NULL) != CL_SUCCESS)
-            continue;
-        k->args[i].read_only = aq == CL_KERNEL_ARG_ADDRESS_CONSTANT || (tq & CL_KERNEL_ARG_TYPE_CONST) != 0;
-        k->args[i].addr = aq;
-        char type[64] = "";
-        if (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE &&
-            dist_info(first, SLUICE_RG_KERNEL_ARG, k->rid[first], i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type,
-                      NULL) == CL_SUCCESS)
-            k->args[i].type_size = type_size(type);
+    for (cl_uint i = 0; *err == CL_SUCCESS && i < k->nargs &&
+                        (i + 1) * sizeof(struct sluice_remote_kernel_arg) <= m.rep.nbytes;
+         i++) {
+        struct sluice_remote_kernel_arg ra;
+        memcpy(&ra, m.bytes + i * sizeof ra, sizeof ra);
+        k->args[i].read_only =
+            ra.address == CL_KERNEL_ARG_ADDRESS_CONSTANT || (ra.type_qual & CL_KERNEL_ARG_TYPE_CONST) != 0;
+        k->args[i].addr = (cl_kernel_arg_address_qualifier)ra.address;
+        k->args[i].type_size = (size_t)ra.size;
     }
+    free(m.bytes);
     if (*err != CL_SUCCESS) {
         kernel_unref(k);
         return NULL;
@@ -767,7 +748,8 @@ static cl_int CL_API_CALL set_kernel_arg(cl_kernel kernel, cl_uint index, size_t
     size_t ts = k->args[index].type_size;
     if (pointer && size != sizeof(cl_mem))
         return CL_INVALID_ARG_SIZE;
-    if ((aq == CL_KERNEL_ARG_ADDRESS_LOCAL && value != NULL) || (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE && value == NULL))
+    if ((aq == CL_KERNEL_ARG_ADDRESS_LOCAL && value != NULL) ||
+        (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE && value == NULL))
         return CL_INVALID_ARG_VALUE;
     if (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE && ts != 0 && size != ts)
         return CL_INVALID_ARG_SIZE;

@@ -1,7 +1,7 @@
 /* The serving side of the OBJ request (remote_objects.h): programs from IL or built-in kernels,
- * separate compilation and linking, and unloading the compiler, against this process's real
- * OpenCL loader. Called by remote_server.c's handler, under its lock, on serving ranks and
- * in-process for rank 0's own devices. */
+ * separate compilation and linking, unloading the compiler, and kernel argument declarations,
+ * against this process's real OpenCL loader. Called by remote_server.c's handler, under its
+ * lock, on serving ranks and in-process for rank 0's own devices. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,6 +126,57 @@ static void builtin(const uint64_t *a, const unsigned char *p, size_t len, struc
     out->rep.v[0] = RID(prog);
 }
 
+/* The size of an OpenCL C scalar or vector type by name (a 3-vector takes 4), 0 if not one. */
+static size_t type_size(const char *name)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+    } scalars[] = {{"char", 1}, {"uchar", 1}, {"short", 2}, {"ushort", 2}, {"int", 4},   {"uint", 4},
+                   {"long", 8}, {"ulong", 8}, {"half", 2},  {"float", 4},  {"double", 8}};
+    size_t n = strcspn(name, "0123456789");
+    unsigned width = name[n] ? (unsigned)atoi(name + n) : 1;
+    if (width != 1 && width != 2 && width != 3 && width != 4 && width != 8 && width != 16)
+        return 0;
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
+        if (strlen(scalars[i].name) == n && strncmp(name, scalars[i].name, n) == 0)
+            return scalars[i].size * (width == 3 ? 4 : width);
+    return 0;
+}
+
+/* Every argument's declaration, so that rank 0 needs one request per kernel. */
+static void kernel_args(const uint64_t *a, struct sluice_remote_msg *out)
+{
+    cl_kernel k = PTR(cl_kernel, a[1]);
+    cl_uint n = 0;
+    out->rep.ret = api()->clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof n, &n, NULL);
+    if (out->rep.ret != CL_SUCCESS)
+        return;
+    struct sluice_remote_kernel_arg *v = calloc(n ? n : 1, sizeof *v);
+    if (v == NULL) {
+        out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+        return;
+    }
+    for (cl_uint i = 0; i < n; i++) {
+        cl_kernel_arg_address_qualifier aq = 0;
+        cl_kernel_arg_type_qualifier tq = 0;
+        char type[64] = "";
+        if (api()->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL) !=
+                CL_SUCCESS ||
+            api()->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, NULL) != CL_SUCCESS)
+            continue; /* no argument info: all 0 */
+        v[i].address = aq;
+        v[i].type_qual = tq;
+        if (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE &&
+            api()->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL) ==
+                CL_SUCCESS)
+            v[i].size = type_size(type);
+    }
+    out->bytes = (unsigned char *)v;
+    out->rep.nbytes = n * sizeof *v;
+    out->rep.v[0] = n;
+}
+
 void sluice_remote_objects(const uint64_t *a, const unsigned char *p, size_t len,
                            struct sluice_remote_msg *out)
 {
@@ -147,6 +198,9 @@ void sluice_remote_objects(const uint64_t *a, const unsigned char *p, size_t len
         break;
     case SLUICE_ROBJ_PROG_LINK:
         link_programs(a, p, len, out);
+        break;
+    case SLUICE_ROBJ_KERNEL_ARGS:
+        kernel_args(a, out);
         break;
     case SLUICE_ROBJ_UNLOAD_COMPILER:
         out->rep.ret = A->clUnloadPlatformCompiler ? A->clUnloadPlatformCompiler(PTR(cl_platform_id, a[1]))

@@ -13,6 +13,15 @@ enum sluice_remote_obj_op {
     SLUICE_ROBJ_PROG_LINK,    /* a1 ctx, a2 ndev, a3 ninputs, a4 options length; bytes: device rids,
                                * input program rids, options -> v0 program (also on failure) */
     SLUICE_ROBJ_UNLOAD_COMPILER, /* a1 platform */
+    SLUICE_ROBJ_KERNEL_ARGS,     /* a1 kernel -> v0 number of arguments, bytes: per argument, struct
+                                  * sluice_remote_kernel_arg */
+};
+
+/* What rank 0 needs to know of a kernel argument (all 0 when the program has no argument info). */
+struct sluice_remote_kernel_arg {
+    uint64_t address;   /* cl_kernel_arg_address_qualifier */
+    uint64_t type_qual; /* cl_kernel_arg_type_qualifier */
+    uint64_t size;      /* private scalars and vectors: the type's size (0: unknown) */
 };
 
 /* Executes one OBJ request against this process's real OpenCL loader (request a[], payload p). */
