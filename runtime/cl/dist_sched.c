@@ -227,10 +227,10 @@ static void run_callbacks(void)
 }
 
 /* Done when its DONE arrived and rank 0's own data messages finished. */
-static void maybe_complete(struct dist_event *e, cl_int status)
+static void maybe_complete(struct dist_event *e)
 {
     if (e->done_msg && e->nreqs == 0)
-        complete(e, status);
+        complete(e, e->result < 0 ? e->result : CL_COMPLETE);
 }
 
 static void on_done(int rank, const struct sluice_remote_done *d)
@@ -244,8 +244,9 @@ static void on_done(int rank, const struct sluice_remote_done *d)
         e->has_times = 1;
     }
     e->done_msg = 1;
-    e->status = d->status < 0 ? (cl_int)d->status : e->status;
-    maybe_complete(e, e->status < 0 ? e->status : CL_COMPLETE);
+    if (d->status < 0 && e->result >= 0)
+        e->result = (cl_int)d->status;
+    maybe_complete(e);
 }
 
 static int test_mpi(void)
@@ -258,7 +259,7 @@ static int test_mpi(void)
             int rc = MPI_Test(&e->reqs[i], &flag, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS || flag) {
                 if (rc != MPI_SUCCESS)
-                    e->status = CL_OUT_OF_RESOURCES;
+                    e->result = CL_OUT_OF_RESOURCES;
                 e->reqs[i] = e->reqs[--e->nreqs];
                 progress = 1;
             } else {
@@ -269,7 +270,7 @@ static int test_mpi(void)
             *p = e->mnext;
             free(e->reqs);
             e->reqs = NULL;
-            maybe_complete(e, e->status < 0 ? e->status : CL_COMPLETE);
+            maybe_complete(e);
         } else {
             p = &e->mnext;
         }

@@ -46,6 +46,7 @@ struct eng_cmd {
     int peer;
     unsigned char *staging;
     int dev_done, cbs; /* final callback seen; callbacks still to come */
+    int zombie;        /* failed without its callbacks: never freed (they may still come) */
     size_t sent;       /* reads to a peer: pieces whose send started */
     int64_t status;
     struct eng_cmd *hnext, *next, *prev;
@@ -277,19 +278,13 @@ static void track_add(struct track *t, cl_event ev, int write, int transfer)
     t->uses = u;
 }
 
+/* *none: 1 when it completed already, -1 when it failed already (see failed_dep). */
 static cl_event remote_dep(uint64_t id, cl_context ctx, int *none)
 {
     for (struct failed *f = notified; f != NULL; f = f->next)
         if (f->id == id) {
-            if (f->status >= 0) {
-                *none = 1; /* complete already */
-                return NULL;
-            }
-            cl_int err;
-            cl_event ue = api()->clCreateUserEvent(ctx, &err);
-            if (ue != NULL) /* set before anything waits on it */
-                api()->clSetUserEventStatus(ue, (cl_int)f->status);
-            return ue;
+            *none = f->status >= 0 ? 1 : -1;
+            return NULL;
         }
     for (struct rdep *r = rdeps; r != NULL; r = r->next)
         if (r->id == id && r->ctx == ctx)
@@ -306,17 +301,14 @@ static cl_event remote_dep(uint64_t id, cl_context ctx, int *none)
     return ue;
 }
 
-static cl_event failed_dep(uint64_t id, cl_context ctx)
+/* A dependency known failed already. Waiting on a failed event does not work (PoCL leaves the
+ * command queued forever), so such a command is failed without being enqueued. */
+static int failed_dep(uint64_t id)
 {
     for (struct failed *f = failures; f != NULL; f = f->next)
-        if (f->id == id) {
-            cl_int err;
-            cl_event ue = api()->clCreateUserEvent(ctx, &err);
-            if (ue != NULL)
-                api()->clSetUserEventStatus(ue, (cl_int)f->status);
-            return ue;
-        }
-    return NULL;
+        if (f->id == id)
+            return 1;
+    return 0;
 }
 
 /* After a user event of ours was set: flush the queues of commands in flight, which may wait
@@ -541,13 +533,15 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
         cl_event e = NULL;
         if (i < h.nlocal) {
             struct eng_cmd *d = find(id);
-            e = d != NULL ? d->ev : failed_dep(id, ctx);
-            if (d != NULL && e == NULL && d->status < 0)
+            e = d != NULL ? d->ev : NULL;
+            if ((d != NULL && d->status < 0) || (d == NULL && failed_dep(id)))
                 r = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
         } else {
             int none = 0;
-            if ((e = remote_dep(id, ctx, &none)) == NULL && !none)
+            if ((e = remote_dep(id, ctx, &none)) == NULL && none == 0)
                 r = CL_OUT_OF_RESOURCES;
+            else if (none < 0)
+                r = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
         }
         if (e != NULL)
             wl[nw++] = e;
@@ -736,7 +730,31 @@ static void free_cmd(struct eng_cmd *c)
     free(c->piece_ev);
     free(c->reqs);
     free(c->staging);
+    if (c->zombie) { /* a late callback may still name it: keep the small struct */
+        memset(c, 0, sizeof *c);
+        c->zombie = 1;
+        return;
+    }
     free(c);
+}
+
+/* A command whose event failed without calling back: done, and a read to a peer still sends its
+ * pieces so that the peer does not wait forever. */
+static void failed_silently(struct eng_cmd *c)
+{
+    cl_int st = CL_COMPLETE;
+    if (api()->clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS || st >= 0)
+        return;
+    c->status = st;
+    c->dev_done = 1;
+    c->cbs = 0;
+    c->zombie = 1;
+    while (c->op == SLUICE_REMOTE_CMD_READ && c->reqs != NULL && c->sent < c->npieces) {
+        size_t i = c->sent++, off = i * SLUICE_REMOTE_CHUNK;
+        size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
+        MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer, SLUICE_REMOTE_DATA_TAG(c->id), sluice_comm(),
+                  &c->reqs[i]);
+    }
 }
 
 /* True when every MPI request of c has completed (testing them advances them). */
@@ -821,8 +839,17 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
         n = next;
     }
     size_t k = 0;
+    /* PoCL calls no callback for a command failed by its wait list: such commands are found by
+     * asking their status, at most every millisecond. */
+    static uint64_t last_poll;
+    uint64_t now = sluice_now_ns();
+    int poll = now - last_poll > 1000000;
+    if (poll)
+        last_poll = now;
     for (struct eng_cmd *c = all, *next; c != NULL && k < max; c = next) {
         next = c->next;
+        if (poll && !c->dev_done && c->ev != NULL)
+            failed_silently(c);
         int md = mpi_done(c, progress);
         if (!c->dev_done || !md || c->cbs > 0)
             continue;
