@@ -57,15 +57,29 @@ status=0
 
 # One folder per ICD (OCL_ICD_VENDORS), to run a process that sees only that vendor's platform.
 vendors=${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}
+# ICDs named in OCL_ICD_FILENAMES (the GPU machine lists NVIDIA's there, not in the vendors
+# folder) count too; the variable itself is unset, since ocl-icd loads its libraries on top of
+# any OCL_ICD_VENDORS folder.
+icd_files=${OCL_ICD_FILENAMES:-}
+unset OCL_ICD_FILENAMES
 icd_dir() { # NAME PATTERN: a folder holding the .icd files whose library matches PATTERN
   mkdir -p "$work/$1"
   grep -l -i -E "$2" "$vendors"/*.icd 2>/dev/null | xargs -r cp -t "$work/$1"
+  local f
+  for f in ${icd_files//:/ }; do
+    # skip a library the vendors folder already names (libpocl.so.2 and libpocl.so.2.12.0)
+    if echo "$f" | grep -q -i -E "$2" && ! cat "$work/$1"/*.icd 2>/dev/null | grep -q "^$(basename "${f%%.so*}")\.so"; then
+      echo "$f" >"$work/$1/$(basename "$f").icd"
+    fi
+  done
   ls "$work/$1"/*.icd >/dev/null 2>&1 || { echo "dist_h200.sh: no ICD matching '$2' in $vendors" >&2; exit 2; }
   echo "$work/$1"
 }
 pocl_icd=$(icd_dir pocl 'pocl')
 nvidia_icd=$pocl_icd # rehearsal without a GPU
 [ "$gpu" != "type = gpu" ] || nvidia_icd=$(icd_dir nvidia 'nvidia|cuda')
+all_icd=$(icd_dir all '.')
+export OCL_ICD_VENDORS=$all_icd # every process below sees every ICD unless told otherwise
 
 # dist [VAR=value...] cmd...: cmd on rank 0 of 2 ranks under distributed OpenCL (one env only).
 dist() {
@@ -116,7 +130,7 @@ done
 
 echo
 echo "3. latency and bandwidth: the GPU from a local process (no sluice) and from rank 0 (rank 1's GPU)"
-gpu_index=$(OCL_ICD_VENDORS=$vendors "$bin" --list | awk -v t="$([ "$gpu" = "type = gpu" ] && echo gpu || echo cpu)" \
+gpu_index=$(OCL_ICD_VENDORS=$all_icd "$bin" --list | awk -v t="$([ "$gpu" = "type = gpu" ] && echo gpu || echo cpu)" \
   '$NF == t { print $2; exit }')
 if [ -z "$gpu_index" ]; then
   echo "  no local device of that type: skipped"
