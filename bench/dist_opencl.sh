@@ -18,7 +18,8 @@
 #   bench/dist_opencl.sh [--build DIR] [--rounds N] [--quick] [--sizes "1K 16M"] [--volume SIZE]
 #                        [--max-reps N] [--lat-reps N] [--no-latency] [--no-bandwidth]
 #                        [--no-scaling] [--max-ranks N] [--samples "cl_nbody ..."]
-#                        [--args SAMPLE "ARGS"]... [--local-device N] [--remote-query DQL] [--keep]
+#                        [--args SAMPLE "ARGS"]... [--local-device N] [--remote-query DQL]
+#                        [--label TEXT] [--keep]
 #
 # Devices: POCL_DEVICES=pthread with POCL_MAX_PTHREAD_COUNT=1 (unless set) on every rank, so a
 # device is one core wherever it is. "Local" is device --local-device (default 0, as numbered by
@@ -26,7 +27,8 @@
 # that --remote-query (default "SELECT ALL WHERE node = 1") selects on a 2-rank job. With all
 # ranks on one node, remote means another process over MPI's shared memory. MPIEXEC picks the
 # launcher (default mpiexec; Open MPI is told to allow root and oversubscription).
-# Defaults: 2 rounds, 1K..256M; --quick is 1 round of 1K 64K 1M and scaling on 2 ranks.
+# Defaults: 2 rounds, 1K..256M; --quick is 1 round of 1K 64K 1M and scaling on 2 ranks. --label
+# names the build in the header when it is not a git checkout (e.g. a `git archive` of a commit).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,6 +44,7 @@ samples="cl_matmul_split cl_nbody cl_stencil2d cl_broadcast"
 declare -A sample_args=([cl_matmul_split]="640" [cl_nbody]="4096 10" [cl_stencil2d]="2048 2048 100"
                         [cl_broadcast]="2097152 8" [cl_multi_device]="")
 keep=0
+build_label=""
 local_device=0
 remote_query="SELECT ALL WHERE node = 1"
 while [ $# -gt 0 ]; do
@@ -58,8 +61,9 @@ while [ $# -gt 0 ]; do
     --args) sample_args[$2]=$3; shift 3 ;;
     --local-device) local_device=$2; shift 2 ;;
     --remote-query) remote_query=$2; shift 2 ;;
+    --label) build_label=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "dist_opencl.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -99,6 +103,7 @@ measure() {
 src=$(cd "$here/.." && pwd)
 commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$src" diff --quiet HEAD -- runtime shim 2>/dev/null || commit="$commit (runtime/shim modified)"
+[ -z "$build_label" ] || commit=$build_label
 echo "== distributed OpenCL benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)"
 echo "launcher: $MPIEXEC ($("$MPIEXEC" --version 2>&1 | grep -m1 -E 'Version:|Open MPI|OpenRTE' | tr -s ' \t' ' '))"
