@@ -19,6 +19,10 @@
 export POCL_MAX_PTHREAD_COUNT=1
 for app in cl_dist_api_context cl_dist_api_buffers cl_dist_api_programs cl_dist_api_refs; do
   POCL_DEVICES="pthread pthread pthread" "$SLUICE_APPS_DIR/$app" >"$app.local" 2>"$app.local.err"
+  # The pass-through layer (SLUICE_OPENCL=on, one process) changes nothing either.
+  POCL_DEVICES="pthread pthread pthread" SLUICE_OPENCL=on LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/$app" \
+    >"$app.on" 2>/dev/null
+  diff "$app.local" "$app.on" >diff.out || fail "$app with SLUICE_OPENCL=on differs: $(head -20 diff.out)"
   set +e
   POCL_DEVICES=pthread mpirun 3 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/$app" \
     >"$app.dist" 2>"$app.dist.err"
