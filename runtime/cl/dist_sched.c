@@ -331,11 +331,15 @@ static void *sched_main(void *arg)
             sluice_backoff_reset(&b);
             last = sluice_now_ns();
         } else if (idle) {
-            sluice_engine_wait(20000000); /* nothing in flight: an enqueue wakes us */
+            if (sluice_engine_wait(20000000)) { /* nothing in flight: an enqueue wakes us */
+                sluice_backoff_reset(&b);
+                last = sluice_now_ns();
+            }
         } else if (sluice_now_ns() - last < 30000) {
             sched_yield(); /* a DONE is due soon: a sleep would cost more than the round trip */
-        } else {
-            sluice_engine_wait(sluice_backoff_next(&b));
+        } else if (sluice_engine_wait(sluice_backoff_next(&b))) {
+            sluice_backoff_reset(&b); /* a command went out: its DONE is due */
+            last = sluice_now_ns();
         }
     }
     free(buf);

@@ -170,9 +170,10 @@ void sluice_engine_notify(uint64_t id, int64_t status);
 size_t sluice_engine_progress(struct sluice_remote_done *done, size_t max, int *progress);
 /* Commands in flight on this rank. */
 size_t sluice_engine_inflight(void);
-/* Wakes sluice_engine_wait (a command was added, a real event completed). */
+/* Wakes sluice_engine_wait (a command was added, a real event completed); wait returns 1 when
+ * woken (or a completion is queued), 0 when the time ran out. */
 void sluice_engine_wake(void);
-void sluice_engine_wait(uint64_t ns);
+int sluice_engine_wait(uint64_t ns);
 /* Fails every command still waiting for a NOTIFY (rank 0 ended). */
 void sluice_engine_abandon(void);
 
