@@ -29,7 +29,8 @@ cl_int dist_coh_add(struct dist_mem *m)
     pthread_mutex_lock(&dist_lock);
     if (dir == NULL)
         dir = sluice_coh_create(dist_size() + 1, 0);
-    int e = dir ? sluice_coh_add_buffer(dir, m->coh_id, m->size, sluice_coh_init_from_flags(m->flags)) : -ENOMEM;
+    int e =
+        dir ? sluice_coh_add_buffer(dir, m->coh_id, m->size, sluice_coh_init_from_flags(m->flags)) : -ENOMEM;
     pthread_mutex_unlock(&dist_lock);
     return e == 0 ? CL_SUCCESS : from_errno(e);
 }
@@ -90,8 +91,8 @@ static cl_int move(struct dist_mem *m, const struct sluice_coh_transfer *t)
         for (int i = 0; dev == NULL && i < m->ctx->ndev; i++)
             if (m->ctx->devs[i]->rank == dst)
                 dev = sluice_cl_find(m->ctx->devs[i]);
-        sluice_trace_record(SLUICE_EV_CL_TRANSFER, r == CL_SUCCESS ? 0 : SLUICE_EVF_ERROR, t0, sluice_now_ns() - t0,
-                            t->src == 0 ? 0 : 2, t->size, (uint64_t)(uintptr_t)dev);
+        sluice_trace_record(SLUICE_EV_CL_TRANSFER, r == CL_SUCCESS ? 0 : SLUICE_EVF_ERROR, t0,
+                            sluice_now_ns() - t0, t->src == 0 ? 0 : 2, t->size, (uint64_t)(uintptr_t)dev);
     }
     return r;
 }
@@ -103,7 +104,8 @@ cl_int dist_coh_acquire(struct dist_mem *m, int rank, size_t off, size_t size, b
         off += m->origin;
     pthread_mutex_lock(&dist_lock);
     struct sluice_coh_plan plan = {0};
-    int e = write ? sluice_coh_write(dir, m->coh_id, off, size, rank + 1, write_all ? SLUICE_COH_WRITE_ALL : 0, &plan)
+    int e = write ? sluice_coh_write(dir, m->coh_id, off, size, rank + 1,
+                                     write_all ? SLUICE_COH_WRITE_ALL : 0, &plan)
                   : sluice_coh_read(dir, m->coh_id, off, size, rank + 1, &plan);
     cl_int r = e == 0 ? CL_SUCCESS : from_errno(e);
     for (size_t i = 0; i < plan.n && r == CL_SUCCESS; i++)

@@ -15,15 +15,19 @@ cl_int dist_sched_times(struct dist_event *e, uint64_t t[4]);
 cl_int dist_sched_callback(struct dist_event *e, cl_int type, void(CL_CALLBACK *fn)(cl_event, cl_int, void *),
                            void *user_data);
 
-static cl_int CL_API_CALL event_info(cl_event event, cl_event_info param, size_t size, void *value, size_t *size_ret)
+static cl_int CL_API_CALL event_info(cl_event event, cl_event_info param, size_t size, void *value,
+                                     size_t *size_ret)
 {
     struct dist_event *e = (struct dist_event *)event;
     if (e == NULL)
         return CL_INVALID_EVENT;
     switch (param) {
-    case CL_EVENT_COMMAND_QUEUE: return dist_answer(&e->queue, sizeof e->queue, size, value, size_ret);
-    case CL_EVENT_CONTEXT: return dist_answer(&e->ctx, sizeof e->ctx, size, value, size_ret);
-    case CL_EVENT_COMMAND_TYPE: return dist_answer(&e->type, sizeof e->type, size, value, size_ret);
+    case CL_EVENT_COMMAND_QUEUE:
+        return dist_answer(&e->queue, sizeof e->queue, size, value, size_ret);
+    case CL_EVENT_CONTEXT:
+        return dist_answer(&e->ctx, sizeof e->ctx, size, value, size_ret);
+    case CL_EVENT_COMMAND_TYPE:
+        return dist_answer(&e->type, sizeof e->type, size, value, size_ret);
     case CL_EVENT_REFERENCE_COUNT: {
         /* the program's references: the scheduler's own (in flight) do not count */
         long n = __atomic_load_n(&e->refs, __ATOMIC_ACQUIRE) - (dist_sched_status(e) > CL_COMPLETE ? 1 : 0);
@@ -34,7 +38,8 @@ static cl_int CL_API_CALL event_info(cl_event event, cl_event_info param, size_t
         cl_int st = dist_sched_status(e);
         return dist_answer(&st, sizeof st, size, value, size_ret);
     }
-    default: return CL_INVALID_VALUE;
+    default:
+        return CL_INVALID_VALUE;
     }
 }
 
@@ -52,12 +57,21 @@ static cl_int CL_API_CALL profiling_info(cl_event event, cl_profiling_info param
         return r;
     cl_ulong v;
     switch (param) {
-    case CL_PROFILING_COMMAND_QUEUED: v = t[0]; break;
-    case CL_PROFILING_COMMAND_SUBMIT: v = t[1]; break;
-    case CL_PROFILING_COMMAND_START: v = t[2]; break;
+    case CL_PROFILING_COMMAND_QUEUED:
+        v = t[0];
+        break;
+    case CL_PROFILING_COMMAND_SUBMIT:
+        v = t[1];
+        break;
+    case CL_PROFILING_COMMAND_START:
+        v = t[2];
+        break;
     case CL_PROFILING_COMMAND_END:
-    case CL_PROFILING_COMMAND_COMPLETE: v = t[3]; break;
-    default: return CL_INVALID_VALUE;
+    case CL_PROFILING_COMMAND_COMPLETE:
+        v = t[3];
+        break;
+    default:
+        return CL_INVALID_VALUE;
     }
     return dist_answer(&v, sizeof v, size, value, size_ret);
 }

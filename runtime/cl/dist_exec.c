@@ -20,7 +20,8 @@ struct uses {
     struct sluice_remote_access wire[MAX_ACCESS];
 };
 
-static cl_int use(struct uses *u, struct dist_mem *m, int rank, size_t off, size_t size, bool write, bool write_all)
+static cl_int use(struct uses *u, struct dist_mem *m, int rank, size_t off, size_t size, bool write,
+                  bool write_all)
 {
     cl_int r = dist_coh_acquire(m, rank, off, size, write, write_all);
     if (r != CL_SUCCESS)
@@ -29,7 +30,8 @@ static cl_int use(struct uses *u, struct dist_mem *m, int rank, size_t off, size
     for (; root->parent != NULL; root = root->parent)
         off += root->origin;
     if (u->n < MAX_ACCESS) {
-        u->dag[u->n] = (struct sluice_dag_access){root->coh_id, off, size, write ? SLUICE_DAG_WRITES : SLUICE_DAG_READS};
+        u->dag[u->n] =
+            (struct sluice_dag_access){root->coh_id, off, size, write ? SLUICE_DAG_WRITES : SLUICE_DAG_READS};
         u->wire[u->n] = (struct sluice_remote_access){root->rid[rank], write};
         u->n++;
     }
@@ -55,8 +57,8 @@ static cl_int check_wait(cl_uint n, const cl_event *evs)
     return CL_SUCCESS;
 }
 
-static struct dist_cmd command(struct dist_queue *q, int op, cl_command_type type, cl_uint nwait, const cl_event *wl,
-                               const struct uses *u)
+static struct dist_cmd command(struct dist_queue *q, int op, cl_command_type type, cl_uint nwait,
+                               const cl_event *wl, const struct uses *u)
 {
     struct dist_cmd c;
     memset(&c, 0, sizeof c);
@@ -130,7 +132,8 @@ static cl_int CL_API_CALL write_buffer(cl_command_queue queue, cl_mem buffer, cl
 }
 
 static cl_int CL_API_CALL read_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t off,
-                                      size_t size, void *ptr, cl_uint nwait, const cl_event *wl, cl_event *event)
+                                      size_t size, void *ptr, cl_uint nwait, const cl_event *wl,
+                                      cl_event *event)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *m = (struct dist_mem *)buffer;
@@ -201,9 +204,9 @@ static cl_int pack_args(struct dist_kernel *k, int rank, struct uses *u, unsigne
     return CL_SUCCESS;
 }
 
-static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t *offset,
-                                  const size_t *global, const size_t *local, cl_uint nwait, const cl_event *wl,
-                                  cl_event *event)
+static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_uint dims,
+                                  const size_t *offset, const size_t *global, const size_t *local,
+                                  cl_uint nwait, const cl_event *wl, cl_event *event)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_kernel *k = (struct dist_kernel *)kernel;
@@ -241,7 +244,8 @@ static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_u
             }
             memcpy(bytes, v, vlen);
             memcpy(bytes + vlen, args, alen);
-            struct dist_cmd c = command(q, SLUICE_REMOTE_CMD_NDRANGE, CL_COMMAND_NDRANGE_KERNEL, nwait, wl, &u);
+            struct dist_cmd c =
+                command(q, SLUICE_REMOTE_CMD_NDRANGE, CL_COMMAND_NDRANGE_KERNEL, nwait, wl, &u);
             c.a[0] = k->rid[rank];
             c.a[1] = dims;
             c.a[2] = (offset ? 0u : 1u) | (local ? 0u : 4u);
@@ -258,8 +262,9 @@ static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_u
 }
 
 /* Copy: the source is read and the destination written on the queue's rank. */
-static cl_int CL_API_CALL copy_buffer(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_off, size_t dst_off,
-                                      size_t size, cl_uint nwait, const cl_event *wl, cl_event *event)
+static cl_int CL_API_CALL copy_buffer(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_off,
+                                      size_t dst_off, size_t size, cl_uint nwait, const cl_event *wl,
+                                      cl_event *event)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *s = (struct dist_mem *)src, *d = (struct dist_mem *)dst;
@@ -294,15 +299,16 @@ static cl_int CL_API_CALL copy_buffer(cl_command_queue queue, cl_mem src, cl_mem
     return finish_call(r, e, false, event);
 }
 
-static cl_int CL_API_CALL fill_buffer(cl_command_queue queue, cl_mem buffer, const void *pattern, size_t pattern_size,
-                                      size_t off, size_t size, cl_uint nwait, const cl_event *wl, cl_event *event)
+static cl_int CL_API_CALL fill_buffer(cl_command_queue queue, cl_mem buffer, const void *pattern,
+                                      size_t pattern_size, size_t off, size_t size, cl_uint nwait,
+                                      const cl_event *wl, cl_event *event)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *m = (struct dist_mem *)buffer;
     if (q == NULL)
         return CL_INVALID_COMMAND_QUEUE;
-    if (pattern == NULL || pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) != 0 ||
-        off % pattern_size != 0 || size % pattern_size != 0)
+    if (pattern == NULL || pattern_size == 0 || pattern_size > 128 ||
+        (pattern_size & (pattern_size - 1)) != 0 || off % pattern_size != 0 || size % pattern_size != 0)
         return CL_INVALID_VALUE;
     cl_int r = check_range(m, off, size, pattern);
     if (r == CL_SUCCESS && m->ctx != q->ctx)
@@ -331,8 +337,8 @@ static cl_int CL_API_CALL fill_buffer(cl_command_queue queue, cl_mem buffer, con
 
 /* Markers and barriers: real ones on the queue's rank, with the wait list (events of other ranks
  * through NOTIFY). */
-static cl_int marker_cmd(struct dist_queue *q, int barrier, cl_command_type type, cl_uint nwait, const cl_event *wl,
-                         struct dist_event **e, struct dist_mem *hold, void *free_after)
+static cl_int marker_cmd(struct dist_queue *q, int barrier, cl_command_type type, cl_uint nwait,
+                         const cl_event *wl, struct dist_event **e, struct dist_mem *hold, void *free_after)
 {
     struct dist_cmd c = command(q, SLUICE_REMOTE_CMD_MARKER, type, nwait, wl, NULL);
     c.a[0] = (uint64_t)barrier;
@@ -357,12 +363,14 @@ static cl_int marker(cl_command_queue queue, int barrier, cl_uint nwait, const c
     return finish_call(r, e, false, event);
 }
 
-static cl_int CL_API_CALL marker_wl(cl_command_queue queue, cl_uint nwait, const cl_event *wl, cl_event *event)
+static cl_int CL_API_CALL marker_wl(cl_command_queue queue, cl_uint nwait, const cl_event *wl,
+                                    cl_event *event)
 {
     return marker(queue, 0, nwait, wl, event);
 }
 
-static cl_int CL_API_CALL barrier_wl(cl_command_queue queue, cl_uint nwait, const cl_event *wl, cl_event *event)
+static cl_int CL_API_CALL barrier_wl(cl_command_queue queue, cl_uint nwait, const cl_event *wl,
+                                     cl_event *event)
 {
     return marker(queue, 1, nwait, wl, event);
 }
@@ -373,9 +381,9 @@ static cl_int CL_API_CALL barrier_wl(cl_command_queue queue, cl_uint nwait, cons
  * requires. */
 static struct dist_map *maps;
 
-static void *CL_API_CALL map_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, cl_map_flags flags,
-                                    size_t off, size_t size, cl_uint nwait, const cl_event *wl, cl_event *event,
-                                    cl_int *errcode_ret)
+static void *CL_API_CALL map_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
+                                    cl_map_flags flags, size_t off, size_t size, cl_uint nwait,
+                                    const cl_event *wl, cl_event *event, cl_int *errcode_ret)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *m = (struct dist_mem *)buffer;
@@ -388,7 +396,8 @@ static void *CL_API_CALL map_buffer(cl_command_queue queue, cl_mem buffer, cl_bo
     char *hp = r == CL_SUCCESS ? dist_mem_host_ptr(m) : NULL;
     bool host = hp != NULL;
     struct dist_map *mp = NULL;
-    if (r == CL_SUCCESS && ((mp = calloc(1, sizeof *mp)) == NULL || (mp->ptr = host ? hp + off : malloc(size)) == NULL))
+    if (r == CL_SUCCESS &&
+        ((mp = calloc(1, sizeof *mp)) == NULL || (mp->ptr = host ? hp + off : malloc(size)) == NULL))
         r = CL_OUT_OF_HOST_MEMORY;
     struct dist_event *e = NULL;
     if (r == CL_SUCCESS && !(flags & CL_MAP_WRITE_INVALIDATE_REGION)) {
@@ -435,8 +444,8 @@ static void *CL_API_CALL map_buffer(cl_command_queue queue, cl_mem buffer, cl_bo
     return ptr;
 }
 
-static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr, cl_uint nwait, const cl_event *wl,
-                                cl_event *event)
+static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr, cl_uint nwait,
+                                const cl_event *wl, cl_event *event)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *m = (struct dist_mem *)memobj;
@@ -464,7 +473,8 @@ static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr
         struct uses u = {0};
         r = use(&u, m, rank, mp->off, mp->size, true, true);
         if (r == CL_SUCCESS) {
-            struct dist_cmd c = command(q, SLUICE_REMOTE_CMD_WRITE, CL_COMMAND_UNMAP_MEM_OBJECT, nwait, wl, &u);
+            struct dist_cmd c =
+                command(q, SLUICE_REMOTE_CMD_WRITE, CL_COMMAND_UNMAP_MEM_OBJECT, nwait, wl, &u);
             c.a[0] = m->rid[rank];
             c.a[1] = mp->off;
             c.a[2] = mp->size;

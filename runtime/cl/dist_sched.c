@@ -90,8 +90,8 @@ static void emit(const struct sluice_dag_node_info *n, void *ctx)
     static uint32_t kind_str[SLUICE_DAG_KIND_COUNT];
     if ((unsigned)n->kind < SLUICE_DAG_KIND_COUNT && kind_str[n->kind] == 0)
         kind_str[n->kind] = sluice_trace_string(sluice_dag_kind_name(n->kind));
-    sluice_trace_record(SLUICE_EV_CL_DAG_NODE, n->status < 0 ? SLUICE_EVF_ERROR : 0, t0, t1 >= t0 ? t1 - t0 : 0,
-                        n->id, (uint64_t)(int64_t)n->rank, kind_str[n->kind]);
+    sluice_trace_record(SLUICE_EV_CL_DAG_NODE, n->status < 0 ? SLUICE_EVF_ERROR : 0, t0,
+                        t1 >= t0 ? t1 - t0 : 0, n->id, (uint64_t)(int64_t)n->rank, kind_str[n->kind]);
     for (size_t i = 0; i < n->ndeps; i++)
         sluice_trace_record(SLUICE_EV_CL_DAG_EDGE, 0, t0, 0, n->id, n->deps[i].on, n->deps[i].why);
 }
@@ -292,8 +292,8 @@ static void *sched_main(void *arg)
     for (;;) {
         int progress = 0, flag = 0;
         MPI_Status st;
-        while (buf != NULL && MPI_Iprobe(MPI_ANY_SOURCE, SLUICE_REMOTE_TAG_DONE, comm, &flag, &st) == MPI_SUCCESS &&
-               flag) {
+        while (buf != NULL &&
+               MPI_Iprobe(MPI_ANY_SOURCE, SLUICE_REMOTE_TAG_DONE, comm, &flag, &st) == MPI_SUCCESS && flag) {
             int count = 0;
             MPI_Get_count(&st, MPI_BYTE, &count);
             size_t n = (size_t)count / sizeof *buf;
@@ -304,8 +304,8 @@ static void *sched_main(void *arg)
                 buf = nb;
                 cap = n;
             }
-            if (MPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, SLUICE_REMOTE_TAG_DONE, comm, MPI_STATUS_IGNORE) !=
-                MPI_SUCCESS)
+            if (MPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, SLUICE_REMOTE_TAG_DONE, comm,
+                         MPI_STATUS_IGNORE) != MPI_SUCCESS)
                 break;
             pthread_mutex_lock(&sched_lock);
             for (size_t i = 0; i < n; i++)
@@ -360,7 +360,8 @@ static void measure_clocks(void)
             uint64_t t0 = sluice_now_ns();
             unsigned char *rep = NULL;
             size_t len = 0;
-            if (sluice_remote_send(comm, r, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, NULL, 0) != MPI_SUCCESS ||
+            if (sluice_remote_send(comm, r, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, NULL, 0) !=
+                    MPI_SUCCESS ||
                 sluice_remote_recv(comm, r, SLUICE_REMOTE_TAG_CLOCK, &rep, &len) != MPI_SUCCESS)
                 break;
             uint64_t t1 = sluice_now_ns(), ts = 0;
@@ -405,7 +406,8 @@ static cl_command_queue_properties queue_props(struct dist_queue *q)
     return q->props;
 }
 
-static struct dist_event *new_record(struct dist_queue *q, struct dist_context *ctx, int rank, cl_command_type type)
+static struct dist_event *new_record(struct dist_queue *q, struct dist_context *ctx, int rank,
+                                     cl_command_type type)
 {
     struct dist_event *e = calloc(1, sizeof *e);
     if (e == NULL)
@@ -436,7 +438,8 @@ static cl_int send_push(const struct dist_cmd *c, uint64_t id)
     struct {
         struct sluice_remote_cmd h;
         struct sluice_remote_access a;
-    } m = {{id, 0, c->ctx->rid[c->push_rank], 0, 0, 1, SLUICE_CMD_TRANSFER | SLUICE_CMD_SILENT}, c->push_access};
+    } m = {{id, 0, c->ctx->rid[c->push_rank], 0, 0, 1, SLUICE_CMD_TRANSFER | SLUICE_CMD_SILENT},
+           c->push_access};
     struct sluice_remote_req req;
     memset(&req, 0, sizeof req);
     req.op = SLUICE_REMOTE_CMD_READ;
@@ -446,8 +449,8 @@ static cl_int send_push(const struct dist_cmd *c, uint64_t id)
         sluice_engine_command(&req, (const unsigned char *)&m);
         return CL_SUCCESS;
     }
-    return sluice_remote_send(sluice_comm(), c->push_rank, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, &m, sizeof m) ==
-                   MPI_SUCCESS
+    return sluice_remote_send(sluice_comm(), c->push_rank, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, &m,
+                              sizeof m) == MPI_SUCCESS
                ? CL_SUCCESS
                : CL_DEVICE_NOT_AVAILABLE;
 }
@@ -467,8 +470,8 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
         if (c->wait == NULL || c->wait[i] == NULL)
             return CL_INVALID_EVENT_WAIT_LIST;
     struct dist_event *e = new_record(c->queue, c->ctx, c->rank, c->type);
-    size_t cap = sizeof(struct sluice_remote_cmd) + c->nwait * 8 + c->naccess * sizeof(struct sluice_remote_access) +
-                 c->nbytes;
+    size_t cap = sizeof(struct sluice_remote_cmd) + c->nwait * 8 +
+                 c->naccess * sizeof(struct sluice_remote_access) + c->nbytes;
     unsigned char *p = malloc(cap);
     uint64_t *ids = malloc((c->nwait + 1) * sizeof *ids);
     if (e == NULL || p == NULL || ids == NULL) {
@@ -515,8 +518,9 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
         }
     }
     at = rem;
-    struct sluice_remote_cmd h = {e->id, c->queue ? c->queue->rid : 0, c->ctx->rid[c->rank], nlocal, nremote,
-                                  (uint32_t)c->naccess, flags};
+    struct sluice_remote_cmd h = {
+        e->id, c->queue ? c->queue->rid : 0, c->ctx->rid[c->rank], nlocal, nremote, (uint32_t)c->naccess,
+        flags};
     memcpy(p, &h, sizeof h);
     if (c->naccess)
         memcpy(at, c->raccess, c->naccess * sizeof *c->raccess);
@@ -590,9 +594,8 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
             if (r == CL_SUCCESS && c->recv != NULL &&
                 sluice_remote_data_irecv(comm, c->rank, e->id, c->recv, c->len, e->reqs) != MPI_SUCCESS)
                 r = CL_DEVICE_NOT_AVAILABLE;
-            if (r == CL_SUCCESS &&
-                sluice_remote_send(comm, c->rank, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, p, (size_t)req.nbytes) !=
-                    MPI_SUCCESS)
+            if (r == CL_SUCCESS && sluice_remote_send(comm, c->rank, SLUICE_REMOTE_TAG_REQ, &req, sizeof req,
+                                                      p, (size_t)req.nbytes) != MPI_SUCCESS)
                 r = CL_DEVICE_NOT_AVAILABLE;
             if (r == CL_SUCCESS && c->send != NULL &&
                 sluice_remote_data_isend(comm, c->rank, e->id, c->send, c->len, e->reqs) != MPI_SUCCESS)

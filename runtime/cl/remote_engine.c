@@ -16,9 +16,9 @@
  * thread makes every MPI call. */
 #include <pthread.h>
 #include <sched.h>
-#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "cl/backend.h"
@@ -35,14 +35,14 @@ struct eng_cmd {
     uint64_t id;
     uint32_t op, flags;
     cl_command_queue q;
-    cl_event ev;         /* complete when the command's device work is */
-    cl_event *piece_ev;  /* per piece of bulk data (reads to a peer, writes from a peer) */
-    cl_event *wait;      /* writes from a peer: what each piece's write waits for (retained) */
+    cl_event ev;        /* complete when the command's device work is */
+    cl_event *piece_ev; /* per piece of bulk data (reads to a peer, writes from a peer) */
+    cl_event *wait;     /* writes from a peer: what each piece's write waits for (retained) */
     size_t nwait;
     struct sluice_remote_access acc[8]; /* its buffer uses, registered once it is enqueued */
     size_t nacc;
     cl_mem buf;
-    MPI_Request *reqs;   /* per piece */
+    MPI_Request *reqs; /* per piece */
     size_t npieces, off, size;
     int peer;
     unsigned char *staging;
@@ -487,8 +487,8 @@ static size_t pad8(size_t n)
     return (n + 7) & ~(size_t)7;
 }
 
-static cl_int enqueue_ndrange(struct eng_cmd *c, const uint64_t *a, const unsigned char *p, size_t len, cl_event *wl,
-                              size_t nw)
+static cl_int enqueue_ndrange(struct eng_cmd *c, const uint64_t *a, const unsigned char *p, size_t len,
+                              cl_event *wl, size_t nw)
 {
     cl_uint dims = (cl_uint)a[1];
     if (dims < 1 || dims > 3 || len < 3 * dims * sizeof(size_t))
@@ -520,7 +520,8 @@ static cl_int enqueue_ndrange(struct eng_cmd *c, const uint64_t *a, const unsign
     }
     unsigned nulls = (unsigned)a[2];
     return api()->clEnqueueNDRangeKernel(c->q, k, dims, (nulls & 1) ? NULL : v, v + dims,
-                                         (nulls & 4) ? NULL : v + 2 * dims, (cl_uint)nw, nw ? wl : NULL, &c->ev);
+                                         (nulls & 4) ? NULL : v + 2 * dims, (cl_uint)nw, nw ? wl : NULL,
+                                         &c->ev);
 }
 
 /* The data messages of a transfer that could not be enqueued: sent (zeros) or received into a
@@ -564,7 +565,8 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
     c->op = req->op;
     c->flags = h.flags;
     const uint64_t *a = req->a;
-    size_t need = sizeof h + ((size_t)h.nlocal + h.nremote) * 8 + (size_t)h.naccess * sizeof(struct sluice_remote_access);
+    size_t need = sizeof h + ((size_t)h.nlocal + h.nremote) * 8 +
+                  (size_t)h.naccess * sizeof(struct sluice_remote_access);
     insert(c);
     if (need > len || (size_t)h.nlocal + h.nremote + h.naccess * 2 + 1 > MAX_WAIT) {
         fail_now(c, CL_INVALID_VALUE);
@@ -616,11 +618,11 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
             c->size = (size_t)a[2];
             c->peer = (int)a[4];
             if (a[3] != 0 && req->op == SLUICE_REMOTE_CMD_WRITE)
-                r = api()->clEnqueueWriteBuffer(c->q, PTR(cl_mem, a[0]), CL_FALSE, c->off, c->size, PTR(void *, a[3]),
-                                                (cl_uint)nw, nw ? wl : NULL, &c->ev);
+                r = api()->clEnqueueWriteBuffer(c->q, PTR(cl_mem, a[0]), CL_FALSE, c->off, c->size,
+                                                PTR(void *, a[3]), (cl_uint)nw, nw ? wl : NULL, &c->ev);
             else if (a[3] != 0)
-                r = api()->clEnqueueReadBuffer(c->q, PTR(cl_mem, a[0]), CL_FALSE, c->off, c->size, PTR(void *, a[3]),
-                                               (cl_uint)nw, nw ? wl : NULL, &c->ev);
+                r = api()->clEnqueueReadBuffer(c->q, PTR(cl_mem, a[0]), CL_FALSE, c->off, c->size,
+                                               PTR(void *, a[3]), (cl_uint)nw, nw ? wl : NULL, &c->ev);
             else if (req->op == SLUICE_REMOTE_CMD_READ)
                 r = enqueue_read_pieces(c, PTR(cl_mem, a[0]), wl, nw);
             else if ((r = start_write_pieces(c, wl, nw)) == CL_SUCCESS) {
@@ -630,20 +632,24 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
                 blocked = c; /* enqueued piece by piece as the data arrives (write_arrived) */
             }
             break;
-        case SLUICE_REMOTE_CMD_NDRANGE: r = enqueue_ndrange(c, a, at, rest, wl, nw); break;
+        case SLUICE_REMOTE_CMD_NDRANGE:
+            r = enqueue_ndrange(c, a, at, rest, wl, nw);
+            break;
         case SLUICE_REMOTE_CMD_COPY:
-            r = api()->clEnqueueCopyBuffer(c->q, PTR(cl_mem, a[0]), PTR(cl_mem, a[1]), (size_t)a[2], (size_t)a[3],
-                                           (size_t)a[4], (cl_uint)nw, nw ? wl : NULL, &c->ev);
+            r = api()->clEnqueueCopyBuffer(c->q, PTR(cl_mem, a[0]), PTR(cl_mem, a[1]), (size_t)a[2],
+                                           (size_t)a[3], (size_t)a[4], (cl_uint)nw, nw ? wl : NULL, &c->ev);
             break;
         case SLUICE_REMOTE_CMD_FILL:
-            r = api()->clEnqueueFillBuffer(c->q, PTR(cl_mem, a[0]), at, rest, (size_t)a[1], (size_t)a[2], (cl_uint)nw,
-                                           nw ? wl : NULL, &c->ev);
+            r = api()->clEnqueueFillBuffer(c->q, PTR(cl_mem, a[0]), at, rest, (size_t)a[1], (size_t)a[2],
+                                           (cl_uint)nw, nw ? wl : NULL, &c->ev);
             break;
         case SLUICE_REMOTE_CMD_MARKER:
             r = a[0] ? api()->clEnqueueBarrierWithWaitList(c->q, (cl_uint)nw, nw ? wl : NULL, &c->ev)
                      : api()->clEnqueueMarkerWithWaitList(c->q, (cl_uint)nw, nw ? wl : NULL, &c->ev);
             break;
-        default: r = CL_INVALID_OPERATION; break;
+        default:
+            r = CL_INVALID_OPERATION;
+            break;
         }
     }
     if (c->q != NULL)
@@ -665,7 +671,6 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
             settle_peer(c, req->op);
     }
 }
-
 
 static void run_deferred(void)
 {
@@ -717,8 +722,9 @@ static void write_arrived(struct eng_cmd *c, int *progress)
         size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
         *progress = 1;
         if (c->status >= 0) {
-            cl_int r = api()->clEnqueueWriteBuffer(c->q, c->buf, CL_FALSE, c->off + off, k, c->staging + off,
-                                                   (cl_uint)c->nwait, c->nwait ? c->wait : NULL, &c->piece_ev[i]);
+            cl_int r =
+                api()->clEnqueueWriteBuffer(c->q, c->buf, CL_FALSE, c->off + off, k, c->staging + off,
+                                            (cl_uint)c->nwait, c->nwait ? c->wait : NULL, &c->piece_ev[i]);
             if (r != CL_SUCCESS)
                 c->status = r;
             api()->clFlush(c->q);
@@ -792,7 +798,8 @@ static void free_cmd(struct eng_cmd *c)
 static void failed_silently(struct eng_cmd *c)
 {
     cl_int st = CL_COMPLETE;
-    if (api()->clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS || st >= 0)
+    if (api()->clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS ||
+        st >= 0)
         return;
     c->status = st;
     c->dev_done = 1;
@@ -872,7 +879,8 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
                 c->status = n->status;
         } else if (c->op == SLUICE_REMOTE_CMD_READ) {
             /* Piece read: send it now (pieces go in order; a later one waits for earlier ones). */
-            while (c->sent < c->npieces && (c->sent == (size_t)n->piece || done_event(c->piece_ev[c->sent]))) {
+            while (c->sent < c->npieces &&
+                   (c->sent == (size_t)n->piece || done_event(c->piece_ev[c->sent]))) {
                 size_t i = c->sent, off = i * SLUICE_REMOTE_CHUNK;
                 size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
                 if (MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer, SLUICE_REMOTE_DATA_TAG(c->id),
@@ -965,8 +973,8 @@ void sluice_remote_serve(MPI_Comm comm)
             } else if (sluice_remote_is_call(req.op)) {
                 struct sluice_remote_msg out;
                 sluice_remote_handle(&req, buf + sizeof req, &out);
-                int rc = sluice_remote_send(comm, 0, SLUICE_REMOTE_TAG_REP, &out.rep, sizeof out.rep, out.bytes,
-                                            (size_t)out.rep.nbytes);
+                int rc = sluice_remote_send(comm, 0, SLUICE_REMOTE_TAG_REP, &out.rep, sizeof out.rep,
+                                            out.bytes, (size_t)out.rep.nbytes);
                 free(out.bytes);
                 if (rc != MPI_SUCCESS) {
                     free(buf);
@@ -979,7 +987,8 @@ void sluice_remote_serve(MPI_Comm comm)
         }
         int moved = 0;
         size_t n = sluice_engine_progress(done, 64, &moved);
-        if (n > 0 && MPI_Send(done, (int)(n * sizeof done[0]), MPI_BYTE, 0, SLUICE_REMOTE_TAG_DONE, comm) != MPI_SUCCESS)
+        if (n > 0 && MPI_Send(done, (int)(n * sizeof done[0]), MPI_BYTE, 0, SLUICE_REMOTE_TAG_DONE, comm) !=
+                         MPI_SUCCESS)
             return;
         if (ending && sluice_engine_inflight() == 0)
             return;

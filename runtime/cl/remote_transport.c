@@ -87,12 +87,15 @@ size_t sluice_remote_pieces(size_t len)
     return len == 0 ? 1 : (len + SLUICE_REMOTE_CHUNK - 1) / SLUICE_REMOTE_CHUNK;
 }
 
-int sluice_remote_data_isend(MPI_Comm comm, int dst, uint64_t id, const void *data, size_t len, MPI_Request *reqs)
+int sluice_remote_data_isend(MPI_Comm comm, int dst, uint64_t id, const void *data, size_t len,
+                             MPI_Request *reqs)
 {
     size_t n = sluice_remote_pieces(len);
     for (size_t i = 0; i < n; i++) {
-        size_t off = i * SLUICE_REMOTE_CHUNK, k = len - off < SLUICE_REMOTE_CHUNK ? len - off : SLUICE_REMOTE_CHUNK;
-        int rc = MPI_Isend((const char *)data + off, (int)k, MPI_BYTE, dst, SLUICE_REMOTE_DATA_TAG(id), comm, &reqs[i]);
+        size_t off = i * SLUICE_REMOTE_CHUNK,
+               k = len - off < SLUICE_REMOTE_CHUNK ? len - off : SLUICE_REMOTE_CHUNK;
+        int rc = MPI_Isend((const char *)data + off, (int)k, MPI_BYTE, dst, SLUICE_REMOTE_DATA_TAG(id), comm,
+                           &reqs[i]);
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -103,8 +106,10 @@ int sluice_remote_data_irecv(MPI_Comm comm, int src, uint64_t id, void *data, si
 {
     size_t n = sluice_remote_pieces(len);
     for (size_t i = 0; i < n; i++) {
-        size_t off = i * SLUICE_REMOTE_CHUNK, k = len - off < SLUICE_REMOTE_CHUNK ? len - off : SLUICE_REMOTE_CHUNK;
-        int rc = MPI_Irecv((char *)data + off, (int)k, MPI_BYTE, src, SLUICE_REMOTE_DATA_TAG(id), comm, &reqs[i]);
+        size_t off = i * SLUICE_REMOTE_CHUNK,
+               k = len - off < SLUICE_REMOTE_CHUNK ? len - off : SLUICE_REMOTE_CHUNK;
+        int rc =
+            MPI_Irecv((char *)data + off, (int)k, MPI_BYTE, src, SLUICE_REMOTE_DATA_TAG(id), comm, &reqs[i]);
         if (rc != MPI_SUCCESS)
             return rc;
     }

@@ -13,22 +13,21 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define CHECK(x)                                                                   \
-    do {                                                                           \
-        cl_int e_ = (x);                                                           \
-        if (e_ != CL_SUCCESS) {                                                    \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_); \
-            exit(1);                                                               \
-        }                                                                          \
+#define CHECK(x)                                                                                             \
+    do {                                                                                                     \
+        cl_int e_ = (x);                                                                                     \
+        if (e_ != CL_SUCCESS) {                                                                              \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
+            exit(1);                                                                                         \
+        }                                                                                                    \
     } while (0)
 
-static const char *src =
-    "__kernel void spin(__global float *v, int iters) {\n"
-    "  float x = v[get_global_id(0)];\n"
-    "  for (int i = 0; i < iters; i++) x = x * 0.999999f + 0.000001f;\n"
-    "  v[get_global_id(0)] = x;\n"
-    "}\n"
-    "__kernel void add(__global int *v, int x) { v[get_global_id(0)] += x; }\n";
+static const char *src = "__kernel void spin(__global float *v, int iters) {\n"
+                         "  float x = v[get_global_id(0)];\n"
+                         "  for (int i = 0; i < iters; i++) x = x * 0.999999f + 0.000001f;\n"
+                         "  v[get_global_id(0)] = x;\n"
+                         "}\n"
+                         "__kernel void add(__global int *v, int x) { v[get_global_id(0)] += x; }\n";
 
 static int failed;
 static void check(int ok, const char *what)
@@ -124,13 +123,14 @@ int main(void)
     CHECK(clEnqueueNDRangeKernel(q[2], spin, 1, NULL, &one, NULL, 1, &k1, &k3));
     CHECK(clWaitForEvents(1, &k3));
     double k1_ms = (prof(k1, CL_PROFILING_COMMAND_END) - prof(k1, CL_PROFILING_COMMAND_START)) / 1e6;
-    printf("long kernel on device 1: runs %.1f ms, enqueue returned after %.3f ms (ratio %.4f)\n", k1_ms, enqueue_ms,
-           enqueue_ms / k1_ms);
+    printf("long kernel on device 1: runs %.1f ms, enqueue returned after %.3f ms (ratio %.4f)\n", k1_ms,
+           enqueue_ms, enqueue_ms / k1_ms);
     check(enqueue_ms < k1_ms / 5, "non-blocking enqueue returns before a fifth of the kernel's run time");
     cl_ulong s1 = prof(k1, CL_PROFILING_COMMAND_START), e1 = prof(k1, CL_PROFILING_COMMAND_END);
     cl_ulong s2 = prof(k2, CL_PROFILING_COMMAND_START), e2 = prof(k2, CL_PROFILING_COMMAND_END);
     cl_ulong s3 = prof(k3, CL_PROFILING_COMMAND_START);
-    double overlap = ((e1 < e2 ? e1 : e2) > (s1 > s2 ? s1 : s2)) ? ((e1 < e2 ? e1 : e2) - (s1 > s2 ? s1 : s2)) / 1e6 : 0;
+    double overlap =
+        ((e1 < e2 ? e1 : e2) > (s1 > s2 ? s1 : s2)) ? ((e1 < e2 ? e1 : e2) - (s1 > s2 ? s1 : s2)) / 1e6 : 0;
     printf("devices 1 and 2 run at once for %.1f ms\n", overlap);
     check(overlap > 0, "independent kernels on devices 1 and 2 overlap");
     printf("dependent kernel on device 2 starts %.3f ms after its dependency on device 1 ended\n",
@@ -161,7 +161,8 @@ int main(void)
     CHECK(clEnqueueNDRangeKernel(q[2], add, 1, NULL, &n, NULL, 1, &gate, &g2));
     struct timespec pause = {0, 50000000};
     nanosleep(&pause, NULL);
-    check(status_of(g1) > CL_COMPLETE && status_of(g2) > CL_COMPLETE, "gated kernels wait for the user event");
+    check(status_of(g1) > CL_COMPLETE && status_of(g2) > CL_COMPLETE,
+          "gated kernels wait for the user event");
     CHECK(clSetUserEventStatus(gate, CL_COMPLETE));
     CHECK(clEnqueueReadBuffer(q[1], c, CL_TRUE, 0, sizeof out1, out1, 1, &g1, NULL));
     CHECK(clEnqueueReadBuffer(q[2], d, CL_TRUE, 0, sizeof out2, out2, 1, &g2, NULL));
