@@ -689,26 +689,35 @@ static cl_int CL_API_CALL create_kernels(cl_program program, cl_uint num, cl_ker
     struct dist_program *p = (struct dist_program *)program;
     if (p == NULL)
         return CL_INVALID_PROGRAM;
-    char names[4096];
-    cl_int err = program_info(program, CL_PROGRAM_KERNEL_NAMES, sizeof names, names, NULL);
-    if (err != CL_SUCCESS)
+    size_t len = 0;
+    cl_int err = program_info(program, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &len);
+    char *names = err == CL_SUCCESS ? calloc(1, len + 1) : NULL;
+    if (err == CL_SUCCESS && names == NULL)
+        err = CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS)
+        err = program_info(program, CL_PROGRAM_KERNEL_NAMES, len, names, NULL);
+    if (err != CL_SUCCESS) {
+        free(names);
         return err;
-    cl_uint n = 0;
-    for (char *save = NULL, *s = strtok_r(names, ";", &save); s != NULL; s = strtok_r(NULL, ";", &save)) {
-        if (kernels != NULL && n < num) {
-            kernels[n] = (cl_kernel)make_kernel(p, s, &err);
-            if (err != CL_SUCCESS) {
-                while (n-- > 0)
-                    kernel_unref((struct dist_kernel *)kernels[n]);
-                return err;
-            }
-        }
-        n++;
     }
-    if (kernels != NULL && num < n) {
-        for (cl_uint i = 0; i < num; i++)
-            kernel_unref((struct dist_kernel *)kernels[i]);
-        return CL_INVALID_VALUE;
+    /* Too little room is refused before any kernel is made. */
+    cl_uint n = names[0] != '\0';
+    for (const char *c = names; *c != '\0'; c++)
+        n += *c == ';';
+    if (kernels != NULL && num < n)
+        err = CL_INVALID_VALUE;
+    cl_uint made = 0;
+    for (char *save = NULL, *s = strtok_r(names, ";", &save);
+         err == CL_SUCCESS && kernels != NULL && s != NULL; s = strtok_r(NULL, ";", &save)) {
+        kernels[made] = (cl_kernel)make_kernel(p, s, &err);
+        if (err == CL_SUCCESS)
+            made++;
+    }
+    free(names);
+    if (err != CL_SUCCESS) {
+        while (made-- > 0)
+            kernel_unref((struct dist_kernel *)kernels[made]);
+        return err;
     }
     if (num_ret != NULL)
         *num_ret = n;
