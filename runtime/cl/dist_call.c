@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cl/dist_fault.h"
 #include "cl/dist_internal.h"
 
 pthread_mutex_t dist_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -30,8 +31,11 @@ cl_int dist_call(int rank, int op, const uint64_t *args, int nargs, const void *
         unsigned char *buf = NULL;
         size_t blen = 0;
         int rc = sluice_remote_send(comm, rank, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, payload, len);
-        if (rc == MPI_SUCCESS)
-            rc = sluice_remote_recv(comm, rank, SLUICE_REMOTE_TAG_REP, &buf, &blen);
+        if (rc != MPI_SUCCESS)
+            dist_fault_peer(rank, rc, "sending a request");
+        rc = sluice_remote_recv(comm, rank, SLUICE_REMOTE_TAG_REP, &buf, &blen);
+        if (rc != MPI_SUCCESS)
+            dist_fault_peer(rank, rc, "receiving a reply");
         pthread_mutex_unlock(&dist_lock);
         if (rc != MPI_SUCCESS || blen < sizeof m->rep) {
             free(buf);

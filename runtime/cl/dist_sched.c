@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "cl/dist_fault.h"
 #include "cl/dist_internal.h"
 #include "progress/backoff.h"
 #include "trace/trace.h"
@@ -117,7 +118,9 @@ static void notify(int rank, uint64_t id, cl_int status)
     req.op = SLUICE_REMOTE_NOTIFY;
     req.a[0] = id;
     req.a[1] = (uint64_t)(int64_t)status;
-    MPI_Send(&req, sizeof req, MPI_BYTE, rank, SLUICE_REMOTE_TAG_REQ, sluice_comm());
+    int rc = MPI_Send(&req, sizeof req, MPI_BYTE, rank, SLUICE_REMOTE_TAG_REQ, sluice_comm());
+    if (rc != MPI_SUCCESS)
+        dist_fault_peer(rank, rc, "sending a completion notice");
 }
 
 /* The DAG learns that e is done; dependents that became ready are dispatched, and those whose
@@ -257,9 +260,9 @@ static int test_mpi(void)
         for (int i = 0; i < e->nreqs;) {
             int flag = 0;
             int rc = MPI_Test(&e->reqs[i], &flag, MPI_STATUS_IGNORE);
-            if (rc != MPI_SUCCESS || flag) {
-                if (rc != MPI_SUCCESS)
-                    e->result = CL_OUT_OF_RESOURCES;
+            if (rc != MPI_SUCCESS)
+                dist_fault_peer(e->rank, rc, "moving a command's data");
+            if (flag) {
                 e->reqs[i] = e->reqs[--e->nreqs];
                 progress = 1;
             } else {
@@ -292,8 +295,12 @@ static void *sched_main(void *arg)
     for (;;) {
         int progress = 0, flag = 0;
         MPI_Status st;
-        while (buf != NULL &&
-               MPI_Iprobe(MPI_ANY_SOURCE, SLUICE_REMOTE_TAG_DONE, comm, &flag, &st) == MPI_SUCCESS && flag) {
+        for (;;) {
+            int prc = MPI_Iprobe(MPI_ANY_SOURCE, SLUICE_REMOTE_TAG_DONE, comm, &flag, &st);
+            if (prc != MPI_SUCCESS)
+                dist_fault_peer(-1, prc, "waiting for completions");
+            if (!flag || buf == NULL)
+                break;
             int count = 0;
             MPI_Get_count(&st, MPI_BYTE, &count);
             size_t n = (size_t)count / sizeof *buf;
@@ -304,9 +311,10 @@ static void *sched_main(void *arg)
                 buf = nb;
                 cap = n;
             }
-            if (MPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, SLUICE_REMOTE_TAG_DONE, comm,
-                         MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                break;
+            int rc = MPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, SLUICE_REMOTE_TAG_DONE, comm,
+                              MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS)
+                dist_fault_peer(st.MPI_SOURCE, rc, "receiving completions");
             pthread_mutex_lock(&sched_lock);
             for (size_t i = 0; i < n; i++)
                 on_done(st.MPI_SOURCE, &buf[i]);
@@ -360,10 +368,11 @@ static void measure_clocks(void)
             uint64_t t0 = sluice_now_ns();
             unsigned char *rep = NULL;
             size_t len = 0;
-            if (sluice_remote_send(comm, r, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, NULL, 0) !=
-                    MPI_SUCCESS ||
-                sluice_remote_recv(comm, r, SLUICE_REMOTE_TAG_CLOCK, &rep, &len) != MPI_SUCCESS)
-                break;
+            int rc = sluice_remote_send(comm, r, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, NULL, 0);
+            if (rc == MPI_SUCCESS)
+                rc = sluice_remote_recv(comm, r, SLUICE_REMOTE_TAG_CLOCK, &rep, &len);
+            if (rc != MPI_SUCCESS)
+                dist_fault_peer(r, rc, "measuring its clock");
             uint64_t t1 = sluice_now_ns(), ts = 0;
             if (len == sizeof ts)
                 memcpy(&ts, rep, sizeof ts);
@@ -449,10 +458,11 @@ static cl_int send_push(const struct dist_cmd *c, uint64_t id)
         sluice_engine_command(&req, (const unsigned char *)&m);
         return CL_SUCCESS;
     }
-    return sluice_remote_send(sluice_comm(), c->push_rank, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, &m,
-                              sizeof m) == MPI_SUCCESS
-               ? CL_SUCCESS
-               : CL_DEVICE_NOT_AVAILABLE;
+    int rc = sluice_remote_send(sluice_comm(), c->push_rank, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, &m,
+                                sizeof m);
+    if (rc != MPI_SUCCESS)
+        dist_fault_peer(c->push_rank, rc, "sending a transfer");
+    return CL_SUCCESS;
 }
 
 cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
@@ -591,15 +601,16 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
                 if (e->reqs == NULL)
                     r = CL_OUT_OF_HOST_MEMORY;
             }
-            if (r == CL_SUCCESS && c->recv != NULL &&
-                sluice_remote_data_irecv(comm, c->rank, e->id, c->recv, c->len, e->reqs) != MPI_SUCCESS)
-                r = CL_DEVICE_NOT_AVAILABLE;
-            if (r == CL_SUCCESS && sluice_remote_send(comm, c->rank, SLUICE_REMOTE_TAG_REQ, &req, sizeof req,
-                                                      p, (size_t)req.nbytes) != MPI_SUCCESS)
-                r = CL_DEVICE_NOT_AVAILABLE;
-            if (r == CL_SUCCESS && c->send != NULL &&
-                sluice_remote_data_isend(comm, c->rank, e->id, c->send, c->len, e->reqs) != MPI_SUCCESS)
-                r = CL_DEVICE_NOT_AVAILABLE;
+            int rc = MPI_SUCCESS;
+            if (r == CL_SUCCESS && c->recv != NULL)
+                rc = sluice_remote_data_irecv(comm, c->rank, e->id, c->recv, c->len, e->reqs);
+            if (r == CL_SUCCESS && rc == MPI_SUCCESS)
+                rc = sluice_remote_send(comm, c->rank, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, p,
+                                        (size_t)req.nbytes);
+            if (r == CL_SUCCESS && rc == MPI_SUCCESS && c->send != NULL)
+                rc = sluice_remote_data_isend(comm, c->rank, e->id, c->send, c->len, e->reqs);
+            if (rc != MPI_SUCCESS)
+                dist_fault_peer(c->rank, rc, "sending a command");
             if (r == CL_SUCCESS && e->reqs != NULL) {
                 e->nreqs = (int)pieces;
                 e->mnext = mpi_pending;
@@ -622,7 +633,7 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
 
 /* --- waiting ------------------------------------------------------------------------------- */
 
-static void wait_locked(void)
+static int wait_locked(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -634,13 +645,14 @@ static void wait_locked(void)
     sluice_time_state prev = sluice_time_enter(SLUICE_TIME_SLEEP);
     pthread_cond_timedwait(&sched_done, &sched_lock, &ts);
     sluice_time_leave(prev);
+    return !dist_fault_ending(); /* the job is ending: stop waiting */
 }
 
 cl_int dist_sched_wait_event(struct dist_event *e)
 {
     pthread_mutex_lock(&sched_lock);
-    while (e->status > CL_COMPLETE && started)
-        wait_locked();
+    while (e->status > CL_COMPLETE && started && wait_locked())
+        ;
     cl_int st = e->status > CL_COMPLETE ? CL_COMPLETE : e->status;
     pthread_mutex_unlock(&sched_lock);
     return st;
@@ -649,8 +661,8 @@ cl_int dist_sched_wait_event(struct dist_event *e)
 cl_int dist_sched_finish(struct dist_queue *q)
 {
     pthread_mutex_lock(&sched_lock);
-    while (q->inflight > 0 && started)
-        wait_locked();
+    while (q->inflight > 0 && started && wait_locked())
+        ;
     pthread_mutex_unlock(&sched_lock);
     return CL_SUCCESS;
 }

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "cl/backend.h"
+#include "cl/dist_fault.h"
 #include "cl/object.h"
 #include "cl/remote_proto.h"
 #include "progress/backoff.h"
@@ -117,6 +118,14 @@ static int woken;
 static const struct sluice_cl_api *api(void)
 {
     return &sluice_cl_loader_backend()->api;
+}
+
+/* An MPI call with `peer` failed: the job ends with one line naming the rank (dist_fault.h). */
+static int checked(int rc, int peer, const char *what)
+{
+    if (rc != MPI_SUCCESS)
+        dist_fault_peer(peer, rc, what);
+    return rc;
 }
 
 static void note_init(void)
@@ -477,7 +486,8 @@ static cl_int start_write_pieces(struct eng_cmd *c, cl_event *wl, size_t nw)
             c->wait[c->nwait++] = wl[i];
     for (size_t i = 0; i < n; i++)
         c->reqs[i] = MPI_REQUEST_NULL;
-    if (sluice_remote_data_irecv(sluice_comm(), c->peer, c->id, c->staging, c->size, c->reqs) != MPI_SUCCESS)
+    if (checked(sluice_remote_data_irecv(sluice_comm(), c->peer, c->id, c->staging, c->size, c->reqs),
+                c->peer, "receiving a buffer") != MPI_SUCCESS)
         return CL_OUT_OF_RESOURCES;
     return CL_SUCCESS;
 }
@@ -540,9 +550,11 @@ static void settle_peer(struct eng_cmd *c, uint32_t op)
     c->npieces = n;
     c->sent = n;
     if (op == SLUICE_REMOTE_CMD_READ)
-        sluice_remote_data_isend(sluice_comm(), c->peer, c->id, c->staging, c->size, c->reqs);
+        checked(sluice_remote_data_isend(sluice_comm(), c->peer, c->id, c->staging, c->size, c->reqs),
+                c->peer, "sending a buffer");
     else
-        sluice_remote_data_irecv(sluice_comm(), c->peer, c->id, c->staging, c->size, c->reqs);
+        checked(sluice_remote_data_irecv(sluice_comm(), c->peer, c->id, c->staging, c->size, c->reqs),
+                c->peer, "receiving a buffer");
 }
 
 static void fail_now(struct eng_cmd *c, cl_int r)
@@ -711,7 +723,8 @@ static void write_arrived(struct eng_cmd *c, int *progress)
 {
     while (c->sent < c->npieces && c->reqs[c->sent] != MPI_REQUEST_NULL) {
         int flag = 0;
-        if (MPI_Test(&c->reqs[c->sent], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        if (checked(MPI_Test(&c->reqs[c->sent], &flag, MPI_STATUS_IGNORE), c->peer, "receiving a buffer") !=
+            MPI_SUCCESS) {
             c->reqs[c->sent] = MPI_REQUEST_NULL;
             c->status = CL_OUT_OF_RESOURCES;
             flag = 1;
@@ -808,8 +821,9 @@ static void failed_silently(struct eng_cmd *c)
     while (c->op == SLUICE_REMOTE_CMD_READ && c->reqs != NULL && c->sent < c->npieces) {
         size_t i = c->sent++, off = i * SLUICE_REMOTE_CHUNK;
         size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
-        MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer, SLUICE_REMOTE_DATA_TAG(c->id), sluice_comm(),
-                  &c->reqs[i]);
+        checked(MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer, SLUICE_REMOTE_DATA_TAG(c->id),
+                          sluice_comm(), &c->reqs[i]),
+                c->peer, "sending a buffer");
     }
 }
 
@@ -830,7 +844,8 @@ static int mpi_done(struct eng_cmd *c, int *progress)
             continue;
         }
         int flag = 0;
-        if (MPI_Test(&c->reqs[i], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        if (checked(MPI_Test(&c->reqs[i], &flag, MPI_STATUS_IGNORE), c->peer, "moving a buffer") !=
+            MPI_SUCCESS) {
             c->reqs[i] = MPI_REQUEST_NULL;
             if (c->status >= 0)
                 c->status = CL_OUT_OF_RESOURCES;
@@ -883,8 +898,9 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
                    (c->sent == (size_t)n->piece || done_event(c->piece_ev[c->sent]))) {
                 size_t i = c->sent, off = i * SLUICE_REMOTE_CHUNK;
                 size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
-                if (MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer, SLUICE_REMOTE_DATA_TAG(c->id),
-                              sluice_comm(), &c->reqs[i]) != MPI_SUCCESS)
+                if (checked(MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer,
+                                      SLUICE_REMOTE_DATA_TAG(c->id), sluice_comm(), &c->reqs[i]),
+                            c->peer, "sending a buffer") != MPI_SUCCESS)
                     c->status = CL_OUT_OF_RESOURCES;
                 c->sent++;
                 if (sluice_trace_active() && c->sent == c->npieces && (c->flags & SLUICE_CMD_TRANSFER))
@@ -948,10 +964,13 @@ void sluice_remote_serve(MPI_Comm comm)
     for (;;) {
         int progress = 0, flag = 0;
         MPI_Status st;
-        while (MPI_Iprobe(0, SLUICE_REMOTE_TAG_REQ, comm, &flag, &st) == MPI_SUCCESS && flag) {
+        while (checked(MPI_Iprobe(0, SLUICE_REMOTE_TAG_REQ, comm, &flag, &st), 0, "waiting for requests") ==
+                   MPI_SUCCESS &&
+               flag) {
             unsigned char *buf = NULL;
             size_t len = 0;
-            if (sluice_remote_recv(comm, 0, SLUICE_REMOTE_TAG_REQ, &buf, &len) != MPI_SUCCESS)
+            if (checked(sluice_remote_recv(comm, 0, SLUICE_REMOTE_TAG_REQ, &buf, &len), 0,
+                        "receiving a request") != MPI_SUCCESS)
                 return;
             progress = 1;
             struct sluice_remote_req req;
@@ -967,14 +986,16 @@ void sluice_remote_serve(MPI_Comm comm)
                 sluice_engine_abandon();
             } else if (req.op == SLUICE_REMOTE_PING) {
                 uint64_t now = sluice_now_ns();
-                MPI_Send(&now, sizeof now, MPI_BYTE, 0, SLUICE_REMOTE_TAG_CLOCK, comm);
+                checked(MPI_Send(&now, sizeof now, MPI_BYTE, 0, SLUICE_REMOTE_TAG_CLOCK, comm), 0,
+                        "answering a ping");
             } else if (req.op == SLUICE_REMOTE_NOTIFY) {
                 sluice_engine_notify(req.a[0], (int64_t)req.a[1]);
             } else if (sluice_remote_is_call(req.op)) {
                 struct sluice_remote_msg out;
                 sluice_remote_handle(&req, buf + sizeof req, &out);
-                int rc = sluice_remote_send(comm, 0, SLUICE_REMOTE_TAG_REP, &out.rep, sizeof out.rep,
-                                            out.bytes, (size_t)out.rep.nbytes);
+                int rc = checked(sluice_remote_send(comm, 0, SLUICE_REMOTE_TAG_REP, &out.rep, sizeof out.rep,
+                                                    out.bytes, (size_t)out.rep.nbytes),
+                                 0, "sending a reply");
                 free(out.bytes);
                 if (rc != MPI_SUCCESS) {
                     free(buf);
@@ -987,8 +1008,9 @@ void sluice_remote_serve(MPI_Comm comm)
         }
         int moved = 0;
         size_t n = sluice_engine_progress(done, 64, &moved);
-        if (n > 0 && MPI_Send(done, (int)(n * sizeof done[0]), MPI_BYTE, 0, SLUICE_REMOTE_TAG_DONE, comm) !=
-                         MPI_SUCCESS)
+        if (n > 0 &&
+            checked(MPI_Send(done, (int)(n * sizeof done[0]), MPI_BYTE, 0, SLUICE_REMOTE_TAG_DONE, comm), 0,
+                    "sending completions") != MPI_SUCCESS)
             return;
         if (ending && sluice_engine_inflight() == 0)
             return;
