@@ -8,8 +8,10 @@
 #ifndef SLUICE_PROGRESS_SLEEPER_H
 #define SLUICE_PROGRESS_SLEEPER_H
 
-#include <stdatomic.h>
 #include <stdint.h>
+#ifndef __cplusplus
+#include <stdatomic.h> /* not in C++ before C++23: the tests see plain integers (below) */
+#endif
 
 #ifdef __cplusplus
 extern "C" {
