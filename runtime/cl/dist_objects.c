@@ -206,6 +206,11 @@ static cl_command_queue make_queue(cl_context context, cl_device_id device, cl_c
         dist_set_err(errcode_ret, CL_INVALID_DEVICE);
         return NULL;
     }
+    if (props & (CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT)) {
+        /* PoCL has no device-side queues (it aborts on some of these requests): refused here */
+        dist_set_err(errcode_ret, CL_INVALID_QUEUE_PROPERTIES);
+        return NULL;
+    }
     struct dist_queue *q = calloc(1, sizeof *q);
     if (q == NULL) {
         dist_set_err(errcode_ret, CL_OUT_OF_HOST_MEMORY);
@@ -235,13 +240,20 @@ static cl_command_queue CL_API_CALL create_queue(cl_context context, cl_device_i
 static cl_command_queue CL_API_CALL create_queue_props(cl_context context, cl_device_id device,
                                                        const cl_queue_properties *props, cl_int *errcode_ret)
 {
+    /* The keys PoCL knows: CL_QUEUE_PROPERTIES once (its bits go to the real queue, which checks
+     * them), CL_QUEUE_SIZE (meaningful for device queues only, which the real queue refuses);
+     * any other key, or a repeated one, is CL_INVALID_VALUE, as PoCL says locally. */
     cl_command_queue_properties bits = 0;
+    bool seen_bits = false, seen_size = false;
     for (int i = 0; props != NULL && props[i] != 0; i += 2) {
-        if (props[i] != CL_QUEUE_PROPERTIES) {
-            dist_set_err(errcode_ret, CL_INVALID_OPERATION); /* sizes, priorities: not remote yet */
+        bool *seen = props[i] == CL_QUEUE_PROPERTIES ? &seen_bits : props[i] == CL_QUEUE_SIZE ? &seen_size : NULL;
+        if (seen == NULL || *seen) {
+            dist_set_err(errcode_ret, CL_INVALID_VALUE);
             return NULL;
         }
-        bits = (cl_command_queue_properties)props[i + 1];
+        *seen = true;
+        if (props[i] == CL_QUEUE_PROPERTIES)
+            bits = (cl_command_queue_properties)props[i + 1];
     }
     return make_queue(context, device, bits, errcode_ret);
 }

@@ -1,6 +1,6 @@
 /* Sample OpenCL program (knows nothing of sluice): reference counts as objects are created,
- * retained and released in an unusual order, and the error codes of invalid handles and
- * arguments, on every device of the first platform. Each line is one call's answer. */
+ * retained and released in an unusual order, and the error codes of invalid handles, arguments
+ * and queue properties, on every device of the first platform. Each line is one call's answer. */
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +60,25 @@ int main(void)
     cl_context ctx = clCreateContext(NULL, n, devs, NULL, NULL, &err);
     CHECK(err);
     TRY("queue NULL device", clCreateCommandQueueWithProperties(ctx, NULL, NULL, &err));
+    static const struct {
+        const char *name;
+        cl_queue_properties props[5];
+    } qprops[] = {
+        {"queue size alone", {CL_QUEUE_SIZE, 1024, 0}},
+        {"device queue",
+         {CL_QUEUE_PROPERTIES, CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, CL_QUEUE_SIZE,
+          1024, 0}},
+        {"unknown key", {0x9999, 1, 0}},
+        {"unknown bit", {CL_QUEUE_PROPERTIES, (cl_queue_properties)1 << 20, 0}},
+        {"key twice", {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, CL_QUEUE_PROPERTIES, 0, 0}},
+    };
+    for (size_t i = 0; i < sizeof qprops / sizeof qprops[0]; i++) {
+        err = 12345;
+        cl_command_queue qq = clCreateCommandQueueWithProperties(ctx, devs[0], qprops[i].props, &err);
+        printf("queue, %s: %s %d\n", qprops[i].name, qq ? "queue" : "none", err);
+        if (qq != NULL)
+            CHECK(clReleaseCommandQueue(qq));
+    }
     TRY("clCreateProgramWithSource no strings", clCreateProgramWithSource(ctx, 0, NULL, NULL, &err));
     cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
     CHECK(err);
