@@ -2,9 +2,10 @@
 # device per rank, clinfo (a real third-party program, run on rank 0 only: ranks 1 and 2 never
 # enter its main) lists three devices under ONE platform, exactly as a single process with three
 # local devices lists them; the serving ranks print nothing and the job exits 0. Full clinfo
-# output is compared too, except the lines that truly differ (docs/DISTRIBUTED.md): PoCL numbers
-# the vendor id per device of a process, NULL-platform defaults are not distributed yet, and
-# images, pipes and SVM are reported absent (docs/DISTRIBUTED_API.md).
+# output is compared too, NULL-platform defaults included (clCreateContextFromType without
+# properties uses the merged platform), except the lines that truly differ (docs/DISTRIBUTED.md):
+# PoCL numbers the vendor id per device of a process, and images, pipes and SVM are reported
+# absent (docs/DISTRIBUTED_API.md).
 export POCL_MAX_PTHREAD_COUNT=1
 command -v clinfo >/dev/null || fail "clinfo is not installed (apt-get install clinfo)"
 
@@ -27,7 +28,7 @@ echo "ok: clinfo -l identical to a single process with three devices ($(wc -l <d
 # those lines differ.
 POCL_DEVICES="pthread pthread pthread" clinfo >local_full.out
 POCL_DEVICES=pthread mpirun 3 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" clinfo >dist_full.out
-filter() { sed -n '/NULL platform behavior/q;p' "$1" | grep -v 'Device Vendor ID'; }
+filter() { grep -v 'Device Vendor ID' "$1"; }
 diff <(filter local_full.out) <(filter dist_full.out) | grep '^[<>]' >diff_full.out || true
 absent='Image support|image args|images from buffer|image array size|2D image buffers|image size|samplers per kernel'
 absent+='|buffer sharing|Atomics|[Cc]ommand buffer|Profiling  |Out-of-order execution  |Extensions  |OpenCL C features  '
@@ -44,6 +45,10 @@ fi
 expect_eq "other extensions still listed" 3 "$(grep -c 'cl_khr_fp64$' dist_full.out)"
 expect_eq "other OpenCL C features still listed" 3 "$(grep -c '__opencl_c_atomic_order_acq_rel' dist_full.out)"
 [ "$(filter dist_full.out | wc -l)" -gt 300 ] || fail "clinfo printed too little"
+nullsec() { sed -n '/NULL platform behavior/,$p' "$1"; }
+expect_contains "clCreateContextFromType without properties: every rank's device" \
+  "clCreateContextFromType(NULL, CL_DEVICE_TYPE_ALL)  Success (3)" "$(nullsec dist_full.out)"
+expect_eq "NULL-platform defaults succeed (platform, devices, contexts)" 5 "$(nullsec dist_full.out | grep -c 'Success')"
 echo "ok: clinfo properties identical for three devices on three ranks, apart from images, pipes and SVM" \
   "($(filter dist_full.out | wc -l) lines, $(wc -l <diff_full.out) differ)"
 
