@@ -55,31 +55,47 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/dist_h200.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 status=0
 
-# One folder per ICD (OCL_ICD_VENDORS), to run a process that sees only that vendor's platform.
+# Which ICDs a process sees. ICD loaders differ: ocl-icd 2.3.1 (Debian 12) honours an
+# OCL_ICD_VENDORS folder; the GPU machine's ocl-icd 2.3.2 lists NVIDIA's library in
+# OCL_ICD_FILENAMES (not in /etc/OpenCL/vendors), loads it on top of the vendors folder, and
+# ignored a private OCL_ICD_VENDORS folder. So each set of ICDs gets the first of three loader
+# settings under which the benchmark's --list shows exactly the platforms wanted.
 vendors=${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}
-# ICDs named in OCL_ICD_FILENAMES (the GPU machine lists NVIDIA's there, not in the vendors
-# folder) count too; the variable itself is unset, since ocl-icd loads its libraries on top of
-# any OCL_ICD_VENDORS folder.
 icd_files=${OCL_ICD_FILENAMES:-}
-unset OCL_ICD_FILENAMES
-icd_dir() { # NAME PATTERN: a folder holding the .icd files whose library matches PATTERN
-  mkdir -p "$work/$1"
-  grep -l -i -E "$2" "$vendors"/*.icd 2>/dev/null | xargs -r cp -t "$work/$1"
-  local f
-  for f in ${icd_files//:/ }; do
-    # skip a library the vendors folder already names (libpocl.so.2 and libpocl.so.2.12.0)
-    if echo "$f" | grep -q -i -E "$2" && ! cat "$work/$1"/*.icd 2>/dev/null | grep -q "^$(basename "${f%%.so*}")\.so"; then
-      echo "$f" >"$work/$1/$(basename "$f").icd"
-    fi
+unset OCL_ICD_FILENAMES OCL_ICD_VENDORS
+libs_matching() { # PATTERN: colon list of the ICD libraries whose name matches, each library once
+  local out="" f stem
+  for f in $(cat "$vendors"/*.icd 2>/dev/null) ${icd_files//:/ }; do
+    stem=$(basename "${f%%.so*}")
+    echo "$f" | grep -q -i -E "$1" || continue
+    case ":$out:" in *"/$stem.so"* | *":$stem.so"*) continue ;; esac
+    out=${out:+$out:}$f
   done
-  ls "$work/$1"/*.icd >/dev/null 2>&1 || { echo "dist_h200.sh: no ICD matching '$2' in $vendors" >&2; exit 2; }
-  echo "$work/$1"
+  echo "$out"
 }
-pocl_icd=$(icd_dir pocl 'pocl')
-nvidia_icd=$pocl_icd # rehearsal without a GPU
-[ "$gpu" != "type = gpu" ] || nvidia_icd=$(icd_dir nvidia 'nvidia|cuda')
-all_icd=$(icd_dir all '.')
-export OCL_ICD_VENDORS=$all_icd # every process below sees every ICD unless told otherwise
+loader_env() { # LIBRARY_PATTERN PLATFORM_PATTERN: prints VAR=value words for `env`
+  local libs dir cand out
+  libs=$(libs_matching "$1")
+  [ -n "$libs" ] || { echo "dist_h200.sh: no ICD library matching '$1'" >&2; return 1; }
+  dir=$(mktemp -d "$work/icd.XXXXXX")
+  for f in ${libs//:/ }; do echo "$f" >"$dir/$(basename "$f").icd"; done
+  for cand in "OCL_ICD_VENDORS=$dir" "OCL_ICD_VENDORS=/nonexistent OCL_ICD_FILENAMES=$libs" \
+    "OCL_ICD_FILENAMES=$libs"; do
+    out=$(env $cand "$bin" --list 2>/dev/null) || continue
+    [ -n "$out" ] || continue
+    if echo "$out" | grep -v -q -E "$2"; then continue; fi
+    echo "$cand"
+    return 0
+  done
+  echo "dist_h200.sh: no loader setting shows only '$2' (ICDs: $libs)" >&2
+  return 1
+}
+pocl_env=$(loader_env pocl 'Portable Computing Language') || exit 2
+nvidia_env=$pocl_env # rehearsal without a GPU
+[ "$gpu" != "type = gpu" ] || nvidia_env=$(loader_env 'nvidia|cuda' 'NVIDIA') || exit 2
+all_env=$(loader_env . .) || exit 2
+export $all_env # every process below sees every ICD unless told otherwise
+echo "(ICD loader: PoCL alone: $pocl_env; NVIDIA alone: $nvidia_env; all: $all_env)"
 
 # dist [VAR=value...] cmd...: cmd on rank 0 of 2 ranks under distributed OpenCL (one env only).
 dist() {
@@ -112,8 +128,8 @@ echo "2. samples on rank 1's GPU from rank 0 (SLUICE_DEVICES=\"$remote\") agains
 printf '  %-16s %-22s %-22s %-22s %s\n' sample "local GPU hash" "remote GPU hash" "local PoCL CPU hash" "remote vs local"
 for s in $samples; do
   [ -x "$apps/$s" ] || { echo "  $s: not built in $apps"; status=1; continue; }
-  OCL_ICD_VENDORS=$nvidia_icd "$apps/$s" >"$work/$s.local" 2>"$work/$s.local.err" || true
-  OCL_ICD_VENDORS=$pocl_icd "$apps/$s" >"$work/$s.cpu" 2>/dev/null || true
+  env -u OCL_ICD_VENDORS -u OCL_ICD_FILENAMES $nvidia_env "$apps/$s" >"$work/$s.local" 2>"$work/$s.local.err" || true
+  env -u OCL_ICD_VENDORS -u OCL_ICD_FILENAMES $pocl_env "$apps/$s" >"$work/$s.cpu" 2>/dev/null || true
   dist "SLUICE_DEVICES=$remote" "$apps/$s" >"$work/$s.remote" 2>"$work/$s.remote.err" || true
   verdict=same
   if [ ! -s "$work/$s.local" ] || ! cmp -s "$work/$s.local" "$work/$s.remote"; then
@@ -130,7 +146,7 @@ done
 
 echo
 echo "3. latency and bandwidth: the GPU from a local process (no sluice) and from rank 0 (rank 1's GPU)"
-gpu_index=$(OCL_ICD_VENDORS=$all_icd "$bin" --list | awk -v t="$([ "$gpu" = "type = gpu" ] && echo gpu || echo cpu)" \
+gpu_index=$("$bin" --list | awk -v t="$([ "$gpu" = "type = gpu" ] && echo gpu || echo cpu)" \
   '$NF == t { print $2; exit }')
 if [ -z "$gpu_index" ]; then
   echo "  no local device of that type: skipped"
