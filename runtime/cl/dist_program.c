@@ -517,6 +517,25 @@ static cl_program CL_API_CALL link_program(cl_context context, cl_uint ndev, con
     return (cl_program)p;
 }
 
+/* On every rank of the program (each checks that its program came from IL, as locally). */
+static cl_int CL_API_CALL spec_constant(cl_program program, cl_uint id, size_t size, const void *value)
+{
+    struct dist_program *p = (struct dist_program *)program;
+    if (p == NULL)
+        return CL_INVALID_PROGRAM;
+    if (value == NULL || size == 0)
+        return CL_INVALID_VALUE;
+    cl_int first = CL_SUCCESS;
+    for (int r = 0; r < dist_size(); r++)
+        if (p->rid[r] != 0) {
+            uint64_t a[3] = {SLUICE_ROBJ_SPEC_CONSTANT, p->rid[r], id};
+            cl_int e = dist_call(r, SLUICE_REMOTE_OBJ, a, 3, value, size, NULL);
+            if (first == CL_SUCCESS)
+                first = e;
+        }
+    return first;
+}
+
 static cl_int CL_API_CALL retain_program(cl_program program)
 {
     if (program == NULL)
@@ -797,6 +816,20 @@ static cl_int CL_API_CALL set_kernel_arg(cl_kernel kernel, cl_uint index, size_t
     return CL_SUCCESS;
 }
 
+/* The devices report no SVM: only "no fine-grain system SVM" can be set (the specification's
+ * rules for such devices). */
+static cl_int CL_API_CALL kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param, size_t size,
+                                           const void *value)
+{
+    if (kernel == NULL)
+        return CL_INVALID_KERNEL;
+    if (param == CL_KERNEL_EXEC_INFO_SVM_PTRS)
+        return CL_INVALID_OPERATION;
+    if (param != CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM || value == NULL || size != sizeof(cl_bool))
+        return CL_INVALID_VALUE;
+    return *(const cl_bool *)value ? CL_INVALID_OPERATION : CL_SUCCESS;
+}
+
 static cl_int CL_API_CALL retain_kernel(cl_kernel kernel)
 {
     if (kernel == NULL)
@@ -878,6 +911,8 @@ void dist_program_install(struct sluice_cl_api *api)
     api->clCreateProgramWithILKHR = create_program_il;
     api->clCreateProgramWithBuiltInKernels = create_program_builtin;
     api->clCompileProgram = compile_program;
+    api->clSetProgramSpecializationConstant = spec_constant;
+    api->clSetKernelExecInfo = kernel_exec_info;
     api->clLinkProgram = link_program;
     api->clBuildProgram = build_program;
     api->clRetainProgram = retain_program;

@@ -406,6 +406,8 @@ DIST_NOTES = {
     "clGetDeviceAndHostTimer": "the ranks' clocks are not rank 0's: no synchronised timer (the specification's "
                                "error for a platform without one)",
     "clGetHostTimer": "as clGetDeviceAndHostTimer",
+    "clSetKernelExecInfo": "devices report no SVM: SVM pointers CL_INVALID_OPERATION, fine-grain system SVM only "
+                           "CL_FALSE",
 }
 
 # What a missing slot means, where the specification gives that error to a device without the

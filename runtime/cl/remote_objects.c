@@ -199,6 +199,12 @@ void sluice_remote_objects(const uint64_t *a, const unsigned char *p, size_t len
     case SLUICE_ROBJ_PROG_LINK:
         link_programs(a, p, len, out);
         break;
+    case SLUICE_ROBJ_SPEC_CONSTANT:
+        out->rep.ret =
+            A->clSetProgramSpecializationConstant
+                ? A->clSetProgramSpecializationConstant(PTR(cl_program, a[1]), (cl_uint)a[2], len, p)
+                : CL_INVALID_OPERATION;
+        break;
     case SLUICE_ROBJ_KERNEL_ARGS:
         kernel_args(a, out);
         break;

@@ -13,6 +13,7 @@ enum sluice_remote_obj_op {
     SLUICE_ROBJ_PROG_LINK,    /* a1 ctx, a2 ndev, a3 ninputs, a4 options length; bytes: device rids,
                                * input program rids, options -> v0 program (also on failure) */
     SLUICE_ROBJ_UNLOAD_COMPILER, /* a1 platform */
+    SLUICE_ROBJ_SPEC_CONSTANT,   /* a1 program, a2 spec id; bytes: the value */
     SLUICE_ROBJ_KERNEL_ARGS,     /* a1 kernel -> v0 number of arguments, bytes: per argument, struct
                                   * sluice_remote_kernel_arg */
 };

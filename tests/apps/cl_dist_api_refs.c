@@ -102,6 +102,11 @@ int main(void)
     printf("clSetKernelArg int NULL: %d\n", clSetKernelArg(k, 2, sizeof three, NULL));
     printf("clSetKernelArg right: %d %d %d\n", clSetKernelArg(k, 0, sizeof buf, &buf),
            clSetKernelArg(k, 1, 64, NULL), clSetKernelArg(k, 2, sizeof three, &three));
+    printf("clSetProgramSpecializationConstant, not from IL: %d\n",
+           clSetProgramSpecializationConstant(prog, 1, 4, &three));
+    cl_bool no = CL_FALSE;
+    printf("clSetKernelExecInfo no fine-grain system SVM: %d\n",
+           clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM, sizeof no, &no));
     printf("clGetKernelArgInfo index 9: %d\n",
            clGetKernelArgInfo(k, 9, CL_KERNEL_ARG_NAME, sizeof tmp, tmp, NULL));
     size_t wg = 0;

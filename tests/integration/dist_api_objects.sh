@@ -11,7 +11,7 @@
 #   -cl-kernel-arg-info hidden), kernel names, separate compilation with an embedded header,
 #   linking a library and an executable (notify callbacks), built-in kernels, IL (the error PoCL
 #   gives), unloading the compiler, and a kernel of every executable on every device.
-# - cl_dist_api_refs: 29 calls with NULL or invalid handles, arguments and queue properties
+# - cl_dist_api_refs: 31 calls with NULL or invalid handles, arguments and queue properties
 #   (kernel arguments checked against their declarations), reference counts as objects are made
 #   and retained, and objects released by the program in an unusual order but kept alive by their
 #   users.
