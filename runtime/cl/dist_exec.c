@@ -335,6 +335,188 @@ static cl_int CL_API_CALL fill_buffer(cl_command_queue queue, cl_mem buffer, con
     return finish_call(r, e, false, event);
 }
 
+/* Rect variants: commands in the DAG like the others; the directory acquires the enclosing byte
+ * range of the buffer (a write of part of it fetches the rest first). Between ranks the host
+ * side travels packed (region[0] x region[1] x region[2] bytes). */
+struct geom {
+    size_t g[13]; /* buffer origin[3], host origin[3], region[3], buffer row/slice, host row/slice pitch */
+    size_t lo, hi, packed;
+};
+
+static cl_int rect_geom(struct geom *G, const struct dist_mem *m, const size_t *bo, const size_t *ho,
+                        const size_t *region, size_t brp, size_t bsp, size_t hrp, size_t hsp)
+{
+    if (m == NULL)
+        return CL_INVALID_MEM_OBJECT;
+    if (bo == NULL || ho == NULL || region == NULL || region[0] == 0 || region[1] == 0 || region[2] == 0)
+        return CL_INVALID_VALUE;
+    brp = brp ? brp : region[0];
+    bsp = bsp ? bsp : region[1] * brp;
+    hrp = hrp ? hrp : region[0];
+    hsp = hsp ? hsp : region[1] * hrp;
+    if (brp < region[0] || bsp < region[1] * brp || hrp < region[0] || hsp < region[1] * hrp)
+        return CL_INVALID_VALUE;
+    memcpy(G->g, bo, 3 * sizeof(size_t));
+    memcpy(G->g + 3, ho, 3 * sizeof(size_t));
+    memcpy(G->g + 6, region, 3 * sizeof(size_t));
+    G->g[9] = brp;
+    G->g[10] = bsp;
+    G->g[11] = hrp;
+    G->g[12] = hsp;
+    G->lo = bo[2] * bsp + bo[1] * brp + bo[0];
+    G->hi = (bo[2] + region[2] - 1) * bsp + (bo[1] + region[1] - 1) * brp + bo[0] + region[0];
+    G->packed = region[0] * region[1] * region[2];
+    return G->hi > m->size ? CL_INVALID_VALUE : CL_SUCCESS;
+}
+
+static void pack(unsigned char *to, const unsigned char *from, const size_t *g)
+{
+    for (size_t z = 0; z < g[8]; z++)
+        for (size_t y = 0; y < g[7]; y++, to += g[6])
+            memcpy(to, from + (g[5] + z) * g[12] + (g[4] + y) * g[11] + g[3], g[6]);
+}
+
+static cl_int CL_API_CALL read_rect(cl_command_queue queue, cl_mem buffer, cl_bool blocking, const size_t *bo,
+                                    const size_t *ho, const size_t *region, size_t brp, size_t bsp,
+                                    size_t hrp, size_t hsp, void *ptr, cl_uint nwait, const cl_event *wl,
+                                    cl_event *event)
+{
+    struct dist_queue *q = (struct dist_queue *)queue;
+    struct dist_mem *m = (struct dist_mem *)buffer;
+    if (q == NULL)
+        return CL_INVALID_COMMAND_QUEUE;
+    struct geom G;
+    cl_int r = rect_geom(&G, m, bo, ho, region, brp, bsp, hrp, hsp);
+    if (r == CL_SUCCESS && ptr == NULL)
+        r = CL_INVALID_VALUE;
+    if (r == CL_SUCCESS && m->ctx != q->ctx)
+        r = CL_INVALID_CONTEXT;
+    if (r == CL_SUCCESS)
+        r = check_wait(nwait, wl);
+    if (r != CL_SUCCESS)
+        return r;
+    int rank = q->dev->rank;
+    struct dist_rect *rect = NULL;
+    if (rank != 0 && ((rect = calloc(1, sizeof *rect)) == NULL || (rect->tmp = malloc(G.packed)) == NULL)) {
+        free(rect);
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    if (rect != NULL) {
+        rect->dst = ptr;
+        memcpy(rect->origin, G.g + 3, sizeof rect->origin);
+        memcpy(rect->region, G.g + 6, sizeof rect->region);
+        rect->row_pitch = G.g[11];
+        rect->slice_pitch = G.g[12];
+    }
+    struct uses u = {0};
+    struct dist_event *e = NULL;
+    pthread_mutex_lock(&dist_lock);
+    r = use(&u, m, rank, G.lo, G.hi - G.lo, false, false);
+    if (r == CL_SUCCESS) {
+        struct dist_cmd c = command(q, SLUICE_REMOTE_CMD_READ, CL_COMMAND_READ_BUFFER_RECT, nwait, wl, &u);
+        c.a[0] = m->rid[rank];
+        c.a[2] = rank != 0 ? G.packed : 0;
+        c.recv = rect != NULL ? (void *)rect->tmp : ptr;
+        c.len = rank != 0 ? G.packed : 0;
+        c.bytes = G.g;
+        c.nbytes = sizeof G.g;
+        c.rect = rect;
+        r = submit(&c, &e);
+        rect = NULL; /* the record owns it */
+    }
+    pthread_mutex_unlock(&dist_lock);
+    if (rect != NULL) {
+        free(rect->tmp);
+        free(rect);
+    }
+    return finish_call(r, e, blocking, event);
+}
+
+static cl_int CL_API_CALL write_rect(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
+                                     const size_t *bo, const size_t *ho, const size_t *region, size_t brp,
+                                     size_t bsp, size_t hrp, size_t hsp, const void *ptr, cl_uint nwait,
+                                     const cl_event *wl, cl_event *event)
+{
+    struct dist_queue *q = (struct dist_queue *)queue;
+    struct dist_mem *m = (struct dist_mem *)buffer;
+    if (q == NULL)
+        return CL_INVALID_COMMAND_QUEUE;
+    struct geom G;
+    cl_int r = rect_geom(&G, m, bo, ho, region, brp, bsp, hrp, hsp);
+    if (r == CL_SUCCESS && ptr == NULL)
+        r = CL_INVALID_VALUE;
+    if (r == CL_SUCCESS && m->ctx != q->ctx)
+        r = CL_INVALID_CONTEXT;
+    if (r == CL_SUCCESS)
+        r = check_wait(nwait, wl);
+    if (r != CL_SUCCESS)
+        return r;
+    int rank = q->dev->rank;
+    unsigned char *tmp = NULL; /* packed at enqueue: the program may reuse ptr once this returns */
+    if (rank != 0) {
+        if ((tmp = malloc(G.packed)) == NULL)
+            return CL_OUT_OF_HOST_MEMORY;
+        pack(tmp, ptr, G.g);
+    }
+    struct uses u = {0};
+    struct dist_event *e = NULL;
+    pthread_mutex_lock(&dist_lock);
+    r = use(&u, m, rank, G.lo, G.hi - G.lo, true, false);
+    if (r == CL_SUCCESS) {
+        struct dist_cmd c = command(q, SLUICE_REMOTE_CMD_WRITE, CL_COMMAND_WRITE_BUFFER_RECT, nwait, wl, &u);
+        c.a[0] = m->rid[rank];
+        c.a[2] = rank != 0 ? G.packed : 0;
+        c.send = tmp != NULL ? (const void *)tmp : ptr;
+        c.len = rank != 0 ? G.packed : 0;
+        c.bytes = G.g;
+        c.nbytes = sizeof G.g;
+        c.free_after = tmp;
+        r = submit(&c, &e);
+        tmp = NULL;
+    }
+    pthread_mutex_unlock(&dist_lock);
+    free(tmp);
+    return finish_call(r, e, blocking, event);
+}
+
+static cl_int CL_API_CALL copy_rect(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *so,
+                                    const size_t *dor, const size_t *region, size_t srp, size_t ssp,
+                                    size_t drp, size_t dsp, cl_uint nwait, const cl_event *wl,
+                                    cl_event *event)
+{
+    struct dist_queue *q = (struct dist_queue *)queue;
+    struct dist_mem *s = (struct dist_mem *)src, *d = (struct dist_mem *)dst;
+    if (q == NULL)
+        return CL_INVALID_COMMAND_QUEUE;
+    struct geom GS, GD;
+    cl_int r = rect_geom(&GS, s, so, dor, region, srp, ssp, drp, dsp);
+    if (r == CL_SUCCESS)
+        r = rect_geom(&GD, d, dor, so, region, drp, dsp, srp, ssp);
+    if (r == CL_SUCCESS && (s->ctx != q->ctx || d->ctx != q->ctx))
+        r = CL_INVALID_CONTEXT;
+    if (r == CL_SUCCESS)
+        r = check_wait(nwait, wl);
+    if (r != CL_SUCCESS)
+        return r;
+    int rank = q->dev->rank;
+    struct uses u = {0};
+    struct dist_event *e = NULL;
+    pthread_mutex_lock(&dist_lock);
+    r = use(&u, s, rank, GS.lo, GS.hi - GS.lo, false, false);
+    if (r == CL_SUCCESS)
+        r = use(&u, d, rank, GD.lo, GD.hi - GD.lo, true, false);
+    if (r == CL_SUCCESS) {
+        struct dist_cmd c = command(q, SLUICE_REMOTE_CMD_COPY, CL_COMMAND_COPY_BUFFER_RECT, nwait, wl, &u);
+        c.a[0] = s->rid[rank];
+        c.a[1] = d->rid[rank];
+        c.bytes = GS.g; /* source origin, destination origin, region, source then destination pitches */
+        c.nbytes = sizeof GS.g;
+        r = submit(&c, &e);
+    }
+    pthread_mutex_unlock(&dist_lock);
+    return finish_call(r, e, false, event);
+}
+
 /* Markers and barriers: real ones on the queue's rank, with the wait list (events of other ranks
  * through NOTIFY). */
 static cl_int marker_cmd(struct dist_queue *q, int barrier, cl_command_type type, cl_uint nwait,
@@ -518,6 +700,9 @@ void dist_exec_install(struct sluice_cl_api *api)
     api->clEnqueueMapBuffer = map_buffer;
     api->clEnqueueUnmapMemObject = unmap;
     api->clEnqueueFillBuffer = fill_buffer;
+    api->clEnqueueReadBufferRect = read_rect;
+    api->clEnqueueWriteBufferRect = write_rect;
+    api->clEnqueueCopyBufferRect = copy_rect;
     api->clEnqueueMarkerWithWaitList = marker_wl;
     api->clEnqueueBarrierWithWaitList = barrier_wl;
     api->clFinish = finish;

@@ -119,6 +119,13 @@ struct dist_kernel {
 };
 
 struct dist_event_cb;
+/* A rect read from another rank: its packed data lands in tmp, and is unpacked into the
+ * program's memory (dst, with its host origin and pitches) when the command completes. */
+struct dist_rect {
+    unsigned char *tmp;
+    unsigned char *dst;
+    size_t origin[3], region[3], row_pitch, slice_pitch;
+};
 /* A command as rank 0 knows it (also what a program's cl_event points at). Status and times come
  * from the DONE record its rank sends; fields below `type` belong to dist_sched.c's lock. */
 struct dist_event {
@@ -142,6 +149,7 @@ struct dist_event {
     struct dist_event_cb *cbs;
     struct dist_mem *hold;   /* kept alive until done (a transfer's source) */
     void *free_after;        /* freed when done (an unmapped region) */
+    struct dist_rect *rect;  /* unpacked, then freed, when done */
     struct dist_event *hnext, *mnext;
 };
 
@@ -219,6 +227,7 @@ struct dist_cmd {
     size_t len;                /* of send or recv */
     struct dist_mem *hold;
     void *free_after;
+    struct dist_rect *rect;
     /* A transfer between two devices: its sending half, a silent CMD_READ with the same id on
      * push_rank (args push_a, one use of the buffer's root there). */
     int push;

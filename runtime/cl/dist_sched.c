@@ -161,6 +161,18 @@ static void complete(struct dist_event *e, cl_int status)
         return;
     e->status = status < 0 ? status : CL_COMPLETE;
     unlink_event(e);
+    if (e->rect != NULL) {
+        struct dist_rect *r = e->rect;
+        const unsigned char *from = r->tmp;
+        for (size_t z = 0; z < r->region[2] && e->status == CL_COMPLETE; z++)
+            for (size_t y = 0; y < r->region[1]; y++, from += r->region[0])
+                memcpy(r->dst + (r->origin[2] + z) * r->slice_pitch + (r->origin[1] + y) * r->row_pitch +
+                           r->origin[0],
+                       from, r->region[0]);
+        free(r->tmp);
+        free(r);
+        e->rect = NULL;
+    }
     for (int r = 0; r < DIST_MAX_RANKS; r++)
         if (e->subs & (1ull << r))
             notify(r, e->id, e->status);
@@ -493,6 +505,7 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
     e->refs = 0; /* one in flight and the caller's, below */
     e->hold = c->hold;
     e->free_after = c->free_after;
+    e->rect = c->rect;
     pthread_mutex_lock(&sched_lock);
     start_locked();
     e->id = ++last_id;

@@ -50,7 +50,9 @@ struct eng_cmd {
     size_t staging_cap;
     int dev_done, cbs; /* final callback seen; callbacks still to come */
     int zombie;        /* failed without its callbacks: never freed (they may still come) */
-    size_t sent;       /* reads to a peer: pieces whose send started */
+    int rect;          /* a rect read/write/copy: geometry below */
+    size_t geom[13]; /* buffer origin[3], host origin[3], region[3], buffer row/slice, host row/slice pitch */
+    size_t sent;     /* reads to a peer: pieces whose send started */
     int64_t status;
     struct eng_cmd *hnext, *next, *prev;
 };
@@ -492,6 +494,36 @@ static cl_int start_write_pieces(struct eng_cmd *c, cl_event *wl, size_t nw)
     return CL_SUCCESS;
 }
 
+/* Rect reads and writes. In-process (rank 0's own device) the host side is the program's memory
+ * with its own origin and pitches; to or from a peer it is a packed staging buffer (rank 0
+ * packs and unpacks): a read is read whole, then sent; a write from a peer is received whole,
+ * then written (write_arrived). */
+static cl_int enqueue_rect(struct eng_cmd *c, uint32_t op, cl_mem buf, unsigned char *ptr, cl_event *wl,
+                           size_t nw)
+{
+    size_t *g = c->geom;
+    size_t zero[3] = {0, 0, 0};
+    if (ptr != NULL)
+        return op == SLUICE_REMOTE_CMD_WRITE
+                   ? api()->clEnqueueWriteBufferRect(c->q, buf, CL_FALSE, g, g + 3, g + 6, g[9], g[10], g[11],
+                                                     g[12], ptr, (cl_uint)nw, nw ? wl : NULL, &c->ev)
+                   : api()->clEnqueueReadBufferRect(c->q, buf, CL_FALSE, g, g + 3, g + 6, g[9], g[10], g[11],
+                                                    g[12], ptr, (cl_uint)nw, nw ? wl : NULL, &c->ev);
+    size_t n = sluice_remote_pieces(c->size);
+    c->npieces = n;
+    c->staging = staging_get(c->size, &c->staging_cap);
+    c->reqs = malloc(n * sizeof *c->reqs);
+    if (c->staging == NULL || c->reqs == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    for (size_t i = 0; i < n; i++)
+        c->reqs[i] = MPI_REQUEST_NULL;
+    cl_int r = api()->clEnqueueReadBufferRect(c->q, buf, CL_FALSE, g, zero, g + 6, g[9], g[10], g[6],
+                                              g[6] * g[7], c->staging, (cl_uint)nw, nw ? wl : NULL, &c->ev);
+    if (r == CL_SUCCESS)
+        watch(c, c->ev, 0); /* piece 0 read: sends every piece */
+    return r;
+}
+
 static size_t pad8(size_t n)
 {
     return (n + 7) & ~(size_t)7;
@@ -629,7 +661,15 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
             c->off = (size_t)a[1];
             c->size = (size_t)a[2];
             c->peer = (int)a[4];
-            if (a[3] != 0 && req->op == SLUICE_REMOTE_CMD_WRITE)
+            if (rest == sizeof c->geom) {
+                c->rect = 1;
+                memcpy(c->geom, at, sizeof c->geom);
+            }
+            if (c->rect && (a[3] != 0 || req->op == SLUICE_REMOTE_CMD_READ))
+                r = enqueue_rect(c, req->op, PTR(cl_mem, a[0]), PTR(unsigned char *, a[3]), wl, nw);
+            else if (c->rect)
+                r = start_write_pieces(c, wl, nw);
+            else if (a[3] != 0 && req->op == SLUICE_REMOTE_CMD_WRITE)
                 r = api()->clEnqueueWriteBuffer(c->q, PTR(cl_mem, a[0]), CL_FALSE, c->off, c->size,
                                                 PTR(void *, a[3]), (cl_uint)nw, nw ? wl : NULL, &c->ev);
             else if (a[3] != 0)
@@ -637,7 +677,9 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
                                                PTR(void *, a[3]), (cl_uint)nw, nw ? wl : NULL, &c->ev);
             else if (req->op == SLUICE_REMOTE_CMD_READ)
                 r = enqueue_read_pieces(c, PTR(cl_mem, a[0]), wl, nw);
-            else if ((r = start_write_pieces(c, wl, nw)) == CL_SUCCESS) {
+            else
+                r = start_write_pieces(c, wl, nw);
+            if (r == CL_SUCCESS && a[3] == 0 && req->op == SLUICE_REMOTE_CMD_WRITE) {
                 c->buf = PTR(cl_mem, a[0]);
                 c->nacc = nacc < 8 ? nacc : 8;
                 memcpy(c->acc, acc, c->nacc * sizeof acc[0]);
@@ -648,6 +690,14 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
             r = enqueue_ndrange(c, a, at, rest, wl, nw);
             break;
         case SLUICE_REMOTE_CMD_COPY:
+            if (rest == sizeof c->geom) {
+                size_t g[13];
+                memcpy(g, at, sizeof g);
+                r = api()->clEnqueueCopyBufferRect(c->q, PTR(cl_mem, a[0]), PTR(cl_mem, a[1]), g, g + 3,
+                                                   g + 6, g[9], g[10], g[11], g[12], (cl_uint)nw,
+                                                   nw ? wl : NULL, &c->ev);
+                break;
+            }
             r = api()->clEnqueueCopyBuffer(c->q, PTR(cl_mem, a[0]), PTR(cl_mem, a[1]), (size_t)a[2],
                                            (size_t)a[3], (size_t)a[4], (cl_uint)nw, nw ? wl : NULL, &c->ev);
             break;
@@ -734,7 +784,7 @@ static void write_arrived(struct eng_cmd *c, int *progress)
         size_t i = c->sent++, off = i * SLUICE_REMOTE_CHUNK;
         size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
         *progress = 1;
-        if (c->status >= 0) {
+        if (c->status >= 0 && !c->rect) {
             cl_int r =
                 api()->clEnqueueWriteBuffer(c->q, c->buf, CL_FALSE, c->off + off, k, c->staging + off,
                                             (cl_uint)c->nwait, c->nwait ? c->wait : NULL, &c->piece_ev[i]);
@@ -747,7 +797,13 @@ static void write_arrived(struct eng_cmd *c, int *progress)
         return;
     blocked = NULL;
     cl_int r = c->status;
-    if (r >= 0 && c->npieces == 1)
+    if (r >= 0 && c->rect) { /* one write of the whole packed region */
+        size_t *g = c->geom, zero[3] = {0, 0, 0};
+        r = api()->clEnqueueWriteBufferRect(c->q, c->buf, CL_FALSE, g, zero, g + 6, g[9], g[10], g[6],
+                                            g[6] * g[7], c->staging, (cl_uint)c->nwait,
+                                            c->nwait ? c->wait : NULL, &c->ev);
+        api()->clFlush(c->q);
+    } else if (r >= 0 && c->npieces == 1)
         r = api()->clRetainEvent(c->ev = c->piece_ev[0]);
     else if (r >= 0)
         r = api()->clEnqueueMarkerWithWaitList(c->q, (cl_uint)c->npieces, c->piece_ev, &c->ev);
@@ -893,9 +949,10 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
             if (n->status < 0 && c->status >= 0)
                 c->status = n->status;
         } else if (c->op == SLUICE_REMOTE_CMD_READ) {
-            /* Piece read: send it now (pieces go in order; a later one waits for earlier ones). */
+            /* Piece read: send it now (pieces go in order; a later one waits for earlier ones). A
+             * rect read has one event for all its pieces. */
             while (c->sent < c->npieces &&
-                   (c->sent == (size_t)n->piece || done_event(c->piece_ev[c->sent]))) {
+                   (c->rect || c->sent == (size_t)n->piece || done_event(c->piece_ev[c->sent]))) {
                 size_t i = c->sent, off = i * SLUICE_REMOTE_CHUNK;
                 size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
                 if (checked(MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer,

@@ -5,7 +5,8 @@
 # rank's starts after it ended, that user events gate kernels on two remote ranks (a negative status
 # fails them), and that a non-blocking read lands in the program's memory with one callback. The
 # trace has the command DAG: nodes with their rank, edges. The issue 5 sample with user events on an
-# out-of-order queue prints under distributed OpenCL what it prints locally.
+# out-of-order queue prints under distributed OpenCL what it prints locally, and so do the rect
+# variants.
 export POCL_MAX_PTHREAD_COUNT=1
 set +e
 POCL_DEVICES=pthread mpirun 3 env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/tr" LD_PRELOAD="$SLUICE_LIB" \
@@ -45,3 +46,16 @@ set -e
 expect_eq "cl_user_events_ooo on rank 1's device: exit code" 0 "$rc"
 diff ooo.local ooo.remote >diff.out || fail "cl_user_events_ooo differs: $(head -20 diff.out)"
 echo "ok: cl_user_events_ooo on rank 1's device prints what it prints locally"
+
+# The rect variants (tests/apps/cl_dist_rect.c): a rect write on rank 1, rect reads on rank 2
+# (blocking, and non-blocking with host pitches), a rect copy on rank 0's device; the output is
+# the same as with 3 local devices.
+POCL_DEVICES="pthread pthread pthread" "$SLUICE_APPS_DIR/cl_dist_rect" >rect.local 2>&1
+set +e
+POCL_DEVICES=pthread mpirun 3 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_dist_rect" \
+  >rect.dist 2>&1
+rc=$?
+set -e
+expect_eq "cl_dist_rect on 3 ranks: exit code" 0 "$rc"
+diff rect.local rect.dist >diff.out || fail "cl_dist_rect differs from 3 local devices: $(head -20 diff.out)"
+echo "ok: rect reads, writes and copies across ranks print what they print on 3 local devices"
