@@ -822,6 +822,36 @@ static void write_arrived(struct eng_cmd *c, int *progress)
     run_deferred();
 }
 
+/* A device's profiling clock minus this process's CLOCK_MONOTONIC, from clGetDeviceAndHostTimer
+ * (the device's time at a moment whose monotonic time is taken around the call). A device
+ * without it (CL_INVALID_OPERATION) is assumed to profile on CLOCK_MONOTONIC, as PoCL's CPU
+ * devices do. Measured once per device. */
+static int64_t device_offset(cl_command_queue q)
+{
+    static struct {
+        cl_device_id dev;
+        int64_t off;
+    } known[16];
+    static int nknown;
+    cl_device_id dev = NULL;
+    if (api()->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) != CL_SUCCESS)
+        return 0;
+    for (int i = 0; i < nknown; i++)
+        if (known[i].dev == dev)
+            return known[i].off;
+    int64_t off = 0;
+    cl_ulong dts = 0, hts = 0;
+    uint64_t t0 = sluice_now_ns();
+    if (api()->clGetDeviceAndHostTimer != NULL &&
+        api()->clGetDeviceAndHostTimer(dev, &dts, &hts) == CL_SUCCESS && dts != 0)
+        off = (int64_t)dts - (int64_t)(t0 + (sluice_now_ns() - t0) / 2);
+    if (nknown < 16) {
+        known[nknown].dev = dev;
+        known[nknown++].off = off;
+    }
+    return off;
+}
+
 static void times_of(struct eng_cmd *c, struct sluice_remote_done *d)
 {
     static const cl_profiling_info params[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
@@ -838,6 +868,9 @@ static void times_of(struct eng_cmd *c, struct sluice_remote_done *d)
         }
         d->t[i] = t;
     }
+    int64_t off = device_offset(c->q);
+    for (int i = 0; i < 4; i++)
+        d->t[i] = (uint64_t)((int64_t)d->t[i] - off);
 }
 
 static void free_cmd(struct eng_cmd *c)
