@@ -327,6 +327,30 @@ static void track_deps(struct track *t, int write, int transfer, cl_event *wl, s
     }
 }
 
+/* Drops finished uses everywhere and the tracks left empty (buffers released long ago). */
+static void track_prune(void)
+{
+    for (struct track **pt = &tracks; *pt != NULL;) {
+        struct track *t = *pt;
+        for (struct use **p = &t->uses; *p != NULL;) {
+            struct use *u = *p;
+            if (done_event(u->ev)) {
+                api()->clReleaseEvent(u->ev);
+                *p = u->next;
+                free(u);
+            } else {
+                p = &u->next;
+            }
+        }
+        if (t->uses == NULL) {
+            *pt = t->next;
+            free(t);
+        } else {
+            pt = &t->next;
+        }
+    }
+}
+
 static void track_add(struct track *t, cl_event ev, int write, int transfer)
 {
     struct use *u = malloc(sizeof *u);
@@ -1009,6 +1033,11 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
     int poll = now - last_poll > 1000000;
     if (poll)
         last_poll = now;
+    static uint64_t last_prune;
+    if (now - last_prune > 100000000) { /* every 100 ms */
+        last_prune = now;
+        track_prune();
+    }
     for (struct eng_cmd *c = all, *next; c != NULL && k < max; c = next) {
         next = c->next;
         if (poll && !c->dev_done && c->ev != NULL)
