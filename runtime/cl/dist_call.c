@@ -22,7 +22,8 @@ cl_int dist_call(int rank, int op, const uint64_t *args, int nargs, const void *
     struct sluice_remote_msg *m = out ? out : &local;
     memset(m, 0, sizeof *m);
     if (rank == 0) {
-        sluice_remote_handle(&req, payload, m);
+        if (!sluice_engine_defer_release(&req, payload))
+            sluice_remote_handle(&req, payload, m);
     } else {
         MPI_Comm comm = sluice_comm();
         if (comm == MPI_COMM_NULL)

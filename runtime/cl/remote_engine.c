@@ -765,28 +765,50 @@ static void run_deferred(void)
         deferred = d->next;
         if (deferred == NULL)
             deferred_tail = &deferred;
-        handle(&d->req, d->payload);
+        if (d->req.op == SLUICE_REMOTE_RELEASE) {
+            struct sluice_remote_msg out;
+            sluice_remote_handle(&d->req, d->payload, &out); /* its reply went already */
+            free(out.bytes);
+        } else {
+            handle(&d->req, d->payload);
+        }
         free(d);
     }
     if (blocked == NULL && deferred == NULL)
         forget_notified();
 }
 
+static void defer(const struct sluice_remote_req *req, const unsigned char *p)
+{
+    struct deferred *d = malloc(sizeof *d + (size_t)req->nbytes);
+    if (d == NULL)
+        return;
+    d->req = *req;
+    d->next = NULL;
+    memcpy(d->payload, p, (size_t)req->nbytes);
+    *deferred_tail = d;
+    deferred_tail = &d->next;
+}
+
+int sluice_engine_defer_release(const struct sluice_remote_req *req, const unsigned char *p)
+{
+    if (req->op != SLUICE_REMOTE_RELEASE)
+        return 0;
+    pthread_mutex_lock(&eng_lock);
+    int later = blocked != NULL || deferred != NULL;
+    if (later)
+        defer(req, p);
+    pthread_mutex_unlock(&eng_lock);
+    return later;
+}
+
 void sluice_engine_command(const struct sluice_remote_req *req, const unsigned char *p)
 {
     pthread_mutex_lock(&eng_lock);
-    if (blocked == NULL && deferred == NULL) {
+    if (blocked == NULL && deferred == NULL)
         handle(req, p);
-    } else {
-        struct deferred *d = malloc(sizeof *d + (size_t)req->nbytes);
-        if (d != NULL) {
-            d->req = *req;
-            d->next = NULL;
-            memcpy(d->payload, p, (size_t)req->nbytes);
-            *deferred_tail = d;
-            deferred_tail = &d->next;
-        }
-    }
+    else
+        defer(req, p);
     pthread_mutex_unlock(&eng_lock);
     sluice_engine_wake();
 }
@@ -1111,7 +1133,10 @@ void sluice_remote_serve(MPI_Comm comm)
                 sluice_engine_notify(req.a[0], (int64_t)req.a[1]);
             } else if (sluice_remote_is_call(req.op)) {
                 struct sluice_remote_msg out;
-                sluice_remote_handle(&req, buf + sizeof req, &out);
+                if (sluice_engine_defer_release(&req, buf + sizeof req))
+                    memset(&out, 0, sizeof out); /* CL_SUCCESS now, done after the deferred commands */
+                else
+                    sluice_remote_handle(&req, buf + sizeof req, &out);
                 int rc = checked(sluice_remote_send(comm, 0, SLUICE_REMOTE_TAG_REP, &out.rep, sizeof out.rep,
                                                     out.bytes, (size_t)out.rep.nbytes),
                                  0, "sending a reply");

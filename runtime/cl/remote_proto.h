@@ -174,6 +174,9 @@ size_t sluice_engine_inflight(void);
  * woken (or a completion is queued), 0 when the time ran out. */
 void sluice_engine_wake(void);
 int sluice_engine_wait(uint64_t ns);
+/* A RELEASE while commands wait in the engine (behind a write whose data is still arriving): kept
+ * and done after them, in order (returns 1; the reply is CL_SUCCESS at once). 0: do it now. */
+int sluice_engine_defer_release(const struct sluice_remote_req *req, const unsigned char *payload);
 /* Fails every command still waiting for a NOTIFY (rank 0 ended). */
 void sluice_engine_abandon(void);
 
