@@ -95,6 +95,11 @@ nvidia_env=$pocl_env # rehearsal without a GPU
 [ "$gpu" != "type = gpu" ] || nvidia_env=$(loader_env 'nvidia|cuda' 'NVIDIA') || exit 2
 all_env=$(loader_env . .) || exit 2
 export $all_env # every process below sees every ICD unless told otherwise
+# Open MPI's daemon (orted) discovers devices with hwloc, whose OpenCL component opens every ICD
+# of its environment: NVIDIA's then initializes CUDA in the daemon, and the ranks it forks lose
+# the GPU (measured: `mpiexec -n 2 clinfo -l` without sluice listed no NVIDIA platform). Keep
+# hwloc away from OpenCL.
+export HWLOC_COMPONENTS=-opencl
 echo "(ICD loader: PoCL alone: $pocl_env; NVIDIA alone: $nvidia_env; all: $all_env)"
 
 # dist [VAR=value...] cmd...: cmd on rank 0 of 2 ranks under distributed OpenCL (one env only).
