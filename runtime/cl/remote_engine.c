@@ -52,7 +52,10 @@ struct eng_cmd {
     int zombie;        /* failed without its callbacks: never freed (they may still come) */
     int rect;          /* a rect read/write/copy: geometry below */
     size_t geom[13]; /* buffer origin[3], host origin[3], region[3], buffer row/slice, host row/slice pitch */
-    size_t sent;     /* reads to a peer: pieces whose send started */
+    void *mapped;    /* a write from a peer received straight into the mapped device buffer */
+    cl_event map_ev;
+    int posted;  /* its receives are posted (once the map completed) */
+    size_t sent; /* reads to a peer: pieces whose send started */
     int64_t status;
     struct eng_cmd *hnext, *next, *prev;
 };
@@ -497,10 +500,56 @@ static cl_int enqueue_read_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, s
  * device when it has arrived (user events as arrival gates would be simpler, but PoCL's basic
  * device deadlocks when a user event with dependents is set). Until every piece is enqueued, the
  * command has no event yet, so later commands of this rank wait in `deferred`. */
-static cl_int start_write_pieces(struct eng_cmd *c, cl_event *wl, size_t nw)
+/* On a CPU device a mapped buffer is the device memory itself: receiving into it saves the copy
+ * from a staging buffer (worth it from 1 MiB). */
+static int map_worthwhile(struct eng_cmd *c)
+{
+    cl_device_id dev = NULL;
+    cl_device_type t = 0;
+    return !c->rect && c->size >= ((size_t)1 << 20) &&
+           api()->clGetCommandQueueInfo(c->q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) == CL_SUCCESS &&
+           api()->clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof t, &t, NULL) == CL_SUCCESS &&
+           (t & CL_DEVICE_TYPE_CPU);
+}
+
+static void post_receives(struct eng_cmd *c)
+{
+    c->posted = 1;
+    unsigned char *to = c->mapped;
+    if (to == NULL && c->staging == NULL)
+        c->staging = staging_get(c->size, &c->staging_cap); /* the map failed: receive and drop */
+    if (to == NULL)
+        to = c->staging;
+    if (to != NULL)
+        checked(sluice_remote_data_irecv(sluice_comm(), c->peer, c->id, to, c->size, c->reqs), c->peer,
+                "receiving a buffer");
+}
+
+static cl_int start_write_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t nw)
 {
     size_t n = sluice_remote_pieces(c->size);
     c->npieces = n;
+    if (map_worthwhile(c)) {
+        cl_int err = CL_SUCCESS;
+        c->reqs = malloc(n * sizeof *c->reqs);
+        if (c->reqs != NULL)
+            c->mapped = api()->clEnqueueMapBuffer(c->q, buf, CL_FALSE, CL_MAP_WRITE_INVALIDATE_REGION, c->off,
+                                                  c->size, (cl_uint)nw, nw ? wl : NULL, &c->map_ev, &err);
+        if (c->mapped != NULL && err == CL_SUCCESS && watch(c, c->map_ev, -2)) {
+            for (size_t i = 0; i < n; i++)
+                c->reqs[i] = MPI_REQUEST_NULL;
+            api()->clFlush(c->q);
+            return CL_SUCCESS; /* receives posted when the map completes */
+        }
+        if (c->mapped != NULL && err == CL_SUCCESS) /* no callback: undo the map */
+            api()->clEnqueueUnmapMemObject(c->q, buf, c->mapped, 1, &c->map_ev, NULL);
+        if (c->map_ev != NULL)
+            api()->clReleaseEvent(c->map_ev);
+        c->map_ev = NULL;
+        c->mapped = NULL;
+        free(c->reqs);
+        c->reqs = NULL;
+    }
     c->staging = staging_get(c->size, &c->staging_cap);
     c->piece_ev = calloc(n, sizeof *c->piece_ev);
     c->reqs = malloc(n * sizeof *c->reqs);
@@ -692,7 +741,7 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
             if (c->rect && (a[3] != 0 || req->op == SLUICE_REMOTE_CMD_READ))
                 r = enqueue_rect(c, req->op, PTR(cl_mem, a[0]), PTR(unsigned char *, a[3]), wl, nw);
             else if (c->rect)
-                r = start_write_pieces(c, wl, nw);
+                r = start_write_pieces(c, PTR(cl_mem, a[0]), wl, nw);
             else if (a[3] != 0 && req->op == SLUICE_REMOTE_CMD_WRITE)
                 r = api()->clEnqueueWriteBuffer(c->q, PTR(cl_mem, a[0]), CL_FALSE, c->off, c->size,
                                                 PTR(void *, a[3]), (cl_uint)nw, nw ? wl : NULL, &c->ev);
@@ -702,7 +751,7 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
             else if (req->op == SLUICE_REMOTE_CMD_READ)
                 r = enqueue_read_pieces(c, PTR(cl_mem, a[0]), wl, nw);
             else
-                r = start_write_pieces(c, wl, nw);
+                r = start_write_pieces(c, PTR(cl_mem, a[0]), wl, nw);
             if (r == CL_SUCCESS && a[3] == 0 && req->op == SLUICE_REMOTE_CMD_WRITE) {
                 c->buf = PTR(cl_mem, a[0]);
                 c->nacc = nacc < 8 ? nacc : 8;
@@ -830,7 +879,7 @@ static void write_arrived(struct eng_cmd *c, int *progress)
         size_t i = c->sent++, off = i * SLUICE_REMOTE_CHUNK;
         size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
         *progress = 1;
-        if (c->status >= 0 && !c->rect) {
+        if (c->status >= 0 && !c->rect && c->mapped == NULL) {
             cl_int r =
                 api()->clEnqueueWriteBuffer(c->q, c->buf, CL_FALSE, c->off + off, k, c->staging + off,
                                             (cl_uint)c->nwait, c->nwait ? c->wait : NULL, &c->piece_ev[i]);
@@ -843,7 +892,12 @@ static void write_arrived(struct eng_cmd *c, int *progress)
         return;
     blocked = NULL;
     cl_int r = c->status;
-    if (r >= 0 && c->rect) { /* one write of the whole packed region */
+    if (c->mapped != NULL) { /* the data is in the device buffer: unmap (even after a failure) */
+        cl_int u = api()->clEnqueueUnmapMemObject(c->q, c->buf, c->mapped, 0, NULL, &c->ev);
+        api()->clFlush(c->q);
+        if (r >= 0)
+            r = u;
+    } else if (r >= 0 && c->rect) { /* one write of the whole packed region */
         size_t *g = c->geom, zero[3] = {0, 0, 0};
         r = api()->clEnqueueWriteBufferRect(c->q, c->buf, CL_FALSE, g, zero, g + 6, g[9], g[10], g[6],
                                             g[6] * g[7], c->staging, (cl_uint)c->nwait,
@@ -923,6 +977,8 @@ static void free_cmd(struct eng_cmd *c)
 {
     if (c->ev != NULL)
         api()->clReleaseEvent(c->ev);
+    if (c->map_ev != NULL)
+        api()->clReleaseEvent(c->map_ev);
     for (size_t i = 0; i < c->npieces; i++) {
         if (c->piece_ev != NULL && c->piece_ev[i] != NULL)
             api()->clReleaseEvent(c->piece_ev[i]);
@@ -1023,7 +1079,14 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
         struct eng_cmd *c = n->c;
         c->cbs--;
         *progress = 1;
-        if (n->piece < 0) {
+        if (n->piece == -2) { /* the map of a write from a peer completed */
+            if (n->status < 0) {
+                c->status = n->status;
+                c->mapped = NULL; /* nothing was mapped */
+            }
+            if (!c->posted)
+                post_receives(c);
+        } else if (n->piece < 0) {
             c->dev_done = 1;
             if (n->status < 0 && c->status >= 0)
                 c->status = n->status;
@@ -1064,6 +1127,18 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
         next = c->next;
         if (poll && !c->dev_done && c->ev != NULL)
             failed_silently(c);
+        if (poll && c == blocked && c->map_ev != NULL && !c->posted) {
+            cl_int st = CL_COMPLETE;
+            if (api()->clGetEventInfo(c->map_ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+                    CL_SUCCESS &&
+                st < 0) { /* its wait list failed: PoCL calls no callback */
+                c->status = st;
+                c->mapped = NULL;
+                c->zombie = 1;
+                c->cbs = 0;
+                post_receives(c);
+            }
+        }
         int md = mpi_done(c, progress);
         if (!c->dev_done || !md || c->cbs > 0)
             continue;
