@@ -406,6 +406,11 @@ DIST_NOTES = {
     "clGetDeviceAndHostTimer": "the ranks' clocks are not rank 0's: no synchronised timer (the specification's "
                                "error for a platform without one)",
     "clGetHostTimer": "as clGetDeviceAndHostTimer",
+    "clCreateCommandQueueWithProperties": "CL_QUEUE_PROPERTIES and CL_QUEUE_SIZE, as PoCL takes them; device-side "
+                                          "queues: CL_INVALID_QUEUE_PROPERTIES",
+    "clSetDefaultDeviceCommandQueue": "no device-side queues (PoCL has none either)",
+    "clCompileProgram": "on every rank of the program, with the headers' programs there",
+    "clLinkProgram": "on every rank with devices in the list (or the context), with the inputs' programs there",
     "clSetKernelExecInfo": "devices report no SVM: SVM pointers CL_INVALID_OPERATION, fine-grain system SVM only "
                            "CL_FALSE",
 }
