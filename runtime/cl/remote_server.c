@@ -216,7 +216,15 @@ static void do_build(const uint64_t *a, const unsigned char *p, size_t len, stru
     }
     memcpy(opts, p + nd * sizeof(uint64_t), olen);
     memcpy(opts + olen, arg_info, sizeof arg_info);
-    out->rep.ret = api()->clBuildProgram(PTR(cl_program, a[0]), (cl_uint)nd, devs, opts, NULL, NULL);
+    cl_program prog = PTR(cl_program, a[0]);
+    out->rep.ret = api()->clBuildProgram(prog, (cl_uint)nd, devs, opts, NULL, NULL);
+    /* A compiler may fail only because of the added option (NVIDIA's 580 driver emits PTX that
+     * ptxas rejects for a kernel without arguments built with -cl-kernel-arg-info): build as the
+     * program asked, and rank 0 classifies arguments from its handle table instead. */
+    if (out->rep.ret == CL_BUILD_PROGRAM_FAILURE) {
+        opts[olen] = '\0';
+        out->rep.ret = api()->clBuildProgram(prog, (cl_uint)nd, devs, opts, NULL, NULL);
+    }
     free(opts);
 }
 
