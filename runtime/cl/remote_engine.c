@@ -525,6 +525,53 @@ static void post_receives(struct eng_cmd *c)
                 "receiving a buffer");
 }
 
+/* A read to a peer from a CPU device (1 MiB and up): the buffer is mapped for reading and the
+ * pieces are sent straight from it once the map completed; the unmap, after the last send, is
+ * the command's event. Until then later commands of this rank wait (as behind a write from a
+ * peer), so nothing overwrites the buffer while it is being sent. Returns 0 to use staging. */
+static int start_read_mapped(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t nw)
+{
+    if (!map_worthwhile(c))
+        return 0;
+    size_t n = sluice_remote_pieces(c->size);
+    cl_int err = CL_SUCCESS;
+    if ((c->reqs = malloc(n * sizeof *c->reqs)) == NULL)
+        return 0;
+    c->mapped = api()->clEnqueueMapBuffer(c->q, buf, CL_FALSE, CL_MAP_READ, c->off, c->size, (cl_uint)nw,
+                                          nw ? wl : NULL, &c->map_ev, &err);
+    if (c->mapped != NULL && err == CL_SUCCESS && watch(c, c->map_ev, -2)) {
+        c->npieces = n;
+        for (size_t i = 0; i < n; i++)
+            c->reqs[i] = MPI_REQUEST_NULL;
+        api()->clFlush(c->q);
+        return 1;
+    }
+    if (c->mapped != NULL && err == CL_SUCCESS)
+        api()->clEnqueueUnmapMemObject(c->q, buf, c->mapped, 1, &c->map_ev, NULL);
+    if (c->map_ev != NULL)
+        api()->clReleaseEvent(c->map_ev);
+    c->map_ev = NULL;
+    c->mapped = NULL;
+    free(c->reqs);
+    c->reqs = NULL;
+    return 0;
+}
+
+/* The map of a mapped read completed (or failed: zeros go instead, the peer must not wait). */
+static void post_sends(struct eng_cmd *c)
+{
+    c->posted = 1;
+    c->sent = c->npieces;
+    const unsigned char *from = c->mapped;
+    if (from == NULL && (from = c->staging = staging_get(c->size, &c->staging_cap)) == NULL)
+        return;
+    checked(sluice_remote_data_isend(sluice_comm(), c->peer, c->id, from, c->size, c->reqs), c->peer,
+            "sending a buffer");
+    if (sluice_trace_active() && (c->flags & SLUICE_CMD_TRANSFER))
+        sluice_trace_record(SLUICE_EV_MPI_SEND, 0, sluice_now_ns(), 0, (uint64_t)c->peer, c->size,
+                            (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
+}
+
 static cl_int start_write_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t nw)
 {
     size_t n = sluice_remote_pieces(c->size);
@@ -748,15 +795,15 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
             else if (a[3] != 0)
                 r = api()->clEnqueueReadBuffer(c->q, PTR(cl_mem, a[0]), CL_FALSE, c->off, c->size,
                                                PTR(void *, a[3]), (cl_uint)nw, nw ? wl : NULL, &c->ev);
-            else if (req->op == SLUICE_REMOTE_CMD_READ)
+            else if (req->op == SLUICE_REMOTE_CMD_READ && !start_read_mapped(c, PTR(cl_mem, a[0]), wl, nw))
                 r = enqueue_read_pieces(c, PTR(cl_mem, a[0]), wl, nw);
-            else
+            else if (req->op == SLUICE_REMOTE_CMD_WRITE)
                 r = start_write_pieces(c, PTR(cl_mem, a[0]), wl, nw);
-            if (r == CL_SUCCESS && a[3] == 0 && req->op == SLUICE_REMOTE_CMD_WRITE) {
+            if (r == CL_SUCCESS && a[3] == 0 && (req->op == SLUICE_REMOTE_CMD_WRITE || c->mapped != NULL)) {
                 c->buf = PTR(cl_mem, a[0]);
                 c->nacc = nacc < 8 ? nacc : 8;
                 memcpy(c->acc, acc, c->nacc * sizeof acc[0]);
-                blocked = c; /* enqueued piece by piece as the data arrives (write_arrived) */
+                blocked = c; /* write: enqueued as the data arrives; mapped read: unmapped once sent */
             }
             break;
         case SLUICE_REMOTE_CMD_NDRANGE:
@@ -866,26 +913,41 @@ void sluice_engine_command(const struct sluice_remote_req *req, const unsigned c
  * command gets its event and the deferred commands run. */
 static void write_arrived(struct eng_cmd *c, int *progress)
 {
-    while (c->sent < c->npieces && c->reqs[c->sent] != MPI_REQUEST_NULL) {
-        int flag = 0;
-        if (checked(MPI_Test(&c->reqs[c->sent], &flag, MPI_STATUS_IGNORE), c->peer, "receiving a buffer") !=
-            MPI_SUCCESS) {
-            c->reqs[c->sent] = MPI_REQUEST_NULL;
-            c->status = CL_OUT_OF_RESOURCES;
-            flag = 1;
-        }
-        if (!flag)
+    if (c->op == SLUICE_REMOTE_CMD_READ) { /* a mapped read: done with the buffer once sent */
+        if (!c->posted)
             return;
-        size_t i = c->sent++, off = i * SLUICE_REMOTE_CHUNK;
-        size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
+        for (size_t i = 0; i < c->npieces; i++) {
+            int flag = 1;
+            if (c->reqs[i] != MPI_REQUEST_NULL && checked(MPI_Test(&c->reqs[i], &flag, MPI_STATUS_IGNORE),
+                                                          c->peer, "sending a buffer") != MPI_SUCCESS)
+                flag = 1;
+            if (!flag)
+                return;
+        }
         *progress = 1;
-        if (c->status >= 0 && !c->rect && c->mapped == NULL) {
-            cl_int r =
-                api()->clEnqueueWriteBuffer(c->q, c->buf, CL_FALSE, c->off + off, k, c->staging + off,
-                                            (cl_uint)c->nwait, c->nwait ? c->wait : NULL, &c->piece_ev[i]);
-            if (r != CL_SUCCESS)
-                c->status = r;
-            api()->clFlush(c->q);
+        c->sent = c->npieces;
+    } else {
+        while (c->sent < c->npieces && c->reqs[c->sent] != MPI_REQUEST_NULL) {
+            int flag = 0;
+            if (checked(MPI_Test(&c->reqs[c->sent], &flag, MPI_STATUS_IGNORE), c->peer,
+                        "receiving a buffer") != MPI_SUCCESS) {
+                c->reqs[c->sent] = MPI_REQUEST_NULL;
+                c->status = CL_OUT_OF_RESOURCES;
+                flag = 1;
+            }
+            if (!flag)
+                return;
+            size_t i = c->sent++, off = i * SLUICE_REMOTE_CHUNK;
+            size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
+            *progress = 1;
+            if (c->status >= 0 && !c->rect && c->mapped == NULL) {
+                cl_int r = api()->clEnqueueWriteBuffer(c->q, c->buf, CL_FALSE, c->off + off, k,
+                                                       c->staging + off, (cl_uint)c->nwait,
+                                                       c->nwait ? c->wait : NULL, &c->piece_ev[i]);
+                if (r != CL_SUCCESS)
+                    c->status = r;
+                api()->clFlush(c->q);
+            }
         }
     }
     if (c->sent < c->npieces)
@@ -1084,7 +1146,9 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
                 c->status = n->status;
                 c->mapped = NULL; /* nothing was mapped */
             }
-            if (!c->posted)
+            if (!c->posted && c->op == SLUICE_REMOTE_CMD_READ)
+                post_sends(c);
+            else if (!c->posted)
                 post_receives(c);
         } else if (n->piece < 0) {
             c->dev_done = 1;
@@ -1136,7 +1200,10 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
                 c->mapped = NULL;
                 c->zombie = 1;
                 c->cbs = 0;
-                post_receives(c);
+                if (c->op == SLUICE_REMOTE_CMD_READ)
+                    post_sends(c);
+                else
+                    post_receives(c);
             }
         }
         int md = mpi_done(c, progress);
