@@ -140,7 +140,6 @@ struct dist_event {
     cl_int status;           /* CL_SUBMITTED until done, then CL_COMPLETE or negative */
     int done_msg;            /* its DONE arrived (or it never went out) */
     cl_int result;           /* what it ends with once its data messages are done too */
-    int early;               /* done before rank 0 saw its dependencies done (DAG still pending) */
     int nreqs;               /* rank 0's own data messages of the command */
     MPI_Request *reqs;
     int has_times;

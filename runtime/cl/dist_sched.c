@@ -123,36 +123,82 @@ static void notify(int rank, uint64_t id, cl_int status)
         dist_fault_peer(rank, rc, "sending a completion notice");
 }
 
+/* Commands whose DONE arrived while the DAG still had them PENDING (their rank finished them
+ * before rank 0 saw their dependencies finish). Their records are already unlinked from the
+ * table, so what the DAG needs to complete them later is kept here. */
+struct early_done {
+    uint64_t id;
+    int status;
+    uint64_t t_start, t_end;
+};
+static struct early_done *earlies;
+static size_t nearlies, cap_earlies;
+
+static int take_early(uint64_t id, struct early_done *out)
+{
+    for (size_t i = 0; i < nearlies; i++)
+        if (earlies[i].id == id) {
+            *out = earlies[i];
+            earlies[i] = earlies[--nearlies];
+            return 1;
+        }
+    return 0;
+}
+
+static void keep_early(const struct early_done *d)
+{
+    if (nearlies == cap_earlies) {
+        size_t cap = cap_earlies ? 2 * cap_earlies : 64;
+        struct early_done *v = realloc(earlies, cap * sizeof *v);
+        if (v == NULL)
+            return; /* the node stays in the DAG until exit: memory, not correctness */
+        earlies = v;
+        cap_earlies = cap;
+    }
+    earlies[nearlies++] = *d;
+}
+
 /* The DAG learns that e is done; dependents that became ready are dispatched, and those whose
  * DONE came early are completed now (worklist, no recursion). */
 static void dag_done(struct dist_event *e)
 {
-    struct sluice_dag_node_info info;
-    if (sluice_dag_get(dag, e->id, &info) != 0)
-        return;
-    if (info.state == SLUICE_DAG_PENDING) {
-        e->early = 1; /* its rank finished it before rank 0 saw its dependencies finish */
-        return;
-    }
-    const uint64_t *ready = NULL;
-    size_t n = 0;
-    sluice_dag_complete(dag, e->id, e->status < 0 ? e->status : 0, e->t[2], e->t[3], &ready, &n);
-    uint64_t now = sluice_now_ns();
-    uint64_t later[64];
-    size_t nl = 0;
-    for (size_t i = 0; i < n; i++) {
-        sluice_dag_dispatch(dag, ready[i], now);
-        struct dist_event *d = find(ready[i]);
-        if (d != NULL && d->early && nl < 64)
-            later[nl++] = ready[i];
-    }
-    for (size_t i = 0; i < nl; i++) {
-        struct dist_event *d = find(later[i]);
-        if (d != NULL && d->early) {
-            d->early = 0;
-            dag_done(d);
+    struct early_done *work = NULL;
+    size_t nwork = 0, capwork = 0;
+    struct early_done cur = {e->id, e->status < 0 ? e->status : 0, e->t[2], e->t[3]};
+    for (;;) {
+        struct sluice_dag_node_info info;
+        if (sluice_dag_get(dag, cur.id, &info) == 0) {
+            if (info.state == SLUICE_DAG_PENDING) {
+                keep_early(&cur);
+            } else {
+                const uint64_t *ready = NULL;
+                size_t n = 0;
+                sluice_dag_complete(dag, cur.id, cur.status, cur.t_start, cur.t_end, &ready, &n);
+                uint64_t now = sluice_now_ns();
+                for (size_t i = 0; i < n; i++) {
+                    sluice_dag_dispatch(dag, ready[i], now);
+                    struct early_done d;
+                    if (!take_early(ready[i], &d))
+                        continue;
+                    if (nwork == capwork) {
+                        size_t cap = capwork ? 2 * capwork : 16;
+                        struct early_done *v = realloc(work, cap * sizeof *v);
+                        if (v == NULL) {
+                            keep_early(&d);
+                            continue;
+                        }
+                        work = v;
+                        capwork = cap;
+                    }
+                    work[nwork++] = d;
+                }
+            }
         }
+        if (nwork == 0)
+            break;
+        cur = work[--nwork];
     }
+    free(work);
 }
 
 static void complete(struct dist_event *e, cl_int status)
