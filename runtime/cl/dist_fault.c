@@ -27,6 +27,7 @@
 #include "cl/wrap.h"
 #include "common/init_order.h"
 #include "common/log.h"
+#include "common/signal_chain.h"
 #include "mpi/roles.h"
 
 static atomic_int ending;
@@ -94,7 +95,7 @@ static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SI
 static const char *const fatal_names[] = {"Segmentation fault",       "Bus error",           "Aborted",
                                           "Floating point exception", "Illegal instruction", "Terminated"};
 #define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
-static struct sigaction previous[NFATAL];
+static struct sluice_signal_chain chain;
 static pid_t server_pid;
 static int server_rank;
 static char server_devices[200];
@@ -147,11 +148,7 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
     if (i >= 0 && getpid() == server_pid && !from_launcher &&
         atomic_compare_exchange_strong(&ending, &expected, 1))
         say_died(sig, i);
-    struct sigaction *old = i >= 0 ? &previous[i] : NULL;
-    if (old && (old->sa_flags & SA_SIGINFO) && old->sa_sigaction)
-        old->sa_sigaction(sig, info, uctx);
-    else if (old && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN)
-        old->sa_handler(sig);
+    sluice_signal_chain_call_previous(&chain, sig, info, uctx);
     struct sigaction now;
     if (sigaction(sig, NULL, &now) == 0 &&
         (((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_fatal_signal) ||
@@ -239,18 +236,7 @@ void dist_fault_serving(int rank)
                      devs[0] ? "devices: " : "no devices", devs);
     line_head_len = n < 0 ? 0 : (size_t)n < sizeof line_head ? (size_t)n : sizeof line_head - 1;
     server_pid = getpid();
-    for (size_t i = 0; i < NFATAL; i++) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_fatal_signal;
-        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-        sigemptyset(&sa.sa_mask);
-        if (sigaction(fatal_signals[i], &sa, &previous[i]) != 0)
-            continue;
-        /* An ignored signal stays ignored: sluice must not change what the process does. */
-        if (!(previous[i].sa_flags & SA_SIGINFO) && previous[i].sa_handler == SIG_IGN)
-            sigaction(fatal_signals[i], &previous[i], NULL);
-    }
+    sluice_signal_chain_install(&chain, fatal_signals, NFATAL, on_fatal_signal);
 }
 
 /* Runs before every other part's exit work (destructors run from the highest priority down). When

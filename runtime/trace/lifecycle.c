@@ -10,21 +10,13 @@
 
 #include "common/init_order.h"
 #include "common/log.h"
+#include "common/signal_chain.h"
 #include "config/config.h"
 #include "trace/state.h"
 #include "trace/rawio.h"
 
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
-#define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
-static struct sigaction previous[NFATAL];
-
-static int fatal_index(int sig)
-{
-    for (size_t i = 0; i < NFATAL; i++)
-        if (fatal_signals[i] == sig)
-            return (int)i;
-    return -1;
-}
+static struct sluice_signal_chain chain;
 
 /* Records the signal, writes the file, then behaves as if sluice had not been there: the
  * previous handler runs, or the default action kills the process with the same signal. */
@@ -34,15 +26,10 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
     sluice_trace_instant(SLUICE_EV_SIGNAL_FATAL, (uint64_t)sig,
                          info ? (uint64_t)(uintptr_t)info->si_addr : 0, 0);
     sluice_trace_dump(sig);
-    int i = fatal_index(sig);
-    struct sigaction *old = i >= 0 ? &previous[i] : NULL;
-    if (old && (old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
-        errno = saved;
-        old->sa_sigaction(sig, info, uctx);
-    } else if (old && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
-        errno = saved;
-        old->sa_handler(sig);
-    } else if (!old || old->sa_handler == SIG_DFL) {
+    errno = saved;
+    const struct sigaction *old = sluice_signal_chain_previous(&chain, sig);
+    if (!sluice_signal_chain_call_previous(&chain, sig, info, uctx) && old != NULL &&
+        old->sa_handler == SIG_DFL) {
         /* Restore the default and re-raise: delivered when this handler returns (the signal
          * is blocked meanwhile), or the faulting instruction faults again. */
         sigaction(sig, old, NULL);
@@ -53,18 +40,8 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
 
 static void install_signal_handlers(void)
 {
-    for (size_t i = 0; i < NFATAL; i++) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_fatal_signal;
-        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-        sigemptyset(&sa.sa_mask);
-        if (sigaction(fatal_signals[i], &sa, &previous[i]) != 0)
-            continue;
-        /* An ignored signal stays ignored: sluice must not change what the program does. */
-        if (!(previous[i].sa_flags & SA_SIGINFO) && previous[i].sa_handler == SIG_IGN)
-            sigaction(fatal_signals[i], &previous[i], NULL);
-    }
+    sluice_signal_chain_install(&chain, fatal_signals, sizeof fatal_signals / sizeof fatal_signals[0],
+                                on_fatal_signal);
 }
 
 static void fork_prepare(void) { sluice_trace_strings_fork_prepare(); }
