@@ -178,6 +178,8 @@ void dist_objects_install(struct sluice_cl_api *api);
 void dist_program_install(struct sluice_cl_api *api);
 /* dist_host_access.c: after the command slots are installed (enforces CL_MEM_HOST_*). */
 void dist_host_access_install(struct sluice_cl_api *api);
+/* dist_legacy.c: the OpenCL 1.0 commands as their 1.2 equivalents (after the command slots). */
+void dist_legacy_install(struct sluice_cl_api *api);
 /* Helpers of the object files: a reference on a context record, the last one releases its real
  * contexts; releasing the real objects of a record on every rank that has one. */
 void dist_ctx_retain(struct dist_context *c);

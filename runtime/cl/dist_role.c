@@ -112,6 +112,7 @@ __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_start(void)
     dist_program_install(&dist_backend.api);
     dist_exec_install(&dist_backend.api);
     dist_host_access_install(&dist_backend.api); /* over the command slots: installed after them */
+    dist_legacy_install(&dist_backend.api);
     active = true;
     sluice_mpi_on_finalize(end_servers);
 }

@@ -381,6 +381,10 @@ def gen_wrapper(f):
 # (`api->clXxx = ...` in runtime/cl/dist_*.c); these notes say what a slot or a hand-written
 # wrapper does beyond "works across ranks", and the table the outcome of the others.
 DIST_NOTES = {
+    "clEnqueueTask": "as clEnqueueNDRangeKernel of one work-item (dist_legacy.c)",
+    "clEnqueueMarker": "as clEnqueueMarkerWithWaitList with an empty list",
+    "clEnqueueBarrier": "as clEnqueueBarrierWithWaitList with an empty list",
+    "clEnqueueWaitForEvents": "as clEnqueueBarrierWithWaitList with that list (PoCL 3 does not implement it locally)",
     "clGetPlatformIDs": "the merged platforms: one per platform name, with the devices of every rank",
     "clIcdGetPlatformIDsKHR": "the merged platforms, as clGetPlatformIDs",
     "clGetExtensionFunctionAddressForPlatform": "sluice's entry point where the distributed backend implements the "
