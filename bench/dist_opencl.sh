@@ -142,7 +142,9 @@ def load(name):
                     d['lat'] = lat
             elif w[0] in ('write', 'read', 'send', 'recv'):
                 key = ({'send': 'write', 'recv': 'read'}.get(w[0], w[0]), int(w[1]))
-                d['bw'][key] = max(d['bw'].get(key, 0.0), float(w[3]))
+                # GB/s from bytes and the median time: the printed GB/s is rounded to 0.001
+                gbps = int(w[1]) / (float(w[4]) * 1e3) if float(w[4]) > 0 else float(w[3])
+                d['bw'][key] = max(d['bw'].get(key, 0.0), gbps)
     return d
 loc, rem, mpi = load('local'), load('remote'), load('mpi')
 print(f"local device:  {loc['what']} (one process, no sluice)")
