@@ -23,7 +23,6 @@
 
 #include "cl/dist_fault.h"
 #include "cl/dist_internal.h"
-#include "progress/backoff.h"
 #include "trace/trace.h"
 
 #define BUCKETS 4096
@@ -344,8 +343,6 @@ static void *sched_main(void *arg)
     (void)arg;
     prctl(PR_SET_TIMERSLACK, 1000UL); /* 1 us: the default 50 us would be most of a round trip */
     MPI_Comm comm = sluice_comm();
-    struct sluice_backoff b;
-    sluice_backoff_init(&b, 1000, 250000);
     uint64_t last = sluice_now_ns();
     struct sluice_remote_done local[64];
     size_t cap = 64;
@@ -388,24 +385,24 @@ static void *sched_main(void *arg)
         if (progress)
             retire();
         int idle = inflight == 0 && mpi_pending == NULL;
+        int data = mpi_pending != NULL || sluice_engine_data_active();
         int stop = stopping && idle;
         pthread_mutex_unlock(&sched_lock);
         run_callbacks();
         if (stop)
             break;
+        uint64_t waited = sluice_now_ns() - last;
         if (progress) {
-            sluice_backoff_reset(&b);
             last = sluice_now_ns();
         } else if (idle) {
-            if (sluice_engine_wait(20000000)) { /* nothing in flight: an enqueue wakes us */
-                sluice_backoff_reset(&b);
+            if (sluice_engine_wait(20000000)) /* nothing in flight: an enqueue wakes us */
                 last = sluice_now_ns();
-            }
-        } else if (sluice_now_ns() - last < 30000) {
-            sched_yield(); /* a DONE is due soon: a sleep would cost more than the round trip */
-        } else if (sluice_engine_wait(sluice_backoff_next(&b))) {
-            sluice_backoff_reset(&b); /* a command went out: its DONE is due */
-            last = sluice_now_ns();
+        } else if (waited < SLUICE_REMOTE_HOT_NS || (data && waited < SLUICE_REMOTE_DATA_HOT_NS)) {
+            /* A DONE is due soon (a sleep would cost more than the round trip), or data messages
+             * of ours are moving: MPI moves them only while we call it. */
+            sched_yield();
+        } else if (sluice_engine_wait(sluice_remote_idle_ns(waited, data ? 100000 : 250000))) {
+            last = sluice_now_ns(); /* a command went out: its DONE is due */
         }
     }
     free(buf);

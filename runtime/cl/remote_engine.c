@@ -25,7 +25,6 @@
 #include "cl/dist_fault.h"
 #include "cl/object.h"
 #include "cl/remote_proto.h"
-#include "progress/backoff.h"
 #include "trace/trace.h"
 
 #define PTR(t, v) ((t)(uintptr_t)(v))
@@ -91,6 +90,7 @@ struct note {
 static pthread_mutex_t eng_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct eng_cmd *table[BUCKETS], *all;
 static size_t inflight;
+static int data_active; /* see sluice_engine_data_active */
 static struct track *tracks;
 static struct rdep *rdeps;
 static struct failed *failures;
@@ -452,6 +452,11 @@ void sluice_engine_abandon(void)
         free(r);
     }
     pthread_mutex_unlock(&eng_lock);
+}
+
+int sluice_engine_data_active(void)
+{
+    return __atomic_load_n(&data_active, __ATOMIC_RELAXED);
 }
 
 size_t sluice_engine_inflight(void)
@@ -1113,6 +1118,15 @@ static int mpi_done(struct eng_cmd *c, int *progress)
     return done;
 }
 
+/* Posted data messages of c not complete yet (MPI_Test leaves completed ones MPI_REQUEST_NULL). */
+static int reqs_pending(const struct eng_cmd *c)
+{
+    for (size_t i = 0; c->reqs != NULL && i < c->npieces; i++)
+        if (c->reqs[i] != MPI_REQUEST_NULL)
+            return 1;
+    return 0;
+}
+
 /* A coherence move arrived: MPI_RECV from the peer (when it came by MPI) and CL_TRANSFER
  * device to device, naming the device as the trace names devices (this process's handle). */
 static void trace_inbound(struct eng_cmd *c)
@@ -1187,6 +1201,7 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
         last_prune = now;
         track_prune();
     }
+    int active = 0;
     for (struct eng_cmd *c = all, *next; c != NULL && k < max; c = next) {
         next = c->next;
         if (poll && !c->dev_done && c->ev != NULL)
@@ -1207,6 +1222,7 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
             }
         }
         int md = mpi_done(c, progress);
+        active |= !md && reqs_pending(c);
         if (!c->dev_done || !md || c->cbs > 0)
             continue;
         if (!(c->flags & SLUICE_CMD_SILENT)) {
@@ -1229,6 +1245,7 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
         free_cmd(c);
         *progress = 1;
     }
+    __atomic_store_n(&data_active, active, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&eng_lock);
     return k;
 }
@@ -1239,8 +1256,6 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
 void sluice_remote_serve(MPI_Comm comm)
 {
     prctl(PR_SET_TIMERSLACK, 1000UL); /* 1 us: the default 50 us would be most of a round trip */
-    struct sluice_backoff b;
-    sluice_backoff_init(&b, 1000, 250000);
     uint64_t last = sluice_now_ns();
     int ending = 0;
     struct sluice_remote_done done[64];
@@ -1300,21 +1315,21 @@ void sluice_remote_serve(MPI_Comm comm)
             return;
         if (ending && sluice_engine_inflight() == 0)
             return;
+        uint64_t waited = sluice_now_ns() - last;
+        int data = sluice_engine_data_active();
         if (progress || moved) {
-            sluice_backoff_reset(&b);
             last = sluice_now_ns();
-        } else if (sluice_now_ns() - last < 30000) {
-            sched_yield();
+        } else if (waited < SLUICE_REMOTE_HOT_NS || (data && waited < SLUICE_REMOTE_DATA_HOT_NS)) {
+            sched_yield(); /* a request, or the rest of a transfer, is due: keep MPI moving */
         } else {
-            /* Idle for 50 ms with nothing in flight: sleep up to 2 ms (an idle rank costs well
-             * under 1 % of a core); otherwise up to 250 us. */
-            uint64_t ns = sluice_backoff_next(&b);
-            if (sluice_now_ns() - last > 50000000 && sluice_engine_inflight() == 0 && ns >= 250000)
+            /* Sleeps grow with the wait (transport): up to 100 us while data is moving, 250 us
+             * with commands in flight, 2 ms after 50 ms idle with nothing in flight (an idle rank
+             * costs well under 1 % of a core). */
+            uint64_t ns = sluice_remote_idle_ns(waited, data ? 100000 : 250000);
+            if (waited > 50000000 && sluice_engine_inflight() == 0)
                 ns = 2000000;
-            if (sluice_engine_wait(ns)) {
-                sluice_backoff_reset(&b); /* a callback: a DONE is due */
-                last = sluice_now_ns();
-            }
+            if (sluice_engine_wait(ns))
+                last = sluice_now_ns(); /* a callback: a DONE is due */
         }
     }
 }

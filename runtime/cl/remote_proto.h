@@ -31,6 +31,15 @@
  * i+1 is still arriving. Both end points cut at the same offsets. */
 #define SLUICE_REMOTE_CHUNK ((size_t)8 << 20)
 
+/* Waits (remote_transport.c): after progress, poll (yielding the core) this long before sleeping:
+ * an answer is usually due within microseconds. */
+#define SLUICE_REMOTE_HOT_NS 30000u
+/* While this process's own data messages are moving, poll this long after the last progress
+ * before sleeping. MPI moves a large message only inside MPI calls, on both sides (Open MPI's
+ * rendezvous and pipelined copies: a sender that sleeps 250 us between tests moved 32 KiB per
+ * sleep), so a sleeping end point stalls the transfer. */
+#define SLUICE_REMOTE_DATA_HOT_NS 5000000u
+
 #define SLUICE_REMOTE_OPS(X)                                                                        \
     X(ENUM)        /* -> bytes: platform and device records (remote_enum_*) */                      \
     X(INFO)        /* a0 getter, a1 obj, a2 obj2, a3 param, a4 size -> ret, v0 size_ret, bytes */   \
@@ -155,6 +164,9 @@ int sluice_remote_recv(MPI_Comm comm, int src, int tag, unsigned char **buf, siz
 size_t sluice_remote_pieces(size_t len);
 int sluice_remote_data_isend(MPI_Comm comm, int dst, uint64_t id, const void *data, size_t len, MPI_Request *reqs);
 int sluice_remote_data_irecv(MPI_Comm comm, int src, uint64_t id, void *data, size_t len, MPI_Request *reqs);
+/* The sleep of a wait that has found nothing for waited_ns: an eighth of it, between 1 us and
+ * max_ns, so that an answer is found at most about 1/8 late. */
+uint64_t sluice_remote_idle_ns(uint64_t waited_ns, uint64_t max_ns);
 /* Sleeps about ns nanoseconds (accounted as SLEEP in the trace). */
 void sluice_remote_nap(uint64_t ns);
 
@@ -170,6 +182,9 @@ void sluice_engine_notify(uint64_t id, int64_t status);
 size_t sluice_engine_progress(struct sluice_remote_done *done, size_t max, int *progress);
 /* Commands in flight on this rank. */
 size_t sluice_engine_inflight(void);
+/* True when, at the last sluice_engine_progress, data messages of this rank were moving (posted
+ * MPI requests of bulk data not yet complete): its loop should keep polling. */
+int sluice_engine_data_active(void);
 /* Wakes sluice_engine_wait (a command was added, a real event completed); wait returns 1 when
  * woken (or a completion is queued), 0 when the time ran out. */
 void sluice_engine_wake(void);

@@ -1,8 +1,12 @@
 /* Message transport of distributed OpenCL over sluice's communicator. Every wait probes and
- * micro-sleeps (1 us doubling to 250 us): a blocking MPI_Recv in MPICH polls and would keep a
- * core busy on an idle serving rank, which halves rank 0's memory bandwidth on small nodes.
- * A reply is usually due within microseconds, so a wait first polls for POLL_BURST_NS, yielding
- * the core between probes, before it starts sleeping: one sleep costs more than a round trip. */
+ * micro-sleeps: a blocking MPI_Recv in MPICH and Open MPI polls and would keep a core busy on an
+ * idle serving rank, which halves rank 0's memory bandwidth on small nodes.
+ * A reply is usually due within microseconds, so a wait first polls for SLUICE_REMOTE_HOT_NS,
+ * yielding the core between probes, before it starts sleeping: one sleep costs more than a round
+ * trip. The sleeps then grow with the time waited (sluice_remote_idle_ns), never to more than an
+ * eighth of it: a doubling back-off sleeps as long as it has waited, so a late answer was found up
+ * to twice as late, and the two ends of a request/answer stream locked into each other's sleeps
+ * (round trips of 600-900 us instead of 15). */
 #include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -10,12 +14,9 @@
 #include <time.h>
 
 #include "cl/remote_proto.h"
-#include "progress/backoff.h"
 #include "trace/trace.h"
 
-#define WAIT_MIN_NS 1000u
 #define WAIT_MAX_NS 250000u
-#define POLL_BURST_NS 30000u
 
 void sluice_remote_nap(uint64_t ns)
 {
@@ -25,10 +26,14 @@ void sluice_remote_nap(uint64_t ns)
     sluice_time_leave(prev);
 }
 
+uint64_t sluice_remote_idle_ns(uint64_t waited_ns, uint64_t max_ns)
+{
+    uint64_t ns = waited_ns / 8;
+    return ns < 1000u ? 1000u : ns > max_ns ? max_ns : ns;
+}
+
 int sluice_remote_wait_probe(MPI_Comm comm, int src, int tag, MPI_Status *st)
 {
-    struct sluice_backoff b;
-    sluice_backoff_init(&b, WAIT_MIN_NS, WAIT_MAX_NS);
     uint64_t t0 = sluice_now_ns();
     for (;;) {
         int flag = 0;
@@ -37,10 +42,11 @@ int sluice_remote_wait_probe(MPI_Comm comm, int src, int tag, MPI_Status *st)
             return rc;
         if (flag)
             return MPI_SUCCESS;
-        if (sluice_now_ns() - t0 < POLL_BURST_NS)
+        uint64_t waited = sluice_now_ns() - t0;
+        if (waited < SLUICE_REMOTE_HOT_NS)
             sched_yield();
         else
-            sluice_remote_nap(sluice_backoff_next(&b));
+            sluice_remote_nap(sluice_remote_idle_ns(waited, WAIT_MAX_NS));
     }
 }
 
