@@ -101,21 +101,7 @@ static cl_int CL_API_CALL set_event_callback(cl_event event, cl_int type,
     return dist_sched_callback(e, type, fn, user_data);
 }
 
-static cl_int CL_API_CALL retain_event(cl_event event)
-{
-    if (event == NULL)
-        return CL_INVALID_EVENT;
-    __atomic_add_fetch(&((struct dist_event *)event)->refs, 1, __ATOMIC_ACQ_REL);
-    return CL_SUCCESS;
-}
-
-static cl_int CL_API_CALL release_event(cl_event event)
-{
-    if (event == NULL)
-        return CL_INVALID_EVENT;
-    dist_sched_release((struct dist_event *)event);
-    return CL_SUCCESS;
-}
+DIST_RETAIN_RELEASE(event, cl_event, struct dist_event, dist_sched_release, CL_INVALID_EVENT)
 
 static cl_event CL_API_CALL create_user_event(cl_context context, cl_int *err)
 {

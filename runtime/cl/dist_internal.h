@@ -250,6 +250,24 @@ void dist_event_install(struct sluice_cl_api *api);
 /* Waits for every command in flight, then stops the scheduler (before MPI ends; idempotent). */
 void dist_sched_drain(void);
 
+/* clRetainX and clReleaseX of a rank 0 record: counted on rank 0; `unref` drops one reference
+ * and frees the real objects everywhere with the last one. */
+#define DIST_RETAIN_RELEASE(name, handle_t, record_t, unref, invalid)                                  \
+    static cl_int CL_API_CALL retain_##name(handle_t h)                                                \
+    {                                                                                                  \
+        if (h == NULL)                                                                                 \
+            return invalid;                                                                            \
+        __atomic_add_fetch(&((record_t *)h)->refs, 1, __ATOMIC_ACQ_REL);                               \
+        return CL_SUCCESS;                                                                             \
+    }                                                                                                  \
+    static cl_int CL_API_CALL release_##name(handle_t h)                                               \
+    {                                                                                                  \
+        if (h == NULL)                                                                                 \
+            return invalid;                                                                            \
+        unref((record_t *)h);                                                                          \
+        return CL_SUCCESS;                                                                             \
+    }
+
 extern pthread_mutex_t dist_lock; /* recursive: every call of the distributed backend */
 
 #endif

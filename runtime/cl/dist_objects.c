@@ -149,21 +149,7 @@ void dist_ctx_retain(struct dist_context *c)
     __atomic_add_fetch(&c->refs, 1, __ATOMIC_ACQ_REL);
 }
 
-static cl_int CL_API_CALL retain_context(cl_context context)
-{
-    if (context == NULL)
-        return CL_INVALID_CONTEXT;
-    __atomic_add_fetch(&((struct dist_context *)context)->refs, 1, __ATOMIC_ACQ_REL);
-    return CL_SUCCESS;
-}
-
-static cl_int CL_API_CALL release_context(cl_context context)
-{
-    if (context == NULL)
-        return CL_INVALID_CONTEXT;
-    dist_ctx_unref((struct dist_context *)context);
-    return CL_SUCCESS;
-}
+DIST_RETAIN_RELEASE(context, cl_context, struct dist_context, dist_ctx_unref, CL_INVALID_CONTEXT)
 
 static cl_int CL_API_CALL context_info(cl_context context, cl_context_info param, size_t size, void *value,
                                        size_t *size_ret)
@@ -258,13 +244,7 @@ static cl_command_queue CL_API_CALL create_queue_props(cl_context context, cl_de
     return make_queue(context, device, bits, errcode_ret);
 }
 
-static cl_int CL_API_CALL retain_queue(cl_command_queue queue)
-{
-    if (queue == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
-    __atomic_add_fetch(&((struct dist_queue *)queue)->refs, 1, __ATOMIC_ACQ_REL);
-    return CL_SUCCESS;
-}
+DIST_RETAIN_RELEASE(queue, cl_command_queue, struct dist_queue, dist_queue_unref, CL_INVALID_COMMAND_QUEUE)
 
 void dist_queue_unref(struct dist_queue *q)
 {
@@ -274,14 +254,6 @@ void dist_queue_unref(struct dist_queue *q)
     dist_call(q->dev->rank, SLUICE_REMOTE_RELEASE, a, 2, NULL, 0, NULL);
     dist_ctx_unref(q->ctx);
     free(q);
-}
-
-static cl_int CL_API_CALL release_queue(cl_command_queue queue)
-{
-    if (queue == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
-    dist_queue_unref((struct dist_queue *)queue);
-    return CL_SUCCESS;
 }
 
 static cl_int CL_API_CALL queue_info(cl_command_queue queue, cl_command_queue_info param, size_t size, void *value,
@@ -558,21 +530,7 @@ static cl_int CL_API_CALL image_formats(cl_context context, cl_mem_flags flags, 
     return CL_SUCCESS;
 }
 
-static cl_int CL_API_CALL retain_mem(cl_mem mem)
-{
-    if (mem == NULL)
-        return CL_INVALID_MEM_OBJECT;
-    __atomic_add_fetch(&((struct dist_mem *)mem)->refs, 1, __ATOMIC_ACQ_REL);
-    return CL_SUCCESS;
-}
-
-static cl_int CL_API_CALL release_mem(cl_mem mem)
-{
-    if (mem == NULL)
-        return CL_INVALID_MEM_OBJECT;
-    mem_unref((struct dist_mem *)mem);
-    return CL_SUCCESS;
-}
+DIST_RETAIN_RELEASE(mem, cl_mem, struct dist_mem, mem_unref, CL_INVALID_MEM_OBJECT)
 
 static cl_int CL_API_CALL mem_info(cl_mem mem, cl_mem_info param, size_t size, void *value, size_t *size_ret)
 {

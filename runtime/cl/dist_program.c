@@ -536,21 +536,7 @@ static cl_int CL_API_CALL spec_constant(cl_program program, cl_uint id, size_t s
     return first;
 }
 
-static cl_int CL_API_CALL retain_program(cl_program program)
-{
-    if (program == NULL)
-        return CL_INVALID_PROGRAM;
-    __atomic_add_fetch(&((struct dist_program *)program)->refs, 1, __ATOMIC_ACQ_REL);
-    return CL_SUCCESS;
-}
-
-static cl_int CL_API_CALL release_program(cl_program program)
-{
-    if (program == NULL)
-        return CL_INVALID_PROGRAM;
-    prog_unref((struct dist_program *)program);
-    return CL_SUCCESS;
-}
+DIST_RETAIN_RELEASE(program, cl_program, struct dist_program, prog_unref, CL_INVALID_PROGRAM)
 
 static cl_int CL_API_CALL program_info(cl_program program, cl_program_info param, size_t size, void *value,
                                        size_t *size_ret)
@@ -830,21 +816,7 @@ static cl_int CL_API_CALL kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info
     return *(const cl_bool *)value ? CL_INVALID_OPERATION : CL_SUCCESS;
 }
 
-static cl_int CL_API_CALL retain_kernel(cl_kernel kernel)
-{
-    if (kernel == NULL)
-        return CL_INVALID_KERNEL;
-    __atomic_add_fetch(&((struct dist_kernel *)kernel)->refs, 1, __ATOMIC_ACQ_REL);
-    return CL_SUCCESS;
-}
-
-static cl_int CL_API_CALL release_kernel(cl_kernel kernel)
-{
-    if (kernel == NULL)
-        return CL_INVALID_KERNEL;
-    kernel_unref((struct dist_kernel *)kernel);
-    return CL_SUCCESS;
-}
+DIST_RETAIN_RELEASE(kernel, cl_kernel, struct dist_kernel, kernel_unref, CL_INVALID_KERNEL)
 
 static int first_rank(const uint64_t *rid)
 {
