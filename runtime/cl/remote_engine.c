@@ -10,7 +10,7 @@
  *   buffer still in flight here (inbound always, outbound when it writes), and a transfer waits
  *   for every earlier use that writes (outbound) or for every earlier use (inbound), so data
  *   leaves after its last writer and is never overwritten while it is still being read out.
- * Bulk data arrives and leaves in pieces (SLUICE_REMOTE_CHUNK): a piece is written to the device
+ * Bulk data arrives and leaves in pieces (sluice_remote_chunk): a piece is written to the device
  * as soon as it arrived (its write waits on a user event set when its Irecv completed), and sent
  * as soon as it was read. Real-event callbacks only queue a note and wake the loop; the loop
  * thread makes every MPI call. */
@@ -47,7 +47,8 @@ struct eng_cmd {
     int peer;
     unsigned char *staging;
     size_t staging_cap;
-    int dev_done, cbs; /* final callback seen; callbacks still to come */
+    int dev_done, cbs; /* device work complete (callback seen or status asked); callbacks to come */
+    int reported;      /* its DONE went (it stays until its callbacks came) */
     int zombie;        /* failed without its callbacks: never freed (they may still come) */
     int rect;          /* a rect read/write/copy: geometry below */
     size_t geom[13]; /* buffer origin[3], host origin[3], region[3], buffer row/slice, host row/slice pitch */
@@ -485,8 +486,7 @@ static cl_int enqueue_read_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, s
         c->reqs[i] = MPI_REQUEST_NULL;
     cl_int r = CL_SUCCESS;
     for (size_t i = 0; i < n && r == CL_SUCCESS; i++) {
-        size_t off = i * SLUICE_REMOTE_CHUNK;
-        size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
+        size_t k, off = sluice_remote_piece(c->size, i, &k);
         r = api()->clEnqueueReadBuffer(c->q, buf, CL_FALSE, c->off + off, k, c->staging + off, (cl_uint)nw,
                                        nw ? wl : NULL, &c->piece_ev[i]);
         if (r == CL_SUCCESS)
@@ -942,8 +942,7 @@ static void write_arrived(struct eng_cmd *c, int *progress)
             }
             if (!flag)
                 return;
-            size_t i = c->sent++, off = i * SLUICE_REMOTE_CHUNK;
-            size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
+            size_t i = c->sent++, k, off = sluice_remote_piece(c->size, i, &k);
             *progress = 1;
             if (c->status >= 0 && !c->rect && c->mapped == NULL) {
                 cl_int r = api()->clEnqueueWriteBuffer(c->q, c->buf, CL_FALSE, c->off + off, k,
@@ -1077,8 +1076,7 @@ static void failed_silently(struct eng_cmd *c)
     c->cbs = 0;
     c->zombie = 1;
     while (c->op == SLUICE_REMOTE_CMD_READ && c->reqs != NULL && c->sent < c->npieces) {
-        size_t i = c->sent++, off = i * SLUICE_REMOTE_CHUNK;
-        size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
+        size_t i = c->sent++, k, off = sluice_remote_piece(c->size, i, &k);
         checked(MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer, SLUICE_REMOTE_DATA_TAG(c->id),
                           sluice_comm(), &c->reqs[i]),
                 c->peer, "sending a buffer");
@@ -1116,6 +1114,26 @@ static int mpi_done(struct eng_cmd *c, int *progress)
         *progress = 1;
     }
     return done;
+}
+
+/* A read to a peer: sends the pieces read so far, in order (a later one waits for earlier ones).
+ * `piece` is one known read (its callback came), -1 if none; a rect read has one event for all
+ * its pieces. */
+static void send_read_pieces(struct eng_cmd *c, long piece)
+{
+    while (c->sent < c->npieces &&
+           (c->rect ? (piece == 0 || done_event(c->ev))
+                    : (c->sent == (size_t)piece || done_event(c->piece_ev[c->sent])))) {
+        size_t i = c->sent, k, off = sluice_remote_piece(c->size, i, &k);
+        if (checked(MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer, SLUICE_REMOTE_DATA_TAG(c->id),
+                              sluice_comm(), &c->reqs[i]),
+                    c->peer, "sending a buffer") != MPI_SUCCESS)
+            c->status = CL_OUT_OF_RESOURCES;
+        c->sent++;
+        if (sluice_trace_active() && c->sent == c->npieces && (c->flags & SLUICE_CMD_TRANSFER))
+            sluice_trace_record(SLUICE_EV_MPI_SEND, 0, sluice_now_ns(), 0, (uint64_t)c->peer, c->size,
+                                (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
+    }
 }
 
 /* Posted data messages of c not complete yet (MPI_Test leaves completed ones MPI_REQUEST_NULL). */
@@ -1169,21 +1187,7 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
             if (n->status < 0 && c->status >= 0)
                 c->status = n->status;
         } else if (c->op == SLUICE_REMOTE_CMD_READ) {
-            /* Piece read: send it now (pieces go in order; a later one waits for earlier ones). A
-             * rect read has one event for all its pieces. */
-            while (c->sent < c->npieces &&
-                   (c->rect || c->sent == (size_t)n->piece || done_event(c->piece_ev[c->sent]))) {
-                size_t i = c->sent, off = i * SLUICE_REMOTE_CHUNK;
-                size_t k = c->size - off < SLUICE_REMOTE_CHUNK ? c->size - off : SLUICE_REMOTE_CHUNK;
-                if (checked(MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer,
-                                      SLUICE_REMOTE_DATA_TAG(c->id), sluice_comm(), &c->reqs[i]),
-                            c->peer, "sending a buffer") != MPI_SUCCESS)
-                    c->status = CL_OUT_OF_RESOURCES;
-                c->sent++;
-                if (sluice_trace_active() && c->sent == c->npieces && (c->flags & SLUICE_CMD_TRANSFER))
-                    sluice_trace_record(SLUICE_EV_MPI_SEND, 0, sluice_now_ns(), 0, (uint64_t)c->peer, c->size,
-                                        (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
-            }
+            send_read_pieces(c, n->piece);
         }
         free(n);
         n = next;
@@ -1202,6 +1206,7 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
         track_prune();
     }
     int active = 0;
+    size_t asked = 0;
     for (struct eng_cmd *c = all, *next; c != NULL && k < max; c = next) {
         next = c->next;
         if (poll && !c->dev_done && c->ev != NULL)
@@ -1221,10 +1226,37 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
                     post_receives(c);
             }
         }
+        /* Callbacks may come late (NVIDIA's for a write from host memory: about 20 ms after it
+         * completed), so the loop also asks: the next pieces of a read to a peer, and the final
+         * event of a few commands per round. A late callback then only frees the command. */
+        if (c->op == SLUICE_REMOTE_CMD_READ && c->reqs != NULL && c->sent < c->npieces && c->staging != NULL &&
+            (c->rect ? c->ev != NULL : c->piece_ev != NULL)) {
+            size_t sent = c->sent;
+            send_read_pieces(c, -1);
+            *progress |= c->sent != sent;
+        }
+        if (!c->dev_done && c->ev != NULL && c->cbs > 0 && asked < 64) {
+            cl_int st = CL_QUEUED;
+            asked++;
+            if (api()->clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+                    CL_SUCCESS &&
+                st == CL_COMPLETE) {
+                c->dev_done = 1;
+                *progress = 1;
+            }
+        }
         int md = mpi_done(c, progress);
         active |= !md && reqs_pending(c);
-        if (!c->dev_done || !md || c->cbs > 0)
+        if (!c->dev_done || !md)
             continue;
+        if (c->reported) {
+            if (c->cbs == 0) { /* its last callback came */
+                unlink_cmd(c);
+                free_cmd(c);
+            }
+            continue;
+        }
+        c->reported = 1;
         if (!(c->flags & SLUICE_CMD_SILENT)) {
             struct sluice_remote_done *d = &out[k++];
             memset(d, 0, sizeof *d);
@@ -1241,9 +1273,11 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
         }
         if (sluice_trace_active() && c->op == SLUICE_REMOTE_CMD_WRITE && (c->flags & SLUICE_CMD_TRANSFER))
             trace_inbound(c);
-        unlink_cmd(c);
-        free_cmd(c);
         *progress = 1;
+        if (c->cbs == 0) {
+            unlink_cmd(c);
+            free_cmd(c);
+        }
     }
     __atomic_store_n(&data_active, active, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&eng_lock);

@@ -27,8 +27,12 @@
 #define SLUICE_REMOTE_TAG_CLOCK 0x5D04 /* engine -> rank 0: its clock, answering PING */
 /* Bulk data of command `id`: every tag stays below 32768, the smallest MPI_TAG_UB allowed. */
 #define SLUICE_REMOTE_DATA_TAG(id) (0x1000 + (int)((id)&0x3FFF))
-/* Bulk data moves in pieces of this size: the receiver writes piece i to its device while piece
- * i+1 is still arriving. Both end points cut at the same offsets. */
+/* Bulk data moves in pieces (sluice_remote_chunk): the receiver writes piece i to its device while
+ * piece i+1 is still arriving, the sender sends piece i while piece i+1 is read from its device.
+ * Both end points cut at the same offsets. A piece is about a sixteenth of the transfer, a power
+ * of two between these bounds: with 8 MiB pieces a 16 MiB transfer was 2 pieces, half of it not
+ * overlapped (0.47 of MPI's rate to a GPU); smaller ones cost a message and an enqueue each. */
+#define SLUICE_REMOTE_CHUNK_MIN ((size_t)1 << 20)
 #define SLUICE_REMOTE_CHUNK ((size_t)8 << 20)
 
 /* Waits (remote_transport.c): after progress, poll (yielding the core) this long before sleeping:
@@ -161,7 +165,10 @@ int sluice_remote_recv(MPI_Comm comm, int src, int tag, unsigned char **buf, siz
 /* Bulk data of a command: piece i of [data, data+len) as its own message (non-blocking; the
  * requests go into reqs[0..sluice_remote_pieces(len))). Not traced: the engine records the
  * rank-to-rank moves (MPI_SEND/MPI_RECV), the wrappers the program's own transfers. */
+size_t sluice_remote_chunk(size_t len);
 size_t sluice_remote_pieces(size_t len);
+/* Piece i of a transfer of len bytes: its offset, and its size in *k. */
+size_t sluice_remote_piece(size_t len, size_t i, size_t *k);
 int sluice_remote_data_isend(MPI_Comm comm, int dst, uint64_t id, const void *data, size_t len, MPI_Request *reqs);
 int sluice_remote_data_irecv(MPI_Comm comm, int src, uint64_t id, void *data, size_t len, MPI_Request *reqs);
 /* The sleep of a wait that has found nothing for waited_ns: an eighth of it, between 1 us and

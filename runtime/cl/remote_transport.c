@@ -88,9 +88,25 @@ int sluice_remote_recv(MPI_Comm comm, int src, int tag, unsigned char **out, siz
     return MPI_SUCCESS;
 }
 
+size_t sluice_remote_chunk(size_t len)
+{
+    size_t c = SLUICE_REMOTE_CHUNK_MIN;
+    while (c < SLUICE_REMOTE_CHUNK && c * 16 < len)
+        c *= 2;
+    return c;
+}
+
 size_t sluice_remote_pieces(size_t len)
 {
-    return len == 0 ? 1 : (len + SLUICE_REMOTE_CHUNK - 1) / SLUICE_REMOTE_CHUNK;
+    size_t c = sluice_remote_chunk(len);
+    return len == 0 ? 1 : (len + c - 1) / c;
+}
+
+size_t sluice_remote_piece(size_t len, size_t i, size_t *k)
+{
+    size_t c = sluice_remote_chunk(len), off = i * c;
+    *k = len - off < c ? len - off : c;
+    return off;
 }
 
 int sluice_remote_data_isend(MPI_Comm comm, int dst, uint64_t id, const void *data, size_t len,
@@ -98,8 +114,7 @@ int sluice_remote_data_isend(MPI_Comm comm, int dst, uint64_t id, const void *da
 {
     size_t n = sluice_remote_pieces(len);
     for (size_t i = 0; i < n; i++) {
-        size_t off = i * SLUICE_REMOTE_CHUNK,
-               k = len - off < SLUICE_REMOTE_CHUNK ? len - off : SLUICE_REMOTE_CHUNK;
+        size_t k, off = sluice_remote_piece(len, i, &k);
         int rc = MPI_Isend((const char *)data + off, (int)k, MPI_BYTE, dst, SLUICE_REMOTE_DATA_TAG(id), comm,
                            &reqs[i]);
         if (rc != MPI_SUCCESS)
@@ -112,8 +127,7 @@ int sluice_remote_data_irecv(MPI_Comm comm, int src, uint64_t id, void *data, si
 {
     size_t n = sluice_remote_pieces(len);
     for (size_t i = 0; i < n; i++) {
-        size_t off = i * SLUICE_REMOTE_CHUNK,
-               k = len - off < SLUICE_REMOTE_CHUNK ? len - off : SLUICE_REMOTE_CHUNK;
+        size_t k, off = sluice_remote_piece(len, i, &k);
         int rc =
             MPI_Irecv((char *)data + off, (int)k, MPI_BYTE, src, SLUICE_REMOTE_DATA_TAG(id), comm, &reqs[i]);
         if (rc != MPI_SUCCESS)
