@@ -30,7 +30,6 @@
 #define PTR(t, v) ((t)(uintptr_t)(v))
 #define BUCKETS 1024
 #define MAX_WAIT 4096
-#define ASK_NS 50000u /* see sluice_engine_progress */
 
 struct eng_cmd {
     uint64_t id;
@@ -48,10 +47,11 @@ struct eng_cmd {
     int peer;
     unsigned char *staging;
     size_t staging_cap;
-    int dev_done, cbs; /* device work complete (callback seen or status asked); callbacks to come */
-    int reported;      /* its DONE went (it stays until its callbacks came) */
-    int zombie;        /* failed without its callbacks: never freed (they may still come) */
-    int rect;          /* a rect read/write/copy: geometry below */
+    int dev_done, cbs;        /* device work complete (callback seen or status asked); callbacks to come */
+    int reported;             /* its DONE went (it stays until its callbacks came) */
+    uint64_t t_enq, next_ask; /* when it came; when its statuses may be asked next */
+    int zombie;               /* failed without its callbacks: never freed (they may still come) */
+    int rect;                 /* a rect read/write/copy: geometry below */
     size_t geom[13]; /* buffer origin[3], host origin[3], region[3], buffer row/slice, host row/slice pitch */
     void *mapped;    /* a write from a peer received straight into the mapped device buffer */
     cl_event map_ev;
@@ -856,6 +856,7 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
     const uint64_t *a = req->a;
     size_t need = sizeof h + ((size_t)h.nlocal + h.nremote) * 8 +
                   (size_t)h.naccess * sizeof(struct sluice_remote_access);
+    c->t_enq = c->next_ask = sluice_now_ns();
     insert(c);
     if (need > len || (size_t)h.nlocal + h.nremote + h.naccess * 2 + 1 > MAX_WAIT) {
         fail_now(c, CL_INVALID_VALUE);
@@ -1328,12 +1329,6 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
     }
     int active = 0;
     size_t asked = 0;
-    /* Statuses are asked at most every ASK_NS: asking in every round of a polling loop slowed
-     * NVIDIA's copies (256 MiB writes at 1.3 GB/s instead of 3). */
-    static uint64_t last_ask;
-    int ask = now - last_ask >= ASK_NS;
-    if (ask)
-        last_ask = now;
     for (struct eng_cmd *c = all, *next; c != NULL && k < max; c = next) {
         next = c->next;
         if (poll && !c->dev_done && c->ev != NULL)
@@ -1355,17 +1350,22 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
         }
         /* Callbacks may come late (NVIDIA's for a write from host memory: about 20 ms after it
          * completed), so the loop also asks: the next pieces of a read to a peer, and the final
-         * event of a few commands per round. A late callback then only frees the command. */
-        if (ask && c->op == SLUICE_REMOTE_CMD_READ && c->reqs != NULL && c->sent < c->npieces &&
-            c->staging != NULL && (c->rect ? c->ev != NULL : c->piece_ev != NULL)) {
-            size_t sent = c->sent;
-            send_read_pieces(c, -1);
-            *progress |= c->sent != sent;
-        }
-        if (ask && !c->dev_done && c->ev != NULL && c->cbs > 0 && asked < 64) {
-            cl_int st = CL_QUEUED;
+         * event; a late callback then only frees the command. A command is asked at intervals of
+         * an eighth of its age (at least 2 us): a late callback costs it at most that, and a long
+         * one is asked rarely (asking in every round of a polling loop slowed NVIDIA's copies). */
+        int want_send = c->op == SLUICE_REMOTE_CMD_READ && c->reqs != NULL && c->sent < c->npieces &&
+                        c->staging != NULL && (c->rect ? c->ev != NULL : c->piece_ev != NULL);
+        int want_status = !c->dev_done && c->ev != NULL && c->cbs > 0;
+        if ((want_send || want_status) && now >= c->next_ask && asked < 64) {
             asked++;
-            if (api()->clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+            c->next_ask = now + (now - c->t_enq) / 8 + 2000;
+            size_t sent = c->sent;
+            if (want_send)
+                send_read_pieces(c, -1);
+            *progress |= c->sent != sent;
+            cl_int st = CL_QUEUED;
+            if (want_status &&
+                api()->clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
                     CL_SUCCESS &&
                 st == CL_COMPLETE) {
                 c->dev_done = 1;
