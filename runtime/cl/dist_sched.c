@@ -40,6 +40,21 @@ static pthread_cond_t sched_done; /* broadcast when commands complete */
 static struct sluice_dag *dag;
 static struct dist_event *table[BUCKETS];
 static struct dist_event *mpi_pending; /* records with data messages of rank 0 in flight */
+/* Those of them moving at least SLUICE_REMOTE_DATA_HOT_MIN bytes (up to BIG_MAX are known): while
+ * there are any, the scheduler keeps polling MPI (remote_proto.h). Small ones are left to the short
+ * poll: polling while a stencil's halo reads waited for their kernels took the devices' cores. */
+#define BIG_MAX 64
+static struct dist_event *big[BIG_MAX];
+static int nbig;
+
+static void big_done(struct dist_event *e)
+{
+    for (int i = 0; i < nbig; i++)
+        if (big[i] == e) {
+            big[i] = big[--nbig];
+            return;
+        }
+}
 static uint64_t last_id;
 static long inflight;
 static int64_t clock_off[DIST_MAX_RANKS]; /* rank's clock minus rank 0's */
@@ -327,6 +342,7 @@ static int test_mpi(void)
             }
         }
         if (e->nreqs == 0) {
+            big_done(e);
             *p = e->mnext;
             free(e->reqs);
             e->reqs = NULL;
@@ -385,7 +401,7 @@ static void *sched_main(void *arg)
         if (progress)
             retire();
         int idle = inflight == 0 && mpi_pending == NULL;
-        int data = mpi_pending != NULL || sluice_engine_data_active();
+        int data = nbig > 0 || sluice_engine_data_active();
         int stop = stopping && idle;
         pthread_mutex_unlock(&sched_lock);
         run_callbacks();
@@ -671,6 +687,8 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
                 e->nreqs = (int)pieces;
                 e->mnext = mpi_pending;
                 mpi_pending = e;
+                if (c->len >= SLUICE_REMOTE_DATA_HOT_MIN && nbig < BIG_MAX)
+                    big[nbig++] = e;
             }
         }
         if (r != CL_SUCCESS) {

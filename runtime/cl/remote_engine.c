@@ -1375,7 +1375,7 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
             }
         }
         int md = mpi_done(c, progress);
-        active |= !md && reqs_pending(c);
+        active |= !md && c->size >= SLUICE_REMOTE_DATA_HOT_MIN && reqs_pending(c);
         if (!c->dev_done || !md)
             continue;
         if (c->reported) {

@@ -43,6 +43,9 @@
  * rendezvous and pipelined copies: a sender that sleeps 250 us between tests moved 32 KiB per
  * sleep), so a sleeping end point stalls the transfer. */
 #define SLUICE_REMOTE_DATA_HOT_NS 5000000u
+/* ... for messages of at least this size: smaller ones (a stencil's halos) complete within the
+ * short poll, and polling for them took cores from the devices of a 2-core machine. */
+#define SLUICE_REMOTE_DATA_HOT_MIN ((size_t)64 << 10)
 
 #define SLUICE_REMOTE_OPS(X)                                                                        \
     X(ENUM)        /* -> bytes: platform and device records (remote_enum_*) */                      \
