@@ -9,9 +9,10 @@ export POCL_MAX_PTHREAD_COUNT=1
 launch() {
   local query=$1; shift
   local env=(env SLUICE_OPENCL=distributed "SLUICE_DEVICES=$query" LD_PRELOAD="$SLUICE_LIB")
-  "$MPIEXEC" -n 1 -env POCL_DEVICES pthread "${env[@]}" "$@" \
-           : -n 1 -env POCL_DEVICES "basic basic" "${env[@]}" "$@" \
-           : -n 1 -env POCL_DEVICES pthread "${env[@]}" "$@"
+  # per-rank variables through env(1), which every launcher's MPMD syntax accepts
+  "$MPIEXEC" -n 1 "${env[@]}" POCL_DEVICES=pthread "$@" \
+           : -n 1 "${env[@]}" "POCL_DEVICES=basic basic" "$@" \
+           : -n 1 "${env[@]}" POCL_DEVICES=pthread "$@"
 }
 names() { grep 'Device #' "$1" | sed 's/.*Device #[0-9]*: \([a-z]*\)-.*/\1/' | tr '\n' ' '; }
 

@@ -2,7 +2,7 @@
 # Each script runs with `set -euo pipefail` in its own scratch folder.
 
 # Open MPI refuses root and oversubscription unless told (MPICH, the default, needs nothing).
-if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI"; then
+if "$MPIEXEC" --version 2>&1 | grep -q -E "Open MPI|OpenRTE"; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 fi
 
