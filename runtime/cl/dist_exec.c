@@ -96,9 +96,11 @@ static cl_int submit(struct dist_cmd *c, struct dist_event **e)
     return dist_sched_submit(c, e);
 }
 
-static cl_int CL_API_CALL write_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t off,
-                                       size_t size, const void *ptr, cl_uint nwait, const cl_event *wl,
-                                       cl_event *event)
+/* clEnqueueWriteBuffer and clEnqueueReadBuffer: the data goes straight from the program's pointer
+ * (OpenCL forbids touching it until the event completes, so no copy is needed) or straight into
+ * it. A write covers its whole range, so it fetches nothing and takes the range Modified. */
+static cl_int host_transfer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t off, size_t size,
+                            void *ptr, cl_uint nwait, const cl_event *wl, cl_event *event, bool write)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *m = (struct dist_mem *)buffer;
@@ -115,15 +117,17 @@ static cl_int CL_API_CALL write_buffer(cl_command_queue queue, cl_mem buffer, cl
     struct uses u = {0};
     struct dist_event *e = NULL;
     pthread_mutex_lock(&dist_lock);
-    r = use(&u, m, rank, off, size, true, true);
+    r = use(&u, m, rank, off, size, write, write);
     if (r == CL_SUCCESS) {
-        /* Sent straight from the program's pointer: OpenCL forbids touching it until the event
-         * completes, so no copy is needed. */
-        struct dist_cmd c = command(q, SLUICE_REMOTE_CMD_WRITE, CL_COMMAND_WRITE_BUFFER, nwait, wl, &u);
+        struct dist_cmd c = command(q, write ? SLUICE_REMOTE_CMD_WRITE : SLUICE_REMOTE_CMD_READ,
+                                    write ? CL_COMMAND_WRITE_BUFFER : CL_COMMAND_READ_BUFFER, nwait, wl, &u);
         c.a[0] = m->rid[rank];
         c.a[1] = off;
         c.a[2] = size;
-        c.send = ptr;
+        if (write)
+            c.send = ptr;
+        else
+            c.recv = ptr;
         c.len = size;
         r = submit(&c, &e);
     }
@@ -131,38 +135,18 @@ static cl_int CL_API_CALL write_buffer(cl_command_queue queue, cl_mem buffer, cl
     return finish_call(r, e, blocking, event);
 }
 
+static cl_int CL_API_CALL write_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t off,
+                                       size_t size, const void *ptr, cl_uint nwait, const cl_event *wl,
+                                       cl_event *event)
+{
+    return host_transfer(queue, buffer, blocking, off, size, (void *)ptr, nwait, wl, event, true);
+}
+
 static cl_int CL_API_CALL read_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t off,
                                       size_t size, void *ptr, cl_uint nwait, const cl_event *wl,
                                       cl_event *event)
 {
-    struct dist_queue *q = (struct dist_queue *)queue;
-    struct dist_mem *m = (struct dist_mem *)buffer;
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
-    cl_int r = check_range(m, off, size, ptr);
-    if (r == CL_SUCCESS && m->ctx != q->ctx)
-        r = CL_INVALID_CONTEXT;
-    if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
-    if (r != CL_SUCCESS)
-        return r;
-    int rank = q->dev->rank;
-    struct uses u = {0};
-    struct dist_event *e = NULL;
-    pthread_mutex_lock(&dist_lock);
-    r = use(&u, m, rank, off, size, false, false);
-    if (r == CL_SUCCESS) {
-        /* Received straight into the program's pointer. */
-        struct dist_cmd c = command(q, SLUICE_REMOTE_CMD_READ, CL_COMMAND_READ_BUFFER, nwait, wl, &u);
-        c.a[0] = m->rid[rank];
-        c.a[1] = off;
-        c.a[2] = size;
-        c.recv = ptr;
-        c.len = size;
-        r = submit(&c, &e);
-    }
-    pthread_mutex_unlock(&dist_lock);
-    return finish_call(r, e, blocking, event);
+    return host_transfer(queue, buffer, blocking, off, size, ptr, nwait, wl, event, false);
 }
 
 /* Kernel arguments are snapshotted at enqueue and travel with the command: buffers made valid
