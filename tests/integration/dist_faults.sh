@@ -131,8 +131,9 @@ for c in "peer0 0 2" "peer2 2 0"; do
   run_until_running "$name"
   inject "$name" "$rank" "(void)dist_fault_peer($peer, 15, (const char *)program_invocation_short_name)" || continue
   finish "$name"
-  # When a serving rank aborts, the launcher may SIGKILL a rank before MPI ends it: 86 or 9.
-  if [ "$rank" = 0 ] || [ "$rc" != 9 ]; then expect_eq "$name: exit code" 86 "$rc"; fi
+  # The launcher may SIGKILL a rank before MPI ends it, whichever rank aborts: 86 or 9 (seen for
+  # an abort on rank 0 as well, once, on a loaded machine).
+  if [ "$rc" != 9 ]; then expect_eq "$name: exit code" 86 "$rc"; fi
   expect_eq "$name: one sluice line" 1 "$(grep -c '^sluice' "$name.err" || true)"
   if [ "$rank" = 0 ]; then
     expect_contains "$name: rank 0 names the serving rank and its devices" \
