@@ -360,6 +360,24 @@ static void pack(unsigned char *to, const unsigned char *from, const size_t *g)
             memcpy(to, from + (g[5] + z) * g[12] + (g[4] + y) * g[11] + g[3], g[6]);
 }
 
+/* What a rect read or write checks before anything moves: the queue, the geometry of the
+ * region within the buffer, the host pointer, the context and the wait list. */
+static cl_int rect_check(struct dist_queue *q, struct dist_mem *m, struct geom *G, const size_t *bo,
+                         const size_t *ho, const size_t *region, size_t brp, size_t bsp, size_t hrp, size_t hsp,
+                         const void *ptr, cl_uint nwait, const cl_event *wl)
+{
+    if (q == NULL)
+        return CL_INVALID_COMMAND_QUEUE;
+    cl_int r = rect_geom(G, m, bo, ho, region, brp, bsp, hrp, hsp);
+    if (r == CL_SUCCESS && ptr == NULL)
+        r = CL_INVALID_VALUE;
+    if (r == CL_SUCCESS && m->ctx != q->ctx)
+        r = CL_INVALID_CONTEXT;
+    if (r == CL_SUCCESS)
+        r = check_wait(nwait, wl);
+    return r;
+}
+
 static cl_int CL_API_CALL read_rect(cl_command_queue queue, cl_mem buffer, cl_bool blocking, const size_t *bo,
                                     const size_t *ho, const size_t *region, size_t brp, size_t bsp,
                                     size_t hrp, size_t hsp, void *ptr, cl_uint nwait, const cl_event *wl,
@@ -367,16 +385,8 @@ static cl_int CL_API_CALL read_rect(cl_command_queue queue, cl_mem buffer, cl_bo
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *m = (struct dist_mem *)buffer;
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
     struct geom G;
-    cl_int r = rect_geom(&G, m, bo, ho, region, brp, bsp, hrp, hsp);
-    if (r == CL_SUCCESS && ptr == NULL)
-        r = CL_INVALID_VALUE;
-    if (r == CL_SUCCESS && m->ctx != q->ctx)
-        r = CL_INVALID_CONTEXT;
-    if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+    cl_int r = rect_check(q, m, &G, bo, ho, region, brp, bsp, hrp, hsp, ptr, nwait, wl);
     if (r != CL_SUCCESS)
         return r;
     int rank = q->dev->rank;
@@ -423,16 +433,8 @@ static cl_int CL_API_CALL write_rect(cl_command_queue queue, cl_mem buffer, cl_b
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *m = (struct dist_mem *)buffer;
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
     struct geom G;
-    cl_int r = rect_geom(&G, m, bo, ho, region, brp, bsp, hrp, hsp);
-    if (r == CL_SUCCESS && ptr == NULL)
-        r = CL_INVALID_VALUE;
-    if (r == CL_SUCCESS && m->ctx != q->ctx)
-        r = CL_INVALID_CONTEXT;
-    if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+    cl_int r = rect_check(q, m, &G, bo, ho, region, brp, bsp, hrp, hsp, ptr, nwait, wl);
     if (r != CL_SUCCESS)
         return r;
     int rank = q->dev->rank;

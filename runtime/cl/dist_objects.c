@@ -351,6 +351,23 @@ static cl_int sub_buffer_flags(cl_mem_flags parent, cl_mem_flags *flags)
     return CL_SUCCESS;
 }
 
+/* A new memory object joins the live list (mem_unref takes it out again); on error its last
+ * reference goes, releasing what the ranks created for it. */
+static cl_mem publish_mem(struct dist_mem *m, cl_int err, cl_int *errcode_ret)
+{
+    pthread_mutex_lock(&dist_lock);
+    m->next_live = live_mems;
+    live_mems = m;
+    pthread_mutex_unlock(&dist_lock);
+    if (err != CL_SUCCESS) {
+        mem_unref(m);
+        dist_set_err(errcode_ret, err);
+        return NULL;
+    }
+    dist_set_err(errcode_ret, CL_SUCCESS);
+    return (cl_mem)m;
+}
+
 /* A sub-buffer: a real sub-buffer on every rank of the context; coherence is the parent's. */
 static cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type type,
                                             const void *info, cl_int *errcode_ret)
@@ -392,17 +409,7 @@ static cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags, c
         if ((err = dist_call_v(r, SLUICE_REMOTE_SUBBUF, a, 4, NULL, 0, &m->rid[r])) != CL_SUCCESS)
             break;
     }
-    pthread_mutex_lock(&dist_lock);
-    m->next_live = live_mems;
-    live_mems = m;
-    pthread_mutex_unlock(&dist_lock);
-    if (err != CL_SUCCESS) {
-        mem_unref(m);
-        dist_set_err(errcode_ret, err);
-        return NULL;
-    }
-    dist_set_err(errcode_ret, CL_SUCCESS);
-    return (cl_mem)m;
+    return publish_mem(m, err, errcode_ret);
 }
 
 /* clCreateBuffer's flag rules, with the codes PoCL gives locally: the real buffers do not see
@@ -480,16 +487,8 @@ static cl_mem CL_API_CALL create_buffer(cl_context context, cl_mem_flags flags, 
     m->coh_id = next_coh_id++;
     if (err == CL_SUCCESS)
         err = dist_coh_add(m);
-    m->next_live = live_mems;
-    live_mems = m;
     pthread_mutex_unlock(&dist_lock);
-    if (err != CL_SUCCESS) {
-        mem_unref(m);
-        dist_set_err(errcode_ret, err);
-        return NULL;
-    }
-    dist_set_err(errcode_ret, CL_SUCCESS);
-    return (cl_mem)m;
+    return publish_mem(m, err, errcode_ret);
 }
 
 /* OpenCL 3.0's buffer creation: no buffer property is defined, so only an empty list is valid. */
