@@ -13,7 +13,7 @@
  *      same folder, and the open-to-close time the program sees; the commit runs after close.
  *
  *   sluice-bench-capture [rounds]      (default 7 rounds of each variant) */
-#include "ckpt/pattern.h"
+#include "ckpt/capture/pattern.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * merge captured names into listings of the folders that hold them; scandir and glob are
  * rebuilt on top of those (glibc's own scandir and glob read folders through internal calls
  * that no wrapper sees). */
-#include "ckpt/capture.h"
+#include "ckpt/capture/capture.h"
 #include "common/export.h"
 #include "common/real.h"
 

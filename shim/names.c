@@ -1,7 +1,7 @@
 /* Namespace entry points for checkpoint capture: the stat family (names_stat.def) and statx,
  * access, unlink/remove, rename, mkdir/rmdir of virtual per-rank folders, and chdir (the
  * capture engine caches the working directory to resolve relative names without a syscall). */
-#include "ckpt/capture.h"
+#include "ckpt/capture/capture.h"
 #include "common/export.h"
 #include "common/real.h"
 

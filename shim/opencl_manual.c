@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cl/dist.h"
+#include "dist/dist.h"
 #include "cl/names.h"
 #include "cl/wrap.h"
 

@@ -3,8 +3,8 @@
  * "captured or not" with one load and hands captured calls to runtime/ckpt/capture*.c; data
  * calls (read, write, lseek, mmap, ftruncate...) are not wrapped: captured descriptors are
  * real descriptors on staging files. */
-#include "ckpt/capture.h"
-#include "cl/dist_fault.h"
+#include "ckpt/capture/capture.h"
+#include "dist/dist_fault.h"
 #include "common/export.h"
 #include "common/real.h"
 

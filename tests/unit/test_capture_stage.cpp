@@ -1,4 +1,4 @@
-// Unit tests of the stage-folder sidecar codec (runtime/ckpt/stage.h), which the commit engine
+// Unit tests of the stage-folder sidecar codec (runtime/ckpt/capture/stage.h), which the commit engine
 // and `sluice-ckpt recover` use to find out what a staging file holds: round trips with awkward
 // paths, and hostile or truncated sidecars that must be refused rather than misread.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <string>
 
 extern "C" {
-#include "ckpt/stage.h"
+#include "ckpt/capture/stage.h"
 }
 
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 extern "C" {
-#include "dcl/coherence.h"
+#include "dist/coherence.h"
 }
 
 namespace {

@@ -16,10 +16,10 @@
 #include <vector>
 
 extern "C" {
-#include "ckpt/commit.h"
-#include "ckpt/commit_internal.h"
-#include "ckpt/container.h"
-#include "ckpt/stage.h"
+#include "ckpt/commit/commit.h"
+#include "ckpt/commit/commit_internal.h"
+#include "ckpt/container/container.h"
+#include "ckpt/capture/stage.h"
 #include "config/config.h"
 }
 

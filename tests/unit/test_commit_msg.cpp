@@ -1,4 +1,4 @@
-// Commit engine protocol messages (runtime/ckpt/commit_msg.c): round trips, and hostile or
+// Commit engine protocol messages (runtime/ckpt/commit/commit_msg.c): round trips, and hostile or
 // truncated input never reads past the end and is flagged as malformed.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 
 extern "C" {
-#include "ckpt/commit_internal.h"
+#include "ckpt/commit/commit_internal.h"
 }
 
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ckpt/container.h"
+#include "ckpt/container/container.h"
 
 namespace {
 

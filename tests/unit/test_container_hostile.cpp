@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "ckpt/container.h"
+#include "ckpt/container/container.h"
 
 namespace {
 

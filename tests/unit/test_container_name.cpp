@@ -10,8 +10,8 @@
 #include <set>
 #include <string>
 
-#include "ckpt/container.h"
-#include "ckpt/pattern.h"
+#include "ckpt/container/container.h"
+#include "ckpt/capture/pattern.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 extern "C" {
-#include "dcl/dag.h"
+#include "dist/dag.h"
 }
 
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 extern "C" {
-#include "dcl/dag_dcr.h"
+#include "dist/dag_dcr.h"
 }
 
 namespace {

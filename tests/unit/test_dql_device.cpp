@@ -9,7 +9,7 @@
 #include <vector>
 
 extern "C" {
-#include "dcl/dql_device.h"
+#include "dist/dql_device.h"
 }
 
 namespace {

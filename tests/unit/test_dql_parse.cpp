@@ -8,7 +8,7 @@
 #include <string>
 
 extern "C" {
-#include "dcl/dql.h"
+#include "dist/dql.h"
 }
 
 namespace {

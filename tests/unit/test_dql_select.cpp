@@ -7,7 +7,7 @@
 #include <vector>
 
 extern "C" {
-#include "dcl/dql.h"
+#include "dist/dql.h"
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// Unit tests of the SLUICE_CAPTURE pattern matcher (runtime/ckpt/pattern.c): the four real-world
+// Unit tests of the SLUICE_CAPTURE pattern matcher (runtime/ckpt/capture/pattern.c): the four real-world
 // shapes, zero padding, per-rank directories, non-matching paths, path normalization and
 // hostile input.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <string>
 
 extern "C" {
-#include "ckpt/pattern.h"
+#include "ckpt/capture/pattern.h"
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// Commit planner: block-aligned direct layout (runtime/ckpt/planner.h).
+// Commit planner: block-aligned direct layout (runtime/ckpt/twophase/planner.h).
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -6,7 +6,7 @@
 #include <vector>
 
 extern "C" {
-#include "ckpt/planner.h"
+#include "ckpt/twophase/planner.h"
 }
 
 namespace {

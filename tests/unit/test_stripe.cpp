@@ -1,4 +1,4 @@
-// Stripe unit detection (runtime/ckpt/stripe.h): precedence of SLUICE_STRIPING_UNIT, the Lustre
+// Stripe unit detection (runtime/ckpt/twophase/stripe.h): precedence of SLUICE_STRIPING_UNIT, the Lustre
 // layout attribute decoder (v1, v3, composite, hostile input) and clamping to the block size.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 extern "C" {
-#include "ckpt/stripe.h"
+#include "ckpt/twophase/stripe.h"
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// Two-phase planner (runtime/ckpt/planner_twophase.h): direct-versus-shuffle choice, aggregator
+// Two-phase planner (runtime/ckpt/twophase/planner_twophase.h): direct-versus-shuffle choice, aggregator
 // selection, stripe-aligned file domains, rounds, pieces and file-system requests. Every plan
 // is checked against invariants that the executor relies on (each shuffled byte sent exactly
 // once, to the aggregator that owns it, inside one round window; requests inside runs and
@@ -12,8 +12,8 @@
 #include <vector>
 
 extern "C" {
-#include "ckpt/planner.h"
-#include "ckpt/planner_twophase.h"
+#include "ckpt/twophase/planner.h"
+#include "ckpt/twophase/planner_twophase.h"
 }
 
 namespace {

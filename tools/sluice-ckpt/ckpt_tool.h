@@ -3,7 +3,7 @@
 #ifndef SLUICE_CKPT_TOOL_H
 #define SLUICE_CKPT_TOOL_H
 
-#include "ckpt/container.h"
+#include "ckpt/container/container.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,0 +1,275 @@
+/* Directory listings that show captured names as if they were files: opendir of a folder that
+ * may hold members (or of a virtual per-rank folder) gets a side list of virtual entries, which
+ * readdir returns after the real ones (a name that also exists for real is listed once).
+ * The DIR* is always a real one (over an empty folder in the stage area for a virtual folder),
+ * so dirfd, telldir and the program's own bookkeeping keep working. */
+#include "ckpt/capture/capture_internal.h"
+
+#include "ckpt/container/container.h"
+#include "ckpt/capture/stage.h"
+#include "common/real.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct ventry {
+    struct dirent de;
+    bool seen; /* a real entry of the same name was returned */
+    UT_hash_handle hh;
+};
+
+struct listing {
+    DIR *d;
+    struct ventry *ents;  /* array */
+    struct ventry *index; /* by name */
+    size_t n, cap, next;
+    bool real_done;
+    struct listing *link;
+};
+
+static struct listing *listings; /* under capture_lock */
+static atomic_int listing_count;
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h | 1;
+}
+
+/* Adds `name` (one component) unless present. Builds the array only; index made at the end. */
+static void add_entry(struct listing *l, const char *name, size_t len, unsigned char type)
+{
+    if (len == 0 || len >= sizeof l->ents[0].de.d_name)
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        if (strncmp(l->ents[i].de.d_name, name, len) == 0 && l->ents[i].de.d_name[len] == '\0')
+            return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        struct ventry *e = realloc(l->ents, cap * sizeof *e);
+        if (e == NULL)
+            return; /* listing less than complete beats failing the program's readdir */
+        l->ents = e;
+        l->cap = cap;
+    }
+    struct ventry *v = &l->ents[l->n++];
+    memset(v, 0, sizeof *v);
+    memcpy(v->de.d_name, name, len);
+    v->de.d_name[len] = '\0';
+    v->de.d_type = type;
+    v->de.d_reclen = sizeof v->de;
+    v->de.d_ino = (ino_t)name_hash(name);
+}
+
+/* Files the member path under directory dir (len bytes): itself, or its per-rank folder. */
+static void consider(struct listing *l, const char *dir, size_t len, const char *path)
+{
+    if (strncmp(path, dir, len) != 0 || path[len] != '/')
+        return;
+    const char *rest = path + len + 1;
+    const char *slash = strchr(rest, '/');
+    if (slash == NULL) {
+        add_entry(l, rest, strlen(rest), DT_REG);
+        return;
+    }
+    char sub[PATH_MAX];
+    size_t n = (size_t)(slash - path);
+    if (n >= sizeof sub)
+        return;
+    memcpy(sub, path, n);
+    sub[n] = '\0';
+    if (sluice_pattern_match_dir(&capture_patterns, sub, NULL))
+        add_entry(l, rest, (size_t)(slash - rest), DT_DIR);
+}
+
+struct scan_ctx {
+    struct listing *l;
+    const char *dir;
+    size_t len;
+};
+
+static int scan_visit(void *ctx, const char *container_path, const struct sluice_container *c,
+                      int rc, const char *msg)
+{
+    struct scan_ctx *s = ctx;
+    (void)container_path, (void)rc, (void)msg;
+    if (c == NULL)
+        return 0;
+    for (uint32_t i = 0; i < c->n_members; i++) {
+        const char *p = c->members[i].path;
+        uint64_t size;
+        int64_t mt;
+        /* The index may still list a member unlinked since: ask the commit engine. */
+        if (strncmp(p, s->dir, s->len) == 0 && p[s->len] == '/' &&
+            sluice_commit_stat_member(p, &size, &mt) == 0)
+            consider(s->l, s->dir, s->len, p);
+    }
+    return 0;
+}
+
+static void collect(struct listing *l, const char *dir, bool virtual_dir)
+{
+    size_t len = strcmp(dir, "/") == 0 ? 0 : strlen(dir);
+    pthread_mutex_lock(&capture_lock);
+    for (struct sluice_capture_member *m = capture_open; m; m = m->hh.next)
+        consider(l, dir, len, m->path);
+    for (struct capture_closed *c = capture_closed; c; c = c->hh.next)
+        consider(l, dir, len, c->path);
+    for (struct capture_vdir *v = capture_vdirs; v; v = v->hh.next) {
+        consider(l, dir, len, v->path);
+        /* a made folder is a folder even when "consider" sees no '/' after it */
+        for (size_t i = 0; i < l->n; i++)
+            if (strncmp(v->path, dir, len) == 0 && strcmp(v->path + len + 1, l->ents[i].de.d_name) == 0)
+                l->ents[i].de.d_type = DT_DIR;
+    }
+    pthread_mutex_unlock(&capture_lock);
+    struct scan_ctx s = {l, dir, len};
+    char root[PATH_MAX];
+    snprintf(root, sizeof root, "%s", dir);
+    /* Containers live in the nearest real folder: the listed one, or above a virtual one. */
+    while (virtual_dir && strcmp(root, "/") != 0 && sluice_pattern_match_dir(&capture_patterns, root, NULL)) {
+        char *slash = strrchr(root, '/');
+        if (slash == root)
+            slash[1] = '\0';
+        else
+            *slash = '\0';
+    }
+    sluice_container_scan_dir(root, scan_visit, &s);
+    for (size_t i = 0; i < l->n; i++) {
+        struct ventry *v = &l->ents[i];
+        HASH_ADD_STR(l->index, de.d_name, v);
+    }
+}
+
+bool sluice_capture_dir_is_mine(const char *path)
+{
+    char abs[PATH_MAX];
+    if (!sluice_capture_on() || path == NULL || capture_resolve(AT_FDCWD, path, abs, sizeof abs) != 0)
+        return false;
+    return sluice_pattern_match_parent(&capture_patterns, abs) ||
+           sluice_pattern_match_dir(&capture_patterns, abs, NULL);
+}
+
+/* An empty real folder to hand out as the DIR* of a virtual folder. */
+static DIR *open_empty_dir(void)
+{
+    const char *stage = sluice_stage_dir();
+    if (stage == NULL)
+        return NULL;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/empty.d", stage);
+    SLUICE_REAL(mkdir)(path, 0500);
+    return SLUICE_REAL(opendir)(path);
+}
+
+DIR *sluice_capture_opendir(const char *path, bool *handled)
+{
+    char abs[PATH_MAX];
+    *handled = false;
+    if (!sluice_capture_dir_is_mine(path))
+        return NULL;
+    capture_resolve(AT_FDCWD, path, abs, sizeof abs);
+    *handled = true;
+    sluice_capture_guard_enter();
+    DIR *d = SLUICE_REAL(opendir)(path);
+    bool virtual_dir = false;
+    if (d == NULL) {
+        int e = errno;
+        if (e == ENOENT && sluice_pattern_match_dir(&capture_patterns, abs, NULL) &&
+            capture_vdir_exists(abs)) {
+            d = open_empty_dir();
+            virtual_dir = true;
+        }
+        if (d == NULL) {
+            sluice_capture_guard_leave();
+            errno = e;
+            return NULL;
+        }
+    }
+    struct listing *l = calloc(1, sizeof *l);
+    if (l != NULL) {
+        l->d = d;
+        collect(l, abs, virtual_dir);
+        if (l->n == 0) {
+            free(l->ents);
+            free(l);
+        } else {
+            pthread_mutex_lock(&capture_lock);
+            l->link = listings;
+            listings = l;
+            atomic_fetch_add(&listing_count, 1);
+            pthread_mutex_unlock(&capture_lock);
+        }
+    }
+    sluice_capture_guard_leave();
+    return d;
+}
+
+static struct listing *find_listing(DIR *d, bool unlink_it)
+{
+    if (atomic_load_explicit(&listing_count, memory_order_relaxed) == 0)
+        return NULL;
+    pthread_mutex_lock(&capture_lock);
+    struct listing **pp = &listings;
+    while (*pp && (*pp)->d != d)
+        pp = &(*pp)->link;
+    struct listing *l = *pp;
+    if (l != NULL && unlink_it) {
+        *pp = l->link;
+        atomic_fetch_sub(&listing_count, 1);
+    }
+    pthread_mutex_unlock(&capture_lock);
+    return l;
+}
+
+struct dirent *sluice_capture_readdir(DIR *d, bool *handled)
+{
+    struct listing *l = find_listing(d, false);
+    *handled = l != NULL;
+    if (l == NULL)
+        return NULL;
+    if (!l->real_done) {
+        struct dirent *e = SLUICE_REAL(readdir)(d);
+        if (e != NULL) {
+            struct ventry *v = NULL;
+            HASH_FIND_STR(l->index, e->d_name, v);
+            if (v != NULL)
+                v->seen = true;
+            return e;
+        }
+        l->real_done = true;
+    }
+    while (l->next < l->n) {
+        struct ventry *v = &l->ents[l->next++];
+        if (!v->seen)
+            return &v->de;
+    }
+    return NULL;
+}
+
+int sluice_capture_closedir(DIR *d)
+{
+    struct listing *l = find_listing(d, true);
+    if (l == NULL)
+        return SLUICE_CAPTURE_PASS;
+    HASH_CLEAR(hh, l->index);
+    free(l->ents);
+    free(l);
+    return SLUICE_REAL(closedir)(d);
+}
+
+void sluice_capture_rewinddir(DIR *d)
+{
+    struct listing *l = find_listing(d, false);
+    if (l == NULL)
+        return;
+    l->real_done = false;
+    l->next = 0;
+    for (size_t i = 0; i < l->n; i++)
+        l->ents[i].seen = false;
+}

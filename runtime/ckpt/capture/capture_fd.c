@@ -1,0 +1,176 @@
+/* Descriptors of captured files: close, fclose, the dup family, fsync, and the hand-over of a
+ * member to the commit engine when its last descriptor goes away. */
+#include "ckpt/capture/capture_internal.h"
+
+#include "ckpt/capture/stage.h"
+#include "common/log.h"
+#include "common/real.h"
+#include "config/config.h"
+#include "trace/trace.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void capture_fill_staged(const struct sluice_capture_member *m, struct sluice_staged_member *out)
+{
+    memset(out, 0, sizeof *out);
+    memcpy(out->set_key, m->set_key, sizeof out->set_key);
+    memcpy(out->path, m->path, sizeof out->path);
+    memcpy(out->stage_path, m->stage_path, sizeof out->stage_path);
+    out->member_rank = m->member_rank;
+    out->writer_rank = capture_writer_rank;
+    struct stat st;
+    if (SLUICE_REAL(stat)(m->stage_path, &st) == 0)
+        out->size = (uint64_t)st.st_size;
+}
+
+static uint64_t closed_since_flush;
+
+void capture_account_closed(uint64_t bytes)
+{
+    bool flush = false;
+    pthread_mutex_lock(&capture_lock);
+    closed_since_flush += bytes;
+    if (closed_since_flush > sluice_config.STAGE_LIMIT) {
+        closed_since_flush = 0;
+        flush = true;
+    }
+    pthread_mutex_unlock(&capture_lock);
+    if (flush) {
+        /* Past the budget: commit now rather than let the stage folder grow. */
+        int rc = sluice_commit_flush_all();
+        if (rc != 0)
+            sluice_log_warn("checkpoint stage over SLUICE_STAGE_LIMIT and early commit failed: %s",
+                            strerror(-rc));
+    }
+}
+
+void capture_member_release(struct sluice_capture_member *m)
+{
+    if (m->view) { /* nothing staged behind a read view */
+        free(m);
+        return;
+    }
+    sluice_capture_guard_enter();
+    if (m->unlinked) {
+        /* The name was removed while open: this version never reaches the file system. */
+        sluice_stage_remove(m->stage_path, m->meta_path);
+        free(m);
+        sluice_capture_guard_leave();
+        return;
+    }
+    struct sluice_stage_meta sm;
+    memset(&sm, 0, sizeof sm);
+    capture_fill_staged(m, &sm.m);
+    sm.closed = 1;
+    sm.pid = (long)getpid();
+    int rc = sluice_stage_write_meta(m->meta_path, &sm);
+    if (rc != 0) /* the data is still staged and described as open: recover will find it */
+        sluice_log_warn("%s: cannot mark staged member closed: %s", m->path, strerror(-rc));
+    sluice_trace_instant(SLUICE_EV_CKPT_CLOSE, 0, sm.m.size, 0);
+    pthread_mutex_lock(&capture_lock);
+    struct capture_closed *c = capture_find_closed(m->path);
+    size_t len = strlen(m->path);
+    if (c == NULL && (c = calloc(1, sizeof *c + len + 1)) != NULL) {
+        memcpy(c->path, m->path, len + 1);
+        HASH_ADD_KEYPTR(hh, capture_closed, c->path, len, c);
+    }
+    pthread_mutex_unlock(&capture_lock);
+    sluice_commit_member_closed(&sm.m);
+    free(m);
+    capture_account_closed(sm.m.size);
+    sluice_capture_guard_leave();
+}
+
+int sluice_capture_close(int fd)
+{
+    if (!sluice_capture_fd_tracked(fd))
+        return SLUICE_CAPTURE_PASS;
+    pthread_mutex_lock(&capture_lock);
+    struct sluice_capture_member *last = capture_fd_detach(fd);
+    pthread_mutex_unlock(&capture_lock);
+    int rc = SLUICE_REAL(close)(fd);
+    int e = errno;
+    if (last != NULL)
+        capture_member_release(last);
+    errno = e;
+    return rc;
+}
+
+int sluice_capture_fclose(FILE *stream)
+{
+    int fd = stream ? fileno(stream) : -1;
+    if (!sluice_capture_fd_tracked(fd))
+        return SLUICE_CAPTURE_PASS;
+    pthread_mutex_lock(&capture_lock);
+    struct sluice_capture_member *last = capture_fd_detach(fd);
+    pthread_mutex_unlock(&capture_lock);
+    int rc = SLUICE_REAL(fclose)(stream); /* flushes into the staging file, then closes fd */
+    int e = errno;
+    if (last != NULL)
+        capture_member_release(last);
+    errno = e;
+    return rc;
+}
+
+void sluice_capture_dup_done(int oldfd, int newfd, bool replaced)
+{
+    if (newfd < 0 || newfd >= sluice_capture_fdtab_size || newfd == oldfd)
+        return;
+    struct sluice_capture_member *last = NULL;
+    pthread_mutex_lock(&capture_lock);
+    if (replaced)
+        last = capture_fd_detach(newfd); /* dup2/dup3 closed newfd's old file */
+    struct sluice_capture_member *m = NULL;
+    if (oldfd >= 0 && oldfd < sluice_capture_fdtab_size)
+        m = atomic_load_explicit(&sluice_capture_fdtab[oldfd], memory_order_acquire);
+    if (m != NULL)
+        capture_fd_attach(newfd, m);
+    pthread_mutex_unlock(&capture_lock);
+    if (last != NULL)
+        capture_member_release(last);
+}
+
+int sluice_capture_fsync(int fd)
+{
+    if (!sluice_capture_fd_tracked(fd))
+        return SLUICE_CAPTURE_PASS;
+    struct sluice_staged_member sm;
+    bool found = false;
+    pthread_mutex_lock(&capture_lock);
+    struct sluice_capture_member *m = atomic_load_explicit(&sluice_capture_fdtab[fd], memory_order_acquire);
+    if (m != NULL && !m->view) {
+        capture_fill_staged(m, &sm);
+        found = true;
+    }
+    pthread_mutex_unlock(&capture_lock);
+    if (!found)
+        return SLUICE_CAPTURE_PASS;
+    sluice_capture_guard_enter();
+    uint64_t t0 = sluice_trace_active() ? sluice_now_ns() : 0;
+    int rc = sluice_commit_member_sync(&sm);
+    if (sluice_trace_active())
+        sluice_trace_record(SLUICE_EV_CKPT_FSYNC, rc ? SLUICE_EVF_ERROR : 0, t0, sluice_now_ns() - t0,
+                            (uint64_t)fd, 0, (uint64_t)-rc);
+    sluice_capture_guard_leave();
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
+    }
+    return 0;
+}
+
+void sluice_capture_fix_fstat(int fd, dev_t *dev, ino_t *ino)
+{
+    pthread_mutex_lock(&capture_lock);
+    struct sluice_capture_member *m =
+        atomic_load_explicit(&sluice_capture_fdtab[fd], memory_order_acquire);
+    if (m != NULL && m->view) {
+        *dev = m->view_dev;
+        *ino = m->view_ino;
+    }
+    pthread_mutex_unlock(&capture_lock);
+}

@@ -1,0 +1,110 @@
+/* State shared by the capture engine's files (capture*.c); not a contract for other parts.
+ *
+ * Invariants:
+ *  - An open member is one captured path that this process has staged and that still has at
+ *    least one program descriptor (open, dup'ed, or under a FILE*). All descriptors that refer
+ *    to it, whatever open file description they belong to, point at the same member in the fd
+ *    table; the member is closed (handed to the commit engine) when `fds` drops to 0.
+ *  - Open members are keyed by absolute path in `capture_open`; an unlinked member leaves the
+ *    table at once (its name is gone) but lives until its last descriptor closes.
+ *  - `capture_closed` remembers the paths of versions this process closed, for listings and
+ *    per-rank folder existence; their bytes and sizes are read through the commit engine,
+ *    which owns the staging file from the close on.
+ *  - Everything here is protected by capture_lock, except fd table lookups (atomic loads) and
+ *    the cwd digit flag. The lock is never held across a call into the commit engine. */
+#ifndef SLUICE_CKPT_CAPTURE_INTERNAL_H
+#define SLUICE_CKPT_CAPTURE_INTERNAL_H
+
+#include "ckpt/capture/capture.h"
+#include "ckpt/commit/commit.h"
+#include "ckpt/capture/pattern.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <uthash.h>
+
+struct sluice_capture_member {
+    char path[PATH_MAX];
+    char set_key[PATH_MAX];
+    int member_rank;
+    char stage_path[PATH_MAX];
+    char meta_path[PATH_MAX];
+    int fds;       /* program descriptors referring to it */
+    bool unlinked; /* the name was removed while open: discard at last close */
+    /* A read view: a descriptor served by the commit engine (a committed or closed version).
+     * Not in `capture_open`; only carries the identity stat() reports for the name, so that
+     * fstat() on the descriptor agrees with it (cp checks that). */
+    bool view;
+    dev_t view_dev;
+    ino_t view_ino;
+    UT_hash_handle hh;
+};
+
+struct capture_closed {
+    UT_hash_handle hh;
+    char path[]; /* sized to the path: one entry per name ever closed here */
+};
+
+struct capture_vdir {
+    char path[PATH_MAX];
+    UT_hash_handle hh;
+};
+
+extern pthread_mutex_t capture_lock;
+extern struct sluice_capture_member *capture_open;
+extern struct capture_closed *capture_closed;
+extern struct capture_vdir *capture_vdirs;
+extern struct sluice_pattern_set capture_patterns;
+extern int capture_writer_rank;
+extern mode_t capture_umask;
+
+/* A path as the program named it, classified. */
+struct capture_name {
+    char abs[PATH_MAX]; /* absolute, normalized */
+    char key[PATH_MAX];
+    int rank;
+    bool member; /* matches a pattern: a captured member */
+    bool vdir;   /* a per-rank directory of a pattern (virtual unless it really exists) */
+};
+
+/* Resolves and classifies `path` relative to dirfd. Returns false when the path is certainly
+ * none of capture's business (the fast filter rejected it, or it is a container name).
+ * want_dir: the call may concern a virtual per-rank folder (stat, mkdir, ...); open does not,
+ * and skips that check. */
+bool capture_classify(int dirfd, const char *path, struct capture_name *n, bool want_dir);
+/* Absolute, normalized form of path relative to dirfd (AT_FDCWD: the cached cwd). 0 or -1. */
+int capture_resolve(int dirfd, const char *path, char *abs, size_t cap);
+
+/* Member lookups (lock held). */
+struct sluice_capture_member *capture_find_open(const char *abs);
+struct capture_closed *capture_find_closed(const char *abs);
+void capture_forget_closed(const char *abs); /* lock held */
+
+/* Opens the latest readable version of a member that this process does not hold open: the
+ * commit engine's (own closed, staged elsewhere on the node, or committed), else the real
+ * file. fd or -errno. */
+int capture_open_latest(const char *abs, int flags);
+/* Does a version of the member exist anywhere (open here, closed here, committed, real)? */
+bool capture_member_exists(const char *abs);
+/* Size and mtime of the latest version; 0 or -errno (lock not held). */
+int capture_member_stat(const char *abs, struct stat *st);
+
+/* A virtual per-rank directory exists: made by mkdir here, holding members, or real. */
+bool capture_vdir_exists(const char *abs);
+
+/* Fills a sluice_staged_member from an open member (size from the staging file). */
+void capture_fill_staged(const struct sluice_capture_member *m, struct sluice_staged_member *out);
+/* The member's last descriptor is gone: hand it to the commit engine (or discard it if
+ * unlinked) and free it. Lock NOT held. */
+void capture_member_release(struct sluice_capture_member *m);
+/* Detaches fd from the fd table (lock held). Returns the member if fd was its last. */
+struct sluice_capture_member *capture_fd_detach(int fd);
+/* Registers fd for member m (lock held). */
+void capture_fd_attach(int fd, struct sluice_capture_member *m);
+
+/* Bytes closed since the last early commit; past SLUICE_STAGE_LIMIT the commit is asked to
+ * flush. */
+void capture_account_closed(uint64_t bytes);
+
+#endif

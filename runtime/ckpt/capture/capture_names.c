@@ -1,0 +1,529 @@
+/* The namespace of captured files: stat, access, unlink, rename, and mkdir/rmdir of virtual
+ * per-rank directories, answered as if every member were a real file. */
+#include "ckpt/capture/capture_internal.h"
+
+#include "ckpt/container/container.h"
+#include "ckpt/capture/stage.h"
+#include "common/real.h"
+#include "trace/trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A stable inode number for a virtual name (FNV-1a), never 0. */
+static ino_t name_ino(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (ino_t)(h | 1);
+}
+
+static void parent_of(const char *abs, char *out)
+{
+    size_t len = (size_t)(strrchr(abs, '/') - abs);
+    if (len == 0)
+        len = 1;
+    memcpy(out, abs, len);
+    out[len] = '\0';
+}
+
+/* The nearest real ancestor of a virtual directory (where its set's containers live). */
+static void vdir_root(const char *abs, char *out)
+{
+    snprintf(out, PATH_MAX, "%s", abs);
+    while (strcmp(out, "/") != 0 && sluice_pattern_match_dir(&capture_patterns, out, NULL)) {
+        char up[PATH_MAX];
+        parent_of(out, up);
+        memcpy(out, up, strlen(up) + 1);
+    }
+}
+
+int capture_member_stat(const char *abs, struct stat *st)
+{
+    char stage[PATH_MAX];
+    bool have = false;
+    pthread_mutex_lock(&capture_lock);
+    struct sluice_capture_member *m = capture_find_open(abs);
+    if (m != NULL) {
+        memcpy(stage, m->stage_path, sizeof stage);
+        have = true;
+    }
+    pthread_mutex_unlock(&capture_lock);
+    /* Versions closed here belong to the commit engine, which answers for them below. */
+    if (have && SLUICE_REAL(stat)(stage, st) == 0)
+        return 0;
+    uint64_t size;
+    int64_t mtime_ns;
+    if (sluice_commit_stat_member(abs, &size, &mtime_ns) == 0) {
+        /* Ownership and permissions of the container, size and time of the member. */
+        char cont[PATH_MAX], base[PATH_MAX];
+        struct stat b;
+        bool ok = false;
+        char key[PATH_MAX];
+        int rank;
+        if (sluice_pattern_match(&capture_patterns, abs, &rank, key, sizeof key) &&
+            sluice_container_name(key, cont, sizeof cont) == 0 && SLUICE_REAL(stat)(cont, &b) == 0)
+            ok = true;
+        if (!ok) {
+            char parent[PATH_MAX];
+            parent_of(abs, parent);
+            vdir_root(parent, base);
+            if (SLUICE_REAL(stat)(base, &b) != 0)
+                memset(&b, 0, sizeof b);
+            b.st_mode = S_IFREG | (0666 & ~capture_umask);
+        }
+        memset(st, 0, sizeof *st);
+        st->st_dev = b.st_dev;
+        st->st_ino = name_ino(abs);
+        st->st_mode = S_IFREG | (b.st_mode & 07777);
+        st->st_nlink = 1;
+        st->st_uid = b.st_uid;
+        st->st_gid = b.st_gid;
+        st->st_size = (off_t)size;
+        st->st_blksize = b.st_blksize ? b.st_blksize : 4096;
+        st->st_blocks = (blkcnt_t)((size + 511) / 512);
+        st->st_mtim.tv_sec = (time_t)(mtime_ns / 1000000000);
+        st->st_mtim.tv_nsec = (long)(mtime_ns % 1000000000);
+        st->st_ctim = st->st_mtim;
+        st->st_atim = st->st_mtim;
+        return 0;
+    }
+    if (SLUICE_REAL(stat)(abs, st) == 0)
+        return 0;
+    return -errno;
+}
+
+/* Is some member (open, closed here, or committed) inside directory `dir`? */
+struct under_ctx {
+    const char *prefix;
+    size_t len;
+    bool found;
+};
+
+static int under_visit(void *ctx, const char *container_path, const struct sluice_container *c,
+                       int rc, const char *msg)
+{
+    struct under_ctx *u = ctx;
+    (void)container_path, (void)rc, (void)msg;
+    if (c == NULL)
+        return 0;
+    for (uint32_t i = 0; i < c->n_members; i++)
+        if (strncmp(c->members[i].path, u->prefix, u->len) == 0 && c->members[i].path[u->len] == '/') {
+            u->found = true;
+            return 1;
+        }
+    return 0;
+}
+
+bool capture_vdir_exists(const char *abs)
+{
+    struct stat st;
+    if (SLUICE_REAL(stat)(abs, &st) == 0)
+        return S_ISDIR(st.st_mode);
+    size_t len = strlen(abs);
+    bool found = false;
+    pthread_mutex_lock(&capture_lock);
+    struct capture_vdir *v = NULL;
+    HASH_FIND_STR(capture_vdirs, abs, v);
+    found = v != NULL;
+    for (struct sluice_capture_member *m = capture_open; !found && m; m = m->hh.next)
+        found = strncmp(m->path, abs, len) == 0 && m->path[len] == '/';
+    for (struct capture_closed *c = capture_closed; !found && c; c = c->hh.next)
+        found = strncmp(c->path, abs, len) == 0 && c->path[len] == '/';
+    pthread_mutex_unlock(&capture_lock);
+    if (found)
+        return true;
+    char root[PATH_MAX];
+    vdir_root(abs, root);
+    struct under_ctx u = {abs, len, false};
+    sluice_container_scan_dir(root, under_visit, &u);
+    return u.found;
+}
+
+static void fake_dir_stat(const char *abs, struct stat *st)
+{
+    char root[PATH_MAX];
+    vdir_root(abs, root);
+    if (SLUICE_REAL(stat)(root, st) != 0)
+        memset(st, 0, sizeof *st);
+    st->st_ino = name_ino(abs);
+    st->st_nlink = 2;
+    st->st_size = 4096;
+    st->st_blocks = 8;
+    st->st_mode = S_IFDIR | (0777 & ~capture_umask);
+}
+
+int sluice_capture_stat(int dirfd, const char *path, struct stat *st, int flags)
+{
+    struct capture_name n;
+    (void)flags;
+    if (!capture_classify(dirfd, path, &n, true))
+        return SLUICE_CAPTURE_PASS;
+    sluice_capture_guard_enter();
+    int rc;
+    if (n.member) {
+        rc = capture_member_stat(n.abs, st);
+    } else if (SLUICE_REAL(stat)(n.abs, st) == 0) {
+        rc = 0; /* a real per-rank directory */
+    } else if (capture_vdir_exists(n.abs)) {
+        fake_dir_stat(n.abs, st);
+        rc = 0;
+    } else {
+        rc = -ENOENT;
+    }
+    sluice_capture_guard_leave();
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
+    }
+    return 0;
+}
+
+int sluice_capture_access(int dirfd, const char *path, int mode, int flags)
+{
+    struct capture_name n;
+    (void)mode, (void)flags;
+    if (!capture_classify(dirfd, path, &n, true))
+        return SLUICE_CAPTURE_PASS;
+    sluice_capture_guard_enter();
+    bool exists = n.member ? capture_member_exists(n.abs) : capture_vdir_exists(n.abs);
+    sluice_capture_guard_leave();
+    if (!exists) {
+        errno = ENOENT;
+        return -1;
+    }
+    return 0;
+}
+
+/* Removes member `abs` from every place it lives. 0 or -ENOENT. Guard held. */
+static int unlink_member(const char *abs)
+{
+    bool had = false;
+    pthread_mutex_lock(&capture_lock);
+    struct sluice_capture_member *m = capture_find_open(abs);
+    if (m != NULL) {
+        m->unlinked = true; /* discarded at its last close */
+        HASH_DEL(capture_open, m);
+        had = true;
+    }
+    if (capture_find_closed(abs) != NULL) {
+        capture_forget_closed(abs);
+        had = true;
+    }
+    pthread_mutex_unlock(&capture_lock);
+    int rc = sluice_commit_member_unlinked(abs);
+    if (rc == 0)
+        had = true;
+    if (SLUICE_REAL(unlink)(abs) == 0)
+        had = true; /* a real file of that name (written without sluice) goes too */
+    sluice_trace_instant(SLUICE_EV_CKPT_UNLINK, sluice_trace_active() ? sluice_trace_string(abs) : 0, 0, 0);
+    return had ? 0 : -ENOENT;
+}
+
+int sluice_capture_unlink(int dirfd, const char *path, int flags)
+{
+    struct capture_name n;
+    if (!capture_classify(dirfd, path, &n, true))
+        return SLUICE_CAPTURE_PASS;
+    if (flags & AT_REMOVEDIR)
+        return n.vdir ? sluice_capture_rmdir(n.abs) : SLUICE_CAPTURE_PASS;
+    if (!n.member)
+        return SLUICE_CAPTURE_PASS;
+    sluice_capture_guard_enter();
+    int rc = unlink_member(n.abs);
+    sluice_capture_guard_leave();
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
+    }
+    return 0;
+}
+
+/* Copies every byte readable from src (from offset 0) to the current position of fd, in 1 MiB
+ * pieces through the real write. Returns 0 or -errno. */
+static int copy_all(int src, int fd)
+{
+    char *buf = malloc(1 << 20);
+    int rc = buf ? 0 : -ENOMEM;
+    for (off_t off = 0; rc == 0;) {
+        ssize_t n = pread(src, buf, 1 << 20, off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = n < 0 ? -errno : 0;
+            break;
+        }
+        if (SLUICE_REAL(write)(fd, buf, (size_t)n) != n)
+            rc = -(errno ? errno : EIO);
+        off += n;
+    }
+    free(buf);
+    return rc;
+}
+
+/* Writes the bytes readable from src to the real file `dst` atomically (temporary + rename). */
+static int materialize(int src, const char *dst)
+{
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.sluice-mat.%ld", dst, (long)getpid());
+    int fd = SLUICE_REAL(open)(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666 & ~capture_umask);
+    if (fd < 0)
+        return -errno;
+    int rc = copy_all(src, fd);
+    if (SLUICE_REAL(close)(fd) != 0 && rc == 0)
+        rc = -errno;
+    if (rc == 0 && SLUICE_REAL(rename)(tmp, dst) != 0)
+        rc = -errno;
+    if (rc != 0)
+        SLUICE_REAL(unlink)(tmp);
+    return rc;
+}
+
+/* Stages a new member `to` holding the bytes readable from src, and closes it (so it is
+ * committed like any other member). Guard held. */
+static int stage_copy(int src, const char *to)
+{
+    sluice_capture_guard_leave();
+    int fd = sluice_capture_openat(AT_FDCWD, to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int e = errno;
+    sluice_capture_guard_enter();
+    if (fd < 0)
+        return -e;
+    int rc = copy_all(src, fd);
+    if (sluice_capture_close(fd) == SLUICE_CAPTURE_PASS)
+        SLUICE_REAL(close)(fd);
+    return rc;
+}
+
+/* Both names captured and the source open here: the open member simply changes its name. */
+static bool rename_open_member(const struct capture_name *from, const struct capture_name *to)
+{
+    pthread_mutex_lock(&capture_lock);
+    struct sluice_capture_member *m = capture_find_open(from->abs);
+    if (m == NULL) {
+        pthread_mutex_unlock(&capture_lock);
+        return false;
+    }
+    struct sluice_capture_member *victim = capture_find_open(to->abs);
+    if (victim != NULL && victim != m) {
+        victim->unlinked = true;
+        HASH_DEL(capture_open, victim);
+    }
+    HASH_DEL(capture_open, m);
+    snprintf(m->path, sizeof m->path, "%s", to->abs);
+    snprintf(m->set_key, sizeof m->set_key, "%s", to->key);
+    m->member_rank = to->rank;
+    HASH_ADD_STR(capture_open, path, m);
+    capture_forget_closed(from->abs);
+    struct sluice_stage_meta sm;
+    memset(&sm, 0, sizeof sm);
+    capture_fill_staged(m, &sm.m);
+    sm.m.size = 0;
+    sm.pid = (long)getpid();
+    char meta[PATH_MAX];
+    memcpy(meta, m->meta_path, sizeof meta);
+    pthread_mutex_unlock(&capture_lock);
+    sluice_stage_write_meta(meta, &sm); /* so that recover files it under the new name */
+    sluice_commit_member_unlinked(from->abs); /* an older committed version of the old name */
+    return true;
+}
+
+int sluice_capture_rename(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+                          unsigned int flags)
+{
+    struct capture_name from, to;
+    bool f = capture_classify(olddirfd, oldpath, &from, true);
+    bool t = capture_classify(newdirfd, newpath, &to, true);
+    if ((!f || !from.member) && (!t || !to.member)) {
+        if ((f && from.vdir) || (t && to.vdir)) {
+            errno = EXDEV; /* per-rank folders are virtual: callers like mv fall back to copying */
+            return -1;
+        }
+        return SLUICE_CAPTURE_PASS;
+    }
+    bool fm = f && from.member, tm = t && to.member;
+    /* The plain side of an import or a materialization still needs its absolute name. */
+    if ((!f && capture_resolve(olddirfd, oldpath, from.abs, sizeof from.abs) != 0) ||
+        (!t && capture_resolve(newdirfd, newpath, to.abs, sizeof to.abs) != 0)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (flags & ~(unsigned)RENAME_NOREPLACE) {
+        errno = EINVAL;
+        return -1;
+    }
+    sluice_capture_guard_enter();
+    int rc = 0;
+    if (fm && tm && strcmp(from.abs, to.abs) == 0)
+        goto out; /* rename to itself: nothing happens */
+    if ((flags & RENAME_NOREPLACE) &&
+        (tm ? capture_member_exists(to.abs) : SLUICE_REAL(access)(to.abs, F_OK) == 0)) {
+        rc = -EEXIST;
+        goto out;
+    }
+    if (fm && tm && rename_open_member(&from, &to))
+        goto out;
+    int src;
+    if (fm) {
+        /* Flush what is open so the copy is current, then read the latest version. */
+        pthread_mutex_lock(&capture_lock);
+        struct sluice_capture_member *m = capture_find_open(from.abs);
+        char stage[PATH_MAX];
+        if (m != NULL)
+            memcpy(stage, m->stage_path, sizeof stage);
+        pthread_mutex_unlock(&capture_lock);
+        src = m != NULL ? SLUICE_REAL(open)(stage, O_RDONLY | O_CLOEXEC)
+                        : capture_open_latest(from.abs, O_RDONLY | O_CLOEXEC);
+        if (m != NULL && src < 0)
+            src = -errno;
+    } else {
+        src = SLUICE_REAL(open)(from.abs, O_RDONLY | O_CLOEXEC);
+        if (src < 0)
+            src = -errno;
+        struct stat st;
+        if (src >= 0 && (fstat(src, &st) != 0 || !S_ISREG(st.st_mode))) {
+            SLUICE_REAL(close)(src);
+            src = -EXDEV; /* a directory or device never becomes a member */
+        }
+    }
+    if (src < 0) {
+        rc = src;
+        goto out;
+    }
+    rc = tm ? stage_copy(src, to.abs) : materialize(src, to.abs);
+    SLUICE_REAL(close)(src);
+    if (rc == 0)
+        rc = fm ? unlink_member(from.abs) : (SLUICE_REAL(unlink)(from.abs) == 0 ? 0 : -errno);
+out:
+    if (sluice_trace_active())
+        sluice_trace_instant(SLUICE_EV_CKPT_RENAME, sluice_trace_string(fm ? from.abs : oldpath),
+                             sluice_trace_string(tm ? to.abs : newpath), 0);
+    sluice_capture_guard_leave();
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
+    }
+    return 0;
+}
+
+int sluice_capture_mkdir(int dirfd, const char *path, mode_t mode)
+{
+    struct capture_name n;
+    (void)mode;
+    if (!capture_classify(dirfd, path, &n, true) || !n.vdir)
+        return SLUICE_CAPTURE_PASS;
+    sluice_capture_guard_enter();
+    int rc = 0;
+    char parent[PATH_MAX];
+    parent_of(n.abs, parent);
+    struct stat st;
+    if (capture_vdir_exists(n.abs)) {
+        rc = -EEXIST;
+    } else if (SLUICE_REAL(stat)(parent, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            rc = -ENOTDIR;
+        else if (faccessat(AT_FDCWD, parent, W_OK | X_OK, AT_EACCESS) != 0)
+            rc = -errno;
+    } else if (errno != ENOENT || !sluice_pattern_match_dir(&capture_patterns, parent, NULL) ||
+               !capture_vdir_exists(parent)) {
+        rc = -ENOENT;
+    }
+    if (rc == 0) {
+        struct capture_vdir *v = calloc(1, sizeof *v);
+        if (v == NULL) {
+            rc = -ENOMEM;
+        } else {
+            snprintf(v->path, sizeof v->path, "%s", n.abs);
+            pthread_mutex_lock(&capture_lock);
+            HASH_ADD_STR(capture_vdirs, path, v);
+            pthread_mutex_unlock(&capture_lock);
+        }
+    }
+    sluice_capture_guard_leave();
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
+    }
+    return 0;
+}
+
+int sluice_capture_rmdir(const char *path)
+{
+    struct capture_name n;
+    if (!capture_classify(AT_FDCWD, path, &n, true) || !n.vdir)
+        return SLUICE_CAPTURE_PASS;
+    sluice_capture_guard_enter();
+    int rc;
+    struct stat st;
+    if (SLUICE_REAL(stat)(n.abs, &st) == 0) {
+        rc = SLUICE_CAPTURE_PASS; /* a real directory */
+    } else {
+        pthread_mutex_lock(&capture_lock);
+        struct capture_vdir *v = NULL;
+        HASH_FIND_STR(capture_vdirs, n.abs, v);
+        if (v != NULL)
+            HASH_DEL(capture_vdirs, v);
+        pthread_mutex_unlock(&capture_lock);
+        if (capture_vdir_exists(n.abs)) {
+            if (v != NULL) { /* still holds members: put it back */
+                pthread_mutex_lock(&capture_lock);
+                HASH_ADD_STR(capture_vdirs, path, v);
+                pthread_mutex_unlock(&capture_lock);
+            }
+            rc = -ENOTEMPTY;
+        } else {
+            rc = v != NULL ? 0 : -ENOENT;
+            free(v);
+        }
+    }
+    sluice_capture_guard_leave();
+    if (rc == SLUICE_CAPTURE_PASS)
+        return rc;
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
+    }
+    return 0;
+}
+
+/* truncate(2) by name: the same as open for writing, ftruncate, close (a new version). */
+int sluice_capture_truncate(const char *path, off_t length)
+{
+    struct capture_name n;
+    if (!capture_classify(AT_FDCWD, path, &n, false) || !n.member)
+        return SLUICE_CAPTURE_PASS;
+    int fd = sluice_capture_openat(AT_FDCWD, path, O_WRONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int rc = ftruncate(fd, length);
+    int e = errno;
+    if (sluice_capture_close(fd) == SLUICE_CAPTURE_PASS)
+        SLUICE_REAL(close)(fd);
+    errno = e;
+    return rc;
+}
+
+char *sluice_capture_realpath(const char *path, char *resolved, bool *handled)
+{
+    struct capture_name n;
+    *handled = false;
+    if (path == NULL || !capture_classify(AT_FDCWD, path, &n, true))
+        return NULL;
+    sluice_capture_guard_enter();
+    bool exists = n.member ? capture_member_exists(n.abs) : capture_vdir_exists(n.abs);
+    sluice_capture_guard_leave();
+    struct stat st;
+    if (!exists || SLUICE_REAL(stat)(n.abs, &st) == 0)
+        return NULL; /* missing, or real: glibc's answer is the right one */
+    *handled = true;
+    if (resolved == NULL)
+        return strdup(n.abs);
+    snprintf(resolved, PATH_MAX, "%s", n.abs);
+    return resolved;
+}

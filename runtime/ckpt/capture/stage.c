@@ -1,0 +1,141 @@
+/* The stage folder: creation of staging files and their sidecars (layout and format: stage.h).
+ * Every call here uses the real libc functions (SLUICE_REAL), never capture's wrappers. */
+#include "ckpt/capture/stage.h"
+
+#include "common/real.h"
+#include "config/config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static char stage_dir[PATH_MAX];
+static pthread_once_t stage_once = PTHREAD_ONCE_INIT;
+static int stage_errno;
+static atomic_ulong stage_seq;
+
+/* mkdir -p with mode 0700 for what we create; an existing folder is used as it is. */
+static int make_dirs(char *path)
+{
+    for (char *p = path + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            int rc = SLUICE_REAL(mkdir)(path, 0700);
+            int e = errno;
+            *p = c;
+            if (rc != 0 && e != EEXIST)
+                return -e;
+            if (c == '\0')
+                break;
+        }
+    }
+    struct stat st;
+    if (SLUICE_REAL(stat)(path, &st) != 0)
+        return -errno;
+    return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+static void stage_init(void)
+{
+    const char *cfg = sluice_config.STAGE_DIR;
+    if (cfg != NULL && cfg[0] != '\0')
+        snprintf(stage_dir, sizeof stage_dir, "%s", cfg);
+    else
+        sluice_stage_default_dir(stage_dir, sizeof stage_dir);
+    if (stage_dir[0] != '/') { /* relative: pin it to the cwd at first use */
+        char cwd[PATH_MAX], rel[PATH_MAX];
+        snprintf(rel, sizeof rel, "%s", stage_dir);
+        if (getcwd(cwd, sizeof cwd) == NULL ||
+            snprintf(stage_dir, sizeof stage_dir, "%s/%s", cwd, rel) >= (int)sizeof stage_dir) {
+            stage_errno = ENAMETOOLONG;
+            return;
+        }
+    }
+    int rc = make_dirs(stage_dir);
+    if (rc != 0)
+        stage_errno = -rc;
+}
+
+const char *sluice_stage_dir(void)
+{
+    pthread_once(&stage_once, stage_init);
+    if (stage_errno != 0) {
+        errno = stage_errno;
+        return NULL;
+    }
+    return stage_dir;
+}
+
+int sluice_stage_write_meta(const char *meta_path, const struct sluice_stage_meta *sm)
+{
+    char buf[SLUICE_STAGE_META_MAX], tmp[PATH_MAX + 8];
+    int len = sluice_stage_meta_format(sm, buf, sizeof buf);
+    if (len < 0)
+        return -ENAMETOOLONG;
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", meta_path) >= (int)sizeof tmp)
+        return -ENAMETOOLONG;
+    int fd = SLUICE_REAL(open)(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    ssize_t w = SLUICE_REAL(write)(fd, buf, (size_t)len);
+    int e = w == len ? 0 : (w < 0 ? errno : ENOSPC);
+    if (SLUICE_REAL(close)(fd) != 0 && e == 0)
+        e = errno;
+    if (e == 0 && SLUICE_REAL(rename)(tmp, meta_path) != 0)
+        e = errno;
+    if (e != 0) {
+        SLUICE_REAL(unlink)(tmp);
+        return -e;
+    }
+    return 0;
+}
+
+int sluice_stage_create(const struct sluice_staged_member *m, char *stage_path, char *meta_path)
+{
+    const char *dir = sluice_stage_dir();
+    if (dir == NULL)
+        return -errno;
+    /* Sequence numbers start from the monotonic clock in ns: an image exec'ed by this same
+     * process (same pid) never reuses a name that its predecessor staged and passed on. */
+    if (atomic_load(&stage_seq) == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        unsigned long expect = 0, start = (unsigned long)ts.tv_sec * 1000000000ul + (unsigned long)ts.tv_nsec;
+        atomic_compare_exchange_strong(&stage_seq, &expect, start);
+    }
+    unsigned long seq = atomic_fetch_add(&stage_seq, 1);
+    long pid = (long)getpid();
+    if (snprintf(stage_path, PATH_MAX, "%s/m-%ld-%lu" SLUICE_STAGE_DATA_SUFFIX, dir, pid, seq) >= PATH_MAX ||
+        snprintf(meta_path, PATH_MAX, "%s/m-%ld-%lu" SLUICE_STAGE_META_SUFFIX, dir, pid, seq) >= PATH_MAX)
+        return -ENAMETOOLONG;
+    struct sluice_stage_meta sm;
+    memset(&sm, 0, sizeof sm);
+    sm.m = *m;
+    sm.m.size = 0;
+    sm.closed = 0;
+    sm.pid = pid;
+    /* Sidecar first: a data file is never without its description, even after a crash. */
+    int rc = sluice_stage_write_meta(meta_path, &sm);
+    if (rc != 0)
+        return rc;
+    int fd = SLUICE_REAL(open)(stage_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rc = -errno;
+        SLUICE_REAL(unlink)(meta_path);
+        return rc;
+    }
+    return fd;
+}
+
+void sluice_stage_remove(const char *stage_path, const char *meta_path)
+{
+    SLUICE_REAL(unlink)(stage_path);
+    SLUICE_REAL(unlink)(meta_path);
+}

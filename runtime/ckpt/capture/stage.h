@@ -1,0 +1,210 @@
+/* Staging area of captured files: where each captured member lives between the program's open()
+ * and the commit of its set, and how the commit engine and `sluice-ckpt recover` find out what a
+ * staging file holds. This header is the on-disk contract of the stage folder (docs/CAPTURE.md).
+ *
+ * Layout of the stage folder (SLUICE_STAGE_DIR, default /dev/shm/sluice-<uid>, mode 0700):
+ *
+ *   m-<pid>-<seq>.data   exactly the member's bytes; the program's descriptors point at it, so
+ *                        the kernel gives write/pwrite/lseek/holes/O_APPEND/mmap/flock semantics
+ *   m-<pid>-<seq>.meta   a small text sidecar describing the data file (format below), written
+ *                        BEFORE the data file is created and replaced atomically (rename) when
+ *                        the member is closed; a .data without its .meta is never produced
+ *
+ * <pid> is the writing process, <seq> a per-process counter: names never collide between the
+ * processes of a node, and a rewrite of the same member always stages into a new file (so a
+ * closed version that the commit engine owns is never touched again by capture).
+ *
+ * Sidecar format (text, one "key value" per line, order fixed, values escaped: '\\' -> "\\\\",
+ * newline -> "\\n"; a path may contain any byte but NUL):
+ *
+ *   sluice-stage 1
+ *   state open|closed       open: a descriptor was still open when written (crash => recover it)
+ *   pid <writer pid>
+ *   writer_rank <launcher rank of the writer>
+ *   member_rank <the rank number in the member's name>
+ *   size <bytes>            exact for "closed"; 0 (unknown, use the data file's size) for "open"
+ *   set_key <absolute path with the rank digits replaced by %r>
+ *   path <absolute member path>
+ *
+ * Ownership: capture creates both files; after sluice_commit_member_closed() the commit engine
+ * owns them and deletes both once the member is committed (or dropped). A member unlinked while
+ * still open is deleted by capture at its last close. Files whose <pid> no longer runs are
+ * leftovers of a crash: `sluice-ckpt recover` commits them (data of "open" ones as it is).
+ *
+ * The encoder and decoder are inline so that util code (recover) uses them without the engine. */
+#ifndef SLUICE_CKPT_STAGE_H
+#define SLUICE_CKPT_STAGE_H
+
+#include "ckpt/commit/commit.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SLUICE_STAGE_MAGIC "sluice-stage 1"
+#define SLUICE_STAGE_DATA_SUFFIX ".data"
+#define SLUICE_STAGE_META_SUFFIX ".meta"
+/* Upper bound of an encoded sidecar (two escaped paths plus small fields). */
+#define SLUICE_STAGE_META_MAX (4 * PATH_MAX + 256)
+
+struct sluice_stage_meta {
+    struct sluice_staged_member m; /* m.stage_path is not stored: it is the .data beside it */
+    int closed;                    /* 1: state closed, 0: state open */
+    long pid;
+};
+
+/* The default stage folder for this user (used when SLUICE_STAGE_DIR is empty). */
+static inline void sluice_stage_default_dir(char *buf, size_t len)
+{
+    snprintf(buf, len, "/dev/shm/sluice-%lu", (unsigned long)getuid());
+}
+
+/* Escapes `s` into out; returns the number of bytes written or -1 if it does not fit. */
+static inline int sluice_stage_escape_(const char *s, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (; *s; s++) {
+        const char *rep = NULL;
+        if (*s == '\\')
+            rep = "\\\\";
+        else if (*s == '\n')
+            rep = "\\n";
+        size_t n = rep ? 2 : 1;
+        if (o + n >= cap)
+            return -1;
+        if (rep)
+            memcpy(out + o, rep, 2);
+        else
+            out[o] = *s;
+        o += n;
+    }
+    out[o] = '\0';
+    return (int)o;
+}
+
+/* Encodes a sidecar into buf (NUL-terminated). Returns its length or -1 if it does not fit. */
+static inline int sluice_stage_meta_format(const struct sluice_stage_meta *sm, char *buf, size_t cap)
+{
+    char key[2 * PATH_MAX + 1], path[2 * PATH_MAX + 1];
+    if (sluice_stage_escape_(sm->m.set_key, key, sizeof key) < 0 ||
+        sluice_stage_escape_(sm->m.path, path, sizeof path) < 0)
+        return -1;
+    int n = snprintf(buf, cap,
+                     SLUICE_STAGE_MAGIC "\nstate %s\npid %ld\nwriter_rank %d\nmember_rank %d\n"
+                                        "size %" PRIu64 "\nset_key %s\npath %s\n",
+                     sm->closed ? "closed" : "open", sm->pid, sm->m.writer_rank,
+                     sm->m.member_rank, sm->m.size, key, path);
+    return (n < 0 || (size_t)n >= cap) ? -1 : n;
+}
+
+/* Reads one "key value\n" line starting at *pos; unescapes the value into out. 0 or -1. */
+static inline int sluice_stage_line_(const char *buf, size_t len, size_t *pos, const char *key,
+                                     char *out, size_t cap)
+{
+    size_t klen = strlen(key), p = *pos;
+    if (p + klen + 1 > len || memcmp(buf + p, key, klen) != 0 || buf[p + klen] != ' ')
+        return -1;
+    p += klen + 1;
+    size_t o = 0;
+    while (p < len && buf[p] != '\n') {
+        char c = buf[p++];
+        if (c == '\\') {
+            if (p >= len)
+                return -1;
+            char e = buf[p++];
+            if (e == 'n')
+                c = '\n';
+            else if (e == '\\')
+                c = '\\';
+            else
+                return -1;
+        } else if (c == '\0') {
+            return -1;
+        }
+        if (o + 1 >= cap)
+            return -1;
+        out[o++] = c;
+    }
+    if (p >= len || o == 0)
+        return -1; /* every line ends with '\n' and has a non-empty value */
+    out[o] = '\0';
+    *pos = p + 1;
+    return 0;
+}
+
+static inline int sluice_stage_num_(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (*end != '\0' || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Decodes a sidecar of `len` bytes. Returns 0, or -1 if it is not a complete, valid sidecar
+ * (the caller then treats the pair as foreign and leaves it alone). stage_path is left empty. */
+static inline int sluice_stage_meta_parse(const char *buf, size_t len, struct sluice_stage_meta *sm)
+{
+    size_t pos = 0, mlen = strlen(SLUICE_STAGE_MAGIC);
+    char v[2 * PATH_MAX];
+    long long n;
+    memset(sm, 0, sizeof *sm);
+    if (len < mlen + 1 || memcmp(buf, SLUICE_STAGE_MAGIC "\n", mlen + 1) != 0)
+        return -1;
+    pos = mlen + 1;
+    if (sluice_stage_line_(buf, len, &pos, "state", v, sizeof v) != 0)
+        return -1;
+    if (strcmp(v, "closed") == 0)
+        sm->closed = 1;
+    else if (strcmp(v, "open") != 0)
+        return -1;
+    if (sluice_stage_line_(buf, len, &pos, "pid", v, sizeof v) != 0 ||
+        sluice_stage_num_(v, 1, 0x7fffffff, &n) != 0)
+        return -1;
+    sm->pid = (long)n;
+    if (sluice_stage_line_(buf, len, &pos, "writer_rank", v, sizeof v) != 0 ||
+        sluice_stage_num_(v, 0, 0x7fffffff, &n) != 0)
+        return -1;
+    sm->m.writer_rank = (int)n;
+    if (sluice_stage_line_(buf, len, &pos, "member_rank", v, sizeof v) != 0 ||
+        sluice_stage_num_(v, 0, 0x7fffffff, &n) != 0)
+        return -1;
+    sm->m.member_rank = (int)n;
+    if (sluice_stage_line_(buf, len, &pos, "size", v, sizeof v) != 0 ||
+        sluice_stage_num_(v, 0, 0x7fffffffffffffffLL, &n) != 0)
+        return -1;
+    sm->m.size = (uint64_t)n;
+    if (sluice_stage_line_(buf, len, &pos, "set_key", sm->m.set_key, sizeof sm->m.set_key) != 0 ||
+        sluice_stage_line_(buf, len, &pos, "path", sm->m.path, sizeof sm->m.path) != 0)
+        return -1;
+    if (sm->m.set_key[0] != '/' || sm->m.path[0] != '/')
+        return -1;
+    return pos == len ? 0 : -1;
+}
+
+/* Engine side (stage.c) ------------------------------------------------------------------ */
+
+/* This process's stage folder (SLUICE_STAGE_DIR or the default), created 0700 on first use.
+ * Returns NULL (errno set) if it cannot be created. */
+const char *sluice_stage_dir(void);
+
+/* Creates a new staged member: writes its sidecar (state open, size 0) and then its empty data
+ * file. Fills stage_path (PATH_MAX) and meta_path (PATH_MAX). Returns an O_RDWR|O_CLOEXEC
+ * descriptor on the data file, or -errno (ENOSPC, EACCES on the stage folder...). */
+int sluice_stage_create(const struct sluice_staged_member *m, char *stage_path, char *meta_path);
+/* Rewrites the sidecar atomically (temporary name + rename). 0 or -errno. */
+int sluice_stage_write_meta(const char *meta_path, const struct sluice_stage_meta *sm);
+/* Removes a staged member that will never be committed (unlinked before its last close). */
+void sluice_stage_remove(const char *stage_path, const char *meta_path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

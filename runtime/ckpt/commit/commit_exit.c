@@ -1,0 +1,314 @@
+/* Commit engine start-up and exit: the engine starts on the first captured close (or read,
+ * or exit), and at exit everything staged is committed before the process ends.
+ *
+ * The exit flush is collective-ish: a rank cannot know how many "member closed" notices are
+ * still travelling to the homes it serves, so every rank first adds up what it sent to each
+ * home (MPI_Reduce_scatter_block); each home then waits for exactly that many notices, commits
+ * every pending set at once and reports quiet. A rank leaves when its home duties are quiet,
+ * its own members are committed (or failed) and its messages are delivered; a final
+ * MPI_Allreduce shares the worst error so that every rank of a failed job exits non-zero. */
+#include "ckpt/commit/commit_internal.h"
+
+#include "ckpt/capture/capture.h"
+#include "ckpt/capture/pattern.h"
+#include "common/init_order.h"
+#include "common/log.h"
+#include "common/real.h"
+#include "config/config.h"
+#include "mpi/roles.h"
+#include "progress/progress.h"
+#include "trace/trace.h"
+
+#include <errno.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+const struct commit_member *commit_members_first_failed(void); /* commit_member.c */
+void commit_members_find_adopted(void);                        /* commit_member.c */
+int commit_members_adopted_pending(void);                      /* commit_member.c */
+void commit_members_adopt_locked(void);                        /* commit_member.c */
+MPI_Comm commit_transport_comm(void);                         /* commit_msg.c */
+void commit_home_reset_counts(void);                          /* commit_home.c */
+
+static struct sluice_pattern_set patterns;
+static int engine_enabled;
+static int flush_failed; /* -errno of a failed exit flush: never retried alone */
+static int flush_done;   /* a flush completed ... */
+static uint64_t flush_announced; /* ... when this many notices had been sent */
+static char flush_message[3 * PATH_MAX + 256];
+
+int commit_key_of(const char *path, char *key, size_t cap)
+{
+    int rank;
+    if (!engine_enabled || cap < strlen(path) + 2)
+        return -ENOENT;
+    return sluice_pattern_match(&patterns, path, &rank, key, cap) ? 0 : -ENOENT;
+}
+
+static int poller_registered; /* under commit_g.lock */
+
+/* The commit poller. In a multi-rank job it is installed at load, before the engine starts:
+ * a rank that never writes may still be the home of a set, so once the program has made MPI
+ * ready (MPI_Init) the engine starts here by itself and serves. It never initializes MPI. */
+static int commit_poll(void *arg)
+{
+    (void)arg;
+    if (!__atomic_load_n(&commit_g.started, __ATOMIC_ACQUIRE)) {
+        if (!sluice_mpi_ready())
+            return 0;
+        pthread_mutex_lock(&commit_g.lock);
+        if (!commit_g.started && commit_transport_start() == 0) {
+            __atomic_store_n(&commit_g.started, 1, __ATOMIC_RELEASE);
+            commit_members_adopt_locked();
+        }
+        pthread_mutex_unlock(&commit_g.lock);
+        if (!commit_g.started)
+            return 0;
+    }
+    return commit_transport_poll() + commit_home_poll();
+}
+
+static void install_poller(void)
+{
+    pthread_mutex_lock(&commit_g.lock);
+    int needed = !poller_registered;
+    poller_registered = 1;
+    pthread_mutex_unlock(&commit_g.lock);
+    if (needed)
+        commit_g.poller_id = sluice_progress_add_poller(commit_poll, NULL);
+}
+
+int commit_ensure_started(void)
+{
+    pthread_mutex_lock(&commit_g.lock);
+    int rc = 0;
+    if (!commit_g.started) {
+        rc = commit_transport_start();
+        if (rc == 0) {
+            __atomic_store_n(&commit_g.started, 1, __ATOMIC_RELEASE);
+            commit_members_adopt_locked();
+        }
+    }
+    pthread_mutex_unlock(&commit_g.lock);
+    if (rc == 0)
+        install_poller();
+    return rc;
+}
+
+static uint64_t final_expected_arg;
+static void go_final(void *arg) { commit_home_final(*(uint64_t *)arg); }
+static void go_stop(void *arg)
+{
+    (void)arg;
+    commit_transport_stop();
+    commit_home_reset_counts();
+    pthread_mutex_lock(&commit_g.lock);
+    memset(commit_g.closed_sent, 0, sizeof(uint64_t));
+    pthread_mutex_unlock(&commit_g.lock);
+}
+
+static void wait_quiet(void)
+{
+    pthread_mutex_lock(&commit_g.lock);
+    while (!(commit_home_quiet() && commit_members_quiet() && !commit_transport_busy())) {
+        /* Quiet is decided on the progress thread without a signal: look again shortly. */
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_nsec += 2000000;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&commit_g.cv, &commit_g.lock, &dl);
+    }
+    pthread_mutex_unlock(&commit_g.lock);
+}
+
+static int exiting; /* set by the finalize hook and the destructor */
+
+int sluice_commit_launcher_child(void)
+{
+    const char *v = getenv("PMI_FD");
+    if (!v || !*v)
+        return 0;
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(atoi(v), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        return 0;
+    return cred.pid > 0 && cred.pid == getppid();
+}
+
+/* Not at exit (capture calls flush_all when the stage folder passes SLUICE_STAGE_LIMIT): the
+ * other ranks are busy computing, so nothing collective; ask each home to commit the sets that
+ * this process has members in, and wait for them. */
+int commit_flush_own_sets(void); /* commit_member.c */
+
+int sluice_commit_flush_all(void)
+{
+    if (!engine_enabled)
+        return 0;
+    if (!__atomic_load_n(&exiting, __ATOMIC_RELAXED))
+        return commit_flush_own_sets();
+    if (flush_failed)
+        return flush_failed;
+    sluice_capture_close_all();
+    /* Called from the finalize hook and again from the destructor: the second call has
+     * nothing to do unless files were closed in between. */
+    pthread_mutex_lock(&commit_g.lock);
+    int nothing_new = flush_done && commit_g.announced == flush_announced;
+    pthread_mutex_unlock(&commit_g.lock);
+    if (nothing_new)
+        return 0;
+    /* A process that never closed a captured file and never used MPI takes part only if it
+     * is the launcher's own process of its rank: writers of other ranks may be waiting in
+     * MPI_Init for it (a non-MPI program where this rank writes nothing). Its children (a
+     * program's system("mkdir ..."), the stages of a shell pipeline) stay out: MPI belongs
+     * to one process per rank, and they have nothing to commit. */
+    pthread_mutex_lock(&commit_g.lock);
+    int bystander = !commit_g.started && !commit_members_adopted_pending();
+    pthread_mutex_unlock(&commit_g.lock);
+    if (bystander && !sluice_mpi_ready() && !sluice_commit_launcher_child())
+        return 0;
+    int rc = commit_ensure_started();
+    if (rc)
+        return rc;
+
+    uint64_t t0 = sluice_now_ns();
+    pthread_mutex_lock(&commit_g.lock);
+    commit_members_retry();
+    int use_mpi = commit_g.use_mpi;
+    uint64_t *sent = malloc((size_t)commit_g.size * sizeof(uint64_t));
+    if (sent)
+        memcpy(sent, commit_g.closed_sent, (size_t)commit_g.size * sizeof(uint64_t));
+    pthread_mutex_unlock(&commit_g.lock);
+    if (!sent)
+        return -ENOMEM;
+
+    uint64_t expected = sent[0];
+    MPI_Comm comm = use_mpi ? commit_transport_comm() : MPI_COMM_NULL;
+    if (use_mpi)
+        MPI_Reduce_scatter_block(sent, &expected, 1, MPI_UINT64_T, MPI_SUM, comm);
+    free(sent);
+    final_expected_arg = expected;
+    sluice_progress_post(go_final, &final_expected_arg);
+    sluice_progress_wake();
+    wait_quiet();
+
+    pthread_mutex_lock(&commit_g.lock);
+    int err = commit_members_error();
+    const struct commit_member *bad = commit_members_first_failed();
+    if (bad)
+        snprintf(flush_message, sizeof flush_message,
+                 "checkpoint commit failed for %s: %s; staged data kept in %s for "
+                 "`sluice-ckpt recover`",
+                 bad->m.path, strerror(-bad->err), bad->m.stage_path);
+    pthread_mutex_unlock(&commit_g.lock);
+
+    int worst = err;
+    if (use_mpi) {
+        MPI_Allreduce(&err, &worst, 1, MPI_INT, MPI_MIN, comm);
+        wait_quiet(); /* answers to late requests of other ranks are delivered */
+    }
+    if (worst && !flush_message[0])
+        snprintf(flush_message, sizeof flush_message,
+                 "checkpoint commit failed on another rank: %s; staged data kept for "
+                 "`sluice-ckpt recover`",
+                 strerror(-worst));
+    /* From now on this process commits alone (e.g. files closed after MPI_Finalize). */
+    sluice_progress_post(go_stop, NULL);
+    sluice_progress_drain();
+    flush_failed = worst;
+    /* What the program waited for at exit: every set's last commit, until durable. */
+    if (sluice_trace_active())
+        sluice_trace_record(SLUICE_EV_COMMIT_END, worst ? SLUICE_EVF_ERROR : 0, t0,
+                            sluice_now_ns() - t0, sluice_trace_string("(exit: all sets)"), 0,
+                            sluice_now_ns() - t0);
+    pthread_mutex_lock(&commit_g.lock);
+    flush_done = 1;
+    flush_announced = commit_g.announced;
+    pthread_mutex_unlock(&commit_g.lock);
+    return worst;
+}
+
+/* A forked child owns none of its parent's members, requests or home duties, has no
+ * progress thread and must not touch the parent's MPI: it starts from scratch on first use. */
+void commit_member_forget_all(void);  /* commit_member.c */
+void commit_home_forget_all(void);    /* commit_home.c */
+void commit_transport_forget(void);   /* commit_msg.c */
+static void commit_after_fork_child(void)
+{
+    pthread_mutex_init(&commit_g.lock, NULL);
+    pthread_cond_init(&commit_g.cv, NULL);
+    commit_g.started = 0;
+    commit_g.use_mpi = 0;
+    commit_g.rank = 0;
+    commit_g.size = 1;
+    commit_g.closed_sent = NULL;
+    poller_registered = 0; /* the child has no progress thread and no pollers */
+    commit_member_forget_all();
+    commit_home_forget_all();
+    commit_transport_forget();
+    flush_failed = 0;
+}
+
+/* A failed commit must make the exit status non-zero, but only once MPI is finalized (a rank
+ * that leaves without finalizing makes the launcher kill its peers before they can report).
+ * This on_exit handler is registered by our constructor, before ld.so registers the
+ * destructors' runner, so it runs after every library destructor, MPI's finalization
+ * included. It keeps a non-zero status that the program chose itself. */
+static int commit_failed;
+static void exit_status_on_failure(int status, void *arg)
+{
+    (void)arg;
+    if (commit_failed) /* the real one: sluice's _exit wrapper would run our destructors again */
+        SLUICE_REAL(_exit)(status ? status : 1);
+}
+
+static void on_finalize(void)
+{
+    __atomic_store_n(&exiting, 1, __ATOMIC_RELAXED);
+    sluice_commit_flush_all();
+}
+
+int commit_engine_enable(const char *capture_spec, const char *cwd)
+{
+    char err[512];
+    if (sluice_pattern_compile(&patterns, capture_spec, cwd, err, sizeof err) != 0)
+        return -EINVAL;
+    commit_fs_install_container_io();
+    commit_members_find_adopted();
+    pthread_atfork(NULL, NULL, commit_after_fork_child);
+    on_exit(exit_status_on_failure, NULL);
+    engine_enabled = 1;
+    sluice_mpi_on_finalize(on_finalize);
+    if (sluice_launch_size() > 1)
+        install_poller();
+    return 0;
+}
+
+__attribute__((constructor(SLUICE_PRIO_CKPT))) static void commit_init(void)
+{
+    if (!sluice_config.CAPTURE || !sluice_config.CAPTURE[0])
+        return;
+    char cwd[PATH_MAX];
+    /* Capture validates the patterns and reports errors; a failure here just disables reads. */
+    if (getcwd(cwd, sizeof cwd))
+        commit_engine_enable(sluice_config.CAPTURE, cwd);
+}
+
+__attribute__((destructor(SLUICE_PRIO_CKPT))) static void commit_fini(void)
+{
+    static int done; /* capture's _exit wrapper may run the library's destructors once more */
+    if (!engine_enabled || __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+        return;
+    __atomic_store_n(&exiting, 1, __ATOMIC_RELAXED);
+    int rc = sluice_commit_flush_all();
+    if (rc == 0)
+        return;
+    sluice_log_error("%s", flush_message[0] ? flush_message : strerror(-rc));
+    commit_failed = 1;
+}

@@ -1,0 +1,198 @@
+/* Internals of the commit engine, shared by its files (not a contract with other parts).
+ *
+ *   commit_msg.c     message encoding and the transport: MPI point-to-point on sluice_comm(),
+ *                    or an in-process loopback when the job has one process
+ *   commit_member.c  the rank side: members this process closed and owns until committed,
+ *                    the capture-facing calls of commit.h, and waiting for answers
+ *   commit_home.c    the home side: set completion, planning, index/footer, atomic rename
+ *   commit_data.c    data movement: copying staged bytes into a container at planned
+ *                    offsets (the step that the two-phase writer replaces)
+ *   commit_fs.c      file-system calls through the real libc (SLUICE_REAL), traced
+ *   commit_read.c    reads of committed or staged members for capture
+ *   commit_exit.c    exit-time flush, hooks, start-up
+ *
+ * Threads: message handlers, home work and data movement run on the progress thread only;
+ * application threads touch the member table, the outbox and the waiters under commit_lock.
+ * Home state is private to the progress thread and needs no lock. */
+#ifndef SLUICE_CKPT_COMMIT_INTERNAL_H
+#define SLUICE_CKPT_COMMIT_INTERNAL_H
+
+#include "ckpt/commit/commit.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A set that has pending members but cannot complete (some ranks never write it) is committed
+ * with what it has after this delay. */
+#define COMMIT_INCOMPLETE_DELAY_NS (2000000000ull)
+/* A commit forced by a waiter (fsync, read, unlink) of a set that is not complete starts
+ * this long after the first request, so that the fsyncs of all ranks of one checkpoint step,
+ * which arrive together, make one version rather than one each. */
+#define COMMIT_FORCE_GATHER_NS (20000000ull)
+/* A reader waits at most this long for a commit in flight before reading what is there. */
+#define COMMIT_READ_WAIT_NS (60000000000ull)
+
+/* ---- messages (commit_msg.c) ------------------------------------------------------------- */
+
+enum commit_msg_type {
+    MSG_CLOSED = 1, /* rank -> home: {key}: a member of the set was closed */
+    MSG_FLUSH,      /* rank -> home: {key, req}: commit what is pending, answer when durable */
+    MSG_UNLINK,     /* rank -> home: {key, path, req}: drop a committed member */
+    MSG_COLLECT,    /* home -> rank: {id, key}: send me your closed members of the set */
+    MSG_MEMBERS,    /* rank -> home: {id, n, n x (seq, path, member_rank, size, mtime)} */
+    MSG_WRITE,      /* home -> writer: {id, tmp, n, n x (seq, offset, size)} */
+    MSG_WRITTEN,    /* writer -> home: {id, err, n, n x (seq, crc)} */
+    MSG_DONE,       /* home -> rank: {id, err, version}: the members you sent are committed */
+    MSG_FLUSHED,    /* home -> rank: {req, err}: answer to FLUSH / UNLINK */
+    MSG_TWOPHASE,   /* home -> participant: the inputs of a two-phase plan (twophase_home.c) */
+};
+
+struct cmsg {
+    unsigned char *p;
+    size_t len, cap, rd;
+    int bad; /* a get ran past the end or a put failed to allocate */
+};
+
+void cmsg_init(struct cmsg *m, uint32_t type);
+void cmsg_free(struct cmsg *m);
+void cmsg_put_u32(struct cmsg *m, uint32_t v);
+void cmsg_put_u64(struct cmsg *m, uint64_t v);
+void cmsg_put_str(struct cmsg *m, const char *s);
+uint32_t cmsg_get_u32(struct cmsg *m);
+uint64_t cmsg_get_u64(struct cmsg *m);
+/* Returns a pointer into the message (NUL-terminated in place) or "" if malformed. */
+const char *cmsg_get_str(struct cmsg *m);
+
+/* Queues m for rank dst (takes ownership). Any thread; the progress thread sends it. */
+void commit_send(int dst, struct cmsg *m);
+/* Progress-thread pump: sends queued messages, completes sends, receives and dispatches.
+ * Returns the number of things done. */
+int commit_transport_poll(void);
+/* 1 while sends are queued or in flight. */
+int commit_transport_busy(void);
+/* Chooses MPI or loopback. Called once under commit_lock on an application thread. */
+int commit_transport_start(void);
+void commit_transport_stop(void);
+
+/* Dispatch of one received message (commit_member.c for rank-bound, commit_home.c for
+ * home-bound types). */
+void commit_rank_handle(int src, uint32_t type, struct cmsg *m);
+void commit_home_handle(int src, uint32_t type, struct cmsg *m);
+
+/* ---- process-wide state ------------------------------------------------------------------ */
+
+struct commit_state {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    int started;        /* transport chosen, poller installed */
+    int use_mpi;        /* 1: MPI transport, 0: loopback (single process) */
+    int rank, size;     /* in the transport's terms */
+    int poller_id;
+    int finished;       /* exit flush done: later closes commit alone */
+    uint64_t *closed_sent; /* CLOSED notices sent per home (exit accounting) */
+    uint64_t announced;    /* CLOSED notices sent in all: a flush with nothing new is a no-op */
+};
+extern struct commit_state commit_g;
+
+int commit_home_of(const char *set_key);
+/* Turns the engine on for these capture patterns (the constructor does it from SLUICE_CAPTURE;
+ * unit tests call it directly). 0 or -EINVAL. */
+int commit_engine_enable(const char *capture_spec, const char *cwd);
+/* Starts the engine (transport + poller) if it is not yet; returns 0 or -errno. Takes the lock. */
+int commit_ensure_started(void);
+
+/* ---- rank side (commit_member.c) --------------------------------------------------------- */
+
+/* A closed member this process owns until it is committed. */
+struct commit_member {
+    struct sluice_staged_member m;
+    char meta_path[PATH_MAX];  /* the sidecar beside the staging file */
+    uint64_t seq;              /* local identity, increasing: newer versions have larger seq */
+    int64_t mtime_ns;
+    uint32_t inflight_id;      /* commit (at home inflight_home) that took it; 0 none */
+    int inflight_home;
+    int err;                   /* last failed commit (-errno), kept for recover and reporting */
+    int unlinked;              /* the program unlinked it while it was in flight */
+    struct commit_member *next;
+};
+
+/* The newest member of this process with this path (lock held), or NULL. */
+struct commit_member *commit_member_find(const char *path);
+/* Waiting for a FLUSHED answer. */
+uint64_t commit_request_new(void);
+/* Waits (lock held) until request req is answered or timeout_ns passes (0: forever). Returns
+ * the answer's status, or -ETIMEDOUT. */
+int commit_request_wait(uint64_t req, uint64_t timeout_ns);
+/* Rank-side exit accounting: 1 if no member is waiting to be committed (failed ones excepted). */
+int commit_members_quiet(void);
+/* Re-announces members whose last commit failed, so that the next commit retries them. Returns
+ * how many. Lock held. */
+int commit_members_retry(void);
+/* Worst error among members still staged (0 if none). Lock held. */
+int commit_members_error(void);
+/* Sends CLOSED for the member's set and counts it (lock held). */
+void commit_announce(const char *set_key);
+
+/* ---- home side (commit_home.c) ----------------------------------------------------------- */
+
+/* Exit: from now on commit every pending set at once, once `expected` CLOSED notices have
+ * arrived. Progress thread. */
+void commit_home_final(uint64_t expected);
+/* 1 when final and nothing is pending or in flight. Any thread (atomic). */
+int commit_home_quiet(void);
+/* Timers (incomplete sets). Progress thread. Returns things done. */
+int commit_home_poll(void);
+
+/* ---- data movement (commit_data.c): the seam for the two-phase writer --------------------- */
+
+struct commit_copy {
+    const char *src_path;   /* staging file */
+    uint64_t offset;        /* container offset */
+    uint64_t size;
+    uint32_t crc;           /* out: CRC32C of the bytes copied */
+    int vanished;           /* out: the staging file was gone (the member was unlinked by
+                               another process of this node): the member is dropped */
+};
+/* Writer side: copies each staged member into the container file `tmp` at its offset and makes
+ * the writes durable (fdatasync) before returning. 0 or -errno. */
+int commit_data_write(const char *tmp, struct commit_copy *copies, size_t n);
+
+/* Two-phase path (twophase_home.c, twophase_exec.c). MSG_MEMBERS ends with the sender's node
+ * id (commit_twophase_node_id), which the home notes for aggregator selection. */
+struct commit_tp_member {
+    uint64_t seq, offset, size;
+    int src;          /* staged on this rank; -1: carried over by the home */
+    int member_rank;
+    uint32_t crc;     /* executor side: CRC of a member written directly */
+    int vanished;     /* executor side: its staging file was unlinked meanwhile: dropped */
+};
+uint64_t commit_twophase_node_id(void);
+void commit_twophase_note_node(int rank, uint64_t node);
+/* Home: sends the plan's inputs to every participant and returns how many MSG_WRITTEN to wait
+ * for, or 0 when the commit takes the direct path (SLUICE_CB_WRITE=disable, one process, or
+ * nothing to shuffle). */
+int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_t block,
+                          const struct commit_tp_member *m, size_t n, const int *ranks,
+                          int nranks);
+/* Participant: runs its part of the plan on the progress thread and answers MSG_WRITTEN. */
+void commit_twophase_handle(int home, struct cmsg *m);
+/* The staging file of this process's member `seq` in commit (home, id), or NULL. */
+const char *commit_member_stage_path(int home, uint32_t id, uint64_t seq);
+
+/* ---- file system (commit_fs.c) ----------------------------------------------------------- */
+
+int commit_fs_open(const char *path, int flags, mode_t mode);
+int commit_fs_close(int fd);
+int commit_fs_pwrite_full(int fd, const void *buf, size_t n, uint64_t off); /* 0 or -errno */
+int commit_fs_fsync(int fd, const char *path);
+int commit_fs_fdatasync(int fd, const char *path);
+int commit_fs_rename(const char *from, const char *to);
+int commit_fs_unlink(const char *path);
+int commit_fs_fsync_dir(const char *dir);
+void commit_fs_install_container_io(void);
+void commit_trace_meta(const char *op, const char *path);
+void commit_trace_write(uint64_t offset, uint64_t bytes);
+
+#endif

@@ -1,0 +1,759 @@
+/* Commit engine, rank side: the members this process closed (owned by the commit engine from
+ * sluice_commit_member_closed until their set is committed), the capture-facing calls of
+ * commit.h that change them, the answers to the home rank's requests, and waiting for them.
+ *
+ * Ownership of a staged member: capture -> here at close; here -> gone once a DONE without
+ * error names it (its staging file and sidecar are deleted then, never before the container
+ * holding it is durable). A failed commit leaves the member staged with its error, for a
+ * retry at fsync or exit and, if that fails too, for `sluice-ckpt recover`. */
+#include "ckpt/commit/commit_internal.h"
+
+#include "ckpt/capture/stage.h"
+#include "common/log.h"
+#include "common/real.h"
+#include "trace/trace.h"
+
+#include <errno.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct commit_state commit_g = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .cv = PTHREAD_COND_INITIALIZER,
+    .size = 1,
+};
+
+static struct commit_member *members; /* newest last */
+
+/* Open members whose current bytes an fsync committed: if the program closes one without
+ * writing again (the common write-fsync-close), that close needs no new version. */
+struct synced {
+    char stage_path[PATH_MAX];
+    uint64_t size;
+    int64_t mtime_ns;
+    struct synced *next;
+};
+static struct synced *synced_list;
+
+static int stage_stat(const char *path, uint64_t *size, int64_t *mtime_ns)
+{
+    struct stat st;
+    if (SLUICE_REAL(stat)(path, &st) != 0)
+        return -errno;
+    *size = (uint64_t)st.st_size;
+    *mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    return 0;
+}
+
+/* Removes and returns 1 if the staging file is unchanged since its committed fsync (lock held). */
+static int synced_take(const char *stage_path)
+{
+    for (struct synced **pp = &synced_list; *pp; pp = &(*pp)->next) {
+        struct synced *e = *pp;
+        if (strcmp(e->stage_path, stage_path) != 0)
+            continue;
+        uint64_t size;
+        int64_t mt;
+        int same = stage_stat(stage_path, &size, &mt) == 0 && size == e->size && mt == e->mtime_ns;
+        *pp = e->next;
+        free(e);
+        return same;
+    }
+    return 0;
+}
+static uint64_t member_seq;
+
+struct request {
+    uint64_t id;
+    int done, err;
+    uint64_t version;
+    struct request *next;
+};
+static struct request *requests;
+static uint64_t request_seq;
+
+/* FNV-1a: every rank must pick the same home for a set key. */
+int commit_home_of(const char *set_key)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)set_key; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return commit_g.size > 1 ? (int)(h % (uint64_t)commit_g.size) : 0;
+}
+
+struct commit_member *commit_member_find(const char *path)
+{
+    struct commit_member *found = NULL;
+    for (struct commit_member *c = members; c; c = c->next)
+        if (strcmp(c->m.path, path) == 0)
+            found = c; /* keep going: newest last */
+    return found;
+}
+
+static void meta_path_of(const char *stage_path, char *out, size_t cap)
+{
+    size_t l = strlen(stage_path), dl = strlen(SLUICE_STAGE_DATA_SUFFIX);
+    if (l > dl && strcmp(stage_path + l - dl, SLUICE_STAGE_DATA_SUFFIX) == 0)
+        snprintf(out, cap, "%.*s%s", (int)(l - dl), stage_path, SLUICE_STAGE_META_SUFFIX);
+    else
+        snprintf(out, cap, "%s%s", stage_path, SLUICE_STAGE_META_SUFFIX);
+}
+
+static void unlink_staged(struct commit_member *c)
+{
+    SLUICE_REAL(unlink)(c->m.stage_path);
+    SLUICE_REAL(unlink)(c->meta_path);
+}
+
+static void member_remove(struct commit_member *c)
+{
+    for (struct commit_member **pp = &members; *pp; pp = &(*pp)->next) {
+        if (*pp == c) {
+            *pp = c->next;
+            free(c);
+            return;
+        }
+    }
+}
+
+void commit_announce(const char *set_key)
+{
+    int home = commit_home_of(set_key);
+    struct cmsg m;
+    cmsg_init(&m, MSG_CLOSED);
+    cmsg_put_str(&m, set_key);
+    commit_g.closed_sent[home]++;
+    commit_g.announced++;
+    commit_send(home, &m);
+}
+
+/* Takes over a closed member (lock held). */
+static struct commit_member *member_add(const struct sluice_staged_member *m)
+{
+    struct commit_member *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->m = *m;
+    meta_path_of(m->stage_path, c->meta_path, sizeof c->meta_path);
+    c->seq = ++member_seq;
+    struct stat st;
+    if (SLUICE_REAL(stat)(m->stage_path, &st) == 0)
+        c->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    /* An older closed version of the same path that no commit took yet is superseded: it
+     * never needs to reach the file system. One in flight is committed, then replaced. */
+    for (struct commit_member *o = members; o;) {
+        struct commit_member *next = o->next;
+        if (o->inflight_id == 0 && strcmp(o->m.path, m->path) == 0) {
+            unlink_staged(o);
+            member_remove(o);
+        }
+        o = next;
+    }
+    struct commit_member **pp = &members;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = c;
+    commit_announce(m->set_key);
+    return c;
+}
+
+void sluice_commit_member_closed(const struct sluice_staged_member *m)
+{
+    pthread_mutex_lock(&commit_g.lock);
+    int unchanged = synced_take(m->stage_path);
+    pthread_mutex_unlock(&commit_g.lock);
+    if (unchanged) {
+        /* Already committed by fsync, byte for byte: nothing more to do but drop the stage. */
+        char meta[PATH_MAX];
+        meta_path_of(m->stage_path, meta, sizeof meta);
+        SLUICE_REAL(unlink)(m->stage_path);
+        SLUICE_REAL(unlink)(meta);
+        return;
+    }
+    if (commit_ensure_started() != 0) {
+        sluice_log_error("checkpoint commit unavailable; %s stays staged in %s for "
+                         "`sluice-ckpt recover`", m->path, m->stage_path);
+        return;
+    }
+    pthread_mutex_lock(&commit_g.lock);
+    if (!member_add(m))
+        sluice_log_error("out of memory: %s stays staged in %s", m->path, m->stage_path);
+    pthread_mutex_unlock(&commit_g.lock);
+}
+
+/* ---- requests (FLUSH/UNLINK answers) ------------------------------------------------------ */
+
+uint64_t commit_request_new(void)
+{
+    struct request *r = calloc(1, sizeof(*r));
+    if (!r)
+        return 0;
+    r->id = ++request_seq;
+    r->next = requests;
+    requests = r;
+    return r->id;
+}
+
+int commit_request_wait(uint64_t id, uint64_t timeout_ns)
+{
+    struct request *r = requests;
+    while (r && r->id != id)
+        r = r->next;
+    if (!r)
+        return -ENOMEM;
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += (time_t)(timeout_ns / 1000000000ull);
+    dl.tv_nsec += (long)(timeout_ns % 1000000000ull);
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    int rc = 0;
+    while (!r->done && rc == 0) {
+        if (timeout_ns)
+            rc = pthread_cond_timedwait(&commit_g.cv, &commit_g.lock, &dl);
+        else
+            pthread_cond_wait(&commit_g.cv, &commit_g.lock);
+    }
+    int result = r->done ? r->err : -ETIMEDOUT;
+    /* Unlink the request (an answer arriving after a timeout finds nothing and is dropped). */
+    for (struct request **pp = &requests; *pp; pp = &(*pp)->next) {
+        if (*pp == r) {
+            *pp = r->next;
+            break;
+        }
+    }
+    free(r);
+    return result;
+}
+
+/* Sends FLUSH for the set and waits for the answer (lock held). */
+static int flush_set_wait(const char *set_key, uint64_t timeout_ns)
+{
+    uint64_t req = commit_request_new();
+    if (!req)
+        return -ENOMEM;
+    struct cmsg m;
+    cmsg_init(&m, MSG_FLUSH);
+    cmsg_put_str(&m, set_key);
+    cmsg_put_u64(&m, req);
+    commit_send(commit_home_of(set_key), &m);
+    return commit_request_wait(req, timeout_ns);
+}
+
+int commit_flush_set(const char *set_key, uint64_t timeout_ns)
+{
+    if (commit_ensure_started() != 0)
+        return -EIO;
+    pthread_mutex_lock(&commit_g.lock);
+    int rc = flush_set_wait(set_key, timeout_ns);
+    pthread_mutex_unlock(&commit_g.lock);
+    return rc;
+}
+
+/* ---- fsync ------------------------------------------------------------------------------- */
+
+/* Copies an open member's current bytes into a new staging pair owned by the commit engine:
+ * the program may go on writing its file while this version is committed. */
+static int snapshot(const struct sluice_staged_member *m, struct sluice_staged_member *out)
+{
+    static unsigned long snap_seq;
+    *out = *m;
+    size_t l = strlen(m->stage_path), dl = strlen(SLUICE_STAGE_DATA_SUFFIX);
+    if (l <= dl)
+        return -EINVAL;
+    unsigned long n = __atomic_add_fetch(&snap_seq, 1, __ATOMIC_RELAXED);
+    if (snprintf(out->stage_path, sizeof out->stage_path, "%.*s-sync%lu%s", (int)(l - dl),
+                 m->stage_path, n, SLUICE_STAGE_DATA_SUFFIX) >= (int)sizeof out->stage_path)
+        return -ENAMETOOLONG;
+
+    int in = SLUICE_REAL(open)(m->stage_path, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return -errno;
+    int outfd = SLUICE_REAL(open)(out->stage_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (outfd < 0) {
+        int e = errno;
+        SLUICE_REAL(close)(in);
+        return -e;
+    }
+    int rc = 0;
+    uint64_t done = 0;
+    static __thread char buf[1 << 16];
+    for (;;) {
+        ssize_t r = SLUICE_REAL(pread)(in, buf, sizeof buf, (off_t)done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            rc = r < 0 ? -errno : 0;
+            break;
+        }
+        if ((rc = commit_fs_pwrite_full(outfd, buf, (size_t)r, done)) != 0)
+            break;
+        done += (uint64_t)r;
+    }
+    SLUICE_REAL(close)(in);
+    SLUICE_REAL(close)(outfd);
+    out->size = done;
+
+    /* The sidecar says "closed": a crash from here on leaves it to recover. */
+    struct sluice_stage_meta sm = {.m = *out, .closed = 1, .pid = (long)getpid()};
+    char text[SLUICE_STAGE_META_MAX], meta[PATH_MAX], tmp[PATH_MAX + 8];
+    meta_path_of(out->stage_path, meta, sizeof meta);
+    snprintf(tmp, sizeof tmp, "%s.tmp", meta);
+    int len = rc == 0 ? sluice_stage_meta_format(&sm, text, sizeof text) : -1;
+    if (rc == 0 && len < 0)
+        rc = -ENAMETOOLONG;
+    if (rc == 0) {
+        int fd = SLUICE_REAL(open)(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0)
+            rc = -errno;
+        else {
+            rc = commit_fs_pwrite_full(fd, text, (size_t)len, 0);
+            SLUICE_REAL(close)(fd);
+        }
+        if (rc == 0 && SLUICE_REAL(rename)(tmp, meta) != 0)
+            rc = -errno;
+    }
+    if (rc) {
+        SLUICE_REAL(unlink)(out->stage_path);
+        SLUICE_REAL(unlink)(tmp);
+    }
+    return rc;
+}
+
+int sluice_commit_member_sync(const struct sluice_staged_member *m)
+{
+    int rc = commit_ensure_started();
+    if (rc)
+        return rc;
+    uint64_t t0 = sluice_now_ns();
+    pthread_mutex_lock(&commit_g.lock);
+    struct commit_member *c = NULL;
+    for (struct commit_member *o = members; o; o = o->next)
+        if (strcmp(o->m.stage_path, m->stage_path) == 0)
+            c = o;
+    pthread_mutex_unlock(&commit_g.lock);
+
+    uint64_t src_size = 0;
+    int64_t src_mtime = 0;
+    int open_member = !c;
+    if (!c) {
+        /* Still open (the usual fsync): commit a snapshot of what is staged now. */
+        struct sluice_staged_member snap;
+        rc = stage_stat(m->stage_path, &src_size, &src_mtime);
+        if (rc == 0)
+            rc = snapshot(m, &snap);
+        if (rc)
+            return rc;
+        pthread_mutex_lock(&commit_g.lock);
+        c = member_add(&snap);
+        if (!c) {
+            pthread_mutex_unlock(&commit_g.lock);
+            return -ENOMEM;
+        }
+    } else {
+        /* Look again under the lock: it may have been committed and freed meanwhile. */
+        pthread_mutex_lock(&commit_g.lock);
+        struct commit_member *again = NULL;
+        for (struct commit_member *o = members; o; o = o->next)
+            if (strcmp(o->m.stage_path, m->stage_path) == 0)
+                again = o;
+        c = again;
+        if (!c) {
+            pthread_mutex_unlock(&commit_g.lock);
+            return 0; /* closed, and committed since: durable */
+        }
+        if (c->err && c->inflight_id == 0) {
+            c->err = 0; /* retry the commit that failed */
+            commit_announce(c->m.set_key);
+        }
+    }
+    /* The answer says the set has nothing pending; whether *this* member made it is in its
+     * record: gone means committed, an error means its commit failed (the answer may come
+     * from a later, empty round), still there means a commit is yet to take it. */
+    uint64_t seq = c->seq;
+    rc = flush_set_wait(m->set_key, 0);
+    for (int round = 0; rc == 0 && round < 1000; round++) {
+        struct commit_member *r = members;
+        while (r && r->seq != seq)
+            r = r->next;
+        if (!r)
+            break;
+        if (r->err) {
+            rc = r->err;
+            break;
+        }
+        rc = flush_set_wait(m->set_key, 0);
+    }
+    if (rc == 0 && open_member) {
+        struct synced *e = calloc(1, sizeof(*e));
+        if (e) {
+            snprintf(e->stage_path, sizeof e->stage_path, "%s", m->stage_path);
+            e->size = src_size;
+            e->mtime_ns = src_mtime;
+            for (struct synced **pp = &synced_list; *pp; pp = &(*pp)->next) {
+                if (strcmp((*pp)->stage_path, m->stage_path) == 0) {
+                    struct synced *old = *pp;
+                    *pp = old->next;
+                    free(old);
+                    break;
+                }
+            }
+            e->next = synced_list;
+            synced_list = e;
+        }
+    }
+    pthread_mutex_unlock(&commit_g.lock);
+    if (sluice_trace_active())
+        sluice_trace_record(SLUICE_EV_COMMIT_END, rc ? SLUICE_EVF_ERROR : 0, t0,
+                            sluice_now_ns() - t0, sluice_trace_string(m->set_key), 0,
+                            sluice_now_ns() - t0);
+    return rc;
+}
+
+/* ---- unlink ------------------------------------------------------------------------------- */
+
+int commit_unlink_committed(const char *set_key, const char *path); /* commit_read.c */
+int commit_unlink_staged_elsewhere(const char *path, char *key, size_t keycap); /* commit_read.c */
+
+int sluice_commit_member_unlinked(const char *path)
+{
+    int rc = commit_ensure_started();
+    if (rc)
+        return rc;
+    int found = 0;
+    char key[PATH_MAX] = "";
+    pthread_mutex_lock(&commit_g.lock);
+    for (struct commit_member *c = members; c;) {
+        struct commit_member *next = c->next;
+        if (strcmp(c->m.path, path) == 0) {
+            found = 1;
+            snprintf(key, sizeof key, "%s", c->m.set_key);
+            if (c->inflight_id == 0) {
+                unlink_staged(c);
+                member_remove(c);
+            } else {
+                c->unlinked = 1; /* its commit goes on; the home drops it again below */
+            }
+        }
+        c = next;
+    }
+    pthread_mutex_unlock(&commit_g.lock);
+    /* Closed versions staged by other processes of this node (the program's shell wrote the
+     * file, its rm child removes it): taking their staging files away drops them. */
+    if (commit_unlink_staged_elsewhere(path, key, sizeof key) > 0)
+        found = 1;
+    rc = commit_unlink_committed(key[0] ? key : NULL, path);
+    if (rc == 0 || (rc == -ENOENT && found))
+        return 0;
+    return rc;
+}
+
+/* Asks the home to drop `path` from its set's container and waits (commit_read.c finds the key). */
+int commit_request_unlink(const char *set_key, const char *path)
+{
+    pthread_mutex_lock(&commit_g.lock);
+    uint64_t req = commit_request_new();
+    int rc = -ENOMEM;
+    if (req) {
+        struct cmsg m;
+        cmsg_init(&m, MSG_UNLINK);
+        cmsg_put_str(&m, set_key);
+        cmsg_put_str(&m, path);
+        cmsg_put_u64(&m, req);
+        commit_send(commit_home_of(set_key), &m);
+        rc = commit_request_wait(req, 0);
+    }
+    pthread_mutex_unlock(&commit_g.lock);
+    return rc;
+}
+
+/* ---- exit accounting ------------------------------------------------------------------------ */
+
+int commit_members_quiet(void)
+{
+    for (struct commit_member *c = members; c; c = c->next)
+        if (c->inflight_id != 0 || c->err == 0)
+            return 0;
+    return 1;
+}
+
+int commit_members_retry(void)
+{
+    int n = 0;
+    for (struct commit_member *c = members; c; c = c->next) {
+        if (c->err && c->inflight_id == 0) {
+            c->err = 0;
+            commit_announce(c->m.set_key);
+            n++;
+        }
+    }
+    return n;
+}
+
+int commit_members_error(void)
+{
+    int err = 0;
+    for (struct commit_member *c = members; c; c = c->next)
+        if (c->err)
+            err = c->err;
+    return err;
+}
+
+const struct commit_member *commit_members_first_failed(void)
+{
+    for (struct commit_member *c = members; c; c = c->next)
+        if (c->err)
+            return c;
+    return NULL;
+}
+
+/* ---- messages from the home rank (progress thread) ------------------------------------------ */
+
+static void on_collect(int home, struct cmsg *in)
+{
+    uint32_t id = cmsg_get_u32(in);
+    const char *key = cmsg_get_str(in);
+    struct cmsg out;
+    cmsg_init(&out, MSG_MEMBERS);
+    cmsg_put_u32(&out, id);
+    pthread_mutex_lock(&commit_g.lock);
+    /* A staging file that vanished was unlinked by another process of this node (the program
+     * removed the name): that member is dropped, never committed. */
+    for (struct commit_member *c = members; c;) {
+        struct commit_member *next = c->next;
+        struct stat st;
+        if (c->inflight_id == 0 && strcmp(c->m.set_key, key) == 0 &&
+            SLUICE_REAL(stat)(c->m.stage_path, &st) != 0 && errno == ENOENT) {
+            SLUICE_REAL(unlink)(c->meta_path);
+            member_remove(c);
+        }
+        c = next;
+    }
+    uint32_t n = 0;
+    for (struct commit_member *c = members; c; c = c->next)
+        if (c->inflight_id == 0 && strcmp(c->m.set_key, key) == 0)
+            n++;
+    cmsg_put_u32(&out, n);
+    for (struct commit_member *c = members; c; c = c->next) {
+        if (c->inflight_id != 0 || strcmp(c->m.set_key, key) != 0)
+            continue;
+        c->inflight_id = id;
+        c->inflight_home = home;
+        c->err = 0;
+        cmsg_put_u64(&out, c->seq);
+        cmsg_put_str(&out, c->m.path);
+        cmsg_put_u32(&out, (uint32_t)c->m.member_rank);
+        cmsg_put_u32(&out, (uint32_t)c->m.writer_rank);
+        cmsg_put_u64(&out, c->m.size);
+        cmsg_put_u64(&out, (uint64_t)c->mtime_ns);
+    }
+    pthread_mutex_unlock(&commit_g.lock);
+    cmsg_put_u64(&out, commit_twophase_node_id()); /* aggregator selection (twophase_home.c) */
+    commit_send(home, &out);
+}
+
+const char *commit_member_stage_path(int home, uint32_t id, uint64_t seq)
+{
+    const char *path = NULL;
+    pthread_mutex_lock(&commit_g.lock);
+    for (struct commit_member *c = members; c && !path; c = c->next)
+        if (c->seq == seq && c->inflight_id == id && c->inflight_home == home)
+            path = c->m.stage_path; /* in flight: the record and its file stay until DONE */
+    pthread_mutex_unlock(&commit_g.lock);
+    return path;
+}
+
+static void on_write(int home, struct cmsg *in)
+{
+    uint32_t id = cmsg_get_u32(in);
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", cmsg_get_str(in));
+    uint32_t n = cmsg_get_u32(in);
+    struct commit_copy *copies = calloc(n ? n : 1, sizeof(*copies));
+    uint64_t *seqs = calloc(n ? n : 1, sizeof(*seqs));
+    int rc = (copies && seqs && !in->bad) ? 0 : -ENOMEM;
+
+    pthread_mutex_lock(&commit_g.lock);
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        seqs[i] = cmsg_get_u64(in);
+        copies[i].offset = cmsg_get_u64(in);
+        copies[i].size = cmsg_get_u64(in);
+        struct commit_member *c = members;
+        while (c && !(c->seq == seqs[i] && c->inflight_id == id && c->inflight_home == home))
+            c = c->next;
+        if (!c) {
+            rc = -ENOENT;
+            break;
+        }
+        /* In flight, the record and its staging file cannot go away under us. */
+        copies[i].src_path = c->m.stage_path;
+    }
+    pthread_mutex_unlock(&commit_g.lock);
+    if (rc == 0 && !in->bad)
+        rc = commit_data_write(tmp, copies, n);
+
+    struct cmsg out;
+    cmsg_init(&out, MSG_WRITTEN);
+    cmsg_put_u32(&out, id);
+    cmsg_put_u32(&out, (uint32_t)rc);
+    cmsg_put_u32(&out, rc == 0 ? n : 0);
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        cmsg_put_u64(&out, seqs[i]);
+        cmsg_put_u32(&out, copies[i].crc);
+        cmsg_put_u32(&out, (uint32_t)copies[i].vanished);
+    }
+    free(copies);
+    free(seqs);
+    commit_send(home, &out);
+}
+
+static void on_done(int home, struct cmsg *in)
+{
+    uint32_t id = cmsg_get_u32(in);
+    int err = (int)cmsg_get_u32(in);
+    pthread_mutex_lock(&commit_g.lock);
+    for (struct commit_member *c = members; c;) {
+        struct commit_member *next = c->next;
+        if (c->inflight_id == id && c->inflight_home == home) {
+            c->inflight_id = 0;
+            if (err == 0) {
+                unlink_staged(c);
+                member_remove(c);
+            } else {
+                c->err = err;
+            }
+        }
+        c = next;
+    }
+    pthread_cond_broadcast(&commit_g.cv);
+    pthread_mutex_unlock(&commit_g.lock);
+}
+
+static void on_flushed(struct cmsg *in)
+{
+    uint64_t req = cmsg_get_u64(in);
+    int err = (int)cmsg_get_u32(in);
+    uint64_t version = cmsg_get_u64(in);
+    pthread_mutex_lock(&commit_g.lock);
+    for (struct request *r = requests; r; r = r->next) {
+        if (r->id == req) {
+            r->done = 1;
+            r->err = err;
+            r->version = version;
+        }
+    }
+    pthread_cond_broadcast(&commit_g.cv);
+    pthread_mutex_unlock(&commit_g.lock);
+}
+
+void commit_rank_handle(int src, uint32_t type, struct cmsg *m)
+{
+    switch (type) {
+    case MSG_COLLECT: on_collect(src, m); break;
+    case MSG_WRITE: on_write(src, m); break;
+    case MSG_DONE: on_done(src, m); break;
+    case MSG_FLUSHED: on_flushed(m); break;
+    default: break;
+    }
+}
+
+/* Forked child: the parent still owns these (their memory is simply not reused). */
+void commit_member_forget_all(void)
+{
+    members = NULL;
+    requests = NULL;
+    synced_list = NULL;
+}
+
+int commit_flush_own_sets(void)
+{
+    if (commit_ensure_started() != 0)
+        return -EIO;
+    int worst = 0;
+    pthread_mutex_lock(&commit_g.lock);
+    for (;;) {
+        /* One set at a time; the list changes while we wait, so look again each round. */
+        char key[PATH_MAX] = "";
+        /* In flight too: the answer to FLUSH comes after that commit's DONE. */
+        for (struct commit_member *c = members; c && !key[0]; c = c->next)
+            if (c->err == 0)
+                snprintf(key, sizeof key, "%s", c->m.set_key);
+        if (!key[0])
+            break;
+        int rc = flush_set_wait(key, 0);
+        if (rc) {
+            worst = rc;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&commit_g.lock);
+    return worst;
+}
+
+/* ---- members closed by the image that exec'ed this one ------------------------------------ */
+
+/* exec keeps the pid but not the commit engine's memory: members that the previous image of
+ * this process closed and had not committed yet would stay staged until `recover`. The new
+ * image finds them by their sidecars (closed, our pid) and takes them over. */
+static struct sluice_staged_member *adopted;
+static size_t nadopted;
+
+void commit_members_find_adopted(void)
+{
+    const char *dir = sluice_stage_dir();
+    if (!dir)
+        return;
+    char prefix[64];
+    int plen = snprintf(prefix, sizeof prefix, "m-%ld-", (long)getpid());
+    DIR *d = SLUICE_REAL(opendir)(dir);
+    if (!d)
+        return;
+    char *buf = malloc(SLUICE_STAGE_META_MAX);
+    struct dirent *e;
+    size_t ml = strlen(SLUICE_STAGE_META_SUFFIX);
+    while (buf && (e = SLUICE_REAL(readdir)(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (strncmp(e->d_name, prefix, (size_t)plen) != 0 || l <= ml ||
+            strcmp(e->d_name + l - ml, SLUICE_STAGE_META_SUFFIX) != 0)
+            continue;
+        char meta[PATH_MAX];
+        snprintf(meta, sizeof meta, "%s/%s", dir, e->d_name);
+        int fd = SLUICE_REAL(open)(meta, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = SLUICE_REAL(read)(fd, buf, SLUICE_STAGE_META_MAX);
+        SLUICE_REAL(close)(fd);
+        struct sluice_stage_meta sm;
+        if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed ||
+            sm.pid != (long)getpid())
+            continue;
+        snprintf(sm.m.stage_path, sizeof sm.m.stage_path, "%s/%.*s%s", dir, (int)(l - ml),
+                 e->d_name, SLUICE_STAGE_DATA_SUFFIX);
+        struct sluice_staged_member *v = realloc(adopted, (nadopted + 1) * sizeof(*v));
+        if (!v)
+            break;
+        adopted = v;
+        adopted[nadopted++] = sm.m;
+    }
+    free(buf);
+    SLUICE_REAL(closedir)(d);
+}
+
+int commit_members_adopted_pending(void) { return nadopted != 0; }
+
+/* Right after the transport starts (lock held): the adopted members enter like fresh closes. */
+void commit_members_adopt_locked(void)
+{
+    for (size_t i = 0; i < nadopted; i++)
+        member_add(&adopted[i]);
+    free(adopted);
+    adopted = NULL;
+    nadopted = 0;
+}

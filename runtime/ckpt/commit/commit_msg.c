@@ -1,0 +1,307 @@
+/* Commit engine messages and their transport.
+ *
+ * Every commit message travels point-to-point on sluice's own communicator with one tag, so
+ * that MPI's non-overtaking rule keeps the messages of one sender to one receiver in order
+ * (a CLOSED notice always arrives before the FLUSH that follows it). Application threads only
+ * queue messages; the progress thread sends them (MPI_Isend), completes them, and receives with
+ * matched probes (MPI_Improbe/MPI_Mrecv). A job of one process uses an in-process loopback
+ * instead and never initializes MPI. */
+#include "ckpt/commit/commit_internal.h"
+
+#include "common/log.h"
+#include "mpi/roles.h"
+#include "progress/progress.h"
+
+#include <errno.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COMMIT_TAG 0x51c0 /* sluice's communicator is private: any tag is ours */
+
+/* ---- encoding ------------------------------------------------------------------------------ */
+
+static void cmsg_reserve(struct cmsg *m, size_t more)
+{
+    if (m->bad || m->len + more <= m->cap)
+        return;
+    size_t cap = m->cap ? m->cap : 64;
+    while (cap < m->len + more)
+        cap *= 2;
+    unsigned char *p = realloc(m->p, cap);
+    if (!p) {
+        m->bad = 1;
+        return;
+    }
+    m->p = p;
+    m->cap = cap;
+}
+
+static void cmsg_put(struct cmsg *m, const void *v, size_t n)
+{
+    cmsg_reserve(m, n);
+    if (m->bad)
+        return;
+    memcpy(m->p + m->len, v, n);
+    m->len += n;
+}
+
+void cmsg_init(struct cmsg *m, uint32_t type)
+{
+    memset(m, 0, sizeof(*m));
+    cmsg_put_u32(m, type);
+}
+
+void cmsg_free(struct cmsg *m)
+{
+    free(m->p);
+    memset(m, 0, sizeof(*m));
+}
+
+void cmsg_put_u32(struct cmsg *m, uint32_t v) { cmsg_put(m, &v, sizeof v); }
+void cmsg_put_u64(struct cmsg *m, uint64_t v) { cmsg_put(m, &v, sizeof v); }
+
+void cmsg_put_str(struct cmsg *m, const char *s)
+{
+    uint32_t n = (uint32_t)strlen(s) + 1;
+    cmsg_put_u32(m, n);
+    cmsg_put(m, s, n);
+}
+
+static int cmsg_get(struct cmsg *m, void *v, size_t n)
+{
+    if (m->bad || m->rd + n > m->len) {
+        m->bad = 1;
+        memset(v, 0, n);
+        return -1;
+    }
+    memcpy(v, m->p + m->rd, n);
+    m->rd += n;
+    return 0;
+}
+
+uint32_t cmsg_get_u32(struct cmsg *m)
+{
+    uint32_t v;
+    cmsg_get(m, &v, sizeof v);
+    return v;
+}
+
+uint64_t cmsg_get_u64(struct cmsg *m)
+{
+    uint64_t v;
+    cmsg_get(m, &v, sizeof v);
+    return v;
+}
+
+const char *cmsg_get_str(struct cmsg *m)
+{
+    uint32_t n = cmsg_get_u32(m);
+    if (m->bad || n == 0 || m->rd + n > m->len || m->p[m->rd + n - 1] != '\0') {
+        m->bad = 1;
+        return "";
+    }
+    const char *s = (const char *)m->p + m->rd;
+    m->rd += n;
+    return s;
+}
+
+/* ---- transport ----------------------------------------------------------------------------- */
+
+struct outmsg {
+    int dst;
+    struct cmsg m;
+    MPI_Request req;
+    struct outmsg *next;
+};
+
+/* Queued by any thread (under commit_lock), sent by the progress thread. */
+static struct outmsg *outbox_head, *outbox_tail;
+/* Progress thread only. */
+static struct outmsg *inflight;
+static struct outmsg *loop_head, *loop_tail;
+static MPI_Comm commit_comm = MPI_COMM_NULL;
+static volatile int transport_pending; /* queued + in flight, read by exit without the lock */
+/* The outbox has its own lock: senders may hold commit_lock. */
+static pthread_mutex_t outbox_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void commit_send(int dst, struct cmsg *m)
+{
+    struct outmsg *o = calloc(1, sizeof(*o));
+    if (!o || m->bad) {
+        /* Out of memory for a few bytes: the commit protocol cannot go on safely. */
+        sluice_fatal(1, "checkpoint commit: out of memory for a protocol message");
+    }
+    o->dst = dst;
+    o->m = *m;
+    memset(m, 0, sizeof(*m));
+    pthread_mutex_lock(&outbox_lock);
+    if (outbox_tail)
+        outbox_tail->next = o;
+    else
+        outbox_head = o;
+    outbox_tail = o;
+    __atomic_add_fetch(&transport_pending, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&outbox_lock);
+    if (!sluice_progress_is_self())
+        sluice_progress_wake();
+}
+
+int commit_transport_busy(void)
+{
+    return __atomic_load_n(&transport_pending, __ATOMIC_RELAXED) != 0;
+}
+
+static void dispatch(int src, struct cmsg *m)
+{
+    uint32_t type = cmsg_get_u32(m);
+    switch (type) {
+    case MSG_CLOSED:
+    case MSG_FLUSH:
+    case MSG_UNLINK:
+    case MSG_MEMBERS:
+    case MSG_WRITTEN:
+        commit_home_handle(src, type, m);
+        break;
+    case MSG_COLLECT:
+    case MSG_WRITE:
+    case MSG_DONE:
+    case MSG_FLUSHED:
+        commit_rank_handle(src, type, m);
+        break;
+    case MSG_TWOPHASE:
+        commit_twophase_handle(src, m);
+        break;
+    default:
+        sluice_log_warn("checkpoint commit: ignored a message of unknown type %u from rank %d",
+                        type, src);
+    }
+}
+
+int commit_transport_poll(void)
+{
+    int done = 0;
+
+    pthread_mutex_lock(&outbox_lock);
+    struct outmsg *q = outbox_head;
+    outbox_head = outbox_tail = NULL;
+    pthread_mutex_unlock(&outbox_lock);
+
+    while (q) {
+        struct outmsg *o = q;
+        q = q->next;
+        o->next = NULL;
+        done++;
+        if (!commit_g.use_mpi || o->dst == commit_g.rank) {
+            /* Messages to ourselves skip MPI; they keep their order among themselves. */
+            if (loop_tail)
+                loop_tail->next = o;
+            else
+                loop_head = o;
+            loop_tail = o;
+            continue;
+        }
+        int rc = MPI_Isend(o->m.p, (int)o->m.len, MPI_BYTE, o->dst, COMMIT_TAG, commit_comm,
+                           &o->req);
+        if (rc != MPI_SUCCESS)
+            sluice_fatal(1, "checkpoint commit: MPI_Isend to rank %d failed", o->dst);
+        o->next = inflight;
+        inflight = o;
+    }
+
+    /* Complete sends. */
+    for (struct outmsg **pp = &inflight; *pp;) {
+        int flag = 0;
+        MPI_Test(&(*pp)->req, &flag, MPI_STATUS_IGNORE);
+        if (flag) {
+            struct outmsg *o = *pp;
+            *pp = o->next;
+            cmsg_free(&o->m);
+            free(o);
+            __atomic_sub_fetch(&transport_pending, 1, __ATOMIC_RELAXED);
+            done++;
+        } else {
+            pp = &(*pp)->next;
+        }
+    }
+
+    /* Receive. */
+    if (commit_g.use_mpi) {
+        for (;;) {
+            int flag = 0;
+            MPI_Message msg;
+            MPI_Status st;
+            MPI_Improbe(MPI_ANY_SOURCE, COMMIT_TAG, commit_comm, &flag, &msg, &st);
+            if (!flag)
+                break;
+            int count = 0;
+            MPI_Get_count(&st, MPI_BYTE, &count);
+            struct cmsg m = {0};
+            m.p = malloc(count > 0 ? (size_t)count : 1);
+            if (!m.p)
+                sluice_fatal(1, "checkpoint commit: out of memory receiving %d bytes", count);
+            m.cap = m.len = (size_t)count;
+            MPI_Mrecv(m.p, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+            dispatch(st.MPI_SOURCE, &m);
+            cmsg_free(&m);
+            done++;
+        }
+    }
+
+    /* Loopback: handlers may queue more self messages; they are taken on the next round. */
+    struct outmsg *l = loop_head;
+    loop_head = loop_tail = NULL;
+    while (l) {
+        struct outmsg *o = l;
+        l = l->next;
+        o->m.rd = 0;
+        dispatch(commit_g.rank, &o->m);
+        cmsg_free(&o->m);
+        free(o);
+        __atomic_sub_fetch(&transport_pending, 1, __ATOMIC_RELAXED);
+        done++;
+    }
+    return done;
+}
+
+int commit_transport_start(void)
+{
+    int size = sluice_launch_size();
+    commit_g.use_mpi = 0;
+    commit_g.rank = 0;
+    commit_g.size = 1;
+    if (size > 1) {
+        MPI_Comm c = sluice_comm();
+        if (c != MPI_COMM_NULL) {
+            commit_comm = c;
+            MPI_Comm_rank(c, &commit_g.rank);
+            MPI_Comm_size(c, &commit_g.size);
+            commit_g.use_mpi = 1;
+        } else {
+            /* No MPI here (e.g. a forked child): this process commits alone. */
+        }
+    }
+    commit_g.closed_sent = calloc((size_t)commit_g.size, sizeof(uint64_t));
+    return commit_g.closed_sent ? 0 : -ENOMEM;
+}
+
+void commit_transport_stop(void)
+{
+    /* After the exit flush nothing is queued or in flight: every request was answered. */
+    commit_g.use_mpi = 0;
+    commit_g.rank = 0;
+    commit_g.size = 1;
+    commit_comm = MPI_COMM_NULL;
+}
+
+MPI_Comm commit_transport_comm(void) { return commit_comm; }
+
+void commit_transport_forget(void)
+{
+    pthread_mutex_init(&outbox_lock, NULL);
+    outbox_head = outbox_tail = NULL;
+    inflight = NULL;
+    loop_head = loop_tail = NULL;
+    commit_comm = MPI_COMM_NULL;
+    transport_pending = 0;
+}

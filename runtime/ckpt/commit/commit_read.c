@@ -1,0 +1,275 @@
+/* Reads for capture: the latest readable version of a member, from (in this order of
+ * preference) this process's closed members, a closed member staged by another process of this
+ * node, or the committed container. Before looking, a multi-rank job asks the set's home to
+ * commit whatever other ranks closed (bounded wait), so that a member closed anywhere is
+ * visible once its writer closed it. */
+#include "ckpt/commit/commit_internal.h"
+
+#include "ckpt/container/container.h"
+#include "ckpt/capture/pattern.h"
+#include "ckpt/capture/stage.h"
+#include "common/log.h"
+#include "common/real.h"
+#include "mpi/roles.h"
+#include "trace/trace.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int commit_flush_set(const char *set_key, uint64_t timeout_ns);   /* commit_member.c */
+int commit_request_unlink(const char *set_key, const char *path); /* commit_member.c */
+int commit_key_of(const char *path, char *key, size_t cap);        /* commit_exit.c */
+
+/* A closed member staged by another running process of this node (another rank). */
+struct staged_hit {
+    char data_path[PATH_MAX];
+    uint64_t size;
+    int64_t mtime_ns;
+};
+
+static int find_staged_elsewhere(const char *path, struct staged_hit *hit)
+{
+    const char *dir = sluice_stage_dir();
+    if (!dir)
+        return 0;
+    DIR *d = SLUICE_REAL(opendir)(dir);
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *e;
+    char *buf = malloc(SLUICE_STAGE_META_MAX);
+    size_t sl = strlen(SLUICE_STAGE_META_SUFFIX);
+    while (buf && (e = SLUICE_REAL(readdir)(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l <= sl || strcmp(e->d_name + l - sl, SLUICE_STAGE_META_SUFFIX) != 0)
+            continue;
+        char meta[PATH_MAX], data[PATH_MAX];
+        snprintf(meta, sizeof meta, "%s/%s", dir, e->d_name);
+        snprintf(data, sizeof data, "%s/%.*s%s", dir, (int)(l - sl), e->d_name,
+                 SLUICE_STAGE_DATA_SUFFIX);
+        int fd = SLUICE_REAL(open)(meta, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = SLUICE_REAL(read)(fd, buf, SLUICE_STAGE_META_MAX);
+        SLUICE_REAL(close)(fd);
+        struct sluice_stage_meta sm;
+        if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed ||
+            strcmp(sm.m.path, path) != 0)
+            continue;
+        /* Only members of running processes: what a dead one left is a crash leftover, which
+         * `sluice-ckpt recover` decides about; until then the committed version stands. */
+        if (sm.pid != (long)getpid() && kill((pid_t)sm.pid, 0) != 0 && errno != EPERM)
+            continue;
+        struct stat st;
+        if (SLUICE_REAL(stat)(data, &st) != 0 || (uint64_t)st.st_size != sm.m.size)
+            continue;
+        int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        if (!found || mt > hit->mtime_ns) {
+            snprintf(hit->data_path, sizeof hit->data_path, "%s", data);
+            hit->size = sm.m.size;
+            hit->mtime_ns = mt;
+            found = 1;
+        }
+    }
+    free(buf);
+    SLUICE_REAL(closedir)(d);
+    return found;
+}
+
+/* Makes sure other ranks' closed members of the set have reached the container. A process
+ * that has not used MPI yet does not start it just to read: it may be a shell about to exec
+ * the real reader (which then owns the rank), and a restart reads committed data anyway;
+ * closed members of other ranks on this node are still seen through the stage folder. */
+static void sync_with_home(const char *key)
+{
+    pthread_mutex_lock(&commit_g.lock);
+    int started = commit_g.started;
+    pthread_mutex_unlock(&commit_g.lock);
+    if (!started && !sluice_mpi_ready())
+        return;
+    if (commit_ensure_started() != 0 || !commit_g.use_mpi)
+        return;
+    int rc = commit_flush_set(key, COMMIT_READ_WAIT_NS);
+    if (rc == -ETIMEDOUT)
+        sluice_log_warn("checkpoint set %s: gave up waiting for its commit; reading what is there",
+                        key);
+}
+
+static int open_latest(const char *path, const char *key, int cloexec);
+
+int sluice_commit_open_member(const char *path, int open_flags)
+{
+    int cloexec = (open_flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+
+    /* Our own closed member: its staging file is exactly its bytes and is never modified. */
+    pthread_mutex_lock(&commit_g.lock);
+    struct commit_member *own = commit_member_find(path);
+    int fd = own ? SLUICE_REAL(open)(own->m.stage_path, O_RDONLY | cloexec) : -1;
+    pthread_mutex_unlock(&commit_g.lock);
+    if (fd >= 0)
+        return fd;
+
+    char key[PATH_MAX];
+    if (commit_key_of(path, key, sizeof key) != 0)
+        return -ENOENT;
+    sync_with_home(key);
+    /* A staged copy found by the scan is deleted once the container holding it is durable, so
+     * it can vanish before we open it: the container has it by then, so look again. */
+    for (int attempt = 0;; attempt++) {
+        fd = open_latest(path, key, cloexec);
+        if (fd != -EAGAIN)
+            return fd;
+        if (attempt == 8)
+            return -ENOENT;
+    }
+}
+
+/* The newest of a staged copy of another local process and the container's member, opened.
+ * -EAGAIN if the staged copy vanished between the scan and the open. */
+static int open_latest(const char *path, const char *key, int cloexec)
+{
+    int fd;
+    struct staged_hit hit;
+    int staged = find_staged_elsewhere(path, &hit);
+
+    char container[PATH_MAX], err[2 * PATH_MAX];
+    struct sluice_container *c = NULL;
+    long idx = -1;
+    if (sluice_container_name(key, container, sizeof container) == 0) {
+        int rc = sluice_container_open(container, &c, err, sizeof err);
+        if (rc == -EIO) {
+            sluice_log_error("%s (reading member %s)", err, path);
+            if (!staged)
+                return -EIO;
+        }
+        if (c)
+            idx = sluice_container_find(c, path);
+    }
+    if (staged && (idx < 0 || hit.mtime_ns >= c->members[idx].mtime_ns)) {
+        if (c)
+            sluice_container_close(c);
+        fd = SLUICE_REAL(open)(hit.data_path, O_RDONLY | cloexec);
+        return fd >= 0 ? fd : errno == ENOENT ? -EAGAIN : -errno;
+    }
+    if (idx < 0) {
+        if (c)
+            sluice_container_close(c);
+        return -ENOENT;
+    }
+
+    /* A private copy, verified before the program sees a byte of it. */
+    fd = memfd_create("sluice-member", cloexec ? MFD_CLOEXEC : 0);
+    int rc = fd < 0 ? -errno : sluice_container_copy_member(c, (uint32_t)idx, fd, err, sizeof err);
+    if (rc == 0 && SLUICE_REAL(lseek)(fd, 0, SEEK_SET) != 0)
+        rc = -errno;
+    if (rc == 0 && sluice_trace_active())
+        sluice_trace_instant(SLUICE_EV_CONTAINER_READ, sluice_trace_string(container),
+                             c->members[idx].size, (uint64_t)c->members[idx].member_rank);
+    if (rc == -EIO)
+        sluice_log_error("%s", err);
+    sluice_container_close(c);
+    if (rc) {
+        if (fd >= 0)
+            SLUICE_REAL(close)(fd);
+        return rc;
+    }
+    return fd;
+}
+
+/* Size and time of the latest version, or -ENOENT. */
+static int stat_once(const char *path, const char *key, uint64_t *size, int64_t *mtime_ns)
+{
+    struct staged_hit hit;
+    int staged = find_staged_elsewhere(path, &hit);
+    char container[PATH_MAX], err[2 * PATH_MAX];
+    struct sluice_container *c = NULL;
+    if (sluice_container_name(key, container, sizeof container) == 0 &&
+        sluice_container_open(container, &c, err, sizeof err) == 0) {
+        long idx = sluice_container_find(c, path);
+        if (idx >= 0 && (!staged || c->members[idx].mtime_ns > hit.mtime_ns)) {
+            *size = c->members[idx].size;
+            *mtime_ns = c->members[idx].mtime_ns;
+            sluice_container_close(c);
+            return 0;
+        }
+        sluice_container_close(c);
+    }
+    if (staged) {
+        *size = hit.size;
+        *mtime_ns = hit.mtime_ns;
+        return 0;
+    }
+    return -ENOENT;
+}
+
+int sluice_commit_stat_member(const char *path, uint64_t *size, int64_t *mtime_ns)
+{
+    pthread_mutex_lock(&commit_g.lock);
+    struct commit_member *own = commit_member_find(path);
+    if (own) {
+        *size = own->m.size;
+        *mtime_ns = own->mtime_ns;
+    }
+    pthread_mutex_unlock(&commit_g.lock);
+    if (own)
+        return 0;
+    char key[PATH_MAX];
+    if (commit_key_of(path, key, sizeof key) != 0)
+        return -ENOENT;
+    /* Cheap first; only a miss asks the home (stat is frequent, a miss is rare). */
+    if (stat_once(path, key, size, mtime_ns) == 0)
+        return 0;
+    sync_with_home(key);
+    return stat_once(path, key, size, mtime_ns);
+}
+
+int commit_unlink_committed(const char *set_key, const char *path)
+{
+    char key[PATH_MAX];
+    if (set_key)
+        snprintf(key, sizeof key, "%s", set_key);
+    else if (commit_key_of(path, key, sizeof key) != 0)
+        return -ENOENT;
+    char container[PATH_MAX], err[2 * PATH_MAX];
+    struct sluice_container *c = NULL;
+    int present = 0;
+    if (sluice_container_name(key, container, sizeof container) == 0 &&
+        sluice_container_open(container, &c, err, sizeof err) == 0) {
+        present = sluice_container_find(c, path) >= 0;
+        sluice_container_close(c);
+    }
+    if (!present && !set_key)
+        return -ENOENT;
+    int rc = commit_request_unlink(key, path);
+    if (rc)
+        return rc;
+    return present ? 0 : -ENOENT;
+}
+
+/* Removes closed members of `path` staged by other running processes of this node; fills key
+ * with their set key. Returns how many were taken away. */
+int commit_unlink_staged_elsewhere(const char *path, char *key, size_t keycap)
+{
+    int n = 0;
+    struct staged_hit hit;
+    while (find_staged_elsewhere(path, &hit)) {
+        char meta[PATH_MAX];
+        size_t l = strlen(hit.data_path), dl = strlen(SLUICE_STAGE_DATA_SUFFIX);
+        snprintf(meta, sizeof meta, "%.*s%s", (int)(l - dl), hit.data_path,
+                 SLUICE_STAGE_META_SUFFIX);
+        if (SLUICE_REAL(unlink)(hit.data_path) != 0)
+            break;
+        SLUICE_REAL(unlink)(meta);
+        if (!key[0])
+            commit_key_of(path, key, keycap);
+        n++;
+    }
+    return n;
+}

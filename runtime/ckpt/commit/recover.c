@@ -1,0 +1,442 @@
+/* `sluice-ckpt recover`: commits what a crashed job left in the stage folder (recover.h).
+ *
+ * Single process, plain libc (this is util code: the tool links it without the shim). The
+ * sidecars (stage.h) say what each staging file holds; members whose writer still runs are left
+ * to it. For each selected set the new version holds the staged members plus every member of
+ * the previous version that was not staged again, so recovering never loses committed data. */
+#include "ckpt/commit/recover.h"
+
+#include "ckpt/container/container.h"
+#include "ckpt/capture/stage.h"
+#include "sluice_version.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct staged {
+    struct sluice_stage_meta meta;
+    char data_path[PATH_MAX];
+    char meta_path[PATH_MAX];
+    int64_t mtime_ns;
+    int superseded; /* an newer staged version of the same path exists */
+};
+
+struct staged_list {
+    struct staged *v;
+    size_t n, cap;
+};
+
+static void say(FILE *report, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(FILE *report, const char *fmt, ...)
+{
+    if (!report)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(report, fmt, ap);
+    va_end(ap);
+    fputc('\n', report);
+}
+
+static int process_alive(long pid)
+{
+    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+static int read_small(const char *path, char *buf, size_t cap, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            close(fd);
+            return -e;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+        if (n == cap) {
+            close(fd);
+            return -EFBIG;
+        }
+    }
+    close(fd);
+    *len = n;
+    return 0;
+}
+
+/* Absolute form of a user argument, without requiring it to exist. */
+static void absolute(const char *p, char *out, size_t cap)
+{
+    if (realpath(p, out))
+        return;
+    if (p[0] == '/') {
+        snprintf(out, cap, "%s", p);
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd))
+            cwd[0] = '\0';
+        snprintf(out, cap, "%s/%s", cwd, p);
+    }
+    size_t l = strlen(out);
+    while (l > 1 && out[l - 1] == '/')
+        out[--l] = '\0';
+}
+
+static int under(const char *path, const char *dir)
+{
+    size_t l = strlen(dir);
+    if (strcmp(path, dir) == 0)
+        return 1;
+    if (l == 1 && dir[0] == '/')
+        return 1;
+    return strncmp(path, dir, l) == 0 && path[l] == '/';
+}
+
+static int selected(const struct staged *s, const char *container, char **abs, int npaths)
+{
+    if (npaths == 0)
+        return 1;
+    for (int i = 0; i < npaths; i++) {
+        if (strcmp(abs[i], s->meta.m.set_key) == 0 || under(s->meta.m.path, abs[i]) ||
+            under(container, abs[i]))
+            return 1;
+    }
+    return 0;
+}
+
+static int collect(const char *stage_dir, struct staged_list *out, FILE *report)
+{
+    DIR *d = opendir(stage_dir);
+    if (!d)
+        return -errno;
+    struct dirent *e;
+    static char buf[SLUICE_STAGE_META_MAX];
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name), sl = strlen(SLUICE_STAGE_META_SUFFIX);
+        if (l <= sl || strcmp(e->d_name + l - sl, SLUICE_STAGE_META_SUFFIX) != 0)
+            continue;
+        struct staged s;
+        memset(&s, 0, sizeof s);
+        snprintf(s.meta_path, sizeof s.meta_path, "%s/%s", stage_dir, e->d_name);
+        snprintf(s.data_path, sizeof s.data_path, "%s/%.*s%s", stage_dir, (int)(l - sl),
+                 e->d_name, SLUICE_STAGE_DATA_SUFFIX);
+        size_t len = 0;
+        if (read_small(s.meta_path, buf, sizeof buf, &len) != 0 ||
+            sluice_stage_meta_parse(buf, len, &s.meta) != 0) {
+            say(report, "skipped %s: not a sluice stage sidecar", s.meta_path);
+            continue;
+        }
+        if (s.meta.pid != (long)getpid() && process_alive(s.meta.pid)) {
+            say(report, "skipped %s: its writer (pid %ld) is still running", s.meta.m.path,
+                s.meta.pid);
+            continue;
+        }
+        struct stat st;
+        if (stat(s.data_path, &st) != 0) {
+            say(report, "skipped %s: staging file %s is missing", s.meta.m.path, s.data_path);
+            continue;
+        }
+        if (!s.meta.closed)
+            s.meta.m.size = (uint64_t)st.st_size;   /* a crash left it open: take it as it is */
+        else if ((uint64_t)st.st_size != s.meta.m.size) {
+            say(report, "skipped %s: staging file %s holds %lld bytes, its sidecar says %llu",
+                s.meta.m.path, s.data_path, (long long)st.st_size,
+                (unsigned long long)s.meta.m.size);
+            continue;
+        }
+        snprintf(s.meta.m.stage_path, sizeof s.meta.m.stage_path, "%s", s.data_path);
+        s.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        if (out->n == out->cap) {
+            size_t cap = out->cap ? out->cap * 2 : 64;
+            struct staged *v = realloc(out->v, cap * sizeof(*v));
+            if (!v) {
+                closedir(d);
+                return -ENOMEM;
+            }
+            out->v = v;
+            out->cap = cap;
+        }
+        out->v[out->n++] = s;
+    }
+    closedir(d);
+    return 0;
+}
+
+/* Sort: by set, then path, newest last. */
+static int staged_cmp(const void *a, const void *b)
+{
+    const struct staged *x = a, *y = b;
+    int c = strcmp(x->meta.m.set_key, y->meta.m.set_key);
+    if (c)
+        return c;
+    c = strcmp(x->meta.m.path, y->meta.m.path);
+    if (c)
+        return c;
+    if (x->mtime_ns != y->mtime_ns)
+        return x->mtime_ns < y->mtime_ns ? -1 : 1;
+    return strcmp(x->data_path, y->data_path);
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static uint32_t block_size_from_env(uint32_t fallback)
+{
+    const char *v = getenv("SLUICE_BLOCK_SIZE");
+    if (!v || !*v)
+        return fallback;
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    switch (*end) {
+    case 'k': case 'K': n <<= 10; break;
+    case 'm': case 'M': n <<= 20; break;
+    default: break;
+    }
+    if (n < SLUICE_CONTAINER_BLOCK_MIN || n > SLUICE_CONTAINER_BLOCK_MAX || (n & (n - 1)))
+        return fallback;
+    return (uint32_t)n;
+}
+
+/* Makes the new version durable and visible: fsync the file, rename over the old version,
+ * fsync the folder so that the rename itself survives a crash. */
+static int publish(int fd, const char *tmp, const char *final, const char *dir)
+{
+    if (fsync(fd) != 0)
+        return -errno;
+    if (rename(tmp, final) != 0)
+        return -errno;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        int rc = fsync(dfd) != 0 ? -errno : 0;
+        close(dfd);
+        if (rc && rc != -EINVAL)
+            return rc;
+    }
+    return 0;
+}
+
+/* Commits one set: staged members v[0..n) (sorted by path, newest last per path). */
+static int recover_set(struct staged *v, size_t n, FILE *report)
+{
+    const char *key = v[0].meta.m.set_key;
+    char container[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX], err[2 * PATH_MAX + 64] = "";
+    if (sluice_container_name(key, container, sizeof container) != 0 ||
+        sluice_container_dir(key, dir, sizeof dir) != 0) {
+        say(report, "set %s: cannot name its container", key);
+        return -EINVAL;
+    }
+
+    /* The engine's loopback commits lock the folder the same way: no lost members. */
+    int lockfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lockfd >= 0)
+        flock(lockfd, LOCK_EX);
+    struct sluice_container *old = NULL;
+    int rc = sluice_container_open(container, &old, err, sizeof err);
+    if (rc != 0 && rc != -ENOENT) {
+        say(report, "%s: previous version unreadable, recovering the staged members alone (%s)",
+            container, err);
+        old = NULL;
+    }
+
+    size_t nsrc_max = n + (old ? old->n_members : 0);
+    struct sluice_container_source *src = calloc(nsrc_max ? nsrc_max : 1, sizeof(*src));
+    int *fds = malloc((nsrc_max ? nsrc_max : 1) * sizeof(int));
+    size_t nsrc = 0, nfds = 0;
+    uint64_t bytes = 0, staged_members = 0;
+    rc = (src && fds) ? 0 : -ENOMEM;
+
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (i + 1 < n && strcmp(v[i].meta.m.path, v[i + 1].meta.m.path) == 0) {
+            v[i].superseded = 1;   /* an older staged version: dropped with the set's files */
+            continue;
+        }
+        int fd = open(v[i].data_path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            rc = -errno;
+            say(report, "%s: cannot open staging file %s: %s", v[i].meta.m.path,
+                v[i].data_path, strerror(errno));
+            break;
+        }
+        fds[nfds++] = fd;
+        src[nsrc++] = (struct sluice_container_source){
+            .path = v[i].meta.m.path, .member_rank = v[i].meta.m.member_rank,
+            .writer_rank = v[i].meta.m.writer_rank, .mtime_ns = v[i].mtime_ns, .fd = fd,
+            .buf = NULL, .size = v[i].meta.m.size};
+        bytes += v[i].meta.m.size;
+        staged_members++;
+    }
+    /* Members of the previous version that were not staged again are carried over, through a
+     * verified private copy (a corrupt one is dropped with a message rather than copied). */
+    for (uint32_t k = 0; rc == 0 && old && k < old->n_members; k++) {
+        const struct sluice_member *om = &old->members[k];
+        int again = 0;
+        for (size_t i = 0; i < n && !again; i++)
+            again = strcmp(v[i].meta.m.path, om->path) == 0;
+        if (again)
+            continue;
+        int fd = memfd_create("sluice-recover", MFD_CLOEXEC);
+        if (fd < 0) {
+            rc = -errno;
+            break;
+        }
+        fds[nfds++] = fd;
+        char merr[2 * PATH_MAX + 64];
+        if (sluice_container_copy_member(old, k, fd, merr, sizeof merr) != 0) {
+            say(report, "%s (dropped from the recovered version)", merr);
+            continue;
+        }
+        src[nsrc++] = (struct sluice_container_source){
+            .path = om->path, .member_rank = om->member_rank, .writer_rank = om->writer_rank,
+            .mtime_ns = om->mtime_ns, .fd = fd, .buf = NULL, .size = om->size};
+    }
+
+    struct sluice_container_meta meta;
+    memset(&meta, 0, sizeof meta);
+    meta.set_key = key;
+    meta.flags = SLUICE_CONTAINER_F_PARTIAL;
+    meta.block_size = block_size_from_env(old ? old->meta.block_size : 4096);
+    meta.version = old ? old->meta.version + 1 : 1;
+    meta.created_ns = now_ns();
+    meta.writer_nprocs = old ? old->meta.writer_nprocs : 1;
+    meta.writer_pid = (uint32_t)getpid();
+    gethostname(meta.writer_host, sizeof meta.writer_host - 1);
+    snprintf(meta.writer_software, sizeof meta.writer_software, "sluice %s recover",
+             SLUICE_VERSION_STRING);
+
+    int fd = -1;
+    /* The token is the version, as in the engine: a temporary file that the crashed commit of
+     * this same version left behind is simply overwritten and renamed. */
+    if (rc == 0 && sluice_container_temp_name(container, (unsigned long)meta.version, tmp,
+                                              sizeof tmp) != 0)
+        rc = -ENAMETOOLONG;
+    if (rc == 0) {
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            rc = -errno;
+            snprintf(err, sizeof err, "%s: cannot create: %s", tmp, strerror(errno));
+        }
+    }
+    if (rc == 0)
+        rc = sluice_container_write(fd, &meta, src, (uint32_t)nsrc, err, sizeof err);
+    if (rc == 0) {
+        rc = publish(fd, tmp, container, dir);
+        if (rc)
+            snprintf(err, sizeof err, "%s: cannot make durable: %s", container, strerror(-rc));
+    }
+    if (fd >= 0) {
+        close(fd);
+        if (rc)
+            unlink(tmp);
+    }
+    for (size_t i = 0; i < nfds; i++)
+        close(fds[i]);
+    free(fds);
+    free(src);
+    if (old)
+        sluice_container_close(old);
+    if (lockfd >= 0)
+        close(lockfd);
+
+    if (rc) {
+        say(report, "%s: not recovered, staged data kept: %s", container,
+            err[0] ? err : strerror(-rc));
+        return rc;
+    }
+    /* Durable: the staged copies (and older staged versions of the same paths) can go. */
+    for (size_t i = 0; i < n; i++) {
+        unlink(v[i].data_path);
+        unlink(v[i].meta_path);
+    }
+    say(report, "%s: recovered version %llu, %llu staged member(s), %llu bytes, %zu member(s) in all",
+        container, (unsigned long long)meta.version, (unsigned long long)staged_members,
+        (unsigned long long)bytes, nsrc);
+    return 0;
+}
+
+int sluice_ckpt_recover(const char *stage_dir, char *const *paths, int npaths, FILE *report)
+{
+    if (!stage_dir || !*stage_dir || npaths < 0 || (npaths > 0 && !paths)) {
+        say(report, "sluice-ckpt recover: no stage folder given");
+        return 2;
+    }
+    struct stat st;
+    if (stat(stage_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        say(report, "sluice-ckpt recover: stage folder %s: %s", stage_dir,
+            errno ? strerror(errno) : "not a directory");
+        return 2;
+    }
+    char **abs = NULL;
+    if (npaths) {
+        abs = calloc((size_t)npaths, sizeof(*abs));
+        if (!abs)
+            return 1;
+        for (int i = 0; i < npaths; i++) {
+            abs[i] = malloc(PATH_MAX);
+            if (!abs[i]) {
+                for (int j = 0; j < i; j++)
+                    free(abs[j]);
+                free(abs);
+                return 1;
+            }
+            absolute(paths[i], abs[i], PATH_MAX);
+        }
+    }
+
+    struct staged_list list = {0};
+    int rc = collect(stage_dir, &list, report);
+    int status = 0;
+    if (rc != 0) {
+        say(report, "sluice-ckpt recover: cannot read stage folder %s: %s", stage_dir,
+            strerror(-rc));
+        status = rc == -ENOMEM ? 1 : 2;
+    } else {
+        qsort(list.v, list.n, sizeof(*list.v), staged_cmp);
+        size_t sets = 0;
+        for (size_t i = 0; i < list.n;) {
+            size_t j = i + 1;
+            while (j < list.n && strcmp(list.v[j].meta.m.set_key, list.v[i].meta.m.set_key) == 0)
+                j++;
+            char container[PATH_MAX] = "";
+            sluice_container_name(list.v[i].meta.m.set_key, container, sizeof container);
+            /* A set is recovered whole or not at all: selecting any of its members selects it. */
+            int any = 0;
+            for (size_t k = i; k < j && !any; k++)
+                any = selected(&list.v[k], container, abs, npaths);
+            if (any) {
+                sets++;
+                if (recover_set(&list.v[i], j - i, report) != 0)
+                    status = 1;
+            }
+            i = j;
+        }
+        if (sets == 0)
+            say(report, "nothing to recover in %s", stage_dir);
+    }
+    for (int i = 0; i < npaths; i++)
+        free(abs[i]);
+    free(abs);
+    free(list.v);
+    return status;
+}

@@ -1,0 +1,342 @@
+/* The validating decoder: header, footer and index of a container, from a file or from an
+ * image in memory, into a struct sluice_container. Every length and offset read from the file
+ * is checked against the bytes that really exist before it is used (hostile input must never
+ * crash or over-read: tests/unit/test_container_hostile.cpp corrupts and truncates at every
+ * offset). Order of checks: header (is it a container at all), footer (is it complete: the
+ * footer must be the last 64 bytes and agree with the file size), index checksum, index
+ * structure. Member data is not read here. */
+#include "ckpt/container/container_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define FAIL(...) sluice_container_fail(-EIO, err, errlen, __VA_ARGS__)
+
+struct source {
+    int fd;                     /* >= 0: pread from it */
+    const unsigned char *image; /* else: the bytes */
+    uint64_t size;
+};
+
+/* Bounds were checked by the caller: off + n <= size. */
+static int fetch(const struct source *s, uint64_t off, size_t n, void *buf)
+{
+    if (s->image) {
+        memcpy(buf, s->image + off, n);
+        return 0;
+    }
+    return sluice_container_pread_full(s->fd, buf, n, off);
+}
+
+struct decoded_header {
+    uint16_t major, minor;
+    uint32_t header_size, flags, block_size, crc, pid, nprocs;
+    uint64_t version;
+    int64_t created_ns;
+    char host[SLUICE_CONTAINER_HOST_MAX], software[SLUICE_CONTAINER_SOFTWARE_MAX];
+    uint16_t key_len;
+    char key[SLUICE_CONTAINER_KEY_MAX + 1];
+};
+
+static int decode_header(const char *name, const struct source *s, struct decoded_header *d,
+                         char *err, size_t errlen)
+{
+    unsigned char h[SLUICE_CONTAINER_HEADER_FIXED + SLUICE_CONTAINER_KEY_MAX + 8];
+    if (s->size < 8)
+        return FAIL("%s: not a sluice container (%llu bytes, too short for a header)", name,
+                    (unsigned long long)s->size);
+    int rc = fetch(s, 0, 8, h);
+    if (rc < 0)
+        return sluice_container_fail(rc, err, errlen, "%s: read failed: %s", name, strerror(-rc));
+    if (memcmp(h, HDR_MAGIC, 8) != 0)
+        return FAIL("%s: not a sluice container (bad magic)", name);
+    if (s->size < SLUICE_CONTAINER_HEADER_FIXED + SLUICE_CONTAINER_FOOTER_SIZE)
+        return FAIL("%s: truncated: %llu bytes, smaller than header and footer", name,
+                    (unsigned long long)s->size);
+    rc = fetch(s, 0, SLUICE_CONTAINER_HEADER_FIXED, h);
+    if (rc < 0)
+        return sluice_container_fail(rc, err, errlen, "%s: read failed: %s", name, strerror(-rc));
+    d->major = get16(h + HDR_OFF_MAJOR);
+    d->minor = get16(h + HDR_OFF_MINOR);
+    if (d->major != SLUICE_CONTAINER_FORMAT_MAJOR)
+        return FAIL("%s: format version %u.%u is not supported (this reader knows %u.x)", name,
+                    d->major, d->minor, SLUICE_CONTAINER_FORMAT_MAJOR);
+    d->header_size = get32(h + HDR_OFF_SIZE);
+    d->key_len = get16(h + HDR_OFF_KEY_LEN);
+    if (d->key_len == 0 || d->key_len > SLUICE_CONTAINER_KEY_MAX ||
+        d->header_size < SLUICE_CONTAINER_HEADER_FIXED + d->key_len ||
+        d->header_size > SLUICE_CONTAINER_HEADER_FIXED + pad8(SLUICE_CONTAINER_KEY_MAX) ||
+        (d->header_size & 7))
+        return FAIL("%s: corrupt header (header size %u, set key length %u)", name,
+                    d->header_size, d->key_len);
+    if (d->header_size > s->size - SLUICE_CONTAINER_FOOTER_SIZE)
+        return FAIL("%s: truncated: header of %u bytes does not fit before a footer", name,
+                    d->header_size);
+    rc = fetch(s, SLUICE_CONTAINER_HEADER_FIXED, d->header_size - SLUICE_CONTAINER_HEADER_FIXED,
+               h + SLUICE_CONTAINER_HEADER_FIXED);
+    if (rc < 0)
+        return sluice_container_fail(rc, err, errlen, "%s: read failed: %s", name, strerror(-rc));
+    d->crc = get32(h + HDR_OFF_CRC);
+    if (sluice_container_header_crc_(h, d->header_size) != d->crc)
+        return FAIL("%s: corrupt header (checksum mismatch)", name);
+    /* From here on the header is what the writer wrote: remaining checks catch writers bugs
+     * and future formats rather than bit rot. */
+    d->flags = get32(h + HDR_OFF_FLAGS);
+    if (d->flags & 0xffff0000u & ~SLUICE_CONTAINER_F_KNOWN)
+        return FAIL("%s: uses features this reader does not know (flags 0x%x)", name, d->flags);
+    d->block_size = get32(h + HDR_OFF_BLOCK);
+    if (!is_pow2(d->block_size) || d->block_size < SLUICE_CONTAINER_BLOCK_MIN ||
+        d->block_size > SLUICE_CONTAINER_BLOCK_MAX)
+        return FAIL("%s: corrupt header (block size %u)", name, d->block_size);
+    if (get16(h + HDR_OFF_CSUM_ALGO) != HDR_CSUM_CRC32C)
+        return FAIL("%s: unknown checksum algorithm %u", name, get16(h + HDR_OFF_CSUM_ALGO));
+    memcpy(d->key, h + SLUICE_CONTAINER_HEADER_FIXED, d->key_len);
+    d->key[d->key_len] = 0;
+    if (!sluice_container_key_ok(d->key, d->key_len))
+        return FAIL("%s: corrupt header (set key is not an absolute path with %%r)", name);
+    d->version = get64(h + HDR_OFF_VERSION);
+    d->created_ns = (int64_t)get64(h + HDR_OFF_CREATED);
+    d->nprocs = get32(h + HDR_OFF_NPROCS);
+    d->pid = get32(h + HDR_OFF_PID);
+    memcpy(d->host, h + HDR_OFF_HOST, sizeof d->host);
+    d->host[sizeof d->host - 1] = 0;
+    memcpy(d->software, h + HDR_OFF_SOFTWARE, sizeof d->software);
+    d->software[sizeof d->software - 1] = 0;
+    return 0;
+}
+
+struct decoded_footer {
+    uint32_t count, index_crc;
+    uint64_t index_offset, index_length;
+};
+
+static int decode_footer(const char *name, const struct source *s, const struct decoded_header *h,
+                         struct decoded_footer *d, char *err, size_t errlen)
+{
+    unsigned char f[SLUICE_CONTAINER_FOOTER_SIZE];
+    uint64_t at = s->size - SLUICE_CONTAINER_FOOTER_SIZE;
+    int rc = fetch(s, at, sizeof f, f);
+    if (rc < 0)
+        return sluice_container_fail(rc, err, errlen, "%s: read failed: %s", name, strerror(-rc));
+    if (memcmp(f, FTR_MAGIC, 8) != 0)
+        return FAIL("%s: truncated or incomplete: no footer in the last %u bytes (file is %llu "
+                    "bytes)", name, SLUICE_CONTAINER_FOOTER_SIZE, (unsigned long long)s->size);
+    if (sluice_crc32c_update(0, f, FTR_OFF_CRC) != get32(f + FTR_OFF_CRC))
+        return FAIL("%s: corrupt footer (checksum mismatch)", name);
+    uint64_t recorded = get64(f + FTR_OFF_FILE_SIZE);
+    if (recorded != s->size)
+        return FAIL("%s: truncated or damaged: footer says %llu bytes, file has %llu", name,
+                    (unsigned long long)recorded, (unsigned long long)s->size);
+    if (get16(f + FTR_OFF_MAJOR) != h->major)
+        return FAIL("%s: footer and header disagree on the format version", name);
+    if (get64(f + FTR_OFF_VERSION) != h->version || get32(f + FTR_OFF_HEADER_CRC) != h->crc)
+        return FAIL("%s: footer does not belong to this header (mixed versions?)", name);
+    d->count = get32(f + FTR_OFF_COUNT);
+    d->index_offset = get64(f + FTR_OFF_INDEX_OFF);
+    d->index_length = get64(f + FTR_OFF_INDEX_LEN);
+    d->index_crc = get32(f + FTR_OFF_INDEX_CRC);
+    if (d->index_offset < h->header_size || (d->index_offset & 7) || d->index_length < IDX_HEAD ||
+        d->index_length > INDEX_MAX || d->index_offset > at || d->index_length != at - d->index_offset)
+        return FAIL("%s: corrupt footer (index at %llu, %llu bytes)", name,
+                    (unsigned long long)d->index_offset, (unsigned long long)d->index_length);
+    return 0;
+}
+
+/* Walks the index records. Pass 1 (c == NULL) validates and counts; pass 2 fills c. */
+static int walk_index(const char *name, const unsigned char *idx, uint64_t len, uint32_t count,
+                      uint64_t data_start, uint64_t index_offset, uint64_t *n_ext,
+                      uint64_t *path_bytes, struct sluice_container *c,
+                      struct sluice_extent *ext, char *str, char *err, size_t errlen)
+{
+    uint64_t at = IDX_HEAD;
+    *n_ext = 0;
+    *path_bytes = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (len - at < REC_FIXED)
+            return FAIL("%s: corrupt index (record %u of %u runs past its end)", name, i, count);
+        const unsigned char *r = idx + at;
+        uint32_t rs = get32(r);
+        uint32_t ne = get32(r + 32);
+        uint16_t plen = get16(r + 36);
+        uint64_t need = REC_FIXED + (uint64_t)ne * EXT_SIZE + pad8(plen);
+        if ((rs & 7) || rs < need || rs > len - at)
+            return FAIL("%s: corrupt index (record %u: length %u, %u extents, path %u bytes)",
+                        name, i, rs, ne, plen);
+        const char *path = (const char *)r + REC_FIXED + (size_t)ne * EXT_SIZE;
+        if (!sluice_container_path_ok(path, plen))
+            return FAIL("%s: corrupt index (record %u: bad member path)", name, i);
+        uint64_t size = get64(r + 16);
+        uint64_t next = 0;
+        const unsigned char *x = r + REC_FIXED;
+        for (uint32_t e = 0; e < ne; e++, x += EXT_SIZE) {
+            uint64_t lo = get64(x), fo = get64(x + 8), ln = get64(x + 16);
+            if (ln == 0 || lo < next || lo > size || ln > size - lo || fo < data_start ||
+                fo > index_offset || ln > index_offset - fo)
+                return FAIL("%s: corrupt index (member %.*s: extent %u [%llu+%llu at %llu] "
+                            "outside the member or the data region)", name, (int)plen, path, e,
+                            (unsigned long long)lo, (unsigned long long)ln,
+                            (unsigned long long)fo);
+            next = lo + ln;
+            if (c) {
+                ext[e] = (struct sluice_extent){.logical = lo, .file_offset = fo, .length = ln};
+            }
+        }
+        if (c) {
+            struct sluice_member *m = &c->members[i];
+            memcpy(str, path, plen);
+            str[plen] = 0;
+            m->path = str;
+            m->member_rank = (int32_t)get32(r + 4);
+            m->writer_rank = (int32_t)get32(r + 8);
+            m->crc32c = get32(r + 12);
+            m->size = size;
+            m->mtime_ns = (int64_t)get64(r + 24);
+            m->n_extents = ne;
+            m->extents = ext;
+            ext += ne;
+            str += plen + 1;
+        }
+        *n_ext += ne;
+        *path_bytes += (uint64_t)plen + 1;
+        at += rs;
+    }
+    if (at != len)
+        return FAIL("%s: corrupt index (%llu bytes after %u records)", name,
+                    (unsigned long long)(len - at), count);
+    return 0;
+}
+
+static int decode(const char *name, const struct source *s, struct sluice_container **out,
+                  char *err, size_t errlen)
+{
+    struct decoded_header h = {0};
+    struct decoded_footer f = {0};
+    int rc = decode_header(name, s, &h, err, errlen);
+    if (rc < 0)
+        return rc;
+    rc = decode_footer(name, s, &h, &f, err, errlen);
+    if (rc < 0)
+        return rc;
+
+    unsigned char *idx = malloc(f.index_length);
+    if (!idx)
+        return sluice_container_fail(-ENOMEM, err, errlen, "%s: no memory for a %llu-byte index",
+                                     name, (unsigned long long)f.index_length);
+    rc = fetch(s, f.index_offset, f.index_length, idx);
+    if (rc < 0) {
+        free(idx);
+        return sluice_container_fail(rc, err, errlen, "%s: read failed: %s", name, strerror(-rc));
+    }
+    if (sluice_crc32c_update(0, idx, f.index_length) != f.index_crc) {
+        free(idx);
+        return FAIL("%s: corrupt index (checksum mismatch)", name);
+    }
+    if (memcmp(idx, IDX_MAGIC, 8) != 0 || get32(idx + 8) != f.count) {
+        free(idx);
+        return FAIL("%s: corrupt index (bad magic or member count)", name);
+    }
+    /* A record is at least REC_FIXED bytes: bounds the count before anything is allocated. */
+    if (f.count > (f.index_length - IDX_HEAD) / REC_FIXED) {
+        free(idx);
+        return FAIL("%s: corrupt index (%u members cannot fit in %llu bytes)", name, f.count,
+                    (unsigned long long)f.index_length);
+    }
+    uint64_t data_start = align_up(h.header_size, h.block_size);
+    uint64_t n_ext, path_bytes;
+    rc = walk_index(name, idx, f.index_length, f.count, data_start, f.index_offset, &n_ext,
+                    &path_bytes, NULL, NULL, NULL, err, errlen);
+    if (rc < 0) {
+        free(idx);
+        return rc;
+    }
+
+    /* One allocation: the struct, members, extents, then strings (paths, key, name). */
+    size_t name_len = strlen(name);
+    size_t off_members = pad8(sizeof(struct sluice_container));
+    size_t off_ext = off_members + (size_t)f.count * sizeof(struct sluice_member);
+    size_t off_str = off_ext + (size_t)n_ext * sizeof(struct sluice_extent);
+    size_t total = off_str + (size_t)path_bytes + h.key_len + 1 + name_len + 1;
+    unsigned char *block = calloc(1, total);
+    if (!block) {
+        free(idx);
+        return sluice_container_fail(-ENOMEM, err, errlen, "%s: no memory", name);
+    }
+    struct sluice_container *c = (struct sluice_container *)block;
+    c->members = (struct sluice_member *)(block + off_members);
+    char *str = (char *)block + off_str;
+    walk_index(name, idx, f.index_length, f.count, data_start, f.index_offset, &n_ext, &path_bytes,
+               c, (struct sluice_extent *)(block + off_ext), str, err, errlen);
+    free(idx);
+    str += path_bytes;
+    memcpy(str, h.key, h.key_len + 1);
+    c->meta.set_key = str;
+    str += h.key_len + 1;
+    memcpy(str, name, name_len + 1);
+    c->path = str;
+
+    c->fd = s->fd;
+    c->image = s->image;
+    c->format_major = h.major;
+    c->format_minor = h.minor;
+    c->meta.flags = h.flags;
+    c->meta.block_size = h.block_size;
+    c->meta.version = h.version;
+    c->meta.created_ns = h.created_ns;
+    c->meta.writer_nprocs = h.nprocs;
+    c->meta.writer_pid = h.pid;
+    memcpy(c->meta.writer_host, h.host, sizeof h.host);
+    memcpy(c->meta.writer_software, h.software, sizeof h.software);
+    c->file_size = s->size;
+    c->header_size = h.header_size;
+    c->data_start = data_start;
+    c->index_offset = f.index_offset;
+    c->index_length = f.index_length;
+    c->index_crc32c = f.index_crc;
+    c->n_members = f.count;
+    *out = c;
+    return 0;
+}
+
+int sluice_container_parse(const void *image, size_t len, const char *name,
+                           struct sluice_container **out, char *err, size_t errlen)
+{
+    struct source s = {.fd = -1, .image = image, .size = len};
+    return decode(name, &s, out, err, errlen);
+}
+
+int sluice_container_open(const char *path, struct sluice_container **out, char *err,
+                          size_t errlen)
+{
+    int fd = CIO->open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        return sluice_container_fail(-e, err, errlen, "%s: %s", path, strerror(e));
+    }
+    struct stat st;
+    if (CIO->fstat(fd, &st) != 0) {
+        int e = errno;
+        CIO->close(fd);
+        return sluice_container_fail(-e, err, errlen, "%s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        CIO->close(fd);
+        return sluice_container_fail(-EIO, err, errlen, "%s: not a sluice container (not a "
+                                     "regular file)", path);
+    }
+    struct source s = {.fd = fd, .image = NULL, .size = (uint64_t)st.st_size};
+    int rc = decode(path, &s, out, err, errlen);
+    if (rc < 0)
+        CIO->close(fd);
+    return rc;
+}
+
+void sluice_container_close(struct sluice_container *c)
+{
+    if (!c)
+        return;
+    if (c->fd >= 0)
+        CIO->close(c->fd);
+    free(c);
+}

@@ -1,0 +1,193 @@
+/* Writer-side primitives: the header, the simple block-aligned layout, and the index+footer
+ * tail. Pure functions over caller buffers; the encoder validates everything it writes with
+ * the same rules the decoder applies, so sluice can never write a container it would reject. */
+#include "ckpt/container/container_internal.h"
+
+#include <errno.h>
+
+size_t sluice_container_header_size(const char *set_key)
+{
+    return SLUICE_CONTAINER_HEADER_FIXED + pad8(strlen(set_key));
+}
+
+uint64_t sluice_container_data_start(const char *set_key, uint32_t block_size)
+{
+    return align_up(sluice_container_header_size(set_key), block_size);
+}
+
+static int block_ok(uint32_t b)
+{
+    return is_pow2(b) && b >= SLUICE_CONTAINER_BLOCK_MIN && b <= SLUICE_CONTAINER_BLOCK_MAX;
+}
+
+/* CRC of a header: the fixed part before the CRC field, then the key and its padding. */
+static uint32_t header_crc(const unsigned char *h, size_t header_size)
+{
+    uint32_t crc = sluice_crc32c_update(0, h, HDR_OFF_CRC);
+    return sluice_crc32c_update(crc, h + SLUICE_CONTAINER_HEADER_FIXED,
+                                header_size - SLUICE_CONTAINER_HEADER_FIXED);
+}
+
+uint32_t sluice_container_header_crc_(const unsigned char *h, size_t header_size)
+{
+    return header_crc(h, header_size);
+}
+
+long sluice_container_encode_header(const struct sluice_container_meta *meta, void *buf,
+                                    size_t buflen)
+{
+    if (!meta->set_key || !block_ok(meta->block_size))
+        return -EINVAL;
+    size_t klen = strlen(meta->set_key);
+    if (!sluice_container_key_ok(meta->set_key, klen) || (meta->flags & ~SLUICE_CONTAINER_F_KNOWN))
+        return -EINVAL;
+    size_t hs = sluice_container_header_size(meta->set_key);
+    if (buflen < hs)
+        return -ENOSPC;
+    unsigned char *h = buf;
+    memset(h, 0, hs);
+    memcpy(h, HDR_MAGIC, 8);
+    put16(h + HDR_OFF_MAJOR, SLUICE_CONTAINER_FORMAT_MAJOR);
+    put16(h + HDR_OFF_MINOR, SLUICE_CONTAINER_FORMAT_MINOR);
+    put32(h + HDR_OFF_SIZE, (uint32_t)hs);
+    put32(h + HDR_OFF_FLAGS, meta->flags);
+    put32(h + HDR_OFF_BLOCK, meta->block_size);
+    put64(h + HDR_OFF_VERSION, meta->version);
+    put64(h + HDR_OFF_CREATED, (uint64_t)meta->created_ns);
+    put32(h + HDR_OFF_NPROCS, meta->writer_nprocs);
+    put32(h + HDR_OFF_PID, meta->writer_pid);
+    /* Text fields are NUL-padded; the last byte stays NUL so a reader always has a string. */
+    memcpy(h + HDR_OFF_HOST, meta->writer_host,
+           strnlen(meta->writer_host, SLUICE_CONTAINER_HOST_MAX - 1));
+    memcpy(h + HDR_OFF_SOFTWARE, meta->writer_software,
+           strnlen(meta->writer_software, SLUICE_CONTAINER_SOFTWARE_MAX - 1));
+    put16(h + HDR_OFF_CSUM_ALGO, HDR_CSUM_CRC32C);
+    put16(h + HDR_OFF_KEY_LEN, (uint16_t)klen);
+    memcpy(h + SLUICE_CONTAINER_HEADER_FIXED, meta->set_key, klen);
+    put32(h + HDR_OFF_CRC, header_crc(h, hs));
+    return (long)hs;
+}
+
+int sluice_container_layout(const uint64_t *sizes, uint32_t n, uint32_t block_size,
+                            uint64_t data_start, uint64_t *offsets, uint64_t *data_end)
+{
+    if (!block_ok(block_size))
+        return -EINVAL;
+    uint64_t pos = align_up(data_start, block_size);
+    if (pos < data_start)
+        return -EOVERFLOW;
+    uint64_t end = pos;
+    for (uint32_t i = 0; i < n; i++) {
+        offsets[i] = pos;
+        if (sizes[i] == 0)
+            continue;
+        if (sizes[i] > UINT64_MAX - pos - 2 * (uint64_t)block_size)
+            return -EOVERFLOW;
+        end = pos + sizes[i];
+        pos = align_up(end, block_size);
+    }
+    *data_end = align_up(end, 8);
+    return 0;
+}
+
+static size_t record_size(const struct sluice_member *m)
+{
+    return REC_FIXED + (size_t)m->n_extents * EXT_SIZE + pad8(strlen(m->path));
+}
+
+size_t sluice_container_tail_size(const struct sluice_member *members, uint32_t n)
+{
+    size_t s = IDX_HEAD;
+    for (uint32_t i = 0; i < n; i++)
+        s += record_size(&members[i]);
+    return s + SLUICE_CONTAINER_FOOTER_SIZE;
+}
+
+/* The rules every member must satisfy (also applied by the decoder, container_decode.c). */
+static int member_ok(const struct sluice_member *m, uint64_t data_start, uint64_t index_offset)
+{
+    if (!m->path || !sluice_container_path_ok(m->path, strlen(m->path)))
+        return 0;
+    if (m->n_extents && !m->extents)
+        return 0;
+    uint64_t next = 0;
+    for (uint32_t e = 0; e < m->n_extents; e++) {
+        const struct sluice_extent *x = &m->extents[e];
+        if (x->length == 0 || x->logical < next || x->logical > m->size ||
+            x->length > m->size - x->logical)
+            return 0;
+        if (x->file_offset < data_start || x->file_offset > index_offset ||
+            x->length > index_offset - x->file_offset)
+            return 0;
+        next = x->logical + x->length;
+    }
+    return 1;
+}
+
+long sluice_container_encode_tail(const struct sluice_container_meta *meta,
+                                  const struct sluice_member *members, uint32_t n,
+                                  uint64_t index_offset, void *buf, size_t buflen)
+{
+    if (!meta->set_key || !block_ok(meta->block_size) || (index_offset & 7))
+        return -EINVAL;
+    size_t klen = strlen(meta->set_key);
+    if (!sluice_container_key_ok(meta->set_key, klen))
+        return -EINVAL;
+    uint64_t data_start = sluice_container_data_start(meta->set_key, meta->block_size);
+    if (index_offset < sluice_container_header_size(meta->set_key))
+        return -EINVAL;
+    for (uint32_t i = 0; i < n; i++)
+        if (!member_ok(&members[i], data_start, index_offset))
+            return -EINVAL;
+    size_t ts = sluice_container_tail_size(members, n);
+    if (buflen < ts)
+        return -ENOSPC;
+    if (ts - SLUICE_CONTAINER_FOOTER_SIZE > INDEX_MAX)
+        return -EINVAL;
+
+    unsigned char *p = buf;
+    memset(p, 0, ts);
+    memcpy(p, IDX_MAGIC, 8);
+    put32(p + 8, n);
+    size_t at = IDX_HEAD;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct sluice_member *m = &members[i];
+        unsigned char *r = p + at;
+        size_t rs = record_size(m), plen = strlen(m->path);
+        put32(r + 0, (uint32_t)rs);
+        put32(r + 4, (uint32_t)m->member_rank);
+        put32(r + 8, (uint32_t)m->writer_rank);
+        put32(r + 12, m->crc32c);
+        put64(r + 16, m->size);
+        put64(r + 24, (uint64_t)m->mtime_ns);
+        put32(r + 32, m->n_extents);
+        put16(r + 36, (uint16_t)plen);
+        unsigned char *x = r + REC_FIXED;
+        for (uint32_t e = 0; e < m->n_extents; e++, x += EXT_SIZE) {
+            put64(x + 0, m->extents[e].logical);
+            put64(x + 8, m->extents[e].file_offset);
+            put64(x + 16, m->extents[e].length);
+        }
+        memcpy(x, m->path, plen);
+        at += rs;
+    }
+    size_t index_len = at;
+    unsigned char hdr[SLUICE_CONTAINER_HEADER_FIXED + SLUICE_CONTAINER_KEY_MAX + 8];
+    long hs = sluice_container_encode_header(meta, hdr, sizeof hdr);
+    if (hs < 0)
+        return hs;
+
+    unsigned char *f = p + index_len;
+    memcpy(f, FTR_MAGIC, 8);
+    put16(f + FTR_OFF_MAJOR, SLUICE_CONTAINER_FORMAT_MAJOR);
+    put16(f + FTR_OFF_MINOR, SLUICE_CONTAINER_FORMAT_MINOR);
+    put32(f + FTR_OFF_COUNT, n);
+    put64(f + FTR_OFF_INDEX_OFF, index_offset);
+    put64(f + FTR_OFF_INDEX_LEN, index_len);
+    put64(f + FTR_OFF_FILE_SIZE, index_offset + ts);
+    put64(f + FTR_OFF_VERSION, meta->version);
+    put32(f + FTR_OFF_INDEX_CRC, sluice_crc32c_update(0, p, index_len));
+    put32(f + FTR_OFF_HEADER_CRC, get32(hdr + HDR_OFF_CRC));
+    put32(f + FTR_OFF_CRC, sluice_crc32c_update(0, f, FTR_OFF_CRC));
+    return (long)ts;
+}

@@ -1,0 +1,98 @@
+/* The I/O table the container code uses for every system call (container.h explains why it
+ * is replaceable), plus small helpers shared by the reader and the writer: exact-length
+ * pread/pwrite and the one-line error messages. */
+#include "ckpt/container/container_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+struct sluice_container_io sluice_container_io_ = {
+    .open = open,
+    .close = close,
+    .pread = pread,
+    .pwrite = pwrite,
+    .fstat = fstat,
+    .lseek = lseek,
+    .ftruncate = ftruncate,
+    .opendir = opendir,
+    .readdir = readdir,
+    .closedir = closedir,
+};
+
+void sluice_container_set_io(const struct sluice_container_io *io)
+{
+#define TAKE(f)                     \
+    if (io->f)                      \
+        sluice_container_io_.f = io->f;
+    TAKE(open) TAKE(close) TAKE(pread) TAKE(pwrite) TAKE(fstat) TAKE(lseek) TAKE(ftruncate)
+    TAKE(opendir) TAKE(readdir) TAKE(closedir)
+#undef TAKE
+}
+
+int sluice_container_fail(int rc, char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+int sluice_container_pread_full(int fd, void *buf, size_t n, uint64_t off)
+{
+    unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t r = CIO->pread(fd, p, n, (off_t)off);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (r == 0)
+            return -EIO; /* the file shrank under us: treat as truncation */
+        p += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
+int sluice_container_pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
+{
+    const unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t r = CIO->pwrite(fd, p, n, (off_t)off);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (r == 0)
+            return -EIO;
+        p += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
+/* A member path: absolute, no NUL inside, not too long. */
+int sluice_container_path_ok(const char *s, size_t len)
+{
+    return len > 1 && len <= SLUICE_CONTAINER_KEY_MAX && s[0] == '/' && memchr(s, 0, len) == NULL;
+}
+
+/* A set key: a member path with at least one "%r". */
+int sluice_container_key_ok(const char *s, size_t len)
+{
+    if (!sluice_container_path_ok(s, len))
+        return 0;
+    for (size_t i = 0; i + 1 < len; i++)
+        if (s[i] == '%' && s[i + 1] == 'r')
+            return 1;
+    return 0;
+}

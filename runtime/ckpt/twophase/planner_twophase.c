@@ -1,0 +1,410 @@
+/* Two-phase commit planner (planner_twophase.h): direct-versus-shuffle choice, aggregators,
+ * stripe-aligned file domains, rounds, pieces and file-system requests. */
+#include "ckpt/twophase/planner_twophase.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int sluice_cb_write_parse(const char *s, enum sluice_cb_write *out)
+{
+    if (!s || !out)
+        return -EINVAL;
+    if (!strcasecmp(s, "auto") || !strcasecmp(s, "automatic") || !*s)
+        *out = SLUICE_CB_WRITE_AUTO;
+    else if (!strcasecmp(s, "enable"))
+        *out = SLUICE_CB_WRITE_ENABLE;
+    else if (!strcasecmp(s, "disable"))
+        *out = SLUICE_CB_WRITE_DISABLE;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+const char *sluice_cb_write_name(enum sluice_cb_write mode)
+{
+    switch (mode) {
+    case SLUICE_CB_WRITE_ENABLE: return "enable";
+    case SLUICE_CB_WRITE_DISABLE: return "disable";
+    default: return "auto";
+    }
+}
+
+/* ---- aggregators ------------------------------------------------------------------------------ */
+
+struct rank_node {
+    int rank;
+    uint64_t node;
+    size_t node_index; /* order of the node by its lowest rank */
+    size_t nth;        /* position of the rank among its node's ranks */
+};
+
+static int by_rank(const void *a, const void *b)
+{
+    const struct rank_node *x = a, *y = b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Round-robin order: every node's first rank, then every node's second rank, ... */
+static int by_turn(const void *a, const void *b)
+{
+    const struct rank_node *x = a, *y = b;
+    if (x->nth != y->nth)
+        return x->nth < y->nth ? -1 : 1;
+    return (x->node_index > y->node_index) - (x->node_index < y->node_index);
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+size_t sluice_tp_pick_aggregators(const int *ranks, const uint64_t *nodes, size_t n,
+                                  uint64_t cb_nodes, int *out)
+{
+    if (!n || !ranks || !nodes || !out)
+        return 0;
+    struct rank_node *rn = malloc(n * sizeof(*rn));
+    if (!rn) {
+        /* Out of memory for a few bytes: fall back to one aggregator, always correct. */
+        int lo = ranks[0];
+        for (size_t i = 1; i < n; i++)
+            lo = ranks[i] < lo ? ranks[i] : lo;
+        out[0] = lo;
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        rn[i] = (struct rank_node){ranks[i], nodes[i], 0, 0};
+    qsort(rn, n, sizeof(*rn), by_rank);
+    /* Number the nodes by first appearance and each rank within its node (n is the number of
+     * ranks in one commit: quadratic is fine up to thousands and keeps this simple). */
+    size_t nnodes = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        while (j < i && rn[j].node != rn[i].node)
+            j++;
+        if (j == i) {
+            rn[i].node_index = nnodes++;
+            rn[i].nth = 0;
+        } else {
+            rn[i].node_index = rn[j].node_index;
+            size_t nth = 0;
+            for (size_t k = 0; k < i; k++)
+                nth += rn[k].node == rn[i].node;
+            rn[i].nth = nth;
+        }
+    }
+    size_t want = cb_nodes == 0 ? nnodes : (cb_nodes < n ? (size_t)cb_nodes : n);
+    qsort(rn, n, sizeof(*rn), by_turn);
+    for (size_t i = 0; i < want; i++)
+        out[i] = rn[i].rank;
+    free(rn);
+    qsort(out, want, sizeof(int), int_cmp);
+    return want;
+}
+
+/* ---- plan -------------------------------------------------------------------------------------- */
+
+struct ord {
+    size_t index;
+    uint64_t offset, end;
+    int src;
+};
+
+static int ord_cmp(const void *a, const void *b)
+{
+    const struct ord *x = a, *y = b;
+    return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+struct run {
+    uint64_t begin, end;
+};
+
+/* Growable arrays of pieces and requests. */
+struct vec {
+    void *p;
+    size_t n, cap, elem;
+    int oom;
+};
+
+static void *vec_add(struct vec *v)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 32;
+        void *p = realloc(v->p, cap * v->elem);
+        if (!p) {
+            v->oom = 1;
+            return NULL;
+        }
+        v->p = p;
+        v->cap = cap;
+    }
+    return (char *)v->p + v->elem * v->n++;
+}
+
+static uint64_t down(uint64_t v, uint64_t unit) { return v / unit * unit; }
+
+/* Member k shares a stripe with another member (sorted, non-empty members in o[0..m)). */
+static int shares_stripe(const struct ord *o, size_t m, size_t k, uint64_t unit)
+{
+    uint64_t first = o[k].offset / unit, last = (o[k].end - 1) / unit;
+    if (k > 0 && (o[k - 1].end - 1) / unit >= first)
+        return 1;
+    if (k + 1 < m && o[k + 1].offset / unit <= last)
+        return 1;
+    return 0;
+}
+
+/* Calls emit(domain, round, a, b) for every round window that [a, b) crosses. */
+struct splitter {
+    const struct sluice_tp_domain *d;
+    size_t nd;
+    uint64_t round;
+};
+
+static size_t first_domain(const struct splitter *s, uint64_t a)
+{
+    size_t lo = 0, hi = s->nd; /* first domain with end > a */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->d[mid].end <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n,
+                        const struct sluice_tp_params *p, struct sluice_tp_plan *out)
+{
+    if (!out || !p || (n && !members))
+        return -EINVAL;
+    memset(out, 0, sizeof(*out));
+    uint64_t unit = p->stripe_unit, block = p->block_size;
+    if (block == 0 || (block & (block - 1)) || unit < block)
+        return -EINVAL;
+
+    out->nmembers = n;
+    out->direct = calloc(n ? n : 1, 1);
+    struct ord *o = calloc(n ? n : 1, sizeof(*o));
+    struct run *runs = calloc(n ? n : 1, sizeof(*runs));
+    struct vec pieces = {.elem = sizeof(struct sluice_tp_piece)};
+    struct vec reqs = {.elem = sizeof(struct sluice_tp_request)};
+    int rc = 0;
+    if (!out->direct || !o || !runs) {
+        rc = -ENOMEM;
+        goto done;
+    }
+
+    /* Non-empty members in file order; empty and carried ones have nothing to shuffle. */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        out->direct[i] = 1;
+        if (members[i].size)
+            o[m++] = (struct ord){i, members[i].offset, members[i].offset + members[i].size,
+                                  members[i].src};
+    }
+    qsort(o, m, sizeof(*o), ord_cmp);
+    for (size_t k = 0; k < m; k++) {
+        if (o[k].src < 0 || p->mode == SLUICE_CB_WRITE_DISABLE)
+            continue;
+        if (p->mode == SLUICE_CB_WRITE_AUTO && !shares_stripe(o, m, k, unit))
+            continue; /* it owns its stripes: the shuffle buys nothing */
+        out->direct[o[k].index] = 0;
+    }
+
+    /* Runs: shuffled members plus the padding that follows each (up to the next block or the
+     * next member), merged when contiguous. Zero-filled padding keeps requests whole. Never
+     * past the last member: the index follows the data and ends the file. */
+    size_t nruns = 0;
+    uint64_t total = 0;
+    for (size_t k = 0; k < m; k++) {
+        if (out->direct[o[k].index])
+            continue;
+        uint64_t end = o[k].end;
+        if (k + 1 < m) {
+            end = (o[k].end + block - 1) & ~(block - 1);
+            if (o[k + 1].offset < end)
+                end = o[k + 1].offset;
+        }
+        if (end < o[k].end)
+            end = o[k].end; /* only if the next block boundary overflowed */
+        total += end - o[k].offset;
+        if (nruns && runs[nruns - 1].end == o[k].offset)
+            runs[nruns - 1].end = end;
+        else
+            runs[nruns++] = (struct run){o[k].offset, end};
+    }
+    out->round_size = p->buffer_size / unit * unit;
+    if (out->round_size == 0)
+        out->round_size = unit;
+    if (nruns == 0)
+        goto done; /* nothing to shuffle: every member goes direct */
+    if (!p->aggregators || p->naggr == 0) {
+        rc = -EINVAL;
+        goto done;
+    }
+
+    /* Domains: cut on stripe boundaries so that each aggregator gets about total / naggr bytes
+     * of runs; aggregators past the data get no domain. */
+    out->domains = calloc(p->naggr, sizeof(*out->domains));
+    if (!out->domains) {
+        rc = -ENOMEM;
+        goto done;
+    }
+    size_t r = 0;
+    uint64_t acc = 0, prev_cut = down(runs[0].begin, unit);
+    for (size_t a = 0; a < p->naggr && r < nruns; a++) {
+        uint64_t cut;
+        if (a + 1 == p->naggr) {
+            cut = runs[nruns - 1].end;
+        } else {
+            /* The file position where the accumulated run bytes reach (a + 1) / naggr. */
+            uint64_t target = total / p->naggr * (a + 1) + total % p->naggr * (a + 1) / p->naggr;
+            uint64_t pos = runs[nruns - 1].end;
+            uint64_t acc2 = acc;
+            for (size_t k = r; k < nruns; k++) {
+                /* The run at r may already be partly in the previous domain. */
+                uint64_t from = runs[k].begin > prev_cut ? runs[k].begin : prev_cut;
+                uint64_t len = runs[k].end - from;
+                if (acc2 + len >= target) {
+                    pos = from + (target - acc2);
+                    break;
+                }
+                acc2 += len;
+            }
+            cut = (pos + unit - 1) / unit * unit;
+            if (cut <= prev_cut)
+                cut = prev_cut + unit; /* at least one stripe */
+        }
+        /* Account the runs below the cut. */
+        uint64_t dbeg = UINT64_MAX, dend = 0;
+        while (r < nruns && runs[r].begin < cut) {
+            uint64_t b = runs[r].begin > prev_cut ? runs[r].begin : prev_cut;
+            uint64_t e = runs[r].end < cut ? runs[r].end : cut;
+            if (b < e) {
+                dbeg = b < dbeg ? b : dbeg;
+                dend = e > dend ? e : dend;
+                acc += e - b;
+            }
+            if (runs[r].end <= cut)
+                r++;
+            else
+                break;
+        }
+        prev_cut = cut;
+        if (dbeg >= dend)
+            continue;
+        struct sluice_tp_domain *d = &out->domains[out->ndomains++];
+        d->aggregator = p->aggregators[a];
+        d->begin = dbeg;
+        d->end = dend;
+        d->base = down(dbeg, unit);
+    }
+
+    for (size_t i = 0; i < out->ndomains; i++) {
+        struct sluice_tp_domain *d = &out->domains[i];
+        uint64_t span = d->end - d->base;
+        d->nrounds = (uint32_t)((span + out->round_size - 1) / out->round_size);
+        if (d->nrounds > out->max_rounds)
+            out->max_rounds = d->nrounds;
+    }
+
+    /* Pieces (member bytes) and requests (run bytes), split by domain and round. Both loops
+     * walk file order, so the arrays come out sorted by (domain, round, offset). */
+    struct splitter sp = {out->domains, out->ndomains, out->round_size};
+    for (int pass = 0; pass < 2; pass++) {
+        size_t count = pass == 0 ? m : nruns;
+        for (size_t k = 0; k < count; k++) {
+            uint64_t a, b;
+            if (pass == 0) {
+                if (out->direct[o[k].index])
+                    continue;
+                a = o[k].offset;
+                b = o[k].end;
+                out->shuffled_bytes += b - a;
+            } else {
+                a = runs[k].begin;
+                b = runs[k].end;
+            }
+            for (size_t di = first_domain(&sp, a); di < sp.nd && sp.d[di].begin < b; di++) {
+                const struct sluice_tp_domain *d = &sp.d[di];
+                uint64_t x = a > d->begin ? a : d->begin, y = b < d->end ? b : d->end;
+                while (x < y) {
+                    uint32_t round = (uint32_t)((x - d->base) / sp.round);
+                    uint64_t wend = d->base + (uint64_t)(round + 1) * sp.round;
+                    uint64_t e = y < wend ? y : wend;
+                    if (pass == 0) {
+                        struct sluice_tp_piece *pc = vec_add(&pieces);
+                        if (!pc) {
+                            rc = -ENOMEM;
+                            goto done;
+                        }
+                        *pc = (struct sluice_tp_piece){o[k].index, x - o[k].offset, x, e - x,
+                                                       o[k].src, (uint32_t)di, round};
+                    } else {
+                        /* A partial stripe at either end is a request of its own, so that
+                         * the whole stripes in between go out as one aligned request. */
+                        uint64_t cuts[4] = {x, x, e, e};
+                        uint64_t head = (x + unit - 1) / unit * unit, tail = down(e, unit);
+                        if (head < tail) {
+                            cuts[1] = head;
+                            cuts[2] = tail;
+                        }
+                        for (int c = 0; c < 3; c++) {
+                            if (cuts[c] >= cuts[c + 1])
+                                continue;
+                            struct sluice_tp_request *rq = vec_add(&reqs);
+                            if (!rq) {
+                                rc = -ENOMEM;
+                                goto done;
+                            }
+                            uint64_t len = cuts[c + 1] - cuts[c];
+                            *rq = (struct sluice_tp_request){
+                                (uint32_t)di, round, cuts[c], len,
+                                cuts[c] % unit == 0 && len % unit == 0};
+                        }
+                    }
+                    x = e;
+                }
+            }
+        }
+    }
+
+done:
+    free(o);
+    free(runs);
+    out->pieces = pieces.p;
+    out->npieces = pieces.n;
+    out->requests = reqs.p;
+    out->nrequests = reqs.n;
+    if (rc)
+        sluice_tp_plan_free(out);
+    return rc;
+}
+
+/* Pieces and requests were produced in file order, which is (domain, round, offset) order
+ * because domains and rounds are increasing ranges of the file. */
+
+void sluice_tp_plan_free(struct sluice_tp_plan *plan)
+{
+    if (!plan)
+        return;
+    free(plan->direct);
+    free(plan->domains);
+    free(plan->pieces);
+    free(plan->requests);
+    memset(plan, 0, sizeof(*plan));
+}
+
+long sluice_tp_domain_of(const struct sluice_tp_plan *plan, int rank)
+{
+    for (size_t i = 0; i < plan->ndomains; i++)
+        if (plan->domains[i].aggregator == rank)
+            return (long)i;
+    return -1;
+}

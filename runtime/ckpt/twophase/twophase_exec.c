@@ -1,0 +1,703 @@
+/* Two-phase commit, executor: runs one rank's part of a two-phase plan on the progress thread.
+ *
+ *   writer      sends each piece of its staged members, round by round, to the aggregator of
+ *               the piece's domain (MPI_Isend on sluice's communicator, one tag per commit),
+ *               straight from the mapped staging file, in batches of one (round, aggregator):
+ *               at most two batches are in flight (when a file cannot be mapped its pieces are
+ *               read into a batch buffer: at most two round buffers);
+ *   aggregator  posts the receives of a round straight into a round-sized buffer at the pieces'
+ *               offsets (no copy), zero-fills padding, and writes the round's requests: whole
+ *               stripes except at the ends of its domain. Two buffers: round r+1 is received
+ *               while round r is written, by a write-behind thread (below).
+ *   direct      members the planner left to their own rank are written as on the direct path.
+ *
+ * Every rank that takes part answers the home with one MSG_WRITTEN carrying the CRC32C of its
+ * own members (combined from the pieces' CRCs, which are computed as the pieces are read, in
+ * whatever order the rounds take them). Nothing here blocks on another rank: jobs advance only
+ * through MPI_Test*, so commits of several sets, with different homes and aggregators, can be
+ * in flight at once without deadlock. MPI's non-overtaking rule keeps the pieces between one
+ * writer and one aggregator in order, which is the order both sides derive from the plan. */
+#include "ckpt/commit/commit_internal.h"
+
+#include "ckpt/container/container.h"
+#include "ckpt/twophase/planner_twophase.h"
+#include "common/log.h"
+#include "common/real.h"
+#include "mpi/roles.h"
+#include "progress/progress.h"
+#include "trace/trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TAG_BASE 0x10000 /* below: the commit engine's own tag */
+
+struct send_slot {
+    unsigned char *buf;
+    uint64_t len; /* capacity of buf */
+    MPI_Request *reqs;
+    int nreq;
+    int active;
+};
+
+struct agg_slot {
+    unsigned char *buf;
+    MPI_Request *reqs;
+    int nreq, posted;
+    int writing; /* handed to the write-behind thread */
+    int written; /* set by that thread (atomic) when the round is on its way to the disk */
+    uint32_t round;
+    size_t pbeg, pend; /* the round's pieces in plan.pieces */
+};
+
+struct tp_job {
+    uint32_t id;
+    int home, tag;
+    char tmp[PATH_MAX];
+    struct commit_tp_member *m;
+    size_t n;
+    uint64_t unit;
+    struct sluice_tp_plan plan;
+    int err;
+
+    /* writer */
+    int *fds;            /* per member: staging file of my members, else -1 */
+    unsigned char **maps; /* per member: the staging file mapped read-only, or NULL */
+    uint32_t *piece_crc; /* per plan piece (mine only) */
+    size_t *mine;        /* my pieces, by (round, domain, offset) */
+    size_t nmine, next_mine;
+    struct send_slot ss[2];
+
+    /* aggregator */
+    long dom;
+    int out;
+    struct agg_slot as[2];
+    uint32_t next_post, next_write, next_done;
+    size_t post_cursor, req_cursor;
+    int werr; /* the write-behind thread's first error (read after the last round is done) */
+
+    uint64_t mem, peak_mem;
+    struct tp_job *next;
+};
+
+static struct tp_job *jobs; /* progress thread only */
+static int poller_id;
+
+static void mem_add(struct tp_job *j, int64_t d)
+{
+    j->mem += (uint64_t)d;
+    if (j->mem > j->peak_mem)
+        j->peak_mem = j->mem;
+}
+
+static int job_tag(int home, uint32_t id)
+{
+    static int ub;
+    if (!ub) {
+        int *v = NULL, flag = 0;
+        MPI_Comm_get_attr(sluice_comm(), MPI_TAG_UB, &v, &flag);
+        ub = flag && v && *v > TAG_BASE + 1024 ? *v : 32767;
+    }
+    int base = ub > TAG_BASE + 1024 ? TAG_BASE : 0x5200; /* 0x51c0 is the commit engine's */
+    uint64_t range = (uint64_t)(ub - base);
+    return base + (int)(((uint64_t)id * (uint64_t)commit_g.size + (uint64_t)home) % range);
+}
+
+/* CRC32C of A||B from crc(A), crc(B) and |B|: the zero-extension of A's CRC plus B's CRC, with
+ * the zero-extension of the empty CRC cancelling the pre- and post-conditioning. */
+static uint32_t crc_combine(uint32_t a, uint32_t b, uint64_t len_b)
+{
+    return sluice_crc32c_zeros(a, len_b) ^ sluice_crc32c_zeros(0, len_b) ^ b;
+}
+
+static int by_round(const void *x, const void *y, void *arg)
+{
+    const struct sluice_tp_plan *p = arg;
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    if (p->pieces[a].round != p->pieces[b].round)
+        return p->pieces[a].round < p->pieces[b].round ? -1 : 1;
+    return (a > b) - (a < b); /* plan order within a round: domain, then offset */
+}
+
+/* 1 when every request completed (completed ones become MPI_REQUEST_NULL). */
+static int test_all(MPI_Request *r, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (r[i] == MPI_REQUEST_NULL)
+            continue;
+        int flag = 0;
+        MPI_Test(&r[i], &flag, MPI_STATUS_IGNORE);
+        if (!flag)
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- writer ---------------------------------------------------------------------------------- */
+
+static int read_full(int fd, unsigned char *buf, uint64_t len, uint64_t off)
+{
+    while (len) {
+        ssize_t r = SLUICE_REAL(pread)(fd, buf, len, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? -errno : -EIO; /* the staging file shrank */
+        buf += r;
+        len -= (uint64_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
+/* Packs and sends my next batch from slot s: my pieces for one aggregator in one round, so a
+ * batch is at most one round buffer and a writer holds at most two of them. */
+static void send_batch(struct tp_job *j, struct send_slot *s)
+{
+    size_t b = j->next_mine, e = b;
+    uint64_t total = 0;
+    uint32_t r = j->plan.pieces[j->mine[b]].round, d = j->plan.pieces[j->mine[b]].domain;
+    while (e < j->nmine && j->plan.pieces[j->mine[e]].round == r &&
+           j->plan.pieces[j->mine[e]].domain == d)
+        total += j->plan.pieces[j->mine[e++]].size;
+    j->next_mine = e;
+    s->nreq = 0;
+    if (e == b)
+        return;
+    /* Pieces of mapped staging files are sent from the mapping, without a copy. */
+    for (size_t k = b; k < e; k++)
+        if (j->maps[j->plan.pieces[j->mine[k]].member])
+            total -= j->plan.pieces[j->mine[k]].size;
+    /* The slot's buffer is kept from batch to batch (grown when needed): a fresh 16 MiB
+     * allocation per batch would be a fresh mapping, faulted in page by page. */
+    if (total > s->len) {
+        unsigned char *nb = realloc(s->buf, total);
+        if (!nb)
+            sluice_fatal(1, "checkpoint commit: out of memory for %llu bytes of shuffle buffer",
+                         (unsigned long long)total);
+        mem_add(j, (int64_t)(total - s->len));
+        s->buf = nb;
+        s->len = total;
+    }
+    s->reqs = calloc(e - b, sizeof(MPI_Request));
+    if (!s->reqs)
+        sluice_fatal(1, "checkpoint commit: out of memory for send requests");
+    MPI_Comm comm = sluice_comm();
+    uint64_t pos = 0;
+    for (size_t k = b; k < e; k++) {
+        const struct sluice_tp_piece *pc = &j->plan.pieces[j->mine[k]];
+        unsigned char *p;
+        int rc = 0;
+        if (j->maps[pc->member]) {
+            p = j->maps[pc->member] + pc->member_off;
+        } else {
+            p = s->buf + pos;
+            pos += pc->size;
+            rc = j->m[pc->member].vanished
+                     ? (memset(p, 0, pc->size), 0)
+                     : read_full(j->fds[pc->member], p, pc->size, pc->member_off);
+        }
+        if (rc) {
+            /* Still send the bytes the aggregator expects; the commit fails at the home. */
+            memset(p, 0, pc->size);
+            if (!j->err)
+                j->err = rc;
+        }
+        j->piece_crc[j->mine[k]] = sluice_crc32c_update(0, p, pc->size);
+        int to = j->plan.domains[pc->domain].aggregator;
+        MPI_Isend(p, (int)pc->size, MPI_BYTE, to, j->tag, comm, &s->reqs[s->nreq++]);
+        if (sluice_trace_active())
+            sluice_trace_instant(SLUICE_EV_COMMIT_SHUFFLE, (uint64_t)to, pc->size, r);
+    }
+    s->active = 1;
+}
+
+/* Returns things done; sets *done when every round is sent and completed. */
+static int writer_poll(struct tp_job *j, int *done)
+{
+    int did = 0;
+    for (int i = 0; i < 2; i++) {
+        struct send_slot *s = &j->ss[i];
+        if (!s->active)
+            continue;
+        if (test_all(s->reqs, s->nreq)) {
+            free(s->reqs);
+            s->reqs = NULL;
+            s->active = 0;
+            did++;
+        }
+    }
+    while (j->next_mine < j->nmine) {
+        struct send_slot *s = !j->ss[0].active ? &j->ss[0] : !j->ss[1].active ? &j->ss[1] : NULL;
+        if (!s)
+            break;
+        send_batch(j, s);
+        did++;
+    }
+    *done = j->next_mine >= j->nmine && !j->ss[0].active && !j->ss[1].active;
+    return did;
+}
+
+/* ---- aggregator ------------------------------------------------------------------------------ */
+
+static uint64_t window_begin(const struct tp_job *j, uint32_t r)
+{
+    return j->plan.domains[j->dom].base + (uint64_t)r * j->plan.round_size;
+}
+
+static void post_round(struct tp_job *j, struct agg_slot *s, uint32_t r)
+{
+    const struct sluice_tp_plan *p = &j->plan;
+    size_t b = j->post_cursor;
+    while (b < p->npieces && (p->pieces[b].domain < (uint32_t)j->dom ||
+                              (p->pieces[b].domain == (uint32_t)j->dom && p->pieces[b].round < r)))
+        b++;
+    size_t e = b;
+    while (e < p->npieces && p->pieces[e].domain == (uint32_t)j->dom && p->pieces[e].round == r)
+        e++;
+    j->post_cursor = e;
+    s->pbeg = b;
+    s->pend = e;
+    s->round = r;
+    s->nreq = 0;
+    s->reqs = calloc(e - b ? e - b : 1, sizeof(MPI_Request));
+    if (!s->reqs)
+        sluice_fatal(1, "checkpoint commit: out of memory for receive requests");
+    uint64_t wb = window_begin(j, r);
+    MPI_Comm comm = sluice_comm();
+    for (size_t k = b; k < e; k++) {
+        const struct sluice_tp_piece *pc = &p->pieces[k];
+        MPI_Irecv(s->buf + (pc->file_off - wb), (int)pc->size, MPI_BYTE, pc->src, j->tag, comm,
+                  &s->reqs[s->nreq++]);
+    }
+    s->posted = 1;
+}
+
+static void write_round(struct tp_job *j, struct agg_slot *s)
+{
+    const struct sluice_tp_plan *p = &j->plan;
+    uint64_t wb = window_begin(j, s->round);
+    size_t q = j->req_cursor;
+    while (q < p->nrequests && (p->requests[q].domain < (uint32_t)j->dom ||
+                                (p->requests[q].domain == (uint32_t)j->dom &&
+                                 p->requests[q].round < s->round)))
+        q++;
+    size_t pk = s->pbeg;
+    for (; q < p->nrequests && p->requests[q].domain == (uint32_t)j->dom &&
+           p->requests[q].round == s->round;
+         q++) {
+        const struct sluice_tp_request *rq = &p->requests[q];
+        /* Padding between members inside the request reads back as zeros. */
+        uint64_t cur = rq->offset, end = rq->offset + rq->size;
+        while (pk < s->pend && p->pieces[pk].file_off + p->pieces[pk].size <= cur)
+            pk++;
+        for (size_t k = pk; k < s->pend && p->pieces[k].file_off < end; k++) {
+            if (p->pieces[k].file_off > cur)
+                memset(s->buf + (cur - wb), 0, p->pieces[k].file_off - cur);
+            cur = p->pieces[k].file_off + p->pieces[k].size;
+        }
+        if (cur < end)
+            memset(s->buf + (cur - wb), 0, end - cur);
+        if (j->werr || j->out < 0)
+            continue; /* keep receiving so that writers finish; write nothing more */
+        int rc = commit_fs_pwrite_full(j->out, s->buf + (rq->offset - wb), rq->size, rq->offset);
+        if (rc) {
+            j->werr = rc;
+            continue;
+        }
+        if (sluice_trace_active())
+            sluice_trace_instant(SLUICE_EV_COMMIT_FS_WRITE, rq->offset, rq->size,
+                                 (uint64_t)rq->full);
+    }
+    j->req_cursor = q;
+    /* Start write-back of the round now (asynchronous, Linux): the final fdatasync then waits
+     * only for the last rounds instead of flushing the whole domain at once. */
+    if (!j->werr && j->out >= 0) {
+        uint64_t b = wb > p->domains[j->dom].begin ? wb : p->domains[j->dom].begin;
+        sync_file_range(j->out, (off64_t)b, (off64_t)p->round_size, SYNC_FILE_RANGE_WRITE);
+    }
+}
+
+/* ---- write-behind ------------------------------------------------------------------------------
+ * Aggregators hand each received round to one I/O thread per process, so that the progress
+ * thread keeps driving MPI (the next round's transfer, other commits' messages) while a round
+ * is being written: a long pwrite on the progress thread would stall both. Rounds are written
+ * in the order they are handed over (one queue, one thread). */
+
+struct wtask {
+    struct tp_job *j;
+    struct agg_slot *s;
+    struct wtask *next;
+};
+
+static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wcv = PTHREAD_COND_INITIALIZER;
+static struct wtask *whead, *wtail;
+static int wthread_started;
+
+static void *write_behind_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&wlock);
+        while (!whead)
+            pthread_cond_wait(&wcv, &wlock);
+        struct wtask *t = whead;
+        whead = t->next;
+        if (!whead)
+            wtail = NULL;
+        pthread_mutex_unlock(&wlock);
+        write_round(t->j, t->s);
+        __atomic_store_n(&t->s->written, 1, __ATOMIC_RELEASE);
+        free(t);
+        sluice_progress_wake();
+    }
+    return NULL;
+}
+
+/* Queues the round; writes it here when no thread can be had (still correct, only slower). */
+static void write_behind(struct tp_job *j, struct agg_slot *s)
+{
+    struct wtask *t = calloc(1, sizeof(*t));
+    pthread_mutex_lock(&wlock);
+    if (t && !wthread_started) {
+        pthread_t th;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old); /* the program's signals are not ours */
+        wthread_started = pthread_create(&th, &attr, write_behind_main, NULL) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_attr_destroy(&attr);
+    }
+    if (!t || !wthread_started) {
+        pthread_mutex_unlock(&wlock);
+        free(t);
+        write_round(j, s);
+        __atomic_store_n(&s->written, 1, __ATOMIC_RELEASE);
+        return;
+    }
+    t->j = j;
+    t->s = s;
+    if (wtail)
+        wtail->next = t;
+    else
+        whead = t;
+    wtail = t;
+    pthread_cond_signal(&wcv);
+    pthread_mutex_unlock(&wlock);
+}
+
+static int aggregator_poll(struct tp_job *j, int *done)
+{
+    if (j->dom < 0) {
+        *done = 1;
+        return 0;
+    }
+    const struct sluice_tp_domain *d = &j->plan.domains[j->dom];
+    int did = 0;
+    for (;;) {
+        int progressed = 0;
+        /* A round on its way to the disk frees its slot. */
+        if (j->next_done < j->next_write) {
+            struct agg_slot *s = &j->as[j->next_done % 2];
+            if (__atomic_load_n(&s->written, __ATOMIC_ACQUIRE)) {
+                s->written = s->writing = s->posted = 0;
+                j->next_done++;
+                progressed = 1;
+            }
+        }
+        /* Receives for the next rounds go into free slots (round r uses slot r % 2). */
+        if (j->next_post < d->nrounds) {
+            struct agg_slot *s = &j->as[j->next_post % 2];
+            if (!s->posted && !s->writing) {
+                post_round(j, s, j->next_post++);
+                progressed = 1;
+            }
+        }
+        /* A fully received round goes to the write-behind thread. */
+        if (j->next_write < j->next_post) {
+            struct agg_slot *s = &j->as[j->next_write % 2];
+            if (s->posted && !s->writing && test_all(s->reqs, s->nreq)) {
+                free(s->reqs);
+                s->reqs = NULL;
+                s->writing = 1;
+                j->next_write++;
+                write_behind(j, s);
+                progressed = 1;
+            }
+        }
+        if (!progressed)
+            break;
+        did++;
+    }
+    *done = j->next_done >= d->nrounds;
+    return did;
+}
+
+/* ---- job life ---------------------------------------------------------------------------------- */
+
+static void job_free(struct tp_job *j)
+{
+    for (size_t i = 0; j->fds && i < j->n; i++)
+        if (j->fds[i] >= 0)
+            commit_fs_close(j->fds[i]);
+    for (size_t i = 0; j->maps && i < j->n; i++)
+        if (j->maps[i])
+            munmap(j->maps[i], j->m[i].size);
+    free(j->maps);
+    for (int i = 0; i < 2; i++) {
+        free(j->ss[i].buf);
+        free(j->ss[i].reqs);
+        free(j->as[i].buf);
+        free(j->as[i].reqs);
+    }
+    if (j->out >= 0)
+        commit_fs_close(j->out);
+    sluice_tp_plan_free(&j->plan);
+    free(j->fds);
+    free(j->piece_crc);
+    free(j->mine);
+    free(j->m);
+    free(j);
+}
+
+/* Every piece is sent and every round written: durability, CRCs, answer. */
+static void job_finish(struct tp_job *j)
+{
+    if (j->werr && !j->err)
+        j->err = j->werr;
+    if (j->out >= 0) {
+        int rc = commit_fs_fdatasync(j->out, j->tmp);
+        if (rc && !j->err)
+            j->err = rc;
+    }
+    uint32_t nmy = 0;
+    for (size_t i = 0; i < j->n; i++)
+        nmy += j->m[i].src == commit_g.rank;
+    /* Shuffled members: the plan lists pieces in file order, so one member's pieces come in
+     * member order and fold into its CRC in one pass. */
+    for (size_t k = 0; k < j->plan.npieces; k++) {
+        const struct sluice_tp_piece *pc = &j->plan.pieces[k];
+        if (pc->src == commit_g.rank)
+            j->m[pc->member].crc = crc_combine(pc->member_off ? j->m[pc->member].crc : 0,
+                                               j->piece_crc[k], pc->size);
+    }
+    struct cmsg out;
+    cmsg_init(&out, MSG_WRITTEN);
+    cmsg_put_u32(&out, j->id);
+    cmsg_put_u32(&out, (uint32_t)j->err);
+    cmsg_put_u32(&out, j->err ? 0 : nmy);
+    for (size_t i = 0; !j->err && i < j->n; i++) {
+        if (j->m[i].src != commit_g.rank)
+            continue;
+        cmsg_put_u64(&out, j->m[i].seq);
+        cmsg_put_u32(&out, j->m[i].crc);
+        cmsg_put_u32(&out, (uint32_t)j->m[i].vanished);
+    }
+    commit_send(j->home, &out);
+    if (sluice_trace_active())
+        sluice_trace_instant(SLUICE_EV_COMMIT_MEMORY, j->peak_mem, j->plan.round_size,
+                             j->dom >= 0 ? 1 : 0);
+}
+
+static int tp_poll(void *arg)
+{
+    (void)arg;
+    int did = 0;
+    for (struct tp_job **pp = &jobs; *pp;) {
+        struct tp_job *j = *pp;
+        int wdone = 0, adone = 0;
+        did += writer_poll(j, &wdone);
+        did += aggregator_poll(j, &adone);
+        if (wdone && adone) {
+            *pp = j->next;
+            job_finish(j);
+            job_free(j);
+            did++;
+            continue;
+        }
+        /* Waiting on MPI is not work: the progress thread backs off (and does not spin on
+         * the cores the program computes on); any completion resets its back-off. */
+        pp = &j->next;
+    }
+    return did;
+}
+
+/* Opens my members' staging files and writes my direct members. */
+static int job_prepare(struct tp_job *j)
+{
+    struct commit_copy *copies = calloc(j->n ? j->n : 1, sizeof(*copies));
+    size_t *which = calloc(j->n ? j->n : 1, sizeof(*which));
+    size_t ncopies = 0;
+    int rc = (copies && which) ? 0 : -ENOMEM;
+    for (size_t i = 0; rc == 0 && i < j->n; i++) {
+        if (j->m[i].src != commit_g.rank || j->m[i].size == 0) {
+            j->m[i].crc = 0;
+            continue;
+        }
+        const char *stage = commit_member_stage_path(j->home, j->id, j->m[i].seq);
+        if (!stage) {
+            rc = -ENOENT;
+            break;
+        }
+        if (j->plan.direct[i]) {
+            copies[ncopies] = (struct commit_copy){
+                .src_path = stage, .offset = j->m[i].offset, .size = j->m[i].size};
+            which[ncopies++] = i;
+        } else {
+            int fd = commit_fs_open(stage, O_RDONLY, 0);
+            if (fd == -ENOENT) {
+                /* Unlinked by another process of this node meanwhile: the member is dropped
+                 * (zeros still fill its place so that the aggregator's rounds complete). */
+                j->m[i].vanished = 1;
+                continue;
+            }
+            if (fd < 0) {
+                rc = fd;
+                break;
+            }
+            j->fds[i] = fd;
+            /* Staged bytes are final once closed (capture never touches the file again; an
+             * unlink does not truncate it), so a mapping is safe; checked against the size so
+             * that a shorter file (EIO) is caught by the read path instead of SIGBUS. */
+            struct stat st;
+            if (SLUICE_REAL(fstat)(fd, &st) == 0 && (uint64_t)st.st_size >= j->m[i].size) {
+                void *map =
+                    SLUICE_REAL(mmap)(NULL, j->m[i].size, PROT_READ, MAP_SHARED, fd, 0);
+                if (map != MAP_FAILED)
+                    j->maps[i] = map;
+            }
+        }
+    }
+    if (rc == 0 && ncopies) {
+        rc = commit_data_write(j->tmp, copies, ncopies);
+        for (size_t k = 0; rc == 0 && k < ncopies; k++) {
+            j->m[which[k]].crc = copies[k].crc;
+            j->m[which[k]].vanished = copies[k].vanished;
+        }
+    }
+    free(copies);
+    free(which);
+    return rc;
+}
+
+/* fork: the child has no progress thread and no pollers, and the jobs (their MPI requests,
+ * their ranks) belong to the parent: the child starts with none and re-registers on use. */
+static void forget_jobs_in_child(void)
+{
+    jobs = NULL;
+    poller_id = 0;
+    pthread_mutex_init(&wlock, NULL);
+    pthread_cond_init(&wcv, NULL);
+    whead = wtail = NULL;
+    wthread_started = 0;
+}
+
+static void install_fork_handler(void) { pthread_atfork(NULL, NULL, forget_jobs_in_child); }
+
+void commit_twophase_handle(int home, struct cmsg *in)
+{
+    struct tp_job *j = calloc(1, sizeof(*j));
+    if (!j)
+        sluice_fatal(1, "checkpoint commit: out of memory for a two-phase job");
+    j->out = -1;
+    j->dom = -1;
+    j->home = home;
+    j->id = cmsg_get_u32(in);
+    snprintf(j->tmp, sizeof j->tmp, "%s", cmsg_get_str(in));
+    j->unit = cmsg_get_u64(in);
+    uint32_t block = cmsg_get_u32(in);
+    uint64_t buffer = cmsg_get_u64(in);
+    uint32_t mode = cmsg_get_u32(in);
+    uint32_t naggr = cmsg_get_u32(in);
+    int *aggr = calloc(naggr ? naggr : 1, sizeof(int));
+    for (uint32_t a = 0; aggr && a < naggr && !in->bad; a++)
+        aggr[a] = (int)cmsg_get_u32(in);
+    uint32_t n = cmsg_get_u32(in);
+    j->n = n;
+    j->m = calloc(n ? n : 1, sizeof(*j->m));
+    struct sluice_tp_member *tm = calloc(n ? n : 1, sizeof(*tm));
+    j->fds = malloc((n ? n : 1) * sizeof(int));
+    j->maps = calloc(n ? n : 1, sizeof(*j->maps));
+    int rc = (aggr && j->m && tm && j->fds && j->maps) ? 0 : -ENOMEM;
+    for (uint32_t i = 0; rc == 0 && i < n && !in->bad; i++) {
+        j->m[i].seq = cmsg_get_u64(in);
+        j->m[i].offset = cmsg_get_u64(in);
+        j->m[i].size = cmsg_get_u64(in);
+        j->m[i].src = (int)cmsg_get_u32(in);
+        tm[i] = (struct sluice_tp_member){j->m[i].offset, j->m[i].size, j->m[i].src};
+        j->fds[i] = -1;
+    }
+    if (rc == 0 && in->bad)
+        rc = -EPROTO;
+    if (rc == 0) {
+        struct sluice_tp_params prm = {j->unit, block, buffer, (enum sluice_cb_write)mode, aggr,
+                                       naggr};
+        rc = sluice_tp_plan_make(tm, n, &prm, &j->plan);
+    }
+    free(tm);
+    free(aggr);
+    if (rc == 0) {
+        j->tag = job_tag(home, j->id);
+        j->piece_crc = calloc(j->plan.npieces ? j->plan.npieces : 1, sizeof(uint32_t));
+        j->mine = calloc(j->plan.npieces ? j->plan.npieces : 1, sizeof(size_t));
+        rc = (j->piece_crc && j->mine) ? 0 : -ENOMEM;
+    }
+    if (rc == 0) {
+        for (size_t k = 0; k < j->plan.npieces; k++)
+            if (j->plan.pieces[k].src == commit_g.rank)
+                j->mine[j->nmine++] = k;
+        qsort_r(j->mine, j->nmine, sizeof(size_t), by_round, &j->plan);
+        j->dom = sluice_tp_domain_of(&j->plan, commit_g.rank);
+        rc = job_prepare(j);
+    }
+    if (rc == 0 && j->dom >= 0) {
+        /* Only aggregators open the container for the shuffled data. */
+        j->out = commit_fs_open(j->tmp, O_WRONLY, 0);
+        if (j->out < 0) {
+            rc = j->out;
+            j->out = -1;
+        }
+        /* A round never holds more than the domain: a small commit under a large
+         * SLUICE_CB_BUFFER_SIZE does not allocate the whole buffer. */
+        const struct sluice_tp_domain *d = &j->plan.domains[j->dom];
+        uint64_t cap = d->end - d->base < j->plan.round_size ? d->end - d->base
+                                                             : j->plan.round_size;
+        for (int i = 0; rc == 0 && i < 2; i++) {
+            j->as[i].buf = malloc(cap);
+            if (!j->as[i].buf)
+                rc = -ENOMEM;
+            else
+                mem_add(j, (int64_t)cap);
+        }
+    }
+    if (rc) {
+        /* The protocol must still complete: pieces are sent (zeros) and received (dropped),
+         * so that the other ranks of this commit are not left waiting; the home sees err. */
+        j->err = rc;
+        if (!j->piece_crc || !j->mine || (j->dom >= 0 && (!j->as[0].buf || !j->as[1].buf)))
+            sluice_fatal(1, "checkpoint commit: cannot run the two-phase step (%s)",
+                         strerror(-rc));
+    }
+    j->next = jobs;
+    jobs = j;
+    if (!poller_id) {
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        pthread_once(&once, install_fork_handler);
+        poller_id = sluice_progress_add_poller(tp_poll, NULL);
+    }
+    tp_poll(NULL);
+}

@@ -1,0 +1,203 @@
+/* Two-phase commit, home side: decides whether a commit goes through aggregators, picks them
+ * (one per node by default, SLUICE_CB_NODES to override; the home itself first on its node, so
+ * that the rank that writes the header and index is one of the writers), resolves the stripe
+ * unit of the target directory, and sends every participant the inputs of the plan
+ * (planner_twophase.h). Each participant computes the same plan and runs its part of it
+ * (twophase_exec.c); the home then waits for one MSG_WRITTEN per participant, as on the direct
+ * path.
+ *
+ * Node identities travel with MSG_MEMBERS (a hash of the host name): the home learns where each
+ * rank runs without a collective call, which the commit engine cannot make. */
+#include "ckpt/commit/commit_internal.h"
+
+#include "ckpt/twophase/planner_twophase.h"
+#include "ckpt/twophase/stripe.h"
+#include "common/log.h"
+#include "config/config.h"
+#include "trace/trace.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Progress thread only (home side). */
+static uint64_t *node_of;
+static int node_cap;
+
+uint64_t commit_twophase_node_id(void)
+{
+    static uint64_t id;
+    if (id)
+        return id;
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const char *p = host; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    id = h ? h : 1;
+    return id;
+}
+
+void commit_twophase_note_node(int rank, uint64_t node)
+{
+    if (rank < 0 || node == 0)
+        return;
+    if (rank >= node_cap) {
+        int cap = rank + 1 > 64 ? rank + 1 : 64;
+        uint64_t *p = realloc(node_of, (size_t)cap * sizeof(*p));
+        if (!p)
+            return; /* unknown nodes count as separate nodes: still correct */
+        memset(p + node_cap, 0, (size_t)(cap - node_cap) * sizeof(*p));
+        node_of = p;
+        node_cap = cap;
+    }
+    node_of[rank] = node;
+}
+
+/* A rank whose node is unknown is taken as a node of its own. */
+static uint64_t node_id(int rank)
+{
+    if (rank < node_cap && node_of[rank])
+        return node_of[rank];
+    return ~(uint64_t)rank;
+}
+
+enum sluice_cb_write commit_twophase_mode(void)
+{
+    enum sluice_cb_write mode = SLUICE_CB_WRITE_AUTO;
+    if (sluice_cb_write_parse(sluice_config.CB_WRITE ? sluice_config.CB_WRITE : "auto", &mode))
+        mode = SLUICE_CB_WRITE_AUTO; /* the config validator already rejected anything else */
+    return mode;
+}
+
+static int pick(const int *ranks, int nranks, int *aggr)
+{
+    /* Candidates: the ranks that took part, and the home. The home goes first on its node. */
+    int *cand = malloc(((size_t)nranks + 1) * sizeof(int));
+    uint64_t *nodes = malloc(((size_t)nranks + 1) * sizeof(uint64_t));
+    if (!cand || !nodes) {
+        free(cand);
+        free(nodes);
+        aggr[0] = commit_g.rank;
+        return 1;
+    }
+    int n = 0, home = commit_g.rank;
+    cand[n++] = home;
+    for (int i = 0; i < nranks; i++)
+        if (ranks[i] != home)
+            cand[n++] = ranks[i];
+    /* The picker orders a node's ranks by rank number; to put the home first, give the
+     * candidates to it renumbered: the home becomes -1, the others stay. */
+    for (int i = 0; i < n; i++) {
+        nodes[i] = node_id(cand[i]);
+        if (cand[i] == home)
+            cand[i] = -1;
+    }
+    size_t k = sluice_tp_pick_aggregators(cand, nodes, (size_t)n, sluice_config.CB_NODES, aggr);
+    for (size_t i = 0; i < k; i++)
+        if (aggr[i] == -1)
+            aggr[i] = home;
+    /* Keep domain order by rank number, as without the renumbering. */
+    for (size_t i = 1; i < k; i++)
+        for (size_t j = i; j > 0 && aggr[j - 1] > aggr[j]; j--) {
+            int t = aggr[j];
+            aggr[j] = aggr[j - 1];
+            aggr[j - 1] = t;
+        }
+    free(cand);
+    free(nodes);
+    return (int)k;
+}
+
+/* SLUICE_CB_BUFFER_SIZE, at most 1 GiB: a piece is one MPI message with an int count. */
+static uint64_t buffer_size(void)
+{
+    uint64_t b = sluice_config.CB_BUFFER_SIZE;
+    return b > (UINT64_C(1) << 30) ? (UINT64_C(1) << 30) : b;
+}
+
+int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_t block,
+                          const struct commit_tp_member *m, size_t n, const int *ranks,
+                          int nranks)
+{
+    enum sluice_cb_write mode = commit_twophase_mode();
+    if (mode == SLUICE_CB_WRITE_DISABLE || !commit_g.use_mpi || commit_g.size < 2)
+        return 0;
+    int *aggr = malloc(((size_t)nranks + 1) * sizeof(int));
+    struct sluice_tp_member *tm = calloc(n ? n : 1, sizeof(*tm));
+    unsigned char *part = calloc((size_t)commit_g.size, 1);
+    int rc = (aggr && tm && part) ? 0 : -ENOMEM;
+    struct sluice_tp_plan plan = {0};
+    int naggr = 0;
+    uint64_t unit = 0;
+    if (rc == 0) {
+        naggr = pick(ranks, nranks, aggr);
+        enum sluice_stripe_source src;
+        unit = sluice_stripe_unit(dir, sluice_config.STRIPING_UNIT, block, &src);
+        for (size_t i = 0; i < n; i++)
+            tm[i] = (struct sluice_tp_member){m[i].offset, m[i].size, m[i].src};
+        struct sluice_tp_params prm = {unit, block, buffer_size(), mode, aggr, (size_t)naggr};
+        rc = sluice_tp_plan_make(tm, n, &prm, &plan);
+    }
+    if (rc == 0 && sluice_trace_active()) {
+        /* The choice per member, also when every member goes direct. */
+        for (size_t i = 0; i < n; i++) {
+            int to = m[i].src;
+            for (size_t k = 0; k < plan.npieces; k++)
+                if (plan.pieces[k].member == i) {
+                    to = plan.domains[plan.pieces[k].domain].aggregator;
+                    break;
+                }
+            sluice_trace_instant(SLUICE_EV_COMMIT_PLAN, (uint64_t)m[i].member_rank,
+                                 plan.direct[i], (uint64_t)(int64_t)to);
+        }
+    }
+    if (rc || plan.ndomains == 0) {
+        /* Nothing gains from the shuffle (or no memory to plan it): the direct path. */
+        if (rc)
+            sluice_log_warn("checkpoint commit: two-phase plan failed (%s); writing directly",
+                            strerror(-rc));
+        sluice_tp_plan_free(&plan);
+        free(aggr);
+        free(tm);
+        free(part);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (m[i].src >= 0 && m[i].src < commit_g.size)
+            part[m[i].src] = 1;
+    for (size_t d = 0; d < plan.ndomains; d++)
+        part[plan.domains[d].aggregator] = 1;
+    sluice_tp_plan_free(&plan);
+
+    int participants = 0;
+    for (int r = 0; r < commit_g.size; r++) {
+        if (!part[r])
+            continue;
+        struct cmsg msg;
+        cmsg_init(&msg, MSG_TWOPHASE);
+        cmsg_put_u32(&msg, id);
+        cmsg_put_str(&msg, tmp);
+        cmsg_put_u64(&msg, unit);
+        cmsg_put_u32(&msg, block);
+        cmsg_put_u64(&msg, buffer_size());
+        cmsg_put_u32(&msg, (uint32_t)mode);
+        cmsg_put_u32(&msg, (uint32_t)naggr);
+        for (int a = 0; a < naggr; a++)
+            cmsg_put_u32(&msg, (uint32_t)aggr[a]);
+        cmsg_put_u32(&msg, (uint32_t)n);
+        for (size_t i = 0; i < n; i++) {
+            cmsg_put_u64(&msg, m[i].seq);
+            cmsg_put_u64(&msg, m[i].offset);
+            cmsg_put_u64(&msg, m[i].size);
+            cmsg_put_u32(&msg, (uint32_t)m[i].src);
+        }
+        commit_send(r, &msg);
+        participants++;
+    }
+    free(aggr);
+    free(tm);
+    free(part);
+    return participants;
+}

@@ -1,0 +1,249 @@
+/* Dynamic Collective Replacement (dag_dcr.h). Over the pending READ/WRITE nodes in enqueue
+ * order:
+ *   1. Group writes of the same host range: a write starts a group; later writes of exactly the
+ *      same range join it until a pending read lands in that range (the host bytes change).
+ *   2. The group's sources: what the host range holds when the group's first write runs. Each
+ *      byte comes from the newest earlier pending read that covers it, or, if none does, from
+ *      rank 0's memory as it is. Adjacent bytes from the same read form one piece.
+ *   3. The kind follows from the counts: one source and several receivers is a broadcast (from
+ *      the reading device, or rank 0); several sources, an allgather (or a gather for one
+ *      receiver); one device source and one receiver, a direct rank-to-rank copy.
+ * The reads stay in the DAG (the program may look at the host memory afterwards); only the
+ * writes are replaced. */
+#include "dist/dag_dcr.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/strbuf.h"
+
+static const char *const dcr_names[] = {
+#define SLUICE_DCR_NAME(id, name) name,
+    SLUICE_DCR_KINDS(SLUICE_DCR_NAME)
+#undef SLUICE_DCR_NAME
+};
+
+const char *sluice_dcr_kind_name(sluice_dcr_kind kind)
+{
+    return (unsigned)kind < sizeof dcr_names / sizeof dcr_names[0] ? dcr_names[kind] : "unknown";
+}
+
+struct xfer {
+    uint64_t id;
+    bool is_read;
+    int rank;
+    uint32_t device;
+    uint64_t buffer, offset;
+    uint64_t host_addr, host_size;
+};
+
+struct collect {
+    struct xfer *v;
+    size_t n, cap;
+    bool oom;
+};
+
+static void collect_one(const struct sluice_dag_node_info *n, void *ctx)
+{
+    struct collect *c = ctx;
+    if (n->state != SLUICE_DAG_PENDING && n->state != SLUICE_DAG_READY)
+        return;
+    if ((n->kind != SLUICE_DAG_READ && n->kind != SLUICE_DAG_WRITE) || n->host_size == 0 || n->naccess != 1 ||
+        n->access[0].size != n->host_size || n->host_addr + n->host_size < n->host_addr)
+        return;
+    if (c->n == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 16;
+        struct xfer *v = realloc(c->v, ncap * sizeof *v);
+        if (v == NULL) {
+            c->oom = true;
+            return;
+        }
+        c->v = v;
+        c->cap = ncap;
+    }
+    c->v[c->n++] = (struct xfer){n->id, n->kind == SLUICE_DAG_READ, n->rank, n->device, n->access[0].buffer,
+                                 n->access[0].offset, n->host_addr, n->host_size};
+}
+
+static bool overlaps(const struct xfer *a, const struct xfer *b)
+{
+    return a->host_addr < b->host_addr + b->host_size && b->host_addr < a->host_addr + a->host_size;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Step 2: the pieces of host range h (xs[first] is the group's first write) and where each comes
+ * from. Returns the number of pieces written to *out (malloc'd), or -1 when out of memory. */
+static long paint_sources(const struct xfer *xs, size_t first, struct sluice_dcr_part **out)
+{
+    const struct xfer *h = &xs[first];
+    size_t nreads = 0;
+    for (size_t r = 0; r < first; r++)
+        nreads += xs[r].is_read && overlaps(&xs[r], h);
+    uint64_t *cuts = malloc((2 * nreads + 2) * sizeof *cuts);
+    struct sluice_dcr_part *parts = malloc((2 * nreads + 1) * sizeof *parts);
+    if (cuts == NULL || parts == NULL)
+        return free(cuts), free(parts), -1;
+    size_t ncuts = 0;
+    cuts[ncuts++] = 0;
+    cuts[ncuts++] = h->host_size;
+    for (size_t r = 0; r < first; r++) {
+        if (!xs[r].is_read || !overlaps(&xs[r], h))
+            continue;
+        uint64_t s = xs[r].host_addr > h->host_addr ? xs[r].host_addr - h->host_addr : 0;
+        uint64_t e = xs[r].host_addr + xs[r].host_size - h->host_addr;
+        cuts[ncuts++] = s;
+        cuts[ncuts++] = e < h->host_size ? e : h->host_size;
+    }
+    qsort(cuts, ncuts, sizeof *cuts, cmp_u64);
+    size_t nparts = 0;
+    for (size_t k = 0; k + 1 < ncuts; k++) {
+        uint64_t s = cuts[k], e = cuts[k + 1];
+        if (s == e)
+            continue;
+        /* The newest read covering [s, e) wins: it wrote those host bytes last. */
+        const struct xfer *src = NULL;
+        for (size_t r = first; r-- > 0;) {
+            if (xs[r].is_read && xs[r].host_addr <= h->host_addr + s &&
+                xs[r].host_addr + xs[r].host_size >= h->host_addr + e) {
+                src = &xs[r];
+                break;
+            }
+        }
+        struct sluice_dcr_part p = {.host_offset = s, .size = e - s};
+        if (src) {
+            p.node = src->id;
+            p.rank = src->rank;
+            p.device = src->device;
+            p.buffer = src->buffer;
+            p.offset = src->offset + (h->host_addr + s - src->host_addr);
+        }
+        struct sluice_dcr_part *last = nparts ? &parts[nparts - 1] : NULL;
+        if (last && last->node == p.node && last->host_offset + last->size == s) {
+            last->size += p.size; /* the same read (or the host) continues */
+        } else {
+            parts[nparts++] = p;
+        }
+    }
+    free(cuts);
+    *out = parts;
+    return (long)nparts;
+}
+
+static int push_op(struct sluice_dcr_plan *plan, size_t *cap, struct sluice_dcr_op op)
+{
+    if (plan->nops == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 4;
+        struct sluice_dcr_op *v = realloc(plan->ops, ncap * sizeof *v);
+        if (v == NULL)
+            return -ENOMEM;
+        plan->ops = v;
+        *cap = ncap;
+    }
+    plan->ops[plan->nops++] = op;
+    return 0;
+}
+
+int sluice_dcr_find(const struct sluice_dag *dag, struct sluice_dcr_plan *plan)
+{
+    struct collect c = {0};
+    sluice_dag_foreach(dag, collect_one, &c);
+    bool *grouped = calloc(c.n ? c.n : 1, sizeof *grouped);
+    size_t *members = malloc((c.n ? c.n : 1) * sizeof *members);
+    size_t cap = plan->nops;
+    int rc = (c.oom || grouped == NULL || members == NULL) ? -ENOMEM : 0;
+    for (size_t i = 0; i < c.n && rc == 0; i++) {
+        if (c.v[i].is_read || grouped[i])
+            continue;
+        size_t nm = 0;
+        members[nm++] = i;
+        for (size_t j = i + 1; j < c.n; j++) {
+            if (c.v[j].is_read && overlaps(&c.v[j], &c.v[i]))
+                break;
+            if (!c.v[j].is_read && !grouped[j] && c.v[j].host_addr == c.v[i].host_addr &&
+                c.v[j].host_size == c.v[i].host_size) {
+                grouped[j] = true;
+                members[nm++] = j;
+            }
+        }
+        struct sluice_dcr_part *src;
+        long nsrc = paint_sources(c.v, i, &src);
+        if (nsrc < 0) {
+            rc = -ENOMEM;
+            break;
+        }
+        bool from_host_only = nsrc == 1 && src[0].node == 0;
+        if (from_host_only && nm == 1) {
+            free(src); /* a plain host write: nothing to replace */
+            continue;
+        }
+        struct sluice_dcr_op op = {.host_addr = c.v[i].host_addr, .host_size = c.v[i].host_size, .root = -1,
+                                   .sources = src, .nsources = (size_t)nsrc, .nreceivers = nm};
+        if (nsrc == 1) {
+            op.kind = nm > 1 ? SLUICE_DCR_BCAST : SLUICE_DCR_P2P;
+            op.root = src[0].rank;
+        } else {
+            op.kind = nm > 1 ? SLUICE_DCR_ALLGATHER : SLUICE_DCR_GATHER;
+        }
+        op.receivers = malloc(nm * sizeof *op.receivers);
+        if (op.receivers == NULL || push_op(plan, &cap, op) != 0) {
+            free(op.receivers);
+            free(src);
+            rc = -ENOMEM;
+            break;
+        }
+        for (size_t k = 0; k < nm; k++) {
+            const struct xfer *w = &c.v[members[k]];
+            op.receivers[k] = (struct sluice_dcr_part){w->id, w->rank, w->device, w->buffer, w->offset, 0, w->host_size};
+        }
+    }
+    free(grouped);
+    free(members);
+    free(c.v);
+    return rc;
+}
+
+void sluice_dcr_plan_free(struct sluice_dcr_plan *plan)
+{
+    for (size_t i = 0; i < plan->nops; i++) {
+        free(plan->ops[i].sources);
+        free(plan->ops[i].receivers);
+    }
+    free(plan->ops);
+    plan->ops = NULL;
+    plan->nops = 0;
+}
+
+
+size_t sluice_dcr_format(const struct sluice_dcr_plan *plan, char *buf, size_t len)
+{
+    struct sluice_strbuf o = {buf, len, 0};
+    if (len)
+        buf[0] = '\0';
+    for (size_t i = 0; i < plan->nops; i++) {
+        const struct sluice_dcr_op *op = &plan->ops[i];
+        sluice_strbuf_put(&o, "%s", sluice_dcr_kind_name(op->kind));
+        if (op->root >= 0)
+            sluice_strbuf_put(&o, " root %d", op->root);
+        sluice_strbuf_put(&o, " host 0x%llx+%llu:", (unsigned long long)op->host_addr, (unsigned long long)op->host_size);
+        for (size_t k = 0; k < op->nsources; k++) {
+            const struct sluice_dcr_part *p = &op->sources[k];
+            if (p->node == 0)
+                sluice_strbuf_put(&o, " host[%llu+%llu]", (unsigned long long)p->host_offset, (unsigned long long)p->size);
+            else
+                sluice_strbuf_put(&o, " %d:#%llu[%llu+%llu]", p->rank, (unsigned long long)p->node, (unsigned long long)p->host_offset,
+                    (unsigned long long)p->size);
+        }
+        sluice_strbuf_put(&o, " ->");
+        for (size_t k = 0; k < op->nreceivers; k++)
+            sluice_strbuf_put(&o, " %d:#%llu", op->receivers[k].rank, (unsigned long long)op->receivers[k].node);
+        sluice_strbuf_put(&o, "\n");
+    }
+    return o.used;
+}

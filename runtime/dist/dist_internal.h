@@ -1,0 +1,273 @@
+/* Rank 0's view of distributed OpenCL objects: what the `real` field of a sluice handle points
+ * at when its backend is the distributed one. Each object knows, per rank, the real object
+ * that rank created for it (its rid, 0 where none). Rank 0's own devices are served by the same
+ * request handler, called in-process. */
+#ifndef SLUICE_CL_DIST_INTERNAL_H
+#define SLUICE_CL_DIST_INTERNAL_H
+
+#include <CL/cl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cl/backend.h"
+#include "serve/remote_proto.h"
+#include "dist/dag.h"
+#include "dist/dql.h"
+
+#define DIST_MAX_RANKS 64
+#define DIST_MAX_DEVICES 256
+
+struct dist_platform {
+    char name[256];
+    int rank;                /* the rank that answers platform queries */
+    uint64_t rid;
+    uint64_t rids[DIST_MAX_RANKS]; /* this platform's real platform on each rank (0: none) */
+    int ndev;
+    struct dist_device *devs[DIST_MAX_DEVICES];
+};
+
+struct dist_device {
+    int rank;
+    uint64_t rid;
+    cl_device_type type;
+    struct dist_platform *platform;
+    struct dist_device *parent; /* sub-devices only (freed with their last reference) */
+    struct sluice_dql_device *dql; /* root devices: what SLUICE_DEVICES queries see */
+    long refs;
+};
+
+/* A destructor callback the program registered (context or memory object). */
+struct dist_dtor {
+    void (*fn)(void *obj, void *user_data);
+    void *user_data;
+    struct dist_dtor *next; /* most recent first: called in reverse order of registration */
+};
+
+struct dist_context {
+    long refs;
+    struct dist_dtor *dtors;
+    int ndev;
+    struct dist_device **devs;
+    cl_context_properties props[3]; /* CL_CONTEXT_PLATFORM, platform, 0 (or empty) */
+    int nprops;
+    uint64_t rid[DIST_MAX_RANKS];
+};
+
+struct dist_queue {
+    long refs;
+    struct dist_context *ctx;
+    struct dist_device *dev;
+    uint64_t rid;
+    /* asynchronous dispatch (dist_sched.c, under its lock) */
+    long inflight;                     /* commands not complete yet */
+    int props_known;
+    cl_command_queue_properties props; /* asked from the device's rank at the first command */
+};
+
+struct dist_mem {
+    long refs;
+    struct dist_dtor *dtors;
+    struct dist_context *ctx;
+    cl_mem_flags flags;
+    size_t size;
+    void *host_ptr;          /* the program's pointer (CL_MEM_HOST_PTR query) */
+    uint64_t coh_id;         /* the coherence directory's name for it */
+    unsigned char *shadow;   /* rank 0's copy of COPY/USE_HOST_PTR data until devices hold it */
+    bool shadow_borrowed;    /* CL_MEM_USE_HOST_PTR: shadow is the program's host_ptr (not freed) */
+    struct dist_mem *parent; /* sub-buffers: the buffer they are a region of (retained) */
+    size_t origin;           /* sub-buffers: offset in the parent */
+    uint64_t rid[DIST_MAX_RANKS];
+    struct dist_mem *next_live;
+};
+
+/* A region the program has mapped: rank 0 memory handed out by clEnqueueMapBuffer. */
+struct dist_map {
+    struct dist_mem *mem;
+    void *ptr;
+    size_t off, size;
+    cl_map_flags flags;
+    struct dist_map *next;
+};
+
+struct dist_program {
+    long refs;
+    struct dist_context *ctx;
+    int ndev;                  /* from binaries: the devices named (else 0: the context's) */
+    struct dist_device **devs;
+    uint64_t rid[DIST_MAX_RANKS];
+};
+
+struct dist_arg {
+    int set;
+    int kind;                /* 0 bytes, 1 memory object, 2 local size */
+    int read_only;           /* the kernel declares it const or __constant (set at creation) */
+    cl_kernel_arg_address_qualifier addr; /* its declaration, when the kernel has arg info (else 0) */
+    size_t type_size;        /* private scalars and vectors: their size (0: unknown) */
+    size_t size;
+    unsigned char *bytes;
+    struct dist_mem *mem;
+};
+
+struct dist_kernel {
+    long refs;
+    struct dist_program *prog;
+    char name[256];
+    cl_uint nargs;
+    struct dist_arg *args;
+    uint64_t rid[DIST_MAX_RANKS];
+};
+
+struct dist_event_cb;
+/* A rect read from another rank: its packed data lands in tmp, and is unpacked into the
+ * program's memory (dst, with its host origin and pitches) when the command completes. */
+struct dist_rect {
+    unsigned char *tmp;
+    unsigned char *dst;
+    size_t origin[3], region[3], row_pitch, slice_pitch;
+};
+/* A command as rank 0 knows it (also what a program's cl_event points at). Status and times come
+ * from the DONE record its rank sends; fields below `type` belong to dist_sched.c's lock. */
+struct dist_event {
+    long refs;               /* the program's, plus one while in flight */
+    struct dist_queue *queue; /* NULL for user events and transfers */
+    int rank;                /* where it runs; -1: a user event */
+    uint64_t rid;            /* unused since dispatch is asynchronous (0) */
+    cl_command_type type;
+    uint64_t id;             /* DAG node and wire name */
+    struct dist_context *ctx;
+    int user;
+    cl_int status;           /* CL_SUBMITTED until done, then CL_COMPLETE or negative */
+    int done_msg;            /* its DONE arrived (or it never went out) */
+    cl_int result;           /* what it ends with once its data messages are done too */
+    int nreqs;               /* rank 0's own data messages of the command */
+    MPI_Request *reqs;
+    int has_times;
+    uint64_t t[4];           /* queued, submit, start, end on rank 0's clock */
+    uint64_t subs;           /* ranks that wait for it (NOTIFY when done) */
+    struct dist_event_cb *cbs;
+    struct dist_mem *hold;   /* kept alive until done (a transfer's source) */
+    void *free_after;        /* freed when done (an unmapped region) */
+    struct dist_rect *rect;  /* unpacked, then freed, when done */
+    struct dist_event *hnext, *mnext;
+};
+
+/* dist_call.c */
+int dist_size(void);
+/* One request to `rank` (in-process for rank 0). Returns the OpenCL code of the reply; the
+ * reply (payload included) is left in *out when out is not NULL (free out->bytes). */
+cl_int dist_call(int rank, int op, const uint64_t *args, int nargs, const void *payload, size_t len,
+                 struct sluice_remote_msg *out);
+cl_int dist_call_v(int rank, int op, const uint64_t *args, int nargs, const void *payload, size_t len,
+                   uint64_t *v0);
+/* Generic INFO forward. */
+cl_int dist_info(int rank, int getter, uint64_t obj, uint64_t obj2, cl_uint param, size_t size, void *value,
+                 size_t *size_ret);
+/* Answers a query locally from a value of `n` bytes. */
+cl_int dist_answer(const void *src, size_t n, size_t size, void *value, size_t *size_ret);
+
+/* dist_role.c: the first merged platform (NULL when none), what a NULL platform means. */
+struct dist_platform *dist_default_platform(void);
+
+/* dist_devices.c */
+void dist_devices_install(struct sluice_cl_api *api);
+struct dist_platform *dist_platform_of_rank(int rank, uint64_t rid);
+
+/* dist_objects.c, dist_program.c, dist_exec.c */
+void dist_objects_install(struct sluice_cl_api *api);
+void dist_program_install(struct sluice_cl_api *api);
+/* dist_host_access.c: after the command slots are installed (enforces CL_MEM_HOST_*). */
+void dist_host_access_install(struct sluice_cl_api *api);
+/* dist_legacy.c: the OpenCL 1.0 commands as their 1.2 equivalents (after the command slots). */
+void dist_legacy_install(struct sluice_cl_api *api);
+/* Helpers of the object files: a reference on a context record, the last one releases its real
+ * contexts; releasing the real objects of a record on every rank that has one. */
+void dist_ctx_retain(struct dist_context *c);
+void dist_ctx_unref(struct dist_context *c);
+void dist_release_everywhere(const uint64_t *rid, int kind);
+static inline void dist_set_err(cl_int *errcode_ret, cl_int e)
+{
+    if (errcode_ret != NULL)
+        *errcode_ret = e;
+}
+void dist_exec_install(struct sluice_cl_api *api);
+bool dist_mem_is_live(const void *p);
+/* CL_MEM_HOST_{WRITE,READ,NO}_ACCESS: CL_INVALID_OPERATION when the host may not read (read) or
+ * write (write) the buffer, else CL_SUCCESS. For reads, writes and maps. */
+cl_int dist_mem_host_access(const struct dist_mem *m, bool read, bool write);
+/* The program's memory behind a CL_MEM_USE_HOST_PTR buffer (sub-buffers: at their origin), NULL
+ * for other buffers: a map of [off, off+size) must return host_ptr + off. */
+void *dist_mem_host_ptr(const struct dist_mem *m);
+/* Drop one reference of rank 0's record (the last one releases the real objects everywhere). */
+void dist_mem_unref(struct dist_mem *m);
+void dist_queue_unref(struct dist_queue *q);
+/* The coherence directory (dist_coherence.c): makes [off, off+size) of `m` valid on the device
+ * of `rank` before a command reads (write=false) or writes it there. */
+cl_int dist_coh_add(struct dist_mem *m);
+void dist_coh_remove(struct dist_mem *m);
+cl_int dist_coh_acquire(struct dist_mem *m, int rank, size_t off, size_t size, bool write, bool write_all);
+
+/* dist_sched.c: rank 0's scheduler (asynchronous dispatch through the command DAG). */
+struct dist_cmd {
+    int rank;                  /* where it runs */
+    int op;                    /* SLUICE_REMOTE_CMD_* */
+    struct dist_queue *queue;  /* NULL: a transfer (the context's internal queue) */
+    struct dist_context *ctx;
+    cl_command_type type;
+    unsigned flags;            /* SLUICE_CMD_* */
+    uint64_t a[5];
+    cl_uint nwait;
+    const cl_event *wait;
+    size_t naccess;
+    const struct sluice_dag_access *access;    /* by directory id, for the DAG */
+    const struct sluice_remote_access *raccess; /* by root rid on `rank`, for its engine */
+    const void *bytes;         /* the operation's own bytes */
+    size_t nbytes;
+    const void *send;          /* data rank 0 sends to `rank` (a3 of a write from rank 0) */
+    void *recv;                /* where rank 0 receives a read's data */
+    size_t len;                /* of send or recv */
+    struct dist_mem *hold;
+    void *free_after;
+    struct dist_rect *rect;
+    /* A transfer between two devices: its sending half, a silent CMD_READ with the same id on
+     * push_rank (args push_a, one use of the buffer's root there). */
+    int push;
+    int push_rank;
+    uint64_t push_a[5];
+    struct sluice_remote_access push_access;
+};
+/* Adds the command to the DAG and sends it to its rank without waiting; the caller holds
+ * dist_lock (program order). *out gets the record with one reference for the caller (NULL: none
+ * wanted). */
+cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out);
+/* A record that is complete already (maps served from rank 0 memory). */
+struct dist_event *dist_sched_done_event(struct dist_queue *q, cl_command_type type);
+/* Waits (sleeping) until e is done; returns its status (CL_COMPLETE or negative). */
+cl_int dist_sched_wait_event(struct dist_event *e);
+cl_int dist_sched_finish(struct dist_queue *q);
+void dist_sched_release(struct dist_event *e);
+void dist_event_install(struct sluice_cl_api *api);
+/* Waits for every command in flight, then stops the scheduler (before MPI ends; idempotent). */
+void dist_sched_drain(void);
+
+/* clRetainX and clReleaseX of a rank 0 record: counted on rank 0; `unref` drops one reference
+ * and frees the real objects everywhere with the last one. */
+#define DIST_RETAIN_RELEASE(name, handle_t, record_t, unref, invalid)                                  \
+    static cl_int CL_API_CALL retain_##name(handle_t h)                                                \
+    {                                                                                                  \
+        if (h == NULL)                                                                                 \
+            return invalid;                                                                            \
+        __atomic_add_fetch(&((record_t *)h)->refs, 1, __ATOMIC_ACQ_REL);                               \
+        return CL_SUCCESS;                                                                             \
+    }                                                                                                  \
+    static cl_int CL_API_CALL release_##name(handle_t h)                                               \
+    {                                                                                                  \
+        if (h == NULL)                                                                                 \
+            return invalid;                                                                            \
+        unref((record_t *)h);                                                                          \
+        return CL_SUCCESS;                                                                             \
+    }
+
+extern pthread_mutex_t dist_lock; /* recursive: every call of the distributed backend */
+
+#endif

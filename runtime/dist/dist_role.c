@@ -1,0 +1,272 @@
+/* Roles of distributed OpenCL (SLUICE_OPENCL=distributed under a launcher, more than one rank).
+ *
+ * Ranks 1..N-1 never enter main: this constructor initializes MPI (sluice's communicator),
+ * serves requests for the rank's OpenCL devices until rank 0 says its program ended, then
+ * finalizes MPI and exits 0 through exit(), so that the trace is still written.
+ * Rank 0 initializes MPI here too (MPI_Init is collective under MPICH's launcher, so the
+ * servers would wait forever if rank 0's program never touched OpenCL) and tells the servers
+ * to stop from a finalize hook, which runs before MPI is finalized whether the program calls
+ * MPI_Finalize or sluice finalizes at exit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dist/dist.h"
+#include "dist/dist_fault.h"
+#include "dist/dist_internal.h"
+#include "cl/object.h"
+#include "cl/wrap.h"
+#include "common/init_order.h"
+#include "common/log.h"
+#include "config/config.h"
+#include "mpi/lifecycle.h"
+
+static bool active;
+static int world;
+static struct sluice_cl_backend dist_backend = {.name = "distributed"};
+
+int dist_size(void)
+{
+    return world;
+}
+
+bool sluice_cl_dist_active(void)
+{
+    return active;
+}
+
+bool sluice_cl_dist_backend(const struct sluice_cl_backend *be)
+{
+    return be == &dist_backend;
+}
+
+static void end_servers(void)
+{
+    if (!active)
+        return;
+    MPI_Comm comm = sluice_comm();
+    struct sluice_remote_req req;
+    memset(&req, 0, sizeof req);
+    req.op = SLUICE_REMOTE_END;
+    pthread_mutex_lock(&dist_lock);
+    for (int r = 1; r < world && comm != MPI_COMM_NULL; r++)
+        MPI_Send(&req, sizeof req, MPI_BYTE, r, SLUICE_REMOTE_TAG_REQ, comm);
+    active = false;
+    pthread_mutex_unlock(&dist_lock);
+}
+
+static bool distributed_mode(void)
+{
+    const char *m = sluice_config.OPENCL;
+    if (m == NULL)
+        m = getenv("SLUICE_OPENCL");
+    return m != NULL && strcmp(m, "distributed") == 0;
+}
+
+__attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_start(void)
+{
+    if (!distributed_mode() || !sluice_under_launcher() || sluice_launch_size() < 2)
+        return;
+    /* A bad SLUICE_DEVICES stops every rank before MPI (dql_check.c says the same, but its
+     * constructor may come after this one, which never returns on a serving rank). */
+    if (sluice_config.is_set[SLUICE_CFG_DEVICES] && !sluice_dql_blank(sluice_config.DEVICES)) {
+        struct sluice_dql_query *q = NULL;
+        char err[512];
+        if (sluice_dql_parse(sluice_config.DEVICES, &q, err, sizeof err) != 0)
+            sluice_fatal_config("SLUICE_DEVICES: %s", err);
+        sluice_dql_free(q);
+    }
+    int rank = sluice_launch_rank();
+    world = sluice_launch_size();
+    if (world > DIST_MAX_RANKS) {
+        sluice_fatal(2, "opencl: SLUICE_OPENCL=distributed supports at most %d ranks, the job has %d",
+                         DIST_MAX_RANKS, world);
+    }
+    MPI_Comm comm = sluice_comm();
+    if (comm == MPI_COMM_NULL) {
+        /* On rank 0 this is normal in a process the program started (a compiler, a helper
+         * script): the rank's MPI belongs to the program's process, so this one stays local. */
+        if (rank == 0)
+            return;
+        sluice_log_error("opencl: SLUICE_OPENCL=distributed needs MPI, which cannot be used in this process "
+                         "(rank %d); it cannot serve its devices", rank);
+        _exit(1);
+    }
+    sluice_cl_init();
+    if (rank != 0) {
+        /* Processes a serving rank starts (PoCL runs its linker to build kernels) inherit the
+         * preload and the launcher's rank: they are helpers, not servers, so they get plain
+         * pass-through OpenCL and never look for MPI. */
+        setenv("SLUICE_OPENCL", "on", 1);
+        dist_fault_serving(rank);
+        sluice_remote_serve(comm);
+        /* Library destructors do not run MPI's finalization for a process that leaves from
+         * inside this constructor, and MPICH's launcher kills the job when a rank ends without
+         * it: finalize here, through the same sequence as the program's MPI_Finalize. */
+        sluice_mpi_app_finalize();
+        exit(0);
+    }
+    dist_devices_install(&dist_backend.api);
+    dist_objects_install(&dist_backend.api);
+    dist_program_install(&dist_backend.api);
+    dist_exec_install(&dist_backend.api);
+    dist_host_access_install(&dist_backend.api); /* over the command slots: installed after them */
+    dist_legacy_install(&dist_backend.api);
+    active = true;
+    sluice_mpi_on_finalize(end_servers);
+}
+
+/* ---- platforms ---------------------------------------------------------------------------- */
+
+static struct dist_platform *platforms[16];
+static int nplatforms;
+static bool enumerated;
+
+static struct dist_platform *platform_named(const char *name, int rank, uint64_t rid)
+{
+    for (int i = 0; i < nplatforms; i++)
+        if (strcmp(platforms[i]->name, name) == 0)
+            return platforms[i];
+    if (nplatforms == (int)(sizeof platforms / sizeof platforms[0]))
+        return NULL;
+    struct dist_platform *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return NULL;
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->rank = rank;
+    p->rid = rid;
+    platforms[nplatforms++] = p;
+    return p;
+}
+
+struct dist_platform *dist_platform_of_rank(int rank, uint64_t rid)
+{
+    for (int i = 0; i < nplatforms; i++)
+        if (platforms[i]->rids[rank] == rid)
+            return platforms[i];
+    return NULL;
+}
+
+/* Asks every rank, in rank order, for its platforms and devices: rank order is device order
+ * within a merged platform. */
+static void enumerate(void)
+{
+    for (int r = 0; r < world; r++) {
+        struct sluice_remote_msg m;
+        cl_int ret = dist_call(r, SLUICE_REMOTE_ENUM, NULL, 0, NULL, 0, &m);
+        size_t off = 0;
+        while (ret == CL_SUCCESS && off + sizeof(struct sluice_remote_enum_platform) <= m.rep.nbytes) {
+            struct sluice_remote_enum_platform rec;
+            memcpy(&rec, m.bytes + off, sizeof rec);
+            off += sizeof rec;
+            rec.name[sizeof rec.name - 1] = '\0';
+            struct dist_platform *p = platform_named(rec.name, r, rec.rid);
+            if (p != NULL)
+                p->rids[r] = rec.rid;
+            for (uint64_t d = 0; d < rec.ndev && off + sizeof(struct sluice_remote_enum_device) <= m.rep.nbytes; d++) {
+                struct sluice_remote_enum_device dr;
+                memcpy(&dr, m.bytes + off, sizeof dr);
+                off += sizeof dr;
+                struct sluice_dql_device *desc = malloc(sizeof *desc);
+                if (desc != NULL && off + sizeof *desc <= m.rep.nbytes)
+                    memcpy(desc, m.bytes + off, sizeof *desc);
+                off += sizeof *desc;
+                struct dist_device *dev = p != NULL && p->ndev < DIST_MAX_DEVICES ? calloc(1, sizeof *dev) : NULL;
+                if (dev == NULL || desc == NULL) {
+                    free(dev);
+                    free(desc);
+                    continue;
+                }
+                dev->dql = desc;
+                dev->rank = r;
+                dev->rid = dr.rid;
+                dev->type = (cl_device_type)dr.type;
+                dev->platform = p;
+                p->devs[p->ndev++] = dev;
+                dist_fault_note_device(r, desc->name);
+            }
+        }
+        if (ret != CL_SUCCESS)
+            sluice_log_error("opencl: rank %d did not list its OpenCL devices (error %d)", r, ret);
+        free(m.bytes);
+    }
+}
+
+/* SLUICE_DEVICES: keeps the devices the query selects, in its order (within each platform),
+ * and drops platforms left with none. The query was validated at load (dql_check.c). */
+static void apply_device_query(void)
+{
+    const char *text = sluice_config.DEVICES;
+    if (!sluice_config.is_set[SLUICE_CFG_DEVICES] || sluice_dql_blank(text))
+        return;
+    struct sluice_dql_query *q = NULL;
+    char err[512];
+    if (sluice_dql_parse(text, &q, err, sizeof err) != 0)
+        sluice_fatal_config("SLUICE_DEVICES: %s", err);
+    size_t n = 0;
+    for (int i = 0; i < nplatforms; i++)
+        n += (size_t)platforms[i]->ndev;
+    struct sluice_dql_device *descs = calloc(n ? n : 1, sizeof *descs);
+    struct dist_device **all = calloc(n ? n : 1, sizeof *all);
+    size_t *out = calloc(n ? n : 1, sizeof *out);
+    size_t count = 0;
+    if (descs == NULL || all == NULL || out == NULL) {
+        sluice_log_error("opencl: SLUICE_DEVICES: out of memory; every device is shown");
+        goto done;
+    }
+    size_t k = 0;
+    for (int i = 0; i < nplatforms; i++)
+        for (int d = 0; d < platforms[i]->ndev; d++, k++) {
+            all[k] = platforms[i]->devs[d];
+            descs[k] = *all[k]->dql;
+        }
+    if (sluice_dql_select(q, descs, n, out, &count) != 0) {
+        sluice_log_error("opencl: SLUICE_DEVICES: out of memory; every device is shown");
+        goto done;
+    }
+    int kept = 0;
+    for (int i = 0; i < nplatforms; i++) {
+        struct dist_platform *p = platforms[i];
+        p->ndev = 0;
+        for (size_t j = 0; j < count; j++)
+            if (all[out[j]]->platform == p)
+                p->devs[p->ndev++] = all[out[j]];
+        if (p->ndev > 0)
+            platforms[kept++] = p;
+    }
+    nplatforms = kept;
+done:
+    free(descs);
+    free(all);
+    free(out);
+    sluice_dql_free(q);
+}
+
+struct dist_platform *dist_default_platform(void)
+{
+    cl_platform_id h = NULL;
+    if (sluice_cl_dist_platform_ids(1, &h, NULL) != CL_SUCCESS)
+        return NULL;
+    struct sluice_cl_obj *o = sluice_cl_valid(h, SLUICE_CL_PLATFORM);
+    return o ? (struct dist_platform *)o->real : NULL;
+}
+
+cl_int sluice_cl_dist_platform_ids(cl_uint num_entries, cl_platform_id *platforms_out, cl_uint *num_platforms)
+{
+    if ((platforms_out == NULL && num_platforms == NULL) || (platforms_out != NULL && num_entries == 0))
+        return CL_INVALID_VALUE;
+    pthread_mutex_lock(&dist_lock);
+    if (!enumerated) {
+        enumerate();
+        apply_device_query();
+        enumerated = true;
+    }
+    cl_uint n = (cl_uint)nplatforms;
+    for (cl_uint i = 0; platforms_out != NULL && i < n && i < num_entries; i++)
+        platforms_out[i] = (cl_platform_id)sluice_cl_wrap_persistent(SLUICE_CL_PLATFORM, platforms[i], NULL, &dist_backend);
+    pthread_mutex_unlock(&dist_lock);
+    if (num_platforms != NULL)
+        *num_platforms = n;
+    return n == 0 ? CL_PLATFORM_NOT_FOUND_KHR : CL_SUCCESS;
+}

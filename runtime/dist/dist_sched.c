@@ -1,0 +1,889 @@
+/* Rank 0's scheduler of distributed OpenCL: every command the program enqueues becomes a node
+ * of the command DAG (dist/dag.h) and is sent at once, without waiting, to the rank of its device
+ * (rank 0's own devices go to this process's engine directly). The rank's engine enqueues it on
+ * real queues with real wait lists and reports its end in a DONE record.
+ *
+ * Dependencies: one on a command of the same rank is left to that rank (its real event); one on
+ * another rank's command, or on a user event, is a NOTIFY this scheduler sends to the waiting
+ * rank when the dependency's DONE arrives (or the user event is set). The scheduler thread
+ * receives DONE records, progresses rank 0's own data messages (writes sent straight from the
+ * program's pointer, reads received straight into it), calls event callbacks and wakes the
+ * program's waits. It never spins: it polls for a short burst after progress, then sleeps with a
+ * back-off, and sleeps long while nothing is in flight.
+ *
+ * Profiling times arrive on their rank's CLOCK_MONOTONIC and are moved onto rank 0's by the
+ * offset measured at start (Cristian's method: the sample of least round trip of 8 pings). */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "dist/dist_fault.h"
+#include "dist/dist_internal.h"
+#include "trace/trace.h"
+
+#define BUCKETS 4096
+#define CLOCK_SAMPLES 8
+
+struct dist_event_cb {
+    cl_int type;
+    void(CL_CALLBACK *fn)(cl_event, cl_int, void *);
+    void *user_data;
+    struct dist_event_cb *next;
+};
+
+static pthread_mutex_t sched_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sched_done; /* broadcast when commands complete */
+static struct sluice_dag *dag;
+static struct dist_event *table[BUCKETS];
+static struct dist_event *mpi_pending; /* records with data messages of rank 0 in flight */
+/* Those of them moving at least SLUICE_REMOTE_DATA_HOT_MIN bytes (up to BIG_MAX are known): while
+ * there are any, the scheduler keeps polling MPI (remote_proto.h). Small ones are left to the short
+ * poll: polling while a stencil's halo reads waited for their kernels took the devices' cores. */
+#define BIG_MAX 64
+static struct dist_event *big[BIG_MAX];
+static int nbig;
+
+static void big_done(struct dist_event *e)
+{
+    for (int i = 0; i < nbig; i++)
+        if (big[i] == e) {
+            big[i] = big[--nbig];
+            return;
+        }
+}
+static uint64_t last_id;
+static long inflight;
+static int64_t clock_off[DIST_MAX_RANKS]; /* rank's clock minus rank 0's */
+static int started, stopping;
+static pthread_t thread;
+
+/* Callbacks to call once the lock is dropped. */
+struct pending_cb {
+    struct dist_event_cb *cb;
+    struct dist_event *e;
+    cl_int status;
+    struct pending_cb *next;
+};
+static struct pending_cb *to_call;
+static struct dist_event *graveyard; /* records whose last reference went */
+static int wake_waiters;
+
+static void insert(struct dist_event *e)
+{
+    e->hnext = table[e->id % BUCKETS];
+    table[e->id % BUCKETS] = e;
+}
+
+static struct dist_event *find(uint64_t id)
+{
+    for (struct dist_event *e = table[id % BUCKETS]; e != NULL; e = e->hnext)
+        if (e->id == id)
+            return e;
+    return NULL;
+}
+
+static void unlink_event(struct dist_event *e)
+{
+    for (struct dist_event **p = &table[e->id % BUCKETS]; *p != NULL; p = &(*p)->hnext)
+        if (*p == e) {
+            *p = e->hnext;
+            return;
+        }
+}
+
+/* --- trace: the DAG's retired nodes ------------------------------------------------------ */
+
+static void emit(const struct sluice_dag_node_info *n, void *ctx)
+{
+    (void)ctx;
+    uint64_t t0 = n->t_start ? n->t_start : n->t_enqueue;
+    uint64_t t1 = n->t_end ? n->t_end : t0;
+    static uint32_t kind_str[SLUICE_DAG_KIND_COUNT];
+    if ((unsigned)n->kind < SLUICE_DAG_KIND_COUNT && kind_str[n->kind] == 0)
+        kind_str[n->kind] = sluice_trace_string(sluice_dag_kind_name(n->kind));
+    sluice_trace_record(SLUICE_EV_CL_DAG_NODE, n->status < 0 ? SLUICE_EVF_ERROR : 0, t0,
+                        t1 >= t0 ? t1 - t0 : 0, n->id, (uint64_t)(int64_t)n->rank, kind_str[n->kind]);
+    for (size_t i = 0; i < n->ndeps; i++)
+        sluice_trace_record(SLUICE_EV_CL_DAG_EDGE, 0, t0, 0, n->id, n->deps[i].on, n->deps[i].why);
+}
+
+static void retire(void)
+{
+    sluice_dag_retire(dag, sluice_trace_active() ? emit : NULL, NULL);
+}
+
+/* --- completion ---------------------------------------------------------------------------- */
+
+static void unref_locked(struct dist_event *e);
+static void complete(struct dist_event *e, cl_int status);
+
+static void notify(int rank, uint64_t id, cl_int status)
+{
+    if (rank == 0) {
+        sluice_engine_notify(id, status);
+        return;
+    }
+    struct sluice_remote_req req;
+    memset(&req, 0, sizeof req);
+    req.op = SLUICE_REMOTE_NOTIFY;
+    req.a[0] = id;
+    req.a[1] = (uint64_t)(int64_t)status;
+    int rc = MPI_Send(&req, sizeof req, MPI_BYTE, rank, SLUICE_REMOTE_TAG_REQ, sluice_comm());
+    if (rc != MPI_SUCCESS)
+        dist_fault_peer(rank, rc, "sending a completion notice");
+}
+
+/* Commands whose DONE arrived while the DAG still had them PENDING (their rank finished them
+ * before rank 0 saw their dependencies finish). Their records are already unlinked from the
+ * table, so what the DAG needs to complete them later is kept here. */
+struct early_done {
+    uint64_t id;
+    int status;
+    uint64_t t_start, t_end;
+};
+static struct early_done *earlies;
+static size_t nearlies, cap_earlies;
+
+static int take_early(uint64_t id, struct early_done *out)
+{
+    for (size_t i = 0; i < nearlies; i++)
+        if (earlies[i].id == id) {
+            *out = earlies[i];
+            earlies[i] = earlies[--nearlies];
+            return 1;
+        }
+    return 0;
+}
+
+static void keep_early(const struct early_done *d)
+{
+    if (nearlies == cap_earlies) {
+        size_t cap = cap_earlies ? 2 * cap_earlies : 64;
+        struct early_done *v = realloc(earlies, cap * sizeof *v);
+        if (v == NULL)
+            return; /* the node stays in the DAG until exit: memory, not correctness */
+        earlies = v;
+        cap_earlies = cap;
+    }
+    earlies[nearlies++] = *d;
+}
+
+/* The DAG learns that e is done; dependents that became ready are dispatched, and those whose
+ * DONE came early are completed now (worklist, no recursion). */
+static void dag_done(struct dist_event *e)
+{
+    struct early_done *work = NULL;
+    size_t nwork = 0, capwork = 0;
+    struct early_done cur = {e->id, e->status < 0 ? e->status : 0, e->t[2], e->t[3]};
+    for (;;) {
+        struct sluice_dag_node_info info;
+        if (sluice_dag_get(dag, cur.id, &info) == 0) {
+            if (info.state == SLUICE_DAG_PENDING) {
+                keep_early(&cur);
+            } else {
+                const uint64_t *ready = NULL;
+                size_t n = 0;
+                sluice_dag_complete(dag, cur.id, cur.status, cur.t_start, cur.t_end, &ready, &n);
+                uint64_t now = sluice_now_ns();
+                for (size_t i = 0; i < n; i++) {
+                    sluice_dag_dispatch(dag, ready[i], now);
+                    struct early_done d;
+                    if (!take_early(ready[i], &d))
+                        continue;
+                    if (nwork == capwork) {
+                        size_t cap = capwork ? 2 * capwork : 16;
+                        struct early_done *v = realloc(work, cap * sizeof *v);
+                        if (v == NULL) {
+                            keep_early(&d);
+                            continue;
+                        }
+                        work = v;
+                        capwork = cap;
+                    }
+                    work[nwork++] = d;
+                }
+            }
+        }
+        if (nwork == 0)
+            break;
+        cur = work[--nwork];
+    }
+    free(work);
+}
+
+static void complete(struct dist_event *e, cl_int status)
+{
+    if (e->status <= CL_COMPLETE)
+        return;
+    e->status = status < 0 ? status : CL_COMPLETE;
+    unlink_event(e);
+    if (e->rect != NULL) {
+        struct dist_rect *r = e->rect;
+        const unsigned char *from = r->tmp;
+        for (size_t z = 0; z < r->region[2] && e->status == CL_COMPLETE; z++)
+            for (size_t y = 0; y < r->region[1]; y++, from += r->region[0])
+                memcpy(r->dst + (r->origin[2] + z) * r->slice_pitch + (r->origin[1] + y) * r->row_pitch +
+                           r->origin[0],
+                       from, r->region[0]);
+        free(r->tmp);
+        free(r);
+        e->rect = NULL;
+    }
+    for (int r = 0; r < DIST_MAX_RANKS; r++)
+        if (e->subs & (1ull << r))
+            notify(r, e->id, e->status);
+    dag_done(e);
+    for (struct dist_event_cb *cb = e->cbs; cb != NULL; cb = cb->next) {
+        struct pending_cb *p = malloc(sizeof *p);
+        if (p == NULL)
+            continue;
+        *p = (struct pending_cb){cb, e, e->status < 0 ? e->status : cb->type, to_call};
+        __atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
+        to_call = p;
+    }
+    e->cbs = NULL;
+    if (e->queue != NULL)
+        e->queue->inflight--;
+    if (!e->user)
+        inflight--;
+    free(e->free_after);
+    e->free_after = NULL;
+    unref_locked(e); /* the in-flight reference */
+    /* Waiters are woken by run_callbacks, after the records that died released what they held
+     * (a buffer released by the program is gone when its clFinish returns). */
+    wake_waiters = 1;
+}
+
+static void run_callbacks(void)
+{
+    for (;;) {
+        pthread_mutex_lock(&sched_lock);
+        struct pending_cb *p = to_call;
+        to_call = NULL;
+        struct dist_event *dead = graveyard;
+        graveyard = NULL;
+        if (p == NULL && dead == NULL && wake_waiters) {
+            wake_waiters = 0;
+            pthread_cond_broadcast(&sched_done);
+        }
+        pthread_mutex_unlock(&sched_lock);
+        if (p == NULL && dead == NULL)
+            return;
+        while (dead != NULL) {
+            struct dist_event *n = dead->mnext;
+            if (dead->hold != NULL)
+                dist_mem_unref(dead->hold);
+            if (dead->queue != NULL)
+                dist_queue_unref(dead->queue);
+            free(dead->free_after);
+            free(dead);
+            dead = n;
+        }
+        struct pending_cb *rev = NULL; /* in registration order */
+        while (p != NULL) {
+            struct pending_cb *n = p->next;
+            p->next = rev;
+            rev = p;
+            p = n;
+        }
+        while (rev != NULL) {
+            struct pending_cb *n = rev->next;
+            rev->cb->fn((cl_event)rev->e, rev->status, rev->cb->user_data);
+            free(rev->cb);
+            dist_sched_release(rev->e);
+            free(rev);
+            rev = n;
+        }
+    }
+}
+
+/* Done when its DONE arrived and rank 0's own data messages finished. */
+static void maybe_complete(struct dist_event *e)
+{
+    if (e->done_msg && e->nreqs == 0)
+        complete(e, e->result < 0 ? e->result : CL_COMPLETE);
+}
+
+static void on_done(int rank, const struct sluice_remote_done *d)
+{
+    struct dist_event *e = find(d->id);
+    if (e == NULL)
+        return;
+    if (d->t[3] != 0) {
+        for (int i = 0; i < 4; i++)
+            e->t[i] = (uint64_t)((int64_t)d->t[i] - clock_off[rank]);
+        e->has_times = 1;
+    }
+    e->done_msg = 1;
+    if (d->status < 0 && e->result >= 0)
+        e->result = (cl_int)d->status;
+    maybe_complete(e);
+}
+
+static int test_mpi(void)
+{
+    int progress = 0;
+    for (struct dist_event **p = &mpi_pending; *p != NULL;) {
+        struct dist_event *e = *p;
+        for (int i = 0; i < e->nreqs;) {
+            int flag = 0;
+            int rc = MPI_Test(&e->reqs[i], &flag, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS)
+                dist_fault_peer(e->rank, rc, "moving a command's data");
+            if (flag) {
+                e->reqs[i] = e->reqs[--e->nreqs];
+                progress = 1;
+            } else {
+                i++;
+            }
+        }
+        if (e->nreqs == 0) {
+            big_done(e);
+            *p = e->mnext;
+            free(e->reqs);
+            e->reqs = NULL;
+            maybe_complete(e);
+        } else {
+            p = &e->mnext;
+        }
+    }
+    return progress;
+}
+
+static void *sched_main(void *arg)
+{
+    (void)arg;
+    prctl(PR_SET_TIMERSLACK, 1000UL); /* 1 us: the default 50 us would be most of a round trip */
+    MPI_Comm comm = sluice_comm();
+    uint64_t last = sluice_now_ns();
+    struct sluice_remote_done local[64];
+    size_t cap = 64;
+    struct sluice_remote_done *buf = malloc(cap * sizeof *buf);
+    for (;;) {
+        int progress = 0, flag = 0;
+        MPI_Status st;
+        for (;;) {
+            int prc = MPI_Iprobe(MPI_ANY_SOURCE, SLUICE_REMOTE_TAG_DONE, comm, &flag, &st);
+            if (prc != MPI_SUCCESS)
+                dist_fault_peer(-1, prc, "waiting for completions");
+            if (!flag || buf == NULL)
+                break;
+            int count = 0;
+            MPI_Get_count(&st, MPI_BYTE, &count);
+            size_t n = (size_t)count / sizeof *buf;
+            if (n > cap) {
+                struct sluice_remote_done *nb = realloc(buf, n * sizeof *buf);
+                if (nb == NULL)
+                    break;
+                buf = nb;
+                cap = n;
+            }
+            int rc = MPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, SLUICE_REMOTE_TAG_DONE, comm,
+                              MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS)
+                dist_fault_peer(st.MPI_SOURCE, rc, "receiving completions");
+            pthread_mutex_lock(&sched_lock);
+            for (size_t i = 0; i < n; i++)
+                on_done(st.MPI_SOURCE, &buf[i]);
+            pthread_mutex_unlock(&sched_lock);
+            progress = 1;
+        }
+        int moved = 0;
+        size_t n = sluice_engine_progress(local, 64, &moved);
+        pthread_mutex_lock(&sched_lock);
+        for (size_t i = 0; i < n; i++)
+            on_done(0, &local[i]);
+        progress |= moved | (n > 0) | test_mpi();
+        if (progress)
+            retire();
+        int idle = inflight == 0 && mpi_pending == NULL;
+        int data = nbig > 0 || sluice_engine_data_active();
+        int stop = stopping && idle;
+        pthread_mutex_unlock(&sched_lock);
+        run_callbacks();
+        if (stop)
+            break;
+        uint64_t waited = sluice_now_ns() - last;
+        if (progress) {
+            last = sluice_now_ns();
+        } else if (idle) {
+            if (sluice_engine_wait(20000000)) /* nothing in flight: an enqueue wakes us */
+                last = sluice_now_ns();
+        } else if (waited < SLUICE_REMOTE_HOT_NS || (data && waited < SLUICE_REMOTE_DATA_HOT_NS)) {
+            /* A DONE is due soon (a sleep would cost more than the round trip), or data messages
+             * of ours are moving: MPI moves them only while we call it. */
+            sched_yield();
+        } else if (sluice_engine_wait(sluice_remote_idle_ns(waited, data ? 100000 : 250000))) {
+            last = sluice_now_ns(); /* a command went out: its DONE is due */
+        }
+    }
+    free(buf);
+    return NULL;
+}
+
+/* Cristian's method, per rank: the ping of least round trip gives the offset. */
+static void measure_clocks(void)
+{
+    MPI_Comm comm = sluice_comm();
+    int n = dist_size();
+    for (int r = 1; r < n && r < DIST_MAX_RANKS; r++) {
+        uint64_t best = UINT64_MAX;
+        for (int i = 0; i < CLOCK_SAMPLES; i++) {
+            struct sluice_remote_req req;
+            memset(&req, 0, sizeof req);
+            req.op = SLUICE_REMOTE_PING;
+            uint64_t t0 = sluice_now_ns();
+            unsigned char *rep = NULL;
+            size_t len = 0;
+            int rc = sluice_remote_send(comm, r, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, NULL, 0);
+            if (rc == MPI_SUCCESS)
+                rc = sluice_remote_recv(comm, r, SLUICE_REMOTE_TAG_CLOCK, &rep, &len);
+            if (rc != MPI_SUCCESS)
+                dist_fault_peer(r, rc, "measuring its clock");
+            uint64_t t1 = sluice_now_ns(), ts = 0;
+            if (len == sizeof ts)
+                memcpy(&ts, rep, sizeof ts);
+            free(rep);
+            if (t1 - t0 < best) {
+                best = t1 - t0;
+                clock_off[r] = (int64_t)ts - (int64_t)(t0 + (t1 - t0) / 2);
+            }
+        }
+    }
+}
+
+static void start_locked(void)
+{
+    if (started)
+        return;
+    started = 1;
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&sched_done, &a);
+    pthread_condattr_destroy(&a);
+    dag = sluice_dag_create();
+    measure_clocks();
+    sluice_mpi_on_finalize(dist_sched_drain);
+    if (pthread_create(&thread, NULL, sched_main, NULL) != 0)
+        started = 2; /* no thread: waits progress themselves (see wait_until) */
+}
+
+/* --- submission ------------------------------------------------------------------------------ */
+
+static cl_command_queue_properties queue_props(struct dist_queue *q)
+{
+    if (!q->props_known) {
+        cl_command_queue_properties p = 0;
+        dist_info(q->dev->rank, SLUICE_RG_QUEUE, q->rid, 0, CL_QUEUE_PROPERTIES, sizeof p, &p, NULL);
+        q->props = p;
+        q->props_known = 1;
+    }
+    return q->props;
+}
+
+static struct dist_event *new_record(struct dist_queue *q, struct dist_context *ctx, int rank,
+                                     cl_command_type type)
+{
+    struct dist_event *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return NULL;
+    e->refs = 1;
+    e->queue = q;
+    e->ctx = ctx;
+    e->rank = rank;
+    e->type = type;
+    e->status = CL_SUBMITTED;
+    if (q != NULL)
+        __atomic_add_fetch(&q->refs, 1, __ATOMIC_ACQ_REL);
+    return e;
+}
+
+struct dist_event *dist_sched_done_event(struct dist_queue *q, cl_command_type type)
+{
+    struct dist_event *e = new_record(q, q->ctx, q->dev->rank, type);
+    if (e != NULL)
+        e->status = CL_COMPLETE;
+    return e;
+}
+
+/* The sending half of a transfer: no record of its own, no DONE (the receiving half's DONE
+ * ends the transfer). */
+static cl_int send_push(const struct dist_cmd *c, uint64_t id)
+{
+    struct {
+        struct sluice_remote_cmd h;
+        struct sluice_remote_access a;
+    } m = {{id, 0, c->ctx->rid[c->push_rank], 0, 0, 1, SLUICE_CMD_TRANSFER | SLUICE_CMD_SILENT},
+           c->push_access};
+    struct sluice_remote_req req;
+    memset(&req, 0, sizeof req);
+    req.op = SLUICE_REMOTE_CMD_READ;
+    memcpy(req.a, c->push_a, sizeof c->push_a);
+    req.nbytes = sizeof m;
+    if (c->push_rank == 0) {
+        sluice_engine_command(&req, (const unsigned char *)&m);
+        return CL_SUCCESS;
+    }
+    int rc = sluice_remote_send(sluice_comm(), c->push_rank, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, &m,
+                                sizeof m);
+    if (rc != MPI_SUCCESS)
+        dist_fault_peer(c->push_rank, rc, "sending a transfer");
+    return CL_SUCCESS;
+}
+
+cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    MPI_Comm comm = c->rank != 0 ? sluice_comm() : MPI_COMM_NULL;
+    if (c->rank != 0 && comm == MPI_COMM_NULL)
+        return CL_DEVICE_NOT_AVAILABLE;
+    unsigned flags = c->flags;
+    if (c->queue != NULL && (queue_props(c->queue) & CL_QUEUE_PROFILING_ENABLE))
+        flags |= SLUICE_CMD_PROFILE;
+    int ooo = c->queue != NULL && (queue_props(c->queue) & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    for (cl_uint i = 0; i < c->nwait; i++)
+        if (c->wait == NULL || c->wait[i] == NULL)
+            return CL_INVALID_EVENT_WAIT_LIST;
+    struct dist_event *e = new_record(c->queue, c->ctx, c->rank, c->type);
+    size_t cap = sizeof(struct sluice_remote_cmd) + c->nwait * 8 +
+                 c->naccess * sizeof(struct sluice_remote_access) + c->nbytes;
+    unsigned char *p = malloc(cap);
+    uint64_t *ids = malloc((c->nwait + 1) * sizeof *ids);
+    if (e == NULL || p == NULL || ids == NULL) {
+        free(e);
+        free(p);
+        free(ids);
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    e->refs = 0; /* one in flight and the caller's, below */
+    e->hold = c->hold;
+    e->free_after = c->free_after;
+    e->rect = c->rect;
+    pthread_mutex_lock(&sched_lock);
+    start_locked();
+    e->id = ++last_id;
+    /* Wait list: same rank -> its real event there; other ranks and user events -> NOTIFY. */
+    uint32_t nlocal = 0, nremote = 0;
+    int failed = 0;
+    size_t nid = 0;
+    for (cl_uint i = 0; i < c->nwait; i++) {
+        struct dist_event *w = (struct dist_event *)c->wait[i];
+        if (w->id != 0)
+            ids[nid++] = w->id;
+        if (w->status <= CL_COMPLETE) {
+            failed |= w->status < 0;
+            continue;
+        }
+        if (w->rank == c->rank && !w->user)
+            nlocal++;
+    }
+    unsigned char *at = p + sizeof(struct sluice_remote_cmd);
+    unsigned char *rem = at + nlocal * 8;
+    for (cl_uint i = 0; i < c->nwait; i++) {
+        struct dist_event *w = (struct dist_event *)c->wait[i];
+        if (w->status <= CL_COMPLETE)
+            continue;
+        if (w->rank == c->rank && !w->user) {
+            memcpy(at, &w->id, 8);
+            at += 8;
+        } else {
+            memcpy(rem, &w->id, 8);
+            rem += 8;
+            nremote++;
+            w->subs |= 1ull << c->rank;
+        }
+    }
+    at = rem;
+    struct sluice_remote_cmd h = {
+        e->id, c->queue ? c->queue->rid : 0, c->ctx->rid[c->rank], nlocal, nremote, (uint32_t)c->naccess,
+        flags};
+    memcpy(p, &h, sizeof h);
+    if (c->naccess)
+        memcpy(at, c->raccess, c->naccess * sizeof *c->raccess);
+    at += c->naccess * sizeof *c->raccess;
+    if (c->nbytes)
+        memcpy(at, c->bytes, c->nbytes);
+    at += c->nbytes;
+
+    struct sluice_dag_cmd dc = {.id = e->id,
+                                .queue = (uint64_t)(uintptr_t)c->queue,
+                                .out_of_order = ooo,
+                                .rank = c->rank,
+                                .kind = c->op == SLUICE_REMOTE_CMD_NDRANGE ? SLUICE_DAG_KERNEL
+                                        : c->queue == NULL                 ? SLUICE_DAG_TRANSFER
+                                        : c->op == SLUICE_REMOTE_CMD_WRITE ? SLUICE_DAG_WRITE
+                                        : c->op == SLUICE_REMOTE_CMD_READ  ? SLUICE_DAG_READ
+                                        : c->op == SLUICE_REMOTE_CMD_COPY  ? SLUICE_DAG_COPY
+                                        : c->op == SLUICE_REMOTE_CMD_FILL  ? SLUICE_DAG_FILL
+                                        : c->a[0]                          ? SLUICE_DAG_BARRIER
+                                                                           : SLUICE_DAG_MARKER,
+                                .wait = ids,
+                                .nwait = nid,
+                                .access = c->access,
+                                .naccess = c->naccess,
+                                .host_addr = (uint64_t)(uintptr_t)(c->send ? c->send : c->recv),
+                                .host_size = c->len};
+    if (c->type == CL_COMMAND_MAP_BUFFER)
+        dc.kind = SLUICE_DAG_MAP;
+    else if (c->type == CL_COMMAND_UNMAP_MEM_OBJECT)
+        dc.kind = SLUICE_DAG_UNMAP;
+    struct sluice_dag_node_info info;
+    uint64_t now = sluice_now_ns();
+    int dag_ok = sluice_dag_add(dag, &dc, now, &info) == 0;
+    if (dag_ok && info.state == SLUICE_DAG_READY)
+        sluice_dag_dispatch(dag, e->id, now);
+    free(ids);
+    insert(e);
+    e->refs++; /* in flight */
+    inflight++;
+    if (c->queue != NULL)
+        c->queue->inflight++;
+    if (out != NULL) {
+        e->refs++;
+        *out = e;
+    }
+    cl_int r = CL_SUCCESS;
+    if (failed) {
+        /* A dependency failed already: the command never runs. */
+        e->done_msg = 1;
+        complete(e, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    } else {
+        struct sluice_remote_req req;
+        memset(&req, 0, sizeof req);
+        req.op = (uint32_t)c->op;
+        memcpy(req.a, c->a, sizeof c->a);
+        req.nbytes = (uint64_t)(at - p);
+        size_t pieces = sluice_remote_pieces(c->len);
+        if (c->push)
+            r = send_push(c, e->id);
+        if (r != CL_SUCCESS) {
+        } else if (c->rank == 0) {
+            if (c->send != NULL || c->recv != NULL)
+                req.a[3] = (uint64_t)(uintptr_t)(c->send ? c->send : c->recv);
+            sluice_engine_command(&req, p);
+        } else {
+            if (c->recv != NULL || c->send != NULL) {
+                e->reqs = malloc(pieces * sizeof *e->reqs);
+                if (e->reqs == NULL)
+                    r = CL_OUT_OF_HOST_MEMORY;
+            }
+            int rc = MPI_SUCCESS;
+            if (r == CL_SUCCESS && c->recv != NULL)
+                rc = sluice_remote_data_irecv(comm, c->rank, e->id, c->recv, c->len, e->reqs);
+            if (r == CL_SUCCESS && rc == MPI_SUCCESS)
+                rc = sluice_remote_send(comm, c->rank, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, p,
+                                        (size_t)req.nbytes);
+            if (r == CL_SUCCESS && rc == MPI_SUCCESS && c->send != NULL)
+                rc = sluice_remote_data_isend(comm, c->rank, e->id, c->send, c->len, e->reqs);
+            if (rc != MPI_SUCCESS)
+                dist_fault_peer(c->rank, rc, "sending a command");
+            if (r == CL_SUCCESS && e->reqs != NULL) {
+                e->nreqs = (int)pieces;
+                e->mnext = mpi_pending;
+                mpi_pending = e;
+                if (c->len >= SLUICE_REMOTE_DATA_HOT_MIN && nbig < BIG_MAX)
+                    big[nbig++] = e;
+            }
+        }
+        if (r != CL_SUCCESS) {
+            e->done_msg = 1;
+            complete(e, r);
+        }
+    }
+    pthread_mutex_unlock(&sched_lock);
+    free(p);
+    sluice_engine_wake();
+    if (started == 2)
+        return CL_OUT_OF_RESOURCES;
+    run_callbacks();
+    return r;
+}
+
+/* --- waiting ------------------------------------------------------------------------------- */
+
+static int wait_locked(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_nsec += 100000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    sluice_time_state prev = sluice_time_enter(SLUICE_TIME_SLEEP);
+    pthread_cond_timedwait(&sched_done, &sched_lock, &ts);
+    sluice_time_leave(prev);
+    return !dist_fault_ending(); /* the job is ending: stop waiting */
+}
+
+cl_int dist_sched_wait_event(struct dist_event *e)
+{
+    pthread_mutex_lock(&sched_lock);
+    while (e->status > CL_COMPLETE && started && wait_locked())
+        ;
+    cl_int st = e->status > CL_COMPLETE ? CL_COMPLETE : e->status;
+    pthread_mutex_unlock(&sched_lock);
+    return st;
+}
+
+cl_int dist_sched_finish(struct dist_queue *q)
+{
+    pthread_mutex_lock(&sched_lock);
+    while (q->inflight > 0 && started && wait_locked())
+        ;
+    pthread_mutex_unlock(&sched_lock);
+    return CL_SUCCESS;
+}
+
+/* --- records ------------------------------------------------------------------------------- */
+
+static void unref_locked(struct dist_event *e)
+{
+    if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    /* Freed by run_callbacks, outside the lock: releasing a queue or buffer talks to other ranks. */
+    e->mnext = graveyard;
+    graveyard = e;
+}
+
+void dist_sched_release(struct dist_event *e)
+{
+    pthread_mutex_lock(&sched_lock);
+    unref_locked(e);
+    int dead = graveyard != NULL;
+    pthread_mutex_unlock(&sched_lock);
+    if (dead) /* now: the queue it held may be the context's last reference */
+        run_callbacks();
+}
+
+/* --- events the program sees (dist_event.c calls these) ------------------------------------ */
+
+struct dist_event *dist_sched_user_event(struct dist_context *ctx);
+struct dist_event *dist_sched_user_event(struct dist_context *ctx)
+{
+    struct dist_event *e = new_record(NULL, ctx, -1, CL_COMMAND_USER);
+    if (e == NULL)
+        return NULL;
+    e->user = 1;
+    pthread_mutex_lock(&sched_lock);
+    start_locked();
+    e->id = ++last_id;
+    struct sluice_dag_cmd dc = {.id = e->id, .rank = 0, .kind = SLUICE_DAG_USER_EVENT};
+    sluice_dag_add(dag, &dc, sluice_now_ns(), NULL);
+    sluice_dag_dispatch(dag, e->id, sluice_now_ns());
+    insert(e);
+    e->refs++; /* until set */
+    pthread_mutex_unlock(&sched_lock);
+    return e;
+}
+
+cl_int dist_sched_set_user(struct dist_event *e, cl_int status);
+cl_int dist_sched_set_user(struct dist_event *e, cl_int status)
+{
+    if (status > CL_COMPLETE)
+        return CL_INVALID_VALUE;
+    pthread_mutex_lock(&sched_lock);
+    cl_int r = CL_SUCCESS;
+    if (!e->user)
+        r = CL_INVALID_EVENT;
+    else if (e->status <= CL_COMPLETE)
+        r = CL_INVALID_OPERATION;
+    else {
+        e->t[0] = e->t[1] = e->t[2] = e->t[3] = sluice_now_ns();
+        e->done_msg = 1;
+        complete(e, status);
+    }
+    pthread_mutex_unlock(&sched_lock);
+    run_callbacks();
+    return r;
+}
+
+cl_int dist_sched_status(struct dist_event *e);
+cl_int dist_sched_status(struct dist_event *e)
+{
+    pthread_mutex_lock(&sched_lock);
+    cl_int st = e->status;
+    pthread_mutex_unlock(&sched_lock);
+    return st;
+}
+
+/* Copies the four times (rank 0's clock); CL_PROFILING_INFO_NOT_AVAILABLE until done or when
+ * the queue does not profile. */
+cl_int dist_sched_times(struct dist_event *e, uint64_t t[4]);
+cl_int dist_sched_times(struct dist_event *e, uint64_t t[4])
+{
+    pthread_mutex_lock(&sched_lock);
+    cl_int r = (e->status == CL_COMPLETE && e->has_times) ? CL_SUCCESS : CL_PROFILING_INFO_NOT_AVAILABLE;
+    if (r == CL_SUCCESS)
+        memcpy(t, e->t, sizeof e->t);
+    pthread_mutex_unlock(&sched_lock);
+    return r;
+}
+
+cl_int dist_sched_callback(struct dist_event *e, cl_int type, void(CL_CALLBACK *fn)(cl_event, cl_int, void *),
+                           void *user_data);
+cl_int dist_sched_callback(struct dist_event *e, cl_int type, void(CL_CALLBACK *fn)(cl_event, cl_int, void *),
+                           void *user_data)
+{
+    struct dist_event_cb *cb = malloc(sizeof *cb);
+    if (cb == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    *cb = (struct dist_event_cb){type, fn, user_data, NULL};
+    pthread_mutex_lock(&sched_lock);
+    /* Reached already (commands are submitted when enqueued; RUNNING is reported with COMPLETE):
+     * called now, from this thread. */
+    if (e->status <= type) {
+        struct pending_cb *p = malloc(sizeof *p);
+        if (p == NULL) {
+            pthread_mutex_unlock(&sched_lock);
+            free(cb);
+            return CL_OUT_OF_HOST_MEMORY;
+        }
+        *p = (struct pending_cb){cb, e, e->status < 0 ? e->status : type, to_call};
+        __atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
+        to_call = p;
+    } else {
+        /* at the end of the list: called in registration order */
+        struct dist_event_cb **pp = &e->cbs;
+        while (*pp != NULL)
+            pp = &(*pp)->next;
+        *pp = cb;
+    }
+    pthread_mutex_unlock(&sched_lock);
+    run_callbacks();
+    return CL_SUCCESS;
+}
+
+/* --- end ----------------------------------------------------------------------------------- */
+
+void dist_sched_drain(void)
+{
+    pthread_mutex_lock(&sched_lock);
+    if (started != 1 || stopping) {
+        pthread_mutex_unlock(&sched_lock);
+        return;
+    }
+    /* User events nobody set: their waiters can never run. Fail them so that everything ends. */
+    for (int i = 0; i < BUCKETS; i++)
+        for (struct dist_event *e = table[i], *n; e != NULL; e = n) {
+            n = e->hnext;
+            if (e->user && e->status > CL_COMPLETE) {
+                e->done_msg = 1;
+                complete(e, CL_DEVICE_NOT_AVAILABLE);
+            }
+        }
+    stopping = 1;
+    pthread_mutex_unlock(&sched_lock);
+    sluice_engine_wake();
+    pthread_join(thread, NULL);
+    pthread_mutex_lock(&sched_lock);
+    retire();
+    pthread_mutex_unlock(&sched_lock);
+    run_callbacks();
+}
