@@ -218,14 +218,18 @@ int main(int argc, char **argv)
     snprintf(p_nodigit, sizeof p_nodigit, "%s/input.dat", dir);
     snprintf(p_digit, sizeof p_digit, "%s/mesh_0042.vtk", dir);
     snprintf(cap1, sizeof cap1, "%s/ckpt.%%r", dir);
-    snprintf(cap5, sizeof cap5, "%s/ckpt.%%r:%s/restart_*_%%r.dat:%s/chk_*/rank_%%r.bin:%s/rank%%r/ckpt.dat:%s/out_%%r.h5",
-             dir, dir, dir, dir, dir);
+    snprintf(cap5, sizeof cap5,
+             "%s/ckpt.%%r:%s/restart_*_%%r.dat:%s/chk_*/rank_%%r.bin:%s/rank%%r/ckpt.dat:%s/out_%%r.h5", dir,
+             dir, dir, dir, dir);
     for (const char *p = p_nodigit; p; p = p == p_nodigit ? p_digit : NULL)
         close(open(p, O_WRONLY | O_CREAT, 0644));
     char **env[V_COUNT] = {make_env(NULL, NULL, NULL), make_env(SLUICE_LIB_PATH, NULL, NULL),
                            make_env(SLUICE_LIB_PATH, cap1, stage), make_env(SLUICE_LIB_PATH, cap5, stage)};
 
-    struct { const char *what, *path, *label; long iters; } tests[] = {
+    struct {
+        const char *what, *path, *label;
+        long iters;
+    } tests[] = {
         {"open", p_nodigit, "open+close, non-matching path without digits", 100000},
         {"open", p_digit, "open+close, non-matching path with digits", 100000},
         {"stat", p_digit, "stat, non-matching path with digits", 100000},
@@ -286,7 +290,8 @@ int main(int argc, char **argv)
     qsort(wall_plain, (size_t)rounds, sizeof(double), cmp_double);
     qsort(wall_cap, (size_t)rounds, sizeof(double), cmp_double);
     printf("sequential write, %ld MiB in 1 MiB writes, folder %s\n", mib, dir);
-    printf("  %-30s %8.0f MB/s open..close   process wall %6.3f s\n", "plain file", bw_plain[rounds / 2], wall_plain[rounds / 2]);
+    printf("  %-30s %8.0f MB/s open..close   process wall %6.3f s\n", "plain file", bw_plain[rounds / 2],
+           wall_plain[rounds / 2]);
     printf("  %-30s %8.0f MB/s open..close   process wall %6.3f s (includes the commit)\n",
            "captured member (staged)", bw_cap[rounds / 2], wall_cap[rounds / 2]);
     printf("  stage folder: %s\n", stage);

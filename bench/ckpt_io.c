@@ -123,11 +123,23 @@ static uint64_t parse_size(const char *s)
     double v = strtod(s, &end);
     uint64_t m = 1;
     switch (*end) {
-    case 'k': case 'K': m = 1u << 10; break;
-    case 'm': case 'M': m = 1u << 20; break;
-    case 'g': case 'G': m = 1u << 30; break;
-    case '\0': break;
-    default: fprintf(stderr, "sluice-bench-ckpt_io: bad size '%s'\n", s); exit(2);
+    case 'k':
+    case 'K':
+        m = 1u << 10;
+        break;
+    case 'm':
+    case 'M':
+        m = 1u << 20;
+        break;
+    case 'g':
+    case 'G':
+        m = 1u << 30;
+        break;
+    case '\0':
+        break;
+    default:
+        fprintf(stderr, "sluice-bench-ckpt_io: bad size '%s'\n", s);
+        exit(2);
     }
     if (v <= 0) {
         fprintf(stderr, "sluice-bench-ckpt_io: size must be positive: '%s'\n", s);
@@ -238,8 +250,7 @@ static void write_all(int fd, const char *path, int rank, uint64_t size, unsigne
     }
 }
 
-static void case_fpp(int rank, int nprocs, int under_sluice, unsigned char *buf,
-                     struct times *t)
+static void case_fpp(int rank, int nprocs, int under_sluice, unsigned char *buf, struct times *t)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/ckpt.%d", opt.dir, rank);
@@ -302,8 +313,7 @@ static void case_romio(int rank, int nprocs, unsigned char *buf, struct times *t
     MPI_Allreduce(&calls, &max_calls, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
     MPI_File fh;
     t->t0 = now_s();
-    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh) !=
-        MPI_SUCCESS) {
+    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh) != MPI_SUCCESS) {
         fprintf(stderr, "sluice-bench-ckpt_io: MPI_File_open %s failed\n", path);
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
@@ -327,8 +337,8 @@ int main(int argc, char **argv)
     int rank, nprocs;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    int under_sluice = getenv("SLUICE_CAPTURE") && getenv("LD_PRELOAD") &&
-                       strstr(getenv("LD_PRELOAD"), "sluice");
+    int under_sluice =
+        getenv("SLUICE_CAPTURE") && getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "sluice");
     struct stat st;
     if (stat(opt.dir, &st) != 0)
         die("stat", opt.dir);
@@ -362,10 +372,8 @@ int main(int argc, char **argv)
                        "case=%s%s ranks=%d rank=%d total=%llu bytes_mine=%llu t0=%.6f "
                        "visible=%.6f durable=%.6f requests=%llu req_bytes=%llu full_bytes=%llu "
                        "bins=%llu,%llu,%llu,%llu,%llu,%llu\n",
-                       opt.kase, under_sluice ? "+sluice" : "", nprocs, rank,
-                       (unsigned long long)opt.total,
-                       (unsigned long long)(strcmp(opt.kase, "limit") ? rank_size(rank, nprocs)
-                                                                     : opt.total),
+                       opt.kase, under_sluice ? "+sluice" : "", nprocs, rank, (unsigned long long)opt.total,
+                       (unsigned long long)(strcmp(opt.kase, "limit") ? rank_size(rank, nprocs) : opt.total),
                        t.t0, t.visible, t.durable, (unsigned long long)cnt.requests,
                        (unsigned long long)cnt.bytes, (unsigned long long)cnt.full_bytes,
                        (unsigned long long)cnt.bins[0], (unsigned long long)cnt.bins[1],
@@ -373,8 +381,7 @@ int main(int argc, char **argv)
                        (unsigned long long)cnt.bins[4], (unsigned long long)cnt.bins[5]);
     int fd = open(opt.result, O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd < 0 || write(fd, line, (size_t)len) != len) {
-        fprintf(stderr, "sluice-bench-ckpt_io: cannot append to %s: %s\n", opt.result,
-                strerror(errno));
+        fprintf(stderr, "sluice-bench-ckpt_io: cannot append to %s: %s\n", opt.result, strerror(errno));
         return 3;
     }
     close(fd);

@@ -25,20 +25,20 @@
 #endif
 
 enum { OP_DEVICE_INFO, OP_SET_ARG, OP_WRITE_SMALL, OP_NDRANGE_FINISH, OP_COUNT };
-static const char *const op_names[OP_COUNT] = {
-    "clGetDeviceInfo", "clSetKernelArg (cl_mem)", "clEnqueueWriteBuffer 64 B, blocking",
-    "clEnqueueNDRangeKernel + clFinish"};
+static const char *const op_names[OP_COUNT] = {"clGetDeviceInfo", "clSetKernelArg (cl_mem)",
+                                               "clEnqueueWriteBuffer 64 B, blocking",
+                                               "clEnqueueNDRangeKernel + clFinish"};
 /* Calls per timed batch and batches per operation (the median is over batches). */
 static const int batch[OP_COUNT] = {256, 256, 16, 4};
 static int batches[OP_COUNT] = {400, 400, 300, 300};
 
-#define CHECK(x)                                                                   \
-    do {                                                                           \
-        cl_int e_ = (x);                                                           \
-        if (e_ != CL_SUCCESS) {                                                    \
-            fprintf(stderr, "sluice-bench-opencl: %s failed: %d\n", #x, e_);       \
-            exit(1);                                                               \
-        }                                                                          \
+#define CHECK(x)                                                                                             \
+    do {                                                                                                     \
+        cl_int e_ = (x);                                                                                     \
+        if (e_ != CL_SUCCESS) {                                                                              \
+            fprintf(stderr, "sluice-bench-opencl: %s failed: %d\n", #x, e_);                                 \
+            exit(1);                                                                                         \
+        }                                                                                                    \
     } while (0)
 
 static uint64_t now_ns(void)
@@ -122,13 +122,15 @@ static int child(unsigned pidx, int profiled)
                     break;
                 case OP_WRITE_SMALL: {
                     cl_event ev;
-                    CHECK(clEnqueueWriteBuffer(q, buf, CL_TRUE, 0, sizeof small, small, 0, NULL, want_event(profiled, &ev)));
+                    CHECK(clEnqueueWriteBuffer(q, buf, CL_TRUE, 0, sizeof small, small, 0, NULL,
+                                               want_event(profiled, &ev)));
                     read_back(profiled, ev);
                     break;
                 }
                 case OP_NDRANGE_FINISH: {
                     cl_event ev;
-                    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &one, NULL, 0, NULL, want_event(profiled, &ev)));
+                    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &one, NULL, 0, NULL,
+                                                 want_event(profiled, &ev)));
                     CHECK(clFinish(q));
                     read_back(profiled, ev);
                     break;

@@ -26,8 +26,15 @@ static void sleep_ns(uint64_t ns)
     }
 }
 
-static void noop(void *arg) { (void)arg; }
-static int idle_poller(void *arg) { (void)arg; return 0; }
+static void noop(void *arg)
+{
+    (void)arg;
+}
+static int idle_poller(void *arg)
+{
+    (void)arg;
+    return 0;
+}
 
 static void idle_row(uint64_t cap_us, int with_poller, double seconds)
 {
@@ -56,7 +63,11 @@ static void idle_row(uint64_t cap_us, int with_poller, double seconds)
 /* ---- latency from post to run ---- */
 static uint64_t posted_at;
 static uint64_t ran_at;
-static void stamp(void *arg) { (void)arg; ran_at = now_ns(); }
+static void stamp(void *arg)
+{
+    (void)arg;
+    ran_at = now_ns();
+}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -90,16 +101,15 @@ int main(int argc, char **argv)
         return 2;
     }
     printf("# idle progress thread: CPU time of the thread over wall time\n");
-    printf("%10s  %-7s %8s  %12s  %11s  %10s\n", "cap_us", "poller", "wall_s", "thread_cpu_ms",
-           "cpu_share", "sleeps/s");
+    printf("%10s  %-7s %8s  %12s  %11s  %10s\n", "cap_us", "poller", "wall_s", "thread_cpu_ms", "cpu_share",
+           "sleeps/s");
     const uint64_t caps[] = {100, 500, 2000, 10000};
     for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
         idle_row(caps[i], 0, seconds);
     idle_row(2000, 1, seconds);
 
     printf("\n# latency from sluice_progress_post() to the item running (microseconds)\n");
-    printf("%-34s %8s  %6s  %9s  %9s  %9s  %9s\n", "case", "cap_us", "n", "median", "p90", "p99",
-           "max");
+    printf("%-34s %8s  %6s  %9s  %9s  %9s  %9s\n", "case", "cap_us", "n", "median", "p90", "p99", "max");
     latency_row("back to back", 2000, 20000, 0);
     latency_row("after 20 ms idle (thread parked)", 2000, 200, 20000000u);
     latency_row("after 20 ms idle (thread parked)", 10000, 200, 20000000u);

@@ -69,7 +69,8 @@ int main(int argc, char **argv)
     const char *inert[] = {preload, NULL};
     const char *traced[] = {preload, tracedir, NULL};
     char **envs[3] = {make_env(NULL), make_env(inert), make_env(traced)};
-    const char *names[3] = {"no preload", "preloaded, no SLUICE_* (inert)", "preloaded, SLUICE_TRACE_DIR set"};
+    const char *names[3] = {"no preload", "preloaded, no SLUICE_* (inert)",
+                            "preloaded, SLUICE_TRACE_DIR set"};
     uint64_t *t[3];
     for (int v = 0; v < 3; v++)
         t[v] = calloc((size_t)runs, sizeof(uint64_t));

@@ -32,8 +32,8 @@ static char tmpdir[64];
 
 static void start(unsigned backtrace, const char *debug, uint64_t limit)
 {
-    struct sluice_trace_options opt = {.dir = tmpdir, .limit = limit, .debug = debug, .backtrace = backtrace,
-                                       .rank = 0, .size = 1};
+    struct sluice_trace_options opt = {
+        .dir = tmpdir, .limit = limit, .debug = debug, .backtrace = backtrace, .rank = 0, .size = 1};
     if (sluice_trace_start(&opt) != 0) {
         fprintf(stderr, "sluice-bench-trace: cannot start tracing\n");
         exit(1);

@@ -10,6 +10,7 @@ packages=(
   googletest libgtest-dev
   python3 python3-pyopencl python3-numpy
   coreutils procps
+  clang-format
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -48,10 +48,22 @@ static int dirs_closedir(DIR *d)
     return SLUICE_REAL(closedir)(d);
 }
 
-SLUICE_EXPORT DIR *opendir(const char *path) { return dirs_opendir(path); }
-SLUICE_EXPORT struct dirent *readdir(DIR *d) { return dirs_readdir(d); }
-SLUICE_EXPORT struct dirent64 *readdir64(DIR *d) { return (struct dirent64 *)dirs_readdir(d); }
-SLUICE_EXPORT int closedir(DIR *d) { return dirs_closedir(d); }
+SLUICE_EXPORT DIR *opendir(const char *path)
+{
+    return dirs_opendir(path);
+}
+SLUICE_EXPORT struct dirent *readdir(DIR *d)
+{
+    return dirs_readdir(d);
+}
+SLUICE_EXPORT struct dirent64 *readdir64(DIR *d)
+{
+    return (struct dirent64 *)dirs_readdir(d);
+}
+SLUICE_EXPORT int closedir(DIR *d)
+{
+    return dirs_closedir(d);
+}
 SLUICE_EXPORT void rewinddir(DIR *d)
 {
     SLUICE_REAL(rewinddir)(d);
@@ -118,8 +130,7 @@ SLUICE_EXPORT int scandir(const char *path, struct dirent ***out, scan_filter fi
     return scan_merged(path, out, filter, compar);
 }
 
-SLUICE_EXPORT int scandir64(const char *path, struct dirent64 ***out,
-                            int (*filter)(const struct dirent64 *),
+SLUICE_EXPORT int scandir64(const char *path, struct dirent64 ***out, int (*filter)(const struct dirent64 *),
                             int (*compar)(const struct dirent64 **, const struct dirent64 **))
 {
     if (!sluice_capture_dir_is_mine(path))
@@ -129,11 +140,26 @@ SLUICE_EXPORT int scandir64(const char *path, struct dirent64 ***out,
 
 /* glob: glibc's own matching, over sluice's folder functions (GLOB_ALTDIRFUNC). A caller that
  * brings its own folder functions keeps them. */
-static void *glob_opendir(const char *path) { return dirs_opendir(path); }
-static struct dirent *glob_readdir(void *d) { return dirs_readdir(d); }
-static void glob_closedir(void *d) { dirs_closedir(d); }
-static int glob_stat(const char *path, struct stat *st) { return stat(path, st); }
-static int glob_lstat(const char *path, struct stat *st) { return lstat(path, st); }
+static void *glob_opendir(const char *path)
+{
+    return dirs_opendir(path);
+}
+static struct dirent *glob_readdir(void *d)
+{
+    return dirs_readdir(d);
+}
+static void glob_closedir(void *d)
+{
+    dirs_closedir(d);
+}
+static int glob_stat(const char *path, struct stat *st)
+{
+    return stat(path, st);
+}
+static int glob_lstat(const char *path, struct stat *st)
+{
+    return lstat(path, st);
+}
 
 SLUICE_EXPORT int glob(const char *pattern, int flags, int (*errfunc)(const char *, int), glob_t *g)
 {

@@ -18,10 +18,22 @@ SLUICE_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *pr
     return sluice_mpi_app_init(argc, argv, true, required, provided);
 }
 
-SLUICE_EXPORT int MPI_Finalize(void) { return sluice_mpi_app_finalize(); }
+SLUICE_EXPORT int MPI_Finalize(void)
+{
+    return sluice_mpi_app_finalize();
+}
 
-SLUICE_EXPORT int MPI_Initialized(int *flag) { return sluice_mpi_app_initialized(flag); }
+SLUICE_EXPORT int MPI_Initialized(int *flag)
+{
+    return sluice_mpi_app_initialized(flag);
+}
 
-SLUICE_EXPORT int MPI_Finalized(int *flag) { return sluice_mpi_app_finalized(flag); }
+SLUICE_EXPORT int MPI_Finalized(int *flag)
+{
+    return sluice_mpi_app_finalized(flag);
+}
 
-SLUICE_EXPORT int MPI_Query_thread(int *provided) { return sluice_mpi_app_query_thread(provided); }
+SLUICE_EXPORT int MPI_Query_thread(int *provided)
+{
+    return sluice_mpi_app_query_thread(provided);
+}

@@ -16,10 +16,10 @@
 #include "mpi/lifecycle.h"
 
 /* One definition, exported under NAME, name, name_ and name__. */
-#define SLUICE_FORTRAN_ALIASES(upper, lower, impl)                                          \
-    SLUICE_EXPORT __typeof__(impl) upper __attribute__((alias(#impl)));                    \
-    SLUICE_EXPORT __typeof__(impl) lower __attribute__((alias(#impl)));                    \
-    SLUICE_EXPORT __typeof__(impl) lower##_ __attribute__((alias(#impl)));                 \
+#define SLUICE_FORTRAN_ALIASES(upper, lower, impl)                                                           \
+    SLUICE_EXPORT __typeof__(impl) upper __attribute__((alias(#impl)));                                      \
+    SLUICE_EXPORT __typeof__(impl) lower __attribute__((alias(#impl)));                                      \
+    SLUICE_EXPORT __typeof__(impl) lower##_ __attribute__((alias(#impl)));                                   \
     SLUICE_EXPORT __typeof__(impl) lower##__ __attribute__((alias(#impl)));
 
 static void fortran_init(MPI_Fint *ierr)

@@ -18,7 +18,6 @@
 
 _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat and stat64 layouts differ");
 
-
 static int stat_or_pass(int dirfd, const char *path, struct stat *st, int flags)
 {
     return sluice_capture_on() ? sluice_capture_stat(dirfd, path, st, flags) : SLUICE_CAPTURE_PASS;
@@ -36,62 +35,62 @@ static int real_fstatat(int dirfd, const char *path, struct stat *st, int flags)
     return SLUICE_REAL(fstatat)(dirfd, path, st, flags);
 }
 
-#define SHAPE_PATH(name, type, nofollow)                                                         \
-    SLUICE_EXPORT int name(const char *path, struct type *st)                                    \
-    {                                                                                            \
-        int r = stat_or_pass(AT_FDCWD, path, (struct stat *)st, nofollow);                       \
-        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, st);                       \
+#define SHAPE_PATH(name, type, nofollow)                                                                     \
+    SLUICE_EXPORT int name(const char *path, struct type *st)                                                \
+    {                                                                                                        \
+        int r = stat_or_pass(AT_FDCWD, path, (struct stat *)st, nofollow);                                   \
+        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, st);                                   \
     }
-#define SHAPE_AT(name, type, nofollow)                                                           \
-    SLUICE_EXPORT int name(int dirfd, const char *path, struct type *st, int flags)              \
-    {                                                                                            \
-        int r = stat_or_pass(dirfd, path, (struct stat *)st, flags);                             \
-        if (r != SLUICE_CAPTURE_PASS)                                                            \
-            return r;                                                                            \
-        r = SLUICE_REAL(name)(dirfd, path, st, flags);                                           \
-        if (r == 0 && (flags & AT_EMPTY_PATH) && path[0] == '\0')                               \
-            fix_fstat(dirfd, (struct stat *)st);                                                 \
-        return r;                                                                                \
+#define SHAPE_AT(name, type, nofollow)                                                                       \
+    SLUICE_EXPORT int name(int dirfd, const char *path, struct type *st, int flags)                          \
+    {                                                                                                        \
+        int r = stat_or_pass(dirfd, path, (struct stat *)st, flags);                                         \
+        if (r != SLUICE_CAPTURE_PASS)                                                                        \
+            return r;                                                                                        \
+        r = SLUICE_REAL(name)(dirfd, path, st, flags);                                                       \
+        if (r == 0 && (flags & AT_EMPTY_PATH) && path[0] == '\0')                                            \
+            fix_fstat(dirfd, (struct stat *)st);                                                             \
+        return r;                                                                                            \
     }
 /* The glibc < 2.33 names are compat-only symbols in today's libc (dlsym cannot find them), so
  * their pass-through goes to fstatat, which fills the same structure. */
-#define SHAPE_XPATH(name, type, nofollow)                                                        \
-    SLUICE_EXPORT int name(int ver, const char *path, struct type *st)                           \
-    {                                                                                            \
-        (void)ver;                                                                               \
-        int r = stat_or_pass(AT_FDCWD, path, (struct stat *)st, nofollow);                       \
-        return r != SLUICE_CAPTURE_PASS ? r : real_fstatat(AT_FDCWD, path, (struct stat *)st, nofollow); \
+#define SHAPE_XPATH(name, type, nofollow)                                                                    \
+    SLUICE_EXPORT int name(int ver, const char *path, struct type *st)                                       \
+    {                                                                                                        \
+        (void)ver;                                                                                           \
+        int r = stat_or_pass(AT_FDCWD, path, (struct stat *)st, nofollow);                                   \
+        return r != SLUICE_CAPTURE_PASS ? r : real_fstatat(AT_FDCWD, path, (struct stat *)st, nofollow);     \
     }
-#define SHAPE_XAT(name, type, nofollow)                                                          \
-    SLUICE_EXPORT int name(int ver, int dirfd, const char *path, struct type *st, int flags)     \
-    {                                                                                            \
-        (void)ver;                                                                               \
-        int r = stat_or_pass(dirfd, path, (struct stat *)st, flags);                             \
-        return r != SLUICE_CAPTURE_PASS ? r : real_fstatat(dirfd, path, (struct stat *)st, flags); \
+#define SHAPE_XAT(name, type, nofollow)                                                                      \
+    SLUICE_EXPORT int name(int ver, int dirfd, const char *path, struct type *st, int flags)                 \
+    {                                                                                                        \
+        (void)ver;                                                                                           \
+        int r = stat_or_pass(dirfd, path, (struct stat *)st, flags);                                         \
+        return r != SLUICE_CAPTURE_PASS ? r : real_fstatat(dirfd, path, (struct stat *)st, flags);           \
     }
 
 #define SLUICE_STAT_FN(name, shape, type, nofollow) SHAPE_##shape(name, type, nofollow)
 #include "names_stat.def"
 #undef SLUICE_STAT_FN
 
-#define FSTAT_WRAPPER(name, type)                                                                \
-    SLUICE_EXPORT int name(int fd, struct type *st)                                              \
-    {                                                                                            \
-        int r = SLUICE_REAL(name)(fd, st);                                                       \
-        if (r == 0)                                                                              \
-            fix_fstat(fd, (struct stat *)st);                                                    \
-        return r;                                                                                \
+#define FSTAT_WRAPPER(name, type)                                                                            \
+    SLUICE_EXPORT int name(int fd, struct type *st)                                                          \
+    {                                                                                                        \
+        int r = SLUICE_REAL(name)(fd, st);                                                                   \
+        if (r == 0)                                                                                          \
+            fix_fstat(fd, (struct stat *)st);                                                                \
+        return r;                                                                                            \
     }
 FSTAT_WRAPPER(fstat, stat)
 FSTAT_WRAPPER(fstat64, stat64)
-#define FXSTAT_WRAPPER(name, type)                                                               \
-    SLUICE_EXPORT int name(int ver, int fd, struct type *st)                                     \
-    {                                                                                            \
-        (void)ver;                                                                               \
-        int r = SLUICE_REAL(fstat)(fd, (struct stat *)st);                                       \
-        if (r == 0)                                                                              \
-            fix_fstat(fd, (struct stat *)st);                                                    \
-        return r;                                                                                \
+#define FXSTAT_WRAPPER(name, type)                                                                           \
+    SLUICE_EXPORT int name(int ver, int fd, struct type *st)                                                 \
+    {                                                                                                        \
+        (void)ver;                                                                                           \
+        int r = SLUICE_REAL(fstat)(fd, (struct stat *)st);                                                   \
+        if (r == 0)                                                                                          \
+            fix_fstat(fd, (struct stat *)st);                                                                \
+        return r;                                                                                            \
     }
 FXSTAT_WRAPPER(__fxstat, stat)
 FXSTAT_WRAPPER(__fxstat64, stat64)
@@ -173,24 +172,24 @@ static int captured_exists(const char *path)
     return r == SLUICE_CAPTURE_PASS ? r : (r == 0);
 }
 
-#define GETXATTR_WRAPPER(name)                                                                   \
-    SLUICE_EXPORT ssize_t name(const char *path, const char *attr, void *value, size_t size)     \
-    {                                                                                            \
-        int c = captured_exists(path);                                                           \
-        if (c != SLUICE_CAPTURE_PASS) {                                                          \
-            if (c)                                                                               \
-                errno = ENODATA;                                                                 \
-            return -1;                                                                           \
-        }                                                                                        \
-        return SLUICE_REAL(name)(path, attr, value, size);                                       \
+#define GETXATTR_WRAPPER(name)                                                                               \
+    SLUICE_EXPORT ssize_t name(const char *path, const char *attr, void *value, size_t size)                 \
+    {                                                                                                        \
+        int c = captured_exists(path);                                                                       \
+        if (c != SLUICE_CAPTURE_PASS) {                                                                      \
+            if (c)                                                                                           \
+                errno = ENODATA;                                                                             \
+            return -1;                                                                                       \
+        }                                                                                                    \
+        return SLUICE_REAL(name)(path, attr, value, size);                                                   \
     }
-#define LISTXATTR_WRAPPER(name)                                                                  \
-    SLUICE_EXPORT ssize_t name(const char *path, char *list, size_t size)                        \
-    {                                                                                            \
-        int c = captured_exists(path);                                                           \
-        if (c != SLUICE_CAPTURE_PASS)                                                            \
-            return c ? 0 : -1;                                                                   \
-        return SLUICE_REAL(name)(path, list, size);                                              \
+#define LISTXATTR_WRAPPER(name)                                                                              \
+    SLUICE_EXPORT ssize_t name(const char *path, char *list, size_t size)                                    \
+    {                                                                                                        \
+        int c = captured_exists(path);                                                                       \
+        if (c != SLUICE_CAPTURE_PASS)                                                                        \
+            return c ? 0 : -1;                                                                               \
+        return SLUICE_REAL(name)(path, list, size);                                                          \
     }
 GETXATTR_WRAPPER(getxattr)
 GETXATTR_WRAPPER(lgetxattr)
@@ -224,7 +223,8 @@ SLUICE_EXPORT int remove(const char *path)
 
 SLUICE_EXPORT int rename(const char *from, const char *to)
 {
-    int r = sluice_capture_on() ? sluice_capture_rename(AT_FDCWD, from, AT_FDCWD, to, 0) : SLUICE_CAPTURE_PASS;
+    int r =
+        sluice_capture_on() ? sluice_capture_rename(AT_FDCWD, from, AT_FDCWD, to, 0) : SLUICE_CAPTURE_PASS;
     return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(rename)(from, to);
 }
 SLUICE_EXPORT int renameat(int fromdir, const char *from, int todir, const char *to)
@@ -234,15 +234,16 @@ SLUICE_EXPORT int renameat(int fromdir, const char *from, int todir, const char 
 }
 SLUICE_EXPORT int renameat2(int fromdir, const char *from, int todir, const char *to, unsigned int flags)
 {
-    int r = sluice_capture_on() ? sluice_capture_rename(fromdir, from, todir, to, flags) : SLUICE_CAPTURE_PASS;
+    int r =
+        sluice_capture_on() ? sluice_capture_rename(fromdir, from, todir, to, flags) : SLUICE_CAPTURE_PASS;
     return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(renameat2)(fromdir, from, todir, to, flags);
 }
 
-#define TRUNCATE_WRAPPER(name)                                                                   \
-    SLUICE_EXPORT int name(const char *path, off_t length)                                       \
-    {                                                                                            \
-        int r = sluice_capture_on() ? sluice_capture_truncate(path, length) : SLUICE_CAPTURE_PASS; \
-        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, length);                   \
+#define TRUNCATE_WRAPPER(name)                                                                               \
+    SLUICE_EXPORT int name(const char *path, off_t length)                                                   \
+    {                                                                                                        \
+        int r = sluice_capture_on() ? sluice_capture_truncate(path, length) : SLUICE_CAPTURE_PASS;           \
+        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, length);                               \
     }
 TRUNCATE_WRAPPER(truncate)
 TRUNCATE_WRAPPER(truncate64)

@@ -57,8 +57,8 @@ static int is_opencl_loader(void *handle)
 }
 
 /* Returns sluice's wrapper for (handle, name), or NULL to let the real dlsym answer. */
-NOT_INSTRUMENTED __attribute__((visibility("hidden"), used)) void *sluice_cl_dlsym_redirect(void *handle, const char *name,
-                                                                         void *caller)
+NOT_INSTRUMENTED __attribute__((visibility("hidden"), used)) void *
+sluice_cl_dlsym_redirect(void *handle, const char *name, void *caller)
 {
     dlsym_fn real = find_real_dlsym();
     if (real == NULL || name == NULL || name[0] != 'c' || name[1] != 'l')

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist.h"
 #include "cl/names.h"
 #include "cl/wrap.h"
+#include "dist/dist.h"
 
 extern void (*const sluice_cl_wrappers[SLUICE_CL_FN_COUNT])(void);
 
@@ -17,13 +17,13 @@ extern void (*const sluice_cl_wrappers[SLUICE_CL_FN_COUNT])(void);
  * handed out (clinfo prints the loader's identity through it). */
 static const char *const handle_free_loader_functions[] = {"clGetICDLoaderInfoOCLICD"};
 
-#define TRACE_BEGIN()                                  \
-    const bool tr_ = sluice_trace_active();            \
+#define TRACE_BEGIN()                                                                                        \
+    const bool tr_ = sluice_trace_active();                                                                  \
     const uint64_t t0_ = tr_ ? sluice_now_ns() : 0
-#define TRACE_END(fn, code, obj)                       \
-    do {                                               \
-        if (tr_)                                       \
-            sluice_cl_trace_call(SLUICE_CL_FN_##fn, t0_, (code), (obj)); \
+#define TRACE_END(fn, code, obj)                                                                             \
+    do {                                                                                                     \
+        if (tr_)                                                                                             \
+            sluice_cl_trace_call(SLUICE_CL_FN_##fn, t0_, (code), (obj));                                     \
     } while (0)
 
 /* ---- platforms and devices ---------------------------------------------------------------- */
@@ -95,7 +95,8 @@ static struct sluice_cl_obj *device_handle(cl_device_id real, struct sluice_cl_o
             api->clGetDeviceInfo(real, CL_DEVICE_PLATFORM, sizeof rp, &rp, NULL) == CL_SUCCESS)
             platform = platform_handle(rp);
     }
-    struct sluice_cl_obj *d = sluice_cl_wrap_persistent(SLUICE_CL_DEVICE, real, platform, sluice_cl_backend_of(platform));
+    struct sluice_cl_obj *d =
+        sluice_cl_wrap_persistent(SLUICE_CL_DEVICE, real, platform, sluice_cl_backend_of(platform));
     if (d != NULL && known == NULL && sluice_trace_active())
         sluice_cl_trace_device(d);
     return d;
@@ -138,7 +139,8 @@ SLUICE_EXPORT cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform, cl_devi
     return ret;
 }
 
-static cl_device_id new_sub_device(cl_device_id real, struct sluice_cl_obj *parent, const struct sluice_cl_backend *be)
+static cl_device_id new_sub_device(cl_device_id real, struct sluice_cl_obj *parent,
+                                   const struct sluice_cl_backend *be)
 {
     struct sluice_cl_obj *d = sluice_cl_wrap_new(SLUICE_CL_DEVICE, real, parent, be);
     if (d != NULL && sluice_trace_active())
@@ -147,41 +149,40 @@ static cl_device_id new_sub_device(cl_device_id real, struct sluice_cl_obj *pare
 }
 
 /* clCreateSubDevices and its EXT ancestor: new, reference-counted devices. */
-#define CREATE_SUB_DEVICES(fn_name, prop_type)                                                     \
-    SLUICE_EXPORT cl_int CL_API_CALL fn_name(cl_device_id in_device, const prop_type *properties,   \
-                                             cl_uint num_entries, cl_device_id *out_devices,       \
-                                             cl_uint *num_devices)                                 \
-    {                                                                                              \
-        if (!sluice_cl_on()) {                                                                     \
-            sluice_cl_pfn_##fn_name raw = sluice_cl_raw_api()->fn_name;                            \
-            return raw ? raw(in_device, properties, num_entries, out_devices, num_devices)         \
-                       : CL_INVALID_OPERATION;                                                     \
-        }                                                                                          \
-        struct sluice_cl_obj *d = sluice_cl_valid(in_device, SLUICE_CL_DEVICE);                   \
-        const struct sluice_cl_backend *be = sluice_cl_backend_of(d);                              \
-        if (be->api.fn_name == NULL)                                                               \
-            return CL_INVALID_OPERATION;                                                           \
-        TRACE_BEGIN();                                                                             \
-        cl_device_id rd = (cl_device_id)sluice_cl_in(in_device, SLUICE_CL_DEVICE);                 \
-        cl_int ret;                                                                                \
-        if (out_devices == NULL || num_entries == 0) {                                             \
-            ret = be->api.fn_name(rd, properties, num_entries, out_devices, num_devices);          \
-        } else {                                                                                   \
-            cl_device_id *tmp = calloc(num_entries, sizeof *tmp);                                  \
-            cl_uint total = 0;                                                                     \
-            ret = tmp ? be->api.fn_name(rd, properties, num_entries, tmp, &total)                  \
-                      : CL_OUT_OF_HOST_MEMORY;                                                     \
-            if (ret == CL_SUCCESS) {                                                               \
-                cl_uint n = total < num_entries ? total : num_entries;                             \
-                for (cl_uint i = 0; i < n; i++)                                                    \
-                    out_devices[i] = new_sub_device(tmp[i], d, be);                                     \
-                if (num_devices != NULL)                                                           \
-                    *num_devices = total;                                                          \
-            }                                                                                      \
-            free(tmp);                                                                             \
-        }                                                                                          \
-        TRACE_END(fn_name, ret, d);                                                                \
-        return ret;                                                                                \
+#define CREATE_SUB_DEVICES(fn_name, prop_type)                                                               \
+    SLUICE_EXPORT cl_int CL_API_CALL fn_name(cl_device_id in_device, const prop_type *properties,            \
+                                             cl_uint num_entries, cl_device_id *out_devices,                 \
+                                             cl_uint *num_devices)                                           \
+    {                                                                                                        \
+        if (!sluice_cl_on()) {                                                                               \
+            sluice_cl_pfn_##fn_name raw = sluice_cl_raw_api()->fn_name;                                      \
+            return raw ? raw(in_device, properties, num_entries, out_devices, num_devices)                   \
+                       : CL_INVALID_OPERATION;                                                               \
+        }                                                                                                    \
+        struct sluice_cl_obj *d = sluice_cl_valid(in_device, SLUICE_CL_DEVICE);                              \
+        const struct sluice_cl_backend *be = sluice_cl_backend_of(d);                                        \
+        if (be->api.fn_name == NULL)                                                                         \
+            return CL_INVALID_OPERATION;                                                                     \
+        TRACE_BEGIN();                                                                                       \
+        cl_device_id rd = (cl_device_id)sluice_cl_in(in_device, SLUICE_CL_DEVICE);                           \
+        cl_int ret;                                                                                          \
+        if (out_devices == NULL || num_entries == 0) {                                                       \
+            ret = be->api.fn_name(rd, properties, num_entries, out_devices, num_devices);                    \
+        } else {                                                                                             \
+            cl_device_id *tmp = calloc(num_entries, sizeof *tmp);                                            \
+            cl_uint total = 0;                                                                               \
+            ret = tmp ? be->api.fn_name(rd, properties, num_entries, tmp, &total) : CL_OUT_OF_HOST_MEMORY;   \
+            if (ret == CL_SUCCESS) {                                                                         \
+                cl_uint n = total < num_entries ? total : num_entries;                                       \
+                for (cl_uint i = 0; i < n; i++)                                                              \
+                    out_devices[i] = new_sub_device(tmp[i], d, be);                                          \
+                if (num_devices != NULL)                                                                     \
+                    *num_devices = total;                                                                    \
+            }                                                                                                \
+            free(tmp);                                                                                       \
+        }                                                                                                    \
+        TRACE_END(fn_name, ret, d);                                                                          \
+        return ret;                                                                                          \
     }
 CREATE_SUB_DEVICES(clCreateSubDevices, cl_device_partition_property)
 CREATE_SUB_DEVICES(clCreateSubDevicesEXT, cl_device_partition_property_ext)
@@ -224,16 +225,16 @@ SLUICE_EXPORT cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl
 /* clCreateContextFromType names no object but its platform property: the backend is that
  * platform's (a distributed run's merged platform has the distributed backend), or, without one,
  * the default platform's: a distributed run's first merged platform, else the loader's choice. */
-SLUICE_EXPORT cl_context CL_API_CALL clCreateContextFromType(const cl_context_properties *properties,
-                                                             cl_device_type device_type,
-                                                             void(CL_CALLBACK *pfn_notify)(const char *, const void *,
-                                                                                          size_t, void *),
-                                                             void *user_data, cl_int *errcode_ret)
+SLUICE_EXPORT cl_context CL_API_CALL
+clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type,
+                        void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *),
+                        void *user_data, cl_int *errcode_ret)
 {
     if (!sluice_cl_on()) {
         sluice_cl_pfn_clCreateContextFromType raw = sluice_cl_raw_api()->clCreateContextFromType;
         if (raw == NULL) {
-            if (errcode_ret) *errcode_ret = CL_INVALID_PLATFORM;
+            if (errcode_ret)
+                *errcode_ret = CL_INVALID_PLATFORM;
             return NULL;
         }
         return raw(properties, device_type, pfn_notify, user_data, errcode_ret);
@@ -325,7 +326,8 @@ SLUICE_EXPORT void *CL_API_CALL clGetExtensionFunctionAddressForPlatform(cl_plat
     if (!on)
         return fn(platform, func_name);
     TRACE_BEGIN();
-    void *ret = extension_pointer(func_name, fn((cl_platform_id)sluice_cl_in(platform, SLUICE_CL_PLATFORM), func_name));
+    void *ret = extension_pointer(func_name,
+                                  fn((cl_platform_id)sluice_cl_in(platform, SLUICE_CL_PLATFORM), func_name));
     TRACE_END(clGetExtensionFunctionAddressForPlatform, ret ? CL_SUCCESS : CL_INVALID_VALUE, p);
     return ret;
 }
@@ -374,7 +376,8 @@ SLUICE_EXPORT cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context conte
     if (!sluice_cl_on()) {
         sluice_cl_pfn_clCreateCommandQueue raw = sluice_cl_raw_api()->clCreateCommandQueue;
         if (raw == NULL) {
-            if (errcode_ret) *errcode_ret = CL_INVALID_CONTEXT;
+            if (errcode_ret)
+                *errcode_ret = CL_INVALID_CONTEXT;
             return NULL;
         }
         return raw(context, device, properties, errcode_ret);
@@ -386,11 +389,13 @@ SLUICE_EXPORT cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context conte
     TRACE_BEGIN();
     if (be->api.clCreateCommandQueue != NULL) {
         bool forced = sluice_trace_active() && !(properties & CL_QUEUE_PROFILING_ENABLE);
-        cl_command_queue real = be->api.clCreateCommandQueue(
-            (cl_context)sluice_cl_in(context, SLUICE_CL_CONTEXT), (cl_device_id)sluice_cl_in(device, SLUICE_CL_DEVICE),
-            properties | (forced ? CL_QUEUE_PROFILING_ENABLE : 0), &err);
+        cl_command_queue real =
+            be->api.clCreateCommandQueue((cl_context)sluice_cl_in(context, SLUICE_CL_CONTEXT),
+                                         (cl_device_id)sluice_cl_in(device, SLUICE_CL_DEVICE),
+                                         properties | (forced ? CL_QUEUE_PROFILING_ENABLE : 0), &err);
         if (real != NULL) {
-            struct sluice_cl_obj *h = sluice_cl_queue_wrap(real, c, sluice_cl_valid(device, SLUICE_CL_DEVICE), NULL, forced);
+            struct sluice_cl_obj *h =
+                sluice_cl_queue_wrap(real, c, sluice_cl_valid(device, SLUICE_CL_DEVICE), NULL, forced);
             if (h != NULL)
                 h->u.queue.app_props = properties;
             else
@@ -404,42 +409,43 @@ SLUICE_EXPORT cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context conte
     return q;
 }
 
-#define CREATE_QUEUE_WITH_PROPERTIES(fn_name, prop_type)                                           \
-    SLUICE_EXPORT cl_command_queue CL_API_CALL fn_name(cl_context context, cl_device_id device,    \
-                                                       const prop_type *properties, cl_int *errcode_ret) \
-    {                                                                                              \
-        if (!sluice_cl_on()) {                                                                     \
-            sluice_cl_pfn_##fn_name raw = sluice_cl_raw_api()->fn_name;                            \
-            if (raw == NULL) {                                                                     \
-                if (errcode_ret) *errcode_ret = CL_INVALID_CONTEXT;                                \
-                return NULL;                                                                       \
-            }                                                                                      \
-            return raw(context, device, properties, errcode_ret);                                  \
-        }                                                                                          \
-        struct sluice_cl_obj *c = sluice_cl_valid(context, SLUICE_CL_CONTEXT);                     \
-        const struct sluice_cl_backend *be = sluice_cl_backend_of(c);                              \
-        cl_int err = CL_INVALID_CONTEXT;                                                           \
-        cl_command_queue q = NULL;                                                                 \
-        TRACE_BEGIN();                                                                             \
-        if (be->api.fn_name != NULL) {                                                             \
-            cl_queue_properties buf[64];                                                           \
-            bool forced = false;                                                                   \
-            const cl_queue_properties *props =                                                     \
-                sluice_cl_queue_props_for_backend(properties, buf, 64, &forced);                   \
-            cl_command_queue real = be->api.fn_name((cl_context)sluice_cl_in(context, SLUICE_CL_CONTEXT), \
-                                                    (cl_device_id)sluice_cl_in(device, SLUICE_CL_DEVICE), \
-                                                    props, &err);                                  \
-            if (real != NULL) {                                                                    \
-                q = (cl_command_queue)sluice_cl_queue_wrap(real, c, sluice_cl_valid(device, SLUICE_CL_DEVICE), \
-                                                           properties, forced);                    \
-                if (q == NULL)                                                                     \
-                    err = CL_OUT_OF_HOST_MEMORY;                                                   \
-            }                                                                                      \
-        }                                                                                          \
-        if (errcode_ret != NULL)                                                                   \
-            *errcode_ret = err;                                                                    \
-        TRACE_END(fn_name, err, c);                                                                \
-        return q;                                                                                  \
+#define CREATE_QUEUE_WITH_PROPERTIES(fn_name, prop_type)                                                     \
+    SLUICE_EXPORT cl_command_queue CL_API_CALL fn_name(cl_context context, cl_device_id device,              \
+                                                       const prop_type *properties, cl_int *errcode_ret)     \
+    {                                                                                                        \
+        if (!sluice_cl_on()) {                                                                               \
+            sluice_cl_pfn_##fn_name raw = sluice_cl_raw_api()->fn_name;                                      \
+            if (raw == NULL) {                                                                               \
+                if (errcode_ret)                                                                             \
+                    *errcode_ret = CL_INVALID_CONTEXT;                                                       \
+                return NULL;                                                                                 \
+            }                                                                                                \
+            return raw(context, device, properties, errcode_ret);                                            \
+        }                                                                                                    \
+        struct sluice_cl_obj *c = sluice_cl_valid(context, SLUICE_CL_CONTEXT);                               \
+        const struct sluice_cl_backend *be = sluice_cl_backend_of(c);                                        \
+        cl_int err = CL_INVALID_CONTEXT;                                                                     \
+        cl_command_queue q = NULL;                                                                           \
+        TRACE_BEGIN();                                                                                       \
+        if (be->api.fn_name != NULL) {                                                                       \
+            cl_queue_properties buf[64];                                                                     \
+            bool forced = false;                                                                             \
+            const cl_queue_properties *props =                                                               \
+                sluice_cl_queue_props_for_backend(properties, buf, 64, &forced);                             \
+            cl_command_queue real =                                                                          \
+                be->api.fn_name((cl_context)sluice_cl_in(context, SLUICE_CL_CONTEXT),                        \
+                                (cl_device_id)sluice_cl_in(device, SLUICE_CL_DEVICE), props, &err);          \
+            if (real != NULL) {                                                                              \
+                q = (cl_command_queue)sluice_cl_queue_wrap(                                                  \
+                    real, c, sluice_cl_valid(device, SLUICE_CL_DEVICE), properties, forced);                 \
+                if (q == NULL)                                                                               \
+                    err = CL_OUT_OF_HOST_MEMORY;                                                             \
+            }                                                                                                \
+        }                                                                                                    \
+        if (errcode_ret != NULL)                                                                             \
+            *errcode_ret = err;                                                                              \
+        TRACE_END(fn_name, err, c);                                                                          \
+        return q;                                                                                            \
     }
 CREATE_QUEUE_WITH_PROPERTIES(clCreateCommandQueueWithProperties, cl_queue_properties)
 CREATE_QUEUE_WITH_PROPERTIES(clCreateCommandQueueWithPropertiesKHR, cl_queue_properties_khr)

@@ -4,13 +4,13 @@
  * calls (read, write, lseek, mmap, ftruncate...) are not wrapped: captured descriptors are
  * real descriptors on staging files. */
 #include "ckpt/capture/capture.h"
-#include "dist/dist_fault.h"
 #include "common/export.h"
 #include "common/real.h"
+#include "dist/dist_fault.h"
 
 #include <fcntl.h>
-#include <stdlib.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -21,7 +21,7 @@ int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
 
 /* open(2) reads a mode argument only for O_CREAT and O_TMPFILE. */
-#define NEEDS_MODE(flags) (((flags) & O_CREAT) != 0 || ((flags) & O_TMPFILE) == O_TMPFILE)
+#define NEEDS_MODE(flags) (((flags)&O_CREAT) != 0 || ((flags)&O_TMPFILE) == O_TMPFILE)
 
 static inline mode_t take_mode(int flags, va_list ap)
 {
@@ -33,43 +33,43 @@ static inline int capture_or_pass(int dirfd, const char *path, int flags, mode_t
     return sluice_capture_on() ? sluice_capture_openat(dirfd, path, flags, mode) : SLUICE_CAPTURE_PASS;
 }
 
-#define SHAPE_PLAIN(name)                                                                        \
-    SLUICE_EXPORT int name(const char *path, int flags, ...)                                     \
-    {                                                                                            \
-        va_list ap;                                                                              \
-        va_start(ap, flags);                                                                     \
-        mode_t mode = take_mode(flags, ap);                                                      \
-        va_end(ap);                                                                              \
-        int r = capture_or_pass(AT_FDCWD, path, flags, mode);                                    \
-        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, flags, mode);              \
+#define SHAPE_PLAIN(name)                                                                                    \
+    SLUICE_EXPORT int name(const char *path, int flags, ...)                                                 \
+    {                                                                                                        \
+        va_list ap;                                                                                          \
+        va_start(ap, flags);                                                                                 \
+        mode_t mode = take_mode(flags, ap);                                                                  \
+        va_end(ap);                                                                                          \
+        int r = capture_or_pass(AT_FDCWD, path, flags, mode);                                                \
+        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, flags, mode);                          \
     }
-#define SHAPE_AT(name)                                                                           \
-    SLUICE_EXPORT int name(int dirfd, const char *path, int flags, ...)                          \
-    {                                                                                            \
-        va_list ap;                                                                              \
-        va_start(ap, flags);                                                                     \
-        mode_t mode = take_mode(flags, ap);                                                      \
-        va_end(ap);                                                                              \
-        int r = capture_or_pass(dirfd, path, flags, mode);                                       \
-        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(dirfd, path, flags, mode);       \
+#define SHAPE_AT(name)                                                                                       \
+    SLUICE_EXPORT int name(int dirfd, const char *path, int flags, ...)                                      \
+    {                                                                                                        \
+        va_list ap;                                                                                          \
+        va_start(ap, flags);                                                                                 \
+        mode_t mode = take_mode(flags, ap);                                                                  \
+        va_end(ap);                                                                                          \
+        int r = capture_or_pass(dirfd, path, flags, mode);                                                   \
+        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(dirfd, path, flags, mode);                   \
     }
-#define SHAPE_FORTIFY(name)                                                                      \
-    SLUICE_EXPORT int name(const char *path, int flags)                                          \
-    {                                                                                            \
-        int r = capture_or_pass(AT_FDCWD, path, flags, 0);                                       \
-        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, flags);                    \
+#define SHAPE_FORTIFY(name)                                                                                  \
+    SLUICE_EXPORT int name(const char *path, int flags)                                                      \
+    {                                                                                                        \
+        int r = capture_or_pass(AT_FDCWD, path, flags, 0);                                                   \
+        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, flags);                                \
     }
-#define SHAPE_FORTIFY_AT(name)                                                                   \
-    SLUICE_EXPORT int name(int dirfd, const char *path, int flags)                               \
-    {                                                                                            \
-        int r = capture_or_pass(dirfd, path, flags, 0);                                          \
-        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(dirfd, path, flags);             \
+#define SHAPE_FORTIFY_AT(name)                                                                               \
+    SLUICE_EXPORT int name(int dirfd, const char *path, int flags)                                           \
+    {                                                                                                        \
+        int r = capture_or_pass(dirfd, path, flags, 0);                                                      \
+        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(dirfd, path, flags);                         \
     }
-#define SHAPE_CREAT(name)                                                                        \
-    SLUICE_EXPORT int name(const char *path, mode_t mode)                                        \
-    {                                                                                            \
-        int r = capture_or_pass(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, mode);             \
-        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, mode);                     \
+#define SHAPE_CREAT(name)                                                                                    \
+    SLUICE_EXPORT int name(const char *path, mode_t mode)                                                    \
+    {                                                                                                        \
+        int r = capture_or_pass(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, mode);                         \
+        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, mode);                                 \
     }
 
 #define SLUICE_OPEN_FN(name, shape) SHAPE_##shape(name)
@@ -77,33 +77,33 @@ static inline int capture_or_pass(int dirfd, const char *path, int flags, mode_t
 #undef SLUICE_OPEN_FN
 
 /* dup family: the real call first (it decides the new number), then the bookkeeping. */
-#define SLUICE_DUP_FN(name, params, args, oldfd, newfd)                                          \
-    SLUICE_EXPORT int name params                                                                \
-    {                                                                                            \
-        bool replaces = sluice_capture_enabled && (newfd) >= 0 && (newfd) != (oldfd) &&          \
-                        sluice_capture_fd_tracked(newfd);                                        \
-        int r = SLUICE_REAL(name) args;                                                          \
-        if (r >= 0 && sluice_capture_enabled && (replaces || sluice_capture_fd_tracked(oldfd)))  \
-            sluice_capture_dup_done((oldfd), r, replaces);                                       \
-        return r;                                                                                \
+#define SLUICE_DUP_FN(name, params, args, oldfd, newfd)                                                      \
+    SLUICE_EXPORT int name params                                                                            \
+    {                                                                                                        \
+        bool replaces = sluice_capture_enabled && (newfd) >= 0 && (newfd) != (oldfd) &&                      \
+                        sluice_capture_fd_tracked(newfd);                                                    \
+        int r = SLUICE_REAL(name) args;                                                                      \
+        if (r >= 0 && sluice_capture_enabled && (replaces || sluice_capture_fd_tracked(oldfd)))              \
+            sluice_capture_dup_done((oldfd), r, replaces);                                                   \
+        return r;                                                                                            \
     }
 #include "posix_dup.def"
 #undef SLUICE_DUP_FN
 
 /* fcntl's third argument is an int or a pointer depending on cmd; like glibc, pass it on as a
  * pointer-sized value. Only F_DUPFD and F_DUPFD_CLOEXEC concern capture. */
-#define FCNTL_WRAPPER(name)                                                                      \
-    SLUICE_EXPORT int name(int fd, int cmd, ...)                                                 \
-    {                                                                                            \
-        va_list ap;                                                                              \
-        va_start(ap, cmd);                                                                       \
-        void *arg = va_arg(ap, void *);                                                          \
-        va_end(ap);                                                                              \
-        int r = SLUICE_REAL(name)(fd, cmd, arg);                                                 \
-        if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && sluice_capture_enabled &&    \
-            sluice_capture_fd_tracked(fd))                                                       \
-            sluice_capture_dup_done(fd, r, false);                                               \
-        return r;                                                                                \
+#define FCNTL_WRAPPER(name)                                                                                  \
+    SLUICE_EXPORT int name(int fd, int cmd, ...)                                                             \
+    {                                                                                                        \
+        va_list ap;                                                                                          \
+        va_start(ap, cmd);                                                                                   \
+        void *arg = va_arg(ap, void *);                                                                      \
+        va_end(ap);                                                                                          \
+        int r = SLUICE_REAL(name)(fd, cmd, arg);                                                             \
+        if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && sluice_capture_enabled &&                \
+            sluice_capture_fd_tracked(fd))                                                                   \
+            sluice_capture_dup_done(fd, r, false);                                                           \
+        return r;                                                                                            \
     }
 FCNTL_WRAPPER(fcntl)
 FCNTL_WRAPPER(fcntl64)
@@ -119,15 +119,15 @@ SLUICE_EXPORT int close(int fd)
 }
 
 /* fsync on a captured member returns once it is durable in a committed container. */
-#define SYNC_WRAPPER(name)                                                                       \
-    SLUICE_EXPORT int name(int fd)                                                               \
-    {                                                                                            \
-        if (sluice_capture_on()) {                                                               \
-            int r = sluice_capture_fsync(fd);                                                    \
-            if (r != SLUICE_CAPTURE_PASS)                                                        \
-                return r;                                                                        \
-        }                                                                                        \
-        return SLUICE_REAL(name)(fd);                                                            \
+#define SYNC_WRAPPER(name)                                                                                   \
+    SLUICE_EXPORT int name(int fd)                                                                           \
+    {                                                                                                        \
+        if (sluice_capture_on()) {                                                                           \
+            int r = sluice_capture_fsync(fd);                                                                \
+            if (r != SLUICE_CAPTURE_PASS)                                                                    \
+                return r;                                                                                    \
+        }                                                                                                    \
+        return SLUICE_REAL(name)(fd);                                                                        \
     }
 SYNC_WRAPPER(fsync)
 SYNC_WRAPPER(fdatasync)
@@ -135,15 +135,15 @@ SYNC_WRAPPER(fdatasync)
 /* _exit and _Exit skip destructors: capture commits what this process staged first (see
  * sluice_capture_before_exit for when it does nothing), and rank 0 of distributed OpenCL ends
  * its servers (dist_fault_before_exit). */
-#define EXIT_WRAPPER(name)                                                                       \
-    SLUICE_EXPORT void name(int status)                                                          \
-    {                                                                                            \
-        if (sluice_capture_enabled)                                                              \
-            sluice_capture_before_exit();                                                        \
-        dist_fault_before_exit(status);                                                          \
-        SLUICE_REAL(name)(status);                                                               \
-        for (;;)                                                                                 \
-            ; /* the real one does not return */                                                 \
+#define EXIT_WRAPPER(name)                                                                                   \
+    SLUICE_EXPORT void name(int status)                                                                      \
+    {                                                                                                        \
+        if (sluice_capture_enabled)                                                                          \
+            sluice_capture_before_exit();                                                                    \
+        dist_fault_before_exit(status);                                                                      \
+        SLUICE_REAL(name)(status);                                                                           \
+        for (;;)                                                                                             \
+            ; /* the real one does not return */                                                             \
     }
 EXIT_WRAPPER(_exit)
 EXIT_WRAPPER(_Exit)

@@ -7,30 +7,30 @@
 
 #include <stdio.h>
 
-#define FOPEN_WRAPPER(name)                                                                      \
-    SLUICE_EXPORT FILE *name(const char *path, const char *mode)                                 \
-    {                                                                                            \
-        if (sluice_capture_on()) {                                                               \
-            bool handled;                                                                        \
-            FILE *fp = sluice_capture_fopen(path, mode, &handled);                               \
-            if (handled)                                                                         \
-                return fp;                                                                       \
-        }                                                                                        \
-        return SLUICE_REAL(name)(path, mode);                                                    \
+#define FOPEN_WRAPPER(name)                                                                                  \
+    SLUICE_EXPORT FILE *name(const char *path, const char *mode)                                             \
+    {                                                                                                        \
+        if (sluice_capture_on()) {                                                                           \
+            bool handled;                                                                                    \
+            FILE *fp = sluice_capture_fopen(path, mode, &handled);                                           \
+            if (handled)                                                                                     \
+                return fp;                                                                                   \
+        }                                                                                                    \
+        return SLUICE_REAL(name)(path, mode);                                                                \
     }
 FOPEN_WRAPPER(fopen)
 FOPEN_WRAPPER(fopen64)
 
-#define FREOPEN_WRAPPER(name)                                                                    \
-    SLUICE_EXPORT FILE *name(const char *path, const char *mode, FILE *stream)                   \
-    {                                                                                            \
-        if (sluice_capture_on()) {                                                               \
-            bool handled;                                                                        \
-            FILE *fp = sluice_capture_freopen(path, mode, stream, &handled);                     \
-            if (handled)                                                                         \
-                return fp;                                                                       \
-        }                                                                                        \
-        return SLUICE_REAL(name)(path, mode, stream);                                            \
+#define FREOPEN_WRAPPER(name)                                                                                \
+    SLUICE_EXPORT FILE *name(const char *path, const char *mode, FILE *stream)                               \
+    {                                                                                                        \
+        if (sluice_capture_on()) {                                                                           \
+            bool handled;                                                                                    \
+            FILE *fp = sluice_capture_freopen(path, mode, stream, &handled);                                 \
+            if (handled)                                                                                     \
+                return fp;                                                                                   \
+        }                                                                                                    \
+        return SLUICE_REAL(name)(path, mode, stream);                                                        \
     }
 FREOPEN_WRAPPER(freopen)
 FREOPEN_WRAPPER(freopen64)

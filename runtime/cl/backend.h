@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 struct sluice_cl_backend {
-    const char *name;        /* "local" */
+    const char *name; /* "local" */
     struct sluice_cl_api api;
 };
 

@@ -46,7 +46,7 @@ void CL_CALLBACK sluice_cl_tramp_program(cl_program program, void *tramp)
     struct sluice_cl_tramp *t = tramp;
     if (t == NULL)
         return; /* registration ran out of memory; nothing to call */
-    ((void (CL_CALLBACK *)(cl_program, void *))t->fn)(handle_for(t, SLUICE_CL_PROGRAM, program), t->user_data);
+    ((void(CL_CALLBACK *)(cl_program, void *))t->fn)(handle_for(t, SLUICE_CL_PROGRAM, program), t->user_data);
     tramp_done(t);
 }
 
@@ -55,7 +55,7 @@ void CL_CALLBACK sluice_cl_tramp_mem(cl_mem mem, void *tramp)
     struct sluice_cl_tramp *t = tramp;
     if (t == NULL)
         return; /* registration ran out of memory; nothing to call */
-    ((void (CL_CALLBACK *)(cl_mem, void *))t->fn)(handle_for(t, SLUICE_CL_MEM, mem), t->user_data);
+    ((void(CL_CALLBACK *)(cl_mem, void *))t->fn)(handle_for(t, SLUICE_CL_MEM, mem), t->user_data);
     tramp_done(t);
 }
 
@@ -64,7 +64,7 @@ void CL_CALLBACK sluice_cl_tramp_context(cl_context context, void *tramp)
     struct sluice_cl_tramp *t = tramp;
     if (t == NULL)
         return; /* registration ran out of memory; nothing to call */
-    ((void (CL_CALLBACK *)(cl_context, void *))t->fn)(handle_for(t, SLUICE_CL_CONTEXT, context), t->user_data);
+    ((void(CL_CALLBACK *)(cl_context, void *))t->fn)(handle_for(t, SLUICE_CL_CONTEXT, context), t->user_data);
     tramp_done(t);
 }
 
@@ -73,8 +73,8 @@ void CL_CALLBACK sluice_cl_tramp_event(cl_event event, cl_int status, void *tram
     struct sluice_cl_tramp *t = tramp;
     if (t == NULL)
         return; /* registration ran out of memory; nothing to call */
-    ((void (CL_CALLBACK *)(cl_event, cl_int, void *))t->fn)(handle_for(t, SLUICE_CL_EVENT, event), status,
-                                                            t->user_data);
+    ((void(CL_CALLBACK *)(cl_event, cl_int, void *))t->fn)(handle_for(t, SLUICE_CL_EVENT, event), status,
+                                                           t->user_data);
     tramp_done(t);
 }
 
@@ -83,7 +83,7 @@ void CL_CALLBACK sluice_cl_tramp_svm_free(cl_command_queue queue, cl_uint n, voi
     struct sluice_cl_tramp *t = tramp;
     if (t == NULL)
         return; /* registration ran out of memory; nothing to call */
-    ((void (CL_CALLBACK *)(cl_command_queue, cl_uint, void *[], void *))t->fn)(
+    ((void(CL_CALLBACK *)(cl_command_queue, cl_uint, void *[], void *))t->fn)(
         handle_for(t, SLUICE_CL_QUEUE, queue), n, ptrs, t->user_data);
     tramp_done(t);
 }

@@ -76,16 +76,23 @@ const void *sluice_cl_kernel_arg_value(struct sluice_cl_obj *kernel, cl_uint ind
     uint8_t c = (cls != NULL && index < kernel->u.kernel.nargs) ? cls[index] : SLUICE_CL_ARG_UNKNOWN;
     int kind;
     switch (c) {
-    case SLUICE_CL_ARG_MEM: kind = SLUICE_CL_MEM; break;
-    case SLUICE_CL_ARG_SAMPLER: kind = SLUICE_CL_SAMPLER; break;
-    case SLUICE_CL_ARG_QUEUE: kind = SLUICE_CL_QUEUE; break;
+    case SLUICE_CL_ARG_MEM:
+        kind = SLUICE_CL_MEM;
+        break;
+    case SLUICE_CL_ARG_SAMPLER:
+        kind = SLUICE_CL_SAMPLER;
+        break;
+    case SLUICE_CL_ARG_QUEUE:
+        kind = SLUICE_CL_QUEUE;
+        break;
     case SLUICE_CL_ARG_BYTES:
     case SLUICE_CL_ARG_LOCAL:
         return value;
     default: {
         /* Unknown: only a value that is the address of a live handle is one (never dereference
          * an arbitrary 8-byte scalar). */
-        if (!sluice_cl_is_live(h, KIND_BIT(SLUICE_CL_MEM) | KIND_BIT(SLUICE_CL_SAMPLER) | KIND_BIT(SLUICE_CL_QUEUE)))
+        if (!sluice_cl_is_live(h, KIND_BIT(SLUICE_CL_MEM) | KIND_BIT(SLUICE_CL_SAMPLER) |
+                                      KIND_BIT(SLUICE_CL_QUEUE)))
             return value;
         kind = ((struct sluice_cl_obj *)h)->kind;
     }

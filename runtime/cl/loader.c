@@ -9,8 +9,8 @@
  * LD_LIBRARY_PATH and the program's own loader choice are honoured). A candidate that turns out
  * to be sluice itself (installed as a libOpenCL.so.1 in the cliloader style) is skipped. */
 #include <dlfcn.h>
-#include <stdatomic.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,7 +72,8 @@ static void init_once_body(void)
     void *h = open_loader();
     if (h == NULL) {
         sluice_log_error("opencl: cannot open the OpenCL ICD loader (tried libOpenCL.so.1, libOpenCL.so): "
-                         "%s; every OpenCL call fails", dlerror());
+                         "%s; every OpenCL call fails",
+                         dlerror());
     } else {
         for (size_t i = 0; i < SLUICE_CL_FN_COUNT; i++) {
             void *_Atomic slot = NULL;

@@ -14,7 +14,7 @@ extern "C" {
 struct sluice_cl_name {
     const char *name;
     sluice_cl_fn_id id;
-    size_t api_offset;  /* offsetof(struct sluice_cl_api, <name>) */
+    size_t api_offset; /* offsetof(struct sluice_cl_api, <name>) */
 };
 
 extern const struct sluice_cl_name sluice_cl_names[SLUICE_CL_FN_COUNT];

@@ -59,7 +59,7 @@ static struct sluice_cl_obj *find_locked(void *real)
 }
 
 struct sluice_cl_obj *sluice_cl_wrap_new(int kind, void *real, struct sluice_cl_obj *parent,
-                                        const struct sluice_cl_backend *be)
+                                         const struct sluice_cl_backend *be)
 {
     if (real == NULL)
         return NULL;
@@ -87,7 +87,7 @@ struct sluice_cl_obj *sluice_cl_wrap_new(int kind, void *real, struct sluice_cl_
 }
 
 struct sluice_cl_obj *sluice_cl_wrap_persistent(int kind, void *real, struct sluice_cl_obj *parent,
-                                               const struct sluice_cl_backend *be)
+                                                const struct sluice_cl_backend *be)
 {
     if (real == NULL)
         return NULL;
@@ -208,8 +208,14 @@ size_t sluice_cl_live_count(void)
 /* fork() while another thread holds the table lock would leave the child's copy locked
  * forever; the handles themselves stay valid in the child (its OpenCL state is the parent's
  * copy, usable or not as the implementation decides). */
-static void lock_tables(void) { pthread_mutex_lock(&table_lock); }
-static void unlock_tables(void) { pthread_mutex_unlock(&table_lock); }
+static void lock_tables(void)
+{
+    pthread_mutex_lock(&table_lock);
+}
+static void unlock_tables(void)
+{
+    pthread_mutex_unlock(&table_lock);
+}
 
 __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void object_tables_init(void)
 {

@@ -27,8 +27,16 @@ extern "C" {
 #endif
 
 enum sluice_cl_kind {
-    SLUICE_CL_PLATFORM, SLUICE_CL_DEVICE, SLUICE_CL_CONTEXT, SLUICE_CL_QUEUE, SLUICE_CL_MEM,
-    SLUICE_CL_PROGRAM, SLUICE_CL_KERNEL, SLUICE_CL_EVENT, SLUICE_CL_SAMPLER, SLUICE_CL_KIND_COUNT
+    SLUICE_CL_PLATFORM,
+    SLUICE_CL_DEVICE,
+    SLUICE_CL_CONTEXT,
+    SLUICE_CL_QUEUE,
+    SLUICE_CL_MEM,
+    SLUICE_CL_PROGRAM,
+    SLUICE_CL_KERNEL,
+    SLUICE_CL_EVENT,
+    SLUICE_CL_SAMPLER,
+    SLUICE_CL_KIND_COUNT
 };
 
 /* Not a handle kind: marks a context property list among query results (info_objects.def). */
@@ -44,24 +52,28 @@ enum sluice_cl_kind {
 /* What a kernel argument is, from clGetKernelArgInfo (or unknown when the program was built
  * without -cl-kernel-arg-info, as most are). */
 enum sluice_cl_arg_class {
-    SLUICE_CL_ARG_UNKNOWN = 0, SLUICE_CL_ARG_MEM, SLUICE_CL_ARG_SAMPLER, SLUICE_CL_ARG_QUEUE,
-    SLUICE_CL_ARG_BYTES, SLUICE_CL_ARG_LOCAL
+    SLUICE_CL_ARG_UNKNOWN = 0,
+    SLUICE_CL_ARG_MEM,
+    SLUICE_CL_ARG_SAMPLER,
+    SLUICE_CL_ARG_QUEUE,
+    SLUICE_CL_ARG_BYTES,
+    SLUICE_CL_ARG_LOCAL
 };
 
 struct sluice_cl_backend;
 
 struct sluice_cl_queue_data {
-    struct sluice_cl_obj *device;           /* the device the queue feeds */
-    cl_command_queue_properties app_props;  /* what the program asked for */
-    cl_queue_properties *app_props_array;   /* the program's property list (NULL if none) */
+    struct sluice_cl_obj *device;          /* the device the queue feeds */
+    cl_command_queue_properties app_props; /* what the program asked for */
+    cl_queue_properties *app_props_array;  /* the program's property list (NULL if none) */
     size_t app_props_array_bytes;
-    bool forced_profiling;                  /* sluice added CL_QUEUE_PROFILING_ENABLE */
-    uint64_t last_cmd;                      /* command id of the latest enqueue (in-order edges); atomic */
-    struct sluice_cl_timing *timing;        /* commands awaiting device times (trace_cl.c) */
+    bool forced_profiling;           /* sluice added CL_QUEUE_PROFILING_ENABLE */
+    uint64_t last_cmd;               /* command id of the latest enqueue (in-order edges); atomic */
+    struct sluice_cl_timing *timing; /* commands awaiting device times (trace_cl.c) */
 };
 
 struct sluice_cl_kernel_data {
-    uint8_t *arg_class;                     /* enum sluice_cl_arg_class per argument, set once (atomic) */
+    uint8_t *arg_class; /* enum sluice_cl_arg_class per argument, set once (atomic) */
     cl_uint nargs;
 };
 
@@ -71,18 +83,18 @@ struct sluice_cl_obj {
     uint32_t magic;                          /* SLUICE_CL_MAGIC(kind) while alive */
     uint16_t kind;
     uint16_t flags;
-    void *real;                              /* the backend's object */
+    void *real; /* the backend's object */
     const struct sluice_cl_backend *backend;
-    struct sluice_cl_obj *parent;            /* handle this one keeps alive */
-    long refs;                               /* atomic (__atomic builtins: shared with C++ tests) */
-    uint64_t cmd;                            /* events: command id for the trace (0: none) */
+    struct sluice_cl_obj *parent; /* handle this one keeps alive */
+    long refs;                    /* atomic (__atomic builtins: shared with C++ tests) */
+    uint64_t cmd;                 /* events: command id for the trace (0: none) */
     union {
         struct sluice_cl_queue_data queue;
         struct sluice_cl_kernel_data kernel;
     } u;
-    struct sluice_cl_obj *self;              /* key of the live set: the handle's own address */
-    UT_hash_handle hh_real;                  /* real -> handle */
-    UT_hash_handle hh_self;                  /* set of live handles */
+    struct sluice_cl_obj *self; /* key of the live set: the handle's own address */
+    UT_hash_handle hh_real;     /* real -> handle */
+    UT_hash_handle hh_self;     /* set of live handles */
 };
 
 /* The dispatch table every handle points at (generated cl/dispatch.c; absent in unit tests). */
@@ -108,11 +120,11 @@ static inline void *sluice_cl_in(const void *h, int kind)
  * provisional handle already stands for it, that one is adopted. Returns NULL when out of memory
  * (the real object is then released). `parent` is retained. */
 struct sluice_cl_obj *sluice_cl_wrap_new(int kind, void *real, struct sluice_cl_obj *parent,
-                                        const struct sluice_cl_backend *be);
+                                         const struct sluice_cl_backend *be);
 
 /* The handle for a platform or root device (created once, never freed). */
 struct sluice_cl_obj *sluice_cl_wrap_persistent(int kind, void *real, struct sluice_cl_obj *parent,
-                                               const struct sluice_cl_backend *be);
+                                                const struct sluice_cl_backend *be);
 
 /* The handle of a real object returned by a query or a callback. If sluice never saw it
  * created, a provisional handle is made for it (owned by the table). NULL for NULL. */

@@ -38,8 +38,8 @@ const cl_queue_properties *sluice_cl_queue_props_for_backend(const cl_queue_prop
 }
 
 struct sluice_cl_obj *sluice_cl_queue_wrap(cl_command_queue real, struct sluice_cl_obj *context,
-                                           struct sluice_cl_obj *device,
-                                           const cl_queue_properties *app_props, bool forced)
+                                           struct sluice_cl_obj *device, const cl_queue_properties *app_props,
+                                           bool forced)
 {
     const struct sluice_cl_backend *be = sluice_cl_backend_of(context);
     struct sluice_cl_obj *q = sluice_cl_wrap_new(SLUICE_CL_QUEUE, real, context, be);

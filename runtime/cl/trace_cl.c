@@ -3,8 +3,8 @@
  * Every call: CL_CALL (function, return code, first object). Every enqueue: CL_ENQUEUE with a
  * command id, CL_DEP per dependency (wait-list events, the previous command of an in-order
  * queue), CL_TRANSFER for bytes between host and device, and CL_DEVICE_EXEC from the event's
- * profiling times once the command completes (read back lazily, see below). Device times are moved onto sluice's clock by
- * the offset between the host time of the enqueue and the device's QUEUED time. */
+ * profiling times once the command completes (read back lazily, see below). Device times are moved onto
+ * sluice's clock by the offset between the host time of the enqueue and the device's QUEUED time. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -29,8 +29,8 @@ static uint32_t fn_id(sluice_cl_fn_id fn)
 void sluice_cl_trace_call(sluice_cl_fn_id fn, uint64_t t0, cl_int code, const struct sluice_cl_obj *obj)
 {
     uint64_t t1 = sluice_now_ns();
-    sluice_trace_record(SLUICE_EV_CL_CALL, code != CL_SUCCESS ? SLUICE_EVF_ERROR : 0, t0, t1 - t0,
-                        fn_id(fn), (uint64_t)(int64_t)code, (uint64_t)(uintptr_t)obj);
+    sluice_trace_record(SLUICE_EV_CL_CALL, code != CL_SUCCESS ? SLUICE_EVF_ERROR : 0, t0, t1 - t0, fn_id(fn),
+                        (uint64_t)(int64_t)code, (uint64_t)(uintptr_t)obj);
 }
 
 /* Device times. A command's event is kept in its queue's ring until it completes, and its
@@ -58,13 +58,14 @@ static void record_exec(const struct exec_probe *p)
 {
     cl_ulong queued = 0, start = 0, end = 0;
     sluice_cl_pfn_clGetEventProfilingInfo prof = p->be->api.clGetEventProfilingInfo;
-    if (prof != NULL && prof(p->ev, CL_PROFILING_COMMAND_QUEUED, sizeof queued, &queued, NULL) == CL_SUCCESS &&
+    if (prof != NULL &&
+        prof(p->ev, CL_PROFILING_COMMAND_QUEUED, sizeof queued, &queued, NULL) == CL_SUCCESS &&
         prof(p->ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) == CL_SUCCESS &&
         prof(p->ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS && end >= start &&
         start >= queued) {
         uint64_t t = p->host_enqueue_ns + (start - queued);
-        sluice_trace_record(SLUICE_EV_CL_DEVICE_EXEC, 0, t, end - start, p->cmd, (uint64_t)(uintptr_t)p->device,
-                            p->bytes);
+        sluice_trace_record(SLUICE_EV_CL_DEVICE_EXEC, 0, t, end - start, p->cmd,
+                            (uint64_t)(uintptr_t)p->device, p->bytes);
     }
 }
 
@@ -84,7 +85,8 @@ static void harvest_locked(struct sluice_cl_timing *t, bool all)
         struct exec_probe *p = &t->ring[t->head];
         cl_int st = CL_QUEUED;
         if (p->be->api.clGetEventInfo == NULL ||
-            p->be->api.clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS)
+            p->be->api.clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) !=
+                CL_SUCCESS)
             st = -1;
         if (st > CL_COMPLETE) {
             if (!all)
@@ -154,7 +156,8 @@ static struct sluice_cl_timing *timing_of(struct sluice_cl_obj *q)
         return NULL;
     pthread_mutex_init(&t->lock, NULL);
     struct sluice_cl_timing *expected = NULL;
-    if (!__atomic_compare_exchange_n(&q->u.queue.timing, &expected, t, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    if (!__atomic_compare_exchange_n(&q->u.queue.timing, &expected, t, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
         pthread_mutex_destroy(&t->lock);
         free(t);
         return expected;
@@ -194,8 +197,8 @@ static void time_command(struct sluice_cl_obj *queue, cl_event ev, const struct 
 
 /* Records the enqueue. Takes over the caller's reference to `real_event` when `give_event`
  * (an event only the trace asked for: no retain/release pair per command). */
-static void record_enqueue(sluice_cl_fn_id fn, struct sluice_cl_obj *queue, cl_int code,
-                           cl_event real_event, bool give_event, uint64_t t0, uint64_t cmd, cl_uint nwait,
+static void record_enqueue(sluice_cl_fn_id fn, struct sluice_cl_obj *queue, cl_int code, cl_event real_event,
+                           bool give_event, uint64_t t0, uint64_t cmd, cl_uint nwait,
                            struct sluice_cl_obj *const *wait_list, int direction, uint64_t bytes)
 {
     uint64_t t1 = sluice_now_ns();
@@ -229,15 +232,15 @@ static void record_enqueue(sluice_cl_fn_id fn, struct sluice_cl_obj *queue, cl_i
     }
     if (give_event || (queue->backend->api.clRetainEvent != NULL &&
                        queue->backend->api.clRetainEvent(real_event) == CL_SUCCESS)) {
-        struct exec_probe p = {NULL, cmd, t0, direction != SLUICE_CL_NONE ? bytes : 0, device, queue->backend};
+        struct exec_probe p = {NULL,   cmd,           t0, direction != SLUICE_CL_NONE ? bytes : 0,
+                               device, queue->backend};
         time_command(queue, real_event, &p);
     }
 }
 
-void sluice_cl_enqueue_done(sluice_cl_fn_id fn, struct sluice_cl_obj *queue, cl_int code,
-                            cl_event real_event, cl_event *app_event, bool traced, uint64_t t0,
-                            cl_uint nwait, struct sluice_cl_obj *const *wait_list, int direction,
-                            uint64_t bytes)
+void sluice_cl_enqueue_done(sluice_cl_fn_id fn, struct sluice_cl_obj *queue, cl_int code, cl_event real_event,
+                            cl_event *app_event, bool traced, uint64_t t0, cl_uint nwait,
+                            struct sluice_cl_obj *const *wait_list, int direction, uint64_t bytes)
 {
     uint64_t cmd = traced ? atomic_fetch_add_explicit(&next_cmd, 1, memory_order_relaxed) : 0;
     bool ok = real_event != NULL && code == CL_SUCCESS;
@@ -247,7 +250,8 @@ void sluice_cl_enqueue_done(sluice_cl_fn_id fn, struct sluice_cl_obj *queue, cl_
     if (!ok)
         return;
     if (app_event != NULL) {
-        struct sluice_cl_obj *e = sluice_cl_wrap_new(SLUICE_CL_EVENT, real_event, queue, sluice_cl_backend_of(queue));
+        struct sluice_cl_obj *e =
+            sluice_cl_wrap_new(SLUICE_CL_EVENT, real_event, queue, sluice_cl_backend_of(queue));
         if (e != NULL)
             e->cmd = cmd;
         *app_event = (cl_event)e;
@@ -261,7 +265,8 @@ uint64_t sluice_cl_image_bytes(cl_mem image, const size_t *region)
     struct sluice_cl_obj *o = sluice_cl_valid(image, SLUICE_CL_MEM);
     size_t elem = 0;
     if (o == NULL || region == NULL || o->backend->api.clGetImageInfo == NULL ||
-        o->backend->api.clGetImageInfo(o->real, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, NULL) != CL_SUCCESS)
+        o->backend->api.clGetImageInfo(o->real, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, NULL) !=
+            CL_SUCCESS)
         return 0;
     return (uint64_t)elem * region[0] * region[1] * region[2];
 }

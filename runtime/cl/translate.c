@@ -75,8 +75,8 @@ static const struct info_object info_objects[] = {
 #undef SLUICE_CL_INFO_OBJECT
 };
 
-void sluice_cl_info_to_handles(sluice_cl_fn_id fn, struct sluice_cl_obj *obj, cl_uint param_name,
-                               void *value, size_t size)
+void sluice_cl_info_to_handles(sluice_cl_fn_id fn, struct sluice_cl_obj *obj, cl_uint param_name, void *value,
+                               size_t size)
 {
     const struct sluice_cl_backend *be = sluice_cl_backend_of(obj);
     for (size_t i = 0; i < sizeof info_objects / sizeof info_objects[0]; i++) {
@@ -88,7 +88,8 @@ void sluice_cl_info_to_handles(sluice_cl_fn_id fn, struct sluice_cl_obj *obj, cl
             size_t n = size / sizeof *p;
             for (size_t j = 0; j + 1 < n && p[j] != 0; j += 2)
                 if (p[j] == CL_CONTEXT_PLATFORM)
-                    p[j + 1] = (cl_context_properties)sluice_cl_lookup(SLUICE_CL_PLATFORM, (void *)p[j + 1], be);
+                    p[j + 1] =
+                        (cl_context_properties)sluice_cl_lookup(SLUICE_CL_PLATFORM, (void *)p[j + 1], be);
             return;
         }
         void **objs = value;
@@ -111,8 +112,8 @@ static cl_int answer(const void *src, size_t n, size_t size, void *value, size_t
     return CL_SUCCESS;
 }
 
-bool sluice_cl_info_override(sluice_cl_fn_id fn, struct sluice_cl_obj *obj, cl_uint param_name,
-                             size_t size, void *value, size_t *size_ret, cl_int *ret)
+bool sluice_cl_info_override(sluice_cl_fn_id fn, struct sluice_cl_obj *obj, cl_uint param_name, size_t size,
+                             void *value, size_t *size_ret, cl_int *ret)
 {
     if (obj == NULL)
         return false;
@@ -123,7 +124,8 @@ bool sluice_cl_info_override(sluice_cl_fn_id fn, struct sluice_cl_obj *obj, cl_u
             return true;
         }
         if (param_name == CL_QUEUE_PROPERTIES_ARRAY) {
-            *ret = answer(obj->u.queue.app_props_array, obj->u.queue.app_props_array_bytes, size, value, size_ret);
+            *ret = answer(obj->u.queue.app_props_array, obj->u.queue.app_props_array_bytes, size, value,
+                          size_ret);
             return true;
         }
     }

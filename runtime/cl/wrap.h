@@ -23,7 +23,7 @@ extern "C" {
 #define SLUICE_CL_OFF 1
 #define SLUICE_CL_ON 2
 extern int sluice_cl_state; /* accessed with __atomic builtins */
-int sluice_cl_init(void); /* opens the real loader once; returns SLUICE_CL_OFF or SLUICE_CL_ON */
+int sluice_cl_init(void);   /* opens the real loader once; returns SLUICE_CL_OFF or SLUICE_CL_ON */
 
 /* False when SLUICE_OPENCL=off: wrappers then forward the caller's arguments untouched. */
 static inline bool sluice_cl_on(void)
@@ -70,11 +70,11 @@ const void *sluice_cl_kernel_arg_value(struct sluice_cl_obj *kernel, cl_uint ind
 /* ---- queries out -------------------------------------------------------------------------- */
 /* Answers queries whose truthful answer is what the program asked for rather than what sluice
  * gave the backend (queue properties, profiling availability). True if answered. */
-bool sluice_cl_info_override(sluice_cl_fn_id fn, struct sluice_cl_obj *obj, cl_uint param_name,
-                             size_t size, void *value, size_t *size_ret, cl_int *ret);
+bool sluice_cl_info_override(sluice_cl_fn_id fn, struct sluice_cl_obj *obj, cl_uint param_name, size_t size,
+                             void *value, size_t *size_ret, cl_int *ret);
 /* Rewrites backend objects in a query result into the program's handles. */
-void sluice_cl_info_to_handles(sluice_cl_fn_id fn, struct sluice_cl_obj *obj, cl_uint param_name,
-                               void *value, size_t size);
+void sluice_cl_info_to_handles(sluice_cl_fn_id fn, struct sluice_cl_obj *obj, cl_uint param_name, void *value,
+                               size_t size);
 
 /* ---- callbacks (callbacks.c) -------------------------------------------------------------- */
 struct sluice_cl_tramp;
@@ -94,10 +94,9 @@ void sluice_cl_trace_call(sluice_cl_fn_id fn, uint64_t t0, cl_int code, const st
 /* After every enqueue: hands the program its event handle if it asked for one, and with the
  * trace on records the command, its dependencies, bytes moved and (through profiling) its
  * device start and end. `real_event` is the backend's event (NULL if none was requested). */
-void sluice_cl_enqueue_done(sluice_cl_fn_id fn, struct sluice_cl_obj *queue, cl_int code,
-                            cl_event real_event, cl_event *app_event, bool traced, uint64_t t0,
-                            cl_uint nwait, struct sluice_cl_obj *const *wait_list, int direction,
-                            uint64_t bytes);
+void sluice_cl_enqueue_done(sluice_cl_fn_id fn, struct sluice_cl_obj *queue, cl_int code, cl_event real_event,
+                            cl_event *app_event, bool traced, uint64_t t0, cl_uint nwait,
+                            struct sluice_cl_obj *const *wait_list, int direction, uint64_t bytes);
 
 /* Names a device in the trace (once per device handle, trace on), for per-device summaries. */
 void sluice_cl_trace_device(const struct sluice_cl_obj *device);
@@ -108,8 +107,8 @@ uint64_t sluice_cl_image_bytes(cl_mem image, const size_t *region);
 /* Queue creation: adds CL_QUEUE_PROFILING_ENABLE while tracing; remembers what the program
  * asked for (queue.c). */
 struct sluice_cl_obj *sluice_cl_queue_wrap(cl_command_queue real, struct sluice_cl_obj *context,
-                                           struct sluice_cl_obj *device,
-                                           const cl_queue_properties *app_props, bool forced);
+                                           struct sluice_cl_obj *device, const cl_queue_properties *app_props,
+                                           bool forced);
 const cl_queue_properties *sluice_cl_queue_props_for_backend(const cl_queue_properties *app,
                                                              cl_queue_properties *buf, size_t cap,
                                                              bool *forced);

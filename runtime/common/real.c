@@ -26,18 +26,30 @@ static int raw_openat(int dirfd, const char *path, int flags, ...)
     va_end(ap);
     return (int)syscall(SYS_openat, dirfd, path, flags, mode);
 }
-static ssize_t raw_read(int fd, void *buf, size_t n) { return syscall(SYS_read, fd, buf, n); }
-static ssize_t raw_write(int fd, const void *buf, size_t n) { return syscall(SYS_write, fd, buf, n); }
-static int raw_close(int fd) { return (int)syscall(SYS_close, fd); }
-static off_t raw_lseek(int fd, off_t off, int whence) { return syscall(SYS_lseek, fd, off, whence); }
+static ssize_t raw_read(int fd, void *buf, size_t n)
+{
+    return syscall(SYS_read, fd, buf, n);
+}
+static ssize_t raw_write(int fd, const void *buf, size_t n)
+{
+    return syscall(SYS_write, fd, buf, n);
+}
+static int raw_close(int fd)
+{
+    return (int)syscall(SYS_close, fd);
+}
+static off_t raw_lseek(int fd, off_t off, int whence)
+{
+    return syscall(SYS_lseek, fd, off, whence);
+}
 
 static const struct {
     const char *name;
     void *fn;
 } raw_fallbacks[] = {
-    {"open", (void *)raw_open},     {"open64", (void *)raw_open},   {"openat", (void *)raw_openat},
+    {"open", (void *)raw_open},       {"open64", (void *)raw_open}, {"openat", (void *)raw_openat},
     {"openat64", (void *)raw_openat}, {"read", (void *)raw_read},   {"write", (void *)raw_write},
-    {"close", (void *)raw_close},   {"lseek", (void *)raw_lseek},   {"lseek64", (void *)raw_lseek},
+    {"close", (void *)raw_close},     {"lseek", (void *)raw_lseek}, {"lseek64", (void *)raw_lseek},
 };
 
 static _Thread_local int resolving;

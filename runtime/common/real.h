@@ -22,14 +22,13 @@ void *sluice_real_resolve(const char *name, void *_Atomic *slot);
 /* Same, but through a handle (used for the real OpenCL loader sluice dlopens itself). */
 void *sluice_real_resolve_in(void *handle, const char *name, void *_Atomic *slot);
 
-#define SLUICE_REAL(fn)                                                             \
-    (__extension__({                                                                \
-        static void *_Atomic sluice_real_slot_;                                     \
-        void *sluice_real_p_ = atomic_load_explicit(&sluice_real_slot_,             \
-                                                    memory_order_acquire);          \
-        if (__builtin_expect(sluice_real_p_ == NULL, 0))                            \
-            sluice_real_p_ = sluice_real_resolve(#fn, &sluice_real_slot_);          \
-        (__typeof__(&fn))sluice_real_p_;                                            \
+#define SLUICE_REAL(fn)                                                                                      \
+    (__extension__({                                                                                         \
+        static void *_Atomic sluice_real_slot_;                                                              \
+        void *sluice_real_p_ = atomic_load_explicit(&sluice_real_slot_, memory_order_acquire);               \
+        if (__builtin_expect(sluice_real_p_ == NULL, 0))                                                     \
+            sluice_real_p_ = sluice_real_resolve(#fn, &sluice_real_slot_);                                   \
+        (__typeof__(&fn))sluice_real_p_;                                                                     \
     }))
 
 #ifdef __cplusplus

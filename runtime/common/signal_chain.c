@@ -40,7 +40,8 @@ int sluice_signal_chain_call_previous(const struct sluice_signal_chain *c, int s
         old->sa_sigaction(sig, info, uctx);
         return 1;
     }
-    if (old != NULL && !(old->sa_flags & SA_SIGINFO) && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+    if (old != NULL && !(old->sa_flags & SA_SIGINFO) && old->sa_handler != SIG_DFL &&
+        old->sa_handler != SIG_IGN) {
         old->sa_handler(sig);
         return 1;
     }

@@ -3,4 +3,7 @@
 #include "sluice.h"
 #include "sluice_version.h"
 
-SLUICE_EXPORT const char *sluice_version(void) { return SLUICE_VERSION_STRING; }
+SLUICE_EXPORT const char *sluice_version(void)
+{
+    return SLUICE_VERSION_STRING;
+}

@@ -11,7 +11,7 @@
 #include <strings.h>
 
 const struct sluice_cfg_desc sluice_cfg_table[SLUICE_CFG_COUNT] = {
-#define SLUICE_VAR(id, type, def, opt, accepts, help) \
+#define SLUICE_VAR(id, type, def, opt, accepts, help)                                                        \
     {"SLUICE_" #id, SLUICE_TYPE_##type, def, opt, accepts, help},
 #include "config/vars.def"
 #undef SLUICE_VAR
@@ -34,12 +34,24 @@ int sluice_parse_uint(const char *s, uint64_t *out)
 
 int sluice_parse_size(const char *s, uint64_t *out)
 {
-    static const struct { const char *suffix; uint64_t mult; } units[] = {
-        {"", 1},          {"B", 1},
-        {"K", 1ULL << 10}, {"KB", 1ULL << 10}, {"KiB", 1ULL << 10},
-        {"M", 1ULL << 20}, {"MB", 1ULL << 20}, {"MiB", 1ULL << 20},
-        {"G", 1ULL << 30}, {"GB", 1ULL << 30}, {"GiB", 1ULL << 30},
-        {"T", 1ULL << 40}, {"TB", 1ULL << 40}, {"TiB", 1ULL << 40},
+    static const struct {
+        const char *suffix;
+        uint64_t mult;
+    } units[] = {
+        {"", 1},
+        {"B", 1},
+        {"K", 1ULL << 10},
+        {"KB", 1ULL << 10},
+        {"KiB", 1ULL << 10},
+        {"M", 1ULL << 20},
+        {"MB", 1ULL << 20},
+        {"MiB", 1ULL << 20},
+        {"G", 1ULL << 30},
+        {"GB", 1ULL << 30},
+        {"GiB", 1ULL << 30},
+        {"T", 1ULL << 40},
+        {"TB", 1ULL << 40},
+        {"TiB", 1ULL << 40},
     };
     if (s == NULL || !isdigit((unsigned char)*s))
         return -1;
@@ -214,9 +226,9 @@ static int parse_one(struct sluice_config *cfg, int id, const char *v)
 #define SLUICE_STORE_PATH(id) cfg->id = keep(v)
 #define SLUICE_STORE_ENUM(id) cfg->id = keep(v)
 #define SLUICE_STORE_PATTERNS(id) cfg->id = keep(v)
-#define SLUICE_VAR(id, type, def, opt, accepts, help) \
-    case SLUICE_CFG_##id:                             \
-        SLUICE_STORE_##type(id);                      \
+#define SLUICE_VAR(id, type, def, opt, accepts, help)                                                        \
+    case SLUICE_CFG_##id:                                                                                    \
+        SLUICE_STORE_##type(id);                                                                             \
         break;
 #include "config/vars.def"
 #undef SLUICE_VAR

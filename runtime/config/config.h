@@ -26,8 +26,13 @@ typedef enum {
 } sluice_cfg_id;
 
 typedef enum {
-    SLUICE_TYPE_BOOL, SLUICE_TYPE_SIZE, SLUICE_TYPE_UINT, SLUICE_TYPE_STRING,
-    SLUICE_TYPE_PATH, SLUICE_TYPE_ENUM, SLUICE_TYPE_PATTERNS
+    SLUICE_TYPE_BOOL,
+    SLUICE_TYPE_SIZE,
+    SLUICE_TYPE_UINT,
+    SLUICE_TYPE_STRING,
+    SLUICE_TYPE_PATH,
+    SLUICE_TYPE_ENUM,
+    SLUICE_TYPE_PATTERNS
 } sluice_cfg_type;
 
 /* Parsed values. Strings point into the environment or into static defaults. */
@@ -41,7 +46,7 @@ struct sluice_config {
 
 /* Static description of one variable, for the launcher, --help and docs checks. */
 struct sluice_cfg_desc {
-    const char *name;   /* "SLUICE_TRACE_DIR" */
+    const char *name; /* "SLUICE_TRACE_DIR" */
     sluice_cfg_type type;
     const char *def;
     const char *option; /* launcher long option, without "--" */

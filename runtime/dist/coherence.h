@@ -72,11 +72,11 @@ void sluice_coh_plan_free(struct sluice_coh_plan *plan);
 
 /* Counters for the trace and for tests. */
 struct sluice_coh_stats {
-    uint64_t chunk_hits;       /* chunk already valid where it was needed */
-    uint64_t chunk_misses;     /* chunk fetched */
-    uint64_t invalidations;    /* copies invalidated by writes */
-    uint64_t bytes_planned;    /* bytes in planned transfers */
-    uint64_t bytes_from_host;  /* of which from rank 0 */
+    uint64_t chunk_hits;      /* chunk already valid where it was needed */
+    uint64_t chunk_misses;    /* chunk fetched */
+    uint64_t invalidations;   /* copies invalidated by writes */
+    uint64_t bytes_planned;   /* bytes in planned transfers */
+    uint64_t bytes_from_host; /* of which from rank 0 */
 };
 
 struct sluice_coh_dir;
@@ -109,19 +109,20 @@ int sluice_coh_write(struct sluice_coh_dir *dir, uint64_t buffer, uint64_t offse
  * failure and those chunks' states are updated; the rest are untouched and the invariants hold. */
 
 /* Host side: clEnqueueReadBuffer / map for reading, clEnqueueWriteBuffer / unmap after writing. */
-static inline int sluice_coh_host_read(struct sluice_coh_dir *dir, uint64_t buffer, uint64_t offset, uint64_t size,
-                                       struct sluice_coh_plan *plan)
+static inline int sluice_coh_host_read(struct sluice_coh_dir *dir, uint64_t buffer, uint64_t offset,
+                                       uint64_t size, struct sluice_coh_plan *plan)
 {
     return sluice_coh_read(dir, buffer, offset, size, SLUICE_COH_HOST_RANK, plan);
 }
-static inline int sluice_coh_host_write(struct sluice_coh_dir *dir, uint64_t buffer, uint64_t offset, uint64_t size,
-                                        unsigned flags, struct sluice_coh_plan *plan)
+static inline int sluice_coh_host_write(struct sluice_coh_dir *dir, uint64_t buffer, uint64_t offset,
+                                        uint64_t size, unsigned flags, struct sluice_coh_plan *plan)
 {
     return sluice_coh_write(dir, buffer, offset, size, SLUICE_COH_HOST_RANK, flags, plan);
 }
 
 /* State of `rank`'s copy of chunk `chunk` (SLUICE_COH_INVALID for unknown buffers). */
-sluice_coh_state sluice_coh_state_of(const struct sluice_coh_dir *dir, uint64_t buffer, uint64_t chunk, int rank);
+sluice_coh_state sluice_coh_state_of(const struct sluice_coh_dir *dir, uint64_t buffer, uint64_t chunk,
+                                     int rank);
 /* Whether the chunk has been written or initialized from the host at least once. */
 int sluice_coh_initialized(const struct sluice_coh_dir *dir, uint64_t buffer, uint64_t chunk);
 /* The rank that would hold this chunk's directory entry if the directory were spread over the

@@ -40,7 +40,8 @@ struct sluice_coh_dir {
 
 sluice_coh_init sluice_coh_init_from_flags(uint64_t flags)
 {
-    return (flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR)) ? SLUICE_COH_INIT_HOST : SLUICE_COH_INIT_NONE;
+    return (flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR)) ? SLUICE_COH_INIT_HOST
+                                                                  : SLUICE_COH_INIT_NONE;
 }
 
 void sluice_coh_plan_free(struct sluice_coh_plan *plan)
@@ -81,7 +82,8 @@ void sluice_coh_destroy(struct sluice_coh_dir *dir)
     if (dir == NULL)
         return;
     struct coh_buffer *b, *tmp;
-    HASH_ITER(hh, dir->buffers, b, tmp) {
+    HASH_ITER(hh, dir->buffers, b, tmp)
+    {
         HASH_DEL(dir->buffers, b);
         free_buffer(b);
     }
@@ -100,8 +102,14 @@ static uint64_t *bits(const struct sluice_coh_dir *dir, const struct coh_buffer 
 {
     return &b->holders[c * dir->words];
 }
-static bool holds(const uint64_t *h, int r) { return (h[r / 64] >> (r % 64)) & 1; }
-static void set_holder(uint64_t *h, int r) { h[r / 64] |= (uint64_t)1 << (r % 64); }
+static bool holds(const uint64_t *h, int r)
+{
+    return (h[r / 64] >> (r % 64)) & 1;
+}
+static void set_holder(uint64_t *h, int r)
+{
+    h[r / 64] |= (uint64_t)1 << (r % 64);
+}
 
 int sluice_coh_add_buffer(struct sluice_coh_dir *dir, uint64_t id, uint64_t size, sluice_coh_init init)
 {
@@ -180,11 +188,13 @@ static int pick_source(const struct sluice_coh_dir *dir, const uint64_t *h, int 
     return best;
 }
 
-static int plan_append(struct sluice_coh_plan *plan, uint64_t buffer, uint64_t offset, uint64_t size, int src, int dst)
+static int plan_append(struct sluice_coh_plan *plan, uint64_t buffer, uint64_t offset, uint64_t size, int src,
+                       int dst)
 {
     if (plan->n > 0) {
         struct sluice_coh_transfer *last = &plan->v[plan->n - 1];
-        if (last->buffer == buffer && last->src == src && last->dst == dst && last->offset + last->size == offset) {
+        if (last->buffer == buffer && last->src == src && last->dst == dst &&
+            last->offset + last->size == offset) {
             last->size += size;
             return 0;
         }
@@ -255,7 +265,8 @@ int sluice_coh_write(struct sluice_coh_dir *dir, uint64_t id, uint64_t offset, u
         return rc;
     uint64_t end = offset + size;
     for (uint64_t c = offset / dir->chunk; c <= (end - 1) / dir->chunk; c++) {
-        uint64_t cstart = c * dir->chunk, cend = cstart + dir->chunk < b->size ? cstart + dir->chunk : b->size;
+        uint64_t cstart = c * dir->chunk,
+                 cend = cstart + dir->chunk < b->size ? cstart + dir->chunk : b->size;
         bool whole = offset <= cstart && end >= cend;
         if (!(whole && (flags & SLUICE_COH_WRITE_ALL)) && (rc = fetch_chunk(dir, b, c, rank, plan)) != 0)
             return rc;
@@ -303,14 +314,21 @@ int sluice_coh_home(const struct sluice_coh_dir *dir, uint64_t buffer, uint64_t 
     return (int)(x % (uint64_t)dir->nranks);
 }
 
-uint64_t sluice_coh_chunk_size(const struct sluice_coh_dir *dir) { return dir->chunk; }
+uint64_t sluice_coh_chunk_size(const struct sluice_coh_dir *dir)
+{
+    return dir->chunk;
+}
 
-void sluice_coh_get_stats(const struct sluice_coh_dir *dir, struct sluice_coh_stats *out) { *out = dir->stats; }
+void sluice_coh_get_stats(const struct sluice_coh_dir *dir, struct sluice_coh_stats *out)
+{
+    *out = dir->stats;
+}
 
 int sluice_coh_check(const struct sluice_coh_dir *dir, char *err, size_t errlen)
 {
     const struct coh_buffer *b, *tmp;
-    HASH_ITER(hh, dir->buffers, b, tmp) {
+    HASH_ITER(hh, dir->buffers, b, tmp)
+    {
         for (uint64_t c = 0; c < b->nchunks; c++) {
             const uint64_t *h = bits(dir, b, c);
             size_t n = 0;
@@ -328,7 +346,8 @@ int sluice_coh_check(const struct sluice_coh_dir *dir, char *err, size_t errlen)
             else if (!b->initialized[c] && (n != 0 || b->owner[c] != -1))
                 why = "an uninitialized chunk with holders";
             if (why) {
-                snprintf(err, errlen, "buffer %llu chunk %llu: %s", (unsigned long long)b->id, (unsigned long long)c, why);
+                snprintf(err, errlen, "buffer %llu chunk %llu: %s", (unsigned long long)b->id,
+                         (unsigned long long)c, why);
                 return -1;
             }
         }

@@ -74,8 +74,8 @@ enum {
 #define SLUICE_DAG_DEP_DATA (SLUICE_DAG_DEP_RAW | SLUICE_DAG_DEP_WAR | SLUICE_DAG_DEP_WAW)
 
 struct sluice_dag_dep {
-    uint64_t on;   /* the command depended on */
-    unsigned why;  /* SLUICE_DAG_DEP_* bits */
+    uint64_t on;    /* the command depended on */
+    unsigned why;   /* SLUICE_DAG_DEP_* bits */
     bool satisfied; /* it had already completed when this node was added */
 };
 /* The trace's CL_DEP kind for an edge: 0 wait list, 1 queue order, 2 buffer only. */
@@ -96,8 +96,8 @@ struct sluice_dag_node_info {
     uint32_t device;
     sluice_dag_kind kind;
     sluice_dag_state state;
-    int status;       /* completion status: 0 (CL_COMPLETE) or a negative OpenCL error */
-    bool failed_dep;  /* an ordering dependency completed with a negative status */
+    int status;      /* completion status: 0 (CL_COMPLETE) or a negative OpenCL error */
+    bool failed_dep; /* an ordering dependency completed with a negative status */
     uint64_t t_enqueue, t_dispatch, t_start, t_end; /* caller's clock; 0 until known */
     const struct sluice_dag_dep *deps;
     size_t ndeps;
@@ -140,10 +140,12 @@ int sluice_dag_get(const struct sluice_dag *dag, uint64_t id, struct sluice_dag_
 
 /* Frees every COMPLETE node, calling emit (if not NULL) on each first, in id order. Later
  * references to a retired id (wait lists, queue order) count as complete. Returns how many. */
-size_t sluice_dag_retire(struct sluice_dag *dag, void (*emit)(const struct sluice_dag_node_info *, void *), void *ctx);
+size_t sluice_dag_retire(struct sluice_dag *dag, void (*emit)(const struct sluice_dag_node_info *, void *),
+                         void *ctx);
 
 /* Calls fn on every live node in id order. */
-void sluice_dag_foreach(const struct sluice_dag *dag, void (*fn)(const struct sluice_dag_node_info *, void *), void *ctx);
+void sluice_dag_foreach(const struct sluice_dag *dag, void (*fn)(const struct sluice_dag_node_info *, void *),
+                        void *ctx);
 
 /* Live nodes. */
 size_t sluice_dag_size(const struct sluice_dag *dag);

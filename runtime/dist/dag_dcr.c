@@ -12,12 +12,12 @@
  * writes are replaced. */
 #include "dist/dag_dcr.h"
 
+#include "common/strbuf.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "common/strbuf.h"
 
 static const char *const dcr_names[] = {
 #define SLUICE_DCR_NAME(id, name) name,
@@ -63,8 +63,14 @@ static void collect_one(const struct sluice_dag_node_info *n, void *ctx)
         c->v = v;
         c->cap = ncap;
     }
-    c->v[c->n++] = (struct xfer){n->id, n->kind == SLUICE_DAG_READ, n->rank, n->device, n->access[0].buffer,
-                                 n->access[0].offset, n->host_addr, n->host_size};
+    c->v[c->n++] = (struct xfer){n->id,
+                                 n->kind == SLUICE_DAG_READ,
+                                 n->rank,
+                                 n->device,
+                                 n->access[0].buffer,
+                                 n->access[0].offset,
+                                 n->host_addr,
+                                 n->host_size};
 }
 
 static bool overlaps(const struct xfer *a, const struct xfer *b)
@@ -183,8 +189,12 @@ int sluice_dcr_find(const struct sluice_dag *dag, struct sluice_dcr_plan *plan)
             free(src); /* a plain host write: nothing to replace */
             continue;
         }
-        struct sluice_dcr_op op = {.host_addr = c.v[i].host_addr, .host_size = c.v[i].host_size, .root = -1,
-                                   .sources = src, .nsources = (size_t)nsrc, .nreceivers = nm};
+        struct sluice_dcr_op op = {.host_addr = c.v[i].host_addr,
+                                   .host_size = c.v[i].host_size,
+                                   .root = -1,
+                                   .sources = src,
+                                   .nsources = (size_t)nsrc,
+                                   .nreceivers = nm};
         if (nsrc == 1) {
             op.kind = nm > 1 ? SLUICE_DCR_BCAST : SLUICE_DCR_P2P;
             op.root = src[0].rank;
@@ -200,7 +210,8 @@ int sluice_dcr_find(const struct sluice_dag *dag, struct sluice_dcr_plan *plan)
         }
         for (size_t k = 0; k < nm; k++) {
             const struct xfer *w = &c.v[members[k]];
-            op.receivers[k] = (struct sluice_dcr_part){w->id, w->rank, w->device, w->buffer, w->offset, 0, w->host_size};
+            op.receivers[k] =
+                (struct sluice_dcr_part){w->id, w->rank, w->device, w->buffer, w->offset, 0, w->host_size};
         }
     }
     free(grouped);
@@ -220,7 +231,6 @@ void sluice_dcr_plan_free(struct sluice_dcr_plan *plan)
     plan->nops = 0;
 }
 
-
 size_t sluice_dcr_format(const struct sluice_dcr_plan *plan, char *buf, size_t len)
 {
     struct sluice_strbuf o = {buf, len, 0};
@@ -231,18 +241,21 @@ size_t sluice_dcr_format(const struct sluice_dcr_plan *plan, char *buf, size_t l
         sluice_strbuf_put(&o, "%s", sluice_dcr_kind_name(op->kind));
         if (op->root >= 0)
             sluice_strbuf_put(&o, " root %d", op->root);
-        sluice_strbuf_put(&o, " host 0x%llx+%llu:", (unsigned long long)op->host_addr, (unsigned long long)op->host_size);
+        sluice_strbuf_put(&o, " host 0x%llx+%llu:", (unsigned long long)op->host_addr,
+                          (unsigned long long)op->host_size);
         for (size_t k = 0; k < op->nsources; k++) {
             const struct sluice_dcr_part *p = &op->sources[k];
             if (p->node == 0)
-                sluice_strbuf_put(&o, " host[%llu+%llu]", (unsigned long long)p->host_offset, (unsigned long long)p->size);
+                sluice_strbuf_put(&o, " host[%llu+%llu]", (unsigned long long)p->host_offset,
+                                  (unsigned long long)p->size);
             else
-                sluice_strbuf_put(&o, " %d:#%llu[%llu+%llu]", p->rank, (unsigned long long)p->node, (unsigned long long)p->host_offset,
-                    (unsigned long long)p->size);
+                sluice_strbuf_put(&o, " %d:#%llu[%llu+%llu]", p->rank, (unsigned long long)p->node,
+                                  (unsigned long long)p->host_offset, (unsigned long long)p->size);
         }
         sluice_strbuf_put(&o, " ->");
         for (size_t k = 0; k < op->nreceivers; k++)
-            sluice_strbuf_put(&o, " %d:#%llu", op->receivers[k].rank, (unsigned long long)op->receivers[k].node);
+            sluice_strbuf_put(&o, " %d:#%llu", op->receivers[k].rank,
+                              (unsigned long long)op->receivers[k].node);
         sluice_strbuf_put(&o, "\n");
     }
     return o.used;

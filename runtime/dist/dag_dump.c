@@ -5,10 +5,9 @@
  * node through sluice_dag_retire's callback. */
 #include "dist/dag.h"
 
+#include "common/strbuf.h"
 #include <stdarg.h>
 #include <stdio.h>
-#include "common/strbuf.h"
-
 
 static const char *state_name(sluice_dag_state s)
 {
@@ -32,17 +31,19 @@ static void node_dot(const struct sluice_dag_node_info *n, void *ctx)
 {
     struct sluice_strbuf *o = ctx;
     sluice_strbuf_put(o, "  n%llu [label=\"%s #%llu\\nrank %d dev %u q %llu\\n%s", (unsigned long long)n->id,
-        sluice_dag_kind_name(n->kind), (unsigned long long)n->id, n->rank, n->device, (unsigned long long)n->queue,
-        state_name(n->state));
+                      sluice_dag_kind_name(n->kind), (unsigned long long)n->id, n->rank, n->device,
+                      (unsigned long long)n->queue, state_name(n->state));
     if (n->state == SLUICE_DAG_COMPLETE)
-        sluice_strbuf_put(o, " %d\\n%llu..%llu", n->status, (unsigned long long)n->t_start, (unsigned long long)n->t_end);
+        sluice_strbuf_put(o, " %d\\n%llu..%llu", n->status, (unsigned long long)n->t_start,
+                          (unsigned long long)n->t_end);
     sluice_strbuf_put(o, "\"%s];\n", n->failed_dep ? " color=red" : "");
     for (size_t i = 0; i < n->ndeps; i++) {
         const struct sluice_dag_dep *d = &n->deps[i];
         const char *style = (d->why & SLUICE_DAG_DEP_WAIT)    ? "color=blue"
                             : (d->why & SLUICE_DAG_DEP_QUEUE) ? "color=black"
                                                               : "style=dashed color=grey";
-        sluice_strbuf_put(o, "  n%llu -> n%llu [%s label=\"", (unsigned long long)d->on, (unsigned long long)n->id, style);
+        sluice_strbuf_put(o, "  n%llu -> n%llu [%s label=\"", (unsigned long long)d->on,
+                          (unsigned long long)n->id, style);
         why_text(o, d->why);
         sluice_strbuf_put(o, "\"];\n");
     }

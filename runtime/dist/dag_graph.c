@@ -95,7 +95,10 @@ static int reserve(void **v, size_t *cap, size_t n, size_t sz)
     return 0;
 }
 
-struct sluice_dag *sluice_dag_create(void) { return calloc(1, sizeof(struct sluice_dag)); }
+struct sluice_dag *sluice_dag_create(void)
+{
+    return calloc(1, sizeof(struct sluice_dag));
+}
 
 static void free_node(struct dag_node *n)
 {
@@ -110,18 +113,21 @@ void sluice_dag_destroy(struct sluice_dag *dag)
     if (dag == NULL)
         return;
     struct dag_node *n, *ntmp;
-    HASH_ITER(hh, dag->nodes, n, ntmp) {
+    HASH_ITER(hh, dag->nodes, n, ntmp)
+    {
         HASH_DEL(dag->nodes, n);
         free_node(n);
     }
     struct dag_queue *q, *qtmp;
-    HASH_ITER(hh, dag->queues, q, qtmp) {
+    HASH_ITER(hh, dag->queues, q, qtmp)
+    {
         HASH_DEL(dag->queues, q);
         free(q->since);
         free(q);
     }
     struct dag_buffer *b, *btmp;
-    HASH_ITER(hh, dag->buffers, b, btmp) {
+    HASH_ITER(hh, dag->buffers, b, btmp)
+    {
         HASH_DEL(dag->buffers, b);
         free(b->v);
         free(b);
@@ -276,7 +282,8 @@ static int data_deps(struct sluice_dag *dag, struct dag_node *n, const struct sl
             if (why && add_dep(n, r.node, why) != 0)
                 return -ENOMEM;
         }
-        bool covered = writes && r.node != n->id && r.offset >= acc->offset && r.offset + r.size <= acc->offset + acc->size;
+        bool covered = writes && r.node != n->id && r.offset >= acc->offset &&
+                       r.offset + r.size <= acc->offset + acc->size;
         if (!covered)
             b->v[k++] = r;
     }
@@ -308,9 +315,16 @@ int sluice_dag_add(struct sluice_dag *dag, const struct sluice_dag_cmd *cmd, uin
         return -ENOMEM;
     n->id = cmd->id;
     n->info = (struct sluice_dag_node_info){
-        .id = cmd->id, .queue = cmd->queue, .rank = cmd->rank, .device = cmd->device, .kind = cmd->kind,
-        .state = SLUICE_DAG_PENDING, .t_enqueue = now, .naccess = cmd->naccess,
-        .host_addr = cmd->host_addr, .host_size = cmd->host_size,
+        .id = cmd->id,
+        .queue = cmd->queue,
+        .rank = cmd->rank,
+        .device = cmd->device,
+        .kind = cmd->kind,
+        .state = SLUICE_DAG_PENDING,
+        .t_enqueue = now,
+        .naccess = cmd->naccess,
+        .host_addr = cmd->host_addr,
+        .host_size = cmd->host_size,
     };
     if (cmd->naccess) {
         n->access = malloc(cmd->naccess * sizeof *n->access);
@@ -432,11 +446,13 @@ int sluice_dag_get(const struct sluice_dag *dag, uint64_t id, struct sluice_dag_
     return 0;
 }
 
-size_t sluice_dag_retire(struct sluice_dag *dag, void (*emit)(const struct sluice_dag_node_info *, void *), void *ctx)
+size_t sluice_dag_retire(struct sluice_dag *dag, void (*emit)(const struct sluice_dag_node_info *, void *),
+                         void *ctx)
 {
     size_t count = 0;
     struct dag_node *n, *tmp;
-    HASH_ITER(hh, dag->nodes, n, tmp) {
+    HASH_ITER(hh, dag->nodes, n, tmp)
+    {
         if (n->info.state != SLUICE_DAG_COMPLETE)
             continue;
         if (emit) {
@@ -452,7 +468,8 @@ size_t sluice_dag_retire(struct sluice_dag *dag, void (*emit)(const struct sluic
         return 0;
     /* Drop what referred to retired nodes, so that memory follows the live DAG. */
     struct dag_buffer *b, *btmp;
-    HASH_ITER(hh, dag->buffers, b, btmp) {
+    HASH_ITER(hh, dag->buffers, b, btmp)
+    {
         size_t k = 0;
         for (size_t i = 0; i < b->n; i++)
             if (find_node(dag, b->v[i].node))
@@ -466,11 +483,12 @@ size_t sluice_dag_retire(struct sluice_dag *dag, void (*emit)(const struct sluic
     }
     struct dag_queue *q, *qtmp;
     HASH_ITER(hh, dag->queues, q, qtmp)
-        compact_since(dag, q);
+    compact_since(dag, q);
     return count;
 }
 
-void sluice_dag_foreach(const struct sluice_dag *dag, void (*fn)(const struct sluice_dag_node_info *, void *), void *ctx)
+void sluice_dag_foreach(const struct sluice_dag *dag, void (*fn)(const struct sluice_dag_node_info *, void *),
+                        void *ctx)
 {
     for (const struct dag_node *n = dag->nodes; n; n = n->hh.next) {
         struct sluice_dag_node_info info;
@@ -479,4 +497,7 @@ void sluice_dag_foreach(const struct sluice_dag *dag, void (*fn)(const struct sl
     }
 }
 
-size_t sluice_dag_size(const struct sluice_dag *dag) { return HASH_COUNT(dag->nodes); }
+size_t sluice_dag_size(const struct sluice_dag *dag)
+{
+    return HASH_COUNT(dag->nodes);
+}

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_internal.h"
 #include "cl/object.h"
 #include "common/log.h"
 #include "dist/coherence.h"
+#include "dist/dist_internal.h"
 #include "trace/trace.h"
 
 static struct sluice_coh_dir *dir;

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_internal.h"
 #include "cl/object.h"
+#include "dist/dist_internal.h"
 #include "serve/remote_objects.h"
 
 #define DEV(d) ((struct dist_device *)(d))
@@ -39,34 +39,35 @@ static cl_int CL_API_CALL device_ids(cl_platform_id platform, cl_device_type typ
 /* Images, samplers, pipes and SVM do not work across ranks (docs/DISTRIBUTED_API.md), so every
  * device says it has none, with the values OpenCL 3.0 gives a device without them: programs
  * that check take their fallback path instead of failing at their first image or SVM call. */
-#define DIST_DEVICE_ABSENT(X)                                                                      \
-    X(CL_DEVICE_IMAGE_SUPPORT, cl_bool)                                                            \
-    X(CL_DEVICE_MAX_READ_IMAGE_ARGS, cl_uint)                                                      \
-    X(CL_DEVICE_MAX_WRITE_IMAGE_ARGS, cl_uint)                                                     \
-    X(CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS, cl_uint)                                                \
-    X(CL_DEVICE_IMAGE2D_MAX_WIDTH, size_t)                                                         \
-    X(CL_DEVICE_IMAGE2D_MAX_HEIGHT, size_t)                                                        \
-    X(CL_DEVICE_IMAGE3D_MAX_WIDTH, size_t)                                                         \
-    X(CL_DEVICE_IMAGE3D_MAX_HEIGHT, size_t)                                                        \
-    X(CL_DEVICE_IMAGE3D_MAX_DEPTH, size_t)                                                         \
-    X(CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, size_t)                                                     \
-    X(CL_DEVICE_IMAGE_MAX_ARRAY_SIZE, size_t)                                                      \
-    X(CL_DEVICE_MAX_SAMPLERS, cl_uint)                                                             \
-    X(CL_DEVICE_IMAGE_PITCH_ALIGNMENT, cl_uint)                                                    \
-    X(CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT, cl_uint)                                             \
-    X(CL_DEVICE_SVM_CAPABILITIES, cl_device_svm_capabilities)                                      \
-    X(CL_DEVICE_PIPE_SUPPORT, cl_bool)                                                             \
-    X(CL_DEVICE_MAX_PIPE_ARGS, cl_uint)                                                            \
-    X(CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS, cl_uint)                                             \
+#define DIST_DEVICE_ABSENT(X)                                                                                \
+    X(CL_DEVICE_IMAGE_SUPPORT, cl_bool)                                                                      \
+    X(CL_DEVICE_MAX_READ_IMAGE_ARGS, cl_uint)                                                                \
+    X(CL_DEVICE_MAX_WRITE_IMAGE_ARGS, cl_uint)                                                               \
+    X(CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS, cl_uint)                                                          \
+    X(CL_DEVICE_IMAGE2D_MAX_WIDTH, size_t)                                                                   \
+    X(CL_DEVICE_IMAGE2D_MAX_HEIGHT, size_t)                                                                  \
+    X(CL_DEVICE_IMAGE3D_MAX_WIDTH, size_t)                                                                   \
+    X(CL_DEVICE_IMAGE3D_MAX_HEIGHT, size_t)                                                                  \
+    X(CL_DEVICE_IMAGE3D_MAX_DEPTH, size_t)                                                                   \
+    X(CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, size_t)                                                               \
+    X(CL_DEVICE_IMAGE_MAX_ARRAY_SIZE, size_t)                                                                \
+    X(CL_DEVICE_MAX_SAMPLERS, cl_uint)                                                                       \
+    X(CL_DEVICE_IMAGE_PITCH_ALIGNMENT, cl_uint)                                                              \
+    X(CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT, cl_uint)                                                       \
+    X(CL_DEVICE_SVM_CAPABILITIES, cl_device_svm_capabilities)                                                \
+    X(CL_DEVICE_PIPE_SUPPORT, cl_bool)                                                                       \
+    X(CL_DEVICE_MAX_PIPE_ARGS, cl_uint)                                                                      \
+    X(CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS, cl_uint)                                                       \
     X(CL_DEVICE_PIPE_MAX_PACKET_SIZE, cl_uint)
 
 /* Extensions and OpenCL C features that name what does not work across ranks (images, pipes,
  * entry points the distributed backend lacks): hidden from the lists devices and platforms give,
  * so that a program never finds an extension whose functions are missing. */
 static const char *const hidden_names[] = {
-    "cl_khr_command_buffer", "cl_khr_3d_image_writes", "cl_khr_depth_images", "cl_khr_image2d_from_buffer",
-    "cl_khr_mipmap_image", "cl_khr_mipmap_image_writes", "cl_khr_srgb_image_writes", "cl_pocl_content_size",
-    "__opencl_c_images", "__opencl_c_read_write_images", "__opencl_c_3d_image_writes", "__opencl_c_pipes",
+    "cl_khr_command_buffer",        "cl_khr_3d_image_writes",     "cl_khr_depth_images",
+    "cl_khr_image2d_from_buffer",   "cl_khr_mipmap_image",        "cl_khr_mipmap_image_writes",
+    "cl_khr_srgb_image_writes",     "cl_pocl_content_size",       "__opencl_c_images",
+    "__opencl_c_read_write_images", "__opencl_c_3d_image_writes", "__opencl_c_pipes",
 };
 
 static bool hidden(const char *name, size_t n)
@@ -112,8 +113,8 @@ static size_t filter_versions(cl_name_version *v, size_t n)
 }
 
 /* A list query (extensions, features) asked of the owning rank, without the hidden names. */
-static cl_int filtered(int rank, int getter, uint64_t rid, cl_uint param, bool versions, size_t size, void *value,
-                       size_t *size_ret)
+static cl_int filtered(int rank, int getter, uint64_t rid, cl_uint param, bool versions, size_t size,
+                       void *value, size_t *size_ret)
 {
     size_t n = 0;
     cl_int r = dist_info(rank, getter, rid, 0, param, 0, NULL, &n);
@@ -124,7 +125,8 @@ static cl_int filtered(int rank, int getter, uint64_t rid, cl_uint param, bool v
         r = dist_info(rank, getter, rid, 0, param, n, buf, NULL);
     if (r == CL_SUCCESS) {
         if (versions) {
-            n = filter_versions((cl_name_version *)(void *)buf, n / sizeof(cl_name_version)) * sizeof(cl_name_version);
+            n = filter_versions((cl_name_version *)(void *)buf, n / sizeof(cl_name_version)) *
+                sizeof(cl_name_version);
         } else {
             filter_string((char *)buf);
             n = strlen((char *)buf) + 1;
@@ -135,15 +137,15 @@ static cl_int filtered(int rank, int getter, uint64_t rid, cl_uint param, bool v
     return r;
 }
 
-static cl_int CL_API_CALL platform_info(cl_platform_id platform, cl_platform_info param, size_t size, void *value,
-                                        size_t *size_ret)
+static cl_int CL_API_CALL platform_info(cl_platform_id platform, cl_platform_info param, size_t size,
+                                        void *value, size_t *size_ret)
 {
     if (platform == NULL)
         return CL_INVALID_PLATFORM;
     struct dist_platform *p = PLAT(platform);
     if (param == CL_PLATFORM_EXTENSIONS || param == CL_PLATFORM_EXTENSIONS_WITH_VERSION)
-        return filtered(p->rank, SLUICE_RG_PLATFORM, p->rid, param, param != CL_PLATFORM_EXTENSIONS, size, value,
-                        size_ret);
+        return filtered(p->rank, SLUICE_RG_PLATFORM, p->rid, param, param != CL_PLATFORM_EXTENSIONS, size,
+                        value, size_ret);
     return dist_info(p->rank, SLUICE_RG_PLATFORM, p->rid, 0, param, size, value, size_ret);
 }
 
@@ -151,11 +153,13 @@ static cl_int CL_API_CALL platform_info(cl_platform_id platform, cl_platform_inf
 static size_t absent_size(cl_device_info param)
 {
     switch (param) {
-#define X(name, type) \
-    case name: return sizeof(type);
+#define X(name, type)                                                                                        \
+    case name:                                                                                               \
+        return sizeof(type);
         DIST_DEVICE_ABSENT(X)
 #undef X
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -236,8 +240,8 @@ static cl_int CL_API_CALL create_sub_devices(cl_device_id device, const cl_devic
             dist_call(d->rank, SLUICE_REMOTE_RELEASE, rel, 2, NULL, 0, NULL);
             continue;
         }
-        *s = (struct dist_device){.rank = d->rank, .rid = rid, .type = d->type, .platform = d->platform,
-                                  .parent = d, .refs = 1};
+        *s = (struct dist_device){
+            .rank = d->rank, .rid = rid, .type = d->type, .platform = d->platform, .parent = d, .refs = 1};
         out[i] = (cl_device_id)s;
     }
     free(m.bytes);

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_internal.h"
 #include "cl/object.h"
+#include "dist/dist_internal.h"
 
 #define MAX_ACCESS 64
 
@@ -363,8 +363,8 @@ static void pack(unsigned char *to, const unsigned char *from, const size_t *g)
 /* What a rect read or write checks before anything moves: the queue, the geometry of the
  * region within the buffer, the host pointer, the context and the wait list. */
 static cl_int rect_check(struct dist_queue *q, struct dist_mem *m, struct geom *G, const size_t *bo,
-                         const size_t *ho, const size_t *region, size_t brp, size_t bsp, size_t hrp, size_t hsp,
-                         const void *ptr, cl_uint nwait, const cl_event *wl)
+                         const size_t *ho, const size_t *region, size_t brp, size_t bsp, size_t hrp,
+                         size_t hsp, const void *ptr, cl_uint nwait, const cl_event *wl)
 {
     if (q == NULL)
         return CL_INVALID_COMMAND_QUEUE;

@@ -22,12 +22,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "dist/dist.h"
-#include "dist/dist_internal.h"
 #include "cl/wrap.h"
 #include "common/init_order.h"
 #include "common/log.h"
 #include "common/signal_chain.h"
+#include "dist/dist.h"
+#include "dist/dist_internal.h"
 #include "mpi/roles.h"
 
 static atomic_int ending;

@@ -11,16 +11,16 @@
 #include <stdint.h>
 
 #include "cl/backend.h"
-#include "serve/remote_proto.h"
 #include "dist/dag.h"
 #include "dist/dql.h"
+#include "serve/remote_proto.h"
 
 #define DIST_MAX_RANKS 64
 #define DIST_MAX_DEVICES 256
 
 struct dist_platform {
     char name[256];
-    int rank;                /* the rank that answers platform queries */
+    int rank; /* the rank that answers platform queries */
     uint64_t rid;
     uint64_t rids[DIST_MAX_RANKS]; /* this platform's real platform on each rank (0: none) */
     int ndev;
@@ -32,7 +32,7 @@ struct dist_device {
     uint64_t rid;
     cl_device_type type;
     struct dist_platform *platform;
-    struct dist_device *parent; /* sub-devices only (freed with their last reference) */
+    struct dist_device *parent;    /* sub-devices only (freed with their last reference) */
     struct sluice_dql_device *dql; /* root devices: what SLUICE_DEVICES queries see */
     long refs;
 };
@@ -60,7 +60,7 @@ struct dist_queue {
     struct dist_device *dev;
     uint64_t rid;
     /* asynchronous dispatch (dist_sched.c, under its lock) */
-    long inflight;                     /* commands not complete yet */
+    long inflight; /* commands not complete yet */
     int props_known;
     cl_command_queue_properties props; /* asked from the device's rank at the first command */
 };
@@ -93,17 +93,17 @@ struct dist_map {
 struct dist_program {
     long refs;
     struct dist_context *ctx;
-    int ndev;                  /* from binaries: the devices named (else 0: the context's) */
+    int ndev; /* from binaries: the devices named (else 0: the context's) */
     struct dist_device **devs;
     uint64_t rid[DIST_MAX_RANKS];
 };
 
 struct dist_arg {
     int set;
-    int kind;                /* 0 bytes, 1 memory object, 2 local size */
-    int read_only;           /* the kernel declares it const or __constant (set at creation) */
+    int kind;                             /* 0 bytes, 1 memory object, 2 local size */
+    int read_only;                        /* the kernel declares it const or __constant (set at creation) */
     cl_kernel_arg_address_qualifier addr; /* its declaration, when the kernel has arg info (else 0) */
-    size_t type_size;        /* private scalars and vectors: their size (0: unknown) */
+    size_t type_size;                     /* private scalars and vectors: their size (0: unknown) */
     size_t size;
     unsigned char *bytes;
     struct dist_mem *mem;
@@ -129,26 +129,26 @@ struct dist_rect {
 /* A command as rank 0 knows it (also what a program's cl_event points at). Status and times come
  * from the DONE record its rank sends; fields below `type` belong to dist_sched.c's lock. */
 struct dist_event {
-    long refs;               /* the program's, plus one while in flight */
+    long refs;                /* the program's, plus one while in flight */
     struct dist_queue *queue; /* NULL for user events and transfers */
-    int rank;                /* where it runs; -1: a user event */
-    uint64_t rid;            /* unused since dispatch is asynchronous (0) */
+    int rank;                 /* where it runs; -1: a user event */
+    uint64_t rid;             /* unused since dispatch is asynchronous (0) */
     cl_command_type type;
-    uint64_t id;             /* DAG node and wire name */
+    uint64_t id; /* DAG node and wire name */
     struct dist_context *ctx;
     int user;
-    cl_int status;           /* CL_SUBMITTED until done, then CL_COMPLETE or negative */
-    int done_msg;            /* its DONE arrived (or it never went out) */
-    cl_int result;           /* what it ends with once its data messages are done too */
-    int nreqs;               /* rank 0's own data messages of the command */
+    cl_int status; /* CL_SUBMITTED until done, then CL_COMPLETE or negative */
+    int done_msg;  /* its DONE arrived (or it never went out) */
+    cl_int result; /* what it ends with once its data messages are done too */
+    int nreqs;     /* rank 0's own data messages of the command */
     MPI_Request *reqs;
     int has_times;
-    uint64_t t[4];           /* queued, submit, start, end on rank 0's clock */
-    uint64_t subs;           /* ranks that wait for it (NOTIFY when done) */
+    uint64_t t[4]; /* queued, submit, start, end on rank 0's clock */
+    uint64_t subs; /* ranks that wait for it (NOTIFY when done) */
     struct dist_event_cb *cbs;
-    struct dist_mem *hold;   /* kept alive until done (a transfer's source) */
-    void *free_after;        /* freed when done (an unmapped region) */
-    struct dist_rect *rect;  /* unpacked, then freed, when done */
+    struct dist_mem *hold;  /* kept alive until done (a transfer's source) */
+    void *free_after;       /* freed when done (an unmapped region) */
+    struct dist_rect *rect; /* unpacked, then freed, when done */
     struct dist_event *hnext, *mnext;
 };
 
@@ -209,23 +209,23 @@ cl_int dist_coh_acquire(struct dist_mem *m, int rank, size_t off, size_t size, b
 
 /* dist_sched.c: rank 0's scheduler (asynchronous dispatch through the command DAG). */
 struct dist_cmd {
-    int rank;                  /* where it runs */
-    int op;                    /* SLUICE_REMOTE_CMD_* */
-    struct dist_queue *queue;  /* NULL: a transfer (the context's internal queue) */
+    int rank;                 /* where it runs */
+    int op;                   /* SLUICE_REMOTE_CMD_* */
+    struct dist_queue *queue; /* NULL: a transfer (the context's internal queue) */
     struct dist_context *ctx;
     cl_command_type type;
-    unsigned flags;            /* SLUICE_CMD_* */
+    unsigned flags; /* SLUICE_CMD_* */
     uint64_t a[5];
     cl_uint nwait;
     const cl_event *wait;
     size_t naccess;
-    const struct sluice_dag_access *access;    /* by directory id, for the DAG */
+    const struct sluice_dag_access *access;     /* by directory id, for the DAG */
     const struct sluice_remote_access *raccess; /* by root rid on `rank`, for its engine */
-    const void *bytes;         /* the operation's own bytes */
+    const void *bytes;                          /* the operation's own bytes */
     size_t nbytes;
-    const void *send;          /* data rank 0 sends to `rank` (a3 of a write from rank 0) */
-    void *recv;                /* where rank 0 receives a read's data */
-    size_t len;                /* of send or recv */
+    const void *send; /* data rank 0 sends to `rank` (a3 of a write from rank 0) */
+    void *recv;       /* where rank 0 receives a read's data */
+    size_t len;       /* of send or recv */
     struct dist_mem *hold;
     void *free_after;
     struct dist_rect *rect;
@@ -252,20 +252,20 @@ void dist_sched_drain(void);
 
 /* clRetainX and clReleaseX of a rank 0 record: counted on rank 0; `unref` drops one reference
  * and frees the real objects everywhere with the last one. */
-#define DIST_RETAIN_RELEASE(name, handle_t, record_t, unref, invalid)                                  \
-    static cl_int CL_API_CALL retain_##name(handle_t h)                                                \
-    {                                                                                                  \
-        if (h == NULL)                                                                                 \
-            return invalid;                                                                            \
-        __atomic_add_fetch(&((record_t *)h)->refs, 1, __ATOMIC_ACQ_REL);                               \
-        return CL_SUCCESS;                                                                             \
-    }                                                                                                  \
-    static cl_int CL_API_CALL release_##name(handle_t h)                                               \
-    {                                                                                                  \
-        if (h == NULL)                                                                                 \
-            return invalid;                                                                            \
-        unref((record_t *)h);                                                                          \
-        return CL_SUCCESS;                                                                             \
+#define DIST_RETAIN_RELEASE(name, handle_t, record_t, unref, invalid)                                        \
+    static cl_int CL_API_CALL retain_##name(handle_t h)                                                      \
+    {                                                                                                        \
+        if (h == NULL)                                                                                       \
+            return invalid;                                                                                  \
+        __atomic_add_fetch(&((record_t *)h)->refs, 1, __ATOMIC_ACQ_REL);                                     \
+        return CL_SUCCESS;                                                                                   \
+    }                                                                                                        \
+    static cl_int CL_API_CALL release_##name(handle_t h)                                                     \
+    {                                                                                                        \
+        if (h == NULL)                                                                                       \
+            return invalid;                                                                                  \
+        unref((record_t *)h);                                                                                \
+        return CL_SUCCESS;                                                                                   \
     }
 
 extern pthread_mutex_t dist_lock; /* recursive: every call of the distributed backend */

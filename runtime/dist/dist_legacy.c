@@ -9,7 +9,8 @@
 
 static struct sluice_cl_api below;
 
-static cl_int CL_API_CALL task(cl_command_queue q, cl_kernel k, cl_uint nwait, const cl_event *wl, cl_event *ev)
+static cl_int CL_API_CALL task(cl_command_queue q, cl_kernel k, cl_uint nwait, const cl_event *wl,
+                               cl_event *ev)
 {
     static const size_t one = 1;
     return below.clEnqueueNDRangeKernel(q, k, 1, NULL, &one, &one, nwait, wl, ev);

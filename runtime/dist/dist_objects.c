@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_internal.h"
 #include "cl/object.h"
+#include "dist/dist_internal.h"
 
-#define for_ranks(ctx, r) for (int r = 0; r < dist_size(); r++) if ((ctx)->rid[r] != 0)
+#define for_ranks(ctx, r)                                                                                    \
+    for (int r = 0; r < dist_size(); r++)                                                                    \
+        if ((ctx)->rid[r] != 0)
 
 void dist_release_everywhere(const uint64_t *rid, int kind)
 {
@@ -60,7 +62,9 @@ void dist_ctx_unref(struct dist_context *c)
 }
 
 static cl_context CL_API_CALL create_context(const cl_context_properties *props, cl_uint ndev,
-                                             const cl_device_id *devices, void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
+                                             const cl_device_id *devices,
+                                             void(CL_CALLBACK *notify)(const char *, const void *, size_t,
+                                                                       void *),
                                              void *user_data, cl_int *errcode_ret)
 {
     (void)notify;
@@ -114,9 +118,10 @@ static cl_context CL_API_CALL create_context(const cl_context_properties *props,
 /* The devices of the platform (named in the properties, else the default one) that have the
  * type, in platform order, as clGetDeviceIDs would list them; CL_DEVICE_TYPE_DEFAULT is the first.
  * A type no device has, even an invalid one, is CL_DEVICE_NOT_FOUND, as PoCL says locally. */
-static cl_context CL_API_CALL create_context_from_type(const cl_context_properties *props, cl_device_type type,
-                                                       void(CL_CALLBACK *notify)(const char *, const void *, size_t,
-                                                                                 void *),
+static cl_context CL_API_CALL create_context_from_type(const cl_context_properties *props,
+                                                       cl_device_type type,
+                                                       void(CL_CALLBACK *notify)(const char *, const void *,
+                                                                                 size_t, void *),
                                                        void *user_data, cl_int *errcode_ret)
 {
     struct dist_platform *p = NULL;
@@ -134,7 +139,8 @@ static cl_context CL_API_CALL create_context_from_type(const cl_context_properti
     for (int i = 0; i < p->ndev && n < DIST_MAX_DEVICES; i++) {
         if (type == CL_DEVICE_TYPE_DEFAULT && n == 0)
             devs[n++] = (cl_device_id)p->devs[i];
-        else if (type != CL_DEVICE_TYPE_DEFAULT && (type == CL_DEVICE_TYPE_ALL || (p->devs[i]->type & type) != 0))
+        else if (type != CL_DEVICE_TYPE_DEFAULT &&
+                 (type == CL_DEVICE_TYPE_ALL || (p->devs[i]->type & type) != 0))
             devs[n++] = (cl_device_id)p->devs[i];
     }
     if (n == 0) {
@@ -158,12 +164,14 @@ static cl_int CL_API_CALL context_info(cl_context context, cl_context_info param
     if (c == NULL)
         return CL_INVALID_CONTEXT;
     switch (param) {
-    case CL_CONTEXT_DEVICES: return dist_answer(c->devs, c->ndev * sizeof *c->devs, size, value, size_ret);
+    case CL_CONTEXT_DEVICES:
+        return dist_answer(c->devs, c->ndev * sizeof *c->devs, size, value, size_ret);
     case CL_CONTEXT_NUM_DEVICES: {
         cl_uint n = (cl_uint)c->ndev;
         return dist_answer(&n, sizeof n, size, value, size_ret);
     }
-    case CL_CONTEXT_PROPERTIES: return dist_answer(c->props, c->nprops * sizeof c->props[0], size, value, size_ret);
+    case CL_CONTEXT_PROPERTIES:
+        return dist_answer(c->props, c->nprops * sizeof c->props[0], size, value, size_ret);
     case CL_CONTEXT_REFERENCE_COUNT: {
         cl_uint n = (cl_uint)__atomic_load_n(&c->refs, __ATOMIC_ACQUIRE);
         return dist_answer(&n, sizeof n, size, value, size_ret);
@@ -232,7 +240,9 @@ static cl_command_queue CL_API_CALL create_queue_props(cl_context context, cl_de
     cl_command_queue_properties bits = 0;
     bool seen_bits = false, seen_size = false;
     for (int i = 0; props != NULL && props[i] != 0; i += 2) {
-        bool *seen = props[i] == CL_QUEUE_PROPERTIES ? &seen_bits : props[i] == CL_QUEUE_SIZE ? &seen_size : NULL;
+        bool *seen = props[i] == CL_QUEUE_PROPERTIES ? &seen_bits
+                     : props[i] == CL_QUEUE_SIZE     ? &seen_size
+                                                     : NULL;
         if (seen == NULL || *seen) {
             dist_set_err(errcode_ret, CL_INVALID_VALUE);
             return NULL;
@@ -256,21 +266,25 @@ void dist_queue_unref(struct dist_queue *q)
     free(q);
 }
 
-static cl_int CL_API_CALL queue_info(cl_command_queue queue, cl_command_queue_info param, size_t size, void *value,
-                                     size_t *size_ret)
+static cl_int CL_API_CALL queue_info(cl_command_queue queue, cl_command_queue_info param, size_t size,
+                                     void *value, size_t *size_ret)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     if (q == NULL)
         return CL_INVALID_COMMAND_QUEUE;
     switch (param) {
-    case CL_QUEUE_CONTEXT: return dist_answer(&q->ctx, sizeof q->ctx, size, value, size_ret);
-    case CL_QUEUE_DEVICE: return dist_answer(&q->dev, sizeof q->dev, size, value, size_ret);
+    case CL_QUEUE_CONTEXT:
+        return dist_answer(&q->ctx, sizeof q->ctx, size, value, size_ret);
+    case CL_QUEUE_DEVICE:
+        return dist_answer(&q->dev, sizeof q->dev, size, value, size_ret);
     case CL_QUEUE_REFERENCE_COUNT: {
         cl_uint n = (cl_uint)__atomic_load_n(&q->refs, __ATOMIC_ACQUIRE);
         return dist_answer(&n, sizeof n, size, value, size_ret);
     }
-    case CL_QUEUE_DEVICE_DEFAULT: return CL_INVALID_OPERATION;
-    default: return dist_info(q->dev->rank, SLUICE_RG_QUEUE, q->rid, 0, param, size, value, size_ret);
+    case CL_QUEUE_DEVICE_DEFAULT:
+        return CL_INVALID_OPERATION;
+    default:
+        return dist_info(q->dev->rank, SLUICE_RG_QUEUE, q->rid, 0, param, size, value, size_ret);
     }
 }
 
@@ -317,8 +331,8 @@ void dist_mem_unref(struct dist_mem *m)
 
 /* Flags that stay on rank 0: the host pointer flags (rank 0 holds the host copy) and the host
  * access flags (the servers' own transfers must still read and write the real buffers). */
-#define RANK0_FLAGS                                                                                \
-    (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR | CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | \
+#define RANK0_FLAGS                                                                                          \
+    (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR | CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY |           \
      CL_MEM_HOST_NO_ACCESS)
 #define DEVICE_ACCESS (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY)
 #define HOST_ACCESS (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
@@ -380,8 +394,9 @@ static cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags, c
     const cl_buffer_region *region = info;
     if (type != CL_BUFFER_CREATE_TYPE_REGION || region == NULL || region->size == 0 ||
         region->origin > p->size || region->size > p->size - region->origin || p->parent != NULL) {
-        dist_set_err(errcode_ret, p->parent != NULL ? CL_INVALID_MEM_OBJECT
-                             : (region != NULL && region->size == 0) ? CL_INVALID_BUFFER_SIZE : CL_INVALID_VALUE);
+        dist_set_err(errcode_ret, p->parent != NULL                       ? CL_INVALID_MEM_OBJECT
+                                  : (region != NULL && region->size == 0) ? CL_INVALID_BUFFER_SIZE
+                                                                          : CL_INVALID_VALUE);
         return NULL;
     }
     if (sub_buffer_flags(p->flags, &flags) != CL_SUCCESS) {
@@ -403,9 +418,10 @@ static cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags, c
     retain_context((cl_context)p->ctx);
     __atomic_add_fetch(&p->refs, 1, __ATOMIC_ACQ_REL);
     cl_int err = CL_SUCCESS;
-    for_ranks(p->ctx, r) {
-        uint64_t a[4] = {p->rid[r], flags & ~(cl_mem_flags)(RANK0_FLAGS | CL_MEM_ALLOC_HOST_PTR), region->origin,
-                         region->size};
+    for_ranks(p->ctx, r)
+    {
+        uint64_t a[4] = {p->rid[r], flags & ~(cl_mem_flags)(RANK0_FLAGS | CL_MEM_ALLOC_HOST_PTR),
+                         region->origin, region->size};
         if ((err = dist_call_v(r, SLUICE_REMOTE_SUBBUF, a, 4, NULL, 0, &m->rid[r])) != CL_SUCCESS)
             break;
     }
@@ -416,8 +432,8 @@ static cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags, c
  * every flag, so they cannot check them. */
 static cl_int check_buffer_flags(cl_mem_flags flags, const void *host_ptr)
 {
-    const cl_mem_flags known = DEVICE_ACCESS | HOST_ACCESS | CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR |
-                               CL_MEM_COPY_HOST_PTR;
+    const cl_mem_flags known =
+        DEVICE_ACCESS | HOST_ACCESS | CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
     if ((flags & ~known) != 0 || bits(flags & DEVICE_ACCESS) > 1 || bits(flags & HOST_ACCESS) > 1 ||
         ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))))
         return CL_INVALID_VALUE;
@@ -478,7 +494,8 @@ static cl_mem CL_API_CALL create_buffer(cl_context context, cl_mem_flags flags, 
     m->size = size;
     retain_context(context);
     cl_mem_flags remote_flags = flags & ~(cl_mem_flags)RANK0_FLAGS;
-    for_ranks(c, r) {
+    for_ranks(c, r)
+    {
         uint64_t a[3] = {c->rid[r], remote_flags, size};
         if ((err = dist_call_v(r, SLUICE_REMOTE_BUF_CREATE, a, 3, NULL, 0, &m->rid[r])) != CL_SUCCESS)
             break;
@@ -492,8 +509,9 @@ static cl_mem CL_API_CALL create_buffer(cl_context context, cl_mem_flags flags, 
 }
 
 /* OpenCL 3.0's buffer creation: no buffer property is defined, so only an empty list is valid. */
-static cl_mem CL_API_CALL create_buffer_props(cl_context context, const cl_mem_properties *props, cl_mem_flags flags,
-                                              size_t size, void *host_ptr, cl_int *errcode_ret)
+static cl_mem CL_API_CALL create_buffer_props(cl_context context, const cl_mem_properties *props,
+                                              cl_mem_flags flags, size_t size, void *host_ptr,
+                                              cl_int *errcode_ret)
 {
     if (props != NULL && props[0] != 0) {
         dist_set_err(errcode_ret, context == NULL ? CL_INVALID_CONTEXT : CL_INVALID_PROPERTY);
@@ -503,21 +521,23 @@ static cl_mem CL_API_CALL create_buffer_props(cl_context context, const cl_mem_p
 }
 
 /* No memory object of a distributed context is an image or a pipe. */
-static cl_int CL_API_CALL image_info(cl_mem mem, cl_image_info param, size_t size, void *value, size_t *size_ret)
+static cl_int CL_API_CALL image_info(cl_mem mem, cl_image_info param, size_t size, void *value,
+                                     size_t *size_ret)
 {
     (void)mem, (void)param, (void)size, (void)value, (void)size_ret;
     return CL_INVALID_MEM_OBJECT;
 }
 
-static cl_int CL_API_CALL pipe_info(cl_mem mem, cl_pipe_info param, size_t size, void *value, size_t *size_ret)
+static cl_int CL_API_CALL pipe_info(cl_mem mem, cl_pipe_info param, size_t size, void *value,
+                                    size_t *size_ret)
 {
     (void)mem, (void)param, (void)size, (void)value, (void)size_ret;
     return CL_INVALID_MEM_OBJECT;
 }
 
 /* Devices report no image support (dist_devices.c): no format is supported. */
-static cl_int CL_API_CALL image_formats(cl_context context, cl_mem_flags flags, cl_mem_object_type type, cl_uint num,
-                                        cl_image_format *formats, cl_uint *num_ret)
+static cl_int CL_API_CALL image_formats(cl_context context, cl_mem_flags flags, cl_mem_object_type type,
+                                        cl_uint num, cl_image_format *formats, cl_uint *num_ret)
 {
     (void)flags, (void)type;
     if (context == NULL)
@@ -537,23 +557,30 @@ static cl_int CL_API_CALL mem_info(cl_mem mem, cl_mem_info param, size_t size, v
     if (m == NULL)
         return CL_INVALID_MEM_OBJECT;
     switch (param) {
-    case CL_MEM_CONTEXT: return dist_answer(&m->ctx, sizeof m->ctx, size, value, size_ret);
-    case CL_MEM_SIZE: return dist_answer(&m->size, sizeof m->size, size, value, size_ret);
-    case CL_MEM_FLAGS: return dist_answer(&m->flags, sizeof m->flags, size, value, size_ret);
-    case CL_MEM_HOST_PTR: return dist_answer(&m->host_ptr, sizeof m->host_ptr, size, value, size_ret);
+    case CL_MEM_CONTEXT:
+        return dist_answer(&m->ctx, sizeof m->ctx, size, value, size_ret);
+    case CL_MEM_SIZE:
+        return dist_answer(&m->size, sizeof m->size, size, value, size_ret);
+    case CL_MEM_FLAGS:
+        return dist_answer(&m->flags, sizeof m->flags, size, value, size_ret);
+    case CL_MEM_HOST_PTR:
+        return dist_answer(&m->host_ptr, sizeof m->host_ptr, size, value, size_ret);
     case CL_MEM_REFERENCE_COUNT: {
         cl_uint n = (cl_uint)__atomic_load_n(&m->refs, __ATOMIC_ACQUIRE);
         return dist_answer(&n, sizeof n, size, value, size_ret);
     }
-    case CL_MEM_ASSOCIATED_MEMOBJECT: return dist_answer(&m->parent, sizeof m->parent, size, value, size_ret);
-    case CL_MEM_OFFSET: return dist_answer(&m->origin, sizeof m->origin, size, value, size_ret);
+    case CL_MEM_ASSOCIATED_MEMOBJECT:
+        return dist_answer(&m->parent, sizeof m->parent, size, value, size_ret);
+    case CL_MEM_OFFSET:
+        return dist_answer(&m->origin, sizeof m->origin, size, value, size_ret);
     default:
         for_ranks(m->ctx, r) return dist_info(r, SLUICE_RG_MEM, m->rid[r], 0, param, size, value, size_ret);
         return CL_INVALID_MEM_OBJECT;
     }
 }
 
-static cl_int CL_API_CALL context_dtor(cl_context context, void(CL_CALLBACK *fn)(cl_context, void *), void *user_data)
+static cl_int CL_API_CALL context_dtor(cl_context context, void(CL_CALLBACK *fn)(cl_context, void *),
+                                       void *user_data)
 {
     if (context == NULL)
         return CL_INVALID_CONTEXT;

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dist_internal.h"
 #include "cl/object.h"
+#include "dist/dist_internal.h"
 #include "serve/remote_objects.h"
 
 /* ---- programs ----------------------------------------------------------------------------- */

@@ -12,14 +12,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dist/dist.h"
-#include "dist/dist_fault.h"
-#include "dist/dist_internal.h"
 #include "cl/object.h"
 #include "cl/wrap.h"
 #include "common/init_order.h"
 #include "common/log.h"
 #include "config/config.h"
+#include "dist/dist.h"
+#include "dist/dist_fault.h"
+#include "dist/dist_internal.h"
 #include "mpi/lifecycle.h"
 
 static bool active;
@@ -81,7 +81,7 @@ __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_start(void)
     world = sluice_launch_size();
     if (world > DIST_MAX_RANKS) {
         sluice_fatal(2, "opencl: SLUICE_OPENCL=distributed supports at most %d ranks, the job has %d",
-                         DIST_MAX_RANKS, world);
+                     DIST_MAX_RANKS, world);
     }
     MPI_Comm comm = sluice_comm();
     if (comm == MPI_COMM_NULL) {
@@ -90,7 +90,8 @@ __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_start(void)
         if (rank == 0)
             return;
         sluice_log_error("opencl: SLUICE_OPENCL=distributed needs MPI, which cannot be used in this process "
-                         "(rank %d); it cannot serve its devices", rank);
+                         "(rank %d); it cannot serve its devices",
+                         rank);
         _exit(1);
     }
     sluice_cl_init();
@@ -164,7 +165,8 @@ static void enumerate(void)
             struct dist_platform *p = platform_named(rec.name, r, rec.rid);
             if (p != NULL)
                 p->rids[r] = rec.rid;
-            for (uint64_t d = 0; d < rec.ndev && off + sizeof(struct sluice_remote_enum_device) <= m.rep.nbytes; d++) {
+            for (uint64_t d = 0;
+                 d < rec.ndev && off + sizeof(struct sluice_remote_enum_device) <= m.rep.nbytes; d++) {
                 struct sluice_remote_enum_device dr;
                 memcpy(&dr, m.bytes + off, sizeof dr);
                 off += sizeof dr;
@@ -172,7 +174,8 @@ static void enumerate(void)
                 if (desc != NULL && off + sizeof *desc <= m.rep.nbytes)
                     memcpy(desc, m.bytes + off, sizeof *desc);
                 off += sizeof *desc;
-                struct dist_device *dev = p != NULL && p->ndev < DIST_MAX_DEVICES ? calloc(1, sizeof *dev) : NULL;
+                struct dist_device *dev =
+                    p != NULL && p->ndev < DIST_MAX_DEVICES ? calloc(1, sizeof *dev) : NULL;
                 if (dev == NULL || desc == NULL) {
                     free(dev);
                     free(desc);
@@ -264,7 +267,8 @@ cl_int sluice_cl_dist_platform_ids(cl_uint num_entries, cl_platform_id *platform
     }
     cl_uint n = (cl_uint)nplatforms;
     for (cl_uint i = 0; platforms_out != NULL && i < n && i < num_entries; i++)
-        platforms_out[i] = (cl_platform_id)sluice_cl_wrap_persistent(SLUICE_CL_PLATFORM, platforms[i], NULL, &dist_backend);
+        platforms_out[i] =
+            (cl_platform_id)sluice_cl_wrap_persistent(SLUICE_CL_PLATFORM, platforms[i], NULL, &dist_backend);
     pthread_mutex_unlock(&dist_lock);
     if (num_platforms != NULL)
         *num_platforms = n;

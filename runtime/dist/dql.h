@@ -59,15 +59,19 @@ typedef enum {
 } sluice_dql_attr_id;
 
 typedef enum {
-    SLUICE_DQL_KIND_STR, SLUICE_DQL_KIND_NUM, SLUICE_DQL_KIND_SIZE,
-    SLUICE_DQL_KIND_BOOL, SLUICE_DQL_KIND_TYPE, SLUICE_DQL_KIND_COMPUTED
+    SLUICE_DQL_KIND_STR,
+    SLUICE_DQL_KIND_NUM,
+    SLUICE_DQL_KIND_SIZE,
+    SLUICE_DQL_KIND_BOOL,
+    SLUICE_DQL_KIND_TYPE,
+    SLUICE_DQL_KIND_COMPUTED
 } sluice_dql_kind;
 
 struct sluice_dql_attr_desc {
     const char *name;
     const char *alias; /* "" when none */
     sluice_dql_kind kind;
-    size_t offset;     /* of the field in struct sluice_dql_device; unused for COMPUTED */
+    size_t offset; /* of the field in struct sluice_dql_device; unused for COMPUTED */
     const char *source;
     const char *meaning;
 };
@@ -93,8 +97,8 @@ bool sluice_dql_blank(const char *text);
  * satisfy WHERE, sorts them stably by ORDER BY, then applies ALL / TOP k / POS i. Writes the
  * indices (into devs) of the selected devices, in order, into out (room for ndevs entries)
  * and their number into *count. Returns 0, or -1 when out of memory. */
-int sluice_dql_select(const struct sluice_dql_query *q, const struct sluice_dql_device *devs,
-                      size_t ndevs, size_t *out, size_t *count);
+int sluice_dql_select(const struct sluice_dql_query *q, const struct sluice_dql_device *devs, size_t ndevs,
+                      size_t *out, size_t *count);
 
 /* Whether one device satisfies the WHERE clause alone (`pos` is its default-order position). */
 bool sluice_dql_match(const struct sluice_dql_query *q, const struct sluice_dql_device *dev, size_t pos);

@@ -21,7 +21,7 @@ _Static_assert(SLUICE_DQL_TYPE_CUSTOM == CL_DEVICE_TYPE_CUSTOM, "device type bit
 #define DQL_OFFSET_COMPUTED(id) 0
 
 const struct sluice_dql_attr_desc sluice_dql_attrs[SLUICE_DQL_ATTR_COUNT] = {
-#define SLUICE_DQL_ATTR(id, alias, kind, source, meaning) \
+#define SLUICE_DQL_ATTR(id, alias, kind, source, meaning)                                                    \
     {#id, alias, SLUICE_DQL_KIND_##kind, DQL_OFFSET_##kind(id), source, meaning},
 #include "dist/dql_attrs.def"
 #undef SLUICE_DQL_ATTR

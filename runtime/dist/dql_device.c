@@ -16,11 +16,25 @@ static uint64_t info_u64(sluice_dql_device_info_fn info, cl_device_id dev, cl_de
     if (rc != CL_SUCCESS)
         return 0;
     switch (got) {
-    case 1: return buf[0];
-    case 2: { uint16_t v; memcpy(&v, buf, 2); return v; }
-    case 4: { uint32_t v; memcpy(&v, buf, 4); return v; }
-    case 8: { uint64_t v; memcpy(&v, buf, 8); return v; }
-    default: return 0;
+    case 1:
+        return buf[0];
+    case 2: {
+        uint16_t v;
+        memcpy(&v, buf, 2);
+        return v;
+    }
+    case 4: {
+        uint32_t v;
+        memcpy(&v, buf, 4);
+        return v;
+    }
+    case 8: {
+        uint64_t v;
+        memcpy(&v, buf, 8);
+        return v;
+    }
+    default:
+        return 0;
     }
 }
 
@@ -49,8 +63,9 @@ static cl_int info_str(sluice_dql_device_info_fn info, cl_device_id dev, cl_devi
     return CL_SUCCESS;
 }
 
-cl_int sluice_dql_describe(cl_device_id dev, uint64_t node, uint64_t index, sluice_dql_device_info_fn device_info,
-                           sluice_dql_platform_info_fn platform_info, struct sluice_dql_device *d)
+cl_int sluice_dql_describe(cl_device_id dev, uint64_t node, uint64_t index,
+                           sluice_dql_device_info_fn device_info, sluice_dql_platform_info_fn platform_info,
+                           struct sluice_dql_device *d)
 {
     memset(d, 0, sizeof *d);
     d->node = node;
@@ -81,7 +96,8 @@ cl_int sluice_dql_describe(cl_device_id dev, uint64_t node, uint64_t index, slui
     d->image_support = info_u64(device_info, dev, CL_DEVICE_IMAGE_SUPPORT, NULL) != 0;
     d->fp64 = info_u64(device_info, dev, CL_DEVICE_DOUBLE_FP_CONFIG, NULL) != 0;
     cl_platform_id platform = NULL;
-    if (platform_info && device_info(dev, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL) == CL_SUCCESS) {
+    if (platform_info &&
+        device_info(dev, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL) == CL_SUCCESS) {
         char buf[SLUICE_DQL_STR_MAX * 4];
         if (platform_info(platform, CL_PLATFORM_NAME, sizeof buf, buf, NULL) == CL_SUCCESS) {
             buf[sizeof buf - 1] = '\0';

@@ -19,8 +19,9 @@ typedef cl_int (*sluice_dql_platform_info_fn)(cl_platform_id, cl_platform_info, 
 /* Describes `dev`, the `index`-th device of rank `node`. Text longer than the descriptor's
  * fields is truncated. Returns CL_SUCCESS, or the first error of a query every device must
  * answer (type, name, vendor, version); optional ones that fail read as 0 or "". */
-cl_int sluice_dql_describe(cl_device_id dev, uint64_t node, uint64_t index, sluice_dql_device_info_fn device_info,
-                           sluice_dql_platform_info_fn platform_info, struct sluice_dql_device *out);
+cl_int sluice_dql_describe(cl_device_id dev, uint64_t node, uint64_t index,
+                           sluice_dql_device_info_fn device_info, sluice_dql_platform_info_fn platform_info,
+                           struct sluice_dql_device *out);
 
 #ifdef __cplusplus
 }

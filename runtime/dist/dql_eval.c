@@ -3,11 +3,11 @@
  * WHERE filter, ORDER BY sorts stably (so ties keep the default order), then ALL/TOP/POS. */
 #include "dist/dql_internal.h"
 
+#include "common/strbuf.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "common/strbuf.h"
 
 static const char *field_str(const struct sluice_dql_device *d, int attr, size_t *len)
 {
@@ -33,7 +33,10 @@ static uint64_t field_num(const struct sluice_dql_device *d, int attr, size_t po
     }
 }
 
-static int fold(int c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
+static int fold(int c)
+{
+    return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+}
 
 /* Case-insensitive glob with * and ?: the classic two-pointer match with one backtrack point,
  * O(len(s) * len(pattern)) at worst, so that hostile patterns ("*a*a*a*...") stay cheap. */
@@ -63,13 +66,20 @@ static bool glob_match(const char *pat, const char *s, size_t slen)
 static bool compare_num(uint64_t a, dql_op op, uint64_t b)
 {
     switch (op) {
-    case DQL_OP_EQ: return a == b;
-    case DQL_OP_NE: return a != b;
-    case DQL_OP_LT: return a < b;
-    case DQL_OP_LE: return a <= b;
-    case DQL_OP_GT: return a > b;
-    case DQL_OP_GE: return a >= b;
-    case DQL_OP_LIKE: return false; /* rejected by the parser */
+    case DQL_OP_EQ:
+        return a == b;
+    case DQL_OP_NE:
+        return a != b;
+    case DQL_OP_LT:
+        return a < b;
+    case DQL_OP_LE:
+        return a <= b;
+    case DQL_OP_GT:
+        return a > b;
+    case DQL_OP_GE:
+        return a >= b;
+    case DQL_OP_LIKE:
+        return false; /* rejected by the parser */
     }
     return false;
 }
@@ -158,7 +168,8 @@ static void merge_sort(const struct sort_ctx *c, size_t *v, size_t *tmp, size_t 
             size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
             size_t i = lo, j = mid, k = lo;
             while (i < mid && j < hi)
-                tmp[k++] = compare_devices(c, v[j], v[i]) < 0 ? v[j++] : v[i++]; /* ties take the left: stable */
+                tmp[k++] =
+                    compare_devices(c, v[j], v[i]) < 0 ? v[j++] : v[i++]; /* ties take the left: stable */
             while (i < mid)
                 tmp[k++] = v[i++];
             while (j < hi)
@@ -178,13 +189,14 @@ static bool on_listed_node(const struct sluice_dql_query *q, uint64_t node)
     return false;
 }
 
-int sluice_dql_select(const struct sluice_dql_query *q, const struct sluice_dql_device *devs,
-                      size_t ndevs, size_t *out, size_t *count)
+int sluice_dql_select(const struct sluice_dql_query *q, const struct sluice_dql_device *devs, size_t ndevs,
+                      size_t *out, size_t *count)
 {
     *count = 0;
     if (ndevs == 0)
         return 0;
-    size_t *order = malloc(ndevs * sizeof *order), *tmp = malloc(ndevs * sizeof *tmp), *pos = malloc(ndevs * sizeof *pos);
+    size_t *order = malloc(ndevs * sizeof *order), *tmp = malloc(ndevs * sizeof *tmp),
+           *pos = malloc(ndevs * sizeof *pos);
     if (order == NULL || tmp == NULL || pos == NULL) {
         free(order), free(tmp), free(pos);
         return -1;
@@ -221,7 +233,6 @@ int sluice_dql_select(const struct sluice_dql_query *q, const struct sluice_dql_
 }
 
 /* ---- canonical form ---------------------------------------------------------------------- */
-
 
 static void put_quoted(struct sluice_strbuf *o, const char *s)
 {
@@ -270,9 +281,12 @@ static void format_node(const struct sluice_dql_query *q, size_t n, struct sluic
         sluice_strbuf_put(o, "%s", node->num ? "true" : "false");
         break;
     case SLUICE_DQL_KIND_TYPE:
-        sluice_strbuf_put(o, "%s", node->num == SLUICE_DQL_TYPE_CPU ? "cpu" : node->num == SLUICE_DQL_TYPE_GPU ? "gpu"
-                   : node->num == SLUICE_DQL_TYPE_ACCELERATOR ? "accelerator"
-                   : node->num == SLUICE_DQL_TYPE_CUSTOM ? "custom" : "default");
+        sluice_strbuf_put(o, "%s",
+                          node->num == SLUICE_DQL_TYPE_CPU           ? "cpu"
+                          : node->num == SLUICE_DQL_TYPE_GPU         ? "gpu"
+                          : node->num == SLUICE_DQL_TYPE_ACCELERATOR ? "accelerator"
+                          : node->num == SLUICE_DQL_TYPE_CUSTOM      ? "custom"
+                                                                     : "default");
         break;
     default:
         sluice_strbuf_put(o, "%llu", (unsigned long long)node->num);
@@ -288,7 +302,8 @@ size_t sluice_dql_format(const struct sluice_dql_query *q, char *buf, size_t len
     if (q->select == DQL_SELECT_ALL)
         sluice_strbuf_put(&o, "ALL");
     else
-        sluice_strbuf_put(&o, "%s %llu", q->select == DQL_SELECT_TOP ? "TOP" : "POS", (unsigned long long)q->select_arg);
+        sluice_strbuf_put(&o, "%s %llu", q->select == DQL_SELECT_TOP ? "TOP" : "POS",
+                          (unsigned long long)q->select_arg);
     for (size_t i = 0; i < q->nnodes; i++)
         sluice_strbuf_put(&o, "%s%llu", i ? ", " : " FROM NODE ", (unsigned long long)q->nodes[i]);
     if (q->root != DQL_NONE) {
@@ -297,6 +312,6 @@ size_t sluice_dql_format(const struct sluice_dql_query *q, char *buf, size_t len
     }
     for (size_t i = 0; i < q->norder; i++)
         sluice_strbuf_put(&o, "%s%s %s", i ? ", " : " ORDER BY ", sluice_dql_attrs[q->order[i].attr].name,
-            q->order[i].descending ? "DESC" : "ASC");
+                          q->order[i].descending ? "DESC" : "ASC");
     return o.used;
 }

@@ -77,7 +77,8 @@ struct sluice_dql_query {
 };
 
 /* Formats "column C: " + fmt into err. */
-void dql_error_at(char *err, size_t errlen, size_t pos, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void dql_error_at(char *err, size_t errlen, size_t pos, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Case-insensitive ASCII comparison of a counted string with a NUL-terminated one. */
 bool dql_word_is(const char *s, size_t len, const char *word);

@@ -13,7 +13,10 @@ static bool is_word_start(unsigned char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
-static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+static bool is_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
 
 /* Bytes that continue a bare word: device names such as "cpu-haswell" or versions such as
  * "3.0" can then be written without quotes. */
@@ -39,12 +42,12 @@ static int push(struct dql_tokens *t, size_t *cap, struct dql_token tok)
 /* Size suffixes are binary, as everywhere in sluice (SLUICE_STAGE_LIMIT=4G): K = KB = KiB = 1024. */
 static int size_multiplier(const char *s, size_t len, uint64_t *mult)
 {
-    static const struct { const char *suffix; unsigned shift; } units[] = {
-        {"", 0},   {"B", 0},
-        {"K", 10}, {"KB", 10}, {"KiB", 10},
-        {"M", 20}, {"MB", 20}, {"MiB", 20},
-        {"G", 30}, {"GB", 30}, {"GiB", 30},
-        {"T", 40}, {"TB", 40}, {"TiB", 40},
+    static const struct {
+        const char *suffix;
+        unsigned shift;
+    } units[] = {
+        {"", 0},     {"B", 0},  {"K", 10},  {"KB", 10},  {"KiB", 10}, {"M", 20},  {"MB", 20},
+        {"MiB", 20}, {"G", 30}, {"GB", 30}, {"GiB", 30}, {"T", 40},   {"TB", 40}, {"TiB", 40},
     };
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (dql_word_is(s, len, units[i].suffix)) {
@@ -101,7 +104,8 @@ static int lex_string(const char *src, size_t pos, struct dql_token *tok, char *
     for (;;) {
         unsigned char c = (unsigned char)src[i];
         if (c == '\0') {
-            dql_error_at(err, errlen, pos, "unterminated string: the quote %c opened here is never closed", quote);
+            dql_error_at(err, errlen, pos, "unterminated string: the quote %c opened here is never closed",
+                         quote);
             return -1;
         }
         if (c < 0x20 || c == 0x7f) {
@@ -140,9 +144,12 @@ static int lex_string(const char *src, size_t pos, struct dql_token *tok, char *
 
 static int lex_operator(const char *src, size_t pos, struct dql_token *tok, char *err, size_t errlen)
 {
-    static const struct { const char *text; dql_op op; } ops[] = {
-        {"==", DQL_OP_EQ}, {"!=", DQL_OP_NE}, {"<>", DQL_OP_NE}, {"<=", DQL_OP_LE}, {">=", DQL_OP_GE},
-        {"=", DQL_OP_EQ},  {"<", DQL_OP_LT},  {">", DQL_OP_GT},
+    static const struct {
+        const char *text;
+        dql_op op;
+    } ops[] = {
+        {"==", DQL_OP_EQ}, {"!=", DQL_OP_NE}, {"<>", DQL_OP_NE}, {"<=", DQL_OP_LE},
+        {">=", DQL_OP_GE}, {"=", DQL_OP_EQ},  {"<", DQL_OP_LT},  {">", DQL_OP_GT},
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         size_t len = strlen(ops[i].text);
@@ -187,7 +194,8 @@ int dql_tokenize(const char *src, struct dql_tokens *out, char *err, size_t errl
             tok.kind = c == '(' ? DQL_TK_LPAREN : c == ')' ? DQL_TK_RPAREN : DQL_TK_COMMA;
             tok.len = 1;
         } else if (c >= 0x80) {
-            dql_error_at(err, errlen, pos, "unexpected byte 0x%02x: outside quotes a query is ASCII (quote non-ASCII text)", c);
+            dql_error_at(err, errlen, pos,
+                         "unexpected byte 0x%02x: outside quotes a query is ASCII (quote non-ASCII text)", c);
             rc = -1;
         } else if (c < 0x20 || c == 0x7f) {
             dql_error_at(err, errlen, pos, "unexpected control byte 0x%02x", c);

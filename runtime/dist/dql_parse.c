@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const keywords[] = {"SELECT", "ALL", "TOP", "POS", "FROM", "NODE", "NODES", "WHERE",
-                                       "ORDER", "BY", "ASC", "DESC", "AND", "OR", "NOT", "LIKE"};
+static const char *const keywords[] = {"SELECT", "ALL", "TOP", "POS",  "FROM", "NODE", "NODES", "WHERE",
+                                       "ORDER",  "BY",  "ASC", "DESC", "AND",  "OR",   "NOT",   "LIKE"};
 
 struct parser {
     const char *src;
@@ -31,7 +31,10 @@ struct parser {
     size_t errlen;
 };
 
-static const struct dql_token *peek(const struct parser *p) { return &p->t->v[p->i]; }
+static const struct dql_token *peek(const struct parser *p)
+{
+    return &p->t->v[p->i];
+}
 
 static bool tok_is(const struct parser *p, const struct dql_token *tok, const char *kw)
 {
@@ -91,8 +94,14 @@ static void fail_at(struct parser *p, size_t pos, const char *fmt, ...)
 }
 
 /* The previous token's text, for "after 'X'" in messages. */
-static int prev_len(const struct parser *p) { return (int)(p->t->v[p->i - 1].len > 40 ? 40 : p->t->v[p->i - 1].len); }
-static const char *prev_text(const struct parser *p) { return p->src + p->t->v[p->i - 1].pos; }
+static int prev_len(const struct parser *p)
+{
+    return (int)(p->t->v[p->i - 1].len > 40 ? 40 : p->t->v[p->i - 1].len);
+}
+static const char *prev_text(const struct parser *p)
+{
+    return p->src + p->t->v[p->i - 1].pos;
+}
 
 static size_t edit_distance(const char *a, size_t la, const char *b)
 {
@@ -124,7 +133,8 @@ static void fail_unknown_attribute(struct parser *p, const struct dql_token *tok
     char known[640];
     size_t off = 0;
     for (int i = 0; i < SLUICE_DQL_ATTR_COUNT && off < sizeof known; i++)
-        off += (size_t)snprintf(known + off, sizeof known - off, "%s%s", i ? ", " : "", sluice_dql_attrs[i].name);
+        off += (size_t)snprintf(known + off, sizeof known - off, "%s%s", i ? ", " : "",
+                                sluice_dql_attrs[i].name);
     const char *best = NULL;
     size_t best_d = tok->len / 3 + 1;
     for (int i = 0; i < SLUICE_DQL_ATTR_COUNT; i++) {
@@ -137,8 +147,8 @@ static void fail_unknown_attribute(struct parser *p, const struct dql_token *tok
     char hint[96] = "";
     if (best)
         snprintf(hint, sizeof hint, " (did you mean '%s'?)", best);
-    fail_at(p, tok->pos, "unknown attribute '%.*s'%s; known attributes: %s", (int)(tok->len > 40 ? 40 : tok->len),
-            p->src + tok->pos, hint, known);
+    fail_at(p, tok->pos, "unknown attribute '%.*s'%s; known attributes: %s",
+            (int)(tok->len > 40 ? 40 : tok->len), p->src + tok->pos, hint, known);
 }
 
 /* Reads an attribute name at the current token; -1 after reporting an error. */
@@ -209,7 +219,8 @@ static void parse_value(struct parser *p, size_t n, int attr, dql_op op, size_t 
     switch (d->kind) {
     case SLUICE_DQL_KIND_STR:
         if (op != DQL_OP_EQ && op != DQL_OP_NE && op != DQL_OP_LIKE) {
-            fail_at(p, op_pos, "type mismatch: '%s' is text; compare it with =, != or LIKE, not '%s'", d->name, op_text(op));
+            fail_at(p, op_pos, "type mismatch: '%s' is text; compare it with =, != or LIKE, not '%s'",
+                    d->name, op_text(op));
             return;
         }
         node->str = strndup(text, len);
@@ -231,10 +242,12 @@ static void parse_value(struct parser *p, size_t n, int attr, dql_op op, size_t 
         node->num = tok->number;
         break;
     case SLUICE_DQL_KIND_BOOL: {
-        static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no", "off", "0"};
+        static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no", "off",
+                                                                                    "0"};
         bool found = false;
         if (op != DQL_OP_EQ && op != DQL_OP_NE) {
-            fail_at(p, op_pos, "type mismatch: '%s' is true or false; compare it with = or !=, not '%s'", d->name, op_text(op));
+            fail_at(p, op_pos, "type mismatch: '%s' is true or false; compare it with = or !=, not '%s'",
+                    d->name, op_text(op));
             return;
         }
         for (size_t i = 0; i < 4 && !found; i++) {
@@ -244,18 +257,26 @@ static void parse_value(struct parser *p, size_t n, int attr, dql_op op, size_t 
                 node->num = 0, found = true;
         }
         if (!found) {
-            fail_found(p, "type mismatch: '%s' is true or false; expected true or false after '%s'", d->name, op_text(op));
+            fail_found(p, "type mismatch: '%s' is true or false; expected true or false after '%s'", d->name,
+                       op_text(op));
             return;
         }
         break;
     }
     case SLUICE_DQL_KIND_TYPE: {
-        static const struct { const char *name; uint64_t bit; } types[] = {
-            {"cpu", SLUICE_DQL_TYPE_CPU}, {"gpu", SLUICE_DQL_TYPE_GPU}, {"accelerator", SLUICE_DQL_TYPE_ACCELERATOR},
-            {"custom", SLUICE_DQL_TYPE_CUSTOM}, {"default", SLUICE_DQL_TYPE_DEFAULT},
+        static const struct {
+            const char *name;
+            uint64_t bit;
+        } types[] = {
+            {"cpu", SLUICE_DQL_TYPE_CPU},
+            {"gpu", SLUICE_DQL_TYPE_GPU},
+            {"accelerator", SLUICE_DQL_TYPE_ACCELERATOR},
+            {"custom", SLUICE_DQL_TYPE_CUSTOM},
+            {"default", SLUICE_DQL_TYPE_DEFAULT},
         };
         if (op != DQL_OP_EQ && op != DQL_OP_NE) {
-            fail_at(p, op_pos, "type mismatch: 'type' is a device type; compare it with = or !=, not '%s'", op_text(op));
+            fail_at(p, op_pos, "type mismatch: 'type' is a device type; compare it with = or !=, not '%s'",
+                    op_text(op));
             return;
         }
         node->num = 0;
@@ -263,7 +284,8 @@ static void parse_value(struct parser *p, size_t n, int attr, dql_op op, size_t 
             if (dql_word_is(text, len, types[i].name))
                 node->num = types[i].bit;
         if (node->num == 0) {
-            fail_found(p, "expected a device type (cpu, gpu, accelerator, custom or default) after '%s'", op_text(op));
+            fail_found(p, "expected a device type (cpu, gpu, accelerator, custom or default) after '%s'",
+                       op_text(op));
             return;
         }
         break;
@@ -297,7 +319,8 @@ static size_t parse_comparison(struct parser *p)
         if (n != DQL_NONE)
             p->q->ast[n].attr = attr;
     } else {
-        fail_found(p, "expected a comparison operator (= != < <= > >= LIKE) after '%.*s'", prev_len(p), prev_text(p));
+        fail_found(p, "expected a comparison operator (= != < <= > >= LIKE) after '%.*s'", prev_len(p),
+                   prev_text(p));
         return DQL_NONE;
     }
     return p->failed ? DQL_NONE : n;
@@ -308,7 +331,8 @@ static size_t parse_not(struct parser *p)
     const struct dql_token *tok = peek(p);
     bool nests = tok_is(p, tok, "NOT") || tok->kind == DQL_TK_LPAREN;
     if (nests && ++p->depth > SLUICE_DQL_MAX_DEPTH) {
-        fail_at(p, tok->pos, "conditions are nested deeper than %d levels of parentheses and NOT", SLUICE_DQL_MAX_DEPTH);
+        fail_at(p, tok->pos, "conditions are nested deeper than %d levels of parentheses and NOT",
+                SLUICE_DQL_MAX_DEPTH);
         return DQL_NONE;
     }
     size_t n;
@@ -343,7 +367,8 @@ static size_t parse_not(struct parser *p)
 }
 
 /* and = not { "AND" not }, or = and { "OR" and }: one n-ary node per chain. */
-static size_t parse_chain(struct parser *p, const char *word, dql_node_kind kind, size_t (*sub)(struct parser *))
+static size_t parse_chain(struct parser *p, const char *word, dql_node_kind kind,
+                          size_t (*sub)(struct parser *))
 {
     size_t first = sub(p);
     if (first == DQL_NONE || !tok_is(p, peek(p), word))
@@ -364,8 +389,14 @@ static size_t parse_chain(struct parser *p, const char *word, dql_node_kind kind
     return n;
 }
 
-static size_t parse_and(struct parser *p) { return parse_chain(p, "AND", DQL_N_AND, parse_not); }
-static size_t parse_or(struct parser *p) { return parse_chain(p, "OR", DQL_N_OR, parse_and); }
+static size_t parse_and(struct parser *p)
+{
+    return parse_chain(p, "AND", DQL_N_AND, parse_not);
+}
+static size_t parse_or(struct parser *p)
+{
+    return parse_chain(p, "OR", DQL_N_OR, parse_and);
+}
 
 static void parse_selector(struct parser *p)
 {
@@ -434,7 +465,8 @@ static void parse_order(struct parser *p)
     p->i++;
     size_t cap = 0;
     for (;;) {
-        int attr = parse_attribute(p, p->q->norder ? "an attribute after ','" : "an attribute after ORDER BY");
+        int attr =
+            parse_attribute(p, p->q->norder ? "an attribute after ','" : "an attribute after ORDER BY");
         if (attr < 0)
             return;
         if (p->q->norder == cap) {
@@ -509,7 +541,8 @@ int sluice_dql_parse(const char *text, struct sluice_dql_query **out, char *err,
         text = "";
     size_t len = strnlen(text, SLUICE_DQL_MAX_LENGTH + 1);
     if (len > SLUICE_DQL_MAX_LENGTH) {
-        dql_error_at(err, errlen, SLUICE_DQL_MAX_LENGTH, "the query is longer than %d bytes", SLUICE_DQL_MAX_LENGTH);
+        dql_error_at(err, errlen, SLUICE_DQL_MAX_LENGTH, "the query is longer than %d bytes",
+                     SLUICE_DQL_MAX_LENGTH);
         return -1;
     }
     struct dql_tokens toks;

@@ -22,7 +22,10 @@ static int raw_open(const char *path, int flags, int mode)
 {
     return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode);
 }
-static int raw_mkdir(const char *path) { return (int)syscall(SYS_mkdirat, AT_FDCWD, path, 0700); }
+static int raw_mkdir(const char *path)
+{
+    return (int)syscall(SYS_mkdirat, AT_FDCWD, path, 0700);
+}
 static int raw_unlink(const char *path, int flags)
 {
     return (int)syscall(SYS_unlinkat, AT_FDCWD, path, flags);
@@ -162,8 +165,8 @@ static pid_t read_holder(const char *path)
     return n > 0 ? (pid_t)atoi(buf) : 0;
 }
 
-sluice_claim_result sluice_claim_rank(const struct sluice_launch *l, const char *root,
-                                      pid_t *holder, char *why, size_t whylen)
+sluice_claim_result sluice_claim_rank(const struct sluice_launch *l, const char *root, pid_t *holder,
+                                      char *why, size_t whylen)
 {
     char rootbuf[4096], key[128], jobdir[4096 + 128], file[4096 + 160];
     if (holder)

@@ -36,8 +36,8 @@ int sluice_claim_job_key(const struct sluice_launch *l, char *key, size_t len);
 
 /* Claims the rank under `root` (NULL: ${TMPDIR:-/tmp}/sluice-<uid>/claims). On
  * SLUICE_CLAIM_UNKNOWN, why (if not NULL) receives one line saying what failed. */
-sluice_claim_result sluice_claim_rank(const struct sluice_launch *l, const char *root,
-                                      pid_t *holder, char *why, size_t whylen);
+sluice_claim_result sluice_claim_rank(const struct sluice_launch *l, const char *root, pid_t *holder,
+                                      char *why, size_t whylen);
 
 #ifdef __cplusplus
 }

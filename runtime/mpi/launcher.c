@@ -13,11 +13,16 @@
 const char *sluice_launcher_name(sluice_launcher_kind kind)
 {
     switch (kind) {
-    case SLUICE_LAUNCHER_HYDRA: return "hydra";
-    case SLUICE_LAUNCHER_OMPI: return "openmpi";
-    case SLUICE_LAUNCHER_PMIX: return "pmix";
-    case SLUICE_LAUNCHER_SLURM: return "slurm";
-    case SLUICE_LAUNCHER_NONE: break;
+    case SLUICE_LAUNCHER_HYDRA:
+        return "hydra";
+    case SLUICE_LAUNCHER_OMPI:
+        return "openmpi";
+    case SLUICE_LAUNCHER_PMIX:
+        return "pmix";
+    case SLUICE_LAUNCHER_SLURM:
+        return "slurm";
+    case SLUICE_LAUNCHER_NONE:
+        break;
     }
     return "none";
 }
@@ -43,8 +48,8 @@ static void make_key(char *out, size_t len, const char *prefix, const char *id)
     snprintf(out, len, "%s%s", prefix, id);
     for (char *p = out; *p; p++) {
         char c = *p;
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '.' || c == '-' || c == '_';
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                  c == '-' || c == '_';
         if (!ok)
             *p = '_';
     }
@@ -70,8 +75,8 @@ static void warn_bad(struct ctx *c, const char *name, const char *value, const c
 }
 
 /* rank from rank_var, size from the first of size_vars that is set; false if unusable. */
-static bool read_rank_size(struct ctx *c, const char *rank_var, const char *const *size_vars,
-                           int *rank, int *size)
+static bool read_rank_size(struct ctx *c, const char *rank_var, const char *const *size_vars, int *rank,
+                           int *size)
 {
     const char *r = env(c, rank_var);
     if (r == NULL)
@@ -145,8 +150,8 @@ void sluice_launch_detect(const char *(*get)(const char *name, void *ctx), void 
         return;
     }
 
-    static const char *const pmix_size[] = {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS",
-                                            "SLURM_NTASKS", NULL};
+    static const char *const pmix_size[] = {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS",
+                                            NULL};
     if (read_rank_size(&c, "PMIX_RANK", pmix_size, &rank, &size)) {
         out->kind = SLUICE_LAUNCHER_PMIX;
         out->rank = rank;
@@ -157,8 +162,7 @@ void sluice_launch_detect(const char *(*get)(const char *name, void *ctx), void 
         return;
     }
 
-    static const char *const slurm_size[] = {"SLURM_STEP_NUM_TASKS", "SLURM_NTASKS",
-                                             "SLURM_NPROCS", NULL};
+    static const char *const slurm_size[] = {"SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_NPROCS", NULL};
     const char *step = env(&c, "SLURM_STEP_ID");
     if (step && read_rank_size(&c, "SLURM_PROCID", slurm_size, &rank, &size) && size > 0) {
         out->kind = SLUICE_LAUNCHER_SLURM;

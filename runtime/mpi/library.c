@@ -20,8 +20,8 @@ int sluice_mpi_library_load(void)
             loaded = 1;
         } else {
             const char *why = dlerror();
-            sluice_log_warn("cannot load the MPI library %s (%s); sluice will not use MPI", SLUICE_MPI_LIBRARY,
-                            why ? why : "unknown error");
+            sluice_log_warn("cannot load the MPI library %s (%s); sluice will not use MPI",
+                            SLUICE_MPI_LIBRARY, why ? why : "unknown error");
             loaded = -1;
         }
     }

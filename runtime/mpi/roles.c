@@ -45,8 +45,8 @@ static struct {
     bool sluice_initialized; /* sluice called PMPI_Init_thread in this process (ever) */
     bool app_initialized;    /* the application called MPI_Init(_thread) and it succeeded */
     bool app_finalized;
-    int lib_provided;        /* what PMPI_Init_thread gave */
-    int app_provided;        /* what the application was told */
+    int lib_provided; /* what PMPI_Init_thread gave */
+    int app_provided; /* what the application was told */
     void (*hooks[MAX_HOOKS])(void);
     int nhooks, hooks_run;
 } R = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .state = ST_IDLE};
@@ -77,16 +77,28 @@ static const struct sluice_launch *L(void)
     return &launch;
 }
 
-int sluice_launch_rank(void) { return L()->rank; }
-int sluice_launch_size(void) { return L()->size; }
-bool sluice_under_launcher(void) { return L()->kind != SLUICE_LAUNCHER_NONE; }
+int sluice_launch_rank(void)
+{
+    return L()->rank;
+}
+int sluice_launch_size(void)
+{
+    return L()->size;
+}
+bool sluice_under_launcher(void)
+{
+    return L()->kind != SLUICE_LAUNCHER_NONE;
+}
 
 bool sluice_mpi_ready(void)
 {
     return atomic_load_explicit(&R.state, memory_order_acquire) == ST_READY;
 }
 
-static bool active(void) { return sluice_config.any_set; }
+static bool active(void)
+{
+    return sluice_config.any_set;
+}
 
 /* ---- initialization ----------------------------------------------------------------------- */
 
@@ -102,8 +114,8 @@ static bool claim_rank(const char *who)
     case SLUICE_CLAIM_OWNED:
         return true;
     case SLUICE_CLAIM_UNKNOWN:
-        sluice_log_warn("cannot make sure that only one process of rank %d initializes MPI (%s)",
-                        l->rank, why);
+        sluice_log_warn("cannot make sure that only one process of rank %d initializes MPI (%s)", l->rank,
+                        why);
         return true;
     case SLUICE_CLAIM_TAKEN:
         if (who)
@@ -120,7 +132,8 @@ static void make_comm_locked(void)
 {
     if (R.lib_provided < MPI_THREAD_MULTIPLE) {
         sluice_log_warn("the MPI library gave thread level %d, below MPI_THREAD_MULTIPLE; "
-                        "sluice will not use MPI in this process", R.lib_provided);
+                        "sluice will not use MPI in this process",
+                        R.lib_provided);
         atomic_store_explicit(&R.state, ST_UNUSABLE, memory_order_release);
         return;
     }
@@ -134,7 +147,8 @@ static void make_comm_locked(void)
     sluice_time_leave(prev);
     if (rc != MPI_SUCCESS) {
         sluice_log_warn("MPI_Comm_dup of MPI_COMM_WORLD failed (error %d); sluice will not use "
-                        "MPI in this process", rc);
+                        "MPI in this process",
+                        rc);
         atomic_store_explicit(&R.state, ST_UNUSABLE, memory_order_release);
         return;
     }
@@ -148,8 +162,7 @@ static void trace_init(int by_sluice)
         return;
     int size = 0;
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
-    sluice_trace_instant(SLUICE_EV_MPI_INIT, (uint64_t)R.lib_provided, (uint64_t)size,
-                         (uint64_t)by_sluice);
+    sluice_trace_instant(SLUICE_EV_MPI_INIT, (uint64_t)R.lib_provided, (uint64_t)size, (uint64_t)by_sluice);
 }
 
 /* Lazy initialization for a feature. Caller holds R.lock; state is IDLE. */
@@ -261,8 +274,7 @@ int sluice_mpi_app_init(int *argc, char ***argv, bool thread_call, int required,
 
     pthread_mutex_lock(&R.lock);
     int state = atomic_load(&R.state);
-    if (R.sluice_initialized && !R.app_initialized &&
-        (state == ST_READY || state == ST_UNUSABLE)) {
+    if (R.sluice_initialized && !R.app_initialized && (state == ST_READY || state == ST_UNUSABLE)) {
         /* sluice got there first (a feature needed MPI before main called MPI_Init): the
          * library is initialized already; the application takes it over. */
         R.app_initialized = true;
@@ -312,8 +324,7 @@ int sluice_mpi_app_finalize(void)
      * PMPI_Init (a Fortran 2008 binding, say): sluice's communicator and pollers must go
      * before MPI does, whoever initialized it. */
     bool ours = !R.app_finalized &&
-                (state == ST_READY ||
-                 (state == ST_UNUSABLE && (R.app_initialized || R.sluice_initialized)));
+                (state == ST_READY || (state == ST_UNUSABLE && (R.app_initialized || R.sluice_initialized)));
     if (ours)
         R.app_finalized = true;
     pthread_mutex_unlock(&R.lock);
@@ -370,8 +381,14 @@ int sluice_mpi_app_query_thread(int *provided)
 /* A forked child shares the parent's PMI connection and a copy of its MPI state, but not its
  * threads: it must never use MPI if the parent did or owns the rank. A child of a parent that
  * never touched MPI may still claim the rank itself. */
-static void atfork_prepare(void) { pthread_mutex_lock(&R.lock); }
-static void atfork_parent(void) { pthread_mutex_unlock(&R.lock); }
+static void atfork_prepare(void)
+{
+    pthread_mutex_lock(&R.lock);
+}
+static void atfork_parent(void)
+{
+    pthread_mutex_unlock(&R.lock);
+}
 static void atfork_child(void)
 {
     int state = atomic_load(&R.state);
@@ -406,8 +423,7 @@ static bool sluice_finalizes_at_exit(void)
 {
     pthread_mutex_lock(&R.lock);
     int state = atomic_load(&R.state);
-    bool ours = R.sluice_initialized && !R.app_finalized &&
-                (state == ST_READY || state == ST_UNUSABLE);
+    bool ours = R.sluice_initialized && !R.app_finalized && (state == ST_READY || state == ST_UNUSABLE);
     pthread_mutex_unlock(&R.lock);
     return ours;
 }
@@ -424,8 +440,7 @@ __attribute__((destructor(SLUICE_PRIO_MPI))) static void mpi_unload(void)
 {
     pthread_mutex_lock(&R.lock);
     int state = atomic_load(&R.state);
-    bool ours = R.sluice_initialized && !R.app_finalized &&
-                (state == ST_READY || state == ST_UNUSABLE);
+    bool ours = R.sluice_initialized && !R.app_finalized && (state == ST_READY || state == ST_UNUSABLE);
     if (ours)
         R.app_finalized = true; /* nobody finalizes twice */
     pthread_mutex_unlock(&R.lock);

@@ -33,7 +33,7 @@ int sluice_launch_size(void);
 bool sluice_under_launcher(void);
 
 MPI_Comm sluice_comm(void);
-bool sluice_mpi_ready(void);   /* MPI initialized and sluice_comm usable, without initializing */
+bool sluice_mpi_ready(void); /* MPI initialized and sluice_comm usable, without initializing */
 
 /* Hooks run once, in registration order, before MPI is finalized. */
 void sluice_mpi_on_finalize(void (*hook)(void));

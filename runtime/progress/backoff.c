@@ -14,7 +14,10 @@ void sluice_backoff_init(struct sluice_backoff *b, uint64_t min_ns, uint64_t max
     b->cur_ns = min_ns;
 }
 
-void sluice_backoff_reset(struct sluice_backoff *b) { b->cur_ns = b->min_ns; }
+void sluice_backoff_reset(struct sluice_backoff *b)
+{
+    b->cur_ns = b->min_ns;
+}
 
 uint64_t sluice_backoff_next(struct sluice_backoff *b)
 {

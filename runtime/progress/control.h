@@ -23,15 +23,15 @@ void sluice_progress_shutdown(void);
 void sluice_progress_set_sleep_max_us(uint64_t us);
 
 struct sluice_progress_stats {
-    uint64_t rounds;        /* passes over the queue and the pollers */
-    uint64_t sleeps;        /* idle sleeps */
-    uint64_t parks;         /* of which long enough to park on the futex */
-    uint64_t items_run;     /* posted work items run */
-    uint64_t wakeups;       /* sleeps cut short by sluice_progress_wake/post */
+    uint64_t rounds;           /* passes over the queue and the pollers */
+    uint64_t sleeps;           /* idle sleeps */
+    uint64_t parks;            /* of which long enough to park on the futex */
+    uint64_t items_run;        /* posted work items run */
+    uint64_t wakeups;          /* sleeps cut short by sluice_progress_wake/post */
     uint64_t longest_sleep_ns; /* longest sleep requested since the cap was last set */
-    uint64_t last_sleep_ns; /* the sleep requested most recently */
-    int running;            /* a progress thread exists now */
-    uint64_t threads_started; /* progress threads started in this process, ever */
+    uint64_t last_sleep_ns;    /* the sleep requested most recently */
+    int running;               /* a progress thread exists now */
+    uint64_t threads_started;  /* progress threads started in this process, ever */
 };
 void sluice_progress_get_stats(struct sluice_progress_stats *out);
 

@@ -31,8 +31,8 @@
 #include "trace/trace.h"
 
 #define MAX_POLLERS 64
-#define MIN_SLEEP_NS 1000u           /* first idle sleep: 1 us */
-#define DEFAULT_SLEEP_MAX_US 2000u   /* vars.def default, for code linked without the config */
+#define MIN_SLEEP_NS 1000u         /* first idle sleep: 1 us */
+#define DEFAULT_SLEEP_MAX_US 2000u /* vars.def default, for code linked without the config */
 
 struct work {
     void (*fn)(void *);
@@ -49,24 +49,24 @@ struct poller {
 
 static struct {
     pthread_mutex_t lock;
-    pthread_cond_t changed;      /* an item or a poller call ended */
-    pthread_mutex_t ctl;         /* serializes starting/stopping the thread */
+    pthread_cond_t changed; /* an item or a poller call ended */
+    pthread_mutex_t ctl;    /* serializes starting/stopping the thread */
     struct work *head, *tail;
-    uint64_t posted;             /* sequence number of the last item posted */
-    int depth;                   /* items running now (nested on the progress thread) */
-    uint64_t outer_seq;          /* sequence number of the outermost running item */
+    uint64_t posted;    /* sequence number of the last item posted */
+    int depth;          /* items running now (nested on the progress thread) */
+    uint64_t outer_seq; /* sequence number of the outermost running item */
     struct poller pollers[MAX_POLLERS];
     int next_poller_id;
-    int poller_slots;            /* slots in use are all below this (high-water mark) */
-    int calling_poller;          /* id of the poller the thread is in, 0 if none */
+    int poller_slots;   /* slots in use are all below this (high-water mark) */
+    int calling_poller; /* id of the poller the thread is in, 0 if none */
     pthread_t thread;
     bool running, stop_requested;
     atomic_bool shut_down;
     struct sluice_sleeper sleeper;
     _Atomic uint64_t sleep_max_us_override;
     struct {
-        _Atomic uint64_t rounds, sleeps, parks, items_run, wakeups, longest_sleep_ns,
-            last_sleep_ns, threads_started;
+        _Atomic uint64_t rounds, sleeps, parks, items_run, wakeups, longest_sleep_ns, last_sleep_ns,
+            threads_started;
     } stats;
 } E = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -76,7 +76,10 @@ static struct {
 
 static _Thread_local bool on_progress_thread;
 
-int sluice_progress_is_self(void) { return on_progress_thread; }
+int sluice_progress_is_self(void)
+{
+    return on_progress_thread;
+}
 
 static uint64_t sleep_max_ns(void)
 {
@@ -261,8 +264,7 @@ static void ensure_running_locked(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         /* No thread: behave as if shut down, so that work still runs (on the poster). */
-        sluice_log_error("cannot start the progress thread (%s); running its work inline",
-                         strerror(rc));
+        sluice_log_error("cannot start the progress thread (%s); running its work inline", strerror(rc));
         atomic_store(&E.shut_down, true);
         return;
     }
@@ -340,7 +342,10 @@ void sluice_progress_post(void (*fn)(void *arg), void *arg)
     fn(arg);
 }
 
-void sluice_progress_wake(void) { sluice_sleeper_wake(&E.sleeper); }
+void sluice_progress_wake(void)
+{
+    sluice_sleeper_wake(&E.sleeper);
+}
 
 void sluice_progress_drain(void)
 {
@@ -421,8 +426,14 @@ int64_t sluice_progress_thread_cpu_ns(void)
 
 /* fork: the child has no progress thread. Work and pollers queued by the parent belong to the
  * parent (its thread runs them); the child starts empty and gets a thread on first use. */
-static void atfork_prepare(void) { pthread_mutex_lock(&E.lock); }
-static void atfork_parent(void) { pthread_mutex_unlock(&E.lock); }
+static void atfork_prepare(void)
+{
+    pthread_mutex_lock(&E.lock);
+}
+static void atfork_parent(void)
+{
+    pthread_mutex_unlock(&E.lock);
+}
 static void atfork_child(void)
 {
     struct work *w = E.head;

@@ -18,7 +18,7 @@ extern "C" {
 
 typedef int (*sluice_poller_fn)(void *arg);
 
-int sluice_progress_add_poller(sluice_poller_fn fn, void *arg);  /* returns an id */
+int sluice_progress_add_poller(sluice_poller_fn fn, void *arg); /* returns an id */
 void sluice_progress_remove_poller(int id);
 void sluice_progress_post(void (*fn)(void *arg), void *arg);
 void sluice_progress_wake(void);

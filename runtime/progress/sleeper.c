@@ -47,8 +47,8 @@ int sluice_sleeper_wait(struct sluice_sleeper *s, uint64_t ns, uint32_t seen)
             break;
         }
         /* FUTEX_WAIT_BITSET takes an absolute deadline on CLOCK_MONOTONIC. */
-        long r = syscall(SYS_futex, (uint32_t *)&s->seq, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG,
-                         seen, &deadline, NULL, FUTEX_BITSET_MATCH_ANY);
+        long r = syscall(SYS_futex, (uint32_t *)&s->seq, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, seen,
+                         &deadline, NULL, FUTEX_BITSET_MATCH_ANY);
         if (r == 0 || (r == -1 && errno == EAGAIN)) {
             woken = atomic_load(&s->seq) != seen;
             if (!woken)
@@ -75,6 +75,12 @@ void sluice_sleeper_wake(struct sluice_sleeper *s)
         syscall(SYS_futex, (uint32_t *)&s->seq, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
 }
 
-uint32_t sluice_sleeper_seq(struct sluice_sleeper *s) { return atomic_load(&s->seq); }
+uint32_t sluice_sleeper_seq(struct sluice_sleeper *s)
+{
+    return atomic_load(&s->seq);
+}
 
-int sluice_sleeper_parked(struct sluice_sleeper *s) { return atomic_load(&s->parked); }
+int sluice_sleeper_parked(struct sluice_sleeper *s)
+{
+    return atomic_load(&s->parked);
+}

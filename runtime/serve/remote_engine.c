@@ -22,8 +22,8 @@
 #include <time.h>
 
 #include "cl/backend.h"
-#include "dist/dist_fault.h"
 #include "cl/object.h"
+#include "dist/dist_fault.h"
 #include "serve/remote_proto.h"
 #include "trace/trace.h"
 

@@ -83,10 +83,9 @@ static void compile(const uint64_t *a, const unsigned char *p, size_t len, struc
                                                  (cl_uint)a[3], a[3] ? (const cl_program *)headers : NULL,
                                                  a[3] ? names : NULL, NULL, NULL);
     if (out->rep.ret == CL_COMPILE_PROGRAM_FAILURE) /* the added option alone can fail it (remote_server.c) */
-        out->rep.ret = api()->clCompileProgram(PTR(cl_program, a[1]), (cl_uint)a[2],
-                                               a[2] ? (const cl_device_id *)devs : NULL, opts, (cl_uint)a[3],
-                                               a[3] ? (const cl_program *)headers : NULL, a[3] ? names : NULL,
-                                               NULL, NULL);
+        out->rep.ret = api()->clCompileProgram(
+            PTR(cl_program, a[1]), (cl_uint)a[2], a[2] ? (const cl_device_id *)devs : NULL, opts,
+            (cl_uint)a[3], a[3] ? (const cl_program *)headers : NULL, a[3] ? names : NULL, NULL, NULL);
     free(full);
     free(opts);
 }

@@ -47,43 +47,57 @@
  * short poll, and polling for them took cores from the devices of a 2-core machine. */
 #define SLUICE_REMOTE_DATA_HOT_MIN ((size_t)64 << 10)
 
-#define SLUICE_REMOTE_OPS(X)                                                                        \
-    X(ENUM)        /* -> bytes: platform and device records (remote_enum_*) */                      \
-    X(INFO)        /* a0 getter, a1 obj, a2 obj2, a3 param, a4 size -> ret, v0 size_ret, bytes */   \
-    X(CTX_CREATE)  /* bytes: device rids -> v0 context */                                           \
-    X(QUEUE_CREATE)/* a0 ctx, a1 device, a2 properties -> v0 queue */                               \
-    X(BUF_CREATE)  /* a0 ctx, a1 flags, a2 size -> v0 buffer */                                     \
-    X(PROG_CREATE) /* a0 ctx; bytes: source -> v0 program */                                       \
-    X(PROG_BUILD)  /* a0 program, a1 ndev; bytes: device rids then options */                       \
-    X(KERNEL_CREATE) /* a0 program; bytes: name -> v0 kernel */                                     \
-    X(RELEASE)     /* a0 kind (SLUICE_CL_*), a1 rid */                                              \
-    X(SUBBUF)      /* a0 parent buffer, a1 flags, a2 origin, a3 size -> v0 buffer */               \
-    X(PROG_BINARY) /* a0 program, a1 index among its devices -> bytes: that device's binary */    \
-    X(PROG_FROM_BINARY) /* a0 ctx, a1 ndev; bytes: ndev x {rid, len}, then the binaries -> v0 program, bytes: statuses */ \
-    X(SUBDEVICES)  /* a0 device; bytes: partition properties -> bytes: sub-device rids */        \
-    X(CMD_WRITE)   /* cmd; a0 buf, a1 offset, a2 size, a3 data pointer (in-process only), a4 rank the data comes from */ \
-    X(CMD_READ)    /* cmd; a0 buf, a1 offset, a2 size, a3 data pointer (in-process only), a4 rank the data goes to */ \
-    X(CMD_NDRANGE) /* cmd; a0 kernel, a1 dims, a2 null mask (1 offset, 4 local), a3 nargs; bytes: 3 x dims size_t, args */ \
-    X(CMD_COPY)    /* cmd; a0 src, a1 dst, a2 src offset, a3 dst offset, a4 size */                 \
-    X(CMD_FILL)    /* cmd; a0 buf, a1 offset, a2 size; bytes: pattern */                          \
-    X(CMD_MARKER)  /* cmd; a0 1 for a barrier */                                                   \
-    X(NOTIFY)      /* a0 command id (of another rank, or a user event), a1 its status: wakes waiters */ \
-    X(PING)        /* -> TAG_CLOCK message: the engine's clock (rank 0 measures offsets) */        \
-    X(OBJ)         /* a0 operation (remote_objects.h): programs from IL, compile, link... */    \
+#define SLUICE_REMOTE_OPS(X)                                                                                 \
+    X(ENUM)             /* -> bytes: platform and device records (remote_enum_*) */                          \
+    X(INFO)             /* a0 getter, a1 obj, a2 obj2, a3 param, a4 size -> ret, v0 size_ret, bytes */       \
+    X(CTX_CREATE)       /* bytes: device rids -> v0 context */                                               \
+    X(QUEUE_CREATE)     /* a0 ctx, a1 device, a2 properties -> v0 queue */                                   \
+    X(BUF_CREATE)       /* a0 ctx, a1 flags, a2 size -> v0 buffer */                                         \
+    X(PROG_CREATE)      /* a0 ctx; bytes: source -> v0 program */                                            \
+    X(PROG_BUILD)       /* a0 program, a1 ndev; bytes: device rids then options */                           \
+    X(KERNEL_CREATE)    /* a0 program; bytes: name -> v0 kernel */                                           \
+    X(RELEASE)          /* a0 kind (SLUICE_CL_*), a1 rid */                                                  \
+    X(SUBBUF)           /* a0 parent buffer, a1 flags, a2 origin, a3 size -> v0 buffer */                    \
+    X(PROG_BINARY)      /* a0 program, a1 index among its devices -> bytes: that device's binary */          \
+    X(PROG_FROM_BINARY) /* a0 ctx, a1 ndev; bytes: ndev x {rid, len}, then the binaries -> v0 program,       \
+                           bytes: statuses */                                                                \
+    X(SUBDEVICES)       /* a0 device; bytes: partition properties -> bytes: sub-device rids */               \
+    X(CMD_WRITE) /* cmd; a0 buf, a1 offset, a2 size, a3 data pointer (in-process only), a4 rank the data     \
+                    comes from */                                                                            \
+    X(CMD_READ) /* cmd; a0 buf, a1 offset, a2 size, a3 data pointer (in-process only), a4 rank the data goes \
+                   to */                                                                                     \
+    X(CMD_NDRANGE) /* cmd; a0 kernel, a1 dims, a2 null mask (1 offset, 4 local), a3 nargs; bytes: 3 x dims   \
+                      size_t, args */                                                                        \
+    X(CMD_COPY)    /* cmd; a0 src, a1 dst, a2 src offset, a3 dst offset, a4 size */                          \
+    X(CMD_FILL)    /* cmd; a0 buf, a1 offset, a2 size; bytes: pattern */                                     \
+    X(CMD_MARKER)  /* cmd; a0 1 for a barrier */                                                             \
+    X(NOTIFY)      /* a0 command id (of another rank, or a user event), a1 its status: wakes waiters */      \
+    X(PING)        /* -> TAG_CLOCK message: the engine's clock (rank 0 measures offsets) */                  \
+    X(OBJ)         /* a0 operation (remote_objects.h): programs from IL, compile, link... */                 \
     X(END)         /* rank 0's program ended: serve no more */
 
 enum sluice_remote_op {
 #define X(name) SLUICE_REMOTE_##name,
     SLUICE_REMOTE_OPS(X)
 #undef X
-    SLUICE_REMOTE_OP_COUNT
+        SLUICE_REMOTE_OP_COUNT
 };
 
 /* Getters the INFO op can call. */
 enum sluice_remote_getter {
-    SLUICE_RG_PLATFORM, SLUICE_RG_DEVICE, SLUICE_RG_CONTEXT, SLUICE_RG_QUEUE, SLUICE_RG_MEM,
-    SLUICE_RG_PROGRAM, SLUICE_RG_BUILD, SLUICE_RG_KERNEL, SLUICE_RG_KERNEL_WG, SLUICE_RG_KERNEL_ARG,
-    SLUICE_RG_EVENT, SLUICE_RG_PROFILING, SLUICE_RG_COUNT
+    SLUICE_RG_PLATFORM,
+    SLUICE_RG_DEVICE,
+    SLUICE_RG_CONTEXT,
+    SLUICE_RG_QUEUE,
+    SLUICE_RG_MEM,
+    SLUICE_RG_PROGRAM,
+    SLUICE_RG_BUILD,
+    SLUICE_RG_KERNEL,
+    SLUICE_RG_KERNEL_WG,
+    SLUICE_RG_KERNEL_ARG,
+    SLUICE_RG_EVENT,
+    SLUICE_RG_PROFILING,
+    SLUICE_RG_COUNT
 };
 
 #define SLUICE_REMOTE_NARGS 8
@@ -95,7 +109,7 @@ struct sluice_remote_req {
 };
 
 struct sluice_remote_rep {
-    int64_t ret;     /* cl_int */
+    int64_t ret; /* cl_int */
     uint64_t v[2];
     uint64_t nbytes; /* payload after the header */
 };
@@ -172,7 +186,8 @@ size_t sluice_remote_chunk(size_t len);
 size_t sluice_remote_pieces(size_t len);
 /* Piece i of a transfer of len bytes: its offset, and its size in *k. */
 size_t sluice_remote_piece(size_t len, size_t i, size_t *k);
-int sluice_remote_data_isend(MPI_Comm comm, int dst, uint64_t id, const void *data, size_t len, MPI_Request *reqs);
+int sluice_remote_data_isend(MPI_Comm comm, int dst, uint64_t id, const void *data, size_t len,
+                             MPI_Request *reqs);
 int sluice_remote_data_irecv(MPI_Comm comm, int src, uint64_t id, void *data, size_t len, MPI_Request *reqs);
 /* The sleep of a wait that has found nothing for waited_ns: an eighth of it, between 1 us and
  * max_ns, so that an answer is found at most about 1/8 late. */

@@ -8,9 +8,9 @@
 
 #include "cl/backend.h"
 #include "cl/object.h"
+#include "dist/dql_device.h"
 #include "serve/remote_objects.h"
 #include "serve/remote_proto.h"
-#include "dist/dql_device.h"
 #include "trace/trace.h"
 
 #define MAX_PLATFORMS 16
@@ -105,8 +105,9 @@ static void do_enum(struct sluice_remote_msg *out)
         np = 0;
     if (np > MAX_PLATFORMS)
         np = MAX_PLATFORMS;
-    size_t cap = np * (sizeof(struct sluice_remote_enum_platform) +
-                       MAX_DEVICES * (sizeof(struct sluice_remote_enum_device) + sizeof(struct sluice_dql_device)));
+    size_t cap =
+        np * (sizeof(struct sluice_remote_enum_platform) +
+              MAX_DEVICES * (sizeof(struct sluice_remote_enum_device) + sizeof(struct sluice_dql_device)));
     uint64_t index = 0; /* the device's position among this rank's devices, for SLUICE_DEVICES */
     out->bytes = calloc(1, cap ? cap : 1);
     if (out->bytes == NULL) {
@@ -162,25 +163,46 @@ static void do_info(const uint64_t *a, struct sluice_remote_msg *out)
     cl_int r = CL_INVALID_OPERATION;
     const struct sluice_cl_api *A = api();
     switch ((int)a[0]) {
-    case SLUICE_RG_PLATFORM: r = A->clGetPlatformInfo(PTR(cl_platform_id, a[1]), param, size, val, &ret_size); break;
-    case SLUICE_RG_DEVICE: r = A->clGetDeviceInfo(PTR(cl_device_id, a[1]), param, size, val, &ret_size); break;
-    case SLUICE_RG_CONTEXT: r = A->clGetContextInfo(PTR(cl_context, a[1]), param, size, val, &ret_size); break;
-    case SLUICE_RG_QUEUE: r = A->clGetCommandQueueInfo(PTR(cl_command_queue, a[1]), param, size, val, &ret_size); break;
-    case SLUICE_RG_MEM: r = A->clGetMemObjectInfo(PTR(cl_mem, a[1]), param, size, val, &ret_size); break;
-    case SLUICE_RG_PROGRAM: r = A->clGetProgramInfo(PTR(cl_program, a[1]), param, size, val, &ret_size); break;
-    case SLUICE_RG_BUILD:
-        r = A->clGetProgramBuildInfo(PTR(cl_program, a[1]), PTR(cl_device_id, a[2]), param, size, val, &ret_size);
+    case SLUICE_RG_PLATFORM:
+        r = A->clGetPlatformInfo(PTR(cl_platform_id, a[1]), param, size, val, &ret_size);
         break;
-    case SLUICE_RG_KERNEL: r = A->clGetKernelInfo(PTR(cl_kernel, a[1]), param, size, val, &ret_size); break;
+    case SLUICE_RG_DEVICE:
+        r = A->clGetDeviceInfo(PTR(cl_device_id, a[1]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_CONTEXT:
+        r = A->clGetContextInfo(PTR(cl_context, a[1]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_QUEUE:
+        r = A->clGetCommandQueueInfo(PTR(cl_command_queue, a[1]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_MEM:
+        r = A->clGetMemObjectInfo(PTR(cl_mem, a[1]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_PROGRAM:
+        r = A->clGetProgramInfo(PTR(cl_program, a[1]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_BUILD:
+        r = A->clGetProgramBuildInfo(PTR(cl_program, a[1]), PTR(cl_device_id, a[2]), param, size, val,
+                                     &ret_size);
+        break;
+    case SLUICE_RG_KERNEL:
+        r = A->clGetKernelInfo(PTR(cl_kernel, a[1]), param, size, val, &ret_size);
+        break;
     case SLUICE_RG_KERNEL_WG:
-        r = A->clGetKernelWorkGroupInfo(PTR(cl_kernel, a[1]), PTR(cl_device_id, a[2]), param, size, val, &ret_size);
+        r = A->clGetKernelWorkGroupInfo(PTR(cl_kernel, a[1]), PTR(cl_device_id, a[2]), param, size, val,
+                                        &ret_size);
         break;
     case SLUICE_RG_KERNEL_ARG:
         r = A->clGetKernelArgInfo(PTR(cl_kernel, a[1]), (cl_uint)a[2], param, size, val, &ret_size);
         break;
-    case SLUICE_RG_EVENT: r = A->clGetEventInfo(PTR(cl_event, a[1]), param, size, val, &ret_size); break;
-    case SLUICE_RG_PROFILING: r = A->clGetEventProfilingInfo(PTR(cl_event, a[1]), param, size, val, &ret_size); break;
-    default: break;
+    case SLUICE_RG_EVENT:
+        r = A->clGetEventInfo(PTR(cl_event, a[1]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_PROFILING:
+        r = A->clGetEventProfilingInfo(PTR(cl_event, a[1]), param, size, val, &ret_size);
+        break;
+    default:
+        break;
     }
     out->rep.ret = r;
     out->rep.v[0] = ret_size;
@@ -241,17 +263,29 @@ static void do_release(const uint64_t *a, struct sluice_remote_msg *out)
         queue_remove(PTR(cl_command_queue, a[1])); /* commands in flight keep it alive */
         r = A->clReleaseCommandQueue(PTR(cl_command_queue, a[1]));
         break;
-    case SLUICE_CL_MEM: r = A->clReleaseMemObject(PTR(cl_mem, a[1])); break;
-    case SLUICE_CL_PROGRAM: r = A->clReleaseProgram(PTR(cl_program, a[1])); break;
-    case SLUICE_CL_KERNEL: r = A->clReleaseKernel(PTR(cl_kernel, a[1])); break;
-    case SLUICE_CL_EVENT: r = A->clReleaseEvent(PTR(cl_event, a[1])); break;
-    case SLUICE_CL_DEVICE: r = A->clReleaseDevice(PTR(cl_device_id, a[1])); break;
-    default: break;
+    case SLUICE_CL_MEM:
+        r = A->clReleaseMemObject(PTR(cl_mem, a[1]));
+        break;
+    case SLUICE_CL_PROGRAM:
+        r = A->clReleaseProgram(PTR(cl_program, a[1]));
+        break;
+    case SLUICE_CL_KERNEL:
+        r = A->clReleaseKernel(PTR(cl_kernel, a[1]));
+        break;
+    case SLUICE_CL_EVENT:
+        r = A->clReleaseEvent(PTR(cl_event, a[1]));
+        break;
+    case SLUICE_CL_DEVICE:
+        r = A->clReleaseDevice(PTR(cl_device_id, a[1]));
+        break;
+    default:
+        break;
     }
     out->rep.ret = r;
 }
 
-static void do_subdevices(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
+static void do_subdevices(const uint64_t *a, const unsigned char *p, size_t len,
+                          struct sluice_remote_msg *out)
 {
     size_t n = len / sizeof(cl_device_partition_property);
     cl_device_partition_property props[64];
@@ -311,7 +345,8 @@ static void do_prog_binary(const uint64_t *a, struct sluice_remote_msg *out)
     out->rep.v[0] = sizes[j];
 }
 
-static void do_prog_from_binary(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
+static void do_prog_from_binary(const uint64_t *a, const unsigned char *p, size_t len,
+                                struct sluice_remote_msg *out)
 {
     size_t nd = (size_t)a[1];
     if (nd == 0 || nd > MAX_DEVICES || len < nd * 2 * sizeof(uint64_t)) {
@@ -336,7 +371,8 @@ static void do_prog_from_binary(const uint64_t *a, const unsigned char *p, size_
     }
     cl_int status[MAX_DEVICES];
     cl_int err = CL_SUCCESS;
-    cl_program prog = api()->clCreateProgramWithBinary(PTR(cl_context, a[0]), (cl_uint)nd, devs, lens, bins, status, &err);
+    cl_program prog =
+        api()->clCreateProgramWithBinary(PTR(cl_context, a[0]), (cl_uint)nd, devs, lens, bins, status, &err);
     out->rep.ret = err;
     out->rep.v[0] = RID(prog);
     if ((out->bytes = malloc(nd * sizeof status[0])) != NULL) {
@@ -359,8 +395,12 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
     }
     pthread_mutex_lock(&srv_lock);
     switch (req->op) {
-    case SLUICE_REMOTE_ENUM: do_enum(out); break;
-    case SLUICE_REMOTE_INFO: do_info(a, out); break;
+    case SLUICE_REMOTE_ENUM:
+        do_enum(out);
+        break;
+    case SLUICE_REMOTE_INFO:
+        do_info(a, out);
+        break;
     case SLUICE_REMOTE_CTX_CREATE: {
         cl_uint nd = (cl_uint)(len / sizeof(uint64_t));
         cl_device_id devs[MAX_DEVICES];
@@ -380,8 +420,8 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
     }
     case SLUICE_REMOTE_QUEUE_CREATE: {
         cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, (cl_queue_properties)a[2], 0};
-        cl_command_queue q = A->clCreateCommandQueueWithProperties(PTR(cl_context, a[0]), PTR(cl_device_id, a[1]),
-                                                                   a[2] ? props : NULL, &err);
+        cl_command_queue q = A->clCreateCommandQueueWithProperties(
+            PTR(cl_context, a[0]), PTR(cl_device_id, a[1]), a[2] ? props : NULL, &err);
         if (q != NULL)
             queue_add(q, PTR(cl_context, a[0]), 0);
         out->rep.ret = err;
@@ -409,7 +449,9 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
         out->rep.v[0] = RID(prog);
         break;
     }
-    case SLUICE_REMOTE_PROG_BUILD: do_build(a, p, len, out); break;
+    case SLUICE_REMOTE_PROG_BUILD:
+        do_build(a, p, len, out);
+        break;
     case SLUICE_REMOTE_KERNEL_CREATE: {
         char name[256];
         size_t n = len < sizeof name - 1 ? len : sizeof name - 1;
@@ -420,19 +462,32 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
         out->rep.v[0] = RID(k);
         break;
     }
-    case SLUICE_REMOTE_RELEASE: do_release(a, out); break;
-    case SLUICE_REMOTE_SUBDEVICES: do_subdevices(a, p, len, out); break;
-    case SLUICE_REMOTE_OBJ: sluice_remote_objects(a, p, len, out); break;
-    case SLUICE_REMOTE_PROG_BINARY: do_prog_binary(a, out); break;
-    case SLUICE_REMOTE_PROG_FROM_BINARY: do_prog_from_binary(a, p, len, out); break;
+    case SLUICE_REMOTE_RELEASE:
+        do_release(a, out);
+        break;
+    case SLUICE_REMOTE_SUBDEVICES:
+        do_subdevices(a, p, len, out);
+        break;
+    case SLUICE_REMOTE_OBJ:
+        sluice_remote_objects(a, p, len, out);
+        break;
+    case SLUICE_REMOTE_PROG_BINARY:
+        do_prog_binary(a, out);
+        break;
+    case SLUICE_REMOTE_PROG_FROM_BINARY:
+        do_prog_from_binary(a, p, len, out);
+        break;
     case SLUICE_REMOTE_SUBBUF: {
         cl_buffer_region region = {(size_t)a[2], (size_t)a[3]};
-        cl_mem m = A->clCreateSubBuffer(PTR(cl_mem, a[0]), (cl_mem_flags)a[1], CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+        cl_mem m = A->clCreateSubBuffer(PTR(cl_mem, a[0]), (cl_mem_flags)a[1], CL_BUFFER_CREATE_TYPE_REGION,
+                                        &region, &err);
         out->rep.ret = err;
         out->rep.v[0] = RID(m);
         break;
     }
-    default: out->rep.ret = CL_INVALID_OPERATION; break;
+    default:
+        out->rep.ret = CL_INVALID_OPERATION;
+        break;
     }
     pthread_mutex_unlock(&srv_lock);
 }
@@ -449,7 +504,9 @@ int sluice_remote_is_call(uint32_t op)
     case SLUICE_REMOTE_CMD_MARKER:
     case SLUICE_REMOTE_NOTIFY:
     case SLUICE_REMOTE_PING:
-    case SLUICE_REMOTE_END: return 0;
-    default: return 1;
+    case SLUICE_REMOTE_END:
+        return 0;
+    default:
+        return 1;
     }
 }

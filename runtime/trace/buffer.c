@@ -112,7 +112,10 @@ static bool budget_take(uint64_t bytes)
     return true;
 }
 
-static void budget_give(uint64_t bytes) { atomic_fetch_sub(&sluice_trace_g.used, bytes); }
+static void budget_give(uint64_t bytes)
+{
+    atomic_fetch_sub(&sluice_trace_g.used, bytes);
+}
 
 static struct sluice_trace_thread *thread_register(void)
 {
@@ -150,7 +153,8 @@ struct sluice_trace_thread *sluice_trace_thread_self(void)
 {
     struct sluice_trace_thread *t = tls_thread;
     if (__builtin_expect(t != NULL && tls_generation == atomic_load_explicit(&sluice_trace_g.generation,
-                                                                            memory_order_relaxed), 1))
+                                                                             memory_order_relaxed),
+                         1))
         return t;
     return thread_register();
 }
@@ -209,8 +213,8 @@ static void append(struct sluice_trace_thread *t, const struct sluice_tf_event *
     atomic_store_explicit(&c->count, n + 1, memory_order_release);
 }
 
-void sluice_trace_record(sluice_event_kind kind, uint32_t flags, uint64_t t_ns, uint64_t dur_ns,
-                         uint64_t a, uint64_t b, uint64_t c)
+void sluice_trace_record(sluice_event_kind kind, uint32_t flags, uint64_t t_ns, uint64_t dur_ns, uint64_t a,
+                         uint64_t b, uint64_t c)
 {
     if (!sluice_trace_enabled || (unsigned)kind >= SLUICE_EV_COUNT)
         return;
@@ -226,9 +230,14 @@ void sluice_trace_record(sluice_event_kind kind, uint32_t flags, uint64_t t_ns, 
     t->busy = 1;
     atomic_signal_fence(memory_order_seq_cst);
     struct sluice_tf_event ev = {
-        .t_ns = t_ns, .dur_ns = dur_ns, .kind = (uint16_t)kind, .flags = (uint16_t)flags,
+        .t_ns = t_ns,
+        .dur_ns = dur_ns,
+        .kind = (uint16_t)kind,
+        .flags = (uint16_t)flags,
         .callsite = sluice_trace_g.backtrace ? sluice_trace_callsite_capture() : 0,
-        .a = a, .b = b, .c = c,
+        .a = a,
+        .b = b,
+        .c = c,
     };
     if (sluice_trace_g.stats)
         append(t, &ev);
@@ -255,4 +264,7 @@ uint64_t sluice_trace_events_dropped(sluice_event_kind kind)
     return n + atomic_load(&sluice_trace_g.orphan_overflow[kind]);
 }
 
-uint64_t sluice_trace_bytes_used(void) { return atomic_load(&sluice_trace_g.used); }
+uint64_t sluice_trace_bytes_used(void)
+{
+    return atomic_load(&sluice_trace_g.used);
+}

@@ -43,7 +43,7 @@ static int load_libunwind(void)
 }
 
 #define MAX_DEPTH 32
-#define SKIP_MAX 12      /* sluice frames above the application's, at most */
+#define SKIP_MAX 12 /* sluice frames above the application's, at most */
 #define EMPTY 0u
 #define BUSY 1u
 #define READY 2u
@@ -57,12 +57,12 @@ struct slot {
 
 static struct {
     unsigned depth;
-    uint32_t cap;        /* power of two */
+    uint32_t cap; /* power of two */
     size_t stride;
     unsigned char *slots;
     size_t map_bytes;
     uintptr_t own_lo, own_hi;
-    int fixed_skip;      /* frames to skip when sluice is not a shared object */
+    int fixed_skip; /* frames to skip when sluice is not a shared object */
     _Atomic uint64_t dropped;
 } cs;
 
@@ -132,7 +132,10 @@ void sluice_trace_callsites_release(void)
     atomic_store(&cs.dropped, 0);
 }
 
-static struct slot *slot_at(uint32_t i) { return (struct slot *)(cs.slots + (size_t)i * cs.stride); }
+static struct slot *slot_at(uint32_t i)
+{
+    return (struct slot *)(cs.slots + (size_t)i * cs.stride);
+}
 
 static uint32_t intern(const uint64_t *frames, uint32_t depth)
 {
@@ -200,7 +203,10 @@ __attribute__((noinline)) uint32_t sluice_trace_callsite_capture(void)
     return intern(frames, depth);
 }
 
-uint32_t sluice_trace_callsites_slots(void) { return cs.slots ? cs.cap : 0; }
+uint32_t sluice_trace_callsites_slots(void)
+{
+    return cs.slots ? cs.cap : 0;
+}
 
 uint32_t sluice_trace_callsites_get(uint32_t i, const uint64_t **frames)
 {
@@ -213,4 +219,7 @@ uint32_t sluice_trace_callsites_get(uint32_t i, const uint64_t **frames)
     return s->depth;
 }
 
-uint64_t sluice_trace_callsites_dropped(void) { return atomic_load(&cs.dropped); }
+uint64_t sluice_trace_callsites_dropped(void)
+{
+    return atomic_load(&cs.dropped);
+}

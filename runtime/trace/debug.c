@@ -9,12 +9,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "trace/state.h"
 #include "trace/kinds.h"
 #include "trace/rawio.h"
+#include "trace/state.h"
 
-static int debug_fd = -1;          /* -1: off; 2: stderr; else our own file */
-static char debug_path[4096];      /* the spelling, for re-expansion after fork */
+static int debug_fd = -1;     /* -1: off; 2: stderr; else our own file */
+static char debug_path[4096]; /* the spelling, for re-expansion after fork */
 static bool debug_path_has_pid;
 
 static int spec_is(const char *spec, const char *const *words)
@@ -129,7 +129,8 @@ void sluice_trace_debug_emit(const struct sluice_trace_thread *ts, const struct 
         sluice_tb_str(&b, "=");
         uint32_t len;
         const char *s = sluice_kind_word_is_string(ev->kind, w)
-                            ? sluice_trace_strings_get((uint32_t)words[w], &len) : NULL;
+                            ? sluice_trace_strings_get((uint32_t)words[w], &len)
+                            : NULL;
         if (s) {
             sluice_tb_str(&b, "\"");
             sluice_tb_mem(&b, s, len > 256 ? 256 : len);

@@ -11,9 +11,9 @@ extern "C" {
 #endif
 
 struct sluice_kind_info {
-    const char *name;      /* "PROCESS_START" */
-    const char *category;  /* "core" */
-    const char *meaning[3];/* payload a, b, c ("" = unused) */
+    const char *name;       /* "PROCESS_START" */
+    const char *category;   /* "core" */
+    const char *meaning[3]; /* payload a, b, c ("" = unused) */
 };
 
 extern const struct sluice_kind_info sluice_kinds[SLUICE_EV_COUNT];

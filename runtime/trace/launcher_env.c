@@ -21,7 +21,8 @@ static int env_int(const char *const *names, int fallback)
 
 int sluice_trace_env_rank(void)
 {
-    static const char *const names[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", NULL};
+    static const char *const names[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID",
+                                        NULL};
     return env_int(names, 0);
 }
 

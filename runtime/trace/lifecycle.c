@@ -12,8 +12,8 @@
 #include "common/log.h"
 #include "common/signal_chain.h"
 #include "config/config.h"
-#include "trace/state.h"
 #include "trace/rawio.h"
+#include "trace/state.h"
 
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
 static struct sluice_signal_chain chain;
@@ -23,8 +23,8 @@ static struct sluice_signal_chain chain;
 static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
 {
     int saved = errno;
-    sluice_trace_instant(SLUICE_EV_SIGNAL_FATAL, (uint64_t)sig,
-                         info ? (uint64_t)(uintptr_t)info->si_addr : 0, 0);
+    sluice_trace_instant(SLUICE_EV_SIGNAL_FATAL, (uint64_t)sig, info ? (uint64_t)(uintptr_t)info->si_addr : 0,
+                         0);
     sluice_trace_dump(sig);
     errno = saved;
     const struct sigaction *old = sluice_signal_chain_previous(&chain, sig);
@@ -44,16 +44,22 @@ static void install_signal_handlers(void)
                                 on_fatal_signal);
 }
 
-static void fork_prepare(void) { sluice_trace_strings_fork_prepare(); }
-static void fork_parent(void) { sluice_trace_strings_fork_parent(); }
+static void fork_prepare(void)
+{
+    sluice_trace_strings_fork_prepare();
+}
+static void fork_parent(void)
+{
+    sluice_trace_strings_fork_parent();
+}
 static void fork_child(void)
 {
     sluice_trace_strings_fork_child();
     if (!sluice_trace_enabled)
         return;
     sluice_trace_after_fork_child();
-    sluice_trace_instant(SLUICE_EV_FORK_CHILD, (uint64_t)sluice_trace_g.pid,
-                         (uint64_t)sluice_trace_g.ppid, 0);
+    sluice_trace_instant(SLUICE_EV_FORK_CHILD, (uint64_t)sluice_trace_g.pid, (uint64_t)sluice_trace_g.ppid,
+                         0);
 }
 
 /* The file is written from an on_exit() handler, not from the destructor: ld.so registers
@@ -79,9 +85,12 @@ __attribute__((constructor(SLUICE_PRIO_TRACE))) static void sluice_trace_init(vo
     if (!(dir && dir[0]) && !sluice_trace_debug_wanted(debug))
         return;
     struct sluice_trace_options opt = {
-        .dir = dir, .limit = sluice_config.TRACE_LIMIT, .debug = debug,
+        .dir = dir,
+        .limit = sluice_config.TRACE_LIMIT,
+        .debug = debug,
         .backtrace = (unsigned)sluice_config.BACKTRACE,
-        .rank = sluice_trace_env_rank(), .size = sluice_trace_env_size(),
+        .rank = sluice_trace_env_rank(),
+        .size = sluice_trace_env_size(),
     };
     int err = sluice_trace_start(&opt);
     if (err == -ENAMETOOLONG && dir && dir[0])
@@ -97,8 +106,8 @@ __attribute__((constructor(SLUICE_PRIO_TRACE))) static void sluice_trace_init(vo
     install_signal_handlers();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     exit_handler_registered = on_exit(trace_at_exit, NULL) == 0;
-    sluice_trace_instant(SLUICE_EV_PROCESS_START, (uint64_t)sluice_trace_g.pid,
-                         (uint64_t)sluice_trace_g.ppid, (uint64_t)sluice_trace_g.size);
+    sluice_trace_instant(SLUICE_EV_PROCESS_START, (uint64_t)sluice_trace_g.pid, (uint64_t)sluice_trace_g.ppid,
+                         (uint64_t)sluice_trace_g.size);
 }
 
 __attribute__((destructor(SLUICE_PRIO_TRACE))) static void sluice_trace_fini(void)

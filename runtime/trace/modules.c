@@ -6,12 +6,12 @@
 #include <elf.h>
 #include <string.h>
 
-#include "trace/state.h"
 #include "trace/rawio.h"
+#include "trace/state.h"
 
 struct maps_state {
     struct sluice_trace_out *o;
-    char base_path[4096];   /* file whose offset-0 mapping we saw last */
+    char base_path[4096]; /* file whose offset-0 mapping we saw last */
     uint64_t base;
     bool base_readable;
 };
@@ -64,9 +64,9 @@ static void one_line(struct maps_state *m, const char *line)
     const char *perms = s;
     s = skip_field(s);
     uint64_t offset = hex(&s);
-    s = skip_field(s);     /* to dev */
-    s = skip_field(s);     /* to inode */
-    s = skip_field(s);     /* to the path, if any */
+    s = skip_field(s); /* to dev */
+    s = skip_field(s); /* to inode */
+    s = skip_field(s); /* to the path, if any */
     const char *path = s;
     if (*path == '\0' || strlen(perms) < 4)
         return;
@@ -79,7 +79,9 @@ static void one_line(struct maps_state *m, const char *line)
     if (perms[2] != 'x')
         return;
     struct sluice_tf_module rec = {
-        .start = start, .end = end, .offset = offset,
+        .start = start,
+        .end = end,
+        .offset = offset,
         .bias = path[0] == '/' ? bias_of(m, path, start, offset) : start,
         .path_len = (uint32_t)plen,
     };
@@ -92,7 +94,7 @@ static void one_line(struct maps_state *m, const char *line)
 
 int sluice_trace_write_modules(struct sluice_trace_out *o)
 {
-    static struct maps_state m;  /* static: signal stacks are small; one writer at a time */
+    static struct maps_state m; /* static: signal stacks are small; one writer at a time */
     static char buf[8192], line[4096 + 256];
     memset(&m, 0, sizeof m);
     m.o = o;

@@ -15,7 +15,10 @@ static inline int sluice_raw_open(const char *path, int flags, int mode)
 {
     return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
 }
-static inline int sluice_raw_close(int fd) { return (int)syscall(SYS_close, fd); }
+static inline int sluice_raw_close(int fd)
+{
+    return (int)syscall(SYS_close, fd);
+}
 
 /* Writes all of buf; returns 0 or -errno. */
 static inline int sluice_raw_write_all(int fd, const void *buf, size_t n)

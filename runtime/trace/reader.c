@@ -4,14 +4,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct parse {
     struct sluice_trace_file *f;
@@ -35,13 +35,20 @@ __attribute__((format(printf, 2, 3))) static int fail(struct parse *p, const cha
 static const char *tag_name(uint32_t tag)
 {
     switch (tag) {
-    case SLUICE_TF_STRINGS: return "STRINGS";
-    case SLUICE_TF_KINDS: return "KINDS";
-    case SLUICE_TF_THREAD: return "THREAD";
-    case SLUICE_TF_CALLSITES: return "CALLSITES";
-    case SLUICE_TF_MODULES: return "MODULES";
-    case SLUICE_TF_END: return "END";
-    default: return "unknown";
+    case SLUICE_TF_STRINGS:
+        return "STRINGS";
+    case SLUICE_TF_KINDS:
+        return "KINDS";
+    case SLUICE_TF_THREAD:
+        return "THREAD";
+    case SLUICE_TF_CALLSITES:
+        return "CALLSITES";
+    case SLUICE_TF_MODULES:
+        return "MODULES";
+    case SLUICE_TF_END:
+        return "END";
+    default:
+        return "unknown";
     }
 }
 
@@ -236,7 +243,8 @@ static int check_header(struct parse *p, const unsigned char *d, size_t size)
 
 static int cmp_callsite(const void *a, const void *b)
 {
-    uint32_t x = ((const struct sluice_trace_rcallsite *)a)->id, y = ((const struct sluice_trace_rcallsite *)b)->id;
+    uint32_t x = ((const struct sluice_trace_rcallsite *)a)->id,
+             y = ((const struct sluice_trace_rcallsite *)b)->id;
     return x < y ? -1 : x > y;
 }
 
@@ -257,8 +265,10 @@ static int parse_all(struct parse *p)
     bool ended = false;
     while (!ended) {
         if (off == f->size)
-            return fail(p, "truncated: ends after %llu sections without an END record (the writer was "
-                        "interrupted?)", (unsigned long long)sections);
+            return fail(p,
+                        "truncated: ends after %llu sections without an END record (the writer was "
+                        "interrupted?)",
+                        (unsigned long long)sections);
         struct sluice_tf_section sh;
         if (f->size - off < sizeof sh)
             return fail(p, "truncated: section header at byte %llu cut short", (unsigned long long)off);
@@ -266,8 +276,9 @@ static int parse_all(struct parse *p)
         uint64_t padded = (sh.length + 7) & ~7ull;
         uint64_t avail = f->size - off - sizeof sh;
         if (sh.length > avail || padded + 8 > avail)
-            return fail(p, "truncated: %s section at byte %llu needs %llu bytes, %llu remain", tag_name(sh.tag),
-                        (unsigned long long)off, (unsigned long long)(padded + 8), (unsigned long long)avail);
+            return fail(p, "truncated: %s section at byte %llu needs %llu bytes, %llu remain",
+                        tag_name(sh.tag), (unsigned long long)off, (unsigned long long)(padded + 8),
+                        (unsigned long long)avail);
         const unsigned char *payload = d + off + sizeof sh;
         uint64_t sum;
         memcpy(&sum, payload + padded, 8);
@@ -276,11 +287,21 @@ static int parse_all(struct parse *p)
                         (unsigned long long)off);
         int r = 0;
         switch (sh.tag) {
-        case SLUICE_TF_STRINGS: r = parse_strings(p, payload, sh.length); break;
-        case SLUICE_TF_KINDS: r = parse_kinds(p, payload, sh.length); break;
-        case SLUICE_TF_THREAD: r = parse_thread(p, payload, sh.length); break;
-        case SLUICE_TF_CALLSITES: r = parse_callsites(p, payload, sh.length); break;
-        case SLUICE_TF_MODULES: r = parse_modules(p, payload, sh.length); break;
+        case SLUICE_TF_STRINGS:
+            r = parse_strings(p, payload, sh.length);
+            break;
+        case SLUICE_TF_KINDS:
+            r = parse_kinds(p, payload, sh.length);
+            break;
+        case SLUICE_TF_THREAD:
+            r = parse_thread(p, payload, sh.length);
+            break;
+        case SLUICE_TF_CALLSITES:
+            r = parse_callsites(p, payload, sh.length);
+            break;
+        case SLUICE_TF_MODULES:
+            r = parse_modules(p, payload, sh.length);
+            break;
         case SLUICE_TF_END:
             if (sh.length != sizeof f->end)
                 return fail(p, "corrupt: END record of %llu bytes", (unsigned long long)sh.length);
@@ -293,7 +314,8 @@ static int parse_all(struct parse *p)
                 return fail(p, "corrupt: header checksum mismatch");
             ended = true;
             break;
-        default: break; /* a section from a newer writer: checked, skipped */
+        default:
+            break; /* a section from a newer writer: checked, skipped */
         }
         if (r != 0)
             return -1;
@@ -447,7 +469,8 @@ const char *sluice_trace_file_kind(const struct sluice_trace_file *f, unsigned k
     return kind < f->nkinds ? f->kinds[kind] : NULL;
 }
 
-const struct sluice_trace_rcallsite *sluice_trace_file_callsite(const struct sluice_trace_file *f, uint32_t id)
+const struct sluice_trace_rcallsite *sluice_trace_file_callsite(const struct sluice_trace_file *f,
+                                                                uint32_t id)
 {
     size_t lo = 0, hi = f->ncallsites; /* sorted by id once parsed */
     while (lo < hi) {

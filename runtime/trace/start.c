@@ -5,8 +5,8 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "trace/state.h"
 #include "trace/rawio.h"
+#include "trace/state.h"
 
 static uint64_t realtime_ns(void)
 {
@@ -70,8 +70,9 @@ int sluice_trace_start(const struct sluice_trace_options *opt)
     if (sluice_trace_strings_start() != 0)
         return -ENOMEM;
     if (g->backtrace && sluice_trace_callsites_start(g->backtrace, opt->limit) != 0) {
-        sluice_log_warn("SLUICE_BACKTRACE: cannot load %s or map the call-site table; call sites are not recorded",
-                        SLUICE_LIBUNWIND);
+        sluice_log_warn(
+            "SLUICE_BACKTRACE: cannot load %s or map the call-site table; call sites are not recorded",
+            SLUICE_LIBUNWIND);
         g->backtrace = 0;
     }
     int err = 0;

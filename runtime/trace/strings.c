@@ -12,7 +12,7 @@
 #include "trace/state.h"
 
 #define MAX_STRINGS (1u << 18)
-#define INDEX_SLOTS (MAX_STRINGS * 2)  /* open addressing, load factor <= 0.5 */
+#define INDEX_SLOTS (MAX_STRINGS * 2) /* open addressing, load factor <= 0.5 */
 #define ARENA_BYTES (16u << 20)
 
 struct entry {
@@ -23,7 +23,7 @@ static struct {
     void *map;
     size_t map_bytes;
     struct entry *entries;
-    uint32_t *index;     /* id or 0 */
+    uint32_t *index; /* id or 0 */
     char *arena;
     uint32_t arena_used;
     _Atomic uint32_t count;
@@ -121,9 +121,21 @@ const char *sluice_trace_strings_get(uint32_t id, uint32_t *len)
     return st.arena + e->off;
 }
 
-uint64_t sluice_trace_strings_dropped(void) { return atomic_load(&st.dropped); }
+uint64_t sluice_trace_strings_dropped(void)
+{
+    return atomic_load(&st.dropped);
+}
 
 /* fork: no other thread may hold the lock while the child is created. */
-void sluice_trace_strings_fork_prepare(void) { pthread_mutex_lock(&st.lock); }
-void sluice_trace_strings_fork_parent(void) { pthread_mutex_unlock(&st.lock); }
-void sluice_trace_strings_fork_child(void) { pthread_mutex_unlock(&st.lock); }
+void sluice_trace_strings_fork_prepare(void)
+{
+    pthread_mutex_lock(&st.lock);
+}
+void sluice_trace_strings_fork_parent(void)
+{
+    pthread_mutex_unlock(&st.lock);
+}
+void sluice_trace_strings_fork_child(void)
+{
+    pthread_mutex_unlock(&st.lock);
+}

@@ -26,25 +26,28 @@ typedef enum {
 } sluice_event_kind;
 
 typedef enum {
-    SLUICE_TIME_USER = 0,   /* the application's own code */
-    SLUICE_TIME_SLUICE,     /* inside sluice (wrappers, runtime work) */
-    SLUICE_TIME_MPI,        /* waiting on MPI */
-    SLUICE_TIME_SLEEP,      /* micro-sleeping (progress engine back-off) */
+    SLUICE_TIME_USER = 0, /* the application's own code */
+    SLUICE_TIME_SLUICE,   /* inside sluice (wrappers, runtime work) */
+    SLUICE_TIME_MPI,      /* waiting on MPI */
+    SLUICE_TIME_SLEEP,    /* micro-sleeping (progress engine back-off) */
     SLUICE_TIME_STATES
 } sluice_time_state;
 
 /* Set by the trace part's constructor when SLUICE_TRACE_DIR or SLUICE_DEBUG is set. */
 extern bool sluice_trace_enabled;
-static inline bool sluice_trace_active(void) { return __builtin_expect(sluice_trace_enabled, 0); }
+static inline bool sluice_trace_active(void)
+{
+    return __builtin_expect(sluice_trace_enabled, 0);
+}
 
 /* Monotonic clock in nanoseconds (CLOCK_MONOTONIC). */
 uint64_t sluice_now_ns(void);
 
 /* Records one event that started at t_ns and lasted dur_ns (0 for instants), with three
  * payload words whose meaning events.def documents per kind. flags: SLUICE_EVF_*. */
-#define SLUICE_EVF_ERROR 0x1u  /* the call failed; payload c carries errno or the error code */
-void sluice_trace_record(sluice_event_kind kind, uint32_t flags, uint64_t t_ns, uint64_t dur_ns,
-                         uint64_t a, uint64_t b, uint64_t c);
+#define SLUICE_EVF_ERROR 0x1u /* the call failed; payload c carries errno or the error code */
+void sluice_trace_record(sluice_event_kind kind, uint32_t flags, uint64_t t_ns, uint64_t dur_ns, uint64_t a,
+                         uint64_t b, uint64_t c);
 
 static inline void sluice_trace_instant(sluice_event_kind kind, uint64_t a, uint64_t b, uint64_t c)
 {

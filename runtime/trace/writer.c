@@ -12,16 +12,16 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "trace/state.h"
 #include "trace/kinds.h"
 #include "trace/rawio.h"
+#include "trace/state.h"
 
 struct sluice_trace_out {
     int fd;
-    int err;              /* first error (-errno), sticky */
-    uint64_t pos;         /* logical bytes emitted */
-    uint64_t flushed;     /* bytes already written to fd */
-    size_t len;           /* bytes waiting in buf */
+    int err;          /* first error (-errno), sticky */
+    uint64_t pos;     /* logical bytes emitted */
+    uint64_t flushed; /* bytes already written to fd */
+    size_t len;       /* bytes waiting in buf */
     bool in_section;
     uint32_t sec_tag;
     uint64_t sec_hdr_off, sec_len, sec_fnv, sections;
@@ -95,7 +95,10 @@ static void section_end(struct sluice_trace_out *o)
     o->sections++;
 }
 
-static void put_u32(struct sluice_trace_out *o, uint32_t v) { sluice_trace_out_bytes(o, &v, sizeof v); }
+static void put_u32(struct sluice_trace_out *o, uint32_t v)
+{
+    sluice_trace_out_bytes(o, &v, sizeof v);
+}
 
 static void write_strings(struct sluice_trace_out *o)
 {
@@ -136,8 +139,11 @@ static void write_thread(struct sluice_trace_out *o, struct sluice_trace_thread 
         events += atomic_load_explicit(&c->count, memory_order_acquire);
 
     struct sluice_tf_thread rec = {
-        .index = t->index, .tid = t->tid, .first_ns = t->first_ns,
-        .events = events, .overflow_count = SLUICE_EV_COUNT,
+        .index = t->index,
+        .tid = t->tid,
+        .first_ns = t->first_ns,
+        .events = events,
+        .overflow_count = SLUICE_EV_COUNT,
     };
     uint64_t last = __atomic_load_n(&t->last_ns, __ATOMIC_RELAXED);
     rec.last_ns = last ? last : now;
@@ -180,8 +186,8 @@ static void write_orphans(struct sluice_trace_out *o)
         dropped += overflow[k] = atomic_load(&sluice_trace_g.orphan_overflow[k]);
     if (dropped == 0)
         return;
-    struct sluice_tf_thread rec = {.index = SLUICE_TF_NO_THREAD, .tid = -1, .dropped = dropped,
-                                   .overflow_count = SLUICE_EV_COUNT};
+    struct sluice_tf_thread rec = {
+        .index = SLUICE_TF_NO_THREAD, .tid = -1, .dropped = dropped, .overflow_count = SLUICE_EV_COUNT};
     section_begin(o, SLUICE_TF_THREAD);
     sluice_trace_out_bytes(o, &rec, sizeof rec);
     sluice_trace_out_bytes(o, overflow, sizeof overflow);
@@ -269,7 +275,8 @@ int sluice_trace_write_file(const char *path, int fatal_signal)
     section_end(o);
 
     struct sluice_tf_end end = {
-        .sections = o->sections, .bytes = o->pos,
+        .sections = o->sections,
+        .bytes = o->pos,
         .strings_dropped = sluice_trace_strings_dropped(),
         .callsites_dropped = sluice_trace_callsites_dropped(),
         .header_fnv = sluice_fnv1a(SLUICE_FNV_INIT, &h, sizeof h),

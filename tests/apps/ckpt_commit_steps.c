@@ -43,10 +43,14 @@ static uint64_t member_size(int rank, int step)
     if (rank == big_rank)
         return (48u << 20) + (uint64_t)step;
     switch (rank % 4) {
-    case 0: return rank == 0 ? 0 : 4096;       /* empty member, and an exact block */
-    case 1: return 1;                           /* one byte */
-    case 2: return (3u << 20) + 12345 + (uint64_t)step; /* a few MiB, not round */
-    default: return 100000 + (uint64_t)rank * 7 + (uint64_t)step;
+    case 0:
+        return rank == 0 ? 0 : 4096; /* empty member, and an exact block */
+    case 1:
+        return 1; /* one byte */
+    case 2:
+        return (3u << 20) + 12345 + (uint64_t)step; /* a few MiB, not round */
+    default:
+        return 100000 + (uint64_t)rank * 7 + (uint64_t)step;
     }
 }
 
@@ -182,16 +186,16 @@ static int do_verify(const char *dir, int step, int nmembers, int rank, int size
                 break;
             fill(want, (size_t)r, m, step, off);
             if (off + (uint64_t)r > n || memcmp(buf, want, (size_t)r) != 0) {
-                fprintf(stderr, "%s: wrong bytes in [%llu, %llu)\n", path,
-                        (unsigned long long)off, (unsigned long long)(off + (uint64_t)r));
+                fprintf(stderr, "%s: wrong bytes in [%llu, %llu)\n", path, (unsigned long long)off,
+                        (unsigned long long)(off + (uint64_t)r));
                 bad = 1;
                 break;
             }
             off += (uint64_t)r;
         }
         if (off != n && !bad) {
-            fprintf(stderr, "%s: read %llu bytes, expected %llu\n", path,
-                    (unsigned long long)off, (unsigned long long)n);
+            fprintf(stderr, "%s: read %llu bytes, expected %llu\n", path, (unsigned long long)off,
+                    (unsigned long long)n);
             bad = 1;
         }
         close(fd);

@@ -26,17 +26,17 @@ __asm__(".symver __xstat,__xstat@GLIBC_2.2.5");
 static int failures;
 static char dir[4096];
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            printf("ok: " __VA_ARGS__);                                                            \
-            printf("\n");                                                                          \
-        } else {                                                                                   \
-            fprintf(stderr, "FAIL (%s:%d, errno %s): ", __FILE__, __LINE__, strerror(errno));     \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
+#define CHECK(cond, ...)                                                                                     \
+    do {                                                                                                     \
+        if (cond) {                                                                                          \
+            printf("ok: " __VA_ARGS__);                                                                      \
+            printf("\n");                                                                                    \
+        } else {                                                                                             \
+            fprintf(stderr, "FAIL (%s:%d, errno %s): ", __FILE__, __LINE__, strerror(errno));                \
+            fprintf(stderr, __VA_ARGS__);                                                                    \
+            fprintf(stderr, "\n");                                                                           \
+            failures++;                                                                                      \
+        }                                                                                                    \
     } while (0)
 
 static const char *P(const char *name)
@@ -81,7 +81,8 @@ static void readback_and_holes(void)
     CHECK(ftruncate(fd, 5) == 0 && file_size(P("ckpt.0")) == 5, "ftruncate shrinks to 5");
     CHECK(ftruncate(fd, 8) == 0 && pread(fd, buf, 8, 0) == 8 && buf[7] == 0, "ftruncate extends with zeros");
     CHECK(close(fd) == 0, "close");
-    CHECK(read_all(P("ckpt.0"), buf, sizeof buf) == 8 && memcmp(buf, "abc", 3) == 0, "reopen reads the closed bytes");
+    CHECK(read_all(P("ckpt.0"), buf, sizeof buf) == 8 && memcmp(buf, "abc", 3) == 0,
+          "reopen reads the closed bytes");
 }
 
 static void append_and_dup(void)
@@ -93,16 +94,19 @@ static void append_and_dup(void)
     int d3 = dup2(fd, 90);
     CHECK(d1 >= 0 && d2 >= 100 && d3 == 90, "dup, fcntl(F_DUPFD), dup2");
     CHECK(close(fd) == 0, "close the original");
-    CHECK(write(d1, "34", 2) == 2 && write(d2, "56", 2) == 2 && write(d3, "78", 2) == 2, "writes through dups");
+    CHECK(write(d1, "34", 2) == 2 && write(d2, "56", 2) == 2 && write(d3, "78", 2) == 2,
+          "writes through dups");
     CHECK(close(d1) == 0 && close(d2) == 0, "close two dups");
     lseek(d3, 0, SEEK_SET);
     CHECK(write(d3, "9", 1) == 1, "O_APPEND write after seek to 0");
     CHECK(close(d3) == 0, "close the last dup");
     char buf[64];
-    CHECK(read_all(P("ckpt.1"), buf, sizeof buf) == 9 && memcmp(buf, "123456789", 9) == 0, "all writes landed in order, appended");
+    CHECK(read_all(P("ckpt.1"), buf, sizeof buf) == 9 && memcmp(buf, "123456789", 9) == 0,
+          "all writes landed in order, appended");
     fd = open(P("ckpt.1"), O_WRONLY | O_APPEND);
     CHECK(fd >= 0 && write(fd, "0", 1) == 1 && close(fd) == 0, "reopen without O_TRUNC and append");
-    CHECK(read_all(P("ckpt.1"), buf, sizeof buf) == 10 && memcmp(buf, "1234567890", 10) == 0, "old bytes kept, new appended");
+    CHECK(read_all(P("ckpt.1"), buf, sizeof buf) == 10 && memcmp(buf, "1234567890", 10) == 0,
+          "old bytes kept, new appended");
 }
 
 static void mmap_and_flock(void)
@@ -121,7 +125,8 @@ static void mmap_and_flock(void)
     CHECK(fstat(fd, &st) == 0 && (st.st_mode & 0777) == (0600 & ~0u), "mode 0600 as requested");
     CHECK(close(fd) == 0, "close");
     char buf[8192];
-    CHECK(read_all(P("ckpt.2"), buf, sizeof buf) == 8192 && buf[0] == 'm' && buf[4096] == 'X', "bytes written through mmap read back");
+    CHECK(read_all(P("ckpt.2"), buf, sizeof buf) == 8192 && buf[0] == 'm' && buf[4096] == 'X',
+          "bytes written through mmap read back");
 }
 
 static void stdio_paths(void)
@@ -142,7 +147,8 @@ static void stdio_paths(void)
     int v = 0;
     CHECK(f && fscanf(f, "step %d\n", &v) == 1 && v == 42, "fscanf reads the number back");
     CHECK(f && fgets(line, sizeof line, f) && strcmp(line, "line two\n") == 0, "fgets reads line two");
-    CHECK(f && fseek(f, -4, SEEK_END) == 0 && fread(line, 1, 4, f) == 4 && memcmp(line, "tail", 4) == 0, "fseek from end");
+    CHECK(f && fseek(f, -4, SEEK_END) == 0 && fread(line, 1, 4, f) == 4 && memcmp(line, "tail", 4) == 0,
+          "fseek from end");
     if (f)
         fclose(f);
     f = fopen(P("ckpt.3"), "a+");
@@ -159,8 +165,10 @@ static void stdio_paths(void)
     CHECK(f && fputs("via freopen", f) >= 0 && fclose(f) == 0, "write and fclose the reopened stream");
     CHECK(file_size(P("ckpt.4")) == 11, "freopen'd member has 11 bytes");
     f = fopen(P("ckpt.4"), "a");
-    CHECK(f && fputs("+", f) >= 0 && (f = freopen(NULL, "a+", f)) != NULL, "freopen(NULL) changes the mode of an open member");
-    CHECK(f && fputs("-", f) >= 0 && fseek(f, 0, SEEK_SET) == 0 && fgetc(f) == 'v' && fclose(f) == 0, "write and read through the new mode");
+    CHECK(f && fputs("+", f) >= 0 && (f = freopen(NULL, "a+", f)) != NULL,
+          "freopen(NULL) changes the mode of an open member");
+    CHECK(f && fputs("-", f) >= 0 && fseek(f, 0, SEEK_SET) == 0 && fgetc(f) == 'v' && fclose(f) == 0,
+          "write and read through the new mode");
     CHECK(file_size(P("ckpt.4")) == 13, "both appends landed: 13 bytes");
 }
 
@@ -170,22 +178,30 @@ static void names(void)
     CHECK(access(P("ckpt.99"), F_OK) != 0 && errno == ENOENT, "access of a missing member: ENOENT");
     struct stat st;
     CHECK(stat(P("ckpt.99"), &st) != 0 && errno == ENOENT, "stat of a missing member: ENOENT");
-    CHECK(__xstat(1, P("ckpt.3"), &st) == 0 && st.st_size == 27 && S_ISREG(st.st_mode), "old-ABI __xstat of a member");
+    CHECK(__xstat(1, P("ckpt.3"), &st) == 0 && st.st_size == 27 && S_ISREG(st.st_mode),
+          "old-ABI __xstat of a member");
     CHECK(open(P("ckpt.99"), O_RDONLY) < 0 && errno == ENOENT, "open of a missing member: ENOENT");
     CHECK(open(P("ckpt.99"), O_WRONLY) < 0 && errno == ENOENT, "open for write without O_CREAT: ENOENT");
-    CHECK(open(P("nodir/ckpt.5"), O_WRONLY | O_CREAT, 0644) < 0 && errno == ENOENT, "create in a missing folder: ENOENT");
-    CHECK(open(P("ckpt.3"), O_WRONLY | O_CREAT | O_EXCL, 0644) < 0 && errno == EEXIST, "O_EXCL on an existing member: EEXIST");
+    CHECK(open(P("nodir/ckpt.5"), O_WRONLY | O_CREAT, 0644) < 0 && errno == ENOENT,
+          "create in a missing folder: ENOENT");
+    CHECK(open(P("ckpt.3"), O_WRONLY | O_CREAT | O_EXCL, 0644) < 0 && errno == EEXIST,
+          "O_EXCL on an existing member: EEXIST");
     CHECK(open(P("ckpt.3/x"), O_RDONLY) < 0, "a member is not a folder");
 
     /* rename between members, member -> plain name, plain name -> member */
     CHECK(rename(P("ckpt.4"), P("ckpt.5")) == 0, "rename member to member");
-    CHECK(stat(P("ckpt.4"), &st) != 0 && errno == ENOENT && file_size(P("ckpt.5")) == 13, "old name gone, new name has the bytes");
+    CHECK(stat(P("ckpt.4"), &st) != 0 && errno == ENOENT && file_size(P("ckpt.5")) == 13,
+          "old name gone, new name has the bytes");
     int fd = open(P("ckpt.6"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     CHECK(fd >= 0 && write(fd, "open-rename", 11) == 11, "write ckpt.6, keep it open");
-    CHECK(rename(P("ckpt.6"), P("ckpt.7")) == 0 && write(fd, "!", 1) == 1 && close(fd) == 0, "rename while open, write more, close");
-    CHECK(file_size(P("ckpt.7")) == 12 && access(P("ckpt.6"), F_OK) != 0, "open member renamed with all its bytes");
-    CHECK(rename(P("ckpt.5"), P("plain.out")) == 0 && file_size(P("plain.out")) == 13, "rename member to a plain name");
-    CHECK(rename(P("plain.out"), P("ckpt.8")) == 0 && file_size(P("ckpt.8")) == 13 && access(P("plain.out"), F_OK) != 0,
+    CHECK(rename(P("ckpt.6"), P("ckpt.7")) == 0 && write(fd, "!", 1) == 1 && close(fd) == 0,
+          "rename while open, write more, close");
+    CHECK(file_size(P("ckpt.7")) == 12 && access(P("ckpt.6"), F_OK) != 0,
+          "open member renamed with all its bytes");
+    CHECK(rename(P("ckpt.5"), P("plain.out")) == 0 && file_size(P("plain.out")) == 13,
+          "rename member to a plain name");
+    CHECK(rename(P("plain.out"), P("ckpt.8")) == 0 && file_size(P("ckpt.8")) == 13 &&
+              access(P("plain.out"), F_OK) != 0,
           "rename plain file to a member name");
 
     /* unlink: a closed member, and one unlinked while open */
@@ -194,7 +210,8 @@ static void names(void)
     fd = open(P("ckpt.9"), O_RDWR | O_CREAT | O_TRUNC, 0644);
     CHECK(fd >= 0 && write(fd, "doomed", 6) == 6 && unlink(P("ckpt.9")) == 0, "unlink while open");
     char buf[16];
-    CHECK(pread(fd, buf, 6, 0) == 6 && memcmp(buf, "doomed", 6) == 0 && close(fd) == 0, "the open descriptor still reads it");
+    CHECK(pread(fd, buf, 6, 0) == 6 && memcmp(buf, "doomed", 6) == 0 && close(fd) == 0,
+          "the open descriptor still reads it");
     CHECK(access(P("ckpt.9"), F_OK) != 0, "unlinked member never reappears");
     CHECK(remove(P("ckpt.7")) == 0 && access(P("ckpt.7"), F_OK) != 0, "remove a member");
 }
@@ -214,7 +231,8 @@ static void shapes_and_listings(void)
         char name[256];
         snprintf(name, sizeof name, "restart_%d_3.dat", step);
         int fd = creat(P(name), 0644);
-        CHECK(fd >= 0 && write(fd, name, strlen(name)) == (ssize_t)strlen(name) && close(fd) == 0, "creat %s", name);
+        CHECK(fd >= 0 && write(fd, name, strlen(name)) == (ssize_t)strlen(name) && close(fd) == 0, "creat %s",
+              name);
         snprintf(name, sizeof name, "chk_%d", step);
         CHECK(mkdir(P(name), 0755) == 0, "mkdir %s (a real per-step folder)", name);
         snprintf(name, sizeof name, "chk_%d/rank_3.bin", step);
@@ -229,7 +247,8 @@ static void shapes_and_listings(void)
     int fd = open(P("rank7/ckpt.dat"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     CHECK(fd >= 0 && write(fd, "rank seven", 10) == 10 && close(fd) == 0, "write rank7/ckpt.dat");
     CHECK(file_size(P("rank7/ckpt.dat")) == 10, "rank7/ckpt.dat has 10 bytes");
-    CHECK(open(P("rank8/ckpt.dat"), O_WRONLY | O_CREAT, 0644) < 0 && errno == ENOENT, "rank8 was never made: ENOENT");
+    CHECK(open(P("rank8/ckpt.dat"), O_WRONLY | O_CREAT, 0644) < 0 && errno == ENOENT,
+          "rank8 was never made: ENOENT");
 
     /* readdir, scandir, glob see every member */
     DIR *d = opendir(dir);
@@ -240,8 +259,8 @@ static void shapes_and_listings(void)
         seen[n++] = strdup(e->d_name);
     if (d)
         closedir(d);
-    CHECK(has(seen, n, "ckpt.0") && has(seen, n, "ckpt.3") && has(seen, n, "restart_20_3.dat") && has(seen, n, "rank7") &&
-              has(seen, n, "chk_10") && !has(seen, n, "ckpt.9"),
+    CHECK(has(seen, n, "ckpt.0") && has(seen, n, "ckpt.3") && has(seen, n, "restart_20_3.dat") &&
+              has(seen, n, "rank7") && has(seen, n, "chk_10") && !has(seen, n, "ckpt.9"),
           "readdir lists members, per-rank and per-step folders, not unlinked ones");
     int dup_count = 0;
     for (int i = 0; i < n; i++)
@@ -271,7 +290,8 @@ static void shapes_and_listings(void)
     glob_t g;
     CHECK(glob(P("ckpt.[0-3]"), 0, NULL, &g) == 0 && g.gl_pathc == 4, "glob ckpt.[0-3] finds 4 members");
     globfree(&g);
-    CHECK(glob(P("restart_*_3.dat"), 0, NULL, &g) == 0 && g.gl_pathc == 2, "glob restart_*_3.dat finds both steps");
+    CHECK(glob(P("restart_*_3.dat"), 0, NULL, &g) == 0 && g.gl_pathc == 2,
+          "glob restart_*_3.dat finds both steps");
     globfree(&g);
 }
 
@@ -299,7 +319,8 @@ static void *thread_body(void *arg)
         int d = dup(fileno(f));
         int pfd = open(plain, O_RDONLY);
         if (fclose(f) != 0 || d < 0 || pwrite(d, "!", 1, 0) != 1 || close(d) != 0) {
-            fprintf(stderr, "thread %ld round %d: fclose/dup/pwrite/close %s: %s\n", t, round, name, strerror(errno));
+            fprintf(stderr, "thread %ld round %d: fclose/dup/pwrite/close %s: %s\n", t, round, name,
+                    strerror(errno));
             bad++;
         }
         if (pfd >= 0)
@@ -307,7 +328,8 @@ static void *thread_body(void *arg)
         want[0] = '!';
         int n = read_all(path, got, sizeof got);
         if (n != (int)sizeof got || memcmp(got, want, sizeof got) != 0) {
-            fprintf(stderr, "thread %ld round %d: read back %s: %d bytes (%s)\n", t, round, name, n, strerror(errno));
+            fprintf(stderr, "thread %ld round %d: read back %s: %d bytes (%s)\n", t, round, name, n,
+                    strerror(errno));
             bad++;
         }
         want[0] = (char)t;
@@ -343,10 +365,12 @@ static void fork_and_realpath(void)
         _exit(w == 6 ? 0 : 1);
     }
     int status = -1;
-    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0, "child wrote and exited");
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "child wrote and exited");
     CHECK(write(fd, "parent2", 7) == 7 && close(fd) == 0, "parent writes more and closes");
     char buf[64] = {0};
-    CHECK(read_all(P("ckpt.11"), buf, sizeof buf) == 21 && memcmp(buf, "parent1 child parent2", 21) == 0, "member holds parent and child bytes in order");
+    CHECK(read_all(P("ckpt.11"), buf, sizeof buf) == 21 && memcmp(buf, "parent1 child parent2", 21) == 0,
+          "member holds parent and child bytes in order");
     char *rp = realpath(P("ckpt.11"), NULL);
     char *want_rp = realpath(dir, NULL);
     char expect[8300];

@@ -110,8 +110,8 @@ static int do_verify(const char *dir, int member, uint64_t size)
         done += (uint64_t)r;
     }
     if (rc == 0 && done != size) {
-        fprintf(stderr, "ckpt_sized: %s: %llu bytes, expected %llu\n", path,
-                (unsigned long long)done, (unsigned long long)size);
+        fprintf(stderr, "ckpt_sized: %s: %llu bytes, expected %llu\n", path, (unsigned long long)done,
+                (unsigned long long)size);
         rc = 1;
     }
     free(buf);

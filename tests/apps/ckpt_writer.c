@@ -46,10 +46,18 @@ static void fill(unsigned char *buf, size_t n, int kind, int rank, int step)
 static void member_name(char *out, size_t cap, int kind, int rank, int step)
 {
     switch (kind) {
-    case K_STDIO: snprintf(out, cap, "ckpt.%d", rank); break;
-    case K_RESTART: snprintf(out, cap, "restart_%d_%d.dat", step, rank); break;
-    case K_STEPDIR: snprintf(out, cap, "chk_%d/rank_%d.bin", step, rank); break;
-    default: snprintf(out, cap, "rank%d/ckpt.dat", rank); break;
+    case K_STDIO:
+        snprintf(out, cap, "ckpt.%d", rank);
+        break;
+    case K_RESTART:
+        snprintf(out, cap, "restart_%d_%d.dat", step, rank);
+        break;
+    case K_STEPDIR:
+        snprintf(out, cap, "chk_%d/rank_%d.bin", step, rank);
+        break;
+    default:
+        snprintf(out, cap, "rank%d/ckpt.dat", rank);
+        break;
     }
 }
 
@@ -114,7 +122,8 @@ static void write_vector(const char *name, const unsigned char *buf, size_t n)
     int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
         die("open", name);
-    struct iovec iov[3] = {{(void *)buf, n / 3}, {(void *)(buf + n / 3), n / 3}, {(void *)(buf + 2 * (n / 3)), n - 2 * (n / 3)}};
+    struct iovec iov[3] = {
+        {(void *)buf, n / 3}, {(void *)(buf + n / 3), n / 3}, {(void *)(buf + 2 * (n / 3)), n - 2 * (n / 3)}};
     size_t done = 0;
     while (done < n) {
         ssize_t k = writev(fd, iov, 3);

@@ -9,20 +9,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(x)                                                                   \
-    do {                                                                           \
-        cl_int e_ = (x);                                                           \
-        if (e_ != CL_SUCCESS) {                                                    \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_); \
-            exit(1);                                                               \
-        }                                                                          \
+#define CHECK(x)                                                                                             \
+    do {                                                                                                     \
+        cl_int e_ = (x);                                                                                     \
+        if (e_ != CL_SUCCESS) {                                                                              \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
+            exit(1);                                                                                         \
+        }                                                                                                    \
     } while (0)
 
-#define ENTRY_POINTS(X)                                                                       \
-    X(clGetPlatformIDs) X(clGetDeviceIDs) X(clCreateContext) X(clCreateCommandQueueWithProperties) \
-    X(clCreateBuffer) X(clCreateProgramWithSource) X(clBuildProgram) X(clCreateKernel)           \
-    X(clSetKernelArg) X(clEnqueueNDRangeKernel) X(clEnqueueReadBuffer) X(clReleaseMemObject)     \
-    X(clReleaseKernel) X(clReleaseProgram) X(clReleaseCommandQueue) X(clReleaseContext)        \
+#define ENTRY_POINTS(X)                                                                                      \
+    X(clGetPlatformIDs)                                                                                      \
+    X(clGetDeviceIDs)                                                                                        \
+    X(clCreateContext)                                                                                       \
+    X(clCreateCommandQueueWithProperties)                                                                    \
+    X(clCreateBuffer)                                                                                        \
+    X(clCreateProgramWithSource)                                                                             \
+    X(clBuildProgram)                                                                                        \
+    X(clCreateKernel)                                                                                        \
+    X(clSetKernelArg)                                                                                        \
+    X(clEnqueueNDRangeKernel)                                                                                \
+    X(clEnqueueReadBuffer)                                                                                   \
+    X(clReleaseMemObject)                                                                                    \
+    X(clReleaseKernel)                                                                                       \
+    X(clReleaseProgram)                                                                                      \
+    X(clReleaseCommandQueue)                                                                                 \
+    X(clReleaseContext)                                                                                      \
     X(clGetContextInfo)
 
 #define DECLARE(fn) static __typeof__(&fn) p_##fn;
@@ -38,10 +50,10 @@ int main(void)
         fprintf(stderr, "dlopen: %s\n", dlerror());
         return 1;
     }
-#define LOOKUP(fn)                                          \
-    if ((p_##fn = (__typeof__(&fn))dlsym(lib, #fn)) == NULL) { \
-        fprintf(stderr, "dlsym %s failed\n", #fn);            \
-        return 1;                                           \
+#define LOOKUP(fn)                                                                                           \
+    if ((p_##fn = (__typeof__(&fn))dlsym(lib, #fn)) == NULL) {                                               \
+        fprintf(stderr, "dlsym %s failed\n", #fn);                                                           \
+        return 1;                                                                                            \
     }
     ENTRY_POINTS(LOOKUP)
     printf("resolved all entry points\n");
@@ -58,7 +70,8 @@ int main(void)
     printf("context device %s\n", cd == device ? "same" : "DIFFERENT");
     /* The loader's own versioned symbol (ocl-icd versions them OPENCL_1.0): the call dispatches
      * through the object's ICD table. */
-    __typeof__(&clGetDeviceInfo) v_info = (__typeof__(&clGetDeviceInfo))dlvsym(lib, "clGetDeviceInfo", "OPENCL_1.0");
+    __typeof__(&clGetDeviceInfo) v_info =
+        (__typeof__(&clGetDeviceInfo))dlvsym(lib, "clGetDeviceInfo", "OPENCL_1.0");
     if (v_info != NULL) {
         cl_uint units = 0;
         cl_int r = v_info(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);

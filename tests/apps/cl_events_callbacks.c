@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define CHECK(x)                                                                   \
-    do {                                                                           \
-        cl_int e_ = (x);                                                           \
-        if (e_ != CL_SUCCESS) {                                                    \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_); \
-            exit(1);                                                               \
-        }                                                                          \
+#define CHECK(x)                                                                                             \
+    do {                                                                                                     \
+        cl_int e_ = (x);                                                                                     \
+        if (e_ != CL_SUCCESS) {                                                                              \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
+            exit(1);                                                                                         \
+        }                                                                                                    \
     } while (0)
 
 static const char *src = "__kernel void inc(__global int *v) { v[get_global_id(0)] += 1; }\n";
@@ -84,7 +84,8 @@ int main(void)
     CHECK(err);
 
     int host[256] = {0};
-    the_buffer = clCreateBuffer(the_context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof host, host, &err);
+    the_buffer =
+        clCreateBuffer(the_context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof host, host, &err);
     CHECK(err);
     CHECK(clSetMemObjectDestructorCallback(the_buffer, on_mem_destroyed, &mem_cb));
     CHECK(clSetKernelArg(k, 0, sizeof the_buffer, &the_buffer));

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(x)                                                                   \
-    do {                                                                           \
-        cl_int e_ = (x);                                                           \
-        if (e_ != CL_SUCCESS) {                                                    \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_); \
-            exit(1);                                                               \
-        }                                                                          \
+#define CHECK(x)                                                                                             \
+    do {                                                                                                     \
+        cl_int e_ = (x);                                                                                     \
+        if (e_ != CL_SUCCESS) {                                                                              \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
+            exit(1);                                                                                         \
+        }                                                                                                    \
     } while (0)
 
 static const char *src = "__kernel void inc(__global int *v) { v[get_global_id(0)] += 1; }\n";
@@ -28,8 +28,8 @@ int main(void)
     CHECK(clGetPlatformIDs(1, &platform, NULL));
     CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
 
-    clIcdGetPlatformIDsKHR_fn icd_ids =
-        (clIcdGetPlatformIDsKHR_fn)clGetExtensionFunctionAddressForPlatform(platform, "clIcdGetPlatformIDsKHR");
+    clIcdGetPlatformIDsKHR_fn icd_ids = (clIcdGetPlatformIDsKHR_fn)clGetExtensionFunctionAddressForPlatform(
+        platform, "clIcdGetPlatformIDsKHR");
     printf("clIcdGetPlatformIDsKHR: %s\n", icd_ids ? "found" : "absent");
     void *bogus = clGetExtensionFunctionAddressForPlatform(platform, "clNoSuchFunctionEXT");
     printf("bogus name: %s\n", bogus ? "found" : "absent");

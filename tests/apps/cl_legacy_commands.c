@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(x)                                                                   \
-    do {                                                                           \
-        cl_int e_ = (x);                                                           \
-        if (e_ != CL_SUCCESS) {                                                    \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_); \
-            exit(1);                                                               \
-        }                                                                          \
+#define CHECK(x)                                                                                             \
+    do {                                                                                                     \
+        cl_int e_ = (x);                                                                                     \
+        if (e_ != CL_SUCCESS) {                                                                              \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
+            exit(1);                                                                                         \
+        }                                                                                                    \
     } while (0)
 
 static const char *src = "__kernel void inc(__global int *a) { a[0] += 1; }\n";
@@ -66,7 +66,8 @@ int main(int argc, char **argv)
     cl_command_type type = 0;
     CHECK(clGetEventInfo(done0, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL));
     printf("counter after 3 tasks on device 0 and 1 on device %d: %d\n", nd < 2 ? 0 : 1, out);
-    printf("marker: status %d, command type %s\n", st, type == CL_COMMAND_MARKER ? "CL_COMMAND_MARKER" : "other");
+    printf("marker: status %d, command type %s\n", st,
+           type == CL_COMMAND_MARKER ? "CL_COMMAND_MARKER" : "other");
     printf("clEnqueueMarker without an event: %d\n", clEnqueueMarker(q0, NULL));
     if (device_wait)
         printf("clEnqueueWaitForEvents with no events: %d\n", clEnqueueWaitForEvents(q0, 0, NULL));

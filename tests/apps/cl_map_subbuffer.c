@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(x)                                                                   \
-    do {                                                                           \
-        cl_int e_ = (x);                                                           \
-        if (e_ != CL_SUCCESS) {                                                    \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_); \
-            exit(1);                                                               \
-        }                                                                          \
+#define CHECK(x)                                                                                             \
+    do {                                                                                                     \
+        cl_int e_ = (x);                                                                                     \
+        if (e_ != CL_SUCCESS) {                                                                              \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
+            exit(1);                                                                                         \
+        }                                                                                                    \
     } while (0)
 
 static const char *src = "__kernel void scale(__global int *v, int f) { v[get_global_id(0)] *= f; }\n";
@@ -34,7 +34,8 @@ int main(void)
 
     cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, N * sizeof(int), NULL, &err);
     CHECK(err);
-    int *m = clEnqueueMapBuffer(q, buf, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, N * sizeof(int), 0, NULL, NULL, &err);
+    int *m = clEnqueueMapBuffer(q, buf, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, N * sizeof(int), 0, NULL,
+                                NULL, &err);
     CHECK(err);
     for (int i = 0; i < N; i++)
         m[i] = i;
@@ -88,7 +89,8 @@ int main(void)
     CHECK(clEnqueueUnmapMemObject(q, hb, hm, 0, NULL, NULL));
     int rect[4 * 4];
     size_t bo[3] = {0, 1, 0}, ho[3] = {0, 0, 0}, reg[3] = {4 * sizeof(int), 4, 1};
-    CHECK(clEnqueueReadBufferRect(q, s1, CL_TRUE, bo, ho, reg, 16 * sizeof(int), 0, 4 * sizeof(int), 0, rect, 0, NULL, NULL));
+    CHECK(clEnqueueReadBufferRect(q, s1, CL_TRUE, bo, ho, reg, 16 * sizeof(int), 0, 4 * sizeof(int), 0, rect,
+                                  0, NULL, NULL));
     long sum = 0;
     for (int i = 0; i < 16; i++)
         sum += rect[i];

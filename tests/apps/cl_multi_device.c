@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(x)                                                                   \
-    do {                                                                           \
-        cl_int e_ = (x);                                                           \
-        if (e_ != CL_SUCCESS) {                                                    \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_); \
-            exit(1);                                                               \
-        }                                                                          \
+#define CHECK(x)                                                                                             \
+    do {                                                                                                     \
+        cl_int e_ = (x);                                                                                     \
+        if (e_ != CL_SUCCESS) {                                                                              \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
+            exit(1);                                                                                         \
+        }                                                                                                    \
     } while (0)
 
 static const char *src = "__kernel void square(__global int *v, int base) {\n"
@@ -65,7 +65,8 @@ int main(void)
     }
     int *out = calloc(N, sizeof *out);
     for (cl_uint d = 0; d < ndev; d++)
-        CHECK(clEnqueueReadBuffer(q[d], buf[d], CL_TRUE, 0, chunk * sizeof(int), out + d * chunk, 0, NULL, NULL));
+        CHECK(clEnqueueReadBuffer(q[d], buf[d], CL_TRUE, 0, chunk * sizeof(int), out + d * chunk, 0, NULL,
+                                  NULL));
     long sum = 0;
     int bad = 0;
     for (size_t i = 0; i < chunk * ndev; i++) {

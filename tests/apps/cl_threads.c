@@ -6,17 +6,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(x)                                                                   \
-    do {                                                                           \
-        cl_int e_ = (x);                                                           \
-        if (e_ != CL_SUCCESS) {                                                    \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_); \
-            exit(1);                                                               \
-        }                                                                          \
+#define CHECK(x)                                                                                             \
+    do {                                                                                                     \
+        cl_int e_ = (x);                                                                                     \
+        if (e_ != CL_SUCCESS) {                                                                              \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
+            exit(1);                                                                                         \
+        }                                                                                                    \
     } while (0)
 
 enum { THREADS = 4, ROUNDS = 60, N = 256 };
-static const char *src = "__kernel void fill(__global int *v, int x) { v[get_global_id(0)] = x + (int)get_global_id(0); }\n";
+static const char *src =
+    "__kernel void fill(__global int *v, int x) { v[get_global_id(0)] = x + (int)get_global_id(0); }\n";
 static cl_context ctx;
 static cl_device_id device;
 static cl_program prog;

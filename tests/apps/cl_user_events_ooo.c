@@ -5,13 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(x)                                                                   \
-    do {                                                                           \
-        cl_int e_ = (x);                                                           \
-        if (e_ != CL_SUCCESS) {                                                    \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_); \
-            exit(1);                                                               \
-        }                                                                          \
+#define CHECK(x)                                                                                             \
+    do {                                                                                                     \
+        cl_int e_ = (x);                                                                                     \
+        if (e_ != CL_SUCCESS) {                                                                              \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
+            exit(1);                                                                                         \
+        }                                                                                                    \
     } while (0)
 
 static const char *src = "__kernel void add(__global int *v, int x) { v[get_global_id(0)] += x; }\n";
@@ -85,7 +85,9 @@ int main(void)
     CHECK(clSetUserEventStatus(gate2, -42));
     cl_int wait_ret = clWaitForEvents(1, &e3);
     printf("failed gate: wait returned %s, status negative %d\n",
-           wait_ret == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST" : "other",
+           wait_ret == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+               ? "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"
+               : "other",
            status_of(e3) < 0);
     CHECK(clFinish(q));
     cl_event evs[] = {gate, e1, e2, marker, barrier, gate2, e3};

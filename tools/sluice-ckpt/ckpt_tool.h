@@ -12,10 +12,10 @@ enum { EXIT_OK = 0, EXIT_BAD_DATA = 1, EXIT_USAGE = 2 };
 
 /* snprintf that says whether it fit: 0, or -1 if the output was cut (a cut path must never be
  * used; a cut message may). */
-#define tool_snprintf(buf, len, ...)                                                      \
-    (__extension__({                                                                    \
-        int tool_n_ = snprintf((buf), (len), __VA_ARGS__);                              \
-        (tool_n_ < 0 || (size_t)tool_n_ >= (size_t)(len)) ? -1 : 0;                     \
+#define tool_snprintf(buf, len, ...)                                                                         \
+    (__extension__({                                                                                         \
+        int tool_n_ = snprintf((buf), (len), __VA_ARGS__);                                                   \
+        (tool_n_ < 0 || (size_t)tool_n_ >= (size_t)(len)) ? -1 : 0;                                          \
     }))
 
 /* "sluice-ckpt: <message>" on stderr. */

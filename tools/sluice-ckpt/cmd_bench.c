@@ -47,8 +47,11 @@ static int bulk(const char *dir, unsigned char *buf, uint64_t part, uint32_t mem
     }
     for (uint32_t i = 0; i < members; i++) {
         (void)tool_snprintf(names[i], sizeof names[i], "/bench/ckpt.%u", i);
-        src[i] = (struct sluice_container_source){.path = names[i], .member_rank = (int32_t)i,
-                                                  .writer_rank = -1, .fd = -1, .buf = buf,
+        src[i] = (struct sluice_container_source){.path = names[i],
+                                                  .member_rank = (int32_t)i,
+                                                  .writer_rank = -1,
+                                                  .fd = -1,
+                                                  .buf = buf,
                                                   .size = part};
     }
     struct sluice_container_meta meta = {.set_key = "/bench/ckpt.%r", .block_size = 4096, .version = 1};
@@ -99,7 +102,9 @@ int cmd_bench(int argc, char **argv)
     opterr = 0;
     while ((o = getopt_long(argc, argv, ":hs:n:d:", opts, NULL)) != -1) {
         switch (o) {
-        case 'h': usage(stdout); return EXIT_OK;
+        case 'h':
+            usage(stdout);
+            return EXIT_OK;
         case 's':
             if (sluice_parse_size(optarg, &size) != 0 || size < (4u << 20) || size > (64ull << 30))
                 return tool_usage_error("bench", "size '%s': from 4M to 64G", optarg);
@@ -108,8 +113,11 @@ int cmd_bench(int argc, char **argv)
             if (sluice_parse_uint(optarg, &nmembers) != 0 || nmembers < 1 || nmembers > 10000000)
                 return tool_usage_error("bench", "members '%s': from 1 to 10000000", optarg);
             break;
-        case 'd': dir = optarg; break;
-        default: return tool_bad_option("bench", o, argv);
+        case 'd':
+            dir = optarg;
+            break;
+        default:
+            return tool_bad_option("bench", o, argv);
         }
     }
     if (optind < argc)
@@ -154,8 +162,11 @@ int cmd_bench(int argc, char **argv)
     } else {
         for (uint64_t i = 0; i < nmembers; i++) {
             (void)tool_snprintf(names + i * 48, 48, "/bench/ckpt.%" PRIu64, i);
-            src[i] = (struct sluice_container_source){.path = names + i * 48, .member_rank = (int32_t)i,
-                                                      .writer_rank = -1, .fd = -1, .buf = buf,
+            src[i] = (struct sluice_container_source){.path = names + i * 48,
+                                                      .member_rank = (int32_t)i,
+                                                      .writer_rank = -1,
+                                                      .fd = -1,
+                                                      .buf = buf,
                                                       .size = i % 100};
         }
         struct sluice_container_meta meta = {.set_key = "/bench/ckpt.%r", .block_size = 512, .version = 1};
@@ -172,8 +183,9 @@ int cmd_bench(int argc, char **argv)
             status = EXIT_BAD_DATA;
         } else {
             char label[128];
-            (void)tool_snprintf(label, sizeof label, "write %" PRIu64 " small members (index %" PRIu64 " bytes)",
-                     nmembers, c->index_length);
+            (void)tool_snprintf(label, sizeof label,
+                                "write %" PRIu64 " small members (index %" PRIu64 " bytes)", nmembers,
+                                c->index_length);
             row(label, w, "s");
             row("open and validate that container", op, "s");
         }

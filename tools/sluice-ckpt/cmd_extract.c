@@ -18,7 +18,7 @@
 
 struct extract_opts {
     const char *outdir;
-    char **names;     /* --member values */
+    char **names; /* --member values */
     int *name_used;
     int nnames;
     int force;
@@ -28,19 +28,18 @@ struct extract_opts {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: sluice-ckpt extract [-o OUTDIR] [-m NAME]... [-f] [-r] [-c] PATH...\n"
-            "Writes the members of each container back out as ordinary files, at their path\n"
-            "relative to the set's folder: beside the container, or under OUTDIR. Checksums\n"
-            "are verified while copying; a corrupt member is reported and not written.\n"
-            "  -o, --output OUTDIR  write under OUTDIR (created if missing)\n"
-            "  -m, --member NAME    only this member (full path, path relative to the set's\n"
-            "                       folder, or file name); may be repeated\n"
-            "  -f, --force          overwrite existing files\n"
-            "  -c, --stdout         write the selected members' bytes to stdout instead (like\n"
-            "                       gzip -c; a corrupt member still fails with status 1)\n"
-            "  -r, --recursive      also the containers in subfolders (under OUTDIR, each\n"
-            "                       keeps its subfolder)\n");
+    fprintf(out, "usage: sluice-ckpt extract [-o OUTDIR] [-m NAME]... [-f] [-r] [-c] PATH...\n"
+                 "Writes the members of each container back out as ordinary files, at their path\n"
+                 "relative to the set's folder: beside the container, or under OUTDIR. Checksums\n"
+                 "are verified while copying; a corrupt member is reported and not written.\n"
+                 "  -o, --output OUTDIR  write under OUTDIR (created if missing)\n"
+                 "  -m, --member NAME    only this member (full path, path relative to the set's\n"
+                 "                       folder, or file name); may be repeated\n"
+                 "  -f, --force          overwrite existing files\n"
+                 "  -c, --stdout         write the selected members' bytes to stdout instead (like\n"
+                 "                       gzip -c; a corrupt member still fails with status 1)\n"
+                 "  -r, --recursive      also the containers in subfolders (under OUTDIR, each\n"
+                 "                       keeps its subfolder)\n");
 }
 
 /* mkdir -p for every directory of `path` below its first `keep` bytes. */
@@ -132,8 +131,8 @@ static int extract_member(struct extract_opts *o, const struct sluice_container 
         return 1;
     }
     const char *slash = strrchr(dest, '/');
-    if (tool_snprintf(tmp, sizeof tmp, "%.*s/.%s.sluice-extract.%ld", (int)(slash - dest), dest,
-                      slash + 1, (long)getpid()) != 0) {
+    if (tool_snprintf(tmp, sizeof tmp, "%.*s/.%s.sluice-extract.%ld", (int)(slash - dest), dest, slash + 1,
+                      (long)getpid()) != 0) {
         tool_error("%s: path too long for its temporary name", dest);
         return 1;
     }
@@ -154,7 +153,7 @@ static int extract_member(struct extract_opts *o, const struct sluice_container 
     }
     if (rc == 0 && (rc = put_in_place(tmp, dest, o->force)) < 0)
         (void)tool_snprintf(msg, sizeof msg, "%s: %s%s", dest, strerror(-rc),
-                 rc == -EEXIST ? " (use --force)" : "");
+                            rc == -EEXIST ? " (use --force)" : "");
     if (rc < 0) {
         unlink(tmp);
         tool_error("%s", msg);
@@ -192,16 +191,15 @@ static int extract_one(void *ctx, const struct sluice_container *c, const char *
     if (o->outdir) {
         /* Containers found in subfolders keep that subfolder under OUTDIR (chk_10/, chk_20/
          * would otherwise collide). */
-        if (tool_snprintf(root, sizeof root, "%s%s%s", o->outdir, rel_dir[0] ? "/" : "",
-                          rel_dir) != 0) {
+        if (tool_snprintf(root, sizeof root, "%s%s%s", o->outdir, rel_dir[0] ? "/" : "", rel_dir) != 0) {
             tool_error("%s: output path too long", c->path);
             return 1;
         }
     } else {
         const char *slash = strrchr(c->path, '/');
         if (slash)
-            (void)tool_snprintf(root, sizeof root, "%.*s",
-                                slash == c->path ? 1 : (int)(slash - c->path), c->path);
+            (void)tool_snprintf(root, sizeof root, "%.*s", slash == c->path ? 1 : (int)(slash - c->path),
+                                c->path);
         else
             (void)tool_snprintf(root, sizeof root, ".");
     }
@@ -209,8 +207,8 @@ static int extract_one(void *ctx, const struct sluice_container *c, const char *
     for (uint32_t i = 0; i < c->n_members; i++) {
         const char *rel = relative_path(dir, c->members[i].path);
         if (!rel) {
-            tool_error("%s: member %s does not lie under the set's folder %s; not extracted",
-                       c->path, c->members[i].path, dir);
+            tool_error("%s: member %s does not lie under the set's folder %s; not extracted", c->path,
+                       c->members[i].path, dir);
             bad = 1;
             continue;
         }
@@ -249,13 +247,27 @@ int cmd_extract(int argc, char **argv)
     int c, status = EXIT_OK;
     while ((c = getopt_long(argc, argv, ":ho:m:frc", opts, NULL)) != -1) {
         switch (c) {
-        case 'h': usage(stdout); goto out;
-        case 'o': o.outdir = optarg; break;
-        case 'm': o.names[o.nnames++] = optarg; break;
-        case 'f': o.force = 1; break;
-        case 'r': o.flags |= TOOL_RECURSIVE; break;
-        case 'c': o.to_stdout = 1; break;
-        default: status = tool_bad_option("extract", c, argv); goto out;
+        case 'h':
+            usage(stdout);
+            goto out;
+        case 'o':
+            o.outdir = optarg;
+            break;
+        case 'm':
+            o.names[o.nnames++] = optarg;
+            break;
+        case 'f':
+            o.force = 1;
+            break;
+        case 'r':
+            o.flags |= TOOL_RECURSIVE;
+            break;
+        case 'c':
+            o.to_stdout = 1;
+            break;
+        default:
+            status = tool_bad_option("extract", c, argv);
+            goto out;
         }
     }
     if (optind >= argc) {
@@ -268,8 +280,7 @@ int cmd_extract(int argc, char **argv)
     }
     if (o.outdir) {
         char tmp[PATH_MAX];
-        int rc = tool_snprintf(tmp, sizeof tmp, "%s/", o.outdir) == 0 ? make_parents(tmp, 0)
-                                                                      : -ENAMETOOLONG;
+        int rc = tool_snprintf(tmp, sizeof tmp, "%s/", o.outdir) == 0 ? make_parents(tmp, 0) : -ENAMETOOLONG;
         if (rc < 0) {
             tool_error("%s: cannot create: %s", o.outdir, strerror(-rc));
             status = EXIT_BAD_DATA;

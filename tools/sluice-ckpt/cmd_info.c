@@ -48,34 +48,32 @@ static int info_one(void *ctx, const struct sluice_container *c, const char *rel
     printf("writer      host %s, pid %u, %u processes, %s\n",
            c->meta.writer_host[0] ? tool_shown(c->meta.writer_host, shown, sizeof shown) : "?",
            c->meta.writer_pid, c->meta.writer_nprocs,
-           c->meta.writer_software[0] ? tool_shown(c->meta.writer_software, shown2, sizeof shown2)
-                                      : "?");
+           c->meta.writer_software[0] ? tool_shown(c->meta.writer_software, shown2, sizeof shown2) : "?");
     printf("block size  %u\n", c->meta.block_size);
     printf("checksum    crc32c\n");
     printf("members     %u (%" PRIu64 " bytes)\n", c->n_members, bytes);
     printf("file size   %" PRIu64 "\n", c->file_size);
     printf("layout\n");
-    printf("  header    %12" PRIu64 " .. %-12" PRIu64 " %" PRIu64 " bytes\n", (uint64_t)0,
-           c->header_size, c->header_size);
+    printf("  header    %12" PRIu64 " .. %-12" PRIu64 " %" PRIu64 " bytes\n", (uint64_t)0, c->header_size,
+           c->header_size);
     if (n_ext)
         printf("  data      %12" PRIu64 " .. %-12" PRIu64 " %" PRIu64 " extents, member starts "
-               "%s to %u\n", data_lo, data_hi, n_ext, unaligned ? "NOT all aligned" : "aligned",
-               c->meta.block_size);
+               "%s to %u\n",
+               data_lo, data_hi, n_ext, unaligned ? "NOT all aligned" : "aligned", c->meta.block_size);
     else
         printf("  data      (none)\n");
-    printf("  index     %12" PRIu64 " .. %-12" PRIu64 " %" PRIu64 " bytes, crc32c %08x\n",
-           c->index_offset, c->index_offset + c->index_length, c->index_length, c->index_crc32c);
-    printf("  footer    %12" PRIu64 " .. %-12" PRIu64 " %u bytes\n", c->file_size - SLUICE_CONTAINER_FOOTER_SIZE,
-           c->file_size, SLUICE_CONTAINER_FOOTER_SIZE);
+    printf("  index     %12" PRIu64 " .. %-12" PRIu64 " %" PRIu64 " bytes, crc32c %08x\n", c->index_offset,
+           c->index_offset + c->index_length, c->index_length, c->index_crc32c);
+    printf("  footer    %12" PRIu64 " .. %-12" PRIu64 " %u bytes\n",
+           c->file_size - SLUICE_CONTAINER_FOOTER_SIZE, c->file_size, SLUICE_CONTAINER_FOOTER_SIZE);
     if (show_members) {
         for (uint32_t i = 0; i < c->n_members; i++) {
             const struct sluice_member *m = &c->members[i];
-            printf("member      rank %d  size %" PRIu64 "  crc32c %08x  writer %d  %s\n",
-                   m->member_rank, m->size, m->crc32c, m->writer_rank,
-                   tool_shown(m->path, shown, sizeof shown));
+            printf("member      rank %d  size %" PRIu64 "  crc32c %08x  writer %d  %s\n", m->member_rank,
+                   m->size, m->crc32c, m->writer_rank, tool_shown(m->path, shown, sizeof shown));
             for (uint32_t e = 0; e < m->n_extents; e++)
-                printf("  extent    logical %" PRIu64 " +%" PRIu64 " at %" PRIu64 "\n",
-                       m->extents[e].logical, m->extents[e].length, m->extents[e].file_offset);
+                printf("  extent    logical %" PRIu64 " +%" PRIu64 " at %" PRIu64 "\n", m->extents[e].logical,
+                       m->extents[e].length, m->extents[e].file_offset);
         }
     }
     return 0;
@@ -83,9 +81,10 @@ static int info_one(void *ctx, const struct sluice_container *c, const char *rel
 
 int cmd_info(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'}, {"members", no_argument, 0, 'm'},
-        {"recursive", no_argument, 0, 'r'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"members", no_argument, 0, 'm'},
+                                         {"recursive", no_argument, 0, 'r'},
+                                         {0, 0, 0, 0}};
     int flags = 0;
     opterr = 0;
     int o, members = 0;

@@ -23,7 +23,8 @@ static int list_one(void *ctx, const struct sluice_container *c, const char *rel
     tool_format_time(c->meta.created_ns, when, sizeof when);
     static char shown[TOOL_SHOWN_MAX], shown_path[TOOL_SHOWN_MAX];
     printf("%s\n  set %s  version %" PRIu64 "  members %u  bytes %" PRIu64 "  written %s%s\n",
-           tool_shown(c->path, shown_path, sizeof shown_path), tool_shown(c->meta.set_key, shown, sizeof shown), c->meta.version, c->n_members, bytes, when,
+           tool_shown(c->path, shown_path, sizeof shown_path),
+           tool_shown(c->meta.set_key, shown, sizeof shown), c->meta.version, c->n_members, bytes, when,
            (c->meta.flags & SLUICE_CONTAINER_F_PARTIAL) ? "  (partial set)" : "");
     if (c->n_members)
         printf("  %6s %14s  %s\n", "RANK", "SIZE", "PATH");

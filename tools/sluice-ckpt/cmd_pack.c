@@ -19,13 +19,12 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: sluice-ckpt pack [-b BLOCK] [-o CONTAINER] [-f] SETKEY FILE...\n"
-            "Builds one container from existing per-rank files. SETKEY is the files' path with\n"
-            "the rank number written as %%r (e.g. 'run/ckpt.%%r'); every FILE must match it.\n"
-            "  -o, --output CONTAINER  write here instead of the set's container name\n"
-            "  -b, --block-size SIZE   data alignment (power of two, 512..64M; default 4K)\n"
-            "  -f, --force             replace an existing container (its version + 1)\n");
+    fprintf(out, "usage: sluice-ckpt pack [-b BLOCK] [-o CONTAINER] [-f] SETKEY FILE...\n"
+                 "Builds one container from existing per-rank files. SETKEY is the files' path with\n"
+                 "the rank number written as %%r (e.g. 'run/ckpt.%%r'); every FILE must match it.\n"
+                 "  -o, --output CONTAINER  write here instead of the set's container name\n"
+                 "  -b, --block-size SIZE   data alignment (power of two, 512..64M; default 4K)\n"
+                 "  -f, --force             replace an existing container (its version + 1)\n");
 }
 
 /* p made absolute against the working directory; 0, or -1 if too long. */
@@ -84,16 +83,22 @@ int cmd_pack(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":ho:b:f", opts, NULL)) != -1) {
         switch (c) {
-        case 'h': usage(stdout); return EXIT_OK;
-        case 'o': output = optarg; break;
-        case 'f': force = 1; break;
+        case 'h':
+            usage(stdout);
+            return EXIT_OK;
+        case 'o':
+            output = optarg;
+            break;
+        case 'f':
+            force = 1;
+            break;
         case 'b':
             if (sluice_parse_size(optarg, &block) != 0 || block < SLUICE_CONTAINER_BLOCK_MIN ||
                 block > SLUICE_CONTAINER_BLOCK_MAX || (block & (block - 1)))
-                return tool_usage_error("pack", "block size '%s': a power of two from 512 to 64M",
-                                        optarg);
+                return tool_usage_error("pack", "block size '%s': a power of two from 512 to 64M", optarg);
             break;
-        default: return tool_bad_option("pack", c, argv);
+        default:
+            return tool_bad_option("pack", c, argv);
         }
     }
     if (argc - optind < 2)
@@ -112,7 +117,7 @@ int cmd_pack(int argc, char **argv)
 
     int nfiles = argc - optind - 1, status = EXIT_OK;
     struct sluice_container_source *src = calloc((size_t)nfiles, sizeof *src);
-    char (*paths)[PATH_MAX] = calloc((size_t)nfiles, PATH_MAX);
+    char(*paths)[PATH_MAX] = calloc((size_t)nfiles, PATH_MAX);
     if (!src || !paths) {
         tool_error("out of memory");
         return EXIT_BAD_DATA;
@@ -139,21 +144,26 @@ int cmd_pack(int argc, char **argv)
             status = EXIT_BAD_DATA;
             goto out;
         }
-        src[i] = (struct sluice_container_source){
-            .path = paths[i], .member_rank = (int32_t)rank, .writer_rank = -1,
-            .mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
-            .fd = fd, .size = (uint64_t)st.st_size};
+        src[i] = (struct sluice_container_source){.path = paths[i],
+                                                  .member_rank = (int32_t)rank,
+                                                  .writer_rank = -1,
+                                                  .mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+                                                              st.st_mtim.tv_nsec,
+                                                  .fd = fd,
+                                                  .size = (uint64_t)st.st_size};
     }
 
-    struct sluice_container_meta meta = {.set_key = key, .block_size = (uint32_t)block,
-                                         .version = 1, .writer_nprocs = 1,
+    struct sluice_container_meta meta = {.set_key = key,
+                                         .block_size = (uint32_t)block,
+                                         .version = 1,
+                                         .writer_nprocs = 1,
                                          .writer_pid = (uint32_t)getpid()};
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     meta.created_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
     gethostname(meta.writer_host, sizeof meta.writer_host - 1);
     (void)tool_snprintf(meta.writer_software, sizeof meta.writer_software, "sluice-ckpt %s",
-             SLUICE_VERSION_STRING);
+                        SLUICE_VERSION_STRING);
     struct sluice_container *old = NULL;
     if (sluice_container_open(container, &old, msg, sizeof msg) == 0 || access(container, F_OK) == 0) {
         if (!force) {

@@ -1,8 +1,8 @@
 /* sluice-ckpt recover [--stage DIR] [PATH...]: commits what a crashed job left in the stage
  * folder, through sluice_ckpt_recover() (runtime/ckpt/commit/recover.h). The stage folder defaults
  * to $SLUICE_STAGE_DIR, else /dev/shm/sluice-<uid>, as in the library. */
-#include "ckpt/commit/recover.h"
 #include "ckpt/capture/stage.h"
+#include "ckpt/commit/recover.h"
 #include "ckpt_tool.h"
 
 #include <getopt.h>
@@ -12,15 +12,14 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: sluice-ckpt recover [--stage DIR] [PATH...]\n"
-            "Commits checkpoint data that a crashed job left staged, each set as a new\n"
-            "version of its container. With PATHs (containers, set keys, member paths or\n"
-            "folders) only the matching sets are recovered.\n"
-            "  -s, --stage DIR  stage folder (default: $SLUICE_STAGE_DIR, else /dev/shm/sluice-<uid>)\n"
-            "One line per recovered set and per problem goes to stderr.\n"
-            "Exit status: 0 all recovered (or nothing to do), 1 some set could not be\n"
-            "committed (its staged data is kept), 2 usage error or no stage folder.\n");
+    fprintf(out, "usage: sluice-ckpt recover [--stage DIR] [PATH...]\n"
+                 "Commits checkpoint data that a crashed job left staged, each set as a new\n"
+                 "version of its container. With PATHs (containers, set keys, member paths or\n"
+                 "folders) only the matching sets are recovered.\n"
+                 "  -s, --stage DIR  stage folder (default: $SLUICE_STAGE_DIR, else /dev/shm/sluice-<uid>)\n"
+                 "One line per recovered set and per problem goes to stderr.\n"
+                 "Exit status: 0 all recovered (or nothing to do), 1 some set could not be\n"
+                 "committed (its staged data is kept), 2 usage error or no stage folder.\n");
 }
 
 int cmd_recover(int argc, char **argv)
@@ -32,9 +31,14 @@ int cmd_recover(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":hs:", opts, NULL)) != -1) {
         switch (c) {
-        case 'h': usage(stdout); return EXIT_OK;
-        case 's': stage = optarg; break;
-        default: return tool_bad_option("recover", c, argv);
+        case 'h':
+            usage(stdout);
+            return EXIT_OK;
+        case 's':
+            stage = optarg;
+            break;
+        default:
+            return tool_bad_option("recover", c, argv);
         }
     }
     char def[PATH_MAX];

@@ -24,8 +24,9 @@ static const struct {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: sluice-ckpt COMMAND [options] [PATH...]\n\n"
-                 "PATH is a container (*%s) or a folder of containers.\n\ncommands:\n",
+    fprintf(out,
+            "usage: sluice-ckpt COMMAND [options] [PATH...]\n\n"
+            "PATH is a container (*%s) or a folder of containers.\n\ncommands:\n",
             SLUICE_CONTAINER_SUFFIX);
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
@@ -37,8 +38,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         return tool_usage_error(NULL, "missing command");
-    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
-        strcmp(argv[1], "help") == 0) {
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
         usage(stdout);
         return EXIT_OK;
     }

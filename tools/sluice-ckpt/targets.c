@@ -3,10 +3,10 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -133,8 +133,7 @@ static void scan_tree(struct scan_ctx *s, const char *dir, const char *rel, int 
     while ((de = readdir(d)) != NULL) {
         struct stat st;
         char path[PATH_MAX];
-        if (de->d_name[0] == '.' ||
-            tool_snprintf(path, sizeof path, "%s/%s", dir, de->d_name) != 0 ||
+        if (de->d_name[0] == '.' || tool_snprintf(path, sizeof path, "%s/%s", dir, de->d_name) != 0 ||
             lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
         if (n == cap) {
@@ -179,8 +178,8 @@ int tool_for_each_container(char *const *paths, int npaths, int flags, tool_visi
             int before = s.seen;
             scan_tree(&s, paths[i], "", flags & TOOL_RECURSIVE);
             if (s.seen == before && !(flags & TOOL_EMPTY_OK)) {
-                tool_error("%s: no containers (*%s) in this folder%s", paths[i],
-                           SLUICE_CONTAINER_SUFFIX, (flags & TOOL_RECURSIVE) ? " or below" : "");
+                tool_error("%s: no containers (*%s) in this folder%s", paths[i], SLUICE_CONTAINER_SUFFIX,
+                           (flags & TOOL_RECURSIVE) ? " or below" : "");
                 s.status = EXIT_BAD_DATA;
             }
             continue;

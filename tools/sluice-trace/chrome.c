@@ -32,11 +32,13 @@ static void json_string(FILE *o, const char *s)
 static double ts_us(const struct sluice_trace_file *f, uint64_t t, uint64_t origin_ns)
 {
     /* integers first: doubles cannot hold nanoseconds since 1970 exactly */
-    int64_t ns = (int64_t)(f->header.start_real_ns - origin_ns) + ((int64_t)t - (int64_t)f->header.start_mono_ns);
+    int64_t ns =
+        (int64_t)(f->header.start_real_ns - origin_ns) + ((int64_t)t - (int64_t)f->header.start_mono_ns);
     return (double)ns / 1000.0;
 }
 
-static void event_args(FILE *o, const struct sluice_trace_file *f, const struct sluice_tf_event *ev, bool known)
+static void event_args(FILE *o, const struct sluice_trace_file *f, const struct sluice_tf_event *ev,
+                       bool known)
 {
     const uint64_t words[3] = {ev->a, ev->b, ev->c};
     fputs("{", o);
@@ -53,7 +55,8 @@ static void event_args(FILE *o, const struct sluice_trace_file *f, const struct 
         first = false;
         json_string(o, label);
         fputc(':', o);
-        const char *s = known && sluice_kind_word_is_string(ev->kind, w) ? sluice_trace_file_string(f, words[w]) : NULL;
+        const char *s =
+            known && sluice_kind_word_is_string(ev->kind, w) ? sluice_trace_file_string(f, words[w]) : NULL;
         if (s)
             json_string(o, s);
         else if ((int64_t)words[w] < 0 && (int64_t)words[w] >= -65536)
@@ -79,22 +82,27 @@ static void export_set(FILE *o, const struct trace_set *set)
         const struct sluice_tf_header *h = &f->header;
         char name[512];
         snprintf(name, sizeof name, "rank %d (pid %d) %s", h->rank, h->pid, h->hostname);
-        fprintf(o, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":", first ? "" : ",\n", h->pid);
+        fprintf(o, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":",
+                first ? "" : ",\n", h->pid);
         json_string(o, name);
-        fprintf(o, "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":%d}}", h->pid,
-                h->rank);
+        fprintf(o,
+                "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"args\":{\"sort_index\":%d}}",
+                h->pid, h->rank);
         first = false;
         for (size_t t = 0; t < f->nthreads; t++) {
             const struct sluice_trace_rthread *r = &f->threads[t];
             if (r->info.index == SLUICE_TF_NO_THREAD)
                 continue;
-            fprintf(o, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"thread %u "
-                       "(tid %d)\"}}",
+            fprintf(o,
+                    ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":"
+                    "\"thread %u "
+                    "(tid %d)\"}}",
                     h->pid, r->info.tid, r->info.index, r->info.tid);
             for (uint64_t e = 0; e < r->info.events; e++) {
                 const struct sluice_tf_event *ev = &r->events[e];
                 const char *kind = sluice_trace_file_kind(f, ev->kind);
-                bool known = kind && ev->kind < SLUICE_EV_COUNT && strcmp(kind, sluice_kinds[ev->kind].name) == 0;
+                bool known =
+                    kind && ev->kind < SLUICE_EV_COUNT && strcmp(kind, sluice_kinds[ev->kind].name) == 0;
                 fputs(",\n{\"name\":", o);
                 json_string(o, kind ? kind : "?");
                 fputs(",\"cat\":", o);

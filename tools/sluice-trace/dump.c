@@ -9,7 +9,8 @@
 #include "trace/kinds.h"
 #include "traceset.h"
 
-static void print_word(FILE *o, const struct sluice_trace_file *f, unsigned kind, int w, uint64_t v, bool known)
+static void print_word(FILE *o, const struct sluice_trace_file *f, unsigned kind, int w, uint64_t v,
+                       bool known)
 {
     if (known && sluice_kind_word_is_string(kind, w)) {
         const char *s = sluice_trace_file_string(f, v);
@@ -110,7 +111,8 @@ int dump_main(int argc, char **argv)
         return 2;
     }
     if (optind >= argc) {
-        fprintf(stderr, "sluice-trace dump: no trace folder or file given\nusage: sluice-trace dump DIR|FILE...\n");
+        fprintf(stderr,
+                "sluice-trace dump: no trace folder or file given\nusage: sluice-trace dump DIR|FILE...\n");
         return 2;
     }
     struct trace_set set;

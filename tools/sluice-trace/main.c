@@ -12,8 +12,9 @@ static const struct {
     int (*run)(int argc, char **argv);
     const char *help;
 } commands[] = {
-    {"summary", summary_main, "per rank and in total: events by kind, bytes, time decomposition, call sites, "
-                              "warnings"},
+    {"summary", summary_main,
+     "per rank and in total: events by kind, bytes, time decomposition, call sites, "
+     "warnings"},
     {"dump", dump_main, "every event, one line each"},
     {"chrome", chrome_main, "Chrome trace-event JSON for ui.perfetto.dev or chrome://tracing"},
 };

@@ -7,11 +7,11 @@
 #include "symbolize.h"
 
 struct site {
-    char *key;                                /* frames as "module+off;module+off" */
+    char *key; /* frames as "module+off;module+off" */
     uint64_t count;
-    const struct sluice_trace_file *file;     /* one occurrence, for printing */
+    const struct sluice_trace_file *file; /* one occurrence, for printing */
     const struct sluice_trace_rcallsite *cs;
-    uint64_t *kinds;                          /* events per kind (file numbering) */
+    uint64_t *kinds; /* events per kind (file numbering) */
     size_t ranks_seen;
     int last_rank;
 };
@@ -118,8 +118,8 @@ static void print_callsites(const struct summary_ctx *ctx)
                     continue;
                 }
                 sites = grown;
-                sites[nsites++] = (struct site){.key = key, .file = f, .cs = cs,
-                                                .kinds = calloc(nk, sizeof(uint64_t)), .last_rank = -1};
+                sites[nsites++] = (struct site){
+                    .key = key, .file = f, .cs = cs, .kinds = calloc(nk, sizeof(uint64_t)), .last_rank = -1};
             } else {
                 free(key);
             }
@@ -139,7 +139,8 @@ static void print_callsites(const struct summary_ctx *ctx)
         return; /* not recorded (SLUICE_BACKTRACE=0): nothing to say */
     qsort(sites, nsites, sizeof *sites, by_count);
     summary_heading(ctx, "Top call sites");
-    fprintf(ctx->out, "%llu events carry a call site; %zu distinct sites\n", (unsigned long long)with_site, nsites);
+    fprintf(ctx->out, "%llu events carry a call site; %zu distinct sites\n", (unsigned long long)with_site,
+            nsites);
     for (size_t j = 0; j < nsites && (int)j < ctx->top; j++) {
         fprintf(ctx->out, "#%zu  %llu events (", j + 1, (unsigned long long)sites[j].count);
         print_kinds(ctx->out, &sites[j]);

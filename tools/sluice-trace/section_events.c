@@ -26,7 +26,8 @@ static void tally_files(struct sluice_trace_file *const *files, size_t nfiles, s
                 int w = sluice_kind_bytes_word(ev->kind);
                 /* the byte word is only meaningful if the producer's kind is ours */
                 const char *name = sluice_trace_file_kind(f, ev->kind);
-                if (w >= 0 && name && strcmp(name, sluice_kinds[ev->kind].name) == 0 && !(ev->flags & SLUICE_EVF_ERROR))
+                if (w >= 0 && name && strcmp(name, sluice_kinds[ev->kind].name) == 0 &&
+                    !(ev->flags & SLUICE_EVF_ERROR))
                     t[ev->kind].bytes += w == 0 ? ev->a : w == 1 ? ev->b : ev->c;
             }
         }
@@ -42,7 +43,8 @@ static void print_rows(const struct summary_ctx *ctx, const char *who, const str
             continue;
         const char *name = sluice_trace_file_kind(names, k);
         bool has_bytes = sluice_kind_bytes_word(k) >= 0;
-        fprintf(ctx->out, "%-6s %-16s %12llu %14s %12.6f\n", who, name ? name : "?", (unsigned long long)t[k].count,
+        fprintf(ctx->out, "%-6s %-16s %12llu %14s %12.6f\n", who, name ? name : "?",
+                (unsigned long long)t[k].count,
                 has_bytes ? summary_bytes((double)t[k].bytes, b, sizeof b) : "-", (double)t[k].dur_ns / 1e9);
     }
 }
@@ -103,14 +105,15 @@ static void print_events(const struct summary_ctx *ctx)
     }
     print_rows(ctx, "total", total, nk, widest);
     if (!ctx->per_rank) {
-        fprintf(ctx->out, "\nspread across %zu ranks (events per rank)\n%-16s %12s %12s %8s %12s %8s\n", set->nranks,
-                "kind", "ranks", "min", "rank", "max", "rank");
+        fprintf(ctx->out, "\nspread across %zu ranks (events per rank)\n%-16s %12s %12s %8s %12s %8s\n",
+                set->nranks, "kind", "ranks", "min", "rank", "max", "rank");
         for (unsigned k = 0; k < nk; k++) {
             if (total[k].count == 0)
                 continue;
             const char *name = sluice_trace_file_kind(widest, k);
             fprintf(ctx->out, "%-16s %12zu %12llu %8d %12llu %8d\n", name ? name : "?", sp[k].ranks_with,
-                    (unsigned long long)sp[k].min, sp[k].min_rank, (unsigned long long)sp[k].max, sp[k].max_rank);
+                    (unsigned long long)sp[k].min, sp[k].min_rank, (unsigned long long)sp[k].max,
+                    sp[k].max_rank);
         }
     }
     free(total);

@@ -9,7 +9,8 @@
 #include "trace/trace.h"
 
 enum { K_CALL, K_ENQUEUE, K_EXEC, K_TRANSFER, K_DEVICE, K_N };
-static const char *const kind_names[K_N] = {"CL_CALL", "CL_ENQUEUE", "CL_DEVICE_EXEC", "CL_TRANSFER", "CL_DEVICE"};
+static const char *const kind_names[K_N] = {"CL_CALL", "CL_ENQUEUE", "CL_DEVICE_EXEC", "CL_TRANSFER",
+                                            "CL_DEVICE"};
 
 struct fn_row {
     const char *name;
@@ -120,10 +121,11 @@ static void print_rank(const struct summary_ctx *ctx, int rank, struct rank_tall
     uint64_t calls = 0;
     for (size_t i = 0; i < t->nfns; i++)
         calls += t->fns[i].calls;
-    fprintf(o, "rank %d: %llu OpenCL calls, %.3f ms on the host inside them; %.3f ms of device execution\n", rank,
-            (unsigned long long)calls, (double)t->host_ns / 1e6, (double)t->busy_ns / 1e6);
+    fprintf(o, "rank %d: %llu OpenCL calls, %.3f ms on the host inside them; %.3f ms of device execution\n",
+            rank, (unsigned long long)calls, (double)t->host_ns / 1e6, (double)t->busy_ns / 1e6);
     qsort(t->fns, t->nfns, sizeof *t->fns, by_host_time);
-    fprintf(o, "  %-44s %10s %8s %8s %12s\n", "function (by host time)", "calls", "enqueue", "errors", "host ms");
+    fprintf(o, "  %-44s %10s %8s %8s %12s\n", "function (by host time)", "calls", "enqueue", "errors",
+            "host ms");
     size_t shown = 0;
     for (size_t i = 0; i < t->nfns && (ctx->top <= 0 || shown < (size_t)ctx->top); i++, shown++)
         fprintf(o, "  %-44s %10llu %8s %8llu %12.3f\n", t->fns[i].name, (unsigned long long)t->fns[i].calls,
@@ -133,15 +135,16 @@ static void print_rank(const struct summary_ctx *ctx, int rank, struct rank_tall
         fprintf(o, "  (%zu more functions)\n", t->nfns - shown);
     if (t->ndevs == 0)
         return;
-    fprintf(o, "  %-44s %10s %12s %11s %11s %11s\n", "device", "commands", "device ms", "host->dev", "dev->host",
-            "dev->dev");
+    fprintf(o, "  %-44s %10s %12s %11s %11s %11s\n", "device", "commands", "device ms", "host->dev",
+            "dev->host", "dev->dev");
     for (size_t i = 0; i < t->ndevs; i++) {
         const struct dev_row *d = &t->devs[i];
         char label[128], b0[32], b1[32], b2[32];
         snprintf(label, sizeof label, "%zu %.24s | %.14s", i, d->name, d->platform);
         fprintf(o, "  %-44.44s %10llu %12.3f %11s %11s %11s\n", label, (unsigned long long)d->commands,
                 (double)d->busy_ns / 1e6, summary_bytes((double)d->bytes[0], b0, sizeof b0),
-                summary_bytes((double)d->bytes[1], b1, sizeof b1), summary_bytes((double)d->bytes[2], b2, sizeof b2));
+                summary_bytes((double)d->bytes[1], b1, sizeof b1),
+                summary_bytes((double)d->bytes[2], b2, sizeof b2));
     }
 }
 

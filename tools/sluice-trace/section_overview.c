@@ -9,8 +9,8 @@ static void print_overview(const struct summary_ctx *ctx)
     fprintf(o, "sluice trace: %zu file%s, %zu rank%s (launcher size %d)\n", set->nfiles,
             set->nfiles == 1 ? "" : "s", set->nranks, set->nranks == 1 ? "" : "s", size);
     summary_heading(ctx, "Processes");
-    fprintf(o, "%-6s %-8s %-8s %-7s %-10s %-8s %-16s %s\n", "rank", "pid", "ppid", "threads", "seconds", "exit",
-            "host", "program");
+    fprintf(o, "%-6s %-8s %-8s %-7s %-10s %-8s %-16s %s\n", "rank", "pid", "ppid", "threads", "seconds",
+            "exit", "host", "program");
     for (size_t i = 0; i < set->nfiles; i++) {
         const struct sluice_trace_file *f = set->files[i];
         const struct sluice_tf_header *h = &f->header;

@@ -18,20 +18,25 @@ static void print_warnings(const struct summary_ctx *ctx)
                 if (r->overflow[k]) {
                     const char *name = sluice_trace_file_kind(f, k);
                     if (r->info.index == SLUICE_TF_NO_THREAD)
-                        fprintf(o, "rank %d pid %d: %llu %s events dropped from threads that got no trace memory: "
-                                   "SLUICE_TRACE_LIMIT (%llu bytes) reached\n",
-                                h->rank, h->pid, (unsigned long long)r->overflow[k], name ? name : "?",
-                                (unsigned long long)h->trace_limit);
+                        fprintf(
+                            o,
+                            "rank %d pid %d: %llu %s events dropped from threads that got no trace memory: "
+                            "SLUICE_TRACE_LIMIT (%llu bytes) reached\n",
+                            h->rank, h->pid, (unsigned long long)r->overflow[k], name ? name : "?",
+                            (unsigned long long)h->trace_limit);
                     else
-                        fprintf(o, "rank %d pid %d tid %d: %llu %s events dropped: SLUICE_TRACE_LIMIT (%llu bytes) "
-                                   "reached\n",
-                                h->rank, h->pid, r->info.tid, (unsigned long long)r->overflow[k], name ? name : "?",
-                                (unsigned long long)h->trace_limit);
+                        fprintf(
+                            o,
+                            "rank %d pid %d tid %d: %llu %s events dropped: SLUICE_TRACE_LIMIT (%llu bytes) "
+                            "reached\n",
+                            h->rank, h->pid, r->info.tid, (unsigned long long)r->overflow[k],
+                            name ? name : "?", (unsigned long long)h->trace_limit);
                     n++;
                 }
             if (r->info.reentrant) {
-                fprintf(o, "rank %d pid %d tid %d: %llu events dropped: recorded from a signal handler while "
-                           "recording\n",
+                fprintf(o,
+                        "rank %d pid %d tid %d: %llu events dropped: recorded from a signal handler while "
+                        "recording\n",
                         h->rank, h->pid, r->info.tid, (unsigned long long)r->info.reentrant);
                 n++;
             }
@@ -53,8 +58,8 @@ static void print_warnings(const struct summary_ctx *ctx)
         }
     }
     if (set->unreadable || set->incomplete) {
-        fprintf(o, "%zu trace file%s could not be read, %zu incomplete (see messages above)\n", set->unreadable,
-                set->unreadable == 1 ? "" : "s", set->incomplete);
+        fprintf(o, "%zu trace file%s could not be read, %zu incomplete (see messages above)\n",
+                set->unreadable, set->unreadable == 1 ? "" : "s", set->incomplete);
         n++;
     }
     if (set->nfiles && set->files[0]->header.size > 0 && (size_t)set->files[0]->header.size != set->nranks) {

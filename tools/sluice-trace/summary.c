@@ -46,12 +46,9 @@ static void usage(FILE *to)
 int summary_main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"top", required_argument, NULL, 't'},
-        {"no-symbols", no_argument, NULL, 'n'},
-        {"per-rank", no_argument, NULL, 'r'},
-        {"compact", no_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"top", required_argument, NULL, 't'}, {"no-symbols", no_argument, NULL, 'n'},
+        {"per-rank", no_argument, NULL, 'r'},  {"compact", no_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0},
     };
     struct summary_ctx ctx = {.out = stdout, .top = 10, .symbolize = true};
     int per_rank = -1; /* -1: decided by the number of ranks */
@@ -69,11 +66,21 @@ int summary_main(int argc, char **argv)
             ctx.top = (int)v;
             break;
         }
-        case 'n': ctx.symbolize = false; break;
-        case 'r': per_rank = 1; break;
-        case 'c': per_rank = 0; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'n':
+            ctx.symbolize = false;
+            break;
+        case 'r':
+            per_rank = 1;
+            break;
+        case 'c':
+            per_rank = 0;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (optind >= argc) {

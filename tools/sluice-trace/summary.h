@@ -12,14 +12,14 @@
 struct summary_ctx {
     const struct trace_set *set;
     FILE *out;
-    int top;             /* rows in "top N" tables */
-    bool symbolize;      /* run addr2line on call sites */
-    bool per_rank;       /* a row per rank (default for up to 16 ranks; else spreads) */
+    int top;        /* rows in "top N" tables */
+    bool symbolize; /* run addr2line on call sites */
+    bool per_rank;  /* a row per rank (default for up to 16 ranks; else spreads) */
 };
 
 struct summary_section {
     const char *name;
-    int order;           /* 10 overview, 20 events, 30 time, 40 call sites, 90 warnings */
+    int order; /* 10 overview, 20 events, 30 time, 40 call sites, 90 warnings */
     void (*print)(const struct summary_ctx *ctx);
     struct summary_section *next;
 };
@@ -27,9 +27,12 @@ struct summary_section {
 void summary_register(struct summary_section *s);
 int summary_main(int argc, char **argv);
 
-#define SUMMARY_SECTION(var, title, ord, fn)                                       \
-    static struct summary_section var = {title, ord, fn, NULL};                     \
-    __attribute__((constructor)) static void var##_register(void) { summary_register(&var); }
+#define SUMMARY_SECTION(var, title, ord, fn)                                                                 \
+    static struct summary_section var = {title, ord, fn, NULL};                                              \
+    __attribute__((constructor)) static void var##_register(void)                                            \
+    {                                                                                                        \
+        summary_register(&var);                                                                              \
+    }
 
 /* Shared formatting. */
 void summary_heading(const struct summary_ctx *ctx, const char *title);

@@ -86,7 +86,8 @@ struct cached {
 static struct cached *cache;
 static size_t ncache;
 
-void symbolize_frame(const struct sluice_trace_file *f, uint64_t ip, bool use_addr2line, char *buf, size_t len)
+void symbolize_frame(const struct sluice_trace_file *f, uint64_t ip, bool use_addr2line, char *buf,
+                     size_t len)
 {
     char mo[512];
     symbolize_module_offset(f, ip, mo, sizeof mo);

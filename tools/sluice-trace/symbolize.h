@@ -12,6 +12,7 @@
 /* "module+0xoffset" (module basename) or "0xaddress" if no module holds ip. */
 void symbolize_module_offset(const struct sluice_trace_file *f, uint64_t ip, char *buf, size_t len);
 /* "function at file:line (module+0xoffset)", degrading to the module form. */
-void symbolize_frame(const struct sluice_trace_file *f, uint64_t ip, bool use_addr2line, char *buf, size_t len);
+void symbolize_frame(const struct sluice_trace_file *f, uint64_t ip, bool use_addr2line, char *buf,
+                     size_t len);
 
 #endif

@@ -32,7 +32,10 @@ static int add_file(struct trace_set *set, const char *path, FILE *err)
     return 0;
 }
 
-static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 static int add_dir(struct trace_set *set, const char *dir, FILE *err)
 {
@@ -47,8 +50,8 @@ static int add_dir(struct trace_set *set, const char *dir, FILE *err)
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (ends_with(e->d_name, SLUICE_TF_SUFFIX ".tmp")) {
-            fprintf(err, "sluice-trace: %s/%s: incomplete trace file (its process died while writing it)\n", dir,
-                    e->d_name);
+            fprintf(err, "sluice-trace: %s/%s: incomplete trace file (its process died while writing it)\n",
+                    dir, e->d_name);
             set->incomplete++;
             continue;
         }

@@ -18,10 +18,10 @@ struct trace_rank {
 struct trace_set {
     struct sluice_trace_file **files;
     size_t nfiles;
-    struct trace_rank *ranks;     /* ascending rank */
+    struct trace_rank *ranks; /* ascending rank */
     size_t nranks;
-    size_t unreadable;            /* files rejected by the reader (reported on err) */
-    size_t incomplete;            /* leftover *.tmp files: a writer was interrupted */
+    size_t unreadable; /* files rejected by the reader (reported on err) */
+    size_t incomplete; /* leftover *.tmp files: a writer was interrupted */
 };
 
 /* Loads each path (a folder or a file). Problems are reported on `err`, one line each.

@@ -16,25 +16,23 @@ extern char **environ;
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: sluice [options] -- program [args...]\n"
-            "\n"
-            "Runs program with libsluice.so preloaded. Each option sets the environment variable\n"
-            "shown beside it; setting the variable yourself works the same way (docs/ENV.md).\n"
-            "\n"
-            "options:\n");
+    fprintf(out, "usage: sluice [options] -- program [args...]\n"
+                 "\n"
+                 "Runs program with libsluice.so preloaded. Each option sets the environment variable\n"
+                 "shown beside it; setting the variable yourself works the same way (docs/ENV.md).\n"
+                 "\n"
+                 "options:\n");
     for (int i = 0; i < SLUICE_CFG_COUNT; i++) {
         const struct sluice_cfg_desc *d = &sluice_cfg_table[i];
         char opt[64];
         snprintf(opt, sizeof opt, "--%s VALUE", d->option);
-        fprintf(out, "  %-28s %s\n  %-28s   variable %s, default '%s'\n  %-28s   accepts %s\n", opt, d->help, "",
-                d->name, d->def, "", d->accepts);
+        fprintf(out, "  %-28s %s\n  %-28s   variable %s, default '%s'\n  %-28s   accepts %s\n", opt, d->help,
+                "", d->name, d->def, "", d->accepts);
     }
-    fprintf(out,
-            "  %-28s %s\n  %-28s %s\n  %-28s %s\n  %-28s %s\n",
-            "--lib PATH", "preload this libsluice.so instead of the one installed with the launcher",
-            "--print-env", "print the variables that would be set, then exit",
-            "--version", "print the version and exit", "-h, --help", "show this help");
+    fprintf(out, "  %-28s %s\n  %-28s %s\n  %-28s %s\n  %-28s %s\n", "--lib PATH",
+            "preload this libsluice.so instead of the one installed with the launcher", "--print-env",
+            "print the variables that would be set, then exit", "--version", "print the version and exit",
+            "-h, --help", "show this help");
 }
 
 /* libsluice.so beside the launcher: <bindir>/<relative libdir>/libsluice.so. */
@@ -141,7 +139,8 @@ int main(int argc, char **argv)
     if (lib) {
         snprintf(libpath, sizeof libpath, "%s", lib);
     } else if (default_library(libpath, sizeof libpath) != 0) {
-        fprintf(stderr, "sluice: cannot find libsluice.so next to the launcher (%s); use --lib PATH\n", libpath);
+        fprintf(stderr, "sluice: cannot find libsluice.so next to the launcher (%s); use --lib PATH\n",
+                libpath);
         return 2;
     }
     if (access(libpath, R_OK) != 0) {

@@ -3,8 +3,8 @@
  * capture_names.c (namespace calls) and capture_dirs.c (listings). */
 #include "ckpt/capture/capture_internal.h"
 
-#include "ckpt/container/container.h"
 #include "ckpt/capture/stage.h"
+#include "ckpt/container/container.h"
 #include "common/init_order.h"
 #include "common/log.h"
 #include "common/real.h"
@@ -13,9 +13,9 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
-#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +39,9 @@ mode_t capture_umask = 022;
  * fchdir wrappers refresh it. cwd_digit lets the fast filter skip the copy. */
 static char capture_cwd[PATH_MAX];
 static atomic_bool capture_cwd_digit;
-static int capture_fd_high = -1; /* highest fd ever attached (bounds scans); lock held */
-static pid_t capture_pid;          /* this process, refreshed in fork children (not vfork) */
-static atomic_bool capture_dirty;  /* this process staged or adopted a member */
+static int capture_fd_high = -1;  /* highest fd ever attached (bounds scans); lock held */
+static pid_t capture_pid;         /* this process, refreshed in fork children (not vfork) */
+static atomic_bool capture_dirty; /* this process staged or adopted a member */
 
 static void refresh_cwd_locked(void)
 {
@@ -88,7 +88,8 @@ bool capture_classify(int dirfd, const char *path, struct capture_name *n, bool 
     if (path == NULL || path[0] == '\0')
         return false;
     bool rel = path[0] != '/';
-    bool cwd_digit = rel && (dirfd != AT_FDCWD || atomic_load_explicit(&capture_cwd_digit, memory_order_relaxed));
+    bool cwd_digit =
+        rel && (dirfd != AT_FDCWD || atomic_load_explicit(&capture_cwd_digit, memory_order_relaxed));
     bool maybe_member = sluice_pattern_may_match(&capture_patterns, path, cwd_digit);
     /* A per-rank folder's name holds its rank digits (in the path or in the cwd). */
     bool maybe_dir = false;
@@ -171,8 +172,14 @@ static void read_umask(void)
         capture_umask = (mode_t)strtoul(u + 7, NULL, 8) & 0777;
 }
 
-static void fork_prepare(void) { pthread_mutex_lock(&capture_lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&capture_lock); }
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&capture_lock);
+}
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&capture_lock);
+}
 /* The child shares the parent's open file descriptions but not its ownership of members: the
  * parent reports them at its last close. The child forgets them (its writes still land in the
  * staging files through the shared descriptions). */
@@ -214,7 +221,8 @@ static void adopt_inherited(void)
         if (n <= plen || (size_t)n <= dl)
             continue;
         target[n] = '\0';
-        if (strncmp(target, prefix, (size_t)plen) != 0 || strcmp(target + n - dl, SLUICE_STAGE_DATA_SUFFIX) != 0)
+        if (strncmp(target, prefix, (size_t)plen) != 0 ||
+            strcmp(target + n - dl, SLUICE_STAGE_DATA_SUFFIX) != 0)
             continue;
         char meta[PATH_MAX];
         snprintf(meta, sizeof meta, "%.*s%s", (int)((size_t)n - dl), target, SLUICE_STAGE_META_SUFFIX);

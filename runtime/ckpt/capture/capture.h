@@ -48,8 +48,14 @@ static inline bool sluice_capture_fd_tracked(int fd)
 
 /* Guard helpers for sluice's own I/O (also used by the commit engine when it touches files
  * through wrapped calls). */
-static inline void sluice_capture_guard_enter(void) { sluice_capture_guard++; }
-static inline void sluice_capture_guard_leave(void) { sluice_capture_guard--; }
+static inline void sluice_capture_guard_enter(void)
+{
+    sluice_capture_guard++;
+}
+static inline void sluice_capture_guard_leave(void)
+{
+    sluice_capture_guard--;
+}
 
 /* ---- descriptors (capture_open.c, capture_fd.c) ----------------------------------------- */
 
@@ -58,12 +64,12 @@ int sluice_capture_openat(int dirfd, const char *path, int flags, mode_t mode);
 /* fopen/fopen64; freopen/freopen64 (path may be NULL: then PASS unless the stream is captured). */
 FILE *sluice_capture_fopen(const char *path, const char *mode, bool *handled);
 FILE *sluice_capture_freopen(const char *path, const char *mode, FILE *stream, bool *handled);
-int sluice_capture_fclose(FILE *stream);   /* PASS if the stream's fd is not captured */
-int sluice_capture_close(int fd);          /* PASS if fd is not captured */
+int sluice_capture_fclose(FILE *stream); /* PASS if the stream's fd is not captured */
+int sluice_capture_close(int fd);        /* PASS if fd is not captured */
 /* After the real dup/dup2/dup3/fcntl(F_DUPFD*) returned newfd for oldfd (newfd's previous
  * open file, if captured, was implicitly closed by dup2/dup3). */
 void sluice_capture_dup_done(int oldfd, int newfd, bool replaced);
-int sluice_capture_fsync(int fd);          /* PASS if fd is not captured */
+int sluice_capture_fsync(int fd); /* PASS if fd is not captured */
 /* After a successful fstat of a tracked fd: a read view of a committed member reports the
  * device and inode that stat() of its name reports. */
 void sluice_capture_fix_fstat(int fd, dev_t *dev, ino_t *ino);
@@ -95,8 +101,8 @@ void sluice_capture_cwd_changed(void);
 DIR *sluice_capture_opendir(const char *path, bool *handled);
 /* readdir/readdir64: NULL with *handled false when d carries no virtual entries. */
 struct dirent *sluice_capture_readdir(DIR *d, bool *handled);
-int sluice_capture_closedir(DIR *d);      /* PASS if d carries no virtual entries */
-void sluice_capture_rewinddir(DIR *d);     /* resets the virtual entries too */
+int sluice_capture_closedir(DIR *d);   /* PASS if d carries no virtual entries */
+void sluice_capture_rewinddir(DIR *d); /* resets the virtual entries too */
 /* true if opendir of this path would be handled (scandir/glob decide whether to take over). */
 bool sluice_capture_dir_is_mine(const char *path);
 

@@ -5,8 +5,8 @@
  * so dirfd, telldir and the program's own bookkeeping keep working. */
 #include "ckpt/capture/capture_internal.h"
 
-#include "ckpt/container/container.h"
 #include "ckpt/capture/stage.h"
+#include "ckpt/container/container.h"
 #include "common/real.h"
 
 #include <errno.h>
@@ -93,8 +93,8 @@ struct scan_ctx {
     size_t len;
 };
 
-static int scan_visit(void *ctx, const char *container_path, const struct sluice_container *c,
-                      int rc, const char *msg)
+static int scan_visit(void *ctx, const char *container_path, const struct sluice_container *c, int rc,
+                      const char *msg)
 {
     struct scan_ctx *s = ctx;
     (void)container_path, (void)rc, (void)msg;

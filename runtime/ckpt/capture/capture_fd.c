@@ -166,8 +166,7 @@ int sluice_capture_fsync(int fd)
 void sluice_capture_fix_fstat(int fd, dev_t *dev, ino_t *ino)
 {
     pthread_mutex_lock(&capture_lock);
-    struct sluice_capture_member *m =
-        atomic_load_explicit(&sluice_capture_fdtab[fd], memory_order_acquire);
+    struct sluice_capture_member *m = atomic_load_explicit(&sluice_capture_fdtab[fd], memory_order_acquire);
     if (m != NULL && m->view) {
         *dev = m->view_dev;
         *ino = m->view_ino;

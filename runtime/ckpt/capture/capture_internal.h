@@ -16,8 +16,8 @@
 #define SLUICE_CKPT_CAPTURE_INTERNAL_H
 
 #include "ckpt/capture/capture.h"
-#include "ckpt/commit/commit.h"
 #include "ckpt/capture/pattern.h"
+#include "ckpt/commit/commit.h"
 
 #include <limits.h>
 #include <pthread.h>

@@ -2,8 +2,8 @@
  * per-rank directories, answered as if every member were a real file. */
 #include "ckpt/capture/capture_internal.h"
 
-#include "ckpt/container/container.h"
 #include "ckpt/capture/stage.h"
+#include "ckpt/container/container.h"
 #include "common/real.h"
 #include "trace/trace.h"
 
@@ -106,8 +106,8 @@ struct under_ctx {
     bool found;
 };
 
-static int under_visit(void *ctx, const char *container_path, const struct sluice_container *c,
-                       int rc, const char *msg)
+static int under_visit(void *ctx, const char *container_path, const struct sluice_container *c, int rc,
+                       const char *msg)
 {
     struct under_ctx *u = ctx;
     (void)container_path, (void)rc, (void)msg;
@@ -329,7 +329,7 @@ static bool rename_open_member(const struct capture_name *from, const struct cap
     char meta[PATH_MAX];
     memcpy(meta, m->meta_path, sizeof meta);
     pthread_mutex_unlock(&capture_lock);
-    sluice_stage_write_meta(meta, &sm); /* so that recover files it under the new name */
+    sluice_stage_write_meta(meta, &sm);       /* so that recover files it under the new name */
     sluice_commit_member_unlinked(from->abs); /* an older committed version of the old name */
     return true;
 }

@@ -3,8 +3,8 @@
  * real file. fopen and freopen route their names through the same path. */
 #include "ckpt/capture/capture_internal.h"
 
-#include "ckpt/container/container.h"
 #include "ckpt/capture/stage.h"
+#include "ckpt/container/container.h"
 #include "common/log.h"
 #include "common/real.h"
 #include "config/config.h"
@@ -143,8 +143,8 @@ static int open_member(const struct capture_name *n, int flags, mode_t mode)
         pthread_mutex_lock(&capture_lock);
         struct sluice_capture_member *m = capture_find_open(n->abs);
         if (m != NULL) {
-            int fd = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) ? -EEXIST
-                                                                          : open_staged_again(m, flags);
+            int fd =
+                (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL) ? -EEXIST : open_staged_again(m, flags);
             pthread_mutex_unlock(&capture_lock);
             return fd;
         }
@@ -255,10 +255,17 @@ static bool parse_fopen_mode(const char *mode, int *flags, char *plain, size_t c
 {
     int f;
     switch (mode[0]) {
-    case 'r': f = O_RDONLY; break;
-    case 'w': f = O_WRONLY | O_CREAT | O_TRUNC; break;
-    case 'a': f = O_WRONLY | O_CREAT | O_APPEND; break;
-    default: return false;
+    case 'r':
+        f = O_RDONLY;
+        break;
+    case 'w':
+        f = O_WRONLY | O_CREAT | O_TRUNC;
+        break;
+    case 'a':
+        f = O_WRONLY | O_CREAT | O_APPEND;
+        break;
+    default:
+        return false;
     }
     size_t o = 0;
     for (const char *c = mode; *c && o + 1 < cap; c++) {

@@ -9,8 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_meta(char c) { return c == '*' || c == '?' || c == '[' || c == ']' || c == '\\'; }
-static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_meta(char c)
+{
+    return c == '*' || c == '?' || c == '[' || c == ']' || c == '\\';
+}
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
 
 int sluice_path_absolute(const char *cwd, const char *path, char *out, size_t cap)
 {
@@ -119,8 +125,8 @@ static int add_pattern(struct sluice_pattern_set *set, const char *pat, size_t l
     return 0;
 }
 
-int sluice_pattern_compile(struct sluice_pattern_set *set, const char *spec, const char *cwd,
-                           char *err, size_t errlen)
+int sluice_pattern_compile(struct sluice_pattern_set *set, const char *spec, const char *cwd, char *err,
+                           size_t errlen)
 {
     memset(set, 0, sizeof *set);
     if (spec == NULL || *spec == '\0')
@@ -153,8 +159,7 @@ void sluice_pattern_free(struct sluice_pattern_set *set)
     memset(set, 0, sizeof *set);
 }
 
-bool sluice_pattern_may_match(const struct sluice_pattern_set *set, const char *path,
-                              bool cwd_has_digit)
+bool sluice_pattern_may_match(const struct sluice_pattern_set *set, const char *path, bool cwd_has_digit)
 {
     if (set->count == 0)
         return false;
@@ -176,8 +181,7 @@ bool sluice_pattern_may_match(const struct sluice_pattern_set *set, const char *
     size_t base_len = len - (size_t)(base - path);
     for (int i = 0; i < set->count; i++) {
         const struct sluice_pattern *p = &set->pat[i];
-        if (p->lit_tail_len > len ||
-            memcmp(path + len - p->lit_tail_len, p->lit_tail, p->lit_tail_len) != 0)
+        if (p->lit_tail_len > len || memcmp(path + len - p->lit_tail_len, p->lit_tail, p->lit_tail_len) != 0)
             continue;
         if (p->tail_literal && (len == p->lit_tail_len || !is_digit(path[len - p->lit_tail_len - 1])))
             continue;
@@ -220,8 +224,8 @@ static bool rank_value(const char *s, size_t i, size_t j, int *rank)
  * are tried left to right, ends longest first. */
 typedef bool (*tail_check)(const struct sluice_pattern *p, const char *tail);
 
-static bool match_one(const struct sluice_pattern *p, const char *path, size_t len, tail_check ok,
-                      int *rank, size_t *at, size_t *end)
+static bool match_one(const struct sluice_pattern *p, const char *path, size_t len, tail_check ok, int *rank,
+                      size_t *at, size_t *end)
 {
     if (len < p->lit_head_len || memcmp(path, p->lit_head, p->lit_head_len) != 0)
         return false;
@@ -275,8 +279,8 @@ static bool tail_is_dir(const struct sluice_pattern *p, const char *tail)
     return false;
 }
 
-bool sluice_pattern_match(const struct sluice_pattern_set *set, const char *abspath, int *rank,
-                          char *key, size_t keylen)
+bool sluice_pattern_match(const struct sluice_pattern_set *set, const char *abspath, int *rank, char *key,
+                          size_t keylen)
 {
     size_t len = strlen(abspath);
     for (int i = 0; i < set->count; i++) {
@@ -306,8 +310,7 @@ bool sluice_pattern_match_dir(const struct sluice_pattern_set *set, const char *
     for (int i = 0; i < set->count; i++) {
         int r;
         size_t at, end;
-        if (set->pat[i].rank_in_dir &&
-            match_one(&set->pat[i], abspath, len, tail_is_dir, &r, &at, &end)) {
+        if (set->pat[i].rank_in_dir && match_one(&set->pat[i], abspath, len, tail_is_dir, &r, &at, &end)) {
             if (rank)
                 *rank = r;
             return true;

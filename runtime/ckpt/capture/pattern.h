@@ -25,13 +25,13 @@ extern "C" {
 #define SLUICE_RANK_DIGITS_MAX 18
 
 struct sluice_pattern {
-    char *head_glob;   /* absolute glob before %r, e.g. "/run/rank_" */
-    char *tail_glob;   /* glob after %r, e.g. ".bin" or "/ckpt.dat" */
+    char *head_glob;      /* absolute glob before %r, e.g. "/run/rank_" */
+    char *tail_glob;      /* glob after %r, e.g. ".bin" or "/ckpt.dat" */
     const char *lit_head; /* literal start of head_glob (before its first metacharacter) */
     size_t lit_head_len;
     const char *lit_tail; /* literal end of tail_glob (after its last metacharacter) */
     size_t lit_tail_len;
-    bool rank_in_dir;     /* %r lies in a directory component: per-rank directories are virtual */
+    bool rank_in_dir; /* %r lies in a directory component: per-rank directories are virtual */
     /* For the fast filter when %r is in the last component: the literal text of that component
      * before %r (NULL if it holds a metacharacter), and whether the tail is entirely literal (so
      * a digit must sit right before it). */
@@ -48,19 +48,18 @@ struct sluice_pattern_set {
 
 /* Compiles a colon-separated list. `cwd` (absolute) resolves relative patterns. Returns 0, or -1
  * with one line naming the bad pattern in err. An empty spec gives an empty set. */
-int sluice_pattern_compile(struct sluice_pattern_set *set, const char *spec, const char *cwd,
-                           char *err, size_t errlen);
+int sluice_pattern_compile(struct sluice_pattern_set *set, const char *spec, const char *cwd, char *err,
+                           size_t errlen);
 void sluice_pattern_free(struct sluice_pattern_set *set);
 
 /* Quick rejection on the path as the program wrote it (relative or absolute, not normalized):
  * false means "certainly not captured". cwd_has_digit: the cwd contains a decimal digit. */
-bool sluice_pattern_may_match(const struct sluice_pattern_set *set, const char *path,
-                              bool cwd_has_digit);
+bool sluice_pattern_may_match(const struct sluice_pattern_set *set, const char *path, bool cwd_has_digit);
 
 /* Full match of an absolute, normalized path. Returns true and fills *rank and key (if not
  * NULL; keylen must hold the path plus 2 bytes) on a match. */
-bool sluice_pattern_match(const struct sluice_pattern_set *set, const char *abspath, int *rank,
-                          char *key, size_t keylen);
+bool sluice_pattern_match(const struct sluice_pattern_set *set, const char *abspath, int *rank, char *key,
+                          size_t keylen);
 
 /* True if `abspath` names a per-rank directory of a pattern whose %r is in a directory
  * component ("/run/rank3" or "/run/rank3/sub" for "/run/rank%r/sub/ckpt.dat"). */

@@ -98,14 +98,14 @@ static inline int sluice_stage_meta_format(const struct sluice_stage_meta *sm, c
     int n = snprintf(buf, cap,
                      SLUICE_STAGE_MAGIC "\nstate %s\npid %ld\nwriter_rank %d\nmember_rank %d\n"
                                         "size %" PRIu64 "\nset_key %s\npath %s\n",
-                     sm->closed ? "closed" : "open", sm->pid, sm->m.writer_rank,
-                     sm->m.member_rank, sm->m.size, key, path);
+                     sm->closed ? "closed" : "open", sm->pid, sm->m.writer_rank, sm->m.member_rank,
+                     sm->m.size, key, path);
     return (n < 0 || (size_t)n >= cap) ? -1 : n;
 }
 
 /* Reads one "key value\n" line starting at *pos; unescapes the value into out. 0 or -1. */
-static inline int sluice_stage_line_(const char *buf, size_t len, size_t *pos, const char *key,
-                                     char *out, size_t cap)
+static inline int sluice_stage_line_(const char *buf, size_t len, size_t *pos, const char *key, char *out,
+                                     size_t cap)
 {
     size_t klen = strlen(key), p = *pos;
     if (p + klen + 1 > len || memcmp(buf + p, key, klen) != 0 || buf[p + klen] != ' ')

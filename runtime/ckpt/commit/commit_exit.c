@@ -23,21 +23,21 @@
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 const struct commit_member *commit_members_first_failed(void); /* commit_member.c */
 void commit_members_find_adopted(void);                        /* commit_member.c */
 int commit_members_adopted_pending(void);                      /* commit_member.c */
 void commit_members_adopt_locked(void);                        /* commit_member.c */
-MPI_Comm commit_transport_comm(void);                         /* commit_msg.c */
-void commit_home_reset_counts(void);                          /* commit_home.c */
+MPI_Comm commit_transport_comm(void);                          /* commit_msg.c */
+void commit_home_reset_counts(void);                           /* commit_home.c */
 
 static struct sluice_pattern_set patterns;
 static int engine_enabled;
-static int flush_failed; /* -errno of a failed exit flush: never retried alone */
-static int flush_done;   /* a flush completed ... */
+static int flush_failed;         /* -errno of a failed exit flush: never retried alone */
+static int flush_done;           /* a flush completed ... */
 static uint64_t flush_announced; /* ... when this many notices had been sent */
 static char flush_message[3 * PATH_MAX + 256];
 
@@ -100,7 +100,10 @@ int commit_ensure_started(void)
 }
 
 static uint64_t final_expected_arg;
-static void go_final(void *arg) { commit_home_final(*(uint64_t *)arg); }
+static void go_final(void *arg)
+{
+    commit_home_final(*(uint64_t *)arg);
+}
 static void go_stop(void *arg)
 {
     (void)arg;
@@ -224,9 +227,8 @@ int sluice_commit_flush_all(void)
     flush_failed = worst;
     /* What the program waited for at exit: every set's last commit, until durable. */
     if (sluice_trace_active())
-        sluice_trace_record(SLUICE_EV_COMMIT_END, worst ? SLUICE_EVF_ERROR : 0, t0,
-                            sluice_now_ns() - t0, sluice_trace_string("(exit: all sets)"), 0,
-                            sluice_now_ns() - t0);
+        sluice_trace_record(SLUICE_EV_COMMIT_END, worst ? SLUICE_EVF_ERROR : 0, t0, sluice_now_ns() - t0,
+                            sluice_trace_string("(exit: all sets)"), 0, sluice_now_ns() - t0);
     pthread_mutex_lock(&commit_g.lock);
     flush_done = 1;
     flush_announced = commit_g.announced;
@@ -236,9 +238,9 @@ int sluice_commit_flush_all(void)
 
 /* A forked child owns none of its parent's members, requests or home duties, has no
  * progress thread and must not touch the parent's MPI: it starts from scratch on first use. */
-void commit_member_forget_all(void);  /* commit_member.c */
-void commit_home_forget_all(void);    /* commit_home.c */
-void commit_transport_forget(void);   /* commit_msg.c */
+void commit_member_forget_all(void); /* commit_member.c */
+void commit_home_forget_all(void);   /* commit_home.c */
+void commit_transport_forget(void);  /* commit_msg.c */
 static void commit_after_fork_child(void)
 {
     pthread_mutex_init(&commit_g.lock, NULL);

@@ -20,8 +20,7 @@
 void commit_trace_meta(const char *op, const char *path)
 {
     if (sluice_trace_active())
-        sluice_trace_instant(SLUICE_EV_COMMIT_FS_META, sluice_trace_string(op),
-                             sluice_trace_string(path), 0);
+        sluice_trace_instant(SLUICE_EV_COMMIT_FS_META, sluice_trace_string(op), sluice_trace_string(path), 0);
 }
 
 void commit_trace_write(uint64_t offset, uint64_t bytes)
@@ -40,7 +39,10 @@ int commit_fs_open(const char *path, int flags, mode_t mode)
     return fd < 0 ? -errno : fd;
 }
 
-int commit_fs_close(int fd) { return SLUICE_REAL(close)(fd) == 0 ? 0 : -errno; }
+int commit_fs_close(int fd)
+{
+    return SLUICE_REAL(close)(fd) == 0 ? 0 : -errno;
+}
 
 int commit_fs_pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
 {
@@ -111,22 +113,56 @@ static int real_open(const char *path, int flags, ...)
     }
     return SLUICE_REAL(open)(path, flags, mode);
 }
-static ssize_t real_pread(int fd, void *b, size_t n, off_t o) { return SLUICE_REAL(pread)(fd, b, n, o); }
-static ssize_t real_pwrite(int fd, const void *b, size_t n, off_t o) { return SLUICE_REAL(pwrite)(fd, b, n, o); }
-static int real_close(int fd) { return SLUICE_REAL(close)(fd); }
-static int real_fstat(int fd, struct stat *st) { return SLUICE_REAL(fstat)(fd, st); }
-static off_t real_lseek(int fd, off_t o, int w) { return SLUICE_REAL(lseek)(fd, o, w); }
-static int real_ftruncate(int fd, off_t l) { return SLUICE_REAL(ftruncate)(fd, l); }
-static DIR *real_opendir(const char *p) { return SLUICE_REAL(opendir)(p); }
-static struct dirent *real_readdir(DIR *d) { return SLUICE_REAL(readdir)(d); }
-static int real_closedir(DIR *d) { return SLUICE_REAL(closedir)(d); }
+static ssize_t real_pread(int fd, void *b, size_t n, off_t o)
+{
+    return SLUICE_REAL(pread)(fd, b, n, o);
+}
+static ssize_t real_pwrite(int fd, const void *b, size_t n, off_t o)
+{
+    return SLUICE_REAL(pwrite)(fd, b, n, o);
+}
+static int real_close(int fd)
+{
+    return SLUICE_REAL(close)(fd);
+}
+static int real_fstat(int fd, struct stat *st)
+{
+    return SLUICE_REAL(fstat)(fd, st);
+}
+static off_t real_lseek(int fd, off_t o, int w)
+{
+    return SLUICE_REAL(lseek)(fd, o, w);
+}
+static int real_ftruncate(int fd, off_t l)
+{
+    return SLUICE_REAL(ftruncate)(fd, l);
+}
+static DIR *real_opendir(const char *p)
+{
+    return SLUICE_REAL(opendir)(p);
+}
+static struct dirent *real_readdir(DIR *d)
+{
+    return SLUICE_REAL(readdir)(d);
+}
+static int real_closedir(DIR *d)
+{
+    return SLUICE_REAL(closedir)(d);
+}
 
 void commit_fs_install_container_io(void)
 {
     static const struct sluice_container_io io = {
-        .open = real_open, .close = real_close, .pread = real_pread, .pwrite = real_pwrite,
-        .fstat = real_fstat, .lseek = real_lseek, .ftruncate = real_ftruncate,
-        .opendir = real_opendir, .readdir = real_readdir, .closedir = real_closedir,
+        .open = real_open,
+        .close = real_close,
+        .pread = real_pread,
+        .pwrite = real_pwrite,
+        .fstat = real_fstat,
+        .lseek = real_lseek,
+        .ftruncate = real_ftruncate,
+        .opendir = real_opendir,
+        .readdir = real_readdir,
+        .closedir = real_closedir,
     };
     sluice_container_set_io(&io);
 }

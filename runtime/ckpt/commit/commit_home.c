@@ -28,8 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 #include <uthash.h>
 
@@ -98,7 +98,10 @@ static int final_on;
 static uint64_t final_expected, closed_received;
 static int quiet_flag;
 
-static uint64_t now_ns(void) { return sluice_now_ns(); }
+static uint64_t now_ns(void)
+{
+    return sluice_now_ns();
+}
 
 static int64_t wall_ns(void)
 {
@@ -114,8 +117,7 @@ static struct hset *set_get(const char *key)
     if (s)
         return s;
     s = calloc(1, sizeof(*s));
-    if (!s || !(s->key = strdup(key)) ||
-        !(s->pending = calloc((size_t)commit_g.size, 1)))
+    if (!s || !(s->key = strdup(key)) || !(s->pending = calloc((size_t)commit_g.size, 1)))
         sluice_fatal(1, "checkpoint commit: out of memory for set %s", key);
     HASH_ADD_KEYPTR(hh, sets, s->key, strlen(s->key), s);
     return s;
@@ -176,8 +178,7 @@ static void fill_meta(const struct hcommit *c, struct sluice_container_meta *met
     meta->writer_nprocs = (uint32_t)commit_g.size;
     meta->writer_pid = (uint32_t)getpid();
     gethostname(meta->writer_host, sizeof meta->writer_host - 1);
-    snprintf(meta->writer_software, sizeof meta->writer_software, "sluice %s",
-             SLUICE_VERSION_STRING);
+    snprintf(meta->writer_software, sizeof meta->writer_software, "sluice %s", SLUICE_VERSION_STRING);
     /* Partial: some rank of the job has no member in this version (new or carried over). */
     int contributors = 0;
     unsigned char *seen = calloc((size_t)commit_g.size, 1);
@@ -286,10 +287,14 @@ static void finish(struct hcommit *c)
     for (size_t o = 0; err == 0 && o < nkeep; o++) {
         struct gm *g = &c->mem[order[o]];
         ext[k] = (struct sluice_extent){0, g->offset, g->size};
-        mm[k] = (struct sluice_member){
-            .path = g->path, .member_rank = g->member_rank, .writer_rank = g->writer_rank,
-            .size = g->size, .mtime_ns = g->mtime_ns, .crc32c = g->crc,
-            .n_extents = g->size ? 1u : 0u, .extents = g->size ? &ext[k] : NULL};
+        mm[k] = (struct sluice_member){.path = g->path,
+                                       .member_rank = g->member_rank,
+                                       .writer_rank = g->writer_rank,
+                                       .size = g->size,
+                                       .mtime_ns = g->mtime_ns,
+                                       .crc32c = g->crc,
+                                       .n_extents = g->size ? 1u : 0u,
+                                       .extents = g->size ? &ext[k] : NULL};
         k++;
     }
 
@@ -305,8 +310,7 @@ static void finish(struct hcommit *c)
             err = -ENOMEM;
     }
     if (err == 0) {
-        long n = sluice_container_encode_tail(&meta, mm, (uint32_t)nkeep, c->index_offset, tail,
-                                              tail_size);
+        long n = sluice_container_encode_tail(&meta, mm, (uint32_t)nkeep, c->index_offset, tail, tail_size);
         if (n < 0) {
             err = (int)n;
             sluice_log_error("%s: cannot encode the index of version %llu", c->container,
@@ -424,8 +428,7 @@ static int carry_member(struct hcommit *c, struct gm *g, char *err, size_t errle
     if (kernel)
         return 0;
     struct carry_ctx cc = {c->fd, g->offset};
-    return sluice_container_read_member(c->old, (uint32_t)g->old_index, carry_sink, &cc, err,
-                                        errlen);
+    return sluice_container_read_member(c->old, (uint32_t)g->old_index, carry_sink, &cc, err, errlen);
 }
 
 /* Hands the kept members to the two-phase writer; returns its participant count (0: direct). */
@@ -438,8 +441,7 @@ static int start_twophase(struct hcommit *c)
     for (size_t i = 0; i < c->nmem; i++) {
         const struct gm *g = &c->mem[i];
         if (g->keep)
-            tm[n++] = (struct commit_tp_member){g->seq, g->offset, g->size, g->src,
-                                                g->member_rank, 0, 0};
+            tm[n++] = (struct commit_tp_member){g->seq, g->offset, g->size, g->src, g->member_rank, 0, 0};
     }
     int k = commit_twophase_start(c->id, c->tmp, c->dir, c->block, tm, n, c->ranks, c->nranks);
     free(tm);
@@ -464,8 +466,7 @@ static void plan(struct hcommit *c)
     if (rc != 0) {
         c->old = NULL;
         if (rc != -ENOENT)
-            sluice_log_warn("%s (its members that were not rewritten are lost in the next version)",
-                            err);
+            sluice_log_warn("%s (its members that were not rewritten are lost in the next version)", err);
     }
 
     /* Several versions of one path (two ranks wrote the same member): the newest wins. */
@@ -527,8 +528,7 @@ static void plan(struct hcommit *c)
         which[k++] = i;
     }
     if (rc == 0)
-        rc = sluice_plan_direct(pm, nkeep, sluice_container_data_start(s->key, c->block),
-                                c->block, &p);
+        rc = sluice_plan_direct(pm, nkeep, sluice_container_data_start(s->key, c->block), c->block, &p);
     if (rc == 0) {
         for (size_t w = 0; w < p.nwrites; w++)
             c->mem[which[p.writes[w].member]].offset = p.writes[w].offset;
@@ -542,8 +542,7 @@ static void plan(struct hcommit *c)
         return;
     }
 
-    if (sluice_container_temp_name(c->container, (unsigned long)c->version, c->tmp,
-                                   sizeof c->tmp) != 0) {
+    if (sluice_container_temp_name(c->container, (unsigned long)c->version, c->tmp, sizeof c->tmp) != 0) {
         complete(c, -ENAMETOOLONG);
         return;
     }
@@ -573,8 +572,8 @@ static void plan(struct hcommit *c)
         sluice_trace_instant(SLUICE_EV_COMMIT_BEGIN, sid, c->version, nkeep);
         for (size_t i = 0; i < c->nmem; i++)
             if (c->mem[i].keep)
-                sluice_trace_instant(SLUICE_EV_COMMIT_MEMBER, (uint64_t)c->mem[i].member_rank,
-                                     c->mem[i].size, sluice_trace_string(c->mem[i].path));
+                sluice_trace_instant(SLUICE_EV_COMMIT_MEMBER, (uint64_t)c->mem[i].member_rank, c->mem[i].size,
+                                     sluice_trace_string(c->mem[i].path));
     }
 
     /* Carried-over members: the home copies them from the previous version. */
@@ -584,8 +583,7 @@ static void plan(struct hcommit *c)
             continue;
         rc = carry_member(c, g, err, sizeof err);
         if (rc == -EIO) {
-            sluice_log_error("%s (not carried into version %llu)", err,
-                             (unsigned long long)c->version);
+            sluice_log_error("%s (not carried into version %llu)", err, (unsigned long long)c->version);
             g->keep = 0;
         } else if (rc) {
             complete(c, rc);
@@ -680,7 +678,10 @@ static void start_commit(struct hset *s)
         plan(c);
 }
 
-static int final_ready(void) { return final_on && closed_received >= final_expected; }
+static int final_ready(void)
+{
+    return final_on && closed_received >= final_expected;
+}
 
 /* Without MPI, several processes of one job may each commit the same set on their own (e.g.
  * a rank's second program, after the first one owned MPI): each reads the previous version,
@@ -857,9 +858,14 @@ void commit_home_handle(int src, uint32_t type, struct cmsg *m)
         maybe_start(s);
         break;
     }
-    case MSG_MEMBERS: on_members(src, m); break;
-    case MSG_WRITTEN: on_written(src, m); break;
-    default: break;
+    case MSG_MEMBERS:
+        on_members(src, m);
+        break;
+    case MSG_WRITTEN:
+        on_written(src, m);
+        break;
+    default:
+        break;
     }
 }
 
@@ -872,13 +878,17 @@ void commit_home_final(uint64_t expected)
     __atomic_store_n(&quiet_flag, 0, __ATOMIC_RELAXED);
 }
 
-int commit_home_quiet(void) { return __atomic_load_n(&quiet_flag, __ATOMIC_RELAXED); }
+int commit_home_quiet(void)
+{
+    return __atomic_load_n(&quiet_flag, __ATOMIC_RELAXED);
+}
 
 int commit_home_poll(void)
 {
     int done = 0, busy = 0;
     struct hset *s, *tmp;
-    HASH_ITER(hh, sets, s, tmp) {
+    HASH_ITER(hh, sets, s, tmp)
+    {
         if (!s->inflight && (s->npending || s->ndrops)) {
             maybe_start(s);
             done += s->inflight != NULL;

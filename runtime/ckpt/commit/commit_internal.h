@@ -86,11 +86,11 @@ void commit_home_handle(int src, uint32_t type, struct cmsg *m);
 struct commit_state {
     pthread_mutex_t lock;
     pthread_cond_t cv;
-    int started;        /* transport chosen, poller installed */
-    int use_mpi;        /* 1: MPI transport, 0: loopback (single process) */
-    int rank, size;     /* in the transport's terms */
+    int started;    /* transport chosen, poller installed */
+    int use_mpi;    /* 1: MPI transport, 0: loopback (single process) */
+    int rank, size; /* in the transport's terms */
     int poller_id;
-    int finished;       /* exit flush done: later closes commit alone */
+    int finished;          /* exit flush done: later closes commit alone */
     uint64_t *closed_sent; /* CLOSED notices sent per home (exit accounting) */
     uint64_t announced;    /* CLOSED notices sent in all: a flush with nothing new is a no-op */
 };
@@ -108,13 +108,13 @@ int commit_ensure_started(void);
 /* A closed member this process owns until it is committed. */
 struct commit_member {
     struct sluice_staged_member m;
-    char meta_path[PATH_MAX];  /* the sidecar beside the staging file */
-    uint64_t seq;              /* local identity, increasing: newer versions have larger seq */
+    char meta_path[PATH_MAX]; /* the sidecar beside the staging file */
+    uint64_t seq;             /* local identity, increasing: newer versions have larger seq */
     int64_t mtime_ns;
-    uint32_t inflight_id;      /* commit (at home inflight_home) that took it; 0 none */
+    uint32_t inflight_id; /* commit (at home inflight_home) that took it; 0 none */
     int inflight_home;
-    int err;                   /* last failed commit (-errno), kept for recover and reporting */
-    int unlinked;              /* the program unlinked it while it was in flight */
+    int err;      /* last failed commit (-errno), kept for recover and reporting */
+    int unlinked; /* the program unlinked it while it was in flight */
     struct commit_member *next;
 };
 
@@ -148,12 +148,12 @@ int commit_home_poll(void);
 /* ---- data movement (commit_data.c): the seam for the two-phase writer --------------------- */
 
 struct commit_copy {
-    const char *src_path;   /* staging file */
-    uint64_t offset;        /* container offset */
+    const char *src_path; /* staging file */
+    uint64_t offset;      /* container offset */
     uint64_t size;
-    uint32_t crc;           /* out: CRC32C of the bytes copied */
-    int vanished;           /* out: the staging file was gone (the member was unlinked by
-                               another process of this node): the member is dropped */
+    uint32_t crc; /* out: CRC32C of the bytes copied */
+    int vanished; /* out: the staging file was gone (the member was unlinked by
+                     another process of this node): the member is dropped */
 };
 /* Writer side: copies each staged member into the container file `tmp` at its offset and makes
  * the writes durable (fdatasync) before returning. 0 or -errno. */
@@ -163,10 +163,10 @@ int commit_data_write(const char *tmp, struct commit_copy *copies, size_t n);
  * id (commit_twophase_node_id), which the home notes for aggregator selection. */
 struct commit_tp_member {
     uint64_t seq, offset, size;
-    int src;          /* staged on this rank; -1: carried over by the home */
+    int src; /* staged on this rank; -1: carried over by the home */
     int member_rank;
-    uint32_t crc;     /* executor side: CRC of a member written directly */
-    int vanished;     /* executor side: its staging file was unlinked meanwhile: dropped */
+    uint32_t crc; /* executor side: CRC of a member written directly */
+    int vanished; /* executor side: its staging file was unlinked meanwhile: dropped */
 };
 uint64_t commit_twophase_node_id(void);
 void commit_twophase_note_node(int rank, uint64_t node);
@@ -174,8 +174,7 @@ void commit_twophase_note_node(int rank, uint64_t node);
  * for, or 0 when the commit takes the direct path (SLUICE_CB_WRITE=disable, one process, or
  * nothing to shuffle). */
 int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_t block,
-                          const struct commit_tp_member *m, size_t n, const int *ranks,
-                          int nranks);
+                          const struct commit_tp_member *m, size_t n, const int *ranks, int nranks);
 /* Participant: runs its part of the plan on the progress thread and answers MSG_WRITTEN. */
 void commit_twophase_handle(int home, struct cmsg *m);
 /* The staging file of this process's member `seq` in commit (home, id), or NULL. */

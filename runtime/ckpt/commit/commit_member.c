@@ -13,8 +13,8 @@
 #include "common/real.h"
 #include "trace/trace.h"
 
-#include <errno.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,7 +177,8 @@ void sluice_commit_member_closed(const struct sluice_staged_member *m)
     }
     if (commit_ensure_started() != 0) {
         sluice_log_error("checkpoint commit unavailable; %s stays staged in %s for "
-                         "`sluice-ckpt recover`", m->path, m->stage_path);
+                         "`sluice-ckpt recover`",
+                         m->path, m->stage_path);
         return;
     }
     pthread_mutex_lock(&commit_g.lock);
@@ -269,8 +270,8 @@ static int snapshot(const struct sluice_staged_member *m, struct sluice_staged_m
     if (l <= dl)
         return -EINVAL;
     unsigned long n = __atomic_add_fetch(&snap_seq, 1, __ATOMIC_RELAXED);
-    if (snprintf(out->stage_path, sizeof out->stage_path, "%.*s-sync%lu%s", (int)(l - dl),
-                 m->stage_path, n, SLUICE_STAGE_DATA_SUFFIX) >= (int)sizeof out->stage_path)
+    if (snprintf(out->stage_path, sizeof out->stage_path, "%.*s-sync%lu%s", (int)(l - dl), m->stage_path, n,
+                 SLUICE_STAGE_DATA_SUFFIX) >= (int)sizeof out->stage_path)
         return -ENAMETOOLONG;
 
     int in = SLUICE_REAL(open)(m->stage_path, O_RDONLY | O_CLOEXEC);
@@ -411,15 +412,14 @@ int sluice_commit_member_sync(const struct sluice_staged_member *m)
     }
     pthread_mutex_unlock(&commit_g.lock);
     if (sluice_trace_active())
-        sluice_trace_record(SLUICE_EV_COMMIT_END, rc ? SLUICE_EVF_ERROR : 0, t0,
-                            sluice_now_ns() - t0, sluice_trace_string(m->set_key), 0,
-                            sluice_now_ns() - t0);
+        sluice_trace_record(SLUICE_EV_COMMIT_END, rc ? SLUICE_EVF_ERROR : 0, t0, sluice_now_ns() - t0,
+                            sluice_trace_string(m->set_key), 0, sluice_now_ns() - t0);
     return rc;
 }
 
 /* ---- unlink ------------------------------------------------------------------------------- */
 
-int commit_unlink_committed(const char *set_key, const char *path); /* commit_read.c */
+int commit_unlink_committed(const char *set_key, const char *path);             /* commit_read.c */
 int commit_unlink_staged_elsewhere(const char *path, char *key, size_t keycap); /* commit_read.c */
 
 int sluice_commit_member_unlinked(const char *path)
@@ -656,11 +656,20 @@ static void on_flushed(struct cmsg *in)
 void commit_rank_handle(int src, uint32_t type, struct cmsg *m)
 {
     switch (type) {
-    case MSG_COLLECT: on_collect(src, m); break;
-    case MSG_WRITE: on_write(src, m); break;
-    case MSG_DONE: on_done(src, m); break;
-    case MSG_FLUSHED: on_flushed(m); break;
-    default: break;
+    case MSG_COLLECT:
+        on_collect(src, m);
+        break;
+    case MSG_WRITE:
+        on_write(src, m);
+        break;
+    case MSG_DONE:
+        on_done(src, m);
+        break;
+    case MSG_FLUSHED:
+        on_flushed(m);
+        break;
+    default:
+        break;
     }
 }
 
@@ -734,8 +743,8 @@ void commit_members_find_adopted(void)
         if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed ||
             sm.pid != (long)getpid())
             continue;
-        snprintf(sm.m.stage_path, sizeof sm.m.stage_path, "%s/%.*s%s", dir, (int)(l - ml),
-                 e->d_name, SLUICE_STAGE_DATA_SUFFIX);
+        snprintf(sm.m.stage_path, sizeof sm.m.stage_path, "%s/%.*s%s", dir, (int)(l - ml), e->d_name,
+                 SLUICE_STAGE_DATA_SUFFIX);
         struct sluice_staged_member *v = realloc(adopted, (nadopted + 1) * sizeof(*v));
         if (!v)
             break;
@@ -746,7 +755,10 @@ void commit_members_find_adopted(void)
     SLUICE_REAL(closedir)(d);
 }
 
-int commit_members_adopted_pending(void) { return nadopted != 0; }
+int commit_members_adopted_pending(void)
+{
+    return nadopted != 0;
+}
 
 /* Right after the transport starts (lock held): the adopted members enter like fresh closes. */
 void commit_members_adopt_locked(void)

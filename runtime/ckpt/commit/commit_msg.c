@@ -58,8 +58,14 @@ void cmsg_free(struct cmsg *m)
     memset(m, 0, sizeof(*m));
 }
 
-void cmsg_put_u32(struct cmsg *m, uint32_t v) { cmsg_put(m, &v, sizeof v); }
-void cmsg_put_u64(struct cmsg *m, uint64_t v) { cmsg_put(m, &v, sizeof v); }
+void cmsg_put_u32(struct cmsg *m, uint32_t v)
+{
+    cmsg_put(m, &v, sizeof v);
+}
+void cmsg_put_u64(struct cmsg *m, uint64_t v)
+{
+    cmsg_put(m, &v, sizeof v);
+}
 
 void cmsg_put_str(struct cmsg *m, const char *s)
 {
@@ -173,8 +179,7 @@ static void dispatch(int src, struct cmsg *m)
         commit_twophase_handle(src, m);
         break;
     default:
-        sluice_log_warn("checkpoint commit: ignored a message of unknown type %u from rank %d",
-                        type, src);
+        sluice_log_warn("checkpoint commit: ignored a message of unknown type %u from rank %d", type, src);
     }
 }
 
@@ -201,8 +206,7 @@ int commit_transport_poll(void)
             loop_tail = o;
             continue;
         }
-        int rc = MPI_Isend(o->m.p, (int)o->m.len, MPI_BYTE, o->dst, COMMIT_TAG, commit_comm,
-                           &o->req);
+        int rc = MPI_Isend(o->m.p, (int)o->m.len, MPI_BYTE, o->dst, COMMIT_TAG, commit_comm, &o->req);
         if (rc != MPI_SUCCESS)
             sluice_fatal(1, "checkpoint commit: MPI_Isend to rank %d failed", o->dst);
         o->next = inflight;
@@ -294,7 +298,10 @@ void commit_transport_stop(void)
     commit_comm = MPI_COMM_NULL;
 }
 
-MPI_Comm commit_transport_comm(void) { return commit_comm; }
+MPI_Comm commit_transport_comm(void)
+{
+    return commit_comm;
+}
 
 void commit_transport_forget(void)
 {

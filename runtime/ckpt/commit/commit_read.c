@@ -5,9 +5,9 @@
  * visible once its writer closed it. */
 #include "ckpt/commit/commit_internal.h"
 
-#include "ckpt/container/container.h"
 #include "ckpt/capture/pattern.h"
 #include "ckpt/capture/stage.h"
+#include "ckpt/container/container.h"
 #include "common/log.h"
 #include "common/real.h"
 #include "mpi/roles.h"
@@ -25,7 +25,7 @@
 
 int commit_flush_set(const char *set_key, uint64_t timeout_ns);   /* commit_member.c */
 int commit_request_unlink(const char *set_key, const char *path); /* commit_member.c */
-int commit_key_of(const char *path, char *key, size_t cap);        /* commit_exit.c */
+int commit_key_of(const char *path, char *key, size_t cap);       /* commit_exit.c */
 
 /* A closed member staged by another running process of this node (another rank). */
 struct staged_hit {
@@ -52,8 +52,7 @@ static int find_staged_elsewhere(const char *path, struct staged_hit *hit)
             continue;
         char meta[PATH_MAX], data[PATH_MAX];
         snprintf(meta, sizeof meta, "%s/%s", dir, e->d_name);
-        snprintf(data, sizeof data, "%s/%.*s%s", dir, (int)(l - sl), e->d_name,
-                 SLUICE_STAGE_DATA_SUFFIX);
+        snprintf(data, sizeof data, "%s/%.*s%s", dir, (int)(l - sl), e->d_name, SLUICE_STAGE_DATA_SUFFIX);
         int fd = SLUICE_REAL(open)(meta, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
             continue;
@@ -98,8 +97,7 @@ static void sync_with_home(const char *key)
         return;
     int rc = commit_flush_set(key, COMMIT_READ_WAIT_NS);
     if (rc == -ETIMEDOUT)
-        sluice_log_warn("checkpoint set %s: gave up waiting for its commit; reading what is there",
-                        key);
+        sluice_log_warn("checkpoint set %s: gave up waiting for its commit; reading what is there", key);
 }
 
 static int open_latest(const char *path, const char *key, int cloexec);
@@ -170,8 +168,8 @@ static int open_latest(const char *path, const char *key, int cloexec)
     if (rc == 0 && SLUICE_REAL(lseek)(fd, 0, SEEK_SET) != 0)
         rc = -errno;
     if (rc == 0 && sluice_trace_active())
-        sluice_trace_instant(SLUICE_EV_CONTAINER_READ, sluice_trace_string(container),
-                             c->members[idx].size, (uint64_t)c->members[idx].member_rank);
+        sluice_trace_instant(SLUICE_EV_CONTAINER_READ, sluice_trace_string(container), c->members[idx].size,
+                             (uint64_t)c->members[idx].member_rank);
     if (rc == -EIO)
         sluice_log_error("%s", err);
     sluice_container_close(c);
@@ -262,8 +260,7 @@ int commit_unlink_staged_elsewhere(const char *path, char *key, size_t keycap)
     while (find_staged_elsewhere(path, &hit)) {
         char meta[PATH_MAX];
         size_t l = strlen(hit.data_path), dl = strlen(SLUICE_STAGE_DATA_SUFFIX);
-        snprintf(meta, sizeof meta, "%.*s%s", (int)(l - dl), hit.data_path,
-                 SLUICE_STAGE_META_SUFFIX);
+        snprintf(meta, sizeof meta, "%.*s%s", (int)(l - dl), hit.data_path, SLUICE_STAGE_META_SUFFIX);
         if (SLUICE_REAL(unlink)(hit.data_path) != 0)
             break;
         SLUICE_REAL(unlink)(meta);

@@ -6,8 +6,8 @@
  * the previous version that was not staged again, so recovering never loses committed data. */
 #include "ckpt/commit/recover.h"
 
-#include "ckpt/container/container.h"
 #include "ckpt/capture/stage.h"
+#include "ckpt/container/container.h"
 #include "sluice_version.h"
 
 #include <dirent.h>
@@ -136,8 +136,8 @@ static int collect(const char *stage_dir, struct staged_list *out, FILE *report)
         struct staged s;
         memset(&s, 0, sizeof s);
         snprintf(s.meta_path, sizeof s.meta_path, "%s/%s", stage_dir, e->d_name);
-        snprintf(s.data_path, sizeof s.data_path, "%s/%.*s%s", stage_dir, (int)(l - sl),
-                 e->d_name, SLUICE_STAGE_DATA_SUFFIX);
+        snprintf(s.data_path, sizeof s.data_path, "%s/%.*s%s", stage_dir, (int)(l - sl), e->d_name,
+                 SLUICE_STAGE_DATA_SUFFIX);
         size_t len = 0;
         if (read_small(s.meta_path, buf, sizeof buf, &len) != 0 ||
             sluice_stage_meta_parse(buf, len, &s.meta) != 0) {
@@ -145,8 +145,7 @@ static int collect(const char *stage_dir, struct staged_list *out, FILE *report)
             continue;
         }
         if (s.meta.pid != (long)getpid() && process_alive(s.meta.pid)) {
-            say(report, "skipped %s: its writer (pid %ld) is still running", s.meta.m.path,
-                s.meta.pid);
+            say(report, "skipped %s: its writer (pid %ld) is still running", s.meta.m.path, s.meta.pid);
             continue;
         }
         struct stat st;
@@ -155,11 +154,10 @@ static int collect(const char *stage_dir, struct staged_list *out, FILE *report)
             continue;
         }
         if (!s.meta.closed)
-            s.meta.m.size = (uint64_t)st.st_size;   /* a crash left it open: take it as it is */
+            s.meta.m.size = (uint64_t)st.st_size; /* a crash left it open: take it as it is */
         else if ((uint64_t)st.st_size != s.meta.m.size) {
-            say(report, "skipped %s: staging file %s holds %lld bytes, its sidecar says %llu",
-                s.meta.m.path, s.data_path, (long long)st.st_size,
-                (unsigned long long)s.meta.m.size);
+            say(report, "skipped %s: staging file %s holds %lld bytes, its sidecar says %llu", s.meta.m.path,
+                s.data_path, (long long)st.st_size, (unsigned long long)s.meta.m.size);
             continue;
         }
         snprintf(s.meta.m.stage_path, sizeof s.meta.m.stage_path, "%s", s.data_path);
@@ -210,9 +208,16 @@ static uint32_t block_size_from_env(uint32_t fallback)
     char *end;
     unsigned long long n = strtoull(v, &end, 10);
     switch (*end) {
-    case 'k': case 'K': n <<= 10; break;
-    case 'm': case 'M': n <<= 20; break;
-    default: break;
+    case 'k':
+    case 'K':
+        n <<= 10;
+        break;
+    case 'm':
+    case 'M':
+        n <<= 20;
+        break;
+    default:
+        break;
     }
     if (n < SLUICE_CONTAINER_BLOCK_MIN || n > SLUICE_CONTAINER_BLOCK_MAX || (n & (n - 1)))
         return fallback;
@@ -255,8 +260,8 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
     struct sluice_container *old = NULL;
     int rc = sluice_container_open(container, &old, err, sizeof err);
     if (rc != 0 && rc != -ENOENT) {
-        say(report, "%s: previous version unreadable, recovering the staged members alone (%s)",
-            container, err);
+        say(report, "%s: previous version unreadable, recovering the staged members alone (%s)", container,
+            err);
         old = NULL;
     }
 
@@ -269,21 +274,24 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
 
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (i + 1 < n && strcmp(v[i].meta.m.path, v[i + 1].meta.m.path) == 0) {
-            v[i].superseded = 1;   /* an older staged version: dropped with the set's files */
+            v[i].superseded = 1; /* an older staged version: dropped with the set's files */
             continue;
         }
         int fd = open(v[i].data_path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
             rc = -errno;
-            say(report, "%s: cannot open staging file %s: %s", v[i].meta.m.path,
-                v[i].data_path, strerror(errno));
+            say(report, "%s: cannot open staging file %s: %s", v[i].meta.m.path, v[i].data_path,
+                strerror(errno));
             break;
         }
         fds[nfds++] = fd;
-        src[nsrc++] = (struct sluice_container_source){
-            .path = v[i].meta.m.path, .member_rank = v[i].meta.m.member_rank,
-            .writer_rank = v[i].meta.m.writer_rank, .mtime_ns = v[i].mtime_ns, .fd = fd,
-            .buf = NULL, .size = v[i].meta.m.size};
+        src[nsrc++] = (struct sluice_container_source){.path = v[i].meta.m.path,
+                                                       .member_rank = v[i].meta.m.member_rank,
+                                                       .writer_rank = v[i].meta.m.writer_rank,
+                                                       .mtime_ns = v[i].mtime_ns,
+                                                       .fd = fd,
+                                                       .buf = NULL,
+                                                       .size = v[i].meta.m.size};
         bytes += v[i].meta.m.size;
         staged_members++;
     }
@@ -307,9 +315,13 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
             say(report, "%s (dropped from the recovered version)", merr);
             continue;
         }
-        src[nsrc++] = (struct sluice_container_source){
-            .path = om->path, .member_rank = om->member_rank, .writer_rank = om->writer_rank,
-            .mtime_ns = om->mtime_ns, .fd = fd, .buf = NULL, .size = om->size};
+        src[nsrc++] = (struct sluice_container_source){.path = om->path,
+                                                       .member_rank = om->member_rank,
+                                                       .writer_rank = om->writer_rank,
+                                                       .mtime_ns = om->mtime_ns,
+                                                       .fd = fd,
+                                                       .buf = NULL,
+                                                       .size = om->size};
     }
 
     struct sluice_container_meta meta;
@@ -322,14 +334,12 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
     meta.writer_nprocs = old ? old->meta.writer_nprocs : 1;
     meta.writer_pid = (uint32_t)getpid();
     gethostname(meta.writer_host, sizeof meta.writer_host - 1);
-    snprintf(meta.writer_software, sizeof meta.writer_software, "sluice %s recover",
-             SLUICE_VERSION_STRING);
+    snprintf(meta.writer_software, sizeof meta.writer_software, "sluice %s recover", SLUICE_VERSION_STRING);
 
     int fd = -1;
     /* The token is the version, as in the engine: a temporary file that the crashed commit of
      * this same version left behind is simply overwritten and renamed. */
-    if (rc == 0 && sluice_container_temp_name(container, (unsigned long)meta.version, tmp,
-                                              sizeof tmp) != 0)
+    if (rc == 0 && sluice_container_temp_name(container, (unsigned long)meta.version, tmp, sizeof tmp) != 0)
         rc = -ENAMETOOLONG;
     if (rc == 0) {
         fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -360,8 +370,7 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
         close(lockfd);
 
     if (rc) {
-        say(report, "%s: not recovered, staged data kept: %s", container,
-            err[0] ? err : strerror(-rc));
+        say(report, "%s: not recovered, staged data kept: %s", container, err[0] ? err : strerror(-rc));
         return rc;
     }
     /* Durable: the staged copies (and older staged versions of the same paths) can go. */
@@ -408,8 +417,7 @@ int sluice_ckpt_recover(const char *stage_dir, char *const *paths, int npaths, F
     int rc = collect(stage_dir, &list, report);
     int status = 0;
     if (rc != 0) {
-        say(report, "sluice-ckpt recover: cannot read stage folder %s: %s", stage_dir,
-            strerror(-rc));
+        say(report, "sluice-ckpt recover: cannot read stage folder %s: %s", stage_dir, strerror(-rc));
         status = rc == -ENOMEM ? 1 : 2;
     } else {
         qsort(list.v, list.n, sizeof(*list.v), staged_cmp);

@@ -50,9 +50,10 @@ extern "C" {
 
 /* Header flags. Bits 0-15 are "compatible" (a reader that does not know one ignores it);
  * bits 16-31 are "incompatible" (a reader that does not know one refuses the file). */
-#define SLUICE_CONTAINER_F_PARTIAL 0x1u /* set committed without all of its members (e.g. recover,
-                                           or a member committed alone because its set could
-                                           not complete) */
+#define SLUICE_CONTAINER_F_PARTIAL                                                                           \
+    0x1u /* set committed without all of its members (e.g. recover,                                          \
+            or a member committed alone because its set could                                                \
+            not complete) */
 #define SLUICE_CONTAINER_F_KNOWN 0x1u
 
 /* ---- checksums: CRC32C (Castagnoli), incremental ------------------------------------------- */
@@ -79,22 +80,22 @@ struct sluice_extent {
 };
 
 struct sluice_member {
-    const char *path;     /* absolute path as the program named it, NUL-terminated */
-    int32_t member_rank;  /* the rank number in the name */
-    int32_t writer_rank;  /* launcher rank that wrote it (-1 if unknown) */
-    uint64_t size;        /* logical size in bytes */
-    int64_t mtime_ns;     /* modification time the program would have seen (ns since epoch) */
-    uint32_t crc32c;      /* CRC32C of the logical bytes [0, size), holes as zeros */
+    const char *path;    /* absolute path as the program named it, NUL-terminated */
+    int32_t member_rank; /* the rank number in the name */
+    int32_t writer_rank; /* launcher rank that wrote it (-1 if unknown) */
+    uint64_t size;       /* logical size in bytes */
+    int64_t mtime_ns;    /* modification time the program would have seen (ns since epoch) */
+    uint32_t crc32c;     /* CRC32C of the logical bytes [0, size), holes as zeros */
     uint32_t n_extents;
     const struct sluice_extent *extents; /* sorted by logical, non-overlapping, inside size */
 };
 
 struct sluice_container_meta {
-    const char *set_key;  /* e.g. "/run/chk_10/rank_%r.bin"; at most SLUICE_CONTAINER_KEY_MAX */
-    uint32_t flags;       /* SLUICE_CONTAINER_F_* */
-    uint32_t block_size;  /* power of two in [BLOCK_MIN, BLOCK_MAX] */
-    uint64_t version;     /* version of the set, 1 for the first commit, +1 each commit */
-    int64_t created_ns;   /* creation time, ns since the epoch */
+    const char *set_key;    /* e.g. "/run/chk_10/rank_%r.bin"; at most SLUICE_CONTAINER_KEY_MAX */
+    uint32_t flags;         /* SLUICE_CONTAINER_F_* */
+    uint32_t block_size;    /* power of two in [BLOCK_MIN, BLOCK_MAX] */
+    uint64_t version;       /* version of the set, 1 for the first commit, +1 each commit */
+    int64_t created_ns;     /* creation time, ns since the epoch */
     uint32_t writer_nprocs; /* size of the job that wrote it */
     uint32_t writer_pid;    /* pid of the process that wrote the index */
     char writer_host[SLUICE_CONTAINER_HOST_MAX];         /* NUL-terminated */
@@ -110,8 +111,7 @@ uint64_t sluice_container_data_start(const char *set_key, uint32_t block_size);
 
 /* Encodes the header into buf. Returns the number of bytes written (header_size) or -EINVAL
  * (bad block size, key too long or not containing "%r") / -ENOSPC (buf too small). */
-long sluice_container_encode_header(const struct sluice_container_meta *meta, void *buf,
-                                    size_t buflen);
+long sluice_container_encode_header(const struct sluice_container_meta *meta, void *buf, size_t buflen);
 
 /* The simple layout: members one after another in the given order, each starting at a
  * multiple of block_size, from data_start. offsets[i] receives member i's file offset
@@ -119,8 +119,8 @@ long sluice_container_encode_header(const struct sluice_container_meta *meta, vo
  * end of the last member's data, rounded up to 8 (where the index goes). 0 or -EINVAL/-EOVERFLOW.
  * The two-phase planner may instead choose its own extents (stripe-aligned domains): the
  * format only requires extents to lie in [data_start, index_offset). */
-int sluice_container_layout(const uint64_t *sizes, uint32_t n, uint32_t block_size,
-                            uint64_t data_start, uint64_t *offsets, uint64_t *data_end);
+int sluice_container_layout(const uint64_t *sizes, uint32_t n, uint32_t block_size, uint64_t data_start,
+                            uint64_t *offsets, uint64_t *data_end);
 
 /* Bytes of index + footer for these members. */
 size_t sluice_container_tail_size(const struct sluice_member *members, uint32_t n);
@@ -131,8 +131,8 @@ size_t sluice_container_tail_size(const struct sluice_member *members, uint32_t 
  * inside [data_start, index_offset), paths absolute and short enough) so that a writer can
  * never produce a file its reader rejects. Returns tail_size or -EINVAL / -ENOSPC. */
 long sluice_container_encode_tail(const struct sluice_container_meta *meta,
-                                  const struct sluice_member *members, uint32_t n,
-                                  uint64_t index_offset, void *buf, size_t buflen);
+                                  const struct sluice_member *members, uint32_t n, uint64_t index_offset,
+                                  void *buf, size_t buflen);
 
 /* A member's source for sluice_container_write(): either a descriptor (read with pread from
  * offset 0; holes found with SEEK_DATA/SEEK_HOLE are kept as holes) or a buffer. */
@@ -141,9 +141,9 @@ struct sluice_container_source {
     int32_t member_rank;
     int32_t writer_rank;
     int64_t mtime_ns;
-    int fd;            /* >= 0: read from it; -1: use buf */
+    int fd; /* >= 0: read from it; -1: use buf */
     const void *buf;
-    uint64_t size;     /* bytes of the member (for fd sources: its size) */
+    uint64_t size; /* bytes of the member (for fd sources: its size) */
 };
 
 /* Writes a complete container to `fd` (an empty file, e.g. the temporary name) from whole
@@ -151,37 +151,35 @@ struct sluice_container_source {
  * and the atomic replacement. Used by recovery, by single-process commits and by tests.
  * Returns 0 or -errno with a message in err. */
 int sluice_container_write(int fd, const struct sluice_container_meta *meta,
-                           const struct sluice_container_source *src, uint32_t n, char *err,
-                           size_t errlen);
+                           const struct sluice_container_source *src, uint32_t n, char *err, size_t errlen);
 
 /* ---- reader side ------------------------------------------------------------------------- */
 
 /* An opened, validated container. Everything it points to is owned by it. */
 struct sluice_container {
-    char *path;                        /* as given to open */
-    int fd;                            /* read-only, O_CLOEXEC; -1 for in-memory parses */
+    char *path; /* as given to open */
+    int fd;     /* read-only, O_CLOEXEC; -1 for in-memory parses */
     uint16_t format_major, format_minor;
     struct sluice_container_meta meta; /* meta.set_key points into the container */
     uint64_t file_size;
-    uint64_t header_size;              /* encoded header bytes */
-    uint64_t data_start;               /* header rounded up to block size */
+    uint64_t header_size; /* encoded header bytes */
+    uint64_t data_start;  /* header rounded up to block size */
     uint64_t index_offset, index_length;
     uint32_t index_crc32c;
     uint32_t n_members;
-    struct sluice_member *members;     /* in index order */
-    const unsigned char *image;        /* in-memory parses: the bytes (not owned) */
+    struct sluice_member *members; /* in index order */
+    const unsigned char *image;    /* in-memory parses: the bytes (not owned) */
 };
 
 /* Opens and validates header, footer and index (not member data). Returns 0 and *out, or
  * -errno: -ENOENT/-EACCES/... from open, -EIO with a message for anything corrupt: not a
  * container, truncated (footer missing or misplaced), index checksum mismatch, lengths or
  * offsets outside the file. Never trusts a length it read. */
-int sluice_container_open(const char *path, struct sluice_container **out, char *err,
-                          size_t errlen);
+int sluice_container_open(const char *path, struct sluice_container **out, char *err, size_t errlen);
 /* Same on an image in memory (the unit tests' hostile-input path; member reads are served
  * from the image). `name` is used in messages. The image must outlive the container. */
-int sluice_container_parse(const void *image, size_t len, const char *name,
-                           struct sluice_container **out, char *err, size_t errlen);
+int sluice_container_parse(const void *image, size_t len, const char *name, struct sluice_container **out,
+                           char *err, size_t errlen);
 void sluice_container_close(struct sluice_container *c);
 
 /* Index of the member with this exact path, or -1. */
@@ -200,16 +198,14 @@ long sluice_container_pread(const struct sluice_container *c, uint32_t i, void *
  * message naming container and member, after the bytes were passed (callers that must not
  * expose unverified bytes write to a private place first). A sink returns 0 or -errno. */
 typedef int (*sluice_container_sink)(void *ctx, uint64_t logical, const void *buf, size_t len);
-int sluice_container_read_member(const struct sluice_container *c, uint32_t i,
-                                 sluice_container_sink sink, void *ctx, char *err,
-                                 size_t errlen);
+int sluice_container_read_member(const struct sluice_container *c, uint32_t i, sluice_container_sink sink,
+                                 void *ctx, char *err, size_t errlen);
 /* Copies member i into dst_fd at offsets 0..size (holes left as holes, file truncated/extended
  * to exactly size), verifying the checksum. 0, or -EIO (corrupt) / -errno of the write. */
-int sluice_container_copy_member(const struct sluice_container *c, uint32_t i, int dst_fd,
-                                 char *err, size_t errlen);
+int sluice_container_copy_member(const struct sluice_container *c, uint32_t i, int dst_fd, char *err,
+                                 size_t errlen);
 /* Verifies member i's checksum. 0 or -EIO with the message. */
-int sluice_container_verify_member(const struct sluice_container *c, uint32_t i, char *err,
-                                   size_t errlen);
+int sluice_container_verify_member(const struct sluice_container *c, uint32_t i, char *err, size_t errlen);
 
 /* ---- names ---------------------------------------------------------------------------------
  * A set key S is split at the last '/' before its first "%r": S = D "/" R. The container is
@@ -230,8 +226,7 @@ int sluice_container_name(const char *set_key, char *out, size_t outlen);
 int sluice_container_dir(const char *set_key, char *out, size_t outlen);
 /* Temporary name a new version is written under before rename(2): same directory, hidden,
  * ".<name>.tmp.<token>" (token: e.g. the writer's pid, or a per-job number). */
-int sluice_container_temp_name(const char *container_path, unsigned long token, char *out,
-                               size_t outlen);
+int sluice_container_temp_name(const char *container_path, unsigned long token, char *out, size_t outlen);
 /* 1 if the final component of `path` is a container name ("*.sluice", not a temp name). */
 int sluice_container_is_name(const char *path);
 /* 1 if the final component is a temporary container name (".*.sluice.tmp.<digits>"). */
@@ -245,8 +240,8 @@ int sluice_container_is_reserved(const char *path);
  * container, or NULL with rc (-errno) and msg describing why it could not be opened. The
  * container is closed after fn returns. fn returns 0 to continue, anything else stops the scan
  * and is returned. Returns 0, fn's value, or -errno if dir cannot be read. */
-typedef int (*sluice_container_visit)(void *ctx, const char *container_path,
-                                      const struct sluice_container *c, int rc, const char *msg);
+typedef int (*sluice_container_visit)(void *ctx, const char *container_path, const struct sluice_container *c,
+                                      int rc, const char *msg);
 int sluice_container_scan_dir(const char *dir, sluice_container_visit fn, void *ctx);
 
 /* ---- I/O used by the container code ---------------------------------------------------------

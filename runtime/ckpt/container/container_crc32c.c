@@ -3,8 +3,9 @@
  * CPU has it (checked once), and portable slicing-by-8 (eight 256-entry tables, eight bytes per
  * step). The hardware path runs three independent streams so that the instruction's 3-cycle
  * latency is hidden, and joins them with a table-driven shift of the CRC register (a CRC is
- * linear: crc(A||B) = shift(crc(A), |B|) ^ crc0(B)). Zero runs (holes) are appended in O(log n) by multiplying the CRC register by
- * x^(8n) mod P, so a sparse member of any size checksums in the time of its data. */
+ * linear: crc(A||B) = shift(crc(A), |B|) ^ crc0(B)). Zero runs (holes) are appended in O(log n) by
+ * multiplying the CRC register by x^(8n) mod P, so a sparse member of any size checksums in the time of its
+ * data. */
 #include "ckpt/container/container.h"
 
 #include <pthread.h>
@@ -83,7 +84,8 @@ static uint32_t sw_update(uint32_t crc, const unsigned char *p, size_t len)
         len--;
     }
     while (len >= 8) {
-        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        uint32_t lo =
+            c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
         uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
         c = table[7][lo & 0xff] ^ table[6][(lo >> 8) & 0xff] ^ table[5][(lo >> 16) & 0xff] ^
             table[4][lo >> 24] ^ table[3][hi & 0xff] ^ table[2][(hi >> 8) & 0xff] ^
@@ -104,8 +106,7 @@ static inline uint32_t shift(const uint32_t t[4][256], uint32_t r)
 #if defined(__x86_64__)
 /* Three interleaved streams of `n` bytes each starting at p; returns the joined register. */
 __attribute__((target("sse4.2"))) static inline uint64_t hw_three(uint64_t c0, const unsigned char *p,
-                                                                   size_t n,
-                                                                   const uint32_t t[4][256])
+                                                                  size_t n, const uint32_t t[4][256])
 {
     uint64_t c1 = 0, c2 = 0;
     for (const unsigned char *end = p + n; p < end; p += 8) {
@@ -121,8 +122,7 @@ __attribute__((target("sse4.2"))) static inline uint64_t hw_three(uint64_t c0, c
     return shift(t, (uint32_t)c0) ^ (uint32_t)c2;
 }
 
-__attribute__((target("sse4.2"))) static uint32_t hw_update(uint32_t crc, const unsigned char *p,
-                                                             size_t len)
+__attribute__((target("sse4.2"))) static uint32_t hw_update(uint32_t crc, const unsigned char *p, size_t len)
 {
     uint64_t c = ~crc;
     while (len && ((uintptr_t)p & 7)) {

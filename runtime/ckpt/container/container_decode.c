@@ -40,8 +40,8 @@ struct decoded_header {
     char key[SLUICE_CONTAINER_KEY_MAX + 1];
 };
 
-static int decode_header(const char *name, const struct source *s, struct decoded_header *d,
-                         char *err, size_t errlen)
+static int decode_header(const char *name, const struct source *s, struct decoded_header *d, char *err,
+                         size_t errlen)
 {
     unsigned char h[SLUICE_CONTAINER_HEADER_FIXED + SLUICE_CONTAINER_KEY_MAX + 8];
     if (s->size < 8)
@@ -61,19 +61,18 @@ static int decode_header(const char *name, const struct source *s, struct decode
     d->major = get16(h + HDR_OFF_MAJOR);
     d->minor = get16(h + HDR_OFF_MINOR);
     if (d->major != SLUICE_CONTAINER_FORMAT_MAJOR)
-        return FAIL("%s: format version %u.%u is not supported (this reader knows %u.x)", name,
-                    d->major, d->minor, SLUICE_CONTAINER_FORMAT_MAJOR);
+        return FAIL("%s: format version %u.%u is not supported (this reader knows %u.x)", name, d->major,
+                    d->minor, SLUICE_CONTAINER_FORMAT_MAJOR);
     d->header_size = get32(h + HDR_OFF_SIZE);
     d->key_len = get16(h + HDR_OFF_KEY_LEN);
     if (d->key_len == 0 || d->key_len > SLUICE_CONTAINER_KEY_MAX ||
         d->header_size < SLUICE_CONTAINER_HEADER_FIXED + d->key_len ||
         d->header_size > SLUICE_CONTAINER_HEADER_FIXED + pad8(SLUICE_CONTAINER_KEY_MAX) ||
         (d->header_size & 7))
-        return FAIL("%s: corrupt header (header size %u, set key length %u)", name,
-                    d->header_size, d->key_len);
+        return FAIL("%s: corrupt header (header size %u, set key length %u)", name, d->header_size,
+                    d->key_len);
     if (d->header_size > s->size - SLUICE_CONTAINER_FOOTER_SIZE)
-        return FAIL("%s: truncated: header of %u bytes does not fit before a footer", name,
-                    d->header_size);
+        return FAIL("%s: truncated: header of %u bytes does not fit before a footer", name, d->header_size);
     rc = fetch(s, SLUICE_CONTAINER_HEADER_FIXED, d->header_size - SLUICE_CONTAINER_HEADER_FIXED,
                h + SLUICE_CONTAINER_HEADER_FIXED);
     if (rc < 0)
@@ -122,7 +121,8 @@ static int decode_footer(const char *name, const struct source *s, const struct 
         return sluice_container_fail(rc, err, errlen, "%s: read failed: %s", name, strerror(-rc));
     if (memcmp(f, FTR_MAGIC, 8) != 0)
         return FAIL("%s: truncated or incomplete: no footer in the last %u bytes (file is %llu "
-                    "bytes)", name, SLUICE_CONTAINER_FOOTER_SIZE, (unsigned long long)s->size);
+                    "bytes)",
+                    name, SLUICE_CONTAINER_FOOTER_SIZE, (unsigned long long)s->size);
     if (sluice_crc32c_update(0, f, FTR_OFF_CRC) != get32(f + FTR_OFF_CRC))
         return FAIL("%s: corrupt footer (checksum mismatch)", name);
     uint64_t recorded = get64(f + FTR_OFF_FILE_SIZE);
@@ -146,9 +146,9 @@ static int decode_footer(const char *name, const struct source *s, const struct 
 
 /* Walks the index records. Pass 1 (c == NULL) validates and counts; pass 2 fills c. */
 static int walk_index(const char *name, const unsigned char *idx, uint64_t len, uint32_t count,
-                      uint64_t data_start, uint64_t index_offset, uint64_t *n_ext,
-                      uint64_t *path_bytes, struct sluice_container *c,
-                      struct sluice_extent *ext, char *str, char *err, size_t errlen)
+                      uint64_t data_start, uint64_t index_offset, uint64_t *n_ext, uint64_t *path_bytes,
+                      struct sluice_container *c, struct sluice_extent *ext, char *str, char *err,
+                      size_t errlen)
 {
     uint64_t at = IDX_HEAD;
     *n_ext = 0;
@@ -162,8 +162,8 @@ static int walk_index(const char *name, const unsigned char *idx, uint64_t len, 
         uint16_t plen = get16(r + 36);
         uint64_t need = REC_FIXED + (uint64_t)ne * EXT_SIZE + pad8(plen);
         if ((rs & 7) || rs < need || rs > len - at)
-            return FAIL("%s: corrupt index (record %u: length %u, %u extents, path %u bytes)",
-                        name, i, rs, ne, plen);
+            return FAIL("%s: corrupt index (record %u: length %u, %u extents, path %u bytes)", name, i, rs,
+                        ne, plen);
         const char *path = (const char *)r + REC_FIXED + (size_t)ne * EXT_SIZE;
         if (!sluice_container_path_ok(path, plen))
             return FAIL("%s: corrupt index (record %u: bad member path)", name, i);
@@ -172,11 +172,11 @@ static int walk_index(const char *name, const unsigned char *idx, uint64_t len, 
         const unsigned char *x = r + REC_FIXED;
         for (uint32_t e = 0; e < ne; e++, x += EXT_SIZE) {
             uint64_t lo = get64(x), fo = get64(x + 8), ln = get64(x + 16);
-            if (ln == 0 || lo < next || lo > size || ln > size - lo || fo < data_start ||
-                fo > index_offset || ln > index_offset - fo)
+            if (ln == 0 || lo < next || lo > size || ln > size - lo || fo < data_start || fo > index_offset ||
+                ln > index_offset - fo)
                 return FAIL("%s: corrupt index (member %.*s: extent %u [%llu+%llu at %llu] "
-                            "outside the member or the data region)", name, (int)plen, path, e,
-                            (unsigned long long)lo, (unsigned long long)ln,
+                            "outside the member or the data region)",
+                            name, (int)plen, path, e, (unsigned long long)lo, (unsigned long long)ln,
                             (unsigned long long)fo);
             next = lo + ln;
             if (c) {
@@ -203,13 +203,13 @@ static int walk_index(const char *name, const unsigned char *idx, uint64_t len, 
         at += rs;
     }
     if (at != len)
-        return FAIL("%s: corrupt index (%llu bytes after %u records)", name,
-                    (unsigned long long)(len - at), count);
+        return FAIL("%s: corrupt index (%llu bytes after %u records)", name, (unsigned long long)(len - at),
+                    count);
     return 0;
 }
 
-static int decode(const char *name, const struct source *s, struct sluice_container **out,
-                  char *err, size_t errlen)
+static int decode(const char *name, const struct source *s, struct sluice_container **out, char *err,
+                  size_t errlen)
 {
     struct decoded_header h = {0};
     struct decoded_footer f = {0};
@@ -222,8 +222,8 @@ static int decode(const char *name, const struct source *s, struct sluice_contai
 
     unsigned char *idx = malloc(f.index_length);
     if (!idx)
-        return sluice_container_fail(-ENOMEM, err, errlen, "%s: no memory for a %llu-byte index",
-                                     name, (unsigned long long)f.index_length);
+        return sluice_container_fail(-ENOMEM, err, errlen, "%s: no memory for a %llu-byte index", name,
+                                     (unsigned long long)f.index_length);
     rc = fetch(s, f.index_offset, f.index_length, idx);
     if (rc < 0) {
         free(idx);
@@ -245,8 +245,8 @@ static int decode(const char *name, const struct source *s, struct sluice_contai
     }
     uint64_t data_start = align_up(h.header_size, h.block_size);
     uint64_t n_ext, path_bytes;
-    rc = walk_index(name, idx, f.index_length, f.count, data_start, f.index_offset, &n_ext,
-                    &path_bytes, NULL, NULL, NULL, err, errlen);
+    rc = walk_index(name, idx, f.index_length, f.count, data_start, f.index_offset, &n_ext, &path_bytes, NULL,
+                    NULL, NULL, err, errlen);
     if (rc < 0) {
         free(idx);
         return rc;
@@ -266,8 +266,8 @@ static int decode(const char *name, const struct source *s, struct sluice_contai
     struct sluice_container *c = (struct sluice_container *)block;
     c->members = (struct sluice_member *)(block + off_members);
     char *str = (char *)block + off_str;
-    walk_index(name, idx, f.index_length, f.count, data_start, f.index_offset, &n_ext, &path_bytes,
-               c, (struct sluice_extent *)(block + off_ext), str, err, errlen);
+    walk_index(name, idx, f.index_length, f.count, data_start, f.index_offset, &n_ext, &path_bytes, c,
+               (struct sluice_extent *)(block + off_ext), str, err, errlen);
     free(idx);
     str += path_bytes;
     memcpy(str, h.key, h.key_len + 1);
@@ -299,15 +299,14 @@ static int decode(const char *name, const struct source *s, struct sluice_contai
     return 0;
 }
 
-int sluice_container_parse(const void *image, size_t len, const char *name,
-                           struct sluice_container **out, char *err, size_t errlen)
+int sluice_container_parse(const void *image, size_t len, const char *name, struct sluice_container **out,
+                           char *err, size_t errlen)
 {
     struct source s = {.fd = -1, .image = image, .size = len};
     return decode(name, &s, out, err, errlen);
 }
 
-int sluice_container_open(const char *path, struct sluice_container **out, char *err,
-                          size_t errlen)
+int sluice_container_open(const char *path, struct sluice_container **out, char *err, size_t errlen)
 {
     int fd = CIO->open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -322,8 +321,10 @@ int sluice_container_open(const char *path, struct sluice_container **out, char 
     }
     if (!S_ISREG(st.st_mode)) {
         CIO->close(fd);
-        return sluice_container_fail(-EIO, err, errlen, "%s: not a sluice container (not a "
-                                     "regular file)", path);
+        return sluice_container_fail(-EIO, err, errlen,
+                                     "%s: not a sluice container (not a "
+                                     "regular file)",
+                                     path);
     }
     struct source s = {.fd = fd, .image = NULL, .size = (uint64_t)st.st_size};
     int rc = decode(path, &s, out, err, errlen);

@@ -33,8 +33,7 @@ uint32_t sluice_container_header_crc_(const unsigned char *h, size_t header_size
     return header_crc(h, header_size);
 }
 
-long sluice_container_encode_header(const struct sluice_container_meta *meta, void *buf,
-                                    size_t buflen)
+long sluice_container_encode_header(const struct sluice_container_meta *meta, void *buf, size_t buflen)
 {
     if (!meta->set_key || !block_ok(meta->block_size))
         return -EINVAL;
@@ -57,8 +56,7 @@ long sluice_container_encode_header(const struct sluice_container_meta *meta, vo
     put32(h + HDR_OFF_NPROCS, meta->writer_nprocs);
     put32(h + HDR_OFF_PID, meta->writer_pid);
     /* Text fields are NUL-padded; the last byte stays NUL so a reader always has a string. */
-    memcpy(h + HDR_OFF_HOST, meta->writer_host,
-           strnlen(meta->writer_host, SLUICE_CONTAINER_HOST_MAX - 1));
+    memcpy(h + HDR_OFF_HOST, meta->writer_host, strnlen(meta->writer_host, SLUICE_CONTAINER_HOST_MAX - 1));
     memcpy(h + HDR_OFF_SOFTWARE, meta->writer_software,
            strnlen(meta->writer_software, SLUICE_CONTAINER_SOFTWARE_MAX - 1));
     put16(h + HDR_OFF_CSUM_ALGO, HDR_CSUM_CRC32C);
@@ -68,8 +66,8 @@ long sluice_container_encode_header(const struct sluice_container_meta *meta, vo
     return (long)hs;
 }
 
-int sluice_container_layout(const uint64_t *sizes, uint32_t n, uint32_t block_size,
-                            uint64_t data_start, uint64_t *offsets, uint64_t *data_end)
+int sluice_container_layout(const uint64_t *sizes, uint32_t n, uint32_t block_size, uint64_t data_start,
+                            uint64_t *offsets, uint64_t *data_end)
 {
     if (!block_ok(block_size))
         return -EINVAL;
@@ -113,8 +111,7 @@ static int member_ok(const struct sluice_member *m, uint64_t data_start, uint64_
     uint64_t next = 0;
     for (uint32_t e = 0; e < m->n_extents; e++) {
         const struct sluice_extent *x = &m->extents[e];
-        if (x->length == 0 || x->logical < next || x->logical > m->size ||
-            x->length > m->size - x->logical)
+        if (x->length == 0 || x->logical < next || x->logical > m->size || x->length > m->size - x->logical)
             return 0;
         if (x->file_offset < data_start || x->file_offset > index_offset ||
             x->length > index_offset - x->file_offset)
@@ -125,8 +122,8 @@ static int member_ok(const struct sluice_member *m, uint64_t data_start, uint64_
 }
 
 long sluice_container_encode_tail(const struct sluice_container_meta *meta,
-                                  const struct sluice_member *members, uint32_t n,
-                                  uint64_t index_offset, void *buf, size_t buflen)
+                                  const struct sluice_member *members, uint32_t n, uint64_t index_offset,
+                                  void *buf, size_t buflen)
 {
     if (!meta->set_key || !block_ok(meta->block_size) || (index_offset & 7))
         return -EINVAL;

@@ -29,8 +29,8 @@
 #define HDR_CSUM_CRC32C 1
 
 #define IDX_MAGIC "SLUICEIX"
-#define IDX_HEAD 16     /* magic, member count, reserved */
-#define REC_FIXED 40    /* member record before its extents */
+#define IDX_HEAD 16  /* magic, member count, reserved */
+#define REC_FIXED 40 /* member record before its extents */
 #define EXT_SIZE 24
 
 #define FTR_MAGIC "SLUICEFT"
@@ -48,7 +48,11 @@
 /* Largest index a reader will load: far beyond any real set, small enough to allocate. */
 #define INDEX_MAX ((uint64_t)1 << 30)
 
-static inline void put16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
+static inline void put16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
 static inline void put32(unsigned char *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
@@ -59,7 +63,10 @@ static inline void put64(unsigned char *p, uint64_t v)
     for (int i = 0; i < 8; i++)
         p[i] = (unsigned char)(v >> (8 * i));
 }
-static inline uint16_t get16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint16_t get16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
 static inline uint32_t get32(const unsigned char *p)
 {
     uint32_t v = 0;
@@ -75,9 +82,18 @@ static inline uint64_t get64(const unsigned char *p)
     return v;
 }
 
-static inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
-static inline size_t pad8(size_t n) { return (n + 7) & ~(size_t)7; }
-static inline int is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+static inline uint64_t align_up(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) & ~(a - 1);
+}
+static inline size_t pad8(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+static inline int is_pow2(uint64_t v)
+{
+    return v != 0 && (v & (v - 1)) == 0;
+}
 
 /* The I/O table in effect (never NULL fields). */
 extern struct sluice_container_io sluice_container_io_;

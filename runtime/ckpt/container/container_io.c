@@ -23,11 +23,19 @@ struct sluice_container_io sluice_container_io_ = {
 
 void sluice_container_set_io(const struct sluice_container_io *io)
 {
-#define TAKE(f)                     \
-    if (io->f)                      \
+#define TAKE(f)                                                                                              \
+    if (io->f)                                                                                               \
         sluice_container_io_.f = io->f;
-    TAKE(open) TAKE(close) TAKE(pread) TAKE(pwrite) TAKE(fstat) TAKE(lseek) TAKE(ftruncate)
-    TAKE(opendir) TAKE(readdir) TAKE(closedir)
+    TAKE(open)
+    TAKE(close)
+    TAKE(pread)
+    TAKE(pwrite)
+    TAKE(fstat)
+    TAKE(lseek)
+    TAKE(ftruncate)
+    TAKE(opendir)
+    TAKE(readdir)
+    TAKE(closedir)
 #undef TAKE
 }
 

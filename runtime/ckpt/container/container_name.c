@@ -97,8 +97,7 @@ static const char *base_of(const char *path)
     return s ? s + 1 : path;
 }
 
-int sluice_container_temp_name(const char *container_path, unsigned long token, char *out,
-                               size_t outlen)
+int sluice_container_temp_name(const char *container_path, unsigned long token, char *out, size_t outlen)
 {
     const char *base = base_of(container_path);
     size_t dlen = (size_t)(base - container_path);

@@ -34,8 +34,7 @@ static int read_file(const struct sluice_container *c, void *buf, size_t n, uint
     return sluice_container_pread_full(c->fd, buf, n, off);
 }
 
-long sluice_container_pread(const struct sluice_container *c, uint32_t i, void *buf, size_t len,
-                            uint64_t off)
+long sluice_container_pread(const struct sluice_container *c, uint32_t i, void *buf, size_t len, uint64_t off)
 {
     if (i >= c->n_members)
         return -EINVAL;
@@ -67,8 +66,7 @@ long sluice_container_pread(const struct sluice_container *c, uint32_t i, void *
             pos = x->logical;
         }
         uint64_t upto = x->logical + x->length < end ? x->logical + x->length : end;
-        int rc = read_file(c, out + (pos - off), (size_t)(upto - pos),
-                           x->file_offset + (pos - x->logical));
+        int rc = read_file(c, out + (pos - off), (size_t)(upto - pos), x->file_offset + (pos - x->logical));
         if (rc < 0)
             return rc;
         pos = upto;
@@ -78,9 +76,8 @@ long sluice_container_pread(const struct sluice_container *c, uint32_t i, void *
     return (long)len;
 }
 
-int sluice_container_read_member(const struct sluice_container *c, uint32_t i,
-                                 sluice_container_sink sink, void *ctx, char *err,
-                                 size_t errlen)
+int sluice_container_read_member(const struct sluice_container *c, uint32_t i, sluice_container_sink sink,
+                                 void *ctx, char *err, size_t errlen)
 {
     if (err && errlen)
         err[0] = 0;
@@ -115,8 +112,7 @@ int sluice_container_read_member(const struct sluice_container *c, uint32_t i,
             } else {
                 rc = sluice_container_pread_full(c->fd, buf, n, x->file_offset + done);
                 if (rc < 0) {
-                    rc = sluice_container_fail(rc, err, errlen,
-                                               "%s: member %s (rank %d): read failed: %s",
+                    rc = sluice_container_fail(rc, err, errlen, "%s: member %s (rank %d): read failed: %s",
                                                c->path, m->path, m->member_rank,
                                                rc == -EIO ? "container is shorter than its index says"
                                                           : strerror(-rc));
@@ -137,8 +133,8 @@ int sluice_container_read_member(const struct sluice_container *c, uint32_t i,
     free(buf);
     if (rc < 0) {
         if (err && errlen && !err[0])
-            sluice_container_fail(rc, err, errlen, "%s: member %s (rank %d): %s", c->path,
-                                  m->path, m->member_rank, strerror(-rc));
+            sluice_container_fail(rc, err, errlen, "%s: member %s (rank %d): %s", c->path, m->path,
+                                  m->member_rank, strerror(-rc));
         return rc;
     }
     if (crc != m->crc32c)
@@ -149,8 +145,7 @@ int sluice_container_read_member(const struct sluice_container *c, uint32_t i,
     return 0;
 }
 
-int sluice_container_verify_member(const struct sluice_container *c, uint32_t i, char *err,
-                                   size_t errlen)
+int sluice_container_verify_member(const struct sluice_container *c, uint32_t i, char *err, size_t errlen)
 {
     if (err && errlen)
         err[0] = 0;
@@ -164,8 +159,8 @@ static int sink_to_fd(void *ctx, uint64_t logical, const void *buf, size_t len)
     return sluice_container_pwrite_full(*(int *)ctx, buf, len, logical);
 }
 
-int sluice_container_copy_member(const struct sluice_container *c, uint32_t i, int dst_fd,
-                                 char *err, size_t errlen)
+int sluice_container_copy_member(const struct sluice_container *c, uint32_t i, int dst_fd, char *err,
+                                 size_t errlen)
 {
     if (err && errlen)
         err[0] = 0;
@@ -174,16 +169,20 @@ int sluice_container_copy_member(const struct sluice_container *c, uint32_t i, i
     const struct sluice_member *m = &c->members[i];
     if (CIO->ftruncate(dst_fd, 0) != 0) {
         int e = errno;
-        return sluice_container_fail(-e, err, errlen, "%s: member %s: cannot truncate the "
-                                     "destination: %s", c->path, m->path, strerror(e));
+        return sluice_container_fail(-e, err, errlen,
+                                     "%s: member %s: cannot truncate the "
+                                     "destination: %s",
+                                     c->path, m->path, strerror(e));
     }
     int rc = sluice_container_read_member(c, i, sink_to_fd, &dst_fd, err, errlen);
     if (rc < 0)
         return rc;
     if (CIO->ftruncate(dst_fd, (off_t)m->size) != 0) {
         int e = errno;
-        return sluice_container_fail(-e, err, errlen, "%s: member %s: cannot size the "
-                                     "destination: %s", c->path, m->path, strerror(e));
+        return sluice_container_fail(-e, err, errlen,
+                                     "%s: member %s: cannot size the "
+                                     "destination: %s",
+                                     c->path, m->path, strerror(e));
     }
     return 0;
 }

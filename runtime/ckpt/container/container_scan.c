@@ -44,8 +44,8 @@ int sluice_container_scan_dir(const char *dir, sluice_container_visit fn, void *
         qsort(names, n, sizeof *names, by_name);
     for (size_t i = 0; i < n && rc == 0; i++) {
         char path[PATH_MAX], msg[PATH_MAX + 256];
-        int len = snprintf(path, sizeof path, "%s%s%s", dir,
-                           dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", names[i]);
+        int len = snprintf(path, sizeof path, "%s%s%s", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/",
+                           names[i]);
         if (len < 0 || (size_t)len >= sizeof path) {
             rc = fn(ctx, names[i], NULL, -ENAMETOOLONG, "path too long");
             continue;

@@ -43,7 +43,7 @@ static int find_segments(struct plan *p, const struct sluice_container_source *s
         off_t d = CIO->lseek(s->fd, (off_t)pos, SEEK_DATA);
         if (d < 0) {
             if (errno == ENXIO)
-                return 0; /* only a hole up to the end */
+                return 0;                             /* only a hole up to the end */
             return add_extent(p, pos, s->size - pos); /* no SEEK_DATA here: copy it all */
         }
         if ((uint64_t)d >= s->size)
@@ -75,9 +75,9 @@ static int copy_member(int fd, const struct sluice_container_source *s, struct s
             if (s->fd >= 0) {
                 int rc = sluice_container_pread_full(s->fd, buf, n, x->logical + done);
                 if (rc < 0)
-                    return sluice_container_fail(rc, err, errlen, "member %s: reading its source: %s",
-                                                 s->path, rc == -EIO ? "source is shorter than its size"
-                                                                     : strerror(-rc));
+                    return sluice_container_fail(
+                        rc, err, errlen, "member %s: reading its source: %s", s->path,
+                        rc == -EIO ? "source is shorter than its size" : strerror(-rc));
                 p = buf;
             } else {
                 p = (const unsigned char *)s->buf + x->logical + done;
@@ -85,8 +85,8 @@ static int copy_member(int fd, const struct sluice_container_source *s, struct s
             crc = sluice_crc32c_update(crc, p, n);
             int rc = sluice_container_pwrite_full(fd, p, n, x->file_offset + done);
             if (rc < 0)
-                return sluice_container_fail(rc, err, errlen, "member %s: writing the container: %s",
-                                             s->path, strerror(-rc));
+                return sluice_container_fail(rc, err, errlen, "member %s: writing the container: %s", s->path,
+                                             strerror(-rc));
             done += n;
         }
         pos = x->logical + x->length;
@@ -96,13 +96,13 @@ static int copy_member(int fd, const struct sluice_container_source *s, struct s
 }
 
 int sluice_container_write(int fd, const struct sluice_container_meta *meta,
-                           const struct sluice_container_source *src, uint32_t n, char *err,
-                           size_t errlen)
+                           const struct sluice_container_source *src, uint32_t n, char *err, size_t errlen)
 {
     unsigned char hdr[SLUICE_CONTAINER_HEADER_FIXED + SLUICE_CONTAINER_KEY_MAX + 8];
     long hs = sluice_container_encode_header(meta, hdr, sizeof hdr);
     if (hs < 0)
-        return sluice_container_fail((int)hs, err, errlen, "set %s: invalid container metadata "
+        return sluice_container_fail((int)hs, err, errlen,
+                                     "set %s: invalid container metadata "
                                      "(block size %u, key must be absolute and contain %%r)",
                                      meta->set_key ? meta->set_key : "(null)", meta->block_size);
     struct plan p = {0};
@@ -119,8 +119,10 @@ int sluice_container_write(int fd, const struct sluice_container_meta *meta,
     for (uint32_t i = 0; i < n; i++) {
         first[i] = p.n_ext;
         if (!src[i].path || (src[i].fd < 0 && src[i].size && !src[i].buf)) {
-            rc = sluice_container_fail(-EINVAL, err, errlen, "set %s: member %u has no path or "
-                                       "no data source", meta->set_key, i);
+            rc = sluice_container_fail(-EINVAL, err, errlen,
+                                       "set %s: member %u has no path or "
+                                       "no data source",
+                                       meta->set_key, i);
             goto out;
         }
         rc = find_segments(&p, &src[i]);
@@ -158,20 +160,21 @@ int sluice_container_write(int fd, const struct sluice_container_meta *meta,
     size_t ts = sluice_container_tail_size(p.members, n);
     tail = malloc(ts);
     if (!tail) {
-        rc = sluice_container_fail(-ENOMEM, err, errlen, "set %s: no memory for the index",
-                                   meta->set_key);
+        rc = sluice_container_fail(-ENOMEM, err, errlen, "set %s: no memory for the index", meta->set_key);
         goto out;
     }
     long tl = sluice_container_encode_tail(meta, p.members, n, index_offset, tail, ts);
     if (tl < 0) {
-        rc = sluice_container_fail((int)tl, err, errlen, "set %s: cannot encode the index "
-                                   "(a member path is not absolute or too long)", meta->set_key);
+        rc = sluice_container_fail((int)tl, err, errlen,
+                                   "set %s: cannot encode the index "
+                                   "(a member path is not absolute or too long)",
+                                   meta->set_key);
         goto out;
     }
     if ((rc = sluice_container_pwrite_full(fd, tail, (size_t)tl, index_offset)) < 0 ||
         (rc = sluice_container_pwrite_full(fd, hdr, (size_t)hs, 0)) < 0) {
-        rc = sluice_container_fail(rc, err, errlen, "set %s: writing the container: %s",
-                                   meta->set_key, strerror(-rc));
+        rc = sluice_container_fail(rc, err, errlen, "set %s: writing the container: %s", meta->set_key,
+                                   strerror(-rc));
         goto out;
     }
     if (CIO->ftruncate(fd, (off_t)(index_offset + (uint64_t)tl)) != 0) {

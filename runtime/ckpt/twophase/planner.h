@@ -17,9 +17,9 @@ extern "C" {
 
 /* One member as the planner sees it. */
 struct sluice_plan_member {
-    uint64_t size;     /* bytes of member data */
-    int writer_rank;   /* rank holding the staged bytes (-1: copied from the previous version) */
-    int member_rank;   /* rank number in the member's name; orders the layout */
+    uint64_t size;   /* bytes of member data */
+    int writer_rank; /* rank holding the staged bytes (-1: copied from the previous version) */
+    int member_rank; /* rank number in the member's name; orders the layout */
 };
 
 /* One file-system write of the commit: `size` bytes of member `member` (index into the
@@ -34,9 +34,9 @@ struct sluice_plan_write {
 struct sluice_plan {
     struct sluice_plan_write *writes; /* one per member, in layout order (zero-byte included) */
     size_t nwrites;
-    uint64_t data_begin;   /* first data byte (block-aligned) */
-    uint64_t data_end;     /* one past the last data byte: where the index may start */
-    uint64_t padding;      /* bytes of alignment padding between members */
+    uint64_t data_begin; /* first data byte (block-aligned) */
+    uint64_t data_end;   /* one past the last data byte: where the index may start */
+    uint64_t padding;    /* bytes of alignment padding between members */
 };
 
 /* Lays out `n` members from `data_start` (rounded up to `block_size`) each at a block-aligned

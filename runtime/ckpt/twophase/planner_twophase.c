@@ -25,9 +25,12 @@ int sluice_cb_write_parse(const char *s, enum sluice_cb_write *out)
 const char *sluice_cb_write_name(enum sluice_cb_write mode)
 {
     switch (mode) {
-    case SLUICE_CB_WRITE_ENABLE: return "enable";
-    case SLUICE_CB_WRITE_DISABLE: return "disable";
-    default: return "auto";
+    case SLUICE_CB_WRITE_ENABLE:
+        return "enable";
+    case SLUICE_CB_WRITE_DISABLE:
+        return "disable";
+    default:
+        return "auto";
     }
 }
 
@@ -61,8 +64,8 @@ static int int_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-size_t sluice_tp_pick_aggregators(const int *ranks, const uint64_t *nodes, size_t n,
-                                  uint64_t cb_nodes, int *out)
+size_t sluice_tp_pick_aggregators(const int *ranks, const uint64_t *nodes, size_t n, uint64_t cb_nodes,
+                                  int *out)
 {
     if (!n || !ranks || !nodes || !out)
         return 0;
@@ -145,7 +148,10 @@ static void *vec_add(struct vec *v)
     return (char *)v->p + v->elem * v->n++;
 }
 
-static uint64_t down(uint64_t v, uint64_t unit) { return v / unit * unit; }
+static uint64_t down(uint64_t v, uint64_t unit)
+{
+    return v / unit * unit;
+}
 
 /* Member k shares a stripe with another member (sorted, non-empty members in o[0..m)). */
 static int shares_stripe(const struct ord *o, size_t m, size_t k, uint64_t unit)
@@ -178,8 +184,8 @@ static size_t first_domain(const struct splitter *s, uint64_t a)
     return lo;
 }
 
-int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n,
-                        const struct sluice_tp_params *p, struct sluice_tp_plan *out)
+int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n, const struct sluice_tp_params *p,
+                        struct sluice_tp_plan *out)
 {
     if (!out || !p || (n && !members))
         return -EINVAL;
@@ -205,8 +211,7 @@ int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n,
     for (size_t i = 0; i < n; i++) {
         out->direct[i] = 1;
         if (members[i].size)
-            o[m++] = (struct ord){i, members[i].offset, members[i].offset + members[i].size,
-                                  members[i].src};
+            o[m++] = (struct ord){i, members[i].offset, members[i].offset + members[i].size, members[i].src};
     }
     qsort(o, m, sizeof(*o), ord_cmp);
     for (size_t k = 0; k < m; k++) {
@@ -344,8 +349,8 @@ int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n,
                             rc = -ENOMEM;
                             goto done;
                         }
-                        *pc = (struct sluice_tp_piece){o[k].index, x - o[k].offset, x, e - x,
-                                                       o[k].src, (uint32_t)di, round};
+                        *pc = (struct sluice_tp_piece){o[k].index, x - o[k].offset, x,    e - x,
+                                                       o[k].src,   (uint32_t)di,    round};
                     } else {
                         /* A partial stripe at either end is a request of its own, so that
                          * the whole stripes in between go out as one aligned request. */
@@ -364,9 +369,8 @@ int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n,
                                 goto done;
                             }
                             uint64_t len = cuts[c + 1] - cuts[c];
-                            *rq = (struct sluice_tp_request){
-                                (uint32_t)di, round, cuts[c], len,
-                                cuts[c] % unit == 0 && len % unit == 0};
+                            *rq = (struct sluice_tp_request){(uint32_t)di, round, cuts[c], len,
+                                                             cuts[c] % unit == 0 && len % unit == 0};
                         }
                     }
                     x = e;

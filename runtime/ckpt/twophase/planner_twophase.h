@@ -42,8 +42,8 @@ const char *sluice_cb_write_name(enum sluice_cb_write mode);
  * the nodes round-robin (the lowest rank of each node first, then the second lowest, ...), as
  * ROMIO spreads cb_nodes. Writes the chosen ranks in increasing order to out (room for n) and
  * returns how many (0 only when n == 0). */
-size_t sluice_tp_pick_aggregators(const int *ranks, const uint64_t *nodes, size_t n,
-                                  uint64_t cb_nodes, int *out);
+size_t sluice_tp_pick_aggregators(const int *ranks, const uint64_t *nodes, size_t n, uint64_t cb_nodes,
+                                  int *out);
 
 /* One member in the container layout. src >= 0: its bytes are staged on rank src and may be
  * shuffled; src < 0: written by someone else outside the two-phase step (carried over from the
@@ -55,10 +55,10 @@ struct sluice_tp_member {
 };
 
 struct sluice_tp_params {
-    uint64_t stripe_unit;  /* >= block_size */
-    uint64_t block_size;   /* the container's block size (power of two); padding is zero-filled
-                              only up to the next block boundary */
-    uint64_t buffer_size;  /* SLUICE_CB_BUFFER_SIZE: bytes an aggregator holds per round */
+    uint64_t stripe_unit; /* >= block_size */
+    uint64_t block_size;  /* the container's block size (power of two); padding is zero-filled
+                             only up to the next block boundary */
+    uint64_t buffer_size; /* SLUICE_CB_BUFFER_SIZE: bytes an aggregator holds per round */
     enum sluice_cb_write mode;
     const int *aggregators; /* ranks, in domain order */
     size_t naggr;
@@ -99,12 +99,12 @@ struct sluice_tp_plan {
     size_t nmembers;
     struct sluice_tp_domain *domains; /* only domains that hold shuffled bytes */
     size_t ndomains;
-    struct sluice_tp_piece *pieces;   /* sorted by (domain, round, file_off) */
+    struct sluice_tp_piece *pieces; /* sorted by (domain, round, file_off) */
     size_t npieces;
     struct sluice_tp_request *requests; /* sorted by (domain, round, offset) */
     size_t nrequests;
-    uint64_t round_size;   /* effective buffer: a whole number of stripes */
-    uint32_t max_rounds;   /* over all domains */
+    uint64_t round_size; /* effective buffer: a whole number of stripes */
+    uint32_t max_rounds; /* over all domains */
     uint64_t shuffled_bytes;
 };
 

@@ -21,9 +21,12 @@
 const char *sluice_stripe_source_name(enum sluice_stripe_source s)
 {
     switch (s) {
-    case SLUICE_STRIPE_FROM_ENV: return "SLUICE_STRIPING_UNIT";
-    case SLUICE_STRIPE_FROM_LUSTRE: return "lustre layout";
-    default: return "default";
+    case SLUICE_STRIPE_FROM_ENV:
+        return "SLUICE_STRIPING_UNIT";
+    case SLUICE_STRIPE_FROM_LUSTRE:
+        return "lustre layout";
+    default:
+        return "default";
     }
 }
 

@@ -24,9 +24,9 @@ extern "C" {
 #define SLUICE_LUSTRE_SUPER_MAGIC 0x0BD00BD0u
 
 enum sluice_stripe_source {
-    SLUICE_STRIPE_FROM_ENV = 0,  /* SLUICE_STRIPING_UNIT */
-    SLUICE_STRIPE_FROM_LUSTRE,   /* the directory's Lustre layout */
-    SLUICE_STRIPE_FROM_DEFAULT,  /* SLUICE_STRIPE_DEFAULT */
+    SLUICE_STRIPE_FROM_ENV = 0, /* SLUICE_STRIPING_UNIT */
+    SLUICE_STRIPE_FROM_LUSTRE,  /* the directory's Lustre layout */
+    SLUICE_STRIPE_FROM_DEFAULT, /* SLUICE_STRIPE_DEFAULT */
 };
 const char *sluice_stripe_source_name(enum sluice_stripe_source s);
 

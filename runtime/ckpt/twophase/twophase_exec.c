@@ -71,10 +71,10 @@ struct tp_job {
     int err;
 
     /* writer */
-    int *fds;            /* per member: staging file of my members, else -1 */
+    int *fds;             /* per member: staging file of my members, else -1 */
     unsigned char **maps; /* per member: the staging file mapped read-only, or NULL */
-    uint32_t *piece_crc; /* per plan piece (mine only) */
-    size_t *mine;        /* my pieces, by (round, domain, offset) */
+    uint32_t *piece_crc;  /* per plan piece (mine only) */
+    size_t *mine;         /* my pieces, by (round, domain, offset) */
     size_t nmine, next_mine;
     struct send_slot ss[2];
 
@@ -167,8 +167,7 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
     size_t b = j->next_mine, e = b;
     uint64_t total = 0;
     uint32_t r = j->plan.pieces[j->mine[b]].round, d = j->plan.pieces[j->mine[b]].domain;
-    while (e < j->nmine && j->plan.pieces[j->mine[e]].round == r &&
-           j->plan.pieces[j->mine[e]].domain == d)
+    while (e < j->nmine && j->plan.pieces[j->mine[e]].round == r && j->plan.pieces[j->mine[e]].domain == d)
         total += j->plan.pieces[j->mine[e++]].size;
     j->next_mine = e;
     s->nreq = 0;
@@ -203,9 +202,8 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
         } else {
             p = s->buf + pos;
             pos += pc->size;
-            rc = j->m[pc->member].vanished
-                     ? (memset(p, 0, pc->size), 0)
-                     : read_full(j->fds[pc->member], p, pc->size, pc->member_off);
+            rc = j->m[pc->member].vanished ? (memset(p, 0, pc->size), 0)
+                                           : read_full(j->fds[pc->member], p, pc->size, pc->member_off);
         }
         if (rc) {
             /* Still send the bytes the aggregator expects; the commit fails at the home. */
@@ -288,13 +286,12 @@ static void write_round(struct tp_job *j, struct agg_slot *s)
     const struct sluice_tp_plan *p = &j->plan;
     uint64_t wb = window_begin(j, s->round);
     size_t q = j->req_cursor;
-    while (q < p->nrequests && (p->requests[q].domain < (uint32_t)j->dom ||
-                                (p->requests[q].domain == (uint32_t)j->dom &&
-                                 p->requests[q].round < s->round)))
+    while (q < p->nrequests &&
+           (p->requests[q].domain < (uint32_t)j->dom ||
+            (p->requests[q].domain == (uint32_t)j->dom && p->requests[q].round < s->round)))
         q++;
     size_t pk = s->pbeg;
-    for (; q < p->nrequests && p->requests[q].domain == (uint32_t)j->dom &&
-           p->requests[q].round == s->round;
+    for (; q < p->nrequests && p->requests[q].domain == (uint32_t)j->dom && p->requests[q].round == s->round;
          q++) {
         const struct sluice_tp_request *rq = &p->requests[q];
         /* Padding between members inside the request reads back as zeros. */
@@ -316,8 +313,7 @@ static void write_round(struct tp_job *j, struct agg_slot *s)
             continue;
         }
         if (sluice_trace_active())
-            sluice_trace_instant(SLUICE_EV_COMMIT_FS_WRITE, rq->offset, rq->size,
-                                 (uint64_t)rq->full);
+            sluice_trace_instant(SLUICE_EV_COMMIT_FS_WRITE, rq->offset, rq->size, (uint64_t)rq->full);
     }
     j->req_cursor = q;
     /* Start write-back of the round now (asynchronous, Linux): the final fdatasync then waits
@@ -492,8 +488,8 @@ static void job_finish(struct tp_job *j)
     for (size_t k = 0; k < j->plan.npieces; k++) {
         const struct sluice_tp_piece *pc = &j->plan.pieces[k];
         if (pc->src == commit_g.rank)
-            j->m[pc->member].crc = crc_combine(pc->member_off ? j->m[pc->member].crc : 0,
-                                               j->piece_crc[k], pc->size);
+            j->m[pc->member].crc =
+                crc_combine(pc->member_off ? j->m[pc->member].crc : 0, j->piece_crc[k], pc->size);
     }
     struct cmsg out;
     cmsg_init(&out, MSG_WRITTEN);
@@ -509,8 +505,7 @@ static void job_finish(struct tp_job *j)
     }
     commit_send(j->home, &out);
     if (sluice_trace_active())
-        sluice_trace_instant(SLUICE_EV_COMMIT_MEMORY, j->peak_mem, j->plan.round_size,
-                             j->dom >= 0 ? 1 : 0);
+        sluice_trace_instant(SLUICE_EV_COMMIT_MEMORY, j->peak_mem, j->plan.round_size, j->dom >= 0 ? 1 : 0);
 }
 
 static int tp_poll(void *arg)
@@ -554,8 +549,8 @@ static int job_prepare(struct tp_job *j)
             break;
         }
         if (j->plan.direct[i]) {
-            copies[ncopies] = (struct commit_copy){
-                .src_path = stage, .offset = j->m[i].offset, .size = j->m[i].size};
+            copies[ncopies] =
+                (struct commit_copy){.src_path = stage, .offset = j->m[i].offset, .size = j->m[i].size};
             which[ncopies++] = i;
         } else {
             int fd = commit_fs_open(stage, O_RDONLY, 0);
@@ -575,8 +570,7 @@ static int job_prepare(struct tp_job *j)
              * that a shorter file (EIO) is caught by the read path instead of SIGBUS. */
             struct stat st;
             if (SLUICE_REAL(fstat)(fd, &st) == 0 && (uint64_t)st.st_size >= j->m[i].size) {
-                void *map =
-                    SLUICE_REAL(mmap)(NULL, j->m[i].size, PROT_READ, MAP_SHARED, fd, 0);
+                void *map = SLUICE_REAL(mmap)(NULL, j->m[i].size, PROT_READ, MAP_SHARED, fd, 0);
                 if (map != MAP_FAILED)
                     j->maps[i] = map;
             }
@@ -606,7 +600,10 @@ static void forget_jobs_in_child(void)
     wthread_started = 0;
 }
 
-static void install_fork_handler(void) { pthread_atfork(NULL, NULL, forget_jobs_in_child); }
+static void install_fork_handler(void)
+{
+    pthread_atfork(NULL, NULL, forget_jobs_in_child);
+}
 
 void commit_twophase_handle(int home, struct cmsg *in)
 {
@@ -644,8 +641,7 @@ void commit_twophase_handle(int home, struct cmsg *in)
     if (rc == 0 && in->bad)
         rc = -EPROTO;
     if (rc == 0) {
-        struct sluice_tp_params prm = {j->unit, block, buffer, (enum sluice_cb_write)mode, aggr,
-                                       naggr};
+        struct sluice_tp_params prm = {j->unit, block, buffer, (enum sluice_cb_write)mode, aggr, naggr};
         rc = sluice_tp_plan_make(tm, n, &prm, &j->plan);
     }
     free(tm);
@@ -674,8 +670,7 @@ void commit_twophase_handle(int home, struct cmsg *in)
         /* A round never holds more than the domain: a small commit under a large
          * SLUICE_CB_BUFFER_SIZE does not allocate the whole buffer. */
         const struct sluice_tp_domain *d = &j->plan.domains[j->dom];
-        uint64_t cap = d->end - d->base < j->plan.round_size ? d->end - d->base
-                                                             : j->plan.round_size;
+        uint64_t cap = d->end - d->base < j->plan.round_size ? d->end - d->base : j->plan.round_size;
         for (int i = 0; rc == 0 && i < 2; i++) {
             j->as[i].buf = malloc(cap);
             if (!j->as[i].buf)
@@ -689,8 +684,7 @@ void commit_twophase_handle(int home, struct cmsg *in)
          * so that the other ranks of this commit are not left waiting; the home sees err. */
         j->err = rc;
         if (!j->piece_crc || !j->mine || (j->dom >= 0 && (!j->as[0].buf || !j->as[1].buf)))
-            sluice_fatal(1, "checkpoint commit: cannot run the two-phase step (%s)",
-                         strerror(-rc));
+            sluice_fatal(1, "checkpoint commit: cannot run the two-phase step (%s)", strerror(-rc));
     }
     j->next = jobs;
     jobs = j;

@@ -118,8 +118,7 @@ static uint64_t buffer_size(void)
 }
 
 int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_t block,
-                          const struct commit_tp_member *m, size_t n, const int *ranks,
-                          int nranks)
+                          const struct commit_tp_member *m, size_t n, const int *ranks, int nranks)
 {
     enum sluice_cb_write mode = commit_twophase_mode();
     if (mode == SLUICE_CB_WRITE_DISABLE || !commit_g.use_mpi || commit_g.size < 2)
@@ -149,15 +148,14 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
                     to = plan.domains[plan.pieces[k].domain].aggregator;
                     break;
                 }
-            sluice_trace_instant(SLUICE_EV_COMMIT_PLAN, (uint64_t)m[i].member_rank,
-                                 plan.direct[i], (uint64_t)(int64_t)to);
+            sluice_trace_instant(SLUICE_EV_COMMIT_PLAN, (uint64_t)m[i].member_rank, plan.direct[i],
+                                 (uint64_t)(int64_t)to);
         }
     }
     if (rc || plan.ndomains == 0) {
         /* Nothing gains from the shuffle (or no memory to plan it): the direct path. */
         if (rc)
-            sluice_log_warn("checkpoint commit: two-phase plan failed (%s); writing directly",
-                            strerror(-rc));
+            sluice_log_warn("checkpoint commit: two-phase plan failed (%s); writing directly", strerror(-rc));
         sluice_tp_plan_free(&plan);
         free(aggr);
         free(tm);
