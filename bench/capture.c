@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Costs of checkpoint capture as a program sees them. The timed loops run in a child (this
  * same binary, "child" mode) started without LD_PRELOAD, with the library preloaded and no
  * SLUICE_* variable, and preloaded with 1 and 5 capture patterns; variants are interleaved so

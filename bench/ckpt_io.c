@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checkpoint write benchmark: one writer, several ways to reach the file system. Run by
  * bench/ckpt_io.sh (which launches each case under mpiexec and prints the table); each run
  * appends one result line per rank to --result FILE. Never a pass/fail test.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Checkpoint write benchmark driver: the same per-rank data written five ways on one file
 # system, side by side, one table per total size (docs/TWOPHASE.md explains each column).
 #

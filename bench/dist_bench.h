@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the two distributed-OpenCL benchmarks (dist_opencl.c, dist_mpi_pingpong.c) share, so that
  * their figures are comparable line by line: the size sweep and its parsing, how many repetitions
  * a size gets, the clock, and the statistics (median, p10, p90 of per-repetition times).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Heterogeneous distributed OpenCL on the GPU machine (issue 6): rank 0 runs the program and has a
 # PoCL CPU device, rank 1 serves an NVIDIA H200 through NVIDIA's OpenCL, with sluice built against
 # Open MPI (cmake -S . -B build-ompi -DSLUICE_MPI=openmpi; that machine has no MPICH).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Benchmark: raw MPI point-to-point between ranks 0 and 1, the yardstick for sluice's remote
  * OpenCL figures (bench/dist_opencl.sh prints them side by side). Plain MPI, blocking
  * MPI_Send/MPI_Recv between ranks 0 and 1; further ranks only take part in MPI_Init/Finalize.

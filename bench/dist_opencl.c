@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Benchmark: one OpenCL device's command round trip and transfer bandwidth, as a plain OpenCL
  * program (no MPI, no sluice in it). The same binary measures a local device (run alone) and a
  * remote one (run on rank 0 under sluice's distributed OpenCL, the device picked with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Distributed OpenCL benchmark driver (issue 6): in one invocation, on the same machine and the
 # same two ranks, measures side by side
 #   1. latency: an empty kernel + clFinish on a local device (one process, no sluice), on a remote

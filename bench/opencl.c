@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Benchmark: what sluice's OpenCL layer adds to a call, per call, as medians over many calls.
  *
  * The binary links libOpenCL like any program. The parent re-runs itself as a child in four

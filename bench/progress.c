@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Benchmark of the progress engine: how much CPU an idle progress thread burns (by longest
  * sleep), with and without an idle poller, and how long posted work waits before it runs
  * (thread idle at its longest sleep, and back to back). Prints tables; never passes or fails.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Start-up cost of libsluice.so: runs a short program (default /bin/true) many times with no
  * preload, with the library preloaded and no SLUICE_* variable (inert), and preloaded with the
  * trace on, interleaving the three so machine noise hits them alike. Prints medians.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Trace core costs, printed as a table (docs/TRACE.md quotes it). Medians of repeated runs:
  *   - one event (sluice_trace_instant: clock read + append), tracing on
  *   - one event with a call site captured (SLUICE_BACKTRACE = 4, 8, 16), from a deep stack

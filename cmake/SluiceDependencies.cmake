@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Finds sluice's dependencies with the standard find modules. Every failure names the Debian
 # package that provides what is missing, because that is what a user on a cluster can act on.
 #

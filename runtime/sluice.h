@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice's public API, for programs that link the runtime directly instead of preloading it.
  * Nothing here is needed by an unmodified program: LD_PRELOAD and SLUICE_* variables suffice. */
 #ifndef SLUICE_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Configures and builds sluice into ./build (or $BUILD_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."

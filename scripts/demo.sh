@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The README's demo command: installs dependencies, builds, then shows a naive per-rank
 # checkpoint program under `mpiexec -n 4` leaving one container per checkpoint set instead of one
 # file per rank, a restart with another rank count reading every byte back through the per-rank

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs sluice's build and test dependencies from Debian's packages (Debian 12, as root).
 # Does nothing when they are all present already.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The README's test command: installs dependencies, builds, runs the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."

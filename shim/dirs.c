@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Directory-listing entry points for checkpoint capture: opendir/readdir/closedir/rewinddir
  * merge captured names into listings of the folders that hold them; scandir and glob are
  * rebuilt on top of those (glibc's own scandir and glob read folders through internal calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MPI entry points interposed by sluice: initialization, finalization and the queries whose
  * answers sluice changes (see runtime/mpi/lifecycle.h for what changes and why). Thin: each
  * hands the call to the runtime. Only the MPI_ names are interposed; a tool or program calling

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fortran MPI_INIT, MPI_INIT_THREAD, MPI_FINALIZE, MPI_INITIALIZED, MPI_FINALIZED and
  * MPI_QUERY_THREAD for Open MPI.
  *

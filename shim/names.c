@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Namespace entry points for checkpoint capture: the stat family (names_stat.def) and statx,
  * access, unlink/remove, rename, mkdir/rmdir of virtual per-rank folders, and chdir (the
  * capture engine caches the working directory to resolve relative names without a syscall). */

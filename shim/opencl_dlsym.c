@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Programs that dlopen("libOpenCL.so.1") and dlsym() its entry points would bypass the
  * preloaded wrappers (a library handle is searched before LD_PRELOAD's global scope). sluice
  * exports dlsym: when the handle is an OpenCL ICD loader, the caller is not sluice itself and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The OpenCL entry points that cannot be generated: those that return arrays of new objects
  * (platforms, devices, sub-devices, kernels), those that hand out function pointers
  * (clGetExtensionFunctionAddress*), clSetKernelArg (memory objects hide inside the value) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* POSIX descriptor entry points for checkpoint capture: the open family (posix_open.def), the
  * dup family (posix_dup.def), fcntl's F_DUPFD, close, fsync/fdatasync. Each wrapper decides
  * "captured or not" with one load and hands captured calls to runtime/ckpt/capture*.c; data

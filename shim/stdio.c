@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stdio entry points for checkpoint capture. A captured stream is an ordinary FILE* over the
  * staged descriptor (fdopen), so fwrite/fprintf/fputs/fputc/fflush/fseek/ftell/fread/fgets/
  * fscanf need no wrapper; only the calls that name a path or drop the descriptor are here. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs one integration script in a fresh scratch folder with the shared helpers loaded.
 set -euo pipefail
 script=$1

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A backend is whoever owns the real objects behind sluice's handles, as a table with one slot
  * per OpenCL entry point (generated from the headers, cl/api.h). Today: the local ICD loader,
  * one table per platform (extension entry points differ per vendor). Issue 6 adds remote

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Callbacks: the program registers a function that expects its own handles; the backend calls
  * a trampoline with its objects, which calls the program's function with the handles.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Generates sluice's OpenCL layer from the installed OpenCL headers (run by CMake at build time).
 
 The headers are the one list of entry points: this script preprocesses them with the C compiler

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernel arguments: which ones are memory objects (or samplers, or device queues) whose handle
  * must become the backend's object before clSetKernelArg reaches it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Binding to the real OpenCL ICD loader, and the on/off switch.
  *
  * libsluice.so does not link libOpenCL: a program that dlopen()s the loader RTLD_LOCAL would

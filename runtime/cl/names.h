@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sorted table of every OpenCL entry point sluice knows (generated cl/names.c), and lookups
  * over it: name -> id for the loader binding, dlsym and clGetExtensionFunctionAddress. */
 #ifndef SLUICE_CL_NAMES_H

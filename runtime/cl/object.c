@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Handle tables of the OpenCL object model (see object.h for the lifetime invariant).
  *
  * Two uthash tables share one mutex: real object -> handle (queries and callbacks hand sluice

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice's OpenCL object model: one handle per platform, device, context, queue, memory object,
  * program, kernel, event and sampler the program sees.
  *

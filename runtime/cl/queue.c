@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Command queues: while the trace is on, sluice needs device start/end times of every command,
  * so it creates queues with CL_QUEUE_PROFILING_ENABLE even when the program did not ask; the
  * program still sees its own properties (clGetCommandQueueInfo) and no profiling data

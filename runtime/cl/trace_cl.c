@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tracing of OpenCL calls (only reached with the trace on, except enqueue_done's handle work).
  *
  * Every call: CL_CALL (function, return code, first object). Every enqueue: CL_ENQUEUE with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Handle translation for arguments that carry objects inside arrays and structures, and for
  * query results that return objects (every clGet*Info that names a platform, device, context,
  * queue, memory object or program answers with the program's handles). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What every OpenCL wrapper (generated cl/wrappers.c and shim/opencl_manual.c) needs: the on/off
  * switch, handle translation in both directions, callbacks, and the trace hooks. The fast path
  * (trace off) is inline: a mode load, a magic check per handle, the backend's slot. */

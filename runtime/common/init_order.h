@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Constructor priorities of the library's parts. Constructors run in increasing order,
  * destructors in decreasing order, so at exit: OpenCL, then checkpoint commit, then the
  * progress thread, then MPI finalization, then the trace dump, then nothing. */

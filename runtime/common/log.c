@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See log.h. Formatting uses vsnprintf into a stack buffer; the write is a raw syscall so
  * that it never re-enters sluice's own write() wrapper. */
 #include "common/log.h"

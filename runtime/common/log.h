@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Messages from sluice to the user: one line each, prefixed "sluice[rank]:", written to
  * fd 2 only if fd 2 is open (coreutils close stderr at exit), never to stdout. */
 #ifndef SLUICE_COMMON_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one place that resolves next definitions of wrapped symbols (see real.h). */
 #include "common/real.h"
 

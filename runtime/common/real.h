@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Resolution of the "real" (next) definition of every interposed symbol.
  *
  * All wrappers go through SLUICE_REAL(fn); the lookup logic lives once, in real.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice_signal_chain (signal_chain.h). */
 #include "common/signal_chain.h"
 

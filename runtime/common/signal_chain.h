@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fatal-signal handlers that sit in front of whatever handler was there: the trace core (to
  * write the trace) and a serving rank of distributed OpenCL (to say which rank died) each keep
  * one chain. A chain remembers the handlers it replaced, leaves ignored signals ignored (sluice

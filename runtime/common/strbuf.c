@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See strbuf.h. */
 #include "common/strbuf.h"
 

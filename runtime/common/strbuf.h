@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A bounded text builder: appends printf-style into a caller's buffer, never past its end, and
  * keeps counting what did not fit (so a caller can size a second attempt, as snprintf does). */
 #ifndef SLUICE_COMMON_STRBUF_H

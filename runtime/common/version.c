@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice_version(): the public way to ask which library is loaded. */
 #include "common/export.h"
 #include "sluice.h"

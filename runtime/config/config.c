@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Parsing and validation of SLUICE_* variables (pure: used by the library, the launcher and
  * the unit tests). The table comes from vars.def. */
 #include "config/config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Configuration: every SLUICE_* variable, read once at load and validated (vars.def). */
 #ifndef SLUICE_CONFIG_CONFIG_H
 #define SLUICE_CONFIG_CONFIG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reads the configuration once, before main, and stops a misconfigured program at once
  * (exit 2) rather than letting it run without what the user asked for. */
 #include "common/init_order.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The coherence directory of distributed OpenCL buffers: home-based MESI per chunk, after the
  * CEA software-DSM (many readers, one writer). Pure code: rank 0's scheduler asks it, before
  * dispatching a command, which chunks the command's rank lacks and where to fetch them from,

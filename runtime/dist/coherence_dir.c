@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The coherence directory (coherence.h): per buffer, per chunk, the set of valid holders as a
  * bitmap over ranks, the Modified owner if any, and whether the chunk was ever initialized.
  *

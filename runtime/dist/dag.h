@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The command DAG of distributed OpenCL: every enqueued command is a node; edges come from
  * event wait lists, queue order (in-order queues, markers and barriers) and buffer use. Pure
  * code: rank 0's scheduler adds nodes as the program enqueues, dispatches the ready ones to

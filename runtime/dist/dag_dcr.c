@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Dynamic Collective Replacement (dag_dcr.h). Over the pending READ/WRITE nodes in enqueue
  * order:
  *   1. Group writes of the same host range: a write starts a group; later writes of exactly the

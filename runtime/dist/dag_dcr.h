@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Dynamic Collective Replacement (libWater, Grasso et al. 2014), on sluice's command DAG:
  * finds, among the commands not dispatched yet, host transfers that together form a
  * collective, and describes the replacement as a plan the runtime can run instead of the

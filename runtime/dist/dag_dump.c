@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Graphviz DOT view of the live command DAG, for debugging a schedule by eye:
  *   sluice_dag_format_dot(dag, buf, len)  ->  dot -Tsvg dag.dot > dag.svg
  * Ordering edges are solid (wait list blue, queue order black), data-only edges dashed grey;

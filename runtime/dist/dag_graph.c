@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The command DAG (dag.h): nodes in a hash table by id (uthash keeps insertion order, which is
  * id order), per-queue state for queue-order edges, per-buffer access records for data edges,
  * and an intrusive FIFO of ready nodes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Distributed OpenCL on rank 0 (SLUICE_OPENCL=distributed under a launcher with more than one
  * rank): the entry points the rest of the OpenCL layer calls. Everything else reaches the
  * distributed runtime through its backend table (backend.h), behind ordinary sluice handles. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Rank 0's side of a remote call: one request, one reply, under one lock (the program's threads
  * take turns; rank 0 is the only client, so replies come back in order). Calls for rank 0's own
  * devices run the request handler in-process. */

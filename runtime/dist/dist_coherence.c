@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where the valid copy of each distributed buffer is, and moving it where a command needs it,
  * through the coherence directory (runtime/dist/coherence.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Platforms and devices of the distributed backend: a platform merged by name holds the
  * devices of every rank; queries go to the rank that owns the object, except those whose
  * answer is an object (answered here, with rank 0's view of it). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Events of the distributed backend, as the program sees them: all answered on rank 0 from the
  * scheduler's records (dist_sched.c), which the DONE records of each rank keep up to date. So a
  * status query, a wait or a callback costs no message; profiling times are on rank 0's clock.

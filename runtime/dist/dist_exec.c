@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Commands of the distributed backend: buffer reads and writes, kernel launches, copies, fills,
  * markers, maps, queue synchronisation. A command runs on the rank of its queue's device. In
  * program order (under dist_lock), the coherence directory plans the moves that make each buffer

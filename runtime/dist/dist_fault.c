@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fault handling of distributed OpenCL (dist_fault.h, docs/FAULTS.md).
  *
  * Two ways a job ends on a fault, both with exactly one sluice line naming the rank:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CL_MEM_HOST_WRITE_ONLY, CL_MEM_HOST_READ_ONLY and CL_MEM_HOST_NO_ACCESS in distributed OpenCL.
  * The real buffers on the ranks are created without them (their own transfers must still read
  * and write them), so rank 0 enforces them: a layer over the command slots of the distributed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Rank 0's view of distributed OpenCL objects: what the `real` field of a sluice handle points
  * at when its backend is the distributed one. Each object knows, per rank, the real object
  * that rank created for it (its rid, 0 where none). Rank 0's own devices are served by the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The OpenCL 1.0 commands that OpenCL 1.2 replaced, for distributed OpenCL: each is its 1.2
  * equivalent on the command slots below (installed after them), as the specification defines
  * it, so old programs take the same asynchronous path as new ones.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Contexts, queues and buffers of the distributed backend (programs and kernels are in
  * dist_program.c). An object of a context has one real object on every rank the context's
  * devices live on (created eagerly: a buffer is created on each of them, its contents move only

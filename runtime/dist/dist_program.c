@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Programs and kernels of the distributed backend. A program has one real program on every rank
  * its devices live on (those of the context, or those named by binaries or built-in kernels),
  * built there with that rank's devices; a kernel has one real kernel on every rank of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Roles of distributed OpenCL (SLUICE_OPENCL=distributed under a launcher, more than one rank).
  *
  * Ranks 1..N-1 never enter main: this constructor initializes MPI (sluice's communicator),

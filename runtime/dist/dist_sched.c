@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Rank 0's scheduler of distributed OpenCL: every command the program enqueues becomes a node
  * of the command DAG (dist/dag.h) and is sent at once, without waiting, to the rank of its device
  * (rank 0's own devices go to this process's engine directly). The rank's engine enqueues it on

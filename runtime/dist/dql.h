@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DQL, libWater's device query language: which devices a distributed OpenCL program sees and
  * in which order (SLUICE_DEVICES). Pure code: the runtime fills one descriptor per device from
  * clGetDeviceInfo on each rank, gathers them on rank 0, and asks the evaluator which ones to

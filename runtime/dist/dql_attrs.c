@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The DQL attribute table (expanded from dql_attrs.def) and name lookup. */
 #include "dist/dql.h"
 #include "dist/dql_internal.h"

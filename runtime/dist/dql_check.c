@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Validates SLUICE_DEVICES when the library loads: a query that does not parse stops the
  * program before main (exit 2) with the column and what was expected, instead of failing
  * later, on another rank, when the distributed runtime first needs the device list. */

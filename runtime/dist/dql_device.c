@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice_dql_describe (dql_device.h): one clGetDeviceInfo per attribute of dql_attrs.def. */
 #include "dist/dql_device.h"
 

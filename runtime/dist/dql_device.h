@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fills a DQL device descriptor from clGetDeviceInfo. The runtime calls it on each rank for
  * each local device and sends the descriptors to rank 0. The info functions are parameters, so
  * that the caller passes the real loader's entry points (never sluice's own wrappers) and so

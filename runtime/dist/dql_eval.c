@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DQL evaluator: applies a parsed query to a table of device descriptors, and prints a query
  * back in canonical form. Selection order: default order (node, then index), FROM NODE and
  * WHERE filter, ORDER BY sorts stably (so ties keep the default order), then ALL/TOP/POS. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DQL internals shared by the tokenizer, the parser and the evaluator: tokens and the AST.
  * Not part of the contract with the runtime (that is dql.h). */
 #ifndef SLUICE_DCL_DQL_INTERNAL_H

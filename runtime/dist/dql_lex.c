@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DQL tokenizer: splits a query into words, numbers (with size suffixes), quoted strings,
  * operators, parentheses and commas. Every byte is checked here, so the parser only ever sees
  * well-formed tokens and hostile input (control bytes, non-ASCII outside quotes, unterminated

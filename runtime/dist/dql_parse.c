@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DQL parser: recursive descent over the tokens, producing the query (selector, node list,
  * WHERE AST, ORDER BY keys). Attribute names, operators and values are checked here, so that a
  * query that parses can always be evaluated and every mistake is reported with its column.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See claim.h. File operations use raw system calls: sluice wraps open/unlink/... for
  * checkpoint capture, and the claim must never be seen (or traced) as the program's I/O. */
 #include "mpi/claim.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-rank MPI claim: makes sure that at most one process of a launcher rank ever initializes
  * MPI, even when the rank is a shell that forks and execs several programs that all have
  * sluice preloaded (`mpiexec -n 4 sh -c 'a; b'`). They all inherit the launcher's connection

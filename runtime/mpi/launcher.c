@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See launcher.h. The order of checks matters: hydra or Open MPI started inside a Slurm
  * allocation also sees SLURM_* variables (those of the batch step), so the MPI launchers'
  * own variables win, and Slurm counts only inside an srun step (SLURM_STEP_ID set): a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Launcher detection: which launcher started this process, its rank and size, and a key that
  * names the job (the same in every process of one job, different across jobs), all read from
  * the environment without MPI. Pure code: the environment is passed in, so tests can fake it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See library.h. SLUICE_MPI_LIBRARY is the soname of the MPI library found at configure time. */
 #include "mpi/library.h"
 

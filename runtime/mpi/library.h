@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The MPI library is not a link dependency of libsluice.so: loading it (and, with MPICH, UCX and
  * hwloc, which install signal handlers and probe devices) into every preloaded process would make
  * sluice visible to programs that never use MPI. MPI functions are bound lazily instead: in an MPI

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the MPI entry points in shim/mpi.c hand to the runtime (roles.c). Each returns an MPI
  * error code, as the MPI call it implements. With sluice inert (no SLUICE_* variable set)
  * every one is a plain pass-through to the PMPI call. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MPI roles (roles.h, lifecycle.h): who this process is, sluice's private communicator, and
  * the application's MPI life cycle as sluice changes it.
  *

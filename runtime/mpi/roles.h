@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MPI roles: who this process is (rank/size from the launcher, before and without MPI),
  * and sluice's own communicator, initialized lazily when a feature needs it.
  *

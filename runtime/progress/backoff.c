@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See backoff.h. Doubling reaches the cap in log2(max/min) rounds (11 rounds from 1 us to
  * 2 ms), so a burst of work after an idle spell is noticed within one maximum sleep, and an
  * idle thread wakes max_ns apart. */

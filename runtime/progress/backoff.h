@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Adaptive back-off of an idle loop: the sleep starts at `min_ns`, doubles on every idle round
  * up to `max_ns`, and drops back to `min_ns` as soon as there is work or a wake-up. Pure code. */
 #ifndef SLUICE_PROGRESS_BACKOFF_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Control of the progress engine by the rest of sluice (not part of the public contract in
  * progress.h): stopping it before MPI is finalized, shutting it down at exit, and the
  * counters that tests and the benchmark read. */

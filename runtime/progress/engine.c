@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The progress engine (progress.h, control.h): one background thread per process that runs
  * posted work in order and calls pollers, and sleeps with adaptive back-off when there is
  * nothing to do.

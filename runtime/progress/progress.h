@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Progress engine: one background thread per process that serves sluice's own messages and
  * background work, waiting by micro-sleeping with adaptive back-off (never busy polling).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See sleeper.h. The parked flag and seq are sequentially consistent so that a waker and a
  * parking sleeper cannot miss each other: the sleeper sets parked then reads seq, the waker
  * bumps seq then reads parked; at least one of them sees the other's store. FUTEX_WAIT itself

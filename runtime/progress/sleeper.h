@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The progress thread's way to sleep: a timed wait that another thread can cut short.
  *
  * Short sleeps use clock_nanosleep and are never interrupted: a waker only bumps a counter

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The command engine of a rank: turns rank 0's commands (CMD_* requests) into real OpenCL
  * enqueues at once, without waiting for anything, and reports each command's end. One per
  * process: serving ranks run it from their serving loop, rank 0 from its scheduler thread for its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The serving side of the OBJ request (remote_objects.h): programs from IL or built-in kernels,
  * separate compilation and linking, unloading the compiler, and kernel argument declarations,
  * against this process's real OpenCL loader. Called by remote_server.c's handler, under its

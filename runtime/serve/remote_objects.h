@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The OBJ request of distributed OpenCL (remote_proto.h): object calls added after the first
  * slice, served by remote_objects.c. a0 names the operation, a1.. its arguments. */
 #ifndef SLUICE_CL_REMOTE_OBJECTS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wire protocol of distributed OpenCL (SLUICE_OPENCL=distributed). Two kinds of request go from
  * rank 0 to the rank that owns the objects:
  * - object calls (create, info, release...): one request, one reply (REP tag), synchronous;

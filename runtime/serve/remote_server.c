@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The object calls of distributed OpenCL on the serving side: executes rank 0's synchronous
  * requests (create, info, build, release...) against this process's real OpenCL loader (never
  * through sluice's handles). Rank 0 runs the same handler, without MPI, for its own devices.

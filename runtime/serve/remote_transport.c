@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Message transport of distributed OpenCL over sluice's communicator. Every wait probes and
  * micro-sleeps: a blocking MPI_Recv in MPICH and Open MPI polls and would keep a core busy on an
  * idle serving rank, which halves rank 0's memory bandwidth on small nodes.

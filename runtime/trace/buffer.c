@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The statistics stream's memory: per-thread chunk lists, filled without locks.
  *
  * Each thread owns a list of fixed-size chunks and is the only writer of it; the file writer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Call sites (SLUICE_BACKTRACE=N): the N innermost application frames of an event, captured
  * with libunwind's unw_backtrace (per-thread caches, no locks) and interned by the hash of
  * the address array, so an event stores a 32-bit id and the file stores each stack once.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The trace clock: CLOCK_MONOTONIC in nanoseconds (vDSO, no system call on x86-64). */
 #include <time.h>
 

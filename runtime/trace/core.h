@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal interfaces between the files of the trace core (not for other parts: they use
  * trace.h). The unit tests and the benchmark use these to start and stop tracing without
  * environment variables. */

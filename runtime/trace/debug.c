@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The debug stream (SLUICE_DEBUG): one human-readable line per event, written as it happens
  * with a single write(2) so that lines from several threads or ranks never interleave.
  *

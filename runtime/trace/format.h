@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The on-disk layout of a sluice trace file (one per process, docs/TRACE.md).
  *
  * Lists inside a section carry no count: a reader walks the payload to its length.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tables expanded from events.def (see kinds.h). The meanings are the documentation strings of
  * events.def, so "which word is bytes" is decided by the same text a human reads. */
 #include "trace/kinds.h"

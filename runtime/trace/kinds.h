@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Static facts about event kinds, expanded from events.def: names, categories, the meaning of
  * each payload word, and which words hold byte counts or string ids. Pure (util): used by the
  * debug stream, the reader and sluice-trace. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Rank and size as the launcher announced them in the environment. The trace reads them
  * itself rather than through mpi/roles.h so that it works before, and without, the MPI part
  * (its constructor runs first) and never initializes MPI. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The trace core's life in a preloaded process: started by a constructor from the
  * configuration (SLUICE_TRACE_DIR, SLUICE_DEBUG, SLUICE_TRACE_LIMIT, SLUICE_BACKTRACE),
  * written at exit after every other part's destructor (see trace_at_exit), and written from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice_trace_mark() from the public API (sluice.h): a labelled instant in the trace. */
 #include "common/export.h"
 #include "sluice.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The module map for offline symbolization: every executable mapping of the process with its
  * file, file offset and load bias, read from /proc/self/maps with raw system calls (this runs
  * in signal handlers too; dl_iterate_phdr takes the loader's lock). The bias comes from the

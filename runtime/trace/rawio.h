@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Async-signal-safe building blocks for the trace writer and the debug stream: raw system
  * calls (other parts of sluice wrap open/write/close, and the trace must never re-enter
  * them) and number formatting without stdio. */

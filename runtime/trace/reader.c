@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See reader.h. The whole file is read into memory and parsed in one pass over its
  * sections; events and call-site frames are used in place (sections are 8-byte aligned). */
 #include "trace/reader.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reader of sluice trace files (format.h). Pure C (util): sluice-trace and the tests use it.
  * It validates everything before handing data out: structure, lengths, checksums, the END
  * record, and references between sections. A truncated or corrupted file is rejected with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Starting and stopping the trace core, and turning a fork child into a fresh trace. Called
  * by the library constructor (lifecycle.c) from the configuration, and by tests directly. */
 #include <string.h>

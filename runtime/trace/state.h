@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The trace core's in-memory state, shared by its C files only (C11 atomics: not for C++;
  * tests use the functions in core.h). */
 #ifndef SLUICE_TRACE_STATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* String interning for the trace: a path or function name is stored once and events carry
  * its id. Insertions take a mutex (rare: a string is new once); readers (the file writer,
  * possibly in a signal handler, and the debug stream) never lock: an entry is complete

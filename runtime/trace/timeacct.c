@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-thread time accounting: a thread is always in exactly one state (user, sluice, MPI
  * wait, sleep); each switch adds the time since the previous switch to the state it leaves.
  * Wrappers bracket their work with sluice_time_enter/leave, so nesting works naturally:

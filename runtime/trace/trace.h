@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Trace core: the in-memory statistics stream every part of sluice records into.
  *
  * Contract for callers (the trace part owns the implementation):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Writes this process's trace file (format.h, docs/TRACE.md). Runs at exit and inside fatal-
  * signal handlers, so it only uses async-signal-safe means: raw system calls, a static output
  * buffer, no malloc, no stdio, no locks. Other threads may still be recording: every list is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A checkpointing program written without sluice in mind: every rank (PMI_RANK, or 0) writes
  * its own file DIR/ckpt.<rank> with plain POSIX calls, step after step, and a later run reads
  * every member back and checks each byte. No MPI: ranks agree through marker files.

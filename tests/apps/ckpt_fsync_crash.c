@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A program that makes one checkpoint durable with fsync and then dies by SIGKILL while a
  * second one is still open, as a crash in the middle of a run would. Written without sluice
  * in mind; capture_fsync.sh checks what survives.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* POSIX file semantics on per-rank checkpoint names, written without sluice in mind: every check
  * here must pass on a plain file system, and the integration test runs it both without sluice
  * and with sluice capturing the names (capture_semantics.sh), so capture is proven invisible.

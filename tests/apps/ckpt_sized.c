@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A per-rank checkpoint writer with sizes chosen on the command line, written without sluice in
  * mind (plain POSIX, no MPI: the launcher's PMI_RANK/PMI_SIZE say who it is). Used by the
  * two-phase tests to put member boundaries where they want relative to the stripe unit.

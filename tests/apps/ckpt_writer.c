@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A simulation's naive per-rank checkpoint, written without sluice in mind, and its restart-time
  * verifier. The rank comes from the launcher's environment (PMI_RANK / OMPI_COMM_WORLD_RANK /
  * SLURM_PROCID), as in a program that only needs its rank to name its files.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice or MPI): one input vector broadcast to every
  * device of the first platform, each device computing different things with it. There are
  * `tasks` fixed transformations of the input (even tasks: a strided, weighted window sum; odd

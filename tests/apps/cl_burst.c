@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): a burst of 1000 small kernels enqueued
  * without waiting, each adding to one counter, then one clFinish and a check. */
 #include <CL/cl.h>

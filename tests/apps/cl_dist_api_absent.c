@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): what a device says of images, samplers, pipes
  * and SVM, and what each class of their entry points returns, on the first device. A well-written
  * program checks CL_DEVICE_IMAGE_SUPPORT and CL_DEVICE_SVM_CAPABILITIES and takes its fallback

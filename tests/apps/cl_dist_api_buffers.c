@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): buffer creation flags on every device. It
  * prints the error of clCreateBuffer for valid and invalid flag combinations, what the queries
  * say of the buffers made, and the host access rules of reads, writes and maps

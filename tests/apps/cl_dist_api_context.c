@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): contexts from a device type. For each type
  * (ALL, CPU, GPU, DEFAULT, ACCELERATOR, an invalid one), with the platform named and without
  * properties, it prints the error, the devices of the context (as positions in the platform's

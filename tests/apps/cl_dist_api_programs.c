@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): every way to make a program on all devices of
  * the first platform. Build options as the program sees them, kernel names, separate
  * compilation with an embedded header and linking (a library, then an executable, with and

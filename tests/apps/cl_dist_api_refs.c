@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): reference counts as objects are created,
  * retained and released in an unusual order, and the error codes of invalid handles, arguments
  * and queue properties, on every device of the first platform. Each line is one call's answer. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Distributed OpenCL's asynchronous dispatch, checked from inside an ordinary OpenCL program
  * that needs 3 devices (run on 3 ranks: devices 1 and 2 are other processes). Prints one line per
  * check with the measured figures, and "FAILED" where a check fails (exit 1):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): one input buffer (created read-write; the
  * kernel declares it const) is written once through the queue of device 1, then kernels on every
  * later device read it; each result is read back and checked, and finally the input is read back

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): fills a buffer through the queue of device 1,
  * copies half of it into a second buffer through the queue of the last device, reads the copy
  * back through device 0's queue after a marker, and checks every element. Under distributed

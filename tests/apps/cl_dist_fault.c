@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice) for the fault tests of distributed OpenCL
  * (tests/integration/dist_faults.sh). One context over every device, one queue and one buffer
  * per device, a kernel that adds 1 to each element.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): the rect variants across devices. Device 1
  * gets a 3-D block written with host pitches into a bigger buffer, device 2 reads a sub-block
  * back with other pitches (blocking and non-blocking), device 0 copies a rect to another

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice) that does not call the loader through the
  * dynamic linker: it dlopen()s libOpenCL.so.1 and looks every entry point up with dlsym, as
  * plugin-style applications and language bindings do. Vector addition, checked on the host. */

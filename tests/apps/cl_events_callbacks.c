@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): event, build, memory-destructor and
  * context-destructor callbacks, event queries, and profiling on a queue that asked for it
  * and on one that did not. Prints what each callback received, never addresses or times. */

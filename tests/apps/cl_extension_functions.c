@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): extension entry points obtained through
  * clGetExtensionFunctionAddressForPlatform and clGetExtensionFunctionAddress: the ICD's
  * platform enumeration (cl_khr_icd) and, where the device offers cl_khr_command_buffer, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice) written against the OpenCL 1.0/1.1 command
  * API: clEnqueueTask, clEnqueueMarker, clEnqueueWaitForEvents and clEnqueueBarrier, over the
  * first two devices of the first platform (or one, twice). Device 0 increments a counter three

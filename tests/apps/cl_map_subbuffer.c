@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): map/unmap for reading and writing, a
  * USE_HOST_PTR buffer, sub-buffers used as kernel arguments, copies and fills, rect reads. */
 #include <CL/cl.h>

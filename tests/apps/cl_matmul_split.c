@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice or MPI): C = A x B for n x n float matrices,
  * split across every device of the first platform. A is cut in row blocks, one per device; B is
  * written whole to every device. Each device's writes are non-blocking and its kernel waits on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): one context over every device of the first
  * platform (run with POCL_DEVICES="pthread pthread pthread"), one queue per device, the work
  * split between them; then every query that returns an object is checked against the object

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice or MPI): an n-body simulation split across every
  * device of the first platform, with an all-to-all exchange through the host at every step. Each
  * device owns a block of bodies (their velocities stay on it) and holds a copy of all positions.

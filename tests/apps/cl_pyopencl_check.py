@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Sample pyopencl program (knows nothing of sluice): enumerates platforms and devices, runs a
 kernel and an elementwise expression on every device of the first platform, uses events,
 sub-buffers and maps, and prints results (never addresses or timings). Run it with Debian's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host code shared by the issue 6 sample programs (cl_matmul_split, cl_nbody, cl_stencil2d,
  * cl_broadcast): what any program written for several local GPUs has once. Error checks that name
  * the failing call, one context over every device of the first platform with one in-order queue

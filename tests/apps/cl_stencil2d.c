@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice or MPI): a 5-point Jacobi stencil on a rows x
  * cols float grid, split in row bands across every device of the first platform, with a halo
  * exchange through the host at every step. Each device holds its band plus one halo row above and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): four threads share one context and program;
  * each has its own queue, buffers and kernel, creates and releases objects and events in a loop
  * and checks its results. Exercises a layer's tables under concurrent creation and release. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): an out-of-order queue whose commands wait
  * on a user event and on each other, markers and barriers with wait lists, a failed user
  * event propagating to its dependents. */

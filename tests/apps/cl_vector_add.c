@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): vector addition on the first device of the
  * first platform, results checked on the host and summarised on stdout. */
 #include <CL/cl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A plain MPI program (knows nothing of sluice): passes a token around a ring, sums the ranks
  * with MPI_Allreduce, gathers one line per rank on rank 0 and prints everything from rank 0 in
  * a fixed order. Usage: mpi_ring [exit-status]; the status is returned after MPI_Finalize. */

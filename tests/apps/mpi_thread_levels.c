@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A plain MPI program that reports what the MPI library tells it about initialization and
  * thread support. Usage: mpi_thread_levels init|single|funneled|serialized|multiple
  * ("init" calls MPI_Init, the others MPI_Init_thread with that level). Rank 0 prints. */

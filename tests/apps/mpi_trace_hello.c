@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A small MPI program for the trace tests, written without sluice in mind except for one
  * optional hook: if the process has a `sluice_trace_mark` symbol (sluice preloaded), it marks
  * each phase; otherwise it runs the same and prints the same. Rank 0 prints the results. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The distributed OpenCL benchmark runs end to end (bench/dist_opencl.sh --quick): its OpenCL
 # program measures a device of rank 1 through sluice (the job really has two devices), the raw MPI
 # program measures ranks 0 and 1, and the driver prints every row of its latency, write and read

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Unmodified coreutils under real mpiexec: dd writes per-rank checkpoints that sluice captures
 # into one container; cmp, cat and wc read the members back under sluice (any rank count);
 # `sluice-ckpt extract` reproduces files that cmp equal without sluice.

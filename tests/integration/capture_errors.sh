@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Errors a program would get without sluice it still gets, with the same message and exit
 # status: creating a member in a missing folder (ENOENT), in an unwritable folder (EACCES),
 # reading a missing member (ENOENT). Each command runs once plainly and once with capture on,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # fsync on a captured file returns only once the member is durable in a committed container:
 # a process that fsyncs ckpt.0 and is then killed (SIGKILL, no exit handlers) leaves ckpt.0 in
 # the container, readable without sluice by `sluice-ckpt extract`; ckpt.1, written but never

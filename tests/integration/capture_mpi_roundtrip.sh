@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # An unmodified per-rank checkpoint program (ckpt_writer: stdio and POSIX, sizes from 0 bytes to
 # a few MiB, four name shapes, three steps) runs under real mpiexec with capture on; jobs of
 # other rank counts (1, 2, 3, 4, 8; writers 4, 3, 8, 1, 2) then verify every byte through the per-rank names. The

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Checkpoint capture is invisible to a single process: the POSIX semantics program prints the
 # same lines with and without sluice; with sluice the folder holds only containers (and the
 # per-step folders the program made), per-rank folders are not created, nothing stays staged;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # clinfo, a real third-party OpenCL program, prints exactly the same with sluice preloaded (pass
 # through, trace on, and SLUICE_OPENCL=off), in its human, raw, all-properties and JSON forms,
 # with one device and with three.

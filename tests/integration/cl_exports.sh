@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # libsluice.so exports every OpenCL entry point the installed ICD loader exports (and the
 # extension functions of the headers besides), does not depend on libOpenCL itself, and
 # exports dlsym for programs that look the loader's functions up by hand.

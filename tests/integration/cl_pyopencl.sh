@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A pyopencl script (Debian's python3-pyopencl, run with /usr/bin/python3) behaves identically
 # with sluice preloaded, on two PoCL devices, and its calls went through sluice.
 export POCL_MAX_PTHREAD_COUNT=2

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Every sample OpenCL program in tests/apps prints the same and exits the same with sluice
 # preloaded as without: pass-through, trace on (profiling added behind the program's back),
 # and SLUICE_OPENCL=off; and the output is right, not merely identical.

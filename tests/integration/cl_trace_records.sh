@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # With the trace on, an OpenCL program's calls are recorded with what issue 5 asks for: every
 # call, enqueues with command ids, queue-order and wait-list dependencies, bytes moved each way
 # and device execution times from profiling that sluice enabled itself.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Processes that commit the same set on their own, at the same time (no MPI between them:
 # here twelve independent programs, as when a rank's later programs cannot use MPI): each
 # version is read, extended and renamed under the folder lock, so no member is lost.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A corrupt or truncated container seen through the per-rank names: a read of the damaged
 # member fails with EIO and one stderr line naming the container and the member, the other
 # members still read correctly (checked with unmodified cmp and cat); a truncated container

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A rank killed with SIGKILL in the middle of a commit: the previous version stays complete
 # and verified, the new version never appears half-written, and `sluice-ckpt recover` later
 # commits what the dead job had staged.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A full disk during commit (a 2 MiB tmpfs as the checkpoint folder; the stage folder is
 # elsewhere, so staging succeeds and the commit is what fails):
 #  - at exit: every rank exits non-zero with one message line, the committed container of the

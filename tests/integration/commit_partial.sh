@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sets that cannot complete, under an MPI program: only even ranks write members of a set
 # (rank 0 writes two, in another order than the others), odd ranks never take part; a set
 # whose home may be a rank that never writes still commits, with the members it has, while

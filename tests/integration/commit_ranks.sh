@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Checkpoint commit under real mpiexec: an unmodified POSIX program writes per-rank files of
 # uneven sizes (0 B, 1 B, 4 KiB, a few MiB, non-round) over three steps with 1, 2, 3, 4 and 8
 # ranks; each job leaves exactly one verified container, an empty stage folder, and a job with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # What the commit engine records in the trace (SLUICE_TRACE_DIR, read back with sluice-trace):
 # per version the set, version and members (COMMIT_BEGIN/COMMIT_MEMBER with their bytes), every
 # file-system write of the container with offset and size (COMMIT_FS_WRITE), the metadata

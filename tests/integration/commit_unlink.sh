@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Unlink of captured names, seen by the commit engine: removing a committed member drops it
 # from the container's next version (the other members stay readable), removing the last one
 # removes the container, and a member written and removed before its set is committed never

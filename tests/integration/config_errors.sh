@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Configuration errors stop the program before main with one clear line and exit 2;
 # misspelt names warn with the nearest known name; no variable at all changes nothing.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Containers written by the real capture+commit path (unmodified coreutils under mpiexec with
 # libsluice preloaded, odd and even rank counts, two block sizes) are valid for sluice-ckpt
 # without sluice: verify passes, info shows block-aligned members, ls shows every rank, and

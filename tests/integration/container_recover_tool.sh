@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # `sluice-ckpt recover` on what a job killed with SIGKILL left staged: the stage folder comes
 # from SLUICE_STAGE_DIR or --stage, PATH arguments select sets, the recovered containers
 # verify, and extract gives back the bytes the program wrote (closed and still-open members).

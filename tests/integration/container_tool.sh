@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # sluice-ckpt on real files: pack per-rank files of uneven sizes (0 bytes, 1 byte, a few MiB, a
 # non-round size, a sparse one) into a container, then ls/info/verify/extract, and check the
 # extracted files with cmp; a per-rank-directory set; a corrupted byte named by verify and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Distributed OpenCL: what does not work across ranks says so with OpenCL's own answers, never a
 # crash or a wrong result (docs/DISTRIBUTED_API.md).
 # - cl_dist_api_absent on 2 ranks: every device reports no images, samplers, pipes or SVM (with

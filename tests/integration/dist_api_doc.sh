@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # docs/DISTRIBUTED_API.md, the coverage of every OpenCL entry point by distributed OpenCL, is what
 # runtime/cl/gen_wrappers.py --api-doc generates from the installed headers and the distributed
 # backend's install functions: regenerated here and compared, so that a slot added or removed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Distributed OpenCL, object-level API (issue 6): three unchanged sample programs print on three
 # ranks (one PoCL device each) exactly what they print with three local devices, and exit 0.
 # - cl_dist_api_context: clCreateContextFromType for every device type, with the platform named

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Asynchronous dispatch of distributed OpenCL (issue 6), on 3 ranks (one pthread device each):
 # tests/apps/cl_dist_async.c checks from inside the program, on its own timings and on the events'
 # profiling times (rank 0's clock), that a long remote kernel enqueued non-blocking returns in far

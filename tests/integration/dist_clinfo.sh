@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Distributed OpenCL, devices: under `mpiexec -n 3` with SLUICE_OPENCL=distributed and one PoCL
 # device per rank, clinfo (a real third-party program, run on rank 0 only: ranks 1 and 2 never
 # enter its main) lists three devices under ONE platform, exactly as a single process with three

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Distributed OpenCL, buffer coherence: tests/apps/cl_dist_coherence.c (an ordinary program)
 # writes a buffer (read-write; the kernel declares it const) through the queue of device 1, then
 # runs kernels that read it on devices 2 and 3, then reads it back through device 1's queue. Under `mpiexec -n 4` with one device per rank, the buffer must move from rank

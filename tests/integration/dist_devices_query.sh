@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Distributed OpenCL, device sets and SLUICE_DEVICES: an MPMD launch gives ranks different
 # devices (rank 0: one pthread device, rank 1: two "basic" devices, rank 2: one pthread device);
 # all are visible from rank 0 under one platform, DQL queries select and order them as they

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Distributed OpenCL, faults (docs/FAULTS.md): every case ends the job (each run is under
 # `timeout 60`, a hang detector), with a non-zero exit code where it must be, exactly one sluice
 # line on stderr naming the rank that died (none where nothing of sluice's failed), and no process

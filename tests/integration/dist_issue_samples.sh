@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Issue 6's sample programs under distributed OpenCL. Four ordinary multi-device OpenCL programs
 # (tests/apps/cl_matmul_split.c, cl_nbody.c, cl_stencil2d.c, cl_broadcast.c, the last one also
 # with --shared) split their work over every device they see, with non-blocking transfers, events

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The OpenCL 1.0 commands (clEnqueueTask, clEnqueueMarker, clEnqueueWaitForEvents,
 # clEnqueueBarrier) under distributed OpenCL: tests/apps/cl_legacy_commands.c on 2 ranks (its two
 # devices on two ranks, the wait across them) prints exactly what it prints with 2 local devices,

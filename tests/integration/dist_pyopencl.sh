@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Distributed OpenCL from Python: the pyopencl sample (tests/apps/cl_pyopencl_check.py: kernels,
 # pyopencl arrays and generated elementwise kernels, events, a sub-buffer and a map on every device
 # of the first platform) run on rank 0 under `mpiexec -n 3`, one device per rank, prints exactly

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Distributed OpenCL with only a remote device: SLUICE_DEVICES keeps rank 1's device, so every
 # OpenCL call of the unchanged samples goes to another process. Each prints exactly what it prints
 # with one local device: vector add; events with build, event, memory and context destructor

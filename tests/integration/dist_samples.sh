@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Distributed OpenCL, end to end: unchanged sample programs run on rank 0 and use one PoCL device
 # per rank through SLUICE_OPENCL=distributed. With 1, 2 and 3 ranks their output and exit code are
 # those of a single process with as many local devices (POCL_DEVICES="pthread ..."), which also

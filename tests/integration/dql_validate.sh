@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # SLUICE_DEVICES is checked when libsluice loads: a query that does not parse stops the program
 # before main with exit 2, one line naming the column, and nothing on stdout; a good query
 # leaves the program's output and exit status alone, also under mpiexec with odd and even rank

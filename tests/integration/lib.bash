@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Helpers for integration scripts (sourced; not a test itself: the glob takes *.sh only).
 # Each script runs with `set -euo pipefail` in its own scratch folder.
 

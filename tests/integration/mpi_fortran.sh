@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # An unmodified Fortran MPI program (compiled here with the MPI flavour's mpif90) gives the
 # same output with and without sluice under mpiexec -n 3, and sluice sees its MPI_INIT_THREAD
 # and MPI_FINALIZE (MPICH: through the C entry points its Fortran bindings call; Open MPI:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Lazy MPI in programs that are not MPI programs, under real mpiexec: each rank is a shell that
 # runs three programs one after another (`mpiexec -n N sh -c 'a; b; c'`). The first does not
 # need MPI and must leave it alone; the second needs it (sluice_comm()) and gets sluice's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # MPI roles seen through the trace, under real mpiexec -n 3:
 #  - an unmodified MPI program: 3 rank trace files; each rank's MPI_INIT says the application
 #    initialized MPI (and sluice got MPI_THREAD_MULTIPLE), each MPI_FINALIZE that the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The C sources follow the checked-in .clang-format (formatted once, tree-wide): any diff fails.
 # Debian 12's clang-format (14) is the reference version; install-deps.sh installs it.
 command -v clang-format >/dev/null || fail "clang-format not found (apt-get install clang-format)"

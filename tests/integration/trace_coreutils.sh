@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The statistics stream under real mpiexec with unmodified coreutils: `mpiexec -n 3 cat` and
 # `ls` with SLUICE_TRACE_DIR set print and exit exactly as without sluice, and leave exactly one
 # trace file per rank that `sluice-trace summary` reads. Odd and even rank counts.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The debug stream (SLUICE_DEBUG) and processes that fork and run threads, with unmodified
 # programs: a forked child writes its own file with its own events; threads show up per thread;
 # sluice_trace_mark() (public API, reached here through ctypes) lands in the trace.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # An unmodified MPI program under real mpiexec (3 and 4 ranks) with SLUICE_TRACE_DIR and
 # SLUICE_BACKTRACE: same stdout and exit code as without sluice, one file per rank, marks from
 # every rank, and call sites that symbolize to the program's own functions.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A process killed by a fatal signal still leaves its trace file (written from the handler with
 # async-signal-safe calls), and still dies of the same signal, with the same exit status.
 TRACE=$SLUICE_BIN_DIR/sluice-trace

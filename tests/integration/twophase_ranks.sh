@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Two-phase commit under real mpiexec: 1, 2, 3, 4 and 8 ranks, SLUICE_CB_NODES from 1 to the
 # rank count, stripe units that do not divide the member sizes (uneven sizes, 64 KiB and a
 # 192 KiB unit that is not a power of two) and that do (sizes that are multiples of 64 KiB).

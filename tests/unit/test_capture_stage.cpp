@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Unit tests of the stage-folder sidecar codec (runtime/ckpt/capture/stage.h), which the commit engine
 // and `sluice-ckpt recover` use to find out what a staging file holds: round trips with awkward
 // paths, and hostile or truncated sidecars that must be refused rather than misread.

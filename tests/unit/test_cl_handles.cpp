@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Unit tests of the OpenCL object model: handle tables (real <-> handle, lifetimes, parents,
 // provisional handles), translation of handles inside arrays, property lists, image
 // descriptors and query results, and kernel-argument classification. A fake backend stands in

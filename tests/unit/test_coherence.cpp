@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Coherence directory: MESI transitions per chunk, rank-to-rank transfer plans that avoid
 // rank 0, partial writes and sub-ranges, and a property test that checks the directory against
 // a model of the data (which version each rank's copy holds) after every operation.

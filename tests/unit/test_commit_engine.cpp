@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // The commit engine in one process (loopback transport, real progress thread, real files):
 // closed members become container versions, newer closes supersede older ones, members of
 // the previous version are carried over, reads return exact bytes, unlink drops members,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Commit engine protocol messages (runtime/ckpt/commit/commit_msg.c): round trips, and hostile or
 // truncated input never reads past the end and is flagged as malformed.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Configuration: value parsers, validation messages, "did you mean", and that docs/ENV.md
 // documents every variable of the table.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Container encoder/decoder round trips: what a writer encodes with the primitives
 // (encode_header, layout, encode_tail) or with sluice_container_write() is exactly what the
 // reader decodes, for 0 members, 0-byte members, many members, long paths, several extents

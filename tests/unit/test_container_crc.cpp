@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // CRC32C: published test vectors (RFC 3720 B.4 and the classic "123456789" check value),
 // agreement of the hardware and slicing-by-8 paths on every length and alignment, incremental
 // use, and the O(log n) zero extension used for holes against a real buffer of zeros.

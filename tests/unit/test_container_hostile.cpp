@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Hostile input for the container reader: truncation at every length (in memory and as a real
 // file), every single-byte corruption (caught by the right check, and a corrupt data byte
 // fails only its own member), randomly corrupted indexes and headers whose checksums were

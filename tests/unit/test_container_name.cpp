@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Container naming: the four real-world shapes, the directory a container lives in, escaping
 // that keeps the mapping reversible (two sets never share a name), long names, temporary
 // names, recognition of container names, and that a container's own name is never captured by

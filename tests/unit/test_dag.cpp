@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Command DAG: dependencies from wait lists, in-order queues, out-of-order queues with markers
 // and barriers, and buffer use (data edges that never add ordering); readiness, completion,
 // failure propagation, retirement with bounded memory, and a randomized execution check

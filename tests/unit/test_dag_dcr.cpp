@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Dynamic Collective Replacement on synthetic DAGs: broadcasts (from the host and from a
 // device), allgather, gather, direct device-to-device copies (halo exchange through the host),
 // and what must not be replaced.

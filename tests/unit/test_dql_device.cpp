@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // DQL descriptors filled from a real OpenCL platform (PoCL with POCL_DEVICES="pthread basic
 // basic", loaded with dlopen as the runtime does), and queries over them select what they say.
 #include <gtest/gtest.h>

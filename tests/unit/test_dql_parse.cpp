@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // DQL parser: what parses into which canonical query, and what every mistake reports
 // (column and expectation), including hostile input that must never crash.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // DQL evaluation over a table of device descriptors: FROM NODE, WHERE, ORDER BY (stable,
 // default order node then index), ALL / TOP k / POS i.
 #include <gtest/gtest.h>

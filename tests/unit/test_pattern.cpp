@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Unit tests of the SLUICE_CAPTURE pattern matcher (runtime/ckpt/capture/pattern.c): the four real-world
 // shapes, zero padding, per-rank directories, non-matching paths, path normalization and
 // hostile input.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Commit planner: block-aligned direct layout (runtime/ckpt/twophase/planner.h).
 #include <gtest/gtest.h>
 

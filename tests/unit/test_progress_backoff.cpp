@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Back-off policy of the progress thread: starts at the minimum, doubles, never exceeds the
 // cap, and a reset goes back to the minimum.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // The progress engine on its real thread: posted work runs once and in order, drain waits for
 // it, pollers run until removed and never after removal returns, an idle thread backs off to
 // SLUICE_PROGRESS_SLEEP_MAX and a post wakes it from that sleep, stop/restart, fork, shutdown.

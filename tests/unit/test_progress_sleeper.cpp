@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // The progress thread's sleep primitive: a sleep that runs out says so, a wake that happened
 // before the sleep is not lost, and a parked (long) sleep is ended by a wake from another
 // thread (the return value, not the clock, proves it). A short sleep is never interrupted by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // The per-rank MPI claim on real files: the first process of a rank owns it, every later
 // process (another program of the same shell, a forked child) sees it taken and who holds it,
 // other ranks are independent, hydra jobs are named by the PMI socket's peer, finished jobs'

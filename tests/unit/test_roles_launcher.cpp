@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Launcher detection from the environment: each launcher's variables, the precedence between
 // them, Slurm batch steps, malformed values (skipped with a warning naming them), job keys.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Not a test on its own: the program that tests/integration/mpi_lazy_init.sh runs several
 // times per rank under real mpiexec (`sh -c 'child; child; child'`), standing in for a
 // sluice feature that needs MPI (none exists in every build). Run by ctest it skips.

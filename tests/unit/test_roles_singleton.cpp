@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // sluice's MPI roles in a process that is not under a launcher (as ctest runs it): sluice_comm()
 // initializes MPI lazily as a singleton with MPI_THREAD_MULTIPLE and a private communicator;
 // finalize hooks run at exit before MPI is finalized; a forked child never uses the parent's

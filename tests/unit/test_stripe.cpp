@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Stripe unit detection (runtime/ckpt/twophase/stripe.h): precedence of SLUICE_STRIPING_UNIT, the Lustre
 // layout attribute decoder (v1, v3, composite, hostile input) and clamping to the block size.
 #include <gtest/gtest.h>

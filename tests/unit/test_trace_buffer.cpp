@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Trace buffers: concurrent writers keep every event in per-thread order, the memory limit
 // drops (and counts) instead of crashing, and a disabled trace records nothing.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Trace files: what the writer puts in comes back out of the reader unchanged, and the reader
 // rejects truncated and corrupted files with a message saying so.
 #include <gtest/gtest.h>

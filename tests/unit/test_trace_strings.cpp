@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // String interning: one id per distinct string, stable across threads, readable back.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // sluice-trace on files with known contents: the summary's counts, bytes, time shares and
 // warnings, and the dump's lines, are what was recorded.
 #include <gtest/gtest.h>

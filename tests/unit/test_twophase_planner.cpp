@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Two-phase planner (runtime/ckpt/twophase/planner_twophase.h): direct-versus-shuffle choice, aggregator
 // selection, stripe-aligned file domains, rounds, pieces and file-system requests. Every plan
 // is checked against invariants that the executor relies on (each shuffled byte sent exactly

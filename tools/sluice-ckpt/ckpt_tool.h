@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared pieces of the sluice-ckpt commands: exit codes, messages, and the expansion of PATH
  * arguments (a container, or a folder of containers) into containers to visit. */
 #ifndef SLUICE_CKPT_TOOL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice-ckpt bench [--size SIZE] [--dir DIR] [--members N]: measures, on this machine, what
  * the container code costs: CRC32C (hardware and portable paths, hole extension), writing and
  * validating a large index, and writing and verifying bulk member data in DIR. Prints a table;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice-ckpt extract [-o OUTDIR] [--member NAME]... [--force] PATH...
  * Writes members back out as ordinary files, at their path relative to the set's folder:
  * beside the container, or under OUTDIR. Each file is written to a hidden temporary name,

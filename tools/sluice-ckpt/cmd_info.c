@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice-ckpt info PATH...: everything the header, index and footer say, and where each part
  * lies in the file: for checking a writer's layout (alignment, extents) by eye. A truncated or
  * corrupt container gives one clear error line and exit status 1. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice-ckpt ls [PATH...]: one block per container: the set, its version, and a table of
  * members (rank, size, path). Reads only the index: fast on any size of checkpoint. */
 #include "ckpt_tool.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice-ckpt pack [-b BLOCK] [-o CONTAINER] [-f] SETKEY FILE...
  * Builds a container from per-rank files that already exist (a checkpoint written without
  * sluice, or files extracted earlier), so that a job run under sluice restarts from it. The

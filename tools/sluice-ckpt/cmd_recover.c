@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice-ckpt recover [--stage DIR] [PATH...]: commits what a crashed job left in the stage
  * folder, through sluice_ckpt_recover() (runtime/ckpt/commit/recover.h). The stage folder defaults
  * to $SLUICE_STAGE_DIR, else /dev/shm/sluice-<uid>, as in the library. */

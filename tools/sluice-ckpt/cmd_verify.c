@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice-ckpt verify PATH...: reads every member and checks its CRC32C. Prints one line per
  * container on stdout ("ok" or how many members are corrupt) and one line per corrupt member
  * on stderr naming it. Exit 0 if everything is intact, 1 otherwise. */

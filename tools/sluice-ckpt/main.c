@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice-ckpt: the command-line tool for checkpoint containers (docs/FORMAT.md).
  *   sluice-ckpt ls|info|verify|extract|pack|recover ...
  * Exit status: 0 success, 1 bad or unreadable data (named on stderr), 2 usage error.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Turning PATH arguments into opened containers, and the messages every command shares. */
 #include "ckpt_tool.h"
 

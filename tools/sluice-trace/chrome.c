@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Export to the Chrome trace-event JSON format, which Perfetto (ui.perfetto.dev) and
  * chrome://tracing open. One process track per traced process, named "rank R (pid P) host",
  * sorted by rank; one thread track per thread. Events with a duration are complete events

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `sluice-trace chrome DIR|FILE... [-o OUT]`: Chrome trace-event JSON for Perfetto / chrome://tracing. */
 #ifndef SLUICE_TRACE_TOOL_CHROME_H
 #define SLUICE_TRACE_TOOL_CHROME_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `sluice-trace dump`: one line per event (per process, in time order across its threads), the
  * same shape as the SLUICE_DEBUG stream, with strings resolved. For debugging and grep. */
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice-trace: reads the trace files sluice writes into SLUICE_TRACE_DIR (docs/TRACE.md).
  * One command per subcommand file; this file only dispatches. */
 #include <stdio.h>

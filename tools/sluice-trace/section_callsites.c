@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Summary section: the call sites that produced the most events (SLUICE_BACKTRACE=N), merged
  * across processes by module+offset (addresses differ between processes; offsets do not). */
 #include <stdlib.h>

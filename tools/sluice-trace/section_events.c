@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Summary section: event counts and bytes by kind, per rank and in total. Kinds are named by
  * the file's own kind table, so traces from a newer sluice still read. */
 #include <stdlib.h>

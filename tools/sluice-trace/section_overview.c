@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Summary section: which processes the trace holds (rank, pid, host, program, duration). */
 #include "summary.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Summary section: where each rank's threads spent their time (user code, sluice, MPI waits,
  * sleeping), absolute and as a share of the accounted time. */
 #include "summary.h"

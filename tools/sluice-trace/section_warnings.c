@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Summary section: everything that makes the trace incomplete, so nobody mistakes a partial
  * record for the whole story: events dropped at the memory limit (per kind), events lost to
  * re-entry, strings and call sites not interned, processes that died on a signal. */

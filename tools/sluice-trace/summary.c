@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The summary command: loads a trace set and prints every registered section. */
 #include "summary.h"
 

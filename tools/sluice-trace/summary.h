@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `sluice-trace summary`: a list of sections, each in its own file (section_*.c), printed in
  * ascending `order`. A part of sluice that records its own events adds a section by adding
  * one file with SUMMARY_SECTION(...); nothing else changes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See symbolize.h. addr2line runs as a child process (no shell: paths are passed as
  * arguments), once per distinct (module, address); a missing addr2line just means no names. */
 #include "symbolize.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Offline symbolization of recorded addresses with the module map of the trace file:
  * module + offset always, function and source line from addr2line (binutils) when asked
  * and available. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See traceset.h. */
 #include "traceset.h"
 

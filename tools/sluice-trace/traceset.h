@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A set of trace files loaded for a command: every *.sluicetrace in a folder, or the files
  * named, validated by the reader and sorted by rank, then pid. Rank groups gather the files
  * of one rank (a rank can hold several processes: fork children, a shell and its command). */

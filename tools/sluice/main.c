@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sluice: the launcher. Sets LD_PRELOAD and SLUICE_* variables from command-line options, then
  * runs the program:  mpiexec -n 8 sluice --trace out/ --capture 'ckpt.%r' -- ./app
  * Options come from the same table as the variables (runtime/config/vars.def): each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Capture core: start-up (patterns, cwd, fd table), path classification, fork and exit.
  * The per-call work lives in capture_open.c (opens), capture_fd.c (descriptors),
  * capture_names.c (namespace calls) and capture_dirs.c (listings). */

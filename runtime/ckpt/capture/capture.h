@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checkpoint capture, the interception side: the engine behind shim/posix.c, shim/stdio.c,
  * shim/names.c and shim/dirs.c.
  *

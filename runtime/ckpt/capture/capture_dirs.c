@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Directory listings that show captured names as if they were files: opendir of a folder that
  * may hold members (or of a virtual per-rank folder) gets a side list of virtual entries, which
  * readdir returns after the real ones (a name that also exists for real is listed once).

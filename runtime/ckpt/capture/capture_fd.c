@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Descriptors of captured files: close, fclose, the dup family, fsync, and the hand-over of a
  * member to the commit engine when its last descriptor goes away. */
 #include "ckpt/capture/capture_internal.h"

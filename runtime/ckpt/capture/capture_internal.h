@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* State shared by the capture engine's files (capture*.c); not a contract for other parts.
  *
  * Invariants:

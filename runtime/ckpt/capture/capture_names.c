@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The namespace of captured files: stat, access, unlink, rename, and mkdir/rmdir of virtual
  * per-rank directories, answered as if every member were a real file. */
 #include "ckpt/capture/capture_internal.h"

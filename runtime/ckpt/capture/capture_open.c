@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Opening captured paths: for writing, a new staging file (seeded with the latest bytes unless
  * truncated); for reading, the program's own staged bytes, else the committed version, else the
  * real file. fopen and freopen route their names through the same path. */

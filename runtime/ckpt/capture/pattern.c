@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SLUICE_CAPTURE pattern matcher (see pattern.h). Each pattern is split at its "%r" into a head
  * glob and a tail glob; a path matches if some run of digits in it can be the rank with the
  * text before it matching the head and the text after it matching the tail. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which paths checkpoint capture takes over: the SLUICE_CAPTURE patterns, precompiled.
  *
  * A pattern is an fnmatch glob (FNM_PATHNAME: '*' never crosses '/') with exactly one "%r",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Staging area of captured files: where each captured member lives between the program's open()
  * and the commit of its set, and how the commit engine and `sluice-ckpt recover` find out what a
  * staging file holds. This header is the on-disk contract of the stage folder (docs/CAPTURE.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Contract between checkpoint capture (interception, staging, local file semantics) and the
  * commit engine (turning closed staged members into committed container files).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Data movement of a commit, direct path: each writer rank copies its own staged members into
  * the new container at the offsets the home rank planned, checksumming on the way, and makes
  * its writes durable before it reports back (on a parallel file system each client must flush

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Commit engine start-up and exit: the engine starts on the first captured close (or read,
  * or exit), and at exit everything staged is committed before the process ends.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* File-system calls of the commit engine. They go to the real libc (SLUICE_REAL), never through
  * sluice's own wrappers, and each metadata operation and write is recorded in the trace
  * (COMMIT_FS_META, COMMIT_FS_WRITE) so that a commit's cost on the file system can be read back. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Commit engine, home side. Each set has a home rank (hash of its key); the home collects
  * "member closed" notices, decides when the set is committed, plans the new container, asks
  * the writers to move their bytes (commit_data.c), then writes the index and footer, makes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internals of the commit engine, shared by its files (not a contract with other parts).
  *
  *   commit_msg.c     message encoding and the transport: MPI point-to-point on sluice_comm(),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Commit engine, rank side: the members this process closed (owned by the commit engine from
  * sluice_commit_member_closed until their set is committed), the capture-facing calls of
  * commit.h that change them, the answers to the home rank's requests, and waiting for them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Commit engine messages and their transport.
  *
  * Every commit message travels point-to-point on sluice's own communicator with one tag, so

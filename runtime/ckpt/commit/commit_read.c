@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reads for capture: the latest readable version of a member, from (in this order of
  * preference) this process's closed members, a closed member staged by another process of this
  * node, or the committed container. Before looking, a multi-rank job asks the set's home to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `sluice-ckpt recover`: commits what a crashed job left in the stage folder (recover.h).
  *
  * Single process, plain libc (this is util code: the tool links it without the shim). The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Recovery of checkpoint data that a crashed job left staged: the engine behind
  * `sluice-ckpt recover`. Single-process, no MPI: it reads the stage folder (stage.h layout),
  * finds every member whose ownership had passed to the commit engine (closed, not yet

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The checkpoint container: one file per checkpoint set (docs/FORMAT.md is the normative
  * description of the bytes). This header is the contract between the container code (pure:
  * no MPI, no interposition; linked into libsluice.so, libsluice_util.a, sluice-ckpt and the

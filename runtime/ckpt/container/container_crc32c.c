@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CRC32C (Castagnoli, reflected polynomial 0x82F63B78), the checksum of container members,
  * index and header. Two paths with identical results: the SSE4.2 crc32 instruction when the
  * CPU has it (checked once), and portable slicing-by-8 (eight 256-entry tables, eight bytes per

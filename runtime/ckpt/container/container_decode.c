@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The validating decoder: header, footer and index of a container, from a file or from an
  * image in memory, into a struct sluice_container. Every length and offset read from the file
  * is checked against the bytes that really exist before it is used (hostile input must never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Writer-side primitives: the header, the simple block-aligned layout, and the index+footer
  * tail. Pure functions over caller buffers; the encoder validates everything it writes with
  * the same rules the decoder applies, so sluice can never write a container it would reject. */

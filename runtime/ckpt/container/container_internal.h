@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Private helpers shared by the container_*.c files: fixed-width little-endian field access,
  * the I/O table, and error-message formatting. Not part of the contract (container.h is). */
 #ifndef SLUICE_CKPT_CONTAINER_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The I/O table the container code uses for every system call (container.h explains why it
  * is replaceable), plus small helpers shared by the reader and the writer: exact-length
  * pread/pwrite and the one-line error messages. */

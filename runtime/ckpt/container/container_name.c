@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Container names (container.h describes the mapping): set key -> container path, its
  * temporary name while a new version is written, and how a name is recognised. Purely
  * lexical, so every rank and every later job agrees on the name whatever exists on disk. */

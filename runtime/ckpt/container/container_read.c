@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading member bytes out of an opened container: random access (pread, unverified),
  * streaming with checksum verification, copying into a descriptor, and lookups by path or
  * rank. Reads go through the I/O table, or come from the image for in-memory parses. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Enumerating the containers of a directory, for directory listings, restart lookups and
  * `sluice-ckpt ls|verify|extract DIR`. Names are sorted so every listing is reproducible. */
 #include "ckpt/container/container_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A complete container from whole member sources, in one pass: find each source's data
  * segments (SEEK_DATA/SEEK_HOLE keeps holes as holes), place members block-aligned after the
  * header, copy while checksumming, then write index+footer and header. Used where one process

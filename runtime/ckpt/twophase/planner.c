@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Commit planner (planner.h): block-aligned direct layout of a set's members. */
 #include "ckpt/twophase/planner.h"
 

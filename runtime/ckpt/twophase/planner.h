@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Commit planner: where each member of a checkpoint set goes in a new container version and
  * which rank writes it. Pure (no MPI, no I/O) so that it is unit-tested and shared by the
  * engine, recovery and the benchmarks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Two-phase commit planner (planner_twophase.h): direct-versus-shuffle choice, aggregators,
  * stripe-aligned file domains, rounds, pieces and file-system requests. */
 #include "ckpt/twophase/planner_twophase.h"

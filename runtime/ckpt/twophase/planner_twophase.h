@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Two-phase commit planner: given the container layout of a checkpoint set (planner.h decides
  * where each member goes), decides who writes which bytes so that the file system sees a few
  * large stripe-aligned requests from a few writers (ROMIO's ad_write_coll.c, in the terms of a

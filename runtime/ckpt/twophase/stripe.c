@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stripe unit detection (stripe.h): SLUICE_STRIPING_UNIT, Lustre's layout xattr, or 1 MiB. */
 #include "ckpt/twophase/stripe.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stripe unit of the file system that receives a container: the size that two-phase file
  * domains and aggregator requests are aligned to.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Two-phase commit, executor: runs one rank's part of a two-phase plan on the progress thread.
  *
  *   writer      sends each piece of its staged members, round by round, to the aggregator of

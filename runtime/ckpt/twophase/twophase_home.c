@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Two-phase commit, home side: decides whether a commit goes through aggregators, picks them
  * (one per node by default, SLUICE_CB_NODES to override; the home itself first on its node, so
  * that the rank that writes the header and index is one of the writers), resolves the stripe
