@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # An unmodified MPI program gives the same stdout and exit status with and without sluice under
 # real mpiexec with 1, 2, 3 and 4 ranks (odd and even), and the thread levels, MPI_Initialized,
 # MPI_Finalized and MPI_Query_thread it sees are unchanged although sluice asks the library for
@@ -38,6 +39,6 @@ expect_contains "provided is what was asked" "provided funneled" "$last_output"
 expect_contains "query_thread is what was given" "query_thread funneled" "$last_output"
 
 # sluice really ran in those processes: one claim per rank of the last job, owned by its pid
-claims=$(ls -d "${TMPDIR:-/tmp}/sluice-$(id -u)/claims"/hydra-* 2>/dev/null | wc -l)
+claims=$(ls -d "${TMPDIR:-/tmp}/sluice-$(id -u)/claims"/hydra@* 2>/dev/null | wc -l)
 [ "$claims" -ge 1 ] || fail "no per-rank claim folder was created by the preloaded runs"
 echo "ok: claim folders present"
