@@ -17,6 +17,7 @@
  * application just takes over the initialized library). If the application did and never
  * calls MPI_Finalize, sluice leaves it that way, as it would be without sluice. */
 #include "mpi/roles.h"
+#include "mpi/tags.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -150,6 +151,14 @@ static void make_comm_locked(void)
         sluice_log_warn("MPI_Comm_dup of MPI_COMM_WORLD failed (error %d); sluice will not use "
                         "MPI in this process",
                         rc);
+        atomic_store_explicit(&R.state, ST_UNUSABLE, memory_order_release);
+        return;
+    }
+    int *ub = NULL, flag = 0;
+    char err[160];
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    if (sluice_tags_check(flag && ub ? *ub : 32767, err, sizeof err) != 0) {
+        sluice_log_warn("%s; sluice will not use MPI in this process", err);
         atomic_store_explicit(&R.state, ST_UNUSABLE, memory_order_release);
         return;
     }

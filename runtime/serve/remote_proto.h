@@ -20,14 +20,17 @@
 #include <stdint.h>
 
 #include "mpi/roles.h"
+#include "mpi/tags.h"
 
 /* sluice's communicator is private; these tags are distributed OpenCL's own. */
-#define SLUICE_REMOTE_TAG_REQ 0x5D00
-#define SLUICE_REMOTE_TAG_REP 0x5D01
-#define SLUICE_REMOTE_TAG_DONE 0x5D03  /* engine -> rank 0: struct sluice_remote_done records */
-#define SLUICE_REMOTE_TAG_CLOCK 0x5D04 /* engine -> rank 0: its clock, answering PING */
-/* Bulk data of command `id`: every tag stays below 32768, the smallest MPI_TAG_UB allowed. */
-#define SLUICE_REMOTE_DATA_TAG(id) (0x1000 + (int)((id)&0x3FFF))
+#define SLUICE_REMOTE_TAG_REQ (SLUICE_TAG_REMOTE_CTRL + 0)
+#define SLUICE_REMOTE_TAG_REP (SLUICE_TAG_REMOTE_CTRL + 1)
+#define SLUICE_REMOTE_TAG_DONE (SLUICE_TAG_REMOTE_CTRL + 3)  /* engine -> rank 0: sluice_remote_done records \
+                                                              */
+#define SLUICE_REMOTE_TAG_CLOCK (SLUICE_TAG_REMOTE_CTRL + 4) /* engine -> rank 0: its clock, answering PING  \
+                                                              */
+/* Bulk data of command `id` (mpi/tags.def). */
+#define SLUICE_REMOTE_DATA_TAG(id) (SLUICE_TAG_REMOTE_DATA + (int)((id) % SLUICE_TAG_REMOTE_DATA_COUNT))
 /* Bulk data moves in pieces (sluice_remote_chunk): the receiver writes piece i to its device while
  * piece i+1 is still arriving, the sender sends piece i while piece i+1 is read from its device.
  * Both end points cut at the same offsets. A piece is about a sixteenth of the transfer, a power

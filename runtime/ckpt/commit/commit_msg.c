@@ -8,6 +8,7 @@
  * matched probes (MPI_Improbe/MPI_Mrecv). A job of one process uses an in-process loopback
  * instead and never initializes MPI. */
 #include "ckpt/commit/commit_internal.h"
+#include "mpi/tags.h"
 
 #include "common/log.h"
 #include "mpi/roles.h"
@@ -18,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COMMIT_TAG 0x51c0 /* sluice's communicator is private: any tag is ours */
+#define COMMIT_TAG SLUICE_TAG_COMMIT /* mpi/tags.def */
 
 /* ---- encoding ------------------------------------------------------------------------------ */
 

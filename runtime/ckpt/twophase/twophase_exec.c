@@ -19,6 +19,7 @@
  * in flight at once without deadlock. MPI's non-overtaking rule keeps the pieces between one
  * writer and one aggregator in order, which is the order both sides derive from the plan. */
 #include "ckpt/commit/commit_internal.h"
+#include "mpi/tags.h"
 
 #include "ckpt/container/container.h"
 #include "ckpt/twophase/planner_twophase.h"
@@ -40,8 +41,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define TAG_BASE 0x10000 /* below: the commit engine's own tag */
 
 struct send_slot {
     unsigned char *buf;
@@ -101,24 +100,12 @@ static void mem_add(struct tp_job *j, int64_t d)
         j->peak_mem = j->mem;
 }
 
+/* One tag per (home, commit) so that concurrent commits never take each other's pieces; the
+ * range is fixed (mpi/tags.def), below the smallest MPI_TAG_UB the standard allows. */
 static int job_tag(int home, uint32_t id)
 {
-    static int ub;
-    if (!ub) {
-        int *v = NULL, flag = 0;
-        MPI_Comm_get_attr(sluice_comm(), MPI_TAG_UB, &v, &flag);
-        ub = flag && v && *v > TAG_BASE + 1024 ? *v : 32767;
-    }
-    int base = ub > TAG_BASE + 1024 ? TAG_BASE : 0x5200; /* 0x51c0 is the commit engine's */
-    uint64_t range = (uint64_t)(ub - base);
-    return base + (int)(((uint64_t)id * (uint64_t)commit_g.size + (uint64_t)home) % range);
-}
-
-/* CRC32C of A||B from crc(A), crc(B) and |B|: the zero-extension of A's CRC plus B's CRC, with
- * the zero-extension of the empty CRC cancelling the pre- and post-conditioning. */
-static uint32_t crc_combine(uint32_t a, uint32_t b, uint64_t len_b)
-{
-    return sluice_crc32c_zeros(a, len_b) ^ sluice_crc32c_zeros(0, len_b) ^ b;
+    uint64_t range = SLUICE_TAG_TWOPHASE_COUNT;
+    return SLUICE_TAG_TWOPHASE + (int)(((uint64_t)id * (uint64_t)commit_g.size + (uint64_t)home) % range);
 }
 
 static int by_round(const void *x, const void *y, void *arg)
@@ -490,7 +477,7 @@ static void job_finish(struct tp_job *j)
         const struct sluice_tp_piece *pc = &j->plan.pieces[k];
         if (pc->src == commit_g.rank)
             j->m[pc->member].crc =
-                crc_combine(pc->member_off ? j->m[pc->member].crc : 0, j->piece_crc[k], pc->size);
+                sluice_crc32c_combine(pc->member_off ? j->m[pc->member].crc : 0, j->piece_crc[k], pc->size);
     }
     struct cmsg out;
     cmsg_init(&out, MSG_WRITTEN);
