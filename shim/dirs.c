@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -153,13 +154,20 @@ static void glob_closedir(void *d)
 {
     dirs_closedir(d);
 }
+/* glob's stat sees captured names as the stat wrapper does, without calling the exported name
+ * (the runtime never calls its own wrappers through the PLT). */
+static int glob_stat_flags(const char *path, struct stat *st, int flags)
+{
+    int r = sluice_capture_stat(AT_FDCWD, path, st, flags);
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(fstatat)(AT_FDCWD, path, st, flags);
+}
 static int glob_stat(const char *path, struct stat *st)
 {
-    return stat(path, st);
+    return glob_stat_flags(path, st, 0);
 }
 static int glob_lstat(const char *path, struct stat *st)
 {
-    return lstat(path, st);
+    return glob_stat_flags(path, st, AT_SYMLINK_NOFOLLOW);
 }
 
 SLUICE_EXPORT int glob(const char *pattern, int flags, int (*errfunc)(const char *, int), glob_t *g)

@@ -70,13 +70,21 @@ void sluice_log_warn(const char *fmt, ...)
     va_end(ap);
 }
 
+/* Leaves at once without running exit handlers: a raw exit_group, since the exported _exit is
+ * sluice's own wrapper (it would run the exit commit that a fatal error promises to skip). */
+static _Noreturn void exit_now(int status)
+{
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
 void sluice_fatal_config(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vlog("", fmt, ap);
     va_end(ap);
-    _exit(2);
+    exit_now(2);
 }
 
 void sluice_fatal(int status, const char *fmt, ...)
@@ -85,5 +93,5 @@ void sluice_fatal(int status, const char *fmt, ...)
     va_start(ap, fmt);
     vlog("", fmt, ap);
     va_end(ap);
-    _exit(status);
+    exit_now(status);
 }

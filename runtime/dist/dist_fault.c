@@ -11,6 +11,7 @@
  * before it goes. Rank 0 leaving through _exit finalizes as exit() would (dist_fault_before_exit),
  * so the servers end cleanly and the job's exit code is the program's. */
 #include "dist/dist_fault.h"
+#include "common/real.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -87,7 +88,7 @@ void dist_fault_peer(int rank, int mpi_rc, const char *what)
         sluice_mpi_abandon();
         PMPI_Abort(comm, SLUICE_DIST_FAULT_EXIT); /* every rank: none is left waiting */
     }
-    _exit(SLUICE_DIST_FAULT_EXIT); /* MPI_Abort returned, or there is no MPI to end the others */
+    SLUICE_REAL(_exit)(SLUICE_DIST_FAULT_EXIT); /* MPI_Abort returned, or there is no MPI to end the others */
 }
 
 /* ---- a serving rank's fatal signals -------------------------------------------------------- */

@@ -17,6 +17,7 @@
 #include "cl/wrap.h"
 #include "common/init_order.h"
 #include "common/log.h"
+#include "common/real.h"
 #include "config/config.h"
 #include "dist/dist.h"
 #include "dist/dist_fault.h"
@@ -93,7 +94,7 @@ __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_start(void)
         sluice_log_error("opencl: SLUICE_OPENCL=distributed needs MPI, which cannot be used in this process "
                          "(rank %d); it cannot serve its devices",
                          rank);
-        _exit(1);
+        SLUICE_REAL(_exit)(1);
     }
     sluice_cl_init();
     if (rank != 0) {

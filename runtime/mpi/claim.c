@@ -2,6 +2,7 @@
 /* See claim.h. File operations use raw system calls: sluice wraps open/unlink/... for
  * checkpoint capture, and the claim must never be seen (or traced) as the program's I/O. */
 #include "mpi/claim.h"
+#include "common/real.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -114,7 +115,8 @@ static bool job_is_over(const char *root, const char *name)
     }
     char path[4096];
     struct stat st;
-    if (snprintf(path, sizeof path, "%s/%s", root, name) >= (int)sizeof path || stat(path, &st) != 0)
+    if (snprintf(path, sizeof path, "%s/%s", root, name) >= (int)sizeof path ||
+        SLUICE_REAL(stat)(path, &st) != 0)
         return false;
     return time(NULL) - st.st_mtime > STALE_JOB_SECONDS;
 }
@@ -124,35 +126,35 @@ static void remove_job_folder(const char *root, const char *name)
     char dirpath[4096];
     if (snprintf(dirpath, sizeof dirpath, "%s/%s", root, name) >= (int)sizeof dirpath)
         return;
-    DIR *d = opendir(dirpath);
+    DIR *d = SLUICE_REAL(opendir)(dirpath);
     if (d == NULL)
         return;
     struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
+    while ((e = SLUICE_REAL(readdir)(d)) != NULL) {
         if (strncmp(e->d_name, "rank.", 5) != 0)
             continue;
         char f[4096 + 256];
         if (snprintf(f, sizeof f, "%s/%s", dirpath, e->d_name) < (int)sizeof f)
             raw_unlink(f, 0);
     }
-    closedir(d);
+    SLUICE_REAL(closedir)(d);
     raw_unlink(dirpath, AT_REMOVEDIR);
 }
 
 /* Called by the first process of a job on this node: clears folders of finished jobs. */
 static void collect_stale_jobs(const char *root, const char *current)
 {
-    DIR *d = opendir(root);
+    DIR *d = SLUICE_REAL(opendir)(root);
     if (d == NULL)
         return;
     struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
+    while ((e = SLUICE_REAL(readdir)(d)) != NULL) {
         if (e->d_name[0] == '.' || strcmp(e->d_name, current) == 0)
             continue;
         if (job_is_over(root, e->d_name))
             remove_job_folder(root, e->d_name);
     }
-    closedir(d);
+    SLUICE_REAL(closedir)(d);
 }
 
 static pid_t read_holder(const char *path)

@@ -388,7 +388,7 @@ int sluice_capture_rename(int olddirfd, const char *oldpath, int newdirfd, const
         if (src < 0)
             src = -errno;
         struct stat st;
-        if (src >= 0 && (fstat(src, &st) != 0 || !S_ISREG(st.st_mode))) {
+        if (src >= 0 && (SLUICE_REAL(fstat)(src, &st) != 0 || !S_ISREG(st.st_mode))) {
             SLUICE_REAL(close)(src);
             src = -EXDEV; /* a directory or device never becomes a member */
         }
@@ -429,7 +429,7 @@ int sluice_capture_mkdir(int dirfd, const char *path, mode_t mode)
     } else if (SLUICE_REAL(stat)(parent, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
             rc = -ENOTDIR;
-        else if (faccessat(AT_FDCWD, parent, W_OK | X_OK, AT_EACCESS) != 0)
+        else if (SLUICE_REAL(faccessat)(AT_FDCWD, parent, W_OK | X_OK, AT_EACCESS) != 0)
             rc = -errno;
     } else if (errno != ENOENT || !sluice_pattern_match_dir(&capture_patterns, parent, NULL) ||
                !capture_vdir_exists(parent)) {

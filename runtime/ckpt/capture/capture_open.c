@@ -59,7 +59,7 @@ static int check_parent(const char *abs)
     }
     if (!S_ISDIR(st.st_mode))
         return -ENOTDIR;
-    if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0)
+    if (SLUICE_REAL(faccessat)(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0)
         return -errno;
     return 0;
 }
@@ -120,7 +120,7 @@ static int open_view(const char *abs, int flags, const struct stat *st)
     if (fd < 0 || fd >= sluice_capture_fdtab_size)
         return fd;
     struct stat got;
-    if (fstat(fd, &got) != 0 || (got.st_dev == st->st_dev && got.st_ino == st->st_ino))
+    if (SLUICE_REAL(fstat)(fd, &got) != 0 || (got.st_dev == st->st_dev && got.st_ino == st->st_ino))
         return fd; /* the real file itself: nothing to reconcile */
     struct sluice_capture_member *v = calloc(1, sizeof *v);
     if (v == NULL)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Stripe unit detection (stripe.h): SLUICE_STRIPING_UNIT, Lustre's layout xattr, or 1 MiB. */
 #include "ckpt/twophase/stripe.h"
+#include "common/real.h"
 
 #include <errno.h>
 #include <string.h>
@@ -84,7 +85,7 @@ static int lustre_unit(const char *dir, uint64_t *unit)
     if (statfs(dir, &fs) != 0 || (uint32_t)fs.f_type != SLUICE_LUSTRE_SUPER_MAGIC)
         return -ENOENT;
     unsigned char buf[4096];
-    ssize_t n = getxattr(dir, "lustre.lov", buf, sizeof buf);
+    ssize_t n = SLUICE_REAL(getxattr)(dir, "lustre.lov", buf, sizeof buf);
     if (n <= 0)
         return -ENOENT;
     return sluice_stripe_from_lov(buf, (size_t)n, unit);
