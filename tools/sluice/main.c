@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* sluice: the launcher. Sets LD_PRELOAD and SLUICE_* variables from command-line options, then
  * runs the program:  mpiexec -n 8 sluice --trace out/ --capture 'ckpt.%r' -- ./app
- * Options come from the same table as the variables (runtime/config/vars.def): each
+ * Options come from the same table as the variables (runtime/config/vars.def, options.c): each
  * --<option> VALUE sets SLUICE_<ID>=VALUE. Values are validated here, with the library's own
- * parser, so a typo fails before the job starts. */
-#include "config/config.h"
+ * parser, so a typo fails before the job starts: every rank exits 2, and only the job's first
+ * rank says why (the same launcher line runs on every rank). */
+#include "options.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,139 +17,185 @@
 
 extern char **environ;
 
-static void usage(FILE *out)
+/* Rank 0 of a job, or a process outside any job: the one that reports usage errors. */
+static int reports_errors(void)
 {
-    fprintf(out, "usage: sluice [options] -- program [args...]\n"
-                 "\n"
-                 "Runs program with libsluice.so preloaded. Each option sets the environment variable\n"
-                 "shown beside it; setting the variable yourself works the same way (docs/ENV.md).\n"
-                 "\n"
-                 "options:\n");
-    for (int i = 0; i < SLUICE_CFG_COUNT; i++) {
-        const struct sluice_cfg_desc *d = &sluice_cfg_table[i];
-        char opt[64];
-        snprintf(opt, sizeof opt, "--%s VALUE", d->option);
-        fprintf(out, "  %-28s %s\n  %-28s   variable %s, default '%s'\n  %-28s   accepts %s\n", opt, d->help,
-                "", d->name, d->def, "", d->accepts);
+    static const char *const vars[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return strcmp(v, "0") == 0;
     }
-    fprintf(out, "  %-28s %s\n  %-28s %s\n  %-28s %s\n  %-28s %s\n", "--lib PATH",
-            "preload this libsluice.so instead of the one installed with the launcher", "--print-env",
-            "print the variables that would be set, then exit", "--version", "print the version and exit",
-            "-h, --help", "show this help");
+    return 1;
+}
+
+/* One line on stderr (from the reporting rank only); returns the exit status 2. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    if (!reports_errors())
+        return 2;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("sluice: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\n", stderr);
+    va_end(ap);
+    return 2;
+}
+
+/* The launcher's folder, or -1. */
+static int exe_dir(char *out, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", out, len - 1);
+    if (n <= 0)
+        return -1;
+    out[n] = '\0';
+    char *slash = strrchr(out, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    return 0;
 }
 
 /* libsluice.so beside the launcher: <bindir>/<relative libdir>/libsluice.so. */
 static int default_library(char *out, size_t len)
 {
-    char exe[PATH_MAX / 2];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
+    char dir[PATH_MAX / 2];
+    if (exe_dir(dir, sizeof dir) != 0)
         return -1;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    snprintf(out, len, "%s/%s/libsluice.so", exe, SLUICE_REL_LIBDIR);
+    snprintf(out, len, "%s/%s/libsluice.so", dir, SLUICE_REL_LIBDIR);
     return access(out, R_OK);
 }
 
-static const struct sluice_cfg_desc *find_option(const char *name)
+/* The installed documentation folder, if there is one (not in a build tree). */
+static const char *installed_docdir(char *out, size_t len)
 {
+    char dir[PATH_MAX / 2], env[PATH_MAX];
+    if (exe_dir(dir, sizeof dir) != 0)
+        return NULL;
+    snprintf(env, sizeof env, "%s/%s/ENV.md", dir, SLUICE_REL_DOCDIR);
+    if (access(env, R_OK) != 0 || !realpath(env, out) || strlen(out) >= len)
+        return NULL;
+    *strrchr(out, '/') = '\0';
+    return out;
+}
+
+/* The option whose value is `value`: a separate word that is "--" or another option is a
+ * forgotten value, never the value itself (`--trace -- ./prog` must not trace into "--"). */
+static int missing_value(const char *value)
+{
+    if (strcmp(value, "--") == 0)
+        return 1;
+    if (strncmp(value, "--", 2) != 0)
+        return 0;
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(value + 2, "="), value + 2);
+    for (int i = 0; launcher_longopts[i].name; i++)
+        if (strcmp(launcher_longopts[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+static const struct sluice_cfg_desc *desc_of(int c)
+{
+    if (c >= OPT_VAR_BASE && c < OPT_VAR_BASE + SLUICE_CFG_COUNT)
+        return &sluice_cfg_table[c - OPT_VAR_BASE];
     for (int i = 0; i < SLUICE_CFG_COUNT; i++)
-        if (strcmp(sluice_cfg_table[i].option, name) == 0)
+        if (c < 256 && launcher_short_of(&sluice_cfg_table[i]) == c)
             return &sluice_cfg_table[i];
     return NULL;
 }
 
-static void warn_line(const char *line, void *ctx)
+/* "unknown option --captur (did you mean --capture?)" */
+static int unknown_option(const char *word)
 {
-    (void)ctx;
-    fprintf(stderr, "sluice: warning: %s\n", line);
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(word + 2, "="), word + 2);
+    int near = launcher_nearest_option(name);
+    if (near >= 0)
+        return usage_error("unknown option --%s (did you mean --%s?)", name, launcher_longopts[near].name);
+    return usage_error("unknown option --%s (sluice --help lists them)", name);
+}
+
+static int describe_option(const struct sluice_cfg_desc *d, char *buf, size_t len)
+{
+    int letter = launcher_short_of(d);
+    if (letter)
+        return snprintf(buf, len, "-%c/--%s", letter, d->option);
+    return snprintf(buf, len, "--%s", d->option);
 }
 
 int main(int argc, char **argv)
 {
+    launcher_options_init();
     const char *lib = NULL;
     int print_env = 0;
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
+    opterr = 0;
+    for (;;) {
+        int before = optind, idx = -1;
+        int c = getopt_long(argc, argv, launcher_shortopts, launcher_longopts, &idx);
+        if (c == -1)
             break;
+        const char *word = argv[before];
+        /* getopt_long takes any unambiguous prefix: "--captur" would silently mean "--capture". */
+        if (idx >= 0 && strncmp(word, "--", 2) == 0 &&
+            (strcspn(word + 2, "=") != strlen(launcher_longopts[idx].name) ||
+             strncmp(word + 2, launcher_longopts[idx].name, strlen(launcher_longopts[idx].name)) != 0))
+            return unknown_option(word);
+        if (c == '?') {
+            if (optopt)
+                return usage_error("unknown option -%c (sluice --help lists them)", optopt);
+            return unknown_option(word);
         }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
+        const struct sluice_cfg_desc *d = desc_of(c == ':' ? optopt : c);
+        char shown[80];
+        if (c == ':' || (optarg && optind - before == 2 && missing_value(optarg))) {
+            if (!d)
+                return usage_error("%s needs a value", word);
+            describe_option(d, shown, sizeof shown);
+            return usage_error("%s needs a value before the program: %s", shown, d->accepts);
+        }
+        switch (c) {
+        case 'h':
+            launcher_usage(stdout, installed_docdir((char[PATH_MAX]){0}, PATH_MAX));
             return 0;
-        }
-        if (strcmp(a, "--version") == 0) {
+        case 'V':
             printf("sluice %s\n", SLUICE_VERSION);
             return 0;
-        }
-        if (strcmp(a, "--print-env") == 0) {
+        case 'n':
             print_env = 1;
             continue;
-        }
-        if (strncmp(a, "--", 2) != 0) {
-            break; /* the program starts here (the "--" is optional when unambiguous) */
-        }
-        char name[64];
-        const char *value = NULL;
-        const char *eq = strchr(a + 2, '=');
-        if (eq) {
-            snprintf(name, sizeof name, "%.*s", (int)(eq - (a + 2)), a + 2);
-            value = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", a + 2);
-        }
-        if (strcmp(name, "lib") == 0) {
-            if (!value && i + 1 < argc)
-                value = argv[++i];
-            if (!value) {
-                fprintf(stderr, "sluice: --lib needs a path\n");
-                return 2;
-            }
-            lib = value;
+        case OPT_LIST_VARIABLES:
+            launcher_list_variables(stdout);
+            return 0;
+        case OPT_LIB:
+            lib = optarg;
             continue;
+        default:
+            break;
         }
-        const struct sluice_cfg_desc *d = find_option(name);
-        if (!d) {
-            fprintf(stderr, "sluice: unknown option --%s (see sluice --help)\n", name);
-            return 2;
-        }
-        if (!value && i + 1 < argc)
-            value = argv[++i];
-        if (!value) {
-            fprintf(stderr, "sluice: --%s needs a value (%s)\n", name, d->accepts);
-            return 2;
-        }
-        if (setenv(d->name, value, 1) != 0) {
-            fprintf(stderr, "sluice: cannot set %s: %s\n", d->name, strerror(errno));
-            return 2;
-        }
+        if (!d)
+            return usage_error("internal error: option %s has no variable", word);
+        if (setenv(d->name, optarg, 1) != 0)
+            return usage_error("cannot set %s: %s", d->name, strerror(errno));
     }
 
-    /* Validate everything the program will see, exactly as the library will. */
+    /* Validate everything the program will see, exactly as the library will. Unknown SLUICE_*
+     * names are left to the library, which warns about them in the program itself. */
     struct sluice_config cfg;
     char err[512];
-    if (sluice_config_parse(&cfg, environ, err, sizeof err, warn_line, NULL) != 0) {
-        fprintf(stderr, "sluice: %s\n", err);
-        return 2;
-    }
+    if (sluice_config_parse(&cfg, environ, err, sizeof err, NULL, NULL) != 0)
+        return usage_error("%s", err);
 
     char libpath[PATH_MAX];
     if (lib) {
         snprintf(libpath, sizeof libpath, "%s", lib);
     } else if (default_library(libpath, sizeof libpath) != 0) {
-        fprintf(stderr, "sluice: cannot find libsluice.so next to the launcher (%s); use --lib PATH\n",
-                libpath);
-        return 2;
+        return usage_error("cannot find libsluice.so next to the launcher (%s); use --lib PATH", libpath);
     }
-    if (access(libpath, R_OK) != 0) {
-        fprintf(stderr, "sluice: cannot read %s: %s\n", libpath, strerror(errno));
-        return 2;
-    }
+    if (access(libpath, R_OK) != 0)
+        return usage_error("cannot read %s: %s", libpath, strerror(errno));
     /* Absolute (ranks may chdir before exec), but keep the name: libsluice.so, not its target. */
     char abs[PATH_MAX], cwd[PATH_MAX / 2];
     if (libpath[0] != '/' && getcwd(cwd, sizeof cwd) != NULL)
@@ -170,12 +218,10 @@ int main(int argc, char **argv)
                 printf("%s\n", *e);
         return 0;
     }
-    if (i >= argc) {
-        fprintf(stderr, "sluice: no program given\n");
-        usage(stderr);
-        return 2;
-    }
-    execvp(argv[i], &argv[i]);
-    fprintf(stderr, "sluice: cannot run %s: %s\n", argv[i], strerror(errno));
-    return errno == ENOENT ? 127 : 126;
+    if (optind >= argc)
+        return usage_error("no program given (usage: sluice [options] [--] program [args...])");
+    execvp(argv[optind], &argv[optind]);
+    int e = errno;
+    fprintf(stderr, "sluice: cannot run %s: %s\n", argv[optind], strerror(e));
+    return e == ENOENT ? 127 : 126;
 }
