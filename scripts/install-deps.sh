@@ -12,6 +12,7 @@ packages=(
   python3 python3-pyopencl python3-numpy
   coreutils procps
   clang-format
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

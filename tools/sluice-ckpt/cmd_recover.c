@@ -13,11 +13,14 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: sluice-ckpt recover [--stage DIR] [PATH...]\n"
+    fprintf(out, "usage: sluice-ckpt recover [--stage DIR] [--take-open] [PATH...]\n"
                  "Commits checkpoint data that a crashed job left staged, each set as a new\n"
                  "version of its container. With PATHs (containers, set keys, member paths or\n"
                  "folders) only the matching sets are recovered.\n"
                  "  -s, --stage DIR  stage folder (default: $SLUICE_STAGE_DIR, else /dev/shm/sluice-<uid>)\n"
+                 "  --take-open      also commit members that were still open when their writer\n"
+                 "                   died, as they are (they may be torn); by default they are\n"
+                 "                   kept aside, named, and the previous version stays\n"
                  "One line per recovered set and per problem goes to stderr.\n"
                  "Exit status: 0 all recovered (or nothing to do), 1 some set could not be\n"
                  "committed (its staged data is kept), 2 usage error or no stage folder.\n");
@@ -25,8 +28,11 @@ static void usage(FILE *out)
 
 int cmd_recover(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'}, {"stage", required_argument, 0, 's'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"stage", required_argument, 0, 's'},
+                                         {"take-open", no_argument, 0, 'O'},
+                                         {0, 0, 0, 0}};
+    unsigned flags = 0;
     const char *stage = NULL;
     int c;
     opterr = 0;
@@ -37,6 +43,9 @@ int cmd_recover(int argc, char **argv)
             return EXIT_OK;
         case 's':
             stage = optarg;
+            break;
+        case 'O':
+            flags |= SLUICE_RECOVER_TAKE_OPEN;
             break;
         default:
             return tool_bad_option("recover", c, argv);
@@ -54,5 +63,5 @@ int cmd_recover(int argc, char **argv)
     }
     /* Its report mixes what was done with what went wrong, one line each: stderr, like every
      * other diagnostic of the tool (stdout stays for listings). */
-    return sluice_ckpt_recover(stage, argv + optind, argc - optind, stderr);
+    return sluice_ckpt_recover(stage, argv + optind, argc - optind, flags, stderr);
 }

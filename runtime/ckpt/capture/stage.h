@@ -30,7 +30,8 @@
  * Ownership: capture creates both files; after sluice_commit_member_closed() the commit engine
  * owns them and deletes both once the member is committed (or dropped). A member unlinked while
  * still open is deleted by capture at its last close. Files whose <pid> no longer runs are
- * leftovers of a crash: `sluice-ckpt recover` commits them (data of "open" ones as it is).
+ * leftovers of a crash: `sluice-ckpt recover` commits the closed ones and keeps "open" ones
+ * (possibly torn) aside unless asked to take them (--take-open).
  *
  * The encoder and decoder are inline so that util code (recover) uses them without the engine. */
 #ifndef SLUICE_CKPT_STAGE_H

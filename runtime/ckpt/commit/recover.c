@@ -4,7 +4,9 @@
  * Single process, plain libc (this is util code: the tool links it without the shim). The
  * sidecars (stage.h) say what each staging file holds; members whose writer still runs are left
  * to it. For each selected set the new version holds the staged members plus every member of
- * the previous version that was not staged again, so recovering never loses committed data. */
+ * the previous version that was not staged again, so recovering never loses committed data.
+ * A member still open when its writer died is not taken (it may be half of a rewrite: the
+ * previous version stays) unless the caller asks for it (SLUICE_RECOVER_TAKE_OPEN). */
 #include "ckpt/commit/recover.h"
 
 #include "ckpt/capture/stage.h"
@@ -31,6 +33,7 @@ struct staged {
     char meta_path[PATH_MAX];
     int64_t mtime_ns;
     int superseded; /* an newer staged version of the same path exists */
+    int aside;      /* open at the crash and not taken: reported, its files kept */
 };
 
 struct staged_list {
@@ -123,7 +126,7 @@ static int selected(const struct staged *s, const char *container, char **abs, i
     return 0;
 }
 
-static int collect(const char *stage_dir, struct staged_list *out, FILE *report)
+static int collect(const char *stage_dir, struct staged_list *out, unsigned flags, FILE *report)
 {
     DIR *d = opendir(stage_dir);
     if (!d)
@@ -154,9 +157,11 @@ static int collect(const char *stage_dir, struct staged_list *out, FILE *report)
             say(report, "skipped %s: staging file %s is missing", s.meta.m.path, s.data_path);
             continue;
         }
-        if (!s.meta.closed)
-            s.meta.m.size = (uint64_t)st.st_size; /* a crash left it open: take it as it is */
-        else if ((uint64_t)st.st_size != s.meta.m.size) {
+        if (!s.meta.closed) {
+            /* A crash left it open: possibly torn (the writer died between two writes). */
+            s.meta.m.size = (uint64_t)st.st_size;
+            s.aside = !(flags & SLUICE_RECOVER_TAKE_OPEN);
+        } else if ((uint64_t)st.st_size != s.meta.m.size) {
             say(report, "skipped %s: staging file %s holds %lld bytes, its sidecar says %llu", s.meta.m.path,
                 s.data_path, (long long)st.st_size, (unsigned long long)s.meta.m.size);
             continue;
@@ -247,6 +252,20 @@ static int publish(int fd, const char *tmp, const char *final, const char *dir)
 static int recover_set(struct staged *v, size_t n, FILE *report)
 {
     const char *key = v[0].meta.m.set_key;
+    size_t taken = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i].aside) {
+            taken++;
+            continue;
+        }
+        say(report,
+            "%s: kept aside, not committed: it was still open when its writer (pid %ld) died, so it "
+            "may be torn; the previous version stays; staging file %s (%llu bytes); "
+            "`sluice-ckpt recover --take-open` commits it as it is",
+            v[i].meta.m.path, v[i].meta.pid, v[i].data_path, (unsigned long long)v[i].meta.m.size);
+    }
+    if (taken == 0)
+        return 0;
     char container[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX], err[2 * PATH_MAX + 64] = "";
     if (sluice_container_name(key, container, sizeof container) != 0 ||
         sluice_container_dir(key, dir, sizeof dir) != 0) {
@@ -274,7 +293,12 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
     rc = (src && fds) ? 0 : -ENOMEM;
 
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (i + 1 < n && strcmp(v[i].meta.m.path, v[i + 1].meta.m.path) == 0) {
+        if (v[i].aside)
+            continue;
+        size_t later = i + 1; /* the newest staged copy of this path that is taken */
+        while (later < n && v[later].aside && strcmp(v[i].meta.m.path, v[later].meta.m.path) == 0)
+            later++;
+        if (later < n && strcmp(v[i].meta.m.path, v[later].meta.m.path) == 0) {
             v[i].superseded = 1; /* an older staged version: dropped with the set's files */
             continue;
         }
@@ -302,7 +326,7 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
         const struct sluice_member *om = &old->members[k];
         int again = 0;
         for (size_t i = 0; i < n && !again; i++)
-            again = strcmp(v[i].meta.m.path, om->path) == 0;
+            again = !v[i].aside && strcmp(v[i].meta.m.path, om->path) == 0;
         if (again)
             continue;
         int fd = memfd_create("sluice-recover", MFD_CLOEXEC);
@@ -376,6 +400,8 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
     }
     /* Durable: the staged copies (and older staged versions of the same paths) can go. */
     for (size_t i = 0; i < n; i++) {
+        if (v[i].aside)
+            continue;
         unlink(v[i].data_path);
         unlink(v[i].meta_path);
     }
@@ -385,7 +411,7 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
     return 0;
 }
 
-int sluice_ckpt_recover(const char *stage_dir, char *const *paths, int npaths, FILE *report)
+int sluice_ckpt_recover(const char *stage_dir, char *const *paths, int npaths, unsigned flags, FILE *report)
 {
     if (!stage_dir || !*stage_dir || npaths < 0 || (npaths > 0 && !paths)) {
         say(report, "sluice-ckpt recover: no stage folder given");
@@ -415,7 +441,7 @@ int sluice_ckpt_recover(const char *stage_dir, char *const *paths, int npaths, F
     }
 
     struct staged_list list = {0};
-    int rc = collect(stage_dir, &list, report);
+    int rc = collect(stage_dir, &list, flags, report);
     int status = 0;
     if (rc != 0) {
         say(report, "sluice-ckpt recover: cannot read stage folder %s: %s", stage_dir, strerror(-rc));

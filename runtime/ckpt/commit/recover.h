@@ -3,7 +3,9 @@
  * `sluice-ckpt recover`. Single-process, no MPI: it reads the stage folder (stage.h layout),
  * finds every member whose ownership had passed to the commit engine (closed, not yet
  * committed), and commits each set as a new container version (container.h), keeping the
- * members of the previous committed version that were not staged again. */
+ * members of the previous committed version that were not staged again. A member whose
+ * writer died before closing it may be torn (half of a rewrite): it is kept aside, named in
+ * the report and committed only with SLUICE_RECOVER_TAKE_OPEN. */
 #ifndef SLUICE_CKPT_RECOVER_H
 #define SLUICE_CKPT_RECOVER_H
 
@@ -13,15 +15,19 @@
 extern "C" {
 #endif
 
+/* Also commit members that were still open when their writer died, as they are. */
+#define SLUICE_RECOVER_TAKE_OPEN 0x1u
+
 /* Commits what is staged under `stage_dir`. With npaths > 0 only the sets whose container
  * path, set key or a member path is listed in `paths` (or lies under a listed folder) are
  * committed; with npaths == 0, all of them. One line per set recovered (container, version,
- * members, bytes) and per problem goes to `report` (may be NULL). Staged files of a set are
- * removed only after its new container is durable.
+ * members, bytes), per member kept aside and per problem goes to `report` (may be NULL).
+ * Staged files of a set are removed only after its new container is durable; the staging
+ * files of members kept aside stay where they are.
  * Returns 0 if everything selected was committed (or there was nothing to do), 1 if some set
  * could not be committed (its staged data is kept), 2 on bad arguments (e.g. missing stage
  * folder). */
-int sluice_ckpt_recover(const char *stage_dir, char *const *paths, int npaths, FILE *report);
+int sluice_ckpt_recover(const char *stage_dir, char *const *paths, int npaths, unsigned flags, FILE *report);
 
 #ifdef __cplusplus
 }
