@@ -14,12 +14,15 @@ crash() { # crash DIR: two sets, one member closed and one still open, then SIGK
 
 mkdir a
 crash a
-expect_eq "nothing committed before recover" "" "$(ls a | grep -v '^\.' || true)"
+# The closed ckpt.0 may have been committed in the background before the kill; the rest not.
+before=$(ls a | grep -v '^\.' || true)
+case "$before" in "" | "ckpt.@r.sluice") echo "ok: at most the closed member committed before recover" ;;
+  *) fail "committed before recover: $before" ;; esac
 ls "$SLUICE_STAGE_DIR"/*.data >/dev/null || fail "the crash left nothing staged"
 
 # Only the ckpt set, selected by its container path; the stage folder from the environment.
 "$CKPT" recover "$PWD/a/ckpt.@r.sluice" >out.txt 2>err.txt || fail "recover: $(cat out.txt err.txt)"
-expect_contains "recover reports the set" "a/ckpt.@r.sluice: recovered version 1" "$(cat err.txt)"
+[ -n "$before" ] || expect_contains "recover reports the set" "a/ckpt.@r.sluice: recovered version 1" "$(cat err.txt)"
 expect_contains "recover names the open member" "a/ckpt.1: kept aside" "$(cat err.txt)"
 expect_eq "recover prints nothing on stdout" "" "$(cat out.txt)"
 expect_eq "only the selected set" "ckpt.@r.sluice" "$(ls a)"
