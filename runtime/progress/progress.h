@@ -25,6 +25,9 @@ void sluice_progress_post(void (*fn)(void *arg), void *arg);
 void sluice_progress_wake(void);
 /* Blocks the caller until every work item posted before the call has run. */
 void sluice_progress_drain(void);
+/* Counts transfers in flight that progress only inside MPI calls (+1 when one starts, -1 when
+ * it ends): while any are, the thread polls instead of backing off (engine.c, MPI-busy mode). */
+void sluice_progress_mpi_busy(int delta);
 /* True on the progress thread itself. */
 int sluice_progress_is_self(void);
 

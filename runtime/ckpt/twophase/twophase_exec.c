@@ -509,6 +509,7 @@ static int tp_poll(void *arg)
             *pp = j->next;
             job_finish(j);
             job_free(j);
+            sluice_progress_mpi_busy(-1);
             did++;
             continue;
         }
@@ -676,6 +677,7 @@ void commit_twophase_handle(int home, struct cmsg *in)
     }
     j->next = jobs;
     jobs = j;
+    sluice_progress_mpi_busy(1); /* its pieces move only while both ends call MPI */
     if (!poller_id) {
         static pthread_once_t once = PTHREAD_ONCE_INIT;
         pthread_once(&once, install_fork_handler);
