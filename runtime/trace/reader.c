@@ -19,7 +19,12 @@ struct parse {
     const char *name;
     char *err;
     size_t errlen;
+    bool in_section; /* a message then names the section and its offset */
+    uint32_t section_tag;
+    uint64_t section_off;
 };
+
+static const char *tag_name(uint32_t tag);
 
 __attribute__((format(printf, 2, 3))) static int fail(struct parse *p, const char *fmt, ...)
 {
@@ -30,6 +35,10 @@ __attribute__((format(printf, 2, 3))) static int fail(struct parse *p, const cha
     va_start(ap, fmt);
     vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
     va_end(ap);
+    size_t used = strlen(p->err);
+    if (p->in_section && !strstr(p->err, "at byte ") && used + 1 < p->errlen)
+        snprintf(p->err + used, p->errlen - used, " (%s section at byte %llu)", tag_name(p->section_tag),
+                 (unsigned long long)p->section_off);
     return -1;
 }
 
@@ -70,7 +79,7 @@ static int parse_strings(struct parse *p, const unsigned char *s, uint64_t len)
     while (off < len) {
         uint32_t id, slen;
         if (len - off < 8)
-            return fail(p, "corrupt: STRINGS record cut short at byte %llu", (unsigned long long)off);
+            return fail(p, "corrupt: STRINGS record cut short at payload byte %llu", (unsigned long long)off);
         memcpy(&id, s + off, 4);
         memcpy(&slen, s + off + 4, 4);
         off += 8;
@@ -235,6 +244,8 @@ static int check_header(struct parse *p, const unsigned char *d, size_t size)
     if (h->header_size != sizeof *h || h->event_size != sizeof(struct sluice_tf_event))
         return fail(p, "corrupt: header says header %u bytes, event %u bytes (expected %zu, %zu)",
                     h->header_size, h->event_size, sizeof *h, sizeof(struct sluice_tf_event));
+    if (h->rank < 0 || h->rank >= (1 << 30) || h->size < 1 || h->size > (1 << 30))
+        return fail(p, "corrupt: rank %d of launcher size %d", h->rank, h->size);
     if (h->kind_count == 0 || h->kind_count > 65535)
         return fail(p, "corrupt: %u event kinds", h->kind_count);
     if (memchr(h->hostname, 0, sizeof h->hostname) == NULL || memchr(h->exe, 0, sizeof h->exe) == NULL)
@@ -287,6 +298,9 @@ static int parse_all(struct parse *p)
             return fail(p, "corrupt: checksum mismatch in %s section at byte %llu", tag_name(sh.tag),
                         (unsigned long long)off);
         int r = 0;
+        p->in_section = true;
+        p->section_tag = sh.tag;
+        p->section_off = off;
         switch (sh.tag) {
         case SLUICE_TF_STRINGS:
             r = parse_strings(p, payload, sh.length);
@@ -318,6 +332,7 @@ static int parse_all(struct parse *p)
         default:
             break; /* a section from a newer writer: checked, skipped */
         }
+        p->in_section = false;
         if (r != 0)
             return -1;
         off += sizeof sh + padded + 8;
@@ -339,8 +354,10 @@ static int parse_all(struct parse *p)
         const struct sluice_trace_rthread *t = &f->threads[i];
         for (uint64_t e = 0; e < t->info.events; e++)
             if (t->events[e].callsite && !sluice_trace_file_callsite(f, t->events[e].callsite))
-                return fail(p, "corrupt: thread %u event %llu refers to unknown call site %u", t->info.index,
-                            (unsigned long long)e, t->events[e].callsite);
+                return fail(p, "corrupt: thread %u event %llu at byte %llu refers to unknown call site %u",
+                            t->info.index, (unsigned long long)e,
+                            (unsigned long long)((const unsigned char *)&t->events[e] - d),
+                            t->events[e].callsite);
     }
     return 0;
 }
@@ -366,7 +383,7 @@ static int parse_owned(void *data, size_t size, bool mapped, const char *name, s
     f->size = size;
     f->mapped = mapped;
     f->path = strdup(name);
-    struct parse p = {f, name, err, errlen};
+    struct parse p = {.f = f, .name = name, .err = err, .errlen = errlen};
     if (parse_all(&p) != 0) {
         sluice_trace_file_free(f);
         return -1;

@@ -9,14 +9,14 @@ d=$(cat va.debug)
 expect_contains "a call with its function" 'CL_CALL function="clBuildProgram", return code=0' "$d"
 expect_contains "an enqueue" 'CL_ENQUEUE function="clEnqueueNDRangeKernel"' "$d"
 expect_contains "in-order dependency" 'depends on command id=1' "$d"
-expect_contains "host-to-device bytes" 'CL_TRANSFER direction: 0 h2d, 1 d2h, 2 d2d=0, bytes=262144' "$d"
-expect_contains "device-to-host bytes" 'CL_TRANSFER direction: 0 h2d, 1 d2h, 2 d2d=1, bytes=262144' "$d"
+expect_contains "host-to-device bytes" 'CL_TRANSFER direction=0, bytes=262144' "$d"
+expect_contains "device-to-host bytes" 'CL_TRANSFER direction=1, bytes=262144' "$d"
 expect_eq "device executions (write, kernel, read)" 3 "$(grep -c 'CL_DEVICE_EXEC' va.debug)"
 
 with_sluice env SLUICE_DEBUG="$PWD/ooo.debug" "$SLUICE_APPS_DIR/cl_user_events_ooo" >/dev/null
 # k2 waits on k1's event (wait list, kind 0); the out-of-order queue adds no queue-order edge.
-grep -q 'CL_DEP .*kind: 0 wait list, 1 queue order, 2 buffer=0' ooo.debug || fail "no wait-list dependency recorded"
-if grep -q 'CL_DEP .*kind: 0 wait list, 1 queue order, 2 buffer=1' ooo.debug; then fail "queue-order edge on an out-of-order queue"; fi
+grep -q 'CL_DEP .*kind=0' ooo.debug || fail "no wait-list dependency recorded"
+if grep -q 'CL_DEP .*kind=1' ooo.debug; then fail "queue-order edge on an out-of-order queue"; fi
 echo "ok: wait-list dependencies, none from queue order on an out-of-order queue"
 grep -q 'CL_CALL function="clSetUserEventStatus", return code=0' ooo.debug || fail "clSetUserEventStatus not recorded"
 echo "ok: user event calls recorded"

@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "chrome.h"
 #include "dump.h"
+#include "heatmap.h"
+#include "perfetto.h"
 #include "summary.h"
+#include "timeplot.h"
 
 static const struct {
     const char *name;
@@ -17,7 +19,11 @@ static const struct {
      "per rank and in total: events by kind, bytes, time decomposition, call sites, "
      "warnings"},
     {"dump", dump_main, "every event, one line each"},
-    {"chrome", chrome_main, "Chrome trace-event JSON for ui.perfetto.dev or chrome://tracing"},
+    {"perfetto", perfetto_main, "one timeline of every rank (trace-event JSON) for ui.perfetto.dev"},
+    {"chrome", perfetto_main, "the same as perfetto (its old name)"},
+    {"heatmap", heatmap_main,
+     "PNG (or --csv) of bytes rank to rank by purpose, and I/O bytes per rank over time"},
+    {"time", time_main, "PNG (or --csv) of each rank's user / sluice / MPI / sleep time, stacked"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

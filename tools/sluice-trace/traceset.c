@@ -140,3 +140,11 @@ double trace_rel_seconds(const struct sluice_trace_file *f, uint64_t t_ns)
 {
     return ((double)t_ns - (double)f->header.start_mono_ns) / 1e9;
 }
+
+int trace_kind_number(const struct sluice_trace_file *f, const char *name)
+{
+    for (uint32_t k = 0; k < f->nkinds; k++)
+        if (f->kinds[k] && strcmp(f->kinds[k], name) == 0)
+            return (int)k;
+    return -1;
+}

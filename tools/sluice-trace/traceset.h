@@ -30,6 +30,9 @@ struct trace_set {
 int trace_set_load(struct trace_set *set, char *const *paths, int npaths, FILE *err);
 void trace_set_free(struct trace_set *set);
 
+/* The number `f`'s producer gave the kind called `name`, or -1 if it has none. */
+int trace_kind_number(const struct sluice_trace_file *f, const char *name);
+
 /* Time of an event relative to its process's start, in seconds. */
 double trace_rel_seconds(const struct sluice_trace_file *f, uint64_t t_ns);
 

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: MIT
+# `sluice-trace perfetto` on real runs under mpiexec: a two-phase checkpoint on 3 ranks into a
+# folder whose name is not UTF-8, and distributed OpenCL on 4 ranks. The file must be strict
+# UTF-8 JSON with one process per rank, every slice nested on its track, flow arrows whose two
+# ends are slices of their tracks (messages from a send to its receive, DAG dependencies),
+# threads named by role, device work on device tracks, argument keys that are names with named
+# values, and the OpenCL calls MPI's hwloc makes inside MPI_Init marked as such.
+TRACE=$SLUICE_BIN_DIR/sluice-trace
+CHECK=$(dirname "$BASH_SOURCE")/trace_check_perfetto.py
+export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE POCL_MAX_PTHREAD_COUNT=1
+
+# 1. Checkpoint, 3 ranks, two aggregators: the commit runs on the progress and write-behind
+# threads while COMMIT_DURABLE spans it. The folder's name holds the byte 0xff.
+d=$PWD/$'ckpt\xff'
+mkdir -p "$d"
+SLUICE_CB_WRITE=enable SLUICE_CB_NODES=2 SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_TRACE_DIR=$PWD/ck SLUICE_BACKTRACE=4 \
+  timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/ckpt_sized" write "$d" 200001 333333 150000 \
+  || fail "checkpoint job failed"
+"$TRACE" perfetto ck.json ck || fail "perfetto export failed"
+r=$(/usr/bin/python3 "$CHECK" ck.json 3) || fail "ck.json: $r"
+echo "$r"
+/usr/bin/python3 - ck.json <<'PYEOF' || fail "checkpoint timeline content"
+import json, sys
+ev = json.load(open(sys.argv[1], encoding="utf-8"))["traceEvents"]
+threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("name") == "thread_name"}
+for r in range(3):
+    roles = {n for (p, _), n in threads.items() if p == r + 1}
+    assert {"main", "progress"} <= roles, (r, roles)
+assert "write-behind" in threads.values(), threads
+# COMMIT_DURABLE overlaps the progress thread's spells: it has its own track, never theirs.
+dur = [e for e in ev if e.get("name") == "COMMIT_DURABLE"]
+assert dur and all(threads[(e["pid"], e["tid"])].startswith("checkpoint commits") for e in dur), dur
+# The folder's 0xff byte is shown, escaped, in the paths.
+assert any("ckpt\\xff/ckpt.1" in str(e.get("args", {}).get("path", "")) for e in ev), "no escaped path"
+# hwloc's OpenCL probing inside MPI_Init (MPI initialized by sluice for the commit).
+calls = [e for e in ev if e.get("cat") == "opencl" and "function" in e.get("args", {})]
+assert calls, "no OpenCL calls recorded (MPICH's hwloc did not probe OpenCL?)"
+assert all(e["args"].get("origin", "").startswith("MPI_Init") for e in calls), calls
+assert not any(":" in k for e in ev for k in e.get("args", {})), "an argument key is not a name"
+counters = {e["name"] for e in ev if e.get("ph") == "C"}
+assert {"staged checkpoint bytes", "shuffle buffer peak bytes"} <= counters, counters
+print("ok: roles, commit track, non-UTF-8 path, hwloc calls marked, counters")
+PYEOF
+expect_contains "the byte is in the raw path" $'ckpt\xff' "$("$TRACE" dump ck | grep -a COMMIT_MEMBER | head -1)"
+cmp <("$TRACE" chrome -o - ck) ck.json || fail "chrome (the old name) differs from perfetto"
+echo "ok: chrome is an alias"
+
+# Without call sites, the hwloc calls are still told apart (the run of queries ending at MPI_INIT).
+SLUICE_CB_WRITE=enable SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_TRACE_DIR=$PWD/ck2 \
+  timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/ckpt_sized" write "$d" 1000 2000 3000 \
+  || fail "second checkpoint job failed"
+"$TRACE" perfetto ck2.json ck2
+/usr/bin/python3 "$CHECK" ck2.json 3 >/dev/null || fail "ck2.json invalid"
+n=$(grep -c '"origin":"MPI_Init: a query in the run that ends at MPI_INIT' ck2.json || true)
+[ "$n" -ge 3 ] || fail "hwloc calls without call sites not marked ($n)"
+echo "ok: $n hwloc calls marked without call sites"
+
+# 2. Distributed OpenCL on 4 ranks: a buffer moves rank 1 -> 2 -> 3 (cl_dist_coherence).
+POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n 4 env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/cl" \
+  LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_dist_coherence" >cl.out 2>&1 || fail "OpenCL job failed: $(cat cl.out)"
+"$TRACE" perfetto cl.json cl || fail "perfetto export failed"
+r=$(/usr/bin/python3 "$CHECK" cl.json 4) || fail "cl.json: $r"
+echo "$r"
+/usr/bin/python3 - cl.json <<'PYEOF' || fail "OpenCL timeline content"
+import collections, json, sys
+ev = json.load(open(sys.argv[1], encoding="utf-8"))["traceEvents"]
+threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("name") == "thread_name"}
+flows = collections.defaultdict(dict)
+for e in ev:
+    if e.get("ph") in ("s", "f"):
+        flows[e["id"]][e["ph"]] = e
+msgs = [f for f in flows.values() if f["s"]["name"] == "MPI message"]
+pairs = sorted((f["s"]["pid"] - 1, f["f"]["pid"] - 1) for f in msgs)
+assert (1, 2) in pairs and len(pairs) >= 2, pairs  # the buffer's moves, from rank to rank
+assert any(f["s"]["name"] == "DAG dependency" for f in flows.values()), "no DAG arrows"
+execs = [e for e in ev if e.get("name") == "CL_DEVICE_EXEC"]
+assert execs and all(threads[(e["pid"], e["tid"])].startswith("device ") for e in execs), execs
+tr = [e for e in ev if e.get("name") == "CL_TRANSFER"]
+assert tr and all(e["args"]["direction"] in ("h2d", "d2h", "d2d") for e in tr), tr
+assert all(threads[(e["pid"], e["tid"])].endswith(": transfers") for e in tr)
+assert "dist scheduler" in threads.values() and "main, OpenCL server" in threads.values(), threads
+print("ok: %d message arrows %s, DAG arrows, device and transfer tracks" % (len(pairs), pairs))
+PYEOF

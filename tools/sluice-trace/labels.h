@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* Names of payload words and of their values, read from the meanings in events.def:
+ * "path (string id)" is labelled "path"; "direction (0 h2d, 1 d2h, 2 d2d)" is labelled
+ * "direction" and its value 1 is named "d2h". Shared by dump and the exporters. */
+#ifndef SLUICE_TRACE_TOOL_LABELS_H
+#define SLUICE_TRACE_TOOL_LABELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The label of a meaning: the text before " (". */
+void label_of(const char *meaning, char *buf, size_t len);
+/* The name of `value` if the meaning enumerates its values as "(N name, M name, ...)",
+ * else NULL. The name is written into buf. */
+const char *label_enum_value(const char *meaning, uint64_t value, char *buf, size_t len);
+
+#endif

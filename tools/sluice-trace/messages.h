@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* Rank-to-rank messages of a trace set, each once, with its purpose: the two-phase checkpoint
+ * shuffle (COMMIT_SHUFFLE, recorded by the sender) and OpenCL data (MPI_SEND/MPI_RECV of the
+ * serving ranks). A send and a receive with the same ends, tag and size are one message
+ * (paired in time order); a message with one recorded end counts once, from that end.
+ * sluice's control messages are not recorded. Used by summary, heatmap and perfetto. */
+#ifndef SLUICE_TRACE_TOOL_MESSAGES_H
+#define SLUICE_TRACE_TOOL_MESSAGES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "timeline.h"
+#include "traceset.h"
+
+enum msg_purpose { MSG_SHUFFLE, MSG_OPENCL, MSG_NPURPOSES };
+
+struct msg_end {
+    const struct sluice_trace_file *f; /* NULL: this end was not recorded */
+    const struct sluice_trace_rthread *t;
+    uint64_t e; /* index of the event in t */
+};
+
+struct message {
+    int src, dst;
+    uint64_t bytes, tag;
+    enum msg_purpose purpose;
+    int64_t t_ns; /* on the timeline: the send, else the receive */
+    struct msg_end send, recv;
+};
+
+/* All messages of `set`, sorted by time. 0, or -1 when out of memory. */
+int messages_collect(const struct trace_set *set, const struct timeline *tl, struct message **out, size_t *n);
+const char *msg_purpose_name(enum msg_purpose p);
+
+#endif
