@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "common/real.h"
 #include "config/config.h"
+#include "sluice_runtime_deps.h"
 
 int sluice_cl_state = SLUICE_CL_UNSET;
 
@@ -72,9 +73,9 @@ static void init_once_body(void)
     bool off = mode_is_off();
     void *h = open_loader();
     if (h == NULL) {
-        sluice_log_error("opencl: cannot open the OpenCL ICD loader (tried libOpenCL.so.1, libOpenCL.so): "
+        sluice_log_error("opencl: cannot open the OpenCL ICD loader libOpenCL.so.1 (Debian package %s): "
                          "%s; every OpenCL call fails",
-                         dlerror());
+                         SLUICE_OPENCL_DEB, dlerror());
     } else {
         for (size_t i = 0; i < SLUICE_CL_FN_COUNT; i++) {
             void *_Atomic slot = NULL;

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "common/log.h"
+#include "sluice_runtime_deps.h"
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static int loaded; /* 1 loaded, -1 failed (reported once) */
@@ -21,8 +22,8 @@ int sluice_mpi_library_load(void)
             loaded = 1;
         } else {
             const char *why = dlerror();
-            sluice_log_warn("cannot load the MPI library %s (%s); sluice will not use MPI",
-                            SLUICE_MPI_LIBRARY, why ? why : "unknown error");
+            sluice_log_warn("cannot load the MPI library %s (Debian package %s): %s; sluice will not use MPI",
+                            SLUICE_MPI_LIBRARY, SLUICE_MPI_DEB, why ? why : "unknown error");
             loaded = -1;
         }
     }

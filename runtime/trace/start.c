@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "sluice_runtime_deps.h"
 #include "trace/rawio.h"
 #include "trace/state.h"
 
@@ -72,8 +73,9 @@ int sluice_trace_start(const struct sluice_trace_options *opt)
         return -ENOMEM;
     if (g->backtrace && sluice_trace_callsites_start(g->backtrace, opt->limit) != 0) {
         sluice_log_warn(
-            "SLUICE_BACKTRACE: cannot load %s or map the call-site table; call sites are not recorded",
-            SLUICE_LIBUNWIND);
+            "SLUICE_BACKTRACE: cannot load %s (Debian package %s) or map the call-site table; call sites are "
+            "not recorded",
+            SLUICE_LIBUNWIND, SLUICE_LIBUNWIND_DEB);
         g->backtrace = 0;
     }
     int err = 0;

@@ -7,6 +7,7 @@
 #include "dump.h"
 #include "heatmap.h"
 #include "perfetto.h"
+#include "sluice_version.h"
 #include "summary.h"
 #include "timeplot.h"
 
@@ -33,7 +34,8 @@ static void usage(FILE *to)
                 "Reads the per-rank trace files sluice writes into SLUICE_TRACE_DIR.\n\ncommands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(to, "  %-9s %s\n", commands[i].name, commands[i].help);
-    fprintf(to, "\n'sluice-trace COMMAND --help' for a command's options. Exit status: 0 ok, 1 unreadable or "
+    fprintf(to, "\n'sluice-trace COMMAND --help' for a command's options; --version prints the version. Exit "
+                "status: 0 ok, 1 unreadable or "
                 "incomplete input, 2 usage error.\n");
 }
 
@@ -45,6 +47,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("sluice-trace %s\n", SLUICE_VERSION_STRING);
         return 0;
     }
     for (size_t i = 0; i < NCOMMANDS; i++)

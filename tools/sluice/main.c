@@ -61,10 +61,12 @@ static int exe_dir(char *out, size_t len)
 /* libsluice.so beside the launcher: <bindir>/<relative libdir>/libsluice.so. */
 static int default_library(char *out, size_t len)
 {
-    char dir[PATH_MAX / 2];
+    char dir[PATH_MAX / 2], libdir[PATH_MAX], real[PATH_MAX];
     if (exe_dir(dir, sizeof dir) != 0)
         return -1;
-    snprintf(out, len, "%s/%s/libsluice.so", dir, SLUICE_REL_LIBDIR);
+    snprintf(libdir, sizeof libdir, "%s/%s", dir, SLUICE_REL_LIBDIR);
+    /* The folder without "bin/..", but the file by its name (libsluice.so, not its target). */
+    snprintf(out, len, "%.*s/libsluice.so", (int)(len - 16), realpath(libdir, real) ? real : libdir);
     return access(out, R_OK);
 }
 
