@@ -13,6 +13,8 @@ packages=(
   coreutils procps
   clang-format
   clang libclang-rt-14-dev
+  man-db groff-base                # man -l renders the generated pages (install_package test)
+  slurm-wlm munge                  # the one-node Slurm test (slurm_jobs)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-./scripts/build.sh
+./scripts/build.sh -DSLUICE_WERROR=ON # CI: warnings are errors (users' builds do not force it)
 cd "${BUILD_DIR:-build}"
 ctest --output-on-failure --timeout 600
