@@ -6,6 +6,7 @@
 
 #include "dump.h"
 #include "heatmap.h"
+#include "io.h"
 #include "perfetto.h"
 #include "sluice_version.h"
 #include "summary.h"
@@ -24,6 +25,7 @@ static const struct {
     {"chrome", perfetto_main, "the same as perfetto (its old name)"},
     {"heatmap", heatmap_main,
      "PNG (or --csv) of bytes rank to rank by purpose, and I/O bytes per rank over time"},
+    {"io", io_main, "checkpoint sets and versions: requests, metadata, writers, costs, Young/Daly interval"},
     {"time", time_main, "PNG (or --csv) of each rank's user / sluice / MPI / sleep time, stacked"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
