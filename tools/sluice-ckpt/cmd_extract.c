@@ -6,6 +6,7 @@
  * never leaves a plausible-looking file behind. Existing files are kept unless --force.
  * Holes stay holes; the member's modification time is restored. */
 #include "ckpt_tool.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,11 +26,12 @@ struct extract_opts {
     int force;
     int flags;
     int to_stdout; /* -c: member bytes to stdout, in index order, instead of files */
+    int quiet;     /* -q: no progress line */
 };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: sluice-ckpt extract [-o OUTDIR] [-m NAME]... [-f] [-r] [-c] PATH...\n"
+    fprintf(out, "usage: sluice-ckpt extract [-o OUTDIR] [-m NAME]... [-f] [-r] [-c] [-q] PATH...\n"
                  "Writes the members of each container back out as ordinary files, at their path\n"
                  "relative to the set's folder: beside the container, or under OUTDIR. Checksums\n"
                  "are verified while copying; a corrupt member is reported and not written.\n"
@@ -40,7 +42,8 @@ static void usage(FILE *out)
                  "  -c, --stdout         write the selected members' bytes to stdout instead (like\n"
                  "                       gzip -c; a corrupt member still fails with status 1)\n"
                  "  -r, --recursive      also the containers in subfolders (under OUTDIR, each\n"
-                 "                       keeps its subfolder)\n");
+                 "                       keeps its subfolder)\n"
+                 "  -q, --quiet          no progress line (shown on a terminal for large containers)\n");
 }
 
 /* mkdir -p for every directory of `path` below its first `keep` bytes. */
@@ -205,6 +208,14 @@ static int extract_one(void *ctx, const struct sluice_container *c, const char *
             (void)tool_snprintf(root, sizeof root, ".");
     }
     int bad = 0;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < c->n_members; i++) {
+        const char *rel = relative_path(dir, c->members[i].path);
+        if (rel && selected(o, c->members[i].path, rel))
+            total += c->members[i].size;
+    }
+    struct tool_progress progress;
+    tool_progress_start(&progress, c->path, total, o->quiet || o->to_stdout);
     for (uint32_t i = 0; i < c->n_members; i++) {
         const char *rel = relative_path(dir, c->members[i].path);
         if (!rel) {
@@ -224,19 +235,19 @@ static int extract_one(void *ctx, const struct sluice_container *c, const char *
         } else {
             bad |= extract_member(o, c, i, root, rel);
         }
+        tool_progress_add(&progress, c->members[i].size);
     }
+    tool_progress_clear(&progress);
     return bad;
 }
 
 int cmd_extract(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"member", required_argument, 0, 'm'},
-                                         {"force", no_argument, 0, 'f'},
-                                         {"recursive", no_argument, 0, 'r'},
-                                         {"stdout", no_argument, 0, 'c'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'},         {"output", required_argument, 0, 'o'},
+        {"member", required_argument, 0, 'm'}, {"force", no_argument, 0, 'f'},
+        {"recursive", no_argument, 0, 'r'},    {"stdout", no_argument, 0, 'c'},
+        {"quiet", no_argument, 0, 'q'},        {0, 0, 0, 0}};
     struct extract_opts o = {0};
     o.names = calloc((size_t)argc, sizeof *o.names);
     o.name_used = calloc((size_t)argc, sizeof *o.name_used);
@@ -246,7 +257,7 @@ int cmd_extract(int argc, char **argv)
     }
     opterr = 0;
     int c, status = EXIT_OK;
-    while ((c = getopt_long(argc, argv, ":ho:m:frc", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:m:frcq", opts, NULL)) != -1) {
         switch (c) {
         case 'h':
             usage(stdout);
@@ -265,6 +276,9 @@ int cmd_extract(int argc, char **argv)
             break;
         case 'c':
             o.to_stdout = 1;
+            break;
+        case 'q':
+            o.quiet = 1;
             break;
         default:
             status = tool_bad_option("extract", c, argv);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Turning PATH arguments into opened containers, and the messages every command shares. */
 #include "ckpt_tool.h"
+#include "progress.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +17,7 @@ void tool_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
+    tool_progress_interrupt(); /* the message on a line of its own */
     fputs("sluice-ckpt: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
