@@ -73,6 +73,8 @@ install(FILES ${_completions} DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completi
 
 # Documentation.
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# Pictures and other files the pages show, as they are; the pages themselves are rewritten below.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} PATTERN "*.md" EXCLUDE)
 file(GLOB _docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
 install(CODE "set(SLUICE_DOC_FILES \"${PROJECT_SOURCE_DIR}/README.md;${_docs}\")
   set(SLUICE_DOC_DEST \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DOCDIR}\")
