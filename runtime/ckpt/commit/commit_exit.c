@@ -12,10 +12,12 @@
 
 #include "ckpt/capture/capture.h"
 #include "ckpt/capture/pattern.h"
+#include "ckpt/capture/stage.h"
 #include "common/init_order.h"
 #include "common/log.h"
 #include "common/real.h"
 #include "config/config.h"
+#include "mpi/lifecycle.h"
 #include "mpi/roles.h"
 #include "progress/progress.h"
 #include "trace/trace.h"
@@ -149,16 +151,73 @@ int sluice_commit_launcher_child(void)
 /* Not at exit (capture calls flush_all when the stage folder passes SLUICE_STAGE_LIMIT): the
  * other ranks are busy computing, so nothing collective; ask each home to commit the sets that
  * this process has members in, and wait for them. */
-int commit_flush_own_sets(void); /* commit_member.c */
+int commit_flush_own_sets(uint64_t timeout_ns); /* commit_member.c */
+
+/* How long a rank that leaves without MPI_Finalize waits for each home's answer. */
+#define COMMIT_EXIT_ALONE_WAIT_NS (10000000000ull)
+
+/* The program initialized MPI itself and leaves without MPI_Finalize (exit(1) on an error,
+ * typically): the other ranks may never reach a collective, nor even exit (they wait in
+ * MPI_Barrier until the launcher ends the job once this process is gone). */
+static int leaving_without_finalize(void)
+{
+    if (!sluice_mpi_ready())
+        return 0; /* never touches MPI (nor loads it) in a process that did not use it */
+    int inited = 0, finalized = 1;
+    if (sluice_mpi_app_initialized(&inited) != MPI_SUCCESS ||
+        sluice_mpi_app_finalized(&finalized) != MPI_SUCCESS)
+        return 0;
+    return inited && !finalized;
+}
+
+/* Exit work of such a rank: point-to-point only, every wait bounded. Each home is asked to
+ * commit the sets this process has members in; whatever is not committed in time stays
+ * staged for `sluice-ckpt recover`, and one line says so. */
+static int flush_alone(void)
+{
+    sluice_capture_close_all();
+    pthread_mutex_lock(&commit_g.lock);
+    int idle = !commit_g.started && !commit_members_adopted_pending();
+    pthread_mutex_unlock(&commit_g.lock);
+    if (idle)
+        return 0;
+    int rc = commit_ensure_started();
+    if (rc == 0) {
+        pthread_mutex_lock(&commit_g.lock);
+        commit_members_retry();
+        pthread_mutex_unlock(&commit_g.lock);
+        rc = commit_flush_own_sets(COMMIT_EXIT_ALONE_WAIT_NS);
+    }
+    if (rc == 0) {
+        pthread_mutex_lock(&commit_g.lock);
+        rc = commit_members_error();
+        pthread_mutex_unlock(&commit_g.lock);
+    }
+    if (rc) {
+        const char *dir = sluice_stage_dir();
+        snprintf(flush_message, sizeof flush_message,
+                 "leaving without MPI_Finalize: checkpoint members not committed (%s); staged data "
+                 "kept in %s for `sluice-ckpt recover`",
+                 strerror(-rc), dir ? dir : "the stage folder");
+    }
+    flush_failed = rc;
+    pthread_mutex_lock(&commit_g.lock);
+    flush_done = 1;
+    flush_announced = commit_g.announced;
+    pthread_mutex_unlock(&commit_g.lock);
+    return rc;
+}
 
 int sluice_commit_flush_all(void)
 {
     if (!engine_enabled)
         return 0;
     if (!__atomic_load_n(&exiting, __ATOMIC_RELAXED))
-        return commit_flush_own_sets();
+        return commit_flush_own_sets(0);
     if (flush_failed)
         return flush_failed;
+    if (leaving_without_finalize())
+        return flush_alone();
     sluice_capture_close_all();
     /* Called from the finalize hook and again from the destructor: the second call has
      * nothing to do unless files were closed in between. */

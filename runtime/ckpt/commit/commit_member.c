@@ -682,7 +682,9 @@ void commit_member_forget_all(void)
     synced_list = NULL;
 }
 
-int commit_flush_own_sets(void)
+/* Asks the home of each set this process has members in to commit it; each wait is bounded
+ * by timeout_ns (0: unbounded). */
+int commit_flush_own_sets(uint64_t timeout_ns)
 {
     if (commit_ensure_started() != 0)
         return -EIO;
@@ -697,7 +699,7 @@ int commit_flush_own_sets(void)
                 snprintf(key, sizeof key, "%s", c->m.set_key);
         if (!key[0])
             break;
-        int rc = flush_set_wait(key, 0);
+        int rc = flush_set_wait(key, timeout_ns);
         if (rc) {
             worst = rc;
             break;

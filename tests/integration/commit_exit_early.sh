@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: MIT
+# A rank that calls exit(1) without MPI_Finalize (how most MPI programs fail) while the others
+# wait in MPI_Barrier: with SLUICE_CAPTURE set the job must end as it does without sluice
+# (the launcher kills the others), never hang in an exit collective. With a pattern that
+# matches nothing sluice adds nothing; with members, no data is lost: whatever the early exit
+# did not commit stays staged, and `sluice-ckpt recover` commits every rank's member.
+app=$SLUICE_APPS_DIR/mpi_exit_early
+ckpt=$SLUICE_BIN_DIR/sluice-ckpt
+export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE
+
+for n in 2 3; do
+  mkdir -p "plain$n" "none$n" "cap$n"
+  set +e
+  timeout 60 "$MPIEXEC" -n "$n" "$app" "$PWD/plain$n" > plain.out 2>&1
+  plain_rc=$?
+  SLUICE_CAPTURE="$PWD/nothing/ckpt.%r" timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" \
+    "$app" "$PWD/none$n" > none.out 2>&1
+  none_rc=$?
+  SLUICE_CAPTURE="$PWD/cap$n/ckpt.%r" timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" \
+    "$app" "$PWD/cap$n" > cap.out 2>&1
+  cap_rc=$?
+  set -e
+  [ "$none_rc" != 124 ] || fail "$n ranks, pattern matching nothing: the job hung ($(tail -3 none.out))"
+  [ "$cap_rc" != 124 ] || fail "$n ranks, members captured: the job hung ($(tail -3 cap.out))"
+  [ "$plain_rc" != 0 ] || fail "$n ranks: the job without sluice should fail"
+  expect_eq "$n ranks, nothing captured: exit status as without sluice" "$plain_rc" "$none_rc"
+  expect_eq "$n ranks, nothing captured: no sluice line" "" "$(grep '^sluice' none.out || true)"
+  expect_eq "$n ranks, members captured: exit status as without sluice" "$plain_rc" "$cap_rc"
+  # rank 1's member is committed, or staged with one line saying so
+  if ! "$ckpt" ls "cap$n" 2>/dev/null | grep -q "cap$n/ckpt\.1\$"; then
+    expect_contains "$n ranks: the early exit says what it left staged" "sluice-ckpt recover" "$(cat cap.out)"
+  fi
+  "$ckpt" recover --stage "$SLUICE_STAGE_DIR" > recover.out 2>&1 || fail "recover: $(cat recover.out)"
+  for r in $(seq 0 $((n - 1))); do
+    expect_eq "$n ranks: member $r kept (committed or recovered)" "rank $r" \
+      "$(SLUICE_CAPTURE="$PWD/cap$n/ckpt.%r" env LD_PRELOAD="$SLUICE_LIB" cat "cap$n/ckpt.$r")"
+  done
+  expect_eq "$n ranks: stage folder empty after recover" "" "$(ls -A "$SLUICE_STAGE_DIR")"
+done
