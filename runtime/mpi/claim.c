@@ -2,6 +2,8 @@
 /* See claim.h. File operations use raw system calls: sluice wraps open/unlink/... for
  * checkpoint capture, and the claim must never be seen (or traced) as the program's I/O. */
 #include "mpi/claim.h"
+
+#include "common/private_dir.h"
 #include "common/real.h"
 
 #include <dirent.h>
@@ -27,10 +29,6 @@ static int raw_open(const char *path, int flags, int mode)
 static int raw_mkdir(const char *path)
 {
     return (int)syscall(SYS_mkdirat, AT_FDCWD, path, 0700);
-}
-static int raw_unlink(const char *path, int flags)
-{
-    return (int)syscall(SYS_unlinkat, AT_FDCWD, path, flags);
 }
 
 /* Field 22 of /proc/<pid>/stat: start time in clock ticks since boot; 0 if unknown. */
@@ -104,7 +102,7 @@ static int make_parents(const char *root)
     return 0;
 }
 
-static bool job_is_over(const char *root, const char *name)
+static bool job_is_over(int rootfd, const char *name)
 {
     int pid;
     unsigned long long start;
@@ -113,46 +111,51 @@ static bool job_is_over(const char *root, const char *name)
         unsigned long long now = start_time_of(pid); /* 0: no such process */
         return now == 0 || now != start;
     }
-    char path[4096];
     struct stat st;
-    if (snprintf(path, sizeof path, "%s/%s", root, name) >= (int)sizeof path ||
-        SLUICE_REAL(stat)(path, &st) != 0)
+    if (syscall(SYS_newfstatat, rootfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return false;
     return time(NULL) - st.st_mtime > STALE_JOB_SECONDS;
 }
 
-static void remove_job_folder(const char *root, const char *name)
+/* Never through a link: a job folder is opened O_NOFOLLOW and must be ours, and its claim
+ * files are removed relative to it (a link planted in the claims folder would otherwise make
+ * us delete files wherever it points). */
+static void remove_job_folder(int rootfd, const char *name)
 {
-    char dirpath[4096];
-    if (snprintf(dirpath, sizeof dirpath, "%s/%s", root, name) >= (int)sizeof dirpath)
+    int fd = (int)syscall(SYS_openat, rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
         return;
-    DIR *d = SLUICE_REAL(opendir)(dirpath);
-    if (d == NULL)
+    struct stat st;
+    DIR *d = NULL;
+    if (syscall(SYS_fstat, fd, &st) != 0 || st.st_uid != geteuid() || (d = fdopendir(fd)) == NULL) {
+        syscall(SYS_close, fd);
         return;
-    struct dirent *e;
-    while ((e = SLUICE_REAL(readdir)(d)) != NULL) {
-        if (strncmp(e->d_name, "rank.", 5) != 0)
-            continue;
-        char f[4096 + 256];
-        if (snprintf(f, sizeof f, "%s/%s", dirpath, e->d_name) < (int)sizeof f)
-            raw_unlink(f, 0);
     }
+    struct dirent *e;
+    while ((e = SLUICE_REAL(readdir)(d)) != NULL)
+        if (strncmp(e->d_name, "rank.", 5) == 0)
+            syscall(SYS_unlinkat, dirfd(d), e->d_name, 0);
     SLUICE_REAL(closedir)(d);
-    raw_unlink(dirpath, AT_REMOVEDIR);
+    syscall(SYS_unlinkat, rootfd, name, AT_REMOVEDIR);
 }
 
 /* Called by the first process of a job on this node: clears folders of finished jobs. */
 static void collect_stale_jobs(const char *root, const char *current)
 {
-    DIR *d = SLUICE_REAL(opendir)(root);
-    if (d == NULL)
+    int rootfd = (int)syscall(SYS_openat, AT_FDCWD, root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (rootfd < 0)
         return;
+    DIR *d = fdopendir(rootfd);
+    if (d == NULL) {
+        syscall(SYS_close, rootfd);
+        return;
+    }
     struct dirent *e;
     while ((e = SLUICE_REAL(readdir)(d)) != NULL) {
         if (e->d_name[0] == '.' || strcmp(e->d_name, current) == 0)
             continue;
-        if (job_is_over(root, e->d_name))
-            remove_job_folder(root, e->d_name);
+        if (job_is_over(dirfd(d), e->d_name))
+            remove_job_folder(dirfd(d), e->d_name);
     }
     SLUICE_REAL(closedir)(d);
 }
@@ -192,6 +195,15 @@ sluice_claim_result sluice_claim_rank(const struct sluice_launch *l, const char 
             snprintf(why, whylen, "cannot create %s: %s", root, strerror(errno));
         return SLUICE_CLAIM_UNKNOWN;
     }
+    /* Private folders, checked whoever made them (docs/SECURITY.md); the default's parent too. */
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", root);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent)
+        *slash = '\0';
+    if ((root == rootbuf && sluice_private_dir(parent, 0, why, whylen) != 0) ||
+        sluice_private_dir(root, 0, why, whylen) != 0)
+        return SLUICE_CLAIM_UNKNOWN;
     if (raw_mkdir(jobdir) == 0)
         collect_stale_jobs(root, key);
     else if (errno != EEXIST) {

@@ -7,8 +7,12 @@
  *   SLUICE_DEBUG=""|0|off|no|false       nothing
  *
  * Formatting avoids stdio so that an event recorded in a signal handler prints safely. */
+#include <errno.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "trace/kinds.h"
 #include "trace/rawio.h"
@@ -49,7 +53,16 @@ static int open_path(int rank)
         }
     }
     sluice_tb_cstr(&b);
-    return sluice_raw_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    /* Never through a link, and never appending to someone else's file (a name planted in a
+     * shared folder such as /tmp): ELOOP or EACCES instead. A device (/dev/null) is fine. */
+    int fd = sluice_raw_open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct stat st;
+    if (fd >= 0 && (syscall(SYS_fstat, fd, &st) != 0 || (!S_ISCHR(st.st_mode) && st.st_uid != geteuid()))) {
+        sluice_raw_close(fd);
+        errno = EACCES;
+        return -1;
+    }
+    return fd;
 }
 
 int sluice_trace_debug_open(const char *spec, int rank)

@@ -243,6 +243,7 @@ static void adopt_inherited(void)
             memcpy(m->path, sm.m.path, sizeof m->path);
             memcpy(m->set_key, sm.m.set_key, sizeof m->set_key);
             m->member_rank = sm.m.member_rank;
+            m->mode = sm.m.mode ? (mode_t)sm.m.mode : (0666 & ~capture_umask);
             snprintf(m->stage_path, sizeof m->stage_path, "%s", target);
             memcpy(m->meta_path, meta, sizeof m->meta_path);
             HASH_ADD_STR(capture_open, path, m);

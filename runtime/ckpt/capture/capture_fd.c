@@ -23,6 +23,7 @@ void capture_fill_staged(const struct sluice_capture_member *m, struct sluice_st
     memcpy(out->stage_path, m->stage_path, sizeof out->stage_path);
     out->member_rank = m->member_rank;
     out->writer_rank = capture_writer_rank;
+    out->mode = (unsigned)m->mode;
     struct stat st;
     if (SLUICE_REAL(stat)(m->stage_path, &st) == 0)
         out->size = (uint64_t)st.st_size;

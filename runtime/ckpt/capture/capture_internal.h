@@ -29,6 +29,7 @@ struct sluice_capture_member {
     char path[PATH_MAX];
     char set_key[PATH_MAX];
     int member_rank;
+    mode_t mode; /* the permissions the program's file would have (its staging file is 0600) */
     char stage_path[PATH_MAX];
     char meta_path[PATH_MAX];
     int fds;       /* program descriptors referring to it */

@@ -51,14 +51,18 @@ int capture_member_stat(const char *abs, struct stat *st)
     bool have = false;
     pthread_mutex_lock(&capture_lock);
     struct sluice_capture_member *m = capture_find_open(abs);
+    mode_t mode = 0;
     if (m != NULL) {
         memcpy(stage, m->stage_path, sizeof stage);
+        mode = m->mode;
         have = true;
     }
     pthread_mutex_unlock(&capture_lock);
     /* Versions closed here belong to the commit engine, which answers for them below. */
-    if (have && SLUICE_REAL(stat)(stage, st) == 0)
+    if (have && SLUICE_REAL(stat)(stage, st) == 0) {
+        st->st_mode = (st->st_mode & S_IFMT) | mode; /* the program's, not the 0600 staging file's */
         return 0;
+    }
     uint64_t size;
     int64_t mtime_ns;
     if (sluice_commit_stat_member(abs, &size, &mtime_ns) == 0) {

@@ -7,6 +7,7 @@
 #include "ckpt/capture/stage.h"
 #include "ckpt/container/container.h"
 #include "common/log.h"
+#include "common/private_dir.h"
 #include "common/real.h"
 #include "config/config.h"
 #include "mpi/roles.h"
@@ -181,6 +182,9 @@ static int open_member(const struct capture_name *n, int flags, mode_t mode)
         snprintf(nm->path, sizeof nm->path, "%s", n->abs);
         snprintf(nm->set_key, sizeof nm->set_key, "%s", n->key);
         nm->member_rank = n->rank;
+        /* The permissions the program asked for (or the old file's), as the kernel would give
+         * them; the umask as it is now, since the program may have changed it. */
+        nm->mode = exists ? (old.st_mode & 07777) : (mode & 07777 & ~(mode_t)sluice_process_umask());
         struct sluice_staged_member sm;
         capture_fill_staged(nm, &sm); /* stage_path still empty: size 0 */
         int sfd = sluice_stage_create(&sm, nm->stage_path, nm->meta_path);
@@ -215,8 +219,6 @@ static int open_member(const struct capture_name *n, int flags, mode_t mode)
             free(nm);
             return rc;
         }
-        /* The permissions the program asked for (or the old file's), as the kernel would. */
-        fchmod(fd, exists ? (old.st_mode & 07777) : (mode & 07777 & ~capture_umask));
         pthread_mutex_lock(&capture_lock);
         if (capture_find_open(n->abs) != NULL) {
             /* Another thread staged the same path meanwhile: use its member, drop ours. */

@@ -3,6 +3,8 @@
  * Every call here uses the real libc functions (SLUICE_REAL), never capture's wrappers. */
 #include "ckpt/capture/stage.h"
 
+#include "common/log.h"
+#include "common/private_dir.h"
 #include "common/real.h"
 #include "config/config.h"
 
@@ -10,6 +12,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,28 +23,7 @@ static char stage_dir[PATH_MAX];
 static pthread_once_t stage_once = PTHREAD_ONCE_INIT;
 static int stage_errno;
 static atomic_ulong stage_seq;
-
-/* mkdir -p with mode 0700 for what we create; an existing folder is used as it is. */
-static int make_dirs(char *path)
-{
-    for (char *p = path + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            int rc = SLUICE_REAL(mkdir)(path, 0700);
-            int e = errno;
-            *p = c;
-            if (rc != 0 && e != EEXIST)
-                return -e;
-            if (c == '\0')
-                break;
-        }
-    }
-    struct stat st;
-    if (SLUICE_REAL(stat)(path, &st) != 0)
-        return -errno;
-    return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-}
+static char stage_why[PATH_MAX + 160]; /* why the folder is refused: said once, when staging */
 
 static void stage_init(void)
 {
@@ -59,7 +41,9 @@ static void stage_init(void)
             return;
         }
     }
-    int rc = make_dirs(stage_dir);
+    /* Created 0700 if absent, and checked whoever created it (docs/SECURITY.md): in a folder
+     * that another user can write, they could plant links and sidecars or read members. */
+    int rc = sluice_private_dir(stage_dir, 1, stage_why, sizeof stage_why);
     if (rc != 0)
         stage_errno = -rc;
 }
@@ -76,15 +60,21 @@ const char *sluice_stage_dir(void)
 
 int sluice_stage_write_meta(const char *meta_path, const struct sluice_stage_meta *sm)
 {
-    char buf[SLUICE_STAGE_META_MAX], tmp[PATH_MAX + 8];
+    char buf[SLUICE_STAGE_META_MAX], tmp[PATH_MAX + 32];
     int len = sluice_stage_meta_format(sm, buf, sizeof buf);
     if (len < 0)
         return -ENAMETOOLONG;
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", meta_path) >= (int)sizeof tmp)
-        return -ENAMETOOLONG;
-    int fd = SLUICE_REAL(open)(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* A fresh random name, created exclusively and never through a link, then renamed. */
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 16; tries++) {
+        if (snprintf(tmp, sizeof tmp, "%s.tmp%016llx", meta_path, sluice_random_u64()) >= (int)sizeof tmp)
+            return -ENAMETOOLONG;
+        fd = SLUICE_REAL(open)(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST)
+            return -errno;
+    }
     if (fd < 0)
-        return -errno;
+        return -EEXIST;
     ssize_t w = SLUICE_REAL(write)(fd, buf, (size_t)len);
     int e = w == len ? 0 : (w < 0 ? errno : ENOSPC);
     if (SLUICE_REAL(close)(fd) != 0 && e == 0)
@@ -101,8 +91,13 @@ int sluice_stage_write_meta(const char *meta_path, const struct sluice_stage_met
 int sluice_stage_create(const struct sluice_staged_member *m, char *stage_path, char *meta_path)
 {
     const char *dir = sluice_stage_dir();
-    if (dir == NULL)
-        return -errno;
+    if (dir == NULL) {
+        int e = errno;
+        static atomic_bool told;
+        if (stage_why[0] && !atomic_exchange(&told, true))
+            sluice_log_error("stage folder (SLUICE_STAGE_DIR) refused: %s", stage_why);
+        return -e;
+    }
     /* Sequence numbers start from the monotonic clock in ns: an image exec'ed by this same
      * process (same pid) never reuses a name that its predecessor staged and passed on. */
     if (atomic_load(&stage_seq) == 0) {
@@ -126,7 +121,8 @@ int sluice_stage_create(const struct sluice_staged_member *m, char *stage_path, 
     int rc = sluice_stage_write_meta(meta_path, &sm);
     if (rc != 0)
         return rc;
-    int fd = SLUICE_REAL(open)(stage_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    /* Staged data is 0600 whatever the program asked: its mode travels in the sidecar. */
+    int fd = SLUICE_REAL(open)(stage_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         rc = -errno;
         SLUICE_REAL(unlink)(meta_path);

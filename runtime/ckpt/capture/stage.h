@@ -26,6 +26,8 @@
  *   size <bytes>            exact for "closed"; 0 (unknown, use the data file's size) for "open"
  *   set_key <absolute path with the rank digits replaced by %r>
  *   path <absolute member path>
+ *   mode <octal>            optional: the permissions the program's file would have had (the
+ *                           data file itself is always 0600)
  *
  * Ownership: capture creates both files; after sluice_commit_member_closed() the commit engine
  * owns them and deletes both once the member is committed (or dropped). A member unlinked while
@@ -39,10 +41,14 @@
 
 #include "ckpt/commit/commit.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #ifdef __cplusplus
@@ -102,6 +108,8 @@ static inline int sluice_stage_meta_format(const struct sluice_stage_meta *sm, c
                                         "size %" PRIu64 "\nset_key %s\npath %s\n",
                      sm->closed ? "closed" : "open", sm->pid, sm->m.writer_rank, sm->m.member_rank,
                      sm->m.size, key, path);
+    if (n >= 0 && (size_t)n < cap && sm->m.mode != 0)
+        n += snprintf(buf + n, cap - (size_t)n, "mode %o\n", sm->m.mode & 07777);
     return (n < 0 || (size_t)n >= cap) ? -1 : n;
 }
 
@@ -188,7 +196,49 @@ static inline int sluice_stage_meta_parse(const char *buf, size_t len, struct sl
         return -1;
     if (sm->m.set_key[0] != '/' || sm->m.path[0] != '/')
         return -1;
+    if (pos < len) {
+        char *end;
+        if (sluice_stage_line_(buf, len, &pos, "mode", v, sizeof v) != 0)
+            return -1;
+        unsigned long mode = strtoul(v, &end, 8);
+        if (*end != '\0' || mode == 0 || mode > 07777)
+            return -1;
+        sm->m.mode = (unsigned)mode;
+    }
     return pos == len ? 0 : -1;
+}
+
+/* Reads a sidecar (or any stage file) of at most cap bytes into buf, never through a link and
+ * only if this user owns it: a file that someone else put in a stage folder is never trusted.
+ * Raw system calls (the engine must not go through sluice's own open wrapper). Returns the
+ * length, -EPERM for a file of another user (*owner then says whose), or another -errno. */
+static inline long sluice_stage_read_own(const char *path, char *buf, size_t cap, unsigned *owner)
+{
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    long rc = syscall(SYS_fstat, fd, &st) == 0 ? 0 : -errno;
+    if (rc == 0 && !S_ISREG(st.st_mode))
+        rc = -EINVAL;
+    else if (rc == 0 && st.st_uid != geteuid()) {
+        if (owner)
+            *owner = (unsigned)st.st_uid;
+        rc = -EPERM;
+    }
+    size_t n = 0;
+    while (rc == 0 && n < cap) {
+        long r = syscall(SYS_read, fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            rc = -errno;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    syscall(SYS_close, fd);
+    return rc != 0 ? rc : (long)n;
 }
 
 /* Engine side (stage.c) ------------------------------------------------------------------ */

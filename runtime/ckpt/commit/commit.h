@@ -25,6 +25,8 @@ struct sluice_staged_member {
     int writer_rank;           /* launcher rank of the process that wrote it */
     char stage_path[PATH_MAX]; /* staging file that holds exactly the member's bytes */
     uint64_t size;
+    unsigned mode; /* permissions the program's file would have had (the staging file is 0600);
+                    * 0: unknown. The container takes the most restrictive of its members'. */
 };
 
 /* Capture -> commit. ----------------------------------------------------------------------- */

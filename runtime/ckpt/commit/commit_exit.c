@@ -159,9 +159,10 @@ int commit_flush_own_sets(uint64_t timeout_ns); /* commit_member.c */
 /* The program initialized MPI itself and leaves without MPI_Finalize (exit(1) on an error,
  * typically): the other ranks may never reach a collective, nor even exit (they wait in
  * MPI_Barrier until the launcher ends the job once this process is gone). */
+static int finalizing; /* in the finalize hook: every rank is in MPI_Finalize, collectives are fine */
 static int leaving_without_finalize(void)
 {
-    if (!sluice_mpi_ready())
+    if (__atomic_load_n(&finalizing, __ATOMIC_RELAXED) || !sluice_mpi_ready())
         return 0; /* never touches MPI (nor loads it) in a process that did not use it */
     int inited = 0, finalized = 1;
     if (sluice_mpi_app_initialized(&inited) != MPI_SUCCESS ||
@@ -332,6 +333,7 @@ static void exit_status_on_failure(int status, void *arg)
 
 static void on_finalize(void)
 {
+    __atomic_store_n(&finalizing, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&exiting, 1, __ATOMIC_RELAXED);
     sluice_commit_flush_all();
 }

@@ -19,6 +19,8 @@
 #include "ckpt/container/container.h"
 #include "ckpt/twophase/planner.h"
 #include "common/log.h"
+#include "common/private_dir.h"
+#include "common/real.h"
 #include "config/config.h"
 #include "sluice_version.h"
 #include "trace/trace.h"
@@ -30,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <uthash.h>
@@ -49,6 +52,7 @@ struct gm {
     uint64_t size, offset;
     int64_t mtime_ns;
     uint32_t crc;
+    unsigned mode; /* the program's permissions for it (new members; 0: unknown) */
     int keep;
     long old_index;
 };
@@ -449,6 +453,25 @@ static int start_twophase(struct hcommit *c)
     return k;
 }
 
+/* The new version's permissions: the most restrictive of what the program's files would have
+ * been and of the previous version's file, so never more open than either (docs/FORMAT.md). */
+static mode_t container_mode(const struct hcommit *c)
+{
+    mode_t mode = 0, known = 0;
+    for (size_t i = 0; i < c->nmem; i++) {
+        if (c->mem[i].keep && c->mem[i].src >= 0 && c->mem[i].mode) {
+            mode = known ? (mode & c->mem[i].mode) : c->mem[i].mode;
+            known = 1;
+        }
+    }
+    if (!known)
+        mode = 0666 & ~sluice_process_umask();
+    struct stat st;
+    if (c->old && c->old->fd >= 0 && SLUICE_REAL(fstat)(c->old->fd, &st) == 0)
+        mode &= st.st_mode & 07777;
+    return mode & 07777;
+}
+
 static void plan(struct hcommit *c)
 {
     struct hset *s = c->set;
@@ -543,11 +566,23 @@ static void plan(struct hcommit *c)
         return;
     }
 
-    if (sluice_container_temp_name(c->container, (unsigned long)c->version, c->tmp, sizeof c->tmp) != 0) {
-        complete(c, -ENAMETOOLONG);
-        return;
+    /* A random name, created exclusively and never through a link: the folder may be shared,
+     * and another job (or user) may be writing there too (docs/SECURITY.md). */
+    c->fd = -EEXIST;
+    for (int tries = 0; c->fd == -EEXIST && tries < 16; tries++) {
+        if (sluice_container_temp_name(c->container, (unsigned long)sluice_random_u64(), c->tmp,
+                                       sizeof c->tmp)) {
+            c->fd = -ENAMETOOLONG;
+            break;
+        }
+        c->fd = commit_fs_open(c->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
     }
-    c->fd = commit_fs_open(c->tmp, O_RDWR | O_CREAT | O_TRUNC, 0666);
+    if (c->fd >= 0 && SLUICE_REAL(fchmod)(c->fd, container_mode(c)) != 0) {
+        rc = -errno;
+        commit_fs_close(c->fd);
+        commit_fs_unlink(c->tmp);
+        c->fd = rc;
+    }
     if (c->fd < 0) {
         rc = c->fd;
         c->fd = -1;
@@ -684,12 +719,12 @@ static int final_ready(void)
     return final_on && closed_received >= final_expected;
 }
 
-/* Without MPI, several processes of one job may each commit the same set on their own (e.g.
- * a rank's second program, after the first one owned MPI): each reads the previous version,
- * adds its members and renames. An exclusive lock on the folder, held from before reading the
- * previous version until after the rename, keeps those read-modify-renames from losing each
- * other's members. Never blocks (the progress thread must go on serving): -EWOULDBLOCK when
- * busy, an fd to close when taken, or -1 where the file system has no locks. */
+/* Several processes may commit the same set on their own: without MPI (e.g. a rank's second
+ * program, after the first one owned MPI), or the homes of two jobs writing members of one set
+ * in one folder at once. Each reads the previous version, adds its members and renames. An exclusive lock on
+ * the folder, held from before reading the previous version until after the rename, keeps those
+ * read-modify-renames from losing each other's members. Never blocks (the progress thread must go on
+ * serving): -EWOULDBLOCK when busy, an fd to close when taken, or -1 where the file system has no locks. */
 static int lock_folder(const char *key)
 {
     char dir[PATH_MAX];
@@ -720,8 +755,9 @@ static void maybe_start(struct hset *s)
           (s->force && now - s->force_ns >= COMMIT_FORCE_GATHER_NS) ||
           (s->first_pending_ns && now - s->first_pending_ns >= COMMIT_INCOMPLETE_DELAY_NS)))
         return;
-    int lockfd = -1;
-    if (!commit_g.use_mpi && (lockfd = lock_folder(s->key)) == -EWOULDBLOCK)
+    /* MPI homes too: another job may commit the same set in the same folder at the same time. */
+    int lockfd = lock_folder(s->key);
+    if (lockfd == -EWOULDBLOCK)
         return; /* another commit in this folder: the poller tries again shortly */
     start_commit(s);
     if (s->inflight)
@@ -766,6 +802,7 @@ static void on_members(int src, struct cmsg *in)
         g->writer_rank = (int)cmsg_get_u32(in);
         g->size = cmsg_get_u64(in);
         g->mtime_ns = (int64_t)cmsg_get_u64(in);
+        g->mode = cmsg_get_u32(in);
         g->keep = 1;
         if (!g->path) {
             c->nmem--;

@@ -554,6 +554,7 @@ static void on_collect(int home, struct cmsg *in)
         cmsg_put_u32(&out, (uint32_t)c->m.writer_rank);
         cmsg_put_u64(&out, c->m.size);
         cmsg_put_u64(&out, (uint64_t)c->mtime_ns);
+        cmsg_put_u32(&out, c->m.mode);
     }
     pthread_mutex_unlock(&commit_g.lock);
     cmsg_put_u64(&out, commit_twophase_node_id()); /* aggregator selection (twophase_home.c) */

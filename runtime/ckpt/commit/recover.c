@@ -11,6 +11,7 @@
 
 #include "ckpt/capture/stage.h"
 #include "ckpt/container/container.h"
+#include "common/private_dir.h"
 #include "sluice_version.h"
 
 #include <dirent.h>
@@ -56,34 +57,6 @@ static void say(FILE *report, const char *fmt, ...)
 static int process_alive(long pid)
 {
     return kill((pid_t)pid, 0) == 0 || errno == EPERM;
-}
-
-static int read_small(const char *path, char *buf, size_t cap, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    size_t n = 0;
-    for (;;) {
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            int e = errno;
-            close(fd);
-            return -e;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-        if (n == cap) {
-            close(fd);
-            return -EFBIG;
-        }
-    }
-    close(fd);
-    *len = n;
-    return 0;
 }
 
 /* Absolute form of a user argument, without requiring it to exist. */
@@ -142,9 +115,14 @@ static int collect(const char *stage_dir, struct staged_list *out, unsigned flag
         snprintf(s.meta_path, sizeof s.meta_path, "%s/%s", stage_dir, e->d_name);
         snprintf(s.data_path, sizeof s.data_path, "%s/%.*s%s", stage_dir, (int)(l - sl), e->d_name,
                  SLUICE_STAGE_DATA_SUFFIX);
-        size_t len = 0;
-        if (read_small(s.meta_path, buf, sizeof buf, &len) != 0 ||
-            sluice_stage_meta_parse(buf, len, &s.meta) != 0) {
+        unsigned owner = 0;
+        long len = sluice_stage_read_own(s.meta_path, buf, sizeof buf, &owner);
+        if (len == -EPERM) {
+            say(report, "warning: skipped %s: it belongs to uid %u, not to you", s.meta_path, owner);
+            continue;
+        }
+        if (len <= 0 || (size_t)len >= sizeof buf ||
+            sluice_stage_meta_parse(buf, (size_t)len, &s.meta) != 0) {
             say(report, "skipped %s: not a sluice stage sidecar", s.meta_path);
             continue;
         }
@@ -153,8 +131,13 @@ static int collect(const char *stage_dir, struct staged_list *out, unsigned flag
             continue;
         }
         struct stat st;
-        if (stat(s.data_path, &st) != 0) {
+        if (lstat(s.data_path, &st) != 0) {
             say(report, "skipped %s: staging file %s is missing", s.meta.m.path, s.data_path);
+            continue;
+        }
+        if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+            say(report, "warning: skipped %s: staging file %s is not a file of yours", s.meta.m.path,
+                s.data_path);
             continue;
         }
         if (!s.meta.closed) {
@@ -230,6 +213,25 @@ static uint32_t block_size_from_env(uint32_t fallback)
     return (uint32_t)n;
 }
 
+/* The permissions of the recovered version: never more open than the previous version's file,
+ * nor than a new file of this process would be (0666 less the umask). */
+static mode_t container_mode(const struct staged *v, size_t n, const struct sluice_container *old)
+{
+    mode_t mode = 0, known = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].meta.m.mode) {
+            mode = known ? (mode & v[i].meta.m.mode) : v[i].meta.m.mode;
+            known = 1;
+        }
+    }
+    if (!known)
+        mode = 0666 & ~sluice_process_umask();
+    struct stat st;
+    if (old && old->fd >= 0 && fstat(old->fd, &st) == 0)
+        mode &= st.st_mode & 07777;
+    return mode;
+}
+
 /* Makes the new version durable and visible: fsync the file, rename over the old version,
  * fsync the folder so that the rename itself survives a crash. */
 static int publish(int fd, const char *tmp, const char *final, const char *dir)
@@ -246,6 +248,34 @@ static int publish(int fd, const char *tmp, const char *final, const char *dir)
             return rc;
     }
     return 0;
+}
+
+/* Temporary files of `container` that crashed commits left (random names: nobody overwrites
+ * them). Called with the folder lock held: every live commit takes it, so none is in flight.
+ * Only regular files of this user; unlinkat never follows a link. */
+static void remove_leftover_temps(const char *dir, const char *container, FILE *report)
+{
+    const char *base = strrchr(container, '/');
+    base = base ? base + 1 : container;
+    char prefix[PATH_MAX];
+    int plen = snprintf(prefix, sizeof prefix, ".%s.tmp.", base);
+    DIR *d = opendir(dir);
+    if (!d || plen <= 0 || (size_t)plen >= sizeof prefix) {
+        if (d)
+            closedir(d);
+        return;
+    }
+    struct dirent *e;
+    struct stat st;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, (size_t)plen) != 0 || !sluice_container_is_temp_name(e->d_name) ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+            st.st_uid != geteuid())
+            continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+            say(report, "removed %s/%s, left by an interrupted commit", dir, e->d_name);
+    }
+    closedir(d);
 }
 
 /* Commits one set: staged members v[0..n) (sorted by path, newest last per path). */
@@ -275,8 +305,7 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
 
     /* The engine's loopback commits lock the folder the same way: no lost members. */
     int lockfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (lockfd >= 0)
-        flock(lockfd, LOCK_EX);
+    int locked = lockfd >= 0 && flock(lockfd, LOCK_EX) == 0;
     struct sluice_container *old = NULL;
     int rc = sluice_container_open(container, &old, err, sizeof err);
     if (rc != 0 && rc != -ENOENT) {
@@ -302,7 +331,7 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
             v[i].superseded = 1; /* an older staged version: dropped with the set's files */
             continue;
         }
-        int fd = open(v[i].data_path, O_RDONLY | O_CLOEXEC);
+        int fd = open(v[i].data_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
             rc = -errno;
             say(report, "%s: cannot open staging file %s: %s", v[i].meta.m.path, v[i].data_path,
@@ -362,16 +391,22 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
     snprintf(meta.writer_software, sizeof meta.writer_software, "sluice %s recover", SLUICE_VERSION_STRING);
 
     int fd = -1;
-    /* The token is the version, as in the engine: a temporary file that the crashed commit of
-     * this same version left behind is simply overwritten and renamed. */
-    if (rc == 0 && sluice_container_temp_name(container, (unsigned long)meta.version, tmp, sizeof tmp) != 0)
-        rc = -ENAMETOOLONG;
-    if (rc == 0) {
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        if (fd < 0) {
+    /* A random token, created exclusively and never through a link (the folder may be shared:
+     * a name planted there must not make us write somewhere else), as in the engine. */
+    for (int tries = 0; rc == 0 && fd < 0 && tries < 16; tries++) {
+        if (sluice_container_temp_name(container, (unsigned long)sluice_random_u64(), tmp, sizeof tmp) != 0) {
+            rc = -ENAMETOOLONG;
+            break;
+        }
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && (errno != EEXIST || tries == 15)) {
             rc = -errno;
             snprintf(err, sizeof err, "%s: cannot create: %s", tmp, strerror(errno));
         }
+    }
+    if (rc == 0 && fchmod(fd, container_mode(v, n, old)) != 0) {
+        rc = -errno;
+        snprintf(err, sizeof err, "%s: cannot set its mode: %s", tmp, strerror(errno));
     }
     if (rc == 0)
         rc = sluice_container_write(fd, &meta, src, (uint32_t)nsrc, err, sizeof err);
@@ -385,6 +420,8 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
         if (rc)
             unlink(tmp);
     }
+    if (rc == 0 && locked)
+        remove_leftover_temps(dir, container, report);
     for (size_t i = 0; i < nfds; i++)
         close(fds[i]);
     free(fds);
@@ -417,10 +454,10 @@ int sluice_ckpt_recover(const char *stage_dir, char *const *paths, int npaths, u
         say(report, "sluice-ckpt recover: no stage folder given");
         return 2;
     }
-    struct stat st;
-    if (stat(stage_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        say(report, "sluice-ckpt recover: stage folder %s: %s", stage_dir,
-            errno ? strerror(errno) : "not a directory");
+    /* A folder that another user could write may hold anything they planted (docs/SECURITY.md). */
+    char why[PATH_MAX + 160];
+    if (sluice_private_dir(stage_dir, 0, why, sizeof why) != 0) {
+        say(report, "sluice-ckpt recover: stage folder refused: %s", why);
         return 2;
     }
     char **abs = NULL;
