@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "calls.h"
 #include "dump.h"
 #include "heatmap.h"
 #include "io.h"
@@ -21,6 +22,7 @@ static const struct {
      "per rank and in total: events by kind, bytes, time decomposition, call sites, "
      "warnings"},
     {"dump", dump_main, "every event, one line each"},
+    {"calls", calls_main, "intercepted calls by call site, symbolized to function and file:line"},
     {"perfetto", perfetto_main, "one timeline of every rank (trace-event JSON) for ui.perfetto.dev"},
     {"chrome", perfetto_main, "the same as perfetto (its old name)"},
     {"heatmap", heatmap_main,

@@ -139,6 +139,8 @@ static void print_callsites(const struct summary_ctx *ctx)
     if (nsites == 0)
         return; /* not recorded (SLUICE_BACKTRACE=0): nothing to say */
     qsort(sites, nsites, sizeof *sites, by_count);
+    if (ctx->symbolize)
+        symbolize_batch(set);
     summary_heading(ctx, "Top call sites");
     fprintf(ctx->out, "%llu events carry a call site; %zu distinct sites\n", (unsigned long long)with_site,
             nsites);
