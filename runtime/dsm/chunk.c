@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/* Local chunks and chains. A chunk may sit in several chains (instances); every live instance
+ * holds the same bytes whenever the chunk is valid, so a chain allocated later is filled from
+ * an existing instance and a write released through one chain is copied to the others.
+ * Chains own page-aligned memory, so that a READ scope can make it read-only (the guard
+ * below turns a write there into a message naming the chunk). LRU eviction frees the memory
+ * of the least recently used chains outside scopes once more than SLUICE_DSM_CACHE_CHUNKS
+ * chunks have local data; home copies are separate (home.c) and never evicted. */
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/signal_chain.h"
+#include "dsm/dsm.h"
+#include "trace/trace.h"
+
+struct dsm_chunk *dsm_chunk_find(unsigned long addr)
+{
+    struct dsm_chunk *c = NULL;
+    HASH_FIND(hh, D.chunks, &addr, sizeof addr, c);
+    return c;
+}
+
+struct dsm_chunk *dsm_chunk_get(unsigned long addr, size_t size, int proto, int *err)
+{
+    struct dsm_chunk *c = dsm_chunk_find(addr);
+    if (c) {
+        if (c->size != size) {
+            *err = dsm_fail(SLUICE_DSM_ESIZE, "chunk @%lu is %zu bytes here, not %zu", addr, c->size, size);
+            return NULL;
+        }
+        return c;
+    }
+    c = calloc(1, sizeof *c);
+    if (!c) {
+        *err = dsm_fail(SLUICE_DSM_ENOMEM, "out of memory for chunk @%lu", addr);
+        return NULL;
+    }
+    c->addr = addr;
+    c->size = size;
+    c->proto = proto;
+    HASH_ADD(hh, D.chunks, addr, sizeof c->addr, c);
+    return c;
+}
+
+bool dsm_chunk_has_data(const struct dsm_chunk *c)
+{
+    for (size_t i = 0; i < c->ninst; i++)
+        if (c->inst[i].chain->buf)
+            return true;
+    return false;
+}
+
+void dsm_chunk_fill(struct dsm_chunk *c, const void *data, size_t len)
+{
+    if (len > c->size)
+        len = c->size;
+    for (size_t i = 0; i < c->ninst; i++)
+        if (c->inst[i].chain->buf)
+            memcpy(c->inst[i].chain->buf + c->inst[i].offset, data, len);
+}
+
+void dsm_chunk_copy_from(struct dsm_chunk *c, const void *src)
+{
+    for (size_t i = 0; i < c->ninst; i++) {
+        unsigned char *dst = c->inst[i].chain->buf;
+        if (dst && dst + c->inst[i].offset != src)
+            memcpy(dst + c->inst[i].offset, src, c->size);
+    }
+}
+
+/* A live instance of c other than in ch, or NULL. */
+static const unsigned char *other_instance(const struct dsm_chunk *c, const struct sluice_dsm_chain *ch)
+{
+    for (size_t i = 0; i < c->ninst; i++)
+        if (c->inst[i].chain != ch && c->inst[i].chain->buf)
+            return c->inst[i].chain->buf + c->inst[i].offset;
+    return NULL;
+}
+
+static void lru_unlink(struct sluice_dsm_chain *ch)
+{
+    if (ch->lru_prev)
+        ch->lru_prev->lru_next = ch->lru_next;
+    else if (D.lru_head == ch)
+        D.lru_head = ch->lru_next;
+    if (ch->lru_next)
+        ch->lru_next->lru_prev = ch->lru_prev;
+    else if (D.lru_tail == ch)
+        D.lru_tail = ch->lru_prev;
+    ch->lru_prev = ch->lru_next = NULL;
+}
+
+void dsm_chain_touch(struct sluice_dsm_chain *ch)
+{
+    lru_unlink(ch);
+    ch->lru_prev = D.lru_tail;
+    if (D.lru_tail)
+        D.lru_tail->lru_next = ch;
+    D.lru_tail = ch;
+    if (!D.lru_head)
+        D.lru_head = ch;
+}
+
+static bool same_chain(const struct sluice_dsm_chain *ch, const unsigned long *addrs, const size_t *sizes,
+                       size_t n)
+{
+    if (ch->n != n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (ch->chunks[i]->addr != addrs[i] || ch->chunks[i]->size != sizes[i])
+            return false;
+    return true;
+}
+
+struct sluice_dsm_chain *dsm_chain_make(const unsigned long *addrs, const size_t *sizes, size_t n, int proto,
+                                        int *err)
+{
+    for (struct sluice_dsm_chain *ch = D.all; ch; ch = ch->all_next)
+        if (same_chain(ch, addrs, sizes, n))
+            return ch;
+    struct sluice_dsm_chain *ch = calloc(1, sizeof *ch);
+    struct dsm_chunk **chunks = calloc(n, sizeof *chunks);
+    size_t *offsets = calloc(n, sizeof *offsets);
+    if (!ch || !chunks || !offsets) {
+        free(ch);
+        free(chunks);
+        free(offsets);
+        *err = dsm_fail(SLUICE_DSM_ENOMEM, "out of memory for a chain of %zu chunks", n);
+        return NULL;
+    }
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        chunks[i] = dsm_chunk_get(addrs[i], sizes[i], proto, err);
+        if (!chunks[i]) {
+            free(ch);
+            free(chunks);
+            free(offsets);
+            return NULL;
+        }
+        offsets[i] = off;
+        off += sizes[i];
+    }
+    ch->base = addrs[0];
+    ch->n = n;
+    ch->chunks = chunks;
+    ch->offsets = offsets;
+    ch->bytes = off;
+    ch->proto = proto;
+    for (size_t i = 0; i < n; i++) {
+        struct dsm_chunk *c = chunks[i];
+        struct dsm_instance *ni = realloc(c->inst, (c->ninst + 1) * sizeof *ni);
+        if (!ni) {
+            *err = dsm_fail(SLUICE_DSM_ENOMEM, "out of memory for chunk @%lu", c->addr);
+            return NULL; /* the chunks stay; the chain is lost (nothing references it yet) */
+        }
+        c->inst = ni;
+        c->inst[c->ninst++] = (struct dsm_instance){ch, offsets[i]};
+    }
+    ch->all_next = D.all;
+    D.all = ch;
+    sluice_trace_instant(SLUICE_EV_DSM_ALLOC, ch->base, ch->n, ch->bytes);
+    return ch;
+}
+
+int dsm_chain_ensure_memory(struct sluice_dsm_chain *ch)
+{
+    if (ch->buf)
+        return 0;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t len = (ch->bytes + page - 1) / page * page;
+    if (len == 0)
+        len = page;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return dsm_fail(SLUICE_DSM_ENOMEM, "cannot map %zu bytes for chain @%lu", len, ch->base);
+    ch->buf = p;
+    ch->mapped_len = len;
+    for (size_t i = 0; i < ch->n; i++) {
+        struct dsm_chunk *c = ch->chunks[i];
+        const unsigned char *src = c->state != ST_I ? other_instance(c, ch) : NULL;
+        if (src)
+            memcpy(ch->buf + ch->offsets[i], src, c->size);
+        else if (c->state != ST_I)
+            c->state = ST_I; /* no live copy left to fill it from: fetch again */
+    }
+    D.footprint += ch->n;
+    return 0;
+}
+
+/* Frees the chain's memory; chunks left with no live instance become invalid (their home
+ * keeps the data; a stale sharer or owner entry there is answered by the next M_INV/M_RECALL). */
+static void release_memory(struct sluice_dsm_chain *ch)
+{
+    if (!ch->buf)
+        return;
+    if (ch->mapped_len)
+        munmap(ch->buf, ch->mapped_len);
+    ch->buf = NULL;
+    ch->mapped_len = 0;
+    D.footprint -= ch->n;
+    for (size_t i = 0; i < ch->n; i++) {
+        struct dsm_chunk *c = ch->chunks[i];
+        if (!dsm_chunk_has_data(c) && c->state != ST_M)
+            c->state = ST_I;
+    }
+}
+
+void dsm_evict_excess(void)
+{
+    if (D.cache_limit == 0)
+        return;
+    struct sluice_dsm_chain *ch = D.lru_head;
+    while (ch && D.footprint > D.cache_limit) {
+        struct sluice_dsm_chain *next = ch->lru_next;
+        if (ch->buf && ch->scope == MODE_NONE && !ch->user_mapped) {
+            sluice_trace_instant(SLUICE_EV_DSM_EVICT, ch->base, ch->n, D.footprint - ch->n);
+            release_memory(ch);
+            lru_unlink(ch);
+        }
+        ch = next;
+    }
+}
+
+void dsm_chain_map(struct sluice_dsm_chain *ch, void *ptr)
+{
+    if (ch->user_mapped) {
+        ch->buf = NULL;
+        D.footprint -= ch->n;
+    }
+    release_memory(ch);
+    lru_unlink(ch);
+    ch->buf = ptr;
+    ch->user_mapped = true;
+    D.footprint += ch->n;
+    /* The caller's bytes are not the chunk's: fill them from another live copy, or fetch. */
+    for (size_t i = 0; i < ch->n; i++) {
+        struct dsm_chunk *c = ch->chunks[i];
+        const unsigned char *src = c->state != ST_I ? other_instance(c, ch) : NULL;
+        if (src)
+            memcpy(ch->buf + ch->offsets[i], src, c->size);
+        else
+            c->state = c->state == ST_M ? ST_M : ST_I;
+    }
+}
+
+void dsm_chain_destroy(struct sluice_dsm_chain *ch)
+{
+    sluice_trace_instant(SLUICE_EV_DSM_FREE, ch->base, ch->n, ch->bytes);
+    if (ch->user_mapped) {
+        ch->buf = NULL;
+        D.footprint -= ch->n;
+    }
+    release_memory(ch);
+    lru_unlink(ch);
+    for (size_t i = 0; i < ch->n; i++) {
+        struct dsm_chunk *c = ch->chunks[i];
+        for (size_t j = 0; j < c->ninst; j++)
+            if (c->inst[j].chain == ch) {
+                c->inst[j] = c->inst[--c->ninst];
+                break;
+            }
+        if (!dsm_chunk_has_data(c))
+            c->state = ST_I;
+    }
+    for (struct sluice_dsm_chain **pp = &D.all; *pp; pp = &(*pp)->all_next)
+        if (*pp == ch) {
+            *pp = ch->all_next;
+            break;
+        }
+    free(ch->chunks);
+    free(ch->offsets);
+    free(ch);
+}
+
+/* ---- the READ-scope guard ------------------------------------------------------------------ */
+
+/* Read-only ranges, readable from the signal handler without locks. */
+#define GUARD_SLOTS 256
+static struct {
+    _Atomic uintptr_t start, end;
+    unsigned long addr;
+} guard[GUARD_SLOTS];
+static struct sluice_signal_chain guard_chain;
+static atomic_int guard_installed;
+
+static size_t fmt_ulong(char *p, unsigned long v)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        p[i] = tmp[n - 1 - i];
+    return n;
+}
+
+static void guard_handler(int sig, siginfo_t *info, void *uctx)
+{
+    uintptr_t a = (uintptr_t)info->si_addr;
+    for (int i = 0; i < GUARD_SLOTS; i++) {
+        uintptr_t s = atomic_load(&guard[i].start);
+        if (s && a >= s && a < atomic_load(&guard[i].end)) {
+            char msg[160];
+            static const char head[] = "sluice: error: write to DSM chain @";
+            static const char tail[] =
+                " inside a READ scope (use sluice_dsm_write or sluice_dsm_readwrite)\n";
+            size_t n = sizeof head - 1;
+            memcpy(msg, head, n);
+            n += fmt_ulong(msg + n, guard[i].addr);
+            memcpy(msg + n, tail, sizeof tail - 1);
+            n += sizeof tail - 1;
+            syscall(SYS_write, 2, msg, n);
+            break;
+        }
+    }
+    if (!sluice_signal_chain_call_previous(&guard_chain, sig, info, uctx))
+        signal(sig, SIG_DFL); /* returning re-runs the faulting write, which now kills */
+}
+
+void dsm_guard_install(void)
+{
+    if (atomic_exchange(&guard_installed, 1))
+        return;
+    static const int sigs[] = {SIGSEGV, SIGBUS};
+    sluice_signal_chain_install(&guard_chain, sigs, 2, guard_handler);
+}
+
+void dsm_guard_protect(struct sluice_dsm_chain *ch, bool on)
+{
+    if (!ch->buf || !ch->mapped_len)
+        return; /* MAP'ed memory is the caller's: never protected */
+    uintptr_t s = (uintptr_t)ch->buf;
+    if (on) {
+        for (int i = 0; i < GUARD_SLOTS; i++) {
+            uintptr_t zero = 0;
+            if (atomic_load(&guard[i].start) == 0) {
+                guard[i].addr = ch->base;
+                atomic_store(&guard[i].end, s + ch->mapped_len);
+                if (atomic_compare_exchange_strong(&guard[i].start, &zero, s)) {
+                    mprotect(ch->buf, ch->mapped_len, PROT_READ);
+                    return;
+                }
+            }
+        }
+        return; /* all slots used: this scope runs unguarded */
+    }
+    for (int i = 0; i < GUARD_SLOTS; i++)
+        if (atomic_load(&guard[i].start) == s) {
+            mprotect(ch->buf, ch->mapped_len, PROT_READ | PROT_WRITE);
+            atomic_store(&guard[i].start, 0);
+            return;
+        }
+}
