@@ -19,6 +19,8 @@ struct dsm_global D = {.lock = PTHREAD_MUTEX_INITIALIZER, .comm = MPI_COMM_NULL,
 
 static _Thread_local int last_error;
 
+static const char *error_name(int code);
+
 int dsm_fail(int code, const char *fmt, ...)
 {
     char line[512];
@@ -27,7 +29,7 @@ int dsm_fail(int code, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     last_error = code;
-    sluice_log_error("dsm: %s (%s)", line, sluice_dsm_strerror(code));
+    sluice_log_error("dsm: %s (%s)", line, error_name(code));
     return code;
 }
 
@@ -36,7 +38,7 @@ SLUICE_EXPORT int sluice_dsm_last_error(void)
     return last_error;
 }
 
-SLUICE_EXPORT const char *sluice_dsm_strerror(int code)
+static const char *error_name(int code)
 {
     switch (code) {
     case SLUICE_DSM_OK:
@@ -61,6 +63,11 @@ SLUICE_EXPORT const char *sluice_dsm_strerror(int code)
         return "MPI error";
     }
     return "unknown error";
+}
+
+SLUICE_EXPORT const char *sluice_dsm_strerror(int code)
+{
+    return error_name(code);
 }
 
 /* ---- life cycle ---------------------------------------------------------------------------- */
@@ -671,7 +678,7 @@ static int symbol_copy(const char *name, void *data, size_t size, int mode)
             ch = malloc_range(base, size, SLUICE_DSM_MESI, true);
     }
     if (!ch)
-        return err ? err : sluice_dsm_last_error();
+        return err ? err : last_error;
     if (ch->bytes != size)
         return dsm_fail(SLUICE_DSM_ESIZE, "symbol %s is %zu bytes, not %zu", name, ch->bytes, size);
     unsigned char *p = dsm_scope_begin(ch, mode, mode == MODE_READ, &err);

@@ -15,7 +15,7 @@ static const struct {
 static const struct {
     const char *option;
     const char *metavar;
-} metavars[] = {{"debug", "WHERE"}, {"devices", "QUERY"}};
+} metavars[] = {{"debug", "WHERE"}, {"devices", "QUERY"}, {"dsm-servers", "RANKS"}};
 
 static const struct {
     const char *name;
