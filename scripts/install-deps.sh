@@ -9,7 +9,7 @@ packages=(
   ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers pocl-opencl-icd clinfo
   libunwind-dev uthash-dev
   googletest libgtest-dev
-  python3 python3-pyopencl python3-numpy python3-matplotlib
+  python3 python3-pyopencl python3-numpy python3-matplotlib graphviz
   coreutils procps
   clang-format
   clang libclang-rt-14-dev

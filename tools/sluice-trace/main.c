@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "calls.h"
+#include "dag.h"
 #include "dump.h"
 #include "heatmap.h"
 #include "io.h"
@@ -27,6 +28,7 @@ static const struct {
     {"chrome", perfetto_main, "the same as perfetto (its old name)"},
     {"heatmap", heatmap_main,
      "PNG (or --csv) of bytes rank to rank by purpose, and I/O bytes per rank over time"},
+    {"dag", dag_main, "the distributed OpenCL command DAG as Graphviz (.dot, or .svg with dot)"},
     {"io", io_main, "checkpoint sets and versions: requests, metadata, writers, costs, Young/Daly interval"},
     {"time", time_main, "PNG (or --csv) of each rank's user / sluice / MPI / sleep time, stacked"},
 };

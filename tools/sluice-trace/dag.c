@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/* See dag.h. Nodes are rank 0's CL_DAG_NODE records (command id, the rank it ran on, its kind,
+ * its start to end), grouped in one cluster per rank; edges are CL_DAG_EDGE (command, the
+ * command it depends on, why: bits 1 wait list, 2 queue order, 4 read after write, 8 write
+ * after read, 16 write after write). A dependency on a command the trace has no node for (not
+ * retired when the file was written, or outside the window) is drawn as a dashed box. With an
+ * .svg output, Graphviz's `dot` draws it. The trace does not record which transfers collective
+ * replacement or copy removal rewrote. */
+#include "dag.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "trace/trace.h"
+#include "traceset.h"
+
+struct node {
+    uint64_t id;
+    int64_t rank;
+    const char *kind;
+    uint64_t dur_ns;
+    bool error;
+};
+
+struct edge {
+    uint64_t to, from, why;
+};
+
+static int by_id(const void *a, const void *b)
+{
+    const struct node *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static const char *why_text(uint64_t why, char *buf, size_t len)
+{
+    static const char *const names[] = {"wait list", "queue order", "RAW", "WAR", "WAW"};
+    buf[0] = '\0';
+    size_t used = 0;
+    for (int b = 0; b < 5; b++)
+        if (why & (1u << b))
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", names[b]);
+    return buf;
+}
+
+/* A DOT string: quotes and backslashes escaped, a newline as DOT's centred line break, other
+ * control bytes dropped. */
+static void dot_string(FILE *o, const char *s)
+{
+    fputc('"', o);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(o, "\\%c", *s);
+        else if (*s == '\n')
+            fputs("\\n", o);
+        else if ((unsigned char)*s >= 0x20)
+            fputc(*s, o);
+    }
+    fputc('"', o);
+}
+
+/* n: sorted by rank, then id (clusters); byid: the same nodes by id (edge ends). */
+static void write_dot(FILE *o, const struct node *n, const struct node *byid, size_t nn, const struct edge *e,
+                      size_t ne, uint64_t lo, uint64_t hi, const char *title)
+{
+    static const char *const colors[] = {"#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb", "#fcbba1", "#d9d9d9"};
+    fprintf(o, "digraph sluice_dag {\n  label=");
+    dot_string(o, title);
+    fprintf(o,
+            ";\n  labelloc=t;\n  rankdir=LR;\n  node [shape=box, style=filled, fontname=\"Helvetica\"];\n");
+    for (size_t i = 0; i < nn;) {
+        int64_t rank = n[i].rank;
+        fprintf(o, "  subgraph cluster_rank_%" PRId64 " {\n    label=\"ran on rank %" PRId64 "\";\n",
+                rank < 0 ? -rank + 1000000 : rank, rank);
+        for (size_t j = 0; j < nn; j++) {
+            if (n[j].rank != rank || n[j].id < lo || n[j].id > hi)
+                continue;
+            char label[256];
+            snprintf(label, sizeof label, "#%" PRIu64 " %s\n%.1f us%s", n[j].id, n[j].kind,
+                     (double)n[j].dur_ns / 1e3, n[j].error ? "\nfailed" : "");
+            fprintf(o, "    n%" PRIu64 " [label=", n[j].id);
+            dot_string(o, label);
+            fprintf(o, ", fillcolor=\"%s\"%s];\n", colors[(rank < 0 ? 5 : rank) % 6],
+                    n[j].error ? ", color=red" : "");
+        }
+        fprintf(o, "  }\n");
+        while (i < nn && n[i].rank == rank)
+            i++;
+    }
+    for (size_t k = 0; k < ne; k++) {
+        if (e[k].to < lo || e[k].to > hi)
+            continue;
+        struct node key = {.id = e[k].from};
+        const struct node *from = byid ? bsearch(&key, byid, nn, sizeof *byid, by_id) : NULL;
+        if (!from || e[k].from < lo || e[k].from > hi)
+            fprintf(o, "  n%" PRIu64 " [label=\"#%" PRIu64 "\\n%s\", style=dashed];\n", e[k].from, e[k].from,
+                    from ? "outside the window" : "not recorded");
+        char why[64];
+        fprintf(o, "  n%" PRIu64 " -> n%" PRIu64 " [label=\"%s\"%s];\n", e[k].from, e[k].to,
+                why_text(e[k].why, why, sizeof why), e[k].why & 3 ? ", style=dashed" : "");
+    }
+    fprintf(o, "}\n");
+}
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: sluice-trace dag [--from ID] [--to ID] OUT.dot|OUT.svg DIR|FILE...\n"
+                "  The distributed OpenCL command DAG (rank 0's records): a box per command in a cluster\n"
+                "  per rank it ran on, arrows for dependencies labelled by why (data hazards solid,\n"
+                "  wait lists and queue order dashed). --from/--to keep a window of command ids.\n"
+                "  .svg needs Graphviz's dot (Debian: graphviz).\n");
+}
+
+static int parse_id(const char *s, uint64_t *v)
+{
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (*s == '\0' || *end || errno)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+static int by_rank_id(const void *a, const void *b)
+{
+    const struct node *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return by_id(a, b);
+}
+
+int dag_main(int argc, char **argv)
+{
+    static const struct option opts[] = {{"from", required_argument, NULL, 'f'},
+                                         {"to", required_argument, NULL, 't'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    uint64_t lo = 0, hi = UINT64_MAX;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+f:t:h", opts, NULL)) != -1) {
+        if (c == 'f' || c == 't') {
+            if (parse_id(optarg, c == 'f' ? &lo : &hi) != 0) {
+                fprintf(stderr, "sluice-trace dag: --%s wants a command id, not '%s'\n",
+                        c == 'f' ? "from" : "to", optarg);
+                return 2;
+            }
+        } else if (c == 'h') {
+            usage(stdout);
+            return 0;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (argc - optind < 2) {
+        fprintf(stderr, "sluice-trace dag: wants an output and a trace folder or file\n");
+        usage(stderr);
+        return 2;
+    }
+    const char *out = argv[optind++];
+    size_t ol = strlen(out);
+    bool svg = ol > 4 && strcmp(out + ol - 4, ".svg") == 0;
+    struct trace_set set;
+    if (trace_set_load(&set, argv + optind, argc - optind, stderr) != 0) {
+        trace_set_free(&set);
+        return 1;
+    }
+    struct node *n = NULL;
+    struct edge *e = NULL;
+    size_t nn = 0, ne = 0, cn = 0, ce = 0;
+    for (size_t i = 0; i < set.nfiles; i++) {
+        const struct sluice_trace_file *f = set.files[i];
+        int k_node = trace_kind_number(f, "CL_DAG_NODE"), k_edge = trace_kind_number(f, "CL_DAG_EDGE");
+        for (size_t t = 0; t < f->nthreads; t++)
+            for (uint64_t k = 0; k < f->threads[t].info.events; k++) {
+                const struct sluice_tf_event *ev = &f->threads[t].events[k];
+                if ((int)ev->kind == k_node) {
+                    if (nn == cn) {
+                        cn = cn ? cn * 2 : 64;
+                        struct node *g = realloc(n, sizeof *n * cn);
+                        if (!g)
+                            exit(1);
+                        n = g;
+                    }
+                    const char *kind = sluice_trace_file_string(f, ev->c);
+                    n[nn++] = (struct node){ev->a, (int64_t)ev->b, kind ? kind : "?", ev->dur_ns,
+                                            (ev->flags & SLUICE_EVF_ERROR) != 0};
+                } else if ((int)ev->kind == k_edge) {
+                    if (ne == ce) {
+                        ce = ce ? ce * 2 : 64;
+                        struct edge *g = realloc(e, sizeof *e * ce);
+                        if (!g)
+                            exit(1);
+                        e = g;
+                    }
+                    e[ne++] = (struct edge){ev->a, ev->b, ev->c};
+                }
+            }
+    }
+    int status = 0;
+    if (nn == 0) {
+        fprintf(stderr, "sluice-trace dag: no DAG nodes in the trace (a run with SLUICE_OPENCL=distributed "
+                        "records them on rank 0)\n");
+        status = 1;
+    } else {
+        char title[512];
+        snprintf(title, sizeof title, "%s: %zu commands, %zu dependencies", argv[optind], nn, ne);
+        FILE *o = NULL;
+        int fds[2] = {-1, -1};
+        pid_t pid = -1;
+        if (svg) {
+            /* dot reads the graph from a pipe and writes the SVG itself */
+            if (pipe(fds) == 0 && (pid = fork()) == 0) {
+                dup2(fds[0], 0);
+                close(fds[0]);
+                close(fds[1]);
+                execlp("dot", "dot", "-Tsvg", "-o", out, (char *)NULL);
+                fprintf(stderr, "sluice-trace dag: an .svg needs Graphviz's dot (Debian: graphviz): %s\n",
+                        strerror(errno));
+                _exit(127);
+            }
+            if (pid > 0) {
+                close(fds[0]);
+                o = fdopen(fds[1], "w");
+            }
+        } else {
+            o = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
+        }
+        if (!o) {
+            perror(out);
+            status = 1;
+        } else {
+            /* Clusters want the nodes of one rank together; edges want lookups by id. */
+            qsort(n, nn, sizeof *n, by_rank_id);
+            struct node *byid = malloc(sizeof *n * nn);
+            if (byid) {
+                memcpy(byid, n, sizeof *n * nn);
+                qsort(byid, nn, sizeof *n, by_id);
+            }
+            write_dot(o, n, byid, nn, e, ne, lo, hi, title);
+            free(byid);
+            if (o != stdout && fclose(o) != 0)
+                status = 1;
+        }
+        if (pid > 0) {
+            int st;
+            waitpid(pid, &st, 0);
+            if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                status = 1;
+        }
+    }
+    free(n);
+    free(e);
+    if (set.unreadable || set.incomplete)
+        status = 1;
+    trace_set_free(&set);
+    return status;
+}
