@@ -12,8 +12,7 @@ class Sluice(CMakePackage):
     programs, as one LD_PRELOAD library (libsluice.so) with a launcher and tools."""
 
     # No public release yet: build from a clone (SLUICE_GIT: its URL or path), or from a working
-    # tree with `spack develop --path <checkout> sluice@main`.
-    homepage = "https://spack.readthedocs.io/en/latest/build_settings.html"
+    # tree with `spack develop --path <checkout> sluice@main`. No homepage until there is one.
     git = os.environ.get("SLUICE_GIT", "file://" + os.path.expanduser("~/src/sluice"))
 
     license("MIT")

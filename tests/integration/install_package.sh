@@ -41,6 +41,8 @@ int main(void)
 }
 C
 version=$("$prefix/bin/sluice" --version | awk '{print $2}')
+expect_eq "sluice-trace --version" "sluice-trace $version" "$("$prefix/bin/sluice-trace" --version)"
+expect_contains "sluice-ckpt --version" "sluice-ckpt $version" "$("$prefix/bin/sluice-ckpt" --version)"
 
 # 1. pkg-config (its Requires brings MPI: libsluice.so leaves the MPI symbols to the program).
 read -r -a flags <<<"$(pkg-config --cflags --libs sluice)"

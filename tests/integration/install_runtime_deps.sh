@@ -3,8 +3,8 @@
 # unloadable (a private mount namespace binds /dev/null over the library file), the feature that
 # needs it says so in one line naming the Debian package, and the program still runs unchanged.
 unshare -m --propagation private true 2>/dev/null || { echo "SKIP: no private mount namespace (unshare -m) here"; exit 77; }
-soname_file() { # the file the dynamic linker would load for SONAME
-  ldconfig -p | awk -v so="$1" '$1 == so && /x86-64|64bit/ {print $NF; exit}'
+soname_file() { # the file the dynamic linker loads for SONAME: ask it, through a preloaded probe
+  LD_PRELOAD="$1" LD_TRACE_LOADED_OBJECTS=1 /bin/true 2>/dev/null | awk -v so="$1" '$1 == so {print $3; exit}'
 }
 unwind=$(readlink -f "$(soname_file libunwind.so.8)")
 opencl=$(readlink -f "$(soname_file libOpenCL.so.1)")
