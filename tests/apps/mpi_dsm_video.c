@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/* The S-DSM paper's video pipeline over sluice's DSM (sluice_dsm.h), under mpiexec with P+2
+ * ranks: rank 0 the input role, ranks 1..P process roles, rank P+1 the output role.
+ *   usage: mpi_dsm_video FRAMES WIDTH HEIGHT OUT.raw      (under mpiexec, 3 ranks or more)
+ *          mpi_dsm_video --reference FRAMES WIDTH HEIGHT OUT.raw   (one process, no DSM)
+ * Every process role p has an input buffer in[p], an output buffer out[p] and a "consumed"
+ * chunk ack[p] in the DSM. There is no explicit synchronization after start-up: only
+ * exclusive writes and notifications. The input writes frame n into a free in[p]; that
+ * notifies process p, which computes into out[p]; that notifies the output, which writes the
+ * frame to OUT.raw (in frame order) and writes ack[p]; that notifies the input that in[p] is
+ * free again. Each role then sits in sluice_dsm_loop() until its subscriptions are gone.
+ * The output prints "frames N seconds S fps F" on stderr. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mpi_dsm_video.h"
+#include "sluice_dsm.h"
+
+#define IN_BASE 10000ul
+#define OUT_BASE 20000ul
+#define ACK_BASE 30000ul
+#define STRIDE 64ul /* room for a frame of up to 64 chunks at each buffer's address */
+
+static uint32_t frames, w, h;
+static int nproc, rank;
+static size_t frame_bytes;
+
+static unsigned long in_addr(int p)
+{
+    return IN_BASE + STRIDE * (unsigned long)p;
+}
+static unsigned long out_addr(int p)
+{
+    return OUT_BASE + STRIDE * (unsigned long)p;
+}
+static unsigned long ack_addr(int p)
+{
+    return ACK_BASE + STRIDE * (unsigned long)p;
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "mpi_dsm_video rank %d: %s failed: %s\n", rank, what,
+            sluice_dsm_strerror(sluice_dsm_last_error()));
+    exit(1);
+}
+
+/* ---- input role ---------------------------------------------------------------------------- */
+
+static uint32_t next_frame;
+
+static void put_frame(int p)
+{
+    sluice_dsm_chain *c = sluice_dsm_malloc(in_addr(p), frame_bytes, SLUICE_DSM_MESI);
+    struct video_header *hd = c ? sluice_dsm_write(c) : NULL;
+    if (!hd)
+        die("write of an input buffer");
+    hd->w = w;
+    hd->h = h;
+    if (next_frame < frames) {
+        hd->frame = next_frame++;
+        video_make_frame(hd->frame, w, h, (unsigned char *)(hd + 1));
+    } else {
+        hd->frame = VIDEO_END;
+    }
+    if (sluice_dsm_release(c))
+        die("release");
+}
+
+static void on_ack(unsigned long addr, void *args)
+{
+    int p = (int)(intptr_t)args;
+    (void)addr;
+    bool end = next_frame >= frames;
+    put_frame(p); /* the next frame, or the end marker */
+    if (end && sluice_dsm_unsubscribe(ack_addr(p), on_ack, args))
+        die("unsubscribe");
+}
+
+static void input_role(void)
+{
+    for (int p = 1; p <= nproc; p++)
+        if (sluice_dsm_subscribe(ack_addr(p), on_ack, (void *)(intptr_t)p))
+            die("subscribe");
+    if (sluice_dsm_barrier(1, (unsigned)(nproc + 2)))
+        die("barrier");
+    for (int p = 1; p <= nproc; p++) {
+        bool end = next_frame >= frames;
+        put_frame(p);
+        if (end && sluice_dsm_unsubscribe(ack_addr(p), on_ack, (void *)(intptr_t)p))
+            die("unsubscribe");
+    }
+}
+
+/* ---- process role -------------------------------------------------------------------------- */
+
+static unsigned char *scratch_in;
+
+static void on_input(unsigned long addr, void *args)
+{
+    (void)args;
+    sluice_dsm_chain *in = sluice_dsm_malloc(addr, frame_bytes, SLUICE_DSM_MESI);
+    const struct video_header *hd = in ? sluice_dsm_read(in) : NULL;
+    if (!hd)
+        die("read of the input buffer");
+    uint32_t f = hd->frame;
+    if (f != VIDEO_END)
+        memcpy(scratch_in, hd + 1, (size_t)w * h);
+    sluice_dsm_release(in);
+    sluice_dsm_chain *out = sluice_dsm_malloc(out_addr(rank), frame_bytes, SLUICE_DSM_MESI);
+    struct video_header *od = out ? sluice_dsm_write(out) : NULL;
+    if (!od)
+        die("write of the output buffer");
+    od->frame = f;
+    od->w = w;
+    od->h = h;
+    od->edges = f == VIDEO_END ? 0 : video_process(scratch_in, w, h, (unsigned char *)(od + 1));
+    sluice_dsm_release(out);
+    if (f == VIDEO_END && sluice_dsm_unsubscribe(addr, on_input, NULL))
+        die("unsubscribe");
+}
+
+static void process_role(void)
+{
+    scratch_in = malloc((size_t)w * h);
+    if (sluice_dsm_subscribe(in_addr(rank), on_input, NULL))
+        die("subscribe");
+    if (sluice_dsm_barrier(1, (unsigned)(nproc + 2)))
+        die("barrier");
+}
+
+/* ---- output role --------------------------------------------------------------------------- */
+
+static FILE *outf;
+static unsigned char *held; /* frames computed, not written yet (frame order) */
+static unsigned char *ready;
+static uint32_t written, ends;
+static double t_start;
+
+static void on_output(unsigned long addr, void *args)
+{
+    int p = (int)(intptr_t)args;
+    sluice_dsm_chain *c = sluice_dsm_malloc(addr, frame_bytes, SLUICE_DSM_MESI);
+    const struct video_header *hd = c ? sluice_dsm_read(c) : NULL;
+    if (!hd)
+        die("read of an output buffer");
+    uint32_t f = hd->frame;
+    if (f != VIDEO_END && f < frames) {
+        memcpy(held + (size_t)f * w * h, hd + 1, (size_t)w * h);
+        ready[f] = 1;
+    }
+    sluice_dsm_release(c);
+    if (f == VIDEO_END) {
+        ends++;
+        if (sluice_dsm_unsubscribe(addr, on_output, args))
+            die("unsubscribe");
+        return;
+    }
+    while (written < frames && ready[written]) {
+        fwrite(held + (size_t)written * w * h, 1, (size_t)w * h, outf);
+        written++;
+    }
+    /* The frame is consumed: in[p] may take the next one. */
+    sluice_dsm_chain *a = sluice_dsm_malloc(ack_addr(p), sizeof(uint32_t), SLUICE_DSM_MESI);
+    uint32_t *v = a ? sluice_dsm_write(a) : NULL;
+    if (!v)
+        die("write of an ack");
+    *v = f;
+    sluice_dsm_release(a);
+}
+
+static void output_role(const char *path)
+{
+    outf = fopen(path, "wb");
+    held = malloc((size_t)frames * w * h + 1);
+    ready = calloc(frames + 1, 1);
+    if (!outf || !held || !ready)
+        die("opening the output");
+    for (int p = 1; p <= nproc; p++)
+        if (sluice_dsm_subscribe(out_addr(p), on_output, (void *)(intptr_t)p))
+            die("subscribe");
+    if (sluice_dsm_barrier(1, (unsigned)(nproc + 2)))
+        die("barrier");
+    t_start = video_now();
+}
+
+static int reference(const char *path)
+{
+    FILE *f = fopen(path, "wb");
+    unsigned char *in = malloc((size_t)w * h), *out = malloc((size_t)w * h);
+    if (!f || !in || !out)
+        return 1;
+    double t0 = video_now();
+    for (uint32_t n = 0; n < frames; n++) {
+        video_make_frame(n, w, h, in);
+        video_process(in, w, h, out);
+        fwrite(out, 1, (size_t)w * h, f);
+    }
+    double s = video_now() - t0;
+    fclose(f);
+    fprintf(stderr, "reference frames %u seconds %.3f fps %.2f\n", frames, s, frames / s);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int ref = argc > 1 && strcmp(argv[1], "--reference") == 0;
+    if (argc != 5 + ref) {
+        fprintf(stderr, "usage: %s [--reference] FRAMES WIDTH HEIGHT OUT.raw\n", argv[0]);
+        return 2;
+    }
+    frames = (uint32_t)atoi(argv[1 + ref]);
+    w = (uint32_t)atoi(argv[2 + ref]);
+    h = (uint32_t)atoi(argv[3 + ref]);
+    const char *path = argv[4 + ref];
+    if (ref)
+        return reference(path);
+    frame_bytes = sizeof(struct video_header) + (size_t)w * h;
+    if (sluice_dsm_init())
+        return 1;
+    rank = sluice_dsm_rank();
+    nproc = sluice_dsm_size() - 2;
+    if (nproc < 1) {
+        fprintf(stderr, "mpi_dsm_video: needs 3 ranks or more (input, process roles, output)\n");
+        return 2;
+    }
+    if (rank == 0)
+        input_role();
+    else if (rank <= nproc)
+        process_role();
+    else
+        output_role(path);
+    if (sluice_dsm_loop())
+        die("event loop");
+    if (rank == nproc + 1) {
+        double s = video_now() - t_start;
+        fclose(outf);
+        fprintf(stderr, "frames %u seconds %.3f fps %.2f\n", written, s, written / s);
+        if (written != frames || ends != (uint32_t)nproc) {
+            fprintf(stderr, "mpi_dsm_video: wrote %u of %u frames, %u of %d process roles ended\n", written,
+                    frames, ends, nproc);
+            return 1;
+        }
+    }
+    return sluice_dsm_finalize() ? 1 : 0;
+}
