@@ -4,7 +4,8 @@
 # and claims folder (/tmp/sluice-<uid>/claims) first, mode 0777, and plants a forged sidecar
 # and a link there. The victim's job must refuse those folders with one line naming the
 # problem, write nothing there, and never delete or recover anything because of them; a
-# sidecar of another user in the victim's own folder is skipped with a warning; the folders
+# sidecar of another user in the victim's own folder is skipped by recover and by a restart
+# read with a warning; the folders
 # sluice makes itself are 0700 and staged data 0600.
 source "$SOURCE_DIR/tests/integration/security_lib.bash"
 sec_users
@@ -52,6 +53,16 @@ as "$VICTIM" "$ckpt" recover --stage "$PWD/vstage" > rec2.out 2>&1 || true
 expect_contains "a foreign sidecar is skipped with a warning" "warning: skipped $PWD/vstage/m-1-1.meta: it belongs to uid $AUID" "$(cat rec2.out)"
 [ ! -e v/evil.@r.sluice ] || fail "recover committed another user's sidecar"
 echo "ok: no container from another user's sidecar"
+
+# ... and a closed member of a running process: never read in place of the real member.
+printf 'sluice-stage 1\nstate closed\npid %s\nwriter_rank 0\nmember_rank 3\nsize 9\nset_key %s\npath %s\n' \
+  "$$" "$PWD/v/ckpt.%r" "$PWD/v/ckpt.3" > vstage/m-2-2.meta
+printf 'injected\n' > vstage/m-2-2.data
+chown "$ATTACKER:$(id -g "$ATTACKER")" vstage/m-2-2.meta vstage/m-2-2.data
+got=$(as "$VICTIM" env SLUICE_STAGE_DIR="$PWD/vstage" SLUICE_CAPTURE="$PWD/v/ckpt.%r" LD_PRELOAD="$SLUICE_LIB" \
+  cat v/ckpt.3 2> cat.err || true)
+[ "$got" != injected ] || fail "the victim's restart read another user's staged bytes"
+expect_contains "the foreign sidecar is ignored with a warning" "it belongs to uid $AUID, not to you" "$(cat cat.err)"
 
 # 3. The folder that sluice creates: 0700, and staged data 0600 whatever the program asked.
 as "$VICTIM" env SLUICE_CAPTURE="$PWD/v/ckpt.%r" LD_PRELOAD="$SLUICE_LIB" bash -c \

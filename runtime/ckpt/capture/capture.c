@@ -228,11 +228,7 @@ static void adopt_inherited(void)
         char meta[PATH_MAX];
         snprintf(meta, sizeof meta, "%.*s%s", (int)((size_t)n - dl), target, SLUICE_STAGE_META_SUFFIX);
         char buf[SLUICE_STAGE_META_MAX];
-        int mfd = SLUICE_REAL(open)(meta, O_RDONLY | O_CLOEXEC);
-        if (mfd < 0)
-            continue;
-        ssize_t len = SLUICE_REAL(read)(mfd, buf, sizeof buf);
-        SLUICE_REAL(close)(mfd);
+        ssize_t len = sluice_stage_read_meta(meta, buf, sizeof buf);
         struct sluice_stage_meta sm;
         if (len <= 0 || sluice_stage_meta_parse(buf, (size_t)len, &sm) != 0 || sm.closed)
             continue;

@@ -58,6 +58,16 @@ const char *sluice_stage_dir(void)
     return stage_dir;
 }
 
+long sluice_stage_read_meta(const char *path, char *buf, size_t cap)
+{
+    unsigned owner = 0;
+    long n = sluice_stage_read_own(path, buf, cap, &owner);
+    static atomic_bool told;
+    if (n == -EPERM && !atomic_exchange(&told, true))
+        sluice_log_warn("ignored %s: it belongs to uid %u, not to you", path, owner);
+    return n;
+}
+
 int sluice_stage_write_meta(const char *meta_path, const struct sluice_stage_meta *sm)
 {
     char buf[SLUICE_STAGE_META_MAX], tmp[PATH_MAX + 32];

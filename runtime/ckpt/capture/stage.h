@@ -251,6 +251,10 @@ const char *sluice_stage_dir(void);
  * file. Fills stage_path (PATH_MAX) and meta_path (PATH_MAX). Returns an O_RDWR|O_CLOEXEC
  * descriptor on the data file, or -errno (ENOSPC, EACCES on the stage folder...). */
 int sluice_stage_create(const struct sluice_staged_member *m, char *stage_path, char *meta_path);
+/* Reads a sidecar for the engine (sluice_stage_read_own); one of another user, which only root
+ * could have put in a checked stage folder, is ignored with a warning (once per process).
+ * Returns its length, or -errno. */
+long sluice_stage_read_meta(const char *path, char *buf, size_t cap);
 /* Rewrites the sidecar atomically (temporary name + rename). 0 or -errno. */
 int sluice_stage_write_meta(const char *meta_path, const struct sluice_stage_meta *sm);
 /* Removes a staged member that will never be committed (unlinked before its last close). */

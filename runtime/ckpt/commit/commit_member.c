@@ -738,11 +738,7 @@ void commit_members_find_adopted(void)
             continue;
         char meta[PATH_MAX];
         snprintf(meta, sizeof meta, "%s/%s", dir, e->d_name);
-        int fd = SLUICE_REAL(open)(meta, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t n = SLUICE_REAL(read)(fd, buf, SLUICE_STAGE_META_MAX);
-        SLUICE_REAL(close)(fd);
+        ssize_t n = sluice_stage_read_meta(meta, buf, SLUICE_STAGE_META_MAX);
         struct sluice_stage_meta sm;
         if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed ||
             sm.pid != (long)getpid())

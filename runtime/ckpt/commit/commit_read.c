@@ -54,11 +54,7 @@ static int find_staged_elsewhere(const char *path, struct staged_hit *hit)
         char meta[PATH_MAX], data[PATH_MAX];
         snprintf(meta, sizeof meta, "%s/%s", dir, e->d_name);
         snprintf(data, sizeof data, "%s/%.*s%s", dir, (int)(l - sl), e->d_name, SLUICE_STAGE_DATA_SUFFIX);
-        int fd = SLUICE_REAL(open)(meta, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t n = SLUICE_REAL(read)(fd, buf, SLUICE_STAGE_META_MAX);
-        SLUICE_REAL(close)(fd);
+        ssize_t n = sluice_stage_read_meta(meta, buf, SLUICE_STAGE_META_MAX);
         struct sluice_stage_meta sm;
         if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed ||
             strcmp(sm.m.path, path) != 0)
