@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# sluice-ckpt verify and extract draw a progress line (bytes, rate, time left) on a terminal for
+# sluice-ckpt verify, extract and pack draw a progress line (bytes, rate, time left) on a terminal for
 # large containers, and nothing when stdout is not a terminal, with --quiet, or for small ones.
 # The terminal is a pseudo-terminal from script(1).
 ckpt=$SLUICE_BIN_DIR/sluice-ckpt
@@ -10,7 +10,13 @@ mkdir big small
 for r in 0 1 2 3; do head -c 18M /dev/urandom > big/f.$r; done
 head -c 1M /dev/urandom > small/f.0
 cp -r big orig
-timeout 60 "$ckpt" pack 'big/f.%r' big/f.[0-3]
+out=$(on_tty "$ckpt" pack 'big/f.%r' big/f.[0-3])
+expect_contains "pack on a tty: progress" "of 72.0 MiB (100%)" "$out"
+out=$(timeout 60 "$ckpt" pack -o off_tty.sluice 'big/f.%r' big/f.[0-3] 2>&1)
+expect_eq "pack, stdout not a tty: nothing" "" "$out"
+out=$(on_tty "$ckpt" pack -q -o quiet.sluice 'big/f.%r' big/f.[0-3])
+expect_eq "pack -q on a tty: nothing" "" "$out"
+rm off_tty.sluice quiet.sluice
 timeout 60 "$ckpt" pack 'small/f.%r' small/f.0
 rm big/f.[0-3] small/f.0
 

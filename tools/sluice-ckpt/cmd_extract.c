@@ -27,6 +27,7 @@ struct extract_opts {
     int flags;
     int to_stdout; /* -c: member bytes to stdout, in index order, instead of files */
     int quiet;     /* -q: no progress line */
+    struct tool_progress *progress;
 };
 
 static void usage(FILE *out)
@@ -145,7 +146,9 @@ static int extract_member(struct extract_opts *o, const struct sluice_container 
         tool_error("%s: %s", tmp, strerror(errno));
         return 1;
     }
+    tool_progress_watch(o->progress, fd);
     rc = sluice_container_copy_member(c, i, fd, msg, sizeof msg);
+    tool_progress_unwatch(o->progress);
     if (rc == 0 && m->mtime_ns > 0) {
         struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT},
                                  {.tv_sec = m->mtime_ns / 1000000000, .tv_nsec = m->mtime_ns % 1000000000}};
@@ -216,6 +219,7 @@ static int extract_one(void *ctx, const struct sluice_container *c, const char *
     }
     struct tool_progress progress;
     tool_progress_start(&progress, c->path, total, o->quiet || o->to_stdout);
+    o->progress = &progress;
     for (uint32_t i = 0; i < c->n_members; i++) {
         const char *rel = relative_path(dir, c->members[i].path);
         if (!rel) {
@@ -238,6 +242,7 @@ static int extract_one(void *ctx, const struct sluice_container *c, const char *
         tool_progress_add(&progress, c->members[i].size);
     }
     tool_progress_clear(&progress);
+    o->progress = NULL;
     return bad;
 }
 

@@ -6,6 +6,7 @@
  * The container is written under its temporary name, flushed, and renamed into place. */
 #include "ckpt_tool.h"
 #include "config/config.h"
+#include "progress.h"
 #include "sluice_version.h"
 
 #include <errno.h>
@@ -20,12 +21,13 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: sluice-ckpt pack [-b BLOCK] [-o CONTAINER] [-f] SETKEY FILE...\n"
+    fprintf(out, "usage: sluice-ckpt pack [-b BLOCK] [-o CONTAINER] [-f] [-q] SETKEY FILE...\n"
                  "Builds one container from existing per-rank files. SETKEY is the files' path with\n"
                  "the rank number written as %%r (e.g. 'run/ckpt.%%r'); every FILE must match it.\n"
                  "  -o, --output CONTAINER  write here instead of the set's container name\n"
                  "  -b, --block-size SIZE   data alignment (power of two, 512..64M; default 4K)\n"
-                 "  -f, --force             replace an existing container (its version + 1)\n");
+                 "  -f, --force             replace an existing container (its version + 1)\n"
+                 "  -q, --quiet             no progress line (shown on a terminal for large files)\n");
 }
 
 /* p made absolute against the working directory; 0, or -1 if too long. */
@@ -77,12 +79,13 @@ int cmd_pack(int argc, char **argv)
                                          {"output", required_argument, 0, 'o'},
                                          {"block-size", required_argument, 0, 'b'},
                                          {"force", no_argument, 0, 'f'},
+                                         {"quiet", no_argument, 0, 'q'},
                                          {0, 0, 0, 0}};
     const char *output = NULL;
     uint64_t block = 4096;
-    int force = 0, c;
+    int force = 0, quiet = 0, c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":ho:b:f", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:b:fq", opts, NULL)) != -1) {
         switch (c) {
         case 'h':
             usage(stdout);
@@ -92,6 +95,9 @@ int cmd_pack(int argc, char **argv)
             break;
         case 'f':
             force = 1;
+            break;
+        case 'q':
+            quiet = 1;
             break;
         case 'b':
             if (sluice_parse_size(optarg, &block) != 0 || block < SLUICE_CONTAINER_BLOCK_MIN ||
@@ -188,7 +194,16 @@ int cmd_pack(int argc, char **argv)
         status = EXIT_BAD_DATA;
         goto out;
     }
+    uint64_t total = 0;
+    for (int i = 0; i < nfiles; i++)
+        total += src[i].size;
+    struct tool_progress progress;
+    tool_progress_start(&progress, container, total, quiet);
+    tool_progress_watch(&progress, fd);
     int rc = sluice_container_write(fd, &meta, src, (uint32_t)nfiles, msg, sizeof msg);
+    tool_progress_unwatch(&progress);
+    tool_progress_add(&progress, total);
+    tool_progress_clear(&progress);
     if (rc == 0 && fsync(fd) != 0) {
         rc = -errno;
         (void)tool_snprintf(msg, sizeof msg, "%s: fsync: %s", tmp, strerror(errno));
