@@ -82,7 +82,11 @@ def roff_options(options):
         head = (f"\\fB{esc(short)}\\fR, " if short else "") + f"\\fB{esc(long)}\\fR"
         if metavar:
             head += f" \\fI{esc(metavar)}\\fR"
-        out += [".TP", head] + [esc(d) for d in desc]
+        out += [".TP", head]
+        for k, d in enumerate(desc):
+            if k and d.startswith("SLUICE_"):  # the launcher's "variable: accepts; default" line
+                out.append(".br")
+            out.append(esc(d))
     return out
 
 
@@ -92,7 +96,7 @@ def roff_paragraphs(paragraphs):
         out.append(".PP")
         for line in p:
             if line.startswith(("mpiexec ", "srun ")):
-                out += [".nf", esc(line), ".fi"]
+                out += [".RS", ".nf", esc(line), ".fi", ".RE"]
             else:
                 out.append(esc(line))
     return out
