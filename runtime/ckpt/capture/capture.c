@@ -279,6 +279,31 @@ __attribute__((constructor(SLUICE_PRIO_CKPT))) static void capture_start(void)
     sluice_capture_enabled = true;
 }
 
+void sluice_capture_announce_open(void)
+{
+    if (!sluice_capture_enabled)
+        return;
+    /* Keys copied under the lock; the engine is called without it. */
+    size_t n = 0, cap = 0;
+    char(*keys)[PATH_MAX] = NULL;
+    pthread_mutex_lock(&capture_lock);
+    for (struct sluice_capture_member *m = capture_open; m != NULL; m = m->hh.next) {
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            char(*k)[PATH_MAX] = realloc(keys, ncap * sizeof *keys);
+            if (k == NULL)
+                break;
+            keys = k;
+            cap = ncap;
+        }
+        memcpy(keys[n++], m->set_key, PATH_MAX);
+    }
+    pthread_mutex_unlock(&capture_lock);
+    for (size_t i = 0; i < n; i++)
+        sluice_commit_member_opened(keys[i]);
+    free(keys);
+}
+
 void sluice_capture_close_all(void)
 {
     if (!sluice_capture_enabled)

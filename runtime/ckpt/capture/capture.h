@@ -107,6 +107,10 @@ void sluice_capture_rewinddir(DIR *d); /* resets the virtual entries too */
 /* true if opendir of this path would be handled (scandir/glob decide whether to take over). */
 bool sluice_capture_dir_is_mine(const char *path);
 
+/* Tells the commit engine (sluice_commit_member_opened) about every member this process
+ * holds open for writing; the engine calls it when it starts, for what was opened before. */
+void sluice_capture_announce_open(void);
+
 /* ---- exit ---------------------------------------------------------------------------------- */
 
 /* Flushes stdio and reports every member still open as closed (the process is ending: its

@@ -10,6 +10,7 @@
 #include "trace/trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -50,6 +51,35 @@ void capture_account_closed(uint64_t bytes)
     }
 }
 
+/* Listings and per-rank folders know the names closed here. */
+static void remember_closed(const char *path)
+{
+    pthread_mutex_lock(&capture_lock);
+    struct capture_closed *c = capture_find_closed(path);
+    size_t len = strlen(path);
+    if (c == NULL && (c = calloc(1, sizeof *c + len + 1)) != NULL) {
+        memcpy(c->path, path, len + 1);
+        HASH_ADD_KEYPTR(hh, capture_closed, c->path, len, c);
+    }
+    pthread_mutex_unlock(&capture_lock);
+}
+
+/* Are the staged bytes still exactly those the member was seeded with? */
+static bool member_unchanged(const struct sluice_capture_member *m)
+{
+    struct stat st;
+    if (SLUICE_REAL(stat)(m->stage_path, &st) != 0 || (uint64_t)st.st_size != m->seed_size)
+        return false;
+    int fd = SLUICE_REAL(open)(m->stage_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    uint64_t size;
+    uint32_t crc;
+    int rc = capture_fd_crc(fd, &size, &crc);
+    SLUICE_REAL(close)(fd);
+    return rc == 0 && size == m->seed_size && crc == m->seed_crc;
+}
+
 void capture_member_release(struct sluice_capture_member *m)
 {
     if (m->view) { /* nothing staged behind a read view */
@@ -64,6 +94,14 @@ void capture_member_release(struct sluice_capture_member *m)
         sluice_capture_guard_leave();
         return;
     }
+    if (m->seeded && member_unchanged(m)) {
+        /* Closed with the bytes it was opened with: the version it was seeded from stands. */
+        sluice_stage_remove(m->stage_path, m->meta_path);
+        remember_closed(m->path);
+        free(m);
+        sluice_capture_guard_leave();
+        return;
+    }
     struct sluice_stage_meta sm;
     memset(&sm, 0, sizeof sm);
     capture_fill_staged(m, &sm.m);
@@ -73,14 +111,7 @@ void capture_member_release(struct sluice_capture_member *m)
     if (rc != 0) /* the data is still staged and described as open: recover will find it */
         sluice_log_warn("%s: cannot mark staged member closed: %s", m->path, strerror(-rc));
     sluice_trace_instant(SLUICE_EV_CKPT_CLOSE, 0, sm.m.size, 0);
-    pthread_mutex_lock(&capture_lock);
-    struct capture_closed *c = capture_find_closed(m->path);
-    size_t len = strlen(m->path);
-    if (c == NULL && (c = calloc(1, sizeof *c + len + 1)) != NULL) {
-        memcpy(c->path, m->path, len + 1);
-        HASH_ADD_KEYPTR(hh, capture_closed, c->path, len, c);
-    }
-    pthread_mutex_unlock(&capture_lock);
+    remember_closed(m->path);
     sluice_commit_member_closed(&sm.m);
     free(m);
     capture_account_closed(sm.m.size);

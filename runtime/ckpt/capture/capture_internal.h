@@ -40,6 +40,12 @@ struct sluice_capture_member {
     bool view;
     dev_t view_dev;
     ino_t view_ino;
+    /* Seeded with an existing version's bytes (opened for writing without O_TRUNC): if it is
+     * closed with exactly those bytes, no new version is made (a restart that opens its
+     * checkpoint read-write without writing must not rewrite it). */
+    bool seeded;
+    uint64_t seed_size;
+    uint32_t seed_crc;
     UT_hash_handle hh;
 };
 
@@ -104,6 +110,9 @@ void capture_member_release(struct sluice_capture_member *m);
 struct sluice_capture_member *capture_fd_detach(int fd);
 /* Registers fd for member m (lock held). */
 void capture_fd_attach(int fd, struct sluice_capture_member *m);
+
+/* CRC32C and size of fd's bytes from offset 0 (pread, so the position is kept). 0 or -errno. */
+int capture_fd_crc(int fd, uint64_t *size, uint32_t *crc);
 
 /* Bytes closed since the last early commit; past SLUICE_STAGE_LIMIT the commit is asked to
  * flush. */

@@ -65,13 +65,15 @@ static int check_parent(const char *abs)
     return 0;
 }
 
-static int copy_fd(int src, int dst)
+/* Copies src into dst from offset 0 and returns the copy's size and CRC32C. */
+static int copy_fd(int src, int dst, uint64_t *size, uint32_t *crc)
 {
     enum { CHUNK = 1 << 20 };
     char *buf = malloc(CHUNK);
     if (buf == NULL)
         return -ENOMEM;
     off_t off = 0;
+    uint32_t c = 0;
     int rc = 0;
     for (;;) {
         ssize_t n = pread(src, buf, CHUNK, off);
@@ -83,6 +85,7 @@ static int copy_fd(int src, int dst)
         }
         if (n == 0)
             break;
+        c = sluice_crc32c_update(c, buf, (size_t)n);
         for (ssize_t w = 0; w < n;) {
             ssize_t k = pwrite(dst, buf + w, (size_t)(n - w), off + w);
             if (k < 0 && errno == EINTR)
@@ -97,6 +100,34 @@ static int copy_fd(int src, int dst)
     }
 out:
     free(buf);
+    *size = (uint64_t)off;
+    *crc = c;
+    return rc;
+}
+
+int capture_fd_crc(int fd, uint64_t *size, uint32_t *crc)
+{
+    enum { CHUNK = 1 << 20 };
+    char *buf = malloc(CHUNK);
+    if (buf == NULL)
+        return -ENOMEM;
+    uint64_t off = 0;
+    uint32_t c = 0;
+    int rc = 0;
+    for (;;) {
+        ssize_t n = SLUICE_REAL(pread)(fd, buf, CHUNK, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = n < 0 ? -errno : 0;
+            break;
+        }
+        c = sluice_crc32c_update(c, buf, (size_t)n);
+        off += (uint64_t)n;
+    }
+    free(buf);
+    *size = off;
+    *crc = c;
     return rc;
 }
 
@@ -206,7 +237,8 @@ static int open_member(const struct capture_name *n, int flags, mode_t mode)
         }
         int rc = 0;
         if (src >= 0) {
-            rc = copy_fd(src, sfd);
+            rc = copy_fd(src, sfd, &nm->seed_size, &nm->seed_crc);
+            nm->seeded = rc == 0;
             SLUICE_REAL(close)(src);
         }
         SLUICE_REAL(close)(sfd);
@@ -231,6 +263,7 @@ static int open_member(const struct capture_name *n, int flags, mode_t mode)
         HASH_ADD_STR(capture_open, path, nm);
         capture_fd_attach(fd, nm);
         pthread_mutex_unlock(&capture_lock);
+        sluice_commit_member_opened(n->key); /* an fsync of the set gathers this rank too */
         return fd;
     }
 }

@@ -37,6 +37,11 @@ struct sluice_staged_member {
  * once; the commit happens in the background. */
 void sluice_commit_member_closed(const struct sluice_staged_member *m);
 
+/* A captured file of set set_key was opened for writing (a new staged version). The set's
+ * home gathers the fsyncs of the ranks holding open members into one version. Returns at once;
+ * a no-op until the engine runs over MPI. */
+void sluice_commit_member_opened(const char *set_key);
+
 /* fsync()/fdatasync() on a captured file: returns 0 once the member's current staged bytes are
  * durable in a committed container, or -errno (e.g. -ENOSPC) if committing failed. The caller
  * passes the member as staged so far (it may still be open). */

@@ -64,13 +64,17 @@ static int commit_poll(void *arg)
         if (!sluice_mpi_ready())
             return 0;
         pthread_mutex_lock(&commit_g.lock);
+        int now_started = 0;
         if (!commit_g.started && commit_transport_start() == 0) {
             __atomic_store_n(&commit_g.started, 1, __ATOMIC_RELEASE);
             commit_members_adopt_locked();
+            now_started = 1;
         }
         pthread_mutex_unlock(&commit_g.lock);
         if (!commit_g.started)
             return 0;
+        if (now_started)
+            sluice_capture_announce_open();
     }
     return commit_transport_poll() + commit_home_poll();
 }
@@ -88,17 +92,20 @@ static void install_poller(void)
 int commit_ensure_started(void)
 {
     pthread_mutex_lock(&commit_g.lock);
-    int rc = 0;
+    int rc = 0, now_started = 0;
     if (!commit_g.started) {
         rc = commit_transport_start();
         if (rc == 0) {
             __atomic_store_n(&commit_g.started, 1, __ATOMIC_RELEASE);
             commit_members_adopt_locked();
+            now_started = 1;
         }
     }
     pthread_mutex_unlock(&commit_g.lock);
     if (rc == 0)
         install_poller();
+    if (now_started)
+        sluice_capture_announce_open(); /* opened before the engine ran */
     return rc;
 }
 

@@ -69,10 +69,12 @@ struct hcommit {
     int nranks;
     char **drops; /* paths unlinked by the program: not carried over */
     size_t ndrops;
+    char **paths; /* paths announced closed that this commit collects (answers MSG_QUERY) */
+    size_t npaths;
     char container[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX];
     struct sluice_container *old;
     int fd;
-    int lockfd; /* folder lock held for this commit (loopback only), -1 none */
+    int lockfd; /* folder lock held for this commit, -1 none */
     uint64_t version, index_offset, t0;
     int64_t created_ns;
     uint32_t block;
@@ -85,8 +87,13 @@ struct hset {
     char *key;
     unsigned char *pending; /* one byte per rank: closed a member since the last collection */
     int npending;
+    unsigned char *opened; /* one byte per rank: holds a member open for writing (MSG_OPENED) */
+    int nopened;
+    char **paths; /* paths announced closed since the last collection */
+    size_t npaths;
     uint64_t first_pending_ns;
     int force;
+    int gather;        /* forced by an fsync: wait for the ranks holding open members */
     uint64_t force_ns; /* when the first waiter forced it */
     struct hcommit *inflight;
     struct waiter *next_waiters;
@@ -115,6 +122,21 @@ static int64_t wall_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static void free_paths(char **p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(p[i]);
+    free(p);
+}
+
+static int has_path(char *const *p, size_t n, const char *path)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(p[i], path) == 0)
+            return 1;
+    return 0;
+}
+
 static struct hset *set_get(const char *key)
 {
     struct hset *s;
@@ -122,7 +144,8 @@ static struct hset *set_get(const char *key)
     if (s)
         return s;
     s = calloc(1, sizeof(*s));
-    if (!s || !(s->key = strdup(key)) || !(s->pending = calloc((size_t)commit_g.size, 1)))
+    if (!s || !(s->key = strdup(key)) || !(s->pending = calloc((size_t)commit_g.size, 1)) ||
+        !(s->opened = calloc((size_t)commit_g.size, 1)))
         sluice_fatal(1, "checkpoint commit: out of memory for set %s", key);
     HASH_ADD_KEYPTR(hh, sets, s->key, strlen(s->key), s);
     return s;
@@ -134,6 +157,8 @@ static void set_free(struct hset *s)
     for (size_t i = 0; i < s->ndrops; i++)
         free(s->drops[i]);
     free(s->drops);
+    free_paths(s->paths, s->npaths);
+    free(s->opened);
     free(s->pending);
     free(s->key);
     free(s);
@@ -214,6 +239,7 @@ static void commit_free(struct hcommit *c)
     for (size_t i = 0; i < c->ndrops; i++)
         free(c->drops[i]);
     free(c->drops);
+    free_paths(c->paths, c->npaths);
     free(c->mem);
     free(c->ranks);
     if (c->old)
@@ -685,13 +711,22 @@ static void start_commit(struct hset *s)
     c->ranks = calloc((size_t)commit_g.size, sizeof(int));
     if (!c->ranks)
         sluice_fatal(1, "checkpoint commit: out of memory");
-    for (int r = 0; r < commit_g.size; r++)
-        if (s->pending[r])
+    for (int r = 0; r < commit_g.size; r++) {
+        if (s->pending[r]) {
             c->ranks[c->nranks++] = r;
+            s->nopened -= s->opened[r];
+            s->opened[r] = 0; /* what it held open is closed or synced now */
+        }
+    }
     memset(s->pending, 0, (size_t)commit_g.size);
     s->npending = 0;
     s->first_pending_ns = 0;
     s->force = 0;
+    s->gather = 0;
+    c->paths = s->paths;
+    c->npaths = s->npaths;
+    s->paths = NULL;
+    s->npaths = 0;
     c->drops = s->drops;
     c->ndrops = s->ndrops;
     s->drops = NULL;
@@ -721,9 +756,10 @@ static int final_ready(void)
 
 /* Several processes may commit the same set on their own: without MPI (e.g. a rank's second
  * program, after the first one owned MPI), or the homes of two jobs writing members of one set
- * in one folder at once. Each reads the previous version, adds its members and renames. An exclusive lock on
- * the folder, held from before reading the previous version until after the rename, keeps those
- * read-modify-renames from losing each other's members. Never blocks (the progress thread must go on
+ * in one folder at once, or a forked child of a rank (it commits alone, over the loopback)
+ * while the rank's MPI home commits. Each reads the previous version, adds its members and renames. An
+ * exclusive lock on the folder, held from before reading the previous version until after the rename, keeps
+ * those read-modify-renames from losing each other's members. Never blocks (the progress thread must go on
  * serving): -EWOULDBLOCK when busy, an fd to close when taken, or -1 where the file system has no locks. */
 static int lock_folder(const char *key)
 {
@@ -740,6 +776,21 @@ static int lock_folder(const char *key)
     return busy ? -EWOULDBLOCK : -1;
 }
 
+/* A forced commit may start: the gathering time has passed and, for an fsync, every rank
+ * holding an open member of the set has closed or synced it (or the bound has passed). */
+static int gathered(const struct hset *s, uint64_t now)
+{
+    uint64_t waited = now - s->force_ns;
+    if (waited < COMMIT_FORCE_GATHER_NS)
+        return 0;
+    if (!s->gather || waited >= (uint64_t)sluice_config.FSYNC_GATHER * 1000000ull)
+        return 1;
+    for (int r = 0; r < commit_g.size; r++)
+        if (s->opened[r] && !s->pending[r])
+            return 0;
+    return 1;
+}
+
 static void maybe_start(struct hset *s)
 {
     if (s->inflight)
@@ -751,8 +802,7 @@ static void maybe_start(struct hset *s)
         return;
     }
     uint64_t now = now_ns();
-    if (!(s->npending == commit_g.size || final_ready() ||
-          (s->force && now - s->force_ns >= COMMIT_FORCE_GATHER_NS) ||
+    if (!(s->npending == commit_g.size || final_ready() || (s->force && gathered(s, now)) ||
           (s->first_pending_ns && now - s->first_pending_ns >= COMMIT_INCOMPLETE_DELAY_NS)))
         return;
     /* MPI homes too: another job may commit the same set in the same folder at the same time. */
@@ -854,7 +904,16 @@ void commit_home_handle(int src, uint32_t type, struct cmsg *m)
     switch (type) {
     case MSG_CLOSED: {
         struct hset *s = set_get(cmsg_get_str(m));
+        const char *path = cmsg_get_str(m);
         closed_received++;
+        if (!has_path(s->paths, s->npaths, path)) {
+            char **p = realloc(s->paths, (s->npaths + 1) * sizeof(char *));
+            if (p) {
+                s->paths = p;
+                if ((p[s->npaths] = strdup(path)) != NULL)
+                    s->npaths++;
+            }
+        }
         if (!s->pending[src]) {
             s->pending[src] = 1;
             s->npending++;
@@ -870,6 +929,7 @@ void commit_home_handle(int src, uint32_t type, struct cmsg *m)
         if (s->npending || s->ndrops) {
             add_waiter(&s->next_waiters, src, req);
             force(s);
+            s->gather = 1;
             maybe_start(s);
         } else if (s->inflight) {
             add_waiter(&s->inflight->waiters, src, req);
@@ -894,6 +954,26 @@ void commit_home_handle(int src, uint32_t type, struct cmsg *m)
         add_waiter(&s->next_waiters, src, req);
         force(s);
         maybe_start(s);
+        break;
+    }
+    case MSG_QUERY: {
+        /* A reader asks for path: wait for the commit that collects a closed version of it
+         * (the next one if it is pending, the one in flight if that has it), never force. */
+        struct hset *s = set_get(cmsg_get_str(m));
+        const char *path = cmsg_get_str(m);
+        uint64_t req = cmsg_get_u64(m);
+        if (has_path(s->paths, s->npaths, path))
+            add_waiter(&s->next_waiters, src, req);
+        else if (s->inflight && has_path(s->inflight->paths, s->inflight->npaths, path))
+            add_waiter(&s->inflight->waiters, src, req);
+        else
+            reply_flushed(src, req, 0, s->last_version);
+        break;
+    }
+    case MSG_OPENED: {
+        struct hset *s = set_get(cmsg_get_str(m));
+        s->nopened += !s->opened[src];
+        s->opened[src] = 1;
         break;
     }
     case MSG_MEMBERS:
@@ -933,6 +1013,8 @@ int commit_home_poll(void)
         }
         if (s->inflight || s->npending || s->ndrops || s->next_waiters)
             busy = 1;
+        else if (s->nopened && !final_on)
+            continue; /* members open somewhere: an fsync's commit will wait for them */
         else if (!final_on || final_ready())
             set_free(s); /* idle: the version on disk is the state; a later notice recreates it */
     }
@@ -949,6 +1031,15 @@ void commit_home_reset_counts(void)
 
 void commit_home_forget_all(void)
 {
+    /* The parent's commits in flight go on in the parent. Their descriptors must not live on
+     * here: the folder lock belongs to the open file description, which this copy would keep
+     * locked after the parent is done (and then block this process's own commits). */
+    for (struct hcommit *c = active; c; c = c->next) {
+        if (c->lockfd >= 0)
+            SLUICE_REAL(close)(c->lockfd);
+        if (c->fd >= 0)
+            SLUICE_REAL(close)(c->fd);
+    }
     sets = NULL;
     active = NULL;
     final_on = 0;

@@ -28,9 +28,11 @@
 /* A set that has pending members but cannot complete (some ranks never write it) is committed
  * with what it has after this delay. */
 #define COMMIT_INCOMPLETE_DELAY_NS (2000000000ull)
-/* A commit forced by a waiter (fsync, read, unlink) of a set that is not complete starts
- * this long after the first request, so that the fsyncs of all ranks of one checkpoint step,
- * which arrive together, make one version rather than one each. */
+/* A commit forced by a waiter (fsync, unlink, an early flush) of a set that is not complete
+ * starts at the earliest this long after the first request. An fsync's commit waits longer,
+ * until every rank known to hold an open member of the set (MSG_OPENED) has closed or synced
+ * it, at most SLUICE_FSYNC_GATHER milliseconds: the fsyncs of one step, however far apart,
+ * make one version rather than one each. */
 #define COMMIT_FORCE_GATHER_NS (20000000ull)
 /* A reader waits at most this long for a commit in flight before reading what is there. */
 #define COMMIT_READ_WAIT_NS (60000000000ull)
@@ -38,7 +40,7 @@
 /* ---- messages (commit_msg.c) ------------------------------------------------------------- */
 
 enum commit_msg_type {
-    MSG_CLOSED = 1, /* rank -> home: {key}: a member of the set was closed */
+    MSG_CLOSED = 1, /* rank -> home: {key, path}: a member of the set was closed */
     MSG_FLUSH,      /* rank -> home: {key, req}: commit what is pending, answer when durable */
     MSG_UNLINK,     /* rank -> home: {key, path, req}: drop a committed member */
     MSG_COLLECT,    /* home -> rank: {id, key}: send me your closed members of the set */
@@ -48,6 +50,9 @@ enum commit_msg_type {
     MSG_DONE,       /* home -> rank: {id, err, version}: the members you sent are committed */
     MSG_FLUSHED,    /* home -> rank: {req, err}: answer to FLUSH / UNLINK */
     MSG_TWOPHASE,   /* home -> participant: the inputs of a two-phase plan (twophase_home.c) */
+    MSG_QUERY,      /* rank -> home: {key, path, req}: answer (FLUSHED) once no closed version of
+                       path is waiting for a commit; never forces one */
+    MSG_OPENED,     /* rank -> home: {key}: this rank holds a member of the set open for writing */
 };
 
 struct cmsg {
@@ -134,7 +139,10 @@ int commit_members_retry(void);
 /* Worst error among members still staged (0 if none). Lock held. */
 int commit_members_error(void);
 /* Sends CLOSED for the member's set and counts it (lock held). */
-void commit_announce(const char *set_key);
+void commit_announce(const char *set_key, const char *path);
+/* Waits (bounded) until no closed version of path is waiting for its set's commit, without
+ * forcing one. 0, or -errno (-ETIMEDOUT). Takes the lock. */
+int commit_query_wait(const char *set_key, const char *path, uint64_t timeout_ns);
 
 /* ---- home side (commit_home.c) ----------------------------------------------------------- */
 

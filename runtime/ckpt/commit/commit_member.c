@@ -122,12 +122,13 @@ static void member_remove(struct commit_member *c)
     }
 }
 
-void commit_announce(const char *set_key)
+void commit_announce(const char *set_key, const char *path)
 {
     int home = commit_home_of(set_key);
     struct cmsg m;
     cmsg_init(&m, MSG_CLOSED);
     cmsg_put_str(&m, set_key);
+    cmsg_put_str(&m, path);
     commit_g.closed_sent[home]++;
     commit_g.announced++;
     commit_send(home, &m);
@@ -159,7 +160,7 @@ static struct commit_member *member_add(const struct sluice_staged_member *m)
     while (*pp)
         pp = &(*pp)->next;
     *pp = c;
-    commit_announce(m->set_key);
+    commit_announce(m->set_key, m->path);
     return c;
 }
 
@@ -249,14 +250,40 @@ static int flush_set_wait(const char *set_key, uint64_t timeout_ns)
     return commit_request_wait(req, timeout_ns);
 }
 
-int commit_flush_set(const char *set_key, uint64_t timeout_ns)
+int commit_query_wait(const char *set_key, const char *path, uint64_t timeout_ns)
 {
     if (commit_ensure_started() != 0)
         return -EIO;
     pthread_mutex_lock(&commit_g.lock);
-    int rc = flush_set_wait(set_key, timeout_ns);
+    uint64_t req = commit_request_new();
+    int rc = -ENOMEM;
+    if (req) {
+        struct cmsg m;
+        cmsg_init(&m, MSG_QUERY);
+        cmsg_put_str(&m, set_key);
+        cmsg_put_str(&m, path);
+        cmsg_put_u64(&m, req);
+        commit_send(commit_home_of(set_key), &m);
+        rc = commit_request_wait(req, timeout_ns);
+    }
     pthread_mutex_unlock(&commit_g.lock);
     return rc;
+}
+
+void sluice_commit_member_opened(const char *set_key)
+{
+    /* Only where the engine already runs over MPI: a process that has not started it yet
+     * announces its open members when it starts (commit_announce_open_members). */
+    if (!__atomic_load_n(&commit_g.started, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&commit_g.lock);
+    if (commit_g.use_mpi) {
+        struct cmsg m;
+        cmsg_init(&m, MSG_OPENED);
+        cmsg_put_str(&m, set_key);
+        commit_send(commit_home_of(set_key), &m);
+    }
+    pthread_mutex_unlock(&commit_g.lock);
 }
 
 /* ---- fsync ------------------------------------------------------------------------------- */
@@ -373,7 +400,7 @@ int sluice_commit_member_sync(const struct sluice_staged_member *m)
         }
         if (c->err && c->inflight_id == 0) {
             c->err = 0; /* retry the commit that failed */
-            commit_announce(c->m.set_key);
+            commit_announce(c->m.set_key, c->m.path);
         }
     }
     /* The answer says the set has nothing pending; whether *this* member made it is in its
@@ -491,7 +518,7 @@ int commit_members_retry(void)
     for (struct commit_member *c = members; c; c = c->next) {
         if (c->err && c->inflight_id == 0) {
             c->err = 0;
-            commit_announce(c->m.set_key);
+            commit_announce(c->m.set_key, c->m.path);
             n++;
         }
     }

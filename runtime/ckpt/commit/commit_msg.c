@@ -167,6 +167,8 @@ static void dispatch(int src, struct cmsg *m)
     case MSG_CLOSED:
     case MSG_FLUSH:
     case MSG_UNLINK:
+    case MSG_QUERY:
+    case MSG_OPENED:
     case MSG_MEMBERS:
     case MSG_WRITTEN:
         commit_home_handle(src, type, m);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Reads for capture: the latest readable version of a member, from (in this order of
  * preference) this process's closed members, a closed member staged by another process of this
- * node, or the committed container. Before looking, a multi-rank job asks the set's home to
- * commit whatever other ranks closed (bounded wait), so that a member closed anywhere is
- * visible once its writer closed it. */
+ * node, or the committed container. Before looking, a multi-rank job asks the set's home
+ * whether another rank's closed version of the member is waiting for a commit, and if so waits
+ * (bounded) for that commit without forcing it, so that a member closed anywhere is visible
+ * once its writer closed it and a read never splits a step into partial versions. */
 #include "ckpt/commit/commit_internal.h"
 
 #include "ckpt/capture/pattern.h"
@@ -24,7 +25,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int commit_flush_set(const char *set_key, uint64_t timeout_ns);   /* commit_member.c */
 int commit_request_unlink(const char *set_key, const char *path); /* commit_member.c */
 int commit_key_of(const char *path, char *key, size_t cap);       /* commit_exit.c */
 
@@ -79,11 +79,14 @@ static int find_staged_elsewhere(const char *path, struct staged_hit *hit)
     return found;
 }
 
-/* Makes sure other ranks' closed members of the set have reached the container. A process
+/* Makes sure that a version of path closed by another rank, if one is waiting for its set's
+ * commit, has reached the container: asks the home, which answers at once when none is
+ * waiting, else once the set's commit (complete, stale or at exit: never forced by a read, so
+ * that a read does not split a step into partial versions) is durable. Bounded. A process
  * that has not used MPI yet does not start it just to read: it may be a shell about to exec
  * the real reader (which then owns the rank), and a restart reads committed data anyway;
- * closed members of other ranks on this node are still seen through the stage folder. */
-static void sync_with_home(const char *key)
+ * closed members of other ranks on this node are seen through the stage folder. */
+static void sync_with_home(const char *key, const char *path)
 {
     pthread_mutex_lock(&commit_g.lock);
     int started = commit_g.started;
@@ -92,7 +95,7 @@ static void sync_with_home(const char *key)
         return;
     if (commit_ensure_started() != 0 || !commit_g.use_mpi)
         return;
-    int rc = commit_flush_set(key, COMMIT_READ_WAIT_NS);
+    int rc = commit_query_wait(key, path, COMMIT_READ_WAIT_NS);
     if (rc == -ETIMEDOUT)
         sluice_log_warn("checkpoint set %s: gave up waiting for its commit; reading what is there", key);
 }
@@ -114,7 +117,11 @@ int sluice_commit_open_member(const char *path, int open_flags)
     char key[PATH_MAX];
     if (commit_key_of(path, key, sizeof key) != 0)
         return -ENOENT;
-    sync_with_home(key);
+    /* A closed copy staged on this node is the newest one there is (or, once committed, the
+     * container has it): no need to ask the home. */
+    struct staged_hit hit;
+    if (!find_staged_elsewhere(path, &hit))
+        sync_with_home(key, path);
     /* A staged copy found by the scan is deleted once the container holding it is durable, so
      * it can vanish before we open it: the container has it by then, so look again. */
     for (int attempt = 0;; attempt++) {
@@ -221,7 +228,7 @@ int sluice_commit_stat_member(const char *path, uint64_t *size, int64_t *mtime_n
     /* Cheap first; only a miss asks the home (stat is frequent, a miss is rare). */
     if (stat_once(path, key, size, mtime_ns) == 0)
         return 0;
-    sync_with_home(key);
+    sync_with_home(key, path);
     return stat_once(path, key, size, mtime_ns);
 }
 
