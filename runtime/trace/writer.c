@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "common/private_dir.h"
 #include "trace/kinds.h"
 #include "trace/rawio.h"
 #include "trace/state.h"
@@ -232,7 +233,8 @@ int sluice_trace_write_file(const char *path, int fatal_signal)
 {
     struct sluice_trace_out *o = &out_state;
     memset(o, 0, offsetof(struct sluice_trace_out, buf));
-    o->fd = sluice_raw_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* A fresh name, never through a link: the trace folder may be shared (docs/SECURITY.md). */
+    o->fd = sluice_raw_open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (o->fd < 0)
         return -errno;
 
@@ -343,11 +345,14 @@ int sluice_trace_dump(int fatal_signal)
     struct sluice_textbuf t = {tmp, 0, sizeof tmp_path};
     sluice_tb_str(&t, final);
     sluice_tb_str(&t, ".tmp");
+    sluice_tb_i64(&t, (int64_t)(sluice_random_u64() >> 1)); /* unpredictable: nobody plants it */
     sluice_tb_cstr(&t);
     if (err == 0)
         err = sluice_trace_write_file(tmp, fatal_signal);
     if (err == 0 && syscall(SYS_renameat, AT_FDCWD, tmp, AT_FDCWD, final) != 0)
         err = -errno;
+    if (err != 0 && err != -EEXIST)
+        syscall(SYS_unlinkat, AT_FDCWD, tmp, 0); /* ours (random name): no leftover */
     if (err != 0) {
         struct sluice_textbuf m = {tmp, 0, sizeof tmp_path - 1};
         sluice_tb_str(&m, "sluice[");

@@ -33,3 +33,21 @@ run_victim "$PWD/shared/mine.%p.log" > /dev/null 2> err3 || fail "the program fa
 f=$(ls shared/mine.*.log | head -1)
 [ -s "$f" ] || fail "the victim's own debug file is empty"
 expect_eq "the victim's debug file is private" "600 $VICTIM" "$(stat -c '%a %U' "$f")"
+
+# The trace file (SLUICE_TRACE_DIR) in the shared folder: links planted at the temporary names
+# the next process ids would use (rank-0.pid-<P>.sluicetrace.tmp) are never written through.
+last=$(cat /proc/sys/kernel/ns_last_pid)
+as "$ATTACKER" python3 -c '
+import os, sys
+for p in range(int(sys.argv[1]) + 1, int(sys.argv[1]) + 2001):
+    os.symlink(sys.argv[2], "%s/rank-0.pid-%d.sluicetrace.tmp" % (sys.argv[3], p))
+' "$last" "$PWD/v/secret" "$PWD/shared"
+as "$VICTIM" env SLUICE_TRACE_DIR="$PWD/shared" LD_PRELOAD="$SLUICE_LIB" cat v/secret > /dev/null 2> err4 \
+  || fail "the traced program failed: $(cat err4)"
+expect_eq "trace: the victim's private file is intact" "the victim's own data" "$(cat v/secret)"
+f=$(ls shared/rank-0.pid-*.sluicetrace 2> /dev/null | head -1)
+[ -n "$f" ] && [ "${f##*pid-}" != "" ] || fail "the victim's trace file was not written: $(cat err4)"
+p=${f##*pid-}
+p=${p%.sluicetrace}
+[ "$p" -le $((last + 2000)) ] || echo "note: the traced process got pid $p, past the planted links"
+echo "ok: the trace file $f was written beside the planted links"

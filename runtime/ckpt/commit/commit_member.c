@@ -305,7 +305,8 @@ static int snapshot(const struct sluice_staged_member *m, struct sluice_staged_m
     int in = SLUICE_REAL(open)(m->stage_path, O_RDONLY | O_CLOEXEC);
     if (in < 0)
         return -errno;
-    int outfd = SLUICE_REAL(open)(out->stage_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int outfd =
+        SLUICE_REAL(open)(out->stage_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (outfd < 0) {
         int e = errno;
         SLUICE_REAL(close)(in);
@@ -332,27 +333,12 @@ static int snapshot(const struct sluice_staged_member *m, struct sluice_staged_m
 
     /* The sidecar says "closed": a crash from here on leaves it to recover. */
     struct sluice_stage_meta sm = {.m = *out, .closed = 1, .pid = (long)getpid()};
-    char text[SLUICE_STAGE_META_MAX], meta[PATH_MAX], tmp[PATH_MAX + 8];
+    char meta[PATH_MAX];
     meta_path_of(out->stage_path, meta, sizeof meta);
-    snprintf(tmp, sizeof tmp, "%s.tmp", meta);
-    int len = rc == 0 ? sluice_stage_meta_format(&sm, text, sizeof text) : -1;
-    if (rc == 0 && len < 0)
-        rc = -ENAMETOOLONG;
-    if (rc == 0) {
-        int fd = SLUICE_REAL(open)(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0)
-            rc = -errno;
-        else {
-            rc = commit_fs_pwrite_full(fd, text, (size_t)len, 0);
-            SLUICE_REAL(close)(fd);
-        }
-        if (rc == 0 && SLUICE_REAL(rename)(tmp, meta) != 0)
-            rc = -errno;
-    }
-    if (rc) {
+    if (rc == 0)
+        rc = sluice_stage_write_meta(meta, &sm); /* random temporary name, O_EXCL|O_NOFOLLOW */
+    if (rc)
         SLUICE_REAL(unlink)(out->stage_path);
-        SLUICE_REAL(unlink)(tmp);
-    }
     return rc;
 }
 
