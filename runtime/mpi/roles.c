@@ -34,6 +34,7 @@
 #include "mpi/library.h"
 #include "mpi/lifecycle.h"
 #include "progress/control.h"
+#include "trace/clocksync.h"
 #include "trace/trace.h"
 
 #define MAX_HOOKS 32
@@ -164,6 +165,7 @@ static void make_comm_locked(void)
     }
     R.comm = c;
     atomic_store_explicit(&R.state, ST_READY, memory_order_release);
+    sluice_trace_clock_sync_start(c); /* collective, as the dup above */
 }
 
 static void trace_init(int by_sluice)
@@ -255,6 +257,7 @@ static void run_hooks(void)
 static int finalize_sequence(int by_sluice)
 {
     run_hooks();
+    sluice_trace_clock_sync_exit(); /* collective, as finalizing */
     sluice_progress_stop();
     pthread_mutex_lock(&R.lock);
     sluice_time_state prev = sluice_time_enter(SLUICE_TIME_MPI);

@@ -81,3 +81,43 @@ assert all(threads[(e["pid"], e["tid"])].endswith(": transfers") for e in tr)
 assert "dist scheduler" in threads.values() and "main, OpenCL server" in threads.values(), threads
 print("ok: %d message arrows %s, DAG arrows, device and transfer tracks" % (len(pairs), pairs))
 PYEOF
+
+# 3. Clock alignment: every rank measured its clock against rank 0's at start and exit
+# (CLOCK_SYNC). On one host all ranks share one CLOCK_MONOTONIC, so the true offset is 0 and each
+# measured offset must lie within its stated uncertainty (half the best round trip); and the
+# timeline placed by those samples (--clock sync, drift-corrected) must agree with the exact one
+# (--clock wall) within twice the uncertainty the file states (the origin, the earliest start,
+# moves by as much as any event).
+for t in ck:3 cl:4; do
+  dir=${t%:*} n=${t#*:}
+  "$TRACE" perfetto --clock sync "$dir-sync.json" "$dir" || fail "perfetto --clock sync failed"
+  "$TRACE" perfetto --clock wall "$dir-wall.json" "$dir" || fail "perfetto --clock wall failed"
+  /usr/bin/python3 - "$dir-sync.json" "$dir-wall.json" "$n" <<'PYEOF' || fail "$dir: clock alignment"
+import json, sys
+sync, wall, n = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3])
+meta = sync["otherData"]
+samples = {s["rank"]: s for s in meta["clock_sync"]}
+assert sorted(samples) == list(range(1, n)), meta["clock_sync"]
+for s in samples.values():
+    assert s["used"] and 0 < s["uncertainty_ns"] < 1e9, s
+    assert abs(s["offset_start_ns"]) <= s["uncertainty_ns"] and abs(s["offset_exit_ns"]) <= s["uncertainty_ns"], s
+unc = meta["clock_uncertainty_ns"] / 1000.0 + 0.001  # microseconds
+assert unc * 1000 >= max(s["uncertainty_ns"] for s in samples.values())
+key = lambda e: (e["pid"], e["name"], json.dumps(e["args"], sort_keys=True))
+a = sorted((key(e), e["ts"]) for e in sync["traceEvents"] if e.get("ph") == "X")
+b = sorted((key(e), e["ts"]) for e in wall["traceEvents"] if e.get("ph") == "X")
+assert len(a) == len(b) and a
+# Same events in both; their times differ by the origin shift plus at most the uncertainty.
+worst = 0.0
+by = {}
+for k, ts in b:
+    by.setdefault(k, []).append(ts)
+for k, ts in a:
+    other = min(by[k], key=lambda x: abs(x - ts))
+    d = ts - other
+    worst = max(worst, abs(d))
+assert worst <= 2 * unc, (worst, unc)
+print("ok: %d ranks' offsets within their uncertainty (<= %.1f us); sync and wall timelines agree within %.1f us"
+      % (n - 1, unc, worst))
+PYEOF
+done

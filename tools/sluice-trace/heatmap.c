@@ -190,6 +190,7 @@ int heatmap_main(int argc, char **argv)
     }
     if (set.unreadable || set.incomplete)
         status = 1;
+    timeline_free(&tl);
     trace_set_free(&set);
     return status;
 }

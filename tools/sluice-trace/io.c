@@ -427,6 +427,7 @@ int io_main(int argc, char **argv)
     free(io.v);
     free(io.exits);
     int status = (set.unreadable || set.incomplete) ? 1 : 0;
+    timeline_free(&tl);
     trace_set_free(&set);
     return status;
 }

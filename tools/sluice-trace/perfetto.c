@@ -567,22 +567,47 @@ static void put_metadata(FILE *o, const struct exporter *x)
             first = false;
         }
     }
+    char how[512];
+    if (x->tl.ref)
+        snprintf(
+            how, sizeof how,
+            "%zu processes on rank 0's clock by ping-pong with rank 0 at start and exit (CLOCK_SYNC; offset "
+            "linear between the two samples, constant outside), %zu by their own CLOCK_REALTIME pair%s",
+            x->tl.synced, x->tl.unsynced,
+            x->tl.one_host || !x->tl.unsynced ? "" : " (other hosts: as good as their NTP)");
+    else
+        snprintf(how, sizeof how, "%s",
+                 x->tl.one_host
+                     ? "one host: CLOCK_REALTIME read with CLOCK_MONOTONIC at each process start"
+                     : "several hosts, no CLOCK_SYNC samples: CLOCK_REALTIME at each process start; as "
+                       "good as the hosts' clock synchronization");
+    fputs("],\"clock_alignment\":", o);
+    json_string(o, how);
+    fprintf(o, ",\"clock_uncertainty_ns\":%" PRIu64 ",\"clock_sync\":[", x->tl.uncertainty_ns);
+    first = true;
+    for (size_t i = 0; i < x->tl.nmaps; i++) {
+        const struct clock_map *m = &x->tl.maps[i];
+        if (!m->samples || m->f->header.rank == 0)
+            continue;
+        double drift =
+            m->samples == 2 ? (double)(m->off[1] - m->off[0]) / (double)(m->t[1] - m->t[0]) * 1e6 : 0;
+        fprintf(o,
+                "%s{\"rank\":%d,\"pid\":%d,\"offset_start_ns\":%" PRId64 ",\"offset_exit_ns\":%" PRId64
+                ",\"uncertainty_ns\":%" PRIu64 ",\"drift_ppm\":%.3f,\"used\":%s}",
+                first ? "" : ",", m->f->header.rank, m->f->header.pid, m->off[0], m->off[m->samples - 1],
+                m->unc_ns, drift, m->used ? "true" : "false");
+        first = false;
+    }
     fprintf(o,
-            "],\"clock_alignment\":\"%s\",\"clock_uncertainty_ns\":%" PRIu64 ",\"unreadable_files\":%zu,"
-            "\"incomplete_files\":%zu,\"messages_without_recorded_peer\":%" PRIu64
+            "],\"unreadable_files\":%zu,\"incomplete_files\":%zu,\"messages_without_recorded_peer\":%" PRIu64
             ",\"slices_on_overlap_lanes\":%" PRIu64 "},\n",
-            x->tl.one_host
-                ? "one host: CLOCK_REALTIME read with CLOCK_MONOTONIC at each process start"
-                : "several hosts: CLOCK_REALTIME at each process start; as good as the hosts' clock "
-                  "synchronization",
-            x->tl.one_host ? x->tl.uncertainty_ns : (uint64_t)0, set->unreadable, set->incomplete,
-            x->unmatched_messages, x->lane_moves);
+            set->unreadable, set->incomplete, x->unmatched_messages, x->lane_moves);
 }
 
-static void export_set(FILE *o, const struct trace_set *set)
+static void export_set(FILE *o, const struct trace_set *set, enum timeline_clock clock)
 {
     struct exporter x = {.set = set, .next_synth = SYNTH_TID};
-    timeline_init(&x.tl, set);
+    timeline_init_clock(&x.tl, set, clock);
     collect(&x);
     match_messages(&x);
     match_dag(&x);
@@ -627,29 +652,49 @@ static void export_set(FILE *o, const struct trace_set *set)
     free(x.base);
     free(x.items);
     free(x.flows);
+    timeline_free(&x.tl);
     free(order);
     free(where);
 }
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: sluice-trace perfetto OUT.json DIR|FILE...   (also: -o OUT.json; alias: chrome)\n"
-                "  Writes one trace-event JSON file for every rank (open it in ui.perfetto.dev or\n"
-                "  chrome://tracing): a process per rank, a track per thread named by its role, per\n"
-                "  OpenCL device, for checkpoint commits and DAG commands; arrows for messages and\n"
-                "  DAG dependencies; counters for staged bytes. '-' writes to stdout.\n");
+    fprintf(to,
+            "usage: sluice-trace perfetto OUT.json DIR|FILE...   (also: -o OUT.json; alias: chrome)\n"
+            "  Writes one trace-event JSON file for every rank (open it in ui.perfetto.dev or\n"
+            "  chrome://tracing): a process per rank, a track per thread named by its role, per\n"
+            "  OpenCL device, for checkpoint commits and DAG commands; arrows for messages and\n"
+            "  DAG dependencies; counters for staged bytes. '-' writes to stdout.\n"
+            "  --clock auto|sync|wall  how ranks are aligned: auto (default) by the ping-pong samples\n"
+            "             for ranks on other hosts than rank 0, sync by them for every rank, wall by each\n"
+            "             process's CLOCK_REALTIME only\n");
 }
 
 int perfetto_main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"clock", required_argument, NULL, 'c'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    enum timeline_clock clock = TL_CLOCK_AUTO;
     const char *out_path = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:c:h", opts, NULL)) != -1) {
         if (c == 'o') {
             out_path = optarg;
+        } else if (c == 'c') {
+            if (strcmp(optarg, "auto") == 0)
+                clock = TL_CLOCK_AUTO;
+            else if (strcmp(optarg, "sync") == 0)
+                clock = TL_CLOCK_SYNC;
+            else if (strcmp(optarg, "wall") == 0)
+                clock = TL_CLOCK_WALL;
+            else {
+                fprintf(stderr, "sluice-trace perfetto: --clock wants auto, sync or wall, not '%s'\n",
+                        optarg);
+                return 2;
+            }
         } else if (c == 'h') {
             usage(stdout);
             return 0;
@@ -680,7 +725,7 @@ int perfetto_main(int argc, char **argv)
         trace_set_free(&set);
         return 1;
     }
-    export_set(o, &set);
+    export_set(o, &set, clock);
     int status = (set.unreadable || set.incomplete) ? 1 : 0;
     if (o != stdout && fclose(o) != 0) {
         perror(out_path);

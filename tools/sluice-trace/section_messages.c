@@ -81,7 +81,9 @@ static void print_messages(const struct summary_ctx *ctx)
     struct message *m;
     size_t n;
     summary_heading(ctx, "Bytes rank to rank");
-    if (messages_collect(ctx->set, &tl, &m, &n) != 0) {
+    int rc = messages_collect(ctx->set, &tl, &m, &n);
+    timeline_free(&tl);
+    if (rc != 0) {
         fprintf(ctx->out, "(out of memory)\n");
         return;
     }
