@@ -64,8 +64,8 @@ SLUICE_EXPORT cl_int CL_API_CALL clGetPlatformIDs(cl_uint num_entries, cl_platfo
     if (!sluice_cl_on())
         return fn ? fn(num_entries, platforms, num_platforms) : CL_PLATFORM_NOT_FOUND_KHR;
     TRACE_BEGIN();
-    cl_int ret = sluice_cl_dist_active() ? sluice_cl_dist_platform_ids(num_entries, platforms, num_platforms)
-                                         : list_platforms(fn, num_entries, platforms, num_platforms);
+    cl_int ret = sluice_cl_dist_begin() ? sluice_cl_dist_platform_ids(num_entries, platforms, num_platforms)
+                                        : list_platforms(fn, num_entries, platforms, num_platforms);
     TRACE_END(clGetPlatformIDs, ret, NULL);
     return ret;
 }
@@ -77,8 +77,8 @@ SLUICE_EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_
     if (!sluice_cl_on())
         return fn ? fn(num_entries, platforms, num_platforms) : CL_PLATFORM_NOT_FOUND_KHR;
     TRACE_BEGIN();
-    cl_int ret = sluice_cl_dist_active() ? sluice_cl_dist_platform_ids(num_entries, platforms, num_platforms)
-                                         : list_platforms(fn, num_entries, platforms, num_platforms);
+    cl_int ret = sluice_cl_dist_begin() ? sluice_cl_dist_platform_ids(num_entries, platforms, num_platforms)
+                                        : list_platforms(fn, num_entries, platforms, num_platforms);
     TRACE_END(clIcdGetPlatformIDsKHR, ret, NULL);
     return ret;
 }
@@ -112,7 +112,7 @@ SLUICE_EXPORT cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform, cl_devi
         return raw ? raw(platform, device_type, num_entries, devices, num_devices) : CL_INVALID_PLATFORM;
     }
     /* A distributed run's default platform is its first merged one, as the loader's is its first. */
-    if (platform == NULL && sluice_cl_dist_active())
+    if (platform == NULL && sluice_cl_dist_begin())
         sluice_cl_dist_platform_ids(1, &platform, NULL);
     struct sluice_cl_obj *p = sluice_cl_valid(platform, SLUICE_CL_PLATFORM);
     sluice_cl_pfn_clGetDeviceIDs fn = sluice_cl_backend_of(p)->api.clGetDeviceIDs;
@@ -247,7 +247,7 @@ clCreateContextFromType(const cl_context_properties *properties, cl_device_type 
             platform = (cl_platform_id)properties[i + 1];
             named = true;
         }
-    if (!named && sluice_cl_dist_active())
+    if (!named && sluice_cl_dist_begin())
         sluice_cl_dist_platform_ids(1, &platform, NULL);
     struct sluice_cl_obj *p = sluice_cl_valid(platform, SLUICE_CL_PLATFORM);
     const struct sluice_cl_backend *be = sluice_cl_backend_of(p);

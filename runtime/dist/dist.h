@@ -14,6 +14,12 @@ extern "C" {
 
 /* True on rank 0 of a distributed run, once its servers are reachable. */
 bool sluice_cl_dist_active(void);
+/* sluice_cl_dist_active(), after starting rank 0's distributed role if this is the first
+ * OpenCL platform query of a rank 0 process (the shim's platform entry points call it). */
+bool sluice_cl_dist_begin(void);
+/* Rank 0 leaving before any of its processes began (dist_role.c): true if it took MPI now to
+ * end the servers; the caller finalizes. */
+bool dist_rank0_leaving(void);
 
 /* clGetPlatformIDs of a distributed run: the platforms of every rank, merged by name, as
  * sluice handles with the distributed backend. */

@@ -262,6 +262,6 @@ void dist_fault_before_exit(int status)
 {
     if (server_pid != 0)
         say_exited(status);
-    else if (sluice_cl_dist_active())
+    else if (sluice_cl_dist_active() || dist_rank0_leaving())
         sluice_mpi_finalize_before_exit();
 }

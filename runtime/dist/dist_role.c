@@ -4,10 +4,13 @@
  * Ranks 1..N-1 never enter main: this constructor initializes MPI (sluice's communicator),
  * serves requests for the rank's OpenCL devices until rank 0 says its program ended, then
  * finalizes MPI and exits 0 through exit(), so that the trace is still written.
- * Rank 0 initializes MPI here too (MPI_Init is collective under MPICH's launcher, so the
- * servers would wait forever if rank 0's program never touched OpenCL) and tells the servers
- * to stop from a finalize hook, which runs before MPI is finalized whether the program calls
- * MPI_Finalize or sluice finalizes at exit. */
+ * Rank 0 initializes MPI in the first of its processes that asks for OpenCL platforms, or at
+ * the exit of the rank's own process if none did (MPI_Init is collective under MPICH's
+ * launcher: the servers wait in it until rank 0 comes), and tells the servers to stop from a
+ * finalize hook, which runs before MPI is finalized whether the program calls MPI_Finalize or
+ * sluice finalizes at exit. */
+#include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,7 @@
 #include "dist/dist_fault.h"
 #include "dist/dist_internal.h"
 #include "mpi/lifecycle.h"
+#include "mpi/roles.h"
 
 static bool active;
 static int world;
@@ -66,6 +70,125 @@ static bool distributed_mode(void)
     return m != NULL && strcmp(m, "distributed") == 0;
 }
 
+/* Rank 0's processes take the rank's MPI only when one of them first asks for OpenCL platforms
+ * (sluice_cl_dist_begin), not at load: the first preloaded process of rank 0 is often a wrapper
+ * (env, a shell, a Python driver) that execs or starts the program, and MPI initialized there
+ * is lost at exec or belongs to the wrong process. Helpers that never call OpenCL (PoCL's
+ * linker, a compressor) never touch MPI. */
+static bool rank0_pending; /* rank 0 of a distributed job, not begun yet */
+static pthread_mutex_t begin_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool begun;
+/* MPI's start-up asks for OpenCL platforms itself (hwloc's OpenCL plugin, inside MPI_Init):
+ * that nested query on the beginning thread gets the local platforms. */
+static _Thread_local bool beginning;
+
+static void begin_rank0(bool asked)
+{
+    MPI_Comm comm = sluice_comm();
+    if (comm == MPI_COMM_NULL) {
+        if (!asked)
+            return; /* leaving: another process of rank 0 has ended the servers */
+        int owner = sluice_mpi_owner_pid();
+        sluice_log_warn("opencl: SLUICE_OPENCL=distributed: rank 0's MPI %s process %d, and MPI starts once "
+                        "per rank; this process (%d) sees only its own devices",
+                        owner > 0 && kill(owner, 0) == 0 ? "belongs to" : "was used by the ended", owner,
+                        (int)getpid());
+        return;
+    }
+    sluice_cl_init();
+    dist_devices_install(&dist_backend.api);
+    dist_objects_install(&dist_backend.api);
+    dist_program_install(&dist_backend.api);
+    dist_exec_install(&dist_backend.api);
+    dist_host_access_install(&dist_backend.api); /* over the command slots: installed after them */
+    dist_legacy_install(&dist_backend.api);
+    active = true;
+    sluice_mpi_on_finalize(end_servers);
+}
+
+static void begin_once(bool asked)
+{
+    if (beginning)
+        return;
+    pthread_mutex_lock(&begin_lock);
+    if (!begun) {
+        beginning = true;
+        begin_rank0(asked);
+        beginning = false;
+        begun = true;
+    }
+    pthread_mutex_unlock(&begin_lock);
+}
+
+bool sluice_cl_dist_begin(void)
+{
+    if (__atomic_load_n(&rank0_pending, __ATOMIC_ACQUIRE) && !__atomic_load_n(&begun, __ATOMIC_ACQUIRE))
+        begin_once(true);
+    return active && !beginning;
+}
+
+/* Rank 0 leaving without any of its processes having asked for OpenCL: the servers wait in
+ * MPI's start-up for rank 0, so the rank's own process (the launcher's child) takes MPI now to
+ * end them. So does any other process of rank 0 when that one has no sluice loaded (it would
+ * never do it). Returns true if MPI was taken here and is to be finalized. */
+bool dist_rank0_leaving(void)
+{
+    if (!__atomic_load_n(&rank0_pending, __ATOMIC_ACQUIRE) || __atomic_load_n(&begun, __ATOMIC_ACQUIRE))
+        return false;
+    if (!sluice_launcher_child()) {
+        int root = sluice_rank_root_pid();
+        if (root <= 0 || sluice_process_preloaded(root))
+            return false;
+    }
+    begin_once(false);
+    return active;
+}
+
+static bool serve_pending; /* a serving rank's shell: serve from a later process or at exit */
+
+/* True if the program's own getenv/setenv replace libc's (bash does). */
+static bool program_owns_environment(void)
+{
+    void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
+    void *mine = dlsym(RTLD_DEFAULT, "setenv");
+    void *real = libc ? dlsym(libc, "setenv") : NULL;
+    if (libc)
+        dlclose(libc);
+    return mine != NULL && real != NULL && mine != real;
+}
+
+/* Serves the rank's devices until rank 0 ends the job, then leaves through exit(0) (or, called
+ * at exit, finalizes and returns to the exit under way). A process
+ * of a serving rank whose MPI belongs to another process (the rank's server, or a server that
+ * already ended) runs as a plain local OpenCL process. */
+static void serve(int rank, bool at_exit)
+{
+    MPI_Comm comm = sluice_comm();
+    if (comm == MPI_COMM_NULL) {
+        if (sluice_mpi_owner_pid() > 0) {
+            setenv("SLUICE_OPENCL", "on", 1);
+            return;
+        }
+        sluice_log_error("opencl: SLUICE_OPENCL=distributed needs MPI, which cannot be used in this process "
+                         "(rank %d); it cannot serve its devices",
+                         rank);
+        SLUICE_REAL(_exit)(1);
+    }
+    sluice_cl_init();
+    /* Processes a serving rank starts (PoCL runs its linker to build kernels) inherit the
+     * preload and the launcher's rank: they are helpers, not servers, so they get plain
+     * pass-through OpenCL and never look for MPI. */
+    setenv("SLUICE_OPENCL", "on", 1);
+    dist_fault_serving(rank);
+    sluice_remote_serve(comm);
+    /* Library destructors do not run MPI's finalization for a process that leaves from
+     * inside this constructor, and MPICH's launcher kills the job when a rank ends without
+     * it: finalize here, through the same sequence as the program's MPI_Finalize. */
+    sluice_mpi_app_finalize();
+    if (!at_exit)
+        exit(0);
+}
+
 __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_start(void)
 {
     if (!distributed_mode() || !sluice_under_launcher() || sluice_launch_size() < 2)
@@ -85,39 +208,30 @@ __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_start(void)
         sluice_fatal(2, "opencl: SLUICE_OPENCL=distributed supports at most %d ranks, the job has %d",
                      DIST_MAX_RANKS, world);
     }
-    MPI_Comm comm = sluice_comm();
-    if (comm == MPI_COMM_NULL) {
-        /* On rank 0 this is normal in a process the program started (a compiler, a helper
-         * script): the rank's MPI belongs to the program's process, so this one stays local. */
-        if (rank == 0)
-            return;
-        sluice_log_error("opencl: SLUICE_OPENCL=distributed needs MPI, which cannot be used in this process "
-                         "(rank %d); it cannot serve its devices",
-                         rank);
-        SLUICE_REAL(_exit)(1);
+    if (rank == 0) {
+        __atomic_store_n(&rank0_pending, true, __ATOMIC_RELEASE);
+        return;
     }
-    sluice_cl_init();
-    if (rank != 0) {
-        /* Processes a serving rank starts (PoCL runs its linker to build kernels) inherit the
-         * preload and the launcher's rank: they are helpers, not servers, so they get plain
-         * pass-through OpenCL and never look for MPI. */
-        setenv("SLUICE_OPENCL", "on", 1);
-        dist_fault_serving(rank);
-        sluice_remote_serve(comm);
-        /* Library destructors do not run MPI's finalization for a process that leaves from
-         * inside this constructor, and MPICH's launcher kills the job when a rank ends without
-         * it: finalize here, through the same sequence as the program's MPI_Finalize. */
-        sluice_mpi_app_finalize();
-        exit(0);
+    if (program_owns_environment()) {
+        /* bash replaces getenv/setenv with its own, which lose variables before its main has
+         * run: MPI started here misses the launcher's PMI_FD and starts alone. Serve from the
+         * next preloaded process of the rank (the program the shell runs), or from this one's
+         * exit if it runs none. */
+        serve_pending = true;
+        return;
     }
-    dist_devices_install(&dist_backend.api);
-    dist_objects_install(&dist_backend.api);
-    dist_program_install(&dist_backend.api);
-    dist_exec_install(&dist_backend.api);
-    dist_host_access_install(&dist_backend.api); /* over the command slots: installed after them */
-    dist_legacy_install(&dist_backend.api);
-    active = true;
-    sluice_mpi_on_finalize(end_servers);
+    serve(rank, false);
+}
+
+/* Before the MPI part's exit hooks (SLUICE_PRIO_PROGRESS + 1): rank 0 ends the servers it never
+ * began with; a serving rank whose shell ran no preloaded program serves now. */
+__attribute__((destructor(SLUICE_PRIO_OPENCL))) static void dist_exit(void)
+{
+    if (serve_pending && sluice_launcher_child()) {
+        serve_pending = false;
+        serve(sluice_launch_rank(), true);
+    }
+    dist_rank0_leaving();
 }
 
 /* ---- platforms ---------------------------------------------------------------------------- */

@@ -39,6 +39,9 @@ void sluice_launch_detect(const char *(*get)(const char *name, void *ctx), void 
 
 const char *sluice_launcher_name(sluice_launcher_kind kind);
 
+/* This process's launcher, detected once from its environment (roles.c). */
+const struct sluice_launch *sluice_launch_current(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -52,6 +52,7 @@ static struct {
     int app_provided; /* what the application was told */
     void (*hooks[MAX_HOOKS])(void);
     int nhooks, hooks_run;
+    int owner_pid; /* the rank's MPI belongs to this other process (claim refused) */
 } R = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .state = ST_IDLE};
 /* R.lock is recursive because MPI initialization runs under it and may fork (Open MPI's
  * singleton init starts orted): our own pthread_atfork prepare handler then takes the lock
@@ -78,6 +79,11 @@ static const struct sluice_launch *L(void)
 {
     pthread_once(&launch_once, detect_launcher);
     return &launch;
+}
+
+const struct sluice_launch *sluice_launch_current(void)
+{
+    return L();
 }
 
 int sluice_launch_rank(void)
@@ -121,6 +127,7 @@ static bool claim_rank(const char *who)
                         why);
         return true;
     case SLUICE_CLAIM_TAKEN:
+        R.owner_pid = (int)holder;
         if (who)
             sluice_log_warn("%s: MPI of rank %d already belongs to process %d of the same rank "
                             "(sluice initialized it there); a second initialization may fail",
@@ -224,6 +231,14 @@ MPI_Comm sluice_comm(void)
     MPI_Comm c = atomic_load(&R.state) == ST_READY ? R.comm : MPI_COMM_NULL;
     pthread_mutex_unlock(&R.lock);
     return c;
+}
+
+int sluice_mpi_owner_pid(void)
+{
+    pthread_mutex_lock(&R.lock);
+    int pid = R.owner_pid;
+    pthread_mutex_unlock(&R.lock);
+    return pid;
 }
 
 /* ---- finalization ------------------------------------------------------------------------- */

@@ -34,6 +34,19 @@ int sluice_launch_size(void);
 bool sluice_under_launcher(void);
 
 MPI_Comm sluice_comm(void);
+/* Where sluice_comm() returned MPI_COMM_NULL because another process of the rank owns its MPI:
+ * that process's pid (0 if unknown or not the reason). */
+int sluice_mpi_owner_pid(void);
+
+/* The rank's own process: the one the launcher started (its parent is the launcher's process on
+ * this node: hydra's proxy, Open MPI's daemon, slurmstepd), whatever it exec'ed into since.
+ * True where there is no launcher. */
+bool sluice_launcher_child(void);
+/* The pid of this rank's own process among this process's ancestors (itself included), 0 if
+ * none is found. */
+int sluice_rank_root_pid(void);
+/* True if process pid has this library loaded (its /proc/<pid>/maps names it). */
+bool sluice_process_preloaded(int pid);
 bool sluice_mpi_ready(void); /* MPI initialized and sluice_comm usable, without initializing */
 
 /* Hooks run once, in registration order, before MPI is finalized. */
