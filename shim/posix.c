@@ -8,10 +8,12 @@
 #include "common/export.h"
 #include "common/real.h"
 #include "dist/dist_fault.h"
+#include "mpi/roles.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -148,3 +150,28 @@ SYNC_WRAPPER(fdatasync)
     }
 EXIT_WRAPPER(_exit)
 EXIT_WRAPPER(_Exit)
+
+/* close_range and closefrom, which a program calls before it execs a child (Python's subprocess
+ * closes everything above 2), keep the launcher's connection of a sluice job open
+ * (sluice_launcher_fd, runtime/mpi/roles.h): without it the child cannot use the rank's MPI.
+ * Between fork and exec: raw system calls only, no lock. */
+static int close_range_raw(unsigned first, unsigned last, int flags)
+{
+    return first > last ? 0 : (int)syscall(SYS_close_range, first, last, flags);
+}
+
+SLUICE_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+    int keep = sluice_launcher_fd;
+    if (keep < 0 || (unsigned)keep < first || (unsigned)keep > last)
+        return close_range_raw(first, last, flags);
+    int r = (unsigned)keep > first ? close_range_raw(first, (unsigned)keep - 1, flags) : 0;
+    if (r == 0 && (unsigned)keep < last)
+        r = close_range_raw((unsigned)keep + 1, last, flags);
+    return r;
+}
+
+SLUICE_EXPORT void closefrom(int lowfd)
+{
+    close_range(lowfd < 0 ? 0u : (unsigned)lowfd, ~0u, 0);
+}

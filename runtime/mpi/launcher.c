@@ -176,3 +176,22 @@ void sluice_launch_detect(const char *(*get)(const char *name, void *ctx), void 
         return;
     }
 }
+
+bool sluice_launch_without_pmi(const char *(*get)(const char *name, void *ctx), void *arg,
+                               const struct sluice_launch *l, char *msg, unsigned long msglen)
+{
+    struct ctx c = {get, arg, NULL, 0};
+    if (l->kind != SLUICE_LAUNCHER_SLURM || l->size < 2)
+        return false;
+    /* a plugin that sets SLURM_MPI_TYPE but no variable sluice knows: leave it to MPI */
+    const char *type = env(&c, "SLURM_MPI_TYPE");
+    if (type && strcmp(type, "none") != 0)
+        return false;
+    if (msg && msglen)
+        snprintf(msg, msglen,
+                 "srun started %d tasks without an MPI plugin (%s): each task's MPI would be a job of "
+                 "one rank, so the ranks cannot work together; launch with `srun --mpi=pmi2` (or the "
+                 "plugin `srun --mpi=list` shows, e.g. pmix)",
+                 l->size, type ? "SLURM_MPI_TYPE=none" : "no PMI variables");
+    return true;
+}

@@ -39,6 +39,13 @@ void sluice_launch_detect(const char *(*get)(const char *name, void *ctx), void 
 
 const char *sluice_launcher_name(sluice_launcher_kind kind);
 
+/* srun without an MPI plugin (`srun --mpi=none`, a common site default): a Slurm step of more
+ * than one task with neither PMI-1 (PMI_RANK) nor PMIx (PMIX_RANK) variables, so every task's
+ * MPI would start alone, as a job of one rank. Returns true and one line in msg saying so and
+ * how to launch. */
+bool sluice_launch_without_pmi(const char *(*get)(const char *name, void *ctx), void *ctx,
+                               const struct sluice_launch *l, char *msg, unsigned long msglen);
+
 /* This process's launcher, detected once from its environment (roles.c). */
 const struct sluice_launch *sluice_launch_current(void);
 

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/init_order.h"
@@ -123,6 +124,12 @@ static bool claim_rank(const char *who)
     case SLUICE_CLAIM_OWNED:
         return true;
     case SLUICE_CLAIM_UNKNOWN:
+        if (l->kind == SLUICE_LAUNCHER_HYDRA && l->pmi_fd >= 0) {
+            /* PMI_FD names no socket to the launcher here: a parent closed it before starting
+             * this process (Python's subprocess does). MPI would wait on it forever or fail:
+             * this process stays out of MPI, without a wait. */
+            return false;
+        }
         sluice_log_warn("cannot make sure that only one process of rank %d initializes MPI (%s)", l->rank,
                         why);
         return true;
@@ -433,13 +440,30 @@ static void atfork_child(void)
     pthread_mutexattr_destroy(&attr);
 }
 
+int sluice_launcher_fd = -1;
+
+/* Features that need the ranks to talk: checkpoint capture and distributed OpenCL. */
+static bool needs_world(void)
+{
+    const char *cl = sluice_config.OPENCL;
+    return (sluice_config.CAPTURE && sluice_config.CAPTURE[0]) || (cl && strcmp(cl, "distributed") == 0);
+}
+
 __attribute__((constructor(SLUICE_PRIO_MPI))) static void mpi_load(void)
 {
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     const struct sluice_launch *l = L();
-    (void)l;
     if (active() && launch_warning[0])
         sluice_log_warn("%s", launch_warning);
+    if (needs_world() && l->kind == SLUICE_LAUNCHER_HYDRA && l->pmi_fd > 2) {
+        struct stat st;
+        if (fstat(l->pmi_fd, &st) == 0 && S_ISSOCK(st.st_mode))
+            sluice_launcher_fd = l->pmi_fd;
+    }
+    /* Before main, so that nothing is written that the job could only leave in pieces. */
+    char msg[320];
+    if (needs_world() && sluice_launch_without_pmi(getenv_cb, NULL, l, msg, sizeof msg))
+        sluice_fatal(2, "%s", msg);
 }
 
 /* At exit, finalize hooks run while the progress thread still serves (hooks may post work

@@ -45,6 +45,12 @@ bool sluice_launcher_child(void);
 /* The pid of this rank's own process among this process's ancestors (itself included), 0 if
  * none is found. */
 int sluice_rank_root_pid(void);
+/* The launcher's connection (hydra's PMI_FD) where this process takes part in a job that needs
+ * MPI, else -1: a program that closes every descriptor before it starts a child (Python's
+ * subprocess) keeps this one open, so that the child can still use the rank's MPI. Set at
+ * load, read without a lock (async-signal-safe: the close runs between fork and exec). */
+extern int sluice_launcher_fd;
+
 /* True if process pid has this library loaded (its /proc/<pid>/maps names it). */
 bool sluice_process_preloaded(int pid);
 bool sluice_mpi_ready(void); /* MPI initialized and sluice_comm usable, without initializing */

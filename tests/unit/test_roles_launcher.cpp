@@ -195,3 +195,65 @@ TEST(LauncherDetect, JobKeysAreOnePathComponent)
 }
 
 } // namespace
+
+// srun --mpi=none (issue 10, item 8): the variables srun sets for each task of `srun -n 4
+// --mpi=none` on a Slurm 23 cluster, without a PMI plugin's (PMI_FD/PMI_RANK, PMIX_*).
+namespace
+{
+bool withoutPmi(Env env, std::string *msg = nullptr)
+{
+    sluice_launch l;
+    sluice_launch_detect(get, &env, &l, nullptr, 0);
+    char buf[320] = "";
+    bool r = sluice_launch_without_pmi(get, &env, &l, buf, sizeof buf);
+    if (msg)
+        *msg = buf;
+    return r;
+}
+Env srunTask(const char *mpiType)
+{
+    Env e{{"SLURM_PROCID", "2"},  {"SLURM_NTASKS", "4"},   {"SLURM_STEP_NUM_TASKS", "4"},
+          {"SLURM_STEP_ID", "0"}, {"SLURM_JOB_ID", "812"}, {"SLURM_LOCALID", "2"},
+          {"SLURM_NODEID", "0"},  {"SLURM_NNODES", "1"},   {"SLURM_TASKS_PER_NODE", "4"}};
+    if (mpiType)
+        e["SLURM_MPI_TYPE"] = mpiType;
+    return e;
+}
+} // namespace
+
+TEST(LauncherWithoutPmi, SrunMpiNoneIsDetectedWithHowToLaunch)
+{
+    std::string msg;
+    EXPECT_TRUE(withoutPmi(srunTask("none"), &msg));
+    EXPECT_NE(msg.find("srun started 4 tasks without an MPI plugin (SLURM_MPI_TYPE=none)"), std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("--mpi=pmi2"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line";
+    EXPECT_TRUE(withoutPmi(srunTask(nullptr), &msg)) << "site default none: no SLURM_MPI_TYPE at all";
+    EXPECT_NE(msg.find("no PMI variables"), std::string::npos) << msg;
+}
+
+TEST(LauncherWithoutPmi, PluginsAndSingleTasksAreFine)
+{
+    Env pmi2 = srunTask("pmi2");
+    pmi2["PMI_RANK"] = "2";
+    pmi2["PMI_SIZE"] = "4";
+    pmi2["PMI_FD"] = "5";
+    EXPECT_FALSE(withoutPmi(pmi2)) << "--mpi=pmi2: hydra-style PMI-1 variables";
+    Env pmix = srunTask("pmix");
+    pmix["PMIX_RANK"] = "2";
+    pmix["PMIX_NAMESPACE"] = "slurm.pmix.812.0";
+    EXPECT_FALSE(withoutPmi(pmix)) << "--mpi=pmix";
+    EXPECT_FALSE(withoutPmi(srunTask("cray_shasta"))) << "a plugin sluice does not know: MPI decides";
+    Env one = srunTask("none");
+    one["SLURM_PROCID"] = "0";
+    one["SLURM_NTASKS"] = one["SLURM_STEP_NUM_TASKS"] = "1";
+    EXPECT_FALSE(withoutPmi(one)) << "one task is a job of one rank anyway";
+    Env batch = srunTask(nullptr);
+    batch.erase("SLURM_STEP_ID");
+    EXPECT_FALSE(withoutPmi(batch)) << "a batch script outside srun is alone";
+    Env hydra = srunTask("none");
+    hydra["PMI_RANK"] = "1";
+    hydra["PMI_SIZE"] = "2";
+    EXPECT_FALSE(withoutPmi(hydra)) << "mpiexec inside an allocation";
+}

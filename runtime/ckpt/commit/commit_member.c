@@ -12,6 +12,7 @@
 #include "ckpt/capture/stage.h"
 #include "common/log.h"
 #include "common/real.h"
+#include "mpi/roles.h"
 #include "trace/trace.h"
 
 #include <dirent.h>
@@ -164,6 +165,23 @@ static struct commit_member *member_add(const struct sluice_staged_member *m)
     return c;
 }
 
+/* A process of a multi-rank job that has not used MPI yet does not start it at a close: it
+ * may be a shell or a wrapper about to exec the program (`bash -c 'echo x > ckpt.$r && rm
+ * ckpt.$r'` execs rm), and MPI started in an image that then execs is lost with it. The member
+ * waits, staged and closed, for the engine's start (MPI_Init of the program, a read, unlink,
+ * fsync or the stage limit that needs it, or exit), and an exec'ed image adopts it from its
+ * sidecar. Returns 1 if deferred. */
+int commit_members_defer_locked(const struct sluice_staged_member *m); /* below, with adoption */
+static int commit_defer_closed(const struct sluice_staged_member *m)
+{
+    if (sluice_launch_size() < 2 || sluice_mpi_ready())
+        return 0;
+    pthread_mutex_lock(&commit_g.lock);
+    int deferred = !commit_g.started && commit_members_defer_locked(m) == 0;
+    pthread_mutex_unlock(&commit_g.lock);
+    return deferred;
+}
+
 void sluice_commit_member_closed(const struct sluice_staged_member *m)
 {
     pthread_mutex_lock(&commit_g.lock);
@@ -177,6 +195,8 @@ void sluice_commit_member_closed(const struct sluice_staged_member *m)
         SLUICE_REAL(unlink)(meta);
         return;
     }
+    if (commit_defer_closed(m))
+        return;
     if (commit_ensure_started() != 0) {
         sluice_log_error("checkpoint commit unavailable; %s stays staged in %s for "
                          "`sluice-ckpt recover`",
@@ -766,6 +786,16 @@ void commit_members_find_adopted(void)
     }
     free(buf);
     SLUICE_REAL(closedir)(d);
+}
+
+int commit_members_defer_locked(const struct sluice_staged_member *m)
+{
+    struct sluice_staged_member *v = realloc(adopted, (nadopted + 1) * sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    adopted = v;
+    adopted[nadopted++] = *m;
+    return 0;
 }
 
 int commit_members_adopted_pending(void)

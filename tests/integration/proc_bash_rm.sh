@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: MIT
+# `bash -c 'echo x > ckpt.$r && rm ckpt.$r'` under capture on 4 ranks, 30 runs (issue 12: it
+# failed in 7 of 30). bash writes the member itself, then execs rm (its last command): MPI must
+# not start in the image that execs, and rm takes the member over from its sidecar. Each run
+# must end as it does without sluice: exit code 0, nothing on stderr, no file left (neither the
+# member nor a container), and nothing left staged.
+export SLUICE_STAGE_DIR="$SLUICE_TEST_STAGE"
+for i in $(seq 1 30); do
+  rm -rf run && mkdir run
+  set +e
+  (cd run && timeout 60 "$MPIEXEC" -n 4 env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE='ckpt.%r' \
+    bash -c 'r=$PMI_RANK; echo x > ckpt.$r && rm ckpt.$r' >../out 2>../err)
+  rc=$?
+  set -e
+  [ "$rc" == 0 ] || fail "run $i: exit code $rc: $(head -3 err)"
+  [ ! -s err ] && [ ! -s out ] || fail "run $i: printed: $(head -3 err out)"
+  expect_eq "run $i: no file left" "" "$(ls -A run)"
+  expect_eq "run $i: nothing staged" "" "$(find "$SLUICE_STAGE_DIR" -name 'm-*' | head -3)"
+done
