@@ -6,11 +6,11 @@
 # empty PoCL kernel cache on 3 ranks, so that PoCL forks its linker (ld, preloaded too) for
 # every kernel it builds, on rank 0 and on the servers. Two programs: cl_matmul_split (kernels
 # over every device) and cl_dist_api_programs (several programs and kernels: source, compile
-# and link, built-in). cl_matmul_split runs on 1 to 4 ranks behind each wrapper,
-# cl_dist_api_programs on 2 and 3 (cold cache): each must print exactly what it prints without
-# sluice on as many local devices (one per rank), on stdout and stderr (but for the compiler's
-# error count line), and exit 0; every run
-# is bounded by `timeout` (a hang fails).
+# and link, built-in). cl_matmul_split runs behind each wrapper on 3 ranks (cold cache) and
+# behind three of them on 1, 2 and 4 (warm), cl_dist_api_programs on 2 and 3 (cold): each must
+# print exactly what it prints without sluice on as many local devices (one per rank), on
+# stdout and stderr (but for the compiler's error count line), and exit 0; every run is
+# bounded by `timeout` (a hang fails).
 export POCL_MAX_PTHREAD_COUNT=1
 devices() { local n=$1 s=""; for ((i = 0; i < n; i++)); do s+="pthread "; done; echo "${s% }"; }
 
