@@ -160,7 +160,7 @@ static int close_range_raw(unsigned first, unsigned last, int flags)
     return first > last ? 0 : (int)syscall(SYS_close_range, first, last, flags);
 }
 
-SLUICE_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+static int close_range_keeping(unsigned int first, unsigned int last, int flags)
 {
     int keep = sluice_launcher_fd;
     if (keep < 0 || (unsigned)keep < first || (unsigned)keep > last)
@@ -171,7 +171,12 @@ SLUICE_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
     return r;
 }
 
+SLUICE_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+    return close_range_keeping(first, last, flags);
+}
+
 SLUICE_EXPORT void closefrom(int lowfd)
 {
-    close_range(lowfd < 0 ? 0u : (unsigned)lowfd, ~0u, 0);
+    close_range_keeping(lowfd < 0 ? 0u : (unsigned)lowfd, ~0u, 0);
 }

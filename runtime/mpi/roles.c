@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/init_order.h"
@@ -456,8 +456,9 @@ __attribute__((constructor(SLUICE_PRIO_MPI))) static void mpi_load(void)
     if (active() && launch_warning[0])
         sluice_log_warn("%s", launch_warning);
     if (needs_world() && l->kind == SLUICE_LAUNCHER_HYDRA && l->pmi_fd > 2) {
-        struct stat st;
-        if (fstat(l->pmi_fd, &st) == 0 && S_ISSOCK(st.st_mode))
+        int type = 0;
+        socklen_t len = sizeof type;
+        if (getsockopt(l->pmi_fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0)
             sluice_launcher_fd = l->pmi_fd;
     }
     /* Before main, so that nothing is written that the job could only leave in pieces. */
