@@ -13,6 +13,7 @@
 #include "sluice_version.h"
 #include "summary.h"
 #include "timeplot.h"
+#include "whatif.h"
 
 static const struct {
     const char *name;
@@ -30,6 +31,8 @@ static const struct {
      "PNG (or --csv) of bytes rank to rank by purpose, and I/O bytes per rank over time"},
     {"dag", dag_main, "the distributed OpenCL command DAG as Graphviz (.dot, or .svg with dot)"},
     {"io", io_main, "checkpoint sets and versions: requests, metadata, writers, costs, Young/Daly interval"},
+    {"whatif", whatif_main,
+     "checkpoint time of file-per-process vs the container at 1k-100k ranks (a model)"},
     {"time", time_main, "PNG (or --csv) of each rank's user / sluice / MPI / sleep time, stacked"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
