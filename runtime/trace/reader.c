@@ -400,7 +400,8 @@ int sluice_trace_file_parse(const void *data, size_t size, const char *name, str
         snprintf(err, errlen, "%s: out of memory", name);
         return -1;
     }
-    memcpy(copy, data, size);
+    if (size)
+        memcpy(copy, data, size);
     return parse_owned(copy, size, false, name, out, err, errlen);
 }
 

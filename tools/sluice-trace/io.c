@@ -305,7 +305,8 @@ static void print_version(const struct version *v)
     }
     printf("%s (%" PRIu64 " in all)\n", v->nops ? "" : " none", nops);
     int *w = v->writers;
-    qsort(w, v->nwriters, sizeof *w, cmp_int);
+    if (v->nwriters > 1)
+        qsort(w, v->nwriters, sizeof *w, cmp_int);
     printf("  writers        %zu rank%s:", v->nwriters, v->nwriters == 1 ? "" : "s");
     for (size_t i = 0; i < v->nwriters; i++)
         printf(" %d", w[i]);

@@ -82,8 +82,10 @@ int messages_collect(const struct trace_set *set, const struct timeline *tl, str
         }
     }
     if (rc == 0) {
-        qsort(sends.v, sends.n, sizeof *sends.v, by_key_time);
-        qsort(recvs.v, recvs.n, sizeof *recvs.v, by_key_time);
+        if (sends.n > 1)
+            qsort(sends.v, sends.n, sizeof *sends.v, by_key_time);
+        if (recvs.n > 1)
+            qsort(recvs.v, recvs.n, sizeof *recvs.v, by_key_time);
         size_t i = 0, j = 0;
         while (rc == 0 && (i < sends.n || j < recvs.n)) {
             int c = i == sends.n ? 1 : j == recvs.n ? -1 : 0;
@@ -109,7 +111,8 @@ int messages_collect(const struct trace_set *set, const struct timeline *tl, str
         free(all.v);
         return -1;
     }
-    qsort(all.v, all.n, sizeof *all.v, by_time);
+    if (all.n > 1)
+        qsort(all.v, all.n, sizeof *all.v, by_time);
     *out = all.v;
     *n = all.n;
     return 0;

@@ -520,7 +520,8 @@ static void plan(struct hcommit *c)
     }
 
     /* Several versions of one path (two ranks wrote the same member): the newest wins. */
-    qsort(c->mem, c->nmem, sizeof(*c->mem), gm_cmp);
+    if (c->nmem > 1)
+        qsort(c->mem, c->nmem, sizeof(*c->mem), gm_cmp);
     for (size_t i = 0; i < c->nmem; i++)
         c->mem[i].keep = !(i + 1 < c->nmem && strcmp(c->mem[i].path, c->mem[i + 1].path) == 0);
     size_t nnew = c->nmem;

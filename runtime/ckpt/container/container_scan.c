@@ -41,7 +41,7 @@ int sluice_container_scan_dir(const char *dir, sluice_container_visit fn, void *
         n++;
     }
     CIO->closedir(d);
-    if (rc == 0)
+    if (rc == 0 && n > 1)
         qsort(names, n, sizeof *names, by_name);
     for (size_t i = 0; i < n && rc == 0; i++) {
         char path[PATH_MAX], msg[PATH_MAX + 256];
