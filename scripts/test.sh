@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The README's test command: installs dependencies, builds, runs the whole test suite.
+# The README's test command: installs dependencies, builds, runs the whole test suite, then the
+# sanitizer jobs (scripts/sanitize.sh: ASan+UBSan over the unit tests, TSan over the threaded parts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/build.sh -DSLUICE_WERROR=ON # CI: warnings are errors (users' builds do not force it)
-cd "${BUILD_DIR:-build}"
-ctest --output-on-failure --timeout 600
+(cd "${BUILD_DIR:-build}" && ctest --output-on-failure --timeout 600)
+./scripts/sanitize.sh

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Sanitizer jobs of the test command (scripts/test.sh runs this after the suite):
+#   1. AddressSanitizer + UndefinedBehaviorSanitizer: every unit test (GoogleTest, engine and util
+#      code linked statically) and the tools' integration tests that run the sanitized tools only
+#      (container and trace readers on real and hostile files);
+#   2. ThreadSanitizer: the unit tests of the threaded parts (progress engine and sleeper, trace
+#      buffers, commit engine and its messages).
+# Each job builds into its own folder (build-asan, build-tsan; $SANITIZE_BUILD_ROOT to move them).
+# Any sanitizer report fails the test (halt_on_error); set SLUICE_SANITIZE_JOBS="" to skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=${SANITIZE_BUILD_ROOT:-.}
+jobs=${SLUICE_SANITIZE_JOBS-asan tsan}
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+configure() { # DIR SANITIZERS
+  cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=Debug -DSLUICE_WERROR=ON -DSLUICE_SANITIZE="$2" "${launcher[@]}" >/dev/null
+}
+for job in $jobs; do
+  case "$job" in
+    asan)
+      b=$root/build-asan
+      configure "$b" address,undefined
+      cmake --build "$b" -j "$(nproc)" >/dev/null
+      export ASAN_OPTIONS=halt_on_error=1:detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+      echo "sanitize: ASan+UBSan, unit tests and the tools' integration tests"
+      (cd "$b" && ctest --output-on-failure --timeout 300 -j "$(nproc)" \
+         -R '^([A-Z]|integration\.container_tool$)')
+      unset ASAN_OPTIONS UBSAN_OPTIONS
+      ;;
+    tsan)
+      b=$root/build-tsan
+      configure "$b" thread
+      targets=(test_progress_engine test_progress_sleeper test_trace_buffer test_commit_engine test_commit_msg)
+      cmake --build "$b" -j "$(nproc)" --target "${targets[@]}" >/dev/null
+      # die_after_fork=0: the fork tests' children start threads, which TSan allows only so; the
+      # one test whose child starts a thread in a forked multi-threaded process is left to the
+      # plain suite (TSan cannot follow it: "dup thread with used id"). UCX_MEM_EVENTS=no: MPICH's
+      # UCX installs memory hooks that crash under TSan's interceptors.
+      export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 UCX_MEM_EVENTS=no
+      echo "sanitize: TSan, threaded parts"
+      for t in "${targets[@]}"; do
+        "$b/tests/$t" --gtest_brief=1 --gtest_filter=-ProgressEngine.ForkedChildHasNoThreadUntilItUsesOne
+      done
+      unset TSAN_OPTIONS UCX_MEM_EVENTS
+      ;;
+    *) echo "sanitize: unknown job $job (asan, tsan)" >&2; exit 2 ;;
+  esac
+done
