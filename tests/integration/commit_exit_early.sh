@@ -39,3 +39,36 @@ for n in 2 3; do
   done
   expect_eq "$n ranks: stage folder empty after recover" "" "$(ls -A "$SLUICE_STAGE_DIR")"
 done
+
+# A home that hangs (rank 0, the set's home, stops itself with SIGSTOP at once): rank 1's exit
+# work waits for its answer at most 10 s, then leaves with the line; the
+# launcher ends the job; nothing is lost: after recover rank 1's member reads back.
+# The set's home is FNV-1a(key) % ranks (commit_home_of): pick a folder whose home is rank 0.
+stop=$(python3 -c '
+import sys
+for i in range(1000):
+    h = 1469598103934665603
+    for b in ("%s/stop%d/ckpt.%%r" % (sys.argv[1], i)).encode():
+        h = ((h ^ b) * 1099511628211) % 2**64
+    if h % 2 == 0:
+        print("stop%d" % i)
+        break
+' "$PWD")
+mkdir -p "$stop"
+start=$(date +%s)
+set +e
+SLUICE_CAPTURE="$PWD/$stop/ckpt.%r" timeout 60 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" \
+  "$app" "$PWD/$stop" stop > stop.out 2>&1
+rc=$?
+set -e
+took=$(( $(date +%s) - start ))
+[ "$rc" != 124 ] || fail "a stopped peer: the job hung ($(tail -3 stop.out))"
+[ "$took" -lt 40 ] || fail "a stopped peer: the job took $took s"
+echo "ok: a stopped peer: the job ended in $took s with status $rc"
+expect_contains "a stopped home: the early exit says what it left staged" \
+  "leaving without MPI_Finalize: checkpoint members not committed" "$(cat stop.out)"
+[ ! -e "$stop/ckpt.@r.sluice" ] || fail "a stopped home committed something"
+
+"$ckpt" recover --stage "$SLUICE_STAGE_DIR" > recover.out 2>&1 || fail "recover: $(cat recover.out)"
+expect_eq "a stopped peer: member 1 kept" "rank 1" \
+  "$(SLUICE_CAPTURE="$PWD/$stop/ckpt.%r" env LD_PRELOAD="$SLUICE_LIB" cat "$stop/ckpt.1")"
