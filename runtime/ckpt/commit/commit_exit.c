@@ -206,7 +206,8 @@ static int flush_alone(void)
         snprintf(flush_message, sizeof flush_message,
                  "leaving without MPI_Finalize: checkpoint members not committed (%s); staged data "
                  "kept in %s for `sluice-ckpt recover`",
-                 strerror(-rc), dir ? dir : "the stage folder");
+                 rc == -ETIMEDOUT ? "no answer from the set's home rank in 10 s" : strerror(-rc),
+                 dir ? dir : "the stage folder");
     }
     flush_failed = rc;
     pthread_mutex_lock(&commit_g.lock);
