@@ -121,3 +121,21 @@ print("ok: %d ranks' offsets within their uncertainty (<= %.1f us); sync and wal
       % (n - 1, unc, worst))
 PYEOF
 done
+
+# 4. A trace larger than --max-events is split by time into files that each pass the checks,
+# hold every event once between them, and keep every arrow whose two ends fall in one file
+# (the others are counted in the metadata).
+"$TRACE" perfetto --max-events 40 split.json cl 2>split.err || fail "split export failed"
+parts=$(ls split-*.json | wc -l)
+[ "$parts" -ge 3 ] || fail "expected 3 or more parts, got $parts"
+total=0 flows=0
+for f in split-*.json; do
+  r=$(/usr/bin/python3 "$CHECK" "$f" 4) || fail "$f: $r"
+  total=$((total + $(echo "$r" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')))
+  flows=$((flows + $(echo "$r" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"])')))
+done
+whole=$(/usr/bin/python3 "$CHECK" cl.json 4)
+expect_eq "split: every event once" "$(echo "$whole" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')" "$total"
+across=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["otherData"]["flows_across_parts"])' split-1.json)
+expect_eq "split: arrows kept or counted" "$(echo "$whole" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"])')" "$((flows + across))"
+expect_contains "split: the parts are named" "split-1.json (part 1 of $parts)" "$(cat split.err)"

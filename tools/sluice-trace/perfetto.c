@@ -46,6 +46,7 @@ struct track {
 struct item {
     size_t track;
     int lane;
+    uint32_t part; /* output file (--max-events) */
     bool slice;
     int64_t ts, dur; /* ns on the shared axis */
     const struct sluice_trace_file *f;
@@ -504,10 +505,12 @@ static void put_processes(FILE *o, const struct exporter *x)
     }
 }
 
-static void put_flows(FILE *o, const struct exporter *x)
+static void put_flows(FILE *o, const struct exporter *x, uint32_t part)
 {
     for (size_t i = 0; i < x->nflows; i++) {
         const struct flow *fl = &x->flows[i];
+        if (x->items[fl->from].part != part || x->items[fl->to].part != part)
+            continue; /* counted in the metadata as crossing files */
         for (int k = 0; k < 2; k++) {
             const struct item *it = &x->items[k ? fl->to : fl->from];
             const struct track *tr = &x->tracks[it->track];
@@ -523,7 +526,7 @@ static void put_flows(FILE *o, const struct exporter *x)
 
 /* Counters: bytes staged by the capture (sizes at close, summed) and the two-phase shuffle
  * buffer's peak, per rank. */
-static void put_counters(FILE *o, const struct exporter *x)
+static void put_counters(FILE *o, const struct exporter *x, int64_t from, int64_t to)
 {
     for (size_t i = 0; i < x->set->nfiles; i++) {
         const struct sluice_trace_file *f = x->set->files[i];
@@ -541,21 +544,24 @@ static void put_counters(FILE *o, const struct exporter *x)
                     name = "shuffle buffer peak bytes";
                     v = ev->a;
                 }
-                if (!name)
+                int64_t ts = clamp(timeline_ns(&x->tl, f, ev->t_ns));
+                if (!name || ts < from || ts >= to)
                     continue;
                 fprintf(o, ",\n{\"ph\":\"C\",\"name\":\"%s\",\"pid\":%d,\"ts\":", name, f->header.rank + 1);
-                json_us(o, timeline_ns(&x->tl, f, ev->t_ns));
+                json_us(o, ts);
                 fprintf(o, ",\"args\":{\"bytes\":%" PRIu64 "}}", v);
             }
     }
 }
 
-static void put_metadata(FILE *o, const struct exporter *x)
+static void put_metadata(FILE *o, const struct exporter *x, uint32_t part, uint32_t parts, size_t crossing)
 {
+    fprintf(o, "\"otherData\":{\"part\":%u,\"parts\":%u,\"flows_across_parts\":%zu,", part + 1, parts,
+            crossing);
     const struct trace_set *set = x->set;
     int size = set->nfiles ? set->files[0]->header.size : 0;
-    fprintf(o, "\"otherData\":{\"producer\":\"sluice-trace perfetto\",\"ranks\":%zu,\"launcher_size\":%d,",
-            set->nranks, size);
+    fprintf(o, "\"producer\":\"sluice-trace perfetto\",\"ranks\":%zu,\"launcher_size\":%d,", set->nranks,
+            size);
     fputs("\"missing_ranks\":[", o);
     bool first = true;
     for (int r = 0; r < size; r++) {
@@ -604,7 +610,52 @@ static void put_metadata(FILE *o, const struct exporter *x)
             set->unreadable, set->incomplete, x->unmatched_messages, x->lane_moves);
 }
 
-static void export_set(FILE *o, const struct trace_set *set, enum timeline_clock clock)
+static int by_int64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Splits the items into `parts` files by time (quantiles of the start times): a slice goes with
+ * its start, so each file's slices still nest. Returns the boundaries (parts + 1 of them). */
+static int64_t *split(struct exporter *x, uint32_t parts)
+{
+    int64_t *bounds = malloc(sizeof *bounds * (parts + 1));
+    int64_t *ts = malloc(sizeof *ts * (x->nitems ? x->nitems : 1));
+    if (!bounds || !ts) {
+        fprintf(stderr, "sluice-trace perfetto: out of memory\n");
+        exit(1);
+    }
+    for (size_t i = 0; i < x->nitems; i++)
+        ts[i] = x->items[i].ts;
+    qsort(ts, x->nitems, sizeof *ts, by_int64);
+    bounds[0] = INT64_MIN;
+    bounds[parts] = INT64_MAX;
+    for (uint32_t k = 1; k < parts; k++)
+        bounds[k] = ts[(size_t)k * x->nitems / parts];
+    free(ts);
+    for (size_t i = 0; i < x->nitems; i++) {
+        uint32_t k = 0;
+        while (k + 1 < parts && x->items[i].ts >= bounds[k + 1])
+            k++;
+        x->items[i].part = k;
+    }
+    return bounds;
+}
+
+/* OUT.json, or OUT-K.json for part K of several. */
+static void part_name(const char *out, uint32_t k, uint32_t parts, char *buf, size_t len)
+{
+    size_t n = strlen(out);
+    size_t stem = n > 5 && strcmp(out + n - 5, ".json") == 0 ? n - 5 : n;
+    if (parts == 1)
+        snprintf(buf, len, "%s", out);
+    else
+        snprintf(buf, len, "%.*s-%u.json", (int)stem, out, k + 1);
+}
+
+static int export_set(const char *out, const struct trace_set *set, enum timeline_clock clock,
+                      size_t max_events)
 {
     struct exporter x = {.set = set, .next_synth = SYNTH_TID};
     timeline_init_clock(&x.tl, set, clock);
@@ -612,10 +663,9 @@ static void export_set(FILE *o, const struct trace_set *set, enum timeline_clock
     match_messages(&x);
     match_dag(&x);
     /* Flows point at items by index: sort a copy of the order and remap them. */
-    size_t *order = malloc(sizeof *order * (x.nitems ? x.nitems : 1));
     struct item *sorted = malloc(sizeof *sorted * (x.nitems ? x.nitems : 1));
     size_t *where = malloc(sizeof *where * (x.nitems ? x.nitems : 1));
-    if (!order || !sorted || !where) {
+    if (!sorted || !where) {
         fprintf(stderr, "sluice-trace perfetto: out of memory\n");
         exit(1);
     }
@@ -634,15 +684,41 @@ static void export_set(FILE *o, const struct trace_set *set, enum timeline_clock
     free(x.items);
     x.items = sorted;
     assign_lanes(&x);
-    fputs("{\"displayTimeUnit\":\"ns\",", o);
-    put_metadata(o, &x);
-    fputs("\"traceEvents\":[\n", o);
-    put_processes(o, &x);
-    for (size_t i = 0; i < x.nitems; i++)
-        put_item(o, &x, &x.items[i]);
-    put_flows(o, &x);
-    put_counters(o, &x);
-    fputs("\n]}\n", o);
+    bool to_stdout = strcmp(out, "-") == 0;
+    uint32_t parts =
+        to_stdout || x.nitems <= max_events ? 1 : (uint32_t)((x.nitems + max_events - 1) / max_events);
+    int64_t *bounds = split(&x, parts);
+    size_t crossing = 0;
+    for (size_t i = 0; i < x.nflows; i++)
+        crossing += x.items[x.flows[i].from].part != x.items[x.flows[i].to].part;
+    int status = 0;
+    for (uint32_t k = 0; k < parts && status == 0; k++) {
+        char name[4096];
+        part_name(out, k, parts, name, sizeof name);
+        FILE *o = to_stdout ? stdout : fopen(name, "w");
+        if (!o) {
+            perror(name);
+            status = 1;
+            break;
+        }
+        fputs("{\"displayTimeUnit\":\"ns\",", o);
+        put_metadata(o, &x, k, parts, crossing);
+        fputs("\"traceEvents\":[\n", o);
+        put_processes(o, &x);
+        for (size_t i = 0; i < x.nitems; i++)
+            if (x.items[i].part == k)
+                put_item(o, &x, &x.items[i]);
+        put_flows(o, &x, k);
+        put_counters(o, &x, bounds[k], bounds[k + 1]);
+        fputs("\n]}\n", o);
+        if (o != stdout && fclose(o) != 0) {
+            perror(name);
+            status = 1;
+        }
+        if (parts > 1)
+            fprintf(stderr, "sluice-trace perfetto: %s (part %u of %u)\n", name, k + 1, parts);
+    }
+    free(bounds);
     for (size_t i = 0; i < x.ntracks; i++)
         for (int l = 0; l < MAX_LANES; l++)
             free(x.tracks[i].stack[l]);
@@ -653,8 +729,8 @@ static void export_set(FILE *o, const struct trace_set *set, enum timeline_clock
     free(x.items);
     free(x.flows);
     timeline_free(&x.tl);
-    free(order);
     free(where);
+    return status;
 }
 
 static void usage(FILE *to)
@@ -674,15 +750,26 @@ int perfetto_main(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
                                          {"clock", required_argument, NULL, 'c'},
+                                         {"max-events", required_argument, NULL, 'm'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     enum timeline_clock clock = TL_CLOCK_AUTO;
+    size_t max_events = 2000000;
     const char *out_path = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:c:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:c:m:h", opts, NULL)) != -1) {
         if (c == 'o') {
             out_path = optarg;
+        } else if (c == 'm') {
+            char *end;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (*optarg == '-' || *end || v < 1) {
+                fprintf(stderr, "sluice-trace perfetto: --max-events wants a positive number, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            max_events = (size_t)v;
         } else if (c == 'c') {
             if (strcmp(optarg, "auto") == 0)
                 clock = TL_CLOCK_AUTO;
@@ -719,18 +806,9 @@ int perfetto_main(int argc, char **argv)
         trace_set_free(&set);
         return 1;
     }
-    FILE *o = stdout;
-    if (out_path && strcmp(out_path, "-") != 0 && !(o = fopen(out_path, "w"))) {
-        perror(out_path);
-        trace_set_free(&set);
-        return 1;
-    }
-    export_set(o, &set, clock);
-    int status = (set.unreadable || set.incomplete) ? 1 : 0;
-    if (o != stdout && fclose(o) != 0) {
-        perror(out_path);
+    int status = export_set(out_path ? out_path : "-", &set, clock, max_events);
+    if (set.unreadable || set.incomplete)
         status = 1;
-    }
     trace_set_free(&set);
     return status;
 }
