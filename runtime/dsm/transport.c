@@ -154,6 +154,9 @@ static int poller(void *arg)
     return n;
 }
 
+/* How long a wait polls without sleeping, from its start and from the last message. */
+#define DSM_SPIN_NS 50000ull
+
 static uint64_t now_ns(void)
 {
     return sluice_now_ns();
@@ -162,6 +165,7 @@ static uint64_t now_ns(void)
 int dsm_wait(bool (*done)(void *arg), void *arg, const char *what, unsigned long addr)
 {
     uint64_t deadline = now_ns() + D.timeout_ns;
+    uint64_t spin_until = now_ns() + DSM_SPIN_NS;
     struct sluice_backoff b;
     sluice_backoff_init(&b, 1000, 100000); /* 1 us .. 100 us: an application waiting on a peer */
     for (;;) {
@@ -171,8 +175,16 @@ int dsm_wait(bool (*done)(void *arg), void *arg, const char *what, unsigned long
         if (now_ns() > deadline)
             return dsm_fail(SLUICE_DSM_ETIMEDOUT, "%s @%lu: no answer within SLUICE_DSM_TIMEOUT=%llu s", what,
                             addr, (unsigned long long)(D.timeout_ns / 1000000000ull));
-        if (n > 0) {
+        uint64_t t = now_ns();
+        if (n > 0)
+            spin_until = t + DSM_SPIN_NS;
+        if (t < spin_until) {
+            /* A reply usually comes within microseconds: poll before sleeping (a sleep costs a
+             * scheduler wake-up, and on a busy node the time slice), as MPI's own waits do. The
+             * lock is dropped between polls so that the progress thread can serve too. */
             sluice_backoff_reset(&b);
+            pthread_mutex_unlock(&D.lock);
+            pthread_mutex_lock(&D.lock);
             continue;
         }
         uint64_t ns = sluice_backoff_next(&b);

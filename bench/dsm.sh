@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# DSM benchmark driver (docs/DSM.md, docs/PERFORMANCE.md), two tables from one run:
+#   1. acquire/release latency of a hit, a read miss, a read of a chunk another rank owns and
+#      a write miss (ownership transfer), against an MPI ping-pong of the same size between
+#      the same ranks (bench/dsm_latency.c, mpiexec -n 3)
+#   2. frames per second of the video pipeline (tests/apps/mpi_dsm_video.c) with 1 to 4 process
+#      roles, against the hand-written MPI point-to-point version (mpi_dsm_video_p2p.c), the
+#      best of --runs runs each; both write every frame and are checked equal to the reference
+#
+#   bench/dsm.sh [--build DIR] [--iters N] [--frames N] [--size WxH] [--runs N] [--roles "1 2 3 4"]
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+build=${SLUICE_BUILD:-$here/../build}
+iters=200 frames=40 size=256x192 runs=3 roles="1 2 3 4"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --build) build=$2; shift 2 ;;
+    --iters) iters=$2; shift 2 ;;
+    --frames) frames=$2; shift 2 ;;
+    --size) size=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --roles) roles=$2; shift 2 ;;
+    *) echo "usage: $0 [--build DIR] [--iters N] [--frames N] [--size WxH] [--runs N] [--roles LIST]" >&2; exit 2 ;;
+  esac
+done
+mpiexec=${MPIEXEC:-mpiexec}
+lat="$build/bin/sluice-bench-dsm_latency"
+dsm="$build/tests/apps/mpi_dsm_video"
+p2p="$build/tests/apps/mpi_dsm_video_p2p"
+for f in "$lat" "$dsm" "$p2p"; do [ -x "$f" ] || { echo "dsm.sh: missing $f (build first)" >&2; exit 1; }; done
+w=${size%x*} h=${size#*x}
+work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-dsm-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+echo "# host $(hostname), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $("$mpiexec" --version 2>&1 | grep -m1 -i "version")"
+echo
+echo "## acquire + release latency, median microseconds (rank 0 measures, rank 1 owns, rank 2 is the home)"
+echo
+SLUICE_DSM_CHUNK_SIZE=1M timeout 600 "$mpiexec" -n 3 "$lat" "$iters" "$runs"
+echo
+echo "## video pipeline, $frames frames of ${w}x${h}, frames per second (best of $runs)"
+echo
+"$dsm" --reference "$frames" "$w" "$h" ref.raw 2>ref.err
+ref_fps=$(sed -n 's/.* fps //p' ref.err)
+echo "single-process reference: $ref_fps fps"
+echo
+echo "| process roles | ranks | DSM fps | MPI p2p fps | DSM / MPI |"
+echo "|---:|---:|---:|---:|---:|"
+best() { # prog ranks: best fps of $runs runs, output checked against the reference
+  local b=0 f
+  for _ in $(seq "$runs"); do
+    rm -f out.raw
+    timeout 600 "$mpiexec" -n "$2" "$1" "$frames" "$w" "$h" out.raw 2>run.err >/dev/null
+    cmp -s out.raw ref.raw || { echo "dsm.sh: $(basename "$1") with $2 ranks: output differs from the reference" >&2; exit 1; }
+    f=$(sed -n 's/^frames .* fps //p' run.err)
+    b=$(awk -v a="$b" -v c="$f" 'BEGIN { print (c > a) ? c : a }')
+  done
+  echo "$b"
+}
+for p in $roles; do
+  n=$((p + 2))
+  d=$(best "$dsm" $n)
+  m=$(best "$p2p" $n)
+  echo "| $p | $n | $d | $m | $(awk -v a="$d" -v b="$m" 'BEGIN { printf "%.2f", a / b }') |"
+done
