@@ -71,6 +71,7 @@ struct hcommit {
     size_t ndrops;
     char **paths; /* paths announced closed that this commit collects (answers MSG_QUERY) */
     size_t npaths;
+    uint64_t *upto; /* per rank: the last notice this commit collects */
     char container[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX];
     struct sluice_container *old;
     int fd;
@@ -91,6 +92,15 @@ struct hset {
     int nopened;
     char **paths; /* paths announced closed since the last collection */
     size_t npaths;
+    uint64_t *upto; /* per rank: number of its last CLOSED notice the next collection takes */
+    /* Once every rank has closed a member (the step is complete) the collection is fixed:
+     * notices that arrive before it starts (a fast rank already closed the next step) wait
+     * for the next one, so that a version never mixes two steps. */
+    int latched;
+    unsigned char *later; /* per rank: a notice arrived while latched */
+    uint64_t *later_upto;
+    char **later_paths;
+    size_t nlater_paths;
     uint64_t first_pending_ns;
     int force;
     int gather;        /* forced by an fsync: wait for the ranks holding open members */
@@ -137,6 +147,18 @@ static int has_path(char *const *p, size_t n, const char *path)
     return 0;
 }
 
+static void add_path(char ***p, size_t *n, const char *path)
+{
+    if (has_path(*p, *n, path))
+        return;
+    char **v = realloc(*p, (*n + 1) * sizeof(char *));
+    if (!v)
+        return;
+    *p = v;
+    if ((v[*n] = strdup(path)) != NULL)
+        (*n)++;
+}
+
 static struct hset *set_get(const char *key)
 {
     struct hset *s;
@@ -145,7 +167,9 @@ static struct hset *set_get(const char *key)
         return s;
     s = calloc(1, sizeof(*s));
     if (!s || !(s->key = strdup(key)) || !(s->pending = calloc((size_t)commit_g.size, 1)) ||
-        !(s->opened = calloc((size_t)commit_g.size, 1)))
+        !(s->opened = calloc((size_t)commit_g.size, 1)) || !(s->later = calloc((size_t)commit_g.size, 1)) ||
+        !(s->upto = calloc((size_t)commit_g.size, sizeof(uint64_t))) ||
+        !(s->later_upto = calloc((size_t)commit_g.size, sizeof(uint64_t))))
         sluice_fatal(1, "checkpoint commit: out of memory for set %s", key);
     HASH_ADD_KEYPTR(hh, sets, s->key, strlen(s->key), s);
     return s;
@@ -158,6 +182,10 @@ static void set_free(struct hset *s)
         free(s->drops[i]);
     free(s->drops);
     free_paths(s->paths, s->npaths);
+    free_paths(s->later_paths, s->nlater_paths);
+    free(s->upto);
+    free(s->later);
+    free(s->later_upto);
     free(s->opened);
     free(s->pending);
     free(s->key);
@@ -240,6 +268,7 @@ static void commit_free(struct hcommit *c)
         free(c->drops[i]);
     free(c->drops);
     free_paths(c->paths, c->npaths);
+    free(c->upto);
     free(c->mem);
     free(c->ranks);
     if (c->old)
@@ -719,15 +748,27 @@ static void start_commit(struct hset *s)
             s->opened[r] = 0; /* what it held open is closed or synced now */
         }
     }
-    memset(s->pending, 0, (size_t)commit_g.size);
+    c->upto = calloc((size_t)commit_g.size, sizeof(uint64_t));
+    if (!c->upto)
+        sluice_fatal(1, "checkpoint commit: out of memory");
+    memcpy(c->upto, s->upto, (size_t)commit_g.size * sizeof(uint64_t));
+    /* What arrived after the step completed is the next collection's. */
+    memcpy(s->pending, s->later, (size_t)commit_g.size);
+    memcpy(s->upto, s->later_upto, (size_t)commit_g.size * sizeof(uint64_t));
+    memset(s->later, 0, (size_t)commit_g.size);
     s->npending = 0;
-    s->first_pending_ns = 0;
+    for (int r = 0; r < commit_g.size; r++)
+        s->npending += s->pending[r];
+    s->first_pending_ns = s->npending ? now_ns() : 0;
+    s->latched = s->npending == commit_g.size;
     s->force = 0;
     s->gather = 0;
     c->paths = s->paths;
     c->npaths = s->npaths;
-    s->paths = NULL;
-    s->npaths = 0;
+    s->paths = s->later_paths;
+    s->npaths = s->nlater_paths;
+    s->later_paths = NULL;
+    s->nlater_paths = 0;
     c->drops = s->drops;
     c->ndrops = s->ndrops;
     s->drops = NULL;
@@ -744,6 +785,7 @@ static void start_commit(struct hset *s)
         cmsg_init(&m, MSG_COLLECT);
         cmsg_put_u32(&m, c->id);
         cmsg_put_str(&m, s->key);
+        cmsg_put_u64(&m, c->upto[c->ranks[i]]);
         commit_send(c->ranks[i], &m);
     }
     if (c->nranks == 0)
@@ -906,19 +948,23 @@ void commit_home_handle(int src, uint32_t type, struct cmsg *m)
     case MSG_CLOSED: {
         struct hset *s = set_get(cmsg_get_str(m));
         const char *path = cmsg_get_str(m);
+        uint64_t n = cmsg_get_u64(m);
         closed_received++;
-        if (!has_path(s->paths, s->npaths, path)) {
-            char **p = realloc(s->paths, (s->npaths + 1) * sizeof(char *));
-            if (p) {
-                s->paths = p;
-                if ((p[s->npaths] = strdup(path)) != NULL)
-                    s->npaths++;
-            }
+        if (s->latched) {
+            s->later[src] = 1;
+            s->later_upto[src] = n;
+            add_path(&s->later_paths, &s->nlater_paths, path);
+            maybe_start(s);
+            break;
         }
+        add_path(&s->paths, &s->npaths, path);
+        s->upto[src] = n;
         if (!s->pending[src]) {
             s->pending[src] = 1;
             s->npending++;
         }
+        if (s->npending == commit_g.size)
+            s->latched = 1;
         if (!s->first_pending_ns)
             s->first_pending_ns = now_ns();
         maybe_start(s);

@@ -40,10 +40,12 @@
 /* ---- messages (commit_msg.c) ------------------------------------------------------------- */
 
 enum commit_msg_type {
-    MSG_CLOSED = 1, /* rank -> home: {key, path}: a member of the set was closed */
+    MSG_CLOSED = 1, /* rank -> home: {key, path, n}: a member of the set was closed; n numbers
+                       the sender's notices to this home (1, 2, ...) */
     MSG_FLUSH,      /* rank -> home: {key, req}: commit what is pending, answer when durable */
     MSG_UNLINK,     /* rank -> home: {key, path, req}: drop a committed member */
-    MSG_COLLECT,    /* home -> rank: {id, key}: send me your closed members of the set */
+    MSG_COLLECT,    /* home -> rank: {id, key, upto}: send me your closed members of the set
+                       announced by notices up to number upto (a complete step, not later ones) */
     MSG_MEMBERS,    /* rank -> home: {id, n, n x (seq, path, member_rank, size, mtime)} */
     MSG_WRITE,      /* home -> writer: {id, tmp, n, n x (seq, offset, size)} */
     MSG_WRITTEN,    /* writer -> home: {id, err, n, n x (seq, crc)} */
@@ -117,6 +119,7 @@ struct commit_member {
     char meta_path[PATH_MAX]; /* the sidecar beside the staging file */
     uint64_t seq;             /* local identity, increasing: newer versions have larger seq */
     int64_t mtime_ns;
+    uint64_t notice;      /* number of the CLOSED notice that announced it to its home */
     uint32_t inflight_id; /* commit (at home inflight_home) that took it; 0 none */
     int inflight_home;
     int err;      /* last failed commit (-errno), kept for recover and reporting */
@@ -138,8 +141,8 @@ int commit_members_quiet(void);
 int commit_members_retry(void);
 /* Worst error among members still staged (0 if none). Lock held. */
 int commit_members_error(void);
-/* Sends CLOSED for the member's set and counts it (lock held). */
-void commit_announce(const char *set_key, const char *path);
+/* Sends CLOSED for the member's set and counts it (lock held). Returns the notice's number. */
+uint64_t commit_announce(const char *set_key, const char *path);
 /* Waits (bounded) until no closed version of path is waiting for its set's commit, without
  * forcing one. 0, or -errno (-ETIMEDOUT). Takes the lock. */
 int commit_query_wait(const char *set_key, const char *path, uint64_t timeout_ns);

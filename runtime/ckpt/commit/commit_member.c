@@ -123,16 +123,18 @@ static void member_remove(struct commit_member *c)
     }
 }
 
-void commit_announce(const char *set_key, const char *path)
+uint64_t commit_announce(const char *set_key, const char *path)
 {
     int home = commit_home_of(set_key);
+    uint64_t n = ++commit_g.closed_sent[home];
     struct cmsg m;
     cmsg_init(&m, MSG_CLOSED);
     cmsg_put_str(&m, set_key);
     cmsg_put_str(&m, path);
-    commit_g.closed_sent[home]++;
+    cmsg_put_u64(&m, n);
     commit_g.announced++;
     commit_send(home, &m);
+    return n;
 }
 
 /* Takes over a closed member (lock held). */
@@ -148,8 +150,10 @@ static struct commit_member *member_add(const struct sluice_staged_member *m)
     if (SLUICE_REAL(stat)(m->stage_path, &st) == 0)
         c->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
     /* An older closed version of the same path that no commit took yet is superseded: it
-     * never needs to reach the file system. One in flight is committed, then replaced. */
-    for (struct commit_member *o = members; o;) {
+     * never needs to reach the file system. One in flight is committed, then replaced. Over
+     * MPI it stays until the home collects: the home may already have seen its step complete,
+     * and then that version, not this one, belongs to it (on_collect drops what is left). */
+    for (struct commit_member *o = commit_g.use_mpi ? NULL : members; o;) {
         struct commit_member *next = o->next;
         if (o->inflight_id == 0 && strcmp(o->m.path, m->path) == 0) {
             unlink_staged(o);
@@ -161,7 +165,7 @@ static struct commit_member *member_add(const struct sluice_staged_member *m)
     while (*pp)
         pp = &(*pp)->next;
     *pp = c;
-    commit_announce(m->set_key, m->path);
+    c->notice = commit_announce(m->set_key, m->path);
     return c;
 }
 
@@ -406,7 +410,7 @@ int sluice_commit_member_sync(const struct sluice_staged_member *m)
         }
         if (c->err && c->inflight_id == 0) {
             c->err = 0; /* retry the commit that failed */
-            commit_announce(c->m.set_key, c->m.path);
+            c->notice = commit_announce(c->m.set_key, c->m.path);
         }
     }
     /* The answer says the set has nothing pending; whether *this* member made it is in its
@@ -524,7 +528,7 @@ int commit_members_retry(void)
     for (struct commit_member *c = members; c; c = c->next) {
         if (c->err && c->inflight_id == 0) {
             c->err = 0;
-            commit_announce(c->m.set_key, c->m.path);
+            c->notice = commit_announce(c->m.set_key, c->m.path);
             n++;
         }
     }
@@ -550,33 +554,51 @@ const struct commit_member *commit_members_first_failed(void)
 
 /* ---- messages from the home rank (progress thread) ------------------------------------------ */
 
+/* Is c the member that a collection up to notice `upto` of set `key` takes? The newest such
+ * version of its path; older ones are dropped by the caller. (lock held) */
+static int collectable(const struct commit_member *c, const char *key, uint64_t upto)
+{
+    return c->inflight_id == 0 && c->notice <= upto && strcmp(c->m.set_key, key) == 0;
+}
+
 static void on_collect(int home, struct cmsg *in)
 {
     uint32_t id = cmsg_get_u32(in);
     const char *key = cmsg_get_str(in);
+    uint64_t upto = cmsg_get_u64(in);
     struct cmsg out;
     cmsg_init(&out, MSG_MEMBERS);
     cmsg_put_u32(&out, id);
     pthread_mutex_lock(&commit_g.lock);
     /* A staging file that vanished was unlinked by another process of this node (the program
-     * removed the name): that member is dropped, never committed. */
+     * removed the name): that member is dropped, never committed. Of several versions of one
+     * path in the collection, only the newest reaches the file system. */
     for (struct commit_member *c = members; c;) {
         struct commit_member *next = c->next;
         struct stat st;
-        if (c->inflight_id == 0 && strcmp(c->m.set_key, key) == 0 &&
-            SLUICE_REAL(stat)(c->m.stage_path, &st) != 0 && errno == ENOENT) {
-            SLUICE_REAL(unlink)(c->meta_path);
+        int drop = 0;
+        if (collectable(c, key, upto)) {
+            if (SLUICE_REAL(stat)(c->m.stage_path, &st) != 0 && errno == ENOENT) {
+                SLUICE_REAL(unlink)(c->meta_path);
+                member_remove(c);
+                c = next;
+                continue;
+            }
+            for (struct commit_member *o = next; o && !drop; o = o->next)
+                drop = collectable(o, key, upto) && strcmp(o->m.path, c->m.path) == 0;
+        }
+        if (drop) {
+            unlink_staged(c);
             member_remove(c);
         }
         c = next;
     }
     uint32_t n = 0;
     for (struct commit_member *c = members; c; c = c->next)
-        if (c->inflight_id == 0 && strcmp(c->m.set_key, key) == 0)
-            n++;
+        n += collectable(c, key, upto);
     cmsg_put_u32(&out, n);
     for (struct commit_member *c = members; c; c = c->next) {
-        if (c->inflight_id != 0 || strcmp(c->m.set_key, key) != 0)
+        if (!collectable(c, key, upto))
             continue;
         c->inflight_id = id;
         c->inflight_home = home;
