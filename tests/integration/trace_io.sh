@@ -71,3 +71,14 @@ expect_eq "the last version's extent = the container's size" "$(stat -c %s "$d/c
 echo "ok: fsync waits given to their versions"
 check_intervals st.io
 expect_contains "a bad MTBF is refused" "--mtbf wants a duration" "$("$TRACE" io --mtbf soon st.trace 2>&1 || true)"
+
+# A rank without a file (as after a crash or SIGKILL): every command still works on the others
+# and says which rank is missing.
+mkdir -p miss && cp tp.trace/rank-0.* tp.trace/rank-2.* miss/
+for c in "perfetto -" "heatmap --csv -" "time --csv -" "io" "calls" "whatif" "summary"; do
+  err=$("$TRACE" $c miss 2>&1 >/dev/null) || fail "$c on a trace without rank 1 failed: $err"
+  case "$c" in
+    summary) expect_contains "$c: says a rank is missing" "2 of 3 ranks have a trace file" "$("$TRACE" summary miss)" ;;
+    *) expect_contains "$c: names the missing rank" "1 of 3 ranks have no trace file (rank 1)" "$err" ;;
+  esac
+done

@@ -162,6 +162,7 @@ int calls_main(int argc, char **argv)
         trace_set_free(&set);
         return 1;
     }
+    trace_set_report_missing(&set, "calls", stderr);
     struct table t = {0};
     uint64_t with = 0, without = 0;
     for (size_t i = 0; i < set.nfiles; i++) {

@@ -172,6 +172,7 @@ int dag_main(int argc, char **argv)
         trace_set_free(&set);
         return 1;
     }
+    trace_set_report_missing(&set, "dag", stderr);
     struct node *n = NULL;
     struct edge *e = NULL;
     size_t nn = 0, ne = 0, cn = 0, ce = 0;

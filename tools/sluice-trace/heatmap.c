@@ -162,6 +162,7 @@ int heatmap_main(int argc, char **argv)
         trace_set_free(&set);
         return 1;
     }
+    trace_set_report_missing(&set, "heatmap", stderr);
     struct timeline tl;
     timeline_init(&tl, &set);
     char tmp[4096];

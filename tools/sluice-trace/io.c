@@ -378,6 +378,7 @@ int io_main(int argc, char **argv)
         trace_set_free(&set);
         return 1;
     }
+    trace_set_report_missing(&set, "io", stderr);
     struct timeline tl;
     timeline_init(&tl, &set);
     int64_t end = 0;

@@ -806,6 +806,7 @@ int perfetto_main(int argc, char **argv)
         trace_set_free(&set);
         return 1;
     }
+    trace_set_report_missing(&set, "perfetto", stderr);
     int status = export_set(out_path ? out_path : "-", &set, clock, max_events);
     if (set.unreadable || set.incomplete)
         status = 1;

@@ -51,6 +51,7 @@ int time_main(int argc, char **argv)
         trace_set_free(&set);
         return 1;
     }
+    trace_set_report_missing(&set, "time", stderr);
     char tmp[4096];
     FILE *o = !csv ? plot_tmp_csv(tmp, sizeof tmp) : strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
     if (!o) {

@@ -148,3 +148,27 @@ int trace_kind_number(const struct sluice_trace_file *f, const char *name)
             return (int)k;
     return -1;
 }
+
+void trace_set_report_missing(const struct trace_set *set, const char *command, FILE *err)
+{
+    if (set->nfiles == 0)
+        return;
+    int size = set->files[0]->header.size;
+    size_t missing = 0, r = 0;
+    char list[256] = "";
+    size_t used = 0;
+    for (int rank = 0; rank < size; rank++) {
+        while (r < set->nranks && set->ranks[r].rank < rank)
+            r++;
+        if (r < set->nranks && set->ranks[r].rank == rank)
+            continue;
+        if (missing++ < 16 && used < sizeof list)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%d", used ? ", " : "", rank);
+    }
+    if (missing)
+        fprintf(err,
+                "sluice-trace %s: %zu of %d ranks have no trace file (rank%s %s%s): crashed, killed, or "
+                "never started; "
+                "the output covers the others\n",
+                command, missing, size, missing == 1 ? "" : "s", list, missing > 16 ? ", ..." : "");
+}

@@ -30,6 +30,10 @@ struct trace_set {
 int trace_set_load(struct trace_set *set, char *const *paths, int npaths, FILE *err);
 void trace_set_free(struct trace_set *set);
 
+/* One line on `err` naming the ranks below the launcher size that have no file (crashed, killed,
+ * or never started), for commands whose output would otherwise just lack them. */
+void trace_set_report_missing(const struct trace_set *set, const char *command, FILE *err);
+
 /* The number `f`'s producer gave the kind called `name`, or -1 if it has none. */
 int trace_kind_number(const struct sluice_trace_file *f, const char *name);
 

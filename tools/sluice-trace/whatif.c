@@ -192,6 +192,7 @@ int whatif_main(int argc, char **argv)
         trace_set_free(&set);
         return 1;
     }
+    trace_set_report_missing(&set, "whatif", stderr);
     struct measured w;
     measure(&set, &w);
     int status = (set.unreadable || set.incomplete) ? 1 : 0;
