@@ -119,12 +119,14 @@ static bool claim_rank(const char *who)
     if (l->kind == SLUICE_LAUNCHER_NONE)
         return true; /* a singleton is alone: nothing to share */
     pid_t holder;
-    char why[512];
+    char why[512], key[128];
     switch (sluice_claim_rank(l, NULL, &holder, why, sizeof why)) {
     case SLUICE_CLAIM_OWNED:
         return true;
     case SLUICE_CLAIM_UNKNOWN:
-        if (l->kind == SLUICE_LAUNCHER_HYDRA && l->pmi_fd >= 0) {
+        /* (Only when the job cannot be named: a refused claims folder is reported below.) */
+        if (l->kind == SLUICE_LAUNCHER_HYDRA && l->pmi_fd >= 0 &&
+            sluice_claim_job_key(l, key, sizeof key) != 0) {
             /* PMI_FD names no socket to the launcher here: a parent closed it before starting
              * this process (Python's subprocess does). MPI would wait on it forever or fail:
              * this process stays out of MPI, without a wait. */
