@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* See clocksync.h. Rank 0 answers each other rank in turn, ROUNDS round trips each: the rank
+/* See clocksync.h. Rank 0 answers each other rank in turn, a few round trips each: the rank
  * sends its clock t1, rank 0 answers with its own t0, the rank reads t2; offset = t0 - (t1 + t2)/2,
  * good to within (t2 - t1)/2 (Cristian's algorithm); the round trip with the smallest delay wins.
  * Every wait is bounded (WAIT_NS): a rank that never comes costs rank 0 that long once, then it
- * is skipped, and the trace simply has no sample for it. The exchange runs on a private duplicate
+ * is skipped, and the trace simply has no sample for it; a rank waits at most WAIT_NS plus 1 ms
+ * per round of every rank served before it. The exchange runs on a private duplicate
  * of sluice's communicator so that no tag of another part is involved. */
 #include "trace/clocksync.h"
 
@@ -13,8 +14,14 @@
 #include "common/log.h"
 #include "trace/trace.h"
 
-#define ROUNDS 8
 #define WAIT_NS 5000000000ll /* 5 s */
+
+/* Rank 0 serves the ranks one after another: fewer rounds for bigger jobs keep the cost near
+ * N round trips (8 rounds up to 64 ranks, 2 up to 1024, 1 beyond). */
+static int rounds_for(int size)
+{
+    return size <= 64 ? 8 : size <= 1024 ? 2 : 1;
+}
 
 static MPI_Comm sync_comm = MPI_COMM_NULL;
 
@@ -64,17 +71,17 @@ static void measure(uint64_t phase)
         sluice_trace_instant(SLUICE_EV_CLOCK_SYNC, phase, 0, 0);
         for (int r = 1; r < size; r++) {
             int64_t deadline = (int64_t)sluice_now_ns() + WAIT_NS;
-            for (int k = 0; k < ROUNDS; k++) {
+            for (int k = 0; k < rounds_for(size); k++) {
                 uint64_t t1;
                 if (recv_u64(&t1, r, 1, deadline) != 0 || send_u64(sluice_now_ns(), r, 2, deadline) != 0)
                     break;
             }
         }
     } else {
-        int64_t deadline = (int64_t)sluice_now_ns() + WAIT_NS * size;
+        int64_t deadline = (int64_t)sluice_now_ns() + WAIT_NS + (int64_t)rank * rounds_for(size) * 1000000;
         uint64_t best = UINT64_MAX, at = 0;
         int64_t offset = 0;
-        for (int k = 0; k < ROUNDS; k++) {
+        for (int k = 0; k < rounds_for(size); k++) {
             uint64_t t1 = sluice_now_ns(), t0;
             if (send_u64(t1, 0, 1, deadline) != 0 || recv_u64(&t0, 0, 2, deadline) != 0)
                 break;
