@@ -25,10 +25,10 @@
 /* sluice's communicator is private; these tags are distributed OpenCL's own. */
 #define SLUICE_REMOTE_TAG_REQ (SLUICE_TAG_REMOTE_CTRL + 0)
 #define SLUICE_REMOTE_TAG_REP (SLUICE_TAG_REMOTE_CTRL + 1)
-#define SLUICE_REMOTE_TAG_DONE (SLUICE_TAG_REMOTE_CTRL + 3)  /* engine -> rank 0: sluice_remote_done records \
-                                                              */
-#define SLUICE_REMOTE_TAG_CLOCK (SLUICE_TAG_REMOTE_CTRL + 4) /* engine -> rank 0: its clock, answering PING  \
-                                                              */
+/* engine -> rank 0: sluice_remote_done records */
+#define SLUICE_REMOTE_TAG_DONE (SLUICE_TAG_REMOTE_CTRL + 3)
+/* engine -> rank 0: its clock, answering PING */
+#define SLUICE_REMOTE_TAG_CLOCK (SLUICE_TAG_REMOTE_CTRL + 4)
 /* Bulk data of command `id` (mpi/tags.def). */
 #define SLUICE_REMOTE_DATA_TAG(id) (SLUICE_TAG_REMOTE_DATA + (int)((id) % SLUICE_TAG_REMOTE_DATA_COUNT))
 /* Bulk data moves in pieces (sluice_remote_chunk): the receiver writes piece i to its device while
