@@ -4,7 +4,8 @@
 # scripts/install-deps.sh, never at test time), then
 #   - a capture job and its restart on another rank count with srun, and the same with sbatch;
 #     the container extracts to exactly what the job writes without sluice,
-#   - a distributed OpenCL job with srun, printing what one process with as many devices prints.
+#   - a distributed OpenCL job with srun, printing what one process with as many devices prints;
+#   - srun --mpi=none, which sluice stops before main with one line saying how to launch.
 # Every daemon started here is stopped on exit (trap). Skips (exit 77) only where the daemons
 # cannot start: not root, or slurm-wlm/munge missing.
 skip() { echo "SKIP: $*"; exit 77; }
@@ -137,6 +138,21 @@ diff cl.local cl.dist >diff.out || fail "distributed OpenCL under srun differs f
 expect_contains "three devices seen" "devices: 3" "$(cat cl.dist)"
 expect_eq "a trace per rank" 3 "$(ls cl.trace | wc -l)"
 echo "ok: distributed OpenCL under srun prints what 3 local devices print"
+
+# 4. srun --mpi=none (issue 10, item 8): every task's MPI would be a job of one rank. sluice stops
+# each task before main with one line naming --mpi=pmi2; nothing is written, the job fails.
+mkdir mpi_none
+set +e
+(cd mpi_none && timeout 120 srun --mpi=none -n 4 "$sluice" --capture "$patterns" --stage-dir "$d/.stage-none" \
+  -- "$app" write 1 >none.out 2>none.err)
+rc=$?
+set -e
+[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "srun --mpi=none: exit code $rc: $(head -3 mpi_none/none.err)"
+expect_eq "srun --mpi=none: one line per task" 4 "$(grep -c 'srun started 4 tasks without an MPI plugin' mpi_none/none.err)"
+expect_contains "srun --mpi=none: how to launch" "--mpi=pmi2" "$(cat mpi_none/none.err)"
+[ ! -s mpi_none/none.out ] || fail "srun --mpi=none: the program ran: $(head -3 mpi_none/none.out)"
+expect_eq "srun --mpi=none: nothing written" "none.err none.out" "$(cd mpi_none && echo *)"
+echo "ok: srun --mpi=none stops every task before main with one line"
 
 # The daemons stop with the trap; check that here for the ones started.
 stop_daemons
