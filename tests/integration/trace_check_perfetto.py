@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Checks a `sluice-trace perfetto` file the way the viewer reads it (used by trace_*.sh):
 strict UTF-8 JSON, one process per rank, every slice nested on its track, every flow with both
-ends inside a slice of its track. Usage: trace_check_perfetto.py FILE RANKS; prints a summary
+ends inside a slice of its track, argument keys that are names. Usage: trace_check_perfetto.py FILE RANKS; prints a summary
 line of counts (JSON) on success, exits 1 with the reason otherwise."""
 import collections
 import json
@@ -63,6 +63,10 @@ for e in ev:
 for fid, ends in flows.items():
     if set(ends) != {"s", "f"}:
         fail("flow %s has only %s" % (fid, list(ends)))
+for e in ev:
+    for k in e.get("args", {}) if e.get("ph") in ("X", "i") else ():
+        if ": " in k or " (" in k:
+            fail("argument key %r is a description, not a name" % k)
 names = collections.Counter(e["name"] for e in ev if e.get("ph") in ("X", "i"))
 threads = sorted({e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "thread_name"})
 print(json.dumps({"events": sum(names.values()), "slices": sum(len(s) for s in tracks.values()),

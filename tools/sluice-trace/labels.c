@@ -3,24 +3,33 @@
 #include "labels.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Where the label ends: at " (" or at ": " (the older "kind: 1 read hit, 2 ..." form). */
+static const char *label_end(const char *meaning)
+{
+    const char *paren = strstr(meaning, " ("), *colon = strstr(meaning, ": ");
+    if (paren && (!colon || paren < colon))
+        return paren;
+    return colon ? colon : meaning + strlen(meaning);
+}
+
 void label_of(const char *meaning, char *buf, size_t len)
 {
-    const char *paren = strstr(meaning, " (");
-    size_t n = paren ? (size_t)(paren - meaning) : strlen(meaning);
-    snprintf(buf, len, "%.*s", (int)n, meaning);
+    snprintf(buf, len, "%.*s", (int)(label_end(meaning) - meaning), meaning);
 }
 
 const char *label_enum_value(const char *meaning, uint64_t value, char *buf, size_t len)
 {
-    const char *p = strstr(meaning, " (");
-    if (!p)
+    const char *p = label_end(meaning);
+    if (*p == '\0')
         return NULL;
+    bool paren = p[1] == '(';
     p += 2;
-    const char *close = strchr(p, ')');
+    const char *close = paren ? strchr(p, ')') : p + strlen(p);
     if (!close)
         return NULL;
     /* Every item must be "digits name"; anything else ("string id", "ns", "bits: ...") is
