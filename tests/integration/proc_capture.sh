@@ -22,7 +22,9 @@ import os, subprocess
 r = os.environ["PMI_RANK"]
 subprocess.run(["sh", "-c", "head -c %d ../data > ckpt.%s" % (1000 + int(r) * 3001, r)], check=True)
 with open("ckpt." + r, "rb") as f:
-    print("rank", r, "read", len(f.read()))
+    n = len(f.read())
+# one write per line: ranks share the output pipe, and print() writes in pieces unbuffered
+os.write(1, ("rank %s read %d\n" % (r, n)).encode())
 PY
 chmod +x writer.sh
 
