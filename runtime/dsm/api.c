@@ -325,7 +325,7 @@ void dsm_client_msg(const struct dsm_msg *m, const void *payload, size_t len, in
         return;
     }
     if (m->type == M_SUB_ACK) {
-        dsm_pubsub_ack();
+        dsm_pubsub_ack(m);
         return;
     }
     struct dsm_chunk *c = dsm_chunk_find(m->addr);

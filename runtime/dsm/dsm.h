@@ -289,7 +289,7 @@ int dsm_unsubscribe(uint32_t kind, unsigned long addr, sluice_dsm_handler fn, vo
 int dsm_signal(unsigned long id);
 int dsm_poll_events(void);
 int dsm_loop(void);
-void dsm_pubsub_ack(void);
+void dsm_pubsub_ack(const struct dsm_msg *m);
 
 /* symbols.c */
 int dsm_symbol_define(const char *name, unsigned long base, size_t size);

@@ -35,16 +35,27 @@ void dsm_pubsub_msg(const struct dsm_msg *m, int src)
     D.ev_tail = e;
 }
 
-static bool sub_acked;
+/* Subscriptions waiting for their M_SUB_ACK (several threads may subscribe at once). */
+struct pending_sub {
+    uint32_t kind;
+    unsigned long addr;
+    bool acked;
+    struct pending_sub *next;
+};
+static struct pending_sub *pending_subs;
+
 static bool sub_ack_arrived(void *arg)
 {
-    (void)arg;
-    return sub_acked;
+    return ((struct pending_sub *)arg)->acked;
 }
 
-void dsm_pubsub_ack(void)
+void dsm_pubsub_ack(const struct dsm_msg *m)
 {
-    sub_acked = true;
+    for (struct pending_sub *p = pending_subs; p; p = p->next)
+        if (p->kind == m->kind && p->addr == m->addr && !p->acked) {
+            p->acked = true;
+            return;
+        }
 }
 
 int dsm_subscribe(uint32_t kind, unsigned long addr, sluice_dsm_handler fn, void *args)
@@ -58,11 +69,17 @@ int dsm_subscribe(uint32_t kind, unsigned long addr, sluice_dsm_handler fn, void
     if (first) {
         /* Acknowledged, so that every write-back the home sees from now on is published. */
         struct dsm_msg m = {.type = M_SUB, .kind = (uint16_t)kind, .addr = addr};
-        sub_acked = false;
+        struct pending_sub p = {.kind = kind, .addr = addr, .next = pending_subs};
+        pending_subs = &p;
         int rc = dsm_send(dsm_home_of(addr), &m, NULL, 0);
         if (rc == 0)
-            rc = dsm_wait(sub_ack_arrived, NULL,
+            rc = dsm_wait(sub_ack_arrived, &p,
                           kind == K_SIGNAL ? "subscribe to signal" : "subscribe to chunk", addr);
+        for (struct pending_sub **pp = &pending_subs; *pp; pp = &(*pp)->next)
+            if (*pp == &p) {
+                *pp = p.next;
+                break;
+            }
         if (rc) {
             free(s);
             return rc;

@@ -12,7 +12,10 @@
  *   evict         16 chains per rank under a small SLUICE_DSM_CACHE_CHUNKS, read back twice
  *   symbols       symbol table (concurrent definitions), lookup, map/put/get, a chunk in two chains
  *   misuse        RELEASE without scope, double scope, reserved address, size mismatch: errors
- *   misuse-write  writes inside a READ scope: must be stopped with a message */
+ *   misuse-write  writes inside a READ scope: must be stopped with a message
+ *   threads N     3 threads per rank at once, each N increments of a chunk it shares with the
+ *                 same thread of every other rank: no lost increment */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -438,6 +441,54 @@ static int mode_misuse_write(void)
     return 1;
 }
 
+/* ---- threads ------------------------------------------------------------------------------ */
+
+#define NTHREADS 3
+static int thread_iters;
+
+static void *thread_main(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    sluice_dsm_chain *mine = sluice_dsm_malloc(9500 + (unsigned long)t, sizeof(uint64_t), SLUICE_DSM_MESI);
+    uint64_t seen = 0;
+    for (int i = 0; i < thread_iters; i++) {
+        uint64_t *v = sluice_dsm_readwrite(mine);
+        CHECK(v, "thread %d: readwrite", t);
+        (*v)++;
+        CHECK(sluice_dsm_release(mine) == 0, "thread %d: release", t);
+        const uint64_t *w = sluice_dsm_read(mine);
+        CHECK(w, "thread %d: read", t);
+        CHECK(*w >= seen, "thread %d: counter went back", t);
+        seen = *w;
+        sluice_dsm_release(mine);
+    }
+    return NULL;
+}
+
+static int mode_threads(int iters)
+{
+    thread_iters = iters;
+    pthread_t th[NTHREADS];
+    for (int t = 0; t < NTHREADS; t++)
+        pthread_create(&th[t], NULL, thread_main, (void *)(intptr_t)t);
+    for (int t = 0; t < NTHREADS; t++)
+        pthread_join(th[t], NULL);
+    CHECK(sluice_dsm_barrier(1, (unsigned)size) == 0, "barrier");
+    if (rank == 0) {
+        for (int t = 0; t < NTHREADS; t++) {
+            sluice_dsm_chain *c =
+                sluice_dsm_malloc(9500 + (unsigned long)t, sizeof(uint64_t), SLUICE_DSM_MESI);
+            const uint64_t *v = sluice_dsm_read(c);
+            CHECK(*v == (uint64_t)size * (uint64_t)iters, "counter %d is %llu, want %llu", t,
+                  (unsigned long long)*v, (unsigned long long)size * iters);
+            sluice_dsm_release(c);
+        }
+        printf("threads ok: %d ranks x %d threads x %d increments\n", size, NTHREADS, iters);
+    }
+    CHECK(sluice_dsm_barrier(1, (unsigned)size) == 0, "barrier");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -462,6 +513,8 @@ int main(int argc, char **argv)
         rc = mode_symbols();
     else if (strcmp(argv[1], "misuse") == 0)
         rc = mode_misuse();
+    else if (strcmp(argv[1], "threads") == 0)
+        rc = mode_threads(n ? n : 50);
     else if (strcmp(argv[1], "misuse-write") == 0)
         rc = mode_misuse_write();
     else

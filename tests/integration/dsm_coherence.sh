@@ -14,3 +14,9 @@ done
 # One server for everything (SLUICE_DSM_SERVERS=1): same properties, every home on rank 0.
 out=$(SLUICE_DSM_SERVERS=1 timeout 90 "$MPIEXEC" -n 3 "$app" coherence 200) || fail "one server: exit $?"
 expect_contains "one metadata server" "coherence last-write ok: 9 rounds" "$out"
+# Threads: 3 threads per rank open scopes at once (each on a chunk it shares with the same
+# thread of the other ranks); no increment may be lost.
+for n in 2 3; do
+  out=$(timeout 90 "$MPIEXEC" -n "$n" "$app" threads 60) || fail "threads with $n ranks exited $?"
+  expect_contains "n=$n concurrent threads" "threads ok: $n ranks x 3 threads x 60 increments" "$out"
+done
