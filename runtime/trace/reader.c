@@ -86,7 +86,9 @@ static int parse_strings(struct parse *p, const unsigned char *s, uint64_t len)
         uint64_t padded = ((uint64_t)slen + 3) & ~3ull;
         if (padded > len - off)
             return fail(p, "corrupt: string %u of %u bytes overruns its section", id, slen);
-        if (id == 0 || id > 100000000u)
+        /* Ids are dense from 1 and each record takes 8 bytes or more: an id beyond size / 8
+         * is corrupt, and must not make the table (indexed by id) huge. */
+        if (id == 0 || id > 100000000u || id > f->size / 8)
             return fail(p, "corrupt: string id %u out of range", id);
         if (id >= f->nstrings) {
             uint32_t n = id + 1 > f->nstrings * 2 ? id + 1 : f->nstrings * 2;

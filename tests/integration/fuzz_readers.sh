@@ -24,6 +24,12 @@ SLUICE_TRACE_DIR=$PWD/traces SLUICE_BACKTRACE=4 with_sluice ls w >/dev/null
 cp traces/*.sluicetrace corpus-trace/
 
 for t in container trace; do
+  # Inputs the fuzzers found once (fuzz/regress/<target>/): each must now pass quickly.
+  if ls "$SOURCE_DIR/fuzz/regress/$t/"* >/dev/null 2>&1; then
+    timeout 120 ./fuzz-build/fuzz/fuzz_$t -timeout=5 -rss_limit_mb=512 "$SOURCE_DIR/fuzz/regress/$t/"* \
+      >regress-$t.log 2>&1 || { tail -30 regress-$t.log >&2; fail "fuzz_$t: a known input fails again"; }
+    echo "ok: fuzz_$t passes its $(ls "$SOURCE_DIR/fuzz/regress/$t" | wc -l) regression input(s)"
+  fi
   status=0
   timeout $((secs + 60)) nice ./fuzz-build/fuzz/fuzz_$t -max_total_time="$secs" -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$PWD/crash-$t-" corpus-$t \

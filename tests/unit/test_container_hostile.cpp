@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 // Hostile input for the container reader: truncation at every length (in memory and as a real
-// file), every single-byte corruption (caught by the right check, and a corrupt data byte
-// fails only its own member), randomly corrupted indexes and headers whose checksums were
-// recomputed so that the structural checks themselves are exercised, and hand-made absurd
-// lengths and counts. The reader must report -EIO with a message and never crash or read
-// outside the image (run under -DSLUICE_SANITIZE=address to prove the latter: images are
-// exact-size heap buffers).
+// file), every single-byte corruption (caught by the right check, a corrupt data byte fails
+// only its own member, and a corrupt index or footer byte loses nothing: the index copy of
+// format 1.1 takes over), a member claiming 1.7e19 bytes, randomly corrupted indexes and
+// headers whose checksums were recomputed so that the structural checks themselves are
+// exercised, and hand-made absurd lengths and counts. The reader must report -EIO with a
+// message and never crash or read outside the image (run under -DSLUICE_SANITIZE=address to
+// prove the latter: images are exact-size heap buffers).
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -41,7 +42,8 @@ void wr16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v, p[1] = (unsig
 struct Fixture {
     Bytes img;
     std::vector<std::string> contents;
-    uint64_t header_size, index_offset;
+    uint64_t header_size, index_offset; // index_offset: the tail, which starts with the index copy
+    uint64_t primary_index;              // the index proper, after the copy and its footer
     std::vector<std::pair<uint64_t, uint64_t>> data; // [begin, end) file ranges per member
 };
 
@@ -88,6 +90,7 @@ Fixture make_fixture()
     memcpy(&f.img[ds + 1536], c3.data(), 700);
     EXPECT_EQ(sluice_container_encode_tail(&meta, m, 4, f.index_offset, &f.img[f.index_offset], ts),
               (long)ts);
+    f.primary_index = rd64(&f.img[f.img.size() - 64 + 16]);
     return f;
 }
 
@@ -220,8 +223,23 @@ TEST(ContainerHostile, EverySingleByteCorruptionIsCaughtWhereItBelongs)
             std::unique_ptr<unsigned char[]> storage;
             std::string msg;
             int rc = parse(bad, &msg, &c, &storage);
-            if (at < f.header_size || at >= f.index_offset) {
+            if (at < f.header_size) {
                 ASSERT_EQ(rc, -EIO) << "offset " << at << " not detected";
+                continue;
+            }
+            if (at >= f.index_offset) {
+                // Index or footer: the copy (or, for a byte of the copy, the index proper)
+                // serves every member, and the reader says which one it used.
+                ASSERT_EQ(rc, 0) << "offset " << at << ": a flipped index byte lost the members: " << msg;
+                ASSERT_EQ(c->n_members, 4u);
+                ASSERT_EQ(c->index_from_copy, at >= f.primary_index ? 1 : 0) << "offset " << at;
+                if (c->index_from_copy) {
+                    ASSERT_NE(strstr(c->damage, "hostile: "), nullptr) << c->damage;
+                }
+                char err[4096] = "";
+                for (uint32_t i = 0; i < 4; i++)
+                    ASSERT_EQ(sluice_container_verify_member(c, i, err, sizeof err), 0) << at << ": " << err;
+                sluice_container_close(c);
                 continue;
             }
             ASSERT_EQ(rc, 0) << "offset " << at << ": data corruption must not break the index: " << msg;
@@ -256,7 +274,7 @@ TEST(ContainerHostile, RandomlyCorruptedAndResealedNeverCrashes)
         Bytes bad = f.img;
         // Mostly the index (its structure is the richest), also header and footer.
         int region = rng() % 4;
-        uint64_t lo = region < 2 ? f.index_offset : region == 2 ? 0 : bad.size() - 64;
+        uint64_t lo = region < 2 ? f.primary_index : region == 2 ? 0 : bad.size() - 64;
         uint64_t hi = region < 2 ? bad.size() - 64 : region == 2 ? f.header_size : bad.size();
         int edits = 1 + rng() % 4;
         for (int k = 0; k < edits; k++) {
@@ -307,19 +325,22 @@ struct Edit {
     const char *expect; // fragment of the message
 };
 
-unsigned char *rec0(Bytes &img, const Fixture &f) { return &img[f.index_offset + 16]; }
+unsigned char *rec0(Bytes &img, const Fixture &f) { return &img[f.primary_index + 16]; }
 unsigned char *ftr(Bytes &img) { return &img[img.size() - 64]; }
 
 const Edit edits[] = {
     {"member count 2^32-1 in index and footer",
-     [](Bytes &img, const Fixture &f) { wr32(&img[f.index_offset + 8], 0xffffffff); wr32(ftr(img) + 12, 0xffffffff); },
+     [](Bytes &img, const Fixture &f) { wr32(&img[f.primary_index + 8], 0xffffffff); wr32(ftr(img) + 12, 0xffffffff); },
      "cannot fit"},
     {"member count one too many",
-     [](Bytes &img, const Fixture &f) { wr32(&img[f.index_offset + 8], 5); wr32(ftr(img) + 12, 5); },
+     [](Bytes &img, const Fixture &f) { wr32(&img[f.primary_index + 8], 5); wr32(ftr(img) + 12, 5); },
      "runs past"},
     {"member count one too few",
-     [](Bytes &img, const Fixture &f) { wr32(&img[f.index_offset + 8], 3); wr32(ftr(img) + 12, 3); },
+     [](Bytes &img, const Fixture &f) { wr32(&img[f.primary_index + 8], 3); wr32(ftr(img) + 12, 3); },
      "after"},
+    {"member size 1.7e19 (a hole no file can hold)",
+     [](Bytes &img, const Fixture &f) { wr64(rec0(img, f) + 16, 17000000000000000000ull); },
+     "claims 17000000000000000000 bytes"},
     {"index length 2^64-1", [](Bytes &img, const Fixture &) { wr64(ftr(img) + 24, UINT64_MAX); }, "corrupt footer"},
     {"index offset past the file", [](Bytes &img, const Fixture &) { wr64(ftr(img) + 16, 1ull << 40); }, "corrupt footer"},
     {"index offset inside the header", [](Bytes &img, const Fixture &) { wr64(ftr(img) + 16, 8); }, "corrupt footer"},
@@ -337,7 +358,7 @@ const Edit edits[] = {
      [](Bytes &img, const Fixture &f) { unsigned char *r = rec0(img, f); r += rd32(r); wr64(r + 40 + 16, UINT64_MAX); },
      "outside"},
     {"extent into the index",
-     [](Bytes &img, const Fixture &f) { unsigned char *r = rec0(img, f); r += rd32(r); wr64(r + 40 + 8, f.index_offset - 0); },
+     [](Bytes &img, const Fixture &f) { unsigned char *r = rec0(img, f); r += rd32(r); wr64(r + 40 + 8, f.primary_index - 0); },
      "outside"},
     {"extent in the header",
      [](Bytes &img, const Fixture &f) { unsigned char *r = rec0(img, f); r += rd32(r); wr64(r + 40 + 8, 16); },
@@ -375,6 +396,39 @@ TEST(ContainerHostile, UnknownCompatibleFlagIsIgnored)
     reseal(img);
     std::string msg;
     EXPECT_EQ(parse(img, &msg), 0) << msg;
+}
+
+} // namespace
+
+namespace {
+
+// The same container as format 1.0 wrote it (no index copy): still read; a damaged index is
+// then an error, as it always was.
+TEST(ContainerHostile, Format10WithoutIndexCopyStillReads)
+{
+    Fixture f = make_fixture();
+    Bytes old(f.img.begin(), f.img.begin() + (long)f.index_offset);
+    old.insert(old.end(), f.img.begin() + (long)f.primary_index, f.img.end());
+    wr16(&old[10], 0);
+    unsigned char *ft = &old[old.size() - 64];
+    wr16(ft + 10, 0);
+    wr64(ft + 16, f.index_offset);
+    wr64(ft + 32, old.size());
+    reseal(old);
+    sluice_container *c = nullptr;
+    std::unique_ptr<unsigned char[]> storage;
+    std::string msg;
+    ASSERT_EQ(parse(old, &msg, &c, &storage), 0) << msg;
+    EXPECT_EQ(c->format_minor, 0);
+    EXPECT_EQ(c->n_members, 4u);
+    EXPECT_EQ(c->index_from_copy, 0);
+    char err[4096];
+    for (uint32_t i = 0; i < 4; i++)
+        EXPECT_EQ(sluice_container_verify_member(c, i, err, sizeof err), 0) << err;
+    sluice_container_close(c);
+    old[f.index_offset + 20] ^= 1;
+    EXPECT_EQ(parse(old, &msg), -EIO);
+    EXPECT_NE(msg.find("checksum mismatch"), std::string::npos) << msg;
 }
 
 } // namespace

@@ -53,6 +53,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
+int cmd_salvage(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
 #endif

@@ -63,8 +63,11 @@ static int info_one(void *ctx, const struct sluice_container *c, const char *rel
                data_lo, data_hi, n_ext, unaligned ? "NOT all aligned" : "aligned", c->meta.block_size);
     else
         printf("  data      (none)\n");
-    printf("  index     %12" PRIu64 " .. %-12" PRIu64 " %" PRIu64 " bytes, crc32c %08x\n", c->index_offset,
-           c->index_offset + c->index_length, c->index_length, c->index_crc32c);
+    printf("  index     %12" PRIu64 " .. %-12" PRIu64 " %" PRIu64 " bytes, crc32c %08x%s\n", c->index_offset,
+           c->index_offset + c->index_length, c->index_length, c->index_crc32c,
+           c->index_from_copy     ? " (the copy: the index proper is damaged)"
+           : c->format_minor >= 1 ? " (a copy precedes it)"
+                                  : "");
     printf("  footer    %12" PRIu64 " .. %-12" PRIu64 " %u bytes\n",
            c->file_size - SLUICE_CONTAINER_FOOTER_SIZE, c->file_size, SLUICE_CONTAINER_FOOTER_SIZE);
     if (show_members) {

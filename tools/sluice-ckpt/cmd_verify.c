@@ -40,9 +40,12 @@ static int verify_one(void *ctx, const struct sluice_container *c, const char *r
     const char *name = tool_shown(c->path, shown, sizeof shown);
     if (bad)
         printf("%s: CORRUPT: %u of %u members fail their checksum\n", name, bad, c->n_members);
+    else if (c->index_from_copy)
+        printf("%s: DAMAGED index or footer, %u members intact (read from the index copy)\n", name,
+               c->n_members);
     else
         printf("%s: ok (%u members, %" PRIu64 " bytes)\n", name, c->n_members, bytes);
-    return bad != 0;
+    return bad != 0 || c->index_from_copy;
 }
 
 int cmd_verify(int argc, char **argv)

@@ -104,6 +104,10 @@ static int on_container(void *vctx, const char *path, const struct sluice_contai
         s->status = EXIT_BAD_DATA;
         return 0;
     }
+    if (c->index_from_copy)
+        tool_error("%s; its members are read from the index copy (`sluice-ckpt salvage` writes a repaired "
+                   "version)",
+                   c->damage);
     if (s->fn(s->ctx, c, s->rel) != 0)
         s->status = EXIT_BAD_DATA;
     return 0;

@@ -39,7 +39,7 @@ extern "C" {
 /* ---- format constants ---------------------------------------------------------------------- */
 
 #define SLUICE_CONTAINER_FORMAT_MAJOR 1 /* a reader rejects another major */
-#define SLUICE_CONTAINER_FORMAT_MINOR 0 /* a reader accepts any minor of its major */
+#define SLUICE_CONTAINER_FORMAT_MINOR 1 /* a reader accepts any minor of its major; 1: index copy */
 #define SLUICE_CONTAINER_SUFFIX ".sluice"
 #define SLUICE_CONTAINER_HEADER_FIXED 160u /* header bytes before the set key */
 #define SLUICE_CONTAINER_FOOTER_SIZE 64u
@@ -170,6 +170,8 @@ struct sluice_container {
     uint32_t n_members;
     struct sluice_member *members; /* in index order */
     const unsigned char *image;    /* in-memory parses: the bytes (not owned) */
+    int index_from_copy;           /* the index or footer proper was damaged: read from its copy */
+    char damage[256];              /* then: what was wrong with it (one line) */
 };
 
 /* Opens and validates header, footer and index (not member data). Returns 0 and *out, or

@@ -5,11 +5,13 @@
  * crash or over-read: tests/unit/test_container_hostile.cpp corrupts and truncates at every
  * offset). Order of checks: header (is it a container at all), footer (is it complete: the
  * footer must be the last 64 bytes and agree with the file size), index checksum, index
- * structure. Member data is not read here. */
+ * structure. Member data is not read here. A format 1.1 container whose footer or index fails
+ * its checksum (bit rot, a flipped byte) is read through the copy of its index instead. */
 #include "ckpt/container/container_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -112,20 +114,23 @@ struct decoded_footer {
     uint64_t index_offset, index_length;
 };
 
+/* *damaged is set when the footer fails its magic or checksum: then the index copy may help. */
 static int decode_footer(const char *name, const struct source *s, const struct decoded_header *h,
-                         struct decoded_footer *d, char *err, size_t errlen)
+                         struct decoded_footer *d, int *damaged, char *err, size_t errlen)
 {
     unsigned char f[SLUICE_CONTAINER_FOOTER_SIZE];
     uint64_t at = s->size - SLUICE_CONTAINER_FOOTER_SIZE;
     int rc = fetch(s, at, sizeof f, f);
     if (rc < 0)
         return sluice_container_fail(rc, err, errlen, "%s: read failed: %s", name, strerror(-rc));
+    *damaged = 1;
     if (memcmp(f, FTR_MAGIC, 8) != 0)
         return FAIL("%s: truncated or incomplete: no footer in the last %u bytes (file is %llu "
                     "bytes)",
                     name, SLUICE_CONTAINER_FOOTER_SIZE, (unsigned long long)s->size);
     if (sluice_crc32c_update(0, f, FTR_OFF_CRC) != get32(f + FTR_OFF_CRC))
         return FAIL("%s: corrupt footer (checksum mismatch)", name);
+    *damaged = 0;
     uint64_t recorded = get64(f + FTR_OFF_FILE_SIZE);
     if (recorded != s->size)
         return FAIL("%s: truncated or damaged: footer says %llu bytes, file has %llu", name,
@@ -143,6 +148,94 @@ static int decode_footer(const char *name, const struct source *s, const struct 
         return FAIL("%s: corrupt footer (index at %llu, %llu bytes)", name,
                     (unsigned long long)d->index_offset, (unsigned long long)d->index_length);
     return 0;
+}
+
+/* Reads the index the footer describes and checks its checksum (*damaged set if it fails). */
+static int load_index(const char *name, const struct source *s, const struct decoded_footer *f,
+                      unsigned char **out, int *damaged, char *err, size_t errlen)
+{
+    unsigned char *idx = malloc(f->index_length);
+    if (!idx)
+        return sluice_container_fail(-ENOMEM, err, errlen, "%s: no memory for a %llu-byte index", name,
+                                     (unsigned long long)f->index_length);
+    int rc = fetch(s, f->index_offset, f->index_length, idx);
+    if (rc < 0) {
+        free(idx);
+        return sluice_container_fail(rc, err, errlen, "%s: read failed: %s", name, strerror(-rc));
+    }
+    if (sluice_crc32c_update(0, idx, f->index_length) != f->index_crc) {
+        free(idx);
+        *damaged = 1;
+        return FAIL("%s: corrupt index (checksum mismatch)", name);
+    }
+    *out = idx;
+    return 0;
+}
+
+/* The index copy's footer at `at`, if it is one that belongs to this file and header: the
+ * copy lies just before it and the index proper, of the same length, just after it. */
+static int try_copy_at(const struct source *s, const struct decoded_header *h, uint64_t at,
+                       struct decoded_footer *d, unsigned char **out)
+{
+    unsigned char f[SLUICE_CONTAINER_FOOTER_SIZE];
+    if (at > s->size - 2 * SLUICE_CONTAINER_FOOTER_SIZE || fetch(s, at, sizeof f, f) != 0 ||
+        memcmp(f, FTC_MAGIC, 8) != 0 || sluice_crc32c_update(0, f, FTR_OFF_CRC) != get32(f + FTR_OFF_CRC))
+        return -1;
+    uint64_t io = get64(f + FTR_OFF_INDEX_OFF), il = get64(f + FTR_OFF_INDEX_LEN);
+    if (get64(f + FTR_OFF_FILE_SIZE) != s->size || get16(f + FTR_OFF_MAJOR) != h->major ||
+        get64(f + FTR_OFF_VERSION) != h->version || get32(f + FTR_OFF_HEADER_CRC) != h->crc ||
+        il < IDX_HEAD || il > INDEX_MAX || (io & 7) || io < h->header_size || io > at || at - io != il ||
+        s->size - at - 2 * SLUICE_CONTAINER_FOOTER_SIZE != il)
+        return -1;
+    struct decoded_footer c = {.count = get32(f + FTR_OFF_COUNT),
+                               .index_crc = get32(f + FTR_OFF_INDEX_CRC),
+                               .index_offset = io,
+                               .index_length = il};
+    int damaged = 0;
+    if (load_index("", s, &c, out, &damaged, NULL, 0) != 0)
+        return -1;
+    *d = c;
+    return 0;
+}
+
+/* Finds the index copy of a format 1.1 container whose footer or index is damaged: right
+ * before the index proper when the footer is intact, else by a backward scan of the tail
+ * (8-byte steps, at most the largest index). 0 with the copy's footer and index, or -1. */
+static int load_copy(const struct source *s, const struct decoded_header *h, const struct decoded_footer *f,
+                     struct decoded_footer *d, unsigned char **out)
+{
+    if (f)
+        return f->index_offset >= SLUICE_CONTAINER_FOOTER_SIZE
+                   ? try_copy_at(s, h, f->index_offset - SLUICE_CONTAINER_FOOTER_SIZE, d, out)
+                   : -1;
+    if (s->size < h->header_size + IDX_HEAD + 2 * SLUICE_CONTAINER_FOOTER_SIZE)
+        return -1;
+    uint64_t hi = (s->size - 2 * SLUICE_CONTAINER_FOOTER_SIZE) & ~(uint64_t)7;
+    uint64_t lo = hi > INDEX_MAX ? hi - INDEX_MAX : 0;
+    if (lo < h->header_size)
+        lo = (h->header_size + 7) & ~(uint64_t)7;
+    if (hi < lo)
+        return -1;
+    enum { WINDOW = 64 * 1024 };
+    unsigned char *w = malloc(WINDOW);
+    if (!w)
+        return -1;
+    int rc = -1;
+    for (uint64_t top = hi; rc != 0;) { /* candidates top, top - 8, ... down to bottom */
+        uint64_t bottom = top - lo >= WINDOW ? top - WINDOW + 8 : lo;
+        if (fetch(s, bottom, (size_t)(top + 8 - bottom), w) != 0)
+            break;
+        for (uint64_t at = top + 8; rc != 0 && at > bottom;) {
+            at -= 8;
+            if (memcmp(w + (at - bottom), FTC_MAGIC, 8) == 0)
+                rc = try_copy_at(s, h, at, d, out);
+        }
+        if (bottom == lo)
+            break;
+        top = bottom - 8;
+    }
+    free(w);
+    return rc;
 }
 
 /* Walks the index records. Pass 1 (c == NULL) validates and counts; pass 2 fills c. */
@@ -169,6 +262,9 @@ static int walk_index(const char *name, const unsigned char *idx, uint64_t len, 
         if (!sluice_container_path_ok(path, plen))
             return FAIL("%s: corrupt index (record %u: bad member path)", name, i);
         uint64_t size = get64(r + 16);
+        if (size > (uint64_t)INT64_MAX)
+            return FAIL("%s: corrupt index (member %.*s claims %llu bytes, more than any file can hold)",
+                        name, (int)plen, path, (unsigned long long)size);
         uint64_t next = 0;
         const unsigned char *x = r + REC_FIXED;
         for (uint32_t e = 0; e < ne; e++, x += EXT_SIZE) {
@@ -217,23 +313,23 @@ static int decode(const char *name, const struct source *s, struct sluice_contai
     int rc = decode_header(name, s, &h, err, errlen);
     if (rc < 0)
         return rc;
-    rc = decode_footer(name, s, &h, &f, err, errlen);
-    if (rc < 0)
+    int damaged = 0, from_copy = 0;
+    unsigned char *idx = NULL;
+    rc = decode_footer(name, s, &h, &f, &damaged, err, errlen);
+    int footer_ok = rc == 0;
+    if (rc == 0)
+        rc = load_index(name, s, &f, &idx, &damaged, err, errlen);
+    char damage[256] = "";
+    if (rc == -EIO && damaged && h.minor >= 1) {
+        snprintf(damage, sizeof damage, "%s", err ? err : "damaged index or footer");
+        struct decoded_footer copy;
+        if (load_copy(s, &h, footer_ok ? &f : NULL, &copy, &idx) == 0) {
+            from_copy = 1;
+            f = copy;
+        }
+    }
+    if (!from_copy && rc < 0)
         return rc;
-
-    unsigned char *idx = malloc(f.index_length);
-    if (!idx)
-        return sluice_container_fail(-ENOMEM, err, errlen, "%s: no memory for a %llu-byte index", name,
-                                     (unsigned long long)f.index_length);
-    rc = fetch(s, f.index_offset, f.index_length, idx);
-    if (rc < 0) {
-        free(idx);
-        return sluice_container_fail(rc, err, errlen, "%s: read failed: %s", name, strerror(-rc));
-    }
-    if (sluice_crc32c_update(0, idx, f.index_length) != f.index_crc) {
-        free(idx);
-        return FAIL("%s: corrupt index (checksum mismatch)", name);
-    }
     if (memcmp(idx, IDX_MAGIC, 8) != 0 || get32(idx + 8) != f.count) {
         free(idx);
         return FAIL("%s: corrupt index (bad magic or member count)", name);
@@ -296,6 +392,9 @@ static int decode(const char *name, const struct source *s, struct sluice_contai
     c->index_length = f.index_length;
     c->index_crc32c = f.index_crc;
     c->n_members = f.count;
+    c->index_from_copy = from_copy;
+    if (from_copy)
+        snprintf(c->damage, sizeof c->damage, "%s", damage);
     *out = c;
     return 0;
 }
@@ -309,7 +408,9 @@ int sluice_container_parse(const void *image, size_t len, const char *name, stru
 
 int sluice_container_open(const char *path, struct sluice_container **out, char *err, size_t errlen)
 {
-    int fd = CIO->open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO or device planted under a container's name must not block the open;
+     * the type is checked right after (reads of a regular file ignore the flag). */
+    int fd = CIO->open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         int e = errno;
         return sluice_container_fail(-e, err, errlen, "%s: %s", path, strerror(e));

@@ -94,12 +94,35 @@ static size_t record_size(const struct sluice_member *m)
     return REC_FIXED + (size_t)m->n_extents * EXT_SIZE + pad8(strlen(m->path));
 }
 
-size_t sluice_container_tail_size(const struct sluice_member *members, uint32_t n)
+static size_t index_size(const struct sluice_member *members, uint32_t n)
 {
     size_t s = IDX_HEAD;
     for (uint32_t i = 0; i < n; i++)
         s += record_size(&members[i]);
-    return s + SLUICE_CONTAINER_FOOTER_SIZE;
+    return s;
+}
+
+/* Format 1.1: the index and its footer twice (copy first, docs/FORMAT.md "Index copy"). */
+size_t sluice_container_tail_size(const struct sluice_member *members, uint32_t n)
+{
+    return 2 * (index_size(members, n) + SLUICE_CONTAINER_FOOTER_SIZE);
+}
+
+/* A footer (magic FTR_MAGIC, or FTC_MAGIC for the copy's) describing the index at `at`. */
+static void encode_footer(unsigned char *f, const char *magic, uint32_t n, uint64_t at, uint64_t len,
+                          uint64_t file_size, uint64_t version, uint32_t index_crc, uint32_t header_crc)
+{
+    memcpy(f, magic, 8);
+    put16(f + FTR_OFF_MAJOR, SLUICE_CONTAINER_FORMAT_MAJOR);
+    put16(f + FTR_OFF_MINOR, SLUICE_CONTAINER_FORMAT_MINOR);
+    put32(f + FTR_OFF_COUNT, n);
+    put64(f + FTR_OFF_INDEX_OFF, at);
+    put64(f + FTR_OFF_INDEX_LEN, len);
+    put64(f + FTR_OFF_FILE_SIZE, file_size);
+    put64(f + FTR_OFF_VERSION, version);
+    put32(f + FTR_OFF_INDEX_CRC, index_crc);
+    put32(f + FTR_OFF_HEADER_CRC, header_crc);
+    put32(f + FTR_OFF_CRC, sluice_crc32c_update(0, f, FTR_OFF_CRC));
 }
 
 /* The rules every member must satisfy (also applied by the decoder, container_decode.c). */
@@ -140,7 +163,7 @@ long sluice_container_encode_tail(const struct sluice_container_meta *meta,
     size_t ts = sluice_container_tail_size(members, n);
     if (buflen < ts)
         return -ENOSPC;
-    if (ts - SLUICE_CONTAINER_FOOTER_SIZE > INDEX_MAX)
+    if (index_size(members, n) > INDEX_MAX)
         return -EINVAL;
 
     unsigned char *p = buf;
@@ -175,17 +198,14 @@ long sluice_container_encode_tail(const struct sluice_container_meta *meta,
     if (hs < 0)
         return hs;
 
-    unsigned char *f = p + index_len;
-    memcpy(f, FTR_MAGIC, 8);
-    put16(f + FTR_OFF_MAJOR, SLUICE_CONTAINER_FORMAT_MAJOR);
-    put16(f + FTR_OFF_MINOR, SLUICE_CONTAINER_FORMAT_MINOR);
-    put32(f + FTR_OFF_COUNT, n);
-    put64(f + FTR_OFF_INDEX_OFF, index_offset);
-    put64(f + FTR_OFF_INDEX_LEN, index_len);
-    put64(f + FTR_OFF_FILE_SIZE, index_offset + ts);
-    put64(f + FTR_OFF_VERSION, meta->version);
-    put32(f + FTR_OFF_INDEX_CRC, sluice_crc32c_update(0, p, index_len));
-    put32(f + FTR_OFF_HEADER_CRC, get32(hdr + HDR_OFF_CRC));
-    put32(f + FTR_OFF_CRC, sluice_crc32c_update(0, f, FTR_OFF_CRC));
+    /* The copy (built above at the start of the tail), its footer, then the primary index and
+     * the footer proper, the last bytes of the file: an old reader sees a 1.0 tail. */
+    uint32_t icrc = sluice_crc32c_update(0, p, index_len), hcrc = get32(hdr + HDR_OFF_CRC);
+    size_t half = index_len + SLUICE_CONTAINER_FOOTER_SIZE;
+    uint64_t file_size = index_offset + ts;
+    encode_footer(p + index_len, FTC_MAGIC, n, index_offset, index_len, file_size, meta->version, icrc, hcrc);
+    memcpy(p + half, p, index_len);
+    encode_footer(p + half + index_len, FTR_MAGIC, n, index_offset + half, index_len, file_size,
+                  meta->version, icrc, hcrc);
     return (long)ts;
 }

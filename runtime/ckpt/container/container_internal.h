@@ -35,6 +35,7 @@
 #define EXT_SIZE 24
 
 #define FTR_MAGIC "SLUICEFT"
+#define FTC_MAGIC "SLUICEFC" /* footer of the index copy (format 1.1) */
 #define FTR_OFF_MAJOR 8
 #define FTR_OFF_MINOR 10
 #define FTR_OFF_COUNT 12
