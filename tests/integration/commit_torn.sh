@@ -24,6 +24,8 @@ for k in $(seq 2 21); do
   wait "$pid" 2>/dev/null || true
   timeout 60 "$ckpt" recover >recover.out 2>&1 || fail "run $k: recover: $(cat recover.out)"
   got=$(timeout 30 env LD_PRELOAD="$SLUICE_LIB" "$app" check run)
+  echo "run $k: opened=$([ -e run.opened ] && echo y || echo n) closed=$([ -e run.closed ] && echo y || echo n) $got; recover said:"
+  sed 's/^/    /' recover.out
   # Copies kept aside stay staged (and reported) until taken: one more means this run's.
   lines=$(grep -c "run/state.0: kept aside" recover.out || true)
   if [ "$lines" -eq $((aside + 1)) ]; then

@@ -54,9 +54,43 @@ static void say(FILE *report, const char *fmt, ...)
     fputc('\n', report);
 }
 
-static int process_alive(long pid)
+/* Start of process `pid` in ns since boot (/proc/<pid>/stat, field 22), or -1. */
+static int64_t process_start_ns(long pid)
 {
-    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t len = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (len <= 0)
+        return -1;
+    buf[len] = '\0';
+    char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+    for (int field = 2; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    if (!p)
+        return -1;
+    long long ticks = strtoll(p + 1, NULL, 10);
+    long hz = sysconf(_SC_CLK_TCK);
+    return hz > 0 ? (int64_t)(ticks * (1000000000 / hz)) : -1;
+}
+
+/* Is the writer of a sidecar last written at `meta_ns` (wall clock) still running? A live
+ * process with its pid that started after the sidecar was written is another process that
+ * got the pid again (pid_max is often 32768), not the writer. */
+static int writer_alive(long pid, int64_t meta_ns)
+{
+    if (kill((pid_t)pid, 0) != 0 && errno != EPERM)
+        return 0;
+    int64_t start = process_start_ns(pid);
+    struct timespec real, boot;
+    if (start < 0 || clock_gettime(CLOCK_REALTIME, &real) != 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0)
+        return 1;
+    int64_t now_real = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+    int64_t meta_boot = (int64_t)boot.tv_sec * 1000000000 + boot.tv_nsec - (now_real - meta_ns);
+    return start <= meta_boot + 50000000; /* clock ticks are 10 ms: a margin of 5 */
 }
 
 /* Absolute form of a user argument, without requiring it to exist. */
@@ -126,7 +160,11 @@ static int collect(const char *stage_dir, struct staged_list *out, unsigned flag
             say(report, "skipped %s: not a sluice stage sidecar", s.meta_path);
             continue;
         }
-        if (s.meta.pid != (long)getpid() && process_alive(s.meta.pid)) {
+        struct stat mst;
+        int64_t meta_ns = lstat(s.meta_path, &mst) == 0
+                              ? (int64_t)mst.st_mtim.tv_sec * 1000000000 + mst.st_mtim.tv_nsec
+                              : INT64_MAX;
+        if (s.meta.pid != (long)getpid() && writer_alive(s.meta.pid, meta_ns)) {
             say(report, "skipped %s: its writer (pid %ld) is still running", s.meta.m.path, s.meta.pid);
             continue;
         }
