@@ -133,6 +133,21 @@ static int selected(const struct staged *s, const char *container, char **abs, i
     return 0;
 }
 
+/* A sidecar's temporary file (m-<pid>-<seq>.meta.tmp...) whose writer died while writing it
+ * describes nothing: removed, with a line. */
+static void remove_dead_temp(const char *stage_dir, const char *name, FILE *report)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    long pid = name[0] == 'm' && name[1] == '-' ? strtol(name + 2, NULL, 10) : 0;
+    if (pid <= 0 || snprintf(path, sizeof path, "%s/%s", stage_dir, name) >= (int)sizeof path ||
+        lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() ||
+        writer_alive(pid, (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec))
+        return;
+    if (unlink(path) == 0)
+        say(report, "removed %s, left by a process killed while writing it", path);
+}
+
 static int collect(const char *stage_dir, struct staged_list *out, unsigned flags, FILE *report)
 {
     DIR *d = opendir(stage_dir);
@@ -142,6 +157,10 @@ static int collect(const char *stage_dir, struct staged_list *out, unsigned flag
     static char buf[SLUICE_STAGE_META_MAX];
     while ((e = readdir(d)) != NULL) {
         size_t l = strlen(e->d_name), sl = strlen(SLUICE_STAGE_META_SUFFIX);
+        if (strstr(e->d_name, SLUICE_STAGE_META_SUFFIX ".tmp")) {
+            remove_dead_temp(stage_dir, e->d_name, report);
+            continue;
+        }
         if (l <= sl || strcmp(e->d_name + l - sl, SLUICE_STAGE_META_SUFFIX) != 0)
             continue;
         struct staged s;
