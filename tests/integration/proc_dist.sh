@@ -7,7 +7,7 @@
 # every kernel it builds, on rank 0 and on the servers. Two programs: cl_matmul_split (kernels
 # over every device) and cl_dist_api_programs (several programs and kernels: source, compile
 # and link, built-in). cl_matmul_split runs behind each wrapper on 3 ranks (cold cache) and
-# behind three of them on 1, 2 and 4 (warm), cl_dist_api_programs on 2 and 3 (cold): each must
+# behind three of them on 1, 2 and 4 (warm), cl_dist_api_programs on 3 (cold) and 2: each must
 # print exactly what it prints without sluice on as many local devices (one per rank), on
 # stdout and stderr (but for the compiler's error count line), and exit 0; every run is
 # bounded by `timeout` (a hang fails).
@@ -67,9 +67,10 @@ for n in 3 1 2 4; do
   run "bash -c" "$n" $cache cl_matmul_split bash -c '"$0" "$@"; true'
   run "Python driver" "$n" $cache cl_matmul_split /usr/bin/python3 driver.py
 done
-# several programs and kernels built with a cold cache, behind two kinds of wrapper
-run "env env chain" 2 cold cl_dist_api_programs env A=1 env SLUICE_DEVICES="SELECT ALL"
+# several programs and kernels built with a cold cache behind the deepest wrapper, a Python
+# driver, and on 2 ranks with a warm one behind an env chain
 run "Python driver" 3 cold cl_dist_api_programs /usr/bin/python3 driver.py
+run "env env chain" 2 warm cl_dist_api_programs env A=1 env SLUICE_DEVICES="SELECT ALL"
 
 # The command: a wrapper after the preload on rank 0 and a query selecting 2 devices.
 rm -rf cache && mkdir cache
