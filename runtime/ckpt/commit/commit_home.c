@@ -18,6 +18,7 @@
 
 #include "ckpt/container/container.h"
 #include "ckpt/twophase/planner.h"
+#include "ckpt/twophase/stripe.h"
 #include "common/log.h"
 #include "common/private_dir.h"
 #include "common/real.h"
@@ -527,6 +528,21 @@ static mode_t container_mode(const struct hcommit *c)
     return mode & 07777;
 }
 
+/* Where member data starts. Over MPI, a set of at least 16 stripes starts at the first stripe
+ * boundary after the header, so that the first data stripe goes out whole like the others (the
+ * header is alone in stripe 0, one small write; the rest of stripe 0 is a hole, never written). */
+static uint64_t data_start(const struct hcommit *c, const struct sluice_plan_member *pm, size_t n)
+{
+    uint64_t start = sluice_container_data_start(c->set->key, c->block);
+    if (!commit_g.use_mpi || commit_g.size < 2)
+        return start;
+    uint64_t unit = sluice_stripe_unit(c->dir, sluice_config.STRIPING_UNIT, c->block, NULL);
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += pm[i].size;
+    return unit > start && total / 16 >= unit ? unit : start;
+}
+
 static void plan(struct hcommit *c)
 {
     struct hset *s = c->set;
@@ -608,7 +624,7 @@ static void plan(struct hcommit *c)
         which[k++] = i;
     }
     if (rc == 0)
-        rc = sluice_plan_direct(pm, nkeep, sluice_container_data_start(s->key, c->block), c->block, &p);
+        rc = sluice_plan_direct(pm, nkeep, data_start(c, pm, nkeep), c->block, &p);
     if (rc == 0) {
         for (size_t w = 0; w < p.nwrites; w++)
             c->mem[which[p.writes[w].member]].offset = p.writes[w].offset;
