@@ -88,6 +88,34 @@ static void consider(struct listing *l, const char *dir, size_t len, const char 
         add_entry(l, rest, (size_t)(slash - rest), DT_DIR);
 }
 
+/* Files virtual folder `p` (from a marker or made here) as a folder entry of `dir`. */
+static void consider_vdir(struct listing *l, const char *dir, size_t len, const char *p)
+{
+    consider(l, dir, len, p);
+    /* a made folder is a folder even when "consider" sees no '/' after it */
+    for (size_t i = 0; i < l->n; i++)
+        if (strncmp(p, dir, len) == 0 && p[len] == '/' && strcmp(p + len + 1, l->ents[i].de.d_name) == 0)
+            l->ents[i].de.d_type = DT_DIR;
+}
+
+/* Virtual folders marked in real folder `root` (capture_vdirs.c), filed under `dir`. */
+static void collect_markers(struct listing *l, const char *dir, size_t len, const char *root)
+{
+    DIR *d = SLUICE_REAL(opendir)(root);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    size_t rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
+    while ((e = SLUICE_REAL(readdir)(d)) != NULL) {
+        char rel[PATH_MAX], p[PATH_MAX];
+        if (capture_vdir_marker_decode(e->d_name, rel, sizeof rel) == 0 &&
+            snprintf(p, sizeof p, "%.*s/%s", (int)rl, root, rel) < (int)sizeof p &&
+            sluice_pattern_match_dir(&capture_patterns, p, NULL))
+            consider_vdir(l, dir, len, p);
+    }
+    SLUICE_REAL(closedir)(d);
+}
+
 struct scan_ctx {
     struct listing *l;
     const char *dir;
@@ -121,13 +149,8 @@ static void collect(struct listing *l, const char *dir, bool virtual_dir)
         consider(l, dir, len, m->path);
     for (struct capture_closed *c = capture_closed; c; c = c->hh.next)
         consider(l, dir, len, c->path);
-    for (struct capture_vdir *v = capture_vdirs; v; v = v->hh.next) {
-        consider(l, dir, len, v->path);
-        /* a made folder is a folder even when "consider" sees no '/' after it */
-        for (size_t i = 0; i < l->n; i++)
-            if (strncmp(v->path, dir, len) == 0 && strcmp(v->path + len + 1, l->ents[i].de.d_name) == 0)
-                l->ents[i].de.d_type = DT_DIR;
-    }
+    for (struct capture_vdir *v = capture_vdirs; v; v = v->hh.next)
+        consider_vdir(l, dir, len, v->path);
     pthread_mutex_unlock(&capture_lock);
     struct scan_ctx s = {l, dir, len};
     char root[PATH_MAX];
@@ -141,6 +164,7 @@ static void collect(struct listing *l, const char *dir, bool virtual_dir)
             *slash = '\0';
     }
     sluice_container_scan_dir(root, scan_visit, &s);
+    collect_markers(l, dir, len, root);
     for (size_t i = 0; i < l->n; i++) {
         struct ventry *v = &l->ents[i];
         HASH_ADD_STR(l->index, de.d_name, v);
@@ -234,8 +258,10 @@ struct dirent *sluice_capture_readdir(DIR *d, bool *handled)
     *handled = l != NULL;
     if (l == NULL)
         return NULL;
-    if (!l->real_done) {
+    while (!l->real_done) {
         struct dirent *e = SLUICE_REAL(readdir)(d);
+        if (e != NULL && capture_vdir_is_marker(e->d_name))
+            continue; /* sluice's own bookkeeping, like the stage folder */
         if (e != NULL) {
             struct ventry *v = NULL;
             HASH_FIND_STR(l->index, e->d_name, v);

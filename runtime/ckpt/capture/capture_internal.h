@@ -23,6 +23,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <uthash.h>
 
 struct sluice_capture_member {
@@ -98,8 +99,21 @@ bool capture_member_exists(const char *abs);
 /* Size and mtime of the latest version; 0 or -errno (lock not held). */
 int capture_member_stat(const char *abs, struct stat *st);
 
-/* A virtual per-rank directory exists: made by mkdir here, holding members, or real. */
+/* Virtual per-rank folders (capture_vdirs.c). Exists: real, marked (mkdir'ed by any process,
+ * not yet rmdir'ed), or holding members. */
 bool capture_vdir_exists(const char *abs);
+/* The nearest real ancestor of a virtual folder (where its sets' containers and its marker
+ * live); out has PATH_MAX bytes. */
+void capture_vdir_root(const char *abs, char *out);
+/* Marks `abs` as existing (after its last member went) unless it is real or marked. */
+void capture_vdir_keep(const char *abs);
+/* lstat of the folder's marker: 0, or -1 if unmarked. */
+int capture_vdir_marker_stat(const char *abs, struct stat *st);
+/* Is this directory entry a marker? Its folder's path relative to the marker's folder. */
+bool capture_vdir_is_marker(const char *name);
+int capture_vdir_marker_decode(const char *name, char *rel, size_t cap);
+/* The folder part of an absolute path ("/" for "/x"); out has PATH_MAX bytes. */
+void capture_parent_of(const char *abs, char *out);
 
 /* Fills a sluice_staged_member from an open member (size from the staging file). */
 void capture_fill_staged(const struct sluice_capture_member *m, struct sluice_staged_member *out);

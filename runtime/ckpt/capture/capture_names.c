@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The namespace of captured files: stat, access, unlink, rename, and mkdir/rmdir of virtual
- * per-rank directories, answered as if every member were a real file. */
+/* The namespace of captured files: stat, access, unlink, rename, answered as if every member
+ * were a real file (mkdir/rmdir of virtual per-rank folders: capture_vdirs.c). */
 #include "ckpt/capture/capture_internal.h"
 
 #include "ckpt/capture/stage.h"
@@ -25,24 +25,13 @@ static ino_t name_ino(const char *s)
     return (ino_t)(h | 1);
 }
 
-static void parent_of(const char *abs, char *out)
+void capture_parent_of(const char *abs, char *out)
 {
     size_t len = (size_t)(strrchr(abs, '/') - abs);
     if (len == 0)
         len = 1;
     memcpy(out, abs, len);
     out[len] = '\0';
-}
-
-/* The nearest real ancestor of a virtual directory (where its set's containers live). */
-static void vdir_root(const char *abs, char *out)
-{
-    snprintf(out, PATH_MAX, "%s", abs);
-    while (strcmp(out, "/") != 0 && sluice_pattern_match_dir(&capture_patterns, out, NULL)) {
-        char up[PATH_MAX];
-        parent_of(out, up);
-        memcpy(out, up, strlen(up) + 1);
-    }
 }
 
 int capture_member_stat(const char *abs, struct stat *st)
@@ -77,8 +66,8 @@ int capture_member_stat(const char *abs, struct stat *st)
             ok = true;
         if (!ok) {
             char parent[PATH_MAX];
-            parent_of(abs, parent);
-            vdir_root(parent, base);
+            capture_parent_of(abs, parent);
+            capture_vdir_root(parent, base);
             if (SLUICE_REAL(stat)(base, &b) != 0)
                 memset(&b, 0, sizeof b);
             b.st_mode = S_IFREG | (0666 & ~capture_umask);
@@ -104,57 +93,11 @@ int capture_member_stat(const char *abs, struct stat *st)
     return -errno;
 }
 
-/* Is some member (open, closed here, or committed) inside directory `dir`? */
-struct under_ctx {
-    const char *prefix;
-    size_t len;
-    bool found;
-};
-
-static int under_visit(void *ctx, const char *container_path, const struct sluice_container *c, int rc,
-                       const char *msg)
-{
-    struct under_ctx *u = ctx;
-    (void)container_path, (void)rc, (void)msg;
-    if (c == NULL)
-        return 0;
-    for (uint32_t i = 0; i < c->n_members; i++)
-        if (strncmp(c->members[i].path, u->prefix, u->len) == 0 && c->members[i].path[u->len] == '/') {
-            u->found = true;
-            return 1;
-        }
-    return 0;
-}
-
-bool capture_vdir_exists(const char *abs)
-{
-    struct stat st;
-    if (SLUICE_REAL(stat)(abs, &st) == 0)
-        return S_ISDIR(st.st_mode);
-    size_t len = strlen(abs);
-    bool found = false;
-    pthread_mutex_lock(&capture_lock);
-    struct capture_vdir *v = NULL;
-    HASH_FIND_STR(capture_vdirs, abs, v);
-    found = v != NULL;
-    for (struct sluice_capture_member *m = capture_open; !found && m; m = m->hh.next)
-        found = strncmp(m->path, abs, len) == 0 && m->path[len] == '/';
-    for (struct capture_closed *c = capture_closed; !found && c; c = c->hh.next)
-        found = strncmp(c->path, abs, len) == 0 && c->path[len] == '/';
-    pthread_mutex_unlock(&capture_lock);
-    if (found)
-        return true;
-    char root[PATH_MAX];
-    vdir_root(abs, root);
-    struct under_ctx u = {abs, len, false};
-    sluice_container_scan_dir(root, under_visit, &u);
-    return u.found;
-}
-
 static void fake_dir_stat(const char *abs, struct stat *st)
 {
     char root[PATH_MAX];
-    vdir_root(abs, root);
+    struct stat m;
+    capture_vdir_root(abs, root);
     if (SLUICE_REAL(stat)(root, st) != 0)
         memset(st, 0, sizeof *st);
     st->st_ino = name_ino(abs);
@@ -162,6 +105,14 @@ static void fake_dir_stat(const char *abs, struct stat *st)
     st->st_size = 4096;
     st->st_blocks = 8;
     st->st_mode = S_IFDIR | (0777 & ~capture_umask);
+    if (capture_vdir_marker_stat(abs, &m) == 0) { /* mode, owner and times of its mkdir */
+        st->st_mode = S_IFDIR | (m.st_mode & 07777);
+        st->st_uid = m.st_uid;
+        st->st_gid = m.st_gid;
+        st->st_mtim = m.st_mtim;
+        st->st_ctim = m.st_ctim;
+        st->st_atim = m.st_atim;
+    }
 }
 
 int sluice_capture_stat(int dirfd, const char *path, struct stat *st, int flags)
@@ -222,6 +173,11 @@ static int unlink_member(const char *abs)
         had = true;
     }
     pthread_mutex_unlock(&capture_lock);
+    /* A per-rank folder outlives its last member, as a real one would (until rmdir). */
+    char parent[PATH_MAX];
+    capture_parent_of(abs, parent);
+    if (sluice_pattern_match_dir(&capture_patterns, parent, NULL))
+        capture_vdir_keep(parent);
     int rc = sluice_commit_member_unlinked(abs);
     if (rc == 0)
         had = true;
@@ -410,86 +366,6 @@ out:
         sluice_trace_instant(SLUICE_EV_CKPT_RENAME, sluice_trace_string(fm ? from.abs : oldpath),
                              sluice_trace_string(tm ? to.abs : newpath), 0);
     sluice_capture_guard_leave();
-    if (rc < 0) {
-        errno = -rc;
-        return -1;
-    }
-    return 0;
-}
-
-int sluice_capture_mkdir(int dirfd, const char *path, mode_t mode)
-{
-    struct capture_name n;
-    (void)mode;
-    if (!capture_classify(dirfd, path, &n, true) || !n.vdir)
-        return SLUICE_CAPTURE_PASS;
-    sluice_capture_guard_enter();
-    int rc = 0;
-    char parent[PATH_MAX];
-    parent_of(n.abs, parent);
-    struct stat st;
-    if (capture_vdir_exists(n.abs)) {
-        rc = -EEXIST;
-    } else if (SLUICE_REAL(stat)(parent, &st) == 0) {
-        if (!S_ISDIR(st.st_mode))
-            rc = -ENOTDIR;
-        else if (SLUICE_REAL(faccessat)(AT_FDCWD, parent, W_OK | X_OK, AT_EACCESS) != 0)
-            rc = -errno;
-    } else if (errno != ENOENT || !sluice_pattern_match_dir(&capture_patterns, parent, NULL) ||
-               !capture_vdir_exists(parent)) {
-        rc = -ENOENT;
-    }
-    if (rc == 0) {
-        struct capture_vdir *v = calloc(1, sizeof *v);
-        if (v == NULL) {
-            rc = -ENOMEM;
-        } else {
-            snprintf(v->path, sizeof v->path, "%s", n.abs);
-            pthread_mutex_lock(&capture_lock);
-            HASH_ADD_STR(capture_vdirs, path, v);
-            pthread_mutex_unlock(&capture_lock);
-        }
-    }
-    sluice_capture_guard_leave();
-    if (rc < 0) {
-        errno = -rc;
-        return -1;
-    }
-    return 0;
-}
-
-int sluice_capture_rmdir(const char *path)
-{
-    struct capture_name n;
-    if (!capture_classify(AT_FDCWD, path, &n, true) || !n.vdir)
-        return SLUICE_CAPTURE_PASS;
-    sluice_capture_guard_enter();
-    int rc;
-    struct stat st;
-    if (SLUICE_REAL(stat)(n.abs, &st) == 0) {
-        rc = SLUICE_CAPTURE_PASS; /* a real directory */
-    } else {
-        pthread_mutex_lock(&capture_lock);
-        struct capture_vdir *v = NULL;
-        HASH_FIND_STR(capture_vdirs, n.abs, v);
-        if (v != NULL)
-            HASH_DEL(capture_vdirs, v);
-        pthread_mutex_unlock(&capture_lock);
-        if (capture_vdir_exists(n.abs)) {
-            if (v != NULL) { /* still holds members: put it back */
-                pthread_mutex_lock(&capture_lock);
-                HASH_ADD_STR(capture_vdirs, path, v);
-                pthread_mutex_unlock(&capture_lock);
-            }
-            rc = -ENOTEMPTY;
-        } else {
-            rc = v != NULL ? 0 : -ENOENT;
-            free(v);
-        }
-    }
-    sluice_capture_guard_leave();
-    if (rc == SLUICE_CAPTURE_PASS)
-        return rc;
     if (rc < 0) {
         errno = -rc;
         return -1;

@@ -41,6 +41,9 @@ extern "C" {
 #define SLUICE_CONTAINER_FORMAT_MAJOR 1 /* a reader rejects another major */
 #define SLUICE_CONTAINER_FORMAT_MINOR 1 /* a reader accepts any minor of its major; 1: index copy */
 #define SLUICE_CONTAINER_SUFFIX ".sluice"
+/* Marker of a virtual per-rank folder, ".<rel>.sluice-dir" beside the containers
+ * (runtime/ckpt/capture/capture_vdirs.c); reserved like container names. */
+#define SLUICE_VDIR_MARKER_SUFFIX ".sluice-dir"
 #define SLUICE_CONTAINER_HEADER_FIXED 160u /* header bytes before the set key */
 #define SLUICE_CONTAINER_FOOTER_SIZE 64u
 #define SLUICE_CONTAINER_BLOCK_MIN 512u
@@ -234,7 +237,8 @@ int sluice_container_temp_name(const char *container_path, unsigned long token, 
 int sluice_container_is_name(const char *path);
 /* 1 if the final component is a temporary container name (".*.sluice.tmp.<digits>"). */
 int sluice_container_is_temp_name(const char *path);
-/* 1 if `path` is either: capture must never capture such a path, whatever the patterns say. */
+/* 1 if `path` is either, or a per-rank folder marker (".*.sluice-dir"): capture must never
+ * capture such a path, whatever the patterns say. */
 int sluice_container_is_reserved(const char *path);
 
 /* ---- directories ----------------------------------------------------------------------------- */

@@ -140,5 +140,8 @@ int sluice_container_is_name(const char *path)
 
 int sluice_container_is_reserved(const char *path)
 {
-    return sluice_container_is_name(path) || sluice_container_is_temp_name(path);
+    const char *b = base_of(path);
+    size_t len = strlen(b);
+    return sluice_container_is_name(path) || sluice_container_is_temp_name(path) ||
+           (b[0] == '.' && ends_with(b, len, SLUICE_VDIR_MARKER_SUFFIX));
 }
