@@ -261,3 +261,82 @@ size_t sluice_dcr_format(const struct sluice_dcr_plan *plan, char *buf, size_t l
     }
     return o.used;
 }
+
+/* --- the window (sluice_dcr_window) --------------------------------------------------------- */
+
+#define WIN_RANKS 64
+
+struct wgroup {
+    const struct sluice_dcr_item *lead;
+    uint64_t ranks; /* members' ranks */
+    uint32_t members;
+    bool closed;
+};
+
+static bool host_overlap(const struct sluice_dcr_item *a, const struct sluice_dcr_item *b)
+{
+    return a->host_addr < b->host_addr + b->host_size && b->host_addr < a->host_addr + a->host_size;
+}
+
+uint32_t sluice_dcr_window(const struct sluice_dcr_item *v, size_t n, uint32_t *group)
+{
+    struct wgroup *g = calloc(n ? n : 1, sizeof *g);
+    uint32_t ng = 0;
+    uint32_t last[WIN_RANKS] = {0}; /* per rank: the newest group it joined */
+    uint32_t cut[WIN_RANKS] = {0};  /* per rank: groups up to this number opened before a PEER on it */
+    for (size_t i = 0; i < n; i++)
+        group[i] = 0;
+    if (g == NULL)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct sluice_dcr_item *it = &v[i];
+        if (it->kind == SLUICE_DCR_ITEM_FENCE) {
+            for (uint32_t k = 0; k < ng; k++)
+                g[k].closed = true;
+        } else if (it->kind == SLUICE_DCR_ITEM_READ) {
+            for (uint32_t k = 0; k < ng; k++)
+                if (host_overlap(it, g[k].lead))
+                    g[k].closed = true;
+        } else if (it->kind == SLUICE_DCR_ITEM_PEER) {
+            for (int e = 0; e < 2; e++) {
+                int r = e ? it->peer : it->rank;
+                if (r < 0 || r >= WIN_RANKS)
+                    continue;
+                cut[r] = ng;
+                for (uint32_t k = 0; k < ng; k++)
+                    if (g[k].ranks & (1ull << r))
+                        g[k].closed = true;
+            }
+        } else if (it->kind == SLUICE_DCR_ITEM_WRITE && it->rank > 0 && it->rank < WIN_RANKS &&
+                   it->host_size > 0) {
+            bool after_read = false;
+            for (size_t j = 0; j < i && !after_read; j++)
+                after_read = v[j].kind == SLUICE_DCR_ITEM_READ && host_overlap(&v[j], it);
+            if (after_read)
+                continue;
+            int r = it->rank;
+            uint32_t join = 0;
+            for (uint32_t k = (last[r] > cut[r] ? last[r] : cut[r]); k < ng && join == 0; k++)
+                if (!g[k].closed && !(g[k].ranks & (1ull << r)) && g[k].lead->host_size == it->host_size &&
+                    g[k].lead->content == it->content)
+                    join = k + 1;
+            if (join == 0) {
+                g[ng] = (struct wgroup){it, 0, 0, false};
+                join = ++ng;
+            }
+            g[join - 1].ranks |= 1ull << r;
+            g[join - 1].members++;
+            last[r] = join;
+            group[i] = join;
+        }
+    }
+    /* Single writes stay plain writes; the others are renumbered 1, 2, ... in order. */
+    uint32_t *num = calloc(ng + 1, sizeof *num), out = 0;
+    for (uint32_t k = 0; num != NULL && k < ng; k++)
+        num[k + 1] = g[k].members > 1 ? ++out : 0;
+    for (size_t i = 0; i < n; i++)
+        group[i] = num != NULL && group[i] ? num[group[i]] : 0;
+    free(num);
+    free(g);
+    return out;
+}

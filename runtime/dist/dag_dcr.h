@@ -66,6 +66,34 @@ void sluice_dcr_plan_free(struct sluice_dcr_plan *plan);
  *   "bcast root 2 host 0x1000+4096: 2:#7 -> 1:#9 3:#10" */
 size_t sluice_dcr_format(const struct sluice_dcr_plan *plan, char *buf, size_t len);
 
+/* Broadcast detection over the window of commands rank 0 holds before sending them (docs/DAG.md,
+ * section 2, "The window"), in enqueue order. The caller describes each command; the bytes of
+ * writes are compared by the caller, who gives equal `content` values to writes of equal bytes. */
+typedef enum {
+    SLUICE_DCR_ITEM_WRITE, /* a host write of host_size bytes to a buffer on `rank` */
+    SLUICE_DCR_ITEM_READ,  /* a read from a buffer on `rank` into host memory */
+    SLUICE_DCR_ITEM_PEER,  /* data moving between `rank` and `peer` (a coherence move, a direct copy) */
+    SLUICE_DCR_ITEM_OTHER, /* kernels, fills, markers...: no host data */
+    SLUICE_DCR_ITEM_FENCE, /* the program could observe something here (a wait): nothing crosses it */
+} sluice_dcr_item_kind;
+
+struct sluice_dcr_item {
+    sluice_dcr_item_kind kind;
+    int rank, peer;
+    uint64_t host_addr, host_size;
+    uint64_t content;
+};
+
+/* Fills group[i] (n entries): 0, or the number (1, 2, ...) of the broadcast that replaces write
+ * i. A broadcast has two or more writes of equal size and content, on distinct ranks other than
+ * 0. A write joins an open group unless: its rank is already in it; its host range received a
+ * read earlier in the window (its bytes are a device's, not known yet); its rank met a later
+ * group already (every rank meets its groups in increasing order, the order rank 0 starts the
+ * broadcasts in, which MPI requires on one communicator); a PEER item on its rank came after the
+ * group opened (it might wait for a member that waits for the broadcast). A READ into a group's
+ * host range, a PEER on one of its ranks and a FENCE close groups. Returns the number of groups. */
+uint32_t sluice_dcr_window(const struct sluice_dcr_item *v, size_t n, uint32_t *group);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,6 +19,8 @@ cl_int dist_call(int rank, int op, const uint64_t *args, int nargs, const void *
     for (int i = 0; i < nargs && i < SLUICE_REMOTE_NARGS; i++)
         req.a[i] = args[i];
     req.nbytes = len;
+    if (op != SLUICE_REMOTE_INFO)
+        dist_sched_flush(); /* commands the window holds go first (a release must follow their uses) */
     struct sluice_remote_msg local;
     struct sluice_remote_msg *m = out ? out : &local;
     memset(m, 0, sizeof *m);

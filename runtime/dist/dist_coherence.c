@@ -38,6 +38,7 @@ cl_int dist_coh_add(struct dist_mem *m)
 
 void dist_coh_remove(struct dist_mem *m)
 {
+    dist_dhdcr_forget_range(m, 0, 0);
     pthread_mutex_lock(&dist_lock);
     if (dir != NULL)
         sluice_coh_remove_buffer(dir, m->coh_id);

@@ -11,31 +11,47 @@
 #include "cl/object.h"
 #include "dist/dist_internal.h"
 
-#define MAX_ACCESS 64
-
 /* What a command uses of its buffers: for the DAG (directory ids, parent-relative ranges) and
- * for the engine of its rank (the root buffer there). */
+ * for the engine of its rank (the root buffer there). Grown as needed: a kernel may take any
+ * number of buffers. */
 struct uses {
-    size_t n;
-    struct sluice_dag_access dag[MAX_ACCESS];
-    struct sluice_remote_access wire[MAX_ACCESS];
+    size_t n, cap;
+    struct sluice_dag_access *dag;
+    struct sluice_remote_access *wire;
 };
+
+static void uses_free(struct uses *u)
+{
+    free(u->dag);
+    free(u->wire);
+}
 
 static cl_int use(struct uses *u, struct dist_mem *m, int rank, size_t off, size_t size, bool write,
                   bool write_all)
 {
+    if (u->n == u->cap) {
+        size_t cap = u->cap ? 2 * u->cap : 4;
+        struct sluice_dag_access *d = realloc(u->dag, cap * sizeof *d);
+        if (d != NULL)
+            u->dag = d;
+        struct sluice_remote_access *w = d != NULL ? realloc(u->wire, cap * sizeof *w) : NULL;
+        if (w == NULL)
+            return CL_OUT_OF_HOST_MEMORY;
+        u->wire = w;
+        u->cap = cap;
+    }
     cl_int r = dist_coh_acquire(m, rank, off, size, write, write_all);
     if (r != CL_SUCCESS)
         return r;
     struct dist_mem *root = m;
     for (; root->parent != NULL; root = root->parent)
         off += root->origin;
-    if (u->n < MAX_ACCESS) {
-        u->dag[u->n] =
-            (struct sluice_dag_access){root->coh_id, off, size, write ? SLUICE_DAG_WRITES : SLUICE_DAG_READS};
-        u->wire[u->n] = (struct sluice_remote_access){root->rid[rank], write};
-        u->n++;
-    }
+    if (write)
+        dist_dhdcr_forget_range(root, off, size); /* host copies of these bytes are stale now */
+    u->dag[u->n] =
+        (struct sluice_dag_access){root->coh_id, off, size, write ? SLUICE_DAG_WRITES : SLUICE_DAG_READS};
+    u->wire[u->n] = (struct sluice_remote_access){root->rid[rank], write};
+    u->n++;
     return CL_SUCCESS;
 }
 
@@ -117,7 +133,19 @@ static cl_int host_transfer(cl_command_queue queue, cl_mem buffer, cl_bool block
     int rank = q->dev->rank;
     struct uses u = {0};
     struct dist_event *e = NULL;
+    struct dist_dhdcr_src src;
     pthread_mutex_lock(&dist_lock);
+    /* The host bytes are an unchanged copy of a buffer range on another serving rank: moved rank
+     * to rank instead (the program's read that brought them still fills the host memory). */
+    bool direct =
+        write && dist_dhdcr_on() && dist_dhdcr_source(ptr, size, rank, &src) && src.root->rid[src.rank] != 0;
+    /* A blocking write to a rank collective replacement may hold back: a copy goes, and the call
+     * returns at once (the program may reuse ptr: OpenCL asks no more of a blocking write). */
+    unsigned char *staged = NULL;
+    if (write && blocking && !direct && dist_sched_dcr_on(rank) && (staged = malloc(size)) != NULL) {
+        memcpy(staged, ptr, size);
+        blocking = false;
+    }
     r = use(&u, m, rank, off, size, write, write);
     if (r == CL_SUCCESS) {
         struct dist_cmd c = command(q, write ? SLUICE_REMOTE_CMD_WRITE : SLUICE_REMOTE_CMD_READ,
@@ -125,14 +153,40 @@ static cl_int host_transfer(cl_command_queue queue, cl_mem buffer, cl_bool block
         c.a[0] = m->rid[rank];
         c.a[1] = off;
         c.a[2] = size;
-        if (write)
-            c.send = ptr;
-        else
+        if (direct) {
+            /* The receiving half gets its data from src.rank, whose silent read sends it. */
+            c.a[4] = (uint64_t)src.rank;
+            c.push = 1;
+            c.push_rank = src.rank;
+            c.push_a[0] = src.root->rid[src.rank];
+            c.push_a[1] = src.off;
+            c.push_a[2] = size;
+            c.push_a[4] = (uint64_t)rank;
+            c.push_access = (struct sluice_remote_access){src.root->rid[src.rank], 0};
+        } else if (write) {
+            c.send = staged != NULL ? (const void *)staged : ptr;
+            c.len = size;
+        } else {
             c.recv = ptr;
-        c.len = size;
+            c.len = size;
+        }
+        if (staged != NULL) {
+            c.flags |= SLUICE_CMD_STAGED;
+            c.free_after = staged;
+        }
         r = submit(&c, &e);
+        staged = NULL; /* the record owns it */
+        if (r == CL_SUCCESS && e != NULL && direct)
+            dist_dcr_trace_p2p(e->id, src.rank);
+        if (r == CL_SUCCESS && e != NULL && !write && rank != 0 && dist_dhdcr_on()) {
+            dist_dhdcr_note_read(e->id, ptr, size, m, off, rank);
+            if (dist_sched_peek_done(e))
+                dist_dhdcr_read_done(e->id, dist_sched_peek_done(e) > 0);
+        }
     }
     pthread_mutex_unlock(&dist_lock);
+    free(staged);
+    uses_free(&u);
     return finish_call(r, e, blocking, event);
 }
 
@@ -243,6 +297,7 @@ static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_u
     }
     pthread_mutex_unlock(&dist_lock);
     free(args);
+    uses_free(&u);
     return finish_call(r, e, false, event);
 }
 
@@ -281,6 +336,7 @@ static cl_int CL_API_CALL copy_buffer(cl_command_queue queue, cl_mem src, cl_mem
         r = submit(&c, &e);
     }
     pthread_mutex_unlock(&dist_lock);
+    uses_free(&u);
     return finish_call(r, e, false, event);
 }
 
@@ -317,6 +373,7 @@ static cl_int CL_API_CALL fill_buffer(cl_command_queue queue, cl_mem buffer, con
         r = submit(&c, &e);
     }
     pthread_mutex_unlock(&dist_lock);
+    uses_free(&u);
     return finish_call(r, e, false, event);
 }
 
@@ -424,6 +481,7 @@ static cl_int CL_API_CALL read_rect(cl_command_queue queue, cl_mem buffer, cl_bo
         free(rect->tmp);
         free(rect);
     }
+    uses_free(&u);
     return finish_call(r, e, blocking, event);
 }
 
@@ -463,6 +521,7 @@ static cl_int CL_API_CALL write_rect(cl_command_queue queue, cl_mem buffer, cl_b
     }
     pthread_mutex_unlock(&dist_lock);
     free(tmp);
+    uses_free(&u);
     return finish_call(r, e, blocking, event);
 }
 
@@ -501,6 +560,7 @@ static cl_int CL_API_CALL copy_rect(cl_command_queue queue, cl_mem src, cl_mem d
         r = submit(&c, &e);
     }
     pthread_mutex_unlock(&dist_lock);
+    uses_free(&u);
     return finish_call(r, e, false, event);
 }
 
@@ -584,6 +644,7 @@ static void *CL_API_CALL map_buffer(cl_command_queue queue, cl_mem buffer, cl_bo
             r = submit(&c, &e);
         }
         pthread_mutex_unlock(&dist_lock);
+        uses_free(&u);
     } else if (r == CL_SUCCESS) {
         r = marker_cmd(q, 0, CL_COMMAND_MAP_BUFFER, nwait, wl, &e, NULL, NULL);
     }
@@ -653,6 +714,7 @@ static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr
             c.free_after = free_after;
             r = submit(&c, &e);
         }
+        uses_free(&u);
     } else {
         r = marker_cmd(q, 0, CL_COMMAND_UNMAP_MEM_OBJECT, nwait, wl, &e, m, free_after);
     }

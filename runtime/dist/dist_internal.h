@@ -208,6 +208,24 @@ cl_int dist_coh_add(struct dist_mem *m);
 void dist_coh_remove(struct dist_mem *m);
 cl_int dist_coh_acquire(struct dist_mem *m, int rank, size_t off, size_t size, bool write, bool write_all);
 
+/* dist_dhdcr.c: device-host-device copy removal (SLUICE_DHDCR, 3 ranks or more). */
+struct dist_dhdcr_src {
+    struct dist_mem *root; /* the buffer the host bytes came from (a root buffer) */
+    size_t off;            /* their offset in it */
+    int rank;              /* where it was read */
+    uint64_t read_id;
+};
+int dist_dhdcr_on(void);
+/* A read of `size` bytes at `off` of m on `rank` into host memory was submitted as command id. */
+void dist_dhdcr_note_read(uint64_t id, const void *host, size_t size, struct dist_mem *m, size_t off,
+                          int rank);
+/* The command id completed (ok: successfully); the scheduler calls this for every read. */
+void dist_dhdcr_read_done(uint64_t id, int ok);
+/* A command writes [off, off+size) of root (size 0: the buffer goes away). */
+void dist_dhdcr_forget_range(const struct dist_mem *root, size_t off, size_t size);
+/* Where the host bytes [host, host+size) can be taken from for a write on dst_rank: 1 and *out. */
+int dist_dhdcr_source(const void *host, size_t size, int dst_rank, struct dist_dhdcr_src *out);
+
 /* dist_sched.c: rank 0's scheduler (asynchronous dispatch through the command DAG). */
 struct dist_cmd {
     int rank;                 /* where it runs */
@@ -241,6 +259,17 @@ struct dist_cmd {
  * dist_lock (program order). *out gets the record with one reference for the caller (NULL: none
  * wanted). */
 cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out);
+/* dist_cmd.flags, rank 0 only: `send` is rank 0's own copy of a blocking write (freed with it). */
+#define SLUICE_CMD_STAGED (1u << 16)
+/* Collective replacement may hold commands for `rank` in a window (SLUICE_DCR, 3 ranks or more):
+ * then a blocking host write to it is staged and returns at once. */
+int dist_sched_dcr_on(int rank);
+/* Closes the window: every held command goes to its rank (object calls do it first). */
+void dist_sched_flush(void);
+/* Without closing the window: 0 while e runs, 1 when it completed, -1 when it failed. */
+int dist_sched_peek_done(struct dist_event *e);
+/* The CL_DCR trace event of a write replaced by a direct transfer from `from`. */
+void dist_dcr_trace_p2p(uint64_t id, int from);
 /* A record that is complete already (maps served from rank 0 memory). */
 struct dist_event *dist_sched_done_event(struct dist_queue *q, cl_command_type type);
 /* Waits (sleeping) until e is done; returns its status (CL_COMPLETE or negative). */

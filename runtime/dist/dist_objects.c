@@ -221,6 +221,11 @@ static cl_command_queue make_queue(cl_context context, cl_device_id device, cl_c
     q->refs = 1;
     q->ctx = c;
     q->dev = d;
+    /* Asked now, not at the first command: a round trip there would split the window of
+     * collective replacement (dist_sched.c). */
+    if (dist_info(d->rank, SLUICE_RG_QUEUE, q->rid, 0, CL_QUEUE_PROPERTIES, sizeof q->props, &q->props,
+                  NULL) == CL_SUCCESS)
+        q->props_known = 1;
     retain_context(context);
     dist_set_err(errcode_ret, CL_SUCCESS);
     return (cl_command_queue)q;

@@ -22,6 +22,8 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "config/config.h"
+#include "dist/dag_dcr.h"
 #include "dist/dist_fault.h"
 #include "dist/dist_internal.h"
 #include "trace/trace.h"
@@ -61,6 +63,17 @@ static long inflight;
 static int64_t clock_off[DIST_MAX_RANKS]; /* rank's clock minus rank 0's */
 static int started, stopping;
 static pthread_t thread;
+/* The window of collective replacement (below): held commands, when it opened, the last enqueue. */
+#define WINDOW_IDLE_NS 1000000u
+#define WINDOW_MAX_NS 10000000u
+struct held;
+static struct held *win;
+static uint64_t win_t0, win_last;
+static int window_due(uint64_t now)
+{
+    return now - win_last > WINDOW_IDLE_NS || now - win_t0 > WINDOW_MAX_NS;
+}
+static void window_close_locked(void);
 
 /* Callbacks to call once the lock is dropped. */
 struct pending_cb {
@@ -234,6 +247,8 @@ static void complete(struct dist_event *e, cl_int status)
         free(r);
         e->rect = NULL;
     }
+    if (e->type == CL_COMMAND_READ_BUFFER && e->rank > 0) /* before anyone can see it done */
+        dist_dhdcr_read_done(e->id, e->status == CL_COMPLETE);
     for (int r = 0; r < DIST_MAX_RANKS; r++)
         if (e->subs & (1ull << r))
             notify(r, e->id, e->status);
@@ -396,6 +411,8 @@ static void *sched_main(void *arg)
         int moved = 0;
         size_t n = sluice_engine_progress(local, 64, &moved);
         pthread_mutex_lock(&sched_lock);
+        if (win != NULL && window_due(sluice_now_ns()))
+            window_close_locked(); /* nothing waits longer than that for the window */
         for (size_t i = 0; i < n; i++)
             on_done(0, &local[i]);
         progress |= moved | (n > 0) | test_mpi();
@@ -512,15 +529,31 @@ struct dist_event *dist_sched_done_event(struct dist_queue *q, cl_command_type t
     return e;
 }
 
+/* A command ready to go to its rank: built at enqueue, sent then or when the window closes. */
+struct held {
+    struct dist_event *e;
+    struct sluice_remote_req req;
+    unsigned char *p; /* the payload (owned) */
+    int rank;
+    const void *send;
+    void *recv;
+    size_t len;
+    int bcast_candidate; /* a host write to a serving rank, plain (not rect) */
+    int staged;          /* send is a copy rank 0 made (a blocking write) */
+    int push, push_rank; /* the sending half of a transfer between two ranks */
+    uint64_t push_a[5], push_ctx;
+    struct sluice_remote_access push_access;
+    struct held *next;
+};
+
 /* The sending half of a transfer: no record of its own, no DONE (the receiving half's DONE
  * ends the transfer). */
-static cl_int send_push(const struct dist_cmd *c, uint64_t id)
+static cl_int send_push(const struct held *c, uint64_t id)
 {
     struct {
         struct sluice_remote_cmd h;
         struct sluice_remote_access a;
-    } m = {{id, 0, c->ctx->rid[c->push_rank], 0, 0, 1, SLUICE_CMD_TRANSFER | SLUICE_CMD_SILENT},
-           c->push_access};
+    } m = {{id, 0, c->push_ctx, 0, 0, 1, SLUICE_CMD_TRANSFER | SLUICE_CMD_SILENT}, c->push_access};
     struct sluice_remote_req req;
     memset(&req, 0, sizeof req);
     req.op = SLUICE_REMOTE_CMD_READ;
@@ -537,6 +570,219 @@ static cl_int send_push(const struct dist_cmd *c, uint64_t id)
     return CL_SUCCESS;
 }
 
+static void data_trace(int peer, size_t bytes, int dir)
+{
+    if (bytes > 0 && sluice_trace_active())
+        sluice_trace_record(SLUICE_EV_CL_DIST_DATA, 0, sluice_now_ns(), 0, (uint64_t)peer, bytes,
+                            (uint64_t)dir);
+}
+
+/* Rank 0's own data messages of e (pieces of a write it sends, a read it receives, a broadcast it
+ * roots): the record completes only when they have. */
+static void pend_mpi(struct dist_event *e, size_t len)
+{
+    e->mnext = mpi_pending;
+    mpi_pending = e;
+    if (len >= SLUICE_REMOTE_DATA_HOT_MIN && nbig < BIG_MAX)
+        big[nbig++] = e;
+}
+
+/* Sends a built command to its rank (under sched_lock, in program order). */
+static void transmit(struct held *h)
+{
+    struct dist_event *e = h->e;
+    cl_int r = CL_SUCCESS;
+    MPI_Comm comm = sluice_comm();
+    size_t pieces = sluice_remote_pieces(h->len);
+    if (h->push)
+        r = send_push(h, e->id);
+    if (r != CL_SUCCESS) {
+    } else if (h->rank == 0) {
+        if (h->send != NULL || h->recv != NULL)
+            h->req.a[3] = (uint64_t)(uintptr_t)(h->send ? h->send : h->recv);
+        sluice_engine_command(&h->req, h->p);
+    } else {
+        int data = h->recv != NULL || h->send != NULL; /* (a broadcast's first write has reqs already) */
+        if (data) {
+            e->reqs = malloc(pieces * sizeof *e->reqs);
+            if (e->reqs == NULL)
+                r = CL_OUT_OF_HOST_MEMORY;
+        }
+        int rc = MPI_SUCCESS;
+        if (r == CL_SUCCESS && h->recv != NULL)
+            rc = sluice_remote_data_irecv(comm, h->rank, e->id, h->recv, h->len, e->reqs);
+        if (r == CL_SUCCESS && rc == MPI_SUCCESS)
+            rc = sluice_remote_send(comm, h->rank, SLUICE_REMOTE_TAG_REQ, &h->req, sizeof h->req, h->p,
+                                    (size_t)h->req.nbytes);
+        if (r == CL_SUCCESS && rc == MPI_SUCCESS && h->send != NULL)
+            rc = sluice_remote_data_isend(comm, h->rank, e->id, h->send, h->len, e->reqs);
+        if (rc != MPI_SUCCESS)
+            dist_fault_peer(h->rank, rc, "sending a command");
+        if (r == CL_SUCCESS && data) {
+            e->nreqs = (int)pieces;
+            pend_mpi(e, h->len);
+            data_trace(h->rank, h->len, h->send != NULL ? 0 : 1);
+        }
+    }
+    if (r != CL_SUCCESS) {
+        e->done_msg = 1;
+        complete(e, r);
+    }
+    free(h->p);
+    free(h);
+}
+
+/* --- the window of collective replacement (docs/DAG.md, section 2) -------------------------
+ * While a window is open, commands are built and added to the DAG at enqueue but held here, in
+ * order; when it closes, the broadcasts among them are found (sluice_dcr_window) and everything
+ * is sent. It opens at a host write to a serving rank and closes where the program waits for a
+ * command (clWaitForEvents, clFinish, a blocking read or map), at any object call other than an
+ * info query (a release must follow the commands that use the object), when it holds WINDOW_MAX
+ * commands or
+ * WINDOW_STAGED bytes of staged copies, and when the program enqueued nothing for WINDOW_IDLE_NS
+ * or it opened WINDOW_MAX_NS ago (the scheduler thread closes it then): a command the program
+ * enqueued and clFlush'ed starts at most that late. */
+#define WINDOW_MAX 256
+#define WINDOW_STAGED ((size_t)1 << 30)
+
+static struct held **win_tail = &win;
+static size_t win_n, win_staged;
+
+int dist_sched_dcr_on(int rank)
+{
+    return sluice_config.DCR && rank != 0 && dist_size() > 2;
+}
+
+/* Equal bytes get equal content numbers (only writes that may form a broadcast are compared). */
+static void content_classes(struct held **hv, const struct sluice_dcr_item *it, size_t n, uint64_t *cls)
+{
+    for (size_t i = 0; i < n; i++) {
+        cls[i] = i + 1;
+        if (it[i].kind != SLUICE_DCR_ITEM_WRITE)
+            continue;
+        for (size_t j = 0; j < i; j++) {
+            if (it[j].kind != SLUICE_DCR_ITEM_WRITE || cls[j] != j + 1 || hv[j]->len != hv[i]->len ||
+                hv[j]->rank == hv[i]->rank)
+                continue;
+            /* The same program pointer, neither staged: OpenCL forbids changing it while either write
+             * is pending, and no read in the window landed there (sluice_dcr_window checks that). */
+            if ((hv[j]->send == hv[i]->send && !hv[j]->staged && !hv[i]->staged) ||
+                memcmp(hv[j]->send, hv[i]->send, hv[i]->len) == 0) {
+                cls[i] = j + 1;
+                break;
+            }
+        }
+    }
+}
+
+static uint32_t dcr_str;
+
+/* Rank 0's part of broadcast `g` (its members flagged, their data no longer sent one by one). */
+static void start_bcast(struct held **hv, size_t n, const uint32_t *group, uint32_t g)
+{
+    uint64_t mask = 1;
+    struct held *lead = NULL;
+    int members = 0;
+    for (size_t i = 0; i < n; i++)
+        if (group[i] == g) {
+            mask |= 1ull << hv[i]->rank;
+            lead = lead ? lead : hv[i];
+            members++;
+        }
+    MPI_Comm comm = sluice_remote_group_comm(mask);
+    if (comm == MPI_COMM_NULL || lead == NULL)
+        return; /* sent one by one, as without the replacement */
+    struct dist_event *e = lead->e;
+    size_t pieces = sluice_remote_pieces(lead->len);
+    e->reqs = malloc(pieces * sizeof *e->reqs);
+    if (e->reqs == NULL)
+        return;
+    const void *data = lead->send;
+    if (sluice_remote_data_ibcast(comm, 0, (void *)data, lead->len, e->reqs) != MPI_SUCCESS)
+        dist_fault_peer(-1, MPI_ERR_OTHER, "starting a broadcast");
+    e->nreqs = (int)pieces;
+    pend_mpi(e, lead->len);
+    data_trace(members, lead->len, 2);
+    if (dcr_str == 0)
+        dcr_str = sluice_trace_string("bcast");
+    for (size_t i = 0; i < n; i++) {
+        if (group[i] != g)
+            continue;
+        struct held *h = hv[i];
+        struct sluice_remote_cmd hd;
+        memcpy(&hd, h->p, sizeof hd);
+        hd.flags |= SLUICE_CMD_BCAST;
+        memcpy(h->p, &hd, sizeof hd);
+        h->req.a[4] = 0;
+        h->req.a[5] = mask;
+        h->send = NULL; /* the broadcast brings it */
+        if (sluice_trace_active())
+            sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, dcr_str, h->e->id, 0);
+    }
+}
+
+static void window_close_locked(void)
+{
+    if (win == NULL)
+        return;
+    size_t n = win_n;
+    struct held **hv = malloc((n ? n : 1) * sizeof *hv);
+    struct sluice_dcr_item *it = calloc(n ? n : 1, sizeof *it);
+    uint32_t *group = calloc(n ? n : 1, sizeof *group);
+    uint64_t *cls = calloc(n ? n : 1, sizeof *cls);
+    size_t k = 0;
+    for (struct held *h = win; h != NULL && k < n; h = h->next)
+        hv[k++] = h;
+    if (hv != NULL && it != NULL && group != NULL && cls != NULL) {
+        for (size_t i = 0; i < n; i++) {
+            struct held *h = hv[i];
+            struct sluice_dcr_item x = {SLUICE_DCR_ITEM_OTHER, h->rank, -1, 0, 0, 0};
+            if (h->bcast_candidate) {
+                x.kind = SLUICE_DCR_ITEM_WRITE;
+                x.host_addr = (uint64_t)(uintptr_t)h->send;
+                x.host_size = h->len;
+            } else if (h->recv != NULL && h->rank != 0) {
+                x.kind = SLUICE_DCR_ITEM_READ;
+                x.host_addr = (uint64_t)(uintptr_t)h->recv;
+                x.host_size = h->len;
+            } else if (h->push) {
+                x.kind = SLUICE_DCR_ITEM_PEER;
+                x.peer = h->push_rank;
+            } else if (h->req.op == SLUICE_REMOTE_CMD_WRITE && h->req.a[4] != 0) {
+                x.kind = SLUICE_DCR_ITEM_PEER;
+                x.peer = (int)h->req.a[4];
+            }
+            it[i] = x;
+        }
+        content_classes(hv, it, n, cls);
+        for (size_t i = 0; i < n; i++)
+            it[i].content = cls[i];
+        uint32_t ng = sluice_dcr_window(it, n, group);
+        for (uint32_t g = 1; g <= ng; g++)
+            start_bcast(hv, n, group, g);
+    }
+    struct held *h = win;
+    win = NULL;
+    win_tail = &win;
+    win_n = win_staged = 0;
+    while (h != NULL) {
+        struct held *next = h->next;
+        transmit(h);
+        h = next;
+    }
+    free(hv);
+    free(it);
+    free(group);
+    free(cls);
+}
+
+void dist_sched_flush(void)
+{
+    pthread_mutex_lock(&sched_lock);
+    window_close_locked();
+    pthread_mutex_unlock(&sched_lock);
+}
+
 cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
 {
     if (out != NULL)
@@ -544,7 +790,7 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
     MPI_Comm comm = c->rank != 0 ? sluice_comm() : MPI_COMM_NULL;
     if (c->rank != 0 && comm == MPI_COMM_NULL)
         return CL_DEVICE_NOT_AVAILABLE;
-    unsigned flags = c->flags;
+    unsigned flags = c->flags & ~(unsigned)SLUICE_CMD_STAGED;
     if (c->queue != NULL && (queue_props(c->queue) & CL_QUEUE_PROFILING_ENABLE))
         flags |= SLUICE_CMD_PROFILE;
     int ooo = c->queue != NULL && (queue_props(c->queue) & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
@@ -654,51 +900,49 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
         /* A dependency failed already: the command never runs. */
         e->done_msg = 1;
         complete(e, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+        free(p);
     } else {
-        struct sluice_remote_req req;
-        memset(&req, 0, sizeof req);
-        req.op = (uint32_t)c->op;
-        memcpy(req.a, c->a, sizeof c->a);
-        req.nbytes = (uint64_t)(at - p);
-        size_t pieces = sluice_remote_pieces(c->len);
-        if (c->push)
-            r = send_push(c, e->id);
-        if (r != CL_SUCCESS) {
-        } else if (c->rank == 0) {
-            if (c->send != NULL || c->recv != NULL)
-                req.a[3] = (uint64_t)(uintptr_t)(c->send ? c->send : c->recv);
-            sluice_engine_command(&req, p);
-        } else {
-            if (c->recv != NULL || c->send != NULL) {
-                e->reqs = malloc(pieces * sizeof *e->reqs);
-                if (e->reqs == NULL)
-                    r = CL_OUT_OF_HOST_MEMORY;
-            }
-            int rc = MPI_SUCCESS;
-            if (r == CL_SUCCESS && c->recv != NULL)
-                rc = sluice_remote_data_irecv(comm, c->rank, e->id, c->recv, c->len, e->reqs);
-            if (r == CL_SUCCESS && rc == MPI_SUCCESS)
-                rc = sluice_remote_send(comm, c->rank, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, p,
-                                        (size_t)req.nbytes);
-            if (r == CL_SUCCESS && rc == MPI_SUCCESS && c->send != NULL)
-                rc = sluice_remote_data_isend(comm, c->rank, e->id, c->send, c->len, e->reqs);
-            if (rc != MPI_SUCCESS)
-                dist_fault_peer(c->rank, rc, "sending a command");
-            if (r == CL_SUCCESS && e->reqs != NULL) {
-                e->nreqs = (int)pieces;
-                e->mnext = mpi_pending;
-                mpi_pending = e;
-                if (c->len >= SLUICE_REMOTE_DATA_HOT_MIN && nbig < BIG_MAX)
-                    big[nbig++] = e;
-            }
-        }
-        if (r != CL_SUCCESS) {
+        struct held *h = calloc(1, sizeof *h);
+        if (h == NULL) {
+            free(p);
             e->done_msg = 1;
-            complete(e, r);
+            complete(e, r = CL_OUT_OF_HOST_MEMORY);
+        } else {
+            h->e = e;
+            memset(&h->req, 0, sizeof h->req);
+            h->req.op = (uint32_t)c->op;
+            memcpy(h->req.a, c->a, sizeof c->a);
+            h->req.nbytes = (uint64_t)(at - p);
+            h->p = p;
+            h->rank = c->rank;
+            h->send = c->send;
+            h->recv = c->recv;
+            h->len = c->len;
+            h->staged = (c->flags & SLUICE_CMD_STAGED) != 0;
+            h->bcast_candidate = c->rank != 0 && c->op == SLUICE_REMOTE_CMD_WRITE && c->queue != NULL &&
+                                 c->send != NULL && c->nbytes == 0 && c->len > 0;
+            h->push = c->push;
+            h->push_rank = c->push_rank;
+            memcpy(h->push_a, c->push_a, sizeof c->push_a);
+            h->push_ctx = c->push ? c->ctx->rid[c->push_rank] : 0;
+            h->push_access = c->push_access;
+            if (win == NULL && h->bcast_candidate && dist_sched_dcr_on(c->rank))
+                win_t0 = sluice_now_ns(); /* opens a window */
+            win_last = sluice_now_ns();
+            if (win != NULL || (h->bcast_candidate && dist_sched_dcr_on(c->rank))) {
+                *win_tail = h;
+                win_tail = &h->next;
+                win_n++;
+                if (h->staged)
+                    win_staged += h->len;
+                if (win_n >= WINDOW_MAX || win_staged >= WINDOW_STAGED || window_due(sluice_now_ns()))
+                    window_close_locked();
+            } else {
+                transmit(h);
+            }
         }
     }
     pthread_mutex_unlock(&sched_lock);
-    free(p);
     sluice_engine_wake();
     if (started == 2)
         return CL_OUT_OF_RESOURCES;
@@ -726,6 +970,7 @@ static int wait_locked(void)
 cl_int dist_sched_wait_event(struct dist_event *e)
 {
     pthread_mutex_lock(&sched_lock);
+    window_close_locked();
     while (e->status > CL_COMPLETE && started && wait_locked())
         ;
     cl_int st = e->status > CL_COMPLETE ? CL_COMPLETE : e->status;
@@ -736,6 +981,7 @@ cl_int dist_sched_wait_event(struct dist_event *e)
 cl_int dist_sched_finish(struct dist_queue *q)
 {
     pthread_mutex_lock(&sched_lock);
+    window_close_locked();
     while (q->inflight > 0 && started && wait_locked())
         ;
     pthread_mutex_unlock(&sched_lock);
@@ -805,6 +1051,24 @@ cl_int dist_sched_set_user(struct dist_event *e, cl_int status)
     return r;
 }
 
+int dist_sched_peek_done(struct dist_event *e)
+{
+    pthread_mutex_lock(&sched_lock);
+    int d = e->status == CL_COMPLETE ? 1 : e->status < 0 ? -1 : 0;
+    pthread_mutex_unlock(&sched_lock);
+    return d;
+}
+
+void dist_dcr_trace_p2p(uint64_t id, int from)
+{
+    static uint32_t str;
+    if (!sluice_trace_active())
+        return;
+    if (str == 0)
+        str = sluice_trace_string("p2p");
+    sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, str, id, (uint64_t)from);
+}
+
 cl_int dist_sched_status(struct dist_event *e);
 cl_int dist_sched_status(struct dist_event *e)
 {
@@ -866,6 +1130,7 @@ cl_int dist_sched_callback(struct dist_event *e, cl_int type, void(CL_CALLBACK *
 void dist_sched_drain(void)
 {
     pthread_mutex_lock(&sched_lock);
+    window_close_locked();
     if (started != 1 || stopping) {
         pthread_mutex_unlock(&sched_lock);
         return;

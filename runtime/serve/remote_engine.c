@@ -59,6 +59,7 @@ struct eng_cmd {
     int posted;  /* its receives are posted (once the map completed) */
     size_t sent; /* reads to a peer: pieces whose send started */
     int64_t status;
+    uint64_t bcast; /* SLUICE_CMD_BCAST: the rank mask of the broadcast's communicator */
     struct eng_cmd *hnext, *next, *prev;
 };
 
@@ -638,6 +639,16 @@ static int map_worthwhile(struct eng_cmd *c)
            (t & CL_DEVICE_TYPE_CPU);
 }
 
+/* The pieces of a write from a peer, or of a broadcast rank 0 roots (collective replacement). */
+static int irecv_data(struct eng_cmd *c, void *to)
+{
+    if (c->flags & SLUICE_CMD_BCAST) {
+        MPI_Comm g = sluice_remote_group_comm(c->bcast);
+        return g == MPI_COMM_NULL ? MPI_ERR_COMM : sluice_remote_data_ibcast(g, 0, to, c->size, c->reqs);
+    }
+    return sluice_remote_data_irecv(sluice_comm(), c->peer, c->id, to, c->size, c->reqs);
+}
+
 static void post_receives(struct eng_cmd *c)
 {
     c->posted = 1;
@@ -647,8 +658,7 @@ static void post_receives(struct eng_cmd *c)
     if (to == NULL)
         to = c->staging;
     if (to != NULL)
-        checked(sluice_remote_data_irecv(sluice_comm(), c->peer, c->id, to, c->size, c->reqs), c->peer,
-                "receiving a buffer");
+        checked(irecv_data(c, to), c->peer, "receiving a buffer");
 }
 
 /* A read to a peer from a CPU device (1 MiB and up): the buffer is mapped for reading and the
@@ -734,8 +744,7 @@ static cl_int start_write_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, si
             c->wait[c->nwait++] = wl[i];
     for (size_t i = 0; i < n; i++)
         c->reqs[i] = MPI_REQUEST_NULL;
-    if (checked(sluice_remote_data_irecv(sluice_comm(), c->peer, c->id, c->staging, c->size, c->reqs),
-                c->peer, "receiving a buffer") != MPI_SUCCESS)
+    if (checked(irecv_data(c, c->staging), c->peer, "receiving a buffer") != MPI_SUCCESS)
         return CL_OUT_OF_RESOURCES;
     return CL_SUCCESS;
 }
@@ -831,8 +840,7 @@ static void settle_peer(struct eng_cmd *c, uint32_t op)
         checked(sluice_remote_data_isend(sluice_comm(), c->peer, c->id, c->staging, c->size, c->reqs),
                 c->peer, "sending a buffer");
     else
-        checked(sluice_remote_data_irecv(sluice_comm(), c->peer, c->id, c->staging, c->size, c->reqs),
-                c->peer, "receiving a buffer");
+        checked(irecv_data(c, c->staging), c->peer, "receiving a buffer");
 }
 
 static void fail_now(struct eng_cmd *c, cl_int r)
@@ -888,8 +896,12 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
         if (e != NULL)
             wl[nw++] = e;
     }
-    struct sluice_remote_access acc[64];
-    size_t nacc = h.naccess < 64 ? h.naccess : 64;
+    size_t nacc = h.naccess; /* every use: a kernel may take any number of buffers */
+    struct sluice_remote_access acc_small[8], *acc = nacc <= 8 ? acc_small : malloc(nacc * sizeof *acc);
+    if (acc == NULL) {
+        fail_now(c, CL_OUT_OF_HOST_MEMORY);
+        return;
+    }
     memcpy(acc, at, nacc * sizeof acc[0]);
     at += (size_t)h.naccess * sizeof acc[0];
     int transfer = (h.flags & SLUICE_CMD_TRANSFER) != 0;
@@ -908,6 +920,7 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
             c->off = (size_t)a[1];
             c->size = (size_t)a[2];
             c->peer = (int)a[4];
+            c->bcast = a[5];
             if (rest == sizeof c->geom) {
                 c->rect = 1;
                 memcpy(c->geom, at, sizeof c->geom);
@@ -979,6 +992,8 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
         if ((req->op == SLUICE_REMOTE_CMD_READ || req->op == SLUICE_REMOTE_CMD_WRITE) && a[3] == 0)
             settle_peer(c, req->op);
     }
+    if (acc != acc_small)
+        free(acc);
 }
 
 static void run_deferred(void)
@@ -1268,8 +1283,9 @@ static int reqs_pending(const struct eng_cmd *c)
     return 0;
 }
 
-/* A coherence move arrived: MPI_RECV from the peer (when it came by MPI) and CL_TRANSFER
- * device to device, naming the device as the trace names devices (this process's handle). */
+/* A coherence move (or a broadcast write) arrived: MPI_RECV from the peer (when it came by MPI)
+ * and CL_TRANSFER device to device (host to device for a broadcast), naming the device as the trace names
+ * devices (this process's handle). */
 static void trace_inbound(struct eng_cmd *c)
 {
     uint64_t now = sluice_now_ns();
@@ -1278,7 +1294,8 @@ static void trace_inbound(struct eng_cmd *c)
                             (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
     cl_device_id dev = NULL;
     api()->clGetCommandQueueInfo(c->q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
-    sluice_trace_record(SLUICE_EV_CL_TRANSFER, c->status < 0 ? SLUICE_EVF_ERROR : 0, now, 0, 2, c->size,
+    sluice_trace_record(SLUICE_EV_CL_TRANSFER, c->status < 0 ? SLUICE_EVF_ERROR : 0, now, 0,
+                        (c->flags & SLUICE_CMD_BCAST) ? 0 : 2, c->size,
                         (uint64_t)(uintptr_t)(dev ? sluice_cl_find(dev) : NULL));
 }
 
@@ -1401,8 +1418,9 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
                 failures = f;
             }
         }
-        if (sluice_trace_active() && c->op == SLUICE_REMOTE_CMD_WRITE && (c->flags & SLUICE_CMD_TRANSFER))
-            trace_inbound(c);
+        if (sluice_trace_active() && c->op == SLUICE_REMOTE_CMD_WRITE &&
+            ((c->flags & (SLUICE_CMD_TRANSFER | SLUICE_CMD_BCAST)) || c->peer != 0))
+            trace_inbound(c); /* a move, a broadcast, or a write whose data came from a peer */
         *progress = 1;
         if (c->cbs == 0) {
             unlink_cmd(c);
@@ -1452,6 +1470,8 @@ void sluice_remote_serve(MPI_Comm comm)
                         "answering a ping");
             } else if (req.op == SLUICE_REMOTE_NOTIFY) {
                 sluice_engine_notify(req.a[0], (int64_t)req.a[1]);
+            } else if (req.op == SLUICE_REMOTE_GROUP) {
+                sluice_remote_group_comm(req.a[0]); /* rank 0 is in the same call now */
             } else if (sluice_remote_is_call(req.op)) {
                 struct sluice_remote_msg out;
                 if (sluice_engine_defer_release(&req, buf + sizeof req))

@@ -29,6 +29,8 @@
 #define SLUICE_REMOTE_TAG_DONE (SLUICE_TAG_REMOTE_CTRL + 3)
 /* engine -> rank 0: its clock, answering PING */
 #define SLUICE_REMOTE_TAG_CLOCK (SLUICE_TAG_REMOTE_CTRL + 4)
+/* rank 0 -> ranks of a broadcast: MPI_Comm_create_group of their communicator (remote_group.c) */
+#define SLUICE_REMOTE_TAG_GROUP (SLUICE_TAG_REMOTE_CTRL + 5)
 /* Bulk data of command `id` (mpi/tags.def). */
 #define SLUICE_REMOTE_DATA_TAG(id) (SLUICE_TAG_REMOTE_DATA + (int)((id) % SLUICE_TAG_REMOTE_DATA_COUNT))
 /* Bulk data moves in pieces (sluice_remote_chunk): the receiver writes piece i to its device while
@@ -78,7 +80,8 @@
     X(NOTIFY)      /* a0 command id (of another rank, or a user event), a1 its status: wakes waiters */      \
     X(PING)        /* -> TAG_CLOCK message: the engine's clock (rank 0 measures offsets) */                  \
     X(OBJ)         /* a0 operation (remote_objects.h): programs from IL, compile, link... */                 \
-    X(END)         /* rank 0's program ended: serve no more */
+    X(END)         /* rank 0's program ended: serve no more */                                               \
+    X(GROUP)       /* a0 rank mask: create the communicator of those ranks now (collective replacement) */
 
 enum sluice_remote_op {
 #define X(name) SLUICE_REMOTE_##name,
@@ -122,9 +125,11 @@ struct sluice_remote_rep {
  * for that ran on this rank, `nremote` ids whose completion rank 0 will NOTIFY (other ranks'
  * commands, user events), `naccess` buffer uses, then the operation's own bytes. */
 enum {
-    SLUICE_CMD_PROFILE = 1u << 0, /* the queue profiles: DONE carries the times */
-    SLUICE_CMD_SILENT = 1u << 1,  /* send no DONE (the sending half of a transfer) */
-    SLUICE_CMD_TRANSFER = 1u << 2 /* a coherence move: waits for every earlier use of its buffer */
+    SLUICE_CMD_PROFILE = 1u << 0,  /* the queue profiles: DONE carries the times */
+    SLUICE_CMD_SILENT = 1u << 1,   /* send no DONE (the sending half of a transfer) */
+    SLUICE_CMD_TRANSFER = 1u << 2, /* a coherence move: waits for every earlier use of its buffer */
+    SLUICE_CMD_BCAST = 1u << 3     /* CMD_WRITE: the data comes by MPI_Ibcast from rank 0 over the
+                                      communicator of the ranks in a5 (a mask), not from a4 */
 };
 struct sluice_remote_cmd {
     uint64_t id;
@@ -193,6 +198,12 @@ size_t sluice_remote_piece(size_t len, size_t i, size_t *k);
 int sluice_remote_data_isend(MPI_Comm comm, int dst, uint64_t id, const void *data, size_t len,
                              MPI_Request *reqs);
 int sluice_remote_data_irecv(MPI_Comm comm, int src, uint64_t id, void *data, size_t len, MPI_Request *reqs);
+/* The same pieces as one MPI_Ibcast each from `root` of comm (the root sends, the others receive). */
+int sluice_remote_data_ibcast(MPI_Comm comm, int root, void *data, size_t len, MPI_Request *reqs);
+/* The communicator of the ranks in `mask` (bit r: rank r of sluice's communicator), created once
+ * with MPI_Comm_create_group by each of them and cached (remote_group.c). Rank 0 first sends
+ * GROUP to the others, which create it from their serving loop at once. MPI_COMM_NULL on failure. */
+MPI_Comm sluice_remote_group_comm(uint64_t mask);
 /* The sleep of a wait that has found nothing for waited_ns: an eighth of it, between 1 us and
  * max_ns, so that an answer is found at most about 1/8 late. */
 uint64_t sluice_remote_idle_ns(uint64_t waited_ns, uint64_t max_ns);

@@ -505,6 +505,7 @@ int sluice_remote_is_call(uint32_t op)
     case SLUICE_REMOTE_CMD_MARKER:
     case SLUICE_REMOTE_NOTIFY:
     case SLUICE_REMOTE_PING:
+    case SLUICE_REMOTE_GROUP:
     case SLUICE_REMOTE_END:
         return 0;
     default:

@@ -136,3 +136,15 @@ int sluice_remote_data_irecv(MPI_Comm comm, int src, uint64_t id, void *data, si
     }
     return MPI_SUCCESS;
 }
+
+int sluice_remote_data_ibcast(MPI_Comm comm, int root, void *data, size_t len, MPI_Request *reqs)
+{
+    size_t n = sluice_remote_pieces(len);
+    for (size_t i = 0; i < n; i++) {
+        size_t k, off = sluice_remote_piece(len, i, &k);
+        int rc = MPI_Ibcast((char *)data + off, (int)k, MPI_BYTE, root, comm, &reqs[i]);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}

@@ -11,7 +11,8 @@ extern "C" {
 #include "dist/dag_dcr.h"
 }
 
-namespace {
+namespace
+{
 
 struct Dag {
     sluice_dag *d = sluice_dag_create();
@@ -39,11 +40,13 @@ struct Dag {
         EXPECT_EQ(sluice_dag_add(d, &c, 0, nullptr), 0);
         return next++;
     }
-    uint64_t read(int rank, uint64_t buffer, uint64_t offset, uint64_t host, uint64_t size, std::vector<uint64_t> w = {})
+    uint64_t read(int rank, uint64_t buffer, uint64_t offset, uint64_t host, uint64_t size,
+                  std::vector<uint64_t> w = {})
     {
         return xfer(true, rank, buffer, offset, host, size, w);
     }
-    uint64_t write(int rank, uint64_t buffer, uint64_t offset, uint64_t host, uint64_t size, std::vector<uint64_t> w = {})
+    uint64_t write(int rank, uint64_t buffer, uint64_t offset, uint64_t host, uint64_t size,
+                   std::vector<uint64_t> w = {})
     {
         return xfer(false, rank, buffer, offset, host, size, w);
     }
@@ -62,7 +65,7 @@ struct Dag {
     }
 };
 
-}  // namespace
+} // namespace
 
 TEST(DagDcr, SameHostRangeToSeveralDevicesIsABroadcastFromTheHost)
 {
@@ -95,11 +98,10 @@ TEST(DagDcr, HaloExchangeThroughTheHostBecomesRankToRank)
     g.write(2, 12, 0, 0x10000 + 900, 100, {r});
     g.write(3, 13, 900, 0x10000, 100, {r});
     sluice_dcr_plan p{};
-    EXPECT_EQ(g.plan(&p),
-              "p2p root 1 host 0x10384+100: 1:#1[0+100] -> 2:#2\n"
-              "p2p root 1 host 0x10000+100: 1:#1[0+100] -> 3:#3\n");
+    EXPECT_EQ(g.plan(&p), "p2p root 1 host 0x10384+100: 1:#1[0+100] -> 2:#2\n"
+                          "p2p root 1 host 0x10000+100: 1:#1[0+100] -> 3:#3\n");
     ASSERT_EQ(p.nops, 2u);
-    EXPECT_EQ(p.ops[0].sources[0].offset, 900u);  // from rank 1's buffer at offset 900
+    EXPECT_EQ(p.ops[0].sources[0].offset, 900u); // from rank 1's buffer at offset 900
     EXPECT_EQ(p.ops[1].sources[0].offset, 0u);
     EXPECT_EQ(p.ops[1].receivers[0].offset, 900u);
     sluice_dcr_plan_free(&p);
@@ -126,7 +128,8 @@ TEST(DagDcr, DisjointReadsThenWholeWritesAreAnAllgather)
     for (int r = 0; r < 3; r++)
         g.write(r + 1, 20 + r, 0, 0x8000, 900, reads);
     sluice_dcr_plan p{};
-    EXPECT_EQ(g.plan(&p), "allgather host 0x8000+900: 1:#1[0+300] 2:#2[300+300] 3:#3[600+300] -> 1:#4 2:#5 3:#6\n");
+    EXPECT_EQ(g.plan(&p),
+              "allgather host 0x8000+900: 1:#1[0+300] 2:#2[300+300] 3:#3[600+300] -> 1:#4 2:#5 3:#6\n");
     ASSERT_EQ(p.nops, 1u);
     EXPECT_EQ(p.ops[0].root, -1);
     EXPECT_EQ(p.ops[0].nsources, 3u);
@@ -137,18 +140,18 @@ TEST(DagDcr, DisjointReadsThenWholeWritesAreAnAllgather)
 TEST(DagDcr, GapsComeFromTheHostAndNewerReadsWin)
 {
     Dag g;
-    uint64_t a = g.read(1, 11, 0, 0x100, 100);       // host[0, 100)
-    uint64_t b = g.read(2, 12, 0, 0x100 + 50, 100);  // host[50, 150): newer, overwrites [50, 100)
-    g.write(3, 13, 0, 0x100, 300, {a, b});           // [150, 300) was never read: the host's
+    uint64_t a = g.read(1, 11, 0, 0x100, 100);      // host[0, 100)
+    uint64_t b = g.read(2, 12, 0, 0x100 + 50, 100); // host[50, 150): newer, overwrites [50, 100)
+    g.write(3, 13, 0, 0x100, 300, {a, b});          // [150, 300) was never read: the host's
     EXPECT_EQ(g.plan(), "gather host 0x100+300: 1:#1[0+50] 2:#2[50+100] host[150+150] -> 3:#3\n");
 }
 
 TEST(DagDcr, AReadIntoTheRangeSplitsTheGroup)
 {
     Dag g;
-    g.write(1, 11, 0, 0x500, 64);            // host data to rank 1
-    uint64_t r = g.read(2, 12, 0, 0x500, 64);  // then rank 2's data lands in the same host bytes
-    g.write(3, 13, 0, 0x500, 64, {r});       // so rank 3 gets rank 2's data, not the host's
+    g.write(1, 11, 0, 0x500, 64);             // host data to rank 1
+    uint64_t r = g.read(2, 12, 0, 0x500, 64); // then rank 2's data lands in the same host bytes
+    g.write(3, 13, 0, 0x500, 64, {r});        // so rank 3 gets rank 2's data, not the host's
     g.write(4, 14, 0, 0x500, 64, {r});
     EXPECT_EQ(g.plan(), "bcast root 2 host 0x500+64: 2:#2[0+64] -> 3:#3 4:#4\n");
 }
@@ -156,10 +159,10 @@ TEST(DagDcr, AReadIntoTheRangeSplitsTheGroup)
 TEST(DagDcr, NothingToReplace)
 {
     Dag g;
-    g.write(1, 11, 0, 0x100, 64);   // a single host write
-    g.write(2, 12, 0, 0x200, 64);   // another range
-    g.write(3, 13, 0, 0x100, 32);   // overlapping but not the same range
-    g.read(1, 11, 0, 0x900, 64);    // a read nobody writes on
+    g.write(1, 11, 0, 0x100, 64); // a single host write
+    g.write(2, 12, 0, 0x200, 64); // another range
+    g.write(3, 13, 0, 0x100, 32); // overlapping but not the same range
+    g.read(1, 11, 0, 0x900, 64);  // a read nobody writes on
     EXPECT_EQ(g.plan(), "");
 }
 
@@ -169,7 +172,7 @@ TEST(DagDcr, OnlyPendingCommandsAreConsidered)
     uint64_t w1 = g.write(1, 11, 0, 0x100, 64);
     g.write(2, 12, 0, 0x100, 64);
     g.write(3, 13, 0, 0x100, 64);
-    ASSERT_EQ(sluice_dag_dispatch(g.d, w1, 1), 0);  // already on its way: not part of the collective
+    ASSERT_EQ(sluice_dag_dispatch(g.d, w1, 1), 0); // already on its way: not part of the collective
     EXPECT_EQ(g.plan(), "bcast root 0 host 0x100+64: host[0+64] -> 2:#2 3:#3\n");
     const uint64_t *r;
     size_t n;
@@ -177,4 +180,126 @@ TEST(DagDcr, OnlyPendingCommandsAreConsidered)
     ASSERT_EQ(sluice_dag_dispatch(g.d, 2, 3), 0);
     EXPECT_EQ(g.plan(), "");
     EXPECT_STREQ(sluice_dcr_kind_name(SLUICE_DCR_ALLGATHER), "allgather");
+}
+
+// --- the window of rank 0's scheduler (sluice_dcr_window) -------------------------------------
+
+namespace
+{
+
+struct Win {
+    std::vector<sluice_dcr_item> v;
+    void write(int rank, uint64_t host, uint64_t size, uint64_t content)
+    {
+        v.push_back({SLUICE_DCR_ITEM_WRITE, rank, -1, host, size, content});
+    }
+    void read(int rank, uint64_t host, uint64_t size)
+    {
+        v.push_back({SLUICE_DCR_ITEM_READ, rank, -1, host, size, 0});
+    }
+    void peer(int a, int b) { v.push_back({SLUICE_DCR_ITEM_PEER, a, b, 0, 0, 0}); }
+    void other(int rank) { v.push_back({SLUICE_DCR_ITEM_OTHER, rank, -1, 0, 0, 0}); }
+    void fence() { v.push_back({SLUICE_DCR_ITEM_FENCE, 0, -1, 0, 0, 0}); }
+    std::vector<uint32_t> groups(uint32_t *n = nullptr)
+    {
+        std::vector<uint32_t> g(v.size() + 1, 99);
+        uint32_t k = sluice_dcr_window(v.data(), v.size(), g.data());
+        if (n)
+            *n = k;
+        g.pop_back();
+        return g;
+    }
+};
+
+} // namespace
+
+TEST(DcrWindow, SameBytesToThreeRanksIsOneBroadcast)
+{
+    Win w;
+    w.write(1, 0x1000, 4096, 7);
+    w.other(1); // kernels in between do not matter
+    w.write(2, 0x1000, 4096, 7);
+    w.write(3, 0x9000, 4096, 7); // another pointer, same bytes (the runtime compared them)
+    uint32_t n = 0;
+    EXPECT_EQ(w.groups(&n), (std::vector<uint32_t>{1, 0, 1, 1}));
+    EXPECT_EQ(n, 1u);
+}
+
+TEST(DcrWindow, HostBytesChangedBetweenWritesAreNotABroadcast)
+{
+    Win w;
+    w.write(1, 0x1000, 4096, 1);
+    w.write(2, 0x1000, 4096, 2); // a blocking write, then the program changed the memory
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0}));
+}
+
+TEST(DcrWindow, DifferentSizesAreNotABroadcast)
+{
+    Win w;
+    w.write(1, 0x1000, 4096, 1);
+    w.write(2, 0x1000, 2048, 1);
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0}));
+}
+
+TEST(DcrWindow, RankZeroAndOneRankTwiceStayPlain)
+{
+    Win w;
+    w.write(0, 0x1000, 64, 1); // rank 0's own device: an in-process write
+    w.write(1, 0x1000, 64, 1);
+    w.write(1, 0x1000, 64, 1); // a second buffer on rank 1: not in the same broadcast (alone: plain)
+    w.write(2, 0x1000, 64, 1);
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 1, 0, 1}));
+}
+
+TEST(DcrWindow, AnEventWaitedOnInBetweenEndsTheGroup)
+{
+    Win w;
+    w.write(1, 0x1000, 64, 1);
+    w.fence(); // clWaitForEvents: the first write had to go
+    w.write(2, 0x1000, 64, 1);
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0, 0}));
+}
+
+TEST(DcrWindow, AReadIntoTheHostRangeEndsTheGroupAndItsWritesAreNotCandidates)
+{
+    Win w;
+    w.write(1, 0x1000, 64, 1);
+    w.read(3, 0x1010, 16); // a device's bytes land in the range: later writes carry them
+    w.write(2, 0x1000, 64, 1);
+    w.write(4, 0x1000, 64, 1);
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0, 0, 0}));
+}
+
+TEST(DcrWindow, OverlappingButNotEqualRangesAreNotABroadcast)
+{
+    Win w;
+    w.write(1, 0x1000, 64, 1);
+    w.write(2, 0x1020, 64, 2); // overlapping slice: other bytes
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0}));
+}
+
+TEST(DcrWindow, ARankToRankTransferOnAMemberForbidsTheReordering)
+{
+    // Rank 2's transfer to rank 1 would come after rank 1's part of the broadcast and before
+    // rank 2's: a broadcast that needs rank 2 could wait for a transfer waiting for it.
+    Win w;
+    w.write(1, 0x1000, 64, 1);
+    w.peer(2, 1);
+    w.write(2, 0x1000, 64, 1);
+    w.write(3, 0x1000, 64, 1);
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0, 1, 1}));
+}
+
+TEST(DcrWindow, EveryRankMeetsItsBroadcastsInOneOrder)
+{
+    Win w;
+    w.write(1, 0x1000, 64, 1); // A
+    w.write(1, 0x2000, 64, 2); // B
+    w.write(2, 0x2000, 64, 2); // B
+    w.write(2, 0x1000, 64, 1); // A after B on rank 2 but B after A on rank 1: not in A (alone: plain)
+    w.write(3, 0x1000, 64, 1); // A
+    uint32_t n = 0;
+    auto g = w.groups(&n);
+    EXPECT_EQ(g, (std::vector<uint32_t>{1, 2, 2, 0, 1}));
+    EXPECT_EQ(n, 2u);
 }

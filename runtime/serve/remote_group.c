@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* Communicators of collective replacement (docs/DAG.md): one per set of ranks, created once by
+ * MPI_Comm_create_group (collective over the set only, not the whole job) and kept until exit.
+ * Rank 0 names a set by its rank mask and sends GROUP to the other members before it calls
+ * MPI_Comm_create_group itself; serving ranks answer GROUP from their loop at once (never
+ * behind commands), so every member reaches the call. */
+#include <pthread.h>
+
+#include "serve/remote_proto.h"
+
+#define GROUPS 64
+
+static struct {
+    uint64_t mask;
+    MPI_Comm comm;
+} groups[GROUPS];
+static int ngroups;
+static pthread_mutex_t group_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static MPI_Comm lookup(uint64_t mask)
+{
+    for (int i = 0; i < ngroups; i++)
+        if (groups[i].mask == mask)
+            return groups[i].comm;
+    return MPI_COMM_NULL;
+}
+
+MPI_Comm sluice_remote_group_comm(uint64_t mask)
+{
+    pthread_mutex_lock(&group_lock);
+    MPI_Comm c = lookup(mask);
+    if (c == MPI_COMM_NULL && ngroups < GROUPS) {
+        MPI_Comm world = sluice_comm();
+        int me = 0, ranks[64], n = 0;
+        MPI_Comm_rank(world, &me);
+        for (int r = 0; r < 64; r++)
+            if (mask & (1ull << r))
+                ranks[n++] = r;
+        if (me == 0) { /* the others create it when GROUP arrives */
+            struct sluice_remote_req req = {.op = SLUICE_REMOTE_GROUP, .a = {mask}};
+            for (int i = 0; i < n; i++)
+                if (ranks[i] != 0)
+                    MPI_Send(&req, sizeof req, MPI_BYTE, ranks[i], SLUICE_REMOTE_TAG_REQ, world);
+        }
+        MPI_Group all, sub;
+        MPI_Comm_group(world, &all);
+        MPI_Group_incl(all, n, ranks, &sub);
+        if (MPI_Comm_create_group(world, sub, SLUICE_REMOTE_TAG_GROUP, &c) != MPI_SUCCESS)
+            c = MPI_COMM_NULL;
+        MPI_Group_free(&sub);
+        MPI_Group_free(&all);
+        if (c != MPI_COMM_NULL) {
+            groups[ngroups].mask = mask;
+            groups[ngroups++].comm = c;
+        }
+    }
+    pthread_mutex_unlock(&group_lock);
+    return c;
+}

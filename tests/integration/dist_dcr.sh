@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: MIT
+# Collective replacement and copy removal in distributed OpenCL (issue 14, docs/DAG.md section 2),
+# on issue 6's unchanged sample programs with odd sizes:
+#   - cl_broadcast (one input written to every device), cl_nbody (every block written to every
+#     device each step), cl_stencil2d (halo rows read from one band and written to its
+#     neighbours) print the hash of a single process with one local device, on 1 to 4 ranks,
+#     with SLUICE_DCR and SLUICE_DHDCR on (the default) and off;
+#   - from the traces on 4 ranks: with DCR on, rank 0 roots one MPI broadcast of the input and
+#     sends it to nobody one by one (about one copy instead of three), each serving rank receives
+#     it from rank 0 once, and the CL_DCR records name the three writes replaced; with it off,
+#     rank 0 sends three copies. In the stencil with DHDCR on, every halo write after the first
+#     step moves rank to rank (CL_DCR p2p, MPI_RECV from a serving rank) and rank 0 sends no halo
+#     rows after the first step; with it off it sends every one.
+export POCL_MAX_PTHREAD_COUNT=1
+
+n_bcast=40009 # floats: 160036 bytes
+bodies=1001
+steps=5
+
+run() { # run LABEL RANKS OUT TRACE ENV... -- PROGRAM ARGS...
+  local label=$1 n=$2 out=$3 trace=$4
+  shift 4
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  set +e
+  POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n "$n" env SLUICE_OPENCL=distributed ${trace:+SLUICE_TRACE_DIR="$trace"} \
+    "${envs[@]}" LD_PRELOAD="$SLUICE_LIB" "$@" >"$out" 2>"$out.err"
+  local rc=$?
+  set -e
+  [ "$rc" == 0 ] || fail "$label: exit code $rc: $(head -5 "$out.err")"
+  [ ! -s "$out.err" ] || fail "$label: printed on stderr: $(head -5 "$out.err")"
+}
+
+same_hash() { # same_hash LABEL REF OUT
+  expect_eq "$1" "$(grep '^hash: ' "$2")" "$(grep '^hash: ' "$3")"
+}
+
+for app in "cl_broadcast $n_bcast 7" "cl_nbody $bodies $steps" "cl_stencil2d 67 45 9"; do
+  read -r prog a1 a2 a3 <<<"$app"
+  args=("$a1" "$a2" ${a3:+"$a3"})
+  POCL_DEVICES=pthread "$SLUICE_APPS_DIR/$prog" "${args[@]}" >"$prog.ref" 2>&1
+  for n in 1 2 3 4; do
+    for mode in on off; do
+      trace=""
+      [ "$n" == 4 ] && trace="$PWD/tr_${prog}_$mode"
+      run "$prog on $n ranks, $mode" "$n" "$prog.$n.$mode" "$trace" SLUICE_DCR=$mode SLUICE_DHDCR=$mode -- \
+        "$SLUICE_APPS_DIR/$prog" "${args[@]}"
+      same_hash "$prog on $n ranks, DCR and DHDCR $mode: the hash of one local device" "$prog.ref" "$prog.$n.$mode"
+    done
+  done
+done
+
+# Bytes of program data rank 0 handed to MPI itself (sent, or broadcast), and of a given size.
+rank0_sent() { # rank0_sent DUMP BYTES
+  grep -E '^rank 0 .*CL_DIST_DATA peer rank=[0-9]+, bytes='"$2"', direction: .*=(0|2)$' "$1" | wc -l
+}
+
+bytes=$((n_bcast * 4))
+"$SLUICE_BIN_DIR/sluice-trace" dump tr_cl_broadcast_on >b_on.txt
+"$SLUICE_BIN_DIR/sluice-trace" dump tr_cl_broadcast_off >b_off.txt
+expect_eq "DCR on: rank 0 roots one broadcast of the input to 3 ranks" 1 \
+  "$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=3, bytes='$bytes', direction: .*=2$' b_on.txt)"
+expect_eq "DCR on: rank 0 sends the input to nobody one by one (one copy in all)" 1 "$(rank0_sent b_on.txt $bytes)"
+expect_eq "DCR on: the three writes replaced are named" 3 "$(grep -cE '^rank 0 .*CL_DCR operation="bcast", command id=[0-9]+, source rank=0' b_on.txt)"
+for r in 1 2 3; do
+  expect_eq "DCR on: rank $r receives the input from rank 0 once" 1 \
+    "$(grep -cE "^rank $r .*MPI_RECV peer rank=0, bytes=$bytes," b_on.txt)"
+done
+expect_eq "DCR off: rank 0 sends three copies" 3 "$(rank0_sent b_off.txt $bytes)"
+expect_eq "DCR off: no rewrite" 0 "$(grep -c 'CL_DCR' b_off.txt || true)"
+
+# n-body: every step's positions (bodies x 16 bytes) go to the three serving ranks' devices.
+pos=$((bodies * 16))
+"$SLUICE_BIN_DIR/sluice-trace" dump tr_cl_nbody_on >n_on.txt
+"$SLUICE_BIN_DIR/sluice-trace" dump tr_cl_nbody_off >n_off.txt
+expect_eq "n-body DCR on: one broadcast per step" "$steps" \
+  "$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=3, bytes='$pos', direction: .*=2$' n_on.txt)"
+expect_eq "n-body DCR on: rank 0 sends one copy per step" "$steps" "$(rank0_sent n_on.txt $pos)"
+expect_eq "n-body DCR off: rank 0 sends three copies per step" $((3 * steps)) "$(rank0_sent n_off.txt $pos)"
+
+# Stencil: 45 columns of floats per halo row; 4 bands, so 6 halo writes per exchange, 8
+# exchanges (every step but the last). Rank 0's own band (device 0) takes part: the 2 halo rows
+# it reads from rank 1 and the one it gives rank 1 go through rank 0 either way.
+row=$((45 * 4))
+"$SLUICE_BIN_DIR/sluice-trace" dump tr_cl_stencil2d_on >s_on.txt
+"$SLUICE_BIN_DIR/sluice-trace" dump tr_cl_stencil2d_off >s_off.txt
+p2p=$(grep -cE '^rank 0 .*CL_DCR operation="p2p"' s_on.txt || true)
+expect_eq "stencil DHDCR on: the halo writes between serving ranks move rank to rank" $((4 * 8)) "$p2p"
+expect_eq "stencil DHDCR on: serving ranks receive halos from serving ranks" $((4 * 8)) \
+  "$(grep -cE "^rank [123] .*MPI_RECV peer rank=[123], bytes=$row," s_on.txt)"
+sent_on=$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=[123], bytes='$row', direction: .*=0$' s_on.txt)
+sent_off=$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=[123], bytes='$row', direction: .*=0$' s_off.txt)
+expect_eq "stencil DHDCR off: rank 0 sends every halo row to serving ranks" $((5 * 8)) "$sent_off"
+expect_eq "stencil DHDCR on: rank 0 sends only rank 1 the row from its own band" $((1 * 8)) "$sent_on"
