@@ -538,8 +538,10 @@ struct held {
     const void *send;
     void *recv;
     size_t len;
-    int bcast_candidate; /* a host write to a serving rank, plain (not rect) */
-    int staged;          /* send is a copy rank 0 made (a blocking write) */
+    int bcast_candidate;       /* a host write to a serving rank, plain (not rect) */
+    int staged;                /* send is a copy rank 0 made (a blocking write) */
+    struct dist_event **rdeps; /* its wait list's events of other ranks and user events (retained) */
+    uint32_t nrdeps;
     int push, push_rank; /* the sending half of a transfer between two ranks */
     uint64_t push_a[5], push_ctx;
     struct sluice_remote_access push_access;
@@ -624,6 +626,17 @@ static void transmit(struct held *h)
             data_trace(h->rank, h->len, h->send != NULL ? 0 : 1);
         }
     }
+    /* Its other-rank dependencies: NOTIFY now those that completed while it was held (after the
+     * command, so that the rank knows it waits for them), the others when they complete. */
+    for (uint32_t i = 0; i < h->nrdeps; i++) {
+        struct dist_event *w = h->rdeps[i];
+        if (w->status <= CL_COMPLETE)
+            notify(h->rank, w->id, w->status);
+        else
+            w->subs |= 1ull << h->rank;
+        unref_locked(w);
+    }
+    free(h->rdeps);
     if (r != CL_SUCCESS) {
         e->done_msg = 1;
         complete(e, r);
@@ -802,10 +815,12 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
                  c->naccess * sizeof(struct sluice_remote_access) + c->nbytes;
     unsigned char *p = malloc(cap);
     uint64_t *ids = malloc((c->nwait + 1) * sizeof *ids);
-    if (e == NULL || p == NULL || ids == NULL) {
+    struct dist_event **rdeps = malloc((c->nwait + 1) * sizeof *rdeps);
+    if (e == NULL || p == NULL || ids == NULL || rdeps == NULL) {
         free(e);
         free(p);
         free(ids);
+        free(rdeps);
         return CL_OUT_OF_HOST_MEMORY;
     }
     e->refs = 0; /* one in flight and the caller's, below */
@@ -842,8 +857,11 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
         } else {
             memcpy(rem, &w->id, 8);
             rem += 8;
+            if (rdeps != NULL) { /* NOTIFYd once the command has gone (transmit) */
+                __atomic_add_fetch(&w->refs, 1, __ATOMIC_ACQ_REL);
+                rdeps[nremote] = w;
+            }
             nremote++;
-            w->subs |= 1ull << c->rank;
         }
     }
     at = rem;
@@ -901,14 +919,22 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
         e->done_msg = 1;
         complete(e, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
         free(p);
+        for (uint32_t i = 0; i < nremote; i++)
+            unref_locked(rdeps[i]);
+        free(rdeps);
     } else {
         struct held *h = calloc(1, sizeof *h);
         if (h == NULL) {
             free(p);
+            for (uint32_t i = 0; i < nremote; i++)
+                unref_locked(rdeps[i]);
+            free(rdeps);
             e->done_msg = 1;
             complete(e, r = CL_OUT_OF_HOST_MEMORY);
         } else {
             h->e = e;
+            h->rdeps = rdeps;
+            h->nrdeps = nremote;
             memset(&h->req, 0, sizeof h->req);
             h->req.op = (uint32_t)c->op;
             memcpy(h->req.a, c->a, sizeof c->a);
