@@ -50,8 +50,8 @@ export POCL_DEVICES=${POCL_DEVICES:-pthread} POCL_MAX_PTHREAD_COUNT=${POCL_MAX_P
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sluice-dist-dcr.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# rank0_bytes TRACE_DIR [SIZE]: bytes rank 0 handed to MPI (directions 0 sent and 2 broadcast;
-# with SIZE, only messages of that size; direction 1, received, counted by rank0_recv).
+# rank0_bytes TRACE_DIR [SIZE [DIRS]]: bytes rank 0 handed to MPI, CL_DIST_DATA records of the
+# directions in DIRS (default 02: sent and broadcast; 1 is received), of that SIZE if given.
 rank0_bytes() {
   "$trace_tool" dump "$1" | awk -v size="${2:-}" -v dirs="${3:-02}" '
     /^rank 0 / && /CL_DIST_DATA/ {

@@ -53,14 +53,14 @@ done
 
 # Bytes of program data rank 0 handed to MPI itself (sent, or broadcast), and of a given size.
 rank0_sent() { # rank0_sent DUMP BYTES
-  grep -E '^rank 0 .*CL_DIST_DATA peer rank=[0-9]+, bytes='"$2"', direction: .*=(0|2)$' "$1" | wc -l
+  grep -E '^rank 0 .*CL_DIST_DATA peer rank=[0-9]+, bytes='"$2"', direction=(0|2)$' "$1" | wc -l
 }
 
 bytes=$((n_bcast * 4))
 "$SLUICE_BIN_DIR/sluice-trace" dump tr_cl_broadcast_on >b_on.txt
 "$SLUICE_BIN_DIR/sluice-trace" dump tr_cl_broadcast_off >b_off.txt
 expect_eq "DCR on: rank 0 roots one broadcast of the input to 3 ranks" 1 \
-  "$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=3, bytes='$bytes', direction: .*=2$' b_on.txt)"
+  "$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=3, bytes='$bytes', direction=2$' b_on.txt)"
 expect_eq "DCR on: rank 0 sends the input to nobody one by one (one copy in all)" 1 "$(rank0_sent b_on.txt $bytes)"
 expect_eq "DCR on: the three writes replaced are named" 3 "$(grep -cE '^rank 0 .*CL_DCR operation="bcast", command id=[0-9]+, source rank=0' b_on.txt)"
 for r in 1 2 3; do
@@ -75,7 +75,7 @@ pos=$((bodies * 16))
 "$SLUICE_BIN_DIR/sluice-trace" dump tr_cl_nbody_on >n_on.txt
 "$SLUICE_BIN_DIR/sluice-trace" dump tr_cl_nbody_off >n_off.txt
 expect_eq "n-body DCR on: one broadcast per step" "$steps" \
-  "$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=3, bytes='$pos', direction: .*=2$' n_on.txt)"
+  "$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=3, bytes='$pos', direction=2$' n_on.txt)"
 expect_eq "n-body DCR on: rank 0 sends one copy per step" "$steps" "$(rank0_sent n_on.txt $pos)"
 expect_eq "n-body DCR off: rank 0 sends three copies per step" $((3 * steps)) "$(rank0_sent n_off.txt $pos)"
 
@@ -89,7 +89,7 @@ p2p=$(grep -cE '^rank 0 .*CL_DCR operation="p2p"' s_on.txt || true)
 expect_eq "stencil DHDCR on: the halo writes between serving ranks move rank to rank" $((4 * 8)) "$p2p"
 expect_eq "stencil DHDCR on: serving ranks receive halos from serving ranks" $((4 * 8)) \
   "$(grep -cE "^rank [123] .*MPI_RECV peer rank=[123], bytes=$row," s_on.txt)"
-sent_on=$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=[123], bytes='$row', direction: .*=0$' s_on.txt)
-sent_off=$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=[123], bytes='$row', direction: .*=0$' s_off.txt)
+sent_on=$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=[123], bytes='$row', direction=0$' s_on.txt)
+sent_off=$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=[123], bytes='$row', direction=0$' s_off.txt)
 expect_eq "stencil DHDCR off: rank 0 sends every halo row to serving ranks" $((5 * 8)) "$sent_off"
 expect_eq "stencil DHDCR on: rank 0 sends only rank 1 the row from its own band" $((1 * 8)) "$sent_on"
