@@ -142,7 +142,7 @@ SYNC_WRAPPER(fdatasync)
     SLUICE_EXPORT void name(int status)                                                                      \
     {                                                                                                        \
         if (sluice_capture_enabled)                                                                          \
-            sluice_capture_before_exit();                                                                    \
+            status = sluice_capture_before_exit(status);                                                     \
         dist_fault_before_exit(status);                                                                      \
         SLUICE_REAL(name)(status);                                                                           \
         for (;;)                                                                                             \

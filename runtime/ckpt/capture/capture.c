@@ -373,16 +373,19 @@ static void run_own_destructors(void)
     dl_iterate_phdr(fini_visit, self.dli_fbase);
 }
 
-void sluice_capture_before_exit(void)
+int sluice_capture_before_exit(int status)
 {
     if (!sluice_capture_enabled || sluice_capture_guard != 0 || getpid() != capture_pid)
-        return;
+        return status;
     /* The rank's own process takes part in the exit flush even if it wrote nothing, as exit()
      * would make it (a dash script that writes on other ranks only ends with _exit). */
     if (!atomic_load(&capture_dirty) && !sluice_commit_launcher_child())
-        return;
+        return status;
     sluice_capture_close_all();
     /* Run libsluice's own destructors, exactly as exit() would have run them (commit flush,
      * MPI finalization of what sluice initialized, trace dump), and none of the program's. */
     run_own_destructors();
+    /* A failed commit (its line printed by the flush) makes the status non-zero, as exit()
+     * does through commit_exit.c's on_exit handler, which _exit skips. */
+    return status == 0 && sluice_commit_exit_failed() ? 1 : status;
 }

@@ -123,8 +123,9 @@ void sluice_capture_close_all(void);
  * redirections staged members): report what is open and commit what this process staged,
  * since neither destructors nor atexit handlers will run. Does nothing in a vfork child
  * (it shares the parent's memory and must only exec or _exit), in a process that never
- * staged anything, or from inside sluice. */
-void sluice_capture_before_exit(void);
+ * staged anything, or from inside sluice.
+ * Returns the status to exit with: `status`, or 1 instead of 0 when the commit failed. */
+int sluice_capture_before_exit(int status);
 
 #ifdef __cplusplus
 }

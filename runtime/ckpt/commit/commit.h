@@ -56,6 +56,8 @@ int sluice_commit_member_unlinked(const char *path);
  * MPI_Finalize (finalize hook) or process exit. Returns 0 or -errno; on failure the staged
  * data is kept for `sluice-ckpt recover`. */
 int sluice_commit_flush_all(void);
+/* 1 once the exit flush failed (its line printed): the exit status must not be 0. */
+int sluice_commit_exit_failed(void);
 
 /* 1 if this process was started by the launcher itself (hydra: its parent is the proxy at the
  * other end of the inherited PMI socket), 0 for its descendants or when it cannot tell. Such a

@@ -339,6 +339,11 @@ static void exit_status_on_failure(int status, void *arg)
         SLUICE_REAL(_exit)(status ? status : 1);
 }
 
+int sluice_commit_exit_failed(void)
+{
+    return commit_failed;
+}
+
 static void on_finalize(void)
 {
     __atomic_store_n(&finalizing, 1, __ATOMIC_RELAXED);

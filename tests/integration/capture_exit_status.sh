@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: MIT
+# A process that leaves through _exit (dash ends every shell that way) after its commit failed
+# exits non-zero with the failure line, as exit() would: the checkpoint folder is a 2 MiB
+# tmpfs and the member 3 MB (the stage folder is elsewhere, so staging succeeds and the
+# commit fails).
+export SLUICE_STAGE_DIR="$SLUICE_TEST_STAGE"
+mkdir -p full
+mount -t tmpfs -o size=2M tmpfs full || fail "cannot mount a tmpfs (needs root)"
+trap 'umount "$SLUICE_TEST_SCRATCH/full" 2>/dev/null' EXIT
+export SLUICE_CAPTURE="$PWD/full/ckpt.%r"
+rc=0
+timeout 60 env LD_PRELOAD="$SLUICE_LIB" dash -c 'head -c 3000000 /dev/zero > full/ckpt.0' 2>err.txt || rc=$?
+expect_contains "the failure is printed" "No space left on device" "$(cat err.txt)"
+[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "dash exited $rc after a failed commit: $(cat err.txt)"
+echo "ok: dash exited $rc after the failed commit"
+rc=0
+timeout 60 env LD_PRELOAD="$SLUICE_LIB" dash -c 'printf small > full/ckpt.1' 2>err.txt || rc=$?
+expect_eq "a commit that fits still exits 0" 0 "$rc"
