@@ -3,6 +3,8 @@
  * that it never re-enters sluice's own write() wrapper. */
 #include "common/log.h"
 
+#include "common/init_order.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -23,12 +25,27 @@ static const char *rank_from_launcher(void)
     return NULL;
 }
 
+/* A copy of fd 2 taken at start where checkpoints are captured: programs such as head and dd
+ * close stderr before the exit commit runs, whose failure line must still reach the user.
+ * CLOEXEC and high, so that exec'd programs and the program's own numbering never see it. */
+static int kept_stderr = -1;
+
+__attribute__((constructor(SLUICE_PRIO_CONFIG))) static void log_keep_stderr(void)
+{
+    const char *capture = getenv("SLUICE_CAPTURE");
+    if (capture && *capture)
+        kept_stderr = (int)syscall(SYS_fcntl, 2, F_DUPFD_CLOEXEC, 200);
+}
+
 void sluice_log_raw(const char *msg, unsigned long len)
 {
     int saved = errno;
-    if (syscall(SYS_fcntl, 2, F_GETFD) != -1) {
+    int fd = 2; /* the program's stderr while it has one (it may have redirected it) */
+    if (syscall(SYS_fcntl, 2, F_GETFD) == -1)
+        fd = kept_stderr >= 0 && syscall(SYS_fcntl, kept_stderr, F_GETFD) != -1 ? kept_stderr : -1;
+    if (fd >= 0) {
         while (len > 0) {
-            long n = syscall(SYS_write, 2, msg, len);
+            long n = syscall(SYS_write, fd, msg, len);
             if (n <= 0)
                 break;
             msg += n;
