@@ -58,7 +58,7 @@ rank0_bytes() {
       match($0, /bytes=[0-9]+/); b = substr($0, RSTART + 6, RLENGTH - 6)
       d = substr($0, length($0), 1)
       if ((size == "" || b == size) && index(dirs, d)) s += b }
-    END { printf "%d", s }'
+    END { printf "%.0f", s }'
 }
 
 human() { awk -v b="$1" 'BEGIN { if (b >= 1048576) printf "%.1f MiB", b / 1048576; else printf "%.1f KiB", b / 1024 }'; }
