@@ -57,31 +57,26 @@ static cl_int list_platforms(sluice_cl_pfn_clGetPlatformIDs fn, cl_uint num_entr
     return ret;
 }
 
-SLUICE_EXPORT cl_int CL_API_CALL clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms,
-                                                  cl_uint *num_platforms)
-{
-    sluice_cl_pfn_clGetPlatformIDs fn = (sluice_cl_on(), sluice_cl_raw_api()->clGetPlatformIDs);
-    if (!sluice_cl_on())
-        return fn ? fn(num_entries, platforms, num_platforms) : CL_PLATFORM_NOT_FOUND_KHR;
-    TRACE_BEGIN();
-    cl_int ret = sluice_cl_dist_begin() ? sluice_cl_dist_platform_ids(num_entries, platforms, num_platforms)
-                                        : list_platforms(fn, num_entries, platforms, num_platforms);
-    TRACE_END(clGetPlatformIDs, ret, NULL);
-    return ret;
-}
-
-SLUICE_EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id *platforms,
-                                                        cl_uint *num_platforms)
-{
-    sluice_cl_pfn_clIcdGetPlatformIDsKHR fn = (sluice_cl_on(), sluice_cl_raw_api()->clIcdGetPlatformIDsKHR);
-    if (!sluice_cl_on())
-        return fn ? fn(num_entries, platforms, num_platforms) : CL_PLATFORM_NOT_FOUND_KHR;
-    TRACE_BEGIN();
-    cl_int ret = sluice_cl_dist_begin() ? sluice_cl_dist_platform_ids(num_entries, platforms, num_platforms)
-                                        : list_platforms(fn, num_entries, platforms, num_platforms);
-    TRACE_END(clIcdGetPlatformIDsKHR, ret, NULL);
-    return ret;
-}
+/* clGetPlatformIDs and the ICD loader's clIcdGetPlatformIDsKHR have one signature and one
+ * meaning: one body, instantiated for each name. */
+#define PLATFORM_IDS_ENTRY(NAME)                                                                             \
+    SLUICE_EXPORT cl_int CL_API_CALL NAME(cl_uint num_entries, cl_platform_id *platforms,                    \
+                                          cl_uint *num_platforms)                                            \
+    {                                                                                                        \
+        sluice_cl_pfn_clGetPlatformIDs fn =                                                                  \
+            (sluice_cl_pfn_clGetPlatformIDs)(sluice_cl_on(), sluice_cl_raw_api()->NAME);                     \
+        if (!sluice_cl_on())                                                                                 \
+            return fn ? fn(num_entries, platforms, num_platforms) : CL_PLATFORM_NOT_FOUND_KHR;               \
+        TRACE_BEGIN();                                                                                       \
+        cl_int ret = sluice_cl_dist_begin()                                                                  \
+                         ? sluice_cl_dist_platform_ids(num_entries, platforms, num_platforms)                \
+                         : list_platforms(fn, num_entries, platforms, num_platforms);                        \
+        TRACE_END(NAME, ret, NULL);                                                                          \
+        return ret;                                                                                          \
+    }
+PLATFORM_IDS_ENTRY(clGetPlatformIDs)
+PLATFORM_IDS_ENTRY(clIcdGetPlatformIDsKHR)
+#undef PLATFORM_IDS_ENTRY
 
 /* A root device's handle; its platform comes from the backend when the caller named none. */
 static struct sluice_cl_obj *device_handle(cl_device_id real, struct sluice_cl_obj *platform)
