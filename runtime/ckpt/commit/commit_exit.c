@@ -356,7 +356,6 @@ int commit_engine_enable(const char *capture_spec, const char *cwd)
     char err[512];
     if (sluice_pattern_compile(&patterns, capture_spec, cwd, err, sizeof err) != 0)
         return -EINVAL;
-    commit_fs_install_container_io();
     commit_members_find_adopted();
     pthread_atfork(NULL, NULL, commit_after_fork_child);
     on_exit(exit_status_on_failure, NULL);

@@ -202,7 +202,6 @@ int commit_fs_fdatasync(int fd, const char *path);
 int commit_fs_rename(const char *from, const char *to);
 int commit_fs_unlink(const char *path);
 int commit_fs_fsync_dir(const char *dir);
-void commit_fs_install_container_io(void);
 void commit_trace_meta(const char *op, const char *path);
 void commit_trace_write(uint64_t offset, uint64_t bytes);
 

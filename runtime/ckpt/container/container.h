@@ -252,9 +252,8 @@ typedef int (*sluice_container_visit)(void *ctx, const char *container_path, con
 int sluice_container_scan_dir(const char *dir, sluice_container_visit fn, void *ctx);
 
 /* ---- I/O used by the container code ---------------------------------------------------------
- * Defaults to libc. Inside libsluice.so these calls would otherwise go through sluice's own
- * wrappers; the engine installs the real functions (SLUICE_REAL) once, before any thread
- * starts. Any NULL field keeps the libc default. */
+ * Defaults to libc through SLUICE_REAL (inside libsluice.so the plain names are sluice's own
+ * wrappers). Replaceable so that tests can inject failures; any NULL field keeps the default. */
 struct sluice_container_io {
     int (*open)(const char *path, int flags, ...);
     int (*close)(int fd);

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 /* The defaults reach libc through SLUICE_REAL: inside libsluice.so the plain names are
- * sluice's own wrappers (the engine replaces the table at start anyway, commit_fs.c). */
+ * sluice's own wrappers (a container is never captured, and the wrappers cost and re-enter). */
 static int real_open(const char *path, int flags, ...)
 {
     mode_t mode = 0;
