@@ -22,7 +22,7 @@ rm big/f.[0-3] small/f.0
 
 out=$(on_tty "$ckpt" verify big)
 expect_contains "verify on a tty: bytes of the total" "of 72.0 MiB" "$out"
-expect_contains "verify on a tty: rate" "MiB/s" "$out"
+expect_contains "verify on a tty: rate" "iB/s" "$out"
 expect_contains "verify on a tty: time left" "s left" "$out"
 expect_contains "verify on a tty: the line is erased before the result" $'\r\e[Kbig/f.@r.sluice: ok (4 members' "$out"
 

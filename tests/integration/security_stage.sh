@@ -11,7 +11,11 @@ source "$SOURCE_DIR/tests/integration/security_lib.bash"
 sec_users
 ckpt=$SLUICE_BIN_DIR/sluice-ckpt
 unset SLUICE_STAGE_DIR
-tmp=${TMPDIR:-/tmp}
+# A shared temporary folder like /tmp (sticky, writable by all), whatever TMPDIR the suite runs
+# under (an empty private TMPDIR would keep the attacker out and prove nothing).
+tmp=$PWD/shared-tmp
+mkdir -m 1777 "$tmp"
+export TMPDIR=$tmp
 sec_dir v "$VICTIM"
 head -c 100000 /dev/urandom > ref
 chmod 644 ref
