@@ -158,11 +158,8 @@ int calls_main(int argc, char **argv)
         return 2;
     }
     struct trace_set set;
-    if (trace_set_load(&set, argv + optind, argc - optind, stderr) != 0) {
-        trace_set_free(&set);
+    if (trace_set_open(&set, argv + optind, argc - optind, "calls", stderr) != 0)
         return 1;
-    }
-    trace_set_report_missing(&set, "calls", stderr);
     struct table t = {0};
     uint64_t with = 0, without = 0;
     for (size_t i = 0; i < set.nfiles; i++) {

@@ -168,11 +168,8 @@ int dag_main(int argc, char **argv)
     size_t ol = strlen(out);
     bool svg = ol > 4 && strcmp(out + ol - 4, ".svg") == 0;
     struct trace_set set;
-    if (trace_set_load(&set, argv + optind, argc - optind, stderr) != 0) {
-        trace_set_free(&set);
+    if (trace_set_open(&set, argv + optind, argc - optind, "dag", stderr) != 0)
         return 1;
-    }
-    trace_set_report_missing(&set, "dag", stderr);
     struct node *n = NULL;
     struct edge *e = NULL;
     size_t nn = 0, ne = 0, cn = 0, ce = 0;

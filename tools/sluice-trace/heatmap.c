@@ -158,11 +158,8 @@ int heatmap_main(int argc, char **argv)
     }
     const char *out = argv[optind++];
     struct trace_set set;
-    if (trace_set_load(&set, argv + optind, argc - optind, stderr) != 0) {
-        trace_set_free(&set);
+    if (trace_set_open(&set, argv + optind, argc - optind, "heatmap", stderr) != 0)
         return 1;
-    }
-    trace_set_report_missing(&set, "heatmap", stderr);
     struct timeline tl;
     timeline_init(&tl, &set);
     char tmp[4096];

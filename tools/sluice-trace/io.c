@@ -374,11 +374,8 @@ int io_main(int argc, char **argv)
         return 2;
     }
     struct trace_set set;
-    if (trace_set_load(&set, argv + optind, argc - optind, stderr) != 0) {
-        trace_set_free(&set);
+    if (trace_set_open(&set, argv + optind, argc - optind, "io", stderr) != 0)
         return 1;
-    }
-    trace_set_report_missing(&set, "io", stderr);
     struct timeline tl;
     timeline_init(&tl, &set);
     int64_t end = 0;

@@ -802,11 +802,8 @@ int perfetto_main(int argc, char **argv)
         return 2;
     }
     struct trace_set set;
-    if (trace_set_load(&set, argv + optind, argc - optind, stderr) != 0) {
-        trace_set_free(&set);
+    if (trace_set_open(&set, argv + optind, argc - optind, "perfetto", stderr) != 0)
         return 1;
-    }
-    trace_set_report_missing(&set, "perfetto", stderr);
     int status = export_set(out_path ? out_path : "-", &set, clock, max_events);
     if (set.unreadable || set.incomplete)
         status = 1;

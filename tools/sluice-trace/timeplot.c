@@ -47,11 +47,8 @@ int time_main(int argc, char **argv)
     }
     const char *out = argv[optind++];
     struct trace_set set;
-    if (trace_set_load(&set, argv + optind, argc - optind, stderr) != 0) {
-        trace_set_free(&set);
+    if (trace_set_open(&set, argv + optind, argc - optind, "time", stderr) != 0)
         return 1;
-    }
-    trace_set_report_missing(&set, "time", stderr);
     char tmp[4096];
     FILE *o = !csv ? plot_tmp_csv(tmp, sizeof tmp) : strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
     if (!o) {

@@ -172,3 +172,13 @@ void trace_set_report_missing(const struct trace_set *set, const char *command, 
                 "the output covers the others\n",
                 command, missing, size, missing == 1 ? "" : "s", list, missing > 16 ? ", ..." : "");
 }
+
+int trace_set_open(struct trace_set *set, char *const *paths, int npaths, const char *command, FILE *err)
+{
+    if (trace_set_load(set, paths, npaths, err) != 0) {
+        trace_set_free(set);
+        return -1;
+    }
+    trace_set_report_missing(set, command, err);
+    return 0;
+}

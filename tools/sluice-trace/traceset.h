@@ -34,6 +34,10 @@ void trace_set_free(struct trace_set *set);
  * or never started), for commands whose output would otherwise just lack them. */
 void trace_set_report_missing(const struct trace_set *set, const char *command, FILE *err);
 
+/* What every subcommand does with its trace arguments: load them, or free what was loaded and
+ * return -1 (the error is printed); then name the ranks that have no trace file. */
+int trace_set_open(struct trace_set *set, char *const *paths, int npaths, const char *command, FILE *err);
+
 /* The number `f`'s producer gave the kind called `name`, or -1 if it has none. */
 int trace_kind_number(const struct sluice_trace_file *f, const char *name);
 

@@ -188,11 +188,8 @@ int whatif_main(int argc, char **argv)
         return 2;
     }
     struct trace_set set;
-    if (trace_set_load(&set, argv + optind, argc - optind, stderr) != 0) {
-        trace_set_free(&set);
+    if (trace_set_open(&set, argv + optind, argc - optind, "whatif", stderr) != 0)
         return 1;
-    }
-    trace_set_report_missing(&set, "whatif", stderr);
     struct measured w;
     measure(&set, &w);
     int status = (set.unreadable || set.incomplete) ? 1 : 0;
