@@ -27,6 +27,7 @@
 #include "dist/dist_internal.h"
 #include "mpi/lifecycle.h"
 #include "mpi/roles.h"
+#include "trace/trace.h"
 
 static bool active;
 static int world;
@@ -56,8 +57,10 @@ static void end_servers(void)
     memset(&req, 0, sizeof req);
     req.op = SLUICE_REMOTE_END;
     pthread_mutex_lock(&dist_lock);
-    for (int r = 1; r < world && comm != MPI_COMM_NULL; r++)
+    for (int r = 1; r < world && comm != MPI_COMM_NULL; r++) {
         MPI_Send(&req, sizeof req, MPI_BYTE, r, SLUICE_REMOTE_TAG_REQ, comm);
+        sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)r, sizeof req, SLUICE_REMOTE_TAG_REQ);
+    }
     active = false;
     pthread_mutex_unlock(&dist_lock);
 }

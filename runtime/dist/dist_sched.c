@@ -147,6 +147,7 @@ static void notify(int rank, uint64_t id, cl_int status)
     req.a[0] = id;
     req.a[1] = (uint64_t)(int64_t)status;
     int rc = MPI_Send(&req, sizeof req, MPI_BYTE, rank, SLUICE_REMOTE_TAG_REQ, sluice_comm());
+    sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)rank, sizeof req, SLUICE_REMOTE_TAG_REQ);
     if (rc != MPI_SUCCESS)
         dist_fault_peer(rank, rc, "sending a completion notice");
 }
@@ -400,6 +401,8 @@ static void *sched_main(void *arg)
             }
             int rc = MPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, SLUICE_REMOTE_TAG_DONE, comm,
                               MPI_STATUS_IGNORE);
+            sluice_trace_instant(SLUICE_EV_MSG_RECV, (uint64_t)st.MPI_SOURCE, (uint64_t)count,
+                                 SLUICE_REMOTE_TAG_DONE);
             if (rc != MPI_SUCCESS)
                 dist_fault_peer(st.MPI_SOURCE, rc, "receiving completions");
             pthread_mutex_lock(&sched_lock);
@@ -624,6 +627,8 @@ static void transmit(struct held *h)
             e->nreqs = (int)pieces;
             pend_mpi(e, h->len);
             data_trace(h->rank, h->len, h->send != NULL ? 0 : 1);
+            sluice_trace_instant(h->send != NULL ? SLUICE_EV_MSG_SEND : SLUICE_EV_MSG_RECV, (uint64_t)h->rank,
+                                 h->len, (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
         }
     }
     /* Its other-rank dependencies: NOTIFY now those that completed while it was held (after the
@@ -731,6 +736,8 @@ static void start_bcast(struct held **hv, size_t n, const uint32_t *group, uint3
         h->send = NULL; /* the broadcast brings it */
         if (sluice_trace_active())
             sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, dcr_str, h->e->id, 0);
+        sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)h->rank, lead->len,
+                             (uint64_t)SLUICE_REMOTE_DATA_TAG(h->e->id));
     }
 }
 

@@ -703,8 +703,9 @@ static void post_sends(struct eng_cmd *c)
         return;
     checked(sluice_remote_data_isend(sluice_comm(), c->peer, c->id, from, c->size, c->reqs), c->peer,
             "sending a buffer");
-    if (sluice_trace_active() && (c->flags & SLUICE_CMD_TRANSFER))
-        sluice_trace_record(SLUICE_EV_MPI_SEND, 0, sluice_now_ns(), 0, (uint64_t)c->peer, c->size,
+    if (sluice_trace_active()) /* a move between serving ranks, else a read back to rank 0 */
+        sluice_trace_record((c->flags & SLUICE_CMD_TRANSFER) ? SLUICE_EV_MPI_SEND : SLUICE_EV_MSG_SEND, 0,
+                            sluice_now_ns(), 0, (uint64_t)c->peer, c->size,
                             (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
 }
 
@@ -1268,8 +1269,9 @@ static void send_read_pieces(struct eng_cmd *c, long piece)
                     c->peer, "sending a buffer") != MPI_SUCCESS)
             c->status = CL_OUT_OF_RESOURCES;
         c->sent++;
-        if (sluice_trace_active() && c->sent == c->npieces && (c->flags & SLUICE_CMD_TRANSFER))
-            sluice_trace_record(SLUICE_EV_MPI_SEND, 0, sluice_now_ns(), 0, (uint64_t)c->peer, c->size,
+        if (sluice_trace_active() && c->sent == c->npieces) /* as in post_sends */
+            sluice_trace_record((c->flags & SLUICE_CMD_TRANSFER) ? SLUICE_EV_MPI_SEND : SLUICE_EV_MSG_SEND, 0,
+                                sluice_now_ns(), 0, (uint64_t)c->peer, c->size,
                                 (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
     }
 }
@@ -1421,6 +1423,8 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
         if (sluice_trace_active() && c->op == SLUICE_REMOTE_CMD_WRITE &&
             ((c->flags & (SLUICE_CMD_TRANSFER | SLUICE_CMD_BCAST)) || c->peer != 0))
             trace_inbound(c); /* a move, a broadcast, or a write whose data came from a peer */
+        else if (sluice_trace_active() && c->op == SLUICE_REMOTE_CMD_WRITE && c->reqs != NULL)
+            sluice_trace_instant(SLUICE_EV_MSG_RECV, 0, c->size, (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
         *progress = 1;
         if (c->cbs == 0) {
             unlink_cmd(c);
@@ -1468,6 +1472,7 @@ void sluice_remote_serve(MPI_Comm comm)
                 uint64_t now = sluice_now_ns();
                 checked(MPI_Send(&now, sizeof now, MPI_BYTE, 0, SLUICE_REMOTE_TAG_CLOCK, comm), 0,
                         "answering a ping");
+                sluice_trace_instant(SLUICE_EV_MSG_SEND, 0, sizeof now, SLUICE_REMOTE_TAG_CLOCK);
             } else if (req.op == SLUICE_REMOTE_NOTIFY) {
                 sluice_engine_notify(req.a[0], (int64_t)req.a[1]);
             } else if (req.op == SLUICE_REMOTE_GROUP) {
@@ -1497,6 +1502,8 @@ void sluice_remote_serve(MPI_Comm comm)
             checked(MPI_Send(done, (int)(n * sizeof done[0]), MPI_BYTE, 0, SLUICE_REMOTE_TAG_DONE, comm), 0,
                     "sending completions") != MPI_SUCCESS)
             return;
+        if (n > 0)
+            sluice_trace_instant(SLUICE_EV_MSG_SEND, 0, n * sizeof done[0], SLUICE_REMOTE_TAG_DONE);
         if (ending && sluice_engine_inflight() == 0)
             return;
         uint64_t waited = sluice_now_ns() - last;

@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 #include "serve/remote_proto.h"
+#include "trace/trace.h"
 
 #define GROUPS 64
 
@@ -39,8 +40,11 @@ MPI_Comm sluice_remote_group_comm(uint64_t mask)
         if (me == 0) { /* the others create it when GROUP arrives */
             struct sluice_remote_req req = {.op = SLUICE_REMOTE_GROUP, .a = {mask}};
             for (int i = 0; i < n; i++)
-                if (ranks[i] != 0)
+                if (ranks[i] != 0) {
                     MPI_Send(&req, sizeof req, MPI_BYTE, ranks[i], SLUICE_REMOTE_TAG_REQ, world);
+                    sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)ranks[i], sizeof req,
+                                         SLUICE_REMOTE_TAG_REQ);
+                }
         }
         MPI_Group all, sub;
         MPI_Comm_group(world, &all);

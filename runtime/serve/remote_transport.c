@@ -64,6 +64,7 @@ int sluice_remote_send(MPI_Comm comm, int dst, int tag, const void *head, size_t
     if (payload_len)
         memcpy(buf + head_len, payload, payload_len);
     int rc = MPI_Send(buf, (int)len, MPI_BYTE, dst, tag, comm);
+    sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)dst, len, (uint64_t)tag);
     free(buf);
     return rc;
 }
@@ -84,6 +85,7 @@ int sluice_remote_recv(MPI_Comm comm, int src, int tag, unsigned char **out, siz
         free(buf);
         return rc;
     }
+    sluice_trace_instant(SLUICE_EV_MSG_RECV, (uint64_t)st.MPI_SOURCE, (uint64_t)count, (uint64_t)tag);
     *out = buf;
     *out_len = (size_t)count;
     return MPI_SUCCESS;

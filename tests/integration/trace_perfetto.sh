@@ -69,7 +69,7 @@ flows = collections.defaultdict(dict)
 for e in ev:
     if e.get("ph") in ("s", "f"):
         flows[e["id"]][e["ph"]] = e
-msgs = [f for f in flows.values() if f["s"]["name"] == "MPI message"]
+msgs = [f for f in flows.values() if f["s"]["name"] == "OpenCL data"]
 pairs = sorted((f["s"]["pid"] - 1, f["f"]["pid"] - 1) for f in msgs)
 assert (1, 2) in pairs and len(pairs) >= 2, pairs  # the buffer's moves, from rank to rank
 assert any(f["s"]["name"] == "DAG dependency" for f in flows.values()), "no DAG arrows"

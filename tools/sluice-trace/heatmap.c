@@ -118,7 +118,8 @@ static void write_io(FILE *o, const struct trace_set *set, const struct timeline
 static void usage(FILE *to)
 {
     fprintf(to, "usage: sluice-trace heatmap [--csv] [--bins N] OUT.png|OUT.csv DIR|FILE...\n"
-                "  Bytes from each rank to each rank by purpose (checkpoint shuffle, OpenCL data), and\n"
+                "  Bytes from each rank to each rank by purpose (checkpoint shuffle, OpenCL data, control,\n"
+                "  DSM), and\n"
                 "  I/O bytes per rank over time (N bins, default 40). --csv writes the numbers instead\n"
                 "  of the picture ('-' for stdout).\n");
 }

@@ -276,8 +276,8 @@ static void match_messages(struct exporter *x)
     }
     for (size_t i = 0; i < n; i++) {
         if (m[i].send.f && m[i].recv.f)
-            add_flow(x, item_of(x, &m[i].send), item_of(x, &m[i].recv), "MPI message");
-        else if (m[i].purpose == MSG_OPENCL)
+            add_flow(x, item_of(x, &m[i].send), item_of(x, &m[i].recv), msg_purpose_name(m[i].purpose));
+        else
             x->unmatched_messages++;
     }
     free(m);

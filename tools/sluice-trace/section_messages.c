@@ -87,9 +87,13 @@ static void print_messages(const struct summary_ctx *ctx)
         fprintf(ctx->out, "(out of memory)\n");
         return;
     }
-    for (int p = 0; p < MSG_NPURPOSES; p++)
-        print_purpose(ctx, m, n, (enum msg_purpose)p);
-    fprintf(ctx->out, "(sluice's control messages are not recorded)\n");
+    for (int p = 0; p < MSG_NPURPOSES; p++) {
+        size_t k = 0;
+        while (p == MSG_OTHER && k < n && m[k].purpose != MSG_OTHER)
+            k++;
+        if (p != MSG_OTHER || k < n) /* "other" (a tag no part claims) only when there is one */
+            print_purpose(ctx, m, n, (enum msg_purpose)p);
+    }
     free(m);
     summary_heading(ctx, "Pictures");
     fprintf(ctx->out,

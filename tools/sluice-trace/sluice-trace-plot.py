@@ -99,7 +99,7 @@ def heatmap(rows, png, title):
     if not ops:
         axes[k].text(0.5, 0.5, "no I/O recorded", ha="center", va="center")
         axes[k].set_axis_off()
-    fig.suptitle(title + " (sluice's control messages are not recorded)")
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
 

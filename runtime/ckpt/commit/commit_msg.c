@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "mpi/roles.h"
 #include "progress/progress.h"
+#include "trace/trace.h"
 
 #include <errno.h>
 #include <mpi.h>
@@ -213,6 +214,7 @@ int commit_transport_poll(void)
         int rc = MPI_Isend(o->m.p, (int)o->m.len, MPI_BYTE, o->dst, COMMIT_TAG, commit_comm, &o->req);
         if (rc != MPI_SUCCESS)
             sluice_fatal(1, "checkpoint commit: MPI_Isend to rank %d failed", o->dst);
+        sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)o->dst, o->m.len, COMMIT_TAG);
         o->next = inflight;
         inflight = o;
     }
@@ -250,6 +252,7 @@ int commit_transport_poll(void)
                 sluice_fatal(1, "checkpoint commit: out of memory receiving %d bytes", count);
             m.cap = m.len = (size_t)count;
             MPI_Mrecv(m.p, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+            sluice_trace_instant(SLUICE_EV_MSG_RECV, (uint64_t)st.MPI_SOURCE, (uint64_t)count, COMMIT_TAG);
             dispatch(st.MPI_SOURCE, &m);
             cmsg_free(&m);
             done++;

@@ -203,7 +203,8 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
         int to = j->plan.domains[pc->domain].aggregator;
         MPI_Isend(p, (int)pc->size, MPI_BYTE, to, j->tag, comm, &s->reqs[s->nreq++]);
         if (sluice_trace_active())
-            sluice_trace_instant(SLUICE_EV_COMMIT_SHUFFLE, (uint64_t)to, pc->size, r);
+            sluice_trace_instant(SLUICE_EV_COMMIT_SHUFFLE, (uint64_t)to, pc->size,
+                                 (uint64_t)(uint32_t)j->tag << 32 | (uint32_t)j->mine[k]);
     }
     s->active = 1;
 }
@@ -415,6 +416,10 @@ static int aggregator_poll(struct tp_job *j, int *done)
         if (j->next_write < j->next_post) {
             struct agg_slot *s = &j->as[j->next_write % 2];
             if (s->posted && !s->writing && test_all(s->reqs, s->nreq)) {
+                for (size_t k = s->pbeg; k < s->pend && sluice_trace_active(); k++)
+                    sluice_trace_instant(SLUICE_EV_COMMIT_SHUFFLE_RECV, (uint64_t)j->plan.pieces[k].src,
+                                         j->plan.pieces[k].size,
+                                         (uint64_t)(uint32_t)j->tag << 32 | (uint32_t)k);
                 free(s->reqs);
                 s->reqs = NULL;
                 s->writing = 1;
