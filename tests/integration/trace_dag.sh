@@ -3,7 +3,8 @@
 # written on rank 1 is read by kernels on ranks 2 and 3): every command is a node in the cluster
 # of the rank it ran on, the kernels depend on the transfers that brought the buffer (RAW) and
 # on the write (wait list), every arrow's ends are nodes, a window keeps only its commands, and
-# the SVG from Graphviz parses as XML.
+# the SVG from Graphviz parses as XML; and the writes collective replacement (SLUICE_DCR on, not
+# off) and copy removal rewrote are marked with what replaced them.
 TRACE=$SLUICE_BIN_DIR/sluice-trace
 export POCL_MAX_PTHREAD_COUNT=1
 POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n 4 env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/cl" \
@@ -39,3 +40,48 @@ if command -v dot >/dev/null; then
 else
   echo "note: Graphviz's dot is not installed (scripts/install-deps.sh installs it): SVG not checked"
 fi
+
+# Rewrites: cl_broadcast (one input written to every device) with collective replacement on and
+# off, and the stencil's halo exchange with copy removal (docs/DAG.md, section 2).
+for mode in on off; do
+  POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n 4 env SLUICE_OPENCL=distributed SLUICE_DCR=$mode \
+    SLUICE_TRACE_DIR="$PWD/b$mode" LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_broadcast" 40009 7 >b$mode.out 2>&1 \
+    || fail "broadcast job ($mode) failed: $(cat b$mode.out)"
+  "$TRACE" dag b$mode.dot b$mode || fail "dag ($mode) failed"
+done
+POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n 4 env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/st" \
+  LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_stencil2d" 67 45 9 >st.out 2>&1 || fail "stencil job failed: $(cat st.out)"
+"$TRACE" dag st.dot st || fail "dag (stencil) failed"
+grep 'replace' bon.dot
+/usr/bin/python3 - bon.dot boff.dot st.dot "$("$TRACE" dump bon | grep -c 'CL_DCR operation="bcast"')" \
+  "$("$TRACE" dump st | grep -c 'CL_DCR operation="p2p"')" <<'PYEOF' || fail "DAG rewrites"
+import re, sys
+def nodes(path):
+    text = open(path).read()
+    out = {}
+    for r, body in re.findall(r'subgraph cluster_rank_(\d+) \{(.*?)\n  \}', text, re.S):
+        for n, label in re.findall(r'\bn(\d+) \[label="(#[^"]*)"', body):
+            out[int(n)] = (int(r), label)
+    return text, out
+on, non = nodes(sys.argv[1])
+off, noff = nodes(sys.argv[2])
+st, nst = nodes(sys.argv[3])
+want_bcast, want_p2p = int(sys.argv[4]), int(sys.argv[5])
+assert want_bcast == 3, want_bcast  # a write to each of the 3 serving ranks replaced
+rewritten = {n: (r, l) for n, (r, l) in non.items() if "replaced by" in l}
+assert len(rewritten) == want_bcast, rewritten
+assert sorted(r for r, l in rewritten.values()) == [1, 2, 3], rewritten
+assert all(" write\\n" in l and "broadcast 1 from rank 0" in l for r, l in rewritten.values()), rewritten
+assert sorted(int(n) for n in re.findall(r'bcast1 -> n(\d+) \[label="replaces"', on)) == sorted(rewritten)
+assert "3 writes into 1 broadcast (collective replacement)" in on
+assert "replace" not in off.split("\n", 2)[2] and "bcast1" not in off, "a rewrite with DCR off"
+assert "0 writes into 0 broadcasts (collective replacement), 0 by copy removal" in off
+p2p = {n: (r, l) for n, (r, l) in nst.items() if "(copy removal)" in l}
+assert len(p2p) == want_p2p and want_p2p > 0, (len(p2p), want_p2p)
+for n, (r, l) in p2p.items():
+    src = int(re.search(r"transfer from rank (\d+)", l).group(1))
+    assert " write\\n" in l and src not in (0, r) and r != 0, (n, r, l)
+assert "%d by copy removal" % want_p2p in st
+print("ok: DCR on: the 3 writes replaced by one broadcast, on ranks 1-3; off: none; "
+      "copy removal: %d writes from a serving rank" % want_p2p)
+PYEOF

@@ -4,8 +4,11 @@
  * command it depends on, why: bits 1 wait list, 2 queue order, 4 read after write, 8 write
  * after read, 16 write after write). A dependency on a command the trace has no node for (not
  * retired when the file was written, or outside the window) is drawn as a dashed box. With an
- * .svg output, Graphviz's `dot` draws it. The trace does not record which transfers collective
- * replacement or copy removal rewrote. */
+ * .svg output, Graphviz's `dot` draws it. Rewrites are rank 0's CL_DCR records (operation, command,
+ * source rank): a host write that collective replacement made part of a broadcast (`bcast`) is
+ * drawn bold purple under an ellipse for its broadcast (the CL_DCR records after one CL_DIST_DATA
+ * broadcast are its writes), one that copy removal made a transfer from a serving rank (`p2p`)
+ * bold green, each labelled with what replaced it. */
 #include "dag.h"
 
 #include <errno.h>
@@ -30,6 +33,40 @@ struct node {
 struct edge {
     uint64_t to, from, why;
 };
+
+/* A CL_DCR record: command `id` rewritten; group: its broadcast (bcast), 0 for p2p. */
+struct rewrite {
+    uint64_t id;
+    bool bcast;
+    int64_t from;
+    uint64_t group;
+};
+
+/* A broadcast rooted on rank 0 (CL_DIST_DATA direction 2). */
+struct bcast {
+    uint64_t bytes, receivers, writes;
+};
+
+static int rewrite_by_id(const void *a, const void *b)
+{
+    const struct rewrite *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* realloc to hold `need` elements (doubling); out of memory ends the command. */
+static void *grow_array(void *p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap ? *cap * 2 : 64;
+    void *g = realloc(p, c * size);
+    if (!g) {
+        fprintf(stderr, "sluice-trace dag: out of memory\n");
+        exit(1);
+    }
+    *cap = c;
+    return g;
+}
 
 static int by_id(const void *a, const void *b)
 {
@@ -66,7 +103,8 @@ static void dot_string(FILE *o, const char *s)
 
 /* n: sorted by rank, then id (clusters); byid: the same nodes by id (edge ends). */
 static void write_dot(FILE *o, const struct node *n, const struct node *byid, size_t nn, const struct edge *e,
-                      size_t ne, uint64_t lo, uint64_t hi, const char *title)
+                      size_t ne, const struct rewrite *rw, size_t nrw, const struct bcast *bc, size_t nbc,
+                      uint64_t lo, uint64_t hi, const char *title)
 {
     static const char *const colors[] = {"#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb", "#fcbba1", "#d9d9d9"};
     fprintf(o, "digraph sluice_dag {\n  label=");
@@ -80,17 +118,50 @@ static void write_dot(FILE *o, const struct node *n, const struct node *byid, si
         for (size_t j = 0; j < nn; j++) {
             if (n[j].rank != rank || n[j].id < lo || n[j].id > hi)
                 continue;
-            char label[256];
-            snprintf(label, sizeof label, "#%" PRIu64 " %s\n%.1f us%s", n[j].id, n[j].kind,
-                     (double)n[j].dur_ns / 1e3, n[j].error ? "\nfailed" : "");
+            struct rewrite key = {.id = n[j].id};
+            const struct rewrite *r = nrw ? bsearch(&key, rw, nrw, sizeof *rw, rewrite_by_id) : NULL;
+            char label[256], how[128] = "";
+            if (r && r->bcast)
+                snprintf(how, sizeof how,
+                         "\nhost write replaced by\nbroadcast %" PRIu64 " from rank %" PRId64, r->group,
+                         r->from);
+            else if (r)
+                snprintf(how, sizeof how,
+                         "\nhost write replaced by\ntransfer from rank %" PRId64 " (copy removal)", r->from);
+            snprintf(label, sizeof label, "#%" PRIu64 " %s\n%.1f us%s%s", n[j].id, n[j].kind,
+                     (double)n[j].dur_ns / 1e3, how, n[j].error ? "\nfailed" : "");
             fprintf(o, "    n%" PRIu64 " [label=", n[j].id);
             dot_string(o, label);
-            fprintf(o, ", fillcolor=\"%s\"%s];\n", colors[(rank < 0 ? 5 : rank) % 6],
-                    n[j].error ? ", color=red" : "");
+            fprintf(o, ", fillcolor=\"%s\"%s%s];\n", colors[(rank < 0 ? 5 : rank) % 6],
+                    n[j].error ? ", color=red" : "",
+                    !r         ? ""
+                    : r->bcast ? ", color=\"#7b3294\", penwidth=3"
+                               : ", color=\"#008837\", penwidth=3");
         }
         fprintf(o, "  }\n");
         while (i < nn && n[i].rank == rank)
             i++;
+    }
+    /* Each broadcast: an ellipse with an arrow to every write it replaced (in the window). */
+    for (size_t g = 0; g < nbc; g++) {
+        bool any = false;
+        for (size_t k = 0; k < nrw; k++)
+            any |= rw[k].bcast && rw[k].group == g + 1 && rw[k].id >= lo && rw[k].id <= hi;
+        if (!any)
+            continue;
+        char label[160];
+        snprintf(label, sizeof label,
+                 "broadcast %zu from rank 0\n(collective replacement)\n%" PRIu64 " bytes to %" PRIu64
+                 " ranks, %" PRIu64 " writes",
+                 g + 1, bc[g].bytes, bc[g].receivers, bc[g].writes);
+        fprintf(o, "  bcast%zu [label=", g + 1);
+        dot_string(o, label);
+        fprintf(o, ", shape=ellipse, fillcolor=white, color=\"#7b3294\", penwidth=2];\n");
+        for (size_t k = 0; k < nrw; k++)
+            if (rw[k].bcast && rw[k].group == g + 1 && rw[k].id >= lo && rw[k].id <= hi)
+                fprintf(o,
+                        "  bcast%zu -> n%" PRIu64 " [label=\"replaces\", color=\"#7b3294\", style=bold];\n",
+                        g + 1, rw[k].id);
     }
     for (size_t k = 0; k < ne; k++) {
         if (e[k].to < lo || e[k].to > hi)
@@ -112,7 +183,9 @@ static void usage(FILE *to)
     fprintf(to, "usage: sluice-trace dag [--from ID] [--to ID] OUT.dot|OUT.svg DIR|FILE...\n"
                 "  The distributed OpenCL command DAG (rank 0's records): a box per command in a cluster\n"
                 "  per rank it ran on, arrows for dependencies labelled by why (data hazards solid,\n"
-                "  wait lists and queue order dashed). --from/--to keep a window of command ids.\n"
+                "  wait lists and queue order dashed); host writes that collective replacement or copy\n"
+                "  removal rewrote are bold and say what replaced them. --from/--to keep a window of\n"
+                "  command ids.\n"
                 "  .svg needs Graphviz's dot (Debian: graphviz).\n");
 }
 
@@ -172,14 +245,27 @@ int dag_main(int argc, char **argv)
         return 1;
     struct node *n = NULL;
     struct edge *e = NULL;
-    size_t nn = 0, ne = 0, cn = 0, ce = 0;
+    struct rewrite *rw = NULL;
+    struct bcast *bc = NULL;
+    size_t nn = 0, ne = 0, cn = 0, ce = 0, nrw = 0, crw = 0, nbc = 0, cbc = 0;
     for (size_t i = 0; i < set.nfiles; i++) {
         const struct sluice_trace_file *f = set.files[i];
         int k_node = trace_kind_number(f, "CL_DAG_NODE"), k_edge = trace_kind_number(f, "CL_DAG_EDGE");
+        int k_dcr = trace_kind_number(f, "CL_DCR"), k_data = trace_kind_number(f, "CL_DIST_DATA");
         for (size_t t = 0; t < f->nthreads; t++)
             for (uint64_t k = 0; k < f->threads[t].info.events; k++) {
                 const struct sluice_tf_event *ev = &f->threads[t].events[k];
-                if ((int)ev->kind == k_node) {
+                if ((int)ev->kind == k_data && ev->c == 2) {
+                    bc = grow_array(bc, &cbc, nbc + 1, sizeof *bc);
+                    bc[nbc++] = (struct bcast){ev->b, ev->a, 0};
+                } else if ((int)ev->kind == k_dcr) {
+                    const char *op = sluice_trace_file_string(f, ev->a);
+                    bool is_bcast = op && strcmp(op, "bcast") == 0;
+                    rw = grow_array(rw, &crw, nrw + 1, sizeof *rw);
+                    rw[nrw++] = (struct rewrite){ev->b, is_bcast, (int64_t)ev->c, is_bcast ? nbc : 0};
+                    if (is_bcast && nbc > 0)
+                        bc[nbc - 1].writes++;
+                } else if ((int)ev->kind == k_node) {
                     if (nn == cn) {
                         cn = cn ? cn * 2 : 64;
                         struct node *g = realloc(n, sizeof *n * cn);
@@ -209,7 +295,13 @@ int dag_main(int argc, char **argv)
         status = 1;
     } else {
         char title[512];
-        snprintf(title, sizeof title, "%s: %zu commands, %zu dependencies", argv[optind], nn, ne);
+        size_t nb = 0;
+        for (size_t k = 0; k < nrw; k++)
+            nb += rw[k].bcast;
+        snprintf(title, sizeof title,
+                 "%s: %zu commands, %zu dependencies; rewritten: %zu writes into %zu broadcast%s "
+                 "(collective replacement), %zu by copy removal",
+                 argv[optind], nn, ne, nb, nbc, nbc == 1 ? "" : "s", nrw - nb);
         FILE *o = NULL;
         int fds[2] = {-1, -1};
         pid_t pid = -1;
@@ -242,7 +334,9 @@ int dag_main(int argc, char **argv)
                 memcpy(byid, n, sizeof *n * nn);
                 qsort(byid, nn, sizeof *n, by_id);
             }
-            write_dot(o, n, byid, nn, e, ne, lo, hi, title);
+            if (nrw > 1)
+                qsort(rw, nrw, sizeof *rw, rewrite_by_id);
+            write_dot(o, n, byid, nn, e, ne, rw, nrw, bc, nbc, lo, hi, title);
             free(byid);
             if (o != stdout && fclose(o) != 0)
                 status = 1;
@@ -256,6 +350,8 @@ int dag_main(int argc, char **argv)
     }
     free(n);
     free(e);
+    free(rw);
+    free(bc);
     if (set.unreadable || set.incomplete)
         status = 1;
     trace_set_free(&set);
