@@ -146,6 +146,7 @@ SLUICE_EXPORT int sluice_dsm_init(void)
     D.chunk_size = (size_t)sluice_config.DSM_CHUNK_SIZE;
     D.cache_limit = sluice_config.DSM_CACHE_CHUNKS;
     D.timeout_ns = sluice_config.DSM_TIMEOUT * 1000000000ull;
+    D.spin_ns = sluice_config.DSM_SPIN * 1000ull;
     rc = parse_servers(sluice_config.DSM_SERVERS);
     if (rc) {
         PMPI_Comm_free(&D.comm);
@@ -171,9 +172,6 @@ static void finalize_locked(void)
     dsm_done_phase(0);
     dsm_done_phase(1);
     dsm_transport_stop();
-    if (D.poller >= 0)
-        sluice_progress_remove_poller(D.poller);
-    D.poller = -1;
     D.up = false;
     while (D.all)
         dsm_chain_destroy(D.all);

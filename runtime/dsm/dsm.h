@@ -213,6 +213,10 @@ struct dsm_global {
     int done[2];
     int poller;
     bool in_finalize;
+    uint64_t spin_ns;     /* SLUICE_DSM_SPIN */
+    uint64_t last_msg_ns; /* last message sent or received */
+    bool busy;            /* holds the progress engine's MPI-busy mode (transport.c) */
+    int waiting;          /* threads in dsm_wait (read by the poller without the lock) */
 };
 extern struct dsm_global D;
 

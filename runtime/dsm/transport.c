@@ -2,16 +2,44 @@
 /* DSM messages over a duplicate of sluice's communicator: nonblocking sends (a blocked send
  * under D.lock could deadlock two ranks sending each other large chunks), a receive loop that
  * dispatches by message type, a progress poller that serves requests while the application
- * computes, and waits that poll themselves and are bounded by SLUICE_DSM_TIMEOUT. */
+ * computes, and waits that poll themselves and are bounded by SLUICE_DSM_TIMEOUT.
+ *
+ * Promptness: a miss is a chain of hops (requester -> home -> owner -> home -> requester), and
+ * each hop is served only when its receiver next polls. For SLUICE_DSM_SPIN after the last DSM
+ * message a process keeps polling, yielding the core between polls: its waits do, and its
+ * progress thread does through the engine's MPI-busy mode, which the poller holds while the DSM
+ * is active. Past that window both fall back to micro-sleeps, so an idle process costs nothing.
+ * (A blocking MPI_Probe would serve at once, but MPICH and Open MPI spin inside it, forever.) */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "config/config.h"
 #include "dsm/dsm.h"
 #include "progress/backoff.h"
 #include "progress/progress.h"
 #include "trace/trace.h"
+
+/* Holds or gives back the progress engine's MPI-busy mode (caller holds D.lock). */
+static void hold_busy(bool on)
+{
+    if (on == D.busy)
+        return;
+    D.busy = on;
+    sluice_progress_mpi_busy(on ? 1 : -1);
+}
+
+/* A DSM message went out or came in. Unless a thread of the application is in a DSM wait
+ * (which polls itself), the progress thread polls for the next one, until the DSM has been
+ * quiet for SLUICE_DSM_SPIN (the poller then gives the mode back). */
+static void activity(void)
+{
+    D.last_msg_ns = sluice_now_ns();
+    if (D.waiting == 0 && D.spin_ns > 0)
+        hold_busy(true);
+}
 
 int dsm_home_of(unsigned long addr)
 {
@@ -70,6 +98,7 @@ int dsm_send(int dst, const struct dsm_msg *m, const void *payload, size_t len)
     s->next = D.sends;
     D.sends = s;
     dsm_trace_send(dst, sizeof h + len);
+    activity();
     return 0;
 }
 
@@ -141,49 +170,56 @@ int dsm_poll(void)
         free(buf);
         n++;
     }
+    if (n > 0)
+        activity();
     return n + reap_sends();
 }
 
+/* Returns 0 when nothing arrived: the engine's MPI-busy mode (held while the DSM is active)
+ * then yields between polls, where a positive count would make it poll without yielding. */
 static int poller(void *arg)
 {
     (void)arg;
-    if (pthread_mutex_trylock(&D.lock) != 0)
-        return 1; /* the application is inside the DSM and polls itself */
-    int n = dsm_poll();
+    if (__atomic_load_n(&D.waiting, __ATOMIC_RELAXED) > 0 || pthread_mutex_trylock(&D.lock) != 0)
+        return 0; /* the application is inside the DSM and polls itself */
+    int n = 0;
+    if (D.waiting > 0)
+        hold_busy(false);
+    else if (D.up && (n = dsm_poll()) == 0 && sluice_now_ns() - D.last_msg_ns > D.spin_ns)
+        hold_busy(false);
     pthread_mutex_unlock(&D.lock);
     return n;
 }
-
-/* How long a wait polls without sleeping, from its start and from the last message. */
-#define DSM_SPIN_NS 50000ull
 
 static uint64_t now_ns(void)
 {
     return sluice_now_ns();
 }
 
-int dsm_wait(bool (*done)(void *arg), void *arg, const char *what, unsigned long addr)
+static int wait_loop(bool (*done)(void *arg), void *arg, const char *what, unsigned long addr)
 {
     uint64_t deadline = now_ns() + D.timeout_ns;
-    uint64_t spin_until = now_ns() + DSM_SPIN_NS;
+    uint64_t spin_until = now_ns() + D.spin_ns;
     struct sluice_backoff b;
     sluice_backoff_init(&b, 1000, 100000); /* 1 us .. 100 us: an application waiting on a peer */
     for (;;) {
-        int n = dsm_poll();
+        dsm_poll();
         if (done(arg))
             return 0;
         if (now_ns() > deadline)
             return dsm_fail(SLUICE_DSM_ETIMEDOUT, "%s @%lu: no answer within SLUICE_DSM_TIMEOUT=%llu s", what,
                             addr, (unsigned long long)(D.timeout_ns / 1000000000ull));
         uint64_t t = now_ns();
-        if (n > 0)
-            spin_until = t + DSM_SPIN_NS;
+        if (D.last_msg_ns + D.spin_ns > spin_until)
+            spin_until = D.last_msg_ns + D.spin_ns;
         if (t < spin_until) {
-            /* A reply usually comes within microseconds: poll before sleeping (a sleep costs a
-             * scheduler wake-up, and on a busy node the time slice), as MPI's own waits do. The
-             * lock is dropped between polls so that the progress thread can serve too. */
+            /* A reply, or the next hop of someone else's miss, usually comes within
+             * microseconds: poll before sleeping (a sleep costs a scheduler wake-up, and on a
+             * busy node the time slice), as MPI's own waits do, but yield the core between
+             * polls. The lock is dropped meanwhile so that other threads can serve too. */
             sluice_backoff_reset(&b);
             pthread_mutex_unlock(&D.lock);
+            sched_yield();
             pthread_mutex_lock(&D.lock);
             continue;
         }
@@ -198,19 +234,35 @@ int dsm_wait(bool (*done)(void *arg), void *arg, const char *what, unsigned long
     }
 }
 
+/* While a thread waits here, it is the one that polls: the progress thread needs not spin too. */
+int dsm_wait(bool (*done)(void *arg), void *arg, const char *what, unsigned long addr)
+{
+    __atomic_add_fetch(&D.waiting, 1, __ATOMIC_RELAXED);
+    hold_busy(false);
+    int rc = wait_loop(done, arg, what, addr);
+    if (__atomic_sub_fetch(&D.waiting, 1, __ATOMIC_RELAXED) == 0 && D.up &&
+        sluice_now_ns() - D.last_msg_ns < D.spin_ns)
+        hold_busy(true);
+    return rc;
+}
+
 int dsm_transport_start(void)
 {
     D.poller = sluice_progress_add_poller(poller, NULL);
     return 0;
 }
 
-/* Every send completes before the communicator goes (the peers receive until the last
- * finalize phase, see api.c). */
+/* The poller goes first (it could mark the DSM busy again), then every send completes before
+ * the communicator goes (the peers receive until the last finalize phase, see api.c). */
 void dsm_transport_stop(void)
 {
+    if (D.poller >= 0)
+        sluice_progress_remove_poller(D.poller);
+    D.poller = -1;
     uint64_t deadline = now_ns() + D.timeout_ns;
     while (D.sends && now_ns() < deadline) {
         dsm_poll();
         reap_sends();
     }
+    hold_busy(false);
 }
