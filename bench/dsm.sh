@@ -25,6 +25,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--build DIR] [--iters N] [--frames N] [--size WxH] [--runs N] [--roles LIST]" >&2; exit 2 ;;
   esac
 done
+build=$(cd "$build" && pwd) # the runs happen in a scratch folder
 mpiexec=${MPIEXEC:-mpiexec}
 lat="$build/bin/sluice-bench-dsm_latency"
 dsm="$build/tests/apps/mpi_dsm_video"
