@@ -142,7 +142,8 @@ static cl_int host_transfer(cl_command_queue queue, cl_mem buffer, cl_bool block
     /* A blocking write to a rank collective replacement may hold back: a copy goes, and the call
      * returns at once (the program may reuse ptr: OpenCL asks no more of a blocking write). */
     unsigned char *staged = NULL;
-    if (write && blocking && !direct && dist_sched_dcr_on(rank) && (staged = malloc(size)) != NULL) {
+    if (write && blocking && !direct && dist_sched_dcr_on(rank) && !dist_sched_host_busy(ptr, size) &&
+        (staged = malloc(size)) != NULL) {
         memcpy(staged, ptr, size);
         blocking = false;
     }

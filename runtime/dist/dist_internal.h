@@ -151,6 +151,10 @@ struct dist_event {
     void *free_after;       /* freed when done (an unmapped region) */
     struct dist_rect *rect; /* unpacked, then freed, when done */
     struct dist_event *hnext, *mnext;
+    /* A write whose host bytes a pending read still fills: its data goes when it is ready. */
+    const void *late_send;
+    size_t late_len;
+    struct dist_event *late_next;
 };
 
 /* dist_call.c */
@@ -264,6 +268,9 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out);
 /* Collective replacement may hold commands for `rank` in a window (SLUICE_DCR, 3 ranks or more):
  * then a blocking host write to it is staged and returns at once. */
 int dist_sched_dcr_on(int rank);
+/* 1 when a pending read (from any rank) is to fill some of [p, p + len): a write of those bytes
+ * must not take them now (no staged copy). */
+int dist_sched_host_busy(const void *p, size_t len);
 /* Closes the window: every held command goes to its rank (object calls do it first). */
 void dist_sched_flush(void);
 /* Without closing the window: 0 while e runs, 1 when it completed, -1 when it failed. */

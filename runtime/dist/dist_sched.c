@@ -109,6 +109,98 @@ static void unlink_event(struct dist_event *e)
         }
 }
 
+/* --- host memory that pending reads fill ------------------------------------------------------
+ * A host write of bytes that a pending read (from any rank, rank 0's own devices included) is to
+ * bring must not take them at enqueue: rank 0 would send, stage or compare what the memory holds
+ * before the read lands (stale bytes). Such a write goes to its rank at once, but its data only
+ * when its node is ready in the DAG: its wait list and queue order complete, so the read it waits
+ * for has landed. Its rank's engine waits for the data as for any write. */
+struct host_fill {
+    uint64_t id;
+    uintptr_t lo, hi;
+};
+static struct host_fill *fills;
+static size_t nfills, cap_fills;
+static struct dist_event *lates; /* writes whose data waits for their node to be ready */
+
+static void fill_add(uint64_t id, uintptr_t lo, uintptr_t hi)
+{
+    if (nfills == cap_fills) {
+        size_t cap = cap_fills ? 2 * cap_fills : 64;
+        struct host_fill *v = realloc(fills, cap * sizeof *v);
+        if (v == NULL)
+            return; /* not known: such a write then takes the bytes at enqueue, as before */
+        fills = v;
+        cap_fills = cap;
+    }
+    fills[nfills++] = (struct host_fill){id, lo, hi};
+}
+
+static void fill_drop(uint64_t id)
+{
+    for (size_t i = 0; i < nfills; i++)
+        if (fills[i].id == id) {
+            fills[i] = fills[--nfills];
+            return;
+        }
+}
+
+static int fill_overlaps(const void *p, size_t len)
+{
+    uintptr_t lo = (uintptr_t)p, hi = lo + len;
+    for (size_t i = 0; i < nfills; i++)
+        if (fills[i].lo < hi && lo < fills[i].hi)
+            return 1;
+    return 0;
+}
+
+int dist_sched_host_busy(const void *p, size_t len)
+{
+    pthread_mutex_lock(&sched_lock);
+    int busy = fill_overlaps(p, len);
+    pthread_mutex_unlock(&sched_lock);
+    return busy;
+}
+
+/* The host range a read fills: plain, or the bounding range of a rect read's host region. */
+static void note_fill(const struct dist_cmd *c, uint64_t id)
+{
+    if (c->op != SLUICE_REMOTE_CMD_READ || c->queue == NULL)
+        return;
+    if (c->type == CL_COMMAND_READ_BUFFER_RECT && c->nbytes == 13 * sizeof(size_t)) {
+        size_t g[13];
+        memcpy(g, c->bytes, sizeof g);
+        uintptr_t base = (uintptr_t)(c->rect != NULL ? (void *)c->rect->dst : c->recv);
+        uintptr_t lo = base + g[5] * g[12] + g[4] * g[11] + g[3];
+        uintptr_t hi = base + (g[5] + g[8] - 1) * g[12] + (g[4] + g[7] - 1) * g[11] + g[3] + g[6];
+        fill_add(id, lo, hi);
+    } else if (c->recv != NULL && c->len > 0) {
+        fill_add(id, (uintptr_t)c->recv, (uintptr_t)c->recv + c->len);
+    }
+}
+
+static void data_trace(int peer, size_t bytes, int dir);
+static void pend_mpi(struct dist_event *e, size_t len);
+
+/* The node of a write whose data waited became ready: the data goes now. */
+static void send_late(uint64_t id)
+{
+    for (struct dist_event **p = &lates; *p != NULL; p = &(*p)->late_next) {
+        struct dist_event *e = *p;
+        if (e->id != id)
+            continue;
+        *p = e->late_next;
+        if (sluice_remote_data_isend(sluice_comm(), e->rank, e->id, e->late_send, e->late_len, e->reqs) !=
+            MPI_SUCCESS)
+            dist_fault_peer(e->rank, MPI_ERR_OTHER, "sending a command's data");
+        pend_mpi(e, e->late_len);
+        data_trace(e->rank, e->late_len, 0);
+        sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)e->rank, e->late_len,
+                             (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
+        return;
+    }
+}
+
 /* --- trace: the DAG's retired nodes ------------------------------------------------------ */
 
 static void emit(const struct sluice_dag_node_info *n, void *ctx)
@@ -206,6 +298,8 @@ static void dag_done(struct dist_event *e)
                 uint64_t now = sluice_now_ns();
                 for (size_t i = 0; i < n; i++) {
                     sluice_dag_dispatch(dag, ready[i], now);
+                    if (lates != NULL)
+                        send_late(ready[i]);
                     struct early_done d;
                     if (!take_early(ready[i], &d))
                         continue;
@@ -250,6 +344,8 @@ static void complete(struct dist_event *e, cl_int status)
     }
     if (e->type == CL_COMMAND_READ_BUFFER && e->rank > 0) /* before anyone can see it done */
         dist_dhdcr_read_done(e->id, e->status == CL_COMPLETE);
+    if (nfills > 0)
+        fill_drop(e->id);
     for (int r = 0; r < DIST_MAX_RANKS; r++)
         if (e->subs & (1ull << r))
             notify(r, e->id, e->status);
@@ -543,6 +639,7 @@ struct held {
     size_t len;
     int bcast_candidate;       /* a host write to a serving rank, plain (not rect) */
     int staged;                /* send is a copy rank 0 made (a blocking write) */
+    int late;                  /* a pending read fills its host bytes: data sent once it is ready */
     struct dist_event **rdeps; /* its wait list's events of other ranks and user events (retained) */
     uint32_t nrdeps;
     int push, push_rank; /* the sending half of a transfer between two ranks */
@@ -608,6 +705,9 @@ static void transmit(struct held *h)
         sluice_engine_command(&h->req, h->p);
     } else {
         int data = h->recv != NULL || h->send != NULL; /* (a broadcast's first write has reqs already) */
+        struct sluice_dag_node_info info;
+        int late = h->late && h->send != NULL && sluice_dag_get(dag, e->id, &info) == 0 &&
+                   info.state == SLUICE_DAG_PENDING;
         if (data) {
             e->reqs = malloc(pieces * sizeof *e->reqs);
             if (e->reqs == NULL)
@@ -619,16 +719,23 @@ static void transmit(struct held *h)
         if (r == CL_SUCCESS && rc == MPI_SUCCESS)
             rc = sluice_remote_send(comm, h->rank, SLUICE_REMOTE_TAG_REQ, &h->req, sizeof h->req, h->p,
                                     (size_t)h->req.nbytes);
-        if (r == CL_SUCCESS && rc == MPI_SUCCESS && h->send != NULL)
+        if (r == CL_SUCCESS && rc == MPI_SUCCESS && h->send != NULL && !late)
             rc = sluice_remote_data_isend(comm, h->rank, e->id, h->send, h->len, e->reqs);
         if (rc != MPI_SUCCESS)
             dist_fault_peer(h->rank, rc, "sending a command");
         if (r == CL_SUCCESS && data) {
-            e->nreqs = (int)pieces;
-            pend_mpi(e, h->len);
-            data_trace(h->rank, h->len, h->send != NULL ? 0 : 1);
-            sluice_trace_instant(h->send != NULL ? SLUICE_EV_MSG_SEND : SLUICE_EV_MSG_RECV, (uint64_t)h->rank,
-                                 h->len, (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
+            e->nreqs = (int)pieces; /* (a late write cannot complete before its data went) */
+            if (late) {
+                e->late_send = h->send;
+                e->late_len = h->len;
+                e->late_next = lates;
+                lates = e;
+            } else {
+                pend_mpi(e, h->len);
+                data_trace(h->rank, h->len, h->send != NULL ? 0 : 1);
+                sluice_trace_instant(h->send != NULL ? SLUICE_EV_MSG_SEND : SLUICE_EV_MSG_RECV,
+                                     (uint64_t)h->rank, h->len, (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
+            }
         }
     }
     /* Its other-rank dependencies: NOTIFY now those that completed while it was held (after the
@@ -912,6 +1019,18 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
         sluice_dag_dispatch(dag, e->id, now);
     free(ids);
     insert(e);
+    /* A plain write whose bytes a pending read still brings, or that waits for a user event (the
+     * program may fill the memory before setting it): its data waits for its dependencies. */
+    int late = 0;
+    if (c->op == SLUICE_REMOTE_CMD_WRITE && c->rank != 0 && c->send != NULL && c->len > 0 && c->nbytes == 0 &&
+        !(c->flags & SLUICE_CMD_STAGED) && !(dag_ok && info.state == SLUICE_DAG_READY)) {
+        late = fill_overlaps(c->send, c->len);
+        for (cl_uint i = 0; i < c->nwait && !late; i++) {
+            struct dist_event *w = (struct dist_event *)c->wait[i];
+            late = w->user && w->status > CL_COMPLETE;
+        }
+    }
+    note_fill(c, e->id);
     e->refs++; /* in flight */
     inflight++;
     if (c->queue != NULL)
@@ -952,8 +1071,9 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
             h->recv = c->recv;
             h->len = c->len;
             h->staged = (c->flags & SLUICE_CMD_STAGED) != 0;
+            h->late = late;
             h->bcast_candidate = c->rank != 0 && c->op == SLUICE_REMOTE_CMD_WRITE && c->queue != NULL &&
-                                 c->send != NULL && c->nbytes == 0 && c->len > 0;
+                                 c->send != NULL && c->nbytes == 0 && c->len > 0 && !late;
             h->push = c->push;
             h->push_rank = c->push_rank;
             memcpy(h->push_a, c->push_a, sizeof c->push_a);

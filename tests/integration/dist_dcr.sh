@@ -16,6 +16,7 @@ export POCL_MAX_PTHREAD_COUNT=1
 n_bcast=40009 # floats: 160036 bytes
 bodies=1001
 steps=5
+n_sg=30011 # floats, split in slices of odd sizes
 
 run() { # run LABEL RANKS OUT TRACE ENV... -- PROGRAM ARGS...
   local label=$1 n=$2 out=$3 trace=$4
@@ -36,17 +37,25 @@ same_hash() { # same_hash LABEL REF OUT
   expect_eq "$1" "$(grep '^hash: ' "$2")" "$(grep '^hash: ' "$3")"
 }
 
-for app in "cl_broadcast $n_bcast 7" "cl_nbody $bodies $steps" "cl_stencil2d 67 45 9"; do
+# cl_scatter_gather also writes each result slice to the next device while its read is pending
+# (the write waits on the read): rank 0 must send the bytes the read brings, not what the host
+# memory held at enqueue (it did, with DHDCR off or rank 0's own device at either end), so it
+# runs with every combination of the two switches.
+for app in "cl_broadcast $n_bcast 7" "cl_nbody $bodies $steps" "cl_stencil2d 67 45 9" "cl_scatter_gather $n_sg 5"; do
   read -r prog a1 a2 a3 <<<"$app"
   args=("$a1" "$a2" ${a3:+"$a3"})
+  modes="on:on off:off"
+  [ "$prog" == cl_scatter_gather ] && modes="on:on off:off on:off off:on"
   POCL_DEVICES=pthread "$SLUICE_APPS_DIR/$prog" "${args[@]}" >"$prog.ref" 2>&1
   for n in 1 2 3 4; do
-    for mode in on off; do
+    for mode in $modes; do
+      dcr=${mode%:*} dhdcr=${mode#*:}
       trace=""
-      [ "$n" == 4 ] && trace="$PWD/tr_${prog}_$mode"
-      run "$prog on $n ranks, $mode" "$n" "$prog.$n.$mode" "$trace" SLUICE_DCR=$mode SLUICE_DHDCR=$mode -- \
-        "$SLUICE_APPS_DIR/$prog" "${args[@]}"
-      same_hash "$prog on $n ranks, DCR and DHDCR $mode: the hash of one local device" "$prog.ref" "$prog.$n.$mode"
+      [ "$n" == 4 ] && [ "$dcr" == "$dhdcr" ] && trace="$PWD/tr_${prog}_$dcr"
+      run "$prog on $n ranks, DCR $dcr, DHDCR $dhdcr" "$n" "$prog.$n.$dcr.$dhdcr" "$trace" SLUICE_DCR=$dcr \
+        SLUICE_DHDCR=$dhdcr -- "$SLUICE_APPS_DIR/$prog" "${args[@]}"
+      same_hash "$prog on $n ranks, DCR $dcr, DHDCR $dhdcr: the hash of one local device" "$prog.ref" \
+        "$prog.$n.$dcr.$dhdcr"
     done
   done
 done
