@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Namespace entry points for checkpoint capture: the stat family (names_stat.def) and statx,
- * access, unlink/remove, rename, mkdir/rmdir of virtual per-rank folders, and chdir (the
+ * access, chmod, unlink/remove, rename, mkdir/rmdir of virtual per-rank folders, and chdir (the
  * capture engine caches the working directory to resolve relative names without a syscall). */
 #include "ckpt/capture/capture.h"
 #include "common/export.h"
@@ -159,6 +159,24 @@ SLUICE_EXPORT int eaccess(const char *path, int mode)
 {
     int r = access_or_pass(AT_FDCWD, path, mode, AT_EACCESS);
     return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(eaccess)(path, mode);
+}
+
+/* ---- chmod: a member's permissions are capture's (its staging file stays 0600) ----------- */
+
+SLUICE_EXPORT int chmod(const char *path, mode_t mode)
+{
+    int r = sluice_capture_on() ? sluice_capture_chmod(AT_FDCWD, path, mode, 0) : SLUICE_CAPTURE_PASS;
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(chmod)(path, mode);
+}
+SLUICE_EXPORT int fchmodat(int dirfd, const char *path, mode_t mode, int flags)
+{
+    int r = sluice_capture_on() ? sluice_capture_chmod(dirfd, path, mode, flags) : SLUICE_CAPTURE_PASS;
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(fchmodat)(dirfd, path, mode, flags);
+}
+SLUICE_EXPORT int fchmod(int fd, mode_t mode)
+{
+    int r = sluice_capture_on() ? sluice_capture_fchmod(fd, mode) : SLUICE_CAPTURE_PASS;
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(fchmod)(fd, mode);
 }
 
 /* ---- extended attributes: members have none (ls -l asks for ACLs and SELinux labels) ---- */

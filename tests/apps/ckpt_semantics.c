@@ -217,6 +217,29 @@ static void names(void)
     CHECK(remove(P("ckpt.7")) == 0 && access(P("ckpt.7"), F_OK) != 0, "remove a member");
 }
 
+/* The mode a closed file shows is the one its creator asked, umask applied, before and after
+ * any commit; an existing member answers the probes that coreutils make before replacing a
+ * file (cp opens the target O_PATH|O_DIRECTORY to tell "folder" from "file"). */
+static void modes_and_probes(void)
+{
+    mode_t old = umask(027);
+    int fd = open(P("ckpt.20"), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    CHECK(fd >= 0 && write(fd, "mode", 4) == 4 && close(fd) == 0, "create ckpt.20 under umask 027");
+    umask(old);
+    struct stat st;
+    CHECK(stat(P("ckpt.20"), &st) == 0 && (st.st_mode & 07777) == 0640 && S_ISREG(st.st_mode),
+          "stat of the closed member: mode 0640");
+    errno = 0;
+    fd = open(P("ckpt.20"), O_RDONLY | O_PATH | O_DIRECTORY);
+    CHECK(fd < 0 && errno == ENOTDIR, "O_PATH|O_DIRECTORY open of a member: ENOTDIR");
+    fd = open(P("ckpt.20"), O_PATH);
+    CHECK(fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 4 && close(fd) == 0,
+          "O_PATH open of a member: fstat sees a 4-byte file");
+    errno = 0;
+    CHECK(open(P("ckpt.21"), O_RDONLY | O_PATH | O_DIRECTORY) < 0 && errno == ENOENT,
+          "O_PATH|O_DIRECTORY open of a missing member: ENOENT");
+}
+
 static int has(char **names, int n, const char *want)
 {
     for (int i = 0; i < n; i++)
@@ -403,6 +426,7 @@ int main(int argc, char **argv)
     mmap_and_flock();
     stdio_paths();
     names();
+    modes_and_probes();
     shapes_and_listings();
     threads();
     fork_and_realpath();

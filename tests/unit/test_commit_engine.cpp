@@ -191,7 +191,7 @@ TEST_F(CommitEngine, ClosedMembersBecomeOneVerifiedContainer)
     EXPECT_EQ(StagedFiles(), 0u) << "staged copies must go once committed";
     uint64_t size = 0;
     int64_t mtime = 0;
-    ASSERT_EQ(sluice_commit_stat_member((g_dir + "/ckpt.2").c_str(), &size, &mtime), 0);
+    ASSERT_EQ(sluice_commit_stat_member((g_dir + "/ckpt.2").c_str(), &size, &mtime, nullptr), 0);
     EXPECT_EQ(size, 3u * 1024 * 1024 + 17);
     EXPECT_GT(mtime, 0);
 }
@@ -221,7 +221,7 @@ TEST_F(CommitEngine, MissingMemberIsENOENT)
     EXPECT_EQ(err, -ENOENT);
     uint64_t size;
     int64_t mtime;
-    EXPECT_EQ(sluice_commit_stat_member((g_dir + "/ckpt.9").c_str(), &size, &mtime), -ENOENT);
+    EXPECT_EQ(sluice_commit_stat_member((g_dir + "/ckpt.9").c_str(), &size, &mtime, nullptr), -ENOENT);
     EXPECT_EQ(sluice_commit_member_unlinked((g_dir + "/ckpt.9").c_str()), -ENOENT);
 }
 

@@ -86,6 +86,10 @@ int sluice_capture_rename(int olddirfd, const char *oldpath, int newdirfd, const
                           unsigned int flags);
 int sluice_capture_mkdir(int dirfd, const char *path, mode_t mode);
 int sluice_capture_truncate(const char *path, off_t length); /* truncate(2) by name */
+/* chmod/fchmodat of a member name, fchmod of a captured descriptor: the member's permissions
+ * change (its staging file stays 0600). */
+int sluice_capture_chmod(int dirfd, const char *path, mode_t mode, int flags);
+int sluice_capture_fchmod(int fd, mode_t mode); /* PASS if fd is not captured */
 /* realpath of an existing member or virtual folder: its lexical absolute name (malloc'ed when
  * resolved is NULL). Sets *handled false when the name is none of capture's business. */
 char *sluice_capture_realpath(const char *path, char *resolved, bool *handled);

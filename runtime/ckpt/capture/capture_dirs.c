@@ -135,7 +135,7 @@ static int scan_visit(void *ctx, const char *container_path, const struct sluice
         int64_t mt;
         /* The index may still list a member unlinked since: ask the commit engine. */
         if (strncmp(p, s->dir, s->len) == 0 && p[s->len] == '/' &&
-            sluice_commit_stat_member(p, &size, &mt) == 0)
+            sluice_commit_stat_member(p, &size, &mt, NULL) == 0)
             consider(s->l, s->dir, s->len, p);
     }
     return 0;

@@ -54,7 +54,8 @@ int capture_member_stat(const char *abs, struct stat *st)
     }
     uint64_t size;
     int64_t mtime_ns;
-    if (sluice_commit_stat_member(abs, &size, &mtime_ns) == 0) {
+    unsigned staged_mode = 0;
+    if (sluice_commit_stat_member(abs, &size, &mtime_ns, &staged_mode) == 0) {
         /* Ownership and permissions of the container, size and time of the member. */
         char cont[PATH_MAX], base[PATH_MAX];
         struct stat b;
@@ -75,7 +76,9 @@ int capture_member_stat(const char *abs, struct stat *st)
         memset(st, 0, sizeof *st);
         st->st_dev = b.st_dev;
         st->st_ino = name_ino(abs);
-        st->st_mode = S_IFREG | (b.st_mode & 07777);
+        /* A closed version not yet committed has the mode the program gave it, as its own file
+         * would; a committed one the container's (the most restrictive of its members'). */
+        st->st_mode = S_IFREG | (staged_mode ? (mode_t)staged_mode : (b.st_mode & 07777));
         st->st_nlink = 1;
         st->st_uid = b.st_uid;
         st->st_gid = b.st_gid;
@@ -365,6 +368,67 @@ out:
     if (sluice_trace_active())
         sluice_trace_instant(SLUICE_EV_CKPT_RENAME, sluice_trace_string(fm ? from.abs : oldpath),
                              sluice_trace_string(tm ? to.abs : newpath), 0);
+    sluice_capture_guard_leave();
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
+    }
+    return 0;
+}
+
+/* A member's new permissions: an open one keeps them for its close (and its sidecar for
+ * recover), a closed or committed one is the commit engine's. Guard held. */
+static int chmod_member(const char *abs, mode_t mode)
+{
+    struct sluice_stage_meta sm;
+    char meta[PATH_MAX];
+    pthread_mutex_lock(&capture_lock);
+    struct sluice_capture_member *m = capture_find_open(abs);
+    if (m != NULL) {
+        m->mode = mode;
+        memset(&sm, 0, sizeof sm);
+        capture_fill_staged(m, &sm.m);
+        sm.m.size = 0;
+        sm.pid = (long)getpid();
+        memcpy(meta, m->meta_path, sizeof meta);
+    }
+    pthread_mutex_unlock(&capture_lock);
+    if (m != NULL)
+        return sluice_stage_write_meta(meta, &sm);
+    return sluice_commit_member_chmod(abs, (unsigned)mode);
+}
+
+int sluice_capture_chmod(int dirfd, const char *path, mode_t mode, int flags)
+{
+    struct capture_name n;
+    struct stat st;
+    (void)flags;
+    if (!capture_classify(dirfd, path, &n, false) || !n.member || SLUICE_REAL(lstat)(n.abs, &st) == 0)
+        return SLUICE_CAPTURE_PASS; /* not a member, or a real file of that name */
+    sluice_capture_guard_enter();
+    int rc = chmod_member(n.abs, mode & 07777);
+    sluice_capture_guard_leave();
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
+    }
+    return 0;
+}
+
+int sluice_capture_fchmod(int fd, mode_t mode)
+{
+    if (!sluice_capture_fd_tracked(fd))
+        return SLUICE_CAPTURE_PASS;
+    char path[PATH_MAX];
+    pthread_mutex_lock(&capture_lock);
+    struct sluice_capture_member *m = atomic_load_explicit(&sluice_capture_fdtab[fd], memory_order_acquire);
+    if (m != NULL)
+        memcpy(path, m->path, sizeof path);
+    pthread_mutex_unlock(&capture_lock);
+    if (m == NULL)
+        return SLUICE_CAPTURE_PASS;
+    sluice_capture_guard_enter();
+    int rc = chmod_member(path, mode & 07777);
     sluice_capture_guard_leave();
     if (rc < 0) {
         errno = -rc;

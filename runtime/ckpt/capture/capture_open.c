@@ -268,13 +268,36 @@ static int open_member(const struct capture_name *n, int flags, mode_t mode)
     }
 }
 
+/* An O_PATH or O_DIRECTORY open of a member name: the answers a real file would give (cp and
+ * mv probe their target with O_PATH|O_DIRECTORY and take ENOENT for "no such file, create it
+ * with O_EXCL"). A real file of that name, or none at all, is the kernel's to answer. Guard
+ * held. */
+static int open_probe(const struct capture_name *n, int flags)
+{
+    struct stat st;
+    if (SLUICE_REAL(lstat)(n->abs, &st) == 0 || capture_member_stat(n->abs, &st) != 0)
+        return SLUICE_CAPTURE_PASS;
+    if (flags & O_DIRECTORY)
+        return -ENOTDIR;
+    pthread_mutex_lock(&capture_lock);
+    struct sluice_capture_member *m = capture_find_open(n->abs);
+    int fd = m != NULL ? open_staged_again(m, flags) : SLUICE_CAPTURE_PASS;
+    pthread_mutex_unlock(&capture_lock);
+    /* Not open here: a read view stands in for the path descriptor (fstat agrees with stat). */
+    return m != NULL ? fd : open_view(n->abs, O_RDONLY | (flags & O_CLOEXEC), &st);
+}
+
 int sluice_capture_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
     struct capture_name n;
-    if (!capture_classify(dirfd, path, &n, false) || !n.member || (flags & (O_PATH | O_DIRECTORY)))
+    if (!capture_classify(dirfd, path, &n, false) || !n.member)
         return SLUICE_CAPTURE_PASS;
     sluice_capture_guard_enter();
-    int fd = open_member(&n, flags, mode);
+    int fd = (flags & (O_PATH | O_DIRECTORY)) ? open_probe(&n, flags) : open_member(&n, flags, mode);
+    if (fd == SLUICE_CAPTURE_PASS) {
+        sluice_capture_guard_leave();
+        return fd;
+    }
     if (sluice_trace_active())
         sluice_trace_instant(SLUICE_EV_CKPT_OPEN, sluice_trace_string(n.abs), (uint64_t)flags, (uint64_t)fd);
     sluice_capture_guard_leave();

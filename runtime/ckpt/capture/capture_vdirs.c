@@ -116,7 +116,7 @@ static int under_visit(void *ctx, const char *container_path, const struct sluic
         int64_t mt;
         /* The index may still list a member unlinked since: ask the commit engine. */
         if (strncmp(p, u->prefix, u->len) == 0 && p[u->len] == '/' &&
-            sluice_commit_stat_member(p, &size, &mt) == 0) {
+            sluice_commit_stat_member(p, &size, &mt, NULL) == 0) {
             u->found = true;
             return 1;
         }

@@ -52,6 +52,11 @@ int sluice_commit_member_sync(const struct sluice_staged_member *m);
  * or is removed when it holds no members). Returns 0 or -errno (-ENOENT if unknown). */
 int sluice_commit_member_unlinked(const char *path);
 
+/* chmod of a member that is not open for writing: a closed version not yet committed takes
+ * the mode (and commits with it); a committed one's permissions are its container's, so the
+ * container takes it. Returns 0 or -errno (-ENOENT if no version exists). */
+int sluice_commit_member_chmod(const char *path, unsigned mode);
+
 /* Commit everything staged by this process, collectively where MPI is available. Called at
  * MPI_Finalize (finalize hook) or process exit. Returns 0 or -errno; on failure the staged
  * data is kept for `sluice-ckpt recover`. */
@@ -75,8 +80,10 @@ int sluice_commit_launcher_child(void);
  * member). */
 int sluice_commit_open_member(const char *path, int open_flags);
 
-/* Size of the latest readable version, for stat(); 0 on success, -ENOENT if none. */
-int sluice_commit_stat_member(const char *path, uint64_t *size, int64_t *mtime_ns);
+/* Size of the latest readable version, for stat(); 0 on success, -ENOENT if none. mode (may be
+ * NULL) gets the permissions the program gave a version that is closed but not yet committed,
+ * or 0 for a committed one (whose permissions are its container's). */
+int sluice_commit_stat_member(const char *path, uint64_t *size, int64_t *mtime_ns, unsigned *mode);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include "ckpt/commit/commit_internal.h"
 
 #include "ckpt/capture/stage.h"
+#include "ckpt/container/container.h"
 #include "common/log.h"
 #include "common/real.h"
 #include "mpi/roles.h"
@@ -176,6 +177,8 @@ static struct commit_member *member_add(const struct sluice_staged_member *m)
  * fsync or the stage limit that needs it, or exit), and an exec'ed image adopts it from its
  * sidecar. Returns 1 if deferred. */
 int commit_members_defer_locked(const struct sluice_staged_member *m); /* below, with adoption */
+static struct sluice_staged_member *adopted; /* closed members waiting for the engine's start */
+static size_t nadopted;
 static int commit_defer_closed(const struct sluice_staged_member *m)
 {
     if (sluice_launch_size() < 2 || sluice_mpi_ready())
@@ -493,6 +496,53 @@ int sluice_commit_member_unlinked(const char *path)
     return rc;
 }
 
+int commit_key_of(const char *path, char *key, size_t cap); /* commit_exit.c */
+
+/* ---- chmod ------------------------------------------------------------------------------- */
+
+/* A closed version of path that no commit took yet (own or deferred) takes the mode, its
+ * sidecar too (recover commits with it). 1 if found (lock held). */
+static int chmod_closed_locked(const char *path, unsigned mode)
+{
+    struct commit_member *own = commit_member_find(path);
+    if (own != NULL && own->inflight_id == 0) {
+        own->m.mode = mode;
+        struct sluice_stage_meta sm = {.m = own->m, .closed = 1, .pid = (long)getpid()};
+        sluice_stage_write_meta(own->meta_path, &sm);
+        return 1;
+    }
+    for (size_t i = nadopted; own == NULL && i > 0; i--) {
+        if (strcmp(adopted[i - 1].path, path) == 0) {
+            adopted[i - 1].mode = mode;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int sluice_commit_member_chmod(const char *path, unsigned mode)
+{
+    pthread_mutex_lock(&commit_g.lock);
+    int done = chmod_closed_locked(path, mode);
+    struct commit_member *own = done ? NULL : commit_member_find(path);
+    int rc = 0;
+    if (own != NULL) /* in flight: the container it goes into takes the mode */
+        rc = flush_set_wait(own->m.set_key, COMMIT_READ_WAIT_NS);
+    pthread_mutex_unlock(&commit_g.lock);
+    if (done)
+        return 0;
+    if (rc != 0)
+        return rc;
+    char key[PATH_MAX], container[PATH_MAX];
+    uint64_t size;
+    int64_t mtime_ns;
+    if (commit_key_of(path, key, sizeof key) != 0 ||
+        sluice_container_name(key, container, sizeof container) != 0 ||
+        sluice_commit_stat_member(path, &size, &mtime_ns, NULL) != 0)
+        return -ENOENT;
+    return SLUICE_REAL(chmod)(container, (mode_t)mode) == 0 ? 0 : -errno;
+}
+
 /* Asks the home to drop `path` from its set's container and waits (commit_read.c finds the key). */
 int commit_request_unlink(const char *set_key, const char *path)
 {
@@ -770,9 +820,6 @@ int commit_flush_own_sets(uint64_t timeout_ns)
 /* exec keeps the pid but not the commit engine's memory: members that the previous image of
  * this process closed and had not committed yet would stay staged until `recover`. The new
  * image finds them by their sidecars (closed, our pid) and takes them over. */
-static struct sluice_staged_member *adopted;
-static size_t nadopted;
-
 void commit_members_find_adopted(void)
 {
     const char *dir = sluice_stage_dir();

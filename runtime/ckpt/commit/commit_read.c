@@ -33,6 +33,7 @@ struct staged_hit {
     char data_path[PATH_MAX];
     uint64_t size;
     int64_t mtime_ns;
+    unsigned mode;
 };
 
 static int find_staged_elsewhere(const char *path, struct staged_hit *hit)
@@ -71,6 +72,7 @@ static int find_staged_elsewhere(const char *path, struct staged_hit *hit)
             snprintf(hit->data_path, sizeof hit->data_path, "%s", data);
             hit->size = sm.m.size;
             hit->mtime_ns = mt;
+            hit->mode = sm.m.mode;
             found = 1;
         }
     }
@@ -186,7 +188,7 @@ static int open_latest(const char *path, const char *key, int cloexec)
 }
 
 /* Size and time of the latest version, or -ENOENT. */
-static int stat_once(const char *path, const char *key, uint64_t *size, int64_t *mtime_ns)
+static int stat_once(const char *path, const char *key, uint64_t *size, int64_t *mtime_ns, unsigned *mode)
 {
     struct staged_hit hit;
     int staged = find_staged_elsewhere(path, &hit);
@@ -198,6 +200,7 @@ static int stat_once(const char *path, const char *key, uint64_t *size, int64_t 
         if (idx >= 0 && (!staged || c->members[idx].mtime_ns > hit.mtime_ns)) {
             *size = c->members[idx].size;
             *mtime_ns = c->members[idx].mtime_ns;
+            *mode = 0;
             sluice_container_close(c);
             return 0;
         }
@@ -206,18 +209,23 @@ static int stat_once(const char *path, const char *key, uint64_t *size, int64_t 
     if (staged) {
         *size = hit.size;
         *mtime_ns = hit.mtime_ns;
+        *mode = hit.mode;
         return 0;
     }
     return -ENOENT;
 }
 
-int sluice_commit_stat_member(const char *path, uint64_t *size, int64_t *mtime_ns)
+int sluice_commit_stat_member(const char *path, uint64_t *size, int64_t *mtime_ns, unsigned *mode)
 {
+    unsigned ignored;
+    if (mode == NULL)
+        mode = &ignored;
     pthread_mutex_lock(&commit_g.lock);
     struct commit_member *own = commit_member_find(path);
     if (own) {
         *size = own->m.size;
         *mtime_ns = own->mtime_ns;
+        *mode = own->m.mode;
     }
     pthread_mutex_unlock(&commit_g.lock);
     if (own)
@@ -226,10 +234,10 @@ int sluice_commit_stat_member(const char *path, uint64_t *size, int64_t *mtime_n
     if (commit_key_of(path, key, sizeof key) != 0)
         return -ENOENT;
     /* Cheap first; only a miss asks the home (stat is frequent, a miss is rare). */
-    if (stat_once(path, key, size, mtime_ns) == 0)
+    if (stat_once(path, key, size, mtime_ns, mode) == 0)
         return 0;
     sync_with_home(key, path);
-    return stat_once(path, key, size, mtime_ns);
+    return stat_once(path, key, size, mtime_ns, mode);
 }
 
 int commit_unlink_committed(const char *set_key, const char *path)
