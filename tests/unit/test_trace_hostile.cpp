@@ -260,6 +260,15 @@ TEST_F(TraceHostile, EveryCommandSurvivesAbsurdValues)
     sluice_trace_record(SLUICE_EV_CL_TRANSFER, 0, 10, 3, 77, big, big);
     sluice_trace_record(SLUICE_EV_CL_CALL, 0, 11, 0, big, big, big);
     sluice_trace_record(SLUICE_EV_CKPT_CLOSE, 0, big, 0, 3, big, 0);
+    sluice_trace_record(SLUICE_EV_COMMIT_SHUFFLE_RECV, 0, 12, 0, (uint64_t)-5, big, big);
+    sluice_trace_record(SLUICE_EV_MSG_SEND, 0, 13, 0, big, big, 0x5D00);
+    sluice_trace_record(SLUICE_EV_MSG_RECV, 0, 14, 0, 2, big, 7);
+    sluice_trace_record(SLUICE_EV_CL_DIST_DATA, 0, 15, 0, big, big, 2);
+    sluice_trace_record(SLUICE_EV_CL_DCR, 0, 16, 0, 0xdeadbeef, 1, big);
+    sluice_trace_record(SLUICE_EV_DSM_ALLOC, 0, big, 0, big, big, big);
+    sluice_trace_record(SLUICE_EV_DSM_FREE, 0, 0, 0, big, big, big);
+    sluice_trace_record(SLUICE_EV_DSM_ACCESS, 0, big, big, big, big, 2);
+    sluice_trace_record(SLUICE_EV_DSM_ACCESS, 0, 1, big, big, big, big);
     ASSERT_EQ(sluice_trace_write_file((dir + "/rank-2.pid-1.sluicetrace").c_str(), 0), 0);
     sluice_trace_stop();
     std::string d = "'" + dir + "'";
@@ -273,10 +282,13 @@ TEST_F(TraceHostile, EveryCommandSurvivesAbsurdValues)
     EXPECT_EQ(run("heatmap --csv - " + d), 0);
     EXPECT_EQ(run("time --csv - " + d), 0);
     EXPECT_EQ(run("io --mtbf 1h " + d), 0);
+    EXPECT_EQ(run("dsm --csv - " + d), 0);
+    EXPECT_EQ(run("dag - " + d), 0);
     // And a folder holding only a torn file: exit 1 with the reason, no crash.
     std::vector<char> bytes = slurp(dir + "/rank-2.pid-1.sluicetrace");
     std::ofstream(dir + "/rank-2.pid-1.sluicetrace", std::ios::binary | std::ios::trunc)
         .write(bytes.data(), (std::streamsize)(bytes.size() / 2));
-    for (const char *cmd : {"summary", "dump", "perfetto -", "heatmap --csv -", "time --csv -", "io"})
+    for (const char *cmd :
+         {"summary", "dump", "perfetto -", "heatmap --csv -", "time --csv -", "io", "dsm", "dag -"})
         EXPECT_EQ(run(std::string(cmd) + " " + d), 1) << cmd;
 }

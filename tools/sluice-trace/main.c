@@ -6,6 +6,7 @@
 
 #include "calls.h"
 #include "dag.h"
+#include "dsm.h"
 #include "dump.h"
 #include "heatmap.h"
 #include "io.h"
@@ -34,6 +35,7 @@ static const struct {
     {"whatif", whatif_main,
      "checkpoint time of file-per-process vs the container at 1k-100k ranks (a model)"},
     {"time", time_main, "PNG (or --csv) of each rank's user / sluice / MPI / sleep time, stacked"},
+    {"dsm", dsm_main, "the software DSM: allocations, hit rates per rank and chunk, hold times, messages"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -102,7 +102,9 @@ static void print_messages(const struct summary_ctx *ctx)
             "over time\n"
             "sluice-trace time OUT.png DIR        each rank's user / sluice / MPI / sleep time\n"
             "sluice-trace io DIR                  checkpoint sets: requests, time, Young/Daly "
-            "interval\n");
+            "interval\n"
+            "sluice-trace dag OUT.svg DIR         distributed OpenCL's command DAG and its rewrites\n"
+            "sluice-trace dsm --png OUT.png DIR   software DSM: allocations, hit rates, hold times\n");
 }
 
 SUMMARY_SECTION(messages_section, "messages", 35, print_messages)

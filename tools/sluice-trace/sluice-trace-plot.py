@@ -6,6 +6,9 @@ draws a PNG with matplotlib (Debian: python3-matplotlib).
   sluice-trace-plot.py heatmap CSV PNG TITLE   bytes rank to rank by purpose; I/O bytes per
                                                rank over time
   sluice-trace-plot.py time CSV PNG TITLE      user / sluice / MPI / sleep per rank, stacked
+  sluice-trace-plot.py dsm CSV PNG TITLE       the software DSM: live bytes over time, accesses
+                                               and hit rates per rank, hold time of the chunks
+                                               held longest, time per rank
 The CSV columns are in docs/TRACE.md."""
 import csv
 import sys
@@ -131,12 +134,73 @@ def timeplot(rows, png, title):
     fig.savefig(png, dpi=110)
 
 
+ACCESS = [("read_hits", "read hit", "#55a868"), ("read_misses", "read miss", "#c44e52"),
+          ("write_hits", "write hit", "#4c72b0"), ("write_misses", "write miss", "#dd8452")]
+
+
+def dsmplot(rows, png, title):
+    allocs = [r for r in rows if r["kind"] == "alloc"]
+    ranks = [r for r in rows if r["kind"] == "rank"]
+    chunks = [r for r in rows if r["kind"] == "chunk"]
+    names = [r["rank"] for r in ranks]
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8.4))
+    ax = axes[0][0]
+    for rk in names:
+        sel = [r for r in allocs if r["rank"] == rk]
+        if sel:
+            ax.step([0.0] + [float(r["t_s"]) for r in sel], [0] + [int(r["live_bytes"]) for r in sel],
+                    where="post", label="rank " + rk)
+    ax.set_title("allocation timeline: bytes of chains live per rank")
+    ax.set_xlabel("time since the first process started (s)")
+    ax.set_ylabel("bytes")
+    ax.set_ylim(bottom=0)
+    if allocs:
+        ax.legend(fontsize=8)
+    ax = axes[0][1]
+    bottom = [0] * len(ranks)
+    for key, label, color in ACCESS:
+        vals = [int(r[key]) for r in ranks]
+        ax.bar(names, vals, bottom=bottom, label=label, color=color)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    for i, r in enumerate(ranks):
+        hits = int(r["read_hits"]) + int(r["write_hits"])
+        if bottom[i]:
+            ax.text(i, bottom[i], "%.0f%% hits" % (100.0 * hits / bottom[i]), ha="center", va="bottom", fontsize=8)
+    ax.set_title("accesses per rank (one per chunk per scope)")
+    ax.set_xlabel("rank")
+    ax.set_ylabel("accesses")
+    ax.set_ylim(0, max(bottom + [1]) * 1.12)
+    ax.legend(fontsize=8)
+    ax = axes[1][0]
+    top = sorted(chunks, key=lambda r: -float(r["held_s"]))[:15][::-1]
+    if top:
+        ax.barh([r["address"] for r in top], [float(r["held_s"]) * 1e3 for r in top], color="#8172b2")
+        ax.set_ylabel("chunk address")
+    ax.set_title("hold time (acquire to release), the %d chunks held longest" % len(top))
+    ax.set_xlabel("held, summed over scopes and ranks (ms)")
+    ax = axes[1][1]
+    bottom = [0.0] * len(ranks)
+    for key, label, color in STATES:
+        vals = [float(r[key]) for r in ranks]
+        ax.bar(names, vals, bottom=bottom, label=label.split(" (")[0], color=color)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.plot(names, [float(r["in_scopes_s"]) for r in ranks], "kD", label="holding chunks (in scopes)")
+    ax.set_title("time per rank, all threads (DSM calls: sluice; its waits: MPI)")
+    ax.set_xlabel("rank")
+    ax.set_ylabel("thread time (s)")
+    ax.set_ylim(0, max(bottom + [1e-9]) * 1.4)  # room for the legend above the bars
+    ax.legend(fontsize=8, ncol=2, loc="upper center")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+
+
 def main():
-    if len(sys.argv) != 5 or sys.argv[1] not in ("heatmap", "time"):
+    plots = {"heatmap": heatmap, "time": timeplot, "dsm": dsmplot}
+    if len(sys.argv) != 5 or sys.argv[1] not in plots:
         sys.exit(__doc__)
     what, path, png, title = sys.argv[1:]
-    rows = read(path)
-    (heatmap if what == "heatmap" else timeplot)(rows, png, title)
+    plots[what](read(path), png, title)
 
 
 if __name__ == "__main__":
