@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* The parts of a rank's command engine, shared by its files (internal to runtime/serve):
+ * - remote_engine.c: the loop (callback notes, progress, DONE reports) and the serving loop;
+ * - remote_commands.c: one command turned into real enqueues, and the commands deferred behind a
+ *   write still waiting for its data;
+ * - remote_transfer.c: bulk data to and from peers (staging, pieces, mapped buffers);
+ * - remote_tracking.c: the command table, buffer uses, other ranks' dependencies and failures.
+ * Everything below is used under sluice_eng_lock (the engine's entry points take it), except
+ * the callback notes, which have their own lock. */
+#ifndef SLUICE_SERVE_REMOTE_ENGINE_H
+#define SLUICE_SERVE_REMOTE_ENGINE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cl/backend.h"
+#include "cl/object.h"
+#include "dist/dist_fault.h"
+#include "serve/remote_proto.h"
+
+#define PTR(t, v) ((t)(uintptr_t)(v))
+#define MAX_WAIT 4096
+
+struct eng_cmd {
+    uint64_t id;
+    uint32_t op, flags;
+    cl_command_queue q;
+    cl_event ev;        /* complete when the command's device work is */
+    cl_event *piece_ev; /* per piece of bulk data (reads to a peer, writes from a peer) */
+    cl_event *wait;     /* writes from a peer: what each piece's write waits for (retained) */
+    size_t nwait;
+    struct sluice_remote_access acc[8]; /* its buffer uses, registered once it is enqueued */
+    size_t nacc;
+    cl_mem buf;
+    MPI_Request *reqs; /* per piece */
+    size_t npieces, off, size;
+    int peer;
+    unsigned char *staging;
+    size_t staging_cap;
+    int dev_done, cbs;        /* device work complete (callback seen or status asked); callbacks to come */
+    int reported;             /* its DONE went (it stays until its callbacks came) */
+    uint64_t t_enq, next_ask; /* when it came; when its statuses may be asked next */
+    int zombie;               /* failed without its callbacks: never freed (they may still come) */
+    int rect;                 /* a rect read/write/copy: geometry below */
+    size_t geom[13]; /* buffer origin[3], host origin[3], region[3], buffer row/slice, host row/slice pitch */
+    void *mapped;    /* a write from a peer received straight into the mapped device buffer */
+    cl_event map_ev;
+    int posted;  /* its receives are posted (once the map completed) */
+    size_t sent; /* reads to a peer: pieces whose send started */
+    int64_t status;
+    uint64_t bcast; /* SLUICE_CMD_BCAST: the rank mask of the broadcast's communicator */
+    struct eng_cmd *hnext, *next, *prev;
+};
+
+static inline const struct sluice_cl_api *api(void)
+{
+    return &sluice_cl_loader_backend()->api;
+}
+
+/* An MPI call with `peer` failed: the job ends with one line naming the rank (dist_fault.h). */
+static inline int checked(int rc, int peer, const char *what)
+{
+    if (rc != MPI_SUCCESS)
+        dist_fault_peer(peer, rc, what);
+    return rc;
+}
+
+static inline void fail_now(struct eng_cmd *c, cl_int r)
+{
+    c->status = r;
+    c->dev_done = 1;
+}
+
+extern pthread_mutex_t sluice_eng_lock;
+
+/* remote_engine.c: calls back into the loop when ev completes (piece: -1 the final event, -2 a
+ * map, else that piece); 0 when no callback could be set. */
+int sluice_eng_watch(struct eng_cmd *c, cl_event ev, long piece);
+
+/* remote_tracking.c */
+extern struct eng_cmd *sluice_eng_all; /* every command in flight, newest first */
+struct eng_cmd *sluice_eng_find(uint64_t id);
+void sluice_eng_insert(struct eng_cmd *c);
+void sluice_eng_unlink(struct eng_cmd *c);
+int sluice_eng_done_event(cl_event ev);
+struct track;
+struct track *sluice_eng_track_of(uint64_t root);
+void sluice_eng_track_deps(struct track *t, int write, int transfer, cl_event *wl, size_t *n);
+void sluice_eng_track_add(struct track *t, cl_event ev, int write, int transfer);
+void sluice_eng_track_prune(void);
+cl_event sluice_eng_remote_dep(uint64_t id, cl_context ctx, int *none);
+int sluice_eng_failed_dep(uint64_t id);
+void sluice_eng_failed_add(uint64_t id, int64_t status);
+void sluice_eng_forget_notified(void);
+
+/* remote_commands.c */
+extern struct eng_cmd *sluice_eng_blocked; /* a write from a peer still waiting for its data */
+int sluice_eng_deferring(void);            /* commands wait behind sluice_eng_blocked */
+void sluice_eng_run_deferred(void);
+
+/* remote_transfer.c */
+void sluice_eng_staging_release(unsigned char *p, size_t cap);
+cl_int sluice_eng_read_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t nw);
+int sluice_eng_read_mapped(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t nw);
+cl_int sluice_eng_write_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t nw);
+cl_int sluice_eng_rect(struct eng_cmd *c, uint32_t op, cl_mem buf, unsigned char *ptr, cl_event *wl,
+                       size_t nw);
+void sluice_eng_settle_peer(struct eng_cmd *c, uint32_t op);
+void sluice_eng_post_sends(struct eng_cmd *c);
+void sluice_eng_post_receives(struct eng_cmd *c);
+void sluice_eng_send_read_pieces(struct eng_cmd *c, long piece);
+void sluice_eng_failed_silently(struct eng_cmd *c);
+int sluice_eng_mpi_done(struct eng_cmd *c, int *progress);
+int sluice_eng_reqs_pending(const struct eng_cmd *c);
+void sluice_eng_trace_inbound(struct eng_cmd *c);
+
+/* The internal queue of a context (remote_server.c). */
+cl_command_queue sluice_remote_internal_queue(cl_context ctx, cl_int *err);
+
+#endif

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/* What the command engine tracks (remote_engine.h): its commands in flight (by id, for the wait
+ * lists of later ones), the uses of each buffer (so that a coherence transfer and the uses around
+ * it are ordered), the user events standing for other ranks' commands (set when rank 0 NOTIFYs),
+ * and the commands known failed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve/remote_engine.h"
+
+#define BUCKETS 1024
+
+struct use {
+    cl_event ev;
+    int write, transfer;
+    struct use *next;
+};
+struct track {
+    uint64_t root;
+    struct use *uses;
+    struct track *next;
+};
+struct rdep {
+    uint64_t id;
+    cl_context ctx;
+    cl_event ue;
+    struct rdep *next;
+};
+struct failed {
+    uint64_t id;
+    int64_t status;
+    struct failed *next;
+};
+
+static struct eng_cmd *table[BUCKETS];
+struct eng_cmd *sluice_eng_all;
+static size_t inflight;
+static struct track *tracks;
+static struct rdep *rdeps;
+static struct failed *failures;
+static struct failed *notified; /* NOTIFYs that came while commands were deferred */
+
+void sluice_eng_forget_notified(void)
+{
+    while (notified != NULL) {
+        struct failed *f = notified;
+        notified = f->next;
+        free(f);
+    }
+}
+
+struct eng_cmd *sluice_eng_find(uint64_t id)
+{
+    for (struct eng_cmd *c = table[id % BUCKETS]; c != NULL; c = c->hnext)
+        if (c->id == id)
+            return c;
+    return NULL;
+}
+
+void sluice_eng_insert(struct eng_cmd *c)
+{
+    c->hnext = table[c->id % BUCKETS];
+    table[c->id % BUCKETS] = c;
+    c->next = sluice_eng_all;
+    c->prev = NULL;
+    if (sluice_eng_all != NULL)
+        sluice_eng_all->prev = c;
+    sluice_eng_all = c;
+    inflight++;
+}
+
+void sluice_eng_unlink(struct eng_cmd *c)
+{
+    for (struct eng_cmd **p = &table[c->id % BUCKETS]; *p != NULL; p = &(*p)->hnext)
+        if (*p == c) {
+            *p = c->hnext;
+            break;
+        }
+    if (c->prev != NULL)
+        c->prev->next = c->next;
+    else
+        sluice_eng_all = c->next;
+    if (c->next != NULL)
+        c->next->prev = c->prev;
+    inflight--;
+}
+
+int sluice_eng_done_event(cl_event ev)
+{
+    cl_int st = CL_COMPLETE;
+    if (api()->clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS)
+        return 1;
+    return st <= CL_COMPLETE;
+}
+
+struct track *sluice_eng_track_of(uint64_t root)
+{
+    for (struct track *t = tracks; t != NULL; t = t->next)
+        if (t->root == root)
+            return t;
+    struct track *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    t->root = root;
+    t->next = tracks;
+    tracks = t;
+    return t;
+}
+
+/* Drops finished uses, then adds to wl the ones a new use must wait for. */
+void sluice_eng_track_deps(struct track *t, int write, int transfer, cl_event *wl, size_t *n)
+{
+    for (struct use **p = &t->uses; *p != NULL;) {
+        struct use *u = *p;
+        if (sluice_eng_done_event(u->ev)) {
+            api()->clReleaseEvent(u->ev);
+            *p = u->next;
+            free(u);
+            continue;
+        }
+        int need = transfer ? (write || u->write) : (u->transfer && (u->write || write));
+        if (need && *n < MAX_WAIT)
+            wl[(*n)++] = u->ev;
+        p = &u->next;
+    }
+}
+
+/* Drops finished uses everywhere and the tracks left empty (buffers released long ago). */
+void sluice_eng_track_prune(void)
+{
+    for (struct track **pt = &tracks; *pt != NULL;) {
+        struct track *t = *pt;
+        for (struct use **p = &t->uses; *p != NULL;) {
+            struct use *u = *p;
+            if (sluice_eng_done_event(u->ev)) {
+                api()->clReleaseEvent(u->ev);
+                *p = u->next;
+                free(u);
+            } else {
+                p = &u->next;
+            }
+        }
+        if (t->uses == NULL) {
+            *pt = t->next;
+            free(t);
+        } else {
+            pt = &t->next;
+        }
+    }
+}
+
+void sluice_eng_track_add(struct track *t, cl_event ev, int write, int transfer)
+{
+    struct use *u = malloc(sizeof *u);
+    if (u == NULL || api()->clRetainEvent(ev) != CL_SUCCESS) {
+        free(u);
+        return;
+    }
+    *u = (struct use){ev, write, transfer, t->uses};
+    t->uses = u;
+}
+
+/* *none: 1 when it completed already, -1 when it failed already (see failed_dep). */
+cl_event sluice_eng_remote_dep(uint64_t id, cl_context ctx, int *none)
+{
+    for (struct failed *f = notified; f != NULL; f = f->next)
+        if (f->id == id) {
+            *none = f->status >= 0 ? 1 : -1;
+            return NULL;
+        }
+    for (struct rdep *r = rdeps; r != NULL; r = r->next)
+        if (r->id == id && r->ctx == ctx)
+            return r->ue;
+    struct rdep *r = calloc(1, sizeof *r);
+    cl_int err = CL_SUCCESS;
+    cl_event ue = r ? api()->clCreateUserEvent(ctx, &err) : NULL;
+    if (ue == NULL) {
+        free(r);
+        return NULL;
+    }
+    *r = (struct rdep){id, ctx, ue, rdeps};
+    rdeps = r;
+    return ue;
+}
+
+/* A dependency known failed already. Waiting on a failed event does not work (PoCL leaves the
+ * command queued forever), so such a command is failed without being enqueued. */
+int sluice_eng_failed_dep(uint64_t id)
+{
+    for (struct failed *f = failures; f != NULL; f = f->next)
+        if (f->id == id)
+            return 1;
+    return 0;
+}
+
+/* After a user event of ours was set: flush the queues of commands in flight, which may wait
+ * for it (some devices only look at their queues when flushed). */
+static void flush_inflight(void)
+{
+    cl_command_queue seen[16];
+    size_t n = 0;
+    for (struct eng_cmd *c = sluice_eng_all; c != NULL; c = c->next) {
+        size_t i = 0;
+        while (i < n && seen[i] != c->q)
+            i++;
+        if (i < n || c->q == NULL)
+            continue;
+        api()->clFlush(c->q);
+        if (n < 16)
+            seen[n++] = c->q;
+    }
+}
+
+void sluice_engine_notify(uint64_t id, int64_t status)
+{
+    pthread_mutex_lock(&sluice_eng_lock);
+    if (sluice_eng_deferring()) {
+        struct failed *f = malloc(sizeof *f);
+        if (f != NULL) {
+            *f = (struct failed){id, status, notified};
+            notified = f;
+        }
+    }
+    for (struct rdep **p = &rdeps; *p != NULL;) {
+        struct rdep *r = *p;
+        if (r->id == id) {
+            api()->clSetUserEventStatus(r->ue, status < 0 ? (cl_int)status : CL_COMPLETE);
+            api()->clReleaseEvent(r->ue);
+            *p = r->next;
+            free(r);
+        } else {
+            p = &r->next;
+        }
+    }
+    flush_inflight();
+    pthread_mutex_unlock(&sluice_eng_lock);
+}
+
+void sluice_engine_abandon(void)
+{
+    pthread_mutex_lock(&sluice_eng_lock);
+    while (rdeps != NULL) {
+        struct rdep *r = rdeps;
+        api()->clSetUserEventStatus(r->ue, CL_DEVICE_NOT_AVAILABLE);
+        api()->clReleaseEvent(r->ue);
+        rdeps = r->next;
+        free(r);
+    }
+    pthread_mutex_unlock(&sluice_eng_lock);
+}
+
+size_t sluice_engine_inflight(void)
+{
+    pthread_mutex_lock(&sluice_eng_lock);
+    size_t n = inflight;
+    pthread_mutex_unlock(&sluice_eng_lock);
+    return n;
+}
+
+void sluice_eng_failed_add(uint64_t id, int64_t status)
+{
+    struct failed *f = malloc(sizeof *f);
+    if (f != NULL) {
+        *f = (struct failed){id, status, failures};
+        failures = f;
+    }
+}

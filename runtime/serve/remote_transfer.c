@@ -1,0 +1,563 @@
+/* SPDX-License-Identifier: MIT */
+/* Bulk data of the command engine (remote_engine.h): reads to a peer and writes from a peer move
+ * in pieces (sluice_remote_chunk) through staging buffers, kept for reuse (pinned for a GPU), or
+ * straight from and into a mapped buffer on a CPU device. A piece is written to the device as
+ * soon as it arrived and sent as soon as it was read; a transfer that cannot run still sends or
+ * receives its pieces, so that the peer never waits forever. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve/remote_engine.h"
+#include "trace/trace.h"
+
+/* Staging buffers are kept for reuse (a few, up to STAGING_KEEP bytes): a fresh large malloc
+ * costs a page fault per page on first touch, which halved the bandwidth of large transfers. */
+#define STAGING_SLOTS 4
+#define STAGING_KEEP ((size_t)1 << 30)
+static struct {
+    unsigned char *p;
+    size_t cap;
+} pool[STAGING_SLOTS];
+
+static unsigned char *staging_get(size_t size, size_t *cap)
+{
+    int best = -1;
+    for (int i = 0; i < STAGING_SLOTS; i++)
+        if (pool[i].p != NULL && pool[i].cap >= size && (best < 0 || pool[i].cap < pool[best].cap))
+            best = i;
+    if (best >= 0) {
+        unsigned char *p = pool[best].p;
+        *cap = pool[best].cap;
+        pool[best].p = NULL;
+        return p;
+    }
+    *cap = size ? size : 1;
+    return malloc(*cap);
+}
+
+static void staging_put(unsigned char *p, size_t cap)
+{
+    if (p == NULL)
+        return;
+    size_t kept = 0;
+    int slot = -1;
+    for (int i = 0; i < STAGING_SLOTS; i++) {
+        if (pool[i].p != NULL)
+            kept += pool[i].cap;
+        else if (slot < 0)
+            slot = i;
+    }
+    if (slot >= 0 && kept + cap <= STAGING_KEEP) {
+        pool[slot].p = p;
+        pool[slot].cap = cap;
+    } else {
+        free(p);
+    }
+}
+
+/* Staging for a device that is not a CPU (a GPU): page-locked host memory, the mapping of a buffer
+ * created CL_MEM_ALLOC_HOST_PTR and kept mapped (NVIDIA's recipe for pinned memory). From pageable
+ * memory NVIDIA's OpenCL copies in the calling thread, so the serving loop did each piece's
+ * device copy and its MPI transfer one after the other; from pinned memory the copy is a DMA that
+ * runs while the loop moves the next piece. A few are kept per process, up to PINNED_KEEP bytes. */
+#define PINNED_SLOTS 4
+#define PINNED_KEEP ((size_t)1 << 30)
+#define PINNED_MIN ((size_t)64 << 10) /* below, a pageable copy costs little */
+static struct pinned {
+    cl_context ctx;
+    cl_mem mem;
+    unsigned char *p;
+    size_t cap;
+    int busy;
+} pinned[PINNED_SLOTS];
+
+/* A queue of its own for the map and the unmap: a blocking map on a command's queue would wait
+ * for every command before it. */
+static cl_command_queue pinned_queue(cl_context ctx)
+{
+    cl_device_id dev = NULL;
+    cl_int err = CL_SUCCESS;
+    if (api()->clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL) != CL_SUCCESS && dev == NULL)
+        return NULL;
+    return api()->clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
+}
+
+static void pinned_drop(struct pinned *s)
+{
+    cl_command_queue q = pinned_queue(s->ctx);
+    if (q != NULL) {
+        api()->clEnqueueUnmapMemObject(q, s->mem, s->p, 0, NULL, NULL);
+        api()->clFinish(q);
+        api()->clReleaseCommandQueue(q);
+    }
+    api()->clReleaseMemObject(s->mem);
+    memset(s, 0, sizeof *s);
+}
+
+/* Pinned staging of at least `size` bytes for commands of queue q, or NULL (then malloc'd
+ * staging is used): only for a device that is not a CPU, from PINNED_MIN bytes. */
+static unsigned char *pinned_get(cl_command_queue q, size_t size, size_t *cap)
+{
+    cl_device_id dev = NULL;
+    cl_device_type t = CL_DEVICE_TYPE_CPU;
+    cl_context ctx = NULL;
+    if (size < PINNED_MIN ||
+        api()->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) != CL_SUCCESS ||
+        api()->clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof t, &t, NULL) != CL_SUCCESS ||
+        (t & CL_DEVICE_TYPE_CPU) ||
+        api()->clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL) != CL_SUCCESS)
+        return NULL;
+    int best = -1, free_slot = -1;
+    size_t kept = 0;
+    for (int i = 0; i < PINNED_SLOTS; i++) {
+        struct pinned *s = &pinned[i];
+        kept += s->cap;
+        if (s->mem == NULL && free_slot < 0)
+            free_slot = i;
+        if (s->mem != NULL && !s->busy && s->ctx == ctx && s->cap >= size &&
+            (best < 0 || s->cap < pinned[best].cap))
+            best = i;
+    }
+    if (best >= 0) {
+        pinned[best].busy = 1;
+        *cap = pinned[best].cap;
+        return pinned[best].p;
+    }
+    /* Room for a new one: the free slot, else the largest idle one (also when over PINNED_KEEP). */
+    if (free_slot < 0 || kept + size > PINNED_KEEP) {
+        int victim = -1;
+        for (int i = 0; i < PINNED_SLOTS; i++)
+            if (pinned[i].mem != NULL && !pinned[i].busy &&
+                (victim < 0 || pinned[i].cap > pinned[victim].cap))
+                victim = i;
+        if (victim < 0)
+            return NULL;
+        kept -= pinned[victim].cap;
+        pinned_drop(&pinned[victim]);
+        free_slot = victim;
+        if (kept + size > PINNED_KEEP)
+            return NULL;
+    }
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = api()->clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, size, NULL, &err);
+    cl_command_queue mq = mem != NULL ? pinned_queue(ctx) : NULL;
+    void *p = mq != NULL ? api()->clEnqueueMapBuffer(mq, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size, 0,
+                                                     NULL, NULL, &err)
+                         : NULL;
+    if (mq != NULL)
+        api()->clReleaseCommandQueue(mq);
+    if (p == NULL || err != CL_SUCCESS) {
+        if (mem != NULL)
+            api()->clReleaseMemObject(mem);
+        return NULL;
+    }
+    pinned[free_slot] = (struct pinned){ctx, mem, p, size, 1};
+    *cap = size;
+    return p;
+}
+
+/* 1 when p was pinned staging (now free for the next command). */
+static int pinned_put(unsigned char *p)
+{
+    for (int i = 0; i < PINNED_SLOTS; i++)
+        if (pinned[i].mem != NULL && pinned[i].p == p) {
+            pinned[i].busy = 0;
+            return 1;
+        }
+    return 0;
+}
+
+/* Staging of a command's bulk data: pinned for a GPU, else from the pool above. */
+static unsigned char *staging_for(cl_command_queue q, size_t size, size_t *cap)
+{
+    unsigned char *p = q != NULL ? pinned_get(q, size, cap) : NULL;
+    return p != NULL ? p : staging_get(size, cap);
+}
+
+void sluice_eng_staging_release(unsigned char *p, size_t cap)
+{
+    if (!pinned_put(p))
+        staging_put(p, cap);
+}
+
+/* A read to a peer: `n` pieces, each read waiting for wl and sent as soon as it is read, then the
+ * command's event over all of them. */
+cl_int sluice_eng_read_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t nw)
+{
+    size_t n = sluice_remote_pieces(c->size);
+    c->npieces = n;
+    c->staging = staging_for(c->q, c->size, &c->staging_cap);
+    c->piece_ev = calloc(n, sizeof *c->piece_ev);
+    c->reqs = malloc(n * sizeof *c->reqs);
+    if (c->staging == NULL || c->piece_ev == NULL || c->reqs == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    for (size_t i = 0; i < n; i++)
+        c->reqs[i] = MPI_REQUEST_NULL;
+    cl_int r = CL_SUCCESS;
+    for (size_t i = 0; i < n && r == CL_SUCCESS; i++) {
+        size_t k, off = sluice_remote_piece(c->size, i, &k);
+        r = api()->clEnqueueReadBuffer(c->q, buf, CL_FALSE, c->off + off, k, c->staging + off, (cl_uint)nw,
+                                       nw ? wl : NULL, &c->piece_ev[i]);
+        if (r == CL_SUCCESS)
+            sluice_eng_watch(c, c->piece_ev[i], (long)i);
+    }
+    if (r == CL_SUCCESS && n == 1)
+        r = api()->clRetainEvent(c->ev = c->piece_ev[0]);
+    else if (r == CL_SUCCESS)
+        r = api()->clEnqueueMarkerWithWaitList(c->q, (cl_uint)n, c->piece_ev, &c->ev);
+    if (r != CL_SUCCESS)
+        c->ev = NULL;
+    return r;
+}
+
+/* A write from a peer: the pieces are received into a staging buffer and each is written to the
+ * device when it has arrived (user events as arrival gates would be simpler, but PoCL's basic
+ * device deadlocks when a user event with dependents is set). Until every piece is enqueued, the
+ * command has no event yet, so later commands of this rank wait in `deferred`. */
+/* On a CPU device a mapped buffer is the device memory itself: receiving into it saves the copy
+ * from a staging buffer (worth it from 1 MiB). */
+static int map_worthwhile(struct eng_cmd *c)
+{
+    cl_device_id dev = NULL;
+    cl_device_type t = 0;
+    return !c->rect && c->size >= ((size_t)1 << 20) &&
+           api()->clGetCommandQueueInfo(c->q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) == CL_SUCCESS &&
+           api()->clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof t, &t, NULL) == CL_SUCCESS &&
+           (t & CL_DEVICE_TYPE_CPU);
+}
+
+/* The pieces of a write from a peer, or of a broadcast rank 0 roots (collective replacement). */
+static int irecv_data(struct eng_cmd *c, void *to)
+{
+    if (c->flags & SLUICE_CMD_BCAST) {
+        MPI_Comm g = sluice_remote_group_comm(c->bcast);
+        return g == MPI_COMM_NULL ? MPI_ERR_COMM : sluice_remote_data_ibcast(g, 0, to, c->size, c->reqs);
+    }
+    return sluice_remote_data_irecv(sluice_comm(), c->peer, c->id, to, c->size, c->reqs);
+}
+
+void sluice_eng_post_receives(struct eng_cmd *c)
+{
+    c->posted = 1;
+    unsigned char *to = c->mapped;
+    if (to == NULL && c->staging == NULL)
+        c->staging = staging_get(c->size, &c->staging_cap); /* the map failed: receive and drop */
+    if (to == NULL)
+        to = c->staging;
+    if (to != NULL)
+        checked(irecv_data(c, to), c->peer, "receiving a buffer");
+}
+
+/* A read to a peer from a CPU device (1 MiB and up): the buffer is mapped for reading and the
+ * pieces are sent straight from it once the map completed; the unmap, after the last send, is
+ * the command's event. Until then later commands of this rank wait (as behind a write from a
+ * peer), so nothing overwrites the buffer while it is being sent. Returns 0 to use staging. */
+int sluice_eng_read_mapped(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t nw)
+{
+    if (!map_worthwhile(c))
+        return 0;
+    size_t n = sluice_remote_pieces(c->size);
+    cl_int err = CL_SUCCESS;
+    if ((c->reqs = malloc(n * sizeof *c->reqs)) == NULL)
+        return 0;
+    c->mapped = api()->clEnqueueMapBuffer(c->q, buf, CL_FALSE, CL_MAP_READ, c->off, c->size, (cl_uint)nw,
+                                          nw ? wl : NULL, &c->map_ev, &err);
+    if (c->mapped != NULL && err == CL_SUCCESS && sluice_eng_watch(c, c->map_ev, -2)) {
+        c->npieces = n;
+        for (size_t i = 0; i < n; i++)
+            c->reqs[i] = MPI_REQUEST_NULL;
+        api()->clFlush(c->q);
+        return 1;
+    }
+    if (c->mapped != NULL && err == CL_SUCCESS)
+        api()->clEnqueueUnmapMemObject(c->q, buf, c->mapped, 1, &c->map_ev, NULL);
+    if (c->map_ev != NULL)
+        api()->clReleaseEvent(c->map_ev);
+    c->map_ev = NULL;
+    c->mapped = NULL;
+    free(c->reqs);
+    c->reqs = NULL;
+    return 0;
+}
+
+/* The map of a mapped read completed (or failed: zeros go instead, the peer must not wait). */
+void sluice_eng_post_sends(struct eng_cmd *c)
+{
+    c->posted = 1;
+    c->sent = c->npieces;
+    const unsigned char *from = c->mapped;
+    if (from == NULL && (from = c->staging = staging_get(c->size, &c->staging_cap)) == NULL)
+        return;
+    checked(sluice_remote_data_isend(sluice_comm(), c->peer, c->id, from, c->size, c->reqs), c->peer,
+            "sending a buffer");
+    if (sluice_trace_active()) /* a move between serving ranks, else a read back to rank 0 */
+        sluice_trace_record((c->flags & SLUICE_CMD_TRANSFER) ? SLUICE_EV_MPI_SEND : SLUICE_EV_MSG_SEND, 0,
+                            sluice_now_ns(), 0, (uint64_t)c->peer, c->size,
+                            (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
+}
+
+cl_int sluice_eng_write_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t nw)
+{
+    size_t n = sluice_remote_pieces(c->size);
+    c->npieces = n;
+    if (map_worthwhile(c)) {
+        cl_int err = CL_SUCCESS;
+        c->reqs = malloc(n * sizeof *c->reqs);
+        if (c->reqs != NULL)
+            c->mapped = api()->clEnqueueMapBuffer(c->q, buf, CL_FALSE, CL_MAP_WRITE_INVALIDATE_REGION, c->off,
+                                                  c->size, (cl_uint)nw, nw ? wl : NULL, &c->map_ev, &err);
+        if (c->mapped != NULL && err == CL_SUCCESS && sluice_eng_watch(c, c->map_ev, -2)) {
+            for (size_t i = 0; i < n; i++)
+                c->reqs[i] = MPI_REQUEST_NULL;
+            api()->clFlush(c->q);
+            return CL_SUCCESS; /* receives posted when the map completes */
+        }
+        if (c->mapped != NULL && err == CL_SUCCESS) /* no callback: undo the map */
+            api()->clEnqueueUnmapMemObject(c->q, buf, c->mapped, 1, &c->map_ev, NULL);
+        if (c->map_ev != NULL)
+            api()->clReleaseEvent(c->map_ev);
+        c->map_ev = NULL;
+        c->mapped = NULL;
+        free(c->reqs);
+        c->reqs = NULL;
+    }
+    c->staging = staging_for(c->q, c->size, &c->staging_cap);
+    c->piece_ev = calloc(n, sizeof *c->piece_ev);
+    c->reqs = malloc(n * sizeof *c->reqs);
+    c->wait = malloc((nw + 1) * sizeof *c->wait);
+    if (c->staging == NULL || c->piece_ev == NULL || c->reqs == NULL || c->wait == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    for (size_t i = 0; i < nw; i++)
+        if (api()->clRetainEvent(wl[i]) == CL_SUCCESS)
+            c->wait[c->nwait++] = wl[i];
+    for (size_t i = 0; i < n; i++)
+        c->reqs[i] = MPI_REQUEST_NULL;
+    if (checked(irecv_data(c, c->staging), c->peer, "receiving a buffer") != MPI_SUCCESS)
+        return CL_OUT_OF_RESOURCES;
+    return CL_SUCCESS;
+}
+
+/* Rect reads and writes. In-process (rank 0's own device) the host side is the program's memory
+ * with its own origin and pitches; to or from a peer it is a packed staging buffer (rank 0
+ * packs and unpacks): a read is read whole, then sent; a write from a peer is received whole,
+ * then written (write_arrived). */
+cl_int sluice_eng_rect(struct eng_cmd *c, uint32_t op, cl_mem buf, unsigned char *ptr, cl_event *wl,
+                       size_t nw)
+{
+    size_t *g = c->geom;
+    size_t zero[3] = {0, 0, 0};
+    if (ptr != NULL)
+        return op == SLUICE_REMOTE_CMD_WRITE
+                   ? api()->clEnqueueWriteBufferRect(c->q, buf, CL_FALSE, g, g + 3, g + 6, g[9], g[10], g[11],
+                                                     g[12], ptr, (cl_uint)nw, nw ? wl : NULL, &c->ev)
+                   : api()->clEnqueueReadBufferRect(c->q, buf, CL_FALSE, g, g + 3, g + 6, g[9], g[10], g[11],
+                                                    g[12], ptr, (cl_uint)nw, nw ? wl : NULL, &c->ev);
+    size_t n = sluice_remote_pieces(c->size);
+    c->npieces = n;
+    c->staging = staging_get(c->size, &c->staging_cap);
+    c->reqs = malloc(n * sizeof *c->reqs);
+    if (c->staging == NULL || c->reqs == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    for (size_t i = 0; i < n; i++)
+        c->reqs[i] = MPI_REQUEST_NULL;
+    cl_int r = api()->clEnqueueReadBufferRect(c->q, buf, CL_FALSE, g, zero, g + 6, g[9], g[10], g[6],
+                                              g[6] * g[7], c->staging, (cl_uint)nw, nw ? wl : NULL, &c->ev);
+    if (r == CL_SUCCESS)
+        sluice_eng_watch(c, c->ev, 0); /* piece 0 read: sends every piece */
+    return r;
+}
+
+/* The data messages of a transfer that could not be enqueued: sent (zeros) or received into a
+ * scratch buffer, so that the other end point completes. */
+void sluice_eng_settle_peer(struct eng_cmd *c, uint32_t op)
+{
+    size_t n = sluice_remote_pieces(c->size);
+    if (c->reqs != NULL && op == SLUICE_REMOTE_CMD_WRITE && c->staging != NULL)
+        return; /* its receives are posted already */
+    if (c->reqs == NULL && (c->reqs = malloc(n * sizeof *c->reqs)) == NULL)
+        return;
+    if (c->staging == NULL && (c->staging = staging_get(c->size, &c->staging_cap)) == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        c->reqs[i] = MPI_REQUEST_NULL;
+    c->npieces = n;
+    c->sent = n;
+    if (op == SLUICE_REMOTE_CMD_READ)
+        checked(sluice_remote_data_isend(sluice_comm(), c->peer, c->id, c->staging, c->size, c->reqs),
+                c->peer, "sending a buffer");
+    else
+        checked(irecv_data(c, c->staging), c->peer, "receiving a buffer");
+}
+
+/* Pieces of the blocked write that arrived, in order, are enqueued; after the last one the
+ * command gets its event and the deferred commands run. */
+static void write_arrived(struct eng_cmd *c, int *progress)
+{
+    if (c->op == SLUICE_REMOTE_CMD_READ) { /* a mapped read: done with the buffer once sent */
+        if (!c->posted)
+            return;
+        for (size_t i = 0; i < c->npieces; i++) {
+            int flag = 1;
+            if (c->reqs[i] != MPI_REQUEST_NULL && checked(MPI_Test(&c->reqs[i], &flag, MPI_STATUS_IGNORE),
+                                                          c->peer, "sending a buffer") != MPI_SUCCESS)
+                flag = 1;
+            if (!flag)
+                return;
+        }
+        *progress = 1;
+        c->sent = c->npieces;
+    } else {
+        while (c->sent < c->npieces && c->reqs[c->sent] != MPI_REQUEST_NULL) {
+            int flag = 0;
+            if (checked(MPI_Test(&c->reqs[c->sent], &flag, MPI_STATUS_IGNORE), c->peer,
+                        "receiving a buffer") != MPI_SUCCESS) {
+                c->reqs[c->sent] = MPI_REQUEST_NULL;
+                c->status = CL_OUT_OF_RESOURCES;
+                flag = 1;
+            }
+            if (!flag)
+                return;
+            size_t i = c->sent++, k, off = sluice_remote_piece(c->size, i, &k);
+            *progress = 1;
+            if (c->status >= 0 && !c->rect && c->mapped == NULL) {
+                cl_int r = api()->clEnqueueWriteBuffer(c->q, c->buf, CL_FALSE, c->off + off, k,
+                                                       c->staging + off, (cl_uint)c->nwait,
+                                                       c->nwait ? c->wait : NULL, &c->piece_ev[i]);
+                if (r != CL_SUCCESS)
+                    c->status = r;
+                api()->clFlush(c->q);
+            }
+        }
+    }
+    if (c->sent < c->npieces)
+        return;
+    sluice_eng_blocked = NULL;
+    cl_int r = c->status;
+    if (c->mapped != NULL) { /* the data is in the device buffer: unmap (even after a failure) */
+        cl_int u = api()->clEnqueueUnmapMemObject(c->q, c->buf, c->mapped, 0, NULL, &c->ev);
+        api()->clFlush(c->q);
+        if (r >= 0)
+            r = u;
+    } else if (r >= 0 && c->rect) { /* one write of the whole packed region */
+        size_t *g = c->geom, zero[3] = {0, 0, 0};
+        r = api()->clEnqueueWriteBufferRect(c->q, c->buf, CL_FALSE, g, zero, g + 6, g[9], g[10], g[6],
+                                            g[6] * g[7], c->staging, (cl_uint)c->nwait,
+                                            c->nwait ? c->wait : NULL, &c->ev);
+        api()->clFlush(c->q);
+    } else if (r >= 0 && c->npieces == 1)
+        r = api()->clRetainEvent(c->ev = c->piece_ev[0]);
+    else if (r >= 0)
+        r = api()->clEnqueueMarkerWithWaitList(c->q, (cl_uint)c->npieces, c->piece_ev, &c->ev);
+    if (r == CL_SUCCESS) {
+        for (size_t i = 0; i < c->nacc; i++) {
+            struct track *t = sluice_eng_track_of(c->acc[i].root);
+            if (t != NULL)
+                sluice_eng_track_add(t, c->ev, (int)c->acc[i].write, (c->flags & SLUICE_CMD_TRANSFER) != 0);
+        }
+        if (!sluice_eng_watch(c, c->ev, -1))
+            c->dev_done = 1;
+    } else {
+        c->ev = NULL;
+        fail_now(c, r);
+    }
+    sluice_eng_run_deferred();
+}
+
+/* A command whose event failed without calling back: done, and a read to a peer still sends its
+ * pieces so that the peer does not wait forever. */
+void sluice_eng_failed_silently(struct eng_cmd *c)
+{
+    cl_int st = CL_COMPLETE;
+    if (api()->clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS ||
+        st >= 0)
+        return;
+    c->status = st;
+    c->dev_done = 1;
+    c->cbs = 0;
+    c->zombie = 1;
+    while (c->op == SLUICE_REMOTE_CMD_READ && c->reqs != NULL && c->sent < c->npieces) {
+        size_t i = c->sent++, k, off = sluice_remote_piece(c->size, i, &k);
+        checked(MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer, SLUICE_REMOTE_DATA_TAG(c->id),
+                          sluice_comm(), &c->reqs[i]),
+                c->peer, "sending a buffer");
+    }
+}
+
+/* True when every MPI request of c has completed (testing them advances them). */
+int sluice_eng_mpi_done(struct eng_cmd *c, int *progress)
+{
+    if (c->reqs == NULL)
+        return 1;
+    if (c == sluice_eng_blocked) {
+        write_arrived(c, progress);
+        return 0;
+    }
+    int done = 1;
+    for (size_t i = 0; i < c->npieces; i++) {
+        if (c->reqs[i] == MPI_REQUEST_NULL) {
+            if (c->op == SLUICE_REMOTE_CMD_READ && i >= c->sent)
+                done = 0; /* not sent yet */
+            continue;
+        }
+        int flag = 0;
+        if (checked(MPI_Test(&c->reqs[i], &flag, MPI_STATUS_IGNORE), c->peer, "moving a buffer") !=
+            MPI_SUCCESS) {
+            c->reqs[i] = MPI_REQUEST_NULL;
+            if (c->status >= 0)
+                c->status = CL_OUT_OF_RESOURCES;
+            flag = 1;
+        }
+        if (!flag) {
+            done = 0;
+            continue;
+        }
+        *progress = 1;
+    }
+    return done;
+}
+
+/* A read to a peer: sends the pieces read so far, in order (a later one waits for earlier ones).
+ * `piece` is one known read (its callback came), -1 if none; a rect read has one event for all
+ * its pieces. */
+void sluice_eng_send_read_pieces(struct eng_cmd *c, long piece)
+{
+    while (c->sent < c->npieces &&
+           (c->rect ? (piece == 0 || sluice_eng_done_event(c->ev))
+                    : (c->sent == (size_t)piece || sluice_eng_done_event(c->piece_ev[c->sent])))) {
+        size_t i = c->sent, k, off = sluice_remote_piece(c->size, i, &k);
+        if (checked(MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer, SLUICE_REMOTE_DATA_TAG(c->id),
+                              sluice_comm(), &c->reqs[i]),
+                    c->peer, "sending a buffer") != MPI_SUCCESS)
+            c->status = CL_OUT_OF_RESOURCES;
+        c->sent++;
+        if (sluice_trace_active() && c->sent == c->npieces) /* as in post_sends */
+            sluice_trace_record((c->flags & SLUICE_CMD_TRANSFER) ? SLUICE_EV_MPI_SEND : SLUICE_EV_MSG_SEND, 0,
+                                sluice_now_ns(), 0, (uint64_t)c->peer, c->size,
+                                (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
+    }
+}
+
+/* Posted data messages of c not complete yet (MPI_Test leaves completed ones MPI_REQUEST_NULL). */
+int sluice_eng_reqs_pending(const struct eng_cmd *c)
+{
+    for (size_t i = 0; c->reqs != NULL && i < c->npieces; i++)
+        if (c->reqs[i] != MPI_REQUEST_NULL)
+            return 1;
+    return 0;
+}
+
+/* A coherence move (or a broadcast write) arrived: MPI_RECV from the peer (when it came by MPI)
+ * and CL_TRANSFER device to device (host to device for a broadcast), naming the device as the trace names
+ * devices (this process's handle). */
+void sluice_eng_trace_inbound(struct eng_cmd *c)
+{
+    uint64_t now = sluice_now_ns();
+    if (c->reqs != NULL)
+        sluice_trace_record(SLUICE_EV_MPI_RECV, 0, now, 0, (uint64_t)c->peer, c->size,
+                            (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
+    cl_device_id dev = NULL;
+    api()->clGetCommandQueueInfo(c->q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    sluice_trace_record(SLUICE_EV_CL_TRANSFER, c->status < 0 ? SLUICE_EVF_ERROR : 0, now, 0,
+                        (c->flags & SLUICE_CMD_BCAST) ? 0 : 2, c->size,
+                        (uint64_t)(uintptr_t)(dev ? sluice_cl_find(dev) : NULL));
+}
