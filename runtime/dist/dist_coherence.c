@@ -60,7 +60,7 @@ static cl_int move(struct dist_mem *m, const struct sluice_coh_transfer *t)
     struct dist_cmd c;
     memset(&c, 0, sizeof c);
     c.rank = dst;
-    c.op = SLUICE_REMOTE_CMD_WRITE;
+    c.kind = DIST_CMD_TRANSFER;
     c.ctx = m->ctx;
     c.flags = SLUICE_CMD_TRANSFER;
     c.a[0] = m->rid[dst];

@@ -74,16 +74,15 @@ static cl_int check_wait(cl_uint n, const cl_event *evs)
     return CL_SUCCESS;
 }
 
-static struct dist_cmd command(struct dist_queue *q, int op, cl_command_type type, cl_uint nwait,
-                               const cl_event *wl, const struct uses *u)
+static struct dist_cmd command(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait, const cl_event *wl,
+                               const struct uses *u)
 {
     struct dist_cmd c;
     memset(&c, 0, sizeof c);
     c.rank = q->dev->rank;
-    c.op = op;
+    c.kind = kind;
     c.queue = q;
     c.ctx = q->ctx;
-    c.type = type;
     c.nwait = nwait;
     c.wait = wl;
     if (u != NULL) {
@@ -149,8 +148,7 @@ static cl_int host_transfer(cl_command_queue queue, cl_mem buffer, cl_bool block
     }
     r = use(&u, m, rank, off, size, write, write);
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, write ? SLUICE_REMOTE_CMD_WRITE : SLUICE_REMOTE_CMD_READ,
-                                    write ? CL_COMMAND_WRITE_BUFFER : CL_COMMAND_READ_BUFFER, nwait, wl, &u);
+        struct dist_cmd c = command(q, write ? DIST_CMD_WRITE_BUFFER : DIST_CMD_READ_BUFFER, nwait, wl, &u);
         c.a[0] = m->rid[rank];
         c.a[1] = off;
         c.a[2] = size;
@@ -284,8 +282,7 @@ static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_u
             }
             memcpy(bytes, v, vlen);
             memcpy(bytes + vlen, args, alen);
-            struct dist_cmd c =
-                command(q, SLUICE_REMOTE_CMD_NDRANGE, CL_COMMAND_NDRANGE_KERNEL, nwait, wl, &u);
+            struct dist_cmd c = command(q, DIST_CMD_NDRANGE_KERNEL, nwait, wl, &u);
             c.a[0] = k->rid[rank];
             c.a[1] = dims;
             c.a[2] = (offset ? 0u : 1u) | (local ? 0u : 4u);
@@ -331,7 +328,7 @@ static cl_int CL_API_CALL copy_buffer(cl_command_queue queue, cl_mem src, cl_mem
     if (r == CL_SUCCESS)
         r = use(&u, d, rank, dst_off, size, true, true);
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, SLUICE_REMOTE_CMD_COPY, CL_COMMAND_COPY_BUFFER, nwait, wl, &u);
+        struct dist_cmd c = command(q, DIST_CMD_COPY_BUFFER, nwait, wl, &u);
         uint64_t a[5] = {s->rid[rank], d->rid[rank], src_off, dst_off, size};
         memcpy(c.a, a, sizeof a);
         r = submit(&c, &e);
@@ -365,7 +362,7 @@ static cl_int CL_API_CALL fill_buffer(cl_command_queue queue, cl_mem buffer, con
     pthread_mutex_lock(&dist_lock);
     r = use(&u, m, rank, off, size, true, true);
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, SLUICE_REMOTE_CMD_FILL, CL_COMMAND_FILL_BUFFER, nwait, wl, &u);
+        struct dist_cmd c = command(q, DIST_CMD_FILL_BUFFER, nwait, wl, &u);
         c.a[0] = m->rid[rank];
         c.a[1] = off;
         c.a[2] = size;
@@ -466,7 +463,7 @@ static cl_int CL_API_CALL read_rect(cl_command_queue queue, cl_mem buffer, cl_bo
     pthread_mutex_lock(&dist_lock);
     r = use(&u, m, rank, G.lo, G.hi - G.lo, false, false);
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, SLUICE_REMOTE_CMD_READ, CL_COMMAND_READ_BUFFER_RECT, nwait, wl, &u);
+        struct dist_cmd c = command(q, DIST_CMD_READ_BUFFER_RECT, nwait, wl, &u);
         c.a[0] = m->rid[rank];
         c.a[2] = rank != 0 ? G.packed : 0;
         c.recv = rect != NULL ? (void *)rect->tmp : ptr;
@@ -509,7 +506,7 @@ static cl_int CL_API_CALL write_rect(cl_command_queue queue, cl_mem buffer, cl_b
     pthread_mutex_lock(&dist_lock);
     r = use(&u, m, rank, G.lo, G.hi - G.lo, true, false);
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, SLUICE_REMOTE_CMD_WRITE, CL_COMMAND_WRITE_BUFFER_RECT, nwait, wl, &u);
+        struct dist_cmd c = command(q, DIST_CMD_WRITE_BUFFER_RECT, nwait, wl, &u);
         c.a[0] = m->rid[rank];
         c.a[2] = rank != 0 ? G.packed : 0;
         c.send = tmp != NULL ? (const void *)tmp : ptr;
@@ -553,7 +550,7 @@ static cl_int CL_API_CALL copy_rect(cl_command_queue queue, cl_mem src, cl_mem d
     if (r == CL_SUCCESS)
         r = use(&u, d, rank, GD.lo, GD.hi - GD.lo, true, false);
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, SLUICE_REMOTE_CMD_COPY, CL_COMMAND_COPY_BUFFER_RECT, nwait, wl, &u);
+        struct dist_cmd c = command(q, DIST_CMD_COPY_BUFFER_RECT, nwait, wl, &u);
         c.a[0] = s->rid[rank];
         c.a[1] = d->rid[rank];
         c.bytes = GS.g; /* source origin, destination origin, region, source then destination pitches */
@@ -567,11 +564,11 @@ static cl_int CL_API_CALL copy_rect(cl_command_queue queue, cl_mem src, cl_mem d
 
 /* Markers and barriers: real ones on the queue's rank, with the wait list (events of other ranks
  * through NOTIFY). */
-static cl_int marker_cmd(struct dist_queue *q, int barrier, cl_command_type type, cl_uint nwait,
-                         const cl_event *wl, struct dist_event **e, struct dist_mem *hold, void *free_after)
+static cl_int marker_cmd(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait, const cl_event *wl,
+                         struct dist_event **e, struct dist_mem *hold, void *free_after)
 {
-    struct dist_cmd c = command(q, SLUICE_REMOTE_CMD_MARKER, type, nwait, wl, NULL);
-    c.a[0] = (uint64_t)barrier;
+    struct dist_cmd c = command(q, kind, nwait, wl, NULL);
+    c.a[0] = kind == DIST_CMD_BARRIER; /* the engine enqueues a barrier, not a marker */
     c.hold = hold;
     c.free_after = free_after;
     pthread_mutex_lock(&dist_lock);
@@ -589,7 +586,7 @@ static cl_int marker(cl_command_queue queue, int barrier, cl_uint nwait, const c
     if (r != CL_SUCCESS)
         return r;
     struct dist_event *e = NULL;
-    r = marker_cmd(q, barrier, barrier ? CL_COMMAND_BARRIER : CL_COMMAND_MARKER, nwait, wl, &e, NULL, NULL);
+    r = marker_cmd(q, barrier ? DIST_CMD_BARRIER : DIST_CMD_MARKER, nwait, wl, &e, NULL, NULL);
     return finish_call(r, e, false, event);
 }
 
@@ -636,7 +633,7 @@ static void *CL_API_CALL map_buffer(cl_command_queue queue, cl_mem buffer, cl_bo
         pthread_mutex_lock(&dist_lock);
         r = use(&u, m, rank, off, size, false, false);
         if (r == CL_SUCCESS) {
-            struct dist_cmd c = command(q, SLUICE_REMOTE_CMD_READ, CL_COMMAND_MAP_BUFFER, nwait, wl, &u);
+            struct dist_cmd c = command(q, DIST_CMD_MAP_READ, nwait, wl, &u);
             c.a[0] = m->rid[rank];
             c.a[1] = off;
             c.a[2] = size;
@@ -647,7 +644,7 @@ static void *CL_API_CALL map_buffer(cl_command_queue queue, cl_mem buffer, cl_bo
         pthread_mutex_unlock(&dist_lock);
         uses_free(&u);
     } else if (r == CL_SUCCESS) {
-        r = marker_cmd(q, 0, CL_COMMAND_MAP_BUFFER, nwait, wl, &e, NULL, NULL);
+        r = marker_cmd(q, DIST_CMD_MAP_INVALIDATE, nwait, wl, &e, NULL, NULL);
     }
     if (r == CL_SUCCESS) {
         mp->mem = m;
@@ -704,8 +701,7 @@ static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr
         struct uses u = {0};
         r = use(&u, m, rank, mp->off, mp->size, true, true);
         if (r == CL_SUCCESS) {
-            struct dist_cmd c =
-                command(q, SLUICE_REMOTE_CMD_WRITE, CL_COMMAND_UNMAP_MEM_OBJECT, nwait, wl, &u);
+            struct dist_cmd c = command(q, DIST_CMD_UNMAP_WRITE, nwait, wl, &u);
             c.a[0] = m->rid[rank];
             c.a[1] = mp->off;
             c.a[2] = mp->size;
@@ -717,7 +713,7 @@ static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr
         }
         uses_free(&u);
     } else {
-        r = marker_cmd(q, 0, CL_COMMAND_UNMAP_MEM_OBJECT, nwait, wl, &e, m, free_after);
+        r = marker_cmd(q, DIST_CMD_UNMAP_READ, nwait, wl, &e, m, free_after);
     }
     if (r == CL_SUCCESS) {
         *pp = mp->next;

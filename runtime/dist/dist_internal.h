@@ -13,6 +13,7 @@
 
 #include "cl/backend.h"
 #include "dist/dag.h"
+#include "dist/dist_cmds.h"
 #include "dist/dql.h"
 #include "serve/remote_proto.h"
 
@@ -233,10 +234,9 @@ int dist_dhdcr_source(const void *host, size_t size, int dst_rank, struct dist_d
 /* dist_sched.c: rank 0's scheduler (asynchronous dispatch through the command DAG). */
 struct dist_cmd {
     int rank;                 /* where it runs */
-    int op;                   /* SLUICE_REMOTE_CMD_* */
+    dist_cmd_kind kind;       /* its wire op, command type, DAG kind (dist_cmds.def) */
     struct dist_queue *queue; /* NULL: a transfer (the context's internal queue) */
     struct dist_context *ctx;
-    cl_command_type type;
     unsigned flags; /* SLUICE_CMD_* */
     uint64_t a[5];
     cl_uint nwait;

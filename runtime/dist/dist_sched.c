@@ -165,9 +165,9 @@ int dist_sched_host_busy(const void *p, size_t len)
 /* The host range a read fills: plain, or the bounding range of a rect read's host region. */
 static void note_fill(const struct dist_cmd *c, uint64_t id)
 {
-    if (c->op != SLUICE_REMOTE_CMD_READ || c->queue == NULL)
+    if (dist_cmd_info(c->kind)->op != SLUICE_REMOTE_CMD_READ || c->queue == NULL)
         return;
-    if (c->type == CL_COMMAND_READ_BUFFER_RECT && c->nbytes == 13 * sizeof(size_t)) {
+    if (c->kind == DIST_CMD_READ_BUFFER_RECT && c->nbytes == 13 * sizeof(size_t)) {
         size_t g[13];
         memcpy(g, c->bytes, sizeof g);
         uintptr_t base = (uintptr_t)(c->rect != NULL ? (void *)c->rect->dst : c->recv);
@@ -194,7 +194,7 @@ static void send_late(uint64_t id)
             MPI_SUCCESS)
             dist_fault_peer(e->rank, MPI_ERR_OTHER, "sending a command's data");
         pend_mpi(e, e->late_len);
-        data_trace(e->rank, e->late_len, 0);
+        data_trace(e->rank, e->late_len, DIST_DATA_SENT);
         sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)e->rank, e->late_len,
                              (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
         return;
@@ -637,6 +637,7 @@ struct held {
     const void *send;
     void *recv;
     size_t len;
+    int dir;                   /* of its data in the trace (DIST_DATA_*) */
     int bcast_candidate;       /* a host write to a serving rank, plain (not rect) */
     int staged;                /* send is a copy rank 0 made (a blocking write) */
     int late;                  /* a pending read fills its host bytes: data sent once it is ready */
@@ -732,8 +733,8 @@ static void transmit(struct held *h)
                 lates = e;
             } else {
                 pend_mpi(e, h->len);
-                data_trace(h->rank, h->len, h->send != NULL ? 0 : 1);
-                sluice_trace_instant(h->send != NULL ? SLUICE_EV_MSG_SEND : SLUICE_EV_MSG_RECV,
+                data_trace(h->rank, h->len, h->dir);
+                sluice_trace_instant(h->dir == DIST_DATA_SENT ? SLUICE_EV_MSG_SEND : SLUICE_EV_MSG_RECV,
                                      (uint64_t)h->rank, h->len, (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
             }
         }
@@ -827,7 +828,7 @@ static void start_bcast(struct held **hv, size_t n, const uint32_t *group, uint3
         dist_fault_peer(-1, MPI_ERR_OTHER, "starting a broadcast");
     e->nreqs = (int)pieces;
     pend_mpi(e, lead->len);
-    data_trace(members, lead->len, 2);
+    data_trace(members, lead->len, DIST_DATA_BCAST);
     if (dcr_str == 0)
         dcr_str = sluice_trace_string("bcast");
     for (size_t i = 0; i < n; i++) {
@@ -924,7 +925,8 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
     for (cl_uint i = 0; i < c->nwait; i++)
         if (c->wait == NULL || c->wait[i] == NULL)
             return CL_INVALID_EVENT_WAIT_LIST;
-    struct dist_event *e = new_record(c->queue, c->ctx, c->rank, c->type);
+    const struct dist_cmd_info *kind = dist_cmd_info(c->kind);
+    struct dist_event *e = new_record(c->queue, c->ctx, c->rank, kind->type);
     size_t cap = sizeof(struct sluice_remote_cmd) + c->nwait * 8 +
                  c->naccess * sizeof(struct sluice_remote_access) + c->nbytes;
     unsigned char *p = malloc(cap);
@@ -994,24 +996,13 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
                                 .queue = (uint64_t)(uintptr_t)c->queue,
                                 .out_of_order = ooo,
                                 .rank = c->rank,
-                                .kind = c->op == SLUICE_REMOTE_CMD_NDRANGE ? SLUICE_DAG_KERNEL
-                                        : c->queue == NULL                 ? SLUICE_DAG_TRANSFER
-                                        : c->op == SLUICE_REMOTE_CMD_WRITE ? SLUICE_DAG_WRITE
-                                        : c->op == SLUICE_REMOTE_CMD_READ  ? SLUICE_DAG_READ
-                                        : c->op == SLUICE_REMOTE_CMD_COPY  ? SLUICE_DAG_COPY
-                                        : c->op == SLUICE_REMOTE_CMD_FILL  ? SLUICE_DAG_FILL
-                                        : c->a[0]                          ? SLUICE_DAG_BARRIER
-                                                                           : SLUICE_DAG_MARKER,
+                                .kind = kind->dag,
                                 .wait = ids,
                                 .nwait = nid,
                                 .access = c->access,
                                 .naccess = c->naccess,
                                 .host_addr = (uint64_t)(uintptr_t)(c->send ? c->send : c->recv),
                                 .host_size = c->len};
-    if (c->type == CL_COMMAND_MAP_BUFFER)
-        dc.kind = SLUICE_DAG_MAP;
-    else if (c->type == CL_COMMAND_UNMAP_MEM_OBJECT)
-        dc.kind = SLUICE_DAG_UNMAP;
     struct sluice_dag_node_info info;
     uint64_t now = sluice_now_ns();
     int dag_ok = sluice_dag_add(dag, &dc, now, &info) == 0;
@@ -1022,8 +1013,8 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
     /* A plain write whose bytes a pending read still brings, or that waits for a user event (the
      * program may fill the memory before setting it): its data waits for its dependencies. */
     int late = 0;
-    if (c->op == SLUICE_REMOTE_CMD_WRITE && c->rank != 0 && c->send != NULL && c->len > 0 && c->nbytes == 0 &&
-        !(c->flags & SLUICE_CMD_STAGED) && !(dag_ok && info.state == SLUICE_DAG_READY)) {
+    if (kind->op == SLUICE_REMOTE_CMD_WRITE && c->rank != 0 && c->send != NULL && c->len > 0 &&
+        c->nbytes == 0 && !(c->flags & SLUICE_CMD_STAGED) && !(dag_ok && info.state == SLUICE_DAG_READY)) {
         late = fill_overlaps(c->send, c->len);
         for (cl_uint i = 0; i < c->nwait && !late; i++) {
             struct dist_event *w = (struct dist_event *)c->wait[i];
@@ -1062,7 +1053,8 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
             h->rdeps = rdeps;
             h->nrdeps = nremote;
             memset(&h->req, 0, sizeof h->req);
-            h->req.op = (uint32_t)c->op;
+            h->req.op = kind->op;
+            h->dir = kind->dir;
             memcpy(h->req.a, c->a, sizeof c->a);
             h->req.nbytes = (uint64_t)(at - p);
             h->p = p;
@@ -1072,7 +1064,7 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
             h->len = c->len;
             h->staged = (c->flags & SLUICE_CMD_STAGED) != 0;
             h->late = late;
-            h->bcast_candidate = c->rank != 0 && c->op == SLUICE_REMOTE_CMD_WRITE && c->queue != NULL &&
+            h->bcast_candidate = c->rank != 0 && kind->op == SLUICE_REMOTE_CMD_WRITE && c->queue != NULL &&
                                  c->send != NULL && c->nbytes == 0 && c->len > 0 && !late;
             h->push = c->push;
             h->push_rank = c->push_rank;
