@@ -68,40 +68,43 @@ def heatmap(rows, png, title):
     ranks = sorted({int(r["from_rank"]) for r in rows if r["kind"] == "rank"})
     purposes = sorted({r["purpose"] for r in msgs})
     ops = sorted({r["purpose"] for r in io})
-    ncols = max(1, len(purposes)) + max(1, len(ops))
-    fig, axes = plt.subplots(1, ncols, figsize=(4.8 * ncols, 4.6), squeeze=False)
-    axes = axes[0]
-    k = 0
-    for p in purposes:
+    # Rank-to-rank matrices on one row, I/O over time on the next; a row only when it has data.
+    rows_of = [r for r in (purposes, ops) if r] or [[]]
+    ncols = max(1, max(len(r) for r in rows_of))
+    fig, grid = plt.subplots(len(rows_of), ncols, figsize=(4.8 * ncols, 4.6 * len(rows_of)), squeeze=False)
+    for row, items in zip(grid, rows_of):
+        for ax in row[max(1, len(items)):]:
+            ax.set_axis_off()
+    axes = grid[0]
+    for k, p in enumerate(purposes):
         im = matrix_panel(axes[k], [r for r in msgs if r["purpose"] == p], ranks, p)
         fig.colorbar(im, ax=axes[k], label="bytes (log scale; white: none)", shrink=0.8)
-        k += 1
-    if not purposes:
-        axes[k].text(0.5, 0.5, "no rank-to-rank messages recorded", ha="center", va="center")
-        axes[k].set_axis_off()
-        k += 1
-    for op in ops:
+    if purposes:
+        axes = grid[1] if ops else None
+    for k, op in enumerate(ops):
         ax = axes[k]
         sel = [r for r in io if r["purpose"] == op]
         t1 = max(float(r["t_end_s"]) for r in io)
         nb = max(1, round(t1 / (float(sel[0]["t_end_s"]) - float(sel[0]["t_start_s"]))))
-        grid = [[0] * nb for _ in ranks]
+        bins = [[0] * nb for _ in ranks]
         idx = {r: i for i, r in enumerate(ranks)}
         for r in sel:
             b = min(nb - 1, int(round(float(r["t_start_s"]) / t1 * nb)))
-            grid[idx[int(r["from_rank"])]][b] += int(r["bytes"])
-        vmax = max(max(row) for row in grid)
-        im = ax.imshow(grid, aspect="auto", cmap="magma", extent=(0, t1, len(ranks) - 0.5, -0.5),
+            bins[idx[int(r["from_rank"])]][b] += int(r["bytes"])
+        vmax = max(max(row) for row in bins)
+        im = ax.imshow(bins, aspect="auto", cmap="magma", extent=(0, t1, len(ranks) - 0.5, -0.5),
                        norm=LogNorm(vmin=1, vmax=max(vmax, 2)), interpolation="nearest")
         ax.set_title("I/O: %s, %s" % (op, human(sum(int(r["bytes"]) for r in sel))))
         ax.set_xlabel("time since the first process started (s)")
         ax.set_ylabel("rank")
         ax.set_yticks(range(len(ranks)), [str(r) for r in ranks])
         fig.colorbar(im, ax=ax, label="bytes per %.3f s (log scale; white: none)" % (t1 / nb), shrink=0.8)
-        k += 1
-    if not ops:
-        axes[k].text(0.5, 0.5, "no I/O recorded", ha="center", va="center")
-        axes[k].set_axis_off()
+    if not purposes and not ops:
+        grid[0][0].text(0.5, 0.5, "no rank-to-rank messages or I/O recorded", ha="center", va="center")
+        grid[0][0].set_axis_off()
+    missing = [w for w, have in (("no rank-to-rank messages", purposes), ("no I/O", ops)) if not have]
+    if missing and (purposes or ops):
+        title += " (%s recorded)" % " and ".join(missing)
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
