@@ -112,6 +112,19 @@ static cl_int submit(struct dist_cmd *c, struct dist_event **e)
     return dist_sched_submit(c, e);
 }
 
+static cl_int marker_cmd(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait, const cl_event *wl,
+                         struct dist_event **e, struct dist_mem *hold, void *free_after);
+
+/* A read, write or fill of 0 bytes: valid for the driver (PoCL makes a command that moves
+ * nothing), so a marker of that command type keeps the queue's order and the event. */
+static cl_int empty_command(struct dist_queue *q, dist_cmd_kind kind, bool blocking, cl_uint nwait,
+                            const cl_event *wl, cl_event *event)
+{
+    struct dist_event *e = NULL;
+    cl_int r = marker_cmd(q, kind, nwait, wl, &e, NULL, NULL);
+    return finish_call(r, e, blocking, event);
+}
+
 /* clEnqueueWriteBuffer and clEnqueueReadBuffer: the data goes straight from the program's pointer
  * (OpenCL forbids touching it until the event completes, so no copy is needed) or straight into
  * it. A write covers its whole range, so it fetches nothing and takes the range Modified. */
@@ -122,13 +135,17 @@ static cl_int host_transfer(cl_command_queue queue, cl_mem buffer, cl_bool block
     struct dist_mem *m = (struct dist_mem *)buffer;
     if (q == NULL)
         return CL_INVALID_COMMAND_QUEUE;
-    cl_int r = check_range(m, off, size, ptr);
+    bool empty = size == 0 && m != NULL && ptr != NULL && off <= m->size;
+    cl_int r = empty ? CL_SUCCESS : check_range(m, off, size, ptr);
     if (r == CL_SUCCESS && m->ctx != q->ctx)
         r = CL_INVALID_CONTEXT;
     if (r == CL_SUCCESS)
         r = check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
+    if (empty)
+        return empty_command(q, write ? DIST_CMD_EMPTY_WRITE : DIST_CMD_EMPTY_READ, blocking, nwait, wl,
+                             event);
     int rank = q->dev->rank;
     struct uses u = {0};
     struct dist_event *e = NULL;
@@ -254,13 +271,18 @@ static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_u
         return CL_INVALID_KERNEL;
     if (k->prog->ctx != q->ctx)
         return CL_INVALID_CONTEXT;
-    if (dims < 1 || dims > 3)
-        return CL_INVALID_WORK_DIMENSION;
-    if (global == NULL)
-        return CL_INVALID_GLOBAL_WORK_SIZE;
-    cl_int r = check_wait(nwait, wl);
+    if (k->rid[q->dev->rank] == 0)
+        return CL_INVALID_PROGRAM_EXECUTABLE; /* its program was built for other ranks' devices */
+    /* What the driver refuses at once is refused here, at enqueue, not later on the event. */
+    int empty = 0;
+    cl_int r = dist_validate_ndrange(q, k, dims, offset, global, local, &empty);
+    if (r == CL_SUCCESS)
+        r = check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
+    static const size_t none[3] = {0, 0, 0};
+    if (empty && global == NULL)
+        global = none; /* no work-item (OpenCL 2.1+): the device's queue still orders the command */
     int rank = q->dev->rank;
     struct uses u = {0};
     struct dist_event *e = NULL;
@@ -349,13 +371,16 @@ static cl_int CL_API_CALL fill_buffer(cl_command_queue queue, cl_mem buffer, con
     if (pattern == NULL || pattern_size == 0 || pattern_size > 128 ||
         (pattern_size & (pattern_size - 1)) != 0 || off % pattern_size != 0 || size % pattern_size != 0)
         return CL_INVALID_VALUE;
-    cl_int r = check_range(m, off, size, pattern);
+    bool empty = size == 0 && m != NULL && off <= m->size;
+    cl_int r = empty ? CL_SUCCESS : check_range(m, off, size, pattern);
     if (r == CL_SUCCESS && m->ctx != q->ctx)
         r = CL_INVALID_CONTEXT;
     if (r == CL_SUCCESS)
         r = check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
+    if (empty)
+        return empty_command(q, DIST_CMD_EMPTY_FILL, false, nwait, wl, event);
     int rank = q->dev->rank;
     struct uses u = {0};
     struct dist_event *e = NULL;

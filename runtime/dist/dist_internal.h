@@ -37,6 +37,13 @@ struct dist_device {
     struct dist_device *parent;    /* sub-devices only (freed with their last reference) */
     struct sluice_dql_device *dql; /* root devices: what SLUICE_DEVICES queries see */
     long refs;
+    /* What enqueue validation needs (dist_validate.c), asked at the device's first queue. */
+    int limits_known;
+    cl_uint max_dims;
+    size_t max_items[3];
+    size_t max_wg;
+    int version;    /* of CL_DEVICE_VERSION, major * 10 + minor */
+    int nonuniform; /* the device can run non-uniform work-groups */
 };
 
 /* A destructor callback the program registered (context or memory object). */
@@ -65,6 +72,8 @@ struct dist_queue {
     long inflight; /* commands not complete yet */
     int props_known;
     cl_command_queue_properties props; /* asked from the device's rank at the first command */
+    int nparray;                       /* CL_QUEUE_PROPERTIES_ARRAY: the program's list, its 0 included */
+    cl_queue_properties parray[5];
 };
 
 struct dist_mem {
@@ -81,6 +90,7 @@ struct dist_mem {
     size_t origin;           /* sub-buffers: offset in the parent */
     uint64_t rid[DIST_MAX_RANKS];
     struct dist_mem *next_live;
+    bool props_given; /* created with a property list (CL_MEM_PROPERTIES: its terminating 0) */
 };
 
 /* A region the program has mapped: rank 0 memory handed out by clEnqueueMapBuffer. */
@@ -98,6 +108,7 @@ struct dist_program {
     int ndev; /* from binaries: the devices named (else 0: the context's) */
     struct dist_device **devs;
     uint64_t rid[DIST_MAX_RANKS];
+    bool built; /* a build or compile was asked for (on some ranks, maybe not all) */
 };
 
 struct dist_arg {
@@ -111,6 +122,12 @@ struct dist_arg {
     struct dist_mem *mem;
 };
 
+/* A kernel on one device of its context, for enqueue validation (0: unknown, not checked). */
+struct dist_kernel_dev {
+    size_t wg;      /* CL_KERNEL_WORK_GROUP_SIZE */
+    int nonuniform; /* its build there allows non-uniform work-groups */
+};
+
 struct dist_kernel {
     long refs;
     struct dist_program *prog;
@@ -118,6 +135,8 @@ struct dist_kernel {
     cl_uint nargs;
     struct dist_arg *args;
     uint64_t rid[DIST_MAX_RANKS];
+    size_t reqd[3];               /* reqd_work_group_size (0: none) */
+    struct dist_kernel_dev *devs; /* in the order of the context's devices (NULL: unknown) */
 };
 
 struct dist_event_cb;
@@ -230,6 +249,14 @@ void dist_dhdcr_read_done(uint64_t id, int ok);
 void dist_dhdcr_forget_range(const struct dist_mem *root, size_t off, size_t size);
 /* Where the host bytes [host, host+size) can be taken from for a write on dst_rank: 1 and *out. */
 int dist_dhdcr_source(const void *host, size_t size, int dst_rank, struct dist_dhdcr_src *out);
+
+/* dist_validate.c: what the driver would refuse at enqueue, from cached limits (no round trip).
+ * The device's limits are asked at its first queue, the kernel's at its creation. */
+void dist_device_limits(struct dist_device *d);
+void dist_kernel_limits(struct dist_kernel *k);
+/* CL_SUCCESS or the driver's error; *empty: a valid NDRange of no work-item (OpenCL 2.1+). */
+cl_int dist_validate_ndrange(struct dist_queue *q, struct dist_kernel *k, cl_uint dims, const size_t *offset,
+                             const size_t *global, const size_t *local, int *empty);
 
 /* dist_sched.c: rank 0's scheduler (asynchronous dispatch through the command DAG). */
 struct dist_cmd {

@@ -186,7 +186,7 @@ static cl_int CL_API_CALL context_info(cl_context context, cl_context_info param
 /* ---- queues ------------------------------------------------------------------------------- */
 
 static cl_command_queue make_queue(cl_context context, cl_device_id device, cl_command_queue_properties props,
-                                   cl_int *errcode_ret)
+                                   const cl_queue_properties *list, cl_int *errcode_ret)
 {
     struct dist_context *c = (struct dist_context *)context;
     struct dist_device *d = (struct dist_device *)device;
@@ -221,11 +221,19 @@ static cl_command_queue make_queue(cl_context context, cl_device_id device, cl_c
     q->refs = 1;
     q->ctx = c;
     q->dev = d;
+    /* CL_QUEUE_PROPERTIES_ARRAY is the list as the program gave it (none: nothing). */
+    for (int i = 0; list != NULL && i < 5; i += 2) { /* create_queue_props let two keys at most */
+        q->parray[q->nparray++] = list[i];
+        if (list[i] == 0 || i + 1 >= 5)
+            break;
+        q->parray[q->nparray++] = list[i + 1];
+    }
     /* Asked now, not at the first command: a round trip there would split the window of
      * collective replacement (dist_sched.c). */
     if (dist_info(d->rank, SLUICE_RG_QUEUE, q->rid, 0, CL_QUEUE_PROPERTIES, sizeof q->props, &q->props,
                   NULL) == CL_SUCCESS)
         q->props_known = 1;
+    dist_device_limits(d);
     retain_context(context);
     dist_set_err(errcode_ret, CL_SUCCESS);
     return (cl_command_queue)q;
@@ -234,7 +242,7 @@ static cl_command_queue make_queue(cl_context context, cl_device_id device, cl_c
 static cl_command_queue CL_API_CALL create_queue(cl_context context, cl_device_id device,
                                                  cl_command_queue_properties props, cl_int *errcode_ret)
 {
-    return make_queue(context, device, props, errcode_ret);
+    return make_queue(context, device, props, NULL, errcode_ret);
 }
 
 static cl_command_queue CL_API_CALL create_queue_props(cl_context context, cl_device_id device,
@@ -257,7 +265,7 @@ static cl_command_queue CL_API_CALL create_queue_props(cl_context context, cl_de
         if (props[i] == CL_QUEUE_PROPERTIES)
             bits = (cl_command_queue_properties)props[i + 1];
     }
-    return make_queue(context, device, bits, errcode_ret);
+    return make_queue(context, device, bits, props, errcode_ret);
 }
 
 DIST_RETAIN_RELEASE(queue, cl_command_queue, struct dist_queue, dist_queue_unref, CL_INVALID_COMMAND_QUEUE)
@@ -287,8 +295,13 @@ static cl_int CL_API_CALL queue_info(cl_command_queue queue, cl_command_queue_in
         cl_uint n = (cl_uint)__atomic_load_n(&q->refs, __ATOMIC_ACQUIRE);
         return dist_answer(&n, sizeof n, size, value, size_ret);
     }
-    case CL_QUEUE_DEVICE_DEFAULT:
-        return CL_INVALID_OPERATION;
+    case CL_QUEUE_DEVICE_DEFAULT: {
+        /* Device queues are refused (make_queue): there is no default one, as PoCL answers. */
+        cl_command_queue none = NULL;
+        return dist_answer(&none, sizeof none, size, value, size_ret);
+    }
+    case CL_QUEUE_PROPERTIES_ARRAY:
+        return dist_answer(q->parray, (size_t)q->nparray * sizeof q->parray[0], size, value, size_ret);
     default:
         return dist_info(q->dev->rank, SLUICE_RG_QUEUE, q->rid, 0, param, size, value, size_ret);
     }
@@ -523,7 +536,10 @@ static cl_mem CL_API_CALL create_buffer_props(cl_context context, const cl_mem_p
         dist_set_err(errcode_ret, context == NULL ? CL_INVALID_CONTEXT : CL_INVALID_PROPERTY);
         return NULL;
     }
-    return create_buffer(context, flags, size, host_ptr, errcode_ret);
+    cl_mem m = create_buffer(context, flags, size, host_ptr, errcode_ret);
+    if (m != NULL && props != NULL)
+        ((struct dist_mem *)m)->props_given = true;
+    return m;
 }
 
 /* No memory object of a distributed context is an image or a pipe. */
@@ -579,6 +595,11 @@ static cl_int CL_API_CALL mem_info(cl_mem mem, cl_mem_info param, size_t size, v
         return dist_answer(&m->parent, sizeof m->parent, size, value, size_ret);
     case CL_MEM_OFFSET:
         return dist_answer(&m->origin, sizeof m->origin, size, value, size_ret);
+    case CL_MEM_PROPERTIES: {
+        /* The program's list: only the empty one is valid, so its terminating 0 or nothing. */
+        static const cl_mem_properties end = 0;
+        return dist_answer(&end, m->props_given ? sizeof end : 0, size, value, size_ret);
+    }
     default:
         for_ranks(m->ctx, r) return dist_info(r, SLUICE_RG_MEM, m->rid[r], 0, param, size, value, size_ret);
         return CL_INVALID_MEM_OBJECT;

@@ -231,6 +231,7 @@ static cl_int CL_API_CALL build_program(cl_program program, cl_uint ndev, const 
         return CL_INVALID_VALUE;
     size_t olen = options ? strlen(options) : 0;
     cl_int first_err = CL_SUCCESS;
+    p->built = true;
     for (int r = 0; r < dist_size(); r++) {
         if (p->rid[r] == 0)
             continue;
@@ -433,6 +434,7 @@ static cl_int CL_API_CALL compile_program(cl_program program, cl_uint ndev, cons
         off += n;
     }
     cl_int first_err = CL_SUCCESS;
+    p->built = true;
     for (int r = 0; r < dist_size(); r++) {
         if (p->rid[r] == 0)
             continue;
@@ -608,7 +610,13 @@ static cl_int CL_API_CALL build_info(cl_program program, cl_device_id device, cl
         return CL_INVALID_DEVICE;
     if (param == CL_PROGRAM_BUILD_OPTIONS)
         return build_options(p, d, size, value, size_ret);
-    return dist_info(d->rank, SLUICE_RG_BUILD, p->rid[d->rank], d->rid, param, size, value, size_ret);
+    cl_int r = dist_info(d->rank, SLUICE_RG_BUILD, p->rid[d->rank], d->rid, param, size, value, size_ret);
+    /* The log of a device not built while others of the program were (on other ranks, whose real
+     * programs the build touched): empty, as PoCL answers for a device of a built program. The
+     * real program of this rank was never built, which its driver calls CL_INVALID_PROGRAM. */
+    if (r == CL_INVALID_PROGRAM && param == CL_PROGRAM_BUILD_LOG && p->built)
+        r = dist_answer("", 1, size, value, size_ret);
+    return r;
 }
 
 /* ---- kernels ------------------------------------------------------------------------------ */
@@ -621,6 +629,7 @@ static void kernel_unref(struct dist_kernel *k)
     for (cl_uint i = 0; i < k->nargs; i++)
         free(k->args[i].bytes);
     free(k->args);
+    free(k->devs);
     prog_unref(k->prog);
     free(k);
 }
@@ -638,16 +647,26 @@ static struct dist_kernel *make_kernel(struct dist_program *p, const char *name,
     retain_program((cl_program)p);
     *err = CL_SUCCESS;
     int first = -1;
+    cl_int unbuilt = CL_SUCCESS;
     for (int r = 0; r < dist_size(); r++) {
         if (p->rid[r] == 0)
             continue; /* a program from binaries lives only on the ranks of its devices */
         uint64_t a[1] = {p->rid[r]};
-        if ((*err = dist_call_v(r, SLUICE_REMOTE_KERNEL_CREATE, a, 1, name, strlen(name), &k->rid[r])) !=
-            CL_SUCCESS)
+        *err = dist_call_v(r, SLUICE_REMOTE_KERNEL_CREATE, a, 1, name, strlen(name), &k->rid[r]);
+        if (*err == CL_INVALID_PROGRAM_EXECUTABLE) {
+            /* Built for devices of other ranks only: the kernel exists for those (as for the
+             * built devices of a local program), enqueues here are refused. */
+            unbuilt = *err;
+            *err = CL_SUCCESS;
+            continue;
+        }
+        if (*err != CL_SUCCESS)
             break;
         if (first < 0)
             first = r;
     }
+    if (*err == CL_SUCCESS && first < 0)
+        *err = unbuilt != CL_SUCCESS ? unbuilt : CL_INVALID_PROGRAM_EXECUTABLE;
     /* The arguments' declarations, in one request: which buffer arguments the kernel only reads
      * (const or __constant; servers build with -cl-kernel-arg-info, and without the information
      * an argument counts as read-write), and what clSetKernelArg must check. */
@@ -674,6 +693,7 @@ static struct dist_kernel *make_kernel(struct dist_program *p, const char *name,
         kernel_unref(k);
         return NULL;
     }
+    dist_kernel_limits(k);
     return k;
 }
 

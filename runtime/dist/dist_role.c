@@ -354,10 +354,16 @@ static void apply_device_query(void)
         for (size_t j = 0; j < count; j++)
             if (all[out[j]]->platform == p)
                 p->devs[p->ndev++] = all[out[j]];
-        if (p->ndev > 0)
+        /* A query that selects nothing keeps the platforms, empty: device queries then say
+         * CL_DEVICE_NOT_FOUND, as a local platform without matching devices does (DQL.md). */
+        if (p->ndev > 0 || count == 0)
             platforms[kept++] = p;
     }
     nplatforms = kept;
+    if (count == 0)
+        sluice_log_error("opencl: SLUICE_DEVICES=\"%s\" selects none of the %zu devices of %d ranks: "
+                         "the program sees no device",
+                         text, n, dist_size());
 done:
     free(descs);
     free(all);
