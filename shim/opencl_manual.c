@@ -4,7 +4,9 @@
  * (clGetExtensionFunctionAddress*), clSetKernelArg (memory objects hide inside the value) and
  * queue creation (profiling added for the trace), clCreateContextFromType (its backend comes
  * from a property). Everything else is in the generated
- * cl/wrappers.c. Each forwards untouched when SLUICE_OPENCL=off. */
+ * cl/wrappers.c. Each forwards untouched when SLUICE_OPENCL=off; with it on, each decides
+ * (distributed or not, traced or not) and forwards to the handle layer (runtime/cl/platform.c,
+ * queue.c, kernel_args.c) or to the distributed backend. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,35 +29,7 @@ static const char *const handle_free_loader_functions[] = {"clGetICDLoaderInfoOC
             sluice_cl_trace_call(SLUICE_CL_FN_##fn, t0_, (code), (obj));                                     \
     } while (0)
 
-/* ---- platforms and devices ---------------------------------------------------------------- */
-
-static struct sluice_cl_obj *platform_handle(cl_platform_id real)
-{
-    return sluice_cl_wrap_persistent(SLUICE_CL_PLATFORM, real, NULL, sluice_cl_platform_backend(real));
-}
-
-static cl_int list_platforms(sluice_cl_pfn_clGetPlatformIDs fn, cl_uint num_entries,
-                             cl_platform_id *platforms, cl_uint *num_platforms)
-{
-    if (fn == NULL)
-        return CL_PLATFORM_NOT_FOUND_KHR; /* what a loader with no ICD says */
-    if (platforms == NULL || num_entries == 0)
-        return fn(num_entries, platforms, num_platforms);
-    cl_platform_id *tmp = calloc(num_entries, sizeof *tmp);
-    if (tmp == NULL)
-        return CL_OUT_OF_HOST_MEMORY;
-    cl_uint total = 0;
-    cl_int ret = fn(num_entries, tmp, &total);
-    if (ret == CL_SUCCESS) {
-        cl_uint n = total < num_entries ? total : num_entries;
-        for (cl_uint i = 0; i < n; i++)
-            platforms[i] = (cl_platform_id)platform_handle(tmp[i]);
-    }
-    if (num_platforms != NULL && ret == CL_SUCCESS)
-        *num_platforms = total;
-    free(tmp);
-    return ret;
-}
+/* ---- platforms, devices, kernels: the handle layer's (runtime/cl/platform.c) --------------- */
 
 /* clGetPlatformIDs and the ICD loader's clIcdGetPlatformIDsKHR have one signature and one
  * meaning: one body, instantiated for each name. */
@@ -70,33 +44,13 @@ static cl_int list_platforms(sluice_cl_pfn_clGetPlatformIDs fn, cl_uint num_entr
         TRACE_BEGIN();                                                                                       \
         cl_int ret = sluice_cl_dist_begin()                                                                  \
                          ? sluice_cl_dist_platform_ids(num_entries, platforms, num_platforms)                \
-                         : list_platforms(fn, num_entries, platforms, num_platforms);                        \
+                         : sluice_cl_platform_ids(fn, num_entries, platforms, num_platforms);                \
         TRACE_END(NAME, ret, NULL);                                                                          \
         return ret;                                                                                          \
     }
 PLATFORM_IDS_ENTRY(clGetPlatformIDs)
 PLATFORM_IDS_ENTRY(clIcdGetPlatformIDsKHR)
 #undef PLATFORM_IDS_ENTRY
-
-/* A root device's handle; its platform comes from the backend when the caller named none. */
-static struct sluice_cl_obj *device_handle(cl_device_id real, struct sluice_cl_obj *platform)
-{
-    struct sluice_cl_obj *known = sluice_cl_find(real);
-    if (known != NULL && known->kind == SLUICE_CL_DEVICE && !(known->flags & SLUICE_CL_F_PROVISIONAL))
-        return known;
-    if (platform == NULL) {
-        cl_platform_id rp = NULL;
-        const struct sluice_cl_api *api = sluice_cl_raw_api();
-        if (api->clGetDeviceInfo != NULL &&
-            api->clGetDeviceInfo(real, CL_DEVICE_PLATFORM, sizeof rp, &rp, NULL) == CL_SUCCESS)
-            platform = platform_handle(rp);
-    }
-    struct sluice_cl_obj *d =
-        sluice_cl_wrap_persistent(SLUICE_CL_DEVICE, real, platform, sluice_cl_backend_of(platform));
-    if (d != NULL && known == NULL && sluice_trace_active())
-        sluice_cl_trace_device(d);
-    return d;
-}
 
 SLUICE_EXPORT cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type,
                                                 cl_uint num_entries, cl_device_id *devices,
@@ -109,43 +63,16 @@ SLUICE_EXPORT cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform, cl_devi
     /* A distributed run's default platform is its first merged one, as the loader's is its first. */
     if (platform == NULL && sluice_cl_dist_begin())
         sluice_cl_dist_platform_ids(1, &platform, NULL);
-    struct sluice_cl_obj *p = sluice_cl_valid(platform, SLUICE_CL_PLATFORM);
-    sluice_cl_pfn_clGetDeviceIDs fn = sluice_cl_backend_of(p)->api.clGetDeviceIDs;
-    if (fn == NULL)
+    if (sluice_cl_backend_of(sluice_cl_valid(platform, SLUICE_CL_PLATFORM))->api.clGetDeviceIDs == NULL)
         return CL_INVALID_PLATFORM;
     TRACE_BEGIN();
-    cl_platform_id rp = (cl_platform_id)sluice_cl_in(platform, SLUICE_CL_PLATFORM);
-    cl_int ret;
-    if (devices == NULL || num_entries == 0) {
-        ret = fn(rp, device_type, num_entries, devices, num_devices);
-    } else {
-        cl_device_id *tmp = calloc(num_entries, sizeof *tmp);
-        cl_uint total = 0;
-        ret = tmp ? fn(rp, device_type, num_entries, tmp, &total) : CL_OUT_OF_HOST_MEMORY;
-        if (ret == CL_SUCCESS) {
-            cl_uint n = total < num_entries ? total : num_entries;
-            for (cl_uint i = 0; i < n; i++)
-                devices[i] = (cl_device_id)device_handle(tmp[i], p);
-            if (num_devices != NULL)
-                *num_devices = total;
-        }
-        free(tmp);
-    }
-    TRACE_END(clGetDeviceIDs, ret, p);
+    cl_int ret = sluice_cl_device_ids(platform, device_type, num_entries, devices, num_devices);
+    TRACE_END(clGetDeviceIDs, ret, sluice_cl_valid(platform, SLUICE_CL_PLATFORM));
     return ret;
 }
 
-static cl_device_id new_sub_device(cl_device_id real, struct sluice_cl_obj *parent,
-                                   const struct sluice_cl_backend *be)
-{
-    struct sluice_cl_obj *d = sluice_cl_wrap_new(SLUICE_CL_DEVICE, real, parent, be);
-    if (d != NULL && sluice_trace_active())
-        sluice_cl_trace_device(d);
-    return (cl_device_id)d;
-}
-
 /* clCreateSubDevices and its EXT ancestor: new, reference-counted devices. */
-#define CREATE_SUB_DEVICES(fn_name, prop_type)                                                               \
+#define CREATE_SUB_DEVICES(fn_name, prop_type, body)                                                         \
     SLUICE_EXPORT cl_int CL_API_CALL fn_name(cl_device_id in_device, const prop_type *properties,            \
                                              cl_uint num_entries, cl_device_id *out_devices,                 \
                                              cl_uint *num_devices)                                           \
@@ -156,32 +83,16 @@ static cl_device_id new_sub_device(cl_device_id real, struct sluice_cl_obj *pare
                        : CL_INVALID_OPERATION;                                                               \
         }                                                                                                    \
         struct sluice_cl_obj *d = sluice_cl_valid(in_device, SLUICE_CL_DEVICE);                              \
-        const struct sluice_cl_backend *be = sluice_cl_backend_of(d);                                        \
-        if (be->api.fn_name == NULL)                                                                         \
+        if (sluice_cl_backend_of(d)->api.fn_name == NULL)                                                    \
             return CL_INVALID_OPERATION;                                                                     \
         TRACE_BEGIN();                                                                                       \
-        cl_device_id rd = (cl_device_id)sluice_cl_in(in_device, SLUICE_CL_DEVICE);                           \
-        cl_int ret;                                                                                          \
-        if (out_devices == NULL || num_entries == 0) {                                                       \
-            ret = be->api.fn_name(rd, properties, num_entries, out_devices, num_devices);                    \
-        } else {                                                                                             \
-            cl_device_id *tmp = calloc(num_entries, sizeof *tmp);                                            \
-            cl_uint total = 0;                                                                               \
-            ret = tmp ? be->api.fn_name(rd, properties, num_entries, tmp, &total) : CL_OUT_OF_HOST_MEMORY;   \
-            if (ret == CL_SUCCESS) {                                                                         \
-                cl_uint n = total < num_entries ? total : num_entries;                                       \
-                for (cl_uint i = 0; i < n; i++)                                                              \
-                    out_devices[i] = new_sub_device(tmp[i], d, be);                                          \
-                if (num_devices != NULL)                                                                     \
-                    *num_devices = total;                                                                    \
-            }                                                                                                \
-            free(tmp);                                                                                       \
-        }                                                                                                    \
+        cl_int ret = body(in_device, properties, num_entries, out_devices, num_devices);                     \
         TRACE_END(fn_name, ret, d);                                                                          \
         return ret;                                                                                          \
     }
-CREATE_SUB_DEVICES(clCreateSubDevices, cl_device_partition_property)
-CREATE_SUB_DEVICES(clCreateSubDevicesEXT, cl_device_partition_property_ext)
+CREATE_SUB_DEVICES(clCreateSubDevices, cl_device_partition_property, sluice_cl_sub_devices)
+CREATE_SUB_DEVICES(clCreateSubDevicesEXT, cl_device_partition_property_ext, sluice_cl_sub_devices_ext)
+#undef CREATE_SUB_DEVICES
 
 SLUICE_EXPORT cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
                                                           cl_kernel *kernels, cl_uint *num_kernels_ret)
@@ -191,27 +102,10 @@ SLUICE_EXPORT cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl
         return raw ? raw(program, num_kernels, kernels, num_kernels_ret) : CL_INVALID_PROGRAM;
     }
     struct sluice_cl_obj *p = sluice_cl_valid(program, SLUICE_CL_PROGRAM);
-    const struct sluice_cl_backend *be = sluice_cl_backend_of(p);
-    if (be->api.clCreateKernelsInProgram == NULL)
+    if (sluice_cl_backend_of(p)->api.clCreateKernelsInProgram == NULL)
         return CL_INVALID_PROGRAM;
     TRACE_BEGIN();
-    cl_program rp = (cl_program)sluice_cl_in(program, SLUICE_CL_PROGRAM);
-    cl_int ret;
-    if (kernels == NULL || num_kernels == 0) {
-        ret = be->api.clCreateKernelsInProgram(rp, num_kernels, kernels, num_kernels_ret);
-    } else {
-        cl_kernel *tmp = calloc(num_kernels, sizeof *tmp);
-        cl_uint total = 0;
-        ret = tmp ? be->api.clCreateKernelsInProgram(rp, num_kernels, tmp, &total) : CL_OUT_OF_HOST_MEMORY;
-        if (ret == CL_SUCCESS) {
-            cl_uint n = total < num_kernels ? total : num_kernels;
-            for (cl_uint i = 0; i < n; i++)
-                kernels[i] = (cl_kernel)sluice_cl_wrap_new(SLUICE_CL_KERNEL, tmp[i], p, be);
-            if (num_kernels_ret != NULL)
-                *num_kernels_ret = total;
-        }
-        free(tmp);
-    }
+    cl_int ret = sluice_cl_kernels_in_program(program, num_kernels, kernels, num_kernels_ret);
     TRACE_END(clCreateKernelsInProgram, ret, p);
     return ret;
 }
@@ -219,8 +113,8 @@ SLUICE_EXPORT cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl
 /* ---- contexts ----------------------------------------------------------------------------- */
 
 /* clCreateContextFromType names no object but its platform property: the backend is that
- * platform's (a distributed run's merged platform has the distributed backend), or, without one,
- * the default platform's: a distributed run's first merged platform, else the loader's choice. */
+ * platform's, or, without one, the default platform's: a distributed run's first merged
+ * platform, else the loader's choice. */
 SLUICE_EXPORT cl_context CL_API_CALL
 clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type,
                         void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *),
@@ -236,31 +130,15 @@ clCreateContextFromType(const cl_context_properties *properties, cl_device_type 
         return raw(properties, device_type, pfn_notify, user_data, errcode_ret);
     }
     cl_platform_id platform = NULL;
-    bool named = false;
-    for (size_t i = 0; properties != NULL && properties[i] != 0; i += 2)
-        if (properties[i] == CL_CONTEXT_PLATFORM) {
-            platform = (cl_platform_id)properties[i + 1];
-            named = true;
-        }
-    if (!named && sluice_cl_dist_begin())
+    if (!sluice_cl_props_platform(properties, &platform) && sluice_cl_dist_begin())
         sluice_cl_dist_platform_ids(1, &platform, NULL);
-    struct sluice_cl_obj *p = sluice_cl_valid(platform, SLUICE_CL_PLATFORM);
-    const struct sluice_cl_backend *be = sluice_cl_backend_of(p);
-    cl_int err = CL_INVALID_PLATFORM;
-    cl_context ctx = NULL;
+    cl_int err;
     TRACE_BEGIN();
-    if (be->api.clCreateContextFromType != NULL) {
-        cl_context_properties stk[SLUICE_CL_STACK_PROPS];
-        cl_context_properties *heap = NULL;
-        const cl_context_properties *r_props = sluice_cl_in_ctx_props(properties, stk, &heap);
-        cl_context real = be->api.clCreateContextFromType(r_props, device_type, pfn_notify, user_data, &err);
-        free(heap);
-        if (real != NULL && (ctx = (cl_context)sluice_cl_wrap_new(SLUICE_CL_CONTEXT, real, p, be)) == NULL)
-            err = CL_OUT_OF_HOST_MEMORY;
-    }
+    cl_context ctx =
+        sluice_cl_context_from_type(platform, properties, device_type, pfn_notify, user_data, &err);
     if (errcode_ret != NULL)
         *errcode_ret = err;
-    TRACE_END(clCreateContextFromType, err, p);
+    TRACE_END(clCreateContextFromType, err, sluice_cl_valid(platform, SLUICE_CL_PLATFORM));
     return ctx;
 }
 

@@ -77,6 +77,29 @@ bool sluice_cl_info_override(sluice_cl_fn_id fn, struct sluice_cl_obj *obj, cl_u
 void sluice_cl_info_to_handles(sluice_cl_fn_id fn, struct sluice_cl_obj *obj, cl_uint param_name, void *value,
                                size_t size);
 
+/* ---- platforms, devices, kernels (platform.c) ----------------------------------------------- */
+/* The objects OpenCL returns in arrays, with sluice's handles; each is its entry point's body
+ * with the handle layer on (fn: the clGetPlatformIDs-shaped entry point to list with). */
+struct sluice_cl_obj *sluice_cl_platform_handle(cl_platform_id real);
+cl_int sluice_cl_platform_ids(sluice_cl_pfn_clGetPlatformIDs fn, cl_uint num_entries,
+                              cl_platform_id *platforms, cl_uint *num_platforms);
+cl_int sluice_cl_device_ids(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries,
+                            cl_device_id *devices, cl_uint *num_devices);
+cl_int sluice_cl_sub_devices(cl_device_id in_device, const cl_device_partition_property *properties,
+                             cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices);
+cl_int sluice_cl_sub_devices_ext(cl_device_id in_device, const cl_device_partition_property_ext *properties,
+                                 cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices);
+cl_int sluice_cl_kernels_in_program(cl_program program, cl_uint num_kernels, cl_kernel *kernels,
+                                    cl_uint *num_kernels_ret);
+/* The platform a context property list names (CL_CONTEXT_PLATFORM): 1 and *platform, else 0. */
+int sluice_cl_props_platform(const cl_context_properties *properties, cl_platform_id *platform);
+/* clCreateContextFromType on the backend of `platform` (the loader's for NULL). */
+cl_context sluice_cl_context_from_type(cl_platform_id platform, const cl_context_properties *properties,
+                                       cl_device_type device_type,
+                                       void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t,
+                                                                     void *),
+                                       void *user_data, cl_int *errcode_ret);
+
 /* ---- callbacks (callbacks.c) -------------------------------------------------------------- */
 struct sluice_cl_tramp;
 struct sluice_cl_tramp *sluice_cl_tramp_new(void (*fn)(void), void *user_data, struct sluice_cl_obj *owner);
