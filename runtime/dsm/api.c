@@ -164,15 +164,8 @@ SLUICE_EXPORT int sluice_dsm_init(void)
     return 0;
 }
 
-static void finalize_locked(void)
+void dsm_free_state(void)
 {
-    D.in_finalize = true;
-    /* Phase 0: nobody asks anything after it. Phase 1: whatever phase 0 caused (a publish of a
-     * last write-back) has reached its receiver, which still receives until then. */
-    dsm_done_phase(0);
-    dsm_done_phase(1);
-    dsm_transport_stop();
-    D.up = false;
     while (D.all)
         dsm_chain_destroy(D.all);
     struct dsm_chunk *c, *tmp;
@@ -185,6 +178,19 @@ static void finalize_locked(void)
     dsm_home_free_all();
     dsm_sync_free_all();
     dsm_pubsub_free_all();
+    dsm_transport_free_self();
+}
+
+static void finalize_locked(void)
+{
+    D.in_finalize = true;
+    /* Phase 0: nobody asks anything after it. Phase 1: whatever phase 0 caused (a publish of a
+     * last write-back) has reached its receiver, which still receives until then. */
+    dsm_done_phase(0);
+    dsm_done_phase(1);
+    dsm_transport_stop();
+    D.up = false;
+    dsm_free_state();
     PMPI_Comm_free(&D.comm);
     D.comm = MPI_COMM_NULL;
     D.in_finalize = false;

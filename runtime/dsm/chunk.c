@@ -117,12 +117,37 @@ static bool same_chain(const struct sluice_dsm_chain *ch, const unsigned long *a
     return true;
 }
 
+static int by_value(const void *a, const void *b)
+{
+    unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A chunk twice in one chain would be acquired twice by one scope: refused. */
+static int check_distinct(const unsigned long *addrs, size_t n)
+{
+    unsigned long *v = malloc(n * sizeof *v);
+    if (!v)
+        return dsm_fail(SLUICE_DSM_ENOMEM, "out of memory for a chain of %zu chunks", n);
+    memcpy(v, addrs, n * sizeof *v);
+    qsort(v, n, sizeof *v, by_value);
+    int rc = 0;
+    for (size_t i = 1; i < n && rc == 0; i++)
+        if (v[i] == v[i - 1])
+            rc = dsm_fail(SLUICE_DSM_EINVAL, "chunk @%lu twice in one chain", v[i]);
+    free(v);
+    return rc;
+}
+
 struct sluice_dsm_chain *dsm_chain_make(const unsigned long *addrs, const size_t *sizes, size_t n, int proto,
                                         int *err)
 {
     for (struct sluice_dsm_chain *ch = D.all; ch; ch = ch->all_next)
         if (same_chain(ch, addrs, sizes, n))
             return ch;
+    *err = check_distinct(addrs, n);
+    if (*err)
+        return NULL;
     struct sluice_dsm_chain *ch = calloc(1, sizeof *ch);
     struct dsm_chunk **chunks = calloc(n, sizeof *chunks);
     size_t *offsets = calloc(n, sizeof *offsets);

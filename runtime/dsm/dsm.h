@@ -184,6 +184,12 @@ struct dsm_sendreq {
     struct dsm_sendreq *next;
 };
 
+struct dsm_selfmsg {
+    size_t len;
+    struct dsm_selfmsg *next;
+    unsigned char buf[]; /* header + payload */
+};
+
 struct dsm_counter {
     uint64_t key[2];
     uint64_t value, used;
@@ -213,16 +219,22 @@ struct dsm_global {
     int done[2];
     int poller;
     bool in_finalize;
-    uint64_t spin_ns;     /* SLUICE_DSM_SPIN */
-    uint64_t last_msg_ns; /* last message sent or received */
-    bool busy;            /* holds the progress engine's MPI-busy mode (transport.c) */
-    int waiting;          /* threads in dsm_wait (read by the poller without the lock) */
+    uint64_t spin_ns;                          /* SLUICE_DSM_SPIN */
+    uint64_t last_msg_ns;                      /* last message sent or received */
+    bool busy;                                 /* holds the progress engine's MPI-busy mode (transport.c) */
+    int waiting;                               /* threads in dsm_wait (read by the poller without the lock) */
+    struct dsm_selfmsg *self_head, *self_tail; /* messages to this rank, not through MPI */
+    /* Sends to other ranks go here instead of MPI when set: the unit tests play the peers. */
+    int (*peer_send)(int dst, const void *msg, size_t len);
 };
 extern struct dsm_global D;
 
 /* transport.c */
 int dsm_send(int dst, const struct dsm_msg *m, const void *payload, size_t len);
 int dsm_poll(void); /* handles what arrived; caller holds D.lock */
+/* Handles one message (header + payload) from src, as if it had just arrived. */
+void dsm_deliver(const void *msg, size_t len, int src);
+void dsm_transport_free_self(void);
 /* Waits (polling, dropping D.lock while sleeping) until done(arg) or the timeout; what names
  * the wait in the timeout message. */
 int dsm_wait(bool (*done)(void *arg), void *arg, const char *what, unsigned long addr);
@@ -262,6 +274,9 @@ void dsm_sync_msg(const struct dsm_msg *m, int src);
 void dsm_pubsub_msg(const struct dsm_msg *m, int src);
 void dsm_sync_free_all(void);
 void dsm_pubsub_free_all(void);
+
+/* api.c: frees every chain, chunk, home record, counter and event of this process */
+void dsm_free_state(void);
 
 /* api.c: records the error and prints its line; returns code */
 int dsm_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

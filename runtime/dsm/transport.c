@@ -72,8 +72,44 @@ static int reap_sends(void)
     return n;
 }
 
+/* A message to this rank itself (its own home, its own barrier entry) skips MPI: it waits in a
+ * FIFO that dsm_poll empties first, so it is handled where an MPI message would be (never inside
+ * the send) and in the order sent, which is all that MPI's per-pair order gave it. */
+static int send_self(const struct dsm_msg *h, const void *payload, size_t len)
+{
+    struct dsm_selfmsg *q = malloc(sizeof *q + sizeof *h + len);
+    if (!q)
+        return dsm_fail(SLUICE_DSM_ENOMEM, "out of memory queueing %zu bytes for this rank", len);
+    q->len = sizeof *h + len;
+    q->next = NULL;
+    memcpy(q->buf, h, sizeof *h);
+    if (len)
+        memcpy(q->buf + sizeof *h, payload, len);
+    if (D.self_tail)
+        D.self_tail->next = q;
+    else
+        D.self_head = q;
+    D.self_tail = q;
+    return 0;
+}
+
 int dsm_send(int dst, const struct dsm_msg *m, const void *payload, size_t len)
 {
+    struct dsm_msg h = *m;
+    h.src = D.rank;
+    if (dst == D.rank)
+        return send_self(&h, payload, len);
+    if (D.peer_send) {
+        unsigned char *b = malloc(sizeof h + len);
+        if (!b)
+            return dsm_fail(SLUICE_DSM_ENOMEM, "out of memory sending %zu bytes to rank %d", len, dst);
+        memcpy(b, &h, sizeof h);
+        if (len)
+            memcpy(b + sizeof h, payload, len);
+        int rc = D.peer_send(dst, b, sizeof h + len);
+        free(b);
+        return rc;
+    }
     struct dsm_sendreq *s = malloc(sizeof *s);
     unsigned char *buf = malloc(sizeof *m + len);
     if (!s || !buf) {
@@ -81,8 +117,6 @@ int dsm_send(int dst, const struct dsm_msg *m, const void *payload, size_t len)
         free(buf);
         return dsm_fail(SLUICE_DSM_ENOMEM, "out of memory sending %zu bytes to rank %d", len, dst);
     }
-    struct dsm_msg h = *m;
-    h.src = D.rank;
     memcpy(buf, &h, sizeof h);
     if (len)
         memcpy(buf + sizeof h, payload, len);
@@ -137,12 +171,47 @@ static void dispatch(const struct dsm_msg *m, const void *payload, size_t len, i
     }
 }
 
+void dsm_deliver(const void *buf, size_t len, int src)
+{
+    if (len < sizeof(struct dsm_msg))
+        return;
+    struct dsm_msg m;
+    memcpy(&m, buf, sizeof m);
+    dispatch(&m, (const unsigned char *)buf + sizeof m, len - sizeof m, src);
+}
+
+/* Handles the messages this rank sent itself before the call (those they cause wait). */
+static int poll_self(void)
+{
+    struct dsm_selfmsg *q = D.self_head;
+    D.self_head = D.self_tail = NULL;
+    int n = 0;
+    while (q) {
+        struct dsm_selfmsg *next = q->next;
+        dsm_deliver(q->buf, q->len, D.rank);
+        free(q);
+        q = next;
+        n++;
+    }
+    return n;
+}
+
+void dsm_transport_free_self(void)
+{
+    while (D.self_head) {
+        struct dsm_selfmsg *q = D.self_head;
+        D.self_head = q->next;
+        free(q);
+    }
+    D.self_tail = NULL;
+}
+
 int dsm_poll(void)
 {
     if (!D.up)
         return 0;
-    int n = 0;
-    for (int i = 0; i < 256; i++) {
+    int n = poll_self();
+    for (int i = 0; i < 256 && D.comm != MPI_COMM_NULL; i++) {
         int flag = 0;
         MPI_Status st;
         sluice_time_state prev = sluice_time_enter(SLUICE_TIME_MPI);
@@ -162,11 +231,7 @@ int dsm_poll(void)
         PMPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, DSM_TAG, D.comm, MPI_STATUS_IGNORE);
         sluice_time_leave(prev);
         sluice_trace_instant(SLUICE_EV_MPI_RECV, (uint64_t)st.MPI_SOURCE, (uint64_t)count, DSM_TAG);
-        if ((size_t)count >= sizeof(struct dsm_msg)) {
-            struct dsm_msg m;
-            memcpy(&m, buf, sizeof m);
-            dispatch(&m, buf + sizeof m, (size_t)count - sizeof m, st.MPI_SOURCE);
-        }
+        dsm_deliver(buf, (size_t)count, st.MPI_SOURCE);
         free(buf);
         n++;
     }
@@ -206,6 +271,8 @@ static int wait_loop(bool (*done)(void *arg), void *arg, const char *what, unsig
         dsm_poll();
         if (done(arg))
             return 0;
+        if (D.self_head)
+            continue; /* a step of this rank's own protocol is queued: no sleep before it */
         if (now_ns() > deadline)
             return dsm_fail(SLUICE_DSM_ETIMEDOUT, "%s @%lu: no answer within SLUICE_DSM_TIMEOUT=%llu s", what,
                             addr, (unsigned long long)(D.timeout_ns / 1000000000ull));
