@@ -11,7 +11,8 @@
 
 #include "dsm_world.h"
 
-namespace {
+namespace
+{
 
 std::vector<unsigned long> addrs_of(const sluice_dsm_chain *ch)
 {

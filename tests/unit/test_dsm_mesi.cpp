@@ -10,7 +10,8 @@
 
 #include "dsm_world.h"
 
-namespace {
+namespace
+{
 
 const size_t CS = 64;
 

@@ -10,7 +10,8 @@
 
 #include "dsm_world.h"
 
-namespace {
+namespace
+{
 
 // Runs f, expects code and exactly one line on stderr containing line.
 void expect_refused(const std::function<int()> &f, int code, const std::string &line)
@@ -65,7 +66,8 @@ TEST(DsmMisuse, NullChainsUnmappedPutAndBadCountsAreRefused)
     sluice_dsm_chain *c = sluice_dsm_malloc(900, 64, SLUICE_DSM_MESI);
     expect_refused([&] { return sluice_dsm_put(c); }, SLUICE_DSM_EINVAL,
                    "put of chain @900, which is not mapped (sluice_dsm_map first)");
-    expect_refused([&] { return sluice_dsm_map(c, nullptr); }, SLUICE_DSM_EINVAL, "map: NULL chain or pointer");
+    expect_refused([&] { return sluice_dsm_map(c, nullptr); }, SLUICE_DSM_EINVAL,
+                   "map: NULL chain or pointer");
     expect_refused([] { return sluice_dsm_barrier(3, 2); }, SLUICE_DSM_EINVAL,
                    "barrier 3: count 2 is not between 1 and the 1 ranks");
     expect_refused([] { return sluice_dsm_barrier(3, 0); }, SLUICE_DSM_EINVAL, "count 0 is not between");
@@ -87,8 +89,9 @@ TEST(DsmMisuse, CallsBeforeInitAreRefusedNamingTheFunction)
 
 TEST(DsmMisuse, EveryErrorCodeHasAName)
 {
-    for (int code : {SLUICE_DSM_EINVAL, SLUICE_DSM_ENOINIT, SLUICE_DSM_ESCOPE, SLUICE_DSM_EBUSY,
-                     SLUICE_DSM_ETIMEDOUT, SLUICE_DSM_ESIZE, SLUICE_DSM_ENOENT, SLUICE_DSM_ENOMEM, SLUICE_DSM_EMPI})
+    for (int code :
+         {SLUICE_DSM_EINVAL, SLUICE_DSM_ENOINIT, SLUICE_DSM_ESCOPE, SLUICE_DSM_EBUSY, SLUICE_DSM_ETIMEDOUT,
+          SLUICE_DSM_ESIZE, SLUICE_DSM_ENOENT, SLUICE_DSM_ENOMEM, SLUICE_DSM_EMPI})
         EXPECT_STRNE(sluice_dsm_strerror(code), "unknown error") << code;
     EXPECT_STREQ(sluice_dsm_strerror(SLUICE_DSM_OK), "success");
     EXPECT_STREQ(sluice_dsm_strerror(12345), "unknown error");

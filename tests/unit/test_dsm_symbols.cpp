@@ -11,7 +11,8 @@
 
 #include "dsm_world.h"
 
-namespace {
+namespace
+{
 
 uint64_t fnv1a(const std::string &s)
 {
@@ -57,7 +58,8 @@ TEST(DsmSymbols, BucketsAreTheTop64AddressesAndPutAddressesLieInTheReservedRange
     EXPECT_EQ(DSM_SYM_BASE, ~0ul - 63);
     EXPECT_EQ(dsm_symbol_address("frame.in"),
               DSM_SYMDATA_BASE + ((unsigned long)(fnv1a("frame.in") & 0xffffffffful) << 20));
-    for (const char *n : {"a", "frame.in", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"}) {
+    for (const char *n :
+         {"a", "frame.in", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"}) {
         unsigned long a = dsm_symbol_address(n);
         EXPECT_GE(a, DSM_RESERVED) << n;
         EXPECT_LT(a + (1ul << 20), DSM_SYM_BASE) << n << ": 2^20 chunks of room below the buckets";
