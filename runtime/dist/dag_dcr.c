@@ -268,8 +268,10 @@ size_t sluice_dcr_format(const struct sluice_dcr_plan *plan, char *buf, size_t l
 
 struct wgroup {
     const struct sluice_dcr_item *lead;
-    uint64_t ranks; /* members' ranks */
+    uint64_t lo, hi; /* the host range: the lead's, or the slices' so far for a scatter */
+    uint64_t ranks;  /* members' ranks */
     uint32_t members;
+    int kind; /* -1 while it has one member, then SLUICE_DCR_BCAST or SLUICE_DCR_SCATTER */
     bool closed;
 };
 
@@ -278,7 +280,18 @@ static bool host_overlap(const struct sluice_dcr_item *a, const struct sluice_dc
     return a->host_addr < b->host_addr + b->host_size && b->host_addr < a->host_addr + a->host_size;
 }
 
-uint32_t sluice_dcr_window(const struct sluice_dcr_item *v, size_t n, uint32_t *group)
+/* Whether write `it` may join group `g` (other conditions checked by the caller), and as what. */
+static int join_kind(const struct wgroup *g, const struct sluice_dcr_item *it, bool scatter)
+{
+    if (g->kind != SLUICE_DCR_SCATTER && g->lead->host_size == it->host_size &&
+        g->lead->content == it->content)
+        return SLUICE_DCR_BCAST;
+    if (scatter && g->kind != SLUICE_DCR_BCAST && !g->lead->staged && !it->staged && it->host_addr == g->hi)
+        return SLUICE_DCR_SCATTER;
+    return -1;
+}
+
+uint32_t sluice_dcr_window(const struct sluice_dcr_item *v, size_t n, uint32_t *group, sluice_dcr_kind *kinds)
 {
     struct wgroup *g = calloc(n ? n : 1, sizeof *g);
     uint32_t ng = 0;
@@ -295,7 +308,7 @@ uint32_t sluice_dcr_window(const struct sluice_dcr_item *v, size_t n, uint32_t *
                 g[k].closed = true;
         } else if (it->kind == SLUICE_DCR_ITEM_READ) {
             for (uint32_t k = 0; k < ng; k++)
-                if (host_overlap(it, g[k].lead))
+                if (it->host_addr < g[k].hi && g[k].lo < it->host_addr + it->host_size)
                     g[k].closed = true;
         } else if (it->kind == SLUICE_DCR_ITEM_PEER) {
             for (int e = 0; e < 2; e++) {
@@ -316,12 +329,18 @@ uint32_t sluice_dcr_window(const struct sluice_dcr_item *v, size_t n, uint32_t *
                 continue;
             int r = it->rank;
             uint32_t join = 0;
-            for (uint32_t k = (last[r] > cut[r] ? last[r] : cut[r]); k < ng && join == 0; k++)
-                if (!g[k].closed && !(g[k].ranks & (1ull << r)) && g[k].lead->host_size == it->host_size &&
-                    g[k].lead->content == it->content)
-                    join = k + 1;
+            for (uint32_t k = (last[r] > cut[r] ? last[r] : cut[r]); k < ng && join == 0; k++) {
+                int kind =
+                    g[k].closed || (g[k].ranks & (1ull << r)) ? -1 : join_kind(&g[k], it, kinds != NULL);
+                if (kind < 0)
+                    continue;
+                g[k].kind = kind;
+                if (kind == SLUICE_DCR_SCATTER)
+                    g[k].hi += it->host_size;
+                join = k + 1;
+            }
             if (join == 0) {
-                g[ng] = (struct wgroup){it, 0, 0, false};
+                g[ng] = (struct wgroup){it, it->host_addr, it->host_addr + it->host_size, 0, 0, -1, false};
                 join = ++ng;
             }
             g[join - 1].ranks |= 1ull << r;
@@ -332,8 +351,11 @@ uint32_t sluice_dcr_window(const struct sluice_dcr_item *v, size_t n, uint32_t *
     }
     /* Single writes stay plain writes; the others are renumbered 1, 2, ... in order. */
     uint32_t *num = calloc(ng + 1, sizeof *num), out = 0;
-    for (uint32_t k = 0; num != NULL && k < ng; k++)
+    for (uint32_t k = 0; num != NULL && k < ng; k++) {
         num[k + 1] = g[k].members > 1 ? ++out : 0;
+        if (num[k + 1] && kinds != NULL)
+            kinds[out - 1] = (sluice_dcr_kind)g[k].kind;
+    }
     for (size_t i = 0; i < n; i++)
         group[i] = num != NULL && group[i] ? num[group[i]] : 0;
     free(num);

@@ -10,7 +10,9 @@
  *              is then written whole to several devices: every piece goes to every receiver
  *   GATHER     the same with a single receiver
  *   P2P        a read from device A into host memory, then a write of that memory to device
- *              B: a direct A -> B transfer (device-host-device copy removal) */
+ *              B: a direct A -> B transfer (device-host-device copy removal)
+ *   SCATTER    (the window only) adjacent slices of one host range written to several devices:
+ *              one scatter from rank 0, each slice sent once */
 #ifndef SLUICE_DCL_DAG_DCR_H
 #define SLUICE_DCL_DAG_DCR_H
 
@@ -20,7 +22,8 @@
 extern "C" {
 #endif
 
-#define SLUICE_DCR_KINDS(X) X(BCAST, "bcast") X(ALLGATHER, "allgather") X(GATHER, "gather") X(P2P, "p2p")
+#define SLUICE_DCR_KINDS(X)                                                                                  \
+    X(BCAST, "bcast") X(ALLGATHER, "allgather") X(GATHER, "gather") X(P2P, "p2p") X(SCATTER, "scatter")
 typedef enum {
 #define SLUICE_DCR_ENUM(id, name) SLUICE_DCR_##id,
     SLUICE_DCR_KINDS(SLUICE_DCR_ENUM)
@@ -82,17 +85,22 @@ struct sluice_dcr_item {
     int rank, peer;
     uint64_t host_addr, host_size;
     uint64_t content;
+    int staged; /* a write: its bytes are a copy taken at enqueue, not the program's memory */
 };
 
-/* Fills group[i] (n entries): 0, or the number (1, 2, ...) of the broadcast that replaces write
- * i. A broadcast has two or more writes of equal size and content, on distinct ranks other than
- * 0. A write joins an open group unless: its rank is already in it; its host range received a
- * read earlier in the window (its bytes are a device's, not known yet); its rank met a later
- * group already (every rank meets its groups in increasing order, the order rank 0 starts the
- * broadcasts in, which MPI requires on one communicator); a PEER item on its rank came after the
- * group opened (it might wait for a member that waits for the broadcast). A READ into a group's
- * host range, a PEER on one of its ranks and a FENCE close groups. Returns the number of groups. */
-uint32_t sluice_dcr_window(const struct sluice_dcr_item *v, size_t n, uint32_t *group);
+/* Fills group[i] (n entries): 0, or the number (1, 2, ...) of the collective that replaces write
+ * i, and kinds[g - 1] (n entries; NULL: broadcasts only) its kind. A broadcast has two or more
+ * writes of equal size and content; a scatter, two or more writes of adjacent slices of one host
+ * range in increasing order (each starts where the previous one ended), none of them staged (the
+ * scatter sends from the program's memory); either on distinct ranks other than 0. A write joins
+ * an open group unless: its rank is already in it; its host range received a read earlier in the
+ * window (its bytes are a device's, not known yet); its rank met a later group already (every
+ * rank meets its groups in increasing order, the order rank 0 starts the collectives in, which
+ * MPI requires on one communicator); a PEER item on its rank came after the group opened (it
+ * might wait for a member that waits for the collective). A READ into a group's host range, a
+ * PEER on one of its ranks and a FENCE close groups. Returns the number of groups. */
+uint32_t sluice_dcr_window(const struct sluice_dcr_item *v, size_t n, uint32_t *group,
+                           sluice_dcr_kind *kinds);
 
 #ifdef __cplusplus
 }

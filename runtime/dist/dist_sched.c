@@ -15,6 +15,7 @@
  * Profiling times arrive on their rank's CLOCK_MONOTONIC and are moved onto rank 0's by the
  * offset measured at start (Cristian's method: the sample of least round trip of 8 pings). */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -849,6 +850,67 @@ static void start_bcast(struct held **hv, size_t n, const uint32_t *group, uint3
     }
 }
 
+/* Rank 0's part of scatter `g`: each member's slice of one host range goes once, straight from
+ * the program's memory (no member is staged), by one MPI_Iscatterv over rank 0 and the members
+ * (rank 0 keeps its own part: MPI_IN_PLACE). Counts and displacements are ints: a range over
+ * INT_MAX bytes is sent one by one. */
+static void start_scatter(struct held **hv, size_t n, const uint32_t *group, uint32_t g)
+{
+    uint64_t mask = 1;
+    struct held *lead = NULL;
+    int members = 0;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        if (group[i] == g) {
+            mask |= 1ull << hv[i]->rank;
+            lead = lead ? lead : hv[i];
+            members++;
+            total += hv[i]->len;
+        }
+    if (lead == NULL || total > INT_MAX || lead->e->free_after != NULL)
+        return; /* sent one by one, as without the replacement */
+    int size = __builtin_popcountll(mask);
+    int *cd = calloc(2 * (size_t)size, sizeof *cd); /* counts, then displacements, by group rank */
+    MPI_Comm comm = cd != NULL ? sluice_remote_group_comm(mask) : MPI_COMM_NULL;
+    struct dist_event *e = lead->e;
+    if (comm == MPI_COMM_NULL || (e->reqs = malloc(sizeof *e->reqs)) == NULL) {
+        free(cd);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (group[i] == g) {
+            int cr = __builtin_popcountll(mask & ((1ull << hv[i]->rank) - 1));
+            cd[cr] = (int)hv[i]->len;
+            cd[size + cr] = (int)((const char *)hv[i]->send - (const char *)lead->send);
+        }
+    if (MPI_Iscatterv(lead->send, cd, cd + size, MPI_BYTE, MPI_IN_PLACE, 0, MPI_BYTE, 0, comm, e->reqs) !=
+        MPI_SUCCESS)
+        dist_fault_peer(-1, MPI_ERR_OTHER, "starting a scatter");
+    e->nreqs = 1;
+    e->free_after = cd; /* MPI reads the arrays until the scatter completes */
+    pend_mpi(e, total);
+    data_trace(members, total, 3);
+    static uint32_t str;
+    if (str == 0)
+        str = sluice_trace_string("scatter");
+    for (size_t i = 0; i < n; i++) {
+        if (group[i] != g)
+            continue;
+        struct held *h = hv[i];
+        struct sluice_remote_cmd hd;
+        memcpy(&hd, h->p, sizeof hd);
+        hd.flags |= SLUICE_CMD_SCATTER;
+        memcpy(h->p, &hd, sizeof hd);
+        h->req.a[4] = 0;
+        h->req.a[5] = mask;
+        if (sluice_trace_active())
+            sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, str, h->e->id, 0);
+        sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)h->rank, h->len,
+                             (uint64_t)SLUICE_REMOTE_DATA_TAG(h->e->id));
+        h->send = NULL; /* the scatter brings it */
+    }
+}
+
 static void window_close_locked(void)
 {
     if (win == NULL)
@@ -858,17 +920,19 @@ static void window_close_locked(void)
     struct sluice_dcr_item *it = calloc(n ? n : 1, sizeof *it);
     uint32_t *group = calloc(n ? n : 1, sizeof *group);
     uint64_t *cls = calloc(n ? n : 1, sizeof *cls);
+    sluice_dcr_kind *kinds = calloc(n ? n : 1, sizeof *kinds);
     size_t k = 0;
     for (struct held *h = win; h != NULL && k < n; h = h->next)
         hv[k++] = h;
-    if (hv != NULL && it != NULL && group != NULL && cls != NULL) {
+    if (hv != NULL && it != NULL && group != NULL && cls != NULL && kinds != NULL) {
         for (size_t i = 0; i < n; i++) {
             struct held *h = hv[i];
-            struct sluice_dcr_item x = {SLUICE_DCR_ITEM_OTHER, h->rank, -1, 0, 0, 0};
+            struct sluice_dcr_item x = {SLUICE_DCR_ITEM_OTHER, h->rank, -1, 0, 0, 0, 0};
             if (h->bcast_candidate) {
                 x.kind = SLUICE_DCR_ITEM_WRITE;
                 x.host_addr = (uint64_t)(uintptr_t)h->send;
                 x.host_size = h->len;
+                x.staged = h->staged;
             } else if (h->recv != NULL && h->rank != 0) {
                 x.kind = SLUICE_DCR_ITEM_READ;
                 x.host_addr = (uint64_t)(uintptr_t)h->recv;
@@ -885,9 +949,13 @@ static void window_close_locked(void)
         content_classes(hv, it, n, cls);
         for (size_t i = 0; i < n; i++)
             it[i].content = cls[i];
-        uint32_t ng = sluice_dcr_window(it, n, group);
-        for (uint32_t g = 1; g <= ng; g++)
-            start_bcast(hv, n, group, g);
+        uint32_t ng = sluice_dcr_window(it, n, group, kinds);
+        for (uint32_t g = 1; g <= ng; g++) {
+            if (kinds[g - 1] == SLUICE_DCR_SCATTER)
+                start_scatter(hv, n, group, g);
+            else
+                start_bcast(hv, n, group, g);
+        }
     }
     struct held *h = win;
     win = NULL;
@@ -902,6 +970,7 @@ static void window_close_locked(void)
     free(it);
     free(group);
     free(cls);
+    free(kinds);
 }
 
 void dist_sched_flush(void)

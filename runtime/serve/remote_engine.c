@@ -316,7 +316,7 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
         if (c->status < 0)
             sluice_eng_failed_add(c->id, c->status);
         if (sluice_trace_active() && c->op == SLUICE_REMOTE_CMD_WRITE &&
-            ((c->flags & (SLUICE_CMD_TRANSFER | SLUICE_CMD_BCAST)) || c->peer != 0))
+            ((c->flags & (SLUICE_CMD_TRANSFER | SLUICE_CMD_BCAST | SLUICE_CMD_SCATTER)) || c->peer != 0))
             sluice_eng_trace_inbound(c); /* a move, a broadcast, or a write whose data came from a peer */
         else if (sluice_trace_active() && c->op == SLUICE_REMOTE_CMD_WRITE && c->reqs != NULL)
             sluice_trace_instant(SLUICE_EV_MSG_RECV, 0, c->size, (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));

@@ -229,6 +229,12 @@ static int map_worthwhile(struct eng_cmd *c)
 /* The pieces of a write from a peer, or of a broadcast rank 0 roots (collective replacement). */
 static int irecv_data(struct eng_cmd *c, void *to)
 {
+    if (c->flags & SLUICE_CMD_SCATTER) {
+        MPI_Comm g = sluice_remote_group_comm(c->bcast);
+        return g == MPI_COMM_NULL
+                   ? MPI_ERR_COMM
+                   : MPI_Iscatterv(NULL, NULL, NULL, MPI_BYTE, to, (int)c->size, MPI_BYTE, 0, g, c->reqs);
+    }
     if (c->flags & SLUICE_CMD_BCAST) {
         MPI_Comm g = sluice_remote_group_comm(c->bcast);
         return g == MPI_COMM_NULL ? MPI_ERR_COMM : sluice_remote_data_ibcast(g, 0, to, c->size, c->reqs);
@@ -296,9 +302,24 @@ void sluice_eng_post_sends(struct eng_cmd *c)
                             (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
 }
 
+/* The pieces a write's data comes in: a scatter's part is one. */
+static size_t write_pieces(const struct eng_cmd *c)
+{
+    return (c->flags & SLUICE_CMD_SCATTER) ? 1 : sluice_remote_pieces(c->size);
+}
+
+static size_t write_piece(const struct eng_cmd *c, size_t i, size_t *k)
+{
+    if (c->flags & SLUICE_CMD_SCATTER) {
+        *k = c->size;
+        return 0;
+    }
+    return sluice_remote_piece(c->size, i, k);
+}
+
 cl_int sluice_eng_write_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t nw)
 {
-    size_t n = sluice_remote_pieces(c->size);
+    size_t n = write_pieces(c);
     c->npieces = n;
     if (map_worthwhile(c)) {
         cl_int err = CL_SUCCESS;
@@ -371,7 +392,7 @@ cl_int sluice_eng_rect(struct eng_cmd *c, uint32_t op, cl_mem buf, unsigned char
  * scratch buffer, so that the other end point completes. */
 void sluice_eng_settle_peer(struct eng_cmd *c, uint32_t op)
 {
-    size_t n = sluice_remote_pieces(c->size);
+    size_t n = op == SLUICE_REMOTE_CMD_WRITE ? write_pieces(c) : sluice_remote_pieces(c->size);
     if (c->reqs != NULL && op == SLUICE_REMOTE_CMD_WRITE && c->staging != NULL)
         return; /* its receives are posted already */
     if (c->reqs == NULL && (c->reqs = malloc(n * sizeof *c->reqs)) == NULL)
@@ -417,7 +438,7 @@ static void write_arrived(struct eng_cmd *c, int *progress)
             }
             if (!flag)
                 return;
-            size_t i = c->sent++, k, off = sluice_remote_piece(c->size, i, &k);
+            size_t i = c->sent++, k, off = write_piece(c, i, &k);
             *progress = 1;
             if (c->status >= 0 && !c->rect && c->mapped == NULL) {
                 cl_int r = api()->clEnqueueWriteBuffer(c->q, c->buf, CL_FALSE, c->off + off, k,
@@ -558,6 +579,6 @@ void sluice_eng_trace_inbound(struct eng_cmd *c)
     cl_device_id dev = NULL;
     api()->clGetCommandQueueInfo(c->q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
     sluice_trace_record(SLUICE_EV_CL_TRANSFER, c->status < 0 ? SLUICE_EVF_ERROR : 0, now, 0,
-                        (c->flags & SLUICE_CMD_BCAST) ? 0 : 2, c->size,
+                        (c->flags & (SLUICE_CMD_BCAST | SLUICE_CMD_SCATTER)) ? 0 : 2, c->size,
                         (uint64_t)(uintptr_t)(dev ? sluice_cl_find(dev) : NULL));
 }

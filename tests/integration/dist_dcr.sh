@@ -10,7 +10,8 @@
 #     it from rank 0 once, and the CL_DCR records name the three writes replaced; with it off,
 #     rank 0 sends three copies. In the stencil with DHDCR on, every halo write after the first
 #     step moves rank to rank (CL_DCR p2p, MPI_RECV from a serving rank) and rank 0 sends no halo
-#     rows after the first step; with it off it sends every one.
+#     rows after the first step; with it off it sends every one. In cl_scatter_gather with DCR on,
+#     rank 0 roots one MPI scatter of the serving ranks' slices per step, none sent one by one.
 export POCL_MAX_PTHREAD_COUNT=1
 
 n_bcast=40009 # floats: 160036 bytes
@@ -102,3 +103,25 @@ sent_on=$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=[123], bytes='$row', direct
 sent_off=$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=[123], bytes='$row', direction=0$' s_off.txt)
 expect_eq "stencil DHDCR off: rank 0 sends every halo row to serving ranks" $((5 * 8)) "$sent_off"
 expect_eq "stencil DHDCR on: rank 0 sends only rank 1 the row from its own band" $((1 * 8)) "$sent_on"
+
+# Scatter: cl_scatter_gather writes 4 disjoint slices of one array (30011 floats: 7502 on rank
+# 0's own device, 7503 = 30012 bytes on each serving rank) at every step. With DCR on, rank 0
+# roots one MPI scatter per step of the three serving ranks' slices (their sum, 90036 bytes,
+# once) and sends none of them one by one; each serving rank receives its slice from rank 0 once
+# per step. With it off, rank 0 sends the three slices one by one: the same bytes.
+slice=30012
+"$SLUICE_BIN_DIR/sluice-trace" dump tr_cl_scatter_gather_on >g_on.txt
+"$SLUICE_BIN_DIR/sluice-trace" dump tr_cl_scatter_gather_off >g_off.txt
+expect_eq "scatter DCR on: one scatter of the three slices per step" 5 \
+  "$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=3, bytes='$((3 * slice))', direction=3$' g_on.txt)"
+expect_eq "scatter DCR on: the 15 slice writes replaced are named" 15 \
+  "$(grep -cE '^rank 0 .*CL_DCR operation="scatter", command id=[0-9]+, source rank=0' g_on.txt)"
+expect_eq "scatter DCR on: rank 0 sends no slice one by one" 0 "$(rank0_sent g_on.txt $slice)"
+for r in 1 2 3; do
+  expect_eq "scatter DCR on: rank $r receives its slice from rank 0 once per step" 5 \
+    "$(grep -cE "^rank $r .*MPI_RECV peer rank=0, bytes=$slice," g_on.txt)"
+done
+# Off, the same size also goes out for the result slices of ranks 1 and 2 written to the next
+# rank (DHDCR off: through rank 0): 3 x 5 input slices + 2 x 5 results.
+expect_eq "scatter DCR off: rank 0 sends every slice one by one" 25 "$(rank0_sent g_off.txt $slice)"
+expect_eq "scatter DCR off: no scatter" 0 "$(grep -c 'CL_DCR operation="scatter"' g_off.txt || true)"

@@ -191,22 +191,29 @@ struct Win {
     std::vector<sluice_dcr_item> v;
     void write(int rank, uint64_t host, uint64_t size, uint64_t content)
     {
-        v.push_back({SLUICE_DCR_ITEM_WRITE, rank, -1, host, size, content});
+        v.push_back({SLUICE_DCR_ITEM_WRITE, rank, -1, host, size, content, 0});
+    }
+    void staged(int rank, uint64_t host, uint64_t size, uint64_t content) // a blocking write's copy
+    {
+        v.push_back({SLUICE_DCR_ITEM_WRITE, rank, -1, host, size, content, 1});
     }
     void read(int rank, uint64_t host, uint64_t size)
     {
-        v.push_back({SLUICE_DCR_ITEM_READ, rank, -1, host, size, 0});
+        v.push_back({SLUICE_DCR_ITEM_READ, rank, -1, host, size, 0, 0});
     }
-    void peer(int a, int b) { v.push_back({SLUICE_DCR_ITEM_PEER, a, b, 0, 0, 0}); }
-    void other(int rank) { v.push_back({SLUICE_DCR_ITEM_OTHER, rank, -1, 0, 0, 0}); }
-    void fence() { v.push_back({SLUICE_DCR_ITEM_FENCE, 0, -1, 0, 0, 0}); }
+    void peer(int a, int b) { v.push_back({SLUICE_DCR_ITEM_PEER, a, b, 0, 0, 0, 0}); }
+    void other(int rank) { v.push_back({SLUICE_DCR_ITEM_OTHER, rank, -1, 0, 0, 0, 0}); }
+    void fence() { v.push_back({SLUICE_DCR_ITEM_FENCE, 0, -1, 0, 0, 0, 0}); }
+    std::vector<sluice_dcr_kind> kinds; // of the groups found by the last groups()
     std::vector<uint32_t> groups(uint32_t *n = nullptr)
     {
         std::vector<uint32_t> g(v.size() + 1, 99);
-        uint32_t k = sluice_dcr_window(v.data(), v.size(), g.data());
+        std::vector<sluice_dcr_kind> k(v.size() + 1, SLUICE_DCR_P2P);
+        uint32_t ng = sluice_dcr_window(v.data(), v.size(), g.data(), k.data());
         if (n)
-            *n = k;
+            *n = ng;
         g.pop_back();
+        kinds.assign(k.begin(), k.begin() + ng);
         return g;
     }
 };
@@ -302,4 +309,111 @@ TEST(DcrWindow, EveryRankMeetsItsBroadcastsInOneOrder)
     auto g = w.groups(&n);
     EXPECT_EQ(g, (std::vector<uint32_t>{1, 2, 2, 0, 1}));
     EXPECT_EQ(n, 2u);
+}
+
+// --- scatter: adjacent slices of one host range to several ranks ---------------------------------
+
+using Kinds = std::vector<sluice_dcr_kind>;
+
+TEST(DcrWindow, AdjacentSlicesOfOddSizesToThreeRanksAreOneScatter)
+{
+    Win w;
+    w.write(1, 0x1000, 100, 1);
+    w.other(1);
+    w.write(2, 0x1064, 101, 2); // starts where the first ended, other bytes, other size
+    w.write(3, 0x10c9, 99, 3);
+    uint32_t n = 0;
+    EXPECT_EQ(w.groups(&n), (std::vector<uint32_t>{1, 0, 1, 1}));
+    EXPECT_EQ(n, 1u);
+    EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_SCATTER}));
+}
+
+TEST(DcrWindow, OverlappingSlicesAreNotAScatter)
+{
+    Win w;
+    w.write(1, 0x1000, 100, 1);
+    w.write(2, 0x1050, 100, 2); // overlaps the first
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0}));
+}
+
+TEST(DcrWindow, SlicesWithAGapOrOutOfOrderAreNotAScatter)
+{
+    Win w;
+    w.write(1, 0x1000, 100, 1);
+    w.write(2, 0x1068, 100, 2); // 4 bytes after the first ended
+    w.write(3, 0x0f9c, 100, 3); // ends where the first starts: before it, not after
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0, 0}));
+}
+
+TEST(DcrWindow, AStagedSliceIsNotInAScatter)
+{
+    // A blocking write's bytes are its copy: the program may have changed the memory since, and
+    // a scatter sends from the program's memory.
+    Win w;
+    w.staged(1, 0x1000, 100, 1);
+    w.write(2, 0x1064, 100, 2);
+    w.write(3, 0x10c8, 100, 3);
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 1, 1}));
+    EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_SCATTER}));
+}
+
+TEST(DcrWindow, OneRankTwiceIsNotInOneScatter)
+{
+    Win w;
+    w.write(1, 0x1000, 100, 1);
+    w.write(1, 0x1064, 100, 2);
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0}));
+}
+
+TEST(DcrWindow, AnEventWaitedOnInBetweenEndsTheScatter)
+{
+    Win w;
+    w.write(1, 0x1000, 100, 1);
+    w.fence();
+    w.write(2, 0x1064, 100, 2);
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0, 0}));
+}
+
+TEST(DcrWindow, ARankToRankTransferOnAMemberForbidsReorderingTheScatter)
+{
+    Win w;
+    w.write(1, 0x1000, 100, 1);
+    w.peer(2, 1);
+    w.write(2, 0x1064, 100, 2); // would have to wait for rank 1's part
+    w.write(3, 0x10c8, 100, 3);
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0, 1, 1}));
+    EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_SCATTER}));
+}
+
+TEST(DcrWindow, AReadIntoTheSlicesEndsTheScatter)
+{
+    Win w;
+    w.write(1, 0x1000, 100, 1);
+    w.write(2, 0x1064, 100, 2);
+    w.read(3, 0x1010, 8); // lands in the first slice: the group's range has other bytes now
+    w.write(3, 0x10c8, 100, 3);
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{1, 1, 0, 0}));
+}
+
+TEST(DcrWindow, ABroadcastAndAScatterOnTheSameRanksKeepTheirOrder)
+{
+    Win w;
+    w.write(1, 0x9000, 64, 7); // broadcast
+    w.write(2, 0x9000, 64, 7);
+    w.write(1, 0x1000, 100, 1); // scatter
+    w.write(2, 0x1064, 100, 2);
+    uint32_t n = 0;
+    EXPECT_EQ(w.groups(&n), (std::vector<uint32_t>{1, 1, 2, 2}));
+    EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_BCAST, SLUICE_DCR_SCATTER}));
+}
+
+TEST(DcrWindow, EqualSlicesAreABroadcastNotAScatter)
+{
+    // Adjacent slices with equal bytes: one broadcast of the first carries both.
+    Win w;
+    w.write(1, 0x1000, 64, 5);
+    w.write(2, 0x1040, 64, 5);
+    w.write(3, 0x1080, 64, 6); // other bytes: not in the broadcast, and the group is no scatter
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{1, 1, 0}));
+    EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_BCAST}));
 }
