@@ -2,19 +2,23 @@
 /* POSIX descriptor entry points for checkpoint capture: the open family (posix_open.def), the
  * dup family (posix_dup.def), fcntl's F_DUPFD, close, fsync/fdatasync. Each wrapper decides
  * "captured or not" with one load and hands captured calls to runtime/ckpt/capture*.c; data
- * calls (read, write, lseek, mmap, ftruncate...) are not wrapped: captured descriptors are
- * real descriptors on staging files. */
+ * calls (read, lseek, mmap, ftruncate...) are not wrapped: captured descriptors are real
+ * descriptors on staging files. The write family (posix_write.def) runs the real call first
+ * and only looks at a failed or short result (a full stage folder). */
 #include "ckpt/capture/capture.h"
 #include "common/export.h"
 #include "common/real.h"
 #include "dist/dist_fault.h"
 #include "mpi/roles.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/sendfile.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* Fortify entry points are declared by <fcntl.h> only under _FORTIFY_SOURCE. */
@@ -92,6 +96,31 @@ static inline int capture_or_pass(int dirfd, const char *path, int flags, mode_t
     }
 #include "posix_dup.def"
 #undef SLUICE_DUP_FN
+
+static inline bool fell_short(ssize_t r, size_t want)
+{
+    return r < 0 || (size_t)r < want;
+}
+
+static size_t iov_bytes(const struct iovec *v, int c)
+{
+    size_t n = 0;
+    for (int i = 0; i < c; i++)
+        n += v[i].iov_len;
+    return n;
+}
+
+#define SLUICE_WRITE_FN(ret, name, params, args, fd, want)                                                   \
+    SLUICE_EXPORT ret name params                                                                            \
+    {                                                                                                        \
+        ret r = SLUICE_REAL(name) args;                                                                      \
+        if (__builtin_expect(sluice_capture_enabled, 0) && sluice_capture_fd_tracked(fd) &&                  \
+            fell_short(r, (want)))                                                                           \
+            sluice_capture_write_failed((fd), r < 0 ? errno : 0);                                            \
+        return r;                                                                                            \
+    }
+#include "posix_write.def"
+#undef SLUICE_WRITE_FN
 
 /* fcntl's third argument is an int or a pointer depending on cmd; like glibc, pass it on as a
  * pointer-sized value. Only F_DUPFD and F_DUPFD_CLOEXEC concern capture. */

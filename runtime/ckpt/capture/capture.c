@@ -314,6 +314,9 @@ void sluice_capture_close_all(void)
     pthread_mutex_lock(&capture_lock);
     for (int fd = 0; fd <= capture_fd_high; fd++) {
         m = atomic_exchange_explicit(&sluice_capture_fdtab[fd], NULL, memory_order_acq_rel);
+        /* A stream left open: the flush above failed if its error flag is set. */
+        if (m != NULL && m->stream != NULL && !m->view && m->stage_err == 0 && ferror(m->stream))
+            m->stage_err = capture_stream_loss(fd);
         if (m != NULL && --m->fds == 0) {
             if (!m->unlinked && !m->view)
                 HASH_DEL(capture_open, m);

@@ -71,6 +71,11 @@ int sluice_capture_close(int fd);        /* PASS if fd is not captured */
  * open file, if captured, was implicitly closed by dup2/dup3). */
 void sluice_capture_dup_done(int oldfd, int newfd, bool replaced);
 int sluice_capture_fsync(int fd); /* PASS if fd is not captured */
+/* A write-family call on captured fd failed with err (its errno), or wrote less than asked
+ * (err 0). Where staging ran out of room (ENOSPC, EDQUOT, EFBIG, EIO, or a short write on a
+ * full stage folder), the member's version is marked failed: at its last close it is dropped
+ * with one line, never committed (its previous version stands), and fsync fails. Keeps errno. */
+void sluice_capture_write_failed(int fd, int err);
 /* After a successful fstat of a tracked fd: a read view of a committed member reports the
  * device and inode that stat() of its name reports. */
 void sluice_capture_fix_fstat(int fd, dev_t *dev, ino_t *ino);

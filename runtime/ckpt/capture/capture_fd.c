@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 void capture_fill_staged(const struct sluice_capture_member *m, struct sluice_staged_member *out)
@@ -80,6 +81,51 @@ static bool member_unchanged(const struct sluice_capture_member *m)
     return rc == 0 && size == m->seed_size && crc == m->seed_crc;
 }
 
+/* Did this result mean that the staging file lacks bytes the program gave it? A short write
+ * alone does not (a signal may cut it short): only on a staging file system without room. */
+static int staging_loss(int fd, int err)
+{
+    if (err == ENOSPC || err == EDQUOT || err == EFBIG || err == EIO)
+        return err;
+    struct statfs fs;
+    if (err == 0 && SLUICE_REAL(fstatfs)(fd, &fs) == 0 && fs.f_bavail == 0)
+        return ENOSPC;
+    return 0;
+}
+
+int capture_stream_loss(int fd)
+{
+    int loss = staging_loss(fd, 0);
+    return loss ? loss : EIO;
+}
+
+void sluice_capture_write_failed(int fd, int err)
+{
+    int e = errno;
+    int loss = staging_loss(fd, err);
+    if (loss != 0) {
+        pthread_mutex_lock(&capture_lock);
+        struct sluice_capture_member *m =
+            atomic_load_explicit(&sluice_capture_fdtab[fd], memory_order_acquire);
+        if (m != NULL && !m->view && m->stage_err == 0)
+            m->stage_err = loss;
+        pthread_mutex_unlock(&capture_lock);
+    }
+    errno = e;
+}
+
+/* A version whose staging failed is dropped at its last close, with one line: committing it
+ * would put a torn member over the complete previous one (the program saw the error). */
+static void drop_failed(struct sluice_capture_member *m)
+{
+    const char *dir = sluice_stage_dir();
+    sluice_log_error("checkpoint member %s not committed: staging it in %s (SLUICE_STAGE_DIR) failed: %s; "
+                     "its previous version, if any, stands",
+                     m->path, dir ? dir : "the stage folder", strerror(m->stage_err));
+    sluice_trace_instant(SLUICE_EV_CKPT_CLOSE, 0, 0, (uint64_t)m->stage_err);
+    sluice_stage_remove(m->stage_path, m->meta_path);
+}
+
 void capture_member_release(struct sluice_capture_member *m)
 {
     if (m->view) { /* nothing staged behind a read view */
@@ -90,6 +136,12 @@ void capture_member_release(struct sluice_capture_member *m)
     if (m->unlinked) {
         /* The name was removed while open: this version never reaches the file system. */
         sluice_stage_remove(m->stage_path, m->meta_path);
+        free(m);
+        sluice_capture_guard_leave();
+        return;
+    }
+    if (m->stage_err != 0) {
+        drop_failed(m);
         free(m);
         sluice_capture_guard_leave();
         return;
@@ -127,6 +179,9 @@ int sluice_capture_close(int fd)
     pthread_mutex_unlock(&capture_lock);
     int rc = SLUICE_REAL(close)(fd);
     int e = errno;
+    /* A file system that writes back at close (NFS) reports lost bytes here. */
+    if (rc != 0 && last != NULL && !last->view && last->stage_err == 0 && e != EINTR && e != EBADF)
+        last->stage_err = e;
     if (last != NULL)
         capture_member_release(last);
     errno = e;
@@ -138,11 +193,19 @@ int sluice_capture_fclose(FILE *stream)
     int fd = stream ? fileno(stream) : -1;
     if (!sluice_capture_fd_tracked(fd))
         return SLUICE_CAPTURE_PASS;
+    /* A write that failed earlier set the stream's error flag; the flush at fclose may fail
+     * too (its buffer never reached the staging file). Either way the version is torn. */
+    int torn = ferror(stream) ? capture_stream_loss(fd) : 0;
     pthread_mutex_lock(&capture_lock);
+    struct sluice_capture_member *m = atomic_load_explicit(&sluice_capture_fdtab[fd], memory_order_acquire);
+    if (m != NULL && m->stream == stream)
+        m->stream = NULL;
     struct sluice_capture_member *last = capture_fd_detach(fd);
     pthread_mutex_unlock(&capture_lock);
     int rc = SLUICE_REAL(fclose)(stream); /* flushes into the staging file, then closes fd */
     int e = errno;
+    if (last != NULL && !last->view && last->stage_err == 0 && (torn || rc != 0))
+        last->stage_err = rc != 0 && e != EBADF ? e : torn;
     if (last != NULL)
         capture_member_release(last);
     errno = e;
@@ -175,13 +238,19 @@ int sluice_capture_fsync(int fd)
     bool found = false;
     pthread_mutex_lock(&capture_lock);
     struct sluice_capture_member *m = atomic_load_explicit(&sluice_capture_fdtab[fd], memory_order_acquire);
+    int failed = 0;
     if (m != NULL && !m->view) {
         capture_fill_staged(m, &sm);
+        failed = m->stage_err;
         found = true;
     }
     pthread_mutex_unlock(&capture_lock);
     if (!found)
         return SLUICE_CAPTURE_PASS;
+    if (failed != 0) { /* what was written is not all there: never durable */
+        errno = failed;
+        return -1;
+    }
     sluice_capture_guard_enter();
     uint64_t t0 = sluice_trace_active() ? sluice_now_ns() : 0;
     int rc = sluice_commit_member_sync(&sm);

@@ -47,6 +47,11 @@ struct sluice_capture_member {
     bool seeded;
     uint64_t seed_size;
     uint32_t seed_crc;
+    /* Staging this version failed (-errno's value, e.g. ENOSPC): never committed. */
+    int stage_err;
+    /* The stream fopen/freopen made over it, if any: its error flag after the exit flush says
+     * whether buffered bytes reached the staging file. */
+    FILE *stream;
     UT_hash_handle hh;
 };
 
@@ -124,6 +129,10 @@ void capture_member_release(struct sluice_capture_member *m);
 struct sluice_capture_member *capture_fd_detach(int fd);
 /* Registers fd for member m (lock held). */
 void capture_fd_attach(int fd, struct sluice_capture_member *m);
+
+/* Why a captured stream's error flag is set (its fd still open): ENOSPC on a full stage
+ * folder, else EIO. */
+int capture_stream_loss(int fd);
 
 /* CRC32C and size of fd's bytes from offset 0 (pread, so the position is kept). 0 or -errno. */
 int capture_fd_crc(int fd, uint64_t *size, uint32_t *crc);

@@ -87,7 +87,7 @@ static int copy_fd(int src, int dst, uint64_t *size, uint32_t *crc)
             break;
         c = sluice_crc32c_update(c, buf, (size_t)n);
         for (ssize_t w = 0; w < n;) {
-            ssize_t k = pwrite(dst, buf + w, (size_t)(n - w), off + w);
+            ssize_t k = SLUICE_REAL(pwrite)(dst, buf + w, (size_t)(n - w), off + w);
             if (k < 0 && errno == EINTR)
                 continue;
             if (k < 0) {
@@ -344,6 +344,16 @@ static bool parse_fopen_mode(const char *mode, int *flags, char *plain, size_t c
     return true;
 }
 
+/* Remembers the stream made over a member's descriptor (for the exit flush's errors). */
+static void set_stream(int fd, FILE *fp)
+{
+    pthread_mutex_lock(&capture_lock);
+    struct sluice_capture_member *m = atomic_load_explicit(&sluice_capture_fdtab[fd], memory_order_acquire);
+    if (m != NULL && !m->view)
+        m->stream = fp;
+    pthread_mutex_unlock(&capture_lock);
+}
+
 FILE *sluice_capture_fopen(const char *path, const char *mode, bool *handled)
 {
     struct capture_name n;
@@ -360,6 +370,8 @@ FILE *sluice_capture_fopen(const char *path, const char *mode, bool *handled)
     int e = fd < 0 ? -fd : 0;
     if (fd >= 0) {
         fp = SLUICE_REAL(fdopen)(fd, plain);
+        if (fp != NULL)
+            set_stream(fd, fp);
         if (fp == NULL) {
             e = errno;
             sluice_capture_guard_leave();
@@ -437,8 +449,10 @@ FILE *sluice_capture_freopen(const char *path, const char *mode, FILE *stream, b
         pthread_mutex_lock(&capture_lock);
         struct sluice_capture_member *m =
             atomic_load_explicit(&sluice_capture_fdtab[fd], memory_order_acquire);
-        if (m != NULL && nfd >= 0 && nfd < sluice_capture_fdtab_size)
+        if (m != NULL && nfd >= 0 && nfd < sluice_capture_fdtab_size) {
             capture_fd_attach(nfd, m);
+            m->stream = fp;
+        }
         pthread_mutex_unlock(&capture_lock);
     }
     if (fd >= 0) {

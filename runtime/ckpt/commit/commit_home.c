@@ -472,7 +472,7 @@ static int carry_member(struct hcommit *c, struct gm *g, char *err, size_t errle
         loff_t out = (loff_t)(g->offset + om->extents[e].logical);
         uint64_t left = om->extents[e].length;
         while (left > 0) {
-            ssize_t n = copy_file_range(c->old->fd, &in, c->fd, &out, left, 0);
+            ssize_t n = SLUICE_REAL(copy_file_range)(c->old->fd, &in, c->fd, &out, left, 0);
             if (n <= 0) {
                 if (n < 0 && errno == EINTR)
                     continue;
