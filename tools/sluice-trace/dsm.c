@@ -195,7 +195,8 @@ static double pct(uint64_t a, uint64_t b)
     return a + b ? 100.0 * (double)a / (double)(a + b) : 0.0;
 }
 
-/* One chunk's accesses: ac[b..e) share the address. */
+/* Per chunk address, over every rank: accesses by kind, hold times and how many ranks (d->ac is
+ * sorted by address, then rank). */
 struct chunk {
     uint64_t addr, n[5], held, held_max;
     int ranks;
