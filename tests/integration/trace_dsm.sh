@@ -6,7 +6,8 @@
 #     without a cache limit 4N + 4nN read hits (its own chains, then the whole second pass) and
 #     4(n-1)N read misses; with SLUICE_DSM_CACHE_CHUNKS=8 every read misses (a scan of 4n*N
 #     chunks through 8). Hold times equal the DSM_ACCESS durations; the DSM's bytes from rank to
-#     rank equal what the senders recorded and what the receivers did.
+#     rank equal what the senders recorded and what the receivers did, with an arrow each in
+#     `perfetto`.
 #   - mpi_dsm_video on 3 ranks: each frame written into the process role's input chunk by rank
 #     0 and read there by rank 1.
 TRACE=$SLUICE_BIN_DIR/sluice-trace
@@ -47,6 +48,11 @@ for run in 3:0 4:0 3:8; do
       "$(sed -n "s/^rank \([0-9]*\) .* MPI_$end peer rank=\([0-9]*\), bytes=\([0-9]*\), tag=7\$/\1 \2 \3/p" dump.txt |
         awk -v e=$end '{k = e == "SEND" ? $1 " " $2 : $2 " " $1; b[k] += $3; c[k]++} END {for (k in b) print k, b[k], c[k]}' | sort)"
   done
+  # On the timeline: an arrow per DSM message, every one with both ends.
+  "$TRACE" perfetto p.json "$t" || fail "perfetto failed"
+  r=$(/usr/bin/python3 "$(dirname "$BASH_SOURCE")/trace_check_perfetto.py" p.json $n) || fail "p.json: $r"
+  expect_eq "$n ranks: a DSM arrow per DSM message, none unpaired" "$(echo "$got" | awk '{s += $4} END {print s}') 0" \
+    "$(/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(sum(1 for e in d["traceEvents"] if e.get("ph") == "s" and e["name"] == "DSM"), d["otherData"]["messages_without_recorded_peer"])' p.json)"
   "$TRACE" dsm --png d.png "$t" >/dev/null || fail "dsm --png failed"
   png d.png
 done
