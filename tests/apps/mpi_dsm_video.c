@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The S-DSM paper's video pipeline over sluice's DSM (sluice_dsm.h), under mpiexec with P+2
  * ranks: rank 0 the input role, ranks 1..P process roles, rank P+1 the output role.
- *   usage: mpi_dsm_video FRAMES WIDTH HEIGHT OUT.raw      (under mpiexec, 3 ranks or more)
+ *   usage: mpi_dsm_video [--opencl] FRAMES WIDTH HEIGHT OUT.raw   (under mpiexec, 3 ranks or more)
  *          mpi_dsm_video --reference FRAMES WIDTH HEIGHT OUT.raw   (one process, no DSM)
+ * With --opencl each process role runs the edge stencil as an OpenCL kernel on its own device
+ * (mpi_dsm_video_cl.h), the Hough transform on the host; it prints its device on stderr.
  * Every process role p has an input buffer in[p], an output buffer out[p] and a "consumed"
  * chunk ack[p] in the DSM. There is no explicit synchronization after start-up: only
  * exclusive writes and notifications. The input writes frame n into a free in[p]; that
@@ -18,6 +20,7 @@
 #include <time.h>
 
 #include "mpi_dsm_video.h"
+#include "mpi_dsm_video_cl.h"
 #include "sluice_dsm.h"
 
 #define IN_BASE 10000ul
@@ -99,6 +102,17 @@ static void input_role(void)
 /* ---- process role -------------------------------------------------------------------------- */
 
 static unsigned char *scratch_in;
+static bool use_cl;
+static struct video_cl cl;
+
+static uint32_t process_frame(const unsigned char *in, unsigned char *out)
+{
+    if (!use_cl)
+        return video_process(in, w, h, out);
+    uint32_t edges = video_cl_edges(&cl, in, out);
+    video_hough(w, h, out);
+    return edges;
+}
 
 static void on_input(unsigned long addr, void *args)
 {
@@ -118,7 +132,7 @@ static void on_input(unsigned long addr, void *args)
     od->frame = f;
     od->w = w;
     od->h = h;
-    od->edges = f == VIDEO_END ? 0 : video_process(scratch_in, w, h, (unsigned char *)(od + 1));
+    od->edges = f == VIDEO_END ? 0 : process_frame(scratch_in, (unsigned char *)(od + 1));
     sluice_dsm_release(out);
     if (f == VIDEO_END && sluice_dsm_unsubscribe(addr, on_input, NULL))
         die("unsubscribe");
@@ -127,6 +141,10 @@ static void on_input(unsigned long addr, void *args)
 static void process_role(void)
 {
     scratch_in = malloc((size_t)w * h);
+    if (use_cl) {
+        video_cl_init(&cl, w, h);
+        fprintf(stderr, "process role %d: edge kernel on OpenCL device %s\n", rank, cl.device);
+    }
     if (sluice_dsm_subscribe(in_addr(rank), on_input, NULL))
         die("subscribe");
     if (sluice_dsm_barrier(1, (unsigned)(nproc + 2)))
@@ -209,15 +227,18 @@ static int reference(const char *path)
 int main(int argc, char **argv)
 {
     int ref = argc > 1 && strcmp(argv[1], "--reference") == 0;
+    use_cl = argc > 1 && strcmp(argv[1], "--opencl") == 0;
+    if (use_cl)
+        ref = 1; /* the numbers follow one option word */
     if (argc != 5 + ref) {
-        fprintf(stderr, "usage: %s [--reference] FRAMES WIDTH HEIGHT OUT.raw\n", argv[0]);
+        fprintf(stderr, "usage: %s [--reference | --opencl] FRAMES WIDTH HEIGHT OUT.raw\n", argv[0]);
         return 2;
     }
     frames = (uint32_t)atoi(argv[1 + ref]);
     w = (uint32_t)atoi(argv[2 + ref]);
     h = (uint32_t)atoi(argv[3 + ref]);
     const char *path = argv[4 + ref];
-    if (ref)
+    if (ref && !use_cl)
         return reference(path);
     frame_bytes = sizeof(struct video_header) + (size_t)w * h;
     if (sluice_dsm_init())
@@ -236,6 +257,8 @@ int main(int argc, char **argv)
         output_role(path);
     if (sluice_dsm_loop())
         die("event loop");
+    if (use_cl && rank >= 1 && rank <= nproc)
+        video_cl_free(&cl);
     if (rank == nproc + 1) {
         double s = video_now() - t_start;
         fclose(outf);

@@ -52,8 +52,9 @@ static inline void video_make_frame(uint32_t n, uint32_t w, uint32_t h, unsigned
         }
 }
 
-/* in: w*h grey pixels; out: w*h pixels (edges, lines drawn at 255). Returns the edge count. */
-static inline uint32_t video_process(const unsigned char *in, uint32_t w, uint32_t h, unsigned char *out)
+/* The stencil: out[i] = 128 where the Sobel magnitude exceeds 200 (interior pixels), 0 elsewhere.
+ * Returns the edge count. mpi_dsm_video_cl.h has the same as an OpenCL kernel. */
+static inline uint32_t video_edges(const unsigned char *in, uint32_t w, uint32_t h, unsigned char *out)
 {
     memset(out, 0, (size_t)w * h);
     uint32_t edges = 0;
@@ -68,11 +69,17 @@ static inline uint32_t video_process(const unsigned char *in, uint32_t w, uint32
                 edges++;
             }
         }
+    return edges;
+}
+
+/* The Hough transform of the edge image (pixels at 128), lines above the threshold drawn at 255. */
+static inline void video_hough(uint32_t w, uint32_t h, unsigned char *out)
+{
     int rmax = (int)ceil(sqrt((double)w * w + (double)h * h));
     int nr = 2 * rmax + 1;
     uint32_t *acc = calloc((size_t)VIDEO_THETAS * (size_t)nr, sizeof *acc);
     if (!acc)
-        return edges;
+        return;
     for (uint32_t y = 1; y + 1 < h; y++)
         for (uint32_t x = 1; x + 1 < w; x++) {
             if (out[y * w + x] != 128)
@@ -107,6 +114,13 @@ static inline uint32_t video_process(const unsigned char *in, uint32_t w, uint32
         }
     }
     free(acc);
+}
+
+/* in: w*h grey pixels; out: w*h pixels (edges, lines drawn at 255). Returns the edge count. */
+static inline uint32_t video_process(const unsigned char *in, uint32_t w, uint32_t h, unsigned char *out)
+{
+    uint32_t edges = video_edges(in, w, h, out);
+    video_hough(w, h, out);
     return edges;
 }
 

@@ -3,7 +3,9 @@
 # role makes synthetic frames into shared buffers, 1 to 4 process roles run a 3x3 edge stencil
 # then a Hough transform, the output role writes the frames; roles are driven only by exclusive
 # writes and notifications. Its output must equal, frame by frame, the single-process
-# reference's, with 3 to 6 ranks (odd and even); so must the hand-written MPI version's.
+# reference's, with 3 to 6 ranks (odd and even); so must the hand-written MPI version's, and the
+# DSM version's with --opencl (the stencil as an OpenCL kernel on each process role's PoCL device,
+# through sluice's OpenCL layer: the trace must show every frame's kernel on a process role).
 app="$SLUICE_APPS_DIR/mpi_dsm_video"
 frames=10 w=160 h=120
 fs=$((w * h))
@@ -32,3 +34,19 @@ done
 rm -f out.raw
 timeout 120 "$MPIEXEC" -n 4 "$SLUICE_APPS_DIR/mpi_dsm_video_p2p" $frames $w $h out.raw 2>/dev/null
 compare "hand-written MPI pipeline" out.raw
+# OpenCL process roles: a fresh PoCL kernel cache (the kernel is built in every role), one
+# PoCL thread per device (2 cores).
+export POCL_CACHE_DIR="$PWD/pocl-cache" POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=1
+for n in 3 4; do
+  rm -rf out.raw trace
+  SLUICE_TRACE_DIR="$PWD/trace" SLUICE_DSM_TIMEOUT=60 timeout 120 "$MPIEXEC" -n $n "$app" --opencl $frames $w $h out.raw \
+    2>err || fail "--opencl n=$n exited $?"
+  for r in $(seq 1 $((n - 2))); do
+    expect_contains "n=$n role $r on its device" "process role $r: edge kernel on OpenCL device" "$(cat err)"
+  done
+  compare "dsm pipeline, $((n - 2)) OpenCL process roles" out.raw
+  kernels=$("$SLUICE_BIN_DIR/sluice-trace" dump trace | grep 'CL_ENQUEUE function="clEnqueueNDRangeKernel"')
+  expect_eq "n=$n one kernel per frame, through sluice" $frames "$(wc -l <<<"$kernels")"
+  roles=$(sed 's/^rank \([0-9]*\) .*/\1/' <<<"$kernels" | sort -u | tr '\n' ' ')
+  expect_eq "n=$n kernels on the process roles only" "$(seq -s ' ' 1 $((n - 2))) " "$roles"
+done
