@@ -164,8 +164,9 @@ struct dist_event {
     int nreqs;     /* rank 0's own data messages of the command */
     MPI_Request *reqs;
     int has_times;
-    uint64_t t[4]; /* queued, submit, start, end on rank 0's clock */
-    uint64_t subs; /* ranks that wait for it (NOTIFY when done) */
+    uint64_t t[4];                 /* queued, submit, start, end on rank 0's clock */
+    uint64_t queued_ns, submit_ns; /* rank 0's own stamps: enqueued by the program, sent to its rank */
+    uint64_t subs;                 /* ranks that wait for it (NOTIFY when done) */
     struct dist_event_cb *cbs;
     struct dist_mem *hold;  /* kept alive until done (a transfer's source) */
     void *free_after;       /* freed when done (an unmapped region) */

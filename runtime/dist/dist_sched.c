@@ -428,8 +428,17 @@ static void on_done(int rank, const struct sluice_remote_done *d)
     if (e == NULL)
         return;
     if (d->t[3] != 0) {
+        uint64_t t[4];
         for (int i = 0; i < 4; i++)
-            e->t[i] = (uint64_t)((int64_t)d->t[i] - clock_off[rank]);
+            t[i] = (uint64_t)((int64_t)d->t[i] - clock_off[rank]);
+        /* QUEUED and SUBMIT are rank 0's: when the program enqueued the command and when it left
+         * for its rank (the rank's own stamps would omit the dispatch). START and END are the
+         * device's, converted; the offsets are exact to a few µs, so the order is kept. */
+        t[0] = e->queued_ns != 0 ? e->queued_ns : t[0];
+        t[1] = e->submit_ns > t[0] ? e->submit_ns : t[0];
+        for (int i = 2; i < 4; i++)
+            t[i] = t[i] > t[i - 1] ? t[i] : t[i - 1];
+        memcpy(e->t, t, sizeof t);
         e->has_times = 1;
     }
     e->done_msg = 1;
@@ -695,6 +704,7 @@ static void pend_mpi(struct dist_event *e, size_t len)
 static void transmit(struct held *h)
 {
     struct dist_event *e = h->e;
+    e->submit_ns = sluice_now_ns(); /* CL_PROFILING_COMMAND_SUBMIT */
     cl_int r = CL_SUCCESS;
     MPI_Comm comm = sluice_comm();
     size_t pieces = sluice_remote_pieces(h->len);
@@ -982,6 +992,7 @@ void dist_sched_flush(void)
 
 cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
 {
+    uint64_t queued = sluice_now_ns(); /* CL_PROFILING_COMMAND_QUEUED */
     if (out != NULL)
         *out = NULL;
     MPI_Comm comm = c->rank != 0 ? sluice_comm() : MPI_COMM_NULL;
@@ -1009,6 +1020,7 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
         return CL_OUT_OF_HOST_MEMORY;
     }
     e->refs = 0; /* one in flight and the caller's, below */
+    e->queued_ns = queued;
     e->hold = c->hold;
     e->free_after = c->free_after;
     e->rect = c->rect;

@@ -126,31 +126,40 @@ int sluice_engine_data_active(void)
     return __atomic_load_n(&data_active, __ATOMIC_RELAXED);
 }
 
-/* A device's profiling clock minus this process's CLOCK_MONOTONIC, from clGetDeviceAndHostTimer
- * (the device's time at a moment whose monotonic time is taken around the call). A device
- * without it (CL_INVALID_OPERATION) is assumed to profile on CLOCK_MONOTONIC, as PoCL's CPU
- * devices do. Measured once per device. */
-static int64_t device_offset(cl_command_queue q)
+/* A device's profiling clock minus this process's CLOCK_MONOTONIC. From clGetDeviceAndHostTimer
+ * (the device's time at a moment whose monotonic time is taken around the call) where the driver
+ * has it, measured once per device. PoCL 3.1 has not, and profiles on CLOCK_MONOTONIC_RAW (313 ms
+ * apart from CLOCK_MONOTONIC on the test VM after an hour): then the offset is the least
+ * difference seen between a command's QUEUED stamp and the moment it came here (the driver stamps
+ * it inside the enqueue, so never earlier), an estimate that only gets closer (Cristian's). */
+static int64_t device_offset(cl_command_queue q, uint64_t queued_dev, uint64_t came)
 {
     static struct {
         cl_device_id dev;
         int64_t off;
+        int timer; /* from clGetDeviceAndHostTimer */
     } known[16];
     static int nknown;
     cl_device_id dev = NULL;
     if (api()->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) != CL_SUCCESS)
         return 0;
+    int64_t seen = (int64_t)queued_dev - (int64_t)came;
     for (int i = 0; i < nknown; i++)
-        if (known[i].dev == dev)
+        if (known[i].dev == dev) {
+            if (!known[i].timer && seen < known[i].off)
+                known[i].off = seen;
             return known[i].off;
-    int64_t off = 0;
+        }
+    int64_t off = seen;
     cl_ulong dts = 0, hts = 0;
     uint64_t t0 = sluice_now_ns();
-    if (api()->clGetDeviceAndHostTimer != NULL &&
-        api()->clGetDeviceAndHostTimer(dev, &dts, &hts) == CL_SUCCESS && dts != 0)
+    int timer = api()->clGetDeviceAndHostTimer != NULL &&
+                api()->clGetDeviceAndHostTimer(dev, &dts, &hts) == CL_SUCCESS && dts != 0;
+    if (timer)
         off = (int64_t)dts - (int64_t)(t0 + (sluice_now_ns() - t0) / 2);
     if (nknown < 16) {
         known[nknown].dev = dev;
+        known[nknown].timer = timer;
         known[nknown++].off = off;
     }
     return off;
@@ -172,7 +181,7 @@ static void times_of(struct eng_cmd *c, struct sluice_remote_done *d)
         }
         d->t[i] = t;
     }
-    int64_t off = device_offset(c->q);
+    int64_t off = device_offset(c->q, d->t[0], c->t_enq);
     for (int i = 0; i < 4; i++)
         d->t[i] = (uint64_t)((int64_t)d->t[i] - off);
 }
