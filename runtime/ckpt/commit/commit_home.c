@@ -1025,12 +1025,16 @@ void commit_home_handle(int src, uint32_t type, struct cmsg *m)
         struct hset *s = set_get(cmsg_get_str(m));
         const char *path = cmsg_get_str(m);
         uint64_t req = cmsg_get_u64(m);
+        int wait = 1;
         if (has_path(s->paths, s->npaths, path))
             add_waiter(&s->next_waiters, src, req);
         else if (s->inflight && has_path(s->inflight->paths, s->inflight->npaths, path))
             add_waiter(&s->inflight->waiters, src, req);
         else
-            reply_flushed(src, req, 0, s->last_version);
+            wait = 0;
+        /* Either way at once: the answer, or word that this home is alive and a commit is
+         * coming (the reader tells an unresponsive home from a long commit by it). */
+        reply_flushed(src, req, wait ? COMMIT_QUERY_PENDING : 0, s->last_version);
         break;
     }
     case MSG_OPENED: {

@@ -20,6 +20,7 @@
 
 #include "ckpt/commit/commit.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,8 +35,16 @@
  * it, at most SLUICE_FSYNC_GATHER milliseconds: the fsyncs of one step, however far apart,
  * make one version rather than one each. */
 #define COMMIT_FORCE_GATHER_NS (20000000ull)
-/* A reader waits at most this long for a commit in flight before reading what is there. */
+/* A reader waits at most this long for a commit in flight that its home said is coming. */
 #define COMMIT_READ_WAIT_NS (60000000000ull)
+/* A reader whose set's home has not answered at all after COMMIT_READ_NOTICE_NS says so in a
+ * line; after COMMIT_READ_ANSWER_NS the read fails with ETIMEDOUT (the home is stopped or
+ * gone: what is on disk may be stale, and is not served silently). */
+#define COMMIT_READ_NOTICE_NS (3000000000ull)
+#define COMMIT_READ_ANSWER_NS (20000000000ull)
+/* The status of a FLUSHED answer to MSG_QUERY that only says "alive; a commit that has the
+ * path is coming, the real answer follows". */
+#define COMMIT_QUERY_PENDING (-EINPROGRESS)
 
 /* ---- messages (commit_msg.c) ------------------------------------------------------------- */
 
@@ -52,7 +61,8 @@ enum commit_msg_type {
     MSG_DONE,       /* home -> rank: {id, err, version}: the members you sent are committed */
     MSG_FLUSHED,    /* home -> rank: {req, err}: answer to FLUSH / UNLINK */
     MSG_TWOPHASE,   /* home -> participant: the inputs of a two-phase plan (twophase_home.c) */
-    MSG_QUERY,      /* rank -> home: {key, path, req}: answer (FLUSHED) once no closed version of
+    MSG_QUERY,      /* rank -> home: {key, path, req}: answer (FLUSHED; at once with status
+                       COMMIT_QUERY_PENDING if a commit is coming) once no closed version of
                        path is waiting for a commit; never forces one */
     MSG_OPENED,     /* rank -> home: {key}: this rank holds a member of the set open for writing */
 };

@@ -74,6 +74,7 @@ static uint64_t member_seq;
 struct request {
     uint64_t id;
     int done, err;
+    int acked; /* the home said a commit is coming (COMMIT_QUERY_PENDING) */
     uint64_t version;
     struct request *next;
 };
@@ -229,13 +230,18 @@ uint64_t commit_request_new(void)
     return r->id;
 }
 
-int commit_request_wait(uint64_t id, uint64_t timeout_ns)
+static struct request *request_find(uint64_t id)
 {
     struct request *r = requests;
     while (r && r->id != id)
         r = r->next;
-    if (!r)
-        return -ENOMEM;
+    return r;
+}
+
+/* Waits (lock held) until r is answered, or also acked if `or_acked`, or timeout_ns passes
+ * (0: forever). */
+static void request_wait_until(struct request *r, uint64_t timeout_ns, int or_acked)
+{
     struct timespec dl;
     clock_gettime(CLOCK_REALTIME, &dl);
     dl.tv_sec += (time_t)(timeout_ns / 1000000000ull);
@@ -245,12 +251,18 @@ int commit_request_wait(uint64_t id, uint64_t timeout_ns)
         dl.tv_nsec -= 1000000000L;
     }
     int rc = 0;
-    while (!r->done && rc == 0) {
+    while (!r->done && !(or_acked && r->acked) && rc == 0) {
         if (timeout_ns)
             rc = pthread_cond_timedwait(&commit_g.cv, &commit_g.lock, &dl);
         else
             pthread_cond_wait(&commit_g.cv, &commit_g.lock);
     }
+}
+
+/* Unlinks and frees r; returns its answer, or -ETIMEDOUT if none came (lock held; an answer
+ * arriving later finds nothing and is dropped). */
+static int request_finish(struct request *r)
+{
     int result = r->done ? r->err : -ETIMEDOUT;
     /* Unlink the request (an answer arriving after a timeout finds nothing and is dropped). */
     for (struct request **pp = &requests; *pp; pp = &(*pp)->next) {
@@ -261,6 +273,15 @@ int commit_request_wait(uint64_t id, uint64_t timeout_ns)
     }
     free(r);
     return result;
+}
+
+int commit_request_wait(uint64_t id, uint64_t timeout_ns)
+{
+    struct request *r = request_find(id);
+    if (!r)
+        return -ENOMEM;
+    request_wait_until(r, timeout_ns, 0);
+    return request_finish(r);
 }
 
 /* Sends FLUSH for the set and waits for the answer (lock held). */
@@ -277,6 +298,38 @@ static int flush_set_wait(const char *set_key, uint64_t timeout_ns)
     return commit_request_wait(req, timeout_ns);
 }
 
+/* A query's wait (lock held): the home answers or acknowledges at once when it runs. One that
+ * does not answer is stopped, gone or swamped: say so after a few seconds, and fail after
+ * COMMIT_READ_ANSWER_NS rather than hang or serve what may be stale. */
+static int query_wait(struct request *r, int home, const char *set_key, const char *path, uint64_t timeout_ns)
+{
+    if (!r)
+        return -ENOMEM;
+    request_wait_until(r, COMMIT_READ_NOTICE_NS, 1);
+    if (!r->done && !r->acked) {
+        sluice_log_warn(
+            "reading %s: rank %d, the home of checkpoint set %s, has not answered for %llu s "
+            "(stopped or overloaded?); the read fails in %llu s unless it does",
+            path, home, set_key, (unsigned long long)(COMMIT_READ_NOTICE_NS / 1000000000ull),
+            (unsigned long long)((COMMIT_READ_ANSWER_NS - COMMIT_READ_NOTICE_NS) / 1000000000ull));
+        request_wait_until(r, COMMIT_READ_ANSWER_NS - COMMIT_READ_NOTICE_NS, 1);
+    }
+    int answered = r->done || r->acked;
+    if (!answered) {
+        sluice_log_error("reading %s: rank %d, the home of checkpoint set %s, did not answer in %llu s: "
+                         "the read fails (ETIMEDOUT)",
+                         path, home, set_key, (unsigned long long)(COMMIT_READ_ANSWER_NS / 1000000000ull));
+        return request_finish(r);
+    }
+    request_wait_until(r, timeout_ns, 0);
+    int rc = request_finish(r);
+    if (rc == -ETIMEDOUT)
+        sluice_log_error("reading %s: the commit of checkpoint set %s that holds it (home rank %d) did not "
+                         "end in %llu s: the read fails (ETIMEDOUT)",
+                         path, set_key, home, (unsigned long long)(timeout_ns / 1000000000ull));
+    return rc;
+}
+
 int commit_query_wait(const char *set_key, const char *path, uint64_t timeout_ns)
 {
     if (commit_ensure_started() != 0)
@@ -290,8 +343,9 @@ int commit_query_wait(const char *set_key, const char *path, uint64_t timeout_ns
         cmsg_put_str(&m, set_key);
         cmsg_put_str(&m, path);
         cmsg_put_u64(&m, req);
-        commit_send(commit_home_of(set_key), &m);
-        rc = commit_request_wait(req, timeout_ns);
+        int home = commit_home_of(set_key);
+        commit_send(home, &m);
+        rc = query_wait(request_find(req), home, set_key, path, timeout_ns);
     }
     pthread_mutex_unlock(&commit_g.lock);
     return rc;
@@ -750,7 +804,9 @@ static void on_flushed(struct cmsg *in)
     uint64_t version = cmsg_get_u64(in);
     pthread_mutex_lock(&commit_g.lock);
     for (struct request *r = requests; r; r = r->next) {
-        if (r->id == req) {
+        if (r->id == req && err == COMMIT_QUERY_PENDING) {
+            r->acked = 1;
+        } else if (r->id == req) {
             r->done = 1;
             r->err = err;
             r->version = version;

@@ -88,18 +88,19 @@ static int find_staged_elsewhere(const char *path, struct staged_hit *hit)
  * that has not used MPI yet does not start it just to read: it may be a shell about to exec
  * the real reader (which then owns the rank), and a restart reads committed data anyway;
  * closed members of other ranks on this node are seen through the stage folder. */
-static void sync_with_home(const char *key, const char *path)
+static int sync_with_home(const char *key, const char *path)
 {
     pthread_mutex_lock(&commit_g.lock);
     int started = commit_g.started;
     pthread_mutex_unlock(&commit_g.lock);
     if (!started && !sluice_mpi_ready())
-        return;
+        return 0;
     if (commit_ensure_started() != 0 || !commit_g.use_mpi)
-        return;
+        return 0;
+    /* Bounded, and said in a line (commit_query_wait): a home that does not answer fails the
+     * read with ETIMEDOUT rather than let it read what may be an older version. */
     int rc = commit_query_wait(key, path, COMMIT_READ_WAIT_NS);
-    if (rc == -ETIMEDOUT)
-        sluice_log_warn("checkpoint set %s: gave up waiting for its commit; reading what is there", key);
+    return rc == -ETIMEDOUT ? rc : 0;
 }
 
 static int open_latest(const char *path, const char *key, int cloexec);
@@ -122,8 +123,8 @@ int sluice_commit_open_member(const char *path, int open_flags)
     /* A closed copy staged on this node is the newest one there is (or, once committed, the
      * container has it): no need to ask the home. */
     struct staged_hit hit;
-    if (!find_staged_elsewhere(path, &hit))
-        sync_with_home(key, path);
+    if (!find_staged_elsewhere(path, &hit) && (fd = sync_with_home(key, path)) != 0)
+        return fd;
     /* A staged copy found by the scan is deleted once the container holding it is durable, so
      * it can vanish before we open it: the container has it by then, so look again. */
     for (int attempt = 0;; attempt++) {
@@ -236,8 +237,8 @@ int sluice_commit_stat_member(const char *path, uint64_t *size, int64_t *mtime_n
     /* Cheap first; only a miss asks the home (stat is frequent, a miss is rare). */
     if (stat_once(path, key, size, mtime_ns, mode) == 0)
         return 0;
-    sync_with_home(key, path);
-    return stat_once(path, key, size, mtime_ns, mode);
+    int rc = sync_with_home(key, path);
+    return rc != 0 ? rc : stat_once(path, key, size, mtime_ns, mode);
 }
 
 int commit_unlink_committed(const char *set_key, const char *path)
