@@ -30,3 +30,59 @@ expect_eq() {
 expect_contains() {
   case "$3" in *"$2"*) echo "ok: $1" ;; *) fail "$1: [$2] not found in [$3]" ;; esac
 }
+
+# first_blocked UID PATH: the first folder on the way to PATH that UID may not search (its own
+# group, no supplementary groups), or nothing if UID reaches PATH.
+first_blocked() {
+  local uid=$1 d="" part gid
+  gid=$(id -g "$uid" 2> /dev/null || echo "$uid")
+  local IFS=/
+  for part in $2; do
+    [ -n "$part" ] || continue
+    [ -d "$d/$part" ] || break
+    d="$d/$part"
+    setpriv --reuid="$uid" --regid="$gid" --clear-groups test -x "$d" || { echo "$d"; return; }
+  done
+}
+
+# reach_for_users UID...: tests that run programs as other users need those users to reach the
+# library, the programs and the working folder. Where the build tree is private to its owner (a
+# checkout inside `mktemp -d`, mode 0700), the test goes on in a fresh 0755 folder under /tmp
+# with copies of libsluice, the tools and the apps (SLUICE_LIB, SLUICE_BIN_DIR, SLUICE_APPS_DIR,
+# SLUICE_TEST_SCRATCH, SLUICE_TEST_STAGE and the working folder point there; REACH_DIR is it,
+# removed by reach_cleanup); where even that is out of reach it skips (exit 77), naming the
+# folder and its mode.
+reach_for_users() {
+  local uid p b="" who=""
+  for uid in "$@"; do
+    for p in "$PWD" "$SLUICE_LIB" "$SLUICE_APPS_DIR" "$SLUICE_BIN_DIR"; do
+      b=$(first_blocked "$uid" "$p")
+      [ -z "$b" ] || { who=$uid; break 2; }
+    done
+  done
+  [ -n "$b" ] || return 0
+  local mode
+  mode=$(stat -c %a "$b")
+  REACH_DIR=$(mktemp -d /tmp/sluice-test.XXXXXX)
+  chmod 755 "$REACH_DIR"
+  for uid in "$@"; do
+    if [ -n "$(first_blocked "$uid" "$REACH_DIR")" ]; then
+      reach_cleanup
+      echo "SKIP: uid $who cannot reach $b (mode $mode), nor uid $uid a copy in /tmp"
+      exit 77
+    fi
+  done
+  echo "note: uid $who cannot reach $b (mode $mode): running in $REACH_DIR with copies"
+  mkdir "$REACH_DIR/lib" "$REACH_DIR/work"
+  cp "$SLUICE_LIB" "$REACH_DIR/lib/"
+  cp -r "$SLUICE_BIN_DIR" "$REACH_DIR/bin"
+  cp -r "$SLUICE_APPS_DIR" "$REACH_DIR/apps"
+  SLUICE_LIB=$REACH_DIR/lib/$(basename "$SLUICE_LIB")
+  SLUICE_BIN_DIR=$REACH_DIR/bin SLUICE_APPS_DIR=$REACH_DIR/apps
+  SLUICE_TEST_SCRATCH=$REACH_DIR/work SLUICE_TEST_STAGE=$REACH_DIR/work/.stage
+  cd "$REACH_DIR/work"
+}
+
+reach_cleanup() {
+  [ -z "${REACH_DIR:-}" ] || rm -rf "$REACH_DIR"
+}

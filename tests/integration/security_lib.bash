@@ -23,6 +23,7 @@ sec_users() {
     SEC_USERS+=("$u")
   done
   VUID=$(id -u "$VICTIM") AUID=$(id -u "$ATTACKER")
+  reach_for_users "$VUID" "$AUID" # a private build tree: go on in a reachable copy, or skip
   # A reused uid must not find what an earlier run left in the shared places.
   sec_clean_shared
   chmod 755 "$PWD"
@@ -38,6 +39,8 @@ sec_clean_shared() {
 sec_cleanup() {
   local u
   sec_clean_shared
+  cd /
+  reach_cleanup
   for u in "${SEC_USERS[@]}"; do
     userdel -f "$u" 2> /dev/null || true
   done
