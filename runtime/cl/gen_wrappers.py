@@ -393,16 +393,28 @@ DIST_NOTES = {
     "clGetExtensionFunctionAddress": "the local loader's answer, as sluice's entry points: for a merged platform's "
                                      "objects they give the errors of this table",
     "clGetDeviceInfo": "the owning rank's answer, except CL_DEVICE_PLATFORM and CL_DEVICE_PARENT_DEVICE (rank 0's "
-                       "handles), images, pipes and SVM (absent: CL_FALSE, 0) and the extensions and OpenCL C "
-                       "features of those (not listed)",
+                       "handles), pipes and SVM (absent: CL_FALSE, 0) and the extensions and OpenCL C features of "
+                       "those, of images made from buffers and of mipmaps (not listed)",
     "clGetPlatformInfo": "the first rank's answer; extensions whose functions the distributed backend lacks are not "
                          "listed",
     "clCreateContextFromType": "the platform of CL_CONTEXT_PLATFORM, or the first merged platform without one; no "
                                "device of the type: CL_DEVICE_NOT_FOUND",
     "clCreateBuffer": "USE_HOST_PTR: the program's memory is rank 0's copy; HOST_*_ACCESS enforced on rank 0",
     "clCreateBufferWithProperties": "an empty property list only (else CL_INVALID_PROPERTY)",
-    "clGetSupportedImageFormats": "CL_SUCCESS with no format (devices report no image support)",
-    "clGetImageInfo": "CL_INVALID_MEM_OBJECT: no memory object of a merged platform is an image",
+    "clGetSupportedImageFormats": "the formats every rank of the context supports, in the first rank's order",
+    "clGetImageInfo": "the owning rank's answer; CL_IMAGE_BUFFER NULL (no image is made from a buffer)",
+    "clCreateImage": "one real image on every rank of the context (dist_image.c); its contents move whole, packed, "
+                     "through the coherence directory; an image made from a buffer (image1d_buffer, a 2D image of "
+                     "a buffer): CL_INVALID_IMAGE_DESCRIPTOR",
+    "clCreateImageWithProperties": "an empty property list only (else CL_INVALID_PROPERTY), then as clCreateImage",
+    "clCreateImage2D": "as clCreateImage",
+    "clCreateImage3D": "as clCreateImage",
+    "clEnqueueReadImage": "on the queue's rank; packed between ranks, unpacked into the program's pitches on rank 0",
+    "clEnqueueWriteImage": "on the queue's rank; packed on rank 0 at enqueue (the program may reuse its memory)",
+    "clEnqueueMapImage": "served from rank 0 memory laid out as the whole image (the program's own with "
+                         "CL_MEM_USE_HOST_PTR), so the pitches are a local driver's",
+    "clCreateSampler": "one real sampler on every rank of the context, that rank's in each kernel launch",
+    "clCreateSamplerWithProperties": "as clCreateSampler, with the property list",
     "clGetPipeInfo": "CL_INVALID_MEM_OBJECT: no memory object of a merged platform is a pipe",
     "clCreateProgramWithIL": "created on every rank; PoCL 3.1 takes no IL (CL_INVALID_VALUE)",
     "clGetProgramBuildInfo": "CL_PROGRAM_BUILD_OPTIONS without the -cl-kernel-arg-info the servers add",
@@ -421,11 +433,13 @@ DIST_NOTES = {
 }
 
 # What a missing slot means, where the specification gives that error to a device without the
-# feature (the devices of a merged platform report no images, pipes or SVM).
+# feature (the devices of a merged platform report no pipes or SVM), or where the entry point
+# belongs to an extension of images the merged platform does not offer.
 ABSENT_FEATURE = [
-    (re.compile(r"Image|Sampler"), "images"),
-    (re.compile(r"Pipe"), "pipes"),
-    (re.compile(r"SVM"), "SVM"),
+    (re.compile(r"Pipe"), "devices report no pipes: as for a device without them"),
+    (re.compile(r"SVM"), "devices report no SVM: as for a device without them"),
+    (re.compile(r"Image|Sampler"), "an extension the merged platform does not offer (command buffers, vendor "
+                                   "image queries, images shared with EGL): as for a platform without it"),
 ]
 
 # Hand-written wrappers (MANUAL) whose outcome without a distributed slot is not the generated one.
@@ -477,9 +491,9 @@ def write_api_doc(path, funcs):
         else:
             kind, what = "error", missing_outcome(f)
             if not note:
-                for pattern, feature in ABSENT_FEATURE:
+                for pattern, reason in ABSENT_FEATURE:
                     if pattern.search(f.name):
-                        note = f"devices report no {feature}: as for a device without them"
+                        note = reason
                         break
         counts[kind] += 1
         rows.append(f"| `{f.name}` | {what} | {note} |")
@@ -496,10 +510,10 @@ def write_api_doc(path, funcs):
            "  unchanged, as without distribution (the extension objects some of them take, command buffers",
            "  or semaphores, are never created for a merged platform).",
            "- otherwise the result every call gets, never a crash: a missing slot of the distributed backend",
-           "  makes sluice's generated wrapper return it. Devices report no images, pipes or SVM",
-           "  (`CL_DEVICE_IMAGE_SUPPORT` is `CL_FALSE`, `CL_DEVICE_SVM_CAPABILITIES` 0), so for those",
+           "  makes sluice's generated wrapper return it. Devices report no pipes or SVM",
+           "  (`CL_DEVICE_PIPE_SUPPORT` is `CL_FALSE`, `CL_DEVICE_SVM_CAPABILITIES` 0), so for those",
            "  `CL_INVALID_OPERATION` is the error the specification gives such a device, and programs that",
-           "  check take their fallback path.", "",
+           "  check take their fallback path. Images and samplers work across ranks.", "",
            f"{counts['ranks']} entry points work across ranks, {counts['loader']} go to the local loader and "
            f"{counts['error']} return an error.", "",
            "| entry point | across ranks | notes |", "|---|---|---|"]

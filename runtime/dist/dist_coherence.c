@@ -30,8 +30,9 @@ cl_int dist_coh_add(struct dist_mem *m)
     pthread_mutex_lock(&dist_lock);
     if (dir == NULL)
         dir = sluice_coh_create(dist_size() + 1, 0);
-    int e =
-        dir ? sluice_coh_add_buffer(dir, m->coh_id, m->size, sluice_coh_init_from_flags(m->flags)) : -ENOMEM;
+    /* An image is one unit of the directory (one byte): it always moves whole (dist_image_whole). */
+    uint64_t size = m->image != NULL ? 1 : m->size;
+    int e = dir ? sluice_coh_add_buffer(dir, m->coh_id, size, sluice_coh_init_from_flags(m->flags)) : -ENOMEM;
     pthread_mutex_unlock(&dist_lock);
     return e == 0 ? CL_SUCCESS : from_errno(e);
 }
@@ -69,9 +70,17 @@ static cl_int move(struct dist_mem *m, const struct sluice_coh_transfer *t)
     c.naccess = 1;
     c.access = &acc;
     c.raccess = &racc;
+    size_t g[13];
+    if (m->image != NULL) { /* the whole image, packed */
+        dist_image_whole(m, g);
+        c.flags |= SLUICE_CMD_IMAGE;
+        c.a[2] = m->size;
+        c.bytes = g;
+        c.nbytes = sizeof g;
+    }
     if (t->src == 0) {
         c.send = m->shadow + t->offset; /* rank 0's copy lives as long as the buffer: held */
-        c.len = (size_t)t->size;
+        c.len = (size_t)c.a[2];
         c.hold = m;
         __atomic_add_fetch(&m->refs, 1, __ATOMIC_ACQ_REL);
     } else {
@@ -81,9 +90,10 @@ static cl_int move(struct dist_mem *m, const struct sluice_coh_transfer *t)
         c.push_rank = src;
         c.push_a[0] = m->rid[src];
         c.push_a[1] = t->offset;
-        c.push_a[2] = t->size;
+        c.push_a[2] = c.a[2];
         c.push_a[4] = (uint64_t)dst;
         c.push_access = (struct sluice_remote_access){m->rid[src], 0};
+        c.push_geom = m->image != NULL ? g : NULL;
     }
     uint64_t t0 = sluice_trace_active() ? sluice_now_ns() : 0;
     cl_int r = dist_sched_submit(&c, NULL);
@@ -94,7 +104,7 @@ static cl_int move(struct dist_mem *m, const struct sluice_coh_transfer *t)
             if (m->ctx->devs[i]->rank == dst)
                 dev = sluice_cl_find(m->ctx->devs[i]);
         sluice_trace_record(SLUICE_EV_CL_TRANSFER, r == CL_SUCCESS ? 0 : SLUICE_EVF_ERROR, t0,
-                            sluice_now_ns() - t0, t->src == 0 ? 0 : 2, t->size, (uint64_t)(uintptr_t)dev);
+                            sluice_now_ns() - t0, t->src == 0 ? 0 : 2, c.a[2], (uint64_t)(uintptr_t)dev);
     }
     return r;
 }
@@ -104,6 +114,10 @@ cl_int dist_coh_acquire(struct dist_mem *m, int rank, size_t off, size_t size, b
     /* A sub-buffer is its parent's region: the directory and the moves work on the parent. */
     for (; m->parent != NULL; m = m->parent)
         off += m->origin;
+    if (m->image != NULL) {
+        off = 0;
+        size = 1;
+    }
     pthread_mutex_lock(&dist_lock);
     struct sluice_coh_plan plan = {0};
     int e = write ? sluice_coh_write(dir, m->coh_id, off, size, rank + 1,

@@ -37,38 +37,24 @@ static cl_int CL_API_CALL device_ids(cl_platform_id platform, cl_device_type typ
     return n == 0 ? CL_DEVICE_NOT_FOUND : CL_SUCCESS;
 }
 
-/* Images, samplers, pipes and SVM do not work across ranks (docs/DISTRIBUTED_API.md), so every
- * device says it has none, with the values OpenCL 3.0 gives a device without them: programs
- * that check take their fallback path instead of failing at their first image or SVM call. */
+/* Pipes and SVM do not work across ranks (docs/DISTRIBUTED_API.md), so every device says it has
+ * none, with the values OpenCL 3.0 gives a device without them: programs that check take their
+ * fallback path instead of failing at their first pipe or SVM call. Images and samplers are the
+ * owning rank's (dist_image.c). */
 #define DIST_DEVICE_ABSENT(X)                                                                                \
-    X(CL_DEVICE_IMAGE_SUPPORT, cl_bool)                                                                      \
-    X(CL_DEVICE_MAX_READ_IMAGE_ARGS, cl_uint)                                                                \
-    X(CL_DEVICE_MAX_WRITE_IMAGE_ARGS, cl_uint)                                                               \
-    X(CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS, cl_uint)                                                          \
-    X(CL_DEVICE_IMAGE2D_MAX_WIDTH, size_t)                                                                   \
-    X(CL_DEVICE_IMAGE2D_MAX_HEIGHT, size_t)                                                                  \
-    X(CL_DEVICE_IMAGE3D_MAX_WIDTH, size_t)                                                                   \
-    X(CL_DEVICE_IMAGE3D_MAX_HEIGHT, size_t)                                                                  \
-    X(CL_DEVICE_IMAGE3D_MAX_DEPTH, size_t)                                                                   \
-    X(CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, size_t)                                                               \
-    X(CL_DEVICE_IMAGE_MAX_ARRAY_SIZE, size_t)                                                                \
-    X(CL_DEVICE_MAX_SAMPLERS, cl_uint)                                                                       \
-    X(CL_DEVICE_IMAGE_PITCH_ALIGNMENT, cl_uint)                                                              \
-    X(CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT, cl_uint)                                                       \
     X(CL_DEVICE_SVM_CAPABILITIES, cl_device_svm_capabilities)                                                \
     X(CL_DEVICE_PIPE_SUPPORT, cl_bool)                                                                       \
     X(CL_DEVICE_MAX_PIPE_ARGS, cl_uint)                                                                      \
     X(CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS, cl_uint)                                                       \
     X(CL_DEVICE_PIPE_MAX_PACKET_SIZE, cl_uint)
 
-/* Extensions and OpenCL C features that name what does not work across ranks (images, pipes,
- * entry points the distributed backend lacks): hidden from the lists devices and platforms give,
- * so that a program never finds an extension whose functions are missing. */
+/* Extensions and OpenCL C features that name what does not work across ranks (pipes, images
+ * made from buffers, mipmaps, entry points the distributed backend lacks): hidden from the lists
+ * devices and platforms give, so that a program never finds an extension whose functions are
+ * missing. */
 static const char *const hidden_names[] = {
-    "cl_khr_command_buffer",        "cl_khr_3d_image_writes",     "cl_khr_depth_images",
-    "cl_khr_image2d_from_buffer",   "cl_khr_mipmap_image",        "cl_khr_mipmap_image_writes",
-    "cl_khr_srgb_image_writes",     "cl_pocl_content_size",       "__opencl_c_images",
-    "__opencl_c_read_write_images", "__opencl_c_3d_image_writes", "__opencl_c_pipes",
+    "cl_khr_command_buffer",      "cl_khr_image2d_from_buffer", "cl_khr_mipmap_image",
+    "cl_khr_mipmap_image_writes", "cl_pocl_content_size",       "__opencl_c_pipes",
 };
 
 static bool hidden(const char *name, size_t n)

@@ -57,7 +57,7 @@ static cl_int use(struct uses *u, struct dist_mem *m, int rank, size_t off, size
 
 static cl_int check_range(const struct dist_mem *m, size_t off, size_t size, const void *ptr)
 {
-    if (m == NULL)
+    if (m == NULL || m->image != NULL) /* images have their own commands (dist_image.c) */
         return CL_INVALID_MEM_OBJECT;
     if (ptr == NULL || size == 0 || off > m->size || size > m->size - off)
         return CL_INVALID_VALUE;
@@ -246,6 +246,9 @@ static cl_int pack_args(struct dist_kernel *k, int rank, struct uses *u, unsigne
                 return r;
             }
             ka.mem = a->mem->rid[rank];
+        } else if (a->kind == 3) { /* a sampler: the engine sets its handle there as it sets a buffer's */
+            ka.kind = 1;
+            ka.mem = a->sampler->rid[rank];
         }
         memcpy(p + at, &ka, sizeof ka);
         at += sizeof ka;
@@ -600,6 +603,12 @@ static cl_int marker_cmd(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait
     cl_int r = submit(&c, e);
     pthread_mutex_unlock(&dist_lock);
     return r;
+}
+
+cl_int dist_exec_marker(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait, const cl_event *wl,
+                        struct dist_event **e, struct dist_mem *hold, void *free_after)
+{
+    return marker_cmd(q, kind, nwait, wl, e, hold, free_after);
 }
 
 static cl_int marker(cl_command_queue queue, int barrier, cl_uint nwait, const cl_event *wl, cl_event *event)

@@ -76,6 +76,16 @@ struct dist_queue {
     cl_queue_properties parray[5];
 };
 
+/* What rank 0 keeps of an image (dist_image.c). Every image type is seen in three dimensions:
+ * width, rows (a 2D image's height, a 1D array's images) and slices (a 3D image's depth, a 2D
+ * array's images). Rank 0's copy (shadow) is packed: rows of dims[0] * elem bytes. */
+struct dist_image {
+    cl_image_format format;
+    cl_image_desc desc; /* as the program gave it (host pitches: CL_MEM_USE_HOST_PTR) */
+    size_t elem;        /* bytes per pixel */
+    size_t dims[3];
+};
+
 struct dist_mem {
     long refs;
     struct dist_dtor *dtors;
@@ -90,7 +100,16 @@ struct dist_mem {
     size_t origin;           /* sub-buffers: offset in the parent */
     uint64_t rid[DIST_MAX_RANKS];
     struct dist_mem *next_live;
-    bool props_given; /* created with a property list (CL_MEM_PROPERTIES: its terminating 0) */
+    bool props_given;         /* created with a property list (CL_MEM_PROPERTIES: its terminating 0) */
+    struct dist_image *image; /* images only; size is then the packed size of the whole image */
+};
+
+/* A sampler: one real sampler on every rank of its context. */
+struct dist_sampler {
+    long refs;
+    struct dist_context *ctx;
+    uint64_t rid[DIST_MAX_RANKS];
+    struct dist_sampler *next_live;
 };
 
 /* A region the program has mapped: rank 0 memory handed out by clEnqueueMapBuffer. */
@@ -113,13 +132,14 @@ struct dist_program {
 
 struct dist_arg {
     int set;
-    int kind;                             /* 0 bytes, 1 memory object, 2 local size */
+    int kind;                             /* 0 bytes, 1 memory object, 2 local size, 3 sampler */
     int read_only;                        /* the kernel declares it const or __constant (set at creation) */
     cl_kernel_arg_address_qualifier addr; /* its declaration, when the kernel has arg info (else 0) */
     size_t type_size;                     /* private scalars and vectors: their size (0: unknown) */
     size_t size;
     unsigned char *bytes;
     struct dist_mem *mem;
+    struct dist_sampler *sampler;
 };
 
 /* A kernel on one device of its context, for enqueue validation (0: unknown, not checked). */
@@ -217,6 +237,16 @@ static inline void dist_set_err(cl_int *errcode_ret, cl_int e)
         *errcode_ret = e;
 }
 void dist_exec_install(struct sluice_cl_api *api);
+/* A marker command of kind `kind` on q (maps and unmaps that move nothing); hold and free_after
+ * as in struct dist_cmd. */
+struct dist_event;
+cl_int dist_exec_marker(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait, const cl_event *wl,
+                        struct dist_event **e, struct dist_mem *hold, void *free_after);
+/* dist_image.c: images and samplers (after dist_exec_install: it extends clEnqueueUnmapMemObject). */
+void dist_image_install(struct sluice_cl_api *api);
+bool dist_sampler_is_live(const void *p);
+/* The geometry of a move of the whole image m (serve/remote_image.h), with packed host pitches. */
+void dist_image_whole(const struct dist_mem *m, size_t g[13]);
 bool dist_mem_is_live(const void *p);
 /* CL_MEM_HOST_{WRITE,READ,NO}_ACCESS: CL_INVALID_OPERATION when the host may not read (read) or
  * write (write) the buffer, else CL_SUCCESS. For reads, writes and maps. */
@@ -224,6 +254,9 @@ cl_int dist_mem_host_access(const struct dist_mem *m, bool read, bool write);
 /* The program's memory behind a CL_MEM_USE_HOST_PTR buffer (sub-buffers: at their origin), NULL
  * for other buffers: a map of [off, off+size) must return host_ptr + off. */
 void *dist_mem_host_ptr(const struct dist_mem *m);
+/* A new memory object joins the live list (on error its last reference goes); directory ids. */
+cl_mem dist_mem_publish(struct dist_mem *m, cl_int err, cl_int *errcode_ret);
+uint64_t dist_next_coh_id(void); /* under dist_lock */
 /* Drop one reference of rank 0's record (the last one releases the real objects everywhere). */
 void dist_mem_unref(struct dist_mem *m);
 void dist_queue_unref(struct dist_queue *q);
@@ -286,6 +319,7 @@ struct dist_cmd {
     int push_rank;
     uint64_t push_a[5];
     struct sluice_remote_access push_access;
+    const size_t *push_geom; /* an image's move: the sending half's geometry (13 size_t) */
 };
 /* Adds the command to the DAG and sends it to its rank without waiting; the caller holds
  * dist_lock (program order). *out gets the record with one reference for the caller (NULL: none

@@ -312,6 +312,11 @@ static cl_int CL_API_CALL queue_info(cl_command_queue queue, cl_command_queue_in
 static struct dist_mem *live_mems;
 static uint64_t next_coh_id = 1;
 
+uint64_t dist_next_coh_id(void)
+{
+    return next_coh_id++;
+}
+
 bool dist_mem_is_live(const void *p)
 {
     for (struct dist_mem *m = live_mems; m != NULL; m = m->next_live)
@@ -340,6 +345,7 @@ static void mem_unref(struct dist_mem *m)
     dist_ctx_unref(m->ctx);
     if (!m->shadow_borrowed)
         free(m->shadow);
+    free(m->image);
     free(m);
 }
 
@@ -386,7 +392,7 @@ static cl_int sub_buffer_flags(cl_mem_flags parent, cl_mem_flags *flags)
 
 /* A new memory object joins the live list (mem_unref takes it out again); on error its last
  * reference goes, releasing what the ranks created for it. */
-static cl_mem publish_mem(struct dist_mem *m, cl_int err, cl_int *errcode_ret)
+cl_mem dist_mem_publish(struct dist_mem *m, cl_int err, cl_int *errcode_ret)
 {
     pthread_mutex_lock(&dist_lock);
     m->next_live = live_mems;
@@ -406,7 +412,7 @@ static cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags, c
                                             const void *info, cl_int *errcode_ret)
 {
     struct dist_mem *p = (struct dist_mem *)buffer;
-    if (p == NULL) {
+    if (p == NULL || p->image != NULL) {
         dist_set_err(errcode_ret, CL_INVALID_MEM_OBJECT);
         return NULL;
     }
@@ -444,7 +450,7 @@ static cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags, c
         if ((err = dist_call_v(r, SLUICE_REMOTE_SUBBUF, a, 4, NULL, 0, &m->rid[r])) != CL_SUCCESS)
             break;
     }
-    return publish_mem(m, err, errcode_ret);
+    return dist_mem_publish(m, err, errcode_ret);
 }
 
 /* clCreateBuffer's flag rules, with the codes PoCL gives locally: the real buffers do not see
@@ -520,11 +526,11 @@ static cl_mem CL_API_CALL create_buffer(cl_context context, cl_mem_flags flags, 
             break;
     }
     pthread_mutex_lock(&dist_lock);
-    m->coh_id = next_coh_id++;
+    m->coh_id = dist_next_coh_id();
     if (err == CL_SUCCESS)
         err = dist_coh_add(m);
     pthread_mutex_unlock(&dist_lock);
-    return publish_mem(m, err, errcode_ret);
+    return dist_mem_publish(m, err, errcode_ret);
 }
 
 /* OpenCL 3.0's buffer creation: no buffer property is defined, so only an empty list is valid. */
@@ -542,33 +548,12 @@ static cl_mem CL_API_CALL create_buffer_props(cl_context context, const cl_mem_p
     return m;
 }
 
-/* No memory object of a distributed context is an image or a pipe. */
-static cl_int CL_API_CALL image_info(cl_mem mem, cl_image_info param, size_t size, void *value,
-                                     size_t *size_ret)
-{
-    (void)mem, (void)param, (void)size, (void)value, (void)size_ret;
-    return CL_INVALID_MEM_OBJECT;
-}
-
+/* No memory object of a distributed context is a pipe. */
 static cl_int CL_API_CALL pipe_info(cl_mem mem, cl_pipe_info param, size_t size, void *value,
                                     size_t *size_ret)
 {
     (void)mem, (void)param, (void)size, (void)value, (void)size_ret;
     return CL_INVALID_MEM_OBJECT;
-}
-
-/* Devices report no image support (dist_devices.c): no format is supported. */
-static cl_int CL_API_CALL image_formats(cl_context context, cl_mem_flags flags, cl_mem_object_type type,
-                                        cl_uint num, cl_image_format *formats, cl_uint *num_ret)
-{
-    (void)flags, (void)type;
-    if (context == NULL)
-        return CL_INVALID_CONTEXT;
-    if (num == 0 && formats != NULL)
-        return CL_INVALID_VALUE;
-    if (num_ret != NULL)
-        *num_ret = 0;
-    return CL_SUCCESS;
 }
 
 DIST_RETAIN_RELEASE(mem, cl_mem, struct dist_mem, mem_unref, CL_INVALID_MEM_OBJECT)
@@ -582,6 +567,8 @@ static cl_int CL_API_CALL mem_info(cl_mem mem, cl_mem_info param, size_t size, v
     case CL_MEM_CONTEXT:
         return dist_answer(&m->ctx, sizeof m->ctx, size, value, size_ret);
     case CL_MEM_SIZE:
+        if (m->image != NULL)
+            break; /* the driver's size of its image, not the packed one */
         return dist_answer(&m->size, sizeof m->size, size, value, size_ret);
     case CL_MEM_FLAGS:
         return dist_answer(&m->flags, sizeof m->flags, size, value, size_ret);
@@ -601,9 +588,10 @@ static cl_int CL_API_CALL mem_info(cl_mem mem, cl_mem_info param, size_t size, v
         return dist_answer(&end, m->props_given ? sizeof end : 0, size, value, size_ret);
     }
     default:
-        for_ranks(m->ctx, r) return dist_info(r, SLUICE_RG_MEM, m->rid[r], 0, param, size, value, size_ret);
-        return CL_INVALID_MEM_OBJECT;
+        break;
     }
+    for_ranks(m->ctx, r) return dist_info(r, SLUICE_RG_MEM, m->rid[r], 0, param, size, value, size_ret);
+    return CL_INVALID_MEM_OBJECT;
 }
 
 static cl_int CL_API_CALL context_dtor(cl_context context, void(CL_CALLBACK *fn)(cl_context, void *),
@@ -638,9 +626,7 @@ void dist_objects_install(struct sluice_cl_api *api)
     api->clGetCommandQueueInfo = queue_info;
     api->clCreateBuffer = create_buffer;
     api->clCreateBufferWithProperties = create_buffer_props;
-    api->clGetImageInfo = image_info;
     api->clGetPipeInfo = pipe_info;
-    api->clGetSupportedImageFormats = image_formats;
     api->clCreateSubBuffer = create_sub_buffer;
     api->clRetainMemObject = retain_mem;
     api->clReleaseMemObject = release_mem;

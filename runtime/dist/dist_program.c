@@ -683,8 +683,9 @@ static struct dist_kernel *make_kernel(struct dist_program *p, const char *name,
          i++) {
         struct sluice_remote_kernel_arg ra;
         memcpy(&ra, m.bytes + i * sizeof ra, sizeof ra);
-        k->args[i].read_only =
-            ra.address == CL_KERNEL_ARG_ADDRESS_CONSTANT || (ra.type_qual & CL_KERNEL_ARG_TYPE_CONST) != 0;
+        k->args[i].read_only = ra.address == CL_KERNEL_ARG_ADDRESS_CONSTANT ||
+                               (ra.type_qual & CL_KERNEL_ARG_TYPE_CONST) != 0 ||
+                               ra.access == CL_KERNEL_ARG_ACCESS_READ_ONLY;
         k->args[i].addr = (cl_kernel_arg_address_qualifier)ra.address;
         k->args[i].type_size = (size_t)ra.size;
     }
@@ -801,8 +802,14 @@ static cl_int CL_API_CALL set_kernel_arg(cl_kernel kernel, cl_uint index, size_t
             memcpy(&p, value, sizeof p);
         pthread_mutex_lock(&dist_lock);
         bool mem = p != NULL && dist_mem_is_live(p);
+        bool sampler = p != NULL && !mem && dist_sampler_is_live(p);
         pthread_mutex_unlock(&dist_lock);
-        if (mem) {
+        if (sampler) {
+            a.kind = 3;
+            a.sampler = p;
+            if (((struct dist_sampler *)p)->ctx != k->prog->ctx)
+                return CL_INVALID_SAMPLER;
+        } else if (mem) {
             a.kind = 1;
             a.mem = p;
             if (((struct dist_mem *)p)->ctx != k->prog->ctx)

@@ -656,6 +656,8 @@ struct held {
     int push, push_rank; /* the sending half of a transfer between two ranks */
     uint64_t push_a[5], push_ctx;
     struct sluice_remote_access push_access;
+    int push_image; /* the sending half reads an image: push_geom is its geometry */
+    size_t push_geom[13];
     struct held *next;
 };
 
@@ -666,12 +668,17 @@ static cl_int send_push(const struct held *c, uint64_t id)
     struct {
         struct sluice_remote_cmd h;
         struct sluice_remote_access a;
-    } m = {{id, 0, c->push_ctx, 0, 0, 1, SLUICE_CMD_TRANSFER | SLUICE_CMD_SILENT}, c->push_access};
+        size_t g[13];
+    } m = {{id, 0, c->push_ctx, 0, 0, 1,
+            SLUICE_CMD_TRANSFER | SLUICE_CMD_SILENT | (c->push_image ? SLUICE_CMD_IMAGE : 0u)},
+           c->push_access,
+           {0}};
+    memcpy(m.g, c->push_geom, sizeof m.g);
     struct sluice_remote_req req;
     memset(&req, 0, sizeof req);
     req.op = SLUICE_REMOTE_CMD_READ;
     memcpy(req.a, c->push_a, sizeof c->push_a);
-    req.nbytes = sizeof m;
+    req.nbytes = c->push_image ? sizeof m : sizeof m.h + sizeof m.a;
     if (c->push_rank == 0) {
         sluice_engine_command(&req, (const unsigned char *)&m);
         return CL_SUCCESS;
@@ -1152,6 +1159,8 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
             memcpy(h->push_a, c->push_a, sizeof c->push_a);
             h->push_ctx = c->push ? c->ctx->rid[c->push_rank] : 0;
             h->push_access = c->push_access;
+            if ((h->push_image = c->push_geom != NULL))
+                memcpy(h->push_geom, c->push_geom, sizeof h->push_geom);
             if (win == NULL && h->bcast_candidate && dist_sched_dcr_on(c->rank))
                 win_t0 = sluice_now_ns(); /* opens a window */
             win_last = sluice_now_ns();

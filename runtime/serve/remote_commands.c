@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "serve/remote_engine.h"
+#include "serve/remote_image.h"
 #include "trace/trace.h"
 
 /* Commands that came while a write was still waiting for its data, in order. */
@@ -129,7 +130,11 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
     size_t rest = len - need;
     if (r == CL_SUCCESS && c->q == NULL)
         r = CL_INVALID_COMMAND_QUEUE;
-    if (r == CL_SUCCESS) {
+    int image_cmd = (h.flags & SLUICE_CMD_IMAGE) &&
+                    (req->op == SLUICE_REMOTE_CMD_COPY || req->op == SLUICE_REMOTE_CMD_FILL);
+    if (r == CL_SUCCESS && image_cmd) {
+        r = sluice_remote_image_cmd(c->q, req->op, a, at, rest, (cl_uint)nw, wl, &c->ev);
+    } else if (r == CL_SUCCESS) {
         switch (req->op) {
         case SLUICE_REMOTE_CMD_WRITE:
         case SLUICE_REMOTE_CMD_READ:

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cl/backend.h"
+#include "serve/remote_image.h"
 #include "serve/remote_objects.h"
 
 #define MAX_IDS 64
@@ -172,6 +173,10 @@ static void kernel_args(const uint64_t *a, struct sluice_remote_msg *out)
             continue; /* no argument info: all 0 */
         v[i].address = aq;
         v[i].type_qual = tq;
+        cl_kernel_arg_access_qualifier acc = 0;
+        if (api()->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ACCESS_QUALIFIER, sizeof acc, &acc, NULL) ==
+            CL_SUCCESS)
+            v[i].access = acc;
         if (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE &&
             api()->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL) ==
                 CL_SUCCESS)
@@ -218,7 +223,10 @@ void sluice_remote_objects(const uint64_t *a, const unsigned char *p, size_t len
                                                    : CL_INVALID_OPERATION;
         break;
     default:
-        out->rep.ret = CL_INVALID_OPERATION;
+        if (a[0] >= SLUICE_ROBJ_IMAGE_CREATE && a[0] <= SLUICE_ROBJ_SAMPLER_INFO)
+            sluice_remote_image_obj(a, p, len, out);
+        else
+            out->rep.ret = CL_INVALID_OPERATION;
         break;
     }
 }

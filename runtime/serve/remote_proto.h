@@ -130,8 +130,10 @@ enum {
     SLUICE_CMD_TRANSFER = 1u << 2, /* a coherence move: waits for every earlier use of its buffer */
     SLUICE_CMD_BCAST = 1u << 3,    /* CMD_WRITE: the data comes by MPI_Ibcast from rank 0 over the
                                       communicator of the ranks in a5 (a mask), not from a4 */
-    SLUICE_CMD_SCATTER = 1u << 4   /* CMD_WRITE: the data comes as this rank's part of one
+    SLUICE_CMD_SCATTER = 1u << 4,  /* CMD_WRITE: the data comes as this rank's part of one
                                       MPI_Iscatterv from rank 0 over that communicator, one piece */
+    SLUICE_CMD_IMAGE = 1u << 5     /* an image command: rect READ/WRITE of an image, image COPY and
+                                      FILL (serve/remote_image.h) */
 };
 struct sluice_remote_cmd {
     uint64_t id;

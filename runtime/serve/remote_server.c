@@ -279,6 +279,9 @@ static void do_release(const uint64_t *a, struct sluice_remote_msg *out)
     case SLUICE_CL_DEVICE:
         r = A->clReleaseDevice(PTR(cl_device_id, a[1]));
         break;
+    case SLUICE_CL_SAMPLER:
+        r = A->clReleaseSampler(PTR(cl_sampler, a[1]));
+        break;
     default:
         break;
     }

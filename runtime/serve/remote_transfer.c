@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "serve/remote_engine.h"
+#include "serve/remote_image.h"
 #include "trace/trace.h"
 
 /* Staging buffers are kept for reuse (a few, up to STAGING_KEEP bytes): a fresh large malloc
@@ -367,6 +368,10 @@ cl_int sluice_eng_rect(struct eng_cmd *c, uint32_t op, cl_mem buf, unsigned char
 {
     size_t *g = c->geom;
     size_t zero[3] = {0, 0, 0};
+    int image = (c->flags & SLUICE_CMD_IMAGE) != 0;
+    if (ptr != NULL && image)
+        return sluice_remote_image_rw(c->q, op == SLUICE_REMOTE_CMD_WRITE, buf, g, 0, ptr, (cl_uint)nw, wl,
+                                      &c->ev);
     if (ptr != NULL)
         return op == SLUICE_REMOTE_CMD_WRITE
                    ? api()->clEnqueueWriteBufferRect(c->q, buf, CL_FALSE, g, g + 3, g + 6, g[9], g[10], g[11],
@@ -381,8 +386,10 @@ cl_int sluice_eng_rect(struct eng_cmd *c, uint32_t op, cl_mem buf, unsigned char
         return CL_OUT_OF_HOST_MEMORY;
     for (size_t i = 0; i < n; i++)
         c->reqs[i] = MPI_REQUEST_NULL;
-    cl_int r = api()->clEnqueueReadBufferRect(c->q, buf, CL_FALSE, g, zero, g + 6, g[9], g[10], g[6],
-                                              g[6] * g[7], c->staging, (cl_uint)nw, nw ? wl : NULL, &c->ev);
+    cl_int r =
+        image ? sluice_remote_image_rw(c->q, 0, buf, g, 1, c->staging, (cl_uint)nw, wl, &c->ev)
+              : api()->clEnqueueReadBufferRect(c->q, buf, CL_FALSE, g, zero, g + 6, g[9], g[10], g[6],
+                                               g[6] * g[7], c->staging, (cl_uint)nw, nw ? wl : NULL, &c->ev);
     if (r == CL_SUCCESS)
         sluice_eng_watch(c, c->ev, 0); /* piece 0 read: sends every piece */
     return r;
@@ -461,9 +468,12 @@ static void write_arrived(struct eng_cmd *c, int *progress)
             r = u;
     } else if (r >= 0 && c->rect) { /* one write of the whole packed region */
         size_t *g = c->geom, zero[3] = {0, 0, 0};
-        r = api()->clEnqueueWriteBufferRect(c->q, c->buf, CL_FALSE, g, zero, g + 6, g[9], g[10], g[6],
-                                            g[6] * g[7], c->staging, (cl_uint)c->nwait,
-                                            c->nwait ? c->wait : NULL, &c->ev);
+        r = (c->flags & SLUICE_CMD_IMAGE)
+                ? sluice_remote_image_rw(c->q, 1, c->buf, g, 1, c->staging, (cl_uint)c->nwait, c->wait,
+                                         &c->ev)
+                : api()->clEnqueueWriteBufferRect(c->q, c->buf, CL_FALSE, g, zero, g + 6, g[9], g[10], g[6],
+                                                  g[6] * g[7], c->staging, (cl_uint)c->nwait,
+                                                  c->nwait ? c->wait : NULL, &c->ev);
         api()->clFlush(c->q);
     } else if (r >= 0 && c->npieces == 1)
         r = api()->clRetainEvent(c->ev = c->piece_ev[0]);
