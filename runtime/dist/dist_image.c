@@ -266,6 +266,11 @@ static cl_int CL_API_CALL image_info(cl_mem mem, cl_image_info param, size_t siz
         static const cl_mem none = NULL;
         return dist_answer(&none, sizeof none, size, value, size_ret);
     }
+    /* Known here (the trace asks the element size of every image transfer): no round trip. */
+    if (param == CL_IMAGE_ELEMENT_SIZE && m->image != NULL)
+        return dist_answer(&m->image->elem, sizeof m->image->elem, size, value, size_ret);
+    if (param == CL_IMAGE_FORMAT && m->image != NULL)
+        return dist_answer(&m->image->format, sizeof m->image->format, size, value, size_ret);
     for_ranks(m->ctx, r) return remote_info(r, SLUICE_ROBJ_IMAGE_INFO, m->rid[r], param, size, value,
                                             size_ret);
     return CL_INVALID_MEM_OBJECT;
