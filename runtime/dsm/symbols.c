@@ -5,6 +5,7 @@
  * defined by symbol_put without an address gets one in the symbol data range, from its name. */
 #include <string.h>
 
+#include "common/hash.h"
 #include "dsm/dsm.h"
 
 #define SYM_NAME 64
@@ -21,17 +22,9 @@ struct sym_bucket {
 _Static_assert(sizeof(struct sym_bucket) <= SYM_BUCKET_BYTES, "bucket fits its chunk");
 #define SYM_CAPACITY (sizeof(((struct sym_bucket *)0)->e) / sizeof(struct sym_entry))
 
-static uint64_t hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static struct sluice_dsm_chain *bucket(const char *name, int *err)
 {
-    unsigned long addr = DSM_SYM_BASE + (unsigned long)(hash(name) % DSM_SYM_BUCKETS);
+    unsigned long addr = DSM_SYM_BASE + (unsigned long)(sluice_fnv1a_str(name) % DSM_SYM_BUCKETS);
     size_t size = SYM_BUCKET_BYTES;
     return dsm_chain_make(&addr, &size, 1, SLUICE_DSM_MESI, err);
 }
@@ -99,5 +92,5 @@ int dsm_symbol_find(const char *name, unsigned long *base, size_t *size)
 unsigned long dsm_symbol_address(const char *name)
 {
     /* 2^20 chunk addresses per symbol name inside the reserved symbol data range. */
-    return DSM_SYMDATA_BASE + ((unsigned long)(hash(name) & 0xffffffffful) << 20);
+    return DSM_SYMDATA_BASE + ((unsigned long)(sluice_fnv1a_str(name) & 0xffffffffful) << 20);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/align.h"
 #include "serve/remote_engine.h"
 #include "serve/remote_image.h"
 #include "trace/trace.h"
@@ -22,11 +23,6 @@ struct eng_cmd *sluice_eng_blocked;
 int sluice_eng_deferring(void)
 {
     return deferred != NULL;
-}
-
-static size_t pad8(size_t n)
-{
-    return (n + 7) & ~(size_t)7;
 }
 
 static cl_int enqueue_ndrange(struct eng_cmd *c, const uint64_t *a, const unsigned char *p, size_t len,
@@ -55,7 +51,7 @@ static cl_int enqueue_ndrange(struct eng_cmd *c, const uint64_t *a, const unsign
             if (len - at < ka.size)
                 return CL_INVALID_KERNEL_ARGS;
             r = api()->clSetKernelArg(k, (cl_uint)i, (size_t)ka.size, p + at);
-            at += pad8((size_t)ka.size);
+            at += sluice_pad8(ka.size);
         }
         if (r != CL_SUCCESS)
             return r;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/align.h"
 #include "trace/state.h"
 
 /* libunwind is loaded only when call sites are asked for: as a link dependency it (and liblzma)
@@ -99,7 +100,7 @@ int sluice_trace_callsites_start(unsigned depth, uint64_t limit)
         depth = MAX_DEPTH;
     cs.depth = depth;
     cs.stride = sizeof(struct slot) + sizeof(uint64_t) * depth;
-    cs.stride = (cs.stride + 7) & ~(size_t)7;
+    cs.stride = sluice_pad8(cs.stride);
     /* The table is part of the trace budget: at most an eighth of it, 64..16384 sites. */
     cs.cap = 16384;
     while (cs.cap > 64 && (uint64_t)cs.cap * cs.stride > limit / 8)

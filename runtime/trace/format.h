@@ -21,6 +21,8 @@
 
 #include <stdint.h>
 
+#include "common/hash.h" /* the sections' checksum */
+
 #define SLUICE_TF_MAGIC "SLUICETR" /* 8 bytes, no terminator in the file */
 #define SLUICE_TF_VERSION 1u
 #define SLUICE_TF_ENDIAN 0x01020304u
@@ -127,17 +129,5 @@ SLUICE_TF_ASSERT(sizeof(struct sluice_tf_event) == 48, "trace event layout");
 SLUICE_TF_ASSERT(sizeof(struct sluice_tf_thread) == 88, "trace thread record layout");
 SLUICE_TF_ASSERT(sizeof(struct sluice_tf_module) == 40, "trace module record layout");
 SLUICE_TF_ASSERT(sizeof(struct sluice_tf_end) == 40, "trace end record layout");
-
-/* FNV-1a, 64 bit: cheap, streaming, async-signal-safe. */
-#define SLUICE_FNV_INIT 0xcbf29ce484222325ull
-static inline uint64_t sluice_fnv1a(uint64_t h, const void *p, uint64_t n)
-{
-    const unsigned char *s = (const unsigned char *)p;
-    for (uint64_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
 
 #endif

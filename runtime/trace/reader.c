@@ -2,6 +2,7 @@
 /* See reader.h. The whole file is read into memory and parsed in one pass over its
  * sections; events and call-site frames are used in place (sections are 8-byte aligned). */
 #include "trace/reader.h"
+#include "common/align.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -212,7 +213,7 @@ static int parse_modules(struct parse *p, const unsigned char *s, uint64_t len)
             return fail(p, "corrupt: MODULES record cut short");
         memcpy(&m.m, s + off, sizeof m.m);
         off += sizeof m.m;
-        uint64_t padded = ((uint64_t)m.m.path_len + 7) & ~7ull;
+        uint64_t padded = sluice_pad8(m.m.path_len);
         if (m.m.path_len == 0 || padded > len - off || m.m.end <= m.m.start)
             return fail(p, "corrupt: module record [%llx, %llx) with path of %u bytes",
                         (unsigned long long)m.m.start, (unsigned long long)m.m.end, m.m.path_len);
@@ -287,7 +288,7 @@ static int parse_all(struct parse *p)
         if (f->size - off < sizeof sh)
             return fail(p, "truncated: section header at byte %llu cut short", (unsigned long long)off);
         memcpy(&sh, d + off, sizeof sh);
-        uint64_t padded = (sh.length + 7) & ~7ull;
+        uint64_t padded = sluice_pad8(sh.length);
         uint64_t avail = f->size - off - sizeof sh;
         if (sh.length > avail || padded + 8 > avail)
             return fail(p, "truncated: %s section at byte %llu needs %llu bytes, %llu remain",

@@ -47,7 +47,7 @@ done
 stop=$(python3 -c '
 import sys
 for i in range(1000):
-    h = 1469598103934665603
+    h = 14695981039346656037
     for b in ("%s/stop%d/ckpt.%%r" % (sys.argv[1], i)).encode():
         h = ((h ^ b) * 1099511628211) % 2**64
     if h % 2 == 0:

@@ -8,6 +8,7 @@
 
 #include "ckpt/capture/stage.h"
 #include "ckpt/container/container.h"
+#include "common/hash.h"
 #include "common/real.h"
 
 #include <errno.h>
@@ -36,10 +37,7 @@ static atomic_int listing_count;
 
 static uint64_t name_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h | 1;
+    return sluice_fnv1a_str(s) | 1;
 }
 
 /* Adds `name` (one component) unless present. Builds the array only; index made at the end. */

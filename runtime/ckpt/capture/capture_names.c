@@ -5,6 +5,7 @@
 
 #include "ckpt/capture/stage.h"
 #include "ckpt/container/container.h"
+#include "common/hash.h"
 #include "common/real.h"
 #include "trace/trace.h"
 
@@ -19,10 +20,7 @@
 /* A stable inode number for a virtual name (FNV-1a), never 0. */
 static ino_t name_ino(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return (ino_t)(h | 1);
+    return (ino_t)(sluice_fnv1a_str(s) | 1);
 }
 
 void capture_parent_of(const char *abs, char *out)

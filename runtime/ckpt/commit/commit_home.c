@@ -15,6 +15,7 @@
  * file is never written, so a crash or a full disk at any point leaves the previous version
  * whole. Members of the previous version that no rank re-staged are carried over. */
 #include "ckpt/commit/commit_internal.h"
+#include "common/align.h"
 
 #include "ckpt/container/container.h"
 #include "ckpt/twophase/planner.h"
@@ -628,7 +629,7 @@ static void plan(struct hcommit *c)
     if (rc == 0) {
         for (size_t w = 0; w < p.nwrites; w++)
             c->mem[which[p.writes[w].member]].offset = p.writes[w].offset;
-        c->index_offset = (p.data_end + 7) & ~(uint64_t)7;
+        c->index_offset = sluice_pad8(p.data_end);
     }
     sluice_plan_free(&p);
     free(pm);

@@ -11,6 +11,7 @@
 
 #include "ckpt/capture/stage.h"
 #include "ckpt/container/container.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "common/real.h"
 #include "mpi/roles.h"
@@ -84,9 +85,7 @@ static uint64_t request_seq;
 /* FNV-1a: every rank must pick the same home for a set key. */
 int commit_home_of(const char *set_key)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (const unsigned char *p = (const unsigned char *)set_key; *p; p++)
-        h = (h ^ *p) * 1099511628211ull;
+    uint64_t h = sluice_fnv1a_str(set_key);
     return commit_g.size > 1 ? (int)(h % (uint64_t)commit_g.size) : 0;
 }
 

@@ -70,7 +70,7 @@ static int decode_header(const char *name, const struct source *s, struct decode
     d->key_len = get16(h + HDR_OFF_KEY_LEN);
     if (d->key_len == 0 || d->key_len > SLUICE_CONTAINER_KEY_MAX ||
         d->header_size < SLUICE_CONTAINER_HEADER_FIXED + d->key_len ||
-        d->header_size > SLUICE_CONTAINER_HEADER_FIXED + pad8(SLUICE_CONTAINER_KEY_MAX) ||
+        d->header_size > SLUICE_CONTAINER_HEADER_FIXED + sluice_pad8(SLUICE_CONTAINER_KEY_MAX) ||
         (d->header_size & 7))
         return FAIL("%s: corrupt header (header size %u, set key length %u)", name, d->header_size,
                     d->key_len);
@@ -254,7 +254,7 @@ static int walk_index(const char *name, const unsigned char *idx, uint64_t len, 
         uint32_t rs = get32(r);
         uint32_t ne = get32(r + 32);
         uint16_t plen = get16(r + 36);
-        uint64_t need = REC_FIXED + (uint64_t)ne * EXT_SIZE + pad8(plen);
+        uint64_t need = REC_FIXED + (uint64_t)ne * EXT_SIZE + sluice_pad8(plen);
         if ((rs & 7) || rs < need || rs > len - at)
             return FAIL("%s: corrupt index (record %u: length %u, %u extents, path %u bytes)", name, i, rs,
                         ne, plen);
@@ -340,7 +340,7 @@ static int decode(const char *name, const struct source *s, struct sluice_contai
         return FAIL("%s: corrupt index (%u members cannot fit in %llu bytes)", name, f.count,
                     (unsigned long long)f.index_length);
     }
-    uint64_t data_start = align_up(h.header_size, h.block_size);
+    uint64_t data_start = sluice_align_up(h.header_size, h.block_size);
     uint64_t n_ext, path_bytes;
     rc = walk_index(name, idx, f.index_length, f.count, data_start, f.index_offset, &n_ext, &path_bytes, NULL,
                     NULL, NULL, err, errlen);
@@ -351,7 +351,7 @@ static int decode(const char *name, const struct source *s, struct sluice_contai
 
     /* One allocation: the struct, members, extents, then strings (paths, key, name). */
     size_t name_len = strlen(name);
-    size_t off_members = pad8(sizeof(struct sluice_container));
+    size_t off_members = sluice_pad8(sizeof(struct sluice_container));
     size_t off_ext = off_members + (size_t)f.count * sizeof(struct sluice_member);
     size_t off_str = off_ext + (size_t)n_ext * sizeof(struct sluice_extent);
     size_t total = off_str + (size_t)path_bytes + h.key_len + 1 + name_len + 1;

@@ -8,12 +8,12 @@
 
 size_t sluice_container_header_size(const char *set_key)
 {
-    return SLUICE_CONTAINER_HEADER_FIXED + pad8(strlen(set_key));
+    return SLUICE_CONTAINER_HEADER_FIXED + sluice_pad8(strlen(set_key));
 }
 
 uint64_t sluice_container_data_start(const char *set_key, uint32_t block_size)
 {
-    return align_up(sluice_container_header_size(set_key), block_size);
+    return sluice_align_up(sluice_container_header_size(set_key), block_size);
 }
 
 static int block_ok(uint32_t b)
@@ -72,7 +72,7 @@ int sluice_container_layout(const uint64_t *sizes, uint32_t n, uint32_t block_si
 {
     if (!block_ok(block_size))
         return -EINVAL;
-    uint64_t pos = align_up(data_start, block_size);
+    uint64_t pos = sluice_align_up(data_start, block_size);
     if (pos < data_start)
         return -EOVERFLOW;
     uint64_t end = pos;
@@ -83,15 +83,15 @@ int sluice_container_layout(const uint64_t *sizes, uint32_t n, uint32_t block_si
         if (sizes[i] > UINT64_MAX - pos - 2 * (uint64_t)block_size)
             return -EOVERFLOW;
         end = pos + sizes[i];
-        pos = align_up(end, block_size);
+        pos = sluice_align_up(end, block_size);
     }
-    *data_end = align_up(end, 8);
+    *data_end = sluice_align_up(end, 8);
     return 0;
 }
 
 static size_t record_size(const struct sluice_member *m)
 {
-    return REC_FIXED + (size_t)m->n_extents * EXT_SIZE + pad8(strlen(m->path));
+    return REC_FIXED + (size_t)m->n_extents * EXT_SIZE + sluice_pad8(strlen(m->path));
 }
 
 static size_t index_size(const struct sluice_member *members, uint32_t n)

@@ -5,6 +5,7 @@
 #define SLUICE_CKPT_CONTAINER_INTERNAL_H
 
 #include "ckpt/container/container.h"
+#include "common/align.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -84,14 +85,6 @@ static inline uint64_t get64(const unsigned char *p)
     return v;
 }
 
-static inline uint64_t align_up(uint64_t v, uint64_t a)
-{
-    return (v + a - 1) & ~(a - 1);
-}
-static inline size_t pad8(size_t n)
-{
-    return (n + 7) & ~(size_t)7;
-}
 static inline int is_pow2(uint64_t v)
 {
     return v != 0 && (v & (v - 1)) == 0;

@@ -3,6 +3,7 @@
  * temporary name while a new version is written, and how a name is recognised. Purely
  * lexical, so every rank and every later job agrees on the name whatever exists on disk. */
 #include "ckpt/container/container_internal.h"
+#include "common/hash.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -22,14 +23,6 @@ static long split_point(const char *key)
         if (*p == '/')
             return p - key;
     return -1;
-}
-
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
 }
 
 int sluice_container_dir(const char *set_key, char *out, size_t outlen)
@@ -79,7 +72,7 @@ int sluice_container_name(const char *set_key, char *out, size_t outlen)
         if (ats & 1)
             keep--;
         n = keep + (size_t)snprintf(name + keep, sizeof name - keep, "@h%016llx",
-                                    (unsigned long long)fnv1a(set_key));
+                                    (unsigned long long)sluice_fnv1a_str(set_key));
     }
     memcpy(name + n, SLUICE_CONTAINER_SUFFIX, sizeof SLUICE_CONTAINER_SUFFIX);
     n += strlen(SLUICE_CONTAINER_SUFFIX);

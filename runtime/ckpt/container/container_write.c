@@ -146,7 +146,7 @@ int sluice_container_write(int fd, const struct sluice_container_meta *meta,
         m->n_extents = (uint32_t)(end - first[i]);
         m->extents = p.ext + first[i];
         if (m->n_extents)
-            cursor = align_up(cursor, meta->block_size);
+            cursor = sluice_align_up(cursor, meta->block_size);
         for (size_t e = first[i]; e < end; e++) {
             p.ext[e].file_offset = cursor;
             cursor += p.ext[e].length;
@@ -157,7 +157,7 @@ int sluice_container_write(int fd, const struct sluice_container_meta *meta,
         if (rc < 0)
             goto out;
     }
-    uint64_t index_offset = align_up(cursor, 8);
+    uint64_t index_offset = sluice_align_up(cursor, 8);
     size_t ts = sluice_container_tail_size(p.members, n);
     tail = malloc(ts);
     if (!tail) {

@@ -13,6 +13,7 @@
 
 #include "ckpt/twophase/planner_twophase.h"
 #include "ckpt/twophase/stripe.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "config/config.h"
 #include "trace/trace.h"
@@ -33,9 +34,7 @@ uint64_t commit_twophase_node_id(void)
         return id;
     char host[256] = "";
     gethostname(host, sizeof host - 1);
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (const char *p = host; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    uint64_t h = sluice_fnv1a_str(host);
     id = h ? h : 1;
     return id;
 }
