@@ -38,11 +38,7 @@ static void **api_slot(struct sluice_cl_api *api, const struct sluice_cl_name *n
 
 static bool mode_is_off(void)
 {
-    /* The config constructor normally ran already; an OpenCL call from another library's
-     * constructor may come first, so fall back to the environment itself. */
-    const char *m = sluice_config.OPENCL;
-    if (m == NULL)
-        m = getenv("SLUICE_OPENCL");
+    const char *m = sluice_config_early(SLUICE_CFG_OPENCL); /* also before the constructor */
     return m != NULL && strcmp(m, "off") == 0;
 }
 

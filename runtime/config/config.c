@@ -283,3 +283,39 @@ int sluice_config_parse(struct sluice_config *cfg, char *const *envp, char *err,
     }
     return 0;
 }
+
+int sluice_config_parse_one(struct sluice_config *cfg, sluice_cfg_id id, const char *value)
+{
+    return id >= 0 && id < SLUICE_CFG_COUNT && value != NULL ? parse_one(cfg, (int)id, value) : -1;
+}
+
+const char *sluice_config_early(sluice_cfg_id id)
+{
+    const char *parsed = NULL;
+    switch (id) {
+#define SLUICE_EARLY_BOOL(id) return NULL
+#define SLUICE_EARLY_SIZE(id) return NULL
+#define SLUICE_EARLY_UINT(id) return NULL
+#define SLUICE_EARLY_STRING(id) parsed = sluice_config.id
+#define SLUICE_EARLY_PATH(id) parsed = sluice_config.id
+#define SLUICE_EARLY_ENUM(id) parsed = sluice_config.id
+#define SLUICE_EARLY_PATTERNS(id) parsed = sluice_config.id
+#define SLUICE_VAR(id, type, def, opt, accepts, help)                                                        \
+    case SLUICE_CFG_##id:                                                                                    \
+        SLUICE_EARLY_##type(id);                                                                             \
+        break;
+#include "config/vars.def"
+#undef SLUICE_VAR
+    default:
+        return NULL;
+    }
+    if (parsed != NULL)
+        return parsed;
+    /* Not parsed yet: the environment's value when it is valid, else the default (the
+     * constructor will stop the program over an invalid one). */
+    struct sluice_config one;
+    const char *v = getenv(sluice_cfg_table[id].name);
+    if (v != NULL && parse_one(&one, (int)id, v) == 0)
+        return v;
+    return sluice_cfg_table[id].def;
+}

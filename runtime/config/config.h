@@ -66,6 +66,15 @@ extern struct sluice_config sluice_config;
 int sluice_config_parse(struct sluice_config *cfg, char *const *envp, char *err, size_t errlen,
                         void (*warn)(const char *line, void *ctx), void *ctx);
 
+/* Parses and checks one variable's value into its field of cfg, as sluice_config_parse does:
+ * 0, or -1 when the value is not what the variable accepts (for tools that read one variable). */
+int sluice_config_parse_one(struct sluice_config *cfg, sluice_cfg_id id, const char *value);
+
+/* A string-valued variable (STRING, PATH, ENUM, PATTERNS) also before the constructor parsed
+ * the environment (an OpenCL call from another library's constructor can come first): the
+ * parsed value, else the environment's when valid, else the default. NULL for other types. */
+const char *sluice_config_early(sluice_cfg_id id);
+
 /* Value parsers, exposed for tests and for other parts (e.g. DQL sizes). 0 on success. */
 int sluice_parse_size(const char *s, uint64_t *out);
 int sluice_parse_bool(const char *s, bool *out);

@@ -67,9 +67,7 @@ static void end_servers(void)
 
 static bool distributed_mode(void)
 {
-    const char *m = sluice_config.OPENCL;
-    if (m == NULL)
-        m = getenv("SLUICE_OPENCL");
+    const char *m = sluice_config_early(SLUICE_CFG_OPENCL); /* also before the constructor */
     return m != NULL && strcmp(m, "distributed") == 0;
 }
 

@@ -166,3 +166,29 @@ TEST(ConfigDocs, EveryVariableIsDocumentedInEnvMd)
 }
 
 } // namespace
+
+// One variable checked as the whole parse checks it (sluice-ckpt recover reads SLUICE_BLOCK_SIZE).
+TEST(ConfigParseOne, ChecksOneVariableAsTheParseDoes)
+{
+    struct sluice_config cfg = {};
+    ASSERT_EQ(0, sluice_config_parse_one(&cfg, SLUICE_CFG_BLOCK_SIZE, "1M"));
+    EXPECT_EQ(uint64_t(1) << 20, cfg.BLOCK_SIZE);
+    EXPECT_EQ(-1, sluice_config_parse_one(&cfg, SLUICE_CFG_BLOCK_SIZE, "3K"));   // not a power of two
+    EXPECT_EQ(-1, sluice_config_parse_one(&cfg, SLUICE_CFG_BLOCK_SIZE, "128M")); // above 64M
+    EXPECT_EQ(-1, sluice_config_parse_one(&cfg, SLUICE_CFG_OPENCL, "sideways"));
+    EXPECT_EQ(uint64_t(1) << 20, cfg.BLOCK_SIZE) << "a rejected value leaves the field";
+}
+
+// Before the constructor parsed the environment (sluice_config still zero here): the
+// environment's valid value, else the default.
+TEST(ConfigEarly, EnvironmentBeforeTheParseThenDefault)
+{
+    ASSERT_EQ(nullptr, sluice_config.OPENCL);
+    setenv("SLUICE_OPENCL", "distributed", 1);
+    EXPECT_STREQ("distributed", sluice_config_early(SLUICE_CFG_OPENCL));
+    setenv("SLUICE_OPENCL", "sideways", 1);
+    EXPECT_STREQ("on", sluice_config_early(SLUICE_CFG_OPENCL));
+    unsetenv("SLUICE_OPENCL");
+    EXPECT_STREQ("on", sluice_config_early(SLUICE_CFG_OPENCL));
+    EXPECT_EQ(nullptr, sluice_config_early(SLUICE_CFG_BLOCK_SIZE)) << "not a string variable";
+}

@@ -12,6 +12,7 @@
 #include "ckpt/capture/stage.h"
 #include "ckpt/container/container.h"
 #include "common/private_dir.h"
+#include "config/config.h"
 #include "sluice_version.h"
 
 #include <dirent.h>
@@ -246,28 +247,20 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static uint32_t block_size_from_env(uint32_t fallback)
+/* SLUICE_BLOCK_SIZE as the library reads it (config); unset or invalid: fallback, and an invalid
+ * one says so. */
+static uint32_t block_size_from_env(uint32_t fallback, FILE *report)
 {
     const char *v = getenv("SLUICE_BLOCK_SIZE");
-    if (!v || !*v)
+    struct sluice_config cfg;
+    if (v == NULL || *v == '\0')
         return fallback;
-    char *end;
-    unsigned long long n = strtoull(v, &end, 10);
-    switch (*end) {
-    case 'k':
-    case 'K':
-        n <<= 10;
-        break;
-    case 'm':
-    case 'M':
-        n <<= 20;
-        break;
-    default:
-        break;
+    if (sluice_config_parse_one(&cfg, SLUICE_CFG_BLOCK_SIZE, v) != 0) {
+        say(report, "invalid value SLUICE_BLOCK_SIZE='%s': expected %s; the block size stays %u", v,
+            sluice_cfg_table[SLUICE_CFG_BLOCK_SIZE].accepts, (unsigned)fallback);
+        return fallback;
     }
-    if (n < SLUICE_CONTAINER_BLOCK_MIN || n > SLUICE_CONTAINER_BLOCK_MAX || (n & (n - 1)))
-        return fallback;
-    return (uint32_t)n;
+    return (uint32_t)cfg.BLOCK_SIZE;
 }
 
 /* The permissions of the recovered version: never more open than the previous version's file,
@@ -439,7 +432,7 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
     memset(&meta, 0, sizeof meta);
     meta.set_key = key;
     meta.flags = SLUICE_CONTAINER_F_PARTIAL;
-    meta.block_size = block_size_from_env(old ? old->meta.block_size : 4096);
+    meta.block_size = block_size_from_env(old ? old->meta.block_size : 4096, report);
     meta.version = old ? old->meta.version + 1 : 1;
     meta.created_ns = now_ns();
     meta.writer_nprocs = old ? old->meta.writer_nprocs : 1;
