@@ -437,7 +437,7 @@ static cl_int rect_geom(struct geom *G, const struct dist_mem *m, const size_t *
     return G->hi > m->size ? CL_INVALID_VALUE : CL_SUCCESS;
 }
 
-static void pack(unsigned char *to, const unsigned char *from, const size_t *g)
+void dist_rect_pack(unsigned char *to, const unsigned char *from, const size_t *g)
 {
     for (size_t z = 0; z < g[8]; z++)
         for (size_t y = 0; y < g[7]; y++, to += g[6])
@@ -523,11 +523,18 @@ static cl_int CL_API_CALL write_rect(cl_command_queue queue, cl_mem buffer, cl_b
     if (r != CL_SUCCESS)
         return r;
     int rank = q->dev->rank;
-    unsigned char *tmp = NULL; /* packed at enqueue: the program may reuse ptr once this returns */
+    /* Packed at enqueue (the program may reuse ptr once this returns), unless a pending read is
+     * to bring those host bytes: then packed when the write's dependencies are done. */
+    const unsigned char *h = ptr;
+    size_t hlo = G.g[5] * G.g[12] + G.g[4] * G.g[11] + G.g[3];
+    size_t hhi = (G.g[5] + G.g[8] - 1) * G.g[12] + (G.g[4] + G.g[7] - 1) * G.g[11] + G.g[3] + G.g[6];
+    int busy = rank != 0 && dist_sched_host_busy(h + hlo, hhi - hlo);
+    unsigned char *tmp = NULL;
     if (rank != 0) {
         if ((tmp = malloc(G.packed)) == NULL)
             return CL_OUT_OF_HOST_MEMORY;
-        pack(tmp, ptr, G.g);
+        if (!busy)
+            dist_rect_pack(tmp, ptr, G.g);
     }
     struct uses u = {0};
     struct dist_event *e = NULL;
@@ -542,6 +549,7 @@ static cl_int CL_API_CALL write_rect(cl_command_queue queue, cl_mem buffer, cl_b
         c.bytes = G.g;
         c.nbytes = sizeof G.g;
         c.free_after = tmp;
+        c.pack_from = busy ? ptr : NULL;
         r = submit(&c, &e);
         tmp = NULL;
     }

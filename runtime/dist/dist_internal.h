@@ -195,6 +195,8 @@ struct dist_event {
     /* A write whose host bytes a pending read still fills: its data goes when it is ready. */
     const void *late_send;
     size_t late_len;
+    const void *late_pack; /* a rect write: packed from here (late_geom) first */
+    size_t late_geom[13];
     struct dist_event *late_next;
 };
 
@@ -313,6 +315,9 @@ struct dist_cmd {
     struct dist_mem *hold;
     void *free_after;
     struct dist_rect *rect;
+    /* A rect write whose host bytes a pending read still brings: packed from here (geometry in
+     * bytes) into send when its data goes, not at enqueue. */
+    const void *pack_from;
     /* A transfer between two devices: its sending half, a silent CMD_READ with the same id on
      * push_rank (args push_a, one use of the buffer's root there). */
     int push;
@@ -333,6 +338,8 @@ int dist_sched_dcr_on(int rank);
 /* 1 when a pending read (from any rank) is to fill some of [p, p + len): a write of those bytes
  * must not take them now (no staged copy). */
 int dist_sched_host_busy(const void *p, size_t len);
+/* Packs the host region of a rect transfer (geometry g as in dist_exec.c) into `to`. */
+void dist_rect_pack(unsigned char *to, const unsigned char *from, const size_t *g);
 /* Closes the window: every held command goes to its rank (object calls do it first). */
 void dist_sched_flush(void);
 /* Without closing the window: 0 while e runs, 1 when it completed, -1 when it failed. */

@@ -191,6 +191,8 @@ static void send_late(uint64_t id)
         if (e->id != id)
             continue;
         *p = e->late_next;
+        if (e->late_pack != NULL)
+            dist_rect_pack((unsigned char *)e->late_send, e->late_pack, e->late_geom);
         if (sluice_remote_data_isend(sluice_comm(), e->rank, e->id, e->late_send, e->late_len, e->reqs) !=
             MPI_SUCCESS)
             dist_fault_peer(e->rank, MPI_ERR_OTHER, "sending a command's data");
@@ -647,10 +649,12 @@ struct held {
     const void *send;
     void *recv;
     size_t len;
-    int dir;                   /* of its data in the trace (DIST_DATA_*) */
-    int bcast_candidate;       /* a host write to a serving rank, plain (not rect) */
-    int staged;                /* send is a copy rank 0 made (a blocking write) */
-    int late;                  /* a pending read fills its host bytes: data sent once it is ready */
+    int dir;               /* of its data in the trace (DIST_DATA_*) */
+    int bcast_candidate;   /* a host write to a serving rank, plain (not rect) */
+    int staged;            /* send is a copy rank 0 made (a blocking write) */
+    int late;              /* a pending read fills its host bytes: data sent once it is ready */
+    const void *pack_from; /* a rect write packed when its data goes (dist_cmd.pack_from) */
+    size_t geom[13];
     struct dist_event **rdeps; /* its wait list's events of other ranks and user events (retained) */
     uint32_t nrdeps;
     int push, push_rank; /* the sending half of a transfer between two ranks */
@@ -738,6 +742,8 @@ static void transmit(struct held *h)
         if (r == CL_SUCCESS && rc == MPI_SUCCESS)
             rc = sluice_remote_send(comm, h->rank, SLUICE_REMOTE_TAG_REQ, &h->req, sizeof h->req, h->p,
                                     (size_t)h->req.nbytes);
+        if (r == CL_SUCCESS && h->send != NULL && !late && h->pack_from != NULL)
+            dist_rect_pack((unsigned char *)h->send, h->pack_from, h->geom); /* ready by now */
         if (r == CL_SUCCESS && rc == MPI_SUCCESS && h->send != NULL && !late)
             rc = sluice_remote_data_isend(comm, h->rank, e->id, h->send, h->len, e->reqs);
         if (rc != MPI_SUCCESS)
@@ -747,6 +753,8 @@ static void transmit(struct held *h)
             if (late) {
                 e->late_send = h->send;
                 e->late_len = h->len;
+                e->late_pack = h->pack_from;
+                memcpy(e->late_geom, h->geom, sizeof e->late_geom);
                 e->late_next = lates;
                 lates = e;
             } else {
@@ -1101,8 +1109,11 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
     /* A plain write whose bytes a pending read still brings, or that waits for a user event (the
      * program may fill the memory before setting it): its data waits for its dependencies. */
     int late = 0;
-    if (kind->op == SLUICE_REMOTE_CMD_WRITE && c->rank != 0 && c->send != NULL && c->len > 0 &&
-        c->nbytes == 0 && !(c->flags & SLUICE_CMD_STAGED) && !(dag_ok && info.state == SLUICE_DAG_READY)) {
+    if (c->pack_from != NULL && !(dag_ok && info.state == SLUICE_DAG_READY)) {
+        late = 1; /* dist_exec.c saw a pending read bring its host bytes */
+    } else if (kind->op == SLUICE_REMOTE_CMD_WRITE && c->rank != 0 && c->send != NULL && c->len > 0 &&
+               c->nbytes == 0 && !(c->flags & SLUICE_CMD_STAGED) &&
+               !(dag_ok && info.state == SLUICE_DAG_READY)) {
         late = fill_overlaps(c->send, c->len);
         for (cl_uint i = 0; i < c->nwait && !late; i++) {
             struct dist_event *w = (struct dist_event *)c->wait[i];
@@ -1152,6 +1163,9 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
             h->len = c->len;
             h->staged = (c->flags & SLUICE_CMD_STAGED) != 0;
             h->late = late;
+            h->pack_from = c->pack_from;
+            if (c->pack_from != NULL)
+                memcpy(h->geom, c->bytes, sizeof h->geom);
             h->bcast_candidate = c->rank != 0 && kind->op == SLUICE_REMOTE_CMD_WRITE && c->queue != NULL &&
                                  c->send != NULL && c->nbytes == 0 && c->len > 0 && !late;
             h->push = c->push;

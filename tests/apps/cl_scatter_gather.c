@@ -7,7 +7,9 @@
  * it to that slice's running sum. Then the host waits and derives the next step's input from the
  * results. At the end the host reads the running sums back, slice by slice, into a second array.
  *
- *   cl_scatter_gather [elements] [steps] [--time]      defaults: 100003 elements, 6 steps
+ *   cl_scatter_gather [elements] [steps] [--rect] [--time]      defaults: 100003 elements, 6 steps
+ *
+ * --rect: the device-host-device copy is a clEnqueueWriteBufferRect of one row.
  *
  * Every element is one fixed-order expression (FP contraction off), so the result is
  * bit-identical whatever the number of devices. stdout: the sizes, "devices: N", a few results
@@ -27,9 +29,19 @@ static const char *src = "#pragma OPENCL FP_CONTRACT OFF\n"
 
 int main(int argc, char **argv)
 {
+    /* --rect is this program's own flag; the rest is the samples' common convention. */
+    int rect = 0, nargs = 0;
+    char **args = sample_alloc((size_t)argc * sizeof *args);
+    for (int i = 0; i < argc; i++) {
+        if (i > 0 && strcmp(argv[i], "--rect") == 0)
+            rect = 1;
+        else
+            args[nargs++] = argv[i];
+    }
     long arg[2] = {100003, 6};
     int timed;
-    sample_args(argc, argv, arg, 2, &timed, "[elements] [steps] [--time]");
+    sample_args(nargs, args, arg, 2, &timed, "[elements] [steps] [--rect] [--time]");
+    free(args);
     size_t n = (size_t)arg[0];
     long steps = arg[1];
     printf("scatter_gather n=%zu steps=%ld\n", n, steps);
@@ -88,8 +100,15 @@ int main(int argc, char **argv)
             size_t first, count;
             cl_uint e = (d + 1) % s.ndev;
             sample_split(n, s.ndev, d, &first, &count);
-            CHECK(clEnqueueWriteBuffer(s.q[e], zb[e], CL_FALSE, 0, count * sizeof(float), y + first, 1,
-                                       &rev[d], NULL));
+            if (rect) {
+                size_t bo[3] = {0, 0, 0}, ho[3] = {first * sizeof(float), 0, 0},
+                       region[3] = {count * sizeof(float), 1, 1};
+                CHECK(clEnqueueWriteBufferRect(s.q[e], zb[e], CL_FALSE, bo, ho, region, 0, 0, 0, 0, y, 1,
+                                               &rev[d], NULL));
+            } else {
+                CHECK(clEnqueueWriteBuffer(s.q[e], zb[e], CL_FALSE, 0, count * sizeof(float), y + first, 1,
+                                           &rev[d], NULL));
+            }
             CHECK(clEnqueueNDRangeKernel(s.q[e], kf[e], 1, NULL, &count, NULL, 0, NULL, &fev[e]));
             CHECK(clFlush(s.q[e]));
         }

@@ -61,6 +61,19 @@ for app in "cl_broadcast $n_bcast 7" "cl_nbody $bodies $steps" "cl_stencil2d 67 
   done
 done
 
+# The same with the device-host-device copy as a one-row clEnqueueWriteBufferRect (rank 0 packs
+# a rect write's host region: after the read landed, not at enqueue).
+POCL_DEVICES=pthread "$SLUICE_APPS_DIR/cl_scatter_gather" "$n_sg" 3 --rect >sgr.ref 2>&1
+for n in 2 3 4; do
+  for mode in off:off on:off; do
+    dcr=${mode%:*} dhdcr=${mode#*:}
+    run "cl_scatter_gather --rect on $n ranks, DCR $dcr, DHDCR $dhdcr" "$n" "sgr.$n.$dcr" "" SLUICE_DCR=$dcr \
+      SLUICE_DHDCR=$dhdcr -- "$SLUICE_APPS_DIR/cl_scatter_gather" "$n_sg" 3 --rect
+    same_hash "cl_scatter_gather --rect on $n ranks, DCR $dcr, DHDCR $dhdcr: the hash of one local device" \
+      sgr.ref "sgr.$n.$dcr"
+  done
+done
+
 # Bytes of program data rank 0 handed to MPI itself (sent, or broadcast), and of a given size.
 rank0_sent() { # rank0_sent DUMP BYTES
   grep -E '^rank 0 .*CL_DIST_DATA peer rank=[0-9]+, bytes='"$2"', direction=(0|2)$' "$1" | wc -l
