@@ -12,7 +12,7 @@ export SLUICE_CAPTURE='ckpt.%r'
 home_of() {
   /usr/bin/python3 -c '
 import sys
-h = 1469598103934665603
+h = 14695981039346656037
 for b in sys.argv[1].encode():
     h = ((h ^ b) * 1099511628211) % (1 << 64)
 print(h % int(sys.argv[2]))' "$1" "$2"

@@ -11,15 +11,16 @@
 
 #include "dsm_world.h"
 
+extern "C" {
+#include "common/hash.h"
+}
+
 namespace
 {
 
 uint64_t fnv1a(const std::string &s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : s)
-        h = (h ^ c) * 1099511628211ull;
-    return h;
+    return sluice_fnv1a_str(s.c_str()); /* the runtime's own (common/hash.h) */
 }
 
 unsigned long bucket_of(const std::string &name)
