@@ -271,6 +271,16 @@ static cl_int CL_API_CALL image_info(cl_mem mem, cl_image_info param, size_t siz
         return dist_answer(&m->image->elem, sizeof m->image->elem, size, value, size_ret);
     if (param == CL_IMAGE_FORMAT && m->image != NULL)
         return dist_answer(&m->image->format, sizeof m->image->format, size, value, size_ret);
+    /* CL_MEM_USE_HOST_PTR with pitches: the program's memory is the image (the real ones have none). */
+    const cl_image_desc *d = m->image != NULL ? &m->image->desc : NULL;
+    if (d != NULL && m->host_ptr != NULL && d->image_row_pitch != 0 &&
+        (param == CL_IMAGE_ROW_PITCH || param == CL_IMAGE_SLICE_PITCH)) {
+        size_t v = param == CL_IMAGE_ROW_PITCH ? d->image_row_pitch
+                   : d->image_slice_pitch
+                       ? d->image_slice_pitch
+                       : d->image_row_pitch * (arrayed_1d(m->image) ? 1 : m->image->dims[1]);
+        return dist_answer(&v, sizeof v, size, value, size_ret);
+    }
     for_ranks(m->ctx, r) return remote_info(r, SLUICE_ROBJ_IMAGE_INFO, m->rid[r], param, size, value,
                                             size_ret);
     return CL_INVALID_MEM_OBJECT;
@@ -685,7 +695,10 @@ static cl_int CL_API_CALL fill_image(cl_command_queue queue, cl_mem image, const
         return r;
     struct sluice_remote_image_cmd ic;
     memset(&ic, 0, sizeof ic);
-    memcpy(ic.fill, color, sizeof ic.fill); /* a cl_float4, cl_int4 or cl_uint4 */
+    /* a cl_float4, cl_int4 or cl_uint4; one float for a depth image */
+    cl_channel_order order = m->image->format.image_channel_order;
+    memcpy(ic.fill, color,
+           order == CL_DEPTH || order == CL_DEPTH_STENCIL ? sizeof(cl_float) : sizeof ic.fill);
     memcpy(ic.dst_origin, origin, sizeof ic.dst_origin);
     memcpy(ic.region, region, sizeof ic.region);
     return device_cmd(q, DIST_CMD_FILL_IMAGE, NULL, 0, 0, m, 0, m->size, whole(m->image, origin, region), 0,

@@ -275,6 +275,10 @@ int main(void)
     cl_uint asize = 0;
     size_t as = 0;
     CHECK(clGetImageInfo(ua, CL_IMAGE_ARRAY_SIZE, sizeof as, &as, NULL));
+    size_t urp = 0, usp = 0;
+    CHECK(clGetImageInfo(ua, CL_IMAGE_ROW_PITCH, sizeof urp, &urp, NULL));
+    CHECK(clGetImageInfo(ua, CL_IMAGE_SLICE_PITCH, sizeof usp, &usp, NULL));
+    printf("USE_HOST_PTR array: row pitch %zu, slice pitch %zu\n", urp, usp);
     CHECK(clGetMemObjectInfo(ua, CL_MEM_MAP_COUNT, sizeof asize, &asize, NULL));
     printf("array size %zu\n", as);
 
