@@ -430,7 +430,27 @@ DIST_NOTES = {
     "clLinkProgram": "on every rank with devices in the list (or the context), with the inputs' programs there",
     "clSetKernelExecInfo": "devices report no SVM: SVM pointers CL_INVALID_OPERATION, fine-grain system SVM only "
                            "CL_FALSE",
+    "clEnqueueNDRangeKernel": "what the driver refuses at once is refused at enqueue, from the device's and the "
+                              "kernel's limits cached on rank 0 (dist_validate.c)",
+    "clEnqueueNativeKernel": "the function is one of rank 0's process and its memory objects' host copies are "
+                             "rank 0's: not forwarded, and devices do not advertise CL_EXEC_NATIVE_KERNEL",
+    "clSetProgramReleaseCallback": "deprecated by OpenCL 2.2; PoCL 3.1 gives CL_INVALID_OPERATION locally too",
+    "clGetKernelSubGroupInfo": "not forwarded; PoCL 3.1's devices have no sub-groups (CL_DEVICE_MAX_NUM_SUB_GROUPS "
+                               "0) and give CL_INVALID_OPERATION locally too",
+    "clGetKernelSubGroupInfoKHR": "as clGetKernelSubGroupInfo",
+    "clSetCommandQueueProperty": "OpenCL 1.0's, deprecated by 1.1 (PoCL 3.1 crashes on it locally)",
+    "clEnqueueMigrateMemObjects": "not forwarded: the coherence directory moves a buffer to the rank of each command "
+                                  "that uses it, which is what the hint asks for",
+    "clCreateSubDevicesEXT": "the OpenCL 1.1 extension cl_ext_device_fission, not listed: clCreateSubDevices works",
 }
+
+# Extension functions without a slot: their extension is not listed for a merged platform's
+# devices (dist_devices.c filters what the backend lacks), so a program that checks never calls them.
+EXTENSION_SUFFIX = re.compile(r"(KHR|EXT|INTEL|ARM|IMG|APPLE|QCOM|NV|AMD)$")
+EXTENSION_NOTE = "its extension is not listed for a merged platform's devices (not forwarded)"
+INTEROP = re.compile(r"GL|EGL|D3D|DX9|VA_API|VAAPI")
+INTEROP_NOTE = ("sharing with a graphics or media API of rank 0's process cannot reach other ranks' devices: "
+                "no sharing extension is listed")
 
 # What a missing slot means, where the specification gives that error to a device without the
 # feature (the devices of a merged platform report no pipes or SVM), or where the entry point
@@ -495,6 +515,13 @@ def write_api_doc(path, funcs):
                     if pattern.search(f.name):
                         note = reason
                         break
+            if not note and INTEROP.search(f.name):
+                note = INTEROP_NOTE
+            if not note and EXTENSION_SUFFIX.search(f.name):
+                note = EXTENSION_NOTE
+            if not note:
+                raise SystemExit(f"gen_wrappers.py: {f.name} returns an error in distributed mode without a "
+                                 "reason: add it to DIST_NOTES")
         counts[kind] += 1
         rows.append(f"| `{f.name}` | {what} | {note} |")
     out = ["# Distributed OpenCL: API coverage", "",

@@ -25,8 +25,8 @@ echo "ok: clinfo -l identical to a single process with three devices ($(wc -l <d
 # Full output: every property of every device comes from the rank that owns it, except what
 # does not work across ranks (docs/DISTRIBUTED_API.md): devices report no images, samplers,
 # pipes or SVM, and the extensions and OpenCL C features of those (and cl_khr_command_buffer,
-# cl_pocl_content_size, whose functions the distributed backend lacks) are not listed. Exactly
-# those lines differ.
+# cl_pocl_content_size, whose functions the distributed backend lacks) are not listed; native
+# kernels are not advertised (clEnqueueNativeKernel is not forwarded). Exactly those lines differ.
 POCL_DEVICES="pthread pthread pthread" clinfo >local_full.out
 POCL_DEVICES=pthread mpirun 3 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" clinfo >dist_full.out
 filter() { grep -v 'Device Vendor ID' "$1"; }
@@ -35,8 +35,11 @@ absent='Image support|image args|images from buffer|image array size|2D image bu
 absent+='|buffer sharing|Atomics|[Cc]ommand buffer|Profiling  |Out-of-order execution  |Extensions  |OpenCL C features  '
 absent+='|cl_khr_command_buffer|cl_khr_3d_image_writes|__opencl_c_images|__opencl_c_read_write_images'
 absent+='|__opencl_c_3d_image_writes|cl_pocl_content_size|__opencl_c_atomic_order_acq_rel'
+absent+='|Run native kernels'
 unexpected=$(grep -vE "$absent" diff_full.out || true)
 [ -z "$unexpected" ] || fail "clinfo differs from three local devices beyond images, pipes and SVM: $(head -20 <<<"$unexpected")"
+# clEnqueueNativeKernel is not forwarded: no device advertises it (issue 15).
+expect_eq "devices without native kernels" 3 "$(grep -cE '^    Run native kernels +No$' dist_full.out)"
 expect_eq "devices without images" 3 "$(grep -cE '^  Image support +No$' dist_full.out)"
 expect_eq "devices without SVM" 3 "$(grep -cE '^    Coarse-grained buffer sharing +No$' dist_full.out)"
 expect_eq "devices without pipes" 3 "$(grep -cE '^  Pipe support +No$' dist_full.out)"
