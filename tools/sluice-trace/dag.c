@@ -53,19 +53,9 @@ static int rewrite_by_id(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-/* realloc to hold `need` elements (doubling); out of memory ends the command. */
 static void *grow_array(void *p, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
-        return p;
-    size_t c = *cap ? *cap * 2 : 64;
-    void *g = realloc(p, c * size);
-    if (!g) {
-        fprintf(stderr, "sluice-trace dag: out of memory\n");
-        exit(1);
-    }
-    *cap = c;
-    return g;
+    return trace_grow(p, cap, need, size, "dag");
 }
 
 static int by_id(const void *a, const void *b)

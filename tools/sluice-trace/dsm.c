@@ -62,16 +62,7 @@ struct dsm {
 
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
-        return p;
-    size_t c = *cap ? *cap * 2 : 256;
-    void *g = realloc(p, c * size);
-    if (!g) {
-        fprintf(stderr, "sluice-trace dsm: out of memory\n");
-        exit(1);
-    }
-    *cap = c;
-    return g;
+    return trace_grow(p, cap, need, size, "dsm");
 }
 
 static int by_t(const void *a, const void *b)

@@ -61,18 +61,7 @@ struct io {
 
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
-        return p;
-    size_t n = *cap ? *cap * 2 : 16;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(p, n * size);
-    if (!q) {
-        fprintf(stderr, "sluice-trace io: out of memory\n");
-        exit(1);
-    }
-    *cap = n;
-    return q;
+    return trace_grow(p, cap, need, size, "io");
 }
 
 static struct version *find(struct io *io, const char *set, uint64_t version)

@@ -76,18 +76,7 @@ struct exporter {
 
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
-        return p;
-    size_t n = *cap ? *cap * 2 : 64;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(p, n * size);
-    if (!q) {
-        fprintf(stderr, "sluice-trace perfetto: out of memory\n");
-        exit(1);
-    }
-    *cap = n;
-    return q;
+    return trace_grow(p, cap, need, size, "perfetto");
 }
 
 static const struct sluice_tf_event *ev_of(const struct item *it)

@@ -182,3 +182,19 @@ int trace_set_open(struct trace_set *set, char *const *paths, int npaths, const 
     trace_set_report_missing(set, command, err);
     return 0;
 }
+
+void *trace_grow(void *p, size_t *cap, size_t need, size_t size, const char *command)
+{
+    if (need <= *cap)
+        return p;
+    size_t n = *cap ? *cap * 2 : 64;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(p, n * size);
+    if (q == NULL) {
+        fprintf(stderr, "sluice-trace %s: out of memory\n", command);
+        exit(1);
+    }
+    *cap = n;
+    return q;
+}

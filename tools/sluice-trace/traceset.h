@@ -38,6 +38,10 @@ void trace_set_report_missing(const struct trace_set *set, const char *command, 
  * return -1 (the error is printed); then name the ranks that have no trace file. */
 int trace_set_open(struct trace_set *set, char *const *paths, int npaths, const char *command, FILE *err);
 
+/* p (an array of *cap elements of `size` bytes) grown by doubling to hold `need`; out of memory
+ * ends the command with one line naming it. */
+void *trace_grow(void *p, size_t *cap, size_t need, size_t size, const char *command);
+
 /* The number `f`'s producer gave the kind called `name`, or -1 if it has none. */
 int trace_kind_number(const struct sluice_trace_file *f, const char *name);
 
