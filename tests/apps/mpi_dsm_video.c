@@ -26,23 +26,46 @@
 #define IN_BASE 10000ul
 #define OUT_BASE 20000ul
 #define ACK_BASE 30000ul
-#define STRIDE 64ul /* room for a frame of up to 64 chunks at each buffer's address */
+#define STRIDE 64ul         /* room for a frame of up to 64 chunks in each buffer */
+#define CHUNK (64ul * 1024) /* the buffers' chunk size */
 
 static uint32_t frames, w, h;
 static int nproc, rank;
 static size_t frame_bytes;
 
+/* Placement: with every rank a server (SLUICE_DSM_SERVERS=all, the default) a chunk's home is its
+ * address modulo the number of ranks, so chunk i of a buffer sits at (base + i) * ranks + home.
+ * Each buffer lives on the rank that waits for it (in[p] on process role p, out[p] on the output,
+ * ack[p] on the input): a request then goes to a rank that is idle in its event loop or to the
+ * requester itself, never to a third rank busy computing, whose answer would wait for a core. */
+static unsigned long chunk_addr(unsigned long base, size_t i, int home)
+{
+    return (base + i) * (unsigned long)(nproc + 2) + (unsigned long)home;
+}
 static unsigned long in_addr(int p)
 {
-    return IN_BASE + STRIDE * (unsigned long)p;
+    return chunk_addr(IN_BASE + STRIDE * (unsigned long)p, 0, p);
 }
 static unsigned long out_addr(int p)
 {
-    return OUT_BASE + STRIDE * (unsigned long)p;
+    return chunk_addr(OUT_BASE + STRIDE * (unsigned long)p, 0, nproc + 1);
 }
 static unsigned long ack_addr(int p)
 {
-    return ACK_BASE + STRIDE * (unsigned long)p;
+    return chunk_addr(ACK_BASE + STRIDE * (unsigned long)p, 0, 0);
+}
+
+/* The chain of bytes at the buffer whose first chunk is addr: chunks at addr, addr + ranks, ...
+ * (same home), CHUNK bytes each, the remainder last. The same call gives the same chain. */
+static sluice_dsm_chain *buffer(unsigned long addr, size_t bytes)
+{
+    unsigned long a[STRIDE];
+    size_t sz[STRIDE], n = 0;
+    for (size_t off = 0; off < bytes && n < STRIDE; off += CHUNK, n++) {
+        a[n] = addr + n * (unsigned long)(nproc + 2);
+        sz[n] = bytes - off < CHUNK ? bytes - off : CHUNK;
+    }
+    return sluice_dsm_malloc_lst(a, n, sz, n, SLUICE_DSM_MESI);
 }
 
 static void die(const char *what)
@@ -58,7 +81,7 @@ static uint32_t next_frame;
 
 static void put_frame(int p)
 {
-    sluice_dsm_chain *c = sluice_dsm_malloc(in_addr(p), frame_bytes, SLUICE_DSM_MESI);
+    sluice_dsm_chain *c = buffer(in_addr(p), frame_bytes);
     struct video_header *hd = c ? sluice_dsm_write(c) : NULL;
     if (!hd)
         die("write of an input buffer");
@@ -117,7 +140,7 @@ static uint32_t process_frame(const unsigned char *in, unsigned char *out)
 static void on_input(unsigned long addr, void *args)
 {
     (void)args;
-    sluice_dsm_chain *in = sluice_dsm_malloc(addr, frame_bytes, SLUICE_DSM_MESI);
+    sluice_dsm_chain *in = buffer(addr, frame_bytes);
     const struct video_header *hd = in ? sluice_dsm_read(in) : NULL;
     if (!hd)
         die("read of the input buffer");
@@ -125,7 +148,7 @@ static void on_input(unsigned long addr, void *args)
     if (f != VIDEO_END)
         memcpy(scratch_in, hd + 1, (size_t)w * h);
     sluice_dsm_release(in);
-    sluice_dsm_chain *out = sluice_dsm_malloc(out_addr(rank), frame_bytes, SLUICE_DSM_MESI);
+    sluice_dsm_chain *out = buffer(out_addr(rank), frame_bytes);
     struct video_header *od = out ? sluice_dsm_write(out) : NULL;
     if (!od)
         die("write of the output buffer");
@@ -162,7 +185,7 @@ static double t_start;
 static void on_output(unsigned long addr, void *args)
 {
     int p = (int)(intptr_t)args;
-    sluice_dsm_chain *c = sluice_dsm_malloc(addr, frame_bytes, SLUICE_DSM_MESI);
+    sluice_dsm_chain *c = buffer(addr, frame_bytes);
     const struct video_header *hd = c ? sluice_dsm_read(c) : NULL;
     if (!hd)
         die("read of an output buffer");
@@ -183,7 +206,7 @@ static void on_output(unsigned long addr, void *args)
         written++;
     }
     /* The frame is consumed: in[p] may take the next one. */
-    sluice_dsm_chain *a = sluice_dsm_malloc(ack_addr(p), sizeof(uint32_t), SLUICE_DSM_MESI);
+    sluice_dsm_chain *a = buffer(ack_addr(p), sizeof(uint32_t));
     uint32_t *v = a ? sluice_dsm_write(a) : NULL;
     if (!v)
         die("write of an ack");
@@ -247,6 +270,11 @@ int main(int argc, char **argv)
     nproc = sluice_dsm_size() - 2;
     if (nproc < 1) {
         fprintf(stderr, "mpi_dsm_video: needs 3 ranks or more (input, process roles, output)\n");
+        return 2;
+    }
+    if (frame_bytes > STRIDE * CHUNK) {
+        fprintf(stderr, "mpi_dsm_video: frames of %zu bytes exceed the %lu-byte buffers\n", frame_bytes,
+                STRIDE * CHUNK);
         return 2;
     }
     if (rank == 0)
