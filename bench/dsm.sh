@@ -6,7 +6,8 @@
 #      the same ranks (bench/dsm_latency.c, mpiexec -n 3)
 #   2. frames per second of the video pipeline (tests/apps/mpi_dsm_video.c) with 1 to 4 process
 #      roles, against the hand-written MPI point-to-point version (mpi_dsm_video_p2p.c), the
-#      best of --runs runs each; both write every frame and are checked equal to the reference
+#      best of --runs runs each, the two alternating; every run's frames are checked equal to the
+#      reference
 #
 #   bench/dsm.sh [--build DIR] [--iters N] [--frames N] [--size WxH] [--runs N] [--roles "1 2 3 4"]
 set -euo pipefail
@@ -50,20 +51,21 @@ echo "single-process reference: $ref_fps fps"
 echo
 echo "| process roles | ranks | DSM fps | MPI p2p fps | DSM / MPI |"
 echo "|---:|---:|---:|---:|---:|"
-best() { # prog ranks: best fps of $runs runs, output checked against the reference
-  local b=0 f
-  for _ in $(seq "$runs"); do
-    rm -f out.raw
-    timeout 600 "$mpiexec" -n "$2" "$1" "$frames" "$w" "$h" out.raw 2>run.err >/dev/null
-    cmp -s out.raw ref.raw || { echo "dsm.sh: $(basename "$1") with $2 ranks: output differs from the reference" >&2; exit 1; }
-    f=$(sed -n 's/^frames .* fps //p' run.err)
-    b=$(awk -v a="$b" -v c="$f" 'BEGIN { print (c > a) ? c : a }')
-  done
-  echo "$b"
+run() { # prog ranks: fps of one run, output checked against the reference
+  rm -f out.raw
+  timeout 600 "$mpiexec" -n "$2" "$1" "$frames" "$w" "$h" out.raw 2>run.err >/dev/null
+  cmp -s out.raw ref.raw || { echo "dsm.sh: $(basename "$1") with $2 ranks: output differs from the reference" >&2; exit 1; }
+  sed -n 's/^frames .* fps //p' run.err
 }
+max() { awk -v a="$1" -v c="$2" 'BEGIN { print (c > a) ? c : a }'; }
 for p in $roles; do
-  n=$((p + 2))
-  d=$(best "$dsm" $n)
-  m=$(best "$p2p" $n)
+  n=$((p + 2)) d=0 m=0
+  # The two versions alternate run by run, so that a change of the machine's load hits both.
+  for _ in $(seq "$runs"); do
+    f=$(run "$dsm" $n) # its own assignment: a differing output stops the script (set -e)
+    d=$(max "$d" "$f")
+    f=$(run "$p2p" $n)
+    m=$(max "$m" "$f")
+  done
   echo "| $p | $n | $d | $m | $(awk -v a="$d" -v b="$m" 'BEGIN { printf "%.2f", a / b }') |"
 done
