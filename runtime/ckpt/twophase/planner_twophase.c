@@ -185,32 +185,15 @@ static size_t first_domain(const struct splitter *s, uint64_t a)
     return lo;
 }
 
-int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n, const struct sluice_tp_params *p,
-                        struct sluice_tp_plan *out)
+/* Step 1: the non-empty members in file order into o (returns how many); empty and carried ones
+ * have nothing to shuffle. direct[i] says which go straight to the file. */
+static size_t order_members(const struct sluice_tp_member *members, size_t n,
+                            const struct sluice_tp_params *p, struct ord *o, unsigned char *direct)
 {
-    if (!out || !p || (n && !members))
-        return -EINVAL;
-    memset(out, 0, sizeof(*out));
-    uint64_t unit = p->stripe_unit, block = p->block_size;
-    if (block == 0 || (block & (block - 1)) || unit < block)
-        return -EINVAL;
-
-    out->nmembers = n;
-    out->direct = calloc(n ? n : 1, 1);
-    struct ord *o = calloc(n ? n : 1, sizeof(*o));
-    struct run *runs = calloc(n ? n : 1, sizeof(*runs));
-    struct vec pieces = {.elem = sizeof(struct sluice_tp_piece)};
-    struct vec reqs = {.elem = sizeof(struct sluice_tp_request)};
-    int rc = 0;
-    if (!out->direct || !o || !runs) {
-        rc = -ENOMEM;
-        goto done;
-    }
-
-    /* Non-empty members in file order; empty and carried ones have nothing to shuffle. */
+    uint64_t unit = p->stripe_unit;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        out->direct[i] = 1;
+        direct[i] = 1;
         if (members[i].size)
             o[m++] = (struct ord){i, members[i].offset, members[i].offset + members[i].size, members[i].src};
     }
@@ -220,16 +203,22 @@ int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n, const 
             continue;
         if (p->mode == SLUICE_CB_WRITE_AUTO && !shares_stripe(o, m, k, unit))
             continue; /* it owns its stripes: the shuffle buys nothing */
-        out->direct[o[k].index] = 0;
+        direct[o[k].index] = 0;
     }
+    return m;
+}
 
-    /* Runs: shuffled members plus the padding that follows each (up to the next block or the
-     * next member), merged when contiguous. Zero-filled padding keeps requests whole. Never
-     * past the last member: the index follows the data and ends the file. */
+/* Step 2, runs: shuffled members plus the padding that follows each (up to the next block or
+ * the next member), merged when contiguous. Zero-filled padding keeps requests whole. Never past
+ * the last member: the index follows the data and ends the file. Returns how many; *total gets
+ * their bytes. */
+static size_t make_runs(const struct ord *o, size_t m, const unsigned char *direct, uint64_t block,
+                        struct run *runs, uint64_t *total)
+{
     size_t nruns = 0;
-    uint64_t total = 0;
+    *total = 0;
     for (size_t k = 0; k < m; k++) {
-        if (out->direct[o[k].index])
+        if (direct[o[k].index])
             continue;
         uint64_t end = o[k].end;
         if (k + 1 < m) {
@@ -239,29 +228,39 @@ int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n, const 
         }
         if (end < o[k].end)
             end = o[k].end; /* only if the next block boundary overflowed */
-        total += end - o[k].offset;
+        *total += end - o[k].offset;
         if (nruns && runs[nruns - 1].end == o[k].offset)
             runs[nruns - 1].end = end;
         else
             runs[nruns++] = (struct run){o[k].offset, end};
     }
-    out->round_size = p->buffer_size / unit * unit;
-    if (out->round_size == 0)
-        out->round_size = unit;
-    if (nruns == 0)
-        goto done; /* nothing to shuffle: every member goes direct */
-    if (!p->aggregators || p->naggr == 0) {
-        rc = -EINVAL;
-        goto done;
-    }
+    return nruns;
+}
 
-    /* Domains: cut on stripe boundaries so that each aggregator gets about total / naggr bytes
-     * of runs; aggregators past the data get no domain. */
-    out->domains = calloc(p->naggr, sizeof(*out->domains));
-    if (!out->domains) {
-        rc = -ENOMEM;
-        goto done;
+/* The file position where the run bytes accumulated from runs[r] (acc of them counted already,
+ * the run at r possibly partly below prev_cut) reach target. */
+static uint64_t position_of(const struct run *runs, size_t nruns, size_t r, uint64_t prev_cut, uint64_t acc,
+                            uint64_t target)
+{
+    for (size_t k = r; k < nruns; k++) {
+        uint64_t from = runs[k].begin > prev_cut ? runs[k].begin : prev_cut;
+        uint64_t len = runs[k].end - from;
+        if (acc + len >= target)
+            return from + (target - acc);
+        acc += len;
     }
+    return runs[nruns - 1].end;
+}
+
+/* Step 3, domains: cut on stripe boundaries so that each aggregator gets about total / naggr
+ * bytes of runs; aggregators past the data get no domain. Then each domain's rounds. */
+static int cut_domains(const struct run *runs, size_t nruns, uint64_t total, const struct sluice_tp_params *p,
+                       struct sluice_tp_plan *out)
+{
+    uint64_t unit = p->stripe_unit;
+    out->domains = calloc(p->naggr, sizeof(*out->domains));
+    if (!out->domains)
+        return -ENOMEM;
     size_t r = 0;
     uint64_t acc = 0, prev_cut = down(runs[0].begin, unit);
     for (size_t a = 0; a < p->naggr && r < nruns; a++) {
@@ -271,18 +270,7 @@ int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n, const 
         } else {
             /* The file position where the accumulated run bytes reach (a + 1) / naggr. */
             uint64_t target = total / p->naggr * (a + 1) + total % p->naggr * (a + 1) / p->naggr;
-            uint64_t pos = runs[nruns - 1].end;
-            uint64_t acc2 = acc;
-            for (size_t k = r; k < nruns; k++) {
-                /* The run at r may already be partly in the previous domain. */
-                uint64_t from = runs[k].begin > prev_cut ? runs[k].begin : prev_cut;
-                uint64_t len = runs[k].end - from;
-                if (acc2 + len >= target) {
-                    pos = from + (target - acc2);
-                    break;
-                }
-                acc2 += len;
-            }
+            uint64_t pos = position_of(runs, nruns, r, prev_cut, acc, target);
             cut = (pos + unit - 1) / unit * unit;
             if (cut <= prev_cut)
                 cut = prev_cut + unit; /* at least one stripe */
@@ -311,7 +299,6 @@ int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n, const 
         d->end = dend;
         d->base = down(dbeg, unit);
     }
-
     for (size_t i = 0; i < out->ndomains; i++) {
         struct sluice_tp_domain *d = &out->domains[i];
         uint64_t span = d->end - d->base;
@@ -319,66 +306,136 @@ int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n, const 
         if (d->nrounds > out->max_rounds)
             out->max_rounds = d->nrounds;
     }
+    return 0;
+}
 
-    /* Pieces (member bytes) and requests (run bytes), split by domain and round. Both loops
-     * walk file order, so the arrays come out sorted by (domain, round, offset). */
-    struct splitter sp = {out->domains, out->ndomains, out->round_size};
-    for (int pass = 0; pass < 2; pass++) {
-        size_t count = pass == 0 ? m : nruns;
-        for (size_t k = 0; k < count; k++) {
-            uint64_t a, b;
-            if (pass == 0) {
-                if (out->direct[o[k].index])
-                    continue;
-                a = o[k].offset;
-                b = o[k].end;
-                out->shuffled_bytes += b - a;
-            } else {
-                a = runs[k].begin;
-                b = runs[k].end;
-            }
-            for (size_t di = first_domain(&sp, a); di < sp.nd && sp.d[di].begin < b; di++) {
-                const struct sluice_tp_domain *d = &sp.d[di];
-                uint64_t x = a > d->begin ? a : d->begin, y = b < d->end ? b : d->end;
-                while (x < y) {
-                    uint32_t round = (uint32_t)((x - d->base) / sp.round);
-                    uint64_t wend = d->base + (uint64_t)(round + 1) * sp.round;
-                    uint64_t e = y < wend ? y : wend;
-                    if (pass == 0) {
-                        struct sluice_tp_piece *pc = vec_add(&pieces);
-                        if (!pc) {
-                            rc = -ENOMEM;
-                            goto done;
-                        }
-                        *pc = (struct sluice_tp_piece){o[k].index, x - o[k].offset, x,    e - x,
-                                                       o[k].src,   (uint32_t)di,    round};
-                    } else {
-                        /* A partial stripe at either end is a request of its own, so that
-                         * the whole stripes in between go out as one aligned request. */
-                        uint64_t cuts[4] = {x, x, e, e};
-                        uint64_t head = (x + unit - 1) / unit * unit, tail = down(e, unit);
-                        if (head < tail) {
-                            cuts[1] = head;
-                            cuts[2] = tail;
-                        }
-                        for (int c = 0; c < 3; c++) {
-                            if (cuts[c] >= cuts[c + 1])
-                                continue;
-                            struct sluice_tp_request *rq = vec_add(&reqs);
-                            if (!rq) {
-                                rc = -ENOMEM;
-                                goto done;
-                            }
-                            uint64_t len = cuts[c + 1] - cuts[c];
-                            *rq = (struct sluice_tp_request){(uint32_t)di, round, cuts[c], len,
-                                                             cuts[c] % unit == 0 && len % unit == 0};
-                        }
-                    }
-                    x = e;
-                }
-            }
+/* Step 4: [a, b) cut by domain and round window, each part handed to emit (0, or an error that
+ * stops the walk). */
+typedef int (*window_fn)(void *ctx, size_t di, uint32_t round, uint64_t x, uint64_t e);
+static int split_range(const struct splitter *sp, uint64_t a, uint64_t b, window_fn emit, void *ctx)
+{
+    for (size_t di = first_domain(sp, a); di < sp->nd && sp->d[di].begin < b; di++) {
+        const struct sluice_tp_domain *d = &sp->d[di];
+        uint64_t x = a > d->begin ? a : d->begin, y = b < d->end ? b : d->end;
+        while (x < y) {
+            uint32_t round = (uint32_t)((x - d->base) / sp->round);
+            uint64_t wend = d->base + (uint64_t)(round + 1) * sp->round;
+            uint64_t e = y < wend ? y : wend;
+            int rc = emit(ctx, di, round, x, e);
+            if (rc)
+                return rc;
+            x = e;
         }
     }
+    return 0;
+}
+
+struct piece_ctx {
+    struct vec *pieces;
+    const struct ord *member;
+};
+
+static int emit_piece(void *ctx, size_t di, uint32_t round, uint64_t x, uint64_t e)
+{
+    struct piece_ctx *c = ctx;
+    struct sluice_tp_piece *pc = vec_add(c->pieces);
+    if (!pc)
+        return -ENOMEM;
+    *pc = (struct sluice_tp_piece){c->member->index, x - c->member->offset, x,    e - x,
+                                   c->member->src,   (uint32_t)di,          round};
+    return 0;
+}
+
+struct request_ctx {
+    struct vec *reqs;
+    uint64_t unit;
+};
+
+/* A partial stripe at either end is a request of its own, so that the whole stripes in between
+ * go out as one aligned request. */
+static int emit_requests(void *ctx, size_t di, uint32_t round, uint64_t x, uint64_t e)
+{
+    struct request_ctx *c = ctx;
+    uint64_t unit = c->unit;
+    uint64_t cuts[4] = {x, x, e, e};
+    uint64_t head = (x + unit - 1) / unit * unit, tail = down(e, unit);
+    if (head < tail) {
+        cuts[1] = head;
+        cuts[2] = tail;
+    }
+    for (int k = 0; k < 3; k++) {
+        if (cuts[k] >= cuts[k + 1])
+            continue;
+        struct sluice_tp_request *rq = vec_add(c->reqs);
+        if (!rq)
+            return -ENOMEM;
+        uint64_t len = cuts[k + 1] - cuts[k];
+        *rq = (struct sluice_tp_request){(uint32_t)di, round, cuts[k], len,
+                                         cuts[k] % unit == 0 && len % unit == 0};
+    }
+    return 0;
+}
+
+/* Step 4, pieces (member bytes) and requests (run bytes), split by domain and round. Both walk
+ * file order, so the arrays come out sorted by (domain, round, offset). */
+static int split_all(const struct ord *o, size_t m, const struct run *runs, size_t nruns, uint64_t unit,
+                     struct sluice_tp_plan *out, struct vec *pieces, struct vec *reqs)
+{
+    struct splitter sp = {out->domains, out->ndomains, out->round_size};
+    for (size_t k = 0; k < m; k++) {
+        if (out->direct[o[k].index])
+            continue;
+        out->shuffled_bytes += o[k].end - o[k].offset;
+        struct piece_ctx pc = {pieces, &o[k]};
+        int rc = split_range(&sp, o[k].offset, o[k].end, emit_piece, &pc);
+        if (rc)
+            return rc;
+    }
+    struct request_ctx rq = {reqs, unit};
+    for (size_t k = 0; k < nruns; k++) {
+        int rc = split_range(&sp, runs[k].begin, runs[k].end, emit_requests, &rq);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n, const struct sluice_tp_params *p,
+                        struct sluice_tp_plan *out)
+{
+    if (!out || !p || (n && !members))
+        return -EINVAL;
+    memset(out, 0, sizeof(*out));
+    uint64_t unit = p->stripe_unit, block = p->block_size;
+    if (block == 0 || (block & (block - 1)) || unit < block)
+        return -EINVAL;
+
+    out->nmembers = n;
+    out->direct = calloc(n ? n : 1, 1);
+    struct ord *o = calloc(n ? n : 1, sizeof(*o));
+    struct run *runs = calloc(n ? n : 1, sizeof(*runs));
+    struct vec pieces = {.elem = sizeof(struct sluice_tp_piece)};
+    struct vec reqs = {.elem = sizeof(struct sluice_tp_request)};
+    int rc = 0;
+    if (!out->direct || !o || !runs) {
+        rc = -ENOMEM;
+        goto done;
+    }
+    size_t m = order_members(members, n, p, o, out->direct);
+    uint64_t total;
+    size_t nruns = make_runs(o, m, out->direct, block, runs, &total);
+    out->round_size = p->buffer_size / unit * unit;
+    if (out->round_size == 0)
+        out->round_size = unit;
+    if (nruns == 0)
+        goto done; /* nothing to shuffle: every member goes direct */
+    if (!p->aggregators || p->naggr == 0) {
+        rc = -EINVAL;
+        goto done;
+    }
+    rc = cut_domains(runs, nruns, total, p, out);
+    if (rc == 0)
+        rc = split_all(o, m, runs, nruns, unit, out, &pieces, &reqs);
 
 done:
     free(o);
