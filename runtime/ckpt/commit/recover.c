@@ -328,10 +328,9 @@ static void remove_leftover_temps(const char *dir, const char *container, FILE *
     closedir(d);
 }
 
-/* Commits one set: staged members v[0..n) (sorted by path, newest last per path). */
-static int recover_set(struct staged *v, size_t n, FILE *report)
+/* Members kept aside (open when their writer died) are reported; returns how many are taken. */
+static size_t report_aside(const struct staged *v, size_t n, FILE *report)
 {
-    const char *key = v[0].meta.m.set_key;
     size_t taken = 0;
     for (size_t i = 0; i < n; i++) {
         if (!v[i].aside) {
@@ -344,9 +343,145 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
             "`sluice-ckpt recover --take-open` commits it as it is",
             v[i].meta.m.path, v[i].meta.pid, v[i].data_path, (unsigned long long)v[i].meta.m.size);
     }
-    if (taken == 0)
+    return taken;
+}
+
+/* What the new version is written from: sources and the descriptors they read (closed after). */
+struct sources {
+    struct sluice_container_source *src;
+    int *fds;
+    size_t nsrc, nfds;
+    uint64_t bytes, staged_members;
+};
+
+/* The newest taken staged copy of each path; older staged versions are marked superseded. */
+static int add_staged(struct staged *v, size_t n, struct sources *s, FILE *report)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].aside)
+            continue;
+        size_t later = i + 1; /* the newest staged copy of this path that is taken */
+        while (later < n && v[later].aside && strcmp(v[i].meta.m.path, v[later].meta.m.path) == 0)
+            later++;
+        if (later < n && strcmp(v[i].meta.m.path, v[later].meta.m.path) == 0) {
+            v[i].superseded = 1; /* an older staged version: dropped with the set's files */
+            continue;
+        }
+        int fd = open(v[i].data_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            int rc = -errno;
+            say(report, "%s: cannot open staging file %s: %s", v[i].meta.m.path, v[i].data_path,
+                strerror(errno));
+            return rc;
+        }
+        s->fds[s->nfds++] = fd;
+        s->src[s->nsrc++] = (struct sluice_container_source){.path = v[i].meta.m.path,
+                                                             .member_rank = v[i].meta.m.member_rank,
+                                                             .writer_rank = v[i].meta.m.writer_rank,
+                                                             .mtime_ns = v[i].mtime_ns,
+                                                             .fd = fd,
+                                                             .buf = NULL,
+                                                             .size = v[i].meta.m.size};
+        s->bytes += v[i].meta.m.size;
+        s->staged_members++;
+    }
+    return 0;
+}
+
+/* Members of the previous version that were not staged again are carried over, through a
+ * verified private copy (a corrupt one is dropped with a message rather than copied). */
+static int carry_old(const struct staged *v, size_t n, const struct sluice_container *old, struct sources *s,
+                     FILE *report)
+{
+    for (uint32_t k = 0; old && k < old->n_members; k++) {
+        const struct sluice_member *om = &old->members[k];
+        int again = 0;
+        for (size_t i = 0; i < n && !again; i++)
+            again = !v[i].aside && strcmp(v[i].meta.m.path, om->path) == 0;
+        if (again)
+            continue;
+        int fd = memfd_create("sluice-recover", MFD_CLOEXEC);
+        if (fd < 0)
+            return -errno;
+        s->fds[s->nfds++] = fd;
+        char merr[2 * PATH_MAX + 64];
+        if (sluice_container_copy_member(old, k, fd, merr, sizeof merr) != 0) {
+            say(report, "%s (dropped from the recovered version)", merr);
+            continue;
+        }
+        s->src[s->nsrc++] = (struct sluice_container_source){.path = om->path,
+                                                             .member_rank = om->member_rank,
+                                                             .writer_rank = om->writer_rank,
+                                                             .mtime_ns = om->mtime_ns,
+                                                             .fd = fd,
+                                                             .buf = NULL,
+                                                             .size = om->size};
+    }
+    return 0;
+}
+
+static void fill_meta(struct sluice_container_meta *meta, const char *key, const struct sluice_container *old,
+                      FILE *report)
+{
+    memset(meta, 0, sizeof *meta);
+    meta->set_key = key;
+    meta->flags = SLUICE_CONTAINER_F_PARTIAL;
+    meta->block_size = block_size_from_env(old ? old->meta.block_size : 4096, report);
+    meta->version = old ? old->meta.version + 1 : 1;
+    meta->created_ns = now_ns();
+    meta->writer_nprocs = old ? old->meta.writer_nprocs : 1;
+    meta->writer_pid = (uint32_t)getpid();
+    gethostname(meta->writer_host, sizeof meta->writer_host - 1);
+    snprintf(meta->writer_software, sizeof meta->writer_software, "sluice %s recover", SLUICE_VERSION_STRING);
+}
+
+/* Writes the new version beside the container under a temporary name and publishes it durably;
+ * the temporary file goes on failure. err gets the reason. */
+static int write_version(const char *container, const char *dir, mode_t mode,
+                         const struct sluice_container_meta *meta, const struct sources *s, char *err,
+                         size_t errlen)
+{
+    char tmp[PATH_MAX];
+    int fd = -1, rc = 0;
+    /* A random token, created exclusively and never through a link (the folder may be shared:
+     * a name planted there must not make us write somewhere else), as in the engine. */
+    for (int tries = 0; rc == 0 && fd < 0 && tries < 16; tries++) {
+        if (sluice_container_temp_name(container, (unsigned long)sluice_random_u64(), tmp, sizeof tmp) != 0) {
+            rc = -ENAMETOOLONG;
+            break;
+        }
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && (errno != EEXIST || tries == 15)) {
+            rc = -errno;
+            snprintf(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+        }
+    }
+    if (rc == 0 && fchmod(fd, mode) != 0) {
+        rc = -errno;
+        snprintf(err, errlen, "%s: cannot set its mode: %s", tmp, strerror(errno));
+    }
+    if (rc == 0)
+        rc = sluice_container_write(fd, meta, s->src, (uint32_t)s->nsrc, err, errlen);
+    if (rc == 0) {
+        rc = publish(fd, tmp, container, dir);
+        if (rc)
+            snprintf(err, errlen, "%s: cannot make durable: %s", container, strerror(-rc));
+    }
+    if (fd >= 0) {
+        close(fd);
+        if (rc)
+            unlink(tmp);
+    }
+    return rc;
+}
+
+/* Commits one set: staged members v[0..n) (sorted by path, newest last per path). */
+static int recover_set(struct staged *v, size_t n, FILE *report)
+{
+    const char *key = v[0].meta.m.set_key;
+    if (report_aside(v, n, report) == 0)
         return 0;
-    char container[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX], err[2 * PATH_MAX + 64] = "";
+    char container[PATH_MAX], dir[PATH_MAX], err[2 * PATH_MAX + 64] = "";
     if (sluice_container_name(key, container, sizeof container) != 0 ||
         sluice_container_dir(key, dir, sizeof dir) != 0) {
         say(report, "set %s: cannot name its container", key);
@@ -365,117 +500,23 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
     }
 
     size_t nsrc_max = n + (old ? old->n_members : 0);
-    struct sluice_container_source *src = calloc(nsrc_max ? nsrc_max : 1, sizeof(*src));
-    int *fds = malloc((nsrc_max ? nsrc_max : 1) * sizeof(int));
-    size_t nsrc = 0, nfds = 0;
-    uint64_t bytes = 0, staged_members = 0;
-    rc = (src && fds) ? 0 : -ENOMEM;
-
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (v[i].aside)
-            continue;
-        size_t later = i + 1; /* the newest staged copy of this path that is taken */
-        while (later < n && v[later].aside && strcmp(v[i].meta.m.path, v[later].meta.m.path) == 0)
-            later++;
-        if (later < n && strcmp(v[i].meta.m.path, v[later].meta.m.path) == 0) {
-            v[i].superseded = 1; /* an older staged version: dropped with the set's files */
-            continue;
-        }
-        int fd = open(v[i].data_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) {
-            rc = -errno;
-            say(report, "%s: cannot open staging file %s: %s", v[i].meta.m.path, v[i].data_path,
-                strerror(errno));
-            break;
-        }
-        fds[nfds++] = fd;
-        src[nsrc++] = (struct sluice_container_source){.path = v[i].meta.m.path,
-                                                       .member_rank = v[i].meta.m.member_rank,
-                                                       .writer_rank = v[i].meta.m.writer_rank,
-                                                       .mtime_ns = v[i].mtime_ns,
-                                                       .fd = fd,
-                                                       .buf = NULL,
-                                                       .size = v[i].meta.m.size};
-        bytes += v[i].meta.m.size;
-        staged_members++;
-    }
-    /* Members of the previous version that were not staged again are carried over, through a
-     * verified private copy (a corrupt one is dropped with a message rather than copied). */
-    for (uint32_t k = 0; rc == 0 && old && k < old->n_members; k++) {
-        const struct sluice_member *om = &old->members[k];
-        int again = 0;
-        for (size_t i = 0; i < n && !again; i++)
-            again = !v[i].aside && strcmp(v[i].meta.m.path, om->path) == 0;
-        if (again)
-            continue;
-        int fd = memfd_create("sluice-recover", MFD_CLOEXEC);
-        if (fd < 0) {
-            rc = -errno;
-            break;
-        }
-        fds[nfds++] = fd;
-        char merr[2 * PATH_MAX + 64];
-        if (sluice_container_copy_member(old, k, fd, merr, sizeof merr) != 0) {
-            say(report, "%s (dropped from the recovered version)", merr);
-            continue;
-        }
-        src[nsrc++] = (struct sluice_container_source){.path = om->path,
-                                                       .member_rank = om->member_rank,
-                                                       .writer_rank = om->writer_rank,
-                                                       .mtime_ns = om->mtime_ns,
-                                                       .fd = fd,
-                                                       .buf = NULL,
-                                                       .size = om->size};
-    }
-
-    struct sluice_container_meta meta;
-    memset(&meta, 0, sizeof meta);
-    meta.set_key = key;
-    meta.flags = SLUICE_CONTAINER_F_PARTIAL;
-    meta.block_size = block_size_from_env(old ? old->meta.block_size : 4096, report);
-    meta.version = old ? old->meta.version + 1 : 1;
-    meta.created_ns = now_ns();
-    meta.writer_nprocs = old ? old->meta.writer_nprocs : 1;
-    meta.writer_pid = (uint32_t)getpid();
-    gethostname(meta.writer_host, sizeof meta.writer_host - 1);
-    snprintf(meta.writer_software, sizeof meta.writer_software, "sluice %s recover", SLUICE_VERSION_STRING);
-
-    int fd = -1;
-    /* A random token, created exclusively and never through a link (the folder may be shared:
-     * a name planted there must not make us write somewhere else), as in the engine. */
-    for (int tries = 0; rc == 0 && fd < 0 && tries < 16; tries++) {
-        if (sluice_container_temp_name(container, (unsigned long)sluice_random_u64(), tmp, sizeof tmp) != 0) {
-            rc = -ENAMETOOLONG;
-            break;
-        }
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0 && (errno != EEXIST || tries == 15)) {
-            rc = -errno;
-            snprintf(err, sizeof err, "%s: cannot create: %s", tmp, strerror(errno));
-        }
-    }
-    if (rc == 0 && fchmod(fd, container_mode(v, n, old)) != 0) {
-        rc = -errno;
-        snprintf(err, sizeof err, "%s: cannot set its mode: %s", tmp, strerror(errno));
-    }
+    struct sources s = {.src = calloc(nsrc_max ? nsrc_max : 1, sizeof(*s.src)),
+                        .fds = malloc((nsrc_max ? nsrc_max : 1) * sizeof(int))};
+    rc = (s.src && s.fds) ? 0 : -ENOMEM;
     if (rc == 0)
-        rc = sluice_container_write(fd, &meta, src, (uint32_t)nsrc, err, sizeof err);
-    if (rc == 0) {
-        rc = publish(fd, tmp, container, dir);
-        if (rc)
-            snprintf(err, sizeof err, "%s: cannot make durable: %s", container, strerror(-rc));
-    }
-    if (fd >= 0) {
-        close(fd);
-        if (rc)
-            unlink(tmp);
-    }
+        rc = add_staged(v, n, &s, report);
+    if (rc == 0)
+        rc = carry_old(v, n, old, &s, report);
+    struct sluice_container_meta meta;
+    fill_meta(&meta, key, old, report);
+    if (rc == 0)
+        rc = write_version(container, dir, container_mode(v, n, old), &meta, &s, err, sizeof err);
     if (rc == 0 && locked)
         remove_leftover_temps(dir, container, report);
-    for (size_t i = 0; i < nfds; i++)
-        close(fds[i]);
-    free(fds);
-    free(src);
+    for (size_t i = 0; i < s.nfds; i++)
+        close(s.fds[i]);
+    free(s.fds);
+    free(s.src);
     if (old)
         sluice_container_close(old);
     if (lockfd >= 0)
@@ -493,8 +534,8 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
         unlink(v[i].meta_path);
     }
     say(report, "%s: recovered version %llu, %llu staged member(s), %llu bytes, %zu member(s) in all",
-        container, (unsigned long long)meta.version, (unsigned long long)staged_members,
-        (unsigned long long)bytes, nsrc);
+        container, (unsigned long long)meta.version, (unsigned long long)s.staged_members,
+        (unsigned long long)s.bytes, s.nsrc);
     return 0;
 }
 
