@@ -264,7 +264,7 @@ size_t sluice_dcr_format(const struct sluice_dcr_plan *plan, char *buf, size_t l
 
 /* --- the window (sluice_dcr_window) --------------------------------------------------------- */
 
-#define WIN_RANKS 64
+#define WIN_RANKS 63 /* ranks 1..62 take part (bit 63 of a group mask names gather communicators) */
 
 struct wgroup {
     const struct sluice_dcr_item *lead;
@@ -283,12 +283,42 @@ static bool host_overlap(const struct sluice_dcr_item *a, const struct sluice_dc
 /* Whether write `it` may join group `g` (other conditions checked by the caller), and as what. */
 static int join_kind(const struct wgroup *g, const struct sluice_dcr_item *it, bool scatter)
 {
+    if ((g->lead->kind == SLUICE_DCR_ITEM_READ) != (it->kind == SLUICE_DCR_ITEM_READ))
+        return -1;
+    if (it->kind == SLUICE_DCR_ITEM_READ)
+        return scatter && !it->staged && it->host_addr == g->hi ? SLUICE_DCR_GATHER : -1;
     if (g->kind != SLUICE_DCR_SCATTER && g->lead->host_size == it->host_size &&
         g->lead->content == it->content)
         return SLUICE_DCR_BCAST;
     if (scatter && g->kind != SLUICE_DCR_BCAST && !g->lead->staged && !it->staged && it->host_addr == g->hi)
         return SLUICE_DCR_SCATTER;
     return -1;
+}
+
+/* Item `it` joins the first open group it may join (from the newest its rank met, and after the
+ * last PEER on its rank), or starts one. Returns the group's number. */
+static uint32_t join_group(struct wgroup *g, uint32_t *ng, uint32_t *last, const uint32_t *cut,
+                           const struct sluice_dcr_item *it, bool more)
+{
+    int r = it->rank;
+    uint32_t join = 0;
+    for (uint32_t k = (last[r] > cut[r] ? last[r] : cut[r]); k < *ng && join == 0; k++) {
+        int kind = g[k].closed || (g[k].ranks & (1ull << r)) ? -1 : join_kind(&g[k], it, more);
+        if (kind < 0)
+            continue;
+        g[k].kind = kind;
+        if (kind != SLUICE_DCR_BCAST)
+            g[k].hi += it->host_size;
+        join = k + 1;
+    }
+    if (join == 0) {
+        g[*ng] = (struct wgroup){it, it->host_addr, it->host_addr + it->host_size, 0, 0, -1, false};
+        join = ++*ng;
+    }
+    g[join - 1].ranks |= 1ull << r;
+    g[join - 1].members++;
+    last[r] = join;
+    return join;
 }
 
 uint32_t sluice_dcr_window(const struct sluice_dcr_item *v, size_t n, uint32_t *group, sluice_dcr_kind *kinds)
@@ -310,6 +340,8 @@ uint32_t sluice_dcr_window(const struct sluice_dcr_item *v, size_t n, uint32_t *
             for (uint32_t k = 0; k < ng; k++)
                 if (it->host_addr < g[k].hi && g[k].lo < it->host_addr + it->host_size)
                     g[k].closed = true;
+            if (kinds != NULL && !it->staged && it->rank > 0 && it->rank < WIN_RANKS && it->host_size > 0)
+                group[i] = join_group(g, &ng, last, cut, it, true);
         } else if (it->kind == SLUICE_DCR_ITEM_PEER) {
             for (int e = 0; e < 2; e++) {
                 int r = e ? it->peer : it->rank;
@@ -327,26 +359,7 @@ uint32_t sluice_dcr_window(const struct sluice_dcr_item *v, size_t n, uint32_t *
                 after_read = v[j].kind == SLUICE_DCR_ITEM_READ && host_overlap(&v[j], it);
             if (after_read)
                 continue;
-            int r = it->rank;
-            uint32_t join = 0;
-            for (uint32_t k = (last[r] > cut[r] ? last[r] : cut[r]); k < ng && join == 0; k++) {
-                int kind =
-                    g[k].closed || (g[k].ranks & (1ull << r)) ? -1 : join_kind(&g[k], it, kinds != NULL);
-                if (kind < 0)
-                    continue;
-                g[k].kind = kind;
-                if (kind == SLUICE_DCR_SCATTER)
-                    g[k].hi += it->host_size;
-                join = k + 1;
-            }
-            if (join == 0) {
-                g[ng] = (struct wgroup){it, it->host_addr, it->host_addr + it->host_size, 0, 0, -1, false};
-                join = ++ng;
-            }
-            g[join - 1].ranks |= 1ull << r;
-            g[join - 1].members++;
-            last[r] = join;
-            group[i] = join;
+            group[i] = join_group(g, &ng, last, cut, it, kinds != NULL);
         }
     }
     /* Single writes stay plain writes; the others are renumbered 1, 2, ... in order. */

@@ -12,7 +12,9 @@
  *   P2P        a read from device A into host memory, then a write of that memory to device
  *              B: a direct A -> B transfer (device-host-device copy removal)
  *   SCATTER    (the window only) adjacent slices of one host range written to several devices:
- *              one scatter from rank 0, each slice sent once */
+ *              one scatter from rank 0, each slice sent once
+ *   GATHER     (in the window) adjacent slices of one host range read from several devices: one
+ *              gather to rank 0 */
 #ifndef SLUICE_DCL_DAG_DCR_H
 #define SLUICE_DCL_DAG_DCR_H
 
@@ -85,20 +87,22 @@ struct sluice_dcr_item {
     int rank, peer;
     uint64_t host_addr, host_size;
     uint64_t content;
-    int staged; /* a write: its bytes are a copy taken at enqueue, not the program's memory */
+    int staged; /* a write: its bytes are a copy taken at enqueue, not the program's memory; a
+                   read: not a plain read (rect, map), which joins no gather */
 };
 
 /* Fills group[i] (n entries): 0, or the number (1, 2, ...) of the collective that replaces write
  * i, and kinds[g - 1] (n entries; NULL: broadcasts only) its kind. A broadcast has two or more
  * writes of equal size and content; a scatter, two or more writes of adjacent slices of one host
  * range in increasing order (each starts where the previous one ended), none of them staged (the
- * scatter sends from the program's memory); either on distinct ranks other than 0. A write joins
- * an open group unless: its rank is already in it; its host range received a read earlier in the
- * window (its bytes are a device's, not known yet); its rank met a later group already (every
- * rank meets its groups in increasing order, the order rank 0 starts the collectives in, which
- * MPI requires on one communicator); a PEER item on its rank came after the group opened (it
- * might wait for a member that waits for the collective). A READ into a group's host range, a
- * PEER on one of its ranks and a FENCE close groups. Returns the number of groups. */
+ * scatter sends from the program's memory); a gather, two or more plain READs of adjacent slices
+ * in increasing order (group[i] is then given for reads too); each on distinct ranks other than 0
+ * and below 63. A write (a read, for a gather) joins an open group unless: its rank is already in it; its
+ * host range received a read earlier in the window (its bytes are a device's, not known yet); its rank met a
+ * later group already (every rank meets its groups in increasing order, the order rank 0 starts the
+ * collectives in, which MPI requires on one communicator); a PEER item on its rank came after the group
+ * opened (it might wait for a member that waits for the collective). A READ into a group's host range, a PEER
+ * on one of its ranks and a FENCE close groups. Returns the number of groups. */
 uint32_t sluice_dcr_window(const struct sluice_dcr_item *v, size_t n, uint32_t *group,
                            sluice_dcr_kind *kinds);
 

@@ -198,6 +198,9 @@ struct dist_event {
     const void *late_pack; /* a rect write: packed from here (late_geom) first */
     size_t late_geom[13];
     struct dist_event *late_next;
+    /* A gather's lead read (the one holding the MPI request): the other reads it replaced, which
+     * complete with it. */
+    struct dist_event *gather_next;
 };
 
 /* dist_call.c */

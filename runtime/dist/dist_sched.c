@@ -471,6 +471,13 @@ static int test_mpi(void)
             *p = e->mnext;
             free(e->reqs);
             e->reqs = NULL;
+            for (struct dist_event *f = e->gather_next, *n; f != NULL; f = n) {
+                n = f->gather_next; /* the other parts of its gather landed with it */
+                f->gather_next = NULL;
+                f->nreqs = 0;
+                maybe_complete(f);
+            }
+            e->gather_next = NULL;
             maybe_complete(e);
         } else {
             p = &e->mnext;
@@ -936,6 +943,71 @@ static void start_scatter(struct held **hv, size_t n, const uint32_t *group, uin
     }
 }
 
+/* Rank 0's part of gather `g`: the members' reads of adjacent slices of one host range land by one
+ * MPI_Igatherv rooted here over the gather communicator of rank 0 and the members (rank 0 gives
+ * nothing: MPI_IN_PLACE), straight into the program's memory. The other reads complete when it
+ * does (their DONE alone does not say their bytes landed). Over INT_MAX bytes: one by one. */
+static void start_gather(struct held **hv, size_t n, const uint32_t *group, uint32_t g)
+{
+    uint64_t mask = 1;
+    struct held *lead = NULL;
+    int members = 0;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        if (group[i] == g) {
+            mask |= 1ull << hv[i]->rank;
+            lead = lead ? lead : hv[i];
+            members++;
+            total += hv[i]->len;
+        }
+    if (lead == NULL || total > INT_MAX || lead->e->free_after != NULL)
+        return;
+    int size = __builtin_popcountll(mask);
+    int *cd = calloc(2 * (size_t)size, sizeof *cd);
+    MPI_Comm comm = cd != NULL ? sluice_remote_group_comm(mask | SLUICE_REMOTE_GROUP_GATHER) : MPI_COMM_NULL;
+    struct dist_event *e = lead->e;
+    if (comm == MPI_COMM_NULL || (e->reqs = malloc(sizeof *e->reqs)) == NULL) {
+        free(cd);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (group[i] == g) {
+            int cr = __builtin_popcountll(mask & ((1ull << hv[i]->rank) - 1));
+            cd[cr] = (int)hv[i]->len;
+            cd[size + cr] = (int)((char *)hv[i]->recv - (char *)lead->recv);
+        }
+    if (MPI_Igatherv(MPI_IN_PLACE, 0, MPI_BYTE, lead->recv, cd, cd + size, MPI_BYTE, 0, comm, e->reqs) !=
+        MPI_SUCCESS)
+        dist_fault_peer(-1, MPI_ERR_OTHER, "starting a gather");
+    e->nreqs = 1;
+    e->free_after = cd; /* MPI reads the arrays until the gather completes */
+    pend_mpi(e, total);
+    data_trace(members, total, 4);
+    static uint32_t str;
+    if (str == 0)
+        str = sluice_trace_string("gather");
+    for (size_t i = 0; i < n; i++) {
+        if (group[i] != g)
+            continue;
+        struct held *h = hv[i];
+        struct sluice_remote_cmd hd;
+        memcpy(&hd, h->p, sizeof hd);
+        hd.flags |= SLUICE_CMD_GATHER;
+        memcpy(h->p, &hd, sizeof hd);
+        h->req.a[5] = mask | SLUICE_REMOTE_GROUP_GATHER;
+        if (sluice_trace_active())
+            sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, str, h->e->id, (uint64_t)h->rank);
+        sluice_trace_instant(SLUICE_EV_MSG_RECV, (uint64_t)h->rank, h->len,
+                             (uint64_t)SLUICE_REMOTE_DATA_TAG(h->e->id));
+        h->recv = NULL; /* the gather brings it */
+        if (h != lead) {
+            h->e->nreqs = 1; /* until the gather completes */
+            h->e->gather_next = e->gather_next;
+            e->gather_next = h->e;
+        }
+    }
+}
+
 static void window_close_locked(void)
 {
     if (win == NULL)
@@ -962,6 +1034,7 @@ static void window_close_locked(void)
                 x.kind = SLUICE_DCR_ITEM_READ;
                 x.host_addr = (uint64_t)(uintptr_t)h->recv;
                 x.host_size = h->len;
+                x.staged = h->e->type != CL_COMMAND_READ_BUFFER; /* a rect read or a map: no gather */
             } else if (h->push) {
                 x.kind = SLUICE_DCR_ITEM_PEER;
                 x.peer = h->push_rank;
@@ -978,6 +1051,8 @@ static void window_close_locked(void)
         for (uint32_t g = 1; g <= ng; g++) {
             if (kinds[g - 1] == SLUICE_DCR_SCATTER)
                 start_scatter(hv, n, group, g);
+            else if (kinds[g - 1] == SLUICE_DCR_GATHER)
+                start_gather(hv, n, group, g);
             else
                 start_bcast(hv, n, group, g);
         }

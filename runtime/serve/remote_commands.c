@@ -138,6 +138,8 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
             c->size = (size_t)a[2];
             c->peer = (int)a[4];
             c->bcast = a[5];
+            if (c->flags & SLUICE_CMD_GATHER)
+                c->gseq = sluice_eng_gathers++;
             if (rest == sizeof c->geom) {
                 c->rect = 1;
                 memcpy(c->geom, at, sizeof c->geom);
@@ -153,7 +155,8 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
                 r = api()->clEnqueueReadBuffer(c->q, PTR(cl_mem, a[0]), CL_FALSE, c->off, c->size,
                                                PTR(void *, a[3]), (cl_uint)nw, nw ? wl : NULL, &c->ev);
             else if (req->op == SLUICE_REMOTE_CMD_READ &&
-                     !sluice_eng_read_mapped(c, PTR(cl_mem, a[0]), wl, nw))
+                     ((c->flags & SLUICE_CMD_GATHER) ||
+                      !sluice_eng_read_mapped(c, PTR(cl_mem, a[0]), wl, nw)))
                 r = sluice_eng_read_pieces(c, PTR(cl_mem, a[0]), wl, nw);
             else if (req->op == SLUICE_REMOTE_CMD_WRITE)
                 r = sluice_eng_write_pieces(c, PTR(cl_mem, a[0]), wl, nw);

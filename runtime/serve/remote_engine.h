@@ -50,6 +50,7 @@ struct eng_cmd {
     size_t sent; /* reads to a peer: pieces whose send started */
     int64_t status;
     uint64_t bcast; /* SLUICE_CMD_BCAST: the rank mask of the broadcast's communicator */
+    uint64_t gseq;  /* SLUICE_CMD_GATHER: its number among this rank's gathers */
     struct eng_cmd *hnext, *next, *prev;
 };
 
@@ -95,6 +96,7 @@ void sluice_eng_failed_add(uint64_t id, int64_t status);
 void sluice_eng_forget_notified(void);
 
 /* remote_commands.c */
+extern uint64_t sluice_eng_gathers;        /* gathers given to this rank (remote_transfer.c) */
 extern struct eng_cmd *sluice_eng_blocked; /* a write from a peer still waiting for its data */
 int sluice_eng_deferring(void);            /* commands wait behind sluice_eng_blocked */
 void sluice_eng_run_deferred(void);

@@ -34,7 +34,7 @@ MPI_Comm sluice_remote_group_comm(uint64_t mask)
         MPI_Comm world = sluice_comm();
         int me = 0, ranks[64], n = 0;
         MPI_Comm_rank(world, &me);
-        for (int r = 0; r < 64; r++)
+        for (int r = 0; r < 63; r++) /* (bit 63: the gather communicator of the same ranks) */
             if (mask & (1ull << r))
                 ranks[n++] = r;
         if (me == 0) { /* the others create it when GROUP arrives */

@@ -132,8 +132,11 @@ enum {
                                       communicator of the ranks in a5 (a mask), not from a4 */
     SLUICE_CMD_SCATTER = 1u << 4,  /* CMD_WRITE: the data comes as this rank's part of one
                                       MPI_Iscatterv from rank 0 over that communicator, one piece */
-    SLUICE_CMD_IMAGE = 1u << 5     /* an image command: rect READ/WRITE of an image, image COPY and
+    SLUICE_CMD_IMAGE = 1u << 5,    /* an image command: rect READ/WRITE of an image, image COPY and
                                       FILL (serve/remote_image.h) */
+    SLUICE_CMD_GATHER = 1u << 6    /* CMD_READ: the data goes as this rank's part of one MPI_Igatherv
+                                      rooted at rank 0 over the gather communicator of a5, one
+                                      piece; a rank posts its gathers in command order */
 };
 struct sluice_remote_cmd {
     uint64_t id;
@@ -204,9 +207,12 @@ int sluice_remote_data_isend(MPI_Comm comm, int dst, uint64_t id, const void *da
 int sluice_remote_data_irecv(MPI_Comm comm, int src, uint64_t id, void *data, size_t len, MPI_Request *reqs);
 /* The same pieces as one MPI_Ibcast each from `root` of comm (the root sends, the others receive). */
 int sluice_remote_data_ibcast(MPI_Comm comm, int root, void *data, size_t len, MPI_Request *reqs);
-/* The communicator of the ranks in `mask` (bit r: rank r of sluice's communicator), created once
- * with MPI_Comm_create_group by each of them and cached (remote_group.c). Rank 0 first sends
- * GROUP to the others, which create it from their serving loop at once. MPI_COMM_NULL on failure. */
+/* The communicator of the ranks in `mask` (bit r: rank r of sluice's communicator, r < 63), created
+ * once with MPI_Comm_create_group by each of them and cached (remote_group.c). Rank 0 first sends
+ * GROUP to the others, which create it from their serving loop at once. MPI_COMM_NULL on failure.
+ * Bit 63 (SLUICE_REMOTE_GROUP_GATHER) asks for a second communicator of the same ranks, for
+ * gathers only: their parts are posted when a device read completes, not in command order. */
+#define SLUICE_REMOTE_GROUP_GATHER (1ull << 63)
 MPI_Comm sluice_remote_group_comm(uint64_t mask);
 /* The sleep of a wait that has found nothing for waited_ns: an eighth of it, between 1 us and
  * max_ns, so that an answer is found at most about 1/8 late. */

@@ -183,9 +183,29 @@ void sluice_eng_staging_release(unsigned char *p, size_t cap)
 
 /* A read to a peer: `n` pieces, each read waiting for wl and sent as soon as it is read, then the
  * command's event over all of them. */
+/* Gathers: how many this rank was given, and posted (in that order: MPI needs the collectives of
+ * one communicator in one order on every member, and the device reads may end in another). */
+uint64_t sluice_eng_gathers, sluice_eng_gathers_posted;
+
+/* This rank's part of a gather: its whole slice as one piece, once every earlier gather is posted.
+ * Returns 0 when it has to wait for its turn. */
+static int post_gather(struct eng_cmd *c, int force)
+{
+    if (c->gseq != sluice_eng_gathers_posted && !force)
+        return 0;
+    MPI_Comm g = sluice_remote_group_comm(c->bcast);
+    int rc = g == MPI_COMM_NULL ? MPI_ERR_COMM
+                                : MPI_Igatherv(c->staging, (int)c->size, MPI_BYTE, NULL, NULL, NULL, MPI_BYTE,
+                                               0, g, &c->reqs[0]);
+    if (checked(rc, 0, "sending a gather's part") != MPI_SUCCESS)
+        c->status = CL_OUT_OF_RESOURCES;
+    sluice_eng_gathers_posted++;
+    return 1;
+}
+
 cl_int sluice_eng_read_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t nw)
 {
-    size_t n = sluice_remote_pieces(c->size);
+    size_t n = (c->flags & SLUICE_CMD_GATHER) ? 1 : sluice_remote_pieces(c->size);
     c->npieces = n;
     c->staging = staging_for(c->q, c->size, &c->staging_cap);
     c->piece_ev = calloc(n, sizeof *c->piece_ev);
@@ -197,6 +217,8 @@ cl_int sluice_eng_read_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_
     cl_int r = CL_SUCCESS;
     for (size_t i = 0; i < n && r == CL_SUCCESS; i++) {
         size_t k, off = sluice_remote_piece(c->size, i, &k);
+        if (c->flags & SLUICE_CMD_GATHER)
+            k = c->size; /* one piece */
         r = api()->clEnqueueReadBuffer(c->q, buf, CL_FALSE, c->off + off, k, c->staging + off, (cl_uint)nw,
                                        nw ? wl : NULL, &c->piece_ev[i]);
         if (r == CL_SUCCESS)
@@ -410,7 +432,13 @@ void sluice_eng_settle_peer(struct eng_cmd *c, uint32_t op)
         c->reqs[i] = MPI_REQUEST_NULL;
     c->npieces = n;
     c->sent = n;
-    if (op == SLUICE_REMOTE_CMD_READ)
+    if (op == SLUICE_REMOTE_CMD_READ && (c->flags & SLUICE_CMD_GATHER)) {
+        /* Zeros go as its part at once: a command that failed before its read was enqueued has
+         * nothing that would post it later (out of turn only when an earlier gather's read is
+         * still running: then MPI may pair them wrongly; the job is failing already). */
+        c->npieces = c->sent = 1;
+        post_gather(c, 1);
+    } else if (op == SLUICE_REMOTE_CMD_READ)
         checked(sluice_remote_data_isend(sluice_comm(), c->peer, c->id, c->staging, c->size, c->reqs),
                 c->peer, "sending a buffer");
     else
@@ -555,6 +583,11 @@ void sluice_eng_send_read_pieces(struct eng_cmd *c, long piece)
     while (c->sent < c->npieces &&
            (c->rect ? (piece == 0 || sluice_eng_done_event(c->ev))
                     : (c->sent == (size_t)piece || sluice_eng_done_event(c->piece_ev[c->sent])))) {
+        if (c->flags & SLUICE_CMD_GATHER) {
+            if (post_gather(c, 0))
+                c->sent = 1;
+            return;
+        }
         size_t i = c->sent, k, off = sluice_remote_piece(c->size, i, &k);
         if (checked(MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer, SLUICE_REMOTE_DATA_TAG(c->id),
                               sluice_comm(), &c->reqs[i]),

@@ -138,3 +138,19 @@ done
 # rank (DHDCR off: through rank 0): 3 x 5 input slices + 2 x 5 results.
 expect_eq "scatter DCR off: rank 0 sends every slice one by one" 25 "$(rank0_sent g_off.txt $slice)"
 expect_eq "scatter DCR off: no scatter" 0 "$(grep -c 'CL_DCR operation="scatter"' g_off.txt || true)"
+
+# Gather: the result slices are read back into one array at every step (non-blocking reads, in
+# the window the scatter opened). With DCR on, the three serving ranks' slices land by one MPI
+# gather per step (their sum, once) and none is received one by one; only the final read of the
+# sums (after the window) is. With it off every slice comes one by one: 3 per step + those 2.
+expect_eq "gather DCR on: one gather of the three slices per step" 5 \
+  "$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=3, bytes='$((3 * slice))', direction=4$' g_on.txt)"
+for r in 1 2 3; do
+  expect_eq "gather DCR on: rank $r's 5 reads replaced are named" 5 \
+    "$(grep -cE '^rank 0 .*CL_DCR operation="gather", command id=[0-9]+, source rank='$r'$' g_on.txt)"
+done
+expect_eq "gather DCR on: rank 0 receives no result slice one by one" 2 \
+  "$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=[123], bytes='$slice', direction=1$' g_on.txt)"
+expect_eq "gather DCR off: rank 0 receives every result slice one by one" 17 \
+  "$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=[123], bytes='$slice', direction=1$' g_off.txt)"
+expect_eq "gather DCR off: no gather" 0 "$(grep -c 'CL_DCR operation="gather"' g_off.txt || true)"

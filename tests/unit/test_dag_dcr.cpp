@@ -417,3 +417,58 @@ TEST(DcrWindow, EqualSlicesAreABroadcastNotAScatter)
     EXPECT_EQ(w.groups(), (std::vector<uint32_t>{1, 1, 0}));
     EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_BCAST}));
 }
+
+// --- gather: adjacent slices of one host range read from several ranks ----------------------------
+
+TEST(DcrWindow, AdjacentReadsFromThreeRanksAreOneGather)
+{
+    Win w;
+    w.read(1, 0x1000, 100);
+    w.other(2);
+    w.read(2, 0x1064, 101);
+    w.read(3, 0x10c9, 99);
+    uint32_t n = 0;
+    EXPECT_EQ(w.groups(&n), (std::vector<uint32_t>{1, 0, 1, 1}));
+    EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_GATHER}));
+}
+
+TEST(DcrWindow, OverlappingOrGappedReadsAreNotAGather)
+{
+    Win w;
+    w.read(1, 0x1000, 100);
+    w.read(2, 0x1050, 100); // overlaps the first (and closes its group)
+    w.read(3, 0x10b8, 100); // 4 bytes after the second
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0, 0}));
+}
+
+TEST(DcrWindow, ARectReadOrAMapIsNotInAGather)
+{
+    Win w;
+    w.read(1, 0x1000, 100);
+    w.v.push_back({SLUICE_DCR_ITEM_READ, 2, -1, 0x1064, 100, 0, 1}); // not a plain read
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0}));
+}
+
+TEST(DcrWindow, AWaitOrAMoveOnAMemberEndsTheGather)
+{
+    Win w;
+    w.read(1, 0x1000, 100);
+    w.fence();
+    w.read(2, 0x1064, 100);
+    w.peer(2, 3);
+    w.read(3, 0x10c8, 100);
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0, 0, 0, 0}));
+}
+
+TEST(DcrWindow, ReadsAndWritesDoNotShareAGroup)
+{
+    Win w;
+    w.write(1, 0x1000, 100, 1);
+    w.read(2, 0x1064, 100); // adjacent to the write, but a read
+    w.read(3, 0x10c8, 100);
+    w.write(4, 0x2000, 100, 3);
+    w.write(5, 0x2064, 100, 2);
+    uint32_t n = 0;
+    EXPECT_EQ(w.groups(&n), (std::vector<uint32_t>{0, 1, 1, 2, 2}));
+    EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_GATHER, SLUICE_DCR_SCATTER}));
+}
