@@ -183,6 +183,8 @@ struct dist_event {
     cl_int result; /* what it ends with once its data messages are done too */
     int nreqs;     /* rank 0's own data messages of the command */
     MPI_Request *reqs;
+    /* A read's bytes: its MSG_RECV is recorded when its messages completed (trace). */
+    size_t recv_len;
     int has_times;
     uint64_t t[4];                 /* queued, submit, start, end on rank 0's clock */
     uint64_t queued_ns, submit_ns; /* rank 0's own stamps: enqueued by the program, sent to its rank */

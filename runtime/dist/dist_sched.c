@@ -467,6 +467,10 @@ static int test_mpi(void)
             }
         }
         if (e->nreqs == 0) {
+            if (e->recv_len > 0) /* the data arrived now, not when the receive was posted */
+                sluice_trace_instant(SLUICE_EV_MSG_RECV, (uint64_t)e->rank, e->recv_len,
+                                     (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
+            e->recv_len = 0;
             big_done(e);
             *p = e->mnext;
             free(e->reqs);
@@ -767,8 +771,11 @@ static void transmit(struct held *h)
             } else {
                 pend_mpi(e, h->len);
                 data_trace(h->rank, h->len, h->dir);
-                sluice_trace_instant(h->dir == DIST_DATA_SENT ? SLUICE_EV_MSG_SEND : SLUICE_EV_MSG_RECV,
-                                     (uint64_t)h->rank, h->len, (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
+                if (h->dir == DIST_DATA_SENT)
+                    sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)h->rank, h->len,
+                                         (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
+                else
+                    e->recv_len = h->len; /* recorded by test_mpi */
             }
         }
     }

@@ -376,7 +376,7 @@ void sluice_remote_serve(MPI_Comm comm)
                 uint64_t now = sluice_now_ns();
                 checked(MPI_Send(&now, sizeof now, MPI_BYTE, 0, SLUICE_REMOTE_TAG_CLOCK, comm), 0,
                         "answering a ping");
-                sluice_trace_instant(SLUICE_EV_MSG_SEND, 0, sizeof now, SLUICE_REMOTE_TAG_CLOCK);
+                sluice_trace_record(SLUICE_EV_MSG_SEND, 0, now, 0, 0, sizeof now, SLUICE_REMOTE_TAG_CLOCK);
             } else if (req.op == SLUICE_REMOTE_NOTIFY) {
                 sluice_engine_notify(req.a[0], (int64_t)req.a[1]);
             } else if (req.op == SLUICE_REMOTE_GROUP) {
@@ -402,12 +402,14 @@ void sluice_remote_serve(MPI_Comm comm)
         }
         int moved = 0;
         size_t n = sluice_engine_progress(done, 64, &moved);
+        uint64_t t_send = sluice_now_ns(); /* (as in sluice_remote_send) */
         if (n > 0 &&
             checked(MPI_Send(done, (int)(n * sizeof done[0]), MPI_BYTE, 0, SLUICE_REMOTE_TAG_DONE, comm), 0,
                     "sending completions") != MPI_SUCCESS)
             return;
         if (n > 0)
-            sluice_trace_instant(SLUICE_EV_MSG_SEND, 0, n * sizeof done[0], SLUICE_REMOTE_TAG_DONE);
+            sluice_trace_record(SLUICE_EV_MSG_SEND, 0, t_send, 0, 0, n * sizeof done[0],
+                                SLUICE_REMOTE_TAG_DONE);
         if (ending && sluice_engine_inflight() == 0)
             return;
         uint64_t waited = sluice_now_ns() - last;

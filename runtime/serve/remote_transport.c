@@ -63,8 +63,9 @@ int sluice_remote_send(MPI_Comm comm, int dst, int tag, const void *head, size_t
     memcpy(buf, head, head_len);
     if (payload_len)
         memcpy(buf + head_len, payload, payload_len);
+    uint64_t t0 = sluice_now_ns(); /* the send starts here: its receive may end before it returns */
     int rc = MPI_Send(buf, (int)len, MPI_BYTE, dst, tag, comm);
-    sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)dst, len, (uint64_t)tag);
+    sluice_trace_record(SLUICE_EV_MSG_SEND, 0, t0, 0, (uint64_t)dst, len, (uint64_t)tag);
     free(buf);
     return rc;
 }
