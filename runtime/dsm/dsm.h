@@ -282,7 +282,7 @@ void dsm_free_state(void);
 int dsm_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* trace helpers */
-void dsm_trace_send(int dst, size_t bytes);
+void dsm_trace_send(int dst, size_t bytes, uint64_t t_ns);
 
 #define DSM_TAG 7
 /* Addresses from DSM_RESERVED up belong to the symbol table: its buckets (the top 64

@@ -46,9 +46,9 @@ int dsm_home_of(unsigned long addr)
     return D.servers[addr % (unsigned long)D.nservers];
 }
 
-void dsm_trace_send(int dst, size_t bytes)
+void dsm_trace_send(int dst, size_t bytes, uint64_t t_ns)
 {
-    sluice_trace_instant(SLUICE_EV_MPI_SEND, (uint64_t)dst, bytes, DSM_TAG);
+    sluice_trace_record(SLUICE_EV_MPI_SEND, 0, t_ns, 0, (uint64_t)dst, bytes, DSM_TAG);
 }
 
 /* Completed sends are freed; returns how many completed. */
@@ -121,6 +121,7 @@ int dsm_send(int dst, const struct dsm_msg *m, const void *payload, size_t len)
     if (len)
         memcpy(buf + sizeof h, payload, len);
     sluice_time_state prev = sluice_time_enter(SLUICE_TIME_MPI);
+    uint64_t t_send = sluice_now_ns(); /* the receiver may see the message before Isend returns */
     int rc = PMPI_Isend(buf, (int)(sizeof h + len), MPI_BYTE, dst, DSM_TAG, D.comm, &s->req);
     sluice_time_leave(prev);
     if (rc != MPI_SUCCESS) {
@@ -131,7 +132,7 @@ int dsm_send(int dst, const struct dsm_msg *m, const void *payload, size_t len)
     s->buf = buf;
     s->next = D.sends;
     D.sends = s;
-    dsm_trace_send(dst, sizeof h + len);
+    dsm_trace_send(dst, sizeof h + len, t_send);
     activity();
     return 0;
 }

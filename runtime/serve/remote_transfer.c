@@ -317,12 +317,12 @@ void sluice_eng_post_sends(struct eng_cmd *c)
     const unsigned char *from = c->mapped;
     if (from == NULL && (from = c->staging = staging_get(c->size, &c->staging_cap)) == NULL)
         return;
+    uint64_t t_send = sluice_now_ns(); /* the send starts (the peer may have it before Isend returns) */
     checked(sluice_remote_data_isend(sluice_comm(), c->peer, c->id, from, c->size, c->reqs), c->peer,
             "sending a buffer");
     if (sluice_trace_active()) /* a move between serving ranks, else a read back to rank 0 */
         sluice_trace_record((c->flags & SLUICE_CMD_TRANSFER) ? SLUICE_EV_MPI_SEND : SLUICE_EV_MSG_SEND, 0,
-                            sluice_now_ns(), 0, (uint64_t)c->peer, c->size,
-                            (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
+                            t_send, 0, (uint64_t)c->peer, c->size, (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
 }
 
 /* The pieces a write's data comes in: a scatter's part is one. */
@@ -589,14 +589,15 @@ void sluice_eng_send_read_pieces(struct eng_cmd *c, long piece)
             return;
         }
         size_t i = c->sent, k, off = sluice_remote_piece(c->size, i, &k);
+        uint64_t t_send = sluice_now_ns();
         if (checked(MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer, SLUICE_REMOTE_DATA_TAG(c->id),
                               sluice_comm(), &c->reqs[i]),
                     c->peer, "sending a buffer") != MPI_SUCCESS)
             c->status = CL_OUT_OF_RESOURCES;
         c->sent++;
-        if (sluice_trace_active() && c->sent == c->npieces) /* as in post_sends */
+        if (sluice_trace_active() && c->sent == c->npieces) /* as in post_sends: the last piece's start */
             sluice_trace_record((c->flags & SLUICE_CMD_TRANSFER) ? SLUICE_EV_MPI_SEND : SLUICE_EV_MSG_SEND, 0,
-                                sluice_now_ns(), 0, (uint64_t)c->peer, c->size,
+                                t_send, 0, (uint64_t)c->peer, c->size,
                                 (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
     }
 }

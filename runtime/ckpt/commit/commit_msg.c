@@ -211,10 +211,11 @@ int commit_transport_poll(void)
             loop_tail = o;
             continue;
         }
+        uint64_t t_send = sluice_now_ns(); /* (the peer may have it before Isend returns) */
         int rc = MPI_Isend(o->m.p, (int)o->m.len, MPI_BYTE, o->dst, COMMIT_TAG, commit_comm, &o->req);
         if (rc != MPI_SUCCESS)
             sluice_fatal(1, "checkpoint commit: MPI_Isend to rank %d failed", o->dst);
-        sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)o->dst, o->m.len, COMMIT_TAG);
+        sluice_trace_record(SLUICE_EV_MSG_SEND, 0, t_send, 0, (uint64_t)o->dst, o->m.len, COMMIT_TAG);
         o->next = inflight;
         inflight = o;
     }

@@ -201,10 +201,11 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
         }
         j->piece_crc[j->mine[k]] = sluice_crc32c_update(0, p, pc->size);
         int to = j->plan.domains[pc->domain].aggregator;
+        uint64_t t_send = sluice_now_ns(); /* (the aggregator may have the piece before Isend returns) */
         MPI_Isend(p, (int)pc->size, MPI_BYTE, to, j->tag, comm, &s->reqs[s->nreq++]);
         if (sluice_trace_active())
-            sluice_trace_instant(SLUICE_EV_COMMIT_SHUFFLE, (uint64_t)to, pc->size,
-                                 (uint64_t)(uint32_t)j->tag << 32 | (uint32_t)j->mine[k]);
+            sluice_trace_record(SLUICE_EV_COMMIT_SHUFFLE, 0, t_send, 0, (uint64_t)to, pc->size,
+                                (uint64_t)(uint32_t)j->tag << 32 | (uint32_t)j->mine[k]);
     }
     s->active = 1;
 }
