@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Checks a `sluice-trace perfetto` file the way the viewer reads it (used by trace_*.sh):
 strict UTF-8 JSON, one process per rank, every slice nested on its track, every flow with both
-ends inside a slice of its track, argument keys that are names. Usage: trace_check_perfetto.py FILE RANKS; prints a summary
+ends inside a slice of its track and its end not earlier than its start (within the clock
+uncertainty the file states), argument keys that are names. Usage: trace_check_perfetto.py FILE RANKS; prints a summary
 line of counts (JSON) on success, exits 1 with the reason otherwise."""
 import collections
 import json
@@ -60,9 +61,22 @@ for e in ev:
         if not inside(e):
             fail("flow %s end %s lies in no slice of its track" % (e["id"], e))
         flows[e["id"]][e["ph"]] = e
+# An arrow never points back in time: its end is not earlier than its start, within the clock
+# alignment's stated uncertainty (a rank's own messages are exact to the nanosecond; DAG nodes
+# carry device times of other ranks put on rank 0's clock). A DAG arrow starts at the end of its
+# dependency's slice (its last nanosecond).
+unc = doc["otherData"]["clock_uncertainty_ns"] / 1000.0
 for fid, ends in flows.items():
     if set(ends) != {"s", "f"}:
         fail("flow %s has only %s" % (fid, list(ends)))
+    s, f = ends["s"], ends["f"]
+    slack = EPS if s["pid"] == f["pid"] and s["name"] != "DAG dependency" else unc + EPS
+    if f["ts"] < s["ts"] - slack:
+        fail("flow %s (%s) points back in time: ends at %.3f us, %.3f us before its start %s (uncertainty %.3f us)"
+             % (fid, s["name"], f["ts"], s["ts"] - f["ts"], s, unc))
+    if s["name"] == "DAG dependency" and not any(
+            abs(end - 0.001 - s["ts"]) <= EPS for _, end, _ in tracks[(s["pid"], s["tid"])]):
+        fail("DAG arrow %s does not start at the end of a slice: %s" % (fid, s))
 for e in ev:
     for k in e.get("args", {}) if e.get("ph") in ("X", "i") else ():
         if ": " in k or " (" in k:

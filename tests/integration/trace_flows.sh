@@ -8,8 +8,10 @@
 #     of the R readers gets it rank to rank and its result is read back, then the input is read
 #     back): 2 + 2R data arrows on exactly those pairs; and a broadcast (cl_broadcast) with
 #     collective replacement on and off: one arrow from rank 0 to each serving rank either way.
-# Every arrow's two ends must lie in slices of their tracks (trace_check_perfetto.py) and no
-# message may lack its other end.
+# Every arrow's two ends must lie in slices of their tracks (trace_check_perfetto.py), no
+# message may lack its other end, and no arrow may point back in time (its receive before its
+# send by more than the clock uncertainty the file states: rank 0 once recorded a read back's
+# receive when it posted it).
 TRACE=$SLUICE_BIN_DIR/sluice-trace
 CHECK=$(dirname "$BASH_SOURCE")/trace_check_perfetto.py
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE POCL_MAX_PTHREAD_COUNT=1
@@ -26,6 +28,11 @@ for e in d["traceEvents"]:
 for f in sorted(ends.values(), key=lambda f: (f["s"]["name"], f["s"]["pid"], f["f"]["pid"])):
     print("%s %d %d" % (f["s"]["name"].replace(" ", "_"), f["s"]["pid"] - 1, f["f"]["pid"] - 1))
 print("unpaired %d" % d["otherData"]["messages_without_recorded_peer"])
+# Arrows whose receive lies before their send by more than the clocks' stated uncertainty.
+unc = d["otherData"]["clock_uncertainty_ns"] / 1000.0
+back = [f for f in ends.values() if f["f"]["ts"] < f["s"]["ts"] - unc - 0.0005]
+print("backward %d %s" % (len(back), " ".join("%s:%d->%d:%.1fus" % (f["s"]["name"].replace(" ", "_"), f["s"]["pid"] - 1,
+      f["f"]["pid"] - 1, f["s"]["ts"] - f["f"]["ts"]) for f in back)))
 PYEOF
 }
 
@@ -40,6 +47,7 @@ for n in 3 4; do
   a=$(arrows ck$n.json) || fail "arrows of ck$n.json"
   echo "$a" | sort | uniq -c
   expect_eq "$n ranks: every message has both ends" "unpaired 0" "$(echo "$a" | grep '^unpaired')"
+  expect_eq "$n ranks: no arrow points back in time" "backward 0 " "$(echo "$a" | grep '^backward')"
   agg=$(echo "$a" | awk '$1 == "checkpoint_shuffle" {print $3}' | sort -u)
   expect_eq "$n ranks: one aggregator" 1 "$(echo "$agg" | wc -l)"
   expect_eq "$n ranks: one shuffle arrow from each rank to it" "$(seq 0 $((n - 1)) | sed "s/\$/ $agg/" | tr '\n' ' ')" \
@@ -70,6 +78,8 @@ r=$(/usr/bin/python3 "$CHECK" cl.json 4) || fail "cl.json: $r"
 a=$(arrows cl.json) || fail "arrows of cl.json"
 echo "$a" | sort | uniq -c
 expect_eq "OpenCL: every message has both ends" "unpaired 0" "$(echo "$a" | grep '^unpaired')"
+expect_eq "OpenCL: no arrow points back in time (read backs received after they were sent)" "backward 0 " \
+  "$(echo "$a" | grep '^backward')"
 data=$(echo "$a" | awk '$1 == "OpenCL_data" {print $2 "->" $3}' | sort)
 expect_eq "OpenCL: data arrows = 1 write + $readers moves + $readers results + 1 read back" $((2 + 2 * readers)) \
   "$(echo "$data" | wc -l)"
@@ -91,6 +101,7 @@ for mode in on off; do
   r=$(/usr/bin/python3 "$CHECK" b$mode.json 4) || fail "b$mode.json: $r"
   a=$(arrows b$mode.json)
   expect_eq "broadcast, DCR $mode: every message has both ends" "unpaired 0" "$(echo "$a" | grep '^unpaired')"
+  expect_eq "broadcast, DCR $mode: no arrow points back in time" "backward 0 " "$(echo "$a" | grep '^backward')"
   "$TRACE" heatmap --csv b$mode.csv b$mode || fail "heatmap failed"
   for r in 1 2 3; do
     expect_eq "broadcast, DCR $mode: one input's bytes from rank 0 to rank $r" $bytes \

@@ -63,7 +63,8 @@ r=$(/usr/bin/python3 "$CHECK" cl.json 4) || fail "cl.json: $r"
 echo "$r"
 /usr/bin/python3 - cl.json <<'PYEOF' || fail "OpenCL timeline content"
 import collections, json, sys
-ev = json.load(open(sys.argv[1], encoding="utf-8"))["traceEvents"]
+doc = json.load(open(sys.argv[1], encoding="utf-8"))
+ev, meta = doc["traceEvents"], doc["otherData"]
 threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("name") == "thread_name"}
 flows = collections.defaultdict(dict)
 for e in ev:
@@ -72,14 +73,29 @@ for e in ev:
 msgs = [f for f in flows.values() if f["s"]["name"] == "OpenCL data"]
 pairs = sorted((f["s"]["pid"] - 1, f["f"]["pid"] - 1) for f in msgs)
 assert (1, 2) in pairs and len(pairs) >= 2, pairs  # the buffer's moves, from rank to rank
-assert any(f["s"]["name"] == "DAG dependency" for f in flows.values()), "no DAG arrows"
+dag = [f for f in flows.values() if f["s"]["name"] == "DAG dependency"]
+assert dag, "no DAG arrows"
+# Each DAG arrow goes from the end of the dependency's node (its last ns) to the start of the
+# node, and the node did not start before its dependency ended (device times on rank 0's clock:
+# PoCL stamps commands with CLOCK_MONOTONIC_RAW, once drawn ~300 ms early).
+nodes = [e for e in ev if e.get("ph") == "X" and e["name"] == "CL_DAG_NODE"]
+unc = meta["clock_uncertainty_ns"] / 1000.0 + 0.0005  # us: other ranks' device times, on rank 0's clock
+def node_at(p, start):
+    hit = [n for n in nodes if n["pid"] == p["pid"] and n["tid"] == p["tid"] and
+           abs((n["ts"] + n["dur"] - 0.001 if start else n["ts"]) - p["ts"]) < 0.0005]
+    assert hit, ("no node slice at the arrow's end", p)
+    return hit[0]
+for f in dag:
+    a, b = node_at(f["s"], True), node_at(f["f"], False)
+    assert b["ts"] >= a["ts"] + a["dur"] - unc, ("node starts before its dependency ended", a, b)
 execs = [e for e in ev if e.get("name") == "CL_DEVICE_EXEC"]
 assert execs and all(threads[(e["pid"], e["tid"])].startswith("device ") for e in execs), execs
 tr = [e for e in ev if e.get("name") == "CL_TRANSFER"]
 assert tr and all(e["args"]["direction"] in ("h2d", "d2h", "d2d") for e in tr), tr
 assert all(threads[(e["pid"], e["tid"])].endswith(": transfers") for e in tr)
 assert "dist scheduler" in threads.values() and "main, OpenCL server" in threads.values(), threads
-print("ok: %d message arrows %s, DAG arrows, device and transfer tracks" % (len(pairs), pairs))
+print("ok: %d message arrows %s, %d DAG arrows from the end of a node to the start of a later one, device and"
+      " transfer tracks" % (len(pairs), pairs, len(dag)))
 PYEOF
 
 # 3. Clock alignment: every rank measured its clock against rank 0's at start and exit

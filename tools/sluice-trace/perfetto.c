@@ -5,9 +5,9 @@
  * one for checkpoint commits in flight and one per rank for the distributed DAG's commands.
  * Every slice nests on its track: a slice that would overlap another one's end (a commit that
  * spans the progress thread's sleeps and wakes) goes to an extra lane of the same track.
- * Flow arrows join a message's send to its receive (both recorded) and a DAG node to the nodes
- * that depend on it. Times come from timeline.h, exactly (integer nanoseconds printed as
- * microseconds with three decimals). */
+ * Flow arrows join the start of a message's send to the end of its receive (both recorded) and
+ * the end of a DAG node to the start of each node that depends on it, so none points back. Times come from
+ * timeline.h, exactly (integer nanoseconds printed as microseconds with three decimals). */
 #include "perfetto.h"
 
 #include <getopt.h>
@@ -57,6 +57,7 @@ struct item {
 struct flow {
     size_t from, to;
     const char *name;
+    bool from_end, to_end; /* an end at its slice's last nanosecond, not at its start */
 };
 
 struct exporter {
@@ -231,11 +232,11 @@ static void collect(struct exporter *x)
     }
 }
 
-static void add_flow(struct exporter *x, size_t from, size_t to, const char *name)
+static void add_flow(struct exporter *x, size_t from, size_t to, const char *name, bool from_end, bool to_end)
 {
     static size_t cap;
     x->flows = grow(x->flows, &cap, x->nflows + 1, sizeof *x->flows);
-    x->flows[x->nflows++] = (struct flow){from, to, name};
+    x->flows[x->nflows++] = (struct flow){from, to, name, from_end, to_end};
     /* Flow ends bind to slices: a zero-length record becomes a 1 ns slice. */
     for (int k = 0; k < 2; k++) {
         struct item *it = &x->items[k ? to : from];
@@ -254,7 +255,8 @@ static size_t item_of(const struct exporter *x, const struct msg_end *end)
     return x->base[i][end->t - end->f->threads] + end->e;
 }
 
-/* A message recorded at both ends becomes an arrow from its send to its receive. */
+/* A message recorded at both ends becomes an arrow from the start of its send to the end of its
+ * receive (a blocking MPI_Recv's slice starts before the message was sent). */
 static void match_messages(struct exporter *x)
 {
     struct message *m;
@@ -265,7 +267,8 @@ static void match_messages(struct exporter *x)
     }
     for (size_t i = 0; i < n; i++) {
         if (m[i].send.f && m[i].recv.f)
-            add_flow(x, item_of(x, &m[i].send), item_of(x, &m[i].recv), msg_purpose_name(m[i].purpose));
+            add_flow(x, item_of(x, &m[i].send), item_of(x, &m[i].recv), msg_purpose_name(m[i].purpose), false,
+                     true);
         else
             x->unmatched_messages++;
     }
@@ -286,7 +289,8 @@ static int by_node(const void *a, const void *b)
     return (p->id > q->id) - (p->id < q->id);
 }
 
-/* CL_DAG_EDGE (command, depends on) becomes an arrow from the dependency's node to the node. */
+/* CL_DAG_EDGE (command, depends on) becomes an arrow from the end of the dependency's node (its
+ * last nanosecond, inside its slice) to the start of the node. */
 static void match_dag(struct exporter *x)
 {
     struct node_ref *nodes = NULL;
@@ -307,7 +311,7 @@ static void match_dag(struct exporter *x)
         struct node_ref *to = bsearch(&k1, nodes, n, sizeof *nodes, by_node);
         struct node_ref *from = bsearch(&k2, nodes, n, sizeof *nodes, by_node);
         if (to && from)
-            add_flow(x, from->item, to->item, "DAG dependency");
+            add_flow(x, from->item, to->item, "DAG dependency", true, false);
     }
     free(nodes);
 }
@@ -507,7 +511,7 @@ static void put_flows(FILE *o, const struct exporter *x, uint32_t part)
                     i + 1);
             json_string(o, fl->name);
             fputs(",\"cat\":\"flow\",\"ts\":", o);
-            json_us(o, it->ts);
+            json_us(o, (k ? fl->to_end : fl->from_end) ? it->ts + it->dur - 1 : it->ts);
             fprintf(o, ",\"pid\":%d,\"tid\":%d}", tr->pid, tr->tid[it->lane]);
         }
     }
