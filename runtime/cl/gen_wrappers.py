@@ -394,7 +394,7 @@ DIST_NOTES = {
                                      "objects they give the errors of this table",
     "clGetDeviceInfo": "the owning rank's answer, except CL_DEVICE_PLATFORM and CL_DEVICE_PARENT_DEVICE (rank 0's "
                        "handles), pipes and SVM (absent: CL_FALSE, 0) and the extensions and OpenCL C features of "
-                       "those, of images made from buffers and of mipmaps (not listed)",
+                       "those, of images made from buffers (CL_DEVICE_IMAGE_PITCH_ALIGNMENT 0) and of mipmaps (not listed)",
     "clGetPlatformInfo": "the first rank's answer; extensions whose functions the distributed backend lacks are not "
                          "listed",
     "clCreateContextFromType": "the platform of CL_CONTEXT_PLATFORM, or the first merged platform without one; no "
@@ -405,7 +405,7 @@ DIST_NOTES = {
     "clGetImageInfo": "the owning rank's answer; CL_IMAGE_BUFFER NULL (no image is made from a buffer)",
     "clCreateImage": "one real image on every rank of the context (dist_image.c); its contents move whole, packed, "
                      "through the coherence directory; an image made from a buffer (image1d_buffer, a 2D image of "
-                     "a buffer): CL_INVALID_IMAGE_DESCRIPTOR",
+                     "a buffer): CL_INVALID_OPERATION, as for a device without them",
     "clCreateImageWithProperties": "an empty property list only (else CL_INVALID_PROPERTY), then as clCreateImage",
     "clCreateImage2D": "as clCreateImage",
     "clCreateImage3D": "as clCreateImage",

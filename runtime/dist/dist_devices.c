@@ -37,11 +37,14 @@ static cl_int CL_API_CALL device_ids(cl_platform_id platform, cl_device_type typ
     return n == 0 ? CL_DEVICE_NOT_FOUND : CL_SUCCESS;
 }
 
-/* Pipes and SVM do not work across ranks (docs/DISTRIBUTED_API.md), so every device says it has
- * none, with the values OpenCL 3.0 gives a device without them: programs that check take their
- * fallback path instead of failing at their first pipe or SVM call. Images and samplers are the
- * owning rank's (dist_image.c). */
+/* Pipes, SVM and images made from buffers do not work across ranks (docs/DISTRIBUTED_API.md), so
+ * every device says it has none, with the values OpenCL 3.0 gives a device without them (a pitch
+ * alignment of 0: no 2D image from a buffer): programs that check take their fallback path
+ * instead of failing at their first such call. Other images and samplers are the owning rank's
+ * (dist_image.c). */
 #define DIST_DEVICE_ABSENT(X)                                                                                \
+    X(CL_DEVICE_IMAGE_PITCH_ALIGNMENT, cl_uint)                                                              \
+    X(CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT, cl_uint)                                                       \
     X(CL_DEVICE_SVM_CAPABILITIES, cl_device_svm_capabilities)                                                \
     X(CL_DEVICE_PIPE_SUPPORT, cl_bool)                                                                       \
     X(CL_DEVICE_MAX_PIPE_ARGS, cl_uint)                                                                      \

@@ -141,7 +141,7 @@ static cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, c
     cl_int err = c == NULL      ? CL_INVALID_CONTEXT
                  : fmt == NULL  ? CL_INVALID_IMAGE_FORMAT_DESCRIPTOR
                  : desc == NULL ? CL_INVALID_IMAGE_DESCRIPTOR
-                 : desc->buffer ? CL_INVALID_IMAGE_DESCRIPTOR /* images from buffers: not across ranks */
+                 : desc->buffer ? CL_INVALID_OPERATION /* images from buffers: not across ranks */
                                 : CL_SUCCESS;
     bool use = (flags & CL_MEM_USE_HOST_PTR) != 0, copy = (flags & CL_MEM_COPY_HOST_PTR) != 0;
     if (err == CL_SUCCESS && use && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)))
