@@ -158,6 +158,20 @@ static inline int sluice_stage_num_(const char *s, long long lo, long long hi, l
     return 0;
 }
 
+/* A stage folder entry that is a sidecar ("<base>.meta"): 1, with the paths of the sidecar and of
+ * its data file ("<base>.data") in `dir`; 0 for any other entry. The scans of the stage folder
+ * (commit_read.c, commit_member.c, recover.c) read their entries through this. */
+static inline int sluice_stage_sidecar(const char *dir, const char *name, char *meta, size_t meta_cap,
+                                       char *data, size_t data_cap)
+{
+    size_t l = strlen(name), sl = strlen(SLUICE_STAGE_META_SUFFIX);
+    if (l <= sl || strcmp(name + l - sl, SLUICE_STAGE_META_SUFFIX) != 0)
+        return 0;
+    snprintf(meta, meta_cap, "%s/%s", dir, name);
+    snprintf(data, data_cap, "%s/%.*s%s", dir, (int)(l - sl), name, SLUICE_STAGE_DATA_SUFFIX);
+    return 1;
+}
+
 /* Decodes a sidecar of `len` bytes. Returns 0, or -1 if it is not a complete, valid sidecar
  * (the caller then treats the pair as foreign and leaves it alone). stage_path is left empty. */
 static inline int sluice_stage_meta_parse(const char *buf, size_t len, struct sluice_stage_meta *sm)

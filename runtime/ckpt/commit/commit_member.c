@@ -887,21 +887,17 @@ void commit_members_find_adopted(void)
         return;
     char *buf = malloc(SLUICE_STAGE_META_MAX);
     struct dirent *e;
-    size_t ml = strlen(SLUICE_STAGE_META_SUFFIX);
     while (buf && (e = SLUICE_REAL(readdir)(d)) != NULL) {
-        size_t l = strlen(e->d_name);
-        if (strncmp(e->d_name, prefix, (size_t)plen) != 0 || l <= ml ||
-            strcmp(e->d_name + l - ml, SLUICE_STAGE_META_SUFFIX) != 0)
+        char meta[PATH_MAX], data[PATH_MAX];
+        if (strncmp(e->d_name, prefix, (size_t)plen) != 0 ||
+            !sluice_stage_sidecar(dir, e->d_name, meta, sizeof meta, data, sizeof data))
             continue;
-        char meta[PATH_MAX];
-        snprintf(meta, sizeof meta, "%s/%s", dir, e->d_name);
         ssize_t n = sluice_stage_read_meta(meta, buf, SLUICE_STAGE_META_MAX);
         struct sluice_stage_meta sm;
         if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed ||
             sm.pid != (long)getpid())
             continue;
-        snprintf(sm.m.stage_path, sizeof sm.m.stage_path, "%s/%.*s%s", dir, (int)(l - ml), e->d_name,
-                 SLUICE_STAGE_DATA_SUFFIX);
+        snprintf(sm.m.stage_path, sizeof sm.m.stage_path, "%s", data);
         struct sluice_staged_member *v = realloc(adopted, (nadopted + 1) * sizeof(*v));
         if (!v)
             break;

@@ -47,14 +47,10 @@ static int find_staged_elsewhere(const char *path, struct staged_hit *hit)
     int found = 0;
     struct dirent *e;
     char *buf = malloc(SLUICE_STAGE_META_MAX);
-    size_t sl = strlen(SLUICE_STAGE_META_SUFFIX);
     while (buf && (e = SLUICE_REAL(readdir)(d)) != NULL) {
-        size_t l = strlen(e->d_name);
-        if (l <= sl || strcmp(e->d_name + l - sl, SLUICE_STAGE_META_SUFFIX) != 0)
-            continue;
         char meta[PATH_MAX], data[PATH_MAX];
-        snprintf(meta, sizeof meta, "%s/%s", dir, e->d_name);
-        snprintf(data, sizeof data, "%s/%.*s%s", dir, (int)(l - sl), e->d_name, SLUICE_STAGE_DATA_SUFFIX);
+        if (!sluice_stage_sidecar(dir, e->d_name, meta, sizeof meta, data, sizeof data))
+            continue;
         ssize_t n = sluice_stage_read_meta(meta, buf, SLUICE_STAGE_META_MAX);
         struct sluice_stage_meta sm;
         if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed ||

@@ -157,18 +157,15 @@ static int collect(const char *stage_dir, struct staged_list *out, unsigned flag
     struct dirent *e;
     static char buf[SLUICE_STAGE_META_MAX];
     while ((e = readdir(d)) != NULL) {
-        size_t l = strlen(e->d_name), sl = strlen(SLUICE_STAGE_META_SUFFIX);
         if (strstr(e->d_name, SLUICE_STAGE_META_SUFFIX ".tmp")) {
             remove_dead_temp(stage_dir, e->d_name, report);
             continue;
         }
-        if (l <= sl || strcmp(e->d_name + l - sl, SLUICE_STAGE_META_SUFFIX) != 0)
-            continue;
         struct staged s;
         memset(&s, 0, sizeof s);
-        snprintf(s.meta_path, sizeof s.meta_path, "%s/%s", stage_dir, e->d_name);
-        snprintf(s.data_path, sizeof s.data_path, "%s/%.*s%s", stage_dir, (int)(l - sl), e->d_name,
-                 SLUICE_STAGE_DATA_SUFFIX);
+        if (!sluice_stage_sidecar(stage_dir, e->d_name, s.meta_path, sizeof s.meta_path, s.data_path,
+                                  sizeof s.data_path))
+            continue;
         unsigned owner = 0;
         long len = sluice_stage_read_own(s.meta_path, buf, sizeof buf, &owner);
         if (len == -EPERM) {
