@@ -57,6 +57,8 @@ struct gm {
     unsigned mode; /* the program's permissions for it (new members; 0: unknown) */
     int keep;
     long old_index;
+    struct commit_run *runs; /* its data runs as its writer stored them (NULL: one, dense) */
+    uint32_t nruns;
 };
 
 struct hset;
@@ -264,8 +266,10 @@ static void commit_free(struct hcommit *c)
             break;
         }
     }
-    for (size_t i = 0; i < c->nmem; i++)
+    for (size_t i = 0; i < c->nmem; i++) {
         free(c->mem[i].path);
+        free(c->mem[i].runs);
+    }
     for (size_t i = 0; i < c->ndrops; i++)
         free(c->drops[i]);
     free(c->drops);
@@ -323,6 +327,31 @@ static int order_cmp(const void *a, const void *b)
     return strcmp(x->path, y->path);
 }
 
+/* The extents of member g in the new file (written to ext unless NULL; returns the count):
+ * the data runs its writer stored, a carried member's extents in the previous version, else
+ * one dense extent. Holes are never written and read as zeros (docs/FORMAT.md). */
+static uint32_t member_extents(const struct hcommit *c, const struct gm *g, struct sluice_extent *ext)
+{
+    if (g->size == 0)
+        return 0;
+    if (g->src < 0 && g->old_index >= 0 && c->old) {
+        const struct sluice_member *om = &c->old->members[g->old_index];
+        for (uint32_t e = 0; ext && e < om->n_extents; e++)
+            ext[e] = (struct sluice_extent){om->extents[e].logical, g->offset + om->extents[e].logical,
+                                            om->extents[e].length};
+        return om->n_extents;
+    }
+    if (g->runs == NULL) {
+        if (ext)
+            ext[0] = (struct sluice_extent){0, g->offset, g->size};
+        return 1;
+    }
+    for (uint32_t r = 0; ext && r < g->nruns; r++)
+        ext[r] =
+            (struct sluice_extent){g->runs[r].logical, g->offset + g->runs[r].logical, g->runs[r].length};
+    return g->nruns;
+}
+
 /* All writers reported: index, footer, durability, atomic replacement. */
 static void finish(struct hcommit *c)
 {
@@ -330,11 +359,13 @@ static void finish(struct hcommit *c)
         complete(c, c->err);
         return;
     }
-    size_t nkeep = 0;
-    for (size_t i = 0; i < c->nmem; i++)
+    size_t nkeep = 0, next = 0;
+    for (size_t i = 0; i < c->nmem; i++) {
         nkeep += c->mem[i].keep;
+        next += c->mem[i].keep ? member_extents(c, &c->mem[i], NULL) : 0;
+    }
     struct sluice_member *mm = calloc(nkeep ? nkeep : 1, sizeof(*mm));
-    struct sluice_extent *ext = calloc(nkeep ? nkeep : 1, sizeof(*ext));
+    struct sluice_extent *ext = calloc(next ? next : 1, sizeof(*ext));
     size_t *order = calloc(nkeep ? nkeep : 1, sizeof(*order));
     int err = (mm && ext && order) ? 0 : -ENOMEM;
     size_t k = 0;
@@ -346,17 +377,19 @@ static void finish(struct hcommit *c)
     if (err == 0)
         qsort(order, nkeep, sizeof(*order), order_cmp);
     k = 0;
+    size_t e0 = 0;
     for (size_t o = 0; err == 0 && o < nkeep; o++) {
         struct gm *g = &c->mem[order[o]];
-        ext[k] = (struct sluice_extent){0, g->offset, g->size};
+        uint32_t ne = member_extents(c, g, &ext[e0]);
         mm[k] = (struct sluice_member){.path = g->path,
                                        .member_rank = g->member_rank,
                                        .writer_rank = g->writer_rank,
                                        .size = g->size,
                                        .mtime_ns = g->mtime_ns,
                                        .crc32c = g->crc,
-                                       .n_extents = g->size ? 1u : 0u,
-                                       .extents = g->size ? &ext[k] : NULL};
+                                       .n_extents = ne,
+                                       .extents = ne ? &ext[e0] : NULL};
+        e0 += ne;
         k++;
     }
 
@@ -931,6 +964,19 @@ static void on_members(int src, struct cmsg *in)
     }
 }
 
+/* Runs in order, inside the member, none empty: what the index may say. */
+static int runs_fit(const struct commit_run *runs, uint32_t n, uint64_t size)
+{
+    uint64_t next = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (runs[i].length == 0 || runs[i].logical < next || runs[i].logical > size ||
+            runs[i].length > size - runs[i].logical)
+            return 0;
+        next = runs[i].logical + runs[i].length;
+    }
+    return 1;
+}
+
 static void on_written(int src, struct cmsg *in)
 {
     struct hcommit *c = find_active(cmsg_get_u32(in));
@@ -944,13 +990,32 @@ static void on_written(int src, struct cmsg *in)
         uint64_t seq = cmsg_get_u64(in);
         uint32_t crc = cmsg_get_u32(in);
         uint32_t vanished = cmsg_get_u32(in);
+        uint32_t nruns = cmsg_get_u32(in);
+        struct commit_run *runs = nruns <= COMMIT_MAX_RUNS ? calloc(nruns ? nruns : 1, sizeof(*runs)) : NULL;
+        if (runs == NULL) {
+            in->bad = 1;
+            break;
+        }
+        for (uint32_t r = 0; r < nruns; r++) {
+            runs[r].logical = cmsg_get_u64(in);
+            runs[r].length = cmsg_get_u64(in);
+        }
         for (size_t k = 0; k < c->nmem; k++) {
-            if (c->mem[k].src == src && c->mem[k].seq == seq) {
-                c->mem[k].crc = crc;
+            struct gm *g = &c->mem[k];
+            if (g->src == src && g->seq == seq) {
+                g->crc = crc;
                 if (vanished)
-                    c->mem[k].keep = 0; /* unlinked meanwhile: left out of the index */
+                    g->keep = 0; /* unlinked meanwhile: left out of the index */
+                if (!runs_fit(runs, nruns, g->size)) {
+                    in->bad = 1;
+                } else if (g->runs == NULL) {
+                    g->runs = runs;
+                    g->nruns = nruns;
+                    runs = NULL;
+                }
             }
         }
+        free(runs);
     }
     if (in->bad && !c->err)
         c->err = -EPROTO;

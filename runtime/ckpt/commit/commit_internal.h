@@ -57,7 +57,8 @@ enum commit_msg_type {
                        announced by notices up to number upto (a complete step, not later ones) */
     MSG_MEMBERS,    /* rank -> home: {id, n, n x (seq, path, member_rank, size, mtime)} */
     MSG_WRITE,      /* home -> writer: {id, tmp, n, n x (seq, offset, size)} */
-    MSG_WRITTEN,    /* writer -> home: {id, err, n, n x (seq, crc)} */
+    MSG_WRITTEN,    /* writer -> home: {id, err, n, n x (seq, crc, vanished, nruns, nruns x
+                       (logical, length))}: the data runs stored, the rest holes */
     MSG_DONE,       /* home -> rank: {id, err, version}: the members you sent are committed */
     MSG_FLUSHED,    /* home -> rank: {req, err}: answer to FLUSH / UNLINK */
     MSG_TWOPHASE,   /* home -> participant: the inputs of a two-phase plan (twophase_home.c) */
@@ -169,13 +170,27 @@ int commit_home_poll(void);
 
 /* ---- data movement (commit_data.c): the seam for the two-phase writer --------------------- */
 
+/* The data runs of a staged member (SEEK_DATA/SEEK_HOLE of its staging file): what the
+ * container stores of it; the rest are holes, never written, read as zeros. */
+#define COMMIT_MAX_RUNS 1024 /* more runs than this: stored densely, one run */
+struct commit_run {
+    uint64_t logical, length;
+};
+/* Fills runs (COMMIT_MAX_RUNS) with the data runs of fd's first `size` bytes, in order; one
+ * run [0, size) where the file system cannot tell or there are too many. Returns the count
+ * (0 for an empty or all-hole member). */
+uint32_t commit_data_runs(int fd, uint64_t size, struct commit_run *runs);
+void commit_put_runs(struct cmsg *m, const struct commit_run *runs, uint32_t n);
+
 struct commit_copy {
     const char *src_path; /* staging file */
     uint64_t offset;      /* container offset */
     uint64_t size;
-    uint32_t crc; /* out: CRC32C of the bytes copied */
-    int vanished; /* out: the staging file was gone (the member was unlinked by
-                     another process of this node): the member is dropped */
+    uint32_t crc;            /* out: CRC32C of the bytes copied */
+    uint32_t nruns;          /* out: the data runs written (the rest are holes) */
+    struct commit_run *runs; /* out: malloc'ed, COMMIT_MAX_RUNS entries */
+    int vanished;            /* out: the staging file was gone (the member was unlinked by
+                                another process of this node): the member is dropped */
 };
 /* Writer side: copies each staged member into the container file `tmp` at its offset and makes
  * the writes durable (fdatasync) before returning. 0 or -errno. */
@@ -207,6 +222,9 @@ const char *commit_member_stage_path(int home, uint32_t id, uint64_t seq);
 int commit_fs_open(const char *path, int flags, mode_t mode);
 int commit_fs_close(int fd);
 int commit_fs_pwrite_full(int fd, const void *buf, size_t n, uint64_t off); /* 0 or -errno */
+/* The same into a new file, leaving 4 KiB-aligned blocks that are all zeros unwritten (holes:
+ * they read as zeros), so that a sparse member stays sparse through the two-phase writer. */
+int commit_fs_pwrite_sparse(int fd, const void *buf, size_t n, uint64_t off);
 int commit_fs_fsync(int fd, const char *path);
 int commit_fs_fdatasync(int fd, const char *path);
 int commit_fs_rename(const char *from, const char *to);

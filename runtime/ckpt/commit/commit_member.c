@@ -768,7 +768,10 @@ static void on_write(int home, struct cmsg *in)
         cmsg_put_u64(&out, seqs[i]);
         cmsg_put_u32(&out, copies[i].crc);
         cmsg_put_u32(&out, (uint32_t)copies[i].vanished);
+        commit_put_runs(&out, copies[i].runs, copies[i].runs ? copies[i].nruns : 0);
     }
+    for (uint32_t i = 0; copies && i < n; i++)
+        free(copies[i].runs);
     free(copies);
     free(seqs);
     commit_send(home, &out);

@@ -297,7 +297,7 @@ static void write_round(struct tp_job *j, struct agg_slot *s)
             memset(s->buf + (cur - wb), 0, end - cur);
         if (j->werr || j->out < 0)
             continue; /* keep receiving so that writers finish; write nothing more */
-        int rc = commit_fs_pwrite_full(j->out, s->buf + (rq->offset - wb), rq->size, rq->offset);
+        int rc = commit_fs_pwrite_sparse(j->out, s->buf + (rq->offset - wb), rq->size, rq->offset);
         if (rc) {
             j->werr = rc;
             continue;
@@ -439,6 +439,29 @@ static int aggregator_poll(struct tp_job *j, int *done)
 
 /* ---- job life ---------------------------------------------------------------------------------- */
 
+/* The data runs of one of my members, from its staging file (the index lists only those;
+ * a member whose file is gone, or that cannot be told, is one dense run). */
+static void put_own_runs(struct cmsg *out, const struct tp_job *j, const struct commit_tp_member *m)
+{
+    struct commit_run *runs = malloc(COMMIT_MAX_RUNS * sizeof *runs);
+    const char *stage = commit_member_stage_path(j->home, j->id, m->seq);
+    int fd = stage && runs ? commit_fs_open(stage, O_RDONLY, 0) : -1;
+    uint32_t n = 0;
+    if (fd >= 0) {
+        n = commit_data_runs(fd, m->size, runs);
+        commit_fs_close(fd);
+    } else if (runs != NULL && m->size > 0) {
+        runs[n++] = (struct commit_run){0, m->size};
+    }
+    if (runs == NULL) {
+        struct commit_run dense = {0, m->size};
+        commit_put_runs(out, &dense, m->size ? 1 : 0);
+    } else {
+        commit_put_runs(out, runs, n);
+    }
+    free(runs);
+}
+
 static void job_free(struct tp_job *j)
 {
     for (size_t i = 0; j->fds && i < j->n; i++)
@@ -496,6 +519,7 @@ static void job_finish(struct tp_job *j)
         cmsg_put_u64(&out, j->m[i].seq);
         cmsg_put_u32(&out, j->m[i].crc);
         cmsg_put_u32(&out, (uint32_t)j->m[i].vanished);
+        put_own_runs(&out, j, &j->m[i]);
     }
     commit_send(j->home, &out);
     if (sluice_trace_active())
@@ -578,6 +602,8 @@ static int job_prepare(struct tp_job *j)
             j->m[which[k]].vanished = copies[k].vanished;
         }
     }
+    for (size_t k = 0; copies && k < ncopies; k++)
+        free(copies[k].runs);
     free(copies);
     free(which);
     return rc;
