@@ -70,11 +70,11 @@ static int all_zero(const unsigned char *p, size_t n)
     return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
 }
 
-int commit_fs_pwrite_sparse(int fd, const void *buf, size_t n, uint64_t off)
+long commit_fs_pwrite_sparse(int fd, const void *buf, size_t n, uint64_t off)
 {
     enum { BLK = 4096 };
     const unsigned char *p = buf;
-    size_t i = 0;
+    size_t i = 0, written = 0;
     while (i < n) {
         /* Blocks of the file that are all zeros stay holes: the new file reads zeros there. */
         size_t b = (size_t)(BLK - (off + i) % BLK);
@@ -90,9 +90,10 @@ int commit_fs_pwrite_sparse(int fd, const void *buf, size_t n, uint64_t off)
         int rc = commit_fs_pwrite_full(fd, p + i, j - i, off + i);
         if (rc)
             return rc;
+        written += j - i;
         i = j;
     }
-    return 0;
+    return (long)written;
 }
 
 int commit_fs_fsync(int fd, const char *path)

@@ -224,7 +224,7 @@ int commit_fs_close(int fd);
 int commit_fs_pwrite_full(int fd, const void *buf, size_t n, uint64_t off); /* 0 or -errno */
 /* The same into a new file, leaving 4 KiB-aligned blocks that are all zeros unwritten (holes:
  * they read as zeros), so that a sparse member stays sparse through the two-phase writer. */
-int commit_fs_pwrite_sparse(int fd, const void *buf, size_t n, uint64_t off);
+long commit_fs_pwrite_sparse(int fd, const void *buf, size_t n, uint64_t off); /* bytes written */
 int commit_fs_fsync(int fd, const char *path);
 int commit_fs_fdatasync(int fd, const char *path);
 int commit_fs_rename(const char *from, const char *to);

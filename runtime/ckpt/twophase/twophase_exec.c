@@ -297,13 +297,14 @@ static void write_round(struct tp_job *j, struct agg_slot *s)
             memset(s->buf + (cur - wb), 0, end - cur);
         if (j->werr || j->out < 0)
             continue; /* keep receiving so that writers finish; write nothing more */
-        int rc = commit_fs_pwrite_sparse(j->out, s->buf + (rq->offset - wb), rq->size, rq->offset);
-        if (rc) {
-            j->werr = rc;
+        long w = commit_fs_pwrite_sparse(j->out, s->buf + (rq->offset - wb), rq->size, rq->offset);
+        if (w < 0) {
+            j->werr = (int)w;
             continue;
         }
-        if (sluice_trace_active())
-            sluice_trace_instant(SLUICE_EV_COMMIT_FS_WRITE, rq->offset, rq->size, (uint64_t)rq->full);
+        /* The bytes that reached the file (all-zero blocks stay holes). */
+        if (sluice_trace_active() && w > 0)
+            sluice_trace_instant(SLUICE_EV_COMMIT_FS_WRITE, rq->offset, (uint64_t)w, (uint64_t)rq->full);
     }
     j->req_cursor = q;
     /* Start write-back of the round now (asynchronous, Linux): the final fdatasync then waits
