@@ -59,6 +59,11 @@ void dist_fault_note_device(int rank, const char *name)
         list_append(rank_devices[rank], sizeof rank_devices[rank], name);
 }
 
+const char *dist_fault_devices(int rank)
+{
+    return rank > 0 && rank < DIST_MAX_RANKS && rank_devices[rank][0] ? rank_devices[rank] : "unknown";
+}
+
 void dist_fault_peer(int rank, int mpi_rc, const char *what)
 {
     int expected = 0;

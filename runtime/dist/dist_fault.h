@@ -7,6 +7,7 @@
 #define SLUICE_CL_DIST_FAULT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,6 +23,18 @@ extern "C" {
  * MPI_Abort on sluice's communicator (every rank, so none waits forever). Only the first call
  * prints and aborts: concurrent and later calls wait for the end. Thread-safe. */
 __attribute__((noreturn)) void dist_fault_peer(int rank, int mpi_rc, const char *what);
+
+/* The names of the devices `rank` serves, for a line about it ("unknown" before enumeration). */
+const char *dist_fault_devices(int rank);
+
+/* Rank 0 has waited on `rank` since `since` (sluice_now_ns) for `what` ("the reply to a call"):
+ * pings it after 2 s, says in one line when it stays silent for 5 s (even a busy rank answers its
+ * pings), ends the job after SLUICE_DIST_TIMEOUT of silence (dist_alive.c). Called every 100 ms
+ * or so by waits of rank 0; nothing for rank 0 itself or on serving ranks. */
+void dist_alive_check(int rank, uint64_t since, const char *what);
+/* A message came from `rank` (its DONE records): after a line about its silence, one more says it
+ * answers again. */
+void dist_alive_heard(int rank);
 
 /* Rank 0's enumeration: device `name` belongs to `rank`. Kept so that a fault line names what the
  * rank served. */

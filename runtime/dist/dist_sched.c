@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -426,6 +427,7 @@ static void maybe_complete(struct dist_event *e)
 
 static void on_done(int rank, const struct sluice_remote_done *d)
 {
+    dist_alive_heard(rank);
     struct dist_event *e = find(d->id);
     if (e == NULL)
         return;
@@ -1298,12 +1300,25 @@ static int wait_locked(void)
     return !dist_fault_ending(); /* the job is ending: stop waiting */
 }
 
+/* Whether the rank waited on is still there (dist_alive.c); without the lock, since ending the
+ * job runs exit work that takes it. */
+static void alive_check_unlocked(int rank, uint64_t since, const char *what)
+{
+    pthread_mutex_unlock(&sched_lock);
+    dist_alive_check(rank, since, what);
+    pthread_mutex_lock(&sched_lock);
+}
+
 cl_int dist_sched_wait_event(struct dist_event *e)
 {
     pthread_mutex_lock(&sched_lock);
     window_close_locked();
+    uint64_t t0 = sluice_now_ns();
+    char what[96];
+    snprintf(what, sizeof what, "the end of command %llu (OpenCL command type 0x%x)",
+             (unsigned long long)e->id, (unsigned)e->type);
     while (e->status > CL_COMPLETE && started && wait_locked())
-        ;
+        alive_check_unlocked(e->rank, t0, what);
     cl_int st = e->status > CL_COMPLETE ? CL_COMPLETE : e->status;
     pthread_mutex_unlock(&sched_lock);
     return st;
@@ -1313,8 +1328,9 @@ cl_int dist_sched_finish(struct dist_queue *q)
 {
     pthread_mutex_lock(&sched_lock);
     window_close_locked();
+    uint64_t t0 = sluice_now_ns();
     while (q->inflight > 0 && started && wait_locked())
-        ;
+        alive_check_unlocked(q->dev->rank, t0, "clFinish of a queue of its device");
     pthread_mutex_unlock(&sched_lock);
     return CL_SUCCESS;
 }

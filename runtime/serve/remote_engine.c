@@ -340,10 +340,50 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
     return k;
 }
 
+/* A serving rank's ping thread: answers rank 0's liveness pings (dist_alive.c) at once, even
+ * while the serving loop is busy in a long build or command, so that only a stopped or wedged
+ * rank stays silent. It naps 20 ms between probes (a ping is due after 2 s of waiting). */
+static int pong_stop;
+
+static void *pong_main(void *arg)
+{
+    MPI_Comm comm = *(MPI_Comm *)arg;
+    while (!__atomic_load_n(&pong_stop, __ATOMIC_ACQUIRE)) {
+        int flag = 0;
+        if (MPI_Iprobe(0, SLUICE_REMOTE_TAG_PING, comm, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            break;
+        if (flag) {
+            uint64_t t = 0;
+            if (MPI_Recv(&t, sizeof t, MPI_BYTE, 0, SLUICE_REMOTE_TAG_PING, comm, MPI_STATUS_IGNORE) !=
+                    MPI_SUCCESS ||
+                MPI_Send(&t, sizeof t, MPI_BYTE, 0, SLUICE_REMOTE_TAG_PONG, comm) != MPI_SUCCESS)
+                break;
+            continue;
+        }
+        struct timespec nap = {0, 20000000};
+        nanosleep(&nap, NULL);
+    }
+    return NULL;
+}
+
+static void serve_loop(MPI_Comm comm);
+
+void sluice_remote_serve(MPI_Comm comm)
+{
+    static MPI_Comm pong_comm;
+    pong_comm = comm;
+    pthread_t pong;
+    int have_pong = pthread_create(&pong, NULL, pong_main, &pong_comm) == 0;
+    serve_loop(comm);
+    __atomic_store_n(&pong_stop, 1, __ATOMIC_RELEASE);
+    if (have_pong)
+        pthread_join(pong, NULL);
+}
+
 /* Serving ranks: requests from rank 0 in order; object calls answered at once, commands handed
  * to the engine; finished commands reported in batches. After END, what is in flight finishes
  * first (commands waiting for a NOTIFY that cannot come any more fail). */
-void sluice_remote_serve(MPI_Comm comm)
+static void serve_loop(MPI_Comm comm)
 {
     prctl(PR_SET_TIMERSLACK, 1000UL); /* 1 us: the default 50 us would be most of a round trip */
     uint64_t last = sluice_now_ns();

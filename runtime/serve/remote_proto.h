@@ -31,6 +31,10 @@
 #define SLUICE_REMOTE_TAG_CLOCK (SLUICE_TAG_REMOTE_CTRL + 4)
 /* rank 0 -> ranks of a broadcast: MPI_Comm_create_group of their communicator (remote_group.c) */
 #define SLUICE_REMOTE_TAG_GROUP (SLUICE_TAG_REMOTE_CTRL + 5)
+/* rank 0 -> a serving rank that keeps it waiting, and its answer from the rank's ping thread
+ * (dist_alive.c, remote_engine.c): whether the rank is alive, even while it is busy in a call. */
+#define SLUICE_REMOTE_TAG_PING (SLUICE_TAG_REMOTE_CTRL + 6)
+#define SLUICE_REMOTE_TAG_PONG (SLUICE_TAG_REMOTE_CTRL + 7)
 /* Bulk data of command `id` (mpi/tags.def). */
 #define SLUICE_REMOTE_DATA_TAG(id) (SLUICE_TAG_REMOTE_DATA + (int)((id) % SLUICE_TAG_REMOTE_DATA_COUNT))
 /* Bulk data moves in pieces (sluice_remote_chunk): the receiver writes piece i to its device while
