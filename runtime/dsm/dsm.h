@@ -54,6 +54,9 @@ enum dsm_msg_type {
 #define DSM_F_NODATA 1u /* M_WR_REQ: the caller overwrites everything (PUT) */
 #define DSM_F_KEEP 2u   /* M_RECALL: downgrade to sharer, not invalid; home write: requester was a sharer */
 #define DSM_F_DATA 4u   /* M_WR_GRANT: payload present */
+/* M_WR_GRANT: other copies were invalidated or recalled to grant it (someone else reads it) */
+#define DSM_F_CONTENDED 8u
+#define DSM_F_DOWNGRADE 16u /* M_WB: the writer keeps a read copy only, no ownership */
 
 enum dsm_kind { K_CHUNK = 0, K_SIGNAL = 1 };
 
@@ -98,6 +101,7 @@ struct dsm_chunk {
     uint64_t reply_size; /* home's size (errors, lookups) */
     uint64_t scope_t0;   /* acquire start, for the trace */
     bool scope_hit;
+    bool contended; /* the last grant took the chunk from other copies: give it up at RELEASE */
     UT_hash_handle hh;
 };
 

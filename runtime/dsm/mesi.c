@@ -11,7 +11,12 @@
  * Writes come back (M_WB) at each RELEASE of a WRITE scope, so the home copy is the last
  * released write and is what lookups, publication and the next reader see. A client inside a
  * scope answers an M_INV / M_RECALL at RELEASE, after its write-back (same channel, so the
- * home has the data before the acknowledgement). */
+ * home has the data before the acknowledgement).
+ *
+ * Producer-consumer: a grant that had to take the chunk from other copies says so
+ * (DSM_F_CONTENDED); the writer then gives up ownership with its write-back (DSM_F_DOWNGRADE,
+ * state S), so that the next reader is answered by the home at once instead of after a recall
+ * from a writer that may be busy computing. A chunk nobody else uses stays E: its writes hit. */
 #include <string.h>
 
 #include "dsm/dsm.h"
@@ -93,10 +98,14 @@ static void answer(struct dsm_chunk *c, unsigned long addr, int proto, uint32_t 
 static void release(struct dsm_chunk *c, int mode, const void *data)
 {
     if (mode & MODE_WRITE) {
-        struct dsm_msg m = {.type = M_WB, .proto = (uint16_t)c->proto, .addr = c->addr, .size = c->size};
+        struct dsm_msg m = {.type = M_WB,
+                            .proto = (uint16_t)c->proto,
+                            .flags = c->contended ? DSM_F_DOWNGRADE : 0,
+                            .addr = c->addr,
+                            .size = c->size};
         dsm_send(dsm_home_of(c->addr), &m, data, c->size);
         c->version++;
-        c->state = ST_E;
+        c->state = c->contended ? ST_S : ST_E;
     }
     if (c->deferred) {
         uint32_t t = c->deferred;
@@ -116,6 +125,8 @@ static void client_msg(struct dsm_chunk *c, const struct dsm_msg *m, const void 
             dsm_chunk_fill(c, payload, len);
         c->version = m->version;
         c->state = m->type == M_RD_DATA ? ST_S : ST_E;
+        if (m->type == M_WR_GRANT)
+            c->contended = (m->flags & DSM_F_CONTENDED) != 0;
         c->reply = true;
         return;
     case M_ERROR:
@@ -167,7 +178,7 @@ static void grant_write(struct dsm_home *h, int dst, uint32_t flags, uint64_t ve
     bool data = !(flags & DSM_F_NODATA) && (!(flags & DSM_F_KEEP) || version != h->version);
     struct dsm_msg r = {.type = M_WR_GRANT,
                         .proto = (uint16_t)h->proto,
-                        .flags = data ? DSM_F_DATA : 0,
+                        .flags = (data ? DSM_F_DATA : 0) | (flags & DSM_F_CONTENDED),
                         .addr = h->key.addr,
                         .size = h->size,
                         .version = h->version};
@@ -224,7 +235,9 @@ static void start_write(struct dsm_home *h, const struct dsm_msg *m, int src)
         dsm_send(h->owner, &rc, NULL, 0);
         h->acks++;
     }
-    if (h->acks == 0)
+    if (h->acks > 0)
+        h->busy_flags |= DSM_F_CONTENDED;
+    else
         finish(h);
 }
 
@@ -264,6 +277,11 @@ static void home_msg(const struct dsm_msg *m, const void *payload, size_t len, i
         if (len == h->size && h->data) {
             memcpy(h->data, payload, len);
             h->version++;
+            /* A recall in flight settles ownership with its ACK instead (sent after this). */
+            if ((m->flags & DSM_F_DOWNGRADE) && src == h->owner && !h->busy_type) {
+                h->owner = -1;
+                h->sharers[src] = 1;
+            }
             dsm_home_written(h);
         }
         return;

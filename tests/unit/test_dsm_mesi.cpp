@@ -137,6 +137,38 @@ TEST(DsmMesiClient, WriteFromInvalidGetsTheDataWithTheGrantPutAsksForNone)
     EXPECT_EQ(DsmWorld::sent[1].payload, std::string(CS, 'm'));
 }
 
+TEST(DsmMesiClient, AContendedGrantIsGivenUpWithTheWriteBackAnUncontendedOneKept)
+{
+    DsmWorld w(3, 0);
+    DsmWorld::responder = [](const DsmSent &s) {
+        if (s.m.type == M_WR_REQ)
+            DsmWorld::deliver(
+                1, msg(M_WR_GRANT, s.m.addr, 0, DSM_F_DATA | (s.m.addr == 1 ? DSM_F_CONTENDED : 0)),
+                std::string(CS, 'g'));
+    };
+    sluice_dsm_chain *shared = sluice_dsm_malloc(1, CS, SLUICE_DSM_MESI);
+    sluice_dsm_chain *mine = sluice_dsm_malloc(4, CS, SLUICE_DSM_MESI);
+    sluice_dsm_write(shared);
+    sluice_dsm_release(shared);
+    ASSERT_EQ(DsmWorld::sent.size(), 2u);
+    EXPECT_EQ(DsmWorld::sent[1].m.type, (uint32_t)M_WB);
+    EXPECT_EQ(DsmWorld::sent[1].m.flags, DSM_F_DOWNGRADE);
+    EXPECT_STREQ(state(1), "S") << "a read copy kept: reads hit, the next write asks";
+    DsmWorld::take();
+    sluice_dsm_read(shared);
+    sluice_dsm_release(shared);
+    EXPECT_EQ(DsmWorld::take(), "");
+    sluice_dsm_write(mine);
+    sluice_dsm_release(mine);
+    ASSERT_EQ(DsmWorld::sent.size(), 2u);
+    EXPECT_EQ(DsmWorld::sent[1].m.flags, 0u);
+    EXPECT_STREQ(state(4), "E");
+    DsmWorld::take();
+    sluice_dsm_write(mine);
+    sluice_dsm_release(mine);
+    EXPECT_EQ(DsmWorld::take(), "WB>1") << "uncontended: write hits";
+}
+
 TEST(DsmMesiClient, InvalidationAndRecallOutsideAScopeAreAnsweredAtOnce)
 {
     DsmWorld w(3, 0);
@@ -277,7 +309,8 @@ TEST(DsmMesiHome, AWriteInvalidatesEverySharerAndIsGrantedWhenAllHaveAnswered)
     ASSERT_GE(DsmWorld::sent.size(), 1u);
     EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_WR_GRANT);
     EXPECT_EQ(DsmWorld::sent[0].dst, 2);
-    EXPECT_EQ(DsmWorld::sent[0].m.flags, 0u) << "rank 2 was a sharer of the current version: no data";
+    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_CONTENDED)
+        << "rank 2 was a sharer of the current version: no data; rank 1's copy was taken";
     EXPECT_EQ(home3()->owner, 2);
     // The queued read runs next: the owner is recalled (keep), then the reader gets its data.
     EXPECT_EQ(DsmWorld::take(), "WR_GRANT>2 RECALL>2");
@@ -314,7 +347,7 @@ TEST(DsmMesiHome, AGrantCarriesTheDataUnlessTheRequesterStillHoldsTheCurrentVers
     DsmWorld::take(); // INV>1
     DsmWorld::deliver(1, msg(M_ACK, 3));
     ASSERT_EQ(DsmWorld::sent.size(), 1u);
-    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_DATA) << "version 0 is not the current 1";
+    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_DATA | DSM_F_CONTENDED) << "version 0 is not the current 1";
     EXPECT_EQ(DsmWorld::sent[0].payload, std::string(CS, 'a'));
     DsmWorld::take();
     // PUT: never data.
@@ -322,8 +355,38 @@ TEST(DsmMesiHome, AGrantCarriesTheDataUnlessTheRequesterStillHoldsTheCurrentVers
     EXPECT_EQ(DsmWorld::take(), "RECALL>2");
     DsmWorld::deliver(2, msg(M_ACK, 3));
     ASSERT_EQ(DsmWorld::sent.size(), 1u);
-    EXPECT_EQ(DsmWorld::sent[0].m.flags, 0u);
+    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_CONTENDED) << "no data; the owner's copy was taken";
     EXPECT_EQ(DsmWorld::sent[0].payload, "");
+}
+
+TEST(DsmMesiHome, AWriterThatGivesUpOwnershipWithItsWriteBackLetsTheNextReaderInAtOnce)
+{
+    DsmWorld w(3, 0);
+    DsmWorld::deliver(2, msg(M_RD_REQ, 3));
+    DsmWorld::deliver(1, msg(M_WR_REQ, 3, UINT64_MAX));
+    DsmWorld::deliver(2, msg(M_ACK, 3));
+    DsmWorld::take(); // RD_DATA>2 INV>2 WR_GRANT>1 (contended)
+    DsmWorld::deliver(1, msg(M_WB, 3, 0, DSM_F_DOWNGRADE), std::string(CS, 'd'));
+    EXPECT_EQ(home3()->owner, -1);
+    EXPECT_EQ(home3()->sharers[1], 1);
+    DsmWorld::deliver(2, msg(M_RD_REQ, 3));
+    ASSERT_EQ(DsmWorld::sent.size(), 1u) << "no recall first";
+    EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_RD_DATA);
+    EXPECT_EQ(DsmWorld::sent[0].payload, std::string(CS, 'd'));
+    DsmWorld::take();
+    // While a recall is in flight, the write-back does not settle ownership: the ACK does.
+    DsmWorld::deliver(1, msg(M_WR_REQ, 3, 1));
+    DsmWorld::take(); // INV>2
+    DsmWorld::deliver(2, msg(M_ACK, 3));
+    DsmWorld::take(); // WR_GRANT>1
+    DsmWorld::deliver(2, msg(M_RD_REQ, 3));
+    EXPECT_EQ(DsmWorld::take(), "RECALL>1");
+    DsmWorld::deliver(1, msg(M_WB, 3, 0, DSM_F_DOWNGRADE), std::string(CS, 'e'));
+    EXPECT_EQ(home3()->owner, 1) << "busy: left to the ACK";
+    DsmWorld::deliver(1, msg(M_ACK, 3, 0, DSM_F_KEEP));
+    ASSERT_EQ(DsmWorld::sent.size(), 1u);
+    EXPECT_EQ(DsmWorld::sent[0].payload, std::string(CS, 'e'));
+    EXPECT_EQ(home3()->owner, -1);
 }
 
 TEST(DsmMesiHome, ASizeOtherThanTheFirstIsRefusedWithTheHomesSize)
