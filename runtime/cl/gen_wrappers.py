@@ -439,8 +439,8 @@ DIST_NOTES = {
                                "0) and give CL_INVALID_OPERATION locally too",
     "clGetKernelSubGroupInfoKHR": "as clGetKernelSubGroupInfo",
     "clSetCommandQueueProperty": "OpenCL 1.0's, deprecated by 1.1 (PoCL 3.1 crashes on it locally)",
-    "clEnqueueMigrateMemObjects": "not forwarded: the coherence directory moves a buffer to the rank of each command "
-                                  "that uses it, which is what the hint asks for",
+    "clEnqueueMigrateMemObjects": "the coherence directory makes the buffers valid on the queue's rank before a "
+                                  "marker there (contents kept, as PoCL keeps them); toward the host: a marker",
     "clCreateSubDevicesEXT": "the OpenCL 1.1 extension cl_ext_device_fission, not listed: clCreateSubDevices works",
 }
 

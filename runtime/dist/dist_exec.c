@@ -765,6 +765,47 @@ static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr
     return finish_call(r, e, false, event);
 }
 
+/* Migration: the coherence directory makes every byte of the buffers valid on the queue's rank
+ * before a marker there (the contents are kept, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED or not, as
+ * PoCL keeps them); toward the host, rank 0 already holds what it needs: a marker. */
+static cl_int CL_API_CALL migrate(cl_command_queue queue, cl_uint n, const cl_mem *mems,
+                                  cl_mem_migration_flags flags, cl_uint nwait, const cl_event *wl,
+                                  cl_event *event)
+{
+    struct dist_queue *q = (struct dist_queue *)queue;
+    if (q == NULL)
+        return CL_INVALID_COMMAND_QUEUE;
+    if (n == 0 || mems == NULL ||
+        (flags &
+         ~(cl_mem_migration_flags)(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)))
+        return CL_INVALID_VALUE;
+    for (cl_uint i = 0; i < n; i++) {
+        struct dist_mem *m = (struct dist_mem *)mems[i];
+        if (m == NULL)
+            return CL_INVALID_MEM_OBJECT;
+        if (m->ctx != q->ctx)
+            return CL_INVALID_CONTEXT;
+    }
+    cl_int r = check_wait(nwait, wl);
+    if (r != CL_SUCCESS)
+        return r;
+    int rank = q->dev->rank;
+    struct uses u = {0};
+    struct dist_event *e = NULL;
+    pthread_mutex_lock(&dist_lock);
+    for (cl_uint i = 0; r == CL_SUCCESS && !(flags & CL_MIGRATE_MEM_OBJECT_HOST) && i < n; i++) {
+        struct dist_mem *m = (struct dist_mem *)mems[i];
+        r = use(&u, m, rank, 0, m->size, false, false);
+    }
+    if (r == CL_SUCCESS) {
+        struct dist_cmd c = command(q, DIST_CMD_MIGRATE, nwait, wl, &u);
+        r = submit(&c, &e);
+    }
+    pthread_mutex_unlock(&dist_lock);
+    uses_free(&u);
+    return finish_call(r, e, false, event);
+}
+
 static cl_int CL_API_CALL finish(cl_command_queue queue)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
@@ -793,6 +834,7 @@ void dist_exec_install(struct sluice_cl_api *api)
     api->clEnqueueCopyBufferRect = copy_rect;
     api->clEnqueueMarkerWithWaitList = marker_wl;
     api->clEnqueueBarrierWithWaitList = barrier_wl;
+    api->clEnqueueMigrateMemObjects = migrate;
     api->clFinish = finish;
     api->clFlush = flush;
     dist_event_install(api);

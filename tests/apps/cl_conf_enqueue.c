@@ -2,7 +2,7 @@
 /* Sample OpenCL program (knows nothing of sluice): the errors OpenCL returns at enqueue, on every
  * device of the first platform. NDRanges against reqd_work_group_size, non-uniform work-groups,
  * the device's limits, bad dimensions, sizes and offsets; buffer commands out of bounds, with bad
- * patterns, overlaps, misaligned sub-buffers and bad wait lists. After each refused command a
+ * patterns, overlaps, misaligned sub-buffers and bad wait lists; migrations. After each refused command a
  * valid one still runs and gives the right values (nothing of the refused one ran). Each line is
  * one call's code. */
 #include <CL/cl.h>
@@ -172,6 +172,20 @@ static void device_cases(cl_device_id dev, cl_program p, cl_program p20, cl_prog
         CHECK(clSetKernelArg(any, 0, sizeof buf, &buf));
         clReleaseMemObject(sub);
     }
+    cl_event mev = NULL;
+    cl_command_type mtype = 0;
+    err = clEnqueueMigrateMemObjects(q, 1, &buf, 0, 0, NULL, &mev);
+    if (mev != NULL) {
+        clGetEventInfo(mev, CL_EVENT_COMMAND_TYPE, sizeof mtype, &mtype, NULL);
+        clReleaseEvent(mev);
+    }
+    printf("  migrate to the device: %d type %#x; none: %d; unknown flag: %d; to the host: %d; content "
+           "undefined: "
+           "%d\n",
+           err, (unsigned)mtype, clEnqueueMigrateMemObjects(q, 0, NULL, 0, 0, NULL, NULL),
+           clEnqueueMigrateMemObjects(q, 1, &buf, 0x100, 0, NULL, NULL),
+           clEnqueueMigrateMemObjects(q, 1, &buf, CL_MIGRATE_MEM_OBJECT_HOST, 0, NULL, NULL),
+           clEnqueueMigrateMemObjects(q, 1, &buf, CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0, NULL, NULL));
     printf("  nothing refused changed the buffer: sum=%ld\n", sum());
     nd("and a valid kernel still runs", any, 1, NULL, &g16, &l4);
     clReleaseKernel(fixed);

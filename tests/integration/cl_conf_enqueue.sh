@@ -5,7 +5,7 @@
 # non-uniform work-groups (the device has none, with and without -cl-std=CL2.0), local sizes over
 # the device's limits, bad work_dim, NULL and zero global sizes (valid since OpenCL 2.1), unset
 # arguments; reads, writes, copies, fills, maps and rect reads out of bounds or with bad patterns,
-# overlaps and wait lists. Refused commands change nothing, and a valid one still runs.
+# overlaps and wait lists; clEnqueueMigrateMemObjects. Refused commands change nothing, and a valid one still runs.
 source "$(dirname "${BASH_SOURCE[0]}")/cl_conf_lib.bash"
 conf_same enqueue "$SLUICE_APPS_DIR/cl_conf_enqueue"
 out=$(cat enqueue.dist.3)
@@ -22,4 +22,6 @@ expect_eq "unset argument refused" 3 "$(grep -c 'an argument not set: rc=-52' <<
 expect_eq "reads past the end refused" 3 "$(grep -c '^  read past the end: -30' <<<"$out")"
 expect_eq "read of 0 bytes is a command" 3 "$(grep -c 'read of 0 bytes: 0 event made' <<<"$out")"
 expect_eq "valid kernels right after the refused ones" 3 "$(grep -c 'still runs: rc=0 event=yes finish=0 sum=16' <<<"$out")"
+expect_eq "migrations are commands, and keep the contents" 3 \
+  "$(grep -c 'migrate to the device: 0 type 0x1206; none: -30; unknown flag: -30; to the host: 0; content undefined: 0' <<<"$out")"
 expect_eq "refused commands changed nothing" 3 "$(grep -c 'nothing refused changed the buffer: sum=0' <<<"$out")"
