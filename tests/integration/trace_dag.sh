@@ -3,8 +3,8 @@
 # written on rank 1 is read by kernels on ranks 2 and 3): every command is a node in the cluster
 # of the rank it ran on, the kernels depend on the transfers that brought the buffer (RAW) and
 # on the write (wait list), every arrow's ends are nodes, a window keeps only its commands, and
-# the SVG from Graphviz parses as XML; and the writes collective replacement (SLUICE_DCR on, not
-# off) and copy removal rewrote are marked with what replaced them.
+# the SVG from Graphviz parses as XML; and the writes and reads collective replacement (SLUICE_DCR
+# on, not off: broadcast, gather) and copy removal rewrote are marked with what replaced them.
 TRACE=$SLUICE_BIN_DIR/sluice-trace
 export POCL_MAX_PTHREAD_COUNT=1
 POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n 4 env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/cl" \
@@ -42,7 +42,8 @@ else
 fi
 
 # Rewrites: cl_broadcast (one input written to every device) with collective replacement on and
-# off, and the stencil's halo exchange with copy removal (docs/DAG.md, section 2).
+# off, the stencil's halo exchange with copy removal and cl_scatter_gather's scatters and gathers
+# (docs/DAG.md, section 2).
 for mode in on off; do
   POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n 4 env SLUICE_OPENCL=distributed SLUICE_DCR=$mode \
     SLUICE_TRACE_DIR="$PWD/b$mode" LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_broadcast" 40009 7 >b$mode.out 2>&1 \
@@ -52,10 +53,15 @@ done
 POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n 4 env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/st" \
   LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_stencil2d" 67 45 9 >st.out 2>&1 || fail "stencil job failed: $(cat st.out)"
 "$TRACE" dag st.dot st || fail "dag (stencil) failed"
+POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n 3 env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/sg" \
+  LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_scatter_gather" 30011 3 >sg.out 2>&1 || fail "scatter job failed: $(cat sg.out)"
+"$TRACE" dag sg.dot sg || fail "dag (scatter) failed"
 grep 'replace' bon.dot
-/usr/bin/python3 - bon.dot boff.dot st.dot "$("$TRACE" dump bon | grep -c 'CL_DCR operation="bcast"')" \
-  "$("$TRACE" dump st | grep -c 'CL_DCR operation="p2p"')" <<'PYEOF' || fail "DAG rewrites"
-import re, sys
+for t in bon boff st sg; do "$TRACE" dump $t | grep ' CL_DCR ' >$t.dcr || true; done
+# Every CL_DCR record (operation, command, source rank) marks its node with its own rewrite and
+# nothing else is marked: a broadcast's writes, a gather's reads, copy removal's writes apart.
+/usr/bin/python3 - <<'PYEOF' || fail "DAG rewrites"
+import re
 def nodes(path):
     text = open(path).read()
     out = {}
@@ -63,25 +69,57 @@ def nodes(path):
         for n, label in re.findall(r'\bn(\d+) \[label="(#[^"]*)"', body):
             out[int(n)] = (int(r), label)
     return text, out
-on, non = nodes(sys.argv[1])
-off, noff = nodes(sys.argv[2])
-st, nst = nodes(sys.argv[3])
-want_bcast, want_p2p = int(sys.argv[4]), int(sys.argv[5])
-assert want_bcast == 3, want_bcast  # a write to each of the 3 serving ranks replaced
-rewritten = {n: (r, l) for n, (r, l) in non.items() if "replaced by" in l}
-assert len(rewritten) == want_bcast, rewritten
-assert sorted(r for r, l in rewritten.values()) == [1, 2, 3], rewritten
-assert all(" write\\n" in l and "broadcast 1 from rank 0" in l for r, l in rewritten.values()), rewritten
-assert sorted(int(n) for n in re.findall(r'bcast1 -> n(\d+) \[label="replaces"', on)) == sorted(rewritten)
-assert "3 writes into 1 broadcast (collective replacement)" in on
-assert "replace" not in off.split("\n", 2)[2] and "bcast1" not in off, "a rewrite with DCR off"
-assert "0 writes into 0 broadcasts (collective replacement), 0 by copy removal" in off
-p2p = {n: (r, l) for n, (r, l) in nst.items() if "(copy removal)" in l}
-assert len(p2p) == want_p2p and want_p2p > 0, (len(p2p), want_p2p)
-for n, (r, l) in p2p.items():
-    src = int(re.search(r"transfer from rank (\d+)", l).group(1))
-    assert " write\\n" in l and src not in (0, r) and r != 0, (n, r, l)
-assert "%d by copy removal" % want_p2p in st
-print("ok: DCR on: the 3 writes replaced by one broadcast, on ranks 1-3; off: none; "
-      "copy removal: %d writes from a serving rank" % want_p2p)
+def dcr(path):
+    return [(op, int(c), int(src)) for op, c, src in
+            re.findall(r'CL_DCR operation="(\w+)", command id=(\d+), source rank=(\d+)', open(path).read())]
+def check(name):
+    text, n = nodes(name + ".dot")
+    recs = dcr(name + ".dcr")
+    by_op = {op: {c: src for o, c, src in recs if o == op} for op in ("bcast", "gather", "p2p", "scatter")}
+    assert sum(map(len, by_op.values())) == len(recs), recs  # no other operation
+    marked = {c: (r, l) for c, (r, l) in n.items() if "replaced by" in l}
+    assert sorted(marked) == sorted(c for o, c, s in recs), (name, marked, recs)
+    for c, src in by_op["bcast"].items():
+        r, l = marked[c]
+        assert " write\\n" in l and re.search(r"replaced by\\nbroadcast \d+ from rank 0$", l), (name, l)
+        assert re.search(r'bcast\d+ -> n%d \[label="replaces"' % c, text), (name, c)
+    for c, src in by_op["scatter"].items():
+        r, l = marked[c]
+        assert " write\\n" in l and re.search(r"replaced by\\nscatter \d+ from rank 0$", l), (name, l)
+        assert re.search(r'scatter\d+ -> n%d \[label="replaces"' % c, text), (name, c)
+    for c, src in by_op["gather"].items():
+        r, l = marked[c]
+        assert " read\\n" in l and re.search(r"host read replaced by\\ngather \d+ to rank 0$", l), (name, l)
+        assert r == src and r != 0, (name, c, r, src)  # read on the rank whose slice it gave
+        assert re.search(r'gather\d+ -> n%d \[label="replaces"' % c, text), (name, c)
+    for c, src in by_op["p2p"].items():
+        r, l = marked[c]
+        assert " write\\n" in l and l.endswith("transfer from rank %d (copy removal)" % src), (name, l)
+        assert src not in (0, r) and r != 0, (name, c, r, l)
+    assert len([l for r, l in n.values() if "(copy removal)" in l]) == len(by_op["p2p"]), name
+    assert len([l for r, l in n.values() if "gather" in l]) == len(by_op["gather"]), name
+    nb, ns, ng = (len(set(re.findall(r'\n  (%s\d+) \[' % o, text))) for o in ("bcast", "scatter", "gather"))
+    title = ("%d writes into %d broadcast%s, %d writes into %d scatter%s, %d reads into %d gather%s "
+             "(collective replacement), %d by copy removal"
+             % (len(by_op["bcast"]), nb, "" if nb == 1 else "s", len(by_op["scatter"]), ns, "" if ns == 1 else "s",
+                len(by_op["gather"]), ng, "" if ng == 1 else "s", len(by_op["p2p"])))
+    assert title in text, (name, title, text.split("\n", 2)[1])
+    return by_op, marked, nb + ns, ng
+b, marked, nb, ng = check("bon")
+assert len(b["bcast"]) == 3 and nb == 1, b  # a write to each of the 3 serving ranks replaced
+assert sorted(marked[c][0] for c in b["bcast"]) == [1, 2, 3], marked
+assert len(b["gather"]) == 3 and ng == 1, b  # the 3 result reads, one gather
+assert sorted(marked[c][0] for c in b["gather"]) == [1, 2, 3], marked
+assert not b["p2p"], b
+off, marked, nb, ng = check("boff")
+assert not marked and nb == ng == 0, marked
+offtext = open("boff.dot").read()
+assert "replace" not in offtext.split("\n", 2)[2] and "bcast1" not in offtext and "gather1" not in offtext
+st, marked, nb, ng = check("st")
+assert len(st["p2p"]) > 0, st
+sg, marked, nc, ng = check("sg")
+assert len(sg["scatter"]) > 0 and len(sg["gather"]) > 0 and nc > 0 and ng > 0, sg
+print("ok: DCR on: the 3 writes replaced by one broadcast and the 3 reads by one gather, on ranks 1-3; "
+      "off: none; stencil: %d copy-removal writes, %d gathered reads; scatter_gather (3 ranks): "
+      "%d scattered writes, %d gathered reads" % (len(st["p2p"]), len(st["gather"]), len(sg["scatter"]), len(sg["gather"])))
 PYEOF

@@ -5,10 +5,11 @@
  * after read, 16 write after write). A dependency on a command the trace has no node for (not
  * retired when the file was written, or outside the window) is drawn as a dashed box. With an
  * .svg output, Graphviz's `dot` draws it. Rewrites are rank 0's CL_DCR records (operation, command,
- * source rank): a host write that collective replacement made part of a broadcast (`bcast`) is
- * drawn bold purple under an ellipse for its broadcast (the CL_DCR records after one CL_DIST_DATA
- * broadcast are its writes), one that copy removal made a transfer from a serving rank (`p2p`)
- * bold green, each labelled with what replaced it. */
+ * source rank): a host write that collective replacement made part of a broadcast (`bcast`) or a
+ * scatter, or a host read it made part of a gather, is drawn bold in its operation's colour under
+ * an ellipse for its collective (the CL_DCR records of an operation after the CL_DIST_DATA record
+ * of its direction are its commands), one that copy removal made a transfer from a serving rank
+ * (`p2p`) bold green, each labelled with what replaced it. */
 #include "dag.h"
 
 #include <errno.h>
@@ -34,18 +35,39 @@ struct edge {
     uint64_t to, from, why;
 };
 
-/* A CL_DCR record: command `id` rewritten; group: its broadcast (bcast), 0 for p2p. */
+/* The rewrites a CL_DCR record names. The collectives are rooted on rank 0, each announced by a
+ * CL_DIST_DATA record of direction `dir`; copy removal (p2p) has none. */
+enum op { OP_BCAST, OP_SCATTER, OP_GATHER, OP_P2P, OP_OTHER, NOPS };
+
+static const struct {
+    const char *name, *noun, *what, *color;
+    int dir;
+} ops[NOPS] = {
+    {"bcast", "broadcast", "write", "#7b3294", 2}, {"scatter", "scatter", "write", "#2166ac", 3},
+    {"gather", "gather", "read", "#e66101", 4},    {"p2p", "transfer", "write", "#008837", -1},
+    {"?", "rewrite", "command", "#4d4d4d", -1},
+};
+
+/* A CL_DCR record: command `id` rewritten by `op`; group: its collective's number (from 1) among
+ * those of its operation, 0 for p2p. */
 struct rewrite {
     uint64_t id;
-    bool bcast;
+    enum op op;
     int64_t from;
     uint64_t group;
 };
 
-/* A broadcast rooted on rank 0 (CL_DIST_DATA direction 2). */
-struct bcast {
-    uint64_t bytes, receivers, writes;
+/* A collective rooted on rank 0 (CL_DIST_DATA direction 2, 3 or 4): its bytes, the number of
+ * other ranks in it and the commands it replaced. */
+struct coll {
+    enum op op;
+    uint64_t number, bytes, ranks, cmds;
 };
+
+static bool is_coll(enum op op)
+{
+    return op == OP_BCAST || op == OP_SCATTER || op == OP_GATHER;
+}
 
 static int rewrite_by_id(const void *a, const void *b)
 {
@@ -93,7 +115,7 @@ static void dot_string(FILE *o, const char *s)
 
 /* n: sorted by rank, then id (clusters); byid: the same nodes by id (edge ends). */
 static void write_dot(FILE *o, const struct node *n, const struct node *byid, size_t nn, const struct edge *e,
-                      size_t ne, const struct rewrite *rw, size_t nrw, const struct bcast *bc, size_t nbc,
+                      size_t ne, const struct rewrite *rw, size_t nrw, const struct coll *co, size_t nco,
                       uint64_t lo, uint64_t hi, const char *title)
 {
     static const char *const colors[] = {"#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb", "#fcbba1", "#d9d9d9"};
@@ -111,47 +133,51 @@ static void write_dot(FILE *o, const struct node *n, const struct node *byid, si
             struct rewrite key = {.id = n[j].id};
             const struct rewrite *r = nrw ? bsearch(&key, rw, nrw, sizeof *rw, rewrite_by_id) : NULL;
             char label[256], how[128] = "";
-            if (r && r->bcast)
-                snprintf(how, sizeof how,
-                         "\nhost write replaced by\nbroadcast %" PRIu64 " from rank %" PRId64, r->group,
-                         r->from);
-            else if (r)
+            if (r && is_coll(r->op))
+                snprintf(how, sizeof how, "\nhost %s replaced by\n%s %" PRIu64 " %s rank 0", ops[r->op].what,
+                         ops[r->op].noun, r->group, r->op == OP_GATHER ? "to" : "from");
+            else if (r && r->op == OP_P2P)
                 snprintf(how, sizeof how,
                          "\nhost write replaced by\ntransfer from rank %" PRId64 " (copy removal)", r->from);
+            else if (r)
+                snprintf(how, sizeof how, "\nrewritten (%s) from rank %" PRId64, ops[r->op].name, r->from);
             snprintf(label, sizeof label, "#%" PRIu64 " %s\n%.1f us%s%s", n[j].id, n[j].kind,
                      (double)n[j].dur_ns / 1e3, how, n[j].error ? "\nfailed" : "");
             fprintf(o, "    n%" PRIu64 " [label=", n[j].id);
             dot_string(o, label);
-            fprintf(o, ", fillcolor=\"%s\"%s%s];\n", colors[(rank < 0 ? 5 : rank) % 6],
-                    n[j].error ? ", color=red" : "",
-                    !r         ? ""
-                    : r->bcast ? ", color=\"#7b3294\", penwidth=3"
-                               : ", color=\"#008837\", penwidth=3");
+            fprintf(o, ", fillcolor=\"%s\"", colors[(rank < 0 ? 5 : rank) % 6]);
+            if (n[j].error)
+                fprintf(o, ", color=red");
+            else if (r)
+                fprintf(o, ", color=\"%s\", penwidth=3", ops[r->op].color);
+            fprintf(o, "];\n");
         }
         fprintf(o, "  }\n");
         while (i < nn && n[i].rank == rank)
             i++;
     }
-    /* Each broadcast: an ellipse with an arrow to every write it replaced (in the window). */
-    for (size_t g = 0; g < nbc; g++) {
+    /* Each collective: an ellipse with an arrow to every command it replaced (in the window). */
+    for (size_t g = 0; g < nco; g++) {
+        const struct coll *c = &co[g];
         bool any = false;
         for (size_t k = 0; k < nrw; k++)
-            any |= rw[k].bcast && rw[k].group == g + 1 && rw[k].id >= lo && rw[k].id <= hi;
+            any |= rw[k].op == c->op && rw[k].group == c->number && rw[k].id >= lo && rw[k].id <= hi;
         if (!any)
             continue;
         char label[160];
         snprintf(label, sizeof label,
-                 "broadcast %zu from rank 0\n(collective replacement)\n%" PRIu64 " bytes to %" PRIu64
-                 " ranks, %" PRIu64 " writes",
-                 g + 1, bc[g].bytes, bc[g].receivers, bc[g].writes);
-        fprintf(o, "  bcast%zu [label=", g + 1);
+                 "%s %" PRIu64 " %s rank 0\n(collective replacement)\n%" PRIu64 " bytes %s %" PRIu64
+                 " ranks, %" PRIu64 " %ss",
+                 ops[c->op].noun, c->number, c->op == OP_GATHER ? "to" : "from", c->bytes,
+                 c->op == OP_GATHER ? "from" : "to", c->ranks, c->cmds, ops[c->op].what);
+        fprintf(o, "  %s%" PRIu64 " [label=", ops[c->op].name, c->number);
         dot_string(o, label);
-        fprintf(o, ", shape=ellipse, fillcolor=white, color=\"#7b3294\", penwidth=2];\n");
+        fprintf(o, ", shape=ellipse, fillcolor=white, color=\"%s\", penwidth=2];\n", ops[c->op].color);
         for (size_t k = 0; k < nrw; k++)
-            if (rw[k].bcast && rw[k].group == g + 1 && rw[k].id >= lo && rw[k].id <= hi)
+            if (rw[k].op == c->op && rw[k].group == c->number && rw[k].id >= lo && rw[k].id <= hi)
                 fprintf(o,
-                        "  bcast%zu -> n%" PRIu64 " [label=\"replaces\", color=\"#7b3294\", style=bold];\n",
-                        g + 1, rw[k].id);
+                        "  %s%" PRIu64 " -> n%" PRIu64 " [label=\"replaces\", color=\"%s\", style=bold];\n",
+                        ops[c->op].name, c->number, rw[k].id, ops[c->op].color);
     }
     for (size_t k = 0; k < ne; k++) {
         if (e[k].to < lo || e[k].to > hi)
@@ -173,9 +199,9 @@ static void usage(FILE *to)
     fprintf(to, "usage: sluice-trace dag [--from ID] [--to ID] OUT.dot|OUT.svg DIR|FILE...\n"
                 "  The distributed OpenCL command DAG (rank 0's records): a box per command in a cluster\n"
                 "  per rank it ran on, arrows for dependencies labelled by why (data hazards solid,\n"
-                "  wait lists and queue order dashed); host writes that collective replacement or copy\n"
-                "  removal rewrote are bold and say what replaced them. --from/--to keep a window of\n"
-                "  command ids.\n"
+                "  wait lists and queue order dashed); host writes and reads that collective replacement\n"
+                "  (broadcast, scatter, gather) or copy removal rewrote are bold and say what replaced\n"
+                "  them. --from/--to keep a window of command ids.\n"
                 "  .svg needs Graphviz's dot (Debian: graphviz).\n");
 }
 
@@ -236,8 +262,10 @@ int dag_main(int argc, char **argv)
     struct node *n = NULL;
     struct edge *e = NULL;
     struct rewrite *rw = NULL;
-    struct bcast *bc = NULL;
-    size_t nn = 0, ne = 0, cn = 0, ce = 0, nrw = 0, crw = 0, nbc = 0, cbc = 0;
+    struct coll *co = NULL;
+    size_t nn = 0, ne = 0, cn = 0, ce = 0, nrw = 0, crw = 0, nco = 0, cco = 0;
+    uint64_t made[NOPS] = {0}, done[NOPS] = {0}; /* collectives of each operation; commands replaced */
+    size_t last[NOPS] = {0};                     /* 1 + the index in co of each operation's latest */
     for (size_t i = 0; i < set.nfiles; i++) {
         const struct sluice_trace_file *f = set.files[i];
         int k_node = trace_kind_number(f, "CL_DAG_NODE"), k_edge = trace_kind_number(f, "CL_DAG_EDGE");
@@ -245,16 +273,23 @@ int dag_main(int argc, char **argv)
         for (size_t t = 0; t < f->nthreads; t++)
             for (uint64_t k = 0; k < f->threads[t].info.events; k++) {
                 const struct sluice_tf_event *ev = &f->threads[t].events[k];
-                if ((int)ev->kind == k_data && ev->c == 2) {
-                    bc = grow_array(bc, &cbc, nbc + 1, sizeof *bc);
-                    bc[nbc++] = (struct bcast){ev->b, ev->a, 0};
+                if ((int)ev->kind == k_data && ev->c >= 2 && ev->c <= 4) {
+                    enum op op = ev->c == 2 ? OP_BCAST : ev->c == 3 ? OP_SCATTER : OP_GATHER;
+                    co = grow_array(co, &cco, nco + 1, sizeof *co);
+                    co[nco++] = (struct coll){op, ++made[op], ev->b, ev->a, 0};
+                    last[op] = nco;
                 } else if ((int)ev->kind == k_dcr) {
-                    const char *op = sluice_trace_file_string(f, ev->a);
-                    bool is_bcast = op && strcmp(op, "bcast") == 0;
+                    const char *name = sluice_trace_file_string(f, ev->a);
+                    enum op op = OP_BCAST;
+                    while (op < OP_OTHER && !(name && strcmp(name, ops[op].name) == 0))
+                        op++;
+                    /* a collective's commands follow its CL_DIST_DATA record on rank 0 */
+                    uint64_t group = is_coll(op) && last[op] ? co[last[op] - 1].number : 0;
+                    if (group)
+                        co[last[op] - 1].cmds++;
+                    done[op]++;
                     rw = grow_array(rw, &crw, nrw + 1, sizeof *rw);
-                    rw[nrw++] = (struct rewrite){ev->b, is_bcast, (int64_t)ev->c, is_bcast ? nbc : 0};
-                    if (is_bcast && nbc > 0)
-                        bc[nbc - 1].writes++;
+                    rw[nrw++] = (struct rewrite){ev->b, op, (int64_t)ev->c, group};
                 } else if ((int)ev->kind == k_node) {
                     if (nn == cn) {
                         cn = cn ? cn * 2 : 64;
@@ -284,14 +319,18 @@ int dag_main(int argc, char **argv)
                         "records them on rank 0)\n");
         status = 1;
     } else {
-        char title[512];
-        size_t nb = 0;
-        for (size_t k = 0; k < nrw; k++)
-            nb += rw[k].bcast;
-        snprintf(title, sizeof title,
-                 "%s: %zu commands, %zu dependencies; rewritten: %zu writes into %zu broadcast%s "
-                 "(collective replacement), %zu by copy removal",
-                 argv[optind], nn, ne, nb, nbc, nbc == 1 ? "" : "s", nrw - nb);
+        char title[768];
+        int used =
+            snprintf(title, sizeof title,
+                     "%s: %zu commands, %zu dependencies; rewritten: %" PRIu64 " writes into %" PRIu64
+                     " broadcast%s, %" PRIu64 " writes into %" PRIu64 " scatter%s, %" PRIu64
+                     " reads into %" PRIu64 " gather%s (collective replacement), %" PRIu64 " by copy removal",
+                     argv[optind], nn, ne, done[OP_BCAST], made[OP_BCAST], made[OP_BCAST] == 1 ? "" : "s",
+                     done[OP_SCATTER], made[OP_SCATTER], made[OP_SCATTER] == 1 ? "" : "s", done[OP_GATHER],
+                     made[OP_GATHER], made[OP_GATHER] == 1 ? "" : "s", done[OP_P2P]);
+        if (done[OP_OTHER] && used > 0 && (size_t)used < sizeof title)
+            snprintf(title + used, sizeof title - (size_t)used, ", %" PRIu64 " by an unknown rewrite",
+                     done[OP_OTHER]);
         FILE *o = NULL;
         int fds[2] = {-1, -1};
         pid_t pid = -1;
@@ -326,7 +365,7 @@ int dag_main(int argc, char **argv)
             }
             if (nrw > 1)
                 qsort(rw, nrw, sizeof *rw, rewrite_by_id);
-            write_dot(o, n, byid, nn, e, ne, rw, nrw, bc, nbc, lo, hi, title);
+            write_dot(o, n, byid, nn, e, ne, rw, nrw, co, nco, lo, hi, title);
             free(byid);
             if (o != stdout && fclose(o) != 0)
                 status = 1;
@@ -341,7 +380,7 @@ int dag_main(int argc, char **argv)
     free(n);
     free(e);
     free(rw);
-    free(bc);
+    free(co);
     if (set.unreadable || set.incomplete)
         status = 1;
     trace_set_free(&set);
