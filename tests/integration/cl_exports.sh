@@ -16,7 +16,11 @@ for ext in clCreateCommandBufferKHR clEnqueueCommandBufferKHR clCreateSemaphoreW
   grep -qx "$ext" sluice.syms || fail "extension function $ext not exported"
 done
 echo "ok: extension functions from cl_ext.h exported"
-if readelf -d "$SLUICE_LIB" | grep -q 'NEEDED.*libOpenCL'; then fail "libsluice.so links libOpenCL"; fi
+# Whole outputs are kept before grep: `cmd | grep -q` under pipefail fails when grep stops
+# reading early and cmd gets SIGPIPE, which made this check fail at random under load.
+readelf -d "$SLUICE_LIB" >dynamic.txt
+if grep -q 'NEEDED.*libOpenCL' dynamic.txt; then fail "libsluice.so links libOpenCL"; fi
 echo "ok: libsluice.so does not link libOpenCL"
-nm -D --defined-only "$SLUICE_LIB" | grep -qw dlsym || fail "dlsym not exported"
+nm -D --defined-only "$SLUICE_LIB" >defined.txt
+grep -qw dlsym defined.txt || fail "dlsym not exported"
 echo "ok: dlsym exported"
