@@ -451,6 +451,15 @@ static void on_done(int rank, const struct sluice_remote_done *d)
     maybe_complete(e);
 }
 
+/* A read's data landed: its MSG_RECV, one per rank (a gather's members each have theirs). */
+static void trace_received(struct dist_event *e)
+{
+    if (e->recv_len > 0)
+        sluice_trace_instant(SLUICE_EV_MSG_RECV, (uint64_t)e->rank, e->recv_len,
+                             (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
+    e->recv_len = 0;
+}
+
 static int test_mpi(void)
 {
     int progress = 0;
@@ -469,10 +478,7 @@ static int test_mpi(void)
             }
         }
         if (e->nreqs == 0) {
-            if (e->recv_len > 0) /* the data arrived now, not when the receive was posted */
-                sluice_trace_instant(SLUICE_EV_MSG_RECV, (uint64_t)e->rank, e->recv_len,
-                                     (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
-            e->recv_len = 0;
+            trace_received(e); /* the data arrived now, not when the receive was posted */
             big_done(e);
             *p = e->mnext;
             free(e->reqs);
@@ -480,6 +486,7 @@ static int test_mpi(void)
             for (struct dist_event *f = e->gather_next, *n; f != NULL; f = n) {
                 n = f->gather_next; /* the other parts of its gather landed with it */
                 f->gather_next = NULL;
+                trace_received(f);
                 f->nreqs = 0;
                 maybe_complete(f);
             }
@@ -866,6 +873,7 @@ static void start_bcast(struct held **hv, size_t n, const uint32_t *group, uint3
     if (e->reqs == NULL)
         return;
     const void *data = lead->send;
+    uint64_t t_send = sluice_now_ns(); /* a member may have it before the broadcast call returns */
     if (sluice_remote_data_ibcast(comm, 0, (void *)data, lead->len, e->reqs) != MPI_SUCCESS)
         dist_fault_peer(-1, MPI_ERR_OTHER, "starting a broadcast");
     e->nreqs = (int)pieces;
@@ -884,10 +892,11 @@ static void start_bcast(struct held **hv, size_t n, const uint32_t *group, uint3
         h->req.a[4] = 0;
         h->req.a[5] = mask;
         h->send = NULL; /* the broadcast brings it */
-        if (sluice_trace_active())
+        if (sluice_trace_active()) {
             sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, dcr_str, h->e->id, 0);
-        sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)h->rank, lead->len,
-                             (uint64_t)SLUICE_REMOTE_DATA_TAG(h->e->id));
+            sluice_trace_record(SLUICE_EV_MSG_SEND, 0, t_send, 0, (uint64_t)h->rank, lead->len,
+                                (uint64_t)SLUICE_REMOTE_DATA_TAG(h->e->id));
+        }
     }
 }
 
@@ -924,6 +933,7 @@ static void start_scatter(struct held **hv, size_t n, const uint32_t *group, uin
             cd[cr] = (int)hv[i]->len;
             cd[size + cr] = (int)((const char *)hv[i]->send - (const char *)lead->send);
         }
+    uint64_t t_send = sluice_now_ns(); /* a member may have its slice before MPI_Iscatterv returns */
     if (MPI_Iscatterv(lead->send, cd, cd + size, MPI_BYTE, MPI_IN_PLACE, 0, MPI_BYTE, 0, comm, e->reqs) !=
         MPI_SUCCESS)
         dist_fault_peer(-1, MPI_ERR_OTHER, "starting a scatter");
@@ -944,10 +954,11 @@ static void start_scatter(struct held **hv, size_t n, const uint32_t *group, uin
         memcpy(h->p, &hd, sizeof hd);
         h->req.a[4] = 0;
         h->req.a[5] = mask;
-        if (sluice_trace_active())
+        if (sluice_trace_active()) { /* one message per member: its slice */
             sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, str, h->e->id, 0);
-        sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)h->rank, h->len,
-                             (uint64_t)SLUICE_REMOTE_DATA_TAG(h->e->id));
+            sluice_trace_record(SLUICE_EV_MSG_SEND, 0, t_send, 0, (uint64_t)h->rank, h->len,
+                                (uint64_t)SLUICE_REMOTE_DATA_TAG(h->e->id));
+        }
         h->send = NULL; /* the scatter brings it */
     }
 }
@@ -1006,9 +1017,8 @@ static void start_gather(struct held **hv, size_t n, const uint32_t *group, uint
         h->req.a[5] = mask | SLUICE_REMOTE_GROUP_GATHER;
         if (sluice_trace_active())
             sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, str, h->e->id, (uint64_t)h->rank);
-        sluice_trace_instant(SLUICE_EV_MSG_RECV, (uint64_t)h->rank, h->len,
-                             (uint64_t)SLUICE_REMOTE_DATA_TAG(h->e->id));
-        h->recv = NULL; /* the gather brings it */
+        h->e->recv_len = h->len; /* its MSG_RECV: test_mpi, when the gather completed */
+        h->recv = NULL;          /* the gather brings it */
         if (h != lead) {
             h->e->nreqs = 1; /* until the gather completes */
             h->e->gather_next = e->gather_next;

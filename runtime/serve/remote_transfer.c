@@ -194,11 +194,15 @@ static int post_gather(struct eng_cmd *c, int force)
     if (c->gseq != sluice_eng_gathers_posted && !force)
         return 0;
     MPI_Comm g = sluice_remote_group_comm(c->bcast);
+    uint64_t t_send = sluice_now_ns(); /* rank 0 may have the part before MPI_Igatherv returns */
     int rc = g == MPI_COMM_NULL ? MPI_ERR_COMM
                                 : MPI_Igatherv(c->staging, (int)c->size, MPI_BYTE, NULL, NULL, NULL, MPI_BYTE,
                                                0, g, &c->reqs[0]);
     if (checked(rc, 0, "sending a gather's part") != MPI_SUCCESS)
         c->status = CL_OUT_OF_RESOURCES;
+    else if (sluice_trace_active()) /* a read back as any other: one message of this rank's slice */
+        sluice_trace_record(SLUICE_EV_MSG_SEND, 0, t_send, 0, 0, c->size,
+                            (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
     sluice_eng_gathers_posted++;
     return 1;
 }
