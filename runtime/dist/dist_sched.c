@@ -194,13 +194,15 @@ static void send_late(uint64_t id)
         *p = e->late_next;
         if (e->late_pack != NULL)
             dist_rect_pack((unsigned char *)e->late_send, e->late_pack, e->late_geom);
+        uint64_t t_send = sluice_now_ns(); /* the peer may have it before the call returns */
         if (sluice_remote_data_isend(sluice_comm(), e->rank, e->id, e->late_send, e->late_len, e->reqs) !=
             MPI_SUCCESS)
             dist_fault_peer(e->rank, MPI_ERR_OTHER, "sending a command's data");
         pend_mpi(e, e->late_len);
         data_trace(e->rank, e->late_len, DIST_DATA_SENT);
-        sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)e->rank, e->late_len,
-                             (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
+        if (sluice_trace_active())
+            sluice_trace_record(SLUICE_EV_MSG_SEND, 0, t_send, 0, (uint64_t)e->rank, e->late_len,
+                                (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
         return;
     }
 }
@@ -764,6 +766,7 @@ static void transmit(struct held *h)
                                     (size_t)h->req.nbytes);
         if (r == CL_SUCCESS && h->send != NULL && !late && h->pack_from != NULL)
             dist_rect_pack((unsigned char *)h->send, h->pack_from, h->geom); /* ready by now */
+        uint64_t t_send = sluice_now_ns(); /* a write's data: the peer may have it before Isend returns */
         if (r == CL_SUCCESS && rc == MPI_SUCCESS && h->send != NULL && !late)
             rc = sluice_remote_data_isend(comm, h->rank, e->id, h->send, h->len, e->reqs);
         if (rc != MPI_SUCCESS)
@@ -780,10 +783,10 @@ static void transmit(struct held *h)
             } else {
                 pend_mpi(e, h->len);
                 data_trace(h->rank, h->len, h->dir);
-                if (h->dir == DIST_DATA_SENT)
-                    sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)h->rank, h->len,
-                                         (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
-                else
+                if (h->dir == DIST_DATA_SENT && sluice_trace_active())
+                    sluice_trace_record(SLUICE_EV_MSG_SEND, 0, t_send, 0, (uint64_t)h->rank, h->len,
+                                        (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
+                else if (h->dir != DIST_DATA_SENT)
                     e->recv_len = h->len; /* recorded by test_mpi */
             }
         }
