@@ -1,18 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): a burst of 1000 small kernels enqueued
  * without waiting, each adding to one counter, then one clFinish and a check. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static const char *src = "__kernel void bump(__global int *c, int by) { c[get_global_id(0)] += by; }\n";
 

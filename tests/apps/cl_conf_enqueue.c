@@ -5,20 +5,12 @@
  * patterns, overlaps, misaligned sub-buffers and bad wait lists; migrations. After each refused command a
  * valid one still runs and gives the right values (nothing of the refused one ran). Each line is
  * one call's code. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static const char *src = "__kernel __attribute__((reqd_work_group_size(4, 1, 1)))\n"
                          "void fixed(__global int *v) { v[get_global_id(0)] += 1; }\n"

@@ -7,21 +7,13 @@
  * after the user event was set. Prints one verdict line per command (never the times, which
  * vary); `-v` adds them on stderr. */
 #define _GNU_SOURCE /* CLOCK_MONOTONIC_RAW */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 #define SLACK_NS 2000000ull
 

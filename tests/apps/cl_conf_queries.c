@@ -5,19 +5,11 @@
  * CL_QUEUE_DEVICE_DEFAULT of a host queue; the build status, log and options of a device of the
  * program before any build and while another device alone was built. Each line is one answer. */
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateCommandQueue */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static const char *src = "__kernel void k(__global int *v) { v[get_global_id(0)] = 7; }\n";
 

@@ -3,18 +3,10 @@
  * and SVM, and what each class of their entry points returns, on the first device. A well-written
  * program checks CL_DEVICE_IMAGE_SUPPORT and CL_DEVICE_SVM_CAPABILITIES and takes its fallback
  * path (plain buffers) when they are absent: it prints which path it took and its result. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static const char *src = "__kernel void twice(__global int *v) { v[get_global_id(0)] *= 2; }\n";
 

@@ -4,19 +4,11 @@
  * say of the buffers made, and the host access rules of reads, writes and maps
  * (CL_MEM_HOST_*_ACCESS). A USE_HOST_PTR and an ALLOC_HOST_PTR buffer go through a kernel on
  * every device and are read back. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static const char *src = "__kernel void inc(__global int *v) { v[get_global_id(0)] += 1; }\n";
 

@@ -3,18 +3,10 @@
  * (ALL, CPU, GPU, DEFAULT, ACCELERATOR, an invalid one), with the platform named and without
  * properties, it prints the error, the devices of the context (as positions in the platform's
  * device list), its properties, and runs a kernel on every device of the context. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static const char *src = "__kernel void idx(__global int *v, int base) { v[get_global_id(0)] = base + "
                          "(int)get_global_id(0); }\n";

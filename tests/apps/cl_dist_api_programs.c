@@ -4,19 +4,11 @@
  * compilation with an embedded header and linking (a library, then an executable, with and
  * without a notify callback), built-in kernels, IL, unloading the compiler, and the error codes
  * of invalid uses. Every executable runs a kernel on every device and checks the result. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static cl_context ctx;
 static cl_device_id devs[16];

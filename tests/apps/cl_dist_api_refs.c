@@ -2,18 +2,10 @@
 /* Sample OpenCL program (knows nothing of sluice): reference counts as objects are created,
  * retained and released in an unusual order, and the error codes of invalid handles, arguments
  * and queue properties, on every device of the first platform. Each line is one call's answer. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static const char *src = "__kernel void k1(__global int *v, __local int *t, int n) { v[0] = n; }\n"
                          "__kernel void k2(__constant int *c) { }\n";

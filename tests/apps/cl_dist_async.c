@@ -8,20 +8,12 @@
  *  2. a user event gates kernels on devices 1 and 2; setting it to a negative status fails them;
  *  3. a non-blocking read lands in the program's memory by the time its event completes, and its
  *     callback runs exactly once, with CL_COMPLETE. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static const char *src = "__kernel void spin(__global float *v, int iters) {\n"
                          "  float x = v[get_global_id(0)];\n"

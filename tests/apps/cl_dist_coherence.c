@@ -5,18 +5,10 @@
  * through device 1's queue. Under distributed OpenCL with one device per rank, the input has to
  * move from rank 1 to the other ranks, and never back (tests/integration/dist_coherence.sh).
  * Needs at least 3 devices. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static const char *src = "__kernel void scale(__global const int *in, __global int *out, int k) {\n"
                          "  size_t i = get_global_id(0); out[i] = in[i] * k + (int)i;\n"

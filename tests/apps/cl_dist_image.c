@@ -9,20 +9,12 @@
  * ranks. */
 #define CL_USE_DEPRECATED_OPENCL_1_1_APIS /* clCreateImage2D, as old programs call it */
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateSampler */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 enum { W = 37, H = 23, PITCH = 4 * W + 12, D3 = 5 };
 

@@ -4,19 +4,11 @@
  * back with other pitches (blocking and non-blocking), device 0 copies a rect to another
  * buffer, and a blocking rect read checks it. Prints sums and a few values (the same with 3 local
  * devices or 3 ranks). */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 enum { W = 64, H = 32, D = 4 }; /* the buffer: W x H x D bytes */
 

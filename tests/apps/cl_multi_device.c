@@ -4,18 +4,10 @@
  * split between them; then every query that returns an object is checked against the object
  * the program already holds. */
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateCommandQueue: old code uses it */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static const char *src = "__kernel void square(__global int *v, int base) {\n"
                          "  size_t i = get_global_id(0); v[i] = (int)(i + base) * (int)(i + base) % 9973;\n"

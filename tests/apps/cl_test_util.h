@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* The error check that the conformance and distributed test programs (cl_conf_*, cl_dist_*,
+ * cl_burst, cl_multi_device) each had a copy of. Header-only because tests/apps builds every .c
+ * file as a program of its own; it includes nothing beyond what the check needs, so each program
+ * keeps its own feature macros (_GNU_SOURCE, CL_USE_DEPRECATED_*) ahead of <CL/cl.h>. Nothing here
+ * knows of sluice or MPI. */
+#ifndef SLUICE_TESTS_CL_TEST_UTIL_H
+#define SLUICE_TESTS_CL_TEST_UTIL_H
+
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Every failure is the failing call and its code on stderr, exit status 1. */
+#define CHECK(x)                                                                                             \
+    do {                                                                                                     \
+        cl_int e_ = (x);                                                                                     \
+        if (e_ != CL_SUCCESS) {                                                                              \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
+            exit(1);                                                                                         \
+        }                                                                                                    \
+    } while (0)
+
+#endif
