@@ -144,19 +144,12 @@ int calls_main(int argc, char **argv)
             symbols = false;
         } else if (c == 'a') {
             all = true;
-        } else if (c == 'h') {
-            usage(stdout);
-            return 0;
         } else {
-            usage(stderr);
-            return 2;
+            return trace_opt_help(c, usage);
         }
     }
-    if (optind >= argc) {
-        fprintf(stderr, "sluice-trace calls: no trace folder or file given\n");
-        usage(stderr);
+    if (trace_args_missing(argc - optind, 1, "calls", "no trace folder or file given", usage))
         return 2;
-    }
     struct trace_set set;
     if (trace_set_open(&set, argv + optind, argc - optind, "calls", stderr) != 0)
         return 1;

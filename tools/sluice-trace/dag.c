@@ -240,19 +240,12 @@ int dag_main(int argc, char **argv)
                         c == 'f' ? "from" : "to", optarg);
                 return 2;
             }
-        } else if (c == 'h') {
-            usage(stdout);
-            return 0;
         } else {
-            usage(stderr);
-            return 2;
+            return trace_opt_help(c, usage);
         }
     }
-    if (argc - optind < 2) {
-        fprintf(stderr, "sluice-trace dag: wants an output and a trace folder or file\n");
-        usage(stderr);
+    if (trace_args_missing(argc - optind, 2, "dag", "wants an output and a trace folder or file", usage))
         return 2;
-    }
     const char *out = argv[optind++];
     size_t ol = strlen(out);
     bool svg = ol > 4 && strcmp(out + ol - 4, ".svg") == 0;

@@ -356,30 +356,18 @@ int dsm_main(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "+t:c:p:h", opts, NULL)) != -1) {
         if (c == 't') {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 1000000) {
-                fprintf(stderr, "sluice-trace dsm: --top wants 1..1000000, not '%s'\n", optarg);
+            if (trace_opt_int("dsm", "top", optarg, 1, 1000000, &top) != 0)
                 return 2;
-            }
-            top = (int)v;
         } else if (c == 'c') {
             csv_out = optarg;
         } else if (c == 'p') {
             png_out = optarg;
-        } else if (c == 'h') {
-            usage(stdout);
-            return 0;
         } else {
-            usage(stderr);
-            return 2;
+            return trace_opt_help(c, usage);
         }
     }
-    if (argc - optind < 1) {
-        fprintf(stderr, "sluice-trace dsm: wants a trace folder or file\n");
-        usage(stderr);
+    if (trace_args_missing(argc - optind, 1, "dsm", "wants a trace folder or file", usage))
         return 2;
-    }
     struct trace_set set;
     if (trace_set_open(&set, argv + optind, argc - optind, "dsm", stderr) != 0)
         return 1;

@@ -137,26 +137,14 @@ int heatmap_main(int argc, char **argv)
         if (c == 'c') {
             csv = true;
         } else if (c == 'b') {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 10000) {
-                fprintf(stderr, "sluice-trace heatmap: --bins wants 1..10000, not '%s'\n", optarg);
+            if (trace_opt_int("heatmap", "bins", optarg, 1, 10000, &bins) != 0)
                 return 2;
-            }
-            bins = (int)v;
-        } else if (c == 'h') {
-            usage(stdout);
-            return 0;
         } else {
-            usage(stderr);
-            return 2;
+            return trace_opt_help(c, usage);
         }
     }
-    if (argc - optind < 2) {
-        fprintf(stderr, "sluice-trace heatmap: wants an output and a trace folder or file\n");
-        usage(stderr);
+    if (trace_args_missing(argc - optind, 2, "heatmap", "wants an output and a trace folder or file", usage))
         return 2;
-    }
     const char *out = argv[optind++];
     struct trace_set set;
     if (trace_set_open(&set, argv + optind, argc - optind, "heatmap", stderr) != 0)

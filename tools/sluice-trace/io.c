@@ -349,19 +349,12 @@ int io_main(int argc, char **argv)
                 return 2;
             }
             *(c == 'm' ? &mtbf : &cost) = v;
-        } else if (c == 'h') {
-            usage(stdout);
-            return 0;
         } else {
-            usage(stderr);
-            return 2;
+            return trace_opt_help(c, usage);
         }
     }
-    if (optind >= argc) {
-        fprintf(stderr, "sluice-trace io: no trace folder or file given\n");
-        usage(stderr);
+    if (trace_args_missing(argc - optind, 1, "io", "no trace folder or file given", usage))
         return 2;
-    }
     struct trace_set set;
     if (trace_set_open(&set, argv + optind, argc - optind, "io", stderr) != 0)
         return 1;

@@ -775,12 +775,8 @@ int perfetto_main(int argc, char **argv)
                         optarg);
                 return 2;
             }
-        } else if (c == 'h') {
-            usage(stdout);
-            return 0;
         } else {
-            usage(stderr);
-            return 2;
+            return trace_opt_help(c, usage);
         }
     }
     /* The positional form: the first argument ending in .json is the output. */
@@ -789,11 +785,8 @@ int perfetto_main(int argc, char **argv)
         if ((n > 5 && strcmp(argv[optind] + n - 5, ".json") == 0) || strcmp(argv[optind], "-") == 0)
             out_path = argv[optind++];
     }
-    if (optind >= argc) {
-        fprintf(stderr, "sluice-trace %s: no trace folder or file given\n", argv[0]);
-        usage(stderr);
+    if (trace_args_missing(argc - optind, 1, argv[0], "no trace folder or file given", usage))
         return 2;
-    }
     struct trace_set set;
     if (trace_set_open(&set, argv + optind, argc - optind, "perfetto", stderr) != 0)
         return 1;

@@ -76,19 +76,12 @@ int summary_main(int argc, char **argv)
         case 'c':
             per_rank = 0;
             break;
-        case 'h':
-            usage(stdout);
-            return 0;
         default:
-            usage(stderr);
-            return 2;
+            return trace_opt_help(c, usage);
         }
     }
-    if (optind >= argc) {
-        fprintf(stderr, "sluice-trace summary: no trace folder or file given\n");
-        usage(stderr);
+    if (trace_args_missing(argc - optind, 1, "summary", "no trace folder or file given", usage))
         return 2;
-    }
     struct trace_set set;
     int loaded = trace_set_load(&set, argv + optind, argc - optind, stderr);
     if (loaded != 0) {

@@ -32,19 +32,12 @@ int time_main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+ch", opts, NULL)) != -1) {
         if (c == 'c') {
             csv = true;
-        } else if (c == 'h') {
-            usage(stdout);
-            return 0;
         } else {
-            usage(stderr);
-            return 2;
+            return trace_opt_help(c, usage);
         }
     }
-    if (argc - optind < 2) {
-        fprintf(stderr, "sluice-trace time: wants an output and a trace folder or file\n");
-        usage(stderr);
+    if (trace_args_missing(argc - optind, 2, "time", "wants an output and a trace folder or file", usage))
         return 2;
-    }
     const char *out = argv[optind++];
     struct trace_set set;
     if (trace_set_open(&set, argv + optind, argc - optind, "time", stderr) != 0)

@@ -198,3 +198,30 @@ void *trace_grow(void *p, size_t *cap, size_t need, size_t size, const char *com
     *cap = n;
     return q;
 }
+
+int trace_opt_help(int c, void (*usage)(FILE *))
+{
+    usage(c == 'h' ? stdout : stderr);
+    return c == 'h' ? 0 : 2;
+}
+
+int trace_opt_int(const char *command, const char *name, const char *arg, long lo, long hi, int *out)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (*end || v < lo || v > hi) {
+        fprintf(stderr, "sluice-trace %s: --%s wants %ld..%ld, not '%s'\n", command, name, lo, hi, arg);
+        return 2;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+bool trace_args_missing(int nleft, int need, const char *command, const char *what, void (*usage)(FILE *))
+{
+    if (nleft >= need)
+        return false;
+    fprintf(stderr, "sluice-trace %s: %s\n", command, what);
+    usage(stderr);
+    return true;
+}

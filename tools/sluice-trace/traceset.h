@@ -48,4 +48,15 @@ int trace_kind_number(const struct sluice_trace_file *f, const char *name);
 /* Time of an event relative to its process's start, in seconds. */
 double trace_rel_seconds(const struct sluice_trace_file *f, uint64_t t_ns);
 
+/* The end of every subcommand's option loop: -h prints the usage on stdout and gives exit code
+ * 0, any other option it did not take prints it on stderr and gives 2. */
+int trace_opt_help(int c, void (*usage)(FILE *));
+
+/* --NAME N for a whole number in lo..hi: 0 with *out set, or 2 after one line naming it. */
+int trace_opt_int(const char *command, const char *name, const char *arg, long lo, long hi, int *out);
+
+/* Whether fewer than `need` arguments are left (nleft); if so, "sluice-trace COMMAND: WHAT" and
+ * the usage are printed on stderr (the caller exits 2). */
+bool trace_args_missing(int nleft, int need, const char *command, const char *what, void (*usage)(FILE *));
+
 #endif
