@@ -3,18 +3,10 @@
  * copies half of it into a second buffer through the queue of the last device, reads the copy
  * back through device 0's queue after a marker, and checks every element. Under distributed
  * OpenCL the buffers move between ranks (tests/integration/dist_coherence.sh). Needs 3 devices. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 int main(void)
 {

@@ -14,6 +14,7 @@
  *   cl_dist_fault badlocal       on device 1, a launch with a local size larger than the device's
  *                                maximum: the error is the enqueue's or the event's; then every
  *                                other device still runs the kernel right. Needs 3 devices. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,15 +23,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 #define MAXDEV 16
 #define N 4096

@@ -5,19 +5,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dlvsym */
 #endif
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 #define ENTRY_POINTS(X)                                                                                      \
     X(clGetPlatformIDs)                                                                                      \

@@ -2,20 +2,12 @@
 /* Sample OpenCL program (knows nothing of sluice): event, build, memory-destructor and
  * context-destructor callbacks, event queries, and profiling on a queue that asked for it
  * and on one that did not. Prints what each callback received, never addresses or times. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static const char *src = "__kernel void inc(__global int *v) { v[get_global_id(0)] += 1; }\n";
 

@@ -4,20 +4,12 @@
  * platform enumeration (cl_khr_icd) and, where the device offers cl_khr_command_buffer, a
  * recorded command buffer with a kernel and a copy, replayed twice. */
 #define CL_USE_DEPRECATED_OPENCL_1_1_APIS /* clGetExtensionFunctionAddress, still used by old code */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static const char *src = "__kernel void inc(__global int *v) { v[get_global_id(0)] += 1; }\n";
 

@@ -1,19 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): map/unmap for reading and writing, a
  * USE_HOST_PTR buffer, sub-buffers used as kernel arguments, copies and fills, rect reads. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static const char *src = "__kernel void scale(__global int *v, int f) { v[get_global_id(0)] *= f; }\n";
 
