@@ -628,20 +628,31 @@ static cl_int check_buffer(const struct dist_queue *q, const struct dist_mem *b,
     return off > b->size || size > b->size - off ? CL_INVALID_VALUE : CL_SUCCESS;
 }
 
+/* The checks both image-buffer copies make: the image's region, then the buffer's `*size` bytes at
+ * off (the region's bytes), then the wait list. */
+static cl_int check_image_buffer(const struct dist_queue *q, const struct dist_mem *img, const size_t *origin,
+                                 const size_t *region, const struct dist_mem *b, size_t off, cl_uint nwait,
+                                 const cl_event *wl, size_t *size)
+{
+    cl_int r = check_image(q, img);
+    if (r == CL_SUCCESS)
+        r = check_region(img->image, origin, region);
+    *size = r == CL_SUCCESS ? region[0] * region[1] * region[2] * img->image->elem : 0;
+    if (r == CL_SUCCESS)
+        r = check_buffer(q, b, off, *size);
+    if (r == CL_SUCCESS)
+        r = check_wait(nwait, wl);
+    return r;
+}
+
 static cl_int CL_API_CALL copy_image_to_buffer(cl_command_queue queue, cl_mem src, cl_mem dst,
                                                const size_t *so, const size_t *region, size_t off,
                                                cl_uint nwait, const cl_event *wl, cl_event *event)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *s = (struct dist_mem *)src, *b = (struct dist_mem *)dst;
-    cl_int r = check_image(q, s);
-    if (r == CL_SUCCESS)
-        r = check_region(s->image, so, region);
-    size_t size = r == CL_SUCCESS ? region[0] * region[1] * region[2] * s->image->elem : 0;
-    if (r == CL_SUCCESS)
-        r = check_buffer(q, b, off, size);
-    if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+    size_t size;
+    cl_int r = check_image_buffer(q, s, so, region, b, off, nwait, wl, &size);
     if (r != CL_SUCCESS)
         return r;
     struct sluice_remote_image_cmd ic;
@@ -659,14 +670,8 @@ static cl_int CL_API_CALL copy_buffer_to_image(cl_command_queue queue, cl_mem sr
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *b = (struct dist_mem *)src, *d = (struct dist_mem *)dst;
-    cl_int r = check_image(q, d);
-    if (r == CL_SUCCESS)
-        r = check_region(d->image, dor, region);
-    size_t size = r == CL_SUCCESS ? region[0] * region[1] * region[2] * d->image->elem : 0;
-    if (r == CL_SUCCESS)
-        r = check_buffer(q, b, off, size);
-    if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+    size_t size;
+    cl_int r = check_image_buffer(q, d, dor, region, b, off, nwait, wl, &size);
     if (r != CL_SUCCESS)
         return r;
     struct sluice_remote_image_cmd ic;

@@ -281,6 +281,20 @@ void sluice_eng_post_receives(struct eng_cmd *c)
         checked(irecv_data(c, to), c->peer, "receiving a buffer");
 }
 
+/* A map that got no completion callback: undo it (if it was made) and drop what it held, so the
+ * staged path runs instead. */
+static void undo_map(struct eng_cmd *c, cl_mem buf, cl_int err)
+{
+    if (c->mapped != NULL && err == CL_SUCCESS)
+        api()->clEnqueueUnmapMemObject(c->q, buf, c->mapped, 1, &c->map_ev, NULL);
+    if (c->map_ev != NULL)
+        api()->clReleaseEvent(c->map_ev);
+    c->map_ev = NULL;
+    c->mapped = NULL;
+    free(c->reqs);
+    c->reqs = NULL;
+}
+
 /* A read to a peer from a CPU device (1 MiB and up): the buffer is mapped for reading and the
  * pieces are sent straight from it once the map completed; the unmap, after the last send, is
  * the command's event. Until then later commands of this rank wait (as behind a write from a
@@ -302,14 +316,7 @@ int sluice_eng_read_mapped(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t n
         api()->clFlush(c->q);
         return 1;
     }
-    if (c->mapped != NULL && err == CL_SUCCESS)
-        api()->clEnqueueUnmapMemObject(c->q, buf, c->mapped, 1, &c->map_ev, NULL);
-    if (c->map_ev != NULL)
-        api()->clReleaseEvent(c->map_ev);
-    c->map_ev = NULL;
-    c->mapped = NULL;
-    free(c->reqs);
-    c->reqs = NULL;
+    undo_map(c, buf, err);
     return 0;
 }
 
@@ -360,14 +367,7 @@ cl_int sluice_eng_write_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size
             api()->clFlush(c->q);
             return CL_SUCCESS; /* receives posted when the map completes */
         }
-        if (c->mapped != NULL && err == CL_SUCCESS) /* no callback: undo the map */
-            api()->clEnqueueUnmapMemObject(c->q, buf, c->mapped, 1, &c->map_ev, NULL);
-        if (c->map_ev != NULL)
-            api()->clReleaseEvent(c->map_ev);
-        c->map_ev = NULL;
-        c->mapped = NULL;
-        free(c->reqs);
-        c->reqs = NULL;
+        undo_map(c, buf, err); /* no callback */
     }
     c->staging = staging_for(c->q, c->size, &c->staging_cap);
     c->piece_ev = calloc(n, sizeof *c->piece_ev);
