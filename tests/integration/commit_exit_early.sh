@@ -29,7 +29,7 @@ for n in 2 3; do
   echo "ok: $n ranks: the job ends with status $none_rc / $cap_rc (without sluice: $plain_rc)"
   expect_eq "$n ranks, nothing captured: no sluice line" "" "$(grep '^sluice' none.out || true)"
   # rank 1's member is committed, or staged with one line saying so
-  if ! "$ckpt" ls "cap$n" 2>/dev/null | grep -q "cap$n/ckpt\.1\$"; then
+  if ! grep -q "cap$n/ckpt\.1\$" <<<"$("$ckpt" ls "cap$n" 2>/dev/null)"; then
     expect_contains "$n ranks: the early exit says what it left staged" "sluice-ckpt recover" "$(cat cap.out)"
   fi
   "$ckpt" recover --stage "$SLUICE_STAGE_DIR" > recover.out 2>&1 || fail "recover: $(cat recover.out)"

@@ -25,7 +25,7 @@ grep -q 'COMMIT_FS_META operation="fsync", path="'"$d"'"' dump.txt || fail "no f
 echo "ok: COMMIT_FS_META create, rename, folder fsync"
 # Rank 2's 3 MiB member (step 1) is written by rank 2 itself, in one request (they are up
 # to 4 MiB), at a block-aligned offset.
-grep 'COMMIT_FS_WRITE' dump.txt | grep -q '^rank 2 .*bytes=3158074,' || fail "rank 2 did not write its member"
+grep -q '^rank 2 .*COMMIT_FS_WRITE.*bytes=3158074,' dump.txt || fail "rank 2 did not write its member"
 off=$(grep 'COMMIT_FS_WRITE' dump.txt | grep '^rank 2 .*bytes=3158074,' | head -1 | sed 's/.*offset=\([0-9]*\),.*/\1/')
 expect_eq "first write of rank 2 block-aligned" 0 $(( off % 4096 ))
 grep -q 'COMMIT_DURABLE set=".*ckpt.%r", version=' dump.txt || fail "no COMMIT_DURABLE"

@@ -58,5 +58,5 @@ expect_contains "launcher message" "SLUICE_STAGE_LIMIT='lots'" "$(cat err.txt)"
 out=$("$SLUICE_BIN_DIR/sluice" --trace-limit 1M -- sh -c 'echo "$SLUICE_TRACE_LIMIT $LD_PRELOAD"')
 expect_contains "launcher sets the variable" "1M " "$out"
 expect_contains "launcher preloads the library" "libsluice.so" "$out"
-"$SLUICE_BIN_DIR/sluice" --help | grep -q -- "--capture PATTERNS" || fail "--help lists --capture"
+grep -q -- "--capture PATTERNS" <<<"$("$SLUICE_BIN_DIR/sluice" --help)" || fail "--help lists --capture"
 echo "config_errors: all passed"
