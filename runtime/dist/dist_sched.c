@@ -853,23 +853,84 @@ static void content_classes(struct held **hv, const struct sluice_dcr_item *it, 
     }
 }
 
-static uint32_t dcr_str;
+/* The trace string of a rewrite's name, made once. */
+static uint32_t dcr_name(uint32_t *slot, const char *name)
+{
+    if (*slot == 0)
+        *slot = sluice_trace_string(name);
+    return *slot;
+}
+
+/* The members of collective `g` of a window: their ranks (rank 0's bit set), the first of them,
+ * how many and their bytes. */
+struct coll {
+    uint64_t mask;
+    struct held *lead;
+    int members;
+    size_t total;
+};
+
+static struct coll coll_members(struct held **hv, size_t n, const uint32_t *group, uint32_t g)
+{
+    struct coll c = {1, NULL, 0, 0};
+    for (size_t i = 0; i < n; i++)
+        if (group[i] == g) {
+            c.mask |= 1ull << hv[i]->rank;
+            c.lead = c.lead ? c.lead : hv[i];
+            c.members++;
+            c.total += hv[i]->len;
+        }
+    return c;
+}
+
+/* A scatter's or gather's setup: its communicator (group mask `mask`), one request on the lead's
+ * record and the counts, then displacements, by group rank (each member's host pointer against
+ * the lead's), which MPI reads until the collective completes. NULL: sent one by one, as without
+ * the replacement (over INT_MAX bytes too: counts and displacements are ints). */
+static int *coll_setup(struct held **hv, size_t n, const uint32_t *group, uint32_t g, const struct coll *c,
+                       uint64_t mask, MPI_Comm *comm)
+{
+    if (c->lead == NULL || c->total > INT_MAX || c->lead->e->free_after != NULL)
+        return NULL;
+    int size = __builtin_popcountll(c->mask);
+    int *cd = calloc(2 * (size_t)size, sizeof *cd);
+    *comm = cd != NULL ? sluice_remote_group_comm(mask) : MPI_COMM_NULL;
+    struct dist_event *e = c->lead->e;
+    if (*comm == MPI_COMM_NULL || (e->reqs = malloc(sizeof *e->reqs)) == NULL) {
+        free(cd);
+        return NULL;
+    }
+    const char *base = c->lead->send ? (const char *)c->lead->send : (const char *)c->lead->recv;
+    for (size_t i = 0; i < n; i++)
+        if (group[i] == g) {
+            const char *at = hv[i]->send ? (const char *)hv[i]->send : (const char *)hv[i]->recv;
+            int cr = __builtin_popcountll(c->mask & ((1ull << hv[i]->rank) - 1));
+            cd[cr] = (int)hv[i]->len;
+            cd[size + cr] = (int)(at - base);
+        }
+    e->nreqs = 1;
+    e->free_after = cd;
+    return cd;
+}
+
+/* A member's command says which collective brings (or takes) its data: `flag`, group `mask`. */
+static void coll_flag(struct held *h, unsigned flag, uint64_t mask)
+{
+    struct sluice_remote_cmd hd;
+    memcpy(&hd, h->p, sizeof hd);
+    hd.flags |= flag;
+    memcpy(h->p, &hd, sizeof hd);
+    h->req.a[5] = mask;
+}
 
 /* Rank 0's part of broadcast `g` (its members flagged, their data no longer sent one by one). */
 static void start_bcast(struct held **hv, size_t n, const uint32_t *group, uint32_t g)
 {
-    uint64_t mask = 1;
-    struct held *lead = NULL;
-    int members = 0;
-    for (size_t i = 0; i < n; i++)
-        if (group[i] == g) {
-            mask |= 1ull << hv[i]->rank;
-            lead = lead ? lead : hv[i];
-            members++;
-        }
-    MPI_Comm comm = sluice_remote_group_comm(mask);
-    if (comm == MPI_COMM_NULL || lead == NULL)
+    struct coll c = coll_members(hv, n, group, g);
+    MPI_Comm comm = sluice_remote_group_comm(c.mask);
+    if (comm == MPI_COMM_NULL || c.lead == NULL)
         return; /* sent one by one, as without the replacement */
+    struct held *lead = c.lead;
     struct dist_event *e = lead->e;
     size_t pieces = sluice_remote_pieces(lead->len);
     e->reqs = malloc(pieces * sizeof *e->reqs);
@@ -881,22 +942,18 @@ static void start_bcast(struct held **hv, size_t n, const uint32_t *group, uint3
         dist_fault_peer(-1, MPI_ERR_OTHER, "starting a broadcast");
     e->nreqs = (int)pieces;
     pend_mpi(e, lead->len);
-    data_trace(members, lead->len, DIST_DATA_BCAST);
-    if (dcr_str == 0)
-        dcr_str = sluice_trace_string("bcast");
+    data_trace(c.members, lead->len, DIST_DATA_BCAST);
+    static uint32_t str;
     for (size_t i = 0; i < n; i++) {
         if (group[i] != g)
             continue;
         struct held *h = hv[i];
-        struct sluice_remote_cmd hd;
-        memcpy(&hd, h->p, sizeof hd);
-        hd.flags |= SLUICE_CMD_BCAST;
-        memcpy(h->p, &hd, sizeof hd);
+        coll_flag(h, SLUICE_CMD_BCAST, c.mask);
         h->req.a[4] = 0;
-        h->req.a[5] = mask;
         h->send = NULL; /* the broadcast brings it */
         if (sluice_trace_active()) {
-            sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, dcr_str, h->e->id, 0);
+            sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, dcr_name(&str, "bcast"), h->e->id,
+                                0);
             sluice_trace_record(SLUICE_EV_MSG_SEND, 0, t_send, 0, (uint64_t)h->rank, lead->len,
                                 (uint64_t)SLUICE_REMOTE_DATA_TAG(h->e->id));
         }
@@ -905,60 +962,32 @@ static void start_bcast(struct held **hv, size_t n, const uint32_t *group, uint3
 
 /* Rank 0's part of scatter `g`: each member's slice of one host range goes once, straight from
  * the program's memory (no member is staged), by one MPI_Iscatterv over rank 0 and the members
- * (rank 0 keeps its own part: MPI_IN_PLACE). Counts and displacements are ints: a range over
- * INT_MAX bytes is sent one by one. */
+ * (rank 0 keeps its own part: MPI_IN_PLACE). */
 static void start_scatter(struct held **hv, size_t n, const uint32_t *group, uint32_t g)
 {
-    uint64_t mask = 1;
-    struct held *lead = NULL;
-    int members = 0;
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        if (group[i] == g) {
-            mask |= 1ull << hv[i]->rank;
-            lead = lead ? lead : hv[i];
-            members++;
-            total += hv[i]->len;
-        }
-    if (lead == NULL || total > INT_MAX || lead->e->free_after != NULL)
-        return; /* sent one by one, as without the replacement */
-    int size = __builtin_popcountll(mask);
-    int *cd = calloc(2 * (size_t)size, sizeof *cd); /* counts, then displacements, by group rank */
-    MPI_Comm comm = cd != NULL ? sluice_remote_group_comm(mask) : MPI_COMM_NULL;
-    struct dist_event *e = lead->e;
-    if (comm == MPI_COMM_NULL || (e->reqs = malloc(sizeof *e->reqs)) == NULL) {
-        free(cd);
+    struct coll c = coll_members(hv, n, group, g);
+    MPI_Comm comm;
+    int *cd = coll_setup(hv, n, group, g, &c, c.mask, &comm);
+    if (cd == NULL)
         return;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (group[i] == g) {
-            int cr = __builtin_popcountll(mask & ((1ull << hv[i]->rank) - 1));
-            cd[cr] = (int)hv[i]->len;
-            cd[size + cr] = (int)((const char *)hv[i]->send - (const char *)lead->send);
-        }
+    int size = __builtin_popcountll(c.mask);
+    struct dist_event *e = c.lead->e;
     uint64_t t_send = sluice_now_ns(); /* a member may have its slice before MPI_Iscatterv returns */
-    if (MPI_Iscatterv(lead->send, cd, cd + size, MPI_BYTE, MPI_IN_PLACE, 0, MPI_BYTE, 0, comm, e->reqs) !=
+    if (MPI_Iscatterv(c.lead->send, cd, cd + size, MPI_BYTE, MPI_IN_PLACE, 0, MPI_BYTE, 0, comm, e->reqs) !=
         MPI_SUCCESS)
         dist_fault_peer(-1, MPI_ERR_OTHER, "starting a scatter");
-    e->nreqs = 1;
-    e->free_after = cd; /* MPI reads the arrays until the scatter completes */
-    pend_mpi(e, total);
-    data_trace(members, total, 3);
+    pend_mpi(e, c.total);
+    data_trace(c.members, c.total, 3);
     static uint32_t str;
-    if (str == 0)
-        str = sluice_trace_string("scatter");
     for (size_t i = 0; i < n; i++) {
         if (group[i] != g)
             continue;
         struct held *h = hv[i];
-        struct sluice_remote_cmd hd;
-        memcpy(&hd, h->p, sizeof hd);
-        hd.flags |= SLUICE_CMD_SCATTER;
-        memcpy(h->p, &hd, sizeof hd);
+        coll_flag(h, SLUICE_CMD_SCATTER, c.mask);
         h->req.a[4] = 0;
-        h->req.a[5] = mask;
         if (sluice_trace_active()) { /* one message per member: its slice */
-            sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, str, h->e->id, 0);
+            sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, dcr_name(&str, "scatter"), h->e->id,
+                                0);
             sluice_trace_record(SLUICE_EV_MSG_SEND, 0, t_send, 0, (uint64_t)h->rank, h->len,
                                 (uint64_t)SLUICE_REMOTE_DATA_TAG(h->e->id));
         }
@@ -969,60 +998,33 @@ static void start_scatter(struct held **hv, size_t n, const uint32_t *group, uin
 /* Rank 0's part of gather `g`: the members' reads of adjacent slices of one host range land by one
  * MPI_Igatherv rooted here over the gather communicator of rank 0 and the members (rank 0 gives
  * nothing: MPI_IN_PLACE), straight into the program's memory. The other reads complete when it
- * does (their DONE alone does not say their bytes landed). Over INT_MAX bytes: one by one. */
+ * does (their DONE alone does not say their bytes landed). */
 static void start_gather(struct held **hv, size_t n, const uint32_t *group, uint32_t g)
 {
-    uint64_t mask = 1;
-    struct held *lead = NULL;
-    int members = 0;
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        if (group[i] == g) {
-            mask |= 1ull << hv[i]->rank;
-            lead = lead ? lead : hv[i];
-            members++;
-            total += hv[i]->len;
-        }
-    if (lead == NULL || total > INT_MAX || lead->e->free_after != NULL)
+    struct coll c = coll_members(hv, n, group, g);
+    MPI_Comm comm;
+    int *cd = coll_setup(hv, n, group, g, &c, c.mask | SLUICE_REMOTE_GROUP_GATHER, &comm);
+    if (cd == NULL)
         return;
-    int size = __builtin_popcountll(mask);
-    int *cd = calloc(2 * (size_t)size, sizeof *cd);
-    MPI_Comm comm = cd != NULL ? sluice_remote_group_comm(mask | SLUICE_REMOTE_GROUP_GATHER) : MPI_COMM_NULL;
-    struct dist_event *e = lead->e;
-    if (comm == MPI_COMM_NULL || (e->reqs = malloc(sizeof *e->reqs)) == NULL) {
-        free(cd);
-        return;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (group[i] == g) {
-            int cr = __builtin_popcountll(mask & ((1ull << hv[i]->rank) - 1));
-            cd[cr] = (int)hv[i]->len;
-            cd[size + cr] = (int)((char *)hv[i]->recv - (char *)lead->recv);
-        }
-    if (MPI_Igatherv(MPI_IN_PLACE, 0, MPI_BYTE, lead->recv, cd, cd + size, MPI_BYTE, 0, comm, e->reqs) !=
+    int size = __builtin_popcountll(c.mask);
+    struct dist_event *e = c.lead->e;
+    if (MPI_Igatherv(MPI_IN_PLACE, 0, MPI_BYTE, c.lead->recv, cd, cd + size, MPI_BYTE, 0, comm, e->reqs) !=
         MPI_SUCCESS)
         dist_fault_peer(-1, MPI_ERR_OTHER, "starting a gather");
-    e->nreqs = 1;
-    e->free_after = cd; /* MPI reads the arrays until the gather completes */
-    pend_mpi(e, total);
-    data_trace(members, total, 4);
+    pend_mpi(e, c.total);
+    data_trace(c.members, c.total, 4);
     static uint32_t str;
-    if (str == 0)
-        str = sluice_trace_string("gather");
     for (size_t i = 0; i < n; i++) {
         if (group[i] != g)
             continue;
         struct held *h = hv[i];
-        struct sluice_remote_cmd hd;
-        memcpy(&hd, h->p, sizeof hd);
-        hd.flags |= SLUICE_CMD_GATHER;
-        memcpy(h->p, &hd, sizeof hd);
-        h->req.a[5] = mask | SLUICE_REMOTE_GROUP_GATHER;
+        coll_flag(h, SLUICE_CMD_GATHER, c.mask | SLUICE_REMOTE_GROUP_GATHER);
         if (sluice_trace_active())
-            sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, str, h->e->id, (uint64_t)h->rank);
+            sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, dcr_name(&str, "gather"), h->e->id,
+                                (uint64_t)h->rank);
         h->e->recv_len = h->len; /* its MSG_RECV: test_mpi, when the gather completed */
         h->recv = NULL;          /* the gather brings it */
-        if (h != lead) {
+        if (h != c.lead) {
             h->e->nreqs = 1; /* until the gather completes */
             h->e->gather_next = e->gather_next;
             e->gather_next = h->e;
@@ -1102,6 +1104,175 @@ void dist_sched_flush(void)
     pthread_mutex_unlock(&sched_lock);
 }
 
+/* A command's wait list on the wire, after its header at p: the ids of commands of its own rank
+ * (their real events there), then those of other ranks and user events, retained in rdeps and
+ * NOTIFYd once the command has gone (transmit). ids gets every id, for the DAG. */
+struct waits {
+    uint32_t nlocal, nremote;
+    size_t nid;
+    int failed; /* a dependency failed already */
+};
+
+static unsigned char *encode_waits(const struct dist_cmd *c, unsigned char *p, uint64_t *ids,
+                                   struct dist_event **rdeps, struct waits *w)
+{
+    *w = (struct waits){0, 0, 0, 0};
+    for (cl_uint i = 0; i < c->nwait; i++) {
+        struct dist_event *d = (struct dist_event *)c->wait[i];
+        if (d->id != 0)
+            ids[w->nid++] = d->id;
+        if (d->status <= CL_COMPLETE) {
+            w->failed |= d->status < 0;
+            continue;
+        }
+        if (d->rank == c->rank && !d->user)
+            w->nlocal++;
+    }
+    unsigned char *at = p + sizeof(struct sluice_remote_cmd);
+    unsigned char *rem = at + w->nlocal * 8;
+    for (cl_uint i = 0; i < c->nwait; i++) {
+        struct dist_event *d = (struct dist_event *)c->wait[i];
+        if (d->status <= CL_COMPLETE)
+            continue;
+        if (d->rank == c->rank && !d->user) {
+            memcpy(at, &d->id, 8);
+            at += 8;
+        } else {
+            memcpy(rem, &d->id, 8);
+            rem += 8;
+            __atomic_add_fetch(&d->refs, 1, __ATOMIC_ACQ_REL);
+            rdeps[w->nremote++] = d;
+        }
+    }
+    return rem;
+}
+
+/* The whole payload: header, wait list (encode_waits), accesses, the operation's bytes. Returns
+ * its length. */
+static size_t encode_cmd(const struct dist_cmd *c, const struct dist_event *e, unsigned flags,
+                         unsigned char *p, unsigned char *at, const struct waits *w)
+{
+    struct sluice_remote_cmd h = {e->id,
+                                  c->queue ? c->queue->rid : 0,
+                                  c->ctx->rid[c->rank],
+                                  w->nlocal,
+                                  w->nremote,
+                                  (uint32_t)c->naccess,
+                                  flags};
+    memcpy(p, &h, sizeof h);
+    if (c->naccess)
+        memcpy(at, c->raccess, c->naccess * sizeof *c->raccess);
+    at += c->naccess * sizeof *c->raccess;
+    if (c->nbytes)
+        memcpy(at, c->bytes, c->nbytes);
+    at += c->nbytes;
+    return (size_t)(at - p);
+}
+
+/* Adds the command's node to the DAG (dispatched at once when ready). Returns 1 when it is ready. */
+static int dag_add_cmd(const struct dist_cmd *c, const struct dist_event *e, const struct dist_cmd_info *kind,
+                       int ooo, const uint64_t *ids, size_t nid)
+{
+    struct sluice_dag_cmd dc = {.id = e->id,
+                                .queue = (uint64_t)(uintptr_t)c->queue,
+                                .out_of_order = ooo,
+                                .rank = c->rank,
+                                .kind = kind->dag,
+                                .wait = ids,
+                                .nwait = nid,
+                                .access = c->access,
+                                .naccess = c->naccess,
+                                .host_addr = (uint64_t)(uintptr_t)(c->send ? c->send : c->recv),
+                                .host_size = c->len};
+    struct sluice_dag_node_info info;
+    uint64_t now = sluice_now_ns();
+    if (sluice_dag_add(dag, &dc, now, &info) != 0 || info.state != SLUICE_DAG_READY)
+        return 0;
+    sluice_dag_dispatch(dag, e->id, now);
+    return 1;
+}
+
+/* A plain write whose bytes a pending read still brings, or that waits for a user event (the
+ * program may fill the memory before setting it): its data waits for its dependencies. */
+static int write_is_late(const struct dist_cmd *c, const struct dist_cmd_info *kind, int ready)
+{
+    if (ready)
+        return 0;
+    if (c->pack_from != NULL)
+        return 1; /* dist_exec.c saw a pending read bring its host bytes */
+    if (kind->op != SLUICE_REMOTE_CMD_WRITE || c->rank == 0 || c->send == NULL || c->len == 0 ||
+        c->nbytes != 0 || (c->flags & SLUICE_CMD_STAGED))
+        return 0;
+    int late = fill_overlaps(c->send, c->len);
+    for (cl_uint i = 0; i < c->nwait && !late; i++) {
+        struct dist_event *w = (struct dist_event *)c->wait[i];
+        late = w->user && w->status > CL_COMPLETE;
+    }
+    return late;
+}
+
+/* The built command, ready to be sent now or when the window closes. */
+static void held_fill(struct held *h, const struct dist_cmd *c, struct dist_event *e,
+                      const struct dist_cmd_info *kind, unsigned char *p, size_t nbytes, int late)
+{
+    h->e = e;
+    h->req.op = kind->op;
+    h->dir = kind->dir;
+    memcpy(h->req.a, c->a, sizeof c->a);
+    h->req.nbytes = nbytes;
+    h->p = p;
+    h->rank = c->rank;
+    h->send = c->send;
+    h->recv = c->recv;
+    h->len = c->len;
+    h->staged = (c->flags & SLUICE_CMD_STAGED) != 0;
+    h->late = late;
+    h->pack_from = c->pack_from;
+    if (c->pack_from != NULL)
+        memcpy(h->geom, c->bytes, sizeof h->geom);
+    h->bcast_candidate = c->rank != 0 && kind->op == SLUICE_REMOTE_CMD_WRITE && c->queue != NULL &&
+                         c->send != NULL && c->nbytes == 0 && c->len > 0 && !late;
+    h->push = c->push;
+    h->push_rank = c->push_rank;
+    memcpy(h->push_a, c->push_a, sizeof c->push_a);
+    h->push_ctx = c->push ? c->ctx->rid[c->push_rank] : 0;
+    h->push_access = c->push_access;
+    if ((h->push_image = c->push_geom != NULL))
+        memcpy(h->push_geom, c->push_geom, sizeof h->push_geom);
+}
+
+/* Into the window (opening it at a host write to a serving rank), or to its rank now. */
+static void hold_or_transmit(struct held *h)
+{
+    int opens = h->bcast_candidate && dist_sched_dcr_on(h->rank);
+    if (win == NULL && opens)
+        win_t0 = sluice_now_ns();
+    win_last = sluice_now_ns();
+    if (win == NULL && !opens) {
+        transmit(h);
+        return;
+    }
+    *win_tail = h;
+    win_tail = &h->next;
+    win_n++;
+    if (h->staged)
+        win_staged += h->len;
+    if (win_n >= WINDOW_MAX || win_staged >= WINDOW_STAGED || window_due(sluice_now_ns()))
+        window_close_locked();
+}
+
+/* A command that never goes to its rank: complete it with `status` now. */
+static void fail_unsent(struct dist_event *e, unsigned char *p, struct dist_event **rdeps, uint32_t nremote,
+                        cl_int status)
+{
+    free(p);
+    for (uint32_t i = 0; i < nremote; i++)
+        unref_locked(rdeps[i]);
+    free(rdeps);
+    e->done_msg = 1;
+    complete(e, status);
+}
+
 cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
 {
     uint64_t queued = sluice_now_ns(); /* CL_PROFILING_COMMAND_QUEUED */
@@ -1139,84 +1310,13 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
     pthread_mutex_lock(&sched_lock);
     start_locked();
     e->id = ++last_id;
-    /* Wait list: same rank -> its real event there; other ranks and user events -> NOTIFY. */
-    uint32_t nlocal = 0, nremote = 0;
-    int failed = 0;
-    size_t nid = 0;
-    for (cl_uint i = 0; i < c->nwait; i++) {
-        struct dist_event *w = (struct dist_event *)c->wait[i];
-        if (w->id != 0)
-            ids[nid++] = w->id;
-        if (w->status <= CL_COMPLETE) {
-            failed |= w->status < 0;
-            continue;
-        }
-        if (w->rank == c->rank && !w->user)
-            nlocal++;
-    }
-    unsigned char *at = p + sizeof(struct sluice_remote_cmd);
-    unsigned char *rem = at + nlocal * 8;
-    for (cl_uint i = 0; i < c->nwait; i++) {
-        struct dist_event *w = (struct dist_event *)c->wait[i];
-        if (w->status <= CL_COMPLETE)
-            continue;
-        if (w->rank == c->rank && !w->user) {
-            memcpy(at, &w->id, 8);
-            at += 8;
-        } else {
-            memcpy(rem, &w->id, 8);
-            rem += 8;
-            if (rdeps != NULL) { /* NOTIFYd once the command has gone (transmit) */
-                __atomic_add_fetch(&w->refs, 1, __ATOMIC_ACQ_REL);
-                rdeps[nremote] = w;
-            }
-            nremote++;
-        }
-    }
-    at = rem;
-    struct sluice_remote_cmd h = {
-        e->id, c->queue ? c->queue->rid : 0, c->ctx->rid[c->rank], nlocal, nremote, (uint32_t)c->naccess,
-        flags};
-    memcpy(p, &h, sizeof h);
-    if (c->naccess)
-        memcpy(at, c->raccess, c->naccess * sizeof *c->raccess);
-    at += c->naccess * sizeof *c->raccess;
-    if (c->nbytes)
-        memcpy(at, c->bytes, c->nbytes);
-    at += c->nbytes;
-
-    struct sluice_dag_cmd dc = {.id = e->id,
-                                .queue = (uint64_t)(uintptr_t)c->queue,
-                                .out_of_order = ooo,
-                                .rank = c->rank,
-                                .kind = kind->dag,
-                                .wait = ids,
-                                .nwait = nid,
-                                .access = c->access,
-                                .naccess = c->naccess,
-                                .host_addr = (uint64_t)(uintptr_t)(c->send ? c->send : c->recv),
-                                .host_size = c->len};
-    struct sluice_dag_node_info info;
-    uint64_t now = sluice_now_ns();
-    int dag_ok = sluice_dag_add(dag, &dc, now, &info) == 0;
-    if (dag_ok && info.state == SLUICE_DAG_READY)
-        sluice_dag_dispatch(dag, e->id, now);
+    struct waits w;
+    unsigned char *at = encode_waits(c, p, ids, rdeps, &w);
+    size_t nbytes = encode_cmd(c, e, flags, p, at, &w);
+    int ready = dag_add_cmd(c, e, kind, ooo, ids, w.nid);
     free(ids);
     insert(e);
-    /* A plain write whose bytes a pending read still brings, or that waits for a user event (the
-     * program may fill the memory before setting it): its data waits for its dependencies. */
-    int late = 0;
-    if (c->pack_from != NULL && !(dag_ok && info.state == SLUICE_DAG_READY)) {
-        late = 1; /* dist_exec.c saw a pending read bring its host bytes */
-    } else if (kind->op == SLUICE_REMOTE_CMD_WRITE && c->rank != 0 && c->send != NULL && c->len > 0 &&
-               c->nbytes == 0 && !(c->flags & SLUICE_CMD_STAGED) &&
-               !(dag_ok && info.state == SLUICE_DAG_READY)) {
-        late = fill_overlaps(c->send, c->len);
-        for (cl_uint i = 0; i < c->nwait && !late; i++) {
-            struct dist_event *w = (struct dist_event *)c->wait[i];
-            late = w->user && w->status > CL_COMPLETE;
-        }
-    }
+    int late = write_is_late(c, kind, ready);
     note_fill(c, e->id);
     e->refs++; /* in flight */
     inflight++;
@@ -1227,66 +1327,16 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
         *out = e;
     }
     cl_int r = CL_SUCCESS;
-    if (failed) {
-        /* A dependency failed already: the command never runs. */
-        e->done_msg = 1;
-        complete(e, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-        free(p);
-        for (uint32_t i = 0; i < nremote; i++)
-            unref_locked(rdeps[i]);
-        free(rdeps);
+    struct held *h = w.failed ? NULL : calloc(1, sizeof *h);
+    if (w.failed) { /* the command never runs */
+        fail_unsent(e, p, rdeps, w.nremote, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    } else if (h == NULL) {
+        fail_unsent(e, p, rdeps, w.nremote, r = CL_OUT_OF_HOST_MEMORY);
     } else {
-        struct held *h = calloc(1, sizeof *h);
-        if (h == NULL) {
-            free(p);
-            for (uint32_t i = 0; i < nremote; i++)
-                unref_locked(rdeps[i]);
-            free(rdeps);
-            e->done_msg = 1;
-            complete(e, r = CL_OUT_OF_HOST_MEMORY);
-        } else {
-            h->e = e;
-            h->rdeps = rdeps;
-            h->nrdeps = nremote;
-            memset(&h->req, 0, sizeof h->req);
-            h->req.op = kind->op;
-            h->dir = kind->dir;
-            memcpy(h->req.a, c->a, sizeof c->a);
-            h->req.nbytes = (uint64_t)(at - p);
-            h->p = p;
-            h->rank = c->rank;
-            h->send = c->send;
-            h->recv = c->recv;
-            h->len = c->len;
-            h->staged = (c->flags & SLUICE_CMD_STAGED) != 0;
-            h->late = late;
-            h->pack_from = c->pack_from;
-            if (c->pack_from != NULL)
-                memcpy(h->geom, c->bytes, sizeof h->geom);
-            h->bcast_candidate = c->rank != 0 && kind->op == SLUICE_REMOTE_CMD_WRITE && c->queue != NULL &&
-                                 c->send != NULL && c->nbytes == 0 && c->len > 0 && !late;
-            h->push = c->push;
-            h->push_rank = c->push_rank;
-            memcpy(h->push_a, c->push_a, sizeof c->push_a);
-            h->push_ctx = c->push ? c->ctx->rid[c->push_rank] : 0;
-            h->push_access = c->push_access;
-            if ((h->push_image = c->push_geom != NULL))
-                memcpy(h->push_geom, c->push_geom, sizeof h->push_geom);
-            if (win == NULL && h->bcast_candidate && dist_sched_dcr_on(c->rank))
-                win_t0 = sluice_now_ns(); /* opens a window */
-            win_last = sluice_now_ns();
-            if (win != NULL || (h->bcast_candidate && dist_sched_dcr_on(c->rank))) {
-                *win_tail = h;
-                win_tail = &h->next;
-                win_n++;
-                if (h->staged)
-                    win_staged += h->len;
-                if (win_n >= WINDOW_MAX || win_staged >= WINDOW_STAGED || window_due(sluice_now_ns()))
-                    window_close_locked();
-            } else {
-                transmit(h);
-            }
-        }
+        held_fill(h, c, e, kind, p, nbytes, late);
+        h->rdeps = rdeps;
+        h->nrdeps = w.nremote;
+        hold_or_transmit(h);
     }
     pthread_mutex_unlock(&sched_lock);
     sluice_engine_wake();
