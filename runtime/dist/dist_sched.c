@@ -87,6 +87,8 @@ struct pending_cb {
 static struct pending_cb *to_call;
 static struct dist_event *graveyard; /* records whose last reference went */
 static int wake_waiters;
+/* Bumped where waiters are woken: a waiter polls it before it sleeps (wait_locked). */
+static unsigned wake_gen;
 
 static void insert(struct dist_event *e)
 {
@@ -387,6 +389,7 @@ static void run_callbacks(void)
         graveyard = NULL;
         if (p == NULL && dead == NULL && wake_waiters) {
             wake_waiters = 0;
+            __atomic_add_fetch(&wake_gen, 1, __ATOMIC_RELEASE);
             pthread_cond_broadcast(&sched_done);
         }
         pthread_mutex_unlock(&sched_lock);
@@ -1348,8 +1351,33 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
 
 /* --- waiting ------------------------------------------------------------------------------- */
 
-static int wait_locked(void)
+/* A wait of the program's thread: until *hot (first WAIT_HOT_NS) it polls wake_gen, yielding the
+ * core, and only then sleeps on sched_done. A remote command's DONE is usually due within tens of
+ * microseconds, and waking a thread asleep on a condition variable (a futex wake, then the
+ * kernel putting it back on a core) costs several microseconds of a 30 us round trip. A yield
+ * that took over YIELD_BUSY_NS means that another thread wanted this core (an oversubscribed
+ * node, measured: 2 cores for 2 ranks and other jobs, round trips of 1-2 ms instead of 0.05-0.8
+ * when the waiter kept polling): the wait sleeps from then on. Called and returns with sched_lock
+ * held; 0 when the job is ending. */
+#define WAIT_HOT_NS 100000u
+#define YIELD_BUSY_NS 5000u
+
+static int wait_locked(uint64_t *hot)
 {
+    uint64_t now = sluice_now_ns();
+    if (now < *hot) {
+        unsigned gen = __atomic_load_n(&wake_gen, __ATOMIC_ACQUIRE);
+        pthread_mutex_unlock(&sched_lock);
+        while (__atomic_load_n(&wake_gen, __ATOMIC_ACQUIRE) == gen && now < *hot) {
+            sched_yield();
+            uint64_t then = now;
+            now = sluice_now_ns();
+            if (now - then > YIELD_BUSY_NS)
+                *hot = 0;
+        }
+        pthread_mutex_lock(&sched_lock);
+        return !dist_fault_ending();
+    }
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     ts.tv_nsec += 100000000;
@@ -1376,11 +1404,11 @@ cl_int dist_sched_wait_event(struct dist_event *e)
 {
     pthread_mutex_lock(&sched_lock);
     window_close_locked();
-    uint64_t t0 = sluice_now_ns();
+    uint64_t t0 = sluice_now_ns(), hot = t0 + WAIT_HOT_NS;
     char what[96];
     snprintf(what, sizeof what, "the end of command %llu (OpenCL command type 0x%x)",
              (unsigned long long)e->id, (unsigned)e->type);
-    while (e->status > CL_COMPLETE && started && wait_locked())
+    while (e->status > CL_COMPLETE && started && wait_locked(&hot))
         alive_check_unlocked(e->rank, t0, what);
     cl_int st = e->status > CL_COMPLETE ? CL_COMPLETE : e->status;
     pthread_mutex_unlock(&sched_lock);
@@ -1391,8 +1419,8 @@ cl_int dist_sched_finish(struct dist_queue *q)
 {
     pthread_mutex_lock(&sched_lock);
     window_close_locked();
-    uint64_t t0 = sluice_now_ns();
-    while (q->inflight > 0 && started && wait_locked())
+    uint64_t t0 = sluice_now_ns(), hot = t0 + WAIT_HOT_NS;
+    while (q->inflight > 0 && started && wait_locked(&hot))
         alive_check_unlocked(q->dev->rank, t0, "clFinish of a queue of its device");
     pthread_mutex_unlock(&sched_lock);
     return CL_SUCCESS;
