@@ -14,7 +14,7 @@
  *      same folder, and the open-to-close time the program sees; the commit runs after close.
  *
  *   sluice-bench-capture [rounds]      (default 7 rounds of each variant) */
-#include "ckpt/capture/pattern.h"
+#include "ckpt/commit/pattern.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-// Unit tests of the stage-folder sidecar codec (runtime/ckpt/capture/stage.h), which the commit engine
+// Unit tests of the stage-folder sidecar codec (runtime/ckpt/commit/stage.h), which the commit engine
 // and `sluice-ckpt recover` use to find out what a staging file holds: round trips with awkward
 // paths, and hostile or truncated sidecars that must be refused rather than misread.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <string>
 
 extern "C" {
-#include "ckpt/capture/stage.h"
+#include "ckpt/commit/stage.h"
 }
 
 namespace {

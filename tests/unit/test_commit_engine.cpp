@@ -20,7 +20,7 @@ extern "C" {
 #include "ckpt/commit/commit.h"
 #include "ckpt/commit/commit_internal.h"
 #include "ckpt/container/container.h"
-#include "ckpt/capture/stage.h"
+#include "ckpt/commit/stage.h"
 #include "config/config.h"
 }
 

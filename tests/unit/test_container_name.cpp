@@ -12,7 +12,7 @@
 #include <string>
 
 #include "ckpt/container/container.h"
-#include "ckpt/capture/pattern.h"
+#include "ckpt/commit/pattern.h"
 
 namespace {
 

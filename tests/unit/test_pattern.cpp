@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-// Unit tests of the SLUICE_CAPTURE pattern matcher (runtime/ckpt/capture/pattern.c): the four real-world
+// Unit tests of the SLUICE_CAPTURE pattern matcher (runtime/ckpt/commit/pattern.c): the four real-world
 // shapes, zero padding, per-rank directories, non-matching paths, path normalization and
 // hostile input.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <string>
 
 extern "C" {
-#include "ckpt/capture/pattern.h"
+#include "ckpt/commit/pattern.h"
 }
 
 namespace {

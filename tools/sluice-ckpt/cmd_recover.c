@@ -2,8 +2,8 @@
 /* sluice-ckpt recover [--stage DIR] [PATH...]: commits what a crashed job left in the stage
  * folder, through sluice_ckpt_recover() (runtime/ckpt/commit/recover.h). The stage folder defaults
  * to $SLUICE_STAGE_DIR, else /dev/shm/sluice-<uid>, as in the library. */
-#include "ckpt/capture/stage.h"
 #include "ckpt/commit/recover.h"
+#include "ckpt/commit/stage.h"
 #include "ckpt_tool.h"
 
 #include <getopt.h>

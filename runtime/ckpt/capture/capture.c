@@ -4,7 +4,7 @@
  * capture_names.c (namespace calls) and capture_dirs.c (listings). */
 #include "ckpt/capture/capture_internal.h"
 
-#include "ckpt/capture/stage.h"
+#include "ckpt/commit/stage.h"
 #include "ckpt/container/container.h"
 #include "common/init_order.h"
 #include "common/log.h"
@@ -249,8 +249,15 @@ static void adopt_inherited(void)
     SLUICE_REAL(closedir)(d);
 }
 
+/* What the commit engine calls back at its start and at exit (commit.h). */
+static const struct sluice_commit_client capture_client = {
+    .close_all = sluice_capture_close_all,
+    .announce_open = sluice_capture_announce_open,
+};
+
 __attribute__((constructor(SLUICE_PRIO_CKPT))) static void capture_start(void)
 {
+    sluice_commit_set_client(&capture_client);
     const char *spec = sluice_config.CAPTURE;
     if (spec == NULL || spec[0] == '\0')
         return;

@@ -2,9 +2,9 @@
 /* Checkpoint capture, the interception side: the engine behind shim/posix.c, shim/stdio.c,
  * shim/names.c and shim/dirs.c.
  *
- * A captured file (a path matching SLUICE_CAPTURE, see pattern.h) is backed by a real staging
- * file (stage.h); the program's descriptors point at it, so every data call is the kernel's and
- * is not wrapped. Capture intercepts only the calls that name a path, create or drop
+ * A captured file (a path matching SLUICE_CAPTURE, see ckpt/commit/pattern.h) is backed by a
+ * real staging file (ckpt/commit/stage.h); the program's descriptors point at it, so every data
+ * call is the kernel's and is not wrapped. Capture intercepts only the calls that name a path, create or drop
  * descriptors (open family, dup family, close, fclose, freopen), fsync, and the namespace
  * calls (stat, access, unlink, rename, mkdir, directory listings).
  *
@@ -117,15 +117,16 @@ void sluice_capture_rewinddir(DIR *d); /* resets the virtual entries too */
 bool sluice_capture_dir_is_mine(const char *path);
 
 /* Tells the commit engine (sluice_commit_member_opened) about every member this process
- * holds open for writing; the engine calls it when it starts, for what was opened before. */
+ * holds open for writing; the engine calls it (a hook registered with sluice_commit_set_client)
+ * when it starts, for what was opened before. */
 void sluice_capture_announce_open(void);
 
 /* ---- exit ---------------------------------------------------------------------------------- */
 
 /* Flushes stdio and reports every member still open as closed (the process is ending: its
  * descriptors die with it). Runs from capture's destructor before the commit engine's exit
- * flush; the commit engine may call it first thing in its own exit/finalize path too (it is
- * idempotent and cheap when nothing is open). */
+ * flush; the commit engine calls it (a registered hook) first thing in its own exit/finalize
+ * path too (it is idempotent and cheap when nothing is open). */
 void sluice_capture_close_all(void);
 
 /* _exit/_Exit called by the program itself (dash ends every shell that way, after its

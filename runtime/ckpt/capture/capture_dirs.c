@@ -6,7 +6,7 @@
  * so dirfd, telldir and the program's own bookkeeping keep working. */
 #include "ckpt/capture/capture_internal.h"
 
-#include "ckpt/capture/stage.h"
+#include "ckpt/commit/stage.h"
 #include "ckpt/container/container.h"
 #include "common/hash.h"
 #include "common/real.h"

@@ -3,7 +3,7 @@
  * member to the commit engine when its last descriptor goes away. */
 #include "ckpt/capture/capture_internal.h"
 
-#include "ckpt/capture/stage.h"
+#include "ckpt/commit/stage.h"
 #include "common/log.h"
 #include "common/real.h"
 #include "config/config.h"

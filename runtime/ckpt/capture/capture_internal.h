@@ -17,8 +17,8 @@
 #define SLUICE_CKPT_CAPTURE_INTERNAL_H
 
 #include "ckpt/capture/capture.h"
-#include "ckpt/capture/pattern.h"
 #include "ckpt/commit/commit.h"
+#include "ckpt/commit/pattern.h"
 
 #include <limits.h>
 #include <pthread.h>

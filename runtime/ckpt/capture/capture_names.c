@@ -3,7 +3,7 @@
  * were a real file (mkdir/rmdir of virtual per-rank folders: capture_vdirs.c). */
 #include "ckpt/capture/capture_internal.h"
 
-#include "ckpt/capture/stage.h"
+#include "ckpt/commit/stage.h"
 #include "ckpt/container/container.h"
 #include "common/hash.h"
 #include "common/real.h"

@@ -4,7 +4,7 @@
  * real file. fopen and freopen route their names through the same path. */
 #include "ckpt/capture/capture_internal.h"
 
-#include "ckpt/capture/stage.h"
+#include "ckpt/commit/stage.h"
 #include "ckpt/container/container.h"
 #include "common/log.h"
 #include "common/private_dir.h"

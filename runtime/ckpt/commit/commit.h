@@ -2,9 +2,12 @@
 /* Contract between checkpoint capture (interception, staging, local file semantics) and the
  * commit engine (turning closed staged members into committed container files).
  *
- * Capture owns: which paths are captured (pattern.h), the staging files, the program's fds.
+ * Capture owns: the interception, the staging files while they are open, the program's fds.
  * Commit owns: when and how a set is written, over MPI, into its container (container.h),
- * durability, atomic replacement of versions, exit-time flush and recovery.
+ * durability, atomic replacement of versions, exit-time flush and recovery, and the two facts
+ * both sides read: which paths are members (pattern.h) and the stage folder's layout (stage.h).
+ * Capture sits above commit: it calls the functions below; commit reaches capture only through
+ * the hooks capture registers (sluice_commit_set_client), never by including it.
  *
  * A "set key" is the absolute member path with the rank number replaced by "%r", e.g.
  * "/scratch/run/chk_10/rank_%r.bin"; every member of a set shares it. */
@@ -69,6 +72,20 @@ int sluice_commit_exit_failed(void);
  * process takes part in the exit flush even if it wrote nothing: writers of other ranks of a
  * non-MPI program wait in MPI_Init for it. */
 int sluice_commit_launcher_child(void);
+
+/* What the engine needs of capture, registered by capture's constructor. Each hook may be
+ * called from any thread and must return at once when capture is off. */
+struct sluice_commit_client {
+    /* Flushes stdio and reports every member still open as closed (the exit and finalize
+     * flushes call it first: the process's descriptors die with it). Idempotent. */
+    void (*close_all)(void);
+    /* Calls sluice_commit_member_opened() for every member held open for writing (the engine
+     * calls it when it starts, for what was opened before). */
+    void (*announce_open)(void);
+};
+/* Registers the client (its hooks stay valid for the life of the process). Until then, and
+ * in programs without capture (unit tests of the engine), the engine calls no hook. */
+void sluice_commit_set_client(const struct sluice_commit_client *client);
 
 /* Commit -> capture: reading committed members. ------------------------------------------ */
 

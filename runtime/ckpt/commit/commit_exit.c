@@ -10,9 +10,8 @@
  * MPI_Allreduce shares the worst error so that every rank of a failed job exits non-zero. */
 #include "ckpt/commit/commit_internal.h"
 
-#include "ckpt/capture/capture.h"
-#include "ckpt/capture/pattern.h"
-#include "ckpt/capture/stage.h"
+#include "ckpt/commit/pattern.h"
+#include "ckpt/commit/stage.h"
 #include "common/init_order.h"
 #include "common/log.h"
 #include "common/real.h"
@@ -24,6 +23,7 @@
 
 #include <errno.h>
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -54,6 +54,28 @@ int commit_key_of(const char *path, char *key, size_t cap)
 
 static int poller_registered; /* under commit_g.lock */
 
+/* Capture's hooks (commit.h): set once by capture's constructor, read by any thread. */
+static const struct sluice_commit_client *_Atomic client;
+
+void sluice_commit_set_client(const struct sluice_commit_client *c)
+{
+    atomic_store_explicit(&client, c, memory_order_release);
+}
+
+static void client_announce_open(void)
+{
+    const struct sluice_commit_client *c = atomic_load_explicit(&client, memory_order_acquire);
+    if (c && c->announce_open)
+        c->announce_open();
+}
+
+static void client_close_all(void)
+{
+    const struct sluice_commit_client *c = atomic_load_explicit(&client, memory_order_acquire);
+    if (c && c->close_all)
+        c->close_all();
+}
+
 /* The commit poller. In a multi-rank job it is installed at load, before the engine starts:
  * a rank that never writes may still be the home of a set, so once the program has made MPI
  * ready (MPI_Init) the engine starts here by itself and serves. It never initializes MPI. */
@@ -74,7 +96,7 @@ static int commit_poll(void *arg)
         if (!commit_g.started)
             return 0;
         if (now_started)
-            sluice_capture_announce_open();
+            client_announce_open();
     }
     return commit_transport_poll() + commit_home_poll();
 }
@@ -105,7 +127,7 @@ int commit_ensure_started(void)
     if (rc == 0)
         install_poller();
     if (now_started)
-        sluice_capture_announce_open(); /* opened before the engine ran */
+        client_announce_open(); /* opened before the engine ran */
     return rc;
 }
 
@@ -183,7 +205,7 @@ static int leaving_without_finalize(void)
  * staged for `sluice-ckpt recover`, and one line says so. */
 static int flush_alone(void)
 {
-    sluice_capture_close_all();
+    client_close_all();
     pthread_mutex_lock(&commit_g.lock);
     int idle = !commit_g.started && !commit_members_adopted_pending();
     pthread_mutex_unlock(&commit_g.lock);
@@ -227,7 +249,7 @@ int sluice_commit_flush_all(void)
         return flush_failed;
     if (leaving_without_finalize())
         return flush_alone();
-    sluice_capture_close_all();
+    client_close_all();
     /* Called from the finalize hook and again from the destructor: the second call has
      * nothing to do unless files were closed in between. */
     pthread_mutex_lock(&commit_g.lock);

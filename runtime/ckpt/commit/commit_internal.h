@@ -10,7 +10,12 @@
  *                    offsets (the step that the two-phase writer replaces)
  *   commit_fs.c      file-system calls through the real libc (SLUICE_REAL), traced
  *   commit_read.c    reads of committed or staged members for capture
- *   commit_exit.c    exit-time flush, hooks, start-up
+ *   commit_exit.c    exit-time flush, hooks, start-up, capture's registered hooks
+ *   twophase_home.c  the two-phase path, home side: aggregators, the plan's inputs
+ *   twophase_exec.c  the two-phase path, participants: running their part of the plan
+ *                    (the plan itself is pure and lives below, in ckpt/twophase/)
+ *   stage.c          the stage folder (layout and sidecar codec: stage.h, read by capture)
+ *   pattern.c        which paths are members, and their set keys (pattern.h, util)
  *
  * Threads: message handlers, home work and data movement run on the progress thread only;
  * application threads touch the member table, the outbox and the waiters under commit_lock.

@@ -9,7 +9,7 @@
  * retry at fsync or exit and, if that fails too, for `sluice-ckpt recover`. */
 #include "ckpt/commit/commit_internal.h"
 
-#include "ckpt/capture/stage.h"
+#include "ckpt/commit/stage.h"
 #include "ckpt/container/container.h"
 #include "common/hash.h"
 #include "common/log.h"

@@ -7,8 +7,8 @@
  * once its writer closed it and a read never splits a step into partial versions. */
 #include "ckpt/commit/commit_internal.h"
 
-#include "ckpt/capture/pattern.h"
-#include "ckpt/capture/stage.h"
+#include "ckpt/commit/pattern.h"
+#include "ckpt/commit/stage.h"
 #include "ckpt/container/container.h"
 #include "common/log.h"
 #include "common/real.h"

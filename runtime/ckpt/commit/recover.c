@@ -9,7 +9,7 @@
  * previous version stays) unless the caller asks for it (SLUICE_RECOVER_TAKE_OPEN). */
 #include "ckpt/commit/recover.h"
 
-#include "ckpt/capture/stage.h"
+#include "ckpt/commit/stage.h"
 #include "ckpt/container/container.h"
 #include "common/private_dir.h"
 #include "config/config.h"

@@ -2,7 +2,7 @@
 /* SLUICE_CAPTURE pattern matcher (see pattern.h). Each pattern is split at its "%r" into a head
  * glob and a tail glob; a path matches if some run of digits in it can be the rank with the
  * text before it matching the head and the text after it matching the tail. */
-#include "ckpt/capture/pattern.h"
+#include "ckpt/commit/pattern.h"
 
 #include <fnmatch.h>
 #include <limits.h>

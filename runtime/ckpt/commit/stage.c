@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The stage folder: creation of staging files and their sidecars (layout and format: stage.h).
  * Every call here uses the real libc functions (SLUICE_REAL), never capture's wrappers. */
-#include "ckpt/capture/stage.h"
+#include "ckpt/commit/stage.h"
 
 #include "common/log.h"
 #include "common/private_dir.h"
