@@ -432,8 +432,9 @@ DIST_NOTES = {
                            "CL_FALSE",
     "clEnqueueNDRangeKernel": "what the driver refuses at once is refused at enqueue, from the device's and the "
                               "kernel's limits cached on rank 0 (dist_validate.c)",
-    "clEnqueueNativeKernel": "the function is one of rank 0's process and its memory objects' host copies are "
-                             "rank 0's: not forwarded, and devices do not advertise CL_EXEC_NATIVE_KERNEL",
+    "clEnqueueNativeKernel": "on the queue's rank, in that rank's process: the function is named by its object "
+                             "file and offset (the same executable), the memory objects are made valid there "
+                             "(dist_native.c); an object not loaded there: CL_INVALID_OPERATION",
     "clSetProgramReleaseCallback": "deprecated by OpenCL 2.2; PoCL 3.1 gives CL_INVALID_OPERATION locally too",
     "clGetKernelSubGroupInfo": "not forwarded; PoCL 3.1's devices have no sub-groups (CL_DEVICE_MAX_NUM_SUB_GROUPS "
                                "0) and give CL_INVALID_OPERATION locally too",

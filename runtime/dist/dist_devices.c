@@ -172,14 +172,6 @@ static cl_int CL_API_CALL device_info(cl_device_id device, cl_device_info param,
         param == CL_DEVICE_OPENCL_C_FEATURES)
         return filtered(d->rank, SLUICE_RG_DEVICE, d->rid, param, param != CL_DEVICE_EXTENSIONS, size, value,
                         size_ret);
-    if (param == CL_DEVICE_EXECUTION_CAPABILITIES) {
-        /* clEnqueueNativeKernel is not forwarded (a host function of rank 0's process): not
-         * advertised, so that what the device says it runs is what it runs. */
-        cl_device_exec_capabilities caps = 0;
-        cl_int r = dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, param, sizeof caps, &caps, NULL);
-        caps &= ~(cl_device_exec_capabilities)CL_EXEC_NATIVE_KERNEL;
-        return r != CL_SUCCESS ? r : dist_answer(&caps, sizeof caps, size, value, size_ret);
-    }
     if (param == CL_DEVICE_PARENT_DEVICE) {
         cl_device_id parent = (cl_device_id)d->parent;
         return dist_answer(&parent, sizeof parent, size, value, size_ret);

@@ -44,6 +44,7 @@ struct dist_device {
     size_t max_wg;
     int version;    /* of CL_DEVICE_VERSION, major * 10 + minor */
     int nonuniform; /* the device can run non-uniform work-groups */
+    int native;     /* CL_EXEC_NATIVE_KERNEL there: 1, -1 not, 0 not asked yet (dist_native.c) */
 };
 
 /* A destructor callback the program registered (context or memory object). */
@@ -249,6 +250,8 @@ void dist_exec_install(struct sluice_cl_api *api);
 struct dist_event;
 cl_int dist_exec_marker(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait, const cl_event *wl,
                         struct dist_event **e, struct dist_mem *hold, void *free_after);
+/* dist_native.c: clEnqueueNativeKernel, the function run on the queue's rank. */
+void dist_native_install(struct sluice_cl_api *api);
 /* dist_image.c: images and samplers (after dist_exec_install: it extends clEnqueueUnmapMemObject). */
 void dist_image_install(struct sluice_cl_api *api);
 bool dist_sampler_is_live(const void *p);

@@ -101,6 +101,7 @@ static void begin_rank0(bool asked)
     dist_objects_install(&dist_backend.api);
     dist_program_install(&dist_backend.api);
     dist_exec_install(&dist_backend.api);
+    dist_native_install(&dist_backend.api);
     dist_image_install(&dist_backend.api);       /* extends the unmap slot: after the command slots */
     dist_host_access_install(&dist_backend.api); /* over the command slots: installed after them */
     dist_legacy_install(&dist_backend.api);

@@ -9,6 +9,7 @@
 #include "common/align.h"
 #include "serve/remote_engine.h"
 #include "serve/remote_image.h"
+#include "serve/remote_native.h"
 #include "trace/trace.h"
 
 /* Commands that came while a write was still waiting for its data, in order. */
@@ -191,6 +192,9 @@ static cl_int enqueue_command(struct eng_cmd *c, const struct sluice_remote_req 
     case SLUICE_REMOTE_CMD_FILL:
         r = api()->clEnqueueFillBuffer(c->q, PTR(cl_mem, a[0]), at, rest, (size_t)a[1], (size_t)a[2],
                                        (cl_uint)nw, nw ? wl : NULL, &c->ev);
+        break;
+    case SLUICE_REMOTE_CMD_NATIVE:
+        r = sluice_remote_native_cmd(c->q, a, at, rest, (cl_uint)nw, wl, &c->ev);
         break;
     case SLUICE_REMOTE_CMD_MARKER:
         r = a[0] ? api()->clEnqueueBarrierWithWaitList(c->q, (cl_uint)nw, nw ? wl : NULL, &c->ev)

@@ -8,6 +8,7 @@
 
 #include "cl/backend.h"
 #include "serve/remote_image.h"
+#include "serve/remote_native.h"
 #include "serve/remote_objects.h"
 
 #define MAX_IDS 64
@@ -221,6 +222,9 @@ void sluice_remote_objects(const uint64_t *a, const unsigned char *p, size_t len
     case SLUICE_ROBJ_UNLOAD_COMPILER:
         out->rep.ret = A->clUnloadPlatformCompiler ? A->clUnloadPlatformCompiler(PTR(cl_platform_id, a[1]))
                                                    : CL_INVALID_OPERATION;
+        break;
+    case SLUICE_ROBJ_NATIVE_FIND:
+        sluice_remote_native_find(p, len, out);
         break;
     default:
         if (a[0] >= SLUICE_ROBJ_IMAGE_CREATE && a[0] <= SLUICE_ROBJ_SAMPLER_INFO)

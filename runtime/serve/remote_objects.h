@@ -25,6 +25,8 @@ enum sluice_remote_obj_op {
     SLUICE_ROBJ_SAMPLER_CREATE, /* a1 ctx, a2 0: bytes the properties (none: NULL), 1: clCreateSampler
                                  * (a3 normalized, a4 addressing, a5 filter) -> v0 sampler */
     SLUICE_ROBJ_SAMPLER_INFO,   /* a1 sampler, a2 param, a3 size -> v0 size, bytes: the value */
+    SLUICE_ROBJ_NATIVE_FIND,    /* bytes: struct sluice_native_fn -> whether its object is loaded here
+                                 * (remote_native.h) */
 };
 
 /* What rank 0 needs to know of a kernel argument (all 0 when the program has no argument info). */

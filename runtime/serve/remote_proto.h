@@ -81,6 +81,8 @@
     X(CMD_COPY)    /* cmd; a0 src, a1 dst, a2 src offset, a3 dst offset, a4 size */                          \
     X(CMD_FILL)    /* cmd; a0 buf, a1 offset, a2 size; bytes: pattern */                                     \
     X(CMD_MARKER)  /* cmd; a0 1 for a barrier */                                                             \
+    X(CMD_NATIVE)  /* cmd; a0 cb_args, a1 memory objects; bytes: function, their slots, args                 \
+                      (remote_native.h) */                                                                   \
     X(NOTIFY)      /* a0 command id (of another rank, or a user event), a1 its status: wakes waiters */      \
     X(PING)        /* -> TAG_CLOCK message: the engine's clock (rank 0 measures offsets) */                  \
     X(OBJ)         /* a0 operation (remote_objects.h): programs from IL, compile, link... */                 \

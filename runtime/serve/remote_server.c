@@ -506,6 +506,7 @@ int sluice_remote_is_call(uint32_t op)
     case SLUICE_REMOTE_CMD_COPY:
     case SLUICE_REMOTE_CMD_FILL:
     case SLUICE_REMOTE_CMD_MARKER:
+    case SLUICE_REMOTE_CMD_NATIVE:
     case SLUICE_REMOTE_NOTIFY:
     case SLUICE_REMOTE_PING:
     case SLUICE_REMOTE_GROUP:

@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: MIT
+# Native kernels on remote devices (issue 15, dist_native.c): tests/apps/cl_conf_native_buffers
+# runs a host function that reads one buffer and writes another, with values passed by value,
+# after a write (wait list), behind a user event, in queue order, and on a buffer another device's
+# native kernel wrote; then the errors the driver returns at enqueue. The same output and exit
+# code on plain PoCL, passed through, and on 1, 2 and 3 ranks (rank 0's own device and remote
+# ones). A rank whose process is another program refuses the function at enqueue with
+# CL_INVALID_OPERATION and one line naming the object and the rank.
+source "$(dirname "${BASH_SOURCE[0]}")/cl_conf_lib.bash"
+app=$SLUICE_APPS_DIR/cl_conf_native_buffers
+conf_same native "$app"
+expect_eq "2 ranks: every result right" 10 "$(grep -c ': right, sum' native.dist.2)"
+expect_eq "3 ranks: every result right" 15 "$(grep -c ': right, sum' native.dist.3)"
+expect_eq "3 ranks: the command type is CL_COMMAND_NATIVE_KERNEL" 3 "$(grep -c 'event: type 0x11f2, status 0' native.dist.3)"
+expect_eq "3 ranks: a NULL function is CL_INVALID_VALUE" 3 "$(grep -c '^  NULL function: -30$' native.dist.3)"
+expect_eq "3 ranks: a NULL memory object is CL_INVALID_MEM_OBJECT" 3 "$(grep -c '^  a NULL memory object: -38$' native.dist.3)"
+
+# One rank: no distributed platform (nothing to merge); the program's output is plain PoCL's.
+POCL_DEVICES=pthread "$app" >plain.1
+set +e
+POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n 1 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$app" \
+  >dist.1 2>dist.1.err
+rc=$?
+set -e
+expect_eq "1 rank: exit code" 0 "$rc"
+diff plain.1 dist.1 >diff.out || fail "1 rank differs from plain PoCL: $(head -20 diff.out)"
+
+# Ranks 1 and 2 run another program (MPMD): the function's executable is not loaded there.
+set +e
+POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n 1 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" \
+  "$app" --each-device : -n 2 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" \
+  "$SLUICE_APPS_DIR/cl_conf_native" >mpmd.out 2>mpmd.err
+rc=$?
+set -e
+expect_eq "another program on ranks 1 and 2: exit code" 0 "$rc"
+expect_eq "rank 0's own device runs it" 1 "$(grep -c '^device 0: enqueue 0, sum 9216$' mpmd.out)"
+expect_eq "ranks 1 and 2 refuse at enqueue, nothing ran" 2 "$(grep -cE '^device [12]: enqueue -59, sum 0$' mpmd.out)"
+expect_eq "one line per refusing rank" 2 "$(grep -c 'clEnqueueNativeKernel: the function.s object .*cl_conf_native_buffers is not loaded in the process serving rank [12]' mpmd.err)"
+expect_eq "nothing else on stderr" 2 "$(wc -l <mpmd.err)"
