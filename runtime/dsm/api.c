@@ -528,7 +528,9 @@ void *dsm_scope_begin(struct sluice_dsm_chain *ch, int mode, bool want_data, int
     }
     free(order);
     if (mode == MODE_READ)
-        dsm_guard_protect(ch, true);
+        dsm_guard_read(ch, true);
+    else
+        dsm_guard_writable(ch);
     dsm_evict_excess();
     return ch->buf;
 }
@@ -542,7 +544,7 @@ int dsm_scope_end(struct sluice_dsm_chain *ch)
                         "RELEASE of chain @%lu without a scope (no READ, WRITE or READWRITE open)", ch->base);
     int mode = ch->scope;
     if (mode == MODE_READ)
-        dsm_guard_protect(ch, false);
+        dsm_guard_read(ch, false);
     for (size_t i = 0; i < ch->n; i++) {
         struct dsm_chunk *c = ch->chunks[i];
         const unsigned char *data = ch->buf + ch->offsets[i];

@@ -60,16 +60,20 @@ void dsm_chunk_fill(struct dsm_chunk *c, const void *data, size_t len)
     if (len > c->size)
         len = c->size;
     for (size_t i = 0; i < c->ninst; i++)
-        if (c->inst[i].chain->buf)
+        if (c->inst[i].chain->buf) {
+            dsm_guard_writable(c->inst[i].chain);
             memcpy(c->inst[i].chain->buf + c->inst[i].offset, data, len);
+        }
 }
 
 void dsm_chunk_copy_from(struct dsm_chunk *c, const void *src)
 {
     for (size_t i = 0; i < c->ninst; i++) {
         unsigned char *dst = c->inst[i].chain->buf;
-        if (dst && dst + c->inst[i].offset != src)
+        if (dst && dst + c->inst[i].offset != src) {
+            dsm_guard_writable(c->inst[i].chain);
             memcpy(dst + c->inst[i].offset, src, c->size);
+        }
     }
 }
 
@@ -223,6 +227,7 @@ static void release_memory(struct sluice_dsm_chain *ch)
 {
     if (!ch->buf)
         return;
+    dsm_guard_forget(ch);
     if (ch->mapped_len)
         munmap(ch->buf, ch->mapped_len);
     ch->buf = NULL;
@@ -304,11 +309,18 @@ void dsm_chain_destroy(struct sluice_dsm_chain *ch)
 
 /* ---- the READ-scope guard ------------------------------------------------------------------ */
 
-/* Read-only ranges, readable from the signal handler without locks. */
+/* A chain's pages become read-only at its first READ scope and stay so until something must
+ * write them: a WRITE or READWRITE scope, a fill from a message, a write released through
+ * another chain of the same chunk. A read hit therefore makes no system call; switching a
+ * range to read-only every scope cost a TLB shootdown on every core running one of the
+ * process's threads (most of an 8 us hit with the progress thread on another core). Outside a
+ * scope the pointer must not be used anyway (docs/DSM.md), so a write there faults too. */
 #define GUARD_SLOTS 256
 static struct {
     _Atomic uintptr_t start, end;
     unsigned long addr;
+    _Atomic int in_read;            /* the chain is in a READ scope (else outside any scope) */
+    struct sluice_dsm_chain *chain; /* under D.lock */
 } guard[GUARD_SLOTS];
 static struct sluice_signal_chain guard_chain;
 static atomic_int guard_installed;
@@ -334,13 +346,17 @@ static void guard_handler(int sig, siginfo_t *info, void *uctx)
         if (s && a >= s && a < atomic_load(&guard[i].end)) {
             char msg[160];
             static const char head[] = "sluice: error: write to DSM chain @";
-            static const char tail[] =
+            static const char in_read[] =
                 " inside a READ scope (use sluice_dsm_write or sluice_dsm_readwrite)\n";
+            static const char outside[] =
+                " outside a scope (the pointer is valid until RELEASE; open sluice_dsm_write first)\n";
+            const char *tail = atomic_load(&guard[i].in_read) ? in_read : outside;
+            size_t tlen = tail == in_read ? sizeof in_read - 1 : sizeof outside - 1;
             size_t n = sizeof head - 1;
             memcpy(msg, head, n);
             n += fmt_ulong(msg + n, guard[i].addr);
-            memcpy(msg + n, tail, sizeof tail - 1);
-            n += sizeof tail - 1;
+            memcpy(msg + n, tail, tlen);
+            n += tlen;
             syscall(SYS_write, 2, msg, n);
             break;
         }
@@ -357,29 +373,63 @@ void dsm_guard_install(void)
     sluice_signal_chain_install(&guard_chain, sigs, 2, guard_handler);
 }
 
-void dsm_guard_protect(struct sluice_dsm_chain *ch, bool on)
+static void slot_clear(int i)
+{
+    atomic_store(&guard[i].start, 0);
+    guard[i].chain->guard_slot = 0;
+    guard[i].chain = NULL;
+}
+
+/* A free slot, or one taken from a read-only chain outside its scope (made writable); -1
+ * when every slot guards a chain in a READ scope. */
+static int slot_take(void)
+{
+    for (int i = 0; i < GUARD_SLOTS; i++)
+        if (!guard[i].chain)
+            return i;
+    for (int i = 0; i < GUARD_SLOTS; i++) {
+        struct sluice_dsm_chain *o = guard[i].chain;
+        if (o->scope == MODE_NONE) {
+            mprotect(o->buf, o->mapped_len, PROT_READ | PROT_WRITE);
+            slot_clear(i);
+            return i;
+        }
+    }
+    return -1;
+}
+
+void dsm_guard_read(struct sluice_dsm_chain *ch, bool in_scope)
 {
     if (!ch->buf || !ch->mapped_len)
         return; /* MAP'ed memory is the caller's: never protected */
-    uintptr_t s = (uintptr_t)ch->buf;
-    if (on) {
-        for (int i = 0; i < GUARD_SLOTS; i++) {
-            uintptr_t zero = 0;
-            if (atomic_load(&guard[i].start) == 0) {
-                guard[i].addr = ch->base;
-                atomic_store(&guard[i].end, s + ch->mapped_len);
-                if (atomic_compare_exchange_strong(&guard[i].start, &zero, s)) {
-                    mprotect(ch->buf, ch->mapped_len, PROT_READ);
-                    return;
-                }
-            }
-        }
-        return; /* all slots used: this scope runs unguarded */
+    if (ch->guard_slot) {
+        atomic_store(&guard[ch->guard_slot - 1].in_read, in_scope);
+        return; /* read-only already: nothing to do, the common case of a read hit */
     }
-    for (int i = 0; i < GUARD_SLOTS; i++)
-        if (atomic_load(&guard[i].start) == s) {
-            mprotect(ch->buf, ch->mapped_len, PROT_READ | PROT_WRITE);
-            atomic_store(&guard[i].start, 0);
-            return;
-        }
+    if (!in_scope)
+        return;
+    int i = slot_take();
+    if (i < 0)
+        return; /* all slots used by READ scopes: this one runs unguarded */
+    guard[i].addr = ch->base;
+    guard[i].chain = ch;
+    atomic_store(&guard[i].in_read, 1);
+    atomic_store(&guard[i].end, (uintptr_t)ch->buf + ch->mapped_len);
+    mprotect(ch->buf, ch->mapped_len, PROT_READ);
+    atomic_store(&guard[i].start, (uintptr_t)ch->buf);
+    ch->guard_slot = i + 1;
+}
+
+void dsm_guard_writable(struct sluice_dsm_chain *ch)
+{
+    if (!ch->guard_slot)
+        return;
+    mprotect(ch->buf, ch->mapped_len, PROT_READ | PROT_WRITE);
+    slot_clear(ch->guard_slot - 1);
+}
+
+void dsm_guard_forget(struct sluice_dsm_chain *ch)
+{
+    if (ch->guard_slot)
+        slot_clear(ch->guard_slot - 1);
 }

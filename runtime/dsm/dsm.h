@@ -115,6 +115,7 @@ struct sluice_dsm_chain {
     unsigned char *buf; /* NULL while evicted */
     size_t mapped_len;  /* mmap length of buf, 0 when buf is the caller's (MAP) */
     bool user_mapped;
+    int guard_slot; /* 1 + the guard slot while the pages are read-only, 0 when writable */
     int scope;
     int proto;
     struct sluice_dsm_chain *lru_prev, *lru_next;
@@ -259,7 +260,10 @@ void dsm_chain_touch(struct sluice_dsm_chain *ch);
 void dsm_evict_excess(void);
 void dsm_chain_destroy(struct sluice_dsm_chain *ch);
 void dsm_guard_install(void);
-void dsm_guard_protect(struct sluice_dsm_chain *ch, bool on);
+/* READ scope start (in_scope) or end: the pages become (or stay) read-only. */
+void dsm_guard_read(struct sluice_dsm_chain *ch, bool in_scope);
+void dsm_guard_writable(struct sluice_dsm_chain *ch); /* before the runtime or a WRITE scope writes */
+void dsm_guard_forget(struct sluice_dsm_chain *ch);   /* before munmap */
 
 /* home.c */
 struct dsm_home *dsm_home_get(uint64_t addr, uint32_t kind, bool create);

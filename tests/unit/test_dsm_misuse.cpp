@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string>
 
@@ -122,6 +124,82 @@ TEST(DsmMisuseDeathTest, AWriteInsideAReadScopeStopsTheProgramNamingTheChain)
     char *p = static_cast<char *>(sluice_dsm_write(c));
     p[3] = 'x';
     EXPECT_EQ(sluice_dsm_release(c), 0);
+}
+
+// The permissions of the mapping holding p, from /proc/self/maps ("r--p", "rw-p"; "" if none).
+std::string perms(const void *p)
+{
+    uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512], mode[8];
+    unsigned long lo, hi;
+    std::string found;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, mode) == 3 && a >= lo && a < hi) {
+            found = mode;
+            break;
+        }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+// A read hit costs no system call: the pages stay read-only from one READ scope to the next,
+// and become writable only when something writes them (a WRITE scope, a fill through another
+// chain of the same chunk).
+TEST(DsmGuard, PagesStayReadOnlyBetweenReadScopesUntilSomethingWrites)
+{
+    DsmWorld w(1, 0, 256);
+    dsm_guard_install();
+    sluice_dsm_chain *c = sluice_dsm_malloc(42, 64, SLUICE_DSM_MESI);
+    const char *p = static_cast<const char *>(sluice_dsm_read(c));
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(perms(p), "r--p") << "inside a READ scope";
+    ASSERT_EQ(sluice_dsm_release(c), 0);
+    EXPECT_EQ(perms(p), "r--p") << "left read-only after RELEASE";
+    ASSERT_EQ(sluice_dsm_read(c), p);
+    EXPECT_EQ(perms(p), "r--p") << "a hit";
+    ASSERT_EQ(sluice_dsm_release(c), 0);
+    char *q = static_cast<char *>(sluice_dsm_write(c));
+    ASSERT_EQ(q, p);
+    EXPECT_EQ(perms(q), "rw-p") << "a WRITE scope writes";
+    q[0] = 'a';
+    ASSERT_EQ(sluice_dsm_release(c), 0);
+    ASSERT_EQ(sluice_dsm_read(c), p);
+    ASSERT_EQ(sluice_dsm_release(c), 0);
+    ASSERT_EQ(perms(p), "r--p");
+    // A write released through another chain of chunk 42 is copied into c's read-only pages.
+    unsigned long addr = 42;
+    size_t size = 64;
+    sluice_dsm_chain *d = sluice_dsm_malloc_lst(&addr, 1, &size, 1, SLUICE_DSM_MESI);
+    ASSERT_NE(d, nullptr);
+    char *r = static_cast<char *>(sluice_dsm_write(d));
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r[0], 'a');
+    r[0] = 'b';
+    ASSERT_EQ(sluice_dsm_release(d), 0);
+    EXPECT_EQ(perms(p), "rw-p") << "made writable for the copy";
+    EXPECT_EQ(p[0], 'b');
+    ASSERT_EQ(sluice_dsm_read(c), p);
+    EXPECT_EQ(p[0], 'b');
+    EXPECT_EQ(perms(p), "r--p");
+    ASSERT_EQ(sluice_dsm_release(c), 0);
+}
+
+TEST(DsmMisuseDeathTest, AWriteAfterTheReadScopeEndedStopsTheProgramNamingTheChain)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            DsmWorld w(1, 0, 256);
+            dsm_guard_install();
+            sluice_dsm_chain *c = sluice_dsm_malloc(43, 64, SLUICE_DSM_MESI);
+            volatile char *p = static_cast<volatile char *>(sluice_dsm_read(c));
+            sluice_dsm_release(c);
+            p[3] = 'x';
+            fprintf(stderr, "the write went through\n");
+        },
+        "write to DSM chain @43 outside a scope \\(the pointer is valid until RELEASE");
 }
 
 } // namespace
