@@ -394,7 +394,7 @@ DIST_NOTES = {
                                      "objects they give the errors of this table",
     "clGetDeviceInfo": "the owning rank's answer, except CL_DEVICE_PLATFORM and CL_DEVICE_PARENT_DEVICE (rank 0's "
                        "handles), pipes and SVM (absent: CL_FALSE, 0) and the extensions and OpenCL C features of "
-                       "those, of images made from buffers (CL_DEVICE_IMAGE_PITCH_ALIGNMENT 0) and of mipmaps (not listed)",
+                       "those and of mipmaps (not listed)",
     "clGetPlatformInfo": "the first rank's answer; extensions whose functions the distributed backend lacks are not "
                          "listed",
     "clCreateContextFromType": "the platform of CL_CONTEXT_PLATFORM, or the first merged platform without one; no "
@@ -402,10 +402,11 @@ DIST_NOTES = {
     "clCreateBuffer": "USE_HOST_PTR: the program's memory is rank 0's copy; HOST_*_ACCESS enforced on rank 0",
     "clCreateBufferWithProperties": "an empty property list only (else CL_INVALID_PROPERTY)",
     "clGetSupportedImageFormats": "the formats every rank of the context supports, in the first rank's order",
-    "clGetImageInfo": "the owning rank's answer; CL_IMAGE_BUFFER NULL (no image is made from a buffer)",
+    "clGetImageInfo": "the owning rank's answer; CL_IMAGE_BUFFER the buffer it was made from (else NULL)",
     "clCreateImage": "one real image on every rank of the context (dist_image.c); its contents move whole, packed, "
                      "through the coherence directory; an image made from a buffer (image1d_buffer, a 2D image of "
-                     "a buffer): CL_INVALID_OPERATION, as for a device without them",
+                     "a buffer) is made on every rank from that rank's buffer and shares its storage there, "
+                     "and the directory moves the buffer for both",
     "clCreateImageWithProperties": "an empty property list only (else CL_INVALID_PROPERTY), then as clCreateImage",
     "clCreateImage2D": "as clCreateImage",
     "clCreateImage3D": "as clCreateImage",

@@ -37,27 +37,24 @@ static cl_int CL_API_CALL device_ids(cl_platform_id platform, cl_device_type typ
     return n == 0 ? CL_DEVICE_NOT_FOUND : CL_SUCCESS;
 }
 
-/* Pipes, SVM and images made from buffers do not work across ranks (docs/DISTRIBUTED_API.md), so
- * every device says it has none, with the values OpenCL 3.0 gives a device without them (a pitch
- * alignment of 0: no 2D image from a buffer): programs that check take their fallback path
- * instead of failing at their first such call. Other images and samplers are the owning rank's
- * (dist_image.c). */
+/* Pipes and SVM do not work across ranks (docs/DISTRIBUTED_API.md), so every device says it has
+ * none, with the values OpenCL 3.0 gives a device without them: programs that check take their
+ * fallback path instead of failing at their first such call. Images and samplers, those made
+ * from buffers included, are the owning rank's (dist_image.c). */
 #define DIST_DEVICE_ABSENT(X)                                                                                \
-    X(CL_DEVICE_IMAGE_PITCH_ALIGNMENT, cl_uint)                                                              \
-    X(CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT, cl_uint)                                                       \
     X(CL_DEVICE_SVM_CAPABILITIES, cl_device_svm_capabilities)                                                \
     X(CL_DEVICE_PIPE_SUPPORT, cl_bool)                                                                       \
     X(CL_DEVICE_MAX_PIPE_ARGS, cl_uint)                                                                      \
     X(CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS, cl_uint)                                                       \
     X(CL_DEVICE_PIPE_MAX_PACKET_SIZE, cl_uint)
 
-/* Extensions and OpenCL C features that name what does not work across ranks (pipes, images
- * made from buffers, mipmaps, entry points the distributed backend lacks): hidden from the lists
+/* Extensions and OpenCL C features that name what does not work across ranks (pipes, mipmaps,
+ * entry points the distributed backend lacks): hidden from the lists
  * devices and platforms give, so that a program never finds an extension whose functions are
  * missing. */
 static const char *const hidden_names[] = {
-    "cl_khr_command_buffer",      "cl_khr_image2d_from_buffer", "cl_khr_mipmap_image",
-    "cl_khr_mipmap_image_writes", "cl_pocl_content_size",       "__opencl_c_pipes",
+    "cl_khr_command_buffer", "cl_khr_mipmap_image", "cl_khr_mipmap_image_writes",
+    "cl_pocl_content_size",  "__opencl_c_pipes",
 };
 
 static bool hidden(const char *name, size_t n)

@@ -134,6 +134,60 @@ static struct layout creation_layout(const struct dist_image *im)
     return h;
 }
 
+#define DEVICE_ACCESS (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY)
+#define HOST_ACCESS (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
+#define HOST_PTR_FLAGS (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)
+
+/* The checks of an image with its own storage (the real images hold no host memory: rank 0
+ * keeps the program's data). */
+static cl_int check_own_storage(cl_mem_flags flags, const cl_image_desc *desc, const void *host_ptr)
+{
+    bool use = (flags & CL_MEM_USE_HOST_PTR) != 0, copy = (flags & CL_MEM_COPY_HOST_PTR) != 0;
+    if (use && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)))
+        return CL_INVALID_VALUE;
+    if ((use || copy) != (host_ptr != NULL))
+        return CL_INVALID_HOST_PTR;
+    if (host_ptr == NULL && (desc->image_row_pitch || desc->image_slice_pitch))
+        return CL_INVALID_IMAGE_DESCRIPTOR;
+    return CL_SUCCESS;
+}
+
+/* An image made from a memory object b (an image1d_buffer, a 2D image of a buffer, an image of
+ * an image) is b's storage: its record's parent is b, so the directory and the engines see the
+ * uses of either as uses of b's root, and a move of the root carries both. Its flags are the
+ * program's, each group it leaves out inherited from b (as the specification says, and PoCL
+ * reports); the host pointer is b's. The drivers check the rest (size, format, sub-buffers). */
+static cl_int storage_of(struct dist_mem *m, struct dist_mem *b, cl_mem_flags flags)
+{
+    pthread_mutex_lock(&dist_lock);
+    bool live = dist_mem_is_live(b);
+    pthread_mutex_unlock(&dist_lock);
+    if (!live)
+        return CL_INVALID_IMAGE_DESCRIPTOR;
+    if (b->ctx != m->ctx)
+        return CL_INVALID_MEM_OBJECT;
+    if ((flags & DEVICE_ACCESS) == 0)
+        flags |= b->flags & DEVICE_ACCESS;
+    if ((flags & HOST_ACCESS) == 0)
+        flags |= b->flags & HOST_ACCESS;
+    m->flags = (flags & ~(cl_mem_flags)HOST_PTR_FLAGS) | (b->flags & HOST_PTR_FLAGS);
+    m->host_ptr = b->image == NULL ? dist_mem_host_ptr(b) : NULL;
+    m->parent = b;
+    __atomic_add_fetch(&b->refs, 1, __ATOMIC_ACQ_REL);
+    return CL_SUCCESS;
+}
+
+/* The bytes of its storage an image uses: the packed image, or for an image of a buffer the
+ * buffer's rows (a 2D image's row pitch apart). */
+static size_t storage_size(const struct dist_image *im, bool of_buffer)
+{
+    size_t line = im->dims[0] * im->elem;
+    if (!of_buffer || im->dims[0] == 0)
+        return line * im->dims[1] * im->dims[2];
+    size_t rp = im->desc.image_row_pitch ? im->desc.image_row_pitch : line;
+    return rp * (im->dims[1] - 1) + line;
+}
+
 static cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, const cl_image_format *fmt,
                                        const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret)
 {
@@ -141,15 +195,12 @@ static cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, c
     cl_int err = c == NULL      ? CL_INVALID_CONTEXT
                  : fmt == NULL  ? CL_INVALID_IMAGE_FORMAT_DESCRIPTOR
                  : desc == NULL ? CL_INVALID_IMAGE_DESCRIPTOR
-                 : desc->buffer ? CL_INVALID_OPERATION /* images from buffers: not across ranks */
                                 : CL_SUCCESS;
-    bool use = (flags & CL_MEM_USE_HOST_PTR) != 0, copy = (flags & CL_MEM_COPY_HOST_PTR) != 0;
-    if (err == CL_SUCCESS && use && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)))
-        err = CL_INVALID_VALUE;
-    if (err == CL_SUCCESS && (use || copy) != (host_ptr != NULL))
-        err = CL_INVALID_HOST_PTR;
-    if (err == CL_SUCCESS && host_ptr == NULL && (desc->image_row_pitch || desc->image_slice_pitch))
-        err = CL_INVALID_IMAGE_DESCRIPTOR;
+    struct dist_mem *b = err == CL_SUCCESS ? (struct dist_mem *)desc->buffer : NULL;
+    if (b != NULL)
+        host_ptr = NULL; /* the storage is b's (PoCL ignores a host pointer here too) */
+    else if (err == CL_SUCCESS)
+        err = check_own_storage(flags, desc, host_ptr);
     struct dist_mem *m = err == CL_SUCCESS ? calloc(1, sizeof *m) : NULL;
     if (err == CL_SUCCESS && (m == NULL || (m->image = calloc(1, sizeof *m->image)) == NULL)) {
         free(m);
@@ -166,16 +217,21 @@ static cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, c
     m->refs = 1;
     m->ctx = c;
     m->flags = flags ? flags : CL_MEM_READ_WRITE;
-    m->host_ptr = use ? host_ptr : NULL;
+    m->host_ptr = (flags & CL_MEM_USE_HOST_PTR) ? host_ptr : NULL;
     dist_ctx_retain(c);
-    /* The real images hold no host memory: rank 0 keeps the program's data. */
+    if (b != NULL)
+        err = storage_of(m, b, flags);
     unsigned char wire[sizeof(cl_image_format) + sizeof(cl_image_desc)];
     cl_image_desc d = *desc;
-    d.image_row_pitch = d.image_slice_pitch = 0;
+    if (b == NULL)
+        d.image_row_pitch = d.image_slice_pitch = 0; /* the real images hold no host memory */
     memcpy(wire, fmt, sizeof *fmt);
-    memcpy(wire + sizeof *fmt, &d, sizeof d);
     for_ranks(c, r)
     {
+        if (err != CL_SUCCESS)
+            break;
+        d.buffer = b != NULL ? (cl_mem)(uintptr_t)b->rid[r] : NULL; /* that rank's real object */
+        memcpy(wire + sizeof *fmt, &d, sizeof d);
         uint64_t a[3] = {SLUICE_ROBJ_IMAGE_CREATE, c->rid[r], flags & ~(cl_mem_flags)RANK0_FLAGS};
         struct sluice_remote_msg rep = {0};
         if ((err = dist_call(r, SLUICE_REMOTE_OBJ, a, 3, wire, sizeof wire, &rep)) != CL_SUCCESS)
@@ -186,7 +242,9 @@ static cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, c
     }
     if (err == CL_SUCCESS && im->elem == 0)
         err = CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
-    m->size = im->dims[0] * im->dims[1] * im->dims[2] * im->elem;
+    m->size = storage_size(im, b != NULL && b->image == NULL);
+    if (b != NULL) /* the directory knows the storage as b's root */
+        return dist_mem_publish(m, err, errcode_ret);
     if (err == CL_SUCCESS && host_ptr != NULL) {
         if ((m->shadow = malloc(m->size)) == NULL) {
             err = CL_OUT_OF_HOST_MEMORY;
@@ -263,8 +321,8 @@ static cl_int CL_API_CALL image_info(cl_mem mem, cl_image_info param, size_t siz
         return CL_INVALID_MEM_OBJECT;
     /* (a buffer too: the driver answers for it what it answers locally) */
     if (param == CL_IMAGE_BUFFER && m->image != NULL) {
-        static const cl_mem none = NULL;
-        return dist_answer(&none, sizeof none, size, value, size_ret);
+        cl_mem buffer = m->parent != NULL && m->parent->image == NULL ? (cl_mem)m->parent : NULL;
+        return dist_answer(&buffer, sizeof buffer, size, value, size_ret);
     }
     /* Known here (the trace asks the element size of every image transfer): no round trip. */
     if (param == CL_IMAGE_ELEMENT_SIZE && m->image != NULL)
@@ -354,13 +412,16 @@ struct uses {
 static cl_int use(struct uses *u, struct dist_mem *m, int rank, size_t off, size_t size, bool write,
                   bool write_all)
 {
+    /* A 2D image of a buffer with padded rows does not write the bytes between them. */
+    if (m->image != NULL && m->parent != NULL && m->size != storage_size(m->image, false))
+        write_all = false;
     cl_int r = dist_coh_acquire(m, rank, off, size, write, write_all);
     if (r != CL_SUCCESS)
         return r;
     struct dist_mem *root = m;
     for (; root->parent != NULL; root = root->parent)
         off += root->origin;
-    if (m->image != NULL) { /* the directory's unit (dist_coherence.c) */
+    if (root->image != NULL) { /* the directory's unit (dist_coherence.c) */
         off = 0;
         size = 1;
     }

@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: MIT
+# Distributed OpenCL, images made from buffers: tests/apps/cl_dist_image_buffer.c (an ordinary
+# program) makes 1D images of two buffers (CL_MEM_OBJECT_IMAGE1D_BUFFER). A buffer written from
+# the host on device 0 is read through its image by a kernel on device 1, which writes the other
+# image; device 2 reads that image's buffer; a kernel on device 0 changes the buffer and device 1
+# reads it through the image; a partial image write, a map of the image for writing and a
+# buffer-to-image copy are each read back through the other object on another device; the image
+# outlives its buffer; the queries of the pair (CL_IMAGE_BUFFER, CL_MEM_ASSOCIATED_MEMOBJECT, the
+# inherited flags, the buffer's reference count) and the codes of invalid creations. Output and
+# exit code must be those of as many local devices without sluice, on 1, 2 and 3 ranks, and with
+# SLUICE_OPENCL=on. On 3 ranks the trace shows the storage the kernel wrote through the image on
+# rank 1 going to rank 2 as the buffer's 16000 bytes, directly.
+export POCL_MAX_PTHREAD_COUNT=1
+app="$SLUICE_APPS_DIR/cl_dist_image_buffer"
+devices() { printf 'pthread%.0s ' $(seq "$1"); }
+
+for n in 1 2 3; do
+  POCL_CACHE_DIR=$PWD/cache.local POCL_DEVICES="$(devices "$n")" timeout 120 "$app" >"local$n.out" 2>&1 ||
+    fail "the program fails with $n local devices: $(tail -3 "local$n.out")"
+done
+expect_contains "the image is its buffer locally" "image buffer is the buffer: 1, associated: 1" "$(cat local3.out)"
+
+POCL_CACHE_DIR=$PWD/cache.on POCL_DEVICES="$(devices 3)" SLUICE_OPENCL=on LD_PRELOAD="$SLUICE_LIB" timeout 120 \
+  "$app" >on.out 2>&1
+diff local3.out on.out >diff.out || fail "SLUICE_OPENCL=on differs from three local devices: $(head -20 diff.out)"
+echo "ok: pass-through identical"
+
+for n in 1 2 3; do
+  mkdir "cache.$n"
+  set +e
+  POCL_CACHE_DIR=$PWD/cache.$n POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n "$n" env SLUICE_OPENCL=distributed \
+    SLUICE_TRACE_DIR="$PWD/tr$n" LD_PRELOAD="$SLUICE_LIB" "$app" >"dist$n.out" 2>"dist$n.err"
+  rc=$?
+  set -e
+  expect_eq "exit code on $n ranks" 0 "$rc"
+  diff "local$n.out" "dist$n.out" >diff.out || fail "$n ranks differ from $n local devices: $(head -20 diff.out)"
+  [ ! -s "dist$n.err" ] || fail "stderr not empty on $n ranks: $(head -5 "dist$n.err")"
+  echo "ok: $n ranks identical to $n local devices"
+done
+expect_contains "the kernel's image, read as its buffer on another rank" \
+  "kernel's image read as buffer: 16000 bytes, fnv 57b9c8f560fef281" "$(cat dist3.out)"
+expect_contains "the buffer's change, read through the image on another rank" \
+  "buffer's kernel read as image: 16000 bytes, fnv 7a19eb5adbdc80b9" "$(cat dist3.out)"
+
+"$SLUICE_BIN_DIR/sluice-trace" dump tr3 >dump.txt
+moves=$(grep -E 'MPI_(SEND|RECV) peer rank=' dump.txt | grep 'bytes=16000,' || true)
+expect_contains "rank 1 sends the storage its kernel wrote through the image to rank 2" "rank 1 " \
+  "$(grep 'MPI_SEND peer rank=2,' <<<"$moves")"
+expect_contains "rank 2 receives it from rank 1" "rank 2 " "$(grep 'MPI_RECV peer rank=1,' <<<"$moves")"
