@@ -73,7 +73,16 @@ static long match_rank(const char *key, const char *path, long rank)
     }
 }
 
-int cmd_pack(int argc, char **argv)
+struct pack_args {
+    const char *output;
+    uint64_t block;
+    int force, quiet;
+    char key[PATH_MAX];       /* SETKEY made absolute */
+    char container[PATH_MAX]; /* where the container goes */
+};
+
+/* Options and SETKEY into a; returns -1 to go on, or the exit status (help, usage error). */
+static int pack_parse(int argc, char **argv, struct pack_args *a)
 {
     static const struct option opts[] = {{"help", no_argument, 0, 'h'},
                                          {"output", required_argument, 0, 'o'},
@@ -81,9 +90,7 @@ int cmd_pack(int argc, char **argv)
                                          {"force", no_argument, 0, 'f'},
                                          {"quiet", no_argument, 0, 'q'},
                                          {0, 0, 0, 0}};
-    const char *output = NULL;
-    uint64_t block = 4096;
-    int force = 0, quiet = 0, c;
+    int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":ho:b:fq", opts, NULL)) != -1) {
         switch (c) {
@@ -91,17 +98,17 @@ int cmd_pack(int argc, char **argv)
             usage(stdout);
             return EXIT_OK;
         case 'o':
-            output = optarg;
+            a->output = optarg;
             break;
         case 'f':
-            force = 1;
+            a->force = 1;
             break;
         case 'q':
-            quiet = 1;
+            a->quiet = 1;
             break;
         case 'b':
-            if (sluice_parse_size(optarg, &block) != 0 || block < SLUICE_CONTAINER_BLOCK_MIN ||
-                block > SLUICE_CONTAINER_BLOCK_MAX || (block & (block - 1)))
+            if (sluice_parse_size(optarg, &a->block) != 0 || a->block < SLUICE_CONTAINER_BLOCK_MIN ||
+                a->block > SLUICE_CONTAINER_BLOCK_MAX || (a->block & (a->block - 1)))
                 return tool_usage_error("pack", "block size '%s': a power of two from 512 to 64M", optarg);
             break;
         default:
@@ -110,97 +117,97 @@ int cmd_pack(int argc, char **argv)
     }
     if (argc - optind < 2)
         return tool_usage_error("pack", "give a SETKEY and at least one FILE");
-    char key[PATH_MAX];
-    if (absolute(argv[optind], key, sizeof key) != 0)
+    if (absolute(argv[optind], a->key, sizeof a->key) != 0)
         return tool_usage_error("pack", "SETKEY is too long");
-    if (!strstr(key, "%r"))
-        return tool_usage_error("pack", "SETKEY '%s' has no %%r where the rank number goes", key);
-    char container[PATH_MAX], tmp[PATH_MAX], msg[8192];
-    if (output) {
-        if (tool_snprintf(container, sizeof container, "%s", output) != 0)
+    if (!strstr(a->key, "%r"))
+        return tool_usage_error("pack", "SETKEY '%s' has no %%r where the rank number goes", a->key);
+    if (a->output) {
+        if (tool_snprintf(a->container, sizeof a->container, "%s", a->output) != 0)
             return tool_usage_error("pack", "output path too long");
-    } else if (sluice_container_name(key, container, sizeof container) != 0)
-        return tool_usage_error("pack", "SETKEY '%s' is not a usable set key", key);
+    } else if (sluice_container_name(a->key, a->container, sizeof a->container) != 0)
+        return tool_usage_error("pack", "SETKEY '%s' is not a usable set key", a->key);
+    return -1;
+}
 
-    int nfiles = argc - optind - 1, status = EXIT_OK;
-    struct sluice_container_source *src = calloc((size_t)nfiles, sizeof *src);
-    char(*paths)[PATH_MAX] = calloc((size_t)nfiles, PATH_MAX);
-    if (!src || !paths) {
-        tool_error("out of memory");
+/* Opens FILE f as the member source src, its rank read from its name through key;
+ * path_i (PATH_MAX) gets its absolute name. EXIT_OK or the exit status of the error. */
+static int pack_source(const char *key, const char *f, char *path_i, struct sluice_container_source *src)
+{
+    if (absolute(f, path_i, PATH_MAX) != 0)
+        return tool_usage_error("pack", "%s: path too long", f);
+    long rank = match_rank(key, path_i, -1);
+    if (rank < 0)
+        return tool_usage_error("pack", "%s does not match the set key %s", path_i, key);
+    int fd = open(f, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        tool_error("%s: %s", f, fd < 0 ? strerror(errno) : "not a regular file");
+        if (fd >= 0)
+            close(fd);
         return EXIT_BAD_DATA;
     }
-    for (int i = 0; i < nfiles; i++)
-        src[i].fd = -1;
-    for (int i = 0; i < nfiles; i++) {
-        const char *f = argv[optind + 1 + i];
-        if (absolute(f, paths[i], PATH_MAX) != 0) {
-            status = tool_usage_error("pack", "%s: path too long", f);
-            goto out;
-        }
-        long rank = match_rank(key, paths[i], -1);
-        if (rank < 0) {
-            status = tool_usage_error("pack", "%s does not match the set key %s", paths[i], key);
-            goto out;
-        }
-        int fd = open(f, O_RDONLY | O_CLOEXEC);
-        struct stat st;
-        if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            tool_error("%s: %s", f, fd < 0 ? strerror(errno) : "not a regular file");
-            if (fd >= 0)
-                close(fd);
-            status = EXIT_BAD_DATA;
-            goto out;
-        }
-        src[i] = (struct sluice_container_source){.path = paths[i],
-                                                  .member_rank = (int32_t)rank,
-                                                  .writer_rank = -1,
-                                                  .mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
-                                                              st.st_mtim.tv_nsec,
-                                                  .fd = fd,
-                                                  .size = (uint64_t)st.st_size};
-    }
+    *src = (struct sluice_container_source){.path = path_i,
+                                            .member_rank = (int32_t)rank,
+                                            .writer_rank = -1,
+                                            .mtime_ns =
+                                                (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+                                            .fd = fd,
+                                            .size = (uint64_t)st.st_size};
+    return EXIT_OK;
+}
 
-    struct sluice_container_meta meta = {.set_key = key,
-                                         .block_size = (uint32_t)block,
-                                         .version = 1,
-                                         .writer_nprocs = 1,
-                                         .writer_pid = (uint32_t)getpid()};
+/* The header of the new container: version 1, or the replaced container's version + 1 with
+ * --force (without it, an existing container is an error). EXIT_OK or EXIT_BAD_DATA. */
+static int pack_meta(const struct pack_args *a, struct sluice_container_meta *meta)
+{
+    char msg[8192];
+    *meta = (struct sluice_container_meta){.set_key = a->key,
+                                           .block_size = (uint32_t)a->block,
+                                           .version = 1,
+                                           .writer_nprocs = 1,
+                                           .writer_pid = (uint32_t)getpid()};
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    meta.created_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-    gethostname(meta.writer_host, sizeof meta.writer_host - 1);
-    (void)tool_snprintf(meta.writer_software, sizeof meta.writer_software, "sluice-ckpt %s",
+    meta->created_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    gethostname(meta->writer_host, sizeof meta->writer_host - 1);
+    (void)tool_snprintf(meta->writer_software, sizeof meta->writer_software, "sluice-ckpt %s",
                         SLUICE_VERSION_STRING);
     struct sluice_container *old = NULL;
-    if (sluice_container_open(container, &old, msg, sizeof msg) == 0 || access(container, F_OK) == 0) {
-        if (!force) {
-            tool_error("%s exists, not replaced (use --force)", container);
+    if (sluice_container_open(a->container, &old, msg, sizeof msg) == 0 || access(a->container, F_OK) == 0) {
+        if (!a->force) {
+            tool_error("%s exists, not replaced (use --force)", a->container);
             sluice_container_close(old);
-            status = EXIT_BAD_DATA;
-            goto out;
+            return EXIT_BAD_DATA;
         }
         if (old)
-            meta.version = old->meta.version + 1;
+            meta->version = old->meta.version + 1;
         sluice_container_close(old);
     }
-    if (sluice_container_temp_name(container, (unsigned long)getpid(), tmp, sizeof tmp) != 0) {
-        tool_error("%s: name too long", container);
-        status = EXIT_BAD_DATA;
-        goto out;
+    return EXIT_OK;
+}
+
+/* Writes the container under its temporary name, flushes it and renames it into place; on
+ * failure the temporary file is removed and the line says why. EXIT_OK or EXIT_BAD_DATA. */
+static int pack_write(const struct pack_args *a, const struct sluice_container_meta *meta,
+                      const struct sluice_container_source *src, int nfiles)
+{
+    char tmp[PATH_MAX], msg[8192];
+    if (sluice_container_temp_name(a->container, (unsigned long)getpid(), tmp, sizeof tmp) != 0) {
+        tool_error("%s: name too long", a->container);
+        return EXIT_BAD_DATA;
     }
     int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) {
         tool_error("%s: %s", tmp, strerror(errno));
-        status = EXIT_BAD_DATA;
-        goto out;
+        return EXIT_BAD_DATA;
     }
     uint64_t total = 0;
     for (int i = 0; i < nfiles; i++)
         total += src[i].size;
     struct tool_progress progress;
-    tool_progress_start(&progress, container, total, quiet);
+    tool_progress_start(&progress, a->container, total, a->quiet);
     tool_progress_watch(&progress, fd);
-    int rc = sluice_container_write(fd, &meta, src, (uint32_t)nfiles, msg, sizeof msg);
+    int rc = sluice_container_write(fd, meta, src, (uint32_t)nfiles, msg, sizeof msg);
     tool_progress_unwatch(&progress);
     tool_progress_add(&progress, total);
     tool_progress_clear(&progress);
@@ -212,16 +219,40 @@ int cmd_pack(int argc, char **argv)
         rc = -errno;
         (void)tool_snprintf(msg, sizeof msg, "%s: %s", tmp, strerror(errno));
     }
-    if (rc == 0 && rename(tmp, container) != 0) {
+    if (rc == 0 && rename(tmp, a->container) != 0) {
         rc = -errno;
-        (void)tool_snprintf(msg, sizeof msg, "%s: %s", container, strerror(errno));
+        (void)tool_snprintf(msg, sizeof msg, "%s: %s", a->container, strerror(errno));
     }
-    if (rc != 0) {
-        unlink(tmp);
-        tool_error("%s", msg);
-        status = EXIT_BAD_DATA;
+    if (rc == 0)
+        return EXIT_OK;
+    unlink(tmp);
+    tool_error("%s", msg);
+    return EXIT_BAD_DATA;
+}
+
+int cmd_pack(int argc, char **argv)
+{
+    struct pack_args a = {.block = 4096};
+    int status = pack_parse(argc, argv, &a);
+    if (status >= 0)
+        return status;
+    int nfiles = argc - optind - 1;
+    struct sluice_container_source *src = calloc((size_t)nfiles, sizeof *src);
+    char(*paths)[PATH_MAX] = calloc((size_t)nfiles, PATH_MAX);
+    if (!src || !paths) {
+        tool_error("out of memory");
+        return EXIT_BAD_DATA;
     }
-out:
+    for (int i = 0; i < nfiles; i++)
+        src[i].fd = -1;
+    status = EXIT_OK;
+    for (int i = 0; status == EXIT_OK && i < nfiles; i++)
+        status = pack_source(a.key, argv[optind + 1 + i], paths[i], &src[i]);
+    struct sluice_container_meta meta;
+    if (status == EXIT_OK)
+        status = pack_meta(&a, &meta);
+    if (status == EXIT_OK)
+        status = pack_write(&a, &meta, src, nfiles);
     for (int i = 0; i < nfiles; i++)
         if (src[i].fd >= 0)
             close(src[i].fd);

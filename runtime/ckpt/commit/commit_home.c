@@ -577,19 +577,16 @@ static uint64_t data_start(const struct hcommit *c, const struct sluice_plan_mem
     return unit > start && total / 16 >= unit ? unit : start;
 }
 
-static void plan(struct hcommit *c)
+/* Names the set's container and its folder, and opens its previous version (c->old; NULL when
+ * there is none or it cannot be read, which a warning says). 0 or -errno. */
+static int plan_open_old(struct hcommit *c)
 {
-    struct hset *s = c->set;
+    const struct hset *s = c->set;
     char err[2 * PATH_MAX];
-    if (c->nmem == 0 && c->ndrops == 0) {
-        complete(c, 0); /* nothing new: the committed version stays */
-        return;
-    }
     if (sluice_container_name(s->key, c->container, sizeof c->container) != 0 ||
         sluice_container_dir(s->key, c->dir, sizeof c->dir) != 0) {
         sluice_log_error("checkpoint set %s: cannot name its container", s->key);
-        complete(c, -ENAMETOOLONG);
-        return;
+        return -ENAMETOOLONG;
     }
     int rc = sluice_container_open(c->container, &c->old, err, sizeof err);
     if (rc != 0) {
@@ -597,59 +594,64 @@ static void plan(struct hcommit *c)
         if (rc != -ENOENT)
             sluice_log_warn("%s (its members that were not rewritten are lost in the next version)", err);
     }
+    return 0;
+}
 
-    /* Several versions of one path (two ranks wrote the same member): the newest wins. */
+/* The members of the new version: of several versions of one path (two ranks wrote the same
+ * member) the newest is kept; members of the previous version that were neither rewritten nor
+ * dropped are carried over. *nkeep gets how many are kept. 0 or -ENOMEM. */
+static int plan_members(struct hcommit *c, size_t *nkeep)
+{
     if (c->nmem > 1)
         qsort(c->mem, c->nmem, sizeof(*c->mem), gm_cmp);
     for (size_t i = 0; i < c->nmem; i++)
         c->mem[i].keep = !(i + 1 < c->nmem && strcmp(c->mem[i].path, c->mem[i + 1].path) == 0);
     size_t nnew = c->nmem;
-    if (c->old) {
-        for (uint32_t k = 0; k < c->old->n_members; k++) {
-            const struct sluice_member *om = &c->old->members[k];
-            int again = 0;
-            for (size_t i = 0; i < nnew && !again; i++)
-                again = strcmp(c->mem[i].path, om->path) == 0;
-            if (again || dropped(c, om->path))
-                continue;
-            struct gm *g = gm_add(c);
-            if (!g || !(g->path = strdup(om->path))) {
-                complete(c, -ENOMEM);
-                return;
-            }
-            g->src = -1;
-            g->member_rank = om->member_rank;
-            g->writer_rank = om->writer_rank;
-            g->size = om->size;
-            g->mtime_ns = om->mtime_ns;
-            g->crc = om->crc32c;
-            g->keep = 1;
-            g->old_index = (long)k;
-        }
+    for (uint32_t k = 0; c->old && k < c->old->n_members; k++) {
+        const struct sluice_member *om = &c->old->members[k];
+        int again = 0;
+        for (size_t i = 0; i < nnew && !again; i++)
+            again = strcmp(c->mem[i].path, om->path) == 0;
+        if (again || dropped(c, om->path))
+            continue;
+        struct gm *g = gm_add(c);
+        if (!g || !(g->path = strdup(om->path)))
+            return -ENOMEM;
+        g->src = -1;
+        g->member_rank = om->member_rank;
+        g->writer_rank = om->writer_rank;
+        g->size = om->size;
+        g->mtime_ns = om->mtime_ns;
+        g->crc = om->crc32c;
+        g->keep = 1;
+        g->old_index = (long)k;
     }
-    size_t nkeep = 0;
+    *nkeep = 0;
     for (size_t i = 0; i < c->nmem; i++)
-        nkeep += c->mem[i].keep;
+        *nkeep += c->mem[i].keep;
+    return 0;
+}
 
-    uint64_t old_version = c->old ? c->old->meta.version : 0;
-    c->version = (old_version > s->last_version ? old_version : s->last_version) + 1;
+/* Every member was unlinked: the container goes away with them. 0 or -errno. */
+static int plan_remove_container(struct hcommit *c)
+{
+    int rc = commit_fs_unlink(c->container);
+    if (rc == 0 || rc == -ENOENT)
+        rc = commit_fs_fsync_dir(c->dir);
+    return rc;
+}
 
-    if (nkeep == 0) {
-        /* Every member was unlinked: the container goes away with them. */
-        rc = commit_fs_unlink(c->container);
-        if (rc == 0 || rc == -ENOENT)
-            rc = commit_fs_fsync_dir(c->dir);
-        complete(c, rc);
-        return;
-    }
-
+/* The block-aligned offsets of the kept members (the planner's direct layout) and where the
+ * index goes. 0 or -errno. */
+static int plan_layout(struct hcommit *c, size_t nkeep)
+{
     c->block = (uint32_t)sluice_config.BLOCK_SIZE;
     if (c->block < SLUICE_CONTAINER_BLOCK_MIN || c->block > SLUICE_CONTAINER_BLOCK_MAX)
         c->block = 4096;
     struct sluice_plan_member *pm = calloc(nkeep, sizeof(*pm));
     size_t *which = calloc(nkeep, sizeof(*which));
     struct sluice_plan p = {0};
-    rc = (pm && which) ? 0 : -ENOMEM;
+    int rc = (pm && which) ? 0 : -ENOMEM;
     size_t k = 0;
     for (size_t i = 0; rc == 0 && i < c->nmem; i++) {
         if (!c->mem[i].keep)
@@ -667,13 +669,14 @@ static void plan(struct hcommit *c)
     sluice_plan_free(&p);
     free(pm);
     free(which);
-    if (rc) {
-        complete(c, rc);
-        return;
-    }
+    return rc;
+}
 
-    /* A random name, created exclusively and never through a link: the folder may be shared,
-     * and another job (or user) may be writing there too (docs/SECURITY.md). */
+/* The new version's file (c->fd, c->tmp) under a random name, created exclusively and never
+ * through a link: the folder may be shared, and another job (or user) may be writing there too
+ * (docs/SECURITY.md). 0, or -errno with c->fd -1. */
+static int plan_create_temp(struct hcommit *c)
+{
     c->fd = -EEXIST;
     for (int tries = 0; c->fd == -EEXIST && tries < 16; tries++) {
         if (sluice_container_temp_name(c->container, (unsigned long)sluice_random_u64(), c->tmp,
@@ -684,68 +687,73 @@ static void plan(struct hcommit *c)
         c->fd = commit_fs_open(c->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
     }
     if (c->fd >= 0 && SLUICE_REAL(fchmod)(c->fd, container_mode(c)) != 0) {
-        rc = -errno;
+        int rc = -errno;
         commit_fs_close(c->fd);
         commit_fs_unlink(c->tmp);
         c->fd = rc;
     }
-    if (c->fd < 0) {
-        rc = c->fd;
-        c->fd = -1;
-        complete(c, rc);
-        return;
-    }
+    if (c->fd >= 0)
+        return 0;
+    int rc = c->fd;
+    c->fd = -1;
+    return rc;
+}
+
+/* Writes the new version's header at offset 0. 0 or -errno. */
+static int plan_write_header(struct hcommit *c)
+{
     struct sluice_container_meta meta;
     c->created_ns = wall_ns();
     fill_meta(c, &meta);
-    size_t hsize = sluice_container_header_size(s->key);
+    size_t hsize = sluice_container_header_size(c->set->key);
     void *hbuf = calloc(1, hsize);
     long hn = hbuf ? sluice_container_encode_header(&meta, hbuf, hsize) : -ENOMEM;
-    rc = hn < 0 ? (int)hn : commit_fs_pwrite_full(c->fd, hbuf, (size_t)hn, 0);
+    int rc = hn < 0 ? (int)hn : commit_fs_pwrite_full(c->fd, hbuf, (size_t)hn, 0);
     free(hbuf);
-    if (rc) {
-        complete(c, rc);
+    if (rc == 0)
+        commit_trace_write(0, (uint64_t)hn);
+    return rc;
+}
+
+static void plan_trace(const struct hcommit *c, size_t nkeep)
+{
+    if (!sluice_trace_active())
         return;
-    }
-    commit_trace_write(0, (uint64_t)hn);
+    uint32_t sid = sluice_trace_string(c->set->key);
+    sluice_trace_instant(SLUICE_EV_COMMIT_BEGIN, sid, c->version, nkeep);
+    for (size_t i = 0; i < c->nmem; i++)
+        if (c->mem[i].keep)
+            sluice_trace_instant(SLUICE_EV_COMMIT_MEMBER, (uint64_t)c->mem[i].member_rank, c->mem[i].size,
+                                 sluice_trace_string(c->mem[i].path));
+}
 
-    if (sluice_trace_active()) {
-        uint32_t sid = sluice_trace_string(s->key);
-        sluice_trace_instant(SLUICE_EV_COMMIT_BEGIN, sid, c->version, nkeep);
-        for (size_t i = 0; i < c->nmem; i++)
-            if (c->mem[i].keep)
-                sluice_trace_instant(SLUICE_EV_COMMIT_MEMBER, (uint64_t)c->mem[i].member_rank, c->mem[i].size,
-                                     sluice_trace_string(c->mem[i].path));
-    }
-
-    /* Carried-over members: the home copies them from the previous version. */
+/* Carried-over members: the home copies them from the previous version. One that fails its
+ * checksum is left out of the new version with a line. 0 or -errno. */
+static int plan_carry(struct hcommit *c)
+{
+    char err[2 * PATH_MAX];
     for (size_t i = 0; i < c->nmem; i++) {
         struct gm *g = &c->mem[i];
         if (!g->keep || g->src >= 0 || !g->size)
             continue;
-        rc = carry_member(c, g, err, sizeof err);
+        int rc = carry_member(c, g, err, sizeof err);
         if (rc == -EIO) {
             sluice_log_error("%s (not carried into version %llu)", err, (unsigned long long)c->version);
             g->keep = 0;
         } else if (rc) {
-            complete(c, rc);
-            return;
+            return rc;
         }
     }
+    return 0;
+}
 
-    /* Two-phase path: aggregators write the members (twophase_home.c); else the direct path. */
-    int participants = start_twophase(c);
-    if (participants > 0) {
-        c->awaiting_written = participants;
-        return;
-    }
-
-    /* Direct path: each writer rank moves its own members. */
+/* Direct path: each writer rank is sent its own members' offsets (MSG_WRITE) and moves their
+ * bytes; c->awaiting_written counts the answers to wait for. 0 or -ENOMEM. */
+static int plan_send_writes(struct hcommit *c)
+{
     int *count = calloc((size_t)commit_g.size, sizeof(int));
-    if (!count) {
-        complete(c, -ENOMEM);
-        return;
-    }
+    if (!count)
+        return -ENOMEM;
     for (size_t i = 0; i < c->nmem; i++)
         if (c->mem[i].keep && c->mem[i].src >= 0)
             count[c->mem[i].src]++;
@@ -770,7 +778,55 @@ static void plan(struct hcommit *c)
         commit_send(r, &m);
     }
     free(count);
-    if (c->awaiting_written == 0)
+    return 0;
+}
+
+/* Plans a commit of the gathered members and starts it: the members and their layout, the new
+ * version's file and header, the carried-over members, then the writers (two-phase or direct).
+ * A failed step completes the commit with its error; the previous version stays. */
+static void plan(struct hcommit *c)
+{
+    if (c->nmem == 0 && c->ndrops == 0) {
+        complete(c, 0); /* nothing new: the committed version stays */
+        return;
+    }
+    size_t nkeep = 0;
+    int rc = plan_open_old(c);
+    if (rc == 0)
+        rc = plan_members(c, &nkeep);
+    if (rc) {
+        complete(c, rc);
+        return;
+    }
+    uint64_t old_version = c->old ? c->old->meta.version : 0;
+    c->version = (old_version > c->set->last_version ? old_version : c->set->last_version) + 1;
+    if (nkeep == 0) {
+        complete(c, plan_remove_container(c));
+        return;
+    }
+    rc = plan_layout(c, nkeep);
+    if (rc == 0)
+        rc = plan_create_temp(c);
+    if (rc == 0)
+        rc = plan_write_header(c);
+    if (rc == 0) {
+        plan_trace(c, nkeep);
+        rc = plan_carry(c);
+    }
+    if (rc) {
+        complete(c, rc);
+        return;
+    }
+    /* Two-phase path: aggregators write the members (twophase_home.c); else the direct path. */
+    int participants = start_twophase(c);
+    if (participants > 0) {
+        c->awaiting_written = participants;
+        return;
+    }
+    rc = plan_send_writes(c);
+    if (rc)
+        complete(c, rc);
+    else if (c->awaiting_written == 0)
         finish(c);
 }
 
