@@ -117,7 +117,9 @@ struct uses {
     struct sluice_remote_access *wire;
 };
 
-/* Each memory object made valid on `rank` whole, and taken as written unless read-only. */
+/* Each memory object made valid on `rank` whole, and taken as written unless read-only. A
+ * sub-buffer counts as its whole root buffer: PoCL 3.1 hands a sub-buffer's native kernel the
+ * parent's start (seen without sluice), so the function may write anywhere in the parent. */
 static cl_int use_all(struct uses *u, cl_uint n, const cl_mem *mems, int rank)
 {
     u->dag = calloc(n ? n : 1, sizeof *u->dag);
@@ -125,18 +127,16 @@ static cl_int use_all(struct uses *u, cl_uint n, const cl_mem *mems, int rank)
     if (u->dag == NULL || u->wire == NULL)
         return CL_OUT_OF_HOST_MEMORY;
     for (cl_uint i = 0; i < n; i++) {
-        struct dist_mem *m = (struct dist_mem *)mems[i];
+        struct dist_mem *m = (struct dist_mem *)mems[i], *root = m;
+        while (root->parent != NULL)
+            root = root->parent;
         bool write = (m->flags & CL_MEM_READ_ONLY) == 0;
-        cl_int r = dist_coh_acquire(m, rank, 0, m->size, write, false);
+        cl_int r = dist_coh_acquire(root, rank, 0, root->size, write, false);
         if (r != CL_SUCCESS)
             return r;
-        struct dist_mem *root = m;
-        size_t off = 0;
-        for (; root->parent != NULL; root = root->parent)
-            off += root->origin;
         if (write)
-            dist_dhdcr_forget_range(root, off, m->size); /* host copies of these bytes are stale now */
-        u->dag[u->n] = (struct sluice_dag_access){root->coh_id, off, m->size,
+            dist_dhdcr_forget_range(root, 0, root->size); /* host copies of these bytes are stale now */
+        u->dag[u->n] = (struct sluice_dag_access){root->coh_id, 0, root->size,
                                                   write ? SLUICE_DAG_WRITES : SLUICE_DAG_READS};
         u->wire[u->n] = (struct sluice_remote_access){root->rid[rank], write};
         u->n++;

@@ -2,7 +2,7 @@
 # Native kernels on remote devices (issue 15, dist_native.c): tests/apps/cl_conf_native_buffers
 # runs a host function that reads one buffer and writes another, with values passed by value,
 # after a write (wait list), behind a user event, in queue order, and on a buffer another device's
-# native kernel wrote; then the errors the driver returns at enqueue. The same output and exit
+# native kernel wrote, on a sub-buffer; then the errors the driver returns at enqueue. The same output and exit
 # code on plain PoCL, passed through, and on 1, 2 and 3 ranks (rank 0's own device and remote
 # ones). A rank whose process is another program refuses the function at enqueue with
 # CL_INVALID_OPERATION and one line naming the object and the rank.
@@ -13,6 +13,8 @@ expect_eq "2 ranks: every result right" 10 "$(grep -c ': right, sum' native.dist
 expect_eq "3 ranks: every result right" 15 "$(grep -c ': right, sum' native.dist.3)"
 expect_eq "3 ranks: the command type is CL_COMMAND_NATIVE_KERNEL" 3 "$(grep -c 'event: type 0x11f2, status 0' native.dist.3)"
 expect_eq "3 ranks: a NULL function is CL_INVALID_VALUE" 3 "$(grep -c '^  NULL function: -30$' native.dist.3)"
+expect_eq "3 ranks: a sub-buffer's function gets what PoCL gives it, read on the next rank" 3 \
+  "$(grep -c 'a sub-buffer \[256, 768): at 0 +100, 255 +100, 256 +100, 768 +0' native.dist.3)"
 expect_eq "3 ranks: a NULL memory object is CL_INVALID_MEM_OBJECT" 3 "$(grep -c '^  a NULL memory object: -38$' native.dist.3)"
 
 # One rank: no distributed platform (nothing to merge); the program's output is plain PoCL's.

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+// Native kernels' function names (serve/remote_native.h): a function of this process named by its
+// object and offset is found again at the same address; what is not code of a loaded object, an
+// object not loaded, an offset outside its code and malformed commands are refused.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+extern "C" {
+#include "serve/remote_native.h"
+}
+
+extern "C" void sluice_test_native_target(void *p)
+{
+    *(int *)p += 1;
+}
+
+namespace
+{
+
+TEST(NativeFn, AFunctionOfTheProgramIsFoundAgainByBuildId)
+{
+    sluice_native_fn fn;
+    ASSERT_TRUE(sluice_native_identify((const void *)&sluice_test_native_target, &fn));
+    EXPECT_GT(fn.id_len, 0u); // the build links with a GNU build-id
+    EXPECT_NE(std::strstr(fn.name, "test_native_fn"), nullptr) << fn.name;
+    EXPECT_EQ(sluice_native_resolve(&fn), (void *)&sluice_test_native_target);
+}
+
+TEST(NativeFn, AFunctionOfASharedLibraryIsFoundAgain)
+{
+    void *q = dlsym(RTLD_DEFAULT, "qsort");
+    ASSERT_NE(q, nullptr);
+    sluice_native_fn fn;
+    ASSERT_TRUE(sluice_native_identify(q, &fn));
+    EXPECT_NE(std::strstr(fn.name, "libc"), nullptr) << fn.name;
+    EXPECT_EQ(sluice_native_resolve(&fn), q);
+}
+
+TEST(NativeFn, DataIsNoFunction)
+{
+    int on_stack = 0;
+    void *on_heap = std::malloc(64);
+    sluice_native_fn fn;
+    EXPECT_FALSE(sluice_native_identify(&on_stack, &fn));
+    EXPECT_FALSE(sluice_native_identify(on_heap, &fn));
+    std::free(on_heap);
+}
+
+TEST(NativeFn, AnObjectNotLoadedOrAnOffsetOutsideItsCodeIsRefused)
+{
+    sluice_native_fn fn;
+    ASSERT_TRUE(sluice_native_identify((const void *)&sluice_test_native_target, &fn));
+    sluice_native_fn other = fn;
+    other.build_id[0] ^= 0xff;
+    EXPECT_EQ(sluice_native_resolve(&other), nullptr);
+    sluice_native_fn header = fn;
+    header.offset = 0; // the ELF header: not in an executable segment
+    EXPECT_EQ(sluice_native_resolve(&header), nullptr);
+    // The file's identity is for objects without a build-id: one with a build-id is named by it.
+    struct stat st;
+    ASSERT_EQ(stat("/proc/self/exe", &st), 0);
+    sluice_native_fn by_file = fn;
+    by_file.id_len = 0;
+    by_file.dev = st.st_dev;
+    by_file.ino = st.st_ino;
+    by_file.size = (uint64_t)st.st_size;
+    EXPECT_EQ(sluice_native_resolve(&by_file), nullptr);
+}
+
+TEST(NativeFn, FindAnswersWhetherTheObjectIsLoaded)
+{
+    sluice_native_fn fn;
+    ASSERT_TRUE(sluice_native_identify((const void *)&sluice_test_native_target, &fn));
+    fn.offset = 0; // rank 0 asks for the object, not the function
+    sluice_remote_msg out;
+    std::memset(&out, 0, sizeof out);
+    sluice_remote_native_find((const unsigned char *)&fn, sizeof fn, &out);
+    EXPECT_EQ(out.rep.ret, CL_SUCCESS);
+    fn.build_id[3] ^= 1;
+    sluice_remote_native_find((const unsigned char *)&fn, sizeof fn, &out);
+    EXPECT_EQ(out.rep.ret, CL_INVALID_OPERATION);
+    sluice_remote_native_find((const unsigned char *)&fn, sizeof fn - 1, &out);
+    EXPECT_EQ(out.rep.ret, CL_INVALID_VALUE);
+}
+
+// Malformed commands are refused before the driver is called (no queue is needed).
+TEST(NativeFn, MalformedCommandsAreRefused)
+{
+    struct {
+        sluice_native_fn fn;
+        sluice_native_mem mem;
+        unsigned char args[16];
+    } cmd;
+    std::memset(&cmd, 0, sizeof cmd);
+    ASSERT_TRUE(sluice_native_identify((const void *)&sluice_test_native_target, &cmd.fn));
+    const unsigned char *p = (const unsigned char *)&cmd;
+    cl_event ev = nullptr;
+    uint64_t a[2] = {sizeof cmd.args, 1};
+    cmd.mem.loc = sizeof cmd.args - 4; // the slot would end past the arguments
+    EXPECT_EQ(sluice_remote_native_cmd(nullptr, a, p, sizeof cmd, 0, nullptr, &ev), CL_INVALID_VALUE);
+    uint64_t too_many[2] = {sizeof cmd.args, 1000};
+    EXPECT_EQ(sluice_remote_native_cmd(nullptr, too_many, p, sizeof cmd, 0, nullptr, &ev), CL_INVALID_VALUE);
+    uint64_t wrong_size[2] = {sizeof cmd.args + 1, 1};
+    EXPECT_EQ(sluice_remote_native_cmd(nullptr, wrong_size, p, sizeof cmd, 0, nullptr, &ev),
+              CL_INVALID_VALUE);
+    EXPECT_EQ(sluice_remote_native_cmd(nullptr, a, p, sizeof cmd.fn - 1, 0, nullptr, &ev), CL_INVALID_VALUE);
+    cmd.mem.loc = 0;
+    cmd.fn.build_id[0] ^= 0xff;
+    EXPECT_EQ(sluice_remote_native_cmd(nullptr, a, p, sizeof cmd, 0, nullptr, &ev), CL_INVALID_OPERATION);
+    EXPECT_EQ(ev, nullptr);
+}
+
+} // namespace
