@@ -3,7 +3,7 @@
 # native kernels and runs them, locally and in distributed mode, where the function runs on its
 # device's rank (the same executable: dist_native.c). tests/apps/cl_conf_native checks the
 # agreement itself, on plain PoCL, passed through and on 1, 2 and 3 ranks (rank 0's own device and
-# remote ones).
+# remote ones), and, linked without a build-id, on 2 and 3 ranks.
 export POCL_MAX_PTHREAD_COUNT=1
 POCL_DEVICES="pthread pthread" "$SLUICE_APPS_DIR/cl_conf_native" >plain.out
 expect_eq "plain PoCL advertises and runs native kernels" 2 "$(grep -c 'advertised=1 enqueue=0 ran=1 agree=1' plain.out)"
@@ -20,3 +20,33 @@ for n in 1 2 3; do
     "$(grep -c 'advertised=1 enqueue=0 ran=1 agree=1' "dist.$n.out")"
   [ ! -s "dist.$n.err" ] || fail "$n ranks: something was printed on stderr: $(head -3 "dist.$n.err")"
 done
+
+# The same program linked without a GNU build-id: its object is named by the file's device, inode
+# and size instead, found on every rank running that file; a copy of it elsewhere is another file.
+nobid=$SLUICE_APPS_DIR/cl_conf_native_no_build_id
+if command -v readelf >/dev/null; then
+  expect_eq "the test program has no build-id" 0 "$(readelf -n "$nobid" | grep -c 'Build ID' || true)"
+fi
+for n in 2 3; do
+  set +e
+  POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n "$n" env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" \
+    "$nobid" >"nobid.$n.out" 2>"nobid.$n.err"
+  rc=$?
+  set -e
+  expect_eq "$n ranks, no build-id: exit code" 0 "$rc"
+  expect_eq "$n ranks, no build-id: every device runs the native kernel" "$n" \
+    "$(grep -c 'advertised=1 enqueue=0 ran=1 agree=1' "nobid.$n.out")"
+  [ ! -s "nobid.$n.err" ] || fail "$n ranks, no build-id: something was printed on stderr: $(head -3 "nobid.$n.err")"
+done
+cp "$nobid" ./copy_no_build_id
+set +e
+POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n 1 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$nobid" : \
+  -n 1 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" ./copy_no_build_id >copy.out 2>copy.err
+rc=$?
+set -e
+# The advert stands (the driver runs native kernels there), the call is refused: they disagree.
+expect_eq "a copy of the file on rank 1: exit code 1 (advertised, refused)" 1 "$rc"
+expect_eq "rank 0's device runs it" 1 "$(grep -c '^device 0: native kernels advertised=1 enqueue=0 ran=1' copy.out)"
+expect_eq "rank 1 refuses at enqueue" 1 "$(grep -c '^device 1: native kernels advertised=1 enqueue=-59 ran=0' copy.out)"
+expect_eq "one line naming the object and the rank" 1 \
+  "$(grep -c "object $nobid is not loaded in the process serving rank 1" copy.err)"
