@@ -5,16 +5,17 @@
 #      a write miss (ownership transfer), against an MPI ping-pong of the same size between
 #      the same ranks (bench/dsm_latency.c, mpiexec -n 3)
 #   2. frames per second of the video pipeline (tests/apps/mpi_dsm_video.c) with 1 to 4 process
-#      roles, against the hand-written MPI point-to-point version (mpi_dsm_video_p2p.c), the
-#      best of --runs runs each, the two alternating; every run's frames are checked equal to the
-#      reference
+#      roles, against the hand-written MPI point-to-point version (mpi_dsm_video_p2p.c): --runs
+#      runs of each (5 by default), the two alternating, the median and the spread (slowest-fastest)
+#      of each and the ratio of the medians, so that one slow run does not decide a row; every
+#      run's frames are checked equal to the reference
 #
 #   bench/dsm.sh [--build DIR] [--iters N] [--frames N] [--size WxH] [--runs N] [--roles "1 2 3 4"]
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 build=${SLUICE_BUILD:-$here/../build}
-iters=200 frames=40 size=256x192 runs=3 roles="1 2 3 4"
+iters=200 frames=40 size=256x192 runs=5 roles="1 2 3 4"
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$2; shift 2 ;;
@@ -43,29 +44,33 @@ echo "## acquire + release latency, median microseconds (rank 0 measures, rank 1
 echo
 SLUICE_DSM_CHUNK_SIZE=1M timeout 600 "$mpiexec" -n 3 "$lat" "$iters" "$runs"
 echo
-echo "## video pipeline, $frames frames of ${w}x${h}, frames per second (best of $runs)"
+echo "## video pipeline, $frames frames of ${w}x${h}, frames per second (median and spread of $runs runs)"
 echo
 "$dsm" --reference "$frames" "$w" "$h" ref.raw 2>ref.err
 ref_fps=$(sed -n 's/.* fps //p' ref.err)
 echo "single-process reference: $ref_fps fps"
 echo
-echo "| process roles | ranks | DSM fps | MPI p2p fps | DSM / MPI |"
-echo "|---:|---:|---:|---:|---:|"
+echo "| process roles | ranks | DSM fps | spread | MPI p2p fps | spread | DSM / MPI |"
+echo "|---:|---:|---:|---:|---:|---:|---:|"
 run() { # prog ranks: fps of one run, output checked against the reference
   rm -f out.raw
   timeout 600 "$mpiexec" -n "$2" "$1" "$frames" "$w" "$h" out.raw 2>run.err >/dev/null
   cmp -s out.raw ref.raw || { echo "dsm.sh: $(basename "$1") with $2 ranks: output differs from the reference" >&2; exit 1; }
   sed -n 's/^frames .* fps //p' run.err
 }
-max() { awk -v a="$1" -v c="$2" 'BEGIN { print (c > a) ? c : a }'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+spread() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s-%s", lo, hi }'; }
 for p in $roles; do
-  n=$((p + 2)) d=0 m=0
+  n=$((p + 2))
+  : >dsm.fps
+  : >p2p.fps
   # The two versions alternate run by run, so that a change of the machine's load hits both.
   for _ in $(seq "$runs"); do
     f=$(run "$dsm" $n) # its own assignment: a differing output stops the script (set -e)
-    d=$(max "$d" "$f")
+    echo "$f" >>dsm.fps
     f=$(run "$p2p" $n)
-    m=$(max "$m" "$f")
+    echo "$f" >>p2p.fps
   done
-  echo "| $p | $n | $d | $m | $(awk -v a="$d" -v b="$m" 'BEGIN { printf "%.2f", a / b }') |"
+  d=$(median <dsm.fps) m=$(median <p2p.fps)
+  echo "| $p | $n | $d | $(spread <dsm.fps) | $m | $(spread <p2p.fps) | $(awk -v a="$d" -v b="$m" 'BEGIN { printf "%.2f", a / b }') |"
 done

@@ -15,7 +15,9 @@
 #include "progress/progress.h"
 #include "trace/trace.h"
 
-struct dsm_global D = {.lock = PTHREAD_MUTEX_INITIALIZER, .comm = MPI_COMM_NULL, .poller = -1};
+/* Adaptive: a thread that finds the lock held (by the poller, for one poll) spins briefly
+ * instead of sleeping in the kernel and waiting for a futex wake-up. */
+struct dsm_global D = {.lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP, .comm = MPI_COMM_NULL, .poller = -1};
 
 static _Thread_local int last_error;
 
@@ -168,6 +170,7 @@ void dsm_free_state(void)
 {
     while (D.all)
         dsm_chain_destroy(D.all);
+    dsm_chunk_pool_drain();
     struct dsm_chunk *c, *tmp;
     HASH_ITER(hh, D.chunks, c, tmp)
     {
@@ -203,7 +206,9 @@ SLUICE_EXPORT int sluice_dsm_finalize(void)
 }
 
 #define LOCKED_OR(ret)                                                                                       \
+    __atomic_add_fetch(&D.entering, 1, __ATOMIC_RELAXED);                                                    \
     pthread_mutex_lock(&D.lock);                                                                             \
+    __atomic_sub_fetch(&D.entering, 1, __ATOMIC_RELAXED);                                                    \
     if (!D.up) {                                                                                             \
         pthread_mutex_unlock(&D.lock);                                                                       \
         dsm_fail(SLUICE_DSM_ENOINIT, "%s before sluice_dsm_init()", __func__);                               \

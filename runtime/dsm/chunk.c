@@ -60,20 +60,16 @@ void dsm_chunk_fill(struct dsm_chunk *c, const void *data, size_t len)
     if (len > c->size)
         len = c->size;
     for (size_t i = 0; i < c->ninst; i++)
-        if (c->inst[i].chain->buf) {
-            dsm_guard_writable(c->inst[i].chain);
-            memcpy(c->inst[i].chain->buf + c->inst[i].offset, data, len);
-        }
+        if (c->inst[i].chain->buf)
+            memcpy(dsm_chain_wbuf(c->inst[i].chain) + c->inst[i].offset, data, len);
 }
 
 void dsm_chunk_copy_from(struct dsm_chunk *c, const void *src)
 {
     for (size_t i = 0; i < c->ninst; i++) {
-        unsigned char *dst = c->inst[i].chain->buf;
-        if (dst && dst + c->inst[i].offset != src) {
-            dsm_guard_writable(c->inst[i].chain);
-            memcpy(dst + c->inst[i].offset, src, c->size);
-        }
+        struct sluice_dsm_chain *ch = c->inst[i].chain;
+        if (ch->buf && ch->buf + c->inst[i].offset != src)
+            memcpy(dsm_chain_wbuf(ch) + c->inst[i].offset, src, c->size);
     }
 }
 
@@ -196,6 +192,65 @@ struct sluice_dsm_chain *dsm_chain_make(const unsigned long *addrs, const size_t
     return ch;
 }
 
+/* Chain memory: a memfd mapped twice, the view the program gets (buf, read-only while guarded)
+ * and the runtime's own (wbuf, always writable), so that a fill from a message or from another
+ * chain writes guarded pages without an mprotect (two system calls and a TLB shootdown per read
+ * miss). Where memfd_create is refused, one private mapping and mprotect around fills. Freed
+ * chains keep their memory in a small pool for the next chain of the same length: a chain
+ * freed and made again (a program's temporary, the benchmark's read miss) costs no mmap, page
+ * faults or munmap shootdown. */
+#define POOL_SLOTS 8
+#define POOL_MAX_BYTES (16u << 20)
+static struct pooled { /* oldest first */
+    unsigned char *buf, *wbuf;
+    size_t len;
+    bool ro;
+} pool[POOL_SLOTS];
+static size_t npool, pool_bytes;
+
+static void unmap_views(unsigned char *buf, unsigned char *wbuf, size_t len)
+{
+    munmap(buf, len);
+    if (wbuf != buf)
+        munmap(wbuf, len);
+}
+
+static int map_views(size_t len, unsigned char **buf, unsigned char **wbuf)
+{
+    long fd = syscall(SYS_memfd_create, "sluice-dsm", MFD_CLOEXEC);
+    if (fd >= 0) {
+        void *u = MAP_FAILED, *w = MAP_FAILED;
+        if (syscall(SYS_ftruncate, fd, (long)len) == 0) {
+            u = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+            w = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+        }
+        syscall(SYS_close, fd);
+        if (u != MAP_FAILED && w != MAP_FAILED) {
+            *buf = u;
+            *wbuf = w;
+            return 0;
+        }
+        if (u != MAP_FAILED)
+            munmap(u, len);
+        if (w != MAP_FAILED)
+            munmap(w, len);
+    }
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    *buf = *wbuf = p;
+    return 0;
+}
+
+void dsm_chunk_pool_drain(void)
+{
+    while (npool > 0) {
+        struct pooled *q = &pool[--npool];
+        unmap_views(q->buf, q->wbuf, q->len);
+    }
+    pool_bytes = 0;
+}
+
 int dsm_chain_ensure_memory(struct sluice_dsm_chain *ch)
 {
     if (ch->buf)
@@ -204,16 +259,25 @@ int dsm_chain_ensure_memory(struct sluice_dsm_chain *ch)
     size_t len = (ch->bytes + page - 1) / page * page;
     if (len == 0)
         len = page;
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
+    size_t k = npool;
+    while (k > 0 && pool[k - 1].len != len)
+        k--; /* the most recently freed first */
+    if (k > 0) {
+        struct pooled *q = &pool[k - 1];
+        ch->buf = q->buf;
+        ch->wbuf = q->wbuf;
+        ch->ro = q->ro;
+        pool_bytes -= len;
+        memmove(q, q + 1, (size_t)(pool + --npool - q) * sizeof *q);
+    } else if (map_views(len, &ch->buf, &ch->wbuf) != 0) {
         return dsm_fail(SLUICE_DSM_ENOMEM, "cannot map %zu bytes for chain @%lu", len, ch->base);
-    ch->buf = p;
+    }
     ch->mapped_len = len;
     for (size_t i = 0; i < ch->n; i++) {
         struct dsm_chunk *c = ch->chunks[i];
         const unsigned char *src = c->state != ST_I ? other_instance(c, ch) : NULL;
         if (src)
-            memcpy(ch->buf + ch->offsets[i], src, c->size);
+            memcpy(dsm_chain_wbuf(ch) + ch->offsets[i], src, c->size);
         else if (c->state != ST_I)
             c->state = ST_I; /* no live copy left to fill it from: fetch again */
     }
@@ -221,16 +285,29 @@ int dsm_chain_ensure_memory(struct sluice_dsm_chain *ch)
     return 0;
 }
 
-/* Frees the chain's memory; chunks left with no live instance become invalid (their home
- * keeps the data; a stale sharer or owner entry there is answered by the next M_INV/M_RECALL). */
-static void release_memory(struct sluice_dsm_chain *ch)
+/* Frees the chain's memory (into the pool when to_pool); chunks left with no live instance
+ * become invalid (their home keeps the data; a stale sharer or owner entry there is answered
+ * by the next M_INV/M_RECALL). */
+static void release_memory(struct sluice_dsm_chain *ch, bool to_pool)
 {
     if (!ch->buf)
         return;
     dsm_guard_forget(ch);
-    if (ch->mapped_len)
-        munmap(ch->buf, ch->mapped_len);
-    ch->buf = NULL;
+    if (ch->mapped_len) {
+        if (to_pool && npool == POOL_SLOTS) { /* full: the oldest goes */
+            pool_bytes -= pool[0].len;
+            unmap_views(pool[0].buf, pool[0].wbuf, pool[0].len);
+            memmove(pool, pool + 1, --npool * sizeof *pool);
+        }
+        if (to_pool && pool_bytes + ch->mapped_len <= POOL_MAX_BYTES) {
+            pool[npool++] = (struct pooled){ch->buf, ch->wbuf, ch->mapped_len, ch->ro};
+            pool_bytes += ch->mapped_len;
+        } else {
+            unmap_views(ch->buf, ch->wbuf, ch->mapped_len);
+        }
+    }
+    ch->buf = ch->wbuf = NULL;
+    ch->ro = false;
     ch->mapped_len = 0;
     D.footprint -= ch->n;
     for (size_t i = 0; i < ch->n; i++) {
@@ -249,7 +326,7 @@ void dsm_evict_excess(void)
         struct sluice_dsm_chain *next = ch->lru_next;
         if (ch->buf && ch->scope == MODE_NONE && !ch->user_mapped) {
             sluice_trace_instant(SLUICE_EV_DSM_EVICT, ch->base, ch->n, D.footprint - ch->n);
-            release_memory(ch);
+            release_memory(ch, false); /* eviction is for memory: none kept */
             lru_unlink(ch);
         }
         ch = next;
@@ -259,12 +336,12 @@ void dsm_evict_excess(void)
 void dsm_chain_map(struct sluice_dsm_chain *ch, void *ptr)
 {
     if (ch->user_mapped) {
-        ch->buf = NULL;
+        ch->buf = ch->wbuf = NULL;
         D.footprint -= ch->n;
     }
-    release_memory(ch);
+    release_memory(ch, true);
     lru_unlink(ch);
-    ch->buf = ptr;
+    ch->buf = ch->wbuf = ptr;
     ch->user_mapped = true;
     D.footprint += ch->n;
     /* The caller's bytes are not the chunk's: fill them from another live copy, or fetch. */
@@ -282,10 +359,10 @@ void dsm_chain_destroy(struct sluice_dsm_chain *ch)
 {
     sluice_trace_instant(SLUICE_EV_DSM_FREE, ch->base, ch->n, ch->bytes);
     if (ch->user_mapped) {
-        ch->buf = NULL;
+        ch->buf = ch->wbuf = NULL;
         D.footprint -= ch->n;
     }
-    release_memory(ch);
+    release_memory(ch, true);
     lru_unlink(ch);
     for (size_t i = 0; i < ch->n; i++) {
         struct dsm_chunk *c = ch->chunks[i];
@@ -380,6 +457,13 @@ static void slot_clear(int i)
     guard[i].chain = NULL;
 }
 
+static void make_writable(struct sluice_dsm_chain *ch)
+{
+    if (ch->ro)
+        mprotect(ch->buf, ch->mapped_len, PROT_READ | PROT_WRITE);
+    ch->ro = false;
+}
+
 /* A free slot, or one taken from a read-only chain outside its scope (made writable); -1
  * when every slot guards a chain in a READ scope. */
 static int slot_take(void)
@@ -390,7 +474,7 @@ static int slot_take(void)
     for (int i = 0; i < GUARD_SLOTS; i++) {
         struct sluice_dsm_chain *o = guard[i].chain;
         if (o->scope == MODE_NONE) {
-            mprotect(o->buf, o->mapped_len, PROT_READ | PROT_WRITE);
+            make_writable(o);
             slot_clear(i);
             return i;
         }
@@ -409,27 +493,38 @@ void dsm_guard_read(struct sluice_dsm_chain *ch, bool in_scope)
     if (!in_scope)
         return;
     int i = slot_take();
-    if (i < 0)
-        return; /* all slots used by READ scopes: this one runs unguarded */
+    if (i < 0) {
+        make_writable(ch); /* all slots used by READ scopes: this one runs unguarded */
+        return;
+    }
     guard[i].addr = ch->base;
     guard[i].chain = ch;
     atomic_store(&guard[i].in_read, 1);
     atomic_store(&guard[i].end, (uintptr_t)ch->buf + ch->mapped_len);
-    mprotect(ch->buf, ch->mapped_len, PROT_READ);
+    if (!ch->ro)
+        mprotect(ch->buf, ch->mapped_len, PROT_READ); /* memory from the pool may be already */
+    ch->ro = true;
     atomic_store(&guard[i].start, (uintptr_t)ch->buf);
     ch->guard_slot = i + 1;
 }
 
 void dsm_guard_writable(struct sluice_dsm_chain *ch)
 {
-    if (!ch->guard_slot)
-        return;
-    mprotect(ch->buf, ch->mapped_len, PROT_READ | PROT_WRITE);
-    slot_clear(ch->guard_slot - 1);
+    make_writable(ch);
+    if (ch->guard_slot)
+        slot_clear(ch->guard_slot - 1);
 }
 
 void dsm_guard_forget(struct sluice_dsm_chain *ch)
 {
     if (ch->guard_slot)
         slot_clear(ch->guard_slot - 1);
+}
+
+unsigned char *dsm_chain_wbuf(struct sluice_dsm_chain *ch)
+{
+    if (ch->wbuf != ch->buf)
+        return ch->wbuf;
+    dsm_guard_writable(ch); /* one mapping (no memfd): unprotect it */
+    return ch->buf;
 }

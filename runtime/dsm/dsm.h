@@ -112,8 +112,10 @@ struct sluice_dsm_chain {
     struct dsm_chunk **chunks;
     size_t *offsets;
     size_t bytes;
-    unsigned char *buf; /* NULL while evicted */
-    size_t mapped_len;  /* mmap length of buf, 0 when buf is the caller's (MAP) */
+    unsigned char *buf;  /* NULL while evicted */
+    unsigned char *wbuf; /* the runtime's view of buf, always writable (chunk.c) */
+    bool ro;             /* buf is read-only now */
+    size_t mapped_len;   /* mmap length of buf, 0 when buf is the caller's (MAP) */
     bool user_mapped;
     int guard_slot; /* 1 + the guard slot while the pages are read-only, 0 when writable */
     int scope;
@@ -228,6 +230,7 @@ struct dsm_global {
     uint64_t last_msg_ns;                      /* last message sent or received */
     bool busy;                                 /* holds the progress engine's MPI-busy mode (transport.c) */
     int waiting;                               /* threads in dsm_wait (read by the poller without the lock) */
+    int entering;                              /* threads about to take D.lock in an API call (idem) */
     struct dsm_selfmsg *self_head, *self_tail; /* messages to this rank, not through MPI */
     /* Sends to other ranks go here instead of MPI when set: the unit tests play the peers. */
     int (*peer_send)(int dst, const void *msg, size_t len);
@@ -264,6 +267,9 @@ void dsm_guard_install(void);
 void dsm_guard_read(struct sluice_dsm_chain *ch, bool in_scope);
 void dsm_guard_writable(struct sluice_dsm_chain *ch); /* before the runtime or a WRITE scope writes */
 void dsm_guard_forget(struct sluice_dsm_chain *ch);   /* before munmap */
+/* Where the runtime writes the chain's data (a fill, a copy between chains). */
+unsigned char *dsm_chain_wbuf(struct sluice_dsm_chain *ch);
+void dsm_chunk_pool_drain(void); /* unmaps the memory kept from freed chains */
 
 /* home.c */
 struct dsm_home *dsm_home_get(uint64_t addr, uint32_t kind, bool create);

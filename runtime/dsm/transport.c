@@ -31,13 +31,16 @@ static void hold_busy(bool on)
     sluice_progress_mpi_busy(on ? 1 : -1);
 }
 
-/* A DSM message went out or came in. Unless a thread of the application is in a DSM wait
- * (which polls itself), the progress thread polls for the next one, until the DSM has been
- * quiet for SLUICE_DSM_SPIN (the poller then gives the mode back). */
+/* A DSM message went out or came in: the progress thread polls for the next one until the DSM
+ * has been quiet for SLUICE_DSM_SPIN (the poller then gives the mode back). The mode stays held
+ * while a thread of the application waits in the DSM (which polls itself; the poller then
+ * returns at once): giving it back at each wait and taking it again after cost a wake-up of
+ * the progress thread (a futex call) per miss, and the woken thread took D.lock just when the
+ * application needed it for the RELEASE. */
 static void activity(void)
 {
     D.last_msg_ns = sluice_now_ns();
-    if (D.waiting == 0 && D.spin_ns > 0)
+    if (D.spin_ns > 0)
         hold_busy(true);
 }
 
@@ -246,12 +249,12 @@ int dsm_poll(void)
 static int poller(void *arg)
 {
     (void)arg;
-    if (__atomic_load_n(&D.waiting, __ATOMIC_RELAXED) > 0 || pthread_mutex_trylock(&D.lock) != 0)
-        return 0; /* the application is inside the DSM and polls itself */
+    /* The application is inside the DSM (and polls itself) or about to enter it: let it. */
+    if (__atomic_load_n(&D.waiting, __ATOMIC_RELAXED) > 0 ||
+        __atomic_load_n(&D.entering, __ATOMIC_RELAXED) > 0 || pthread_mutex_trylock(&D.lock) != 0)
+        return 0;
     int n = 0;
-    if (D.waiting > 0)
-        hold_busy(false);
-    else if (D.up && (n = dsm_poll()) == 0 && sluice_now_ns() - D.last_msg_ns > D.spin_ns)
+    if (D.waiting == 0 && D.up && (n = dsm_poll()) == 0 && sluice_now_ns() - D.last_msg_ns > D.spin_ns)
         hold_busy(false);
     pthread_mutex_unlock(&D.lock);
     return n;
@@ -302,15 +305,12 @@ static int wait_loop(bool (*done)(void *arg), void *arg, const char *what, unsig
     }
 }
 
-/* While a thread waits here, it is the one that polls: the progress thread needs not spin too. */
+/* While a thread waits here, it is the one that polls (the poller steps aside). */
 int dsm_wait(bool (*done)(void *arg), void *arg, const char *what, unsigned long addr)
 {
     __atomic_add_fetch(&D.waiting, 1, __ATOMIC_RELAXED);
-    hold_busy(false);
     int rc = wait_loop(done, arg, what, addr);
-    if (__atomic_sub_fetch(&D.waiting, 1, __ATOMIC_RELAXED) == 0 && D.up &&
-        sluice_now_ns() - D.last_msg_ns < D.spin_ns)
-        hold_busy(true);
+    __atomic_sub_fetch(&D.waiting, 1, __ATOMIC_RELAXED);
     return rc;
 }
 
