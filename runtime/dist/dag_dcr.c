@@ -273,6 +273,7 @@ struct wgroup {
     uint32_t members;
     int kind; /* -1 while it has one member, then SLUICE_DCR_BCAST or SLUICE_DCR_SCATTER */
     bool closed;
+    bool tiled; /* every write so far has the lead's host range and tiles (an allgather if full) */
 };
 
 static bool host_overlap(const struct sluice_dcr_item *a, const struct sluice_dcr_item *b)
@@ -309,10 +310,13 @@ static uint32_t join_group(struct wgroup *g, uint32_t *ng, uint32_t *last, const
         g[k].kind = kind;
         if (kind != SLUICE_DCR_BCAST)
             g[k].hi += it->host_size;
+        g[k].tiled &= it->tiles == g[k].lead->tiles && it->host_addr == g[k].lead->host_addr;
         join = k + 1;
     }
     if (join == 0) {
-        g[*ng] = (struct wgroup){it, it->host_addr, it->host_addr + it->host_size, 0, 0, -1, false};
+        g[*ng] =
+            (struct wgroup){.lead = it, .lo = it->host_addr, .hi = it->host_addr + it->host_size, .kind = -1};
+        g[*ng].tiled = it->kind == SLUICE_DCR_ITEM_WRITE && it->tiles != 0;
         join = ++*ng;
     }
     g[join - 1].ranks |= 1ull << r;
@@ -366,12 +370,42 @@ uint32_t sluice_dcr_window(const struct sluice_dcr_item *v, size_t n, uint32_t *
     uint32_t *num = calloc(ng + 1, sizeof *num), out = 0;
     for (uint32_t k = 0; num != NULL && k < ng; k++) {
         num[k + 1] = g[k].members > 1 ? ++out : 0;
+        bool all = g[k].tiled && (g[k].lead->tiles & ~g[k].ranks) == 0; /* every source receives */
         if (num[k + 1] && kinds != NULL)
-            kinds[out - 1] = (sluice_dcr_kind)g[k].kind;
+            kinds[out - 1] =
+                g[k].kind == SLUICE_DCR_BCAST && all ? SLUICE_DCR_ALLGATHER : (sluice_dcr_kind)g[k].kind;
     }
     for (size_t i = 0; i < n; i++)
         group[i] = num != NULL && group[i] ? num[group[i]] : 0;
     free(num);
     free(g);
     return out;
+}
+
+/* --- tiling (sluice_dcr_tiling) ------------------------------------------------------------- */
+
+uint64_t sluice_dcr_tiling(const struct sluice_dcr_slice *s, size_t n, uint64_t addr, uint64_t size,
+                           size_t *order)
+{
+    size_t idx[WIN_RANKS];
+    if (n < 2 || n > WIN_RANKS)
+        return 0;
+    for (size_t i = 0; i < n; i++) { /* insertion sort by host address: n is at most 62 */
+        size_t j = i;
+        for (; j > 0 && s[idx[j - 1]].host_addr > s[i].host_addr; j--)
+            idx[j] = idx[j - 1];
+        idx[j] = i;
+    }
+    uint64_t ranks = 0, at = addr;
+    for (size_t k = 0; k < n; k++) {
+        const struct sluice_dcr_slice *x = &s[idx[k]];
+        if (x->host_addr != at || x->host_size == 0 || !x->unchanged || x->rank <= 0 ||
+            x->rank >= WIN_RANKS || (ranks & (1ull << x->rank)))
+            return 0;
+        ranks |= 1ull << x->rank;
+        at += x->host_size;
+        if (order != NULL)
+            order[k] = idx[k];
+    }
+    return at == addr + size ? ranks : 0;
 }

@@ -14,7 +14,9 @@
  *   SCATTER    (the window only) adjacent slices of one host range written to several devices:
  *              one scatter from rank 0, each slice sent once
  *   GATHER     (in the window) adjacent slices of one host range read from several devices: one
- *              gather to rank 0 */
+ *              gather to rank 0
+ *   ALLGATHER  (in the window) one host range, tiled by completed reads of several serving ranks'
+ *              devices, written whole to those ranks: one allgather among the serving ranks */
 #ifndef SLUICE_DCL_DAG_DCR_H
 #define SLUICE_DCL_DAG_DCR_H
 
@@ -87,9 +89,25 @@ struct sluice_dcr_item {
     int rank, peer;
     uint64_t host_addr, host_size;
     uint64_t content;
-    int staged; /* a write: its bytes are a copy taken at enqueue, not the program's memory; a
-                   read: not a plain read (rect, map), which joins no gather */
+    int staged;     /* a write: its bytes are a copy taken at enqueue, not the program's memory; a
+                       read: not a plain read (rect, map), which joins no gather */
+    uint64_t tiles; /* a write: the ranks whose slices tile its host range (sluice_dcr_tiling), or 0 */
 };
+
+/* A host range that holds a copy of a buffer range of `rank` (a completed read from it, known to
+ * copy removal); `unchanged`: the host bytes are still what the read brought. */
+struct sluice_dcr_slice {
+    uint64_t host_addr, host_size;
+    int rank;
+    int unchanged;
+};
+
+/* Whether the n slices tile [addr, addr + size) exactly: two or more, each inside it, adjacent
+ * (no gap, no overlap), unchanged, from distinct ranks 1 to 62 (rank 0's device moves no bytes
+ * by MPI). Returns the rank mask of their sources, 0 when they do not; order (n entries, may be
+ * NULL) gets the slices' indices in host order. */
+uint64_t sluice_dcr_tiling(const struct sluice_dcr_slice *s, size_t n, uint64_t addr, uint64_t size,
+                           size_t *order);
 
 /* Fills group[i] (n entries): 0, or the number (1, 2, ...) of the collective that replaces write
  * i, and kinds[g - 1] (n entries; NULL: broadcasts only) its kind. A broadcast has two or more
@@ -97,12 +115,14 @@ struct sluice_dcr_item {
  * range in increasing order (each starts where the previous one ended), none of them staged (the
  * scatter sends from the program's memory); a gather, two or more plain READs of adjacent slices
  * in increasing order (group[i] is then given for reads too); each on distinct ranks other than 0
- * and below 63. A write (a read, for a gather) joins an open group unless: its rank is already in it; its
- * host range received a read earlier in the window (its bytes are a device's, not known yet); its rank met a
- * later group already (every rank meets its groups in increasing order, the order rank 0 starts the
- * collectives in, which MPI requires on one communicator); a PEER item on its rank came after the group
- * opened (it might wait for a member that waits for the collective). A READ into a group's host range, a PEER
- * on one of its ranks and a FENCE close groups. Returns the number of groups. */
+ * and below 63. A broadcast whose writes all have the same host range and the same nonzero
+ * `tiles`, every rank of which is a member (each source receives the whole range), is an
+ * allgather (SLUICE_DCR_ALLGATHER) instead. A write (a read, for a gather) joins an open group unless: its
+ * rank is already in it; its host range received a read earlier in the window (its bytes are a device's, not
+ * known yet); its rank met a later group already (every rank meets its groups in increasing order, the order
+ * rank 0 starts the collectives in, which MPI requires on one communicator); a PEER item on its rank came
+ * after the group opened (it might wait for a member that waits for the collective). A READ into a group's
+ * host range, a PEER on one of its ranks and a FENCE close groups. Returns the number of groups. */
 uint32_t sluice_dcr_window(const struct sluice_dcr_item *v, size_t n, uint32_t *group,
                            sluice_dcr_kind *kinds);
 

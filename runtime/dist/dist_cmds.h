@@ -17,7 +17,13 @@ typedef enum {
 } dist_cmd_kind;
 
 /* The direction of CL_DIST_DATA records (trace/events.def). */
-enum { DIST_DATA_NONE = -1, DIST_DATA_SENT = 0, DIST_DATA_RECEIVED = 1, DIST_DATA_BCAST = 2 };
+enum {
+    DIST_DATA_NONE = -1,
+    DIST_DATA_SENT = 0,
+    DIST_DATA_RECEIVED = 1,
+    DIST_DATA_BCAST = 2,
+    DIST_DATA_ALLGATHER = 5 /* among serving ranks, started by rank 0, which sends none of it */
+};
 
 struct dist_cmd_info {
     uint32_t op; /* SLUICE_REMOTE_CMD_* */

@@ -117,3 +117,19 @@ int dist_dhdcr_source(const void *host, size_t size, int dst_rank, struct dist_d
     pthread_mutex_unlock(&lock);
     return found;
 }
+
+size_t dist_dhdcr_slices(const void *host, size_t size, struct dist_dhdcr_slice *out, size_t max)
+{
+    const unsigned char *p = host;
+    size_t n = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < ENTRIES && n < max; i++) {
+        const struct hostcopy *h = &table[i];
+        if (h->read_id == 0 || h->host >= p + size || p >= h->host + h->size)
+            continue;
+        int same = h->landed && h->snap != NULL && memcmp(h->snap, h->host, h->size) == 0;
+        out[n++] = (struct dist_dhdcr_slice){h->host, h->size, h->rank, h->root->rid[h->rank], h->off, same};
+    }
+    pthread_mutex_unlock(&lock);
+    return n;
+}

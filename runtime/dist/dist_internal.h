@@ -293,6 +293,18 @@ void dist_dhdcr_read_done(uint64_t id, int ok);
 void dist_dhdcr_forget_range(const struct dist_mem *root, size_t off, size_t size);
 /* Where the host bytes [host, host+size) can be taken from for a write on dst_rank: 1 and *out. */
 int dist_dhdcr_source(const void *host, size_t size, int dst_rank, struct dist_dhdcr_src *out);
+/* The host copies known that overlap [host, host+size), up to max: where they are, the buffer
+ * they came from on `rank` (its root's id there, the offset) and whether the host bytes are still
+ * what the read brought (it completed and they compare equal). Returns how many. */
+struct dist_dhdcr_slice {
+    const unsigned char *host;
+    size_t size;
+    int rank;
+    uint64_t rid;
+    size_t off;
+    int unchanged;
+};
+size_t dist_dhdcr_slices(const void *host, size_t size, struct dist_dhdcr_slice *out, size_t max);
 
 /* dist_validate.c: what the driver would refuse at enqueue, from cached limits (no round trip).
  * The device's limits are asked at its first queue, the kernel's at its creation. */

@@ -687,6 +687,9 @@ struct held {
     struct sluice_remote_access push_access;
     int push_image; /* the sending half reads an image: push_geom is its geometry */
     size_t push_geom[13];
+    uint64_t tiles; /* a candidate whose host range serving ranks' slices tile: their ranks */
+    struct dist_dhdcr_slice *slices; /* those slices in host order (owned) */
+    size_t nslices;
     struct held *next;
 };
 
@@ -810,6 +813,7 @@ static void transmit(struct held *h)
         complete(e, r);
     }
     free(h->p);
+    free(h->slices);
     free(h);
 }
 
@@ -1035,6 +1039,76 @@ static void start_gather(struct held **hv, size_t n, const uint32_t *group, uint
     }
 }
 
+/* Which serving ranks' slices tile the host range of candidate h, from copy removal's table of
+ * completed reads (taken at enqueue: a later command writing a slice's buffer forgets it). */
+static void held_tiles(struct held *h)
+{
+    struct dist_dhdcr_slice s[64];
+    struct sluice_dcr_slice d[64];
+    size_t order[64];
+    size_t n = dist_dhdcr_slices(h->send, h->len, s, 64);
+    for (size_t i = 0; i < n; i++)
+        d[i] =
+            (struct sluice_dcr_slice){(uint64_t)(uintptr_t)s[i].host, s[i].size, s[i].rank, s[i].unchanged};
+    uint64_t tiles = sluice_dcr_tiling(d, n, (uint64_t)(uintptr_t)h->send, h->len, order);
+    if (tiles == 0 || h->len > INT_MAX || (h->slices = malloc(n * sizeof *h->slices)) == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        h->slices[i] = s[order[i]];
+    h->nslices = n;
+    h->tiles = tiles;
+}
+
+/* Allgather `g`: every member's write of one host range that serving ranks' slices tile (the
+ * members include every source) takes the range by one MPI_Iallgatherv in place among the
+ * members, each giving its slice from the buffer its device computed it in; rank 0 sends nothing
+ * (the program's reads filled its host copy already). Each member's command carries its slice's
+ * buffer and the counts and displacements (struct sluice_remote_allgather). */
+static void start_allgather(struct held **hv, size_t n, const uint32_t *group, uint32_t g)
+{
+    struct coll c = coll_members(hv, n, group, g);
+    uint64_t mask = c.mask & ~1ull;
+    if (c.lead == NULL || c.lead->slices == NULL || sluice_remote_group_announce(mask) != 0)
+        return; /* a broadcast from rank 0 would be as good: sent one by one, as without it */
+    const struct held *lead = c.lead;
+    int size = __builtin_popcountll(mask);
+    size_t ext = sizeof(struct sluice_remote_allgather) + 2 * (size_t)size * sizeof(int32_t);
+    int32_t cd[2 * 64] = {0};
+    for (size_t k = 0; k < lead->nslices; k++) {
+        const struct dist_dhdcr_slice *s = &lead->slices[k];
+        int cr = __builtin_popcountll(mask & ((1ull << s->rank) - 1));
+        cd[cr] = (int32_t)s->size;
+        cd[size + cr] = (int32_t)(s->host - (const unsigned char *)lead->send);
+    }
+    static uint32_t str;
+    for (size_t i = 0; i < n; i++) {
+        if (group[i] != g)
+            continue;
+        struct held *h = hv[i];
+        unsigned char *p = realloc(h->p, (size_t)h->req.nbytes + ext);
+        if (p == NULL) {
+            dist_fault_peer(-1, MPI_ERR_NO_MEM, "starting an allgather");
+            return;
+        }
+        struct sluice_remote_allgather a = {0, 0, (uint32_t)size, 0};
+        for (size_t k = 0; k < lead->nslices; k++)
+            if (lead->slices[k].rank == h->rank)
+                a = (struct sluice_remote_allgather){lead->slices[k].rid, lead->slices[k].off, (uint32_t)size,
+                                                     0};
+        memcpy(p + h->req.nbytes, &a, sizeof a);
+        memcpy(p + h->req.nbytes + sizeof a, cd, 2 * (size_t)size * sizeof *cd);
+        h->p = p;
+        h->req.nbytes += ext;
+        coll_flag(h, SLUICE_CMD_ALLGATHER, mask);
+        h->req.a[4] = 0;
+        h->send = NULL; /* the members bring it */
+        if (sluice_trace_active())
+            sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, dcr_name(&str, "allgather"),
+                                h->e->id, lead->tiles);
+    }
+    data_trace(c.members, lead->len, DIST_DATA_ALLGATHER);
+}
+
 static void window_close_locked(void)
 {
     if (win == NULL)
@@ -1051,12 +1125,13 @@ static void window_close_locked(void)
     if (hv != NULL && it != NULL && group != NULL && cls != NULL && kinds != NULL) {
         for (size_t i = 0; i < n; i++) {
             struct held *h = hv[i];
-            struct sluice_dcr_item x = {SLUICE_DCR_ITEM_OTHER, h->rank, -1, 0, 0, 0, 0};
+            struct sluice_dcr_item x = {SLUICE_DCR_ITEM_OTHER, h->rank, -1, 0, 0, 0, 0, 0};
             if (h->bcast_candidate) {
                 x.kind = SLUICE_DCR_ITEM_WRITE;
                 x.host_addr = (uint64_t)(uintptr_t)h->send;
                 x.host_size = h->len;
                 x.staged = h->staged;
+                x.tiles = h->tiles;
             } else if (h->recv != NULL && h->rank != 0) {
                 x.kind = SLUICE_DCR_ITEM_READ;
                 x.host_addr = (uint64_t)(uintptr_t)h->recv;
@@ -1080,6 +1155,8 @@ static void window_close_locked(void)
                 start_scatter(hv, n, group, g);
             else if (kinds[g - 1] == SLUICE_DCR_GATHER)
                 start_gather(hv, n, group, g);
+            else if (kinds[g - 1] == SLUICE_DCR_ALLGATHER)
+                start_allgather(hv, n, group, g);
             else
                 start_bcast(hv, n, group, g);
         }
@@ -1242,6 +1319,8 @@ static void held_fill(struct held *h, const struct dist_cmd *c, struct dist_even
     h->push_access = c->push_access;
     if ((h->push_image = c->push_geom != NULL))
         memcpy(h->push_geom, c->push_geom, sizeof h->push_geom);
+    if (h->bcast_candidate && !h->staged && dist_sched_dcr_on(h->rank) && dist_dhdcr_on())
+        held_tiles(h);
 }
 
 /* Into the window (opening it at a host write to a serving rank), or to its rank now. */

@@ -148,11 +148,14 @@ static cl_int enqueue_command(struct eng_cmd *c, const struct sluice_remote_req 
         c->bcast = a[5];
         if (c->flags & SLUICE_CMD_GATHER)
             c->gseq = sluice_eng_gathers++;
-        if (rest == sizeof c->geom) {
+        if (c->flags & SLUICE_CMD_ALLGATHER)
+            r = sluice_eng_allgather_parse(c, at, rest);
+        else if (rest == sizeof c->geom) {
             c->rect = 1;
             memcpy(c->geom, at, sizeof c->geom);
         }
-        if (c->rect && (a[3] != 0 || req->op == SLUICE_REMOTE_CMD_READ))
+        if (r != CL_SUCCESS) {
+        } else if (c->rect && (a[3] != 0 || req->op == SLUICE_REMOTE_CMD_READ))
             r = sluice_eng_rect(c, req->op, PTR(cl_mem, a[0]), PTR(unsigned char *, a[3]), wl, nw);
         else if (c->rect)
             r = sluice_eng_write_pieces(c, PTR(cl_mem, a[0]), wl, nw);

@@ -202,6 +202,7 @@ static void free_cmd(struct eng_cmd *c)
     free(c->piece_ev);
     free(c->reqs);
     sluice_eng_staging_release(c->staging, c->staging_cap);
+    sluice_eng_allgather_free(c);
     if (c->zombie) { /* a late callback may still name it: keep the small struct */
         memset(c, 0, sizeof *c);
         c->zombie = 1;
@@ -325,7 +326,9 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
         if (c->status < 0)
             sluice_eng_failed_add(c->id, c->status);
         if (sluice_trace_active() && c->op == SLUICE_REMOTE_CMD_WRITE &&
-            ((c->flags & (SLUICE_CMD_TRANSFER | SLUICE_CMD_BCAST | SLUICE_CMD_SCATTER)) || c->peer != 0))
+            ((c->flags &
+              (SLUICE_CMD_TRANSFER | SLUICE_CMD_BCAST | SLUICE_CMD_SCATTER | SLUICE_CMD_ALLGATHER)) ||
+             c->peer != 0))
             sluice_eng_trace_inbound(c); /* a move, a broadcast, or a write whose data came from a peer */
         else if (sluice_trace_active() && c->op == SLUICE_REMOTE_CMD_WRITE && c->reqs != NULL)
             sluice_trace_instant(SLUICE_EV_MSG_RECV, 0, c->size, (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));

@@ -49,8 +49,9 @@ struct eng_cmd {
     int posted;  /* its receives are posted (once the map completed) */
     size_t sent; /* reads to a peer: pieces whose send started */
     int64_t status;
-    uint64_t bcast; /* SLUICE_CMD_BCAST: the rank mask of the broadcast's communicator */
-    uint64_t gseq;  /* SLUICE_CMD_GATHER: its number among this rank's gathers */
+    uint64_t bcast;           /* SLUICE_CMD_BCAST: the rank mask of the broadcast's communicator */
+    uint64_t gseq;            /* SLUICE_CMD_GATHER: its number among this rank's gathers */
+    struct eng_allgather *ag; /* SLUICE_CMD_ALLGATHER: its slice and the members' (remote_allgather.c) */
     struct eng_cmd *hnext, *next, *prev;
 };
 
@@ -116,6 +117,14 @@ void sluice_eng_failed_silently(struct eng_cmd *c);
 int sluice_eng_mpi_done(struct eng_cmd *c, int *progress);
 int sluice_eng_reqs_pending(const struct eng_cmd *c);
 void sluice_eng_trace_inbound(struct eng_cmd *c);
+
+/* remote_allgather.c: a write whose range comes by an allgather among serving ranks. parse: its
+ * payload (after the accesses); start: read this rank's slice into `to` (the whole range);
+ * ready: 1 once its part is posted (when the slice is in), so its receive can be waited for. */
+cl_int sluice_eng_allgather_parse(struct eng_cmd *c, const unsigned char *p, size_t len);
+int sluice_eng_allgather_start(struct eng_cmd *c, unsigned char *to);
+int sluice_eng_allgather_ready(struct eng_cmd *c);
+void sluice_eng_allgather_free(struct eng_cmd *c);
 
 /* The internal queue of a context (remote_server.c). */
 cl_command_queue sluice_remote_internal_queue(cl_context ctx, cl_int *err);

@@ -140,9 +140,21 @@ enum {
                                       MPI_Iscatterv from rank 0 over that communicator, one piece */
     SLUICE_CMD_IMAGE = 1u << 5,    /* an image command: rect READ/WRITE of an image, image COPY and
                                       FILL (serve/remote_image.h) */
-    SLUICE_CMD_GATHER = 1u << 6    /* CMD_READ: the data goes as this rank's part of one MPI_Igatherv
+    SLUICE_CMD_GATHER = 1u << 6,   /* CMD_READ: the data goes as this rank's part of one MPI_Igatherv
                                       rooted at rank 0 over the gather communicator of a5, one
                                       piece; a rank posts its gathers in command order */
+    SLUICE_CMD_ALLGATHER = 1u << 7 /* CMD_WRITE: the whole range comes by one MPI_Iallgatherv in place
+                                      over the communicator of the serving ranks in a5 (rank 0 not
+                                      in it), this rank giving its slice read from its own buffer:
+                                      struct sluice_remote_allgather after the accesses */
+};
+/* SLUICE_CMD_ALLGATHER: the buffer this rank's slice is read from (its root's id here, the
+ * offset), then `members` counts and `members` displacements (int32, bytes into the range) by
+ * rank order of a5's members; this rank's slice is its own count and displacement (count 0:
+ * it gives nothing). */
+struct sluice_remote_allgather {
+    uint64_t src, src_off;
+    uint32_t members, pad;
 };
 struct sluice_remote_cmd {
     uint64_t id;
@@ -220,6 +232,9 @@ int sluice_remote_data_ibcast(MPI_Comm comm, int root, void *data, size_t len, M
  * gathers only: their parts are posted when a device read completes, not in command order. */
 #define SLUICE_REMOTE_GROUP_GATHER (1ull << 63)
 MPI_Comm sluice_remote_group_comm(uint64_t mask);
+/* Rank 0, for a set of serving ranks only (bit 0 clear): sends GROUP to them the first time, so
+ * that they create its communicator among themselves. 0, or -1 when no more can be kept. */
+int sluice_remote_group_announce(uint64_t mask);
 /* The sleep of a wait that has found nothing for waited_ns: an eighth of it, between 1 us and
  * max_ns, so that an answer is found at most about 1/8 late. */
 uint64_t sluice_remote_idle_ns(uint64_t waited_ns, uint64_t max_ns);

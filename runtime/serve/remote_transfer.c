@@ -256,6 +256,8 @@ static int map_worthwhile(struct eng_cmd *c)
 /* The pieces of a write from a peer, or of a broadcast rank 0 roots (collective replacement). */
 static int irecv_data(struct eng_cmd *c, void *to)
 {
+    if (c->flags & SLUICE_CMD_ALLGATHER) /* posted once this rank's slice is in (write_arrived) */
+        return sluice_eng_allgather_start(c, to);
     if (c->flags & SLUICE_CMD_SCATTER) {
         MPI_Comm g = sluice_remote_group_comm(c->bcast);
         return g == MPI_COMM_NULL
@@ -336,15 +338,15 @@ void sluice_eng_post_sends(struct eng_cmd *c)
                             t_send, 0, (uint64_t)c->peer, c->size, (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
 }
 
-/* The pieces a write's data comes in: a scatter's part is one. */
+/* The pieces a write's data comes in: a scatter's or an allgather's is one. */
 static size_t write_pieces(const struct eng_cmd *c)
 {
-    return (c->flags & SLUICE_CMD_SCATTER) ? 1 : sluice_remote_pieces(c->size);
+    return (c->flags & (SLUICE_CMD_SCATTER | SLUICE_CMD_ALLGATHER)) ? 1 : sluice_remote_pieces(c->size);
 }
 
 static size_t write_piece(const struct eng_cmd *c, size_t i, size_t *k)
 {
-    if (c->flags & SLUICE_CMD_SCATTER) {
+    if (c->flags & (SLUICE_CMD_SCATTER | SLUICE_CMD_ALLGATHER)) {
         *k = c->size;
         return 0;
     }
@@ -467,6 +469,8 @@ static void write_arrived(struct eng_cmd *c, int *progress)
         *progress = 1;
         c->sent = c->npieces;
     } else {
+        if (!sluice_eng_allgather_ready(c))
+            return;
         while (c->sent < c->npieces && c->reqs[c->sent] != MPI_REQUEST_NULL) {
             int flag = 0;
             if (checked(MPI_Test(&c->reqs[c->sent], &flag, MPI_STATUS_IGNORE), c->peer,
@@ -621,7 +625,7 @@ int sluice_eng_reqs_pending(const struct eng_cmd *c)
 void sluice_eng_trace_inbound(struct eng_cmd *c)
 {
     uint64_t now = sluice_now_ns();
-    if (c->reqs != NULL)
+    if (c->reqs != NULL && !(c->flags & SLUICE_CMD_ALLGATHER)) /* (an allgather's come from every member) */
         sluice_trace_record(SLUICE_EV_MPI_RECV, 0, now, 0, (uint64_t)c->peer, c->size,
                             (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
     cl_device_id dev = NULL;

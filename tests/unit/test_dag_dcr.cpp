@@ -191,19 +191,23 @@ struct Win {
     std::vector<sluice_dcr_item> v;
     void write(int rank, uint64_t host, uint64_t size, uint64_t content)
     {
-        v.push_back({SLUICE_DCR_ITEM_WRITE, rank, -1, host, size, content, 0});
+        v.push_back({SLUICE_DCR_ITEM_WRITE, rank, -1, host, size, content, 0, 0});
     }
     void staged(int rank, uint64_t host, uint64_t size, uint64_t content) // a blocking write's copy
     {
-        v.push_back({SLUICE_DCR_ITEM_WRITE, rank, -1, host, size, content, 1});
+        v.push_back({SLUICE_DCR_ITEM_WRITE, rank, -1, host, size, content, 1, 0});
     }
     void read(int rank, uint64_t host, uint64_t size)
     {
-        v.push_back({SLUICE_DCR_ITEM_READ, rank, -1, host, size, 0, 0});
+        v.push_back({SLUICE_DCR_ITEM_READ, rank, -1, host, size, 0, 0, 0});
     }
-    void peer(int a, int b) { v.push_back({SLUICE_DCR_ITEM_PEER, a, b, 0, 0, 0, 0}); }
-    void other(int rank) { v.push_back({SLUICE_DCR_ITEM_OTHER, rank, -1, 0, 0, 0, 0}); }
-    void fence() { v.push_back({SLUICE_DCR_ITEM_FENCE, 0, -1, 0, 0, 0, 0}); }
+    void tiled(int rank, uint64_t host, uint64_t size, uint64_t content, uint64_t tiles) // sources' mask
+    {
+        v.push_back({SLUICE_DCR_ITEM_WRITE, rank, -1, host, size, content, 0, tiles});
+    }
+    void peer(int a, int b) { v.push_back({SLUICE_DCR_ITEM_PEER, a, b, 0, 0, 0, 0, 0}); }
+    void other(int rank) { v.push_back({SLUICE_DCR_ITEM_OTHER, rank, -1, 0, 0, 0, 0, 0}); }
+    void fence() { v.push_back({SLUICE_DCR_ITEM_FENCE, 0, -1, 0, 0, 0, 0, 0}); }
     std::vector<sluice_dcr_kind> kinds; // of the groups found by the last groups()
     std::vector<uint32_t> groups(uint32_t *n = nullptr)
     {
@@ -445,7 +449,7 @@ TEST(DcrWindow, ARectReadOrAMapIsNotInAGather)
 {
     Win w;
     w.read(1, 0x1000, 100);
-    w.v.push_back({SLUICE_DCR_ITEM_READ, 2, -1, 0x1064, 100, 0, 1}); // not a plain read
+    w.v.push_back({SLUICE_DCR_ITEM_READ, 2, -1, 0x1064, 100, 0, 1, 0}); // not a plain read
     EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0}));
 }
 
@@ -471,4 +475,124 @@ TEST(DcrWindow, ReadsAndWritesDoNotShareAGroup)
     uint32_t n = 0;
     EXPECT_EQ(w.groups(&n), (std::vector<uint32_t>{0, 1, 1, 2, 2}));
     EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_GATHER, SLUICE_DCR_SCATTER}));
+}
+
+// --- allgather: a host range tiled by slices of several serving ranks, written whole to them ----
+
+namespace
+{
+uint64_t tiling(const std::vector<sluice_dcr_slice> &s, uint64_t addr, uint64_t size,
+                std::vector<size_t> *order = nullptr)
+{
+    std::vector<size_t> o(s.size() + 1, 99);
+    uint64_t m = sluice_dcr_tiling(s.data(), s.size(), addr, size, o.data());
+    if (order)
+        order->assign(o.begin(), o.begin() + (long)s.size());
+    return m;
+}
+} // namespace
+
+TEST(DcrTiling, SlicesOfThreeRanksInAnyOrderTileTheRange)
+{
+    std::vector<size_t> order;
+    // n-body's odd split: 1001 bodies of 16 bytes as 334 + 334 + 333, listed out of host order
+    std::vector<sluice_dcr_slice> s = {
+        {0x1000 + 5344, 5344, 2, 1}, {0x1000, 5344, 1, 1}, {0x1000 + 10688, 5328, 3, 1}};
+    EXPECT_EQ(tiling(s, 0x1000, 16016, &order), 0xEull);
+    EXPECT_EQ(order, (std::vector<size_t>{1, 0, 2}));
+}
+
+TEST(DcrTiling, NearMissesAreNotATiling)
+{
+    std::vector<sluice_dcr_slice> ok = {{0x1000, 100, 1, 1}, {0x1064, 100, 2, 1}, {0x10c8, 100, 3, 1}};
+    ASSERT_EQ(tiling(ok, 0x1000, 300), 0xEull);
+    auto gap = ok;
+    gap[1].host_size = 96; // 4 bytes nobody brought
+    gap[2].host_addr = 0x10c8;
+    EXPECT_EQ(tiling(gap, 0x1000, 300), 0u);
+    auto overlap = ok;
+    overlap[1].host_size = 104; // the last 4 bytes are also the third slice's
+    EXPECT_EQ(tiling(overlap, 0x1000, 300), 0u);
+    auto changed = ok;
+    changed[2].unchanged = 0; // the program changed the host copy of rank 3's slice
+    EXPECT_EQ(tiling(changed, 0x1000, 300), 0u);
+    auto rank0 = ok;
+    rank0[0].rank = 0; // rank 0's own device: its bytes move by no MPI
+    EXPECT_EQ(tiling(rank0, 0x1000, 300), 0u);
+    auto twice = ok;
+    twice[2].rank = 1; // one rank two slices: one part per rank
+    EXPECT_EQ(tiling(twice, 0x1000, 300), 0u);
+    EXPECT_EQ(tiling(ok, 0x1000, 400), 0u);                    // the range is larger
+    EXPECT_EQ(tiling(ok, 0x1000, 200), 0u);                    // a slice sticks out
+    EXPECT_EQ(tiling({{0x1000, 300, 1, 1}}, 0x1000, 300), 0u); // one source: copy removal
+    EXPECT_EQ(tiling({{0x1000, 100, 1, 1}, {0x1064, 200, 2, 1}}, 0x1000, 300), 6u); // two of any size
+}
+
+TEST(DcrWindow, TheTiledRangeWrittenToEverySourceIsOneAllgather)
+{
+    Win w;
+    w.tiled(1, 0x8000, 900, 5, 0xE);
+    w.other(1); // the next step's kernel
+    w.tiled(2, 0x8000, 900, 5, 0xE);
+    w.tiled(3, 0x8000, 900, 5, 0xE);
+    w.read(1, 0x9000, 300); // the next step's reads go elsewhere: a gather
+    w.read(2, 0x912c, 300);
+    uint32_t n = 0;
+    EXPECT_EQ(w.groups(&n), (std::vector<uint32_t>{1, 0, 1, 1, 2, 2}));
+    EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_ALLGATHER, SLUICE_DCR_GATHER}));
+}
+
+TEST(DcrWindow, AReceiverWithoutASliceStillMakesAnAllgather)
+{
+    Win w;
+    w.tiled(1, 0x8000, 600, 5, 0x6);
+    w.tiled(2, 0x8000, 600, 5, 0x6);
+    w.tiled(3, 0x8000, 600, 5, 0x6); // rank 3 gives nothing (count 0) and gets the whole range
+    EXPECT_EQ(w.groups(), (std::vector<uint32_t>{1, 1, 1}));
+    EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_ALLGATHER}));
+}
+
+TEST(DcrWindow, AllgatherNearMissesStayBroadcasts)
+{
+    { // a destination missing: rank 3 brought a slice but does not receive the range
+        Win w;
+        w.tiled(1, 0x8000, 900, 5, 0xE);
+        w.tiled(2, 0x8000, 900, 5, 0xE);
+        EXPECT_EQ(w.groups(), (std::vector<uint32_t>{1, 1}));
+        EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_BCAST}));
+    }
+    { // a wait in between: the first write went already, the others are a broadcast of two
+        Win w;
+        w.tiled(1, 0x8000, 900, 5, 0xE);
+        w.fence();
+        w.tiled(2, 0x8000, 900, 5, 0xE);
+        w.tiled(3, 0x8000, 900, 5, 0xE);
+        EXPECT_EQ(w.groups(), (std::vector<uint32_t>{0, 0, 1, 1}));
+        EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_BCAST}));
+    }
+    { // one write's range is not tiled (a slice changed on the host, a gap: tiles 0)
+        Win w;
+        w.tiled(1, 0x8000, 900, 5, 0xE);
+        w.tiled(2, 0x8000, 900, 5, 0);
+        w.tiled(3, 0x8000, 900, 5, 0xE);
+        EXPECT_EQ(w.groups(), (std::vector<uint32_t>{1, 1, 1}));
+        EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_BCAST}));
+    }
+    { // equal bytes from another host range, tiled by other reads: not one allgather
+        Win w;
+        w.tiled(1, 0x8000, 900, 5, 0xE);
+        w.tiled(2, 0xa000, 900, 5, 0xE);
+        w.tiled(3, 0x8000, 900, 5, 0xE);
+        EXPECT_EQ(w.groups(), (std::vector<uint32_t>{1, 1, 1}));
+        EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_BCAST}));
+    }
+    { // a move on a member in between closes the group: rank 3 is missing from it
+        Win w;
+        w.tiled(1, 0x8000, 900, 5, 0xE);
+        w.tiled(2, 0x8000, 900, 5, 0xE);
+        w.peer(3, 1);
+        w.tiled(3, 0x8000, 900, 5, 0xE);
+        EXPECT_EQ(w.groups(), (std::vector<uint32_t>{1, 1, 0, 0}));
+        EXPECT_EQ(w.kinds, (Kinds{SLUICE_DCR_BCAST}));
+    }
 }
