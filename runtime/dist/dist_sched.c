@@ -1080,6 +1080,7 @@ static void start_allgather(struct held **hv, size_t n, const uint32_t *group, u
         cd[cr] = (int32_t)s->size;
         cd[size + cr] = (int32_t)(s->host - (const unsigned char *)lead->send);
     }
+    data_trace(c.members, lead->len, DIST_DATA_ALLGATHER); /* before its CL_DCR records (sluice-trace dag) */
     static uint32_t str;
     for (size_t i = 0; i < n; i++) {
         if (group[i] != g)
@@ -1106,7 +1107,6 @@ static void start_allgather(struct held **hv, size_t n, const uint32_t *group, u
             sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, dcr_name(&str, "allgather"),
                                 h->e->id, lead->tiles);
     }
-    data_trace(c.members, lead->len, DIST_DATA_ALLGATHER);
 }
 
 static void window_close_locked(void)

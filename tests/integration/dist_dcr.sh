@@ -12,6 +12,9 @@
 #     step moves rank to rank (CL_DCR p2p, MPI_RECV from a serving rank) and rank 0 sends no halo
 #     rows after the first step; with it off it sends every one. In cl_scatter_gather with DCR on,
 #     rank 0 roots one MPI scatter of the serving ranks' slices per step, none sent one by one.
+#   - cl_nbody on the serving ranks' devices only (2, 3, 4 ranks): the whole positions array written
+#     to every device after each step is one MPI allgather among the serving ranks, rank 0 sending
+#     it once in all instead of once per device and step.
 export POCL_MAX_PTHREAD_COUNT=1
 
 n_bcast=40009 # floats: 160036 bytes
@@ -101,6 +104,43 @@ expect_eq "n-body DCR on: one broadcast per step" "$steps" \
   "$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank=3, bytes='$pos', direction=2$' n_on.txt)"
 expect_eq "n-body DCR on: rank 0 sends one copy per step" "$steps" "$(rank0_sent n_on.txt $pos)"
 expect_eq "n-body DCR off: rank 0 sends three copies per step" $((3 * steps)) "$(rank0_sent n_off.txt $pos)"
+
+# Allgather: n-body on the serving ranks' devices only (rank 0's device computes no slice). After
+# the first step every device's slice was read into the host array (one gather to rank 0); the
+# writes of the whole array to every device become one MPI allgather among the serving ranks per
+# step, each giving the slice its device computed: rank 0 sends the positions only once (the
+# first step's broadcast), not once per step, with the same hash as one local device.
+for n in 2 3 4; do
+  nodes=$(seq -s ', ' 1 $((n - 1)))
+  for mode in on off; do
+    trace=""
+    [ "$n" != 2 ] && trace="$PWD/ag_${n}_$mode"
+    run "n-body on the devices of ranks $nodes, DCR $mode" "$n" "ag.$n.$mode" "$trace" SLUICE_DCR=$mode \
+      SLUICE_DHDCR=$mode "SLUICE_DEVICES=SELECT ALL FROM NODE $nodes" -- "$SLUICE_APPS_DIR/cl_nbody" $bodies $steps
+    same_hash "n-body on the devices of ranks $nodes, DCR $mode: the hash of one local device" cl_nbody.ref \
+      "ag.$n.$mode"
+  done
+done
+for n in 3 4; do
+  k=$((n - 1))
+  "$SLUICE_BIN_DIR/sluice-trace" dump "ag_${n}_on" >"ag_${n}_on.txt"
+  "$SLUICE_BIN_DIR/sluice-trace" dump "ag_${n}_off" >"ag_${n}_off.txt"
+  expect_eq "allgather on $n ranks: one allgather among the $k serving ranks per step after the first" \
+    $((steps - 1)) "$(grep -cE '^rank 0 .*CL_DIST_DATA peer rank='$k', bytes='$pos', direction=5$' "ag_${n}_on.txt")"
+  expect_eq "allgather on $n ranks: every serving rank's writes replaced, sources ranks 1 to $k" \
+    $((k * (steps - 1))) "$(grep -cE '^rank 0 .*CL_DCR operation="allgather", command id=[0-9]+, source rank='$(((1 << n) - 2))'$' "ag_${n}_on.txt")"
+  expect_eq "allgather on $n ranks: rank 0 sends the positions once (the first step's broadcast)" 1 \
+    "$(rank0_sent "ag_${n}_on.txt" $pos)"
+  expect_eq "allgather on $n ranks: rank 0 sends $pos bytes in all" "$pos" \
+    "$(grep -E '^rank 0 .*CL_DIST_DATA .*direction=(0|2)$' "ag_${n}_on.txt" | sed 's/.*bytes=\([0-9]*\).*/\1/' | awk '{s += $1} END {print s + 0}')"
+  expect_eq "allgather on $n ranks, DCR off: rank 0 sends $k copies per step" $((k * steps)) \
+    "$(rank0_sent "ag_${n}_off.txt" $pos)"
+  expect_eq "allgather on $n ranks, DCR off: no allgather" 0 "$(grep -c 'CL_DCR operation="allgather"' "ag_${n}_off.txt" || true)"
+  for r in $(seq 1 $k); do
+    expect_eq "allgather on $n ranks: rank $r receives the positions from rank 0 once" 1 \
+      "$(grep -cE "^rank $r .*MPI_RECV peer rank=0, bytes=$pos," "ag_${n}_on.txt")"
+  done
+done
 
 # Stencil: 45 columns of floats per halo row; 4 bands, so 6 halo writes per exchange, 8
 # exchanges (every step but the last). Rank 0's own band (device 0) takes part: the 2 halo rows

@@ -56,8 +56,14 @@ POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n 4 env SLUICE_OPENCL=distributed S
 POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n 3 env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/sg" \
   LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_scatter_gather" 30011 3 >sg.out 2>&1 || fail "scatter job failed: $(cat sg.out)"
 "$TRACE" dag sg.dot sg || fail "dag (scatter) failed"
+# n-body on the serving ranks' devices only: the positions' writes after the first step are
+# allgathers among ranks 1 to 3.
+POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n 4 env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/ag" \
+  SLUICE_DEVICES="SELECT ALL FROM NODE 1, 2, 3" LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_nbody" 1001 3 >ag.out 2>&1 \
+  || fail "n-body job failed: $(cat ag.out)"
+"$TRACE" dag ag.dot ag || fail "dag (allgather) failed"
 grep 'replace' bon.dot
-for t in bon boff st sg; do "$TRACE" dump $t | grep ' CL_DCR ' >$t.dcr || true; done
+for t in bon boff st sg ag; do "$TRACE" dump $t | grep ' CL_DCR ' >$t.dcr || true; done
 # Every CL_DCR record (operation, command, source rank) marks its node with its own rewrite and
 # nothing else is marked: a broadcast's writes, a gather's reads, copy removal's writes apart.
 /usr/bin/python3 - <<'PYEOF' || fail "DAG rewrites"
@@ -75,7 +81,7 @@ def dcr(path):
 def check(name):
     text, n = nodes(name + ".dot")
     recs = dcr(name + ".dcr")
-    by_op = {op: {c: src for o, c, src in recs if o == op} for op in ("bcast", "gather", "p2p", "scatter")}
+    by_op = {op: {c: src for o, c, src in recs if o == op} for op in ("bcast", "gather", "p2p", "scatter", "allgather")}
     assert sum(map(len, by_op.values())) == len(recs), recs  # no other operation
     marked = {c: (r, l) for c, (r, l) in n.items() if "replaced by" in l}
     assert sorted(marked) == sorted(c for o, c, s in recs), (name, marked, recs)
@@ -92,17 +98,23 @@ def check(name):
         assert " read\\n" in l and re.search(r"host read replaced by\\ngather \d+ to rank 0$", l), (name, l)
         assert r == src and r != 0, (name, c, r, src)  # read on the rank whose slice it gave
         assert re.search(r'gather\d+ -> n%d \[label="replaces"' % c, text), (name, c)
+    for c, src in by_op["allgather"].items():
+        r, l = marked[c]
+        assert " write\\n" in l and re.search(r"replaced by\\nallgather \d+ among serving ranks$", l), (name, l)
+        assert src == 14 and r in (1, 2, 3), (name, c, r, src)  # the sources' rank mask: ranks 1 to 3
+        assert re.search(r'allgather\d+ -> n%d \[label="replaces"' % c, text), (name, c)
     for c, src in by_op["p2p"].items():
         r, l = marked[c]
         assert " write\\n" in l and l.endswith("transfer from rank %d (copy removal)" % src), (name, l)
         assert src not in (0, r) and r != 0, (name, c, r, l)
     assert len([l for r, l in n.values() if "(copy removal)" in l]) == len(by_op["p2p"]), name
-    assert len([l for r, l in n.values() if "gather" in l]) == len(by_op["gather"]), name
-    nb, ns, ng = (len(set(re.findall(r'\n  (%s\d+) \[' % o, text))) for o in ("bcast", "scatter", "gather"))
-    title = ("%d writes into %d broadcast%s, %d writes into %d scatter%s, %d reads into %d gather%s "
-             "(collective replacement), %d by copy removal"
+    assert len([l for r, l in n.values() if re.search(r"(?<!all)gather", l)]) == len(by_op["gather"]), name
+    nb, ns, ng, na = (len(set(re.findall(r'\n  (%s\d+) \[' % o, text))) for o in ("bcast", "scatter", "gather", "allgather"))
+    title = ("%d writes into %d broadcast%s, %d writes into %d scatter%s, %d reads into %d gather%s, "
+             "%d writes into %d allgather%s (collective replacement), %d by copy removal"
              % (len(by_op["bcast"]), nb, "" if nb == 1 else "s", len(by_op["scatter"]), ns, "" if ns == 1 else "s",
-                len(by_op["gather"]), ng, "" if ng == 1 else "s", len(by_op["p2p"])))
+                len(by_op["gather"]), ng, "" if ng == 1 else "s", len(by_op["allgather"]), na, "" if na == 1 else "s",
+                len(by_op["p2p"])))
     assert title in text, (name, title, text.split("\n", 2)[1])
     return by_op, marked, nb + ns, ng
 b, marked, nb, ng = check("bon")
@@ -119,6 +131,9 @@ st, marked, nb, ng = check("st")
 assert len(st["p2p"]) > 0, st
 sg, marked, nc, ng = check("sg")
 assert len(sg["scatter"]) > 0 and len(sg["gather"]) > 0 and nc > 0 and ng > 0, sg
+ag, marked, nb, ng = check("ag")
+assert len(ag["allgather"]) == 6 and len(set(re.findall(r'\n  (allgather\d+) \[', open("ag.dot").read()))) == 2, ag
+assert sorted(marked[c][0] for c in ag["allgather"]) == [1, 1, 2, 2, 3, 3], marked  # 2 steps x 3 ranks
 print("ok: DCR on: the 3 writes replaced by one broadcast and the 3 reads by one gather, on ranks 1-3; "
       "off: none; stencil: %d copy-removal writes, %d gathered reads; scatter_gather (3 ranks): "
       "%d scattered writes, %d gathered reads" % (len(st["p2p"]), len(st["gather"]), len(sg["scatter"]), len(sg["gather"])))

@@ -35,17 +35,18 @@ struct edge {
     uint64_t to, from, why;
 };
 
-/* The rewrites a CL_DCR record names. The collectives are rooted on rank 0, each announced by a
- * CL_DIST_DATA record of direction `dir`; copy removal (p2p) has none. */
-enum op { OP_BCAST, OP_SCATTER, OP_GATHER, OP_P2P, OP_OTHER, NOPS };
+/* The rewrites a CL_DCR record names. The collectives are rooted on rank 0 (an allgather runs
+ * among the serving ranks), each announced by a CL_DIST_DATA record of direction `dir`; copy
+ * removal (p2p) has none. */
+enum op { OP_BCAST, OP_SCATTER, OP_GATHER, OP_ALLGATHER, OP_P2P, OP_OTHER, NOPS };
 
 static const struct {
     const char *name, *noun, *what, *color;
     int dir;
 } ops[NOPS] = {
     {"bcast", "broadcast", "write", "#7b3294", 2}, {"scatter", "scatter", "write", "#2166ac", 3},
-    {"gather", "gather", "read", "#e66101", 4},    {"p2p", "transfer", "write", "#008837", -1},
-    {"?", "rewrite", "command", "#4d4d4d", -1},
+    {"gather", "gather", "read", "#e66101", 4},    {"allgather", "allgather", "write", "#a6611a", 5},
+    {"p2p", "transfer", "write", "#008837", -1},   {"?", "rewrite", "command", "#4d4d4d", -1},
 };
 
 /* A CL_DCR record: command `id` rewritten by `op`; group: its collective's number (from 1) among
@@ -57,7 +58,7 @@ struct rewrite {
     uint64_t group;
 };
 
-/* A collective rooted on rank 0 (CL_DIST_DATA direction 2, 3 or 4): its bytes, the number of
+/* A collective rank 0 started (CL_DIST_DATA direction 2 to 5): its bytes, the number of
  * other ranks in it and the commands it replaced. */
 struct coll {
     enum op op;
@@ -66,7 +67,7 @@ struct coll {
 
 static bool is_coll(enum op op)
 {
-    return op == OP_BCAST || op == OP_SCATTER || op == OP_GATHER;
+    return op == OP_BCAST || op == OP_SCATTER || op == OP_GATHER || op == OP_ALLGATHER;
 }
 
 static int rewrite_by_id(const void *a, const void *b)
@@ -133,7 +134,10 @@ static void write_dot(FILE *o, const struct node *n, const struct node *byid, si
             struct rewrite key = {.id = n[j].id};
             const struct rewrite *r = nrw ? bsearch(&key, rw, nrw, sizeof *rw, rewrite_by_id) : NULL;
             char label[256], how[128] = "";
-            if (r && is_coll(r->op))
+            if (r && r->op == OP_ALLGATHER)
+                snprintf(how, sizeof how,
+                         "\nhost write replaced by\nallgather %" PRIu64 " among serving ranks", r->group);
+            else if (r && is_coll(r->op))
                 snprintf(how, sizeof how, "\nhost %s replaced by\n%s %" PRIu64 " %s rank 0", ops[r->op].what,
                          ops[r->op].noun, r->group, r->op == OP_GATHER ? "to" : "from");
             else if (r && r->op == OP_P2P)
@@ -165,11 +169,17 @@ static void write_dot(FILE *o, const struct node *n, const struct node *byid, si
         if (!any)
             continue;
         char label[160];
-        snprintf(label, sizeof label,
-                 "%s %" PRIu64 " %s rank 0\n(collective replacement)\n%" PRIu64 " bytes %s %" PRIu64
-                 " ranks, %" PRIu64 " %ss",
-                 ops[c->op].noun, c->number, c->op == OP_GATHER ? "to" : "from", c->bytes,
-                 c->op == OP_GATHER ? "from" : "to", c->ranks, c->cmds, ops[c->op].what);
+        if (c->op == OP_ALLGATHER)
+            snprintf(label, sizeof label,
+                     "allgather %" PRIu64 " among serving ranks\n(collective replacement)\n%" PRIu64
+                     " bytes to each of %" PRIu64 " ranks, %" PRIu64 " writes",
+                     c->number, c->bytes, c->ranks, c->cmds);
+        else
+            snprintf(label, sizeof label,
+                     "%s %" PRIu64 " %s rank 0\n(collective replacement)\n%" PRIu64 " bytes %s %" PRIu64
+                     " ranks, %" PRIu64 " %ss",
+                     ops[c->op].noun, c->number, c->op == OP_GATHER ? "to" : "from", c->bytes,
+                     c->op == OP_GATHER ? "from" : "to", c->ranks, c->cmds, ops[c->op].what);
         fprintf(o, "  %s%" PRIu64 " [label=", ops[c->op].name, c->number);
         dot_string(o, label);
         fprintf(o, ", shape=ellipse, fillcolor=white, color=\"%s\", penwidth=2];\n", ops[c->op].color);
@@ -266,8 +276,11 @@ int dag_main(int argc, char **argv)
         for (size_t t = 0; t < f->nthreads; t++)
             for (uint64_t k = 0; k < f->threads[t].info.events; k++) {
                 const struct sluice_tf_event *ev = &f->threads[t].events[k];
-                if ((int)ev->kind == k_data && ev->c >= 2 && ev->c <= 4) {
-                    enum op op = ev->c == 2 ? OP_BCAST : ev->c == 3 ? OP_SCATTER : OP_GATHER;
+                if ((int)ev->kind == k_data && ev->c >= 2 && ev->c <= 5) {
+                    enum op op = ev->c == 2   ? OP_BCAST
+                                 : ev->c == 3 ? OP_SCATTER
+                                 : ev->c == 4 ? OP_GATHER
+                                              : OP_ALLGATHER;
                     co = grow_array(co, &cco, nco + 1, sizeof *co);
                     co[nco++] = (struct coll){op, ++made[op], ev->b, ev->a, 0};
                     last[op] = nco;
@@ -317,10 +330,12 @@ int dag_main(int argc, char **argv)
             snprintf(title, sizeof title,
                      "%s: %zu commands, %zu dependencies; rewritten: %" PRIu64 " writes into %" PRIu64
                      " broadcast%s, %" PRIu64 " writes into %" PRIu64 " scatter%s, %" PRIu64
-                     " reads into %" PRIu64 " gather%s (collective replacement), %" PRIu64 " by copy removal",
+                     " reads into %" PRIu64 " gather%s, %" PRIu64 " writes into %" PRIu64
+                     " allgather%s (collective replacement), %" PRIu64 " by copy removal",
                      argv[optind], nn, ne, done[OP_BCAST], made[OP_BCAST], made[OP_BCAST] == 1 ? "" : "s",
                      done[OP_SCATTER], made[OP_SCATTER], made[OP_SCATTER] == 1 ? "" : "s", done[OP_GATHER],
-                     made[OP_GATHER], made[OP_GATHER] == 1 ? "" : "s", done[OP_P2P]);
+                     made[OP_GATHER], made[OP_GATHER] == 1 ? "" : "s", done[OP_ALLGATHER], made[OP_ALLGATHER],
+                     made[OP_ALLGATHER] == 1 ? "" : "s", done[OP_P2P]);
         if (done[OP_OTHER] && used > 0 && (size_t)used < sizeof title)
             snprintf(title + used, sizeof title - (size_t)used, ", %" PRIu64 " by an unknown rewrite",
                      done[OP_OTHER]);
