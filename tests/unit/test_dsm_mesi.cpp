@@ -38,6 +38,34 @@ const char *state(unsigned long a)
     return n[chunk(a)->state];
 }
 
+// Every client and home test is rank 0 of 3 in a world of its own (dsm_world.h).
+class DsmMesi : public testing::Test
+{
+  protected:
+    DsmWorld world{3, 0};
+};
+class DsmMesiClient : public DsmMesi
+{
+};
+class DsmMesiHome : public DsmMesi
+{
+};
+
+// A READ (WRITE) scope opened and released at once: the messages it sent ("TYPE>dst ...").
+std::string readScope(sluice_dsm_chain *c)
+{
+    sluice_dsm_read(c);
+    sluice_dsm_release(c);
+    return DsmWorld::take();
+}
+
+std::string writeScope(sluice_dsm_chain *c)
+{
+    sluice_dsm_write(c);
+    sluice_dsm_release(c);
+    return DsmWorld::take();
+}
+
 // Rank 1 as the home of chunk 1 (and 4, 7...): it answers reads with data and writes with a
 // grant, the way home.c does when nobody else holds the chunk.
 struct Home1 {
@@ -60,9 +88,8 @@ struct Home1 {
     }
 };
 
-TEST(DsmMesiClient, ReadMissAsksTheHomeThenReadsHitInShared)
+TEST_F(DsmMesiClient, ReadMissAsksTheHomeThenReadsHitInShared)
 {
-    DsmWorld w(3, 0);
     Home1 home;
     sluice_dsm_chain *c = sluice_dsm_malloc(1, CS, SLUICE_DSM_MESI);
     const char *p = static_cast<const char *>(sluice_dsm_read(c));
@@ -78,14 +105,11 @@ TEST(DsmMesiClient, ReadMissAsksTheHomeThenReadsHitInShared)
     EXPECT_EQ(DsmWorld::take(), "") << "read hit in S";
 }
 
-TEST(DsmMesiClient, WriteFromACurrentSharedCopyGetsOwnershipWithoutDataThenHitsInExclusive)
+TEST_F(DsmMesiClient, WriteFromACurrentSharedCopyGetsOwnershipWithoutDataThenHitsInExclusive)
 {
-    DsmWorld w(3, 0);
     Home1 home;
     sluice_dsm_chain *c = sluice_dsm_malloc(1, CS, SLUICE_DSM_MESI);
-    sluice_dsm_read(c);
-    sluice_dsm_release(c);
-    DsmWorld::take();
+    readScope(c);
     char *p = static_cast<char *>(sluice_dsm_write(c));
     ASSERT_NE(p, nullptr);
     ASSERT_EQ(DsmWorld::sent.size(), 1u);
@@ -109,14 +133,11 @@ TEST(DsmMesiClient, WriteFromACurrentSharedCopyGetsOwnershipWithoutDataThenHitsI
     sluice_dsm_release(c);
     EXPECT_EQ(DsmWorld::take(), "WB>1");
     // Read hit in E.
-    sluice_dsm_read(c);
-    sluice_dsm_release(c);
-    EXPECT_EQ(DsmWorld::take(), "");
+    EXPECT_EQ(readScope(c), "");
 }
 
-TEST(DsmMesiClient, WriteFromInvalidGetsTheDataWithTheGrantPutAsksForNone)
+TEST_F(DsmMesiClient, WriteFromInvalidGetsTheDataWithTheGrantPutAsksForNone)
 {
-    DsmWorld w(3, 0);
     Home1 home;
     sluice_dsm_chain *c = sluice_dsm_malloc(4, CS, SLUICE_DSM_MESI);
     const char *p = static_cast<const char *>(sluice_dsm_write(c));
@@ -137,9 +158,8 @@ TEST(DsmMesiClient, WriteFromInvalidGetsTheDataWithTheGrantPutAsksForNone)
     EXPECT_EQ(DsmWorld::sent[1].payload, std::string(CS, 'm'));
 }
 
-TEST(DsmMesiClient, AContendedGrantIsGivenUpWithTheWriteBackAnUncontendedOneKept)
+TEST_F(DsmMesiClient, AContendedGrantIsGivenUpWithTheWriteBackAnUncontendedOneKept)
 {
-    DsmWorld w(3, 0);
     DsmWorld::responder = [](const DsmSent &s) {
         if (s.m.type == M_WR_REQ)
             DsmWorld::deliver(
@@ -155,35 +175,26 @@ TEST(DsmMesiClient, AContendedGrantIsGivenUpWithTheWriteBackAnUncontendedOneKept
     EXPECT_EQ(DsmWorld::sent[1].m.flags, DSM_F_DOWNGRADE);
     EXPECT_STREQ(state(1), "S") << "a read copy kept: reads hit, the next write asks";
     DsmWorld::take();
-    sluice_dsm_read(shared);
-    sluice_dsm_release(shared);
-    EXPECT_EQ(DsmWorld::take(), "");
+    EXPECT_EQ(readScope(shared), "");
     sluice_dsm_write(mine);
     sluice_dsm_release(mine);
     ASSERT_EQ(DsmWorld::sent.size(), 2u);
     EXPECT_EQ(DsmWorld::sent[1].m.flags, 0u);
     EXPECT_STREQ(state(4), "E");
     DsmWorld::take();
-    sluice_dsm_write(mine);
-    sluice_dsm_release(mine);
-    EXPECT_EQ(DsmWorld::take(), "WB>1") << "uncontended: write hits";
+    EXPECT_EQ(writeScope(mine), "WB>1") << "uncontended: write hits";
 }
 
-TEST(DsmMesiClient, InvalidationAndRecallOutsideAScopeAreAnsweredAtOnce)
+TEST_F(DsmMesiClient, InvalidationAndRecallOutsideAScopeAreAnsweredAtOnce)
 {
-    DsmWorld w(3, 0);
     Home1 home;
     sluice_dsm_chain *c = sluice_dsm_malloc(1, CS, SLUICE_DSM_MESI);
-    sluice_dsm_read(c);
-    sluice_dsm_release(c);
-    DsmWorld::take();
+    readScope(c);
     DsmWorld::deliver(1, msg(M_INV, 1));
     EXPECT_EQ(DsmWorld::take(), "ACK>1");
     EXPECT_STREQ(state(1), "I");
     // Owner (E) recalled with keep: stays a sharer, says so in the ACK.
-    sluice_dsm_write(c);
-    sluice_dsm_release(c);
-    DsmWorld::take();
+    writeScope(c);
     DsmWorld::deliver(1, msg(M_RECALL, 1, 0, DSM_F_KEEP));
     ASSERT_EQ(DsmWorld::sent.size(), 1u);
     EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_ACK);
@@ -191,21 +202,16 @@ TEST(DsmMesiClient, InvalidationAndRecallOutsideAScopeAreAnsweredAtOnce)
     DsmWorld::take();
     EXPECT_STREQ(state(1), "S");
     // Recalled without keep: invalid.
-    sluice_dsm_write(c);
-    sluice_dsm_release(c);
-    DsmWorld::take();
+    writeScope(c);
     DsmWorld::deliver(1, msg(M_RECALL, 1));
     EXPECT_EQ(DsmWorld::take(), "ACK>1");
     EXPECT_STREQ(state(1), "I");
     // The next read misses again.
-    sluice_dsm_read(c);
-    sluice_dsm_release(c);
-    EXPECT_EQ(DsmWorld::take(), "RD_REQ>1");
+    EXPECT_EQ(readScope(c), "RD_REQ>1");
 }
 
-TEST(DsmMesiClient, InsideAScopeTheAnswerWaitsForReleaseAfterTheWriteBack)
+TEST_F(DsmMesiClient, InsideAScopeTheAnswerWaitsForReleaseAfterTheWriteBack)
 {
-    DsmWorld w(3, 0);
     Home1 home;
     sluice_dsm_chain *c = sluice_dsm_malloc(1, CS, SLUICE_DSM_MESI);
     char *p = static_cast<char *>(sluice_dsm_write(c));
@@ -237,9 +243,8 @@ TEST(DsmMesiClient, InsideAScopeTheAnswerWaitsForReleaseAfterTheWriteBack)
     EXPECT_EQ(DsmWorld::take(), "");
 }
 
-TEST(DsmMesiClient, TheHomesSizeMismatchIsAnErrorNamingBothSizes)
+TEST_F(DsmMesiClient, TheHomesSizeMismatchIsAnErrorNamingBothSizes)
 {
-    DsmWorld w(3, 0);
     DsmWorld::responder = [](const DsmSent &s) {
         dsm_msg e = msg(M_ERROR, s.m.addr);
         e.arg = SLUICE_DSM_ESIZE;
@@ -257,9 +262,8 @@ TEST(DsmMesiClient, TheHomesSizeMismatchIsAnErrorNamingBothSizes)
     EXPECT_EQ(chunk(1)->scope, MODE_NONE);
 }
 
-TEST(DsmMesiClient, NoAnswerTimesOutNamingTheChunk)
+TEST_F(DsmMesiClient, NoAnswerTimesOutNamingTheChunk)
 {
-    DsmWorld w(3, 0);
     D.timeout_ns = 20000000ull; // 20 ms
     sluice_dsm_chain *c = sluice_dsm_malloc(2, CS, SLUICE_DSM_MESI);
     testing::internal::CaptureStderr();
@@ -277,9 +281,8 @@ dsm_home *home3()
     return dsm_home_get(3, K_CHUNK, false);
 }
 
-TEST(DsmMesiHome, AReadIsGrantedWithTheDataAndTheReaderBecomesASharer)
+TEST_F(DsmMesiHome, AReadIsGrantedWithTheDataAndTheReaderBecomesASharer)
 {
-    DsmWorld w(3, 0);
     DsmWorld::deliver(1, msg(M_RD_REQ, 3));
     ASSERT_EQ(DsmWorld::sent.size(), 1u);
     EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_RD_DATA);
@@ -293,9 +296,8 @@ TEST(DsmMesiHome, AReadIsGrantedWithTheDataAndTheReaderBecomesASharer)
     EXPECT_EQ(home3()->busy_type, 0);
 }
 
-TEST(DsmMesiHome, AWriteInvalidatesEverySharerAndIsGrantedWhenAllHaveAnswered)
+TEST_F(DsmMesiHome, AWriteInvalidatesEverySharerAndIsGrantedWhenAllHaveAnswered)
 {
-    DsmWorld w(3, 0);
     DsmWorld::deliver(1, msg(M_RD_REQ, 3));
     DsmWorld::deliver(2, msg(M_RD_REQ, 3));
     DsmWorld::take();
@@ -329,9 +331,8 @@ TEST(DsmMesiHome, AWriteInvalidatesEverySharerAndIsGrantedWhenAllHaveAnswered)
     EXPECT_EQ(home3()->sharers[2], 1) << "the recalled owner kept a read copy";
 }
 
-TEST(DsmMesiHome, AGrantCarriesTheDataUnlessTheRequesterStillHoldsTheCurrentVersion)
+TEST_F(DsmMesiHome, AGrantCarriesTheDataUnlessTheRequesterStillHoldsTheCurrentVersion)
 {
-    DsmWorld w(3, 0);
     DsmWorld::deliver(1, msg(M_WR_REQ, 3, UINT64_MAX));
     ASSERT_EQ(DsmWorld::sent.size(), 1u);
     EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_DATA) << "not a sharer: data";
@@ -359,9 +360,8 @@ TEST(DsmMesiHome, AGrantCarriesTheDataUnlessTheRequesterStillHoldsTheCurrentVers
     EXPECT_EQ(DsmWorld::sent[0].payload, "");
 }
 
-TEST(DsmMesiHome, AWriterThatGivesUpOwnershipWithItsWriteBackLetsTheNextReaderInAtOnce)
+TEST_F(DsmMesiHome, AWriterThatGivesUpOwnershipWithItsWriteBackLetsTheNextReaderInAtOnce)
 {
-    DsmWorld w(3, 0);
     DsmWorld::deliver(2, msg(M_RD_REQ, 3));
     DsmWorld::deliver(1, msg(M_WR_REQ, 3, UINT64_MAX));
     DsmWorld::deliver(2, msg(M_ACK, 3));
@@ -389,9 +389,8 @@ TEST(DsmMesiHome, AWriterThatGivesUpOwnershipWithItsWriteBackLetsTheNextReaderIn
     EXPECT_EQ(home3()->owner, -1);
 }
 
-TEST(DsmMesiHome, ASizeOtherThanTheFirstIsRefusedWithTheHomesSize)
+TEST_F(DsmMesiHome, ASizeOtherThanTheFirstIsRefusedWithTheHomesSize)
 {
-    DsmWorld w(3, 0);
     DsmWorld::deliver(1, msg(M_RD_REQ, 3));
     DsmWorld::take();
     dsm_msg m = msg(M_WR_REQ, 3);
@@ -404,9 +403,8 @@ TEST(DsmMesiHome, ASizeOtherThanTheFirstIsRefusedWithTheHomesSize)
     EXPECT_EQ(home3()->owner, -1) << "nothing granted";
 }
 
-TEST(DsmMesiHome, EveryWriteBackIsPublishedOnceToEachSubscribedRankAndAnswersWaitingLookups)
+TEST_F(DsmMesiHome, EveryWriteBackIsPublishedOnceToEachSubscribedRankAndAnswersWaitingLookups)
 {
-    DsmWorld w(3, 0);
     DsmWorld::deliver(1, msg(M_LOOKUP, 3));
     EXPECT_EQ(DsmWorld::take(), "") << "a lookup waits for the first write";
     dsm_msg sub = msg(M_SUB, 3);
