@@ -72,8 +72,7 @@ int main(int argc, char **argv)
     cl_device_id devs[16];
     cl_uint n = 0;
     cl_int err;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 16, devs, &n));
+    first_platform_devices(&platform, 16, devs, &n);
     cl_context ctx = clCreateContext(NULL, n, devs, NULL, NULL, &err);
     CHECK(err);
     const char *src = "__kernel void k(__global int *v) { v[get_global_id(0)] += 1; }\n";

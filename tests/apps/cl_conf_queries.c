@@ -112,8 +112,7 @@ int main(void)
     cl_device_id devs[16];
     cl_uint n = 0;
     cl_int err;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 16, devs, &n));
+    first_platform_devices(&platform, 16, devs, &n);
     cl_context ctx = clCreateContext(NULL, n, devs, NULL, NULL, &err);
     CHECK(err);
 

@@ -15,8 +15,7 @@ int main(void)
     cl_platform_id platform;
     cl_device_id dev;
     cl_int err;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
+    first_platform_devices(&platform, 1, &dev, NULL);
     cl_bool images = CL_TRUE, pipes = CL_TRUE;
     cl_device_svm_capabilities svm = 0;
     cl_uint read_args = 0, samplers = 0;

@@ -89,8 +89,7 @@ static void try_type(cl_platform_id platform, const char *what, cl_device_type t
 int main(void)
 {
     cl_platform_id platform;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 64, all, &nall));
+    first_platform_devices(&platform, 64, all, &nall);
     printf("platform devices: %u\n", nall);
     static const struct {
         const char *name;

@@ -199,8 +199,7 @@ int main(void)
 {
     cl_platform_id platform;
     cl_int err;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 16, devs, &ndev));
+    first_platform_devices(&platform, 16, devs, &ndev);
     ctx = clCreateContext(NULL, ndev, devs, NULL, NULL, &err);
     CHECK(err);
     for (cl_uint d = 0; d < ndev; d++) {

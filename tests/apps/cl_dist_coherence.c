@@ -20,8 +20,7 @@ int main(void)
     cl_platform_id platform;
     cl_uint ndev = 0;
     cl_int err;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, NULL, &ndev));
+    first_platform_devices(&platform, 0, NULL, &ndev);
     if (ndev < 3) {
         fprintf(stderr, "needs at least 3 devices, found %u\n", ndev);
         return 2;

@@ -43,8 +43,7 @@ static void setup(void)
 {
     cl_platform_id platform;
     cl_int err;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, MAXDEV, dev, &ndev));
+    first_platform_devices(&platform, MAXDEV, dev, &ndev);
     if (ndev > MAXDEV)
         ndev = MAXDEV;
     cl_context ctx = clCreateContext(NULL, ndev, dev, NULL, NULL, &err);

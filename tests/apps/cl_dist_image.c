@@ -52,8 +52,7 @@ int main(void)
     cl_device_id dev[3];
     cl_uint nd = 0;
     cl_int err;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 3, dev, &nd));
+    first_platform_devices(&platform, 3, dev, &nd);
     printf("devices: %u\n", nd);
     for (cl_uint i = 0; i < nd; i++) {
         cl_bool images = CL_FALSE;

@@ -26,8 +26,7 @@ int main(void)
     cl_device_id dev[3];
     cl_uint nd = 0;
     cl_int err;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 3, dev, &nd));
+    first_platform_devices(&platform, 3, dev, &nd);
     if (nd < 2) {
         fprintf(stderr, "needs 2 devices\n");
         return 1;

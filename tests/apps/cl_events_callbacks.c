@@ -50,8 +50,7 @@ int main(void)
     cl_platform_id platform;
     cl_device_id device;
     cl_int err;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
+    first_platform_devices(&platform, 1, &device, NULL);
     the_context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     CHECK(err);
     CHECK(clSetContextDestructorCallback(the_context, on_ctx_destroyed, &ctx_cb));

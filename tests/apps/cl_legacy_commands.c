@@ -22,8 +22,7 @@ int main(int argc, char **argv)
     cl_device_id dev[2];
     cl_uint nd = 0;
     cl_int err;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 2, dev, &nd));
+    first_platform_devices(&platform, 2, dev, &nd);
     if (nd < 2)
         dev[1] = dev[0];
     cl_context ctx = clCreateContext(NULL, nd < 2 ? 1 : 2, dev, NULL, NULL, &err);

@@ -15,8 +15,7 @@ int main(void)
     cl_platform_id platform;
     cl_device_id device;
     cl_int err;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
+    first_platform_devices(&platform, 1, &device, NULL);
     cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
     CHECK(err);
     cl_command_queue q = clCreateCommandQueueWithProperties(ctx, device, NULL, &err);

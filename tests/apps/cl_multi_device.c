@@ -24,8 +24,7 @@ int main(void)
     cl_platform_id platform;
     cl_uint ndev = 0;
     cl_int err;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, NULL, &ndev));
+    first_platform_devices(&platform, 0, NULL, &ndev);
     cl_device_id *dev = calloc(ndev, sizeof *dev);
     CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, ndev, dev, NULL));
     printf("devices: %u\n", ndev);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The error check that the conformance and distributed test programs (cl_conf_*, cl_dist_*,
- * cl_burst, cl_multi_device) each had a copy of. Header-only because tests/apps builds every .c
- * file as a program of its own; it includes nothing beyond what the check needs, so each program
- * keeps its own feature macros (_GNU_SOURCE, CL_USE_DEPRECATED_*) ahead of <CL/cl.h>. Nothing here
- * knows of sluice or MPI. */
+/* The error check and the platform/device picking that the conformance and distributed test
+ * programs (cl_conf_*, cl_dist_*, cl_burst, cl_multi_device, ...) each had a copy of. Header-only because
+ * tests/apps builds every .c file as a program of its own; it includes nothing beyond what the check needs,
+ * so each program keeps its own feature macros (_GNU_SOURCE, CL_USE_DEPRECATED_*) ahead of <CL/cl.h>. Nothing
+ * here knows of sluice or MPI. */
 #ifndef SLUICE_TESTS_CL_TEST_UTIL_H
 #define SLUICE_TESTS_CL_TEST_UTIL_H
 
@@ -20,5 +20,15 @@
             exit(1);                                                                                         \
         }                                                                                                    \
     } while (0)
+
+/* The first platform into *platform, then at most max of its devices of every type into devs and
+ * their number into *n (devs or n may be NULL, as clGetDeviceIDs allows): the two calls these
+ * programs start with, made exactly so. */
+static inline void first_platform_devices(cl_platform_id *platform, cl_uint max, cl_device_id *devs,
+                                          cl_uint *n)
+{
+    CHECK(clGetPlatformIDs(1, platform, NULL));
+    CHECK(clGetDeviceIDs(*platform, CL_DEVICE_TYPE_ALL, max, devs, n));
+}
 
 #endif
