@@ -168,7 +168,7 @@ void sluice_trace_thread_exit(void *p)
         return;
     uint64_t now = sluice_now_ns();
     RELAXED_ADD(t->time_ns[t->state], now - t->state_since);
-    t->state_since = now;
+    __atomic_store_n(&t->state_since, now, __ATOMIC_RELAXED); /* read by writers on other threads */
     __atomic_store_n(&t->last_ns, now, __ATOMIC_RELAXED);
 }
 

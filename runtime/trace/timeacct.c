@@ -9,7 +9,7 @@ static void switch_to(struct sluice_trace_thread *t, uint32_t state)
 {
     uint64_t now = sluice_now_ns();
     __atomic_store_n(&t->time_ns[t->state], t->time_ns[t->state] + (now - t->state_since), __ATOMIC_RELAXED);
-    t->state_since = now;
+    __atomic_store_n(&t->state_since, now, __ATOMIC_RELAXED); /* read by writers on other threads */
     __atomic_store_n(&t->state, state, __ATOMIC_RELAXED);
 }
 

@@ -3,6 +3,8 @@
 // drops (and counts) instead of crashing, and a disabled trace records nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -15,7 +17,8 @@ extern "C" {
 #include "trace/reader.h"
 }
 
-namespace {
+namespace
+{
 
 std::string make_tmpdir()
 {
@@ -43,9 +46,9 @@ struct TraceSession {
         if (system(cmd.c_str()) != 0)
             ADD_FAILURE() << "cannot clean " << dir;
     }
-    sluice_trace_file *write_and_read()
+    sluice_trace_file *write_and_read(const std::string &name = "t")
     {
-        std::string path = dir + "/t.sluicetrace";
+        std::string path = dir + "/" + name + ".sluicetrace"; // written once (O_EXCL)
         EXPECT_EQ(sluice_trace_write_file(path.c_str(), 0), 0);
         char err[512];
         sluice_trace_file *f = nullptr;
@@ -64,7 +67,8 @@ TEST(TraceBuffer, ConcurrentWritersKeepEveryEventInThreadOrder)
     for (int t = 0; t < threads; t++)
         ts.emplace_back([t] {
             for (int i = 0; i < per_thread; i++)
-                sluice_trace_record(SLUICE_EV_CKPT_WRITE, 0, sluice_now_ns(), 7, (uint64_t)t, (uint64_t)i, 42);
+                sluice_trace_record(SLUICE_EV_CKPT_WRITE, 0, sluice_now_ns(), 7, (uint64_t)t, (uint64_t)i,
+                                    42);
         });
     for (auto &t : ts)
         t.join();
@@ -111,12 +115,14 @@ TEST(TraceBuffer, LimitDropsAndCountsPerKindWithoutCrashing)
     for (int t = 0; t < threads; t++)
         ts.emplace_back([] {
             for (int i = 0; i < per_thread; i++)
-                sluice_trace_record(i % 3 ? SLUICE_EV_CKPT_READ : SLUICE_EV_MPI_SEND, 0, sluice_now_ns(), 0, 1, 2, 3);
+                sluice_trace_record(i % 3 ? SLUICE_EV_CKPT_READ : SLUICE_EV_MPI_SEND, 0, sluice_now_ns(), 0,
+                                    1, 2, 3);
         });
     for (auto &t : ts)
         t.join();
     uint64_t kept = sluice_trace_events_kept();
-    uint64_t dropped = sluice_trace_events_dropped(SLUICE_EV_CKPT_READ) + sluice_trace_events_dropped(SLUICE_EV_MPI_SEND);
+    uint64_t dropped =
+        sluice_trace_events_dropped(SLUICE_EV_CKPT_READ) + sluice_trace_events_dropped(SLUICE_EV_MPI_SEND);
     EXPECT_EQ(kept + dropped, (uint64_t)threads * per_thread);
     EXPECT_GT(dropped, 0u);
     EXPECT_GT(sluice_trace_events_dropped(SLUICE_EV_MPI_SEND), 0u);
@@ -141,7 +147,7 @@ TEST(TraceBuffer, LimitDropsAndCountsPerKindWithoutCrashing)
 
 TEST(TraceBuffer, ManyThreadsStayWithinTheLimitAndOrphanEventsAreCounted)
 {
-    const uint64_t limit = 64u << 10;  // room for a handful of threads only
+    const uint64_t limit = 64u << 10; // room for a handful of threads only
     TraceSession s(limit);
     const int threads = 200, per_thread = 10;
     for (int round = 0; round < threads / 20; round++) {
@@ -235,7 +241,8 @@ TEST(TraceTime, AccountsEachStateAndNests)
     EXPECT_EQ(inner, SLUICE_TIME_SLEEP);
     usleep(20000);
     sluice_time_leave(inner);
-    EXPECT_EQ(sluice_time_enter(SLUICE_TIME_SLEEP), SLUICE_TIME_SLEEP) << "leave() must restore the outer state";
+    EXPECT_EQ(sluice_time_enter(SLUICE_TIME_SLEEP), SLUICE_TIME_SLEEP)
+        << "leave() must restore the outer state";
     usleep(10000);
     sluice_time_leave(prev);
 
@@ -243,10 +250,41 @@ TEST(TraceTime, AccountsEachStateAndNests)
     ASSERT_NE(f, nullptr);
     ASSERT_EQ(f->nthreads, 1u);
     const uint64_t *t = f->threads[0].info.time_ns;
-    EXPECT_GE(t[SLUICE_TIME_SLEEP], 40000000u);  // 30 ms + 10 ms slept in the SLEEP state
+    EXPECT_GE(t[SLUICE_TIME_SLEEP], 40000000u); // 30 ms + 10 ms slept in the SLEEP state
     EXPECT_GE(t[SLUICE_TIME_MPI], 20000000u);
     EXPECT_EQ(t[SLUICE_TIME_SLUICE], 0u);
     uint64_t sum = t[0] + t[1] + t[2] + t[3];
     EXPECT_LE(sum, f->threads[0].info.last_ns - f->threads[0].info.first_ns);
     sluice_trace_file_free(f);
+}
+
+// A trace written while another thread switches states (as the fatal-signal dump does while the
+// serving loop runs) reads that thread's running clock: every field the writer reads from another
+// thread is written atomically there (the TSan job runs this test).
+TEST(TraceTime, AFileWrittenWhileAThreadSwitchesStatesReadsItsRunningClock)
+{
+    TraceSession s(1u << 20);
+    std::atomic<bool> stop{false}, started{false};
+    std::thread busy([&] {
+        sluice_time_state outer = sluice_time_enter(SLUICE_TIME_MPI);
+        started = true;
+        while (!stop) {
+            sluice_time_state prev = sluice_time_enter(SLUICE_TIME_SLEEP);
+            sluice_time_leave(prev);
+        }
+        sluice_time_leave(outer);
+    });
+    while (!started)
+        std::this_thread::yield();
+    uint64_t mpi_ns = 0;
+    for (int i = 0; i < 20; i++) {
+        sluice_trace_file *f = s.write_and_read("t" + std::to_string(i));
+        ASSERT_NE(f, nullptr);
+        for (size_t k = 0; k < f->nthreads; k++)
+            mpi_ns = std::max(mpi_ns, f->threads[k].info.time_ns[SLUICE_TIME_MPI]);
+        sluice_trace_file_free(f);
+    }
+    stop = true;
+    busy.join();
+    EXPECT_GT(mpi_ns, 0u) << "the busy thread's time in its state was read while it ran";
 }
