@@ -17,7 +17,8 @@ static size_t info_size(struct dist_device *d, cl_device_info param)
     return dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, param, sizeof v, &v, NULL) == CL_SUCCESS ? v : 0;
 }
 
-void dist_device_limits(struct dist_device *d)
+/* Under dist_lock: host threads creating queues or kernels on one device at once ask together. */
+static void device_limits_locked(struct dist_device *d)
 {
     if (d->limits_known)
         return;
@@ -43,6 +44,13 @@ void dist_device_limits(struct dist_device *d)
     d->version = major * 10 + minor;
     d->nonuniform = major == 2 || nonuni; /* mandatory in 2.x, optional in 3.0 */
     d->limits_known = 1;
+}
+
+void dist_device_limits(struct dist_device *d)
+{
+    pthread_mutex_lock(&dist_lock);
+    device_limits_locked(d);
+    pthread_mutex_unlock(&dist_lock);
 }
 
 /* Whether the build options of the kernel's program on d allow non-uniform work-groups: an OpenCL
