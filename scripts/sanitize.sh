@@ -5,7 +5,11 @@
 #      code linked statically) and the tools' integration tests that run the sanitized tools only
 #      (container and trace readers on real and hostile files);
 #   2. ThreadSanitizer: the unit tests of the threaded parts (progress engine and sleeper, trace
-#      buffers, commit engine and its messages).
+#      buffers and strings, commit engine and its messages), then a TSan build of libsluice.so
+#      preloaded (behind libtsan) into programs under real mpiexec: the two-phase commit with its
+#      write-behind thread and distributed OpenCL (integration/sanitize_tsan_mpi.sh), and the
+#      job's test of itself, a library with one race put in on purpose that must fail
+#      (integration/sanitize_tsan_race.sh). docs/TESTING.md says what each covers.
 # Each job builds into its own folder (build-asan, build-tsan; $SANITIZE_BUILD_ROOT to move them).
 # Any sanitizer report fails the test (halt_on_error); set SLUICE_SANITIZE_JOBS="" to skip.
 set -euo pipefail
@@ -32,8 +36,12 @@ for job in $jobs; do
     tsan)
       b=$root/build-tsan
       configure "$b" thread
-      targets=(test_progress_engine test_progress_sleeper test_trace_buffer test_commit_engine test_commit_msg)
-      cmake --build "$b" -j "$(nproc)" --target "${targets[@]}" >/dev/null
+      targets=(test_progress_engine test_progress_sleeper test_trace_buffer test_trace_strings test_commit_engine
+               test_commit_msg)
+      # What the mpiexec tests run: the library (and its racy twin), the tools, the programs.
+      mpi_targets=(sluice sluice_racecheck sluice_ckpt_tool sluice_trace_tool app_ckpt_sized app_cl_dist_copy_fill
+                   app_cl_threads app_cl_multi_device app_cl_events_callbacks)
+      cmake --build "$b" -j "$(nproc)" --target "${targets[@]}" "${mpi_targets[@]}" >/dev/null
       # die_after_fork=0: the fork tests' children start threads, which TSan allows only so; the
       # one test whose child starts a thread in a forked multi-threaded process is left to the
       # plain suite (TSan cannot follow it: "dup thread with used id"). UCX_MEM_EVENTS=no: MPICH's
@@ -44,6 +52,8 @@ for job in $jobs; do
         "$b/tests/$t" --gtest_brief=1 --gtest_filter=-ProgressEngine.ForkedChildHasNoThreadUntilItUsesOne
       done
       unset TSAN_OPTIONS UCX_MEM_EVENTS
+      echo "sanitize: TSan, libsluice.so under mpiexec"
+      (cd "$b" && ctest --output-on-failure --timeout 300 -R '^integration\.sanitize_tsan_')
       ;;
     *) echo "sanitize: unknown job $job (asan, tsan)" >&2; exit 2 ;;
   esac

@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: MIT
+# ThreadSanitizer over sluice's threads under real mpiexec, with odd and even rank counts (the
+# TSan job of scripts/sanitize.sh; skipped in other builds): the two-phase commit with its
+# aggregators' write-behind thread (several rounds per aggregator, the trace on, the restart read
+# back with another rank count), and distributed OpenCL through the scheduler of rank 0 and the
+# serving ranks (copies and fills between ranks' devices, work split over every rank's device,
+# then only a remote device: callbacks coming back from it, four host threads at once). Any report
+# fails the test; so does wrong output.
+source "$SOURCE_DIR/tests/integration/tsan_lib.bash"
+app=$SLUICE_APPS_DIR/ckpt_sized
+export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE SLUICE_CB_WRITE=enable SLUICE_CB_BUFFER_SIZE=256K SLUICE_STRIPING_UNIT=64K
+sizes="1000001 733333 1150000"
+for n in 2 3; do
+  d=$PWD/tp$n
+  mkdir "$d"
+  SLUICE_CB_NODES=$n SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_TRACE_DIR=$PWD/tp$n.trace \
+    tsan_clean "two-phase write, $n ranks" "$n" "$app" write "$d" $sizes
+  expect_eq "$n ranks: one container" "ckpt.@r.sluice" "$(ls -A "$d")"
+  "$SLUICE_BIN_DIR/sluice-ckpt" verify "$d/ckpt.@r.sluice" >/dev/null || fail "$n ranks: the container does not verify"
+  # Rounds were written by a thread that received none: the write-behind thread.
+  "$SLUICE_BIN_DIR/sluice-trace" dump "tp$n.trace" >tp$n.dump
+  recv=$(grep ' COMMIT_SHUFFLE_RECV ' tp$n.dump | awk '{print $4 "." $6}' | sort -u)
+  behind=$(grep ' COMMIT_FS_WRITE .*full-stripe=1' tp$n.dump | awk '{print $4 "." $6}' | sort -u | grep -vxF "$recv" | wc -l)
+  [ "$behind" -ge 1 ] || fail "$n ranks: no round written by a write-behind thread"
+  echo "ok: $n ranks: rounds written by $behind write-behind thread(s)"
+  m=$((5 - n))
+  SLUICE_CAPTURE="$d/ckpt.%r" tsan_clean "restart of the $n-rank set, $m ranks" "$m" "$app" verify "$d" "$n" $sizes
+done
+
+export SLUICE_OPENCL=distributed
+tsan_clean "cl_dist_copy_fill, 3 ranks" 3 "$SLUICE_APPS_DIR/cl_dist_copy_fill"
+expect_contains "cl_dist_copy_fill: copies and fills right" "wrong=0" "$(cat "cl_dist_copy_fill, 3 ranks.out")"
+tsan_clean "cl_multi_device, 3 ranks" 3 "$SLUICE_APPS_DIR/cl_multi_device"
+expect_contains "cl_multi_device: three devices" "devices: 3" "$(cat "cl_multi_device, 3 ranks.out")"
+expect_contains "cl_multi_device: work split right" "wrong=0" "$(cat "cl_multi_device, 3 ranks.out")"
+# Only rank 1's device: every call goes to the serving rank, callbacks come back from it.
+export SLUICE_DEVICES="SELECT ALL WHERE node = 1"
+tsan_clean "cl_events_callbacks, 2 ranks" 2 "$SLUICE_APPS_DIR/cl_events_callbacks"
+expect_contains "cl_events_callbacks: event callback" "event callback: 1 status=0" "$(cat "cl_events_callbacks, 2 ranks.out")"
+expect_contains "cl_events_callbacks: destructor callbacks" "context destructor callback: 1" "$(cat "cl_events_callbacks, 2 ranks.out")"
+tsan_clean "cl_threads, 2 ranks" 2 "$SLUICE_APPS_DIR/cl_threads"
+expect_contains "cl_threads: four threads, right values" "threads=4 rounds=60 wrong=0" "$(cat "cl_threads, 2 ranks.out")"
