@@ -57,8 +57,7 @@ int main(void)
     cl_device_id dev[3];
     cl_uint nd = 0;
     cl_int err;
-    CHECK(clGetPlatformIDs(1, &platform, NULL));
-    CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 3, dev, &nd));
+    first_platform_devices(&platform, 3, dev, &nd);
     size_t maxpx = 0;
     cl_uint align = 0;
     CHECK(clGetDeviceInfo(dev[0], CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, sizeof maxpx, &maxpx, NULL));
