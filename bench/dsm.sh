@@ -11,11 +11,14 @@
 #      run's frames are checked equal to the reference
 #
 #   bench/dsm.sh [--build DIR] [--iters N] [--frames N] [--size WxH] [--runs N] [--roles "1 2 3 4"]
+#                [--trace DIR]
+# --trace DIR keeps a sluice trace of every DSM pipeline run, DIR/roles-P-run-K (read them with
+# `sluice-trace dsm` or `sluice-trace perfetto`: which hop of a slow run waited).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 build=${SLUICE_BUILD:-$here/../build}
-iters=200 frames=40 size=256x192 runs=5 roles="1 2 3 4"
+iters=200 frames=40 size=256x192 runs=5 roles="1 2 3 4" trace=""
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$2; shift 2 ;;
@@ -24,7 +27,8 @@ while [ $# -gt 0 ]; do
     --size) size=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --roles) roles=$2; shift 2 ;;
-    *) echo "usage: $0 [--build DIR] [--iters N] [--frames N] [--size WxH] [--runs N] [--roles LIST]" >&2; exit 2 ;;
+    --trace) mkdir -p "$2" && trace=$(cd "$2" && pwd); shift 2 ;;
+    *) echo "usage: $0 [--build DIR] [--iters N] [--frames N] [--size WxH] [--runs N] [--roles LIST] [--trace DIR]" >&2; exit 2 ;;
   esac
 done
 build=$(cd "$build" && pwd) # the runs happen in a scratch folder
@@ -52,9 +56,11 @@ echo "single-process reference: $ref_fps fps"
 echo
 echo "| process roles | ranks | DSM fps | spread | MPI p2p fps | spread | DSM / MPI |"
 echo "|---:|---:|---:|---:|---:|---:|---:|"
-run() { # prog ranks: fps of one run, output checked against the reference
+run() { # prog ranks [trace dir]: fps of one run, output checked against the reference
   rm -f out.raw
+  if [ -n "${3:-}" ]; then mkdir -p "$3"; export SLUICE_TRACE_DIR=$3; else unset SLUICE_TRACE_DIR; fi
   timeout 600 "$mpiexec" -n "$2" "$1" "$frames" "$w" "$h" out.raw 2>run.err >/dev/null
+  unset SLUICE_TRACE_DIR
   cmp -s out.raw ref.raw || { echo "dsm.sh: $(basename "$1") with $2 ranks: output differs from the reference" >&2; exit 1; }
   sed -n 's/^frames .* fps //p' run.err
 }
@@ -65,8 +71,8 @@ for p in $roles; do
   : >dsm.fps
   : >p2p.fps
   # The two versions alternate run by run, so that a change of the machine's load hits both.
-  for _ in $(seq "$runs"); do
-    f=$(run "$dsm" $n) # its own assignment: a differing output stops the script (set -e)
+  for k in $(seq "$runs"); do
+    f=$(run "$dsm" $n ${trace:+"$trace/roles-$p-run-$k"}) # its own assignment: a differing output stops the script (set -e)
     echo "$f" >>dsm.fps
     f=$(run "$p2p" $n)
     echo "$f" >>p2p.fps
