@@ -117,10 +117,22 @@ uint64_t sluice_container_data_start(const char *set_key, uint32_t block_size);
  * (bad block size, key too long or not containing "%r") / -ENOSPC (buf too small). */
 long sluice_container_encode_header(const struct sluice_container_meta *meta, void *buf, size_t buflen);
 
+/* The block-aligned layout, the one placement rule of every writer (sluice_container_layout,
+ * the commit planner's sluice_plan_direct, sluice_container_write): from data_start rounded up
+ * to block_size, member i (in the order given) that takes bytes[i] > 0 bytes of the file starts
+ * at the first block boundary at or after the end of the member placed before it; a member of
+ * 0 bytes gets the current position and takes no space. offsets[i] receives member i's first
+ * byte, *data_end one past the last byte placed (the rounded data start if none). block_size
+ * is a power of two >= 1; every offset, and each member's end rounded up to block_size, stays
+ * below 2^63 (an off_t). 0, -EINVAL (block size) or -EOVERFLOW. */
+int sluice_container_place(const uint64_t *bytes, size_t n, uint64_t block_size, uint64_t data_start,
+                           uint64_t *offsets, uint64_t *data_end);
+
 /* The simple layout: members one after another in the given order, each starting at a
- * multiple of block_size, from data_start. offsets[i] receives member i's file offset
- * (a zero-size member gets the current position and needs no extent); *data_end receives the
- * end of the last member's data, rounded up to 8 (where the index goes). 0 or -EINVAL/-EOVERFLOW.
+ * multiple of block_size, from data_start (sluice_container_place). offsets[i] receives member
+ * i's file offset (a zero-size member gets the current position and needs no extent);
+ * *data_end receives the end of the last member's data, rounded up to 8 (where the index
+ * goes). 0, -EINVAL (block size outside the format's range) or -EOVERFLOW.
  * The two-phase planner may instead choose its own extents (stripe-aligned domains): the
  * format only requires extents to lie in [data_start, index_offset). */
 int sluice_container_layout(const uint64_t *sizes, uint32_t n, uint32_t block_size, uint64_t data_start,

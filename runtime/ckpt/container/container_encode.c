@@ -67,26 +67,49 @@ long sluice_container_encode_header(const struct sluice_container_meta *meta, vo
     return (long)hs;
 }
 
+#define PLACE_LIMIT (UINT64_C(1) << 63) /* an off_t holds every offset handed out */
+
+/* v rounded up to the power of two a, or PLACE_LIMIT when that reaches the limit. */
+static uint64_t place_align(uint64_t v, uint64_t a)
+{
+    uint64_t r = (v + a - 1) & ~(a - 1);
+    return r < v || r >= PLACE_LIMIT ? PLACE_LIMIT : r;
+}
+
+int sluice_container_place(const uint64_t *bytes, size_t n, uint64_t block_size, uint64_t data_start,
+                           uint64_t *offsets, uint64_t *data_end)
+{
+    if (block_size == 0 || (block_size & (block_size - 1)) || (n && (!bytes || !offsets)) || !data_end)
+        return -EINVAL;
+    uint64_t pos = place_align(data_start, block_size);
+    if (pos == PLACE_LIMIT)
+        return -EOVERFLOW;
+    uint64_t end = pos;
+    for (size_t i = 0; i < n; i++) {
+        offsets[i] = pos;
+        if (bytes[i] == 0)
+            continue;
+        if (bytes[i] >= PLACE_LIMIT - pos)
+            return -EOVERFLOW;
+        end = pos + bytes[i];
+        pos = place_align(end, block_size);
+        if (pos == PLACE_LIMIT)
+            return -EOVERFLOW;
+    }
+    *data_end = end;
+    return 0;
+}
+
 int sluice_container_layout(const uint64_t *sizes, uint32_t n, uint32_t block_size, uint64_t data_start,
                             uint64_t *offsets, uint64_t *data_end)
 {
     if (!block_ok(block_size))
         return -EINVAL;
-    uint64_t pos = sluice_align_up(data_start, block_size);
-    if (pos < data_start)
-        return -EOVERFLOW;
-    uint64_t end = pos;
-    for (uint32_t i = 0; i < n; i++) {
-        offsets[i] = pos;
-        if (sizes[i] == 0)
-            continue;
-        if (sizes[i] > UINT64_MAX - pos - 2 * (uint64_t)block_size)
-            return -EOVERFLOW;
-        end = pos + sizes[i];
-        pos = sluice_align_up(end, block_size);
-    }
-    *data_end = sluice_align_up(end, 8);
-    return 0;
+    uint64_t end;
+    int rc = sluice_container_place(sizes, n, block_size, data_start, offsets, &end);
+    if (rc == 0)
+        *data_end = sluice_pad8(end);
+    return rc;
 }
 
 static size_t record_size(const struct sluice_member *m)

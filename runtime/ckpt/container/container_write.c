@@ -61,6 +61,43 @@ static int find_segments(struct plan *p, const struct sluice_container_source *s
     return 0;
 }
 
+/* Placement (sluice_container_place): every member with data starts on a block boundary; a
+ * member's extents follow each other without gaps (holes between them cost nothing in the
+ * container), so the bytes it takes are its extents' total. Fills p->members from src. */
+static int place(struct plan *p, const struct sluice_container_source *src, uint32_t n, const size_t *first,
+                 const struct sluice_container_meta *meta, uint64_t *data_end)
+{
+    uint64_t *bytes = calloc(n ? n : 1, sizeof *bytes), *off = calloc(n ? n : 1, sizeof *off);
+    int rc = bytes && off ? 0 : -ENOMEM;
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        struct sluice_member *m = &p->members[i];
+        size_t end = (i + 1 < n) ? first[i + 1] : p->n_ext;
+        m->path = src[i].path;
+        m->member_rank = src[i].member_rank;
+        m->writer_rank = src[i].writer_rank;
+        m->size = src[i].size;
+        m->mtime_ns = src[i].mtime_ns;
+        m->n_extents = (uint32_t)(end - first[i]);
+        m->extents = p->ext + first[i];
+        for (size_t e = first[i]; e < end; e++)
+            bytes[i] += p->ext[e].length;
+    }
+    if (rc == 0)
+        rc = sluice_container_place(bytes, n, meta->block_size,
+                                    sluice_container_data_start(meta->set_key, meta->block_size), off,
+                                    data_end);
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        uint64_t cursor = off[i];
+        for (size_t e = first[i]; e < first[i] + p->members[i].n_extents; e++) {
+            p->ext[e].file_offset = cursor;
+            cursor += p->ext[e].length;
+        }
+    }
+    free(bytes);
+    free(off);
+    return rc;
+}
+
 /* Copies one member's extents into the container, checksumming its logical bytes. */
 static int copy_member(int fd, const struct sluice_container_source *s, struct sluice_member *m,
                        unsigned char *buf, char *err, size_t errlen)
@@ -132,32 +169,20 @@ int sluice_container_write(int fd, const struct sluice_container_meta *meta,
             goto out;
         }
     }
-    /* Placement: every member starts on a block boundary; a member's extents follow each
-     * other without gaps (holes between them cost nothing in the container). */
-    uint64_t cursor = sluice_container_data_start(meta->set_key, meta->block_size);
-    for (uint32_t i = 0; i < n; i++) {
-        struct sluice_member *m = &p.members[i];
-        size_t end = (i + 1 < n) ? first[i + 1] : p.n_ext;
-        m->path = src[i].path;
-        m->member_rank = src[i].member_rank;
-        m->writer_rank = src[i].writer_rank;
-        m->size = src[i].size;
-        m->mtime_ns = src[i].mtime_ns;
-        m->n_extents = (uint32_t)(end - first[i]);
-        m->extents = p.ext + first[i];
-        if (m->n_extents)
-            cursor = sluice_align_up(cursor, meta->block_size);
-        for (size_t e = first[i]; e < end; e++) {
-            p.ext[e].file_offset = cursor;
-            cursor += p.ext[e].length;
-        }
+    uint64_t data_end;
+    rc = place(&p, src, n, first, meta, &data_end);
+    if (rc < 0) {
+        rc = sluice_container_fail(rc, err, errlen, "set %s: %s", meta->set_key,
+                                   rc == -EOVERFLOW ? "the members do not fit below 2^63 bytes"
+                                                    : strerror(-rc));
+        goto out;
     }
     for (uint32_t i = 0; i < n; i++) {
         rc = copy_member(fd, &src[i], &p.members[i], buf, err, errlen);
         if (rc < 0)
             goto out;
     }
-    uint64_t index_offset = sluice_align_up(cursor, 8);
+    uint64_t index_offset = sluice_pad8(data_end);
     size_t ts = sluice_container_tail_size(p.members, n);
     tail = malloc(ts);
     if (!tail) {

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Commit planner (planner.h): block-aligned direct layout of a set's members. */
+/* Commit planner (planner.h): the direct layout of a set's members, in member_rank order
+ * (the block-aligned placement itself is the container's, sluice_container_place). */
 #include "ckpt/twophase/planner.h"
+
+#include "ckpt/container/container.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -47,49 +50,36 @@ int sluice_plan_direct(const struct sluice_plan_member *members, size_t n, uint6
 
     struct order_key *order = malloc(n * sizeof(*order));
     struct sluice_plan_write *w = calloc(n, sizeof(*w));
-    if (!order || !w) {
-        free(order);
-        free(w);
-        return -ENOMEM;
+    uint64_t *bytes = malloc(n * sizeof(*bytes)), *off = malloc(n * sizeof(*off));
+    int rc = order && w && bytes && off ? 0 : -ENOMEM;
+    uint64_t end = pos, data = 0;
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++)
+            order[i] = (struct order_key){members[i].member_rank, i};
+        qsort(order, n, sizeof(*order), order_cmp);
+        for (size_t k = 0; k < n; k++)
+            bytes[k] = members[order[k].index].size;
+        /* The container's one block-aligned layout, in member_rank order. */
+        rc = sluice_container_place(bytes, n, block_size, data_start, off, &end);
     }
-    for (size_t i = 0; i < n; i++)
-        order[i] = (struct order_key){members[i].member_rank, i};
-    qsort(order, n, sizeof(*order), order_cmp);
-
-    uint64_t end = pos, padding = 0;
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; rc == 0 && k < n; k++) {
         const struct sluice_plan_member *m = &members[order[k].index];
-        /* Each member starts on a block boundary; zero-byte members take no space, so they
-         * neither move the cursor nor add padding. */
-        uint64_t off = pos;
-        if (m->size) {
-            if (m->size >= PLAN_LIMIT - off) {
-                ok = 0;
-                break;
-            }
-            end = off + m->size;
-            uint64_t next = sluice_plan_align_up(end, block_size, &ok);
-            if (!ok)
-                break;
-            pos = next;
-        }
-        w[k] = (struct sluice_plan_write){order[k].index, off, m->size, m->writer_rank};
+        w[k] = (struct sluice_plan_write){order[k].index, off[k], m->size, m->writer_rank};
+        data += m->size;
     }
     free(order);
-    if (!ok) {
+    free(bytes);
+    free(off);
+    if (rc) {
         free(w);
-        return -EOVERFLOW;
+        return rc;
     }
     /* Padding counts only the gaps between members, not the tail after the last one: the
      * index starts right after the data. */
-    uint64_t data = 0;
-    for (size_t k = 0; k < n; k++)
-        data += w[k].size;
-    padding = (end - out->data_begin) - data;
     out->writes = w;
     out->nwrites = n;
     out->data_end = end;
-    out->padding = padding;
+    out->padding = (end - out->data_begin) - data;
     return 0;
 }
 
