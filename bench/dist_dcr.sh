@@ -14,12 +14,18 @@
 #      SLUICE_DHDCR both on and both off: the end-to-end wall time of the job, the compute phase
 #      (the sample's --time line), the parallel efficiency T(1) / (n T(n)) of the compute phase,
 #      and whether the hash equals the 1-rank run's; then the libWater paper's own efficiency
-#      figures where the seed holds them.
+#      figures where the seed holds them;
+#   4. allgather: the unchanged cl_nbody on the devices of ranks 1..K only (SLUICE_DEVICES), so
+#      that every slice is a serving rank's and the whole array written to every device after each
+#      step is one MPI allgather among them: the program data rank 0 handed to MPI over the run
+#      (CL_DIST_DATA sent, broadcast or scattered) and the compute time, SLUICE_DCR and
+#      SLUICE_DHDCR both on and both off, and whether the hash is the same.
 # It prints figures; it never passes or fails on them (exit 1 only when a run fails).
 #
 #   bench/dist_dcr.sh [--build DIR] [--mpiexec PATH] [--sizes "1M 16M 256M"] [--ks "2 3 4 8"]
 #                     [--reps N] [--stencil "ROWS COLS STEPS"] [--stencil-ranks "3 4"]
-#                     [--samples-ranks "1 2 3 4"] [--no-samples]
+#                     [--samples-ranks "1 2 3 4"] [--no-samples] [--nbody "BODIES STEPS"]
+#                     [--allgather-ks "2 3"]
 #
 # --mpiexec: the launcher (default: $MPIEXEC, else the one the build found, SLUICE_MPIEXEC in its
 # CMakeCache.txt, else mpiexec); with Open MPI the script allows running as root and
@@ -40,6 +46,8 @@ reps=5
 stencil="1024 1024 40"
 stencil_ranks="3 4"
 samples_ranks="1 2 3 4"
+nbody="8003 10"
+allgather_ks="2 3"
 launcher=${MPIEXEC:-}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -47,6 +55,8 @@ while [ $# -gt 0 ]; do
     --mpiexec) launcher=$2; shift 2 ;;
     --samples-ranks) samples_ranks=$2; shift 2 ;;
     --no-samples) samples_ranks=""; shift ;;
+    --nbody) nbody=$2; shift 2 ;;
+    --allgather-ks) allgather_ks=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
     --ks) ks=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
@@ -181,7 +191,34 @@ if [ -n "$samples_ranks" ]; then
   echo "# (../shared/seeds/001_bdfb75a8ca0ee10b.txt) holds the paper's sections 1 to 4 only, without its"
   echo "# evaluation (section 7, figures and tables of efficiency): none printed, none invented."
 fi
+if [ -n "$allgather_ks" ]; then
+  read -r bodies nsteps <<<"$nbody"
+  echo
+  echo "## 4. allgather: cl_nbody $bodies bodies, $nsteps steps, on the devices of ranks 1..K (DCR and DHDCR both on / both off)"
+  printf '%-3s | %14s %14s | %10s %10s | %8s | %s\n' K "rank 0 off" "rank 0 on" "comp off" "comp on" "on/off" \
+    "allgathers on"
+  for k in $allgather_ks; do
+    declare -A t=() b=() h=()
+    for mode in off on; do
+      tr=$tmp/ag_${k}_$mode
+      timeout 600 "$MPIEXEC" -n $((k + 1)) env SLUICE_OPENCL=distributed SLUICE_DCR=$mode SLUICE_DHDCR=$mode \
+        SLUICE_DEVICES="SELECT ALL WHERE node > 0" SLUICE_TRACE_DIR="$tr" LD_PRELOAD="$lib" \
+        "$build/tests/apps/cl_nbody" "$bodies" "$nsteps" --time >"$tmp/ag.out" 2>"$tmp/ag.err" ||
+        { echo "dist_dcr.sh: cl_nbody failed (K=$k, $mode): $(head -3 "$tmp/ag.err")" >&2; exit 1; }
+      t[$mode]=$(sed -n 's/.*compute \([0-9.]*\) s.*/\1/p' "$tmp/ag.err")
+      h[$mode]=$(grep '^hash: ' "$tmp/ag.out")
+      b[$mode]=$(rank0_bytes "$tr" "" 023)
+      [ "$mode" == on ] && ag=$("$trace_tool" dump "$tr" | grep -cE '^rank 0 .*CL_DIST_DATA .*direction=5$' || true)
+      rm -rf "$tr"
+    done
+    same=$([ "${h[on]}" == "${h[off]}" ] && echo "same result" || echo "RESULTS DIFFER")
+    printf '%-3s | %14s %14s | %9.4fs %9.4fs | %8.2f | %s  (%s)\n' "$k" "$(human "${b[off]}")" "$(human "${b[on]}")" \
+      "${t[off]}" "${t[on]}" "$(awk -v a="${t[on]}" -v b="${t[off]}" 'BEGIN { print a / b }')" "$ag" "$same"
+    unset t b h
+  done
+fi
 echo
 echo "# sent = bytes rank 0 handed to MPI per broadcast (sent one by one, or as the root of one MPI"
 echo "# broadcast); rank 0 (halo) = halo-row bytes rank 0 sent or received over the whole run;"
 echo "# wall = the whole job (start-up included); comp = the sample's compute phase; eff = comp(1) / (n comp(n))."
+echo "# rank 0 (allgather) = program data rank 0 sent, broadcast or scattered over the whole n-body run."
