@@ -169,6 +169,15 @@ static cl_int CL_API_CALL device_info(cl_device_id device, cl_device_info param,
         param == CL_DEVICE_OPENCL_C_FEATURES)
         return filtered(d->rank, SLUICE_RG_DEVICE, d->rid, param, param != CL_DEVICE_EXTENSIONS, size, value,
                         size_ret);
+    if (param == CL_DEVICE_EXECUTION_CAPABILITIES) {
+        /* Native kernels run in the process serving the rank: not advertised where that is
+         * another program than rank 0's (dist_native.c). */
+        cl_device_exec_capabilities caps = 0;
+        cl_int r = dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, param, sizeof caps, &caps, NULL);
+        if (r == CL_SUCCESS && (caps & CL_EXEC_NATIVE_KERNEL) && !dist_native_program_there(d->rank))
+            caps &= ~(cl_device_exec_capabilities)CL_EXEC_NATIVE_KERNEL;
+        return r != CL_SUCCESS ? r : dist_answer(&caps, sizeof caps, size, value, size_ret);
+    }
     if (param == CL_DEVICE_PARENT_DEVICE) {
         cl_device_id parent = (cl_device_id)d->parent;
         return dist_answer(&parent, sizeof parent, size, value, size_ret);

@@ -44,7 +44,8 @@ struct dist_device {
     size_t max_wg;
     int version;    /* of CL_DEVICE_VERSION, major * 10 + minor */
     int nonuniform; /* the device can run non-uniform work-groups */
-    int native;     /* CL_EXEC_NATIVE_KERNEL there: 1, -1 not, 0 not asked yet (dist_native.c) */
+    int native;     /* native kernels (dist_native.c): 0 not asked yet, 1 run, 2 not by the driver, 3 not
+                       rank 0's program there */
 };
 
 /* A destructor callback the program registered (context or memory object). */
@@ -252,6 +253,9 @@ cl_int dist_exec_marker(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait,
                         struct dist_event **e, struct dist_mem *hold, void *free_after);
 /* dist_native.c: clEnqueueNativeKernel, the function run on the queue's rank. */
 void dist_native_install(struct sluice_cl_api *api);
+/* Whether the process serving `rank` is rank 0's program: only then do its devices advertise
+ * CL_EXEC_NATIVE_KERNEL (asked once per rank, silently). */
+bool dist_native_program_there(int rank);
 /* dist_image.c: images and samplers (after dist_exec_install: it extends clEnqueueUnmapMemObject). */
 void dist_image_install(struct sluice_cl_api *api);
 bool dist_sampler_is_live(const void *p);

@@ -15,25 +15,15 @@
 #include "serve/remote_native.h"
 #include "serve/remote_objects.h"
 
-/* Whether the device's driver runs native kernels (asked once). */
-static bool device_native(struct dist_device *d)
-{
-    if (d->native == 0) {
-        cl_device_exec_capabilities caps = 0;
-        cl_int r = dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, CL_DEVICE_EXECUTION_CAPABILITIES,
-                             sizeof caps, &caps, NULL);
-        d->native = r == CL_SUCCESS && (caps & CL_EXEC_NATIVE_KERNEL) ? 1 : -1;
-    }
-    return d->native > 0;
-}
-
 /* Objects a rank was asked about: a job loads few, so a short list, searched linearly. */
 #define KNOWN_MAX 64
-static struct known {
+struct known {
     int rank;
     int loaded;
+    int said;                   /* its refusal was printed */
     struct sluice_native_fn fn; /* offset 0: the object, not a function of it */
-} known[KNOWN_MAX];
+};
+static struct known known[KNOWN_MAX], overflow;
 static int nknown;
 
 static bool same_object(const struct sluice_native_fn *a, const struct sluice_native_fn *b)
@@ -42,27 +32,71 @@ static bool same_object(const struct sluice_native_fn *a, const struct sluice_na
            a->ino == b->ino && a->size == b->size;
 }
 
-/* True when `rank` has fn's object loaded; the first refusal for an object says so on stderr.
- * Under dist_lock. */
-static bool rank_has(int rank, const struct sluice_native_fn *fn)
+/* Whether `rank` has fn's object loaded, asked once (OBJ NATIVE_FIND). Under dist_lock. */
+static struct known *ask(int rank, const struct sluice_native_fn *fn)
 {
     for (int i = 0; i < nknown; i++)
         if (known[i].rank == rank && same_object(&known[i].fn, fn))
-            return known[i].loaded;
+            return &known[i];
+    struct known *k = nknown < KNOWN_MAX ? &known[nknown++] : &overflow;
+    *k = (struct known){rank, 0, 0, *fn};
+    k->fn.offset = 0;
     uint64_t a[1] = {SLUICE_ROBJ_NATIVE_FIND};
-    struct sluice_native_fn obj = *fn;
-    obj.offset = 0;
-    cl_int r = dist_call(rank, SLUICE_REMOTE_OBJ, a, 1, &obj, sizeof obj, NULL);
-    bool loaded = r == CL_SUCCESS;
-    if (!loaded)
+    k->loaded =
+        rank == 0 || dist_call(rank, SLUICE_REMOTE_OBJ, a, 1, &k->fn, sizeof k->fn, NULL) == CL_SUCCESS;
+    return k;
+}
+
+/* Rank 0's executable (NULL when it cannot be named). */
+static const struct sluice_native_fn *program(void)
+{
+    static struct sluice_native_fn prog;
+    static int have = -1;
+    if (have < 0)
+        have = sluice_native_program(&prog);
+    return have ? &prog : NULL;
+}
+
+bool dist_native_program_there(int rank)
+{
+    pthread_mutex_lock(&dist_lock);
+    const struct sluice_native_fn *prog = program();
+    bool there = prog != NULL && ask(rank, prog)->loaded;
+    pthread_mutex_unlock(&dist_lock);
+    return there;
+}
+
+/* 1: the device runs native kernels; 0: its driver does not; -1: its driver does, but its rank's
+ * process is another program than rank 0's, so it does not advertise them either. */
+static int device_native(struct dist_device *d)
+{
+    if (d->native == 0) {
+        cl_device_exec_capabilities caps = 0;
+        cl_int r = dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, CL_DEVICE_EXECUTION_CAPABILITIES,
+                             sizeof caps, &caps, NULL);
+        d->native = r != CL_SUCCESS || !(caps & CL_EXEC_NATIVE_KERNEL) ? 2
+                    : dist_native_program_there(d->rank)               ? 1
+                                                                       : 3;
+    }
+    return d->native == 1 ? 1 : d->native == 2 ? 0 : -1;
+}
+
+/* A refusal of the rank's process, printed once per rank and object. Under dist_lock. */
+static void say_missing(struct known *k, bool is_program)
+{
+    if (k->said)
+        return;
+    k->said = 1;
+    if (is_program)
+        sluice_log_error(
+            "opencl: clEnqueueNativeKernel: the process serving rank %d is not rank 0's program %s, so "
+            "its devices do not run native kernels (nor advertise them): CL_INVALID_OPERATION",
+            k->rank, k->fn.name);
+    else
         sluice_log_error(
             "opencl: clEnqueueNativeKernel: the function's object %s is not loaded in the process "
-            "serving rank %d (a native kernel runs on its device's rank, in the same executable): "
-            "CL_INVALID_OPERATION",
-            fn->name, rank);
-    if (nknown < KNOWN_MAX)
-        known[nknown++] = (struct known){rank, loaded, obj};
-    return loaded;
+            "serving rank %d (a library the program loaded itself?): CL_INVALID_OPERATION",
+            k->fn.name, k->rank);
 }
 
 static cl_int check_wait(cl_uint n, const cl_event *evs)
@@ -187,7 +221,13 @@ static cl_int CL_API_CALL native_kernel(cl_command_queue queue, void(CL_CALLBACK
     if (user_func == NULL || (args == NULL && (cb_args > 0 || nmem > 0)) || (args != NULL && cb_args == 0) ||
         (nmem > 0 && (mems == NULL || locs == NULL)) || (nmem == 0 && (mems != NULL || locs != NULL)))
         return CL_INVALID_VALUE;
-    if (!device_native(q->dev))
+    int native = device_native(q->dev);
+    if (native < 0) {
+        pthread_mutex_lock(&dist_lock);
+        say_missing(ask(q->dev->rank, program()), true);
+        pthread_mutex_unlock(&dist_lock);
+    }
+    if (native <= 0)
         return CL_INVALID_OPERATION;
     cl_int r = check_wait(nwait, wl);
     if (r == CL_SUCCESS)
@@ -204,8 +244,12 @@ static cl_int CL_API_CALL native_kernel(cl_command_queue queue, void(CL_CALLBACK
     }
     struct dist_event *e = NULL;
     pthread_mutex_lock(&dist_lock);
-    r = rank_has(q->dev->rank, &fn) ? submit(q, &fn, args, cb_args, nmem, mems, locs, nwait, wl, &e)
-                                    : CL_INVALID_OPERATION;
+    struct known *k = ask(q->dev->rank, &fn);
+    if (k->loaded)
+        r = submit(q, &fn, args, cb_args, nmem, mems, locs, nwait, wl, &e);
+    else
+        say_missing(k, false);
+    r = k->loaded ? r : CL_INVALID_OPERATION;
     pthread_mutex_unlock(&dist_lock);
     if (e != NULL) {
         if (event != NULL && r == CL_SUCCESS)

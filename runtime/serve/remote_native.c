@@ -68,15 +68,10 @@ struct walk {
     int object_only;             /* resolve: the object is enough (NATIVE_FIND) */
 };
 
-static int identify_one(struct dl_phdr_info *info, size_t size, void *arg)
+/* The object's identity into fn (offset 0); 0 when it has neither a build-id nor a file. */
+static int describe(const struct dl_phdr_info *info, struct sluice_native_fn *fn)
 {
-    (void)size;
-    struct walk *w = arg;
-    if (w->addr < info->dlpi_addr || !executable_at(info, w->addr - info->dlpi_addr))
-        return 0;
-    struct sluice_native_fn *fn = w->fn;
     memset(fn, 0, sizeof *fn);
-    fn->offset = w->addr - info->dlpi_addr;
     const char *path = path_of(info);
     strncpy(fn->name, info->dlpi_name != NULL && info->dlpi_name[0] != '\0' ? path : program_invocation_name,
             sizeof fn->name - 1);
@@ -88,13 +83,42 @@ static int identify_one(struct dl_phdr_info *info, size_t size, void *arg)
     } else {
         struct stat st;
         if (SLUICE_REAL(stat)(path, &st) != 0)
-            return 0; /* neither a build-id nor a file: nothing another process could match */
+            return 0; /* nothing another process could match */
         fn->dev = st.st_dev;
         fn->ino = st.st_ino;
         fn->size = (uint64_t)st.st_size;
     }
-    w->found = fn;
     return 1;
+}
+
+static int identify_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct walk *w = arg;
+    if (w->addr < info->dlpi_addr || !executable_at(info, w->addr - info->dlpi_addr))
+        return 0;
+    if (describe(info, w->fn)) {
+        w->fn->offset = w->addr - info->dlpi_addr;
+        w->found = w->fn;
+    }
+    return 1;
+}
+
+/* The loader lists the main program first. */
+static int program_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct walk *w = arg;
+    if (describe(info, w->fn))
+        w->found = w->fn;
+    return 1;
+}
+
+int sluice_native_program(struct sluice_native_fn *out)
+{
+    struct walk w = {0, out, NULL, 0};
+    dl_iterate_phdr(program_one, &w);
+    return w.found != NULL;
 }
 
 int sluice_native_identify(const void *addr, struct sluice_native_fn *out)

@@ -33,6 +33,8 @@ struct sluice_native_mem {
 /* The function at `addr` of this process as *out; 0 when no loaded object holds it (executable
  * code of a module: not a JIT buffer or the stack). */
 int sluice_native_identify(const void *addr, struct sluice_native_fn *out);
+/* This process's executable as *out (offset 0); 0 when it cannot be named. */
+int sluice_native_program(struct sluice_native_fn *out);
 /* The address in this process of the function `fn` names; NULL when its object is not loaded. */
 void *sluice_native_resolve(const struct sluice_native_fn *fn);
 

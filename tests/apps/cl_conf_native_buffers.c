@@ -6,8 +6,10 @@
  * buffer one device's native kernel wrote is read by the next device's. Then the errors the
  * driver returns at enqueue. Prints what it sees; exits 1 on a wrong result.
  * With --each-device: only one native kernel per device, its code printed (a run where some
- * devices' processes are another program). */
+ * devices' processes are another program); with --plugin LIB, the same with the function
+ * cl_conf_native_plugin_add of a library it loads itself. */
 #include <CL/cl.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -212,7 +214,7 @@ static int one_device(cl_context ctx, cl_device_id dev, cl_device_id next, cl_ui
 }
 
 /* One native kernel per device: its enqueue code, and whether it ran. */
-static int each_device(cl_context ctx, const cl_device_id *devs, cl_uint n)
+static int each_device(cl_context ctx, const cl_device_id *devs, cl_uint n, void(CL_CALLBACK *fn)(void *))
 {
     cl_int err;
     for (cl_uint d = 0; d < n; d++) {
@@ -224,7 +226,7 @@ static int each_device(cl_context ctx, const cl_device_id *devs, cl_uint n)
         CHECK(clEnqueueFillBuffer(q, buf, &(int){0}, sizeof(int), 0, sizeof got, 0, NULL, NULL));
         struct inc_args a = {buf, 9};
         const void *loc = &a.buf;
-        cl_int rc = clEnqueueNativeKernel(q, increment, &a, sizeof a, 1, &buf, &loc, 0, NULL, NULL);
+        cl_int rc = clEnqueueNativeKernel(q, fn, &a, sizeof a, 1, &buf, &loc, 0, NULL, NULL);
         CHECK(clEnqueueReadBuffer(q, buf, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL));
         printf("device %u: enqueue %d, sum %lld\n", d, rc, sum(got));
         clReleaseMemObject(buf);
@@ -246,7 +248,17 @@ int main(int argc, char **argv)
     CHECK(err);
     int bad = 0;
     if (argc > 1 && strcmp(argv[1], "--each-device") == 0) {
-        bad = each_device(ctx, devs, n);
+        bad = each_device(ctx, devs, n, increment);
+    } else if (argc > 2 && strcmp(argv[1], "--plugin") == 0) {
+        void *lib = dlopen(argv[2], RTLD_NOW);
+        void *fn = lib != NULL ? dlsym(lib, "cl_conf_native_plugin_add") : NULL;
+        if (fn == NULL) {
+            fprintf(stderr, "cannot load %s: %s\n", argv[2], dlerror());
+            return 2;
+        }
+        void(CL_CALLBACK * user_func)(void *);
+        memcpy(&user_func, &fn, sizeof fn);
+        bad = each_device(ctx, devs, n, user_func);
     } else {
         for (cl_uint d = 0; d < n; d++) {
             cl_device_exec_capabilities caps = 0;

@@ -5,7 +5,7 @@
 # native kernel wrote, on a sub-buffer; then the errors the driver returns at enqueue. The same output and exit
 # code on plain PoCL, passed through, and on 1, 2 and 3 ranks (rank 0's own device and remote
 # ones). A rank whose process is another program refuses the function at enqueue with
-# CL_INVALID_OPERATION and one line naming the object and the rank.
+# CL_INVALID_OPERATION and one line naming the program and the rank.
 source "$(dirname "${BASH_SOURCE[0]}")/cl_conf_lib.bash"
 app=$SLUICE_APPS_DIR/cl_conf_native_buffers
 conf_same native "$app"
@@ -37,5 +37,22 @@ set -e
 expect_eq "another program on ranks 1 and 2: exit code" 0 "$rc"
 expect_eq "rank 0's own device runs it" 1 "$(grep -c '^device 0: enqueue 0, sum 9216$' mpmd.out)"
 expect_eq "ranks 1 and 2 refuse at enqueue, nothing ran" 2 "$(grep -cE '^device [12]: enqueue -59, sum 0$' mpmd.out)"
-expect_eq "one line per refusing rank" 2 "$(grep -c 'clEnqueueNativeKernel: the function.s object .*cl_conf_native_buffers is not loaded in the process serving rank [12]' mpmd.err)"
+expect_eq "one line per refusing rank" 2 \
+  "$(grep -c "clEnqueueNativeKernel: the process serving rank [12] is not rank 0's program .*cl_conf_native_buffers" mpmd.err)"
 expect_eq "nothing else on stderr" 2 "$(wc -l <mpmd.err)"
+
+# A function of a library the program loads itself: serving ranks never ran its main.
+plugin=$SLUICE_APPS_DIR/libcl_conf_native_plugin.so
+POCL_DEVICES=pthread "$app" --plugin "$plugin" >plugin.plain
+expect_eq "plain PoCL runs the library's function" 1 "$(grep -c '^device 0: enqueue 0, sum 9216$' plugin.plain)"
+set +e
+POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n 3 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" \
+  "$app" --plugin "$plugin" >plugin.out 2>plugin.err
+rc=$?
+set -e
+expect_eq "library function on 3 ranks: exit code" 0 "$rc"
+expect_eq "rank 0's own device runs it" 1 "$(grep -c '^device 0: enqueue 0, sum 9216$' plugin.out)"
+expect_eq "ranks 1 and 2 refuse at enqueue, nothing ran" 2 "$(grep -cE '^device [12]: enqueue -59, sum 0$' plugin.out)"
+expect_eq "one line per refusing rank, naming the library" 2 \
+  "$(grep -c "the function's object .*libcl_conf_native_plugin.so is not loaded in the process serving rank [12]" plugin.err)"
+expect_eq "nothing else on stderr" 2 "$(wc -l <plugin.err)"

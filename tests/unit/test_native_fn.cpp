@@ -40,6 +40,17 @@ TEST(NativeFn, AFunctionOfASharedLibraryIsFoundAgain)
     EXPECT_EQ(sluice_native_resolve(&fn), q);
 }
 
+TEST(NativeFn, TheProgramIsTheObjectOfItsFunctions)
+{
+    sluice_native_fn prog, fn;
+    ASSERT_TRUE(sluice_native_program(&prog));
+    ASSERT_TRUE(sluice_native_identify((const void *)&sluice_test_native_target, &fn));
+    EXPECT_EQ(prog.offset, 0u);
+    EXPECT_EQ(prog.id_len, fn.id_len);
+    EXPECT_EQ(std::memcmp(prog.build_id, fn.build_id, fn.id_len), 0);
+    EXPECT_STREQ(prog.name, fn.name);
+}
+
 TEST(NativeFn, DataIsNoFunction)
 {
     int on_stack = 0;
