@@ -14,7 +14,7 @@
 #include "cl/backend.h"
 #include "dist/dag.h"
 #include "dist/dist_cmds.h"
-#include "dist/dql.h"
+#include "dql/dql.h"
 #include "serve/remote_proto.h"
 
 #define DIST_MAX_RANKS 64

@@ -9,7 +9,7 @@
 
 #include "cl/backend.h"
 #include "cl/object.h"
-#include "dist/dql_device.h"
+#include "dql/dql_device.h"
 #include "serve/remote_objects.h"
 #include "serve/remote_proto.h"
 #include "trace/trace.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 extern "C" {
-#include "dist/dql_device.h"
+#include "dql/dql_device.h"
 }
 
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 
 extern "C" {
-#include "dist/dql.h"
+#include "dql/dql.h"
 }
 
 namespace {

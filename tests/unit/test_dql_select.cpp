@@ -8,7 +8,7 @@
 #include <vector>
 
 extern "C" {
-#include "dist/dql.h"
+#include "dql/dql.h"
 }
 
 namespace {

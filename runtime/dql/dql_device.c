@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* sluice_dql_describe (dql_device.h): one clGetDeviceInfo per attribute of dql_attrs.def. */
-#include "dist/dql_device.h"
+#include "dql/dql_device.h"
 
 #include <stdlib.h>
 #include <string.h>

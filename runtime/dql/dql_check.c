@@ -5,7 +5,7 @@
 #include "common/init_order.h"
 #include "common/log.h"
 #include "config/config.h"
-#include "dist/dql.h"
+#include "dql/dql.h"
 
 __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void sluice_dql_check(void)
 {

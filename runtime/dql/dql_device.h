@@ -3,12 +3,12 @@
  * each local device and sends the descriptors to rank 0. The info functions are parameters, so
  * that the caller passes the real loader's entry points (never sluice's own wrappers) and so
  * that this stays pure code a unit test can run against a real OpenCL platform. */
-#ifndef SLUICE_DCL_DQL_DEVICE_H
-#define SLUICE_DCL_DQL_DEVICE_H
+#ifndef SLUICE_DQL_DQL_DEVICE_H
+#define SLUICE_DQL_DQL_DEVICE_H
 
 #include <CL/cl.h>
 
-#include "dist/dql.h"
+#include "dql/dql.h"
 
 #ifdef __cplusplus
 extern "C" {

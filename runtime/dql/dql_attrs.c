@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The DQL attribute table (expanded from dql_attrs.def) and name lookup. */
-#include "dist/dql.h"
-#include "dist/dql_internal.h"
+#include "dql/dql.h"
+#include "dql/dql_internal.h"
 
 #include <CL/cl.h>
 #include <stdio.h>
@@ -24,7 +24,7 @@ _Static_assert(SLUICE_DQL_TYPE_CUSTOM == CL_DEVICE_TYPE_CUSTOM, "device type bit
 const struct sluice_dql_attr_desc sluice_dql_attrs[SLUICE_DQL_ATTR_COUNT] = {
 #define SLUICE_DQL_ATTR(id, alias, kind, source, meaning)                                                    \
     {#id, alias, SLUICE_DQL_KIND_##kind, DQL_OFFSET_##kind(id), source, meaning},
-#include "dist/dql_attrs.def"
+#include "dql/dql_attrs.def"
 #undef SLUICE_DQL_ATTR
 };
 

@@ -2,7 +2,7 @@
 /* DQL evaluator: applies a parsed query to a table of device descriptors, and prints a query
  * back in canonical form. Selection order: default order (node, then index), FROM NODE and
  * WHERE filter, ORDER BY sorts stably (so ties keep the default order), then ALL/TOP/POS. */
-#include "dist/dql_internal.h"
+#include "dql/dql_internal.h"
 
 #include "common/strbuf.h"
 #include <stdio.h>

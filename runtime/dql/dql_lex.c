@@ -3,7 +3,7 @@
  * operators, parentheses and commas. Every byte is checked here, so the parser only ever sees
  * well-formed tokens and hostile input (control bytes, non-ASCII outside quotes, unterminated
  * quotes, huge numbers) ends with a message naming the column. */
-#include "dist/dql_internal.h"
+#include "dql/dql_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 #ifndef SLUICE_DCL_DQL_INTERNAL_H
 #define SLUICE_DCL_DQL_INTERNAL_H
 
-#include "dist/dql.h"
+#include "dql/dql.h"
 
 #include <stdarg.h>
 

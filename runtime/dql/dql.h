@@ -12,8 +12,8 @@
  *   sluice_dql_select(q, devices, n, out, &count);   // out[0..count) index into devices
  *   sluice_dql_free(q);
  */
-#ifndef SLUICE_DCL_DQL_H
-#define SLUICE_DCL_DQL_H
+#ifndef SLUICE_DQL_DQL_H
+#define SLUICE_DQL_DQL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -48,13 +48,13 @@ extern "C" {
 #define SLUICE_DQL_FIELD_COMPUTED(id)
 struct sluice_dql_device {
 #define SLUICE_DQL_ATTR(id, alias, kind, source, meaning) SLUICE_DQL_FIELD_##kind(id)
-#include "dist/dql_attrs.def"
+#include "dql/dql_attrs.def"
 #undef SLUICE_DQL_ATTR
 };
 
 typedef enum {
 #define SLUICE_DQL_ATTR(id, alias, kind, source, meaning) SLUICE_DQL_ATTR_##id,
-#include "dist/dql_attrs.def"
+#include "dql/dql_attrs.def"
 #undef SLUICE_DQL_ATTR
     SLUICE_DQL_ATTR_COUNT
 } sluice_dql_attr_id;

@@ -11,7 +11,7 @@
  *   comparison = attribute op value | attribute "LIKE" text | boolean-attribute
  *   key        = attribute [ "ASC" | "DESC" ]
  */
-#include "dist/dql_internal.h"
+#include "dql/dql_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
