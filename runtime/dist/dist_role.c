@@ -27,10 +27,13 @@
 #include "dist/dist_internal.h"
 #include "mpi/lifecycle.h"
 #include "mpi/roles.h"
+#include "serve/remote_peer.h"
 #include "trace/trace.h"
 
 static bool active;
 static int world;
+/* How the transport and the engine end the job when a peer fails and check on a silent one. */
+static const struct sluice_remote_peer_ops peer_ops = {.failed = dist_fault_peer, .silent = dist_alive_check};
 static struct sluice_cl_backend dist_backend = {.name = "distributed"};
 
 int dist_size(void)
@@ -211,6 +214,7 @@ __attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_start(void)
         sluice_fatal(2, "opencl: SLUICE_OPENCL=distributed supports at most %d ranks, the job has %d",
                      DIST_MAX_RANKS, world);
     }
+    sluice_remote_peer_ops_set(&peer_ops); /* before the first message, on every rank */
     if (rank == 0) {
         __atomic_store_n(&rank0_pending, true, __ATOMIC_RELEASE);
         return;

@@ -16,7 +16,7 @@
 
 #include "cl/backend.h"
 #include "cl/object.h"
-#include "dist/dist_fault.h"
+#include "serve/remote_peer.h"
 #include "serve/remote_proto.h"
 
 #define PTR(t, v) ((t)(uintptr_t)(v))
@@ -60,11 +60,11 @@ static inline const struct sluice_cl_api *api(void)
     return &sluice_cl_loader_backend()->api;
 }
 
-/* An MPI call with `peer` failed: the job ends with one line naming the rank (dist_fault.h). */
+/* An MPI call with `peer` failed: the job ends with one line naming the rank (remote_peer.h). */
 static inline int checked(int rc, int peer, const char *what)
 {
     if (rc != MPI_SUCCESS)
-        dist_fault_peer(peer, rc, what);
+        sluice_remote_peer_failed(peer, rc, what);
     return rc;
 }
 

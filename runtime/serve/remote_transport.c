@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dist/dist_fault.h"
+#include "serve/remote_peer.h"
 #include "serve/remote_proto.h"
 #include "trace/trace.h"
 
@@ -37,7 +37,7 @@ uint64_t sluice_remote_idle_ns(uint64_t waited_ns, uint64_t max_ns)
 int sluice_remote_wait_probe(MPI_Comm comm, int src, int tag, MPI_Status *st)
 {
     uint64_t t0 = sluice_now_ns(), checked_at = t0;
-    /* Rank 0 waiting for a reply: is the rank still there (dist_alive.c)? */
+    /* Rank 0 waiting for a reply: is the rank still there (remote_peer.h)? */
     int reply = tag == SLUICE_REMOTE_TAG_REP || tag == SLUICE_REMOTE_TAG_CLOCK;
     for (;;) {
         int flag = 0;
@@ -49,7 +49,8 @@ int sluice_remote_wait_probe(MPI_Comm comm, int src, int tag, MPI_Status *st)
         uint64_t waited = sluice_now_ns() - t0;
         if (reply && waited - (checked_at - t0) >= 100000000u) {
             checked_at = t0 + waited;
-            dist_alive_check(src, t0, tag == SLUICE_REMOTE_TAG_REP ? "the reply to a call" : "its clock");
+            sluice_remote_peer_silent(src, t0,
+                                      tag == SLUICE_REMOTE_TAG_REP ? "the reply to a call" : "its clock");
         }
         if (waited < SLUICE_REMOTE_HOT_NS)
             sched_yield();

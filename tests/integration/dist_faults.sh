@@ -128,13 +128,15 @@ if inject exit1 2 '(void)exit(1)'; then
   expect_contains "exit1: the line says why" "exited with status 1 while serving; the job ends" "$sluice_lines"
 fi
 
-# 4c. An MPI call fails (the transport calls dist_fault_peer; injected with gdb): rank 0 about
-#     rank 2, then rank 2 about rank 0. One sluice line from the rank that saw it, MPI_Abort
-#     ends every rank with exit code 86 (MPICH adds its own "Abort(86)" line), no MPICH noise.
-for c in "peer0 0 2" "peer2 2 0"; do
-  read -r name rank peer <<<"$c"
+# 4c. An MPI call fails (injected with gdb): rank 0 about rank 2 (rank 0's backend calls
+#     dist_fault_peer), then rank 2 about rank 0 (the serving rank's transport and engine reach it
+#     through the hook rank 0's backend registered, serve/remote_peer.h). One sluice line from the
+#     rank that saw it, MPI_Abort ends every rank with exit code 86 (MPICH adds its own
+#     "Abort(86)" line), no MPICH noise.
+for c in "peer0 0 2 dist_fault_peer" "peer2 2 0 sluice_remote_peer_failed"; do
+  read -r name rank peer fn <<<"$c"
   run_until_running "$name"
-  inject "$name" "$rank" "(void)dist_fault_peer($peer, 15, (const char *)program_invocation_short_name)" || continue
+  inject "$name" "$rank" "(void)$fn($peer, 15, (const char *)program_invocation_short_name)" || continue
   finish "$name"
   # The launcher may SIGKILL a rank before MPI ends it, whichever rank aborts: 86 or 9 (seen for
   # an abort on rank 0 as well, once, on a loaded machine).
