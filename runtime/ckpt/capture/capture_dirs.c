@@ -114,16 +114,17 @@ static void collect_markers(struct listing *l, const char *dir, size_t len, cons
     SLUICE_REAL(closedir)(d);
 }
 
-struct scan_ctx {
-    struct listing *l;
+struct below_ctx {
     const char *dir;
     size_t len;
+    int (*fn)(void *arg, const char *path);
+    void *arg;
 };
 
-static int scan_visit(void *ctx, const char *container_path, const struct sluice_container *c, int rc,
-                      const char *msg)
+static int below_visit(void *ctx, const char *container_path, const struct sluice_container *c, int rc,
+                       const char *msg)
 {
-    struct scan_ctx *s = ctx;
+    struct below_ctx *b = ctx;
     (void)container_path, (void)rc, (void)msg;
     if (c == NULL)
         return 0;
@@ -131,11 +132,32 @@ static int scan_visit(void *ctx, const char *container_path, const struct sluice
         const char *p = c->members[i].path;
         uint64_t size;
         int64_t mt;
+        int stop;
         /* The index may still list a member unlinked since: ask the commit engine. */
-        if (strncmp(p, s->dir, s->len) == 0 && p[s->len] == '/' &&
-            sluice_commit_stat_member(p, &size, &mt, NULL) == 0)
-            consider(s->l, s->dir, s->len, p);
+        if (strncmp(p, b->dir, b->len) == 0 && p[b->len] == '/' &&
+            sluice_commit_stat_member(p, &size, &mt, NULL) == 0 && (stop = b->fn(b->arg, p)) != 0)
+            return stop;
     }
+    return 0;
+}
+
+void capture_scan_committed_below(const char *root, const char *dir, size_t len,
+                                  int (*fn)(void *arg, const char *path), void *arg)
+{
+    struct below_ctx b = {dir, len, fn, arg};
+    sluice_container_scan_dir(root, below_visit, &b);
+}
+
+struct scan_ctx {
+    struct listing *l;
+    const char *dir;
+    size_t len;
+};
+
+static int scan_member(void *ctx, const char *path)
+{
+    struct scan_ctx *s = ctx;
+    consider(s->l, s->dir, s->len, path);
     return 0;
 }
 
@@ -161,7 +183,7 @@ static void collect(struct listing *l, const char *dir, bool virtual_dir)
         else
             *slash = '\0';
     }
-    sluice_container_scan_dir(root, scan_visit, &s);
+    capture_scan_committed_below(root, dir, len, scan_member, &s);
     collect_markers(l, dir, len, root);
     for (size_t i = 0; i < l->n; i++) {
         struct ventry *v = &l->ents[i];

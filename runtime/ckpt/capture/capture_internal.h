@@ -117,6 +117,12 @@ int capture_vdir_marker_stat(const char *abs, struct stat *st);
 /* Is this directory entry a marker? Its folder's path relative to the marker's folder. */
 bool capture_vdir_is_marker(const char *name);
 int capture_vdir_marker_decode(const char *name, char *rel, size_t cap);
+/* Calls fn(arg, path) for every committed member below folder `dir` (its first len bytes; 0
+ * for "/") in the containers of folder `root`, leaving out members that the index still lists
+ * but that were unlinked since (the commit engine says). Stops at the first fn that returns
+ * non-zero. (capture_dirs.c) */
+void capture_scan_committed_below(const char *root, const char *dir, size_t len,
+                                  int (*fn)(void *arg, const char *path), void *arg);
 /* The folder part of an absolute path ("/" for "/x"); out has PATH_MAX bytes. */
 void capture_parent_of(const char *abs, char *out);
 

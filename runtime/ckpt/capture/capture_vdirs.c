@@ -97,31 +97,11 @@ void capture_vdir_keep(const char *abs)
 }
 
 /* Members (open or closed here, committed) or marked subfolders below `abs`? */
-struct under_ctx {
-    const char *prefix;
-    size_t len;
-    bool found;
-};
-
-static int under_visit(void *ctx, const char *container_path, const struct sluice_container *c, int rc,
-                       const char *msg)
+static int found_one(void *arg, const char *path)
 {
-    struct under_ctx *u = ctx;
-    (void)container_path, (void)rc, (void)msg;
-    if (c == NULL)
-        return 0;
-    for (uint32_t i = 0; i < c->n_members; i++) {
-        const char *p = c->members[i].path;
-        uint64_t size;
-        int64_t mt;
-        /* The index may still list a member unlinked since: ask the commit engine. */
-        if (strncmp(p, u->prefix, u->len) == 0 && p[u->len] == '/' &&
-            sluice_commit_stat_member(p, &size, &mt, NULL) == 0) {
-            u->found = true;
-            return 1;
-        }
-    }
-    return 0;
+    (void)path;
+    *(bool *)arg = true;
+    return 1; /* one is enough */
 }
 
 static bool holds_anything(const char *abs)
@@ -140,9 +120,8 @@ static bool holds_anything(const char *abs)
         return true;
     char root[PATH_MAX];
     capture_vdir_root(abs, root);
-    struct under_ctx u = {abs, len, false};
-    sluice_container_scan_dir(root, under_visit, &u);
-    if (u.found)
+    capture_scan_committed_below(root, abs, len, found_one, &found);
+    if (found)
         return true;
     /* A marked subfolder (nested per-rank folders): its marker starts with ours, minus the
      * suffix, followed by "@_". */
