@@ -201,6 +201,8 @@ static int parse_one(struct sluice_config *cfg, int id, const char *v)
             return -1;
         if (id == SLUICE_CFG_BLOCK_SIZE && (u < 512 || u > (64u << 20) || (u & (u - 1)) != 0))
             return -1;
+        if (id == SLUICE_CFG_DIST_CHUNK && u != 0 && (u < 4096 || u > (1u << 30)))
+            return -1;
         break;
     case SLUICE_TYPE_UINT:
         if (sluice_parse_uint(v, &u) != 0 || check_range(d->accepts, u) != 0)

@@ -590,6 +590,7 @@ static void measure_clocks(void)
             struct sluice_remote_req req;
             memset(&req, 0, sizeof req);
             req.op = SLUICE_REMOTE_PING;
+            req.a[0] = sluice_remote_chunk_setting();
             uint64_t t0 = sluice_now_ns();
             unsigned char *rep = NULL;
             size_t len = 0;

@@ -416,6 +416,7 @@ static void serve_loop(MPI_Comm comm)
                 ending = 1;
                 sluice_engine_abandon();
             } else if (req.op == SLUICE_REMOTE_PING) {
+                sluice_remote_set_chunk((size_t)req.a[0]); /* before any command: pieces cut alike */
                 uint64_t now = sluice_now_ns();
                 checked(MPI_Send(&now, sizeof now, MPI_BYTE, 0, SLUICE_REMOTE_TAG_CLOCK, comm), 0,
                         "answering a ping");

@@ -46,8 +46,9 @@ struct eng_cmd {
     size_t geom[13]; /* buffer origin[3], host origin[3], region[3], buffer row/slice, host row/slice pitch */
     void *mapped;    /* a write from a peer received straight into the mapped device buffer */
     cl_event map_ev;
-    int posted;  /* its receives are posted (once the map completed) */
-    size_t sent; /* reads to a peer: pieces whose send started */
+    int posted;     /* its receives are posted (once the map completed) */
+    size_t sent;    /* reads to a peer: pieces whose send started; writes from one: pieces arrived */
+    size_t nposted; /* writes from a peer: pieces whose receive is posted */
     int64_t status;
     uint64_t bcast;           /* SLUICE_CMD_BCAST: the rank mask of the broadcast's communicator */
     uint64_t gseq;            /* SLUICE_CMD_GATHER: its number among this rank's gathers */

@@ -39,10 +39,13 @@
 #define SLUICE_REMOTE_DATA_TAG(id) (SLUICE_TAG_REMOTE_DATA + (int)((id) % SLUICE_TAG_REMOTE_DATA_COUNT))
 /* Bulk data moves in pieces (sluice_remote_chunk): the receiver writes piece i to its device while
  * piece i+1 is still arriving, the sender sends piece i while piece i+1 is read from its device.
- * Both end points cut at the same offsets. A piece is about a sixteenth of the transfer, a power
- * of two between these bounds: with 8 MiB pieces a 16 MiB transfer was 2 pieces, half of it not
- * overlapped (0.47 of MPI's rate to a GPU); smaller ones cost a message and an enqueue each. */
-#define SLUICE_REMOTE_CHUNK_MIN ((size_t)1 << 20)
+ * Both end points cut at the same offsets: SLUICE_DIST_CHUNK of rank 0, which its clock pings
+ * (PING, a0) give the serving ranks before any command. By default a piece is about a sixteenth
+ * of the transfer, a power of two between these bounds: with 8 MiB pieces a 16 MiB transfer was
+ * 2 pieces, half of it not overlapped (0.47 of MPI's rate to a GPU); smaller ones cost a message
+ * and an enqueue each. From 256 KiB (was 1 MiB) a 1 MiB transfer is 4 pieces, not one whose
+ * device copy followed all of its MPI transfer. */
+#define SLUICE_REMOTE_CHUNK_MIN ((size_t)256 << 10)
 #define SLUICE_REMOTE_CHUNK ((size_t)8 << 20)
 
 /* Waits (remote_transport.c): after progress, poll (yielding the core) this long before sleeping:
@@ -84,7 +87,7 @@
     X(CMD_NATIVE)  /* cmd; a0 cb_args, a1 memory objects; bytes: function, their slots, args                 \
                       (remote_native.h) */                                                                   \
     X(NOTIFY)      /* a0 command id (of another rank, or a user event), a1 its status: wakes waiters */      \
-    X(PING)        /* -> TAG_CLOCK message: the engine's clock (rank 0 measures offsets) */                  \
+    X(PING)        /* a0 rank 0's SLUICE_DIST_CHUNK -> TAG_CLOCK message: the engine's clock */              \
     X(OBJ)         /* a0 operation (remote_objects.h): programs from IL, compile, link... */                 \
     X(END)         /* rank 0's program ended: serve no more */                                               \
     X(GROUP)       /* a0 rank mask: create the communicator of those ranks now (collective replacement) */
@@ -217,6 +220,10 @@ int sluice_remote_recv(MPI_Comm comm, int src, int tag, unsigned char **buf, siz
  * requests go into reqs[0..sluice_remote_pieces(len))). Not traced: the engine records the
  * rank-to-rank moves (MPI_SEND/MPI_RECV), the wrappers the program's own transfers. */
 size_t sluice_remote_chunk(size_t len);
+/* The piece size setting (SLUICE_DIST_CHUNK, 0: by transfer size): this process's own until rank
+ * 0's arrives with a PING (set). */
+size_t sluice_remote_chunk_setting(void);
+void sluice_remote_set_chunk(size_t bytes);
 size_t sluice_remote_pieces(size_t len);
 /* Piece i of a transfer of len bytes: its offset, and its size in *k. */
 size_t sluice_remote_piece(size_t len, size_t i, size_t *k);

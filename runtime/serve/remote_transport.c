@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "config/config.h"
 #include "serve/remote_peer.h"
 #include "serve/remote_proto.h"
 #include "trace/trace.h"
@@ -100,8 +101,24 @@ int sluice_remote_recv(MPI_Comm comm, int src, int tag, unsigned char **out, siz
     return MPI_SUCCESS;
 }
 
+static size_t chunk_set = SIZE_MAX; /* SIZE_MAX: not set, this process's SLUICE_DIST_CHUNK */
+
+size_t sluice_remote_chunk_setting(void)
+{
+    size_t v = __atomic_load_n(&chunk_set, __ATOMIC_RELAXED);
+    return v == SIZE_MAX ? (size_t)sluice_config.DIST_CHUNK : v;
+}
+
+void sluice_remote_set_chunk(size_t bytes)
+{
+    __atomic_store_n(&chunk_set, bytes, __ATOMIC_RELAXED);
+}
+
 size_t sluice_remote_chunk(size_t len)
 {
+    size_t fixed = sluice_remote_chunk_setting();
+    if (fixed != 0)
+        return fixed;
     size_t c = SLUICE_REMOTE_CHUNK_MIN;
     while (c < SLUICE_REMOTE_CHUNK && c * 16 < len)
         c *= 2;

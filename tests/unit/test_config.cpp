@@ -128,6 +128,11 @@ TEST(ConfigParse, EnumRangeBlockSizeAndPatternsAreValidated)
     EXPECT_EQ(-1, parse({"SLUICE_BLOCK_SIZE=3000"}).rc);  // not a power of two
     EXPECT_EQ(-1, parse({"SLUICE_BLOCK_SIZE=256"}).rc);   // too small
     EXPECT_EQ(0, parse({"SLUICE_BLOCK_SIZE=64K"}).rc);
+    EXPECT_EQ(0, parse({"SLUICE_DIST_CHUNK=0"}).rc);   // by transfer size
+    EXPECT_EQ(0, parse({"SLUICE_DIST_CHUNK=4K"}).rc);
+    EXPECT_EQ(0, parse({"SLUICE_DIST_CHUNK=1G"}).rc);
+    EXPECT_EQ(-1, parse({"SLUICE_DIST_CHUNK=1K"}).rc);  // below 4K
+    EXPECT_EQ(-1, parse({"SLUICE_DIST_CHUNK=2G"}).rc);  // above an MPI count
     EXPECT_EQ(-1, parse({"SLUICE_CAPTURE=ckpt.dat"}).rc);        // no %r
     EXPECT_EQ(-1, parse({"SLUICE_CAPTURE=ckpt.%r::x.%r"}).rc);   // empty pattern
     EXPECT_EQ(-1, parse({"SLUICE_CAPTURE=a%r.%r"}).rc);          // two %r
