@@ -10,6 +10,9 @@
 #   3. strong scaling of the issue 6 sample programs from 1 to 4 ranks (one device per rank):
 #      compute time (the sample's --time line on stderr), whole-job wall time, speedup and
 #      efficiency against 1 rank, and whether stdout is the same as with 1 rank.
+# --compare DIR adds a second build's libsluice.so (e.g. the tree before a change, built in another
+# folder) as a column "remote B" and its ratio next to each remote figure, measured in the same
+# rounds, interleaved with the others: before and after in one run.
 # The three measurements of 1 and 2 run --rounds times, interleaved, and each row keeps its best
 # round (lowest median latency, highest GB/s), so that a burst of load from other processes on a
 # shared machine hits one round, not one column. It prints figures; it never passes or fails on
@@ -20,7 +23,7 @@
 #                        [--max-reps N] [--lat-reps N] [--no-latency] [--no-bandwidth]
 #                        [--no-scaling] [--max-ranks N] [--samples "cl_nbody ..."]
 #                        [--args SAMPLE "ARGS"]... [--local-device N] [--remote-query DQL]
-#                        [--label TEXT] [--keep]
+#                        [--label TEXT] [--compare DIR] [--keep]
 #
 # Devices: POCL_DEVICES=pthread with POCL_MAX_PTHREAD_COUNT=1 (unless set) on every rank, so a
 # device is one core wherever it is. "Local" is device --local-device (default 0, as numbered by
@@ -45,6 +48,7 @@ samples="cl_matmul_split cl_nbody cl_stencil2d cl_broadcast"
 declare -A sample_args=([cl_matmul_split]="640" [cl_nbody]="4096 10" [cl_stencil2d]="2048 2048 100"
                         [cl_broadcast]="2097152 8" [cl_multi_device]="")
 keep=0
+compare=""
 build_label=""
 local_device=0
 remote_query="SELECT ALL WHERE node = 1"
@@ -63,8 +67,9 @@ while [ $# -gt 0 ]; do
     --local-device) local_device=$2; shift 2 ;;
     --remote-query) remote_query=$2; shift 2 ;;
     --label) build_label=$2; shift 2 ;;
+    --compare) compare=$(cd "$2" && pwd); shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "dist_opencl.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -73,7 +78,7 @@ bin=$build/bin/sluice-bench-dist_opencl
 pingpong=$build/bin/sluice-bench-dist_mpi_pingpong
 lib=$build/lib/libsluice.so
 apps=$build/tests/apps
-for f in "$bin" "$pingpong" "$lib"; do
+for f in "$bin" "$pingpong" "$lib" ${compare:+"$compare/lib/libsluice.so"}; do
   [ -e "$f" ] || { echo "dist_opencl.sh: $f is missing: build first (cmake --build $build)" >&2; exit 2; }
 done
 MPIEXEC=${MPIEXEC:-mpiexec}
@@ -87,7 +92,7 @@ trap 'if [ $keep = 1 ]; then echo "kept $work" >&2; else rm -rf "$work"; fi' EXI
 # dist ranks [VAR=value...] cmd...: cmd on rank 0 of `ranks` under sluice's distributed OpenCL.
 # One `env` only: a second one would load the preloaded library first and take the rank's MPI.
 dist() {
-  local n=$1 envs=(); shift
+  local n=$1 envs=() lib=${dist_lib:-$lib}; shift
   while [[ $1 == *=* ]]; do envs+=("$1"); shift; done
   "$MPIEXEC" -n "$n" env SLUICE_OPENCL=distributed "${envs[@]}" LD_PRELOAD="$lib" "$@"
 }
@@ -117,11 +122,16 @@ if [ $do_latency = 1 ] || [ $do_bandwidth = 1 ]; then
   for r in $(seq 1 "$rounds"); do
     measure "local.$r" "$bin" --device "$local_device" "${sel[@]}" "${bench_opts[@]}"
     measure "remote.$r" dist 2 "SLUICE_DEVICES=$remote_query" "$bin" --device 0 "${sel[@]}" "${bench_opts[@]}"
+    if [ -n "$compare" ]; then
+      dist_lib=$compare/lib/libsluice.so measure "remoteB.$r" dist 2 "SLUICE_DEVICES=$remote_query" "$bin" \
+        --device 0 "${sel[@]}" "${bench_opts[@]}"
+    fi
     measure "mpi.$r" "$MPIEXEC" -n 2 "$pingpong" "${bench_opts[@]}"
   done
-  python3 - "$work" "$rounds" <<'EOF'
+  [ -z "$compare" ] || echo "remote B: $compare/lib/libsluice.so (commit $(git -C "$compare/.." rev-parse --short HEAD 2>/dev/null || echo unknown))"
+  python3 - "$work" "$rounds" "$compare" <<'EOF'
 import sys
-work, rounds = sys.argv[1], int(sys.argv[2])
+work, rounds, compare = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 nan = float('nan')
 def load(name):
     """Best of the rounds: the lowest median latency, the highest GB/s per size."""
@@ -148,14 +158,17 @@ def load(name):
                 d['bw'][key] = max(d['bw'].get(key, 0.0), gbps)
     return d
 loc, rem, mpi = load('local'), load('remote'), load('mpi')
+remb = load('remoteB') if compare else None
 print(f"local device:  {loc['what']} (one process, no sluice)")
 print(f"remote device: {rem['what']} (rank 1, seen from rank 0)")
 print(f"MPI:           {mpi['what']}")
 print(f"each row: the best of {rounds} interleaved round(s)")
 if loc['lat'] or rem['lat']:
     print("\nround trip, microseconds           median      p10      p90")
-    for label, d in (("local: empty kernel + clFinish", loc), ("remote: empty kernel + clFinish", rem),
-                     ("raw MPI: 0-byte ping-pong", mpi)):
+    rows = [("local: empty kernel + clFinish", loc), ("remote: empty kernel + clFinish", rem)]
+    if remb:
+        rows.append(("remote B: empty kernel + clFinish", remb))
+    for label, d in rows + [("raw MPI: 0-byte ping-pong", mpi)]:
         l = d['lat'] or [nan] * 3
         print(f"{label:33s} {l[0]:8.1f} {l[1]:8.1f} {l[2]:8.1f}")
     if loc['lat'] and rem['lat'] and mpi['lat']:
@@ -171,14 +184,19 @@ for kind, mpi_name in (('write', 'send 0->1 + 0-byte answer'), ('read', '0-byte 
     if not sizes:
         continue
     print(f"\n{kind}, GB/s (blocking clEnqueue{kind.capitalize()}Buffer; raw MPI: {mpi_name})")
-    print(f"{'size':>6} {'local ' + kind:>12} {'remote ' + kind:>13} {'raw MPI':>9} {'remote/MPI':>11}")
+    head = f"{'size':>6} {'local ' + kind:>12} {'remote ' + kind:>13} {'raw MPI':>9} {'remote/MPI':>11}"
+    print(head + (f" {'remote B':>9} {'B/MPI':>6}" if remb else ""))
     big = []
     for s in sizes:
         l, r, m = (d['bw'].get((kind, s), nan) for d in (loc, rem, mpi))
         ratio = r / m if m > 0 else nan
         if s >= 16 << 20 and ratio == ratio:
             big.append(ratio)
-        print(f"{human(s):>6} {l:12.3f} {r:13.3f} {m:9.3f} {ratio:11.2f}")
+        row = f"{human(s):>6} {l:12.3f} {r:13.3f} {m:9.3f} {ratio:11.2f}"
+        if remb:
+            b = remb['bw'].get((kind, s), nan)
+            row += f" {b:9.3f} {(b / m if m > 0 else nan):6.2f}"
+        print(row)
     if big:
         print(f"remote/MPI from 16M up: lowest {min(big):.2f}, highest {max(big):.2f} "
               f"(issue 6 target: at least 0.90)")
