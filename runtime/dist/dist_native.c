@@ -67,7 +67,8 @@ bool dist_native_program_there(int rank)
 }
 
 /* 1: the device runs native kernels; 0: its driver does not; -1: its driver does, but its rank's
- * process is another program than rank 0's, so it does not advertise them either. */
+ * process is another program than rank 0's, so it does not advertise them either. Under
+ * dist_lock (asked once per device). */
 static int device_native(struct dist_device *d)
 {
     if (d->native == 0) {
@@ -221,12 +222,11 @@ static cl_int CL_API_CALL native_kernel(cl_command_queue queue, void(CL_CALLBACK
     if (user_func == NULL || (args == NULL && (cb_args > 0 || nmem > 0)) || (args != NULL && cb_args == 0) ||
         (nmem > 0 && (mems == NULL || locs == NULL)) || (nmem == 0 && (mems != NULL || locs != NULL)))
         return CL_INVALID_VALUE;
+    pthread_mutex_lock(&dist_lock);
     int native = device_native(q->dev);
-    if (native < 0) {
-        pthread_mutex_lock(&dist_lock);
+    if (native < 0)
         say_missing(ask(q->dev->rank, program()), true);
-        pthread_mutex_unlock(&dist_lock);
-    }
+    pthread_mutex_unlock(&dist_lock);
     if (native <= 0)
         return CL_INVALID_OPERATION;
     cl_int r = check_wait(nwait, wl);
@@ -245,11 +245,12 @@ static cl_int CL_API_CALL native_kernel(cl_command_queue queue, void(CL_CALLBACK
     struct dist_event *e = NULL;
     pthread_mutex_lock(&dist_lock);
     struct known *k = ask(q->dev->rank, &fn);
-    if (k->loaded)
+    if (k->loaded) {
         r = submit(q, &fn, args, cb_args, nmem, mems, locs, nwait, wl, &e);
-    else
+    } else {
         say_missing(k, false);
-    r = k->loaded ? r : CL_INVALID_OPERATION;
+        r = CL_INVALID_OPERATION;
+    }
     pthread_mutex_unlock(&dist_lock);
     if (e != NULL) {
         if (event != NULL && r == CL_SUCCESS)
