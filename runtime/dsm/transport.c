@@ -32,11 +32,11 @@ static void hold_busy(bool on)
 }
 
 /* A DSM message went out or came in: the progress thread polls for the next one until the DSM
- * has been quiet for SLUICE_DSM_SPIN (the poller then gives the mode back). The mode stays held
- * while a thread of the application waits in the DSM (which polls itself; the poller then
- * returns at once): giving it back at each wait and taking it again after cost a wake-up of
- * the progress thread (a futex call) per miss, and the woken thread took D.lock just when the
- * application needed it for the RELEASE. */
+ * has been quiet for SLUICE_DSM_SPIN (the poller then gives the mode back), whether or not a
+ * thread of the application waits in the DSM meanwhile (which polls itself; the poller then
+ * only checks the time): giving the mode back at each wait and taking it again after cost a
+ * wake-up of the progress thread (a futex call) per miss, and the woken thread took D.lock just
+ * when the application needed it for the RELEASE. */
 static void activity(void)
 {
     D.last_msg_ns = sluice_now_ns();
@@ -249,13 +249,15 @@ int dsm_poll(void)
 static int poller(void *arg)
 {
     (void)arg;
-    /* The application is inside the DSM (and polls itself) or about to enter it: let it. */
-    if (__atomic_load_n(&D.waiting, __ATOMIC_RELAXED) > 0 ||
-        __atomic_load_n(&D.entering, __ATOMIC_RELAXED) > 0 || pthread_mutex_trylock(&D.lock) != 0)
+    /* The application is about to enter the DSM: let it. */
+    if (__atomic_load_n(&D.entering, __ATOMIC_RELAXED) > 0 || pthread_mutex_trylock(&D.lock) != 0)
         return 0;
     int n = 0;
-    if (D.waiting == 0 && D.up && (n = dsm_poll()) == 0 && sluice_now_ns() - D.last_msg_ns > D.spin_ns)
-        hold_busy(false);
+    /* A thread waiting in the DSM polls itself (it dropped the lock only to yield or sleep). */
+    if (D.waiting == 0 && D.up)
+        n = dsm_poll();
+    if (n == 0 && sluice_now_ns() - D.last_msg_ns > D.spin_ns)
+        hold_busy(false); /* quiet for SLUICE_DSM_SPIN: a long wait or compute, no spinning */
     pthread_mutex_unlock(&D.lock);
     return n;
 }
