@@ -62,6 +62,28 @@ cl_int dist_call(int rank, int op, const uint64_t *args, int nargs, const void *
     return ret;
 }
 
+void dist_post(int rank, int op, const uint64_t *args, int nargs)
+{
+    if (rank == 0) {
+        dist_call(rank, op, args, nargs, NULL, 0, NULL);
+        return;
+    }
+    struct sluice_remote_req req;
+    memset(&req, 0, sizeof req);
+    req.op = (uint32_t)op;
+    for (int i = 0; i < nargs && i < SLUICE_REMOTE_NARGS; i++)
+        req.a[i] = args[i];
+    dist_sched_flush();
+    MPI_Comm comm = sluice_comm();
+    if (comm == MPI_COMM_NULL)
+        return;
+    pthread_mutex_lock(&dist_lock);
+    int rc = sluice_remote_send(comm, rank, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, NULL, 0);
+    if (rc != MPI_SUCCESS)
+        dist_fault_peer(rank, rc, "sending a request");
+    pthread_mutex_unlock(&dist_lock);
+}
+
 cl_int dist_call_v(int rank, int op, const uint64_t *args, int nargs, const void *payload, size_t len,
                    uint64_t *v0)
 {

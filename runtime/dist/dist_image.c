@@ -236,6 +236,8 @@ static cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, c
         struct sluice_remote_msg rep = {0};
         if ((err = dist_call(r, SLUICE_REMOTE_OBJ, a, 3, wire, sizeof wire, &rep)) != CL_SUCCESS)
             break;
+        if (im->elem == 0 && rep.bytes != NULL && rep.rep.nbytes == sizeof im->info)
+            memcpy(&im->info, rep.bytes, sizeof im->info); /* the first rank answers queries */
         free(rep.bytes);
         m->rid[r] = rep.rep.v[0];
         im->elem = (size_t)rep.rep.v[1];
@@ -313,32 +315,76 @@ static cl_int remote_info(int r, uint64_t op, uint64_t rid, cl_uint param, size_
     return err;
 }
 
+/* The image's answer to a query its creation answered, into v; returns its size (0: not one of
+ * those). */
+static size_t cached_info(const struct dist_image *im, cl_image_info param, unsigned char v[sizeof(size_t)])
+{
+    const struct sluice_remote_image_info *in = &im->info;
+    uint64_t z;
+    switch (param) {
+    case CL_IMAGE_NUM_MIP_LEVELS:
+    case CL_IMAGE_NUM_SAMPLES: {
+        cl_uint u = param == CL_IMAGE_NUM_MIP_LEVELS ? in->num_mip_levels : in->num_samples;
+        memcpy(v, &u, sizeof u);
+        return sizeof u;
+    }
+    case CL_IMAGE_ELEMENT_SIZE:
+        z = im->elem;
+        break;
+    case CL_IMAGE_ROW_PITCH:
+        z = in->row_pitch;
+        break;
+    case CL_IMAGE_SLICE_PITCH:
+        z = in->slice_pitch;
+        break;
+    case CL_IMAGE_WIDTH:
+        z = in->width;
+        break;
+    case CL_IMAGE_HEIGHT:
+        z = in->height;
+        break;
+    case CL_IMAGE_DEPTH:
+        z = in->depth;
+        break;
+    case CL_IMAGE_ARRAY_SIZE:
+        z = in->array_size;
+        break;
+    default:
+        return 0;
+    }
+    size_t n = (size_t)z;
+    memcpy(v, &n, sizeof n);
+    return sizeof n;
+}
+
+/* Answered on rank 0: what is known at creation (the program's format and buffer, the driver's
+ * sizes and pitches asked then). A buffer's, or an unknown parameter, goes to the owning rank. */
 static cl_int CL_API_CALL image_info(cl_mem mem, cl_image_info param, size_t size, void *value,
                                      size_t *size_ret)
 {
     struct dist_mem *m = (struct dist_mem *)mem;
     if (m == NULL)
         return CL_INVALID_MEM_OBJECT;
-    /* (a buffer too: the driver answers for it what it answers locally) */
-    if (param == CL_IMAGE_BUFFER && m->image != NULL) {
+    struct dist_image *im = m->image;
+    if (param == CL_IMAGE_BUFFER && im != NULL) {
         cl_mem buffer = m->parent != NULL && m->parent->image == NULL ? (cl_mem)m->parent : NULL;
         return dist_answer(&buffer, sizeof buffer, size, value, size_ret);
     }
-    /* Known here (the trace asks the element size of every image transfer): no round trip. */
-    if (param == CL_IMAGE_ELEMENT_SIZE && m->image != NULL)
-        return dist_answer(&m->image->elem, sizeof m->image->elem, size, value, size_ret);
-    if (param == CL_IMAGE_FORMAT && m->image != NULL)
-        return dist_answer(&m->image->format, sizeof m->image->format, size, value, size_ret);
+    if (param == CL_IMAGE_FORMAT && im != NULL)
+        return dist_answer(&im->format, sizeof im->format, size, value, size_ret);
     /* CL_MEM_USE_HOST_PTR with pitches: the program's memory is the image (the real ones have none). */
-    const cl_image_desc *d = m->image != NULL ? &m->image->desc : NULL;
-    if (d != NULL && m->host_ptr != NULL && d->image_row_pitch != 0 &&
+    const cl_image_desc *d = im != NULL ? &im->desc : NULL;
+    if (d != NULL && m->host_ptr != NULL && m->parent == NULL && d->image_row_pitch != 0 &&
         (param == CL_IMAGE_ROW_PITCH || param == CL_IMAGE_SLICE_PITCH)) {
         size_t v = param == CL_IMAGE_ROW_PITCH ? d->image_row_pitch
-                   : d->image_slice_pitch
-                       ? d->image_slice_pitch
-                       : d->image_row_pitch * (arrayed_1d(m->image) ? 1 : m->image->dims[1]);
+                   : d->image_slice_pitch      ? d->image_slice_pitch
+                                               : d->image_row_pitch * (arrayed_1d(im) ? 1 : im->dims[1]);
         return dist_answer(&v, sizeof v, size, value, size_ret);
     }
+    unsigned char v[sizeof(size_t)];
+    size_t n = im != NULL ? cached_info(im, param, v) : 0;
+    if (n > 0)
+        return dist_answer(v, n, size, value, size_ret);
     for_ranks(m->ctx, r) return remote_info(r, SLUICE_ROBJ_IMAGE_INFO, m->rid[r], param, size, value,
                                             size_ret);
     return CL_INVALID_MEM_OBJECT;
@@ -350,22 +396,18 @@ static bool same_format(const cl_image_format *a, const cl_image_format *b)
            a->image_channel_data_type == b->image_channel_data_type;
 }
 
-/* The formats every rank of the context supports, in the first rank's order. */
-static cl_int CL_API_CALL image_formats(cl_context context, cl_mem_flags flags, cl_mem_object_type type,
-                                        cl_uint num, cl_image_format *formats, cl_uint *num_ret)
+/* The formats every rank of the context supports for flags and type, in the first rank's order
+ * (*out: allocated, NULL when none). */
+static cl_int common_formats(struct dist_context *c, cl_mem_flags flags, cl_mem_object_type type,
+                             cl_image_format **out, size_t *nout)
 {
-    struct dist_context *c = (struct dist_context *)context;
-    if (c == NULL)
-        return CL_INVALID_CONTEXT;
-    if (num == 0 && formats != NULL)
-        return CL_INVALID_VALUE;
     cl_image_format *common = NULL;
     size_t n = 0;
     bool first = true;
     cl_int err = CL_SUCCESS;
     for_ranks(c, r)
     {
-        uint64_t a[4] = {SLUICE_ROBJ_IMAGE_FORMATS, c->rid[r], flags & ~(cl_mem_flags)RANK0_FLAGS, type};
+        uint64_t a[4] = {SLUICE_ROBJ_IMAGE_FORMATS, c->rid[r], flags, type};
         struct sluice_remote_msg rep = {0};
         if ((err = dist_call(r, SLUICE_REMOTE_OBJ, a, 4, NULL, 0, &rep)) != CL_SUCCESS) {
             free(rep.bytes);
@@ -390,13 +432,69 @@ static cl_int CL_API_CALL image_formats(cl_context context, cl_mem_flags flags, 
         n = k;
         free(rep.bytes);
     }
+    if (err != CL_SUCCESS) {
+        free(common);
+        common = NULL;
+        n = 0;
+    }
+    *out = common;
+    *nout = n;
+    return err;
+}
+
+/* A context's answers to clGetSupportedImageFormats, asked of its ranks once per flags and type
+ * (the conformance suite asks before every image it makes). */
+struct dist_formats {
+    cl_mem_flags flags;
+    cl_mem_object_type type;
+    size_t n;
+    cl_image_format *v;
+    struct dist_formats *next;
+};
+
+void dist_image_forget_formats(struct dist_context *c)
+{
+    while (c->formats != NULL) {
+        struct dist_formats *f = c->formats;
+        c->formats = f->next;
+        free(f->v);
+        free(f);
+    }
+}
+
+static cl_int CL_API_CALL image_formats(cl_context context, cl_mem_flags flags, cl_mem_object_type type,
+                                        cl_uint num, cl_image_format *formats, cl_uint *num_ret)
+{
+    struct dist_context *c = (struct dist_context *)context;
+    if (c == NULL)
+        return CL_INVALID_CONTEXT;
+    if (num == 0 && formats != NULL)
+        return CL_INVALID_VALUE;
+    flags &= ~(cl_mem_flags)RANK0_FLAGS; /* what the ranks are asked */
+    pthread_mutex_lock(&dist_lock);
+    struct dist_formats *f = c->formats;
+    while (f != NULL && !(f->flags == flags && f->type == type))
+        f = f->next;
+    cl_int err = CL_SUCCESS;
+    if (f == NULL) {
+        if ((f = calloc(1, sizeof *f)) == NULL) {
+            err = CL_OUT_OF_HOST_MEMORY;
+        } else if ((err = common_formats(c, flags, type, &f->v, &f->n)) != CL_SUCCESS) {
+            free(f);
+        } else {
+            f->flags = flags;
+            f->type = type;
+            f->next = c->formats;
+            c->formats = f;
+        }
+    }
     if (err == CL_SUCCESS) {
         if (formats != NULL)
-            memcpy(formats, common, (n < num ? n : num) * sizeof *formats);
+            memcpy(formats, f->v, (f->n < num ? f->n : num) * sizeof *formats);
         if (num_ret != NULL)
-            *num_ret = (cl_uint)n;
+            *num_ret = (cl_uint)f->n;
     }
-    free(common);
+    pthread_mutex_unlock(&dist_lock);
     return err;
 }
 

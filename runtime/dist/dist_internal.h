@@ -15,6 +15,7 @@
 #include "dist/dag.h"
 #include "dist/dist_cmds.h"
 #include "dql/dql.h"
+#include "serve/remote_image.h"
 #include "serve/remote_proto.h"
 
 #define DIST_MAX_RANKS 64
@@ -63,6 +64,7 @@ struct dist_context {
     cl_context_properties props[3]; /* CL_CONTEXT_PLATFORM, platform, 0 (or empty) */
     int nprops;
     uint64_t rid[DIST_MAX_RANKS];
+    struct dist_formats *formats; /* clGetSupportedImageFormats' answers (dist_image.c) */
 };
 
 struct dist_queue {
@@ -86,6 +88,7 @@ struct dist_image {
     cl_image_desc desc; /* as the program gave it (host pitches: CL_MEM_USE_HOST_PTR) */
     size_t elem;        /* bytes per pixel */
     size_t dims[3];
+    struct sluice_remote_image_info info; /* the first rank's driver's answers, asked at creation */
 };
 
 struct dist_mem {
@@ -215,6 +218,9 @@ cl_int dist_call(int rank, int op, const uint64_t *args, int nargs, const void *
                  struct sluice_remote_msg *out);
 cl_int dist_call_v(int rank, int op, const uint64_t *args, int nargs, const void *payload, size_t len,
                    uint64_t *v0);
+/* A request that wants no reply (a release with a2 = 1): sent in order with the others, and the
+ * program goes on at once instead of waiting a round trip. */
+void dist_post(int rank, int op, const uint64_t *args, int nargs);
 /* Generic INFO forward. */
 cl_int dist_info(int rank, int getter, uint64_t obj, uint64_t obj2, cl_uint param, size_t size, void *value,
                  size_t *size_ret);
@@ -258,6 +264,7 @@ void dist_native_install(struct sluice_cl_api *api);
 bool dist_native_program_there(int rank);
 /* dist_image.c: images and samplers (after dist_exec_install: it extends clEnqueueUnmapMemObject). */
 void dist_image_install(struct sluice_cl_api *api);
+void dist_image_forget_formats(struct dist_context *c); /* when the context goes */
 bool dist_sampler_is_live(const void *p);
 /* The geometry of a move of the whole image m (serve/remote_image.h), with packed host pitches. */
 void dist_image_whole(const struct dist_mem *m, size_t g[13]);

@@ -431,9 +431,12 @@ static void serve_loop(MPI_Comm comm)
                     memset(&out, 0, sizeof out); /* CL_SUCCESS now, done after the deferred commands */
                 else
                     sluice_remote_handle(&req, buf + sizeof req, &out);
-                int rc = checked(sluice_remote_send(comm, 0, SLUICE_REMOTE_TAG_REP, &out.rep, sizeof out.rep,
-                                                    out.bytes, (size_t)out.rep.nbytes),
-                                 0, "sending a reply");
+                bool reply = !(req.op == SLUICE_REMOTE_RELEASE && req.a[2] == 1);
+                int rc = !reply
+                             ? MPI_SUCCESS
+                             : checked(sluice_remote_send(comm, 0, SLUICE_REMOTE_TAG_REP, &out.rep,
+                                                          sizeof out.rep, out.bytes, (size_t)out.rep.nbytes),
+                                       0, "sending a reply");
                 free(out.bytes);
                 if (rc != MPI_SUCCESS) {
                     free(buf);

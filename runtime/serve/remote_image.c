@@ -18,6 +18,34 @@ static const struct sluice_cl_api *api(void)
     return &sluice_cl_loader_backend()->api;
 }
 
+/* The driver's answers for the image, in the creation's reply. */
+static cl_int image_info(cl_mem img, struct sluice_remote_image_info *in)
+{
+    static const cl_image_info sizes[] = {CL_IMAGE_ELEMENT_SIZE, CL_IMAGE_ROW_PITCH, CL_IMAGE_SLICE_PITCH,
+                                          CL_IMAGE_WIDTH,        CL_IMAGE_HEIGHT,    CL_IMAGE_DEPTH,
+                                          CL_IMAGE_ARRAY_SIZE};
+    uint64_t *to[] = {&in->elem,   &in->row_pitch, &in->slice_pitch, &in->width,
+                      &in->height, &in->depth,     &in->array_size};
+    cl_int err = CL_SUCCESS;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0] && err == CL_SUCCESS; i++) {
+        size_t v = 0;
+        err = api()->clGetImageInfo(img, sizes[i], sizeof v, &v, NULL);
+        *to[i] = v;
+    }
+    size_t mem = 0;
+    if (err == CL_SUCCESS)
+        err = api()->clGetMemObjectInfo(img, CL_MEM_SIZE, sizeof mem, &mem, NULL);
+    in->mem_size = mem;
+    cl_uint levels = 0, samples = 0;
+    if (err == CL_SUCCESS)
+        err = api()->clGetImageInfo(img, CL_IMAGE_NUM_MIP_LEVELS, sizeof levels, &levels, NULL);
+    if (err == CL_SUCCESS)
+        err = api()->clGetImageInfo(img, CL_IMAGE_NUM_SAMPLES, sizeof samples, &samples, NULL);
+    in->num_mip_levels = levels;
+    in->num_samples = samples;
+    return err;
+}
+
 static void create_image(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
 {
     cl_image_format fmt;
@@ -33,14 +61,17 @@ static void create_image(const uint64_t *a, const unsigned char *p, size_t len, 
     out->rep.ret = err;
     if (err != CL_SUCCESS)
         return;
-    size_t elem = 0;
-    out->rep.ret = api()->clGetImageInfo(img, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, NULL);
+    struct sluice_remote_image_info *in = calloc(1, sizeof *in);
+    out->rep.ret = in == NULL ? CL_OUT_OF_HOST_MEMORY : image_info(img, in);
     if (out->rep.ret != CL_SUCCESS) {
+        free(in);
         api()->clReleaseMemObject(img);
         return;
     }
     out->rep.v[0] = RID(img);
-    out->rep.v[1] = elem;
+    out->rep.v[1] = in->elem;
+    out->bytes = (unsigned char *)in;
+    out->rep.nbytes = sizeof *in;
 }
 
 static void formats(const uint64_t *a, struct sluice_remote_msg *out)

@@ -13,6 +13,13 @@
 
 #include "serve/remote_proto.h"
 
+/* What the driver answers for an image, asked once at its creation so that rank 0 answers the
+ * program's queries of it without a round trip (the clGetImageInfo values, CL_MEM_SIZE). */
+struct sluice_remote_image_info {
+    uint64_t elem, row_pitch, slice_pitch, width, height, depth, array_size, mem_size;
+    uint32_t num_mip_levels, num_samples;
+};
+
 /* The OBJ operations of images and samplers (remote_objects.h numbers them). */
 void sluice_remote_image_obj(const uint64_t *a, const unsigned char *p, size_t len,
                              struct sluice_remote_msg *out);

@@ -19,7 +19,7 @@ enum sluice_remote_obj_op {
                                   * sluice_remote_kernel_arg */
     /* Images and samplers (remote_image.c). */
     SLUICE_ROBJ_IMAGE_CREATE,   /* a1 ctx, a2 flags; bytes: cl_image_format, cl_image_desc -> v0 image,
-                                 * v1 its element size */
+                                 * v1 its element size, bytes: struct sluice_remote_image_info */
     SLUICE_ROBJ_IMAGE_FORMATS,  /* a1 ctx, a2 flags, a3 type -> v0 count, bytes: the formats */
     SLUICE_ROBJ_IMAGE_INFO,     /* a1 image, a2 param, a3 size -> v0 size, bytes: the value */
     SLUICE_ROBJ_SAMPLER_CREATE, /* a1 ctx, a2 0: bytes the properties (none: NULL), 1: clCreateSampler

@@ -69,7 +69,7 @@
     X(PROG_CREATE)      /* a0 ctx; bytes: source -> v0 program */                                            \
     X(PROG_BUILD)       /* a0 program, a1 ndev; bytes: device rids then options */                           \
     X(KERNEL_CREATE)    /* a0 program; bytes: name -> v0 kernel */                                           \
-    X(RELEASE)          /* a0 kind (SLUICE_CL_*), a1 rid */                                                  \
+    X(RELEASE)          /* a0 kind (SLUICE_CL_*), a1 rid, a2 1: no reply (rank 0 goes on at once) */         \
     X(SUBBUF)           /* a0 parent buffer, a1 flags, a2 origin, a3 size -> v0 buffer */                    \
     X(PROG_BINARY)      /* a0 program, a1 index among its devices -> bytes: that device's binary */          \
     X(PROG_FROM_BINARY) /* a0 ctx, a1 ndev; bytes: ndev x {rid, len}, then the binaries -> v0 program,       \

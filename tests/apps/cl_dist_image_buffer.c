@@ -117,6 +117,22 @@ int main(void)
     CHECK(clGetMemObjectInfo(ba, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, NULL));
     printf(", buffer references %u\n", refs);
 
+    /* queries programs repeat (the conformance suite's before every image), and images made and
+     * released in a loop */
+    size_t sum = 0;
+    for (int i = 0; i < 100; i++) {
+        cl_uint nf = 0;
+        size_t rp = 0, ms = 0;
+        CHECK(clGetSupportedImageFormats(ctx, CL_MEM_READ_ONLY, CL_MEM_OBJECT_IMAGE1D_BUFFER, 0, NULL, &nf));
+        CHECK(clGetImageInfo(ib, CL_IMAGE_ROW_PITCH, sizeof rp, &rp, NULL));
+        CHECK(clGetMemObjectInfo(ib, CL_MEM_SIZE, sizeof ms, &ms, NULL));
+        cl_mem tmp = image_of(ctx, 0, ba, W / 2, &err);
+        CHECK(err);
+        CHECK(clReleaseMemObject(tmp));
+        sum += nf + rp + ms;
+    }
+    printf("100 rounds of queries: %zu\n", sum);
+
     /* host write on device 0, read through the image by a kernel on device 1 */
     cl_program prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
     CHECK(err);

@@ -9,7 +9,8 @@
 # inherited flags, the buffer's reference count) and the codes of invalid creations. Output and
 # exit code must be those of as many local devices without sluice, on 1, 2 and 3 ranks, and with
 # SLUICE_OPENCL=on. On 3 ranks the trace shows the storage the kernel wrote through the image on
-# rank 1 going to rank 2 as the buffer's 16000 bytes, directly.
+# rank 1 going to rank 2 as the buffer's 16000 bytes, directly; on 2 ranks, that repeated image
+# queries and releases wait for no reply.
 export POCL_MAX_PTHREAD_COUNT=1
 app="$SLUICE_APPS_DIR/cl_dist_image_buffer"
 devices() { printf 'pthread%.0s ' $(seq "$1"); }
@@ -47,3 +48,13 @@ moves=$(grep -E 'MPI_(SEND|RECV) peer rank=' dump.txt | grep 'bytes=16000,' || t
 expect_contains "rank 1 sends the storage its kernel wrote through the image to rank 2" "rank 1 " \
   "$(grep 'MPI_SEND peer rank=2,' <<<"$moves")"
 expect_contains "rank 2 receives it from rank 1" "rank 2 " "$(grep 'MPI_RECV peer rank=1,' <<<"$moves")"
+
+# The program's 100 rounds of queries (supported formats, CL_IMAGE_ROW_PITCH, CL_MEM_SIZE) are
+# answered on rank 0 and its 100 releases wait for no reply: of rank 0's replies from rank 1 (tag
+# 0x5D01, runtime/mpi/tags.def) about 100 are the loop's image creations, the rest the setup's
+# (about 30); each query or release waiting for one again would add 400.
+"$SLUICE_BIN_DIR/sluice-trace" dump tr2 >dump2.txt
+replies=$(grep '^rank 0 ' dump2.txt | grep -c 'MSG_RECV peer rank=1, .*tag=23809' || true)
+echo "rank 0 waited for $replies replies on 2 ranks"
+[ "$replies" -ge 100 ] && [ "$replies" -lt 200 ] ||
+  fail "rank 0 waited for $replies replies from rank 1 (expected 100 creations and about 30 more)"
