@@ -128,7 +128,8 @@ size_t dist_dhdcr_slices(const void *host, size_t size, struct dist_dhdcr_slice 
         if (h->read_id == 0 || h->host >= p + size || p >= h->host + h->size)
             continue;
         int same = h->landed && h->snap != NULL && memcmp(h->snap, h->host, h->size) == 0;
-        out[n++] = (struct dist_dhdcr_slice){h->host, h->size, h->rank, h->root->rid[h->rank], h->off, same};
+        out[n++] = (struct dist_dhdcr_slice){h->host, h->size, h->root->ctx, h->rank, h->root->rid[h->rank],
+                                             h->off,  same};
     }
     pthread_mutex_unlock(&lock);
     return n;

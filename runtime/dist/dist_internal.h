@@ -310,6 +310,7 @@ int dist_dhdcr_source(const void *host, size_t size, int dst_rank, struct dist_d
 struct dist_dhdcr_slice {
     const unsigned char *host;
     size_t size;
+    const struct dist_context *ctx; /* the buffer's */
     int rank;
     uint64_t rid;
     size_t off;

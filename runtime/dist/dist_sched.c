@@ -1048,9 +1048,9 @@ static void held_tiles(struct held *h)
     struct sluice_dcr_slice d[64];
     size_t order[64];
     size_t n = dist_dhdcr_slices(h->send, h->len, s, 64);
-    for (size_t i = 0; i < n; i++)
-        d[i] =
-            (struct sluice_dcr_slice){(uint64_t)(uintptr_t)s[i].host, s[i].size, s[i].rank, s[i].unchanged};
+    for (size_t i = 0; i < n; i++) /* (a slice of another context's buffer: not readable for this write) */
+        d[i] = (struct sluice_dcr_slice){(uint64_t)(uintptr_t)s[i].host, s[i].size, s[i].rank,
+                                         s[i].unchanged && s[i].ctx == h->e->ctx};
     uint64_t tiles = sluice_dcr_tiling(d, n, (uint64_t)(uintptr_t)h->send, h->len, order);
     if (tiles == 0 || h->len > INT_MAX || (h->slices = malloc(n * sizeof *h->slices)) == NULL)
         return;
