@@ -5,6 +5,7 @@
 # Open MPI (cmake -S . -B build-ompi -DSLUICE_MPI=openmpi; that machine has no MPICH).
 #
 #   bench/dist_h200.sh [--build DIR] [--samples "cl_nbody ..."] [--gpu-query DQL] [--quick]
+#                      [--compare DIR]
 #
 #   1. one job, both ICDs on both ranks, SLUICE_DEVICES="SELECT ALL WHERE (node = 0 AND type =
 #      cpu) OR (node = 1 AND type = gpu)": the device list rank 0's program sees (the PoCL CPU of
@@ -15,7 +16,8 @@
 #      NVIDIA's ICD, so that its first platform is the GPU's): stdout must be identical ("same" /
 #      "DIFFERENT"); the sample on the local PoCL CPU is shown beside it for information;
 #   3. bench/dist_opencl.sh --no-scaling with the GPU as both the local device (no sluice) and the
-#      remote one (rank 1): the latency and bandwidth tables against raw Open MPI.
+#      remote one (rank 1): the latency and bandwidth tables against raw Open MPI (--compare DIR:
+#      also another build's libsluice.so in the same rounds, e.g. the tree before a change).
 # Exit status: 1 if a sample's remote output differs from the local one or a step fails, else 0.
 # The figures themselves never fail anything. --gpu-query replaces "type = gpu" in the queries
 # (for a rehearsal on a machine without a GPU, e.g. --gpu-query "type = cpu").
@@ -25,14 +27,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=${SLUICE_BUILD:-$here/../build-ompi}
 samples="cl_matmul_split cl_nbody cl_stencil2d cl_broadcast"
 gpu="type = gpu"
-quick=()
+opencl_opts=() # passed on to dist_opencl.sh
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --samples) samples=$2; shift 2 ;;
     --gpu-query) gpu=$2; shift 2 ;;
-    --quick) quick=(--quick); shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --quick) opencl_opts+=(--quick); shift ;;
+    --compare) opencl_opts+=(--compare "$2"); shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "dist_h200.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -158,7 +161,7 @@ if [ -z "$gpu_index" ]; then
   echo "  no local device of that type: skipped"
   status=1
 else
-  "$here/dist_opencl.sh" --build "$build" --no-scaling "${quick[@]}" --local-device "$gpu_index" \
+  "$here/dist_opencl.sh" --build "$build" --no-scaling "${opencl_opts[@]}" --local-device "$gpu_index" \
     --remote-query "$remote" | sed 's/^/  /'
 fi
 exit $status
