@@ -76,6 +76,21 @@ static void client_close_all(void)
         c->close_all();
 }
 
+/* Every message handler, registered with the transport before it starts. */
+static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
+static void register_handlers(void)
+{
+    commit_home_register();
+    commit_rank_register();
+    commit_twophase_register();
+}
+
+static int transport_start(void)
+{
+    pthread_once(&handlers_once, register_handlers);
+    return commit_transport_start();
+}
+
 /* The commit poller. In a multi-rank job it is installed at load, before the engine starts:
  * a rank that never writes may still be the home of a set, so once the program has made MPI
  * ready (MPI_Init) the engine starts here by itself and serves. It never initializes MPI. */
@@ -87,7 +102,7 @@ static int commit_poll(void *arg)
             return 0;
         pthread_mutex_lock(&commit_g.lock);
         int now_started = 0;
-        if (!commit_g.started && commit_transport_start() == 0) {
+        if (!commit_g.started && transport_start() == 0) {
             __atomic_store_n(&commit_g.started, 1, __ATOMIC_RELEASE);
             commit_members_adopt_locked();
             now_started = 1;
@@ -116,7 +131,7 @@ int commit_ensure_started(void)
     pthread_mutex_lock(&commit_g.lock);
     int rc = 0, now_started = 0;
     if (!commit_g.started) {
-        rc = commit_transport_start();
+        rc = transport_start();
         if (rc == 0) {
             __atomic_store_n(&commit_g.started, 1, __ATOMIC_RELEASE);
             commit_members_adopt_locked();

@@ -1079,7 +1079,7 @@ static void on_written(int src, struct cmsg *in)
         finish(c);
 }
 
-void commit_home_handle(int src, uint32_t type, struct cmsg *m)
+static void home_handle(int src, uint32_t type, struct cmsg *m)
 {
     __atomic_store_n(&quiet_flag, 0, __ATOMIC_RELAXED);
     switch (type) {
@@ -1174,6 +1174,14 @@ void commit_home_handle(int src, uint32_t type, struct cmsg *m)
     default:
         break;
     }
+}
+
+void commit_home_register(void)
+{
+    static const uint32_t types[] = {MSG_CLOSED, MSG_FLUSH,   MSG_UNLINK, MSG_QUERY,
+                                     MSG_OPENED, MSG_MEMBERS, MSG_WRITTEN};
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        commit_transport_on(types[i], home_handle);
 }
 
 /* ---- timers and exit -------------------------------------------------------------------------- */

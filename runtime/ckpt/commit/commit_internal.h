@@ -2,7 +2,8 @@
 /* Internals of the commit engine, shared by its files (not a contract with other parts).
  *
  *   commit_msg.c     message encoding and the transport: MPI point-to-point on sluice_comm(),
- *                    or an in-process loopback when the job has one process
+ *                    or an in-process loopback when the job has one process; it delivers
+ *                    each message type to the handler registered for it
  *   commit_member.c  the rank side: members this process closed and owns until committed,
  *                    the capture-facing calls of commit.h, and waiting for answers
  *   commit_home.c    the home side: set completion, planning, index/footer, atomic rename
@@ -71,6 +72,7 @@ enum commit_msg_type {
                        COMMIT_QUERY_PENDING if a commit is coming) once no closed version of
                        path is waiting for a commit; never forces one */
     MSG_OPENED,     /* rank -> home: {key}: this rank holds a member of the set open for writing */
+    MSG_TYPES       /* (the number of types + 1) */
 };
 
 struct cmsg {
@@ -100,10 +102,16 @@ int commit_transport_busy(void);
 int commit_transport_start(void);
 void commit_transport_stop(void);
 
-/* Dispatch of one received message (commit_member.c for rank-bound, commit_home.c for
- * home-bound types). */
-void commit_rank_handle(int src, uint32_t type, struct cmsg *m);
-void commit_home_handle(int src, uint32_t type, struct cmsg *m);
+/* Handlers register with the transport, which knows none of them: a received message of
+ * `type` goes to the handler registered for it (progress thread), one of an unregistered type
+ * is dropped with a warning. Registered before the transport starts (commit_exit.c). */
+typedef void (*commit_handler)(int src, uint32_t type, struct cmsg *m);
+void commit_transport_on(uint32_t type, commit_handler fn);
+/* Each side registers its own types: rank-bound (commit_member.c), home-bound
+ * (commit_home.c), the two-phase plan (twophase_exec.c). */
+void commit_rank_register(void);
+void commit_home_register(void);
+void commit_twophase_register(void);
 
 /* ---- process-wide state ------------------------------------------------------------------ */
 
@@ -217,8 +225,6 @@ void commit_twophase_note_node(int rank, uint64_t node);
  * nothing to shuffle). */
 int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_t block,
                           const struct commit_tp_member *m, size_t n, const int *ranks, int nranks);
-/* Participant: runs its part of the plan on the progress thread and answers MSG_WRITTEN. */
-void commit_twophase_handle(int home, struct cmsg *m);
 /* The staging file of this process's member `seq` in commit (home, id), or NULL. */
 const char *commit_member_stage_path(int home, uint32_t id, uint64_t seq);
 

@@ -818,7 +818,7 @@ static void on_flushed(struct cmsg *in)
     pthread_mutex_unlock(&commit_g.lock);
 }
 
-void commit_rank_handle(int src, uint32_t type, struct cmsg *m)
+static void rank_handle(int src, uint32_t type, struct cmsg *m)
 {
     switch (type) {
     case MSG_COLLECT:
@@ -836,6 +836,13 @@ void commit_rank_handle(int src, uint32_t type, struct cmsg *m)
     default:
         break;
     }
+}
+
+void commit_rank_register(void)
+{
+    static const uint32_t types[] = {MSG_COLLECT, MSG_WRITE, MSG_DONE, MSG_FLUSHED};
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        commit_transport_on(types[i], rank_handle);
 }
 
 /* Forked child: the parent still owns these (their memory is simply not reused). */

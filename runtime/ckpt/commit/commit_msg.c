@@ -161,31 +161,22 @@ int commit_transport_busy(void)
     return __atomic_load_n(&transport_pending, __ATOMIC_RELAXED) != 0;
 }
 
+static commit_handler handlers[MSG_TYPES];
+
+void commit_transport_on(uint32_t type, commit_handler fn)
+{
+    if (type > 0 && type < MSG_TYPES)
+        __atomic_store_n(&handlers[type], fn, __ATOMIC_RELEASE);
+}
+
 static void dispatch(int src, struct cmsg *m)
 {
     uint32_t type = cmsg_get_u32(m);
-    switch (type) {
-    case MSG_CLOSED:
-    case MSG_FLUSH:
-    case MSG_UNLINK:
-    case MSG_QUERY:
-    case MSG_OPENED:
-    case MSG_MEMBERS:
-    case MSG_WRITTEN:
-        commit_home_handle(src, type, m);
-        break;
-    case MSG_COLLECT:
-    case MSG_WRITE:
-    case MSG_DONE:
-    case MSG_FLUSHED:
-        commit_rank_handle(src, type, m);
-        break;
-    case MSG_TWOPHASE:
-        commit_twophase_handle(src, m);
-        break;
-    default:
+    commit_handler fn = type < MSG_TYPES ? __atomic_load_n(&handlers[type], __ATOMIC_ACQUIRE) : NULL;
+    if (fn)
+        fn(src, type, m);
+    else
         sluice_log_warn("checkpoint commit: ignored a message of unknown type %u from rank %d", type, src);
-    }
 }
 
 int commit_transport_poll(void)

@@ -627,8 +627,10 @@ static void install_fork_handler(void)
     pthread_atfork(NULL, NULL, forget_jobs_in_child);
 }
 
-void commit_twophase_handle(int home, struct cmsg *in)
+/* Participant: runs its part of the plan on the progress thread and answers MSG_WRITTEN. */
+static void twophase_handle(int home, uint32_t type, struct cmsg *in)
 {
+    (void)type;
     struct tp_job *j = calloc(1, sizeof(*j));
     if (!j)
         sluice_fatal(1, "checkpoint commit: out of memory for a two-phase job");
@@ -717,4 +719,9 @@ void commit_twophase_handle(int home, struct cmsg *in)
         poller_id = sluice_progress_add_poller(tp_poll, NULL);
     }
     tp_poll(NULL);
+}
+
+void commit_twophase_register(void)
+{
+    commit_transport_on(MSG_TWOPHASE, twophase_handle);
 }
