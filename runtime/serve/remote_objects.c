@@ -63,15 +63,28 @@ static char *with_arg_info(const char *opts)
     return s;
 }
 
+/* The lists of a compile or a link: a[2] devices, then a[3] programs (headers, inputs), then
+ * a[4] bytes of options (*opts, malloc'd; NULL when out of memory or short); *off is past them.
+ * False, with the reply's error set, when the lists do not fit. */
+static bool program_lists(const uint64_t *a, const unsigned char *p, size_t len, size_t *off, void **devs,
+                          void **progs, char **opts, struct sluice_remote_msg *out)
+{
+    *off = 0;
+    if (!ids(p, len, off, a[2], devs) || !ids(p, len, off, a[3], progs)) {
+        out->rep.ret = CL_INVALID_VALUE;
+        return false;
+    }
+    *opts = text(p, len, off, (size_t)a[4]);
+    return true;
+}
+
 static void compile(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
 {
     void *devs[MAX_IDS], *headers[MAX_IDS];
-    size_t off = 0;
-    if (!ids(p, len, &off, a[2], devs) || !ids(p, len, &off, a[3], headers)) {
-        out->rep.ret = CL_INVALID_VALUE;
+    size_t off;
+    char *opts;
+    if (!program_lists(a, p, len, &off, devs, headers, &opts, out))
         return;
-    }
-    char *opts = text(p, len, &off, (size_t)a[4]);
     char *full = opts ? with_arg_info(opts) : NULL;
     const char *names[MAX_IDS];
     for (uint64_t i = 0; i < a[3]; i++) {
@@ -97,12 +110,10 @@ static void link_programs(const uint64_t *a, const unsigned char *p, size_t len,
                           struct sluice_remote_msg *out)
 {
     void *devs[MAX_IDS], *inputs[MAX_IDS];
-    size_t off = 0;
-    if (!ids(p, len, &off, a[2], devs) || !ids(p, len, &off, a[3], inputs)) {
-        out->rep.ret = CL_INVALID_VALUE;
+    size_t off;
+    char *opts;
+    if (!program_lists(a, p, len, &off, devs, inputs, &opts, out))
         return;
-    }
-    char *opts = text(p, len, &off, (size_t)a[4]);
     cl_int err = CL_OUT_OF_HOST_MEMORY;
     cl_program prog = NULL;
     if (opts != NULL)

@@ -107,8 +107,8 @@ struct track *sluice_eng_track_of(uint64_t root)
     return t;
 }
 
-/* Drops finished uses, then adds to wl the ones a new use must wait for. */
-void sluice_eng_track_deps(struct track *t, int write, int transfer, cl_event *wl, size_t *n)
+/* Drops the uses of t whose events completed. */
+static void drop_finished_uses(struct track *t)
 {
     for (struct use **p = &t->uses; *p != NULL;) {
         struct use *u = *p;
@@ -116,12 +116,20 @@ void sluice_eng_track_deps(struct track *t, int write, int transfer, cl_event *w
             api()->clReleaseEvent(u->ev);
             *p = u->next;
             free(u);
-            continue;
+        } else {
+            p = &u->next;
         }
+    }
+}
+
+/* Drops finished uses, then adds to wl the ones a new use must wait for. */
+void sluice_eng_track_deps(struct track *t, int write, int transfer, cl_event *wl, size_t *n)
+{
+    drop_finished_uses(t);
+    for (struct use *u = t->uses; u != NULL; u = u->next) {
         int need = transfer ? (write || u->write) : (u->transfer && (u->write || write));
         if (need && *n < MAX_WAIT)
             wl[(*n)++] = u->ev;
-        p = &u->next;
     }
 }
 
@@ -130,16 +138,7 @@ void sluice_eng_track_prune(void)
 {
     for (struct track **pt = &tracks; *pt != NULL;) {
         struct track *t = *pt;
-        for (struct use **p = &t->uses; *p != NULL;) {
-            struct use *u = *p;
-            if (sluice_eng_done_event(u->ev)) {
-                api()->clReleaseEvent(u->ev);
-                *p = u->next;
-                free(u);
-            } else {
-                p = &u->next;
-            }
-        }
+        drop_finished_uses(t);
         if (t->uses == NULL) {
             *pt = t->next;
             free(t);
