@@ -207,17 +207,24 @@ static struct pooled { /* oldest first */
     bool ro;
 } pool[POOL_SLOTS];
 static size_t npool, pool_bytes;
+/* Double-mapped chains (two mappings each, never merged by the kernel): past MAX_SHARED, chains
+ * get one private mapping, so that a program with very many chains stays far from
+ * vm.max_map_count (65530 by default). */
+#define MAX_SHARED 4096
+static size_t nshared;
 
 static void unmap_views(unsigned char *buf, unsigned char *wbuf, size_t len)
 {
     munmap(buf, len);
-    if (wbuf != buf)
+    if (wbuf != buf) {
         munmap(wbuf, len);
+        nshared--;
+    }
 }
 
 static int map_views(size_t len, unsigned char **buf, unsigned char **wbuf)
 {
-    long fd = syscall(SYS_memfd_create, "sluice-dsm", MFD_CLOEXEC);
+    long fd = nshared < MAX_SHARED ? syscall(SYS_memfd_create, "sluice-dsm", MFD_CLOEXEC) : -1;
     if (fd >= 0) {
         void *u = MAP_FAILED, *w = MAP_FAILED;
         if (syscall(SYS_ftruncate, fd, (long)len) == 0) {
@@ -228,6 +235,7 @@ static int map_views(size_t len, unsigned char **buf, unsigned char **wbuf)
         if (u != MAP_FAILED && w != MAP_FAILED) {
             *buf = u;
             *wbuf = w;
+            nshared++;
             return 0;
         }
         if (u != MAP_FAILED)

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "dsm_world.h"
 
@@ -144,6 +145,24 @@ std::string perms(const void *p)
     return found;
 }
 
+// 's' for a shared mapping, 'p' for a private one (the 4th letter of its permissions).
+char mapping_kind(const void *p)
+{
+    uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512], mode[8];
+    unsigned long lo, hi;
+    char kind = '?';
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, mode) == 3 && a >= lo && a < hi) {
+            kind = mode[3];
+            break;
+        }
+    if (f)
+        fclose(f);
+    return kind;
+}
+
 // A read hit costs no system call: the pages stay read-only from one READ scope to the next,
 // and become writable only for a WRITE scope; the runtime fills them (from a message, from
 // another chain of the same chunk) through its own writable view, without unprotecting them.
@@ -196,6 +215,40 @@ TEST(DsmGuard, PagesStayReadOnlyBetweenReadScopesUntilSomethingWrites)
     EXPECT_EQ(perms(q2), "r--");
     EXPECT_EQ(q2[0], 0) << "chunk 49 was never written";
     ASSERT_EQ(sluice_dsm_release(e), 0);
+}
+
+// Past 4096 double-mapped chains, a chain gets one private mapping: still guarded, its fills
+// unprotect it, and its data stays right.
+TEST(DsmGuard, ChainsPastTheSharedLimitUseOnePrivateMapping)
+{
+    DsmWorld w(1, 0, 64);
+    dsm_guard_install();
+    std::vector<sluice_dsm_chain *> many;
+    for (unsigned long a = 0; a < 4096; a++) {
+        many.push_back(sluice_dsm_malloc(100000 + a, 64, SLUICE_DSM_MESI));
+        ASSERT_NE(sluice_dsm_read(many.back()), nullptr);
+        ASSERT_EQ(sluice_dsm_release(many.back()), 0);
+    }
+    EXPECT_EQ(mapping_kind(sluice_dsm_read(many[0])), 's') << "the first ones are shared";
+    sluice_dsm_release(many[0]);
+    sluice_dsm_chain *c = sluice_dsm_malloc(7, 64, SLUICE_DSM_MESI);
+    const char *p = static_cast<const char *>(sluice_dsm_read(c));
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(mapping_kind(p), 'p') << "one private mapping";
+    EXPECT_EQ(perms(p), "r--");
+    ASSERT_EQ(sluice_dsm_release(c), 0);
+    unsigned long addrs[] = {8, 7};
+    size_t size = 64;
+    sluice_dsm_chain *d = sluice_dsm_malloc_lst(addrs, 2, &size, 1, SLUICE_DSM_MESI);
+    char *q = static_cast<char *>(sluice_dsm_write(d));
+    ASSERT_NE(q, nullptr);
+    q[64] = 'z';
+    ASSERT_EQ(sluice_dsm_release(d), 0);
+    EXPECT_EQ(perms(p), "rw-") << "unprotected for the copy";
+    ASSERT_EQ(sluice_dsm_read(c), p);
+    EXPECT_EQ(p[0], 'z');
+    EXPECT_EQ(perms(p), "r--");
+    ASSERT_EQ(sluice_dsm_release(c), 0);
 }
 
 TEST(DsmMisuseDeathTest, AWriteAfterTheReadScopeEndedStopsTheProgramNamingTheChain)
