@@ -188,6 +188,8 @@ static void times_of(struct eng_cmd *c, struct sluice_remote_done *d)
 
 static void free_cmd(struct eng_cmd *c)
 {
+    if (c->status < 0) /* its events may still be on notify lists (remote_tracking.c) */
+        sluice_eng_hold_failed(c);
     if (c->ev != NULL)
         api()->clReleaseEvent(c->ev);
     if (c->map_ev != NULL)
@@ -256,6 +258,7 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
     if (now - last_prune > 100000000) { /* every 100 ms */
         last_prune = now;
         sluice_eng_track_prune();
+        sluice_eng_held_sweep();
     }
     int active = 0;
     size_t asked = 0;

@@ -95,6 +95,8 @@ void sluice_eng_track_prune(void);
 cl_event sluice_eng_remote_dep(uint64_t id, cl_context ctx, int *none);
 int sluice_eng_failed_dep(uint64_t id);
 void sluice_eng_failed_add(uint64_t id, int64_t status);
+void sluice_eng_hold_failed(struct eng_cmd *c); /* takes a failed command's events and wait list */
+void sluice_eng_held_sweep(void);
 void sluice_eng_forget_notified(void);
 
 /* remote_commands.c */

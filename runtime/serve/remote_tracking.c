@@ -2,7 +2,8 @@
 /* What the command engine tracks (remote_engine.h): its commands in flight (by id, for the wait
  * lists of later ones), the uses of each buffer (so that a coherence transfer and the uses around
  * it are ordered), the user events standing for other ranks' commands (set when rank 0 NOTIFYs),
- * and the commands known failed. */
+ * the commands known failed, and the events of failed commands kept until nothing can still
+ * notify them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,16 @@ static struct track *tracks;
 static struct rdep *rdeps;
 static struct failed *failures;
 static struct failed *notified; /* NOTIFYs that came while commands were deferred */
+
+/* The events of a failed command (ev[0..nheld)) and every event that may still notify them
+ * (ev[nheld..n)), all retained, until the sweep after the one that saw those done. */
+struct held {
+    size_t n, nheld;
+    int seen;
+    struct held *next;
+    cl_event ev[];
+};
+static struct held *held;
 
 void sluice_eng_forget_notified(void)
 {
@@ -262,5 +273,83 @@ void sluice_eng_failed_add(uint64_t id, int64_t status)
     if (f != NULL) {
         *f = (struct failed){id, status, failures};
         failures = f;
+    }
+}
+
+/* A command failed by its wait list while another event of that list was still running stays on
+ * that event's notify list: PoCL before 7.0 keeps it there without a reference (pocl_create_event_sync
+ * in lib/CL/pocl_util.c; fixed by PoCL commit 15b5538e0, "event: add retain event during event
+ * sync"), and pocl_broadcast (lib/CL/devices/common.c) locks it when that event finishes. Freeing
+ * it before then aborts a PoCL worker in pocl_lock_events_inorder ("Invalid argument") or notifies
+ * whatever event took its memory. So a failed command's events are kept until every event that
+ * may list them is done: its own wait list, every event of a command in flight (the queue's and
+ * the buffers' implicit dependencies are among them) and every user event not set yet. PoCL sets
+ * an event's status before it broadcasts (pocl_update_event_finished), so they are released one
+ * sweep (100 ms) after all of those were seen done. Takes c's events and wait list. */
+static void hold_add(struct held *h, size_t cap, cl_event e, int retain)
+{
+    if (e == NULL || h->n >= cap) /* (cap counts every event that can come) */
+        return;
+    if (retain && (sluice_eng_done_event(e) || api()->clRetainEvent(e) != CL_SUCCESS))
+        return;
+    h->ev[h->n++] = e;
+}
+
+void sluice_eng_hold_failed(struct eng_cmd *c)
+{
+    if (c->ev == NULL && c->map_ev == NULL && c->piece_ev == NULL)
+        return; /* failed before anything was enqueued */
+    size_t cap = 2 + c->npieces + c->nwait;
+    for (struct eng_cmd *d = sluice_eng_all; d != NULL; d = d->next)
+        cap += 2 + (d->piece_ev != NULL ? d->npieces : 0);
+    for (struct rdep *r = rdeps; r != NULL; r = r->next)
+        cap++;
+    struct held *h = malloc(sizeof *h + cap * sizeof(cl_event));
+    if (h == NULL) { /* out of memory: its events stay (never released) rather than freed too early */
+        c->ev = c->map_ev = NULL;
+        free(c->piece_ev);
+        c->piece_ev = NULL;
+        return;
+    }
+    *h = (struct held){0, 0, 0, held};
+    hold_add(h, cap, c->ev, 0);
+    hold_add(h, cap, c->map_ev, 0);
+    for (size_t i = 0; c->piece_ev != NULL && i < c->npieces; i++)
+        hold_add(h, cap, c->piece_ev[i], 0);
+    h->nheld = h->n;
+    c->ev = c->map_ev = NULL;
+    free(c->piece_ev);
+    c->piece_ev = NULL;
+    for (size_t i = 0; i < c->nwait; i++)
+        hold_add(h, cap, c->wait[i], 0); /* its references move here */
+    c->nwait = 0;
+    for (struct eng_cmd *d = sluice_eng_all; d != NULL; d = d->next) {
+        hold_add(h, cap, d->ev, 1);
+        hold_add(h, cap, d->map_ev, 1);
+        for (size_t i = 0; d->piece_ev != NULL && i < d->npieces; i++)
+            hold_add(h, cap, d->piece_ev[i], 1);
+    }
+    for (struct rdep *r = rdeps; r != NULL; r = r->next)
+        hold_add(h, cap, r->ue, 1);
+    held = h;
+}
+
+/* Every 100 ms (sluice_engine_progress). */
+void sluice_eng_held_sweep(void)
+{
+    for (struct held **p = &held; *p != NULL;) {
+        struct held *h = *p;
+        if (!h->seen) {
+            size_t i = h->nheld;
+            while (i < h->n && sluice_eng_done_event(h->ev[i]))
+                i++;
+            h->seen = i == h->n;
+            p = &h->next;
+            continue;
+        }
+        for (size_t i = 0; i < h->n; i++)
+            api()->clReleaseEvent(h->ev[i]);
+        *p = h->next;
+        free(h);
     }
 }

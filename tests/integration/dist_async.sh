@@ -4,7 +4,8 @@
 # profiling times (rank 0's clock), that a long remote kernel enqueued non-blocking returns in far
 # less than its run time, that kernels on ranks 1 and 2 overlap, that a kernel waiting for another
 # rank's starts after it ended, that user events gate kernels on two remote ranks (a negative status
-# fails them), and that a non-blocking read lands in the program's memory with one callback. The
+# fails them), that a non-blocking read lands in the program's memory with one callback, and that a
+# marker failed by a user event while a long kernel it waits for runs fails at once. The
 # trace has the command DAG: nodes with their rank, edges. The issue 5 sample with user events on an
 # out-of-order queue prints under distributed OpenCL what it prints locally, and so do the rect
 # variants.
@@ -18,7 +19,7 @@ cat async.out
 expect_eq "cl_dist_async on 3 ranks: exit code" 0 "$rc"
 [ ! -s async.err ] || fail "stderr not empty: $(head -5 async.err)"
 if grep -q FAILED async.out; then fail "a check failed: $(grep FAILED async.out)"; fi
-expect_eq "every check printed" 8 "$(grep -c ': ok$' async.out)"
+expect_eq "every check printed" 9 "$(grep -c ': ok$' async.out)"
 
 "$SLUICE_BIN_DIR/sluice-trace" dump tr >dump.txt
 nodes=$(grep -c 'CL_DAG_NODE' dump.txt || true)

@@ -4,7 +4,8 @@
 # aggregators' write-behind thread (several rounds per aggregator, the trace on, the restart read
 # back with another rank count), and distributed OpenCL through the scheduler of rank 0 and the
 # serving ranks (copies and fills between ranks' devices, work split over every rank's device,
-# then only a remote device: callbacks coming back from it, four host threads at once). Any report
+# user events failing commands on serving ranks while other events of their wait lists run, then
+# only a remote device: callbacks coming back from it, four host threads at once). Any report
 # fails the test; so does wrong output.
 source "$SOURCE_DIR/tests/integration/tsan_lib.bash"
 app=$SLUICE_APPS_DIR/ckpt_sized
@@ -33,6 +34,11 @@ expect_contains "cl_dist_copy_fill: copies and fills right" "wrong=0" "$(cat "cl
 tsan_clean "cl_multi_device, 3 ranks" 3 "$SLUICE_APPS_DIR/cl_multi_device"
 expect_contains "cl_multi_device: three devices" "devices: 3" "$(cat "cl_multi_device, 3 ranks.out")"
 expect_contains "cl_multi_device: work split right" "wrong=0" "$(cat "cl_multi_device, 3 ranks.out")"
+# Its fourth check: a command failed while another event of its wait list runs, whose event the
+# serving rank must keep until that one finished (PoCL's worker locks it then). "untimed": its
+# two checks that depend on the machine's load only print their figures.
+tsan_clean "cl_dist_async, 3 ranks" 3 "$SLUICE_APPS_DIR/cl_dist_async" untimed
+expect_eq "cl_dist_async: every check passed" 7 "$(grep -c ': ok$' "cl_dist_async, 3 ranks.out")"
 # Only rank 1's device: every call goes to the serving rank, callbacks come back from it.
 export SLUICE_DEVICES="SELECT ALL WHERE node = 1"
 tsan_clean "cl_events_callbacks, 2 ranks" 2 "$SLUICE_APPS_DIR/cl_events_callbacks"
