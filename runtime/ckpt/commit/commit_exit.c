@@ -37,6 +37,14 @@ void commit_members_adopt_locked(void);                        /* commit_member.
 MPI_Comm commit_transport_comm(void);                          /* commit_msg.c */
 void commit_home_reset_counts(void);                           /* commit_home.c */
 
+/* The engine's process-wide state (commit_internal.h), set up, reset after fork and torn
+ * down here, beside the start-up and exit code that owns its life. */
+struct commit_state commit_g = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .cv = PTHREAD_COND_INITIALIZER,
+    .size = 1,
+};
+
 static struct sluice_pattern_set patterns;
 static int engine_enabled;
 static int flush_failed;         /* -errno of a failed exit flush: never retried alone */

@@ -11,7 +11,8 @@
  *                    offsets (the step that the two-phase writer replaces)
  *   commit_fs.c      file-system calls through the real libc (SLUICE_REAL), traced
  *   commit_read.c    reads of committed or staged members for capture
- *   commit_exit.c    exit-time flush, hooks, start-up, capture's registered hooks
+ *   commit_exit.c    the engine's state (commit_g), start-up, exit-time flush, hooks, the
+ *                    handlers' registration, capture's registered hooks
  *   twophase_home.c  the two-phase path, home side: aggregators, the plan's inputs
  *   twophase_exec.c  the two-phase path, participants: running their part of the plan
  *                    (the plan itself is pure and lives below, in ckpt/twophase/)
@@ -113,7 +114,7 @@ void commit_rank_register(void);
 void commit_home_register(void);
 void commit_twophase_register(void);
 
-/* ---- process-wide state ------------------------------------------------------------------ */
+/* ---- process-wide state (commit_exit.c) -------------------------------------------------- */
 
 struct commit_state {
     pthread_mutex_t lock;

@@ -26,12 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-struct commit_state commit_g = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-    .cv = PTHREAD_COND_INITIALIZER,
-    .size = 1,
-};
-
 static struct commit_member *members; /* newest last */
 
 /* Open members whose current bytes an fsync committed: if the program closes one without
