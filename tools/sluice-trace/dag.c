@@ -234,6 +234,132 @@ static int by_rank_id(const void *a, const void *b)
     return by_id(a, b);
 }
 
+/* What dag reads from a trace set: the DAG's nodes and edges, the rewrites, the collectives. */
+struct dag_read {
+    struct node *n;
+    struct edge *e;
+    struct rewrite *rw;
+    struct coll *co;
+    size_t nn, ne, cn, ce, nrw, crw, nco, cco;
+    uint64_t made[NOPS], done[NOPS]; /* collectives of each operation; commands replaced */
+    size_t last[NOPS];               /* 1 + the index in co of each operation's latest */
+};
+
+static void read_event(struct dag_read *d, const struct sluice_trace_file *f,
+                       const struct sluice_tf_event *ev, const int k[4])
+{
+    if ((int)ev->kind == k[3] && ev->c >= 2 && ev->c <= 5) { /* CL_DIST_DATA of a collective */
+        enum op op = ev->c == 2 ? OP_BCAST : ev->c == 3 ? OP_SCATTER : ev->c == 4 ? OP_GATHER : OP_ALLGATHER;
+        d->co = grow_array(d->co, &d->cco, d->nco + 1, sizeof *d->co);
+        d->co[d->nco++] = (struct coll){op, ++d->made[op], ev->b, ev->a, 0};
+        d->last[op] = d->nco;
+    } else if ((int)ev->kind == k[2]) { /* CL_DCR */
+        const char *name = sluice_trace_file_string(f, ev->a);
+        enum op op = OP_BCAST;
+        while (op < OP_OTHER && !(name && strcmp(name, ops[op].name) == 0))
+            op++;
+        /* a collective's commands follow its CL_DIST_DATA record on rank 0 */
+        uint64_t group = is_coll(op) && d->last[op] ? d->co[d->last[op] - 1].number : 0;
+        if (group)
+            d->co[d->last[op] - 1].cmds++;
+        d->done[op]++;
+        d->rw = grow_array(d->rw, &d->crw, d->nrw + 1, sizeof *d->rw);
+        d->rw[d->nrw++] = (struct rewrite){ev->b, op, (int64_t)ev->c, group};
+    } else if ((int)ev->kind == k[0]) { /* CL_DAG_NODE */
+        d->n = grow_array(d->n, &d->cn, d->nn + 1, sizeof *d->n);
+        const char *kind = sluice_trace_file_string(f, ev->c);
+        d->n[d->nn++] = (struct node){ev->a, (int64_t)ev->b, kind ? kind : "?", ev->dur_ns,
+                                      (ev->flags & SLUICE_EVF_ERROR) != 0};
+    } else if ((int)ev->kind == k[1]) { /* CL_DAG_EDGE */
+        d->e = grow_array(d->e, &d->ce, d->ne + 1, sizeof *d->e);
+        d->e[d->ne++] = (struct edge){ev->a, ev->b, ev->c};
+    }
+}
+
+static void read_set(struct dag_read *d, const struct trace_set *set)
+{
+    for (size_t i = 0; i < set->nfiles; i++) {
+        const struct sluice_trace_file *f = set->files[i];
+        const int k[4] = {trace_kind_number(f, "CL_DAG_NODE"), trace_kind_number(f, "CL_DAG_EDGE"),
+                          trace_kind_number(f, "CL_DCR"), trace_kind_number(f, "CL_DIST_DATA")};
+        for (size_t t = 0; t < f->nthreads; t++)
+            for (uint64_t j = 0; j < f->threads[t].info.events; j++)
+                read_event(d, f, &f->threads[t].events[j], k);
+    }
+}
+
+static void make_title(const struct dag_read *d, const char *what, char *title, size_t len)
+{
+    const uint64_t *made = d->made, *done = d->done;
+    int used = snprintf(title, len,
+                        "%s: %zu commands, %zu dependencies; rewritten: %" PRIu64 " writes into %" PRIu64
+                        " broadcast%s, %" PRIu64 " writes into %" PRIu64 " scatter%s, %" PRIu64
+                        " reads into %" PRIu64 " gather%s, %" PRIu64 " writes into %" PRIu64
+                        " allgather%s (collective replacement), %" PRIu64 " by copy removal",
+                        what, d->nn, d->ne, done[OP_BCAST], made[OP_BCAST], made[OP_BCAST] == 1 ? "" : "s",
+                        done[OP_SCATTER], made[OP_SCATTER], made[OP_SCATTER] == 1 ? "" : "s", done[OP_GATHER],
+                        made[OP_GATHER], made[OP_GATHER] == 1 ? "" : "s", done[OP_ALLGATHER],
+                        made[OP_ALLGATHER], made[OP_ALLGATHER] == 1 ? "" : "s", done[OP_P2P]);
+    if (done[OP_OTHER] && used > 0 && (size_t)used < len)
+        snprintf(title + used, len - (size_t)used, ", %" PRIu64 " by an unknown rewrite", done[OP_OTHER]);
+}
+
+/* The output stream: a file, stdout for "-", or for an .svg a pipe into Graphviz's dot, which
+ * writes the SVG itself (*pid is then dot's). */
+static FILE *open_out(const char *out, pid_t *pid)
+{
+    size_t ol = strlen(out);
+    *pid = -1;
+    if (!(ol > 4 && strcmp(out + ol - 4, ".svg") == 0))
+        return strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
+    int fds[2] = {-1, -1};
+    if (pipe(fds) == 0 && (*pid = fork()) == 0) {
+        dup2(fds[0], 0);
+        close(fds[0]);
+        close(fds[1]);
+        execlp("dot", "dot", "-Tsvg", "-o", out, (char *)NULL);
+        fprintf(stderr, "sluice-trace dag: an .svg needs Graphviz's dot (Debian: graphviz): %s\n",
+                strerror(errno));
+        _exit(127);
+    }
+    if (*pid <= 0)
+        return NULL;
+    close(fds[0]);
+    return fdopen(fds[1], "w");
+}
+
+static int write_graph(struct dag_read *d, const char *out, const char *title, uint64_t lo, uint64_t hi)
+{
+    int status = 0;
+    pid_t pid;
+    FILE *o = open_out(out, &pid);
+    if (!o) {
+        perror(out);
+        status = 1;
+    } else {
+        /* Clusters want the nodes of one rank together; edges want lookups by id. */
+        qsort(d->n, d->nn, sizeof *d->n, by_rank_id);
+        struct node *byid = malloc(sizeof *d->n * d->nn);
+        if (byid) {
+            memcpy(byid, d->n, sizeof *d->n * d->nn);
+            qsort(byid, d->nn, sizeof *d->n, by_id);
+        }
+        if (d->nrw > 1)
+            qsort(d->rw, d->nrw, sizeof *d->rw, rewrite_by_id);
+        write_dot(o, d->n, byid, d->nn, d->e, d->ne, d->rw, d->nrw, d->co, d->nco, lo, hi, title);
+        free(byid);
+        if (o != stdout && fclose(o) != 0)
+            status = 1;
+    }
+    if (pid > 0) {
+        int st;
+        waitpid(pid, &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            status = 1;
+    }
+    return status;
+}
+
 int dag_main(int argc, char **argv)
 {
     static const struct option opts[] = {{"from", required_argument, NULL, 'f'},
@@ -244,151 +370,36 @@ int dag_main(int argc, char **argv)
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+f:t:h", opts, NULL)) != -1) {
-        if (c == 'f' || c == 't') {
-            if (parse_id(optarg, c == 'f' ? &lo : &hi) != 0) {
-                fprintf(stderr, "sluice-trace dag: --%s wants a command id, not '%s'\n",
-                        c == 'f' ? "from" : "to", optarg);
-                return 2;
-            }
-        } else {
+        if (c != 'f' && c != 't')
             return trace_opt_help(c, usage);
+        if (parse_id(optarg, c == 'f' ? &lo : &hi) != 0) {
+            fprintf(stderr, "sluice-trace dag: --%s wants a command id, not '%s'\n", c == 'f' ? "from" : "to",
+                    optarg);
+            return 2;
         }
     }
     if (trace_args_missing(argc - optind, 2, "dag", "wants an output and a trace folder or file", usage))
         return 2;
     const char *out = argv[optind++];
-    size_t ol = strlen(out);
-    bool svg = ol > 4 && strcmp(out + ol - 4, ".svg") == 0;
     struct trace_set set;
     if (trace_set_open(&set, argv + optind, argc - optind, "dag", stderr) != 0)
         return 1;
-    struct node *n = NULL;
-    struct edge *e = NULL;
-    struct rewrite *rw = NULL;
-    struct coll *co = NULL;
-    size_t nn = 0, ne = 0, cn = 0, ce = 0, nrw = 0, crw = 0, nco = 0, cco = 0;
-    uint64_t made[NOPS] = {0}, done[NOPS] = {0}; /* collectives of each operation; commands replaced */
-    size_t last[NOPS] = {0};                     /* 1 + the index in co of each operation's latest */
-    for (size_t i = 0; i < set.nfiles; i++) {
-        const struct sluice_trace_file *f = set.files[i];
-        int k_node = trace_kind_number(f, "CL_DAG_NODE"), k_edge = trace_kind_number(f, "CL_DAG_EDGE");
-        int k_dcr = trace_kind_number(f, "CL_DCR"), k_data = trace_kind_number(f, "CL_DIST_DATA");
-        for (size_t t = 0; t < f->nthreads; t++)
-            for (uint64_t k = 0; k < f->threads[t].info.events; k++) {
-                const struct sluice_tf_event *ev = &f->threads[t].events[k];
-                if ((int)ev->kind == k_data && ev->c >= 2 && ev->c <= 5) {
-                    enum op op = ev->c == 2   ? OP_BCAST
-                                 : ev->c == 3 ? OP_SCATTER
-                                 : ev->c == 4 ? OP_GATHER
-                                              : OP_ALLGATHER;
-                    co = grow_array(co, &cco, nco + 1, sizeof *co);
-                    co[nco++] = (struct coll){op, ++made[op], ev->b, ev->a, 0};
-                    last[op] = nco;
-                } else if ((int)ev->kind == k_dcr) {
-                    const char *name = sluice_trace_file_string(f, ev->a);
-                    enum op op = OP_BCAST;
-                    while (op < OP_OTHER && !(name && strcmp(name, ops[op].name) == 0))
-                        op++;
-                    /* a collective's commands follow its CL_DIST_DATA record on rank 0 */
-                    uint64_t group = is_coll(op) && last[op] ? co[last[op] - 1].number : 0;
-                    if (group)
-                        co[last[op] - 1].cmds++;
-                    done[op]++;
-                    rw = grow_array(rw, &crw, nrw + 1, sizeof *rw);
-                    rw[nrw++] = (struct rewrite){ev->b, op, (int64_t)ev->c, group};
-                } else if ((int)ev->kind == k_node) {
-                    if (nn == cn) {
-                        cn = cn ? cn * 2 : 64;
-                        struct node *g = realloc(n, sizeof *n * cn);
-                        if (!g)
-                            exit(1);
-                        n = g;
-                    }
-                    const char *kind = sluice_trace_file_string(f, ev->c);
-                    n[nn++] = (struct node){ev->a, (int64_t)ev->b, kind ? kind : "?", ev->dur_ns,
-                                            (ev->flags & SLUICE_EVF_ERROR) != 0};
-                } else if ((int)ev->kind == k_edge) {
-                    if (ne == ce) {
-                        ce = ce ? ce * 2 : 64;
-                        struct edge *g = realloc(e, sizeof *e * ce);
-                        if (!g)
-                            exit(1);
-                        e = g;
-                    }
-                    e[ne++] = (struct edge){ev->a, ev->b, ev->c};
-                }
-            }
-    }
+    struct dag_read d = {0};
+    read_set(&d, &set);
     int status = 0;
-    if (nn == 0) {
+    if (d.nn == 0) {
         fprintf(stderr, "sluice-trace dag: no DAG nodes in the trace (a run with SLUICE_OPENCL=distributed "
                         "records them on rank 0)\n");
         status = 1;
     } else {
         char title[768];
-        int used =
-            snprintf(title, sizeof title,
-                     "%s: %zu commands, %zu dependencies; rewritten: %" PRIu64 " writes into %" PRIu64
-                     " broadcast%s, %" PRIu64 " writes into %" PRIu64 " scatter%s, %" PRIu64
-                     " reads into %" PRIu64 " gather%s, %" PRIu64 " writes into %" PRIu64
-                     " allgather%s (collective replacement), %" PRIu64 " by copy removal",
-                     argv[optind], nn, ne, done[OP_BCAST], made[OP_BCAST], made[OP_BCAST] == 1 ? "" : "s",
-                     done[OP_SCATTER], made[OP_SCATTER], made[OP_SCATTER] == 1 ? "" : "s", done[OP_GATHER],
-                     made[OP_GATHER], made[OP_GATHER] == 1 ? "" : "s", done[OP_ALLGATHER], made[OP_ALLGATHER],
-                     made[OP_ALLGATHER] == 1 ? "" : "s", done[OP_P2P]);
-        if (done[OP_OTHER] && used > 0 && (size_t)used < sizeof title)
-            snprintf(title + used, sizeof title - (size_t)used, ", %" PRIu64 " by an unknown rewrite",
-                     done[OP_OTHER]);
-        FILE *o = NULL;
-        int fds[2] = {-1, -1};
-        pid_t pid = -1;
-        if (svg) {
-            /* dot reads the graph from a pipe and writes the SVG itself */
-            if (pipe(fds) == 0 && (pid = fork()) == 0) {
-                dup2(fds[0], 0);
-                close(fds[0]);
-                close(fds[1]);
-                execlp("dot", "dot", "-Tsvg", "-o", out, (char *)NULL);
-                fprintf(stderr, "sluice-trace dag: an .svg needs Graphviz's dot (Debian: graphviz): %s\n",
-                        strerror(errno));
-                _exit(127);
-            }
-            if (pid > 0) {
-                close(fds[0]);
-                o = fdopen(fds[1], "w");
-            }
-        } else {
-            o = strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
-        }
-        if (!o) {
-            perror(out);
-            status = 1;
-        } else {
-            /* Clusters want the nodes of one rank together; edges want lookups by id. */
-            qsort(n, nn, sizeof *n, by_rank_id);
-            struct node *byid = malloc(sizeof *n * nn);
-            if (byid) {
-                memcpy(byid, n, sizeof *n * nn);
-                qsort(byid, nn, sizeof *n, by_id);
-            }
-            if (nrw > 1)
-                qsort(rw, nrw, sizeof *rw, rewrite_by_id);
-            write_dot(o, n, byid, nn, e, ne, rw, nrw, co, nco, lo, hi, title);
-            free(byid);
-            if (o != stdout && fclose(o) != 0)
-                status = 1;
-        }
-        if (pid > 0) {
-            int st;
-            waitpid(pid, &st, 0);
-            if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-                status = 1;
-        }
+        make_title(&d, argv[optind], title, sizeof title);
+        status = write_graph(&d, out, title, lo, hi);
     }
-    free(n);
-    free(e);
-    free(rw);
-    free(co);
+    free(d.n);
+    free(d.e);
+    free(d.rw);
+    free(d.co);
     if (set.unreadable || set.incomplete)
         status = 1;
     trace_set_free(&set);
