@@ -35,6 +35,11 @@ void dist_alive_check(int rank, uint64_t since, const char *what);
 /* A message came from `rank` (its DONE records): after a line about its silence, one more says it
  * answers again. */
 void dist_alive_heard(int rank);
+/* The end of the job (dist_role.c): no more pings; returns how many went to `rank`. */
+uint64_t dist_alive_stop(int rank);
+/* Receives what is left of the `sent` pongs `rank` says it sent (its answer to END), for at most
+ * 5 s, so that none is left unreceived at MPI_Finalize. */
+void dist_alive_drain(int rank, uint64_t sent);
 
 /* Rank 0's enumeration: device `name` belongs to `rank`. Kept so that a fault line names what the
  * rank served. */

@@ -51,21 +51,40 @@ bool sluice_cl_dist_backend(const struct sluice_cl_backend *be)
     return be == &dist_backend;
 }
 
+/* The final handshake, before MPI is finalized: END tells each serving rank how many liveness
+ * pings it was sent (none follow), the rank finishes what is in flight, receives them all and
+ * answers last with the number of pongs it sent, which rank 0 then receives (dist_alive.c): no
+ * message of distributed OpenCL is left unreceived when MPI_Finalize comes. */
 static void end_servers(void)
 {
     if (!active)
         return;
     MPI_Comm comm = sluice_comm();
-    struct sluice_remote_req req;
-    memset(&req, 0, sizeof req);
-    req.op = SLUICE_REMOTE_END;
     pthread_mutex_lock(&dist_lock);
     for (int r = 1; r < world && comm != MPI_COMM_NULL; r++) {
+        struct sluice_remote_req req;
+        memset(&req, 0, sizeof req);
+        req.op = SLUICE_REMOTE_END;
+        req.a[0] = dist_alive_stop(r);
         MPI_Send(&req, sizeof req, MPI_BYTE, r, SLUICE_REMOTE_TAG_REQ, comm);
         sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)r, sizeof req, SLUICE_REMOTE_TAG_REQ);
     }
     active = false;
     pthread_mutex_unlock(&dist_lock);
+    /* Not under dist_lock: the scheduler's callbacks may need it while the ranks finish. */
+    for (int r = 1; r < world && comm != MPI_COMM_NULL; r++) {
+        unsigned char *buf = NULL;
+        size_t len = 0;
+        int rc = sluice_remote_recv(comm, r, SLUICE_REMOTE_TAG_REP, &buf, &len);
+        if (rc != MPI_SUCCESS)
+            dist_fault_peer(r, rc, "ending the job");
+        struct sluice_remote_rep rep;
+        memset(&rep, 0, sizeof rep);
+        if (len >= sizeof rep)
+            memcpy(&rep, buf, sizeof rep);
+        free(buf);
+        dist_alive_drain(r, rep.v[0]);
+    }
 }
 
 static bool distributed_mode(void)

@@ -348,8 +348,10 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
 
 /* A serving rank's ping thread: answers rank 0's liveness pings (dist_alive.c) at once, even
  * while the serving loop is busy in a long build or command, so that only a stopped or wedged
- * rank stays silent. It naps 20 ms between probes (a ping is due after 2 s of waiting). */
+ * rank stays silent. It naps 20 ms between probes (a ping is due after 2 s of waiting). The
+ * counts make the end clean (end_job). */
 static int pong_stop;
+static uint64_t pings_got, pongs_sent;
 
 static void *pong_main(void *arg)
 {
@@ -361,9 +363,12 @@ static void *pong_main(void *arg)
         if (flag) {
             uint64_t t = 0;
             if (MPI_Recv(&t, sizeof t, MPI_BYTE, 0, SLUICE_REMOTE_TAG_PING, comm, MPI_STATUS_IGNORE) !=
-                    MPI_SUCCESS ||
-                MPI_Send(&t, sizeof t, MPI_BYTE, 0, SLUICE_REMOTE_TAG_PONG, comm) != MPI_SUCCESS)
+                MPI_SUCCESS)
                 break;
+            pings_got++;
+            if (MPI_Send(&t, sizeof t, MPI_BYTE, 0, SLUICE_REMOTE_TAG_PONG, comm) != MPI_SUCCESS)
+                break;
+            pongs_sent++;
             continue;
         }
         struct timespec nap = {0, 20000000};
@@ -372,7 +377,31 @@ static void *pong_main(void *arg)
     return NULL;
 }
 
-static void serve_loop(MPI_Comm comm);
+/* After END, the ping thread joined: receives the pings of the `pings` rank 0 sent (END says how
+ * many; none follow) that the thread had not, then answers END last with the pongs sent
+ * (dist_role.c receives them). Bounded: the pings were sent before END. */
+static void end_job(MPI_Comm comm, uint64_t pings)
+{
+    uint64_t t0 = sluice_now_ns();
+    while (pings_got < pings && sluice_now_ns() - t0 < 5000000000ull) {
+        int flag = 0;
+        if (checked(MPI_Iprobe(0, SLUICE_REMOTE_TAG_PING, comm, &flag, MPI_STATUS_IGNORE), 0,
+                    "ending the job") != MPI_SUCCESS)
+            return;
+        uint64_t t = 0;
+        if (flag &&
+            checked(MPI_Recv(&t, sizeof t, MPI_BYTE, 0, SLUICE_REMOTE_TAG_PING, comm, MPI_STATUS_IGNORE), 0,
+                    "ending the job") == MPI_SUCCESS)
+            pings_got++;
+        else if (!flag)
+            sluice_remote_nap(1000000);
+    }
+    struct sluice_remote_rep rep = {.v = {pongs_sent, pings_got}};
+    checked(sluice_remote_send(comm, 0, SLUICE_REMOTE_TAG_REP, &rep, sizeof rep, NULL, 0), 0,
+            "ending the job");
+}
+
+static bool serve_loop(MPI_Comm comm, uint64_t *pings);
 
 void sluice_remote_serve(MPI_Comm comm)
 {
@@ -380,16 +409,19 @@ void sluice_remote_serve(MPI_Comm comm)
     pong_comm = comm;
     pthread_t pong;
     int have_pong = pthread_create(&pong, NULL, pong_main, &pong_comm) == 0;
-    serve_loop(comm);
+    uint64_t pings = 0;
+    bool ended = serve_loop(comm, &pings);
     __atomic_store_n(&pong_stop, 1, __ATOMIC_RELEASE);
     if (have_pong)
         pthread_join(pong, NULL);
+    if (ended)
+        end_job(comm, pings);
 }
 
 /* Serving ranks: requests from rank 0 in order; object calls answered at once, commands handed
  * to the engine; finished commands reported in batches. After END, what is in flight finishes
  * first (commands waiting for a NOTIFY that cannot come any more fail). */
-static void serve_loop(MPI_Comm comm)
+static bool serve_loop(MPI_Comm comm, uint64_t *pings)
 {
     prctl(PR_SET_TIMERSLACK, 1000UL); /* 1 us: the default 50 us would be most of a round trip */
     uint64_t last = sluice_now_ns();
@@ -405,7 +437,7 @@ static void serve_loop(MPI_Comm comm)
             size_t len = 0;
             if (checked(sluice_remote_recv(comm, 0, SLUICE_REMOTE_TAG_REQ, &buf, &len), 0,
                         "receiving a request") != MPI_SUCCESS)
-                return;
+                return false;
             progress = 1;
             struct sluice_remote_req req;
             if (len < sizeof req) {
@@ -417,6 +449,7 @@ static void serve_loop(MPI_Comm comm)
                 req.nbytes = len - sizeof req;
             if (req.op == SLUICE_REMOTE_END) {
                 ending = 1;
+                *pings = req.a[0];
                 sluice_engine_abandon();
             } else if (req.op == SLUICE_REMOTE_PING) {
                 sluice_remote_set_chunk((size_t)req.a[0]); /* before any command: pieces cut alike */
@@ -443,7 +476,7 @@ static void serve_loop(MPI_Comm comm)
                 free(out.bytes);
                 if (rc != MPI_SUCCESS) {
                     free(buf);
-                    return;
+                    return false;
                 }
             } else {
                 sluice_engine_command(&req, buf + sizeof req);
@@ -456,12 +489,12 @@ static void serve_loop(MPI_Comm comm)
         if (n > 0 &&
             checked(MPI_Send(done, (int)(n * sizeof done[0]), MPI_BYTE, 0, SLUICE_REMOTE_TAG_DONE, comm), 0,
                     "sending completions") != MPI_SUCCESS)
-            return;
+            return false;
         if (n > 0)
             sluice_trace_record(SLUICE_EV_MSG_SEND, 0, t_send, 0, 0, n * sizeof done[0],
                                 SLUICE_REMOTE_TAG_DONE);
         if (ending && sluice_engine_inflight() == 0)
-            return;
+            return true;
         uint64_t waited = sluice_now_ns() - last;
         int data = sluice_engine_data_active();
         if (progress || moved) {

@@ -89,7 +89,7 @@
     X(NOTIFY)      /* a0 command id (of another rank, or a user event), a1 its status: wakes waiters */      \
     X(PING)        /* a0 rank 0's SLUICE_DIST_CHUNK -> TAG_CLOCK message: the engine's clock */              \
     X(OBJ)         /* a0 operation (remote_objects.h): programs from IL, compile, link... */                 \
-    X(END)         /* rank 0's program ended: serve no more */                                               \
+    X(END)         /* rank 0's program ended (a0: pings sent): serve no more, answer last */                 \
     X(GROUP)       /* a0 rank mask: create the communicator of those ranks now (collective replacement) */
 
 enum sluice_remote_op {

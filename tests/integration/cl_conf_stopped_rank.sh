@@ -4,7 +4,9 @@
 # tests/apps/cl_dist_fault looping kernels on every device: after 5 s one line names the silent
 # rank and what rank 0 waits for; a rank continued (SIGCONT) answers again and the program ends
 # normally; a rank still stopped after SLUICE_DIST_TIMEOUT ends the job with the documented
-# fault line and exit code 86 (docs/FAULTS.md), within the bound, leaving no process.
+# fault line and exit code 86 (docs/FAULTS.md), within the bound, leaving no process. A rank
+# stopped for a while and continued leaves no liveness message unreceived at MPI_Finalize (stdout
+# is the program's: UCX would print there).
 export POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=1
 app="$SLUICE_APPS_DIR/cl_dist_fault"
 export STOP_TEST_TAG="cl_conf_stopped_rank.$$"
@@ -66,3 +68,23 @@ expect_eq "continued: the program's exit code" 0 "$rc"
 expect_contains "continued: the line named the rank" "serving rank 2" "$(grep 'has not answered' continued.err)"
 expect_contains "continued: it answers again" "serving rank 2 answers again" "$(cat continued.err)"
 expect_contains "continued: the program ended normally" "rounds=" "$(cat continued.out)"
+# Rank 0 pinged the stopped rank every 2 s; the pongs came after the reply they were for. Left
+# unreceived, UCX prints "unexpected tag-receive descriptor ... was not matched" on stdout at
+# MPI_Finalize: the end of the job receives them (dist_alive_drain), so stdout is the program's.
+expect_eq "continued: stdout is the program's two lines (no message unreceived at MPI_Finalize)" \
+  "running devices=3|rounds=" "$(sed 's/^rounds=.*/rounds=/' continued.out | paste -sd'|')"
+
+# 3. Stopped for 3 s (one ping, its pong after the reply), five times: the same clean end.
+for i in 1 2 3 4 5; do
+  run_and_stop short$i 4
+  sleep 3
+  kill -CONT "$(rank_pid 2)"
+  set +e
+  wait "$job"
+  rc=$?
+  set -e
+  expect_eq "short$i: the program's exit code" 0 "$rc"
+  expect_eq "short$i: stdout is the program's two lines" "running devices=3|rounds=" \
+    "$(sed 's/^rounds=.*/rounds=/' short$i.out | paste -sd'|')"
+done
+echo "ok: a rank stopped for 7 s, and 5 times for 3 s, leaves no message unreceived at the end"
