@@ -291,35 +291,70 @@ struct dist_platform *dist_platform_of_rank(int rank, uint64_t rid)
     return NULL;
 }
 
+/* Takes the next `n` bytes of the reply `m` at *off; false if the reply ends before them. */
+static bool take(const struct sluice_remote_msg *m, size_t *off, void *dst, size_t n)
+{
+    if (*off > m->rep.nbytes || n > m->rep.nbytes - *off)
+        return false;
+    memcpy(dst, m->bytes + *off, n);
+    *off += n;
+    return true;
+}
+
+/* The strings of a received descriptor end inside their arrays. */
+static void terminate_strings(struct sluice_dql_device *d)
+{
+#define TERM_STR(id) d->id[sizeof d->id - 1] = '\0';
+#define TERM_NUM(id)
+#define TERM_SIZE(id)
+#define TERM_BOOL(id)
+#define TERM_TYPE(id)
+#define TERM_COMPUTED(id)
+#define SLUICE_DQL_ATTR(id, alias, kind, source, meaning) TERM_##kind(id)
+#include "dql/dql_attrs.def"
+#undef SLUICE_DQL_ATTR
+}
+
+/* A rank's device list that ends inside a record (another sluice on that rank, a broken reply)
+ * would give devices made of garbage: the job ends with one line naming the rank. */
+__attribute__((noreturn)) static void cut_short(int rank, size_t nbytes, size_t off, const char *record)
+{
+    char why[256];
+    snprintf(why, sizeof why,
+             "listing its OpenCL devices (its reply of %zu bytes ends inside %s at byte %zu)", nbytes, record,
+             off);
+    dist_fault_peer(rank, MPI_ERR_TRUNCATE, why);
+}
+
 /* Asks every rank, in rank order, for its platforms and devices: rank order is device order
- * within a merged platform. */
+ * within a merged platform. The received size (MPI_Get_count, dist_call) bounds every record. */
 static void enumerate(void)
 {
     for (int r = 0; r < world; r++) {
         struct sluice_remote_msg m;
         cl_int ret = dist_call(r, SLUICE_REMOTE_ENUM, NULL, 0, NULL, 0, &m);
         size_t off = 0;
-        while (ret == CL_SUCCESS && off + sizeof(struct sluice_remote_enum_platform) <= m.rep.nbytes) {
+        while (ret == CL_SUCCESS && off < m.rep.nbytes) {
             struct sluice_remote_enum_platform rec;
-            memcpy(&rec, m.bytes + off, sizeof rec);
-            off += sizeof rec;
+            if (!take(&m, &off, &rec, sizeof rec))
+                cut_short(r, (size_t)m.rep.nbytes, off, "a platform's record");
             rec.name[sizeof rec.name - 1] = '\0';
             struct dist_platform *p = platform_named(rec.name, r, rec.rid);
             if (p != NULL)
                 p->rids[r] = rec.rid;
-            for (uint64_t d = 0;
-                 d < rec.ndev && off + sizeof(struct sluice_remote_enum_device) <= m.rep.nbytes; d++) {
+            for (uint64_t d = 0; d < rec.ndev; d++) {
                 struct sluice_remote_enum_device dr;
-                memcpy(&dr, m.bytes + off, sizeof dr);
-                off += sizeof dr;
                 struct sluice_dql_device *desc = malloc(sizeof *desc);
-                if (desc != NULL && off + sizeof *desc <= m.rep.nbytes)
-                    memcpy(desc, m.bytes + off, sizeof *desc);
-                off += sizeof *desc;
+                if (!take(&m, &off, &dr, sizeof dr) || (desc != NULL && !take(&m, &off, desc, sizeof *desc)))
+                    cut_short(r, (size_t)m.rep.nbytes, off, "a device's record");
+                if (desc == NULL) {
+                    off += sizeof *desc; /* out of memory: this device is left out */
+                    continue;
+                }
+                terminate_strings(desc);
                 struct dist_device *dev =
                     p != NULL && p->ndev < DIST_MAX_DEVICES ? calloc(1, sizeof *dev) : NULL;
-                if (dev == NULL || desc == NULL) {
-                    free(dev);
+                if (dev == NULL) {
                     free(desc);
                     continue;
                 }
