@@ -11,23 +11,14 @@
 #include "cl/object.h"
 #include "dist/dist_internal.h"
 
-/* What a command uses of its buffers: for the DAG (directory ids, parent-relative ranges) and
- * for the engine of its rank (the root buffer there). Grown as needed: a kernel may take any
- * number of buffers. */
-struct uses {
-    size_t n, cap;
-    struct sluice_dag_access *dag;
-    struct sluice_remote_access *wire;
-};
-
-static void uses_free(struct uses *u)
+void dist_uses_free(struct dist_uses *u)
 {
     free(u->dag);
     free(u->wire);
 }
 
-static cl_int use(struct uses *u, struct dist_mem *m, int rank, size_t off, size_t size, bool write,
-                  bool write_all)
+cl_int dist_use(struct dist_uses *u, struct dist_mem *m, int rank, size_t off, size_t size, bool write,
+                bool write_all)
 {
     if (u->n == u->cap) {
         size_t cap = u->cap ? 2 * u->cap : 4;
@@ -40,12 +31,18 @@ static cl_int use(struct uses *u, struct dist_mem *m, int rank, size_t off, size
         u->wire = w;
         u->cap = cap;
     }
+    if (m->image != NULL && m->image->padded)
+        write_all = false; /* a 2D image of a buffer does not write the bytes between its rows */
     cl_int r = dist_coh_acquire(m, rank, off, size, write, write_all);
     if (r != CL_SUCCESS)
         return r;
     struct dist_mem *root = m;
     for (; root->parent != NULL; root = root->parent)
         off += root->origin;
+    if (root->image != NULL) { /* the directory's unit (dist_coherence.c) */
+        off = 0;
+        size = 1;
+    }
     if (write)
         dist_dhdcr_forget_range(root, off, size); /* host copies of these bytes are stale now */
     u->dag[u->n] =
@@ -64,7 +61,7 @@ static cl_int check_range(const struct dist_mem *m, size_t off, size_t size, con
     return CL_SUCCESS;
 }
 
-static cl_int check_wait(cl_uint n, const cl_event *evs)
+cl_int dist_check_wait(cl_uint n, const cl_event *evs)
 {
     if ((n == 0) != (evs == NULL))
         return CL_INVALID_EVENT_WAIT_LIST;
@@ -74,8 +71,8 @@ static cl_int check_wait(cl_uint n, const cl_event *evs)
     return CL_SUCCESS;
 }
 
-static struct dist_cmd command(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait, const cl_event *wl,
-                               const struct uses *u)
+struct dist_cmd dist_command(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait, const cl_event *wl,
+                             const struct dist_uses *u)
 {
     struct dist_cmd c;
     memset(&c, 0, sizeof c);
@@ -94,7 +91,7 @@ static struct dist_cmd command(struct dist_queue *q, dist_cmd_kind kind, cl_uint
 }
 
 /* Hands the record to the program (or drops it), after waiting for it when the call blocks. */
-static cl_int finish_call(cl_int r, struct dist_event *e, bool blocking, cl_event *event)
+cl_int dist_finish_call(cl_int r, struct dist_event *e, bool blocking, cl_event *event)
 {
     if (r == CL_SUCCESS && blocking && e != NULL && dist_sched_wait_event(e) < 0)
         r = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
@@ -122,7 +119,7 @@ static cl_int empty_command(struct dist_queue *q, dist_cmd_kind kind, bool block
 {
     struct dist_event *e = NULL;
     cl_int r = marker_cmd(q, kind, nwait, wl, &e, NULL, NULL);
-    return finish_call(r, e, blocking, event);
+    return dist_finish_call(r, e, blocking, event);
 }
 
 /* clEnqueueWriteBuffer and clEnqueueReadBuffer: the data goes straight from the program's pointer
@@ -140,14 +137,14 @@ static cl_int host_transfer(cl_command_queue queue, cl_mem buffer, cl_bool block
     if (r == CL_SUCCESS && m->ctx != q->ctx)
         r = CL_INVALID_CONTEXT;
     if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+        r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
     if (empty)
         return empty_command(q, write ? DIST_CMD_EMPTY_WRITE : DIST_CMD_EMPTY_READ, blocking, nwait, wl,
                              event);
     int rank = q->dev->rank;
-    struct uses u = {0};
+    struct dist_uses u = {0};
     struct dist_event *e = NULL;
     struct dist_dhdcr_src src;
     pthread_mutex_lock(&dist_lock);
@@ -163,9 +160,10 @@ static cl_int host_transfer(cl_command_queue queue, cl_mem buffer, cl_bool block
         memcpy(staged, ptr, size);
         blocking = false;
     }
-    r = use(&u, m, rank, off, size, write, write);
+    r = dist_use(&u, m, rank, off, size, write, write);
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, write ? DIST_CMD_WRITE_BUFFER : DIST_CMD_READ_BUFFER, nwait, wl, &u);
+        struct dist_cmd c =
+            dist_command(q, write ? DIST_CMD_WRITE_BUFFER : DIST_CMD_READ_BUFFER, nwait, wl, &u);
         c.a[0] = m->rid[rank];
         c.a[1] = off;
         c.a[2] = size;
@@ -202,8 +200,8 @@ static cl_int host_transfer(cl_command_queue queue, cl_mem buffer, cl_bool block
     }
     pthread_mutex_unlock(&dist_lock);
     free(staged);
-    uses_free(&u);
-    return finish_call(r, e, blocking, event);
+    dist_uses_free(&u);
+    return dist_finish_call(r, e, blocking, event);
 }
 
 static cl_int CL_API_CALL write_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t off,
@@ -223,7 +221,8 @@ static cl_int CL_API_CALL read_buffer(cl_command_queue queue, cl_mem buffer, cl_
 /* Kernel arguments are snapshotted at enqueue and travel with the command: buffers made valid
  * on the rank first (a buffer the kernel declares const or __constant, or one created
  * CL_MEM_READ_ONLY, is read; every other one is taken as written). */
-static cl_int pack_args(struct dist_kernel *k, int rank, struct uses *u, unsigned char **out, size_t *len)
+static cl_int pack_args(struct dist_kernel *k, int rank, struct dist_uses *u, unsigned char **out,
+                        size_t *len)
 {
     size_t cap = 0;
     for (cl_uint i = 0; i < k->nargs; i++) {
@@ -240,7 +239,7 @@ static cl_int pack_args(struct dist_kernel *k, int rank, struct uses *u, unsigne
         struct sluice_remote_karg ka = {(uint32_t)a->kind, 0, a->size, 0};
         if (a->kind == 1) {
             bool ro = a->read_only || (a->mem->flags & CL_MEM_READ_ONLY) != 0;
-            cl_int r = use(u, a->mem, rank, 0, a->mem->size, !ro, false);
+            cl_int r = dist_use(u, a->mem, rank, 0, a->mem->size, !ro, false);
             if (r != CL_SUCCESS) {
                 free(p);
                 return r;
@@ -280,14 +279,14 @@ static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_u
     int empty = 0;
     cl_int r = dist_validate_ndrange(q, k, dims, offset, global, local, &empty);
     if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+        r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
     static const size_t none[3] = {0, 0, 0};
     if (empty && global == NULL)
         global = none; /* no work-item (OpenCL 2.1+): the device's queue still orders the command */
     int rank = q->dev->rank;
-    struct uses u = {0};
+    struct dist_uses u = {0};
     struct dist_event *e = NULL;
     unsigned char *args = NULL;
     size_t alen = 0;
@@ -307,7 +306,7 @@ static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_u
             }
             memcpy(bytes, v, vlen);
             memcpy(bytes + vlen, args, alen);
-            struct dist_cmd c = command(q, DIST_CMD_NDRANGE_KERNEL, nwait, wl, &u);
+            struct dist_cmd c = dist_command(q, DIST_CMD_NDRANGE_KERNEL, nwait, wl, &u);
             c.a[0] = k->rid[rank];
             c.a[1] = dims;
             c.a[2] = (offset ? 0u : 1u) | (local ? 0u : 4u);
@@ -320,8 +319,8 @@ static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_u
     }
     pthread_mutex_unlock(&dist_lock);
     free(args);
-    uses_free(&u);
-    return finish_call(r, e, false, event);
+    dist_uses_free(&u);
+    return dist_finish_call(r, e, false, event);
 }
 
 /* Copy: the source is read and the destination written on the queue's rank. */
@@ -342,25 +341,25 @@ static cl_int CL_API_CALL copy_buffer(cl_command_queue queue, cl_mem src, cl_mem
     if (r == CL_SUCCESS && s == d && (src_off < dst_off ? dst_off - src_off : src_off - dst_off) < size)
         r = CL_MEM_COPY_OVERLAP;
     if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+        r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
     int rank = q->dev->rank;
-    struct uses u = {0};
+    struct dist_uses u = {0};
     struct dist_event *e = NULL;
     pthread_mutex_lock(&dist_lock);
-    r = use(&u, s, rank, src_off, size, false, false);
+    r = dist_use(&u, s, rank, src_off, size, false, false);
     if (r == CL_SUCCESS)
-        r = use(&u, d, rank, dst_off, size, true, true);
+        r = dist_use(&u, d, rank, dst_off, size, true, true);
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, DIST_CMD_COPY_BUFFER, nwait, wl, &u);
+        struct dist_cmd c = dist_command(q, DIST_CMD_COPY_BUFFER, nwait, wl, &u);
         uint64_t a[5] = {s->rid[rank], d->rid[rank], src_off, dst_off, size};
         memcpy(c.a, a, sizeof a);
         r = submit(&c, &e);
     }
     pthread_mutex_unlock(&dist_lock);
-    uses_free(&u);
-    return finish_call(r, e, false, event);
+    dist_uses_free(&u);
+    return dist_finish_call(r, e, false, event);
 }
 
 static cl_int CL_API_CALL fill_buffer(cl_command_queue queue, cl_mem buffer, const void *pattern,
@@ -379,18 +378,18 @@ static cl_int CL_API_CALL fill_buffer(cl_command_queue queue, cl_mem buffer, con
     if (r == CL_SUCCESS && m->ctx != q->ctx)
         r = CL_INVALID_CONTEXT;
     if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+        r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
     if (empty)
         return empty_command(q, DIST_CMD_EMPTY_FILL, false, nwait, wl, event);
     int rank = q->dev->rank;
-    struct uses u = {0};
+    struct dist_uses u = {0};
     struct dist_event *e = NULL;
     pthread_mutex_lock(&dist_lock);
-    r = use(&u, m, rank, off, size, true, true);
+    r = dist_use(&u, m, rank, off, size, true, true);
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, DIST_CMD_FILL_BUFFER, nwait, wl, &u);
+        struct dist_cmd c = dist_command(q, DIST_CMD_FILL_BUFFER, nwait, wl, &u);
         c.a[0] = m->rid[rank];
         c.a[1] = off;
         c.a[2] = size;
@@ -399,8 +398,8 @@ static cl_int CL_API_CALL fill_buffer(cl_command_queue queue, cl_mem buffer, con
         r = submit(&c, &e);
     }
     pthread_mutex_unlock(&dist_lock);
-    uses_free(&u);
-    return finish_call(r, e, false, event);
+    dist_uses_free(&u);
+    return dist_finish_call(r, e, false, event);
 }
 
 /* Rect variants: commands in the DAG like the others; the directory acquires the enclosing byte
@@ -458,7 +457,7 @@ static cl_int rect_check(struct dist_queue *q, struct dist_mem *m, struct geom *
     if (r == CL_SUCCESS && m->ctx != q->ctx)
         r = CL_INVALID_CONTEXT;
     if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+        r = dist_check_wait(nwait, wl);
     return r;
 }
 
@@ -486,12 +485,12 @@ static cl_int CL_API_CALL read_rect(cl_command_queue queue, cl_mem buffer, cl_bo
         rect->row_pitch = G.g[11];
         rect->slice_pitch = G.g[12];
     }
-    struct uses u = {0};
+    struct dist_uses u = {0};
     struct dist_event *e = NULL;
     pthread_mutex_lock(&dist_lock);
-    r = use(&u, m, rank, G.lo, G.hi - G.lo, false, false);
+    r = dist_use(&u, m, rank, G.lo, G.hi - G.lo, false, false);
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, DIST_CMD_READ_BUFFER_RECT, nwait, wl, &u);
+        struct dist_cmd c = dist_command(q, DIST_CMD_READ_BUFFER_RECT, nwait, wl, &u);
         c.a[0] = m->rid[rank];
         c.a[2] = rank != 0 ? G.packed : 0;
         c.recv = rect != NULL ? (void *)rect->tmp : ptr;
@@ -507,8 +506,8 @@ static cl_int CL_API_CALL read_rect(cl_command_queue queue, cl_mem buffer, cl_bo
         free(rect->tmp);
         free(rect);
     }
-    uses_free(&u);
-    return finish_call(r, e, blocking, event);
+    dist_uses_free(&u);
+    return dist_finish_call(r, e, blocking, event);
 }
 
 static cl_int CL_API_CALL write_rect(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
@@ -536,12 +535,12 @@ static cl_int CL_API_CALL write_rect(cl_command_queue queue, cl_mem buffer, cl_b
         if (!busy)
             dist_rect_pack(tmp, ptr, G.g);
     }
-    struct uses u = {0};
+    struct dist_uses u = {0};
     struct dist_event *e = NULL;
     pthread_mutex_lock(&dist_lock);
-    r = use(&u, m, rank, G.lo, G.hi - G.lo, true, false);
+    r = dist_use(&u, m, rank, G.lo, G.hi - G.lo, true, false);
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, DIST_CMD_WRITE_BUFFER_RECT, nwait, wl, &u);
+        struct dist_cmd c = dist_command(q, DIST_CMD_WRITE_BUFFER_RECT, nwait, wl, &u);
         c.a[0] = m->rid[rank];
         c.a[2] = rank != 0 ? G.packed : 0;
         c.send = tmp != NULL ? (const void *)tmp : ptr;
@@ -555,8 +554,8 @@ static cl_int CL_API_CALL write_rect(cl_command_queue queue, cl_mem buffer, cl_b
     }
     pthread_mutex_unlock(&dist_lock);
     free(tmp);
-    uses_free(&u);
-    return finish_call(r, e, blocking, event);
+    dist_uses_free(&u);
+    return dist_finish_call(r, e, blocking, event);
 }
 
 static cl_int CL_API_CALL copy_rect(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *so,
@@ -575,18 +574,18 @@ static cl_int CL_API_CALL copy_rect(cl_command_queue queue, cl_mem src, cl_mem d
     if (r == CL_SUCCESS && (s->ctx != q->ctx || d->ctx != q->ctx))
         r = CL_INVALID_CONTEXT;
     if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+        r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
     int rank = q->dev->rank;
-    struct uses u = {0};
+    struct dist_uses u = {0};
     struct dist_event *e = NULL;
     pthread_mutex_lock(&dist_lock);
-    r = use(&u, s, rank, GS.lo, GS.hi - GS.lo, false, false);
+    r = dist_use(&u, s, rank, GS.lo, GS.hi - GS.lo, false, false);
     if (r == CL_SUCCESS)
-        r = use(&u, d, rank, GD.lo, GD.hi - GD.lo, true, false);
+        r = dist_use(&u, d, rank, GD.lo, GD.hi - GD.lo, true, false);
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, DIST_CMD_COPY_BUFFER_RECT, nwait, wl, &u);
+        struct dist_cmd c = dist_command(q, DIST_CMD_COPY_BUFFER_RECT, nwait, wl, &u);
         c.a[0] = s->rid[rank];
         c.a[1] = d->rid[rank];
         c.bytes = GS.g; /* source origin, destination origin, region, source then destination pitches */
@@ -594,8 +593,8 @@ static cl_int CL_API_CALL copy_rect(cl_command_queue queue, cl_mem src, cl_mem d
         r = submit(&c, &e);
     }
     pthread_mutex_unlock(&dist_lock);
-    uses_free(&u);
-    return finish_call(r, e, false, event);
+    dist_uses_free(&u);
+    return dist_finish_call(r, e, false, event);
 }
 
 /* Markers and barriers: real ones on the queue's rank, with the wait list (events of other ranks
@@ -603,7 +602,7 @@ static cl_int CL_API_CALL copy_rect(cl_command_queue queue, cl_mem src, cl_mem d
 static cl_int marker_cmd(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait, const cl_event *wl,
                          struct dist_event **e, struct dist_mem *hold, void *free_after)
 {
-    struct dist_cmd c = command(q, kind, nwait, wl, NULL);
+    struct dist_cmd c = dist_command(q, kind, nwait, wl, NULL);
     c.a[0] = kind == DIST_CMD_BARRIER; /* the engine enqueues a barrier, not a marker */
     c.hold = hold;
     c.free_after = free_after;
@@ -624,12 +623,12 @@ static cl_int marker(cl_command_queue queue, int barrier, cl_uint nwait, const c
     struct dist_queue *q = (struct dist_queue *)queue;
     if (q == NULL)
         return CL_INVALID_COMMAND_QUEUE;
-    cl_int r = check_wait(nwait, wl);
+    cl_int r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
     struct dist_event *e = NULL;
     r = marker_cmd(q, barrier ? DIST_CMD_BARRIER : DIST_CMD_MARKER, nwait, wl, &e, NULL, NULL);
-    return finish_call(r, e, false, event);
+    return dist_finish_call(r, e, false, event);
 }
 
 static cl_int CL_API_CALL marker_wl(cl_command_queue queue, cl_uint nwait, const cl_event *wl,
@@ -661,7 +660,7 @@ static void *CL_API_CALL map_buffer(cl_command_queue queue, cl_mem buffer, cl_bo
     if (r == CL_SUCCESS && m->ctx != q->ctx)
         r = CL_INVALID_CONTEXT;
     if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+        r = dist_check_wait(nwait, wl);
     char *hp = r == CL_SUCCESS ? dist_mem_host_ptr(m) : NULL;
     bool host = hp != NULL;
     struct dist_map *mp = NULL;
@@ -671,11 +670,11 @@ static void *CL_API_CALL map_buffer(cl_command_queue queue, cl_mem buffer, cl_bo
     struct dist_event *e = NULL;
     if (r == CL_SUCCESS && !(flags & CL_MAP_WRITE_INVALIDATE_REGION)) {
         int rank = q->dev->rank;
-        struct uses u = {0};
+        struct dist_uses u = {0};
         pthread_mutex_lock(&dist_lock);
-        r = use(&u, m, rank, off, size, false, false);
+        r = dist_use(&u, m, rank, off, size, false, false);
         if (r == CL_SUCCESS) {
-            struct dist_cmd c = command(q, DIST_CMD_MAP_READ, nwait, wl, &u);
+            struct dist_cmd c = dist_command(q, DIST_CMD_MAP_READ, nwait, wl, &u);
             c.a[0] = m->rid[rank];
             c.a[1] = off;
             c.a[2] = size;
@@ -684,7 +683,7 @@ static void *CL_API_CALL map_buffer(cl_command_queue queue, cl_mem buffer, cl_bo
             r = submit(&c, &e);
         }
         pthread_mutex_unlock(&dist_lock);
-        uses_free(&u);
+        dist_uses_free(&u);
     } else if (r == CL_SUCCESS) {
         r = marker_cmd(q, DIST_CMD_MAP_INVALIDATE, nwait, wl, &e, NULL, NULL);
     }
@@ -700,7 +699,7 @@ static void *CL_API_CALL map_buffer(cl_command_queue queue, cl_mem buffer, cl_bo
         __atomic_add_fetch(&m->refs, 1, __ATOMIC_ACQ_REL); /* a mapped object stays alive */
     }
     void *ptr = mp != NULL ? mp->ptr : NULL;
-    r = finish_call(r, e, blocking, event);
+    r = dist_finish_call(r, e, blocking, event);
     if (errcode_ret != NULL)
         *errcode_ret = r;
     if (r != CL_SUCCESS) {
@@ -723,7 +722,7 @@ static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr
         return CL_INVALID_COMMAND_QUEUE;
     if (m == NULL)
         return CL_INVALID_MEM_OBJECT;
-    cl_int r = check_wait(nwait, wl);
+    cl_int r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
     pthread_mutex_lock(&dist_lock);
@@ -740,10 +739,10 @@ static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr
     struct dist_event *e = NULL;
     if (mp->flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) {
         int rank = q->dev->rank;
-        struct uses u = {0};
-        r = use(&u, m, rank, mp->off, mp->size, true, true);
+        struct dist_uses u = {0};
+        r = dist_use(&u, m, rank, mp->off, mp->size, true, true);
         if (r == CL_SUCCESS) {
-            struct dist_cmd c = command(q, DIST_CMD_UNMAP_WRITE, nwait, wl, &u);
+            struct dist_cmd c = dist_command(q, DIST_CMD_UNMAP_WRITE, nwait, wl, &u);
             c.a[0] = m->rid[rank];
             c.a[1] = mp->off;
             c.a[2] = mp->size;
@@ -753,7 +752,7 @@ static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr
             c.free_after = free_after;
             r = submit(&c, &e);
         }
-        uses_free(&u);
+        dist_uses_free(&u);
     } else {
         r = marker_cmd(q, DIST_CMD_UNMAP_READ, nwait, wl, &e, m, free_after);
     }
@@ -762,7 +761,7 @@ static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr
         free(mp);
     }
     pthread_mutex_unlock(&dist_lock);
-    return finish_call(r, e, false, event);
+    return dist_finish_call(r, e, false, event);
 }
 
 /* Migration: the coherence directory makes every byte of the buffers valid on the queue's rank
@@ -786,24 +785,24 @@ static cl_int CL_API_CALL migrate(cl_command_queue queue, cl_uint n, const cl_me
         if (m->ctx != q->ctx)
             return CL_INVALID_CONTEXT;
     }
-    cl_int r = check_wait(nwait, wl);
+    cl_int r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
     int rank = q->dev->rank;
-    struct uses u = {0};
+    struct dist_uses u = {0};
     struct dist_event *e = NULL;
     pthread_mutex_lock(&dist_lock);
     for (cl_uint i = 0; r == CL_SUCCESS && !(flags & CL_MIGRATE_MEM_OBJECT_HOST) && i < n; i++) {
         struct dist_mem *m = (struct dist_mem *)mems[i];
-        r = use(&u, m, rank, 0, m->size, false, false);
+        r = dist_use(&u, m, rank, 0, m->size, false, false);
     }
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, DIST_CMD_MIGRATE, nwait, wl, &u);
+        struct dist_cmd c = dist_command(q, DIST_CMD_MIGRATE, nwait, wl, &u);
         r = submit(&c, &e);
     }
     pthread_mutex_unlock(&dist_lock);
-    uses_free(&u);
-    return finish_call(r, e, false, event);
+    dist_uses_free(&u);
+    return dist_finish_call(r, e, false, event);
 }
 
 static cl_int CL_API_CALL finish(cl_command_queue queue)

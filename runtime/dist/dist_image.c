@@ -245,6 +245,7 @@ static cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, c
     if (err == CL_SUCCESS && im->elem == 0)
         err = CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
     m->size = storage_size(im, b != NULL && b->image == NULL);
+    im->padded = m->size != storage_size(im, false);
     if (b != NULL) /* the directory knows the storage as b's root */
         return dist_mem_publish(m, err, errcode_ret);
     if (err == CL_SUCCESS && host_ptr != NULL) {
@@ -315,46 +316,20 @@ static cl_int remote_info(int r, uint64_t op, uint64_t rid, cl_uint param, size_
     return err;
 }
 
-/* The image's answer to a query its creation answered, into v; returns its size (0: not one of
- * those). */
-static size_t cached_info(const struct dist_image *im, cl_image_info param, unsigned char v[sizeof(size_t)])
+/* The answer to a query the image's creation answered: true, with its code in *r. */
+static bool cached_info(const struct dist_image *im, cl_image_info param, size_t size, void *value,
+                        size_t *size_ret, cl_int *r)
 {
-    const struct sluice_remote_image_info *in = &im->info;
-    uint64_t z;
     switch (param) {
-    case CL_IMAGE_NUM_MIP_LEVELS:
-    case CL_IMAGE_NUM_SAMPLES: {
-        cl_uint u = param == CL_IMAGE_NUM_MIP_LEVELS ? in->num_mip_levels : in->num_samples;
-        memcpy(v, &u, sizeof u);
-        return sizeof u;
-    }
-    case CL_IMAGE_ELEMENT_SIZE:
-        z = im->elem;
-        break;
-    case CL_IMAGE_ROW_PITCH:
-        z = in->row_pitch;
-        break;
-    case CL_IMAGE_SLICE_PITCH:
-        z = in->slice_pitch;
-        break;
-    case CL_IMAGE_WIDTH:
-        z = in->width;
-        break;
-    case CL_IMAGE_HEIGHT:
-        z = in->height;
-        break;
-    case CL_IMAGE_DEPTH:
-        z = in->depth;
-        break;
-    case CL_IMAGE_ARRAY_SIZE:
-        z = in->array_size;
-        break;
+#define SLUICE_X(p, type, field)                                                                             \
+    case p:                                                                                                  \
+        *r = dist_answer(&im->info.field, sizeof im->info.field, size, value, size_ret);                     \
+        return true;
+        SLUICE_REMOTE_IMAGE_INFO(SLUICE_X)
+#undef SLUICE_X
     default:
-        return 0;
+        return false;
     }
-    size_t n = (size_t)z;
-    memcpy(v, &n, sizeof n);
-    return sizeof n;
 }
 
 /* Answered on rank 0: what is known at creation (the program's format and buffer, the driver's
@@ -381,10 +356,9 @@ static cl_int CL_API_CALL image_info(cl_mem mem, cl_image_info param, size_t siz
                                                : d->image_row_pitch * (arrayed_1d(im) ? 1 : im->dims[1]);
         return dist_answer(&v, sizeof v, size, value, size_ret);
     }
-    unsigned char v[sizeof(size_t)];
-    size_t n = im != NULL ? cached_info(im, param, v) : 0;
-    if (n > 0)
-        return dist_answer(v, n, size, value, size_ret);
+    cl_int r;
+    if (im != NULL && cached_info(im, param, size, value, size_ret, &r))
+        return r;
     for_ranks(m->ctx, r) return remote_info(r, SLUICE_ROBJ_IMAGE_INFO, m->rid[r], param, size, value,
                                             size_ret);
     return CL_INVALID_MEM_OBJECT;
@@ -500,48 +474,6 @@ static cl_int CL_API_CALL image_formats(cl_context context, cl_mem_flags flags, 
 
 /* ---- commands ----------------------------------------------------------------------------- */
 
-/* An image command uses at most two memory objects. */
-struct uses {
-    size_t n;
-    struct sluice_dag_access dag[2];
-    struct sluice_remote_access wire[2];
-};
-
-static cl_int use(struct uses *u, struct dist_mem *m, int rank, size_t off, size_t size, bool write,
-                  bool write_all)
-{
-    /* A 2D image of a buffer with padded rows does not write the bytes between them. */
-    if (m->image != NULL && m->parent != NULL && m->size != storage_size(m->image, false))
-        write_all = false;
-    cl_int r = dist_coh_acquire(m, rank, off, size, write, write_all);
-    if (r != CL_SUCCESS)
-        return r;
-    struct dist_mem *root = m;
-    for (; root->parent != NULL; root = root->parent)
-        off += root->origin;
-    if (root->image != NULL) { /* the directory's unit (dist_coherence.c) */
-        off = 0;
-        size = 1;
-    }
-    if (write)
-        dist_dhdcr_forget_range(root, off, size);
-    u->dag[u->n] =
-        (struct sluice_dag_access){root->coh_id, off, size, write ? SLUICE_DAG_WRITES : SLUICE_DAG_READS};
-    u->wire[u->n] = (struct sluice_remote_access){root->rid[rank], write};
-    u->n++;
-    return CL_SUCCESS;
-}
-
-static cl_int check_wait(cl_uint n, const cl_event *evs)
-{
-    if ((n == 0) != (evs == NULL))
-        return CL_INVALID_EVENT_WAIT_LIST;
-    for (cl_uint i = 0; i < n; i++)
-        if (evs[i] == NULL)
-            return CL_INVALID_EVENT_WAIT_LIST;
-    return CL_SUCCESS;
-}
-
 static cl_int check_image(const struct dist_queue *q, const struct dist_mem *m)
 {
     if (q == NULL)
@@ -551,36 +483,12 @@ static cl_int check_image(const struct dist_queue *q, const struct dist_mem *m)
     return m->ctx != q->ctx ? CL_INVALID_CONTEXT : CL_SUCCESS;
 }
 
-static struct dist_cmd command(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait, const cl_event *wl,
-                               const struct uses *u)
+static struct dist_cmd image_command(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait,
+                                     const cl_event *wl, const struct dist_uses *u)
 {
-    struct dist_cmd c;
-    memset(&c, 0, sizeof c);
-    c.rank = q->dev->rank;
-    c.kind = kind;
-    c.queue = q;
-    c.ctx = q->ctx;
+    struct dist_cmd c = dist_command(q, kind, nwait, wl, u);
     c.flags = SLUICE_CMD_IMAGE;
-    c.nwait = nwait;
-    c.wait = wl;
-    c.naccess = u->n;
-    c.access = u->dag;
-    c.raccess = u->wire;
     return c;
-}
-
-/* Hands the record to the program (or drops it), after waiting for it when the call blocks. */
-static cl_int finish_call(cl_int r, struct dist_event *e, bool blocking, cl_event *event)
-{
-    if (r == CL_SUCCESS && blocking && e != NULL && dist_sched_wait_event(e) < 0)
-        r = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-    if (e != NULL) {
-        if (event != NULL && r == CL_SUCCESS)
-            *event = (cl_event)e;
-        else
-            dist_sched_release(e);
-    }
-    return r;
 }
 
 /* A read of the region into host memory at ptr with layout h (a map's read too): on another
@@ -606,11 +514,11 @@ static cl_int read_region(struct dist_queue *q, struct dist_mem *m, dist_cmd_kin
     }
     size_t g[13];
     geom(m->image, origin, region, h, g);
-    struct uses u = {0};
+    struct dist_uses u = {0};
     pthread_mutex_lock(&dist_lock);
-    cl_int r = use(&u, m, rank, 0, m->size, false, false);
+    cl_int r = dist_use(&u, m, rank, 0, m->size, false, false);
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, kind, nwait, wl, &u);
+        struct dist_cmd c = image_command(q, kind, nwait, wl, &u);
         c.a[0] = m->rid[rank];
         c.a[2] = rank != 0 ? packed : 0;
         c.recv = rect != NULL ? (void *)rect->tmp : ptr;
@@ -622,6 +530,7 @@ static cl_int read_region(struct dist_queue *q, struct dist_mem *m, dist_cmd_kin
         rect = NULL; /* the record owns it */
     }
     pthread_mutex_unlock(&dist_lock);
+    dist_uses_free(&u);
     if (rect != NULL) {
         free(rect->tmp);
         free(rect);
@@ -648,11 +557,11 @@ static cl_int write_region(struct dist_queue *q, struct dist_mem *m, dist_cmd_ki
     }
     size_t g[13];
     geom(m->image, origin, region, h, g);
-    struct uses u = {0};
+    struct dist_uses u = {0};
     pthread_mutex_lock(&dist_lock);
-    cl_int r = use(&u, m, rank, 0, m->size, true, whole(m->image, origin, region));
+    cl_int r = dist_use(&u, m, rank, 0, m->size, true, whole(m->image, origin, region));
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, kind, nwait, wl, &u);
+        struct dist_cmd c = image_command(q, kind, nwait, wl, &u);
         c.a[0] = m->rid[rank];
         c.a[2] = rank != 0 ? packed : 0;
         c.send = tmp != NULL ? (const void *)tmp : ptr;
@@ -665,6 +574,7 @@ static cl_int write_region(struct dist_queue *q, struct dist_mem *m, dist_cmd_ki
         free_after = NULL; /* the record owns it */
     }
     pthread_mutex_unlock(&dist_lock);
+    dist_uses_free(&u);
     free(free_after);
     return r;
 }
@@ -680,7 +590,7 @@ static cl_int host_checks(struct dist_queue *q, struct dist_mem *m, const size_t
         r = host_layout(m->image, region, rp, sp, h);
     if (r == CL_SUCCESS)
         r = dist_mem_host_access(m, !write, write);
-    return r == CL_SUCCESS ? check_wait(nwait, wl) : r;
+    return r == CL_SUCCESS ? dist_check_wait(nwait, wl) : r;
 }
 
 static cl_int CL_API_CALL read_image(cl_command_queue queue, cl_mem image, cl_bool blocking,
@@ -694,7 +604,7 @@ static cl_int CL_API_CALL read_image(cl_command_queue queue, cl_mem image, cl_bo
     struct dist_event *e = NULL;
     if (r == CL_SUCCESS)
         r = read_region(q, m, DIST_CMD_READ_IMAGE, origin, region, ptr, &h, nwait, wl, &e);
-    return finish_call(r, e, blocking, event);
+    return dist_finish_call(r, e, blocking, event);
 }
 
 static cl_int CL_API_CALL write_image(cl_command_queue queue, cl_mem image, cl_bool blocking,
@@ -708,7 +618,7 @@ static cl_int CL_API_CALL write_image(cl_command_queue queue, cl_mem image, cl_b
     struct dist_event *e = NULL;
     if (r == CL_SUCCESS)
         r = write_region(q, m, DIST_CMD_WRITE_IMAGE, origin, region, ptr, &h, nwait, wl, &e, NULL, NULL);
-    return finish_call(r, e, blocking, event);
+    return dist_finish_call(r, e, blocking, event);
 }
 
 /* Copies and fills run on the queue's rank: the sources are directory reads, the destination a
@@ -719,14 +629,14 @@ static cl_int device_cmd(struct dist_queue *q, dist_cmd_kind kind, struct dist_m
                          const cl_event *wl, cl_event *event)
 {
     int rank = q->dev->rank;
-    struct uses u = {0};
+    struct dist_uses u = {0};
     struct dist_event *e = NULL;
     pthread_mutex_lock(&dist_lock);
-    cl_int r = src != NULL ? use(&u, src, rank, src_off, src_size, false, false) : CL_SUCCESS;
+    cl_int r = src != NULL ? dist_use(&u, src, rank, src_off, src_size, false, false) : CL_SUCCESS;
     if (r == CL_SUCCESS)
-        r = use(&u, dst, rank, dst_off, dst_size, true, dst_all);
+        r = dist_use(&u, dst, rank, dst_off, dst_size, true, dst_all);
     if (r == CL_SUCCESS) {
-        struct dist_cmd c = command(q, kind, nwait, wl, &u);
+        struct dist_cmd c = image_command(q, kind, nwait, wl, &u);
         c.a[0] = src != NULL ? src->rid[rank] : dst->rid[rank];
         c.a[1] = dst->rid[rank];
         c.a[2] = (uint64_t)copy; /* SLUICE_IMG_COPY_* */
@@ -735,7 +645,8 @@ static cl_int device_cmd(struct dist_queue *q, dist_cmd_kind kind, struct dist_m
         r = dist_sched_submit(&c, &e);
     }
     pthread_mutex_unlock(&dist_lock);
-    return finish_call(r, e, false, event);
+    dist_uses_free(&u);
+    return dist_finish_call(r, e, false, event);
 }
 
 static bool overlap(const size_t *a, const size_t *b, const size_t *region)
@@ -764,7 +675,7 @@ static cl_int CL_API_CALL copy_image(cl_command_queue queue, cl_mem src, cl_mem 
     if (r == CL_SUCCESS && s == d && overlap(so, dor, region))
         r = CL_MEM_COPY_OVERLAP;
     if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+        r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
     struct sluice_remote_image_cmd ic;
@@ -800,7 +711,7 @@ static cl_int check_image_buffer(const struct dist_queue *q, const struct dist_m
     if (r == CL_SUCCESS)
         r = check_buffer(q, b, off, *size);
     if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+        r = dist_check_wait(nwait, wl);
     return r;
 }
 
@@ -854,7 +765,7 @@ static cl_int CL_API_CALL fill_image(cl_command_queue queue, cl_mem image, const
     if (r == CL_SUCCESS)
         r = check_region(m->image, origin, region);
     if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+        r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
     struct sluice_remote_image_cmd ic;
@@ -902,7 +813,7 @@ static void *CL_API_CALL map_image(cl_command_queue queue, cl_mem image, cl_bool
     if (r == CL_SUCCESS)
         r = dist_mem_host_access(m, rd, wr);
     if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+        r = dist_check_wait(nwait, wl);
     struct image_map *mp = NULL;
     if (r == CL_SUCCESS && (mp = calloc(1, sizeof *mp)) == NULL)
         r = CL_OUT_OF_HOST_MEMORY;
@@ -940,7 +851,7 @@ static void *CL_API_CALL map_image(cl_command_queue queue, cl_mem image, cl_bool
     }
     void *ptr = mp != NULL ? mp->ptr : NULL;
     bool mapped = r == CL_SUCCESS;
-    r = finish_call(r, e, blocking, event);
+    r = dist_finish_call(r, e, blocking, event);
     dist_set_err(errcode_ret, r);
     if (!mapped && mp != NULL) {
         free(mp->base);
@@ -960,7 +871,7 @@ static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr
         return below.clEnqueueUnmapMemObject(queue, memobj, ptr, nwait, wl, event);
     cl_int r = check_image(q, m);
     if (r == CL_SUCCESS)
-        r = check_wait(nwait, wl);
+        r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
     pthread_mutex_lock(&dist_lock);
@@ -989,7 +900,7 @@ static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr
         maps = mp;
         pthread_mutex_unlock(&dist_lock);
     }
-    return finish_call(r, e, false, event);
+    return dist_finish_call(r, e, false, event);
 }
 
 /* ---- samplers ----------------------------------------------------------------------------- */

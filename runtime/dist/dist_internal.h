@@ -89,6 +89,7 @@ struct dist_image {
     size_t elem;        /* bytes per pixel */
     size_t dims[3];
     struct sluice_remote_image_info info; /* the first rank's driver's answers, asked at creation */
+    bool padded; /* a 2D image of a buffer whose rows are further apart than its width */
 };
 
 struct dist_mem {
@@ -252,6 +253,24 @@ static inline void dist_set_err(cl_int *errcode_ret, cl_int e)
         *errcode_ret = e;
 }
 void dist_exec_install(struct sluice_cl_api *api);
+/* The commands' shared steps (dist_exec.c, dist_image.c). What a command uses of its memory
+ * objects: for the DAG (directory ids, root-relative ranges) and for the engine of its rank (the
+ * root object there). Grown as needed: a kernel may take any number of buffers. */
+struct dist_uses {
+    size_t n, cap;
+    struct sluice_dag_access *dag;
+    struct sluice_remote_access *wire;
+};
+/* Makes [off, off+size) of m valid on rank's device (the directory plans the moves) and adds the
+ * use; an image is its root's whole unit. Under dist_lock. */
+cl_int dist_use(struct dist_uses *u, struct dist_mem *m, int rank, size_t off, size_t size, bool write,
+                bool write_all);
+void dist_uses_free(struct dist_uses *u);
+struct dist_cmd dist_command(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait, const cl_event *wl,
+                             const struct dist_uses *u);
+cl_int dist_check_wait(cl_uint n, const cl_event *evs);
+/* Hands the record to the program (or drops it), after waiting for it when the call blocks. */
+cl_int dist_finish_call(cl_int r, struct dist_event *e, bool blocking, cl_event *event);
 /* A marker command of kind `kind` on q (maps and unmaps that move nothing); hold and free_after
  * as in struct dist_cmd. */
 struct dist_event;

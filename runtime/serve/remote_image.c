@@ -21,28 +21,12 @@ static const struct sluice_cl_api *api(void)
 /* The driver's answers for the image, in the creation's reply. */
 static cl_int image_info(cl_mem img, struct sluice_remote_image_info *in)
 {
-    static const cl_image_info sizes[] = {CL_IMAGE_ELEMENT_SIZE, CL_IMAGE_ROW_PITCH, CL_IMAGE_SLICE_PITCH,
-                                          CL_IMAGE_WIDTH,        CL_IMAGE_HEIGHT,    CL_IMAGE_DEPTH,
-                                          CL_IMAGE_ARRAY_SIZE};
-    uint64_t *to[] = {&in->elem,   &in->row_pitch, &in->slice_pitch, &in->width,
-                      &in->height, &in->depth,     &in->array_size};
-    cl_int err = CL_SUCCESS;
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0] && err == CL_SUCCESS; i++) {
-        size_t v = 0;
-        err = api()->clGetImageInfo(img, sizes[i], sizeof v, &v, NULL);
-        *to[i] = v;
-    }
-    size_t mem = 0;
-    if (err == CL_SUCCESS)
-        err = api()->clGetMemObjectInfo(img, CL_MEM_SIZE, sizeof mem, &mem, NULL);
-    in->mem_size = mem;
-    cl_uint levels = 0, samples = 0;
-    if (err == CL_SUCCESS)
-        err = api()->clGetImageInfo(img, CL_IMAGE_NUM_MIP_LEVELS, sizeof levels, &levels, NULL);
-    if (err == CL_SUCCESS)
-        err = api()->clGetImageInfo(img, CL_IMAGE_NUM_SAMPLES, sizeof samples, &samples, NULL);
-    in->num_mip_levels = levels;
-    in->num_samples = samples;
+    cl_int err = api()->clGetMemObjectInfo(img, CL_MEM_SIZE, sizeof in->mem_size, &in->mem_size, NULL);
+#define SLUICE_X(param, type, field)                                                                         \
+    if (err == CL_SUCCESS)                                                                                   \
+        err = api()->clGetImageInfo(img, param, sizeof in->field, &in->field, NULL);
+    SLUICE_REMOTE_IMAGE_INFO(SLUICE_X)
+#undef SLUICE_X
     return err;
 }
 

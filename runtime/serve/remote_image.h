@@ -13,11 +13,23 @@
 
 #include "serve/remote_proto.h"
 
-/* What the driver answers for an image, asked once at its creation so that rank 0 answers the
- * program's queries of it without a round trip (the clGetImageInfo values, CL_MEM_SIZE). */
+/* The driver's clGetImageInfo answers for an image (parameter, type, field), asked once at its
+ * creation so that rank 0 answers the program's queries of it without a round trip. */
+#define SLUICE_REMOTE_IMAGE_INFO(X)                                                                          \
+    X(CL_IMAGE_ELEMENT_SIZE, size_t, elem)                                                                   \
+    X(CL_IMAGE_ROW_PITCH, size_t, row_pitch)                                                                 \
+    X(CL_IMAGE_SLICE_PITCH, size_t, slice_pitch)                                                             \
+    X(CL_IMAGE_WIDTH, size_t, width)                                                                         \
+    X(CL_IMAGE_HEIGHT, size_t, height)                                                                       \
+    X(CL_IMAGE_DEPTH, size_t, depth)                                                                         \
+    X(CL_IMAGE_ARRAY_SIZE, size_t, array_size)                                                               \
+    X(CL_IMAGE_NUM_MIP_LEVELS, cl_uint, num_mip_levels)                                                      \
+    X(CL_IMAGE_NUM_SAMPLES, cl_uint, num_samples)
 struct sluice_remote_image_info {
-    uint64_t elem, row_pitch, slice_pitch, width, height, depth, array_size, mem_size;
-    uint32_t num_mip_levels, num_samples;
+#define SLUICE_X(param, type, field) type field;
+    SLUICE_REMOTE_IMAGE_INFO(SLUICE_X)
+#undef SLUICE_X
+    size_t mem_size; /* CL_MEM_SIZE */
 };
 
 /* The OBJ operations of images and samplers (remote_objects.h numbers them). */
