@@ -715,42 +715,42 @@ static cl_int check_image_buffer(const struct dist_queue *q, const struct dist_m
     return r;
 }
 
-static cl_int CL_API_CALL copy_image_to_buffer(cl_command_queue queue, cl_mem src, cl_mem dst,
-                                               const size_t *so, const size_t *region, size_t off,
-                                               cl_uint nwait, const cl_event *wl, cl_event *event)
+/* Both image-buffer copies: the image's region, and the buffer's bytes at off; to_buffer: the
+ * image is the source. */
+static cl_int image_buffer_copy(cl_command_queue queue, bool to_buffer, cl_mem image, cl_mem buffer,
+                                const size_t *origin, const size_t *region, size_t off, cl_uint nwait,
+                                const cl_event *wl, cl_event *event)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
-    struct dist_mem *s = (struct dist_mem *)src, *b = (struct dist_mem *)dst;
+    struct dist_mem *img = (struct dist_mem *)image, *b = (struct dist_mem *)buffer;
     size_t size;
-    cl_int r = check_image_buffer(q, s, so, region, b, off, nwait, wl, &size);
+    cl_int r = check_image_buffer(q, img, origin, region, b, off, nwait, wl, &size);
     if (r != CL_SUCCESS)
         return r;
     struct sluice_remote_image_cmd ic;
     memset(&ic, 0, sizeof ic);
-    memcpy(ic.src_origin, so, sizeof ic.src_origin);
+    memcpy(to_buffer ? ic.src_origin : ic.dst_origin, origin, sizeof ic.src_origin);
     memcpy(ic.region, region, sizeof ic.region);
     ic.offset = off;
-    return device_cmd(q, DIST_CMD_COPY_IMAGE_TO_BUFFER, s, 0, s->size, b, off, size, true,
-                      SLUICE_IMG_COPY_TO_BUFFER, &ic, nwait, wl, event);
+    if (to_buffer)
+        return device_cmd(q, DIST_CMD_COPY_IMAGE_TO_BUFFER, img, 0, img->size, b, off, size, true,
+                          SLUICE_IMG_COPY_TO_BUFFER, &ic, nwait, wl, event);
+    return device_cmd(q, DIST_CMD_COPY_BUFFER_TO_IMAGE, b, off, size, img, 0, img->size,
+                      whole(img->image, origin, region), SLUICE_IMG_COPY_FROM_BUFFER, &ic, nwait, wl, event);
+}
+
+static cl_int CL_API_CALL copy_image_to_buffer(cl_command_queue queue, cl_mem src, cl_mem dst,
+                                               const size_t *so, const size_t *region, size_t off,
+                                               cl_uint nwait, const cl_event *wl, cl_event *event)
+{
+    return image_buffer_copy(queue, true, src, dst, so, region, off, nwait, wl, event);
 }
 
 static cl_int CL_API_CALL copy_buffer_to_image(cl_command_queue queue, cl_mem src, cl_mem dst, size_t off,
                                                const size_t *dor, const size_t *region, cl_uint nwait,
                                                const cl_event *wl, cl_event *event)
 {
-    struct dist_queue *q = (struct dist_queue *)queue;
-    struct dist_mem *b = (struct dist_mem *)src, *d = (struct dist_mem *)dst;
-    size_t size;
-    cl_int r = check_image_buffer(q, d, dor, region, b, off, nwait, wl, &size);
-    if (r != CL_SUCCESS)
-        return r;
-    struct sluice_remote_image_cmd ic;
-    memset(&ic, 0, sizeof ic);
-    memcpy(ic.dst_origin, dor, sizeof ic.dst_origin);
-    memcpy(ic.region, region, sizeof ic.region);
-    ic.offset = off;
-    return device_cmd(q, DIST_CMD_COPY_BUFFER_TO_IMAGE, b, off, size, d, 0, d->size,
-                      whole(d->image, dor, region), SLUICE_IMG_COPY_FROM_BUFFER, &ic, nwait, wl, event);
+    return image_buffer_copy(queue, false, dst, src, dor, region, off, nwait, wl, event);
 }
 
 static cl_int CL_API_CALL fill_image(cl_command_queue queue, cl_mem image, const void *color,

@@ -32,18 +32,9 @@ static const char *source =
     "    out[y * get_global_size(0) + x] = read_imagef(in, s, c).x;\n"
     "}\n";
 
-static uint64_t fnv(const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
-
 static void hash(const char *what, const void *p, size_t n)
 {
-    printf("%s: %zu bytes, fnv %016llx\n", what, n, (unsigned long long)fnv(p, n));
+    printf("%s: %zu bytes, fnv %016llx\n", what, n, (unsigned long long)fnv1a(p, n));
 }
 
 int main(void)
@@ -77,7 +68,7 @@ int main(void)
     cl_image_format *fmts = calloc(nfmt, sizeof *fmts);
     CHECK(clGetSupportedImageFormats(ctx, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, nfmt, fmts, NULL));
     printf("2D read-write formats: %u, hash %016llx\n", nfmt,
-           (unsigned long long)fnv(fmts, nfmt * sizeof *fmts));
+           (unsigned long long)fnv1a(fmts, nfmt * sizeof *fmts));
     free(fmts);
 
     /* 2D RGBA8 (uint) image from padded host rows. */
@@ -172,7 +163,7 @@ int main(void)
     printf("map for reading: row pitch %zu, first pixel %u %u %u %u\n", rp, m[0], m[1], m[2], m[3]);
     uint64_t mh = 0;
     for (size_t y = 0; y < mr[1]; y++)
-        mh ^= fnv(m + y * rp, mr[0] * 4) + y;
+        mh ^= fnv1a(m + y * rp, mr[0] * 4) + y;
     printf("mapped block hash %016llx\n", (unsigned long long)mh);
     CHECK(clEnqueueUnmapMemObject(q[a], back, m, 0, NULL, NULL));
     m = clEnqueueMapImage(q[b], back, CL_TRUE, CL_MAP_WRITE, mo, mr, &rp, NULL, 0, NULL, NULL, &err);

@@ -28,19 +28,10 @@ static const char *source =
     "    b[get_global_id(0)] += (float4)(k, 0, k, 0);\n"
     "}\n";
 
-static uint64_t fnv(const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
-
 static void show(const char *what, const float *v, size_t n)
 {
     printf("%s: %zu bytes, fnv %016llx, [0] %g %g %g %g, [%zu] %g %g %g %g\n", what, n * sizeof *v,
-           (unsigned long long)fnv(v, n * sizeof *v), v[0], v[1], v[2], v[3], n / 4 - 1, v[n - 4], v[n - 3],
+           (unsigned long long)fnv1a(v, n * sizeof *v), v[0], v[1], v[2], v[3], n / 4 - 1, v[n - 4], v[n - 3],
            v[n - 2], v[n - 1]);
 }
 

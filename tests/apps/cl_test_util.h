@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The error check and the platform/device picking that the conformance and distributed test
+/* The error check, the platform/device picking and the FNV-1a hash that the conformance and distributed test
  * programs (cl_conf_*, cl_dist_*, cl_burst, cl_multi_device, ...) each had a copy of. Header-only because
  * tests/apps builds every .c file as a program of its own; it includes nothing beyond what the check needs,
  * so each program keeps its own feature macros (_GNU_SOURCE, CL_USE_DEPRECATED_*) ahead of <CL/cl.h>. Nothing
@@ -8,6 +8,7 @@
 #define SLUICE_TESTS_CL_TEST_UTIL_H
 
 #include <CL/cl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -29,6 +30,16 @@ static inline void first_platform_devices(cl_platform_id *platform, cl_uint max,
 {
     CHECK(clGetPlatformIDs(1, platform, NULL));
     CHECK(clGetDeviceIDs(*platform, CL_DEVICE_TYPE_ALL, max, devs, n));
+}
+
+/* FNV-1a of n bytes: results printed as one line each, compared between runs. */
+static inline uint64_t fnv1a(const void *p, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
 }
 
 #endif
