@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Distributed OpenCL, faults (docs/FAULTS.md): every case ends the job (each run is under
-# `timeout 60`, a hang detector), with a non-zero exit code where it must be, exactly one sluice
+# `timeout 60`, a hang detector, with SIGKILL 10 s later if the launcher stays), with a non-zero exit code where it must be, exactly one sluice
 # line on stderr naming the rank that died (none where nothing of sluice's failed), and no process
 # of the job left. tests/apps/cl_dist_fault.c is an ordinary program: one context over every
 # device, kernels on each in turn. 3 ranks, one pthread device each.
@@ -31,7 +31,7 @@ job_pids() {
 # when $traced is set
 start() {
   local name=$1; shift
-  timeout 60 "$MPIEXEC" -n 3 env SLUICE_OPENCL=distributed ${traced:+SLUICE_TRACE_DIR="$PWD/$name.tr"} \
+  timeout -k 10 60 "$MPIEXEC" -n 3 env SLUICE_OPENCL=distributed ${traced:+SLUICE_TRACE_DIR="$PWD/$name.tr"} \
     LD_PRELOAD="$SLUICE_LIB" "$app" "$@" >"$name.out" 2>"$name.err" &
   job=$!
 }
@@ -40,7 +40,8 @@ start() {
 # may say that rank has not answered (and then that it answers again): true, and not the fault's.
 fault_lines() { grep '^sluice' "$1" | grep -vE 'has not answered for|answers again$' || true; }
 
-# finish NAME: waits for the job; sets rc and secs, fails on a hang or a survivor
+# finish NAME: waits for the job; sets rc and secs, fails on a hang or a survivor (killed first:
+# a rank left stopped would keep the next cases and the launcher waiting)
 finish() {
   local name=$1 t0=$SECONDS
   set +e
@@ -48,9 +49,14 @@ finish() {
   rc=$?
   set -e
   secs=$((SECONDS - t0))
-  [ "$rc" != 124 ] || fail "$name: the job hung (killed after 60 s): $(cat "$name.err")"
+  [ "$rc" != 124 ] && [ "$rc" != 137 ] || fail "$name: the job hung (ended by timeout, exit $rc): $(cat "$name.err")"
   sleep 0.2
-  [ -z "$(job_pids)" ] || fail "$name: processes of the job survive: $(job_pids)"
+  local left
+  left=$(job_pids)
+  if [ -n "$left" ]; then
+    kill -KILL $left 2>/dev/null || true
+    fail "$name: processes of the job survive: $left"
+  fi
   sluice_lines=$(fault_lines "$name.err")
   echo "$name: exit $rc after ${secs}s; sluice said: ${sluice_lines:-nothing}"
 }
@@ -105,15 +111,23 @@ done
 # program's sleep, the serving loop's sleep or timed wait), never inside the MPI library, whose
 # lock an interrupted MPI call may hold. Where gdb cannot do it (no gdb, no ptrace, no symbol),
 # the job is ended and the case skipped (status 1).
+# gdb gets 30 s (SIGKILL 5 s later: killed while it holds the rank, it can leave it stopped,
+# and a stopped rank ignores the launcher's SIGTERM): the rank is continued in any case.
 inject() {
+  local pid why="gdb could not call $3 in rank $2"
+  pid=$(job_pids "$2")
+  [ -n "$pid" ] || fail "$1: rank $2 of the job is gone before the injection: $(cat "$1.err")"
   if command -v gdb >/dev/null 2>&1; then
-    timeout 30 gdb -p "$(job_pids "$2")" -batch -ex 'break clock_nanosleep thread 1' \
-      -ex 'break pthread_cond_timedwait thread 1' -ex continue -ex "call $3" >"$1.gdb" 2>&1 || true
+    local grc=0
+    timeout -k 5 30 gdb -p "$pid" -batch -ex 'break clock_nanosleep thread 1' \
+      -ex 'break pthread_cond_timedwait thread 1' -ex continue -ex "call $3" >"$1.gdb" 2>&1 || grc=$?
+    kill -CONT "$pid" 2>/dev/null || true
+    [ "$grc" != 124 ] && [ "$grc" != 137 ] || why="gdb did not finish within 30 s (exit $grc)"
     grep -q 'hit Breakpoint' "$1.gdb" && ! grep -q 'No symbol' "$1.gdb" && return 0
   fi
   kill -TERM "$job"
   finish "$1"
-  echo "skipped: $1 (gdb could not call $3 in rank $2)"
+  echo "skipped: $1 ($why)"
   return 1
 }
 
