@@ -65,15 +65,16 @@ static long inflight;
 static int64_t clock_off[DIST_MAX_RANKS]; /* rank's clock minus rank 0's */
 static int started, stopping;
 static pthread_t thread;
-/* The window of collective replacement (below): held commands, when it opened, the last enqueue. */
-#define WINDOW_IDLE_NS 1000000u
-#define WINDOW_MAX_NS 10000000u
+/* The window of collective replacement (below): held commands, when it opened, the last enqueue.
+ * It closes SLUICE_DCR_WINDOW (default 1 ms) after the last enqueue, or 10 times that after it
+ * opened. */
 struct held;
 static struct held *win;
 static uint64_t win_t0, win_last;
 static int window_due(uint64_t now)
 {
-    return now - win_last > WINDOW_IDLE_NS || now - win_t0 > WINDOW_MAX_NS;
+    uint64_t idle = (uint64_t)sluice_config.DCR_WINDOW * 1000u;
+    return now - win_last > idle || now - win_t0 > 10 * idle;
 }
 static void window_close_locked(void);
 
@@ -825,8 +826,8 @@ static void transmit(struct held *h)
  * command (clWaitForEvents, clFinish, a blocking read or map), at any object call other than an
  * info query (a release must follow the commands that use the object), when it holds WINDOW_MAX
  * commands or
- * WINDOW_STAGED bytes of staged copies, and when the program enqueued nothing for WINDOW_IDLE_NS
- * or it opened WINDOW_MAX_NS ago (the scheduler thread closes it then): a command the program
+ * WINDOW_STAGED bytes of staged copies, and when the program enqueued nothing for SLUICE_DCR_WINDOW
+ * or it opened 10 times that ago (the scheduler thread closes it then): a command the program
  * enqueued and clFlush'ed starts at most that late. */
 #define WINDOW_MAX 256
 #define WINDOW_STAGED ((size_t)1 << 30)

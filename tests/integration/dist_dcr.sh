@@ -16,6 +16,9 @@
 #     to every device after each step is one MPI allgather among the serving ranks, rank 0 sending
 #     it once in all instead of once per device and step.
 export POCL_MAX_PTHREAD_COUNT=1
+# Rewrites are counted per step: a window that closed by time (1 ms without an enqueue, while
+# the program's thread was off its core on a loaded machine) would split a step (docs/ENV.md).
+export SLUICE_DCR_WINDOW=50000
 
 n_bcast=40009 # floats: 160036 bytes
 bodies=1001

@@ -7,6 +7,9 @@
 # on, not off: broadcast, gather) and copy removal rewrote are marked with what replaced them.
 TRACE=$SLUICE_BIN_DIR/sluice-trace
 export POCL_MAX_PTHREAD_COUNT=1
+# Rewrites are counted per step: a window that closed by time (1 ms without an enqueue, while
+# the program's thread was off its core on a loaded machine) would split a step (docs/ENV.md).
+export SLUICE_DCR_WINDOW=50000
 POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n 4 env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/cl" \
   LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_dist_coherence" >cl.out 2>&1 || fail "OpenCL job failed: $(cat cl.out)"
 "$TRACE" dag dag.dot cl || fail "dag failed"

@@ -15,6 +15,9 @@
 TRACE=$SLUICE_BIN_DIR/sluice-trace
 CHECK=$(dirname "$BASH_SOURCE")/trace_check_perfetto.py
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE POCL_MAX_PTHREAD_COUNT=1
+# Rewrites are counted per step: a window that closed by time (1 ms without an enqueue, while
+# the program's thread was off its core on a loaded machine) would split a step (docs/ENV.md).
+export SLUICE_DCR_WINDOW=50000
 
 # arrows JSON: "NAME FROM TO" per flow arrow, sorted; and the count of messages without a peer.
 arrows() {
