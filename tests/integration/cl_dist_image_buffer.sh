@@ -12,32 +12,8 @@
 # rank 1 going to rank 2 as the buffer's 16000 bytes, directly; on 2 ranks, that repeated image
 # queries and releases wait for no reply.
 export POCL_MAX_PTHREAD_COUNT=1
-app="$SLUICE_APPS_DIR/cl_dist_image_buffer"
-devices() { printf 'pthread%.0s ' $(seq "$1"); }
-
-for n in 1 2 3; do
-  POCL_CACHE_DIR=$PWD/cache.local POCL_DEVICES="$(devices "$n")" timeout 120 "$app" >"local$n.out" 2>&1 ||
-    fail "the program fails with $n local devices: $(tail -3 "local$n.out")"
-done
+same_as_local_devices "$SLUICE_APPS_DIR/cl_dist_image_buffer"
 expect_contains "the image is its buffer locally" "image buffer is the buffer: 1, associated: 1" "$(cat local3.out)"
-
-POCL_CACHE_DIR=$PWD/cache.on POCL_DEVICES="$(devices 3)" SLUICE_OPENCL=on LD_PRELOAD="$SLUICE_LIB" timeout 120 \
-  "$app" >on.out 2>&1
-diff local3.out on.out >diff.out || fail "SLUICE_OPENCL=on differs from three local devices: $(head -20 diff.out)"
-echo "ok: pass-through identical"
-
-for n in 1 2 3; do
-  mkdir "cache.$n"
-  set +e
-  POCL_CACHE_DIR=$PWD/cache.$n POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n "$n" env SLUICE_OPENCL=distributed \
-    SLUICE_TRACE_DIR="$PWD/tr$n" LD_PRELOAD="$SLUICE_LIB" "$app" >"dist$n.out" 2>"dist$n.err"
-  rc=$?
-  set -e
-  expect_eq "exit code on $n ranks" 0 "$rc"
-  diff "local$n.out" "dist$n.out" >diff.out || fail "$n ranks differ from $n local devices: $(head -20 diff.out)"
-  [ ! -s "dist$n.err" ] || fail "stderr not empty on $n ranks: $(head -5 "dist$n.err")"
-  echo "ok: $n ranks identical to $n local devices"
-done
 expect_contains "the kernel's image, read as its buffer on another rank" \
   "kernel's image read as buffer: 16000 bytes, fnv 57b9c8f560fef281" "$(cat dist3.out)"
 expect_contains "the buffer's change, read through the image on another rank" \

@@ -86,3 +86,32 @@ reach_for_users() {
 reach_cleanup() {
   [ -z "${REACH_DIR:-}" ] || rm -rf "$REACH_DIR"
 }
+
+# same_as_local_devices APP: APP (an OpenCL program that prints its results) with 1, 2 and 3 local
+# PoCL devices without sluice (localN.out), with SLUICE_OPENCL=on on 3 (on.out), and on 1, 2 and 3
+# ranks with SLUICE_OPENCL=distributed (distN.out, traces in trN, each run with an empty PoCL cache:
+# every kernel is compiled, and linked by a child of the rank, on every rank): the same output and
+# exit code 0 everywhere, nothing on the distributed runs' stderr.
+same_as_local_devices() {
+  local app=$1 n rc
+  for n in 1 2 3; do
+    POCL_CACHE_DIR=$PWD/cache.local POCL_DEVICES="$(printf 'pthread%.0s ' $(seq "$n"))" timeout 120 "$app" \
+      >"local$n.out" 2>&1 || fail "the program fails with $n local devices: $(tail -3 "local$n.out")"
+  done
+  POCL_CACHE_DIR=$PWD/cache.on POCL_DEVICES="pthread pthread pthread" SLUICE_OPENCL=on LD_PRELOAD="$SLUICE_LIB" \
+    timeout 120 "$app" >on.out 2>&1
+  diff local3.out on.out >diff.out || fail "SLUICE_OPENCL=on differs from three local devices: $(head -20 diff.out)"
+  echo "ok: pass-through identical"
+  for n in 1 2 3; do
+    mkdir "cache.$n"
+    set +e
+    POCL_CACHE_DIR=$PWD/cache.$n POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n "$n" env SLUICE_OPENCL=distributed \
+      SLUICE_TRACE_DIR="$PWD/tr$n" LD_PRELOAD="$SLUICE_LIB" "$app" >"dist$n.out" 2>"dist$n.err"
+    rc=$?
+    set -e
+    expect_eq "exit code on $n ranks" 0 "$rc"
+    diff "local$n.out" "dist$n.out" >diff.out || fail "$n ranks differ from $n local devices: $(head -20 diff.out)"
+    [ ! -s "dist$n.err" ] || fail "stderr not empty on $n ranks: $(head -5 "dist$n.err")"
+    echo "ok: $n ranks identical to $n local devices"
+  done
+}
