@@ -100,16 +100,6 @@ static void say_missing(struct known *k, bool is_program)
             k->fn.name, k->rank);
 }
 
-static cl_int check_wait(cl_uint n, const cl_event *evs)
-{
-    if ((n == 0) != (evs == NULL))
-        return CL_INVALID_EVENT_WAIT_LIST;
-    for (cl_uint i = 0; i < n; i++)
-        if (evs[i] == NULL)
-            return CL_INVALID_EVENT_WAIT_LIST;
-    return CL_SUCCESS;
-}
-
 /* The memory objects: live buffers of the queue's context whose slots lie inside args. */
 static cl_int check_mems(const struct dist_queue *q, const void *args, size_t cb, cl_uint n,
                          const cl_mem *mems, const void **locs)
@@ -229,7 +219,7 @@ static cl_int CL_API_CALL native_kernel(cl_command_queue queue, void(CL_CALLBACK
     pthread_mutex_unlock(&dist_lock);
     if (native <= 0)
         return CL_INVALID_OPERATION;
-    cl_int r = check_wait(nwait, wl);
+    cl_int r = dist_check_wait(nwait, wl);
     if (r == CL_SUCCESS)
         r = check_mems(q, args, cb_args, nmem, mems, locs);
     if (r != CL_SUCCESS)
