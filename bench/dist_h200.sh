@@ -5,7 +5,7 @@
 # Open MPI (cmake -S . -B build-ompi -DSLUICE_MPI=openmpi; that machine has no MPICH).
 #
 #   bench/dist_h200.sh [--build DIR] [--samples "cl_nbody ..."] [--gpu-query DQL] [--quick]
-#                      [--compare DIR]
+#                      [--compare DIR] [--trace DIR]
 #
 #   1. one job, both ICDs on both ranks, SLUICE_DEVICES="SELECT ALL WHERE (node = 0 AND type =
 #      cpu) OR (node = 1 AND type = gpu)": the device list rank 0's program sees (the PoCL CPU of
@@ -35,6 +35,7 @@ while [ $# -gt 0 ]; do
     --gpu-query) gpu=$2; shift 2 ;;
     --quick) opencl_opts+=(--quick); shift ;;
     --compare) opencl_opts+=(--compare "$2"); shift 2 ;;
+    --trace) opencl_opts+=(--trace "$2"); shift 2 ;;
     -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "dist_h200.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac

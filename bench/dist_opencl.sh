@@ -23,8 +23,11 @@
 #                        [--max-reps N] [--lat-reps N] [--no-latency] [--no-bandwidth]
 #                        [--no-scaling] [--max-ranks N] [--samples "cl_nbody ..."]
 #                        [--args SAMPLE "ARGS"]... [--local-device N] [--remote-query DQL]
-#                        [--label TEXT] [--compare DIR] [--keep]
+#                        [--label TEXT] [--compare DIR] [--trace DIR] [--keep]
 #
+# --trace DIR keeps a sluice trace of the first round's remote run in DIR/remote (and of the
+# --compare build's in DIR/remoteB): `sluice-trace perfetto` shows where a round trip's time goes
+# (each message's send and receive, the serving rank's device command).
 # Devices: POCL_DEVICES=pthread with POCL_MAX_PTHREAD_COUNT=1 (unless set) on every rank, so a
 # device is one core wherever it is. "Local" is device --local-device (default 0, as numbered by
 # sluice-bench-dist_opencl --list) of a process without sluice; "remote" is the first device
@@ -49,6 +52,7 @@ declare -A sample_args=([cl_matmul_split]="640" [cl_nbody]="4096 10" [cl_stencil
                         [cl_broadcast]="2097152 8" [cl_multi_device]="")
 keep=0
 compare=""
+trace=""
 build_label=""
 local_device=0
 remote_query="SELECT ALL WHERE node = 1"
@@ -68,8 +72,9 @@ while [ $# -gt 0 ]; do
     --remote-query) remote_query=$2; shift 2 ;;
     --label) build_label=$2; shift 2 ;;
     --compare) compare=$(cd "$2" && pwd); shift 2 ;;
+    --trace) mkdir -p "$2" && trace=$(cd "$2" && pwd); shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "dist_opencl.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -120,10 +125,15 @@ if [ $do_latency = 1 ] || [ $do_bandwidth = 1 ]; then
   [ $do_latency = 1 ] || sel+=(--no-latency)
   [ $do_bandwidth = 1 ] || sel+=(--no-bandwidth)
   for r in $(seq 1 "$rounds"); do
+    tr=() trB=() # the first round's remote runs traced (--trace)
+    if [ -n "$trace" ] && [ "$r" = 1 ]; then
+      mkdir -p "$trace/remote" ${compare:+"$trace/remoteB"}
+      tr=("SLUICE_TRACE_DIR=$trace/remote") trB=("SLUICE_TRACE_DIR=$trace/remoteB")
+    fi
     measure "local.$r" "$bin" --device "$local_device" "${sel[@]}" "${bench_opts[@]}"
-    measure "remote.$r" dist 2 "SLUICE_DEVICES=$remote_query" "$bin" --device 0 "${sel[@]}" "${bench_opts[@]}"
+    measure "remote.$r" dist 2 "${tr[@]}" "SLUICE_DEVICES=$remote_query" "$bin" --device 0 "${sel[@]}" "${bench_opts[@]}"
     if [ -n "$compare" ]; then
-      dist_lib=$compare/lib/libsluice.so measure "remoteB.$r" dist 2 "SLUICE_DEVICES=$remote_query" "$bin" \
+      dist_lib=$compare/lib/libsluice.so measure "remoteB.$r" dist 2 "${trB[@]}" "SLUICE_DEVICES=$remote_query" "$bin" \
         --device 0 "${sel[@]}" "${bench_opts[@]}"
     fi
     measure "mpi.$r" "$MPIEXEC" -n 2 "$pingpong" "${bench_opts[@]}"
