@@ -19,15 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-/* Every failure is the failing call and its code on stderr, exit status 1. */
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
+#include "cl_test_util.h" /* CHECK */
 
 /* For calls that return an object and give their code through the last argument. */
 #define CHECK_ERR(what, err)                                                                                 \

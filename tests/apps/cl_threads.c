@@ -2,19 +2,11 @@
 /* Sample OpenCL program (knows nothing of sluice): four threads share one context and program;
  * each has its own queue, buffers and kernel, creates and releases objects and events in a loop
  * and checks its results. Exercises a layer's tables under concurrent creation and release. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 enum { THREADS = 4, ROUNDS = 60, N = 256 };
 static const char *src =

@@ -2,18 +2,10 @@
 /* Sample OpenCL program (knows nothing of sluice): an out-of-order queue whose commands wait
  * on a user event and on each other, markers and barriers with wait lists, a failed user
  * event propagating to its dependents. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static const char *src = "__kernel void add(__global int *v, int x) { v[get_global_id(0)] += x; }\n";
 

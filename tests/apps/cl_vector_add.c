@@ -1,18 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice): vector addition on the first device of the
  * first platform, results checked on the host and summarised on stdout. */
+#include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#define CHECK(x)                                                                                             \
-    do {                                                                                                     \
-        cl_int e_ = (x);                                                                                     \
-        if (e_ != CL_SUCCESS) {                                                                              \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);                           \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
 static const char *src =
     "__kernel void add(__global const float *a, __global const float *b, __global float *c, float s) {\n"
