@@ -198,20 +198,12 @@ static void other_sources(cl_platform_id platform)
 int main(void)
 {
     cl_platform_id platform;
-    cl_int err;
     first_platform_devices(&platform, 16, devs, &ndev);
-    ctx = clCreateContext(NULL, ndev, devs, NULL, NULL, &err);
-    CHECK(err);
-    for (cl_uint d = 0; d < ndev; d++) {
-        queues[d] = clCreateCommandQueueWithProperties(ctx, devs[d], NULL, &err);
-        CHECK(err);
-    }
+    ctx = context_with_queues(ndev, devs, queues);
     printf("devices: %u\n", ndev);
     build_options();
     compile_and_link();
     other_sources(platform);
-    for (cl_uint d = 0; d < ndev; d++)
-        CHECK(clReleaseCommandQueue(queues[d]));
-    CHECK(clReleaseContext(ctx));
+    release_queues_context(ctx, ndev, queues);
     return 0;
 }

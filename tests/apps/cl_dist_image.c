@@ -54,13 +54,8 @@ int main(void)
         CHECK(clGetDeviceInfo(dev[i], CL_DEVICE_MAX_SAMPLERS, sizeof samplers, &samplers, NULL));
         printf("device %u: image support %u, 2D max width %zu, samplers %u\n", i, images, w2, samplers);
     }
-    cl_context ctx = clCreateContext(NULL, nd, dev, NULL, NULL, &err);
-    CHECK(err);
     cl_command_queue q[3];
-    for (cl_uint i = 0; i < nd; i++) {
-        q[i] = clCreateCommandQueueWithProperties(ctx, dev[i], NULL, &err);
-        CHECK(err);
-    }
+    cl_context ctx = context_with_queues(nd, dev, q);
     cl_uint a = 1 % nd, b = 2 % nd, c = 0;
 
     cl_uint nfmt = 0;
@@ -82,15 +77,10 @@ int main(void)
     CHECK(err);
     cl_mem out = clCreateImage(ctx, CL_MEM_WRITE_ONLY, &rgba, &desc, NULL, &err);
     CHECK(err);
-    size_t v = 0;
-    CHECK(clGetImageInfo(in, CL_IMAGE_ELEMENT_SIZE, sizeof v, &v, NULL));
-    printf("element size %zu", v);
-    CHECK(clGetImageInfo(in, CL_IMAGE_WIDTH, sizeof v, &v, NULL));
-    printf(", width %zu", v);
-    CHECK(clGetImageInfo(in, CL_IMAGE_HEIGHT, sizeof v, &v, NULL));
-    printf(", height %zu", v);
-    CHECK(clGetImageInfo(in, CL_IMAGE_ROW_PITCH, sizeof v, &v, NULL));
-    printf(", row pitch %zu", v);
+    printf("element size %zu", image_info_size(in, CL_IMAGE_ELEMENT_SIZE));
+    printf(", width %zu", image_info_size(in, CL_IMAGE_WIDTH));
+    printf(", height %zu", image_info_size(in, CL_IMAGE_HEIGHT));
+    printf(", row pitch %zu", image_info_size(in, CL_IMAGE_ROW_PITCH));
     cl_image_format f;
     CHECK(clGetImageInfo(in, CL_IMAGE_FORMAT, sizeof f, &f, NULL));
     cl_mem_object_type t;
@@ -255,11 +245,9 @@ int main(void)
     CHECK(clEnqueueReadImage(q[c], ua, CL_TRUE, so2, sr2, 0, 0, slice, 0, NULL, NULL));
     hash("array slice 2", slice, sizeof slice);
     cl_uint asize = 0;
-    size_t as = 0;
-    CHECK(clGetImageInfo(ua, CL_IMAGE_ARRAY_SIZE, sizeof as, &as, NULL));
-    size_t urp = 0, usp = 0;
-    CHECK(clGetImageInfo(ua, CL_IMAGE_ROW_PITCH, sizeof urp, &urp, NULL));
-    CHECK(clGetImageInfo(ua, CL_IMAGE_SLICE_PITCH, sizeof usp, &usp, NULL));
+    size_t as = image_info_size(ua, CL_IMAGE_ARRAY_SIZE);
+    size_t urp = image_info_size(ua, CL_IMAGE_ROW_PITCH);
+    size_t usp = image_info_size(ua, CL_IMAGE_SLICE_PITCH);
     printf("USE_HOST_PTR array: row pitch %zu, slice pitch %zu\n", urp, usp);
     CHECK(clGetMemObjectInfo(ua, CL_MEM_MAP_COUNT, sizeof asize, &asize, NULL));
     printf("array size %zu\n", as);

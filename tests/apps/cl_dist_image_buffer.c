@@ -54,13 +54,8 @@ int main(void)
     CHECK(clGetDeviceInfo(dev[0], CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, sizeof maxpx, &maxpx, NULL));
     CHECK(clGetDeviceInfo(dev[0], CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align, &align, NULL));
     printf("devices: %u, image buffer max %zu pixels, base alignment %u bits\n", nd, maxpx, align);
-    cl_context ctx = clCreateContext(NULL, nd, dev, NULL, NULL, &err);
-    CHECK(err);
     cl_command_queue q[3];
-    for (cl_uint i = 0; i < nd; i++) {
-        q[i] = clCreateCommandQueueWithProperties(ctx, dev[i], NULL, &err);
-        CHECK(err);
-    }
+    cl_context ctx = context_with_queues(nd, dev, q);
     cl_uint d0 = 0, d1 = 1 % nd, d2 = 2 % nd;
 
     cl_uint nfmt = 0;
@@ -83,7 +78,6 @@ int main(void)
 
     /* queries of the pair */
     cl_mem m = NULL;
-    size_t v = 0;
     cl_uint refs = 0;
     cl_mem_flags flags = 0;
     cl_mem_object_type t = 0;
@@ -91,20 +85,15 @@ int main(void)
     printf("image buffer is the buffer: %d", m == ba);
     CHECK(clGetMemObjectInfo(ia, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof m, &m, NULL));
     printf(", associated: %d", m == ba);
-    CHECK(clGetMemObjectInfo(ia, CL_MEM_OFFSET, sizeof v, &v, NULL));
-    printf(", offset %zu", v);
+    printf(", offset %zu", mem_info_size(ia, CL_MEM_OFFSET));
     CHECK(clGetMemObjectInfo(ia, CL_MEM_TYPE, sizeof t, &t, NULL));
     printf(", type %#x", t);
     CHECK(clGetMemObjectInfo(ia, CL_MEM_FLAGS, sizeof flags, &flags, NULL));
     printf(", flags %#llx", (unsigned long long)flags);
-    CHECK(clGetMemObjectInfo(ia, CL_MEM_SIZE, sizeof v, &v, NULL));
-    printf(", size %zu", v);
-    CHECK(clGetImageInfo(ia, CL_IMAGE_WIDTH, sizeof v, &v, NULL));
-    printf(", width %zu", v);
-    CHECK(clGetImageInfo(ia, CL_IMAGE_ROW_PITCH, sizeof v, &v, NULL));
-    printf(", row pitch %zu", v);
-    CHECK(clGetImageInfo(ia, CL_IMAGE_ELEMENT_SIZE, sizeof v, &v, NULL));
-    printf(", element %zu", v);
+    printf(", size %zu", mem_info_size(ia, CL_MEM_SIZE));
+    printf(", width %zu", image_info_size(ia, CL_IMAGE_WIDTH));
+    printf(", row pitch %zu", image_info_size(ia, CL_IMAGE_ROW_PITCH));
+    printf(", element %zu", image_info_size(ia, CL_IMAGE_ELEMENT_SIZE));
     CHECK(clGetMemObjectInfo(ba, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, NULL));
     printf(", buffer references %u\n", refs);
 
@@ -248,9 +237,7 @@ int main(void)
     CHECK(clReleaseKernel(scale));
     CHECK(clReleaseKernel(bump));
     CHECK(clReleaseProgram(prog));
-    for (cl_uint i = 0; i < nd; i++)
-        CHECK(clReleaseCommandQueue(q[i]));
-    CHECK(clReleaseContext(ctx));
+    release_queues_context(ctx, nd, q);
     free(host);
     free(got);
     printf("done\n");

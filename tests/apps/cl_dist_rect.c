@@ -31,13 +31,8 @@ int main(void)
         fprintf(stderr, "needs 2 devices\n");
         return 1;
     }
-    cl_context ctx = clCreateContext(NULL, nd, dev, NULL, NULL, &err);
-    CHECK(err);
     cl_command_queue q[3];
-    for (cl_uint i = 0; i < nd; i++) {
-        q[i] = clCreateCommandQueueWithProperties(ctx, dev[i], NULL, &err);
-        CHECK(err);
-    }
+    cl_context ctx = context_with_queues(nd, dev, q);
     cl_uint a = 1 % nd, b = 2 % nd, c = 0;
     unsigned char zero[W * H * D];
     memset(zero, 0, sizeof zero);
@@ -86,9 +81,7 @@ int main(void)
     CHECK(clReleaseEvent(ev));
     CHECK(clReleaseMemObject(buf));
     CHECK(clReleaseMemObject(other));
-    for (cl_uint i = 0; i < nd; i++)
-        CHECK(clReleaseCommandQueue(q[i]));
-    CHECK(clReleaseContext(ctx));
+    release_queues_context(ctx, nd, q);
     free(host);
     free(wide);
     free(all);

@@ -32,6 +32,43 @@ static inline void first_platform_devices(cl_platform_id *platform, cl_uint max,
     CHECK(clGetDeviceIDs(*platform, CL_DEVICE_TYPE_ALL, max, devs, n));
 }
 
+/* One context over the nd devices and one default queue for each of them into q: how the
+ * multi-device programs open. */
+static inline cl_context context_with_queues(cl_uint nd, const cl_device_id *dev, cl_command_queue *q)
+{
+    cl_int err;
+    cl_context ctx = clCreateContext(NULL, nd, dev, NULL, NULL, &err);
+    CHECK(err);
+    for (cl_uint i = 0; i < nd; i++) {
+        q[i] = clCreateCommandQueueWithProperties(ctx, dev[i], NULL, &err);
+        CHECK(err);
+    }
+    return ctx;
+}
+
+/* The nd queues, then the context, each release checked. */
+static inline void release_queues_context(cl_context ctx, cl_uint nd, const cl_command_queue *q)
+{
+    for (cl_uint i = 0; i < nd; i++)
+        CHECK(clReleaseCommandQueue(q[i]));
+    CHECK(clReleaseContext(ctx));
+}
+
+/* A size_t property of an image or of any memory object, the query checked. */
+static inline size_t image_info_size(cl_mem img, cl_image_info what)
+{
+    size_t v = 0;
+    CHECK(clGetImageInfo(img, what, sizeof v, &v, NULL));
+    return v;
+}
+
+static inline size_t mem_info_size(cl_mem mem, cl_mem_info what)
+{
+    size_t v = 0;
+    CHECK(clGetMemObjectInfo(mem, what, sizeof v, &v, NULL));
+    return v;
+}
+
 /* FNV-1a of n bytes: results printed as one line each, compared between runs. */
 static inline uint64_t fnv1a(const void *p, size_t n)
 {
