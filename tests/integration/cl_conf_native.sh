@@ -9,17 +9,25 @@ POCL_DEVICES="pthread pthread" "$SLUICE_APPS_DIR/cl_conf_native" >plain.out
 expect_eq "plain PoCL advertises and runs native kernels" 2 "$(grep -c 'advertised=1 enqueue=0 ran=1 agree=1' plain.out)"
 POCL_DEVICES="pthread pthread" SLUICE_OPENCL=on LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_conf_native" >on.out
 diff plain.out on.out >diff.out || fail "pass-through differs: $(cat diff.out)"
-for n in 1 2 3; do
-  set +e
-  POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n "$n" env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" \
-    "$SLUICE_APPS_DIR/cl_conf_native" >"dist.$n.out" 2>"dist.$n.err"
-  rc=$?
-  set -e
-  expect_eq "$n ranks: advert and behaviour agree (exit code)" 0 "$rc"
-  expect_eq "$n ranks: every device advertises native kernels and runs one" "$n" \
-    "$(grep -c 'advertised=1 enqueue=0 ran=1 agree=1' "dist.$n.out")"
-  [ ! -s "dist.$n.err" ] || fail "$n ranks: something was printed on stderr: $(head -3 "dist.$n.err")"
-done
+
+# native_on_ranks PREFIX WHAT PROGRAM N...: PROGRAM distributed on each N ranks: exit code 0, every
+# device advertises native kernels and runs one, nothing on stderr. Leaves PREFIX.N.{out,err}.
+native_on_ranks() {
+  local prefix=$1 what=$2 prog=$3 n rc
+  shift 3
+  for n in "$@"; do
+    set +e
+    POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n "$n" env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" \
+      "$prog" >"$prefix.$n.out" 2>"$prefix.$n.err"
+    rc=$?
+    set -e
+    expect_eq "$n ranks$what: advert and behaviour agree (exit code)" 0 "$rc"
+    expect_eq "$n ranks$what: every device advertises native kernels and runs one" "$n" \
+      "$(grep -c 'advertised=1 enqueue=0 ran=1 agree=1' "$prefix.$n.out")"
+    [ ! -s "$prefix.$n.err" ] || fail "$n ranks$what: something was printed on stderr: $(head -3 "$prefix.$n.err")"
+  done
+}
+native_on_ranks dist "" "$SLUICE_APPS_DIR/cl_conf_native" 1 2 3
 
 # The same program linked without a GNU build-id: its object is named by the file's device, inode
 # and size instead, found on every rank running that file; a copy of it elsewhere is another file.
@@ -27,17 +35,7 @@ nobid=$SLUICE_APPS_DIR/cl_conf_native_no_build_id
 if command -v readelf >/dev/null; then
   expect_eq "the test program has no build-id" 0 "$(readelf -n "$nobid" | grep -c 'Build ID' || true)"
 fi
-for n in 2 3; do
-  set +e
-  POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n "$n" env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" \
-    "$nobid" >"nobid.$n.out" 2>"nobid.$n.err"
-  rc=$?
-  set -e
-  expect_eq "$n ranks, no build-id: exit code" 0 "$rc"
-  expect_eq "$n ranks, no build-id: every device runs the native kernel" "$n" \
-    "$(grep -c 'advertised=1 enqueue=0 ran=1 agree=1' "nobid.$n.out")"
-  [ ! -s "nobid.$n.err" ] || fail "$n ranks, no build-id: something was printed on stderr: $(head -3 "nobid.$n.err")"
-done
+native_on_ranks nobid ", no build-id" "$nobid" 2 3
 cp "$nobid" ./copy_no_build_id
 set +e
 POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n 1 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$nobid" : \
