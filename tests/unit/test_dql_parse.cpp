@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <initializer_list>
 #include <random>
 #include <sstream>
 #include <string>
@@ -38,83 +39,97 @@ std::string error_of(const std::string &text)
     return c.size() > 7 ? c.substr(7) : c;
 }
 
+// One query and what it gives: its canonical form, or its error message.
+struct Case {
+    std::string query;
+    const char *expected;
+};
+
+void expect_canon(std::initializer_list<Case> cases)
+{
+    for (const Case &c : cases)
+        EXPECT_EQ(canon(c.query), c.expected) << c.query;
+}
+
+void expect_errors(std::initializer_list<Case> cases)
+{
+    for (const Case &c : cases)
+        EXPECT_EQ(error_of(c.query), c.expected) << c.query;
+}
+
 }  // namespace
 
 TEST(DqlParse, SelectorsAndClauses)
 {
-    EXPECT_EQ(canon("SELECT ALL"), "SELECT ALL");
-    EXPECT_EQ(canon("select top 3"), "SELECT TOP 3");
-    EXPECT_EQ(canon("Select Pos 0"), "SELECT POS 0");
-    EXPECT_EQ(canon("SELECT ALL FROM NODE 1, 2,3"), "SELECT ALL FROM NODE 1, 2, 3");
-    EXPECT_EQ(canon("SELECT ALL FROM NODES 0"), "SELECT ALL FROM NODE 0");
-    EXPECT_EQ(canon("SELECT ALL ORDER BY clock DESC, name"), "SELECT ALL ORDER BY clock DESC, name ASC");
-    EXPECT_EQ(canon("SELECT TOP 2 FROM NODE 1 WHERE type = gpu ORDER BY global_mem DESC"),
-              "SELECT TOP 2 FROM NODE 1 WHERE type = gpu ORDER BY global_mem DESC");
-    EXPECT_EQ(canon("  SELECT\tALL\n"), "SELECT ALL");
+    expect_canon({
+        {"SELECT ALL", "SELECT ALL"},
+        {"select top 3", "SELECT TOP 3"},
+        {"Select Pos 0", "SELECT POS 0"},
+        {"SELECT ALL FROM NODE 1, 2,3", "SELECT ALL FROM NODE 1, 2, 3"},
+        {"SELECT ALL FROM NODES 0", "SELECT ALL FROM NODE 0"},
+        {"SELECT ALL ORDER BY clock DESC, name", "SELECT ALL ORDER BY clock DESC, name ASC"},
+        {"SELECT TOP 2 FROM NODE 1 WHERE type = gpu ORDER BY global_mem DESC", "SELECT TOP 2 FROM NODE 1 WHERE type = gpu ORDER BY global_mem DESC"},
+        {"  SELECT\tALL\n", "SELECT ALL"},
+    });
 }
 
 TEST(DqlParse, PrecedenceNotOverAndOverOr)
 {
-    EXPECT_EQ(canon("SELECT ALL WHERE type = gpu OR type = cpu AND clock > 1000"),
-              "SELECT ALL WHERE (type = gpu OR (type = cpu AND clock > 1000))");
-    EXPECT_EQ(canon("SELECT ALL WHERE (type = gpu OR type = cpu) AND clock > 1000"),
-              "SELECT ALL WHERE ((type = gpu OR type = cpu) AND clock > 1000)");
-    EXPECT_EQ(canon("SELECT ALL WHERE NOT type = gpu AND NOT NOT available"),
-              "SELECT ALL WHERE (NOT type = gpu AND NOT NOT available)");
-    // A chain of ORs is one n-ary node, not a deep tree.
-    EXPECT_EQ(canon("SELECT ALL WHERE node = 1 OR node = 2 OR node = 3"),
-              "SELECT ALL WHERE (node = 1 OR node = 2 OR node = 3)");
+    expect_canon({
+        {"SELECT ALL WHERE type = gpu OR type = cpu AND clock > 1000", "SELECT ALL WHERE (type = gpu OR (type = cpu AND clock > 1000))"},
+        {"SELECT ALL WHERE (type = gpu OR type = cpu) AND clock > 1000", "SELECT ALL WHERE ((type = gpu OR type = cpu) AND clock > 1000)"},
+        {"SELECT ALL WHERE NOT type = gpu AND NOT NOT available", "SELECT ALL WHERE (NOT type = gpu AND NOT NOT available)"},
+        // A chain of ORs is one n-ary node, not a deep tree.
+        {"SELECT ALL WHERE node = 1 OR node = 2 OR node = 3", "SELECT ALL WHERE (node = 1 OR node = 2 OR node = 3)"},
+    });
 }
 
 TEST(DqlParse, ValuesSizesStringsAndAliases)
 {
-    EXPECT_EQ(canon("SELECT ALL WHERE global_mem >= 4G"), "SELECT ALL WHERE global_mem >= 4294967296");
-    EXPECT_EQ(canon("SELECT ALL WHERE local_mem >= 512MiB"), "SELECT ALL WHERE local_mem >= 536870912");
-    EXPECT_EQ(canon("SELECT ALL WHERE max_alloc > 64kb"), "SELECT ALL WHERE max_alloc > 65536");
-    EXPECT_EQ(canon("SELECT ALL WHERE max_compute_units <> 4"), "SELECT ALL WHERE compute_units != 4");
-    EXPECT_EQ(canon("SELECT ALL WHERE clock == 1000"), "SELECT ALL WHERE clock = 1000");
-    EXPECT_EQ(canon("SELECT ALL WHERE vendor = nvidia"), "SELECT ALL WHERE vendor = 'nvidia'");
-    EXPECT_EQ(canon("SELECT ALL WHERE name = \"Tesla V100\""), "SELECT ALL WHERE name = 'Tesla V100'");
-    EXPECT_EQ(canon("SELECT ALL WHERE name = 'it''s'"), "SELECT ALL WHERE name = 'it''s'");
-    EXPECT_EQ(canon("SELECT ALL WHERE name LIKE 'basic*'"), "SELECT ALL WHERE name LIKE 'basic*'");
-    EXPECT_EQ(canon("SELECT ALL WHERE name = cpu-haswell"), "SELECT ALL WHERE name = 'cpu-haswell'");
-    EXPECT_EQ(canon("SELECT ALL WHERE driver_version = 3.1"), "SELECT ALL WHERE driver_version = '3.1'");
-    EXPECT_EQ(canon("SELECT ALL WHERE name = 'ORDER'"), "SELECT ALL WHERE name = 'ORDER'");
-    EXPECT_EQ(canon("SELECT ALL WHERE available = yes AND fp64 != false"),
-              "SELECT ALL WHERE (available = true AND fp64 != false)");
-    EXPECT_EQ(canon("SELECT ALL WHERE type=ACCELERATOR"), "SELECT ALL WHERE type = accelerator");
-    EXPECT_EQ(canon("SELECT ALL WHERE rank = 2 AND local_index = 0 AND global_index < 4"),
-              "SELECT ALL WHERE (node = 2 AND index = 0 AND pos < 4)");
-    EXPECT_EQ(canon("SELECT ALL WHERE name = 'Ünïcode ok inside quotes'"),
-              "SELECT ALL WHERE name = 'Ünïcode ok inside quotes'");
-    EXPECT_EQ(canon("SELECT ALL WHERE clock > 18446744073709551615"),
-              "SELECT ALL WHERE clock > 18446744073709551615");
+    expect_canon({
+        {"SELECT ALL WHERE global_mem >= 4G", "SELECT ALL WHERE global_mem >= 4294967296"},
+        {"SELECT ALL WHERE local_mem >= 512MiB", "SELECT ALL WHERE local_mem >= 536870912"},
+        {"SELECT ALL WHERE max_alloc > 64kb", "SELECT ALL WHERE max_alloc > 65536"},
+        {"SELECT ALL WHERE max_compute_units <> 4", "SELECT ALL WHERE compute_units != 4"},
+        {"SELECT ALL WHERE clock == 1000", "SELECT ALL WHERE clock = 1000"},
+        {"SELECT ALL WHERE vendor = nvidia", "SELECT ALL WHERE vendor = 'nvidia'"},
+        {"SELECT ALL WHERE name = \"Tesla V100\"", "SELECT ALL WHERE name = 'Tesla V100'"},
+        {"SELECT ALL WHERE name = 'it''s'", "SELECT ALL WHERE name = 'it''s'"},
+        {"SELECT ALL WHERE name LIKE 'basic*'", "SELECT ALL WHERE name LIKE 'basic*'"},
+        {"SELECT ALL WHERE name = cpu-haswell", "SELECT ALL WHERE name = 'cpu-haswell'"},
+        {"SELECT ALL WHERE driver_version = 3.1", "SELECT ALL WHERE driver_version = '3.1'"},
+        {"SELECT ALL WHERE name = 'ORDER'", "SELECT ALL WHERE name = 'ORDER'"},
+        {"SELECT ALL WHERE available = yes AND fp64 != false", "SELECT ALL WHERE (available = true AND fp64 != false)"},
+        {"SELECT ALL WHERE type=ACCELERATOR", "SELECT ALL WHERE type = accelerator"},
+        {"SELECT ALL WHERE rank = 2 AND local_index = 0 AND global_index < 4", "SELECT ALL WHERE (node = 2 AND index = 0 AND pos < 4)"},
+        {"SELECT ALL WHERE name = 'Ünïcode ok inside quotes'", "SELECT ALL WHERE name = 'Ünïcode ok inside quotes'"},
+        {"SELECT ALL WHERE clock > 18446744073709551615", "SELECT ALL WHERE clock > 18446744073709551615"},
+    });
 }
 
 TEST(DqlParse, ErrorsNameTheColumnAndTheExpectation)
 {
-    EXPECT_EQ(error_of("SELECT TOP x"), "column 12: expected a number after TOP, found 'x'");
-    EXPECT_EQ(error_of("SELECT ALL WHERE type gpu"),
-              "column 23: expected a comparison operator (= != < <= > >= LIKE) after 'type', found 'gpu'");
-    EXPECT_EQ(error_of(""), "column 1: the query is empty; it starts with SELECT (for example SELECT ALL WHERE type = gpu)");
-    EXPECT_EQ(error_of("   "), "column 1: the query is empty; it starts with SELECT (for example SELECT ALL WHERE type = gpu)");
-    EXPECT_EQ(error_of("ALL"), "column 1: expected SELECT at the start of the query, found 'ALL'");
-    EXPECT_EQ(error_of("SELECT"), "column 7: expected ALL, TOP k or POS i after SELECT, found the end of the query");
-    EXPECT_EQ(error_of("SELECT TOP 0"), "column 12: TOP needs a count of at least 1, found 0");
-    EXPECT_EQ(error_of("SELECT POS"), "column 11: expected a number after POS, found the end of the query");
-    EXPECT_EQ(error_of("SELECT ALL FROM 1"), "column 17: expected NODE after FROM, found '1'");
-    EXPECT_EQ(error_of("SELECT ALL FROM NODE 1,"), "column 24: expected a node number after ',', found the end of the query");
-    EXPECT_EQ(error_of("SELECT ALL WHERE"), "column 17: expected a condition (an attribute name, NOT or '('), found the end of the query");
-    EXPECT_EQ(error_of("SELECT ALL WHERE (type = gpu"),
-              "column 29: expected AND, OR or ')' to close the '(' of column 18, found the end of the query");
-    EXPECT_EQ(error_of("SELECT ALL WHERE type = gpu)"), "column 28: expected AND, OR, ORDER BY or the end of the query, found ')'");
-    EXPECT_EQ(error_of("SELECT ALL ORDER clock"), "column 18: expected BY after ORDER, found 'clock'");
-    EXPECT_EQ(error_of("SELECT ALL ORDER BY clock DESC name"), "column 32: expected ',' or the end of the query after the ORDER BY list, found 'name'");
-    EXPECT_EQ(error_of("SELECT ALL LIMIT 3"), "column 12: expected FROM NODE, WHERE, ORDER BY or the end of the query, found 'LIMIT'");
-    EXPECT_EQ(error_of("SELECT ALL WHERE name = ORDER"),
-              "column 25: expected a value after '=' (quote a value that is also a keyword), found 'ORDER'");
-    EXPECT_EQ(error_of("SELECT ALL WHERE clock ! 3"), "column 24: '!' must be followed by '=' (use NOT to negate a condition)");
-    EXPECT_EQ(error_of("SELECT ALL WHERE clock > 3;"), "column 27: unexpected character ';'");
+    expect_errors({
+        {"SELECT TOP x", "column 12: expected a number after TOP, found 'x'"},
+        {"SELECT ALL WHERE type gpu", "column 23: expected a comparison operator (= != < <= > >= LIKE) after 'type', found 'gpu'"},
+        {"", "column 1: the query is empty; it starts with SELECT (for example SELECT ALL WHERE type = gpu)"},
+        {"   ", "column 1: the query is empty; it starts with SELECT (for example SELECT ALL WHERE type = gpu)"},
+        {"ALL", "column 1: expected SELECT at the start of the query, found 'ALL'"},
+        {"SELECT", "column 7: expected ALL, TOP k or POS i after SELECT, found the end of the query"},
+        {"SELECT TOP 0", "column 12: TOP needs a count of at least 1, found 0"},
+        {"SELECT POS", "column 11: expected a number after POS, found the end of the query"},
+        {"SELECT ALL FROM 1", "column 17: expected NODE after FROM, found '1'"},
+        {"SELECT ALL FROM NODE 1,", "column 24: expected a node number after ',', found the end of the query"},
+        {"SELECT ALL WHERE", "column 17: expected a condition (an attribute name, NOT or '('), found the end of the query"},
+        {"SELECT ALL WHERE (type = gpu", "column 29: expected AND, OR or ')' to close the '(' of column 18, found the end of the query"},
+        {"SELECT ALL WHERE type = gpu)", "column 28: expected AND, OR, ORDER BY or the end of the query, found ')'"},
+        {"SELECT ALL ORDER clock", "column 18: expected BY after ORDER, found 'clock'"},
+        {"SELECT ALL ORDER BY clock DESC name", "column 32: expected ',' or the end of the query after the ORDER BY list, found 'name'"},
+        {"SELECT ALL LIMIT 3", "column 12: expected FROM NODE, WHERE, ORDER BY or the end of the query, found 'LIMIT'"},
+        {"SELECT ALL WHERE name = ORDER", "column 25: expected a value after '=' (quote a value that is also a keyword), found 'ORDER'"},
+        {"SELECT ALL WHERE clock ! 3", "column 24: '!' must be followed by '=' (use NOT to negate a condition)"},
+        {"SELECT ALL WHERE clock > 3;", "column 27: unexpected character ';'"},
+    });
 }
 
 TEST(DqlParse, UnknownAttributesListTheKnownOnes)
@@ -131,36 +146,31 @@ TEST(DqlParse, UnknownAttributesListTheKnownOnes)
 
 TEST(DqlParse, TypeMismatchesAreErrors)
 {
-    EXPECT_EQ(error_of("SELECT ALL WHERE name < 3"), "column 23: type mismatch: 'name' is text; compare it with =, != or LIKE, not '<'");
-    EXPECT_EQ(error_of("SELECT ALL WHERE clock > fast"),
-              "column 26: type mismatch: 'clock' is a number; expected a number after '>', found 'fast'");
-    EXPECT_EQ(error_of("SELECT ALL WHERE global_mem > 1.5G"),
-              "column 31: type mismatch: 'global_mem' is a number; expected a number or a size such as 4G or 512MiB after '>', found '1.5G'");
-    EXPECT_EQ(error_of("SELECT ALL WHERE clock LIKE '1*'"), "column 24: type mismatch: LIKE compares text, and 'clock' is a number");
-    EXPECT_EQ(error_of("SELECT ALL WHERE type > gpu"), "column 23: type mismatch: 'type' is a device type; compare it with = or !=, not '>'");
-    EXPECT_EQ(error_of("SELECT ALL WHERE type = fpga"),
-              "column 25: expected a device type (cpu, gpu, accelerator, custom or default) after '=', found 'fpga'");
-    EXPECT_EQ(error_of("SELECT ALL WHERE available = maybe"),
-              "column 30: type mismatch: 'available' is true or false; expected true or false after '=', found 'maybe'");
-    EXPECT_EQ(error_of("SELECT ALL WHERE available >= 1"),
-              "column 28: type mismatch: 'available' is true or false; compare it with = or !=, not '>='");
-    EXPECT_EQ(error_of("SELECT ALL WHERE clock = 'x'"),
-              "column 26: type mismatch: 'clock' is a number; expected a number after '=', found 'x'");
+    expect_errors({
+        {"SELECT ALL WHERE name < 3", "column 23: type mismatch: 'name' is text; compare it with =, != or LIKE, not '<'"},
+        {"SELECT ALL WHERE clock > fast", "column 26: type mismatch: 'clock' is a number; expected a number after '>', found 'fast'"},
+        {"SELECT ALL WHERE global_mem > 1.5G", "column 31: type mismatch: 'global_mem' is a number; expected a number or a size such as 4G or 512MiB after '>', found '1.5G'"},
+        {"SELECT ALL WHERE clock LIKE '1*'", "column 24: type mismatch: LIKE compares text, and 'clock' is a number"},
+        {"SELECT ALL WHERE type > gpu", "column 23: type mismatch: 'type' is a device type; compare it with = or !=, not '>'"},
+        {"SELECT ALL WHERE type = fpga", "column 25: expected a device type (cpu, gpu, accelerator, custom or default) after '=', found 'fpga'"},
+        {"SELECT ALL WHERE available = maybe", "column 30: type mismatch: 'available' is true or false; expected true or false after '=', found 'maybe'"},
+        {"SELECT ALL WHERE available >= 1", "column 28: type mismatch: 'available' is true or false; compare it with = or !=, not '>='"},
+        {"SELECT ALL WHERE clock = 'x'", "column 26: type mismatch: 'clock' is a number; expected a number after '=', found 'x'"},
+    });
 }
 
 TEST(DqlParse, HostileInputGetsAClearError)
 {
-    EXPECT_EQ(error_of("SELECT ALL WHERE name = 'abc"), "column 25: unterminated string: the quote ' opened here is never closed");
-    EXPECT_EQ(error_of("SELECT ALL WHERE name = \"abc'"), "column 25: unterminated string: the quote \" opened here is never closed");
-    EXPECT_EQ(error_of("SELECT ALL WHERE clock > 99999999999999999999"),
-              "column 26: the number '99999999999999999999' is too large (the largest is 18446744073709551615)");
-    EXPECT_EQ(error_of("SELECT ALL WHERE global_mem > 17179869184T"),
-              "column 31: the number '17179869184T' is too large (the largest is 18446744073709551615)");
-    EXPECT_EQ(error_of("SELECT ALL WHERE näme = x"),
-              "column 19: unexpected byte 0xc3: outside quotes a query is ASCII (quote non-ASCII text)");
-    EXPECT_EQ(error_of("SELECT ALL\x01"), "column 11: unexpected control byte 0x01");
-    EXPECT_EQ(error_of("SELECT ALL WHERE name = 'a\x1b[31m'"), "column 27: control byte 0x1b inside a string");
-    EXPECT_EQ(error_of(std::string(5000, ' ')), "column 4097: the query is longer than 4096 bytes");
+    expect_errors({
+        {"SELECT ALL WHERE name = 'abc", "column 25: unterminated string: the quote ' opened here is never closed"},
+        {"SELECT ALL WHERE name = \"abc'", "column 25: unterminated string: the quote \" opened here is never closed"},
+        {"SELECT ALL WHERE clock > 99999999999999999999", "column 26: the number '99999999999999999999' is too large (the largest is 18446744073709551615)"},
+        {"SELECT ALL WHERE global_mem > 17179869184T", "column 31: the number '17179869184T' is too large (the largest is 18446744073709551615)"},
+        {"SELECT ALL WHERE näme = x", "column 19: unexpected byte 0xc3: outside quotes a query is ASCII (quote non-ASCII text)"},
+        {"SELECT ALL\x01", "column 11: unexpected control byte 0x01"},
+        {"SELECT ALL WHERE name = 'a\x1b[31m'", "column 27: control byte 0x1b inside a string"},
+        {std::string(5000, ' '), "column 4097: the query is longer than 4096 bytes"},
+    });
 
     // Nesting: the limit is exact, and both parentheses and NOT count.
     auto nested = [](int depth, const char *open, const char *close) {
