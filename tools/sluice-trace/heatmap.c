@@ -12,7 +12,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "messages.h"
 #include "plot.h"
@@ -151,30 +150,18 @@ int heatmap_main(int argc, char **argv)
         return 1;
     struct timeline tl;
     timeline_init(&tl, &set);
-    char tmp[4096];
-    FILE *o = !csv ? plot_tmp_csv(tmp, sizeof tmp) : strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
-    if (!o) {
-        if (csv)
-            perror(out);
+    struct plot_out po;
+    if (plot_out_open(&po, csv, out) != 0) {
         trace_set_free(&set);
         return 1;
     }
+    FILE *o = po.f;
     fputs("kind,purpose,from_rank,to_rank,t_start_s,t_end_s,bytes,count\n", o);
     for (size_t r = 0; r < set.nranks; r++)
         fprintf(o, "rank,,%d,,,,0,0\n", set.ranks[r].rank);
     int status = write_messages(o, &set, &tl) == 0 ? 0 : 1;
     write_io(o, &set, &tl, bins);
-    if (o != stdout && fclose(o) != 0) {
-        perror(csv ? out : tmp);
-        status = 1;
-    }
-    if (!csv) {
-        char title[256];
-        snprintf(title, sizeof title, "%s: %zu ranks", argv[optind], set.nranks);
-        if (status == 0)
-            status = plot_run("heatmap", tmp, out, title);
-        unlink(tmp);
-    }
+    status = plot_out_close(&po, "heatmap", argv[optind], set.nranks, status);
     if (set.unreadable || set.incomplete)
         status = 1;
     timeline_free(&tl);

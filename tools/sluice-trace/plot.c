@@ -31,6 +31,37 @@ FILE *plot_tmp_csv(char *path, size_t len)
     return f;
 }
 
+int plot_out_open(struct plot_out *p, bool csv, const char *out)
+{
+    p->csv = csv;
+    p->out = out;
+    p->tmp[0] = '\0';
+    p->f = !csv ? plot_tmp_csv(p->tmp, sizeof p->tmp) : strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
+    if (!p->f) {
+        if (csv)
+            perror(out);
+        return -1;
+    }
+    return 0;
+}
+
+int plot_out_close(struct plot_out *p, const char *what, const char *source, size_t nranks, int status)
+{
+    if (p->f != stdout && fclose(p->f) != 0) {
+        perror(p->csv ? p->out : p->tmp);
+        status = 1;
+    }
+    p->f = NULL;
+    if (!p->csv) {
+        char title[256];
+        snprintf(title, sizeof title, "%s: %zu ranks", source, nranks);
+        if (status == 0)
+            status = plot_run(what, p->tmp, p->out, title);
+        unlink(p->tmp);
+    }
+    return status;
+}
+
 static int script_path(char *buf, size_t len)
 {
     char exe[PATH_MAX];

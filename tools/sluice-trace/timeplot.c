@@ -7,8 +7,6 @@
 #include "timeplot.h"
 
 #include <getopt.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "plot.h"
 #include "roles.h"
@@ -42,14 +40,12 @@ int time_main(int argc, char **argv)
     struct trace_set set;
     if (trace_set_open(&set, argv + optind, argc - optind, "time", stderr) != 0)
         return 1;
-    char tmp[4096];
-    FILE *o = !csv ? plot_tmp_csv(tmp, sizeof tmp) : strcmp(out, "-") == 0 ? stdout : fopen(out, "w");
-    if (!o) {
-        if (csv)
-            perror(out);
+    struct plot_out po;
+    if (plot_out_open(&po, csv, out) != 0) {
         trace_set_free(&set);
         return 1;
     }
+    FILE *o = po.f;
     fputs("rank,pid,tid,role,user_s,sluice_s,mpi_s,sleep_s\n", o);
     for (size_t i = 0; i < set.nfiles; i++) {
         const struct sluice_trace_file *f = set.files[i];
@@ -65,18 +61,7 @@ int time_main(int argc, char **argv)
             fputc('\n', o);
         }
     }
-    int status = 0;
-    if (o != stdout && fclose(o) != 0) {
-        perror(csv ? out : tmp);
-        status = 1;
-    }
-    if (!csv) {
-        char title[256];
-        snprintf(title, sizeof title, "%s: %zu ranks", argv[optind], set.nranks);
-        if (status == 0)
-            status = plot_run("time", tmp, out, title);
-        unlink(tmp);
-    }
+    int status = plot_out_close(&po, "time", argv[optind], set.nranks, 0);
     if (set.unreadable || set.incomplete)
         status = 1;
     trace_set_free(&set);
