@@ -89,7 +89,7 @@ int sluice_parse_bool(const char *s, bool *out)
     return -1;
 }
 
-static size_t edit_distance(const char *a, const char *b)
+size_t sluice_name_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     if (la > 64 || lb > 64)
@@ -118,7 +118,7 @@ int sluice_config_nearest(const char *name)
     int best = -1;
     size_t best_d = (size_t)-1;
     for (int i = 0; i < SLUICE_CFG_COUNT; i++) {
-        size_t d = edit_distance(name, sluice_cfg_table[i].name);
+        size_t d = sluice_name_distance(name, sluice_cfg_table[i].name);
         if (d < best_d) {
             best_d = d;
             best = i;

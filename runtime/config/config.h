@@ -83,6 +83,10 @@ int sluice_parse_uint(const char *s, uint64_t *out);
 /* Index of the known name nearest to `name` (edit distance), or -1 if none is close. */
 int sluice_config_nearest(const char *name);
 
+/* Edit distance of two names, letters compared without case, for "did you mean" hints (the
+ * variables here, the launcher's options); 1000 when either is longer than 64 characters. */
+size_t sluice_name_distance(const char *a, const char *b);
+
 #ifdef __cplusplus
 }
 #endif

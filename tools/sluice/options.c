@@ -2,7 +2,6 @@
 /* See options.h. */
 #include "options.h"
 
-#include <ctype.h>
 #include <string.h>
 
 /* Short letters where users expect them; everything else is long only. */
@@ -85,36 +84,12 @@ void launcher_options_init(void)
     launcher_longopts[n] = (struct option){NULL, 0, NULL, 0};
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63)
-        return 1000;
-    size_t prev[64], cur[64];
-    for (size_t j = 0; j <= lb; j++)
-        prev[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        cur[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t best =
-                prev[j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-            if (prev[j] + 1 < best)
-                best = prev[j] + 1;
-            if (cur[j - 1] + 1 < best)
-                best = cur[j - 1] + 1;
-            cur[j] = best;
-        }
-        memcpy(prev, cur, sizeof(size_t) * (lb + 1));
-    }
-    return prev[lb];
-}
-
 int launcher_nearest_option(const char *name)
 {
     int best = -1;
     size_t best_d = (size_t)-1;
     for (int i = 0; launcher_longopts[i].name; i++) {
-        size_t d = edit_distance(name, launcher_longopts[i].name);
+        size_t d = sluice_name_distance(name, launcher_longopts[i].name);
         if (d < best_d) {
             best_d = d;
             best = i;
