@@ -7,10 +7,13 @@
     bench/dsm_hops.py dsm.json [BYTES [KIND]]
 
 For each access of rank 0 to a chunk of BYTES (default 64) of KIND (as sluice-trace names a
-DSM_ACCESS: "write miss", the default, or "read miss"), the DSM messages between its acquire and its release are put in send
-order; for each position in that chain it prints the median of
+DSM_ACCESS: "write miss", the default, or "read miss"), the DSM messages between its acquire and
+its release are linked into chains of cause: a message follows the one its sender received last
+before sending it. The longest such chain is the access's critical path (messages sent at once, as
+a grant beside the invalidations, are off it); it prints its length ("critical path: N messages in
+sequence", the median over the accesses, and the longest) and, hop by hop along it, the median of
   wire   a message's send (before MPI_Isend) -> its receive (after the receive returned)
-  turn   the receiver got it -> the same rank sent the next message of the chain
+  turn   the receiver got it -> the same rank sent the next message of the path
 so that a slow hop shows as a slow transfer-and-notice (wire) or a slow handler (turn). All ranks
 on one node share one clock.
 """
@@ -44,16 +47,37 @@ def main():
     chains = [c for c in chains if c]
     if not chains:
         sys.exit("dsm_hops.py: no matching access with messages in the trace")
-    hops = max(len(c) for c in chains)
-    common = [c for c in chains if len(c) == hops]
-    print(f"{len(accesses)} accesses of {want_bytes} B, {want_kind}: {len(common)} with {hops} messages;"
-          f" access median {median([a.get('dur', 0) for a in accesses]):.2f} us")
-    print("  hop  from->to     wire   turn (us, medians)")
+    paths = [critical_path(c) for c in chains]
+    lengths = sorted(len(p) for p in paths)
+    hops = median(lengths)
+    common = [p for p in paths if len(p) == hops]
+    print(f"{len(accesses)} accesses of {want_bytes} B, {want_kind}: {median([len(c) for c in chains])} messages"
+          f" (median); access median {median([a.get('dur', 0) for a in accesses]):.2f} us")
+    print(f"critical path: {hops} messages in sequence (median of {len(paths)}; longest {lengths[-1]})")
+    print("  hop  from->to     wire   turn (us, medians along the critical path)")
     for i in range(hops):
-        wire = [c[i][1]["ts"] - c[i][0]["ts"] for c in common]
-        turn = [c[i + 1][0]["ts"] - c[i][1]["ts"] for c in common if i + 1 < hops]
+        wire = [p[i][1]["ts"] - p[i][0]["ts"] for p in common]
+        turn = [p[i + 1][0]["ts"] - p[i][1]["ts"] for p in common if i + 1 < hops]
         s, f = common[0][i]
         print(f"  {i + 1:>3}  {s['pid'] - 1}->{f['pid'] - 1}   {median(wire):8.2f} {median(turn):6.2f}")
+
+
+def critical_path(chain):
+    """The longest chain of cause among the (send, receive) pairs of one access, in order."""
+    depth, pred = [], []
+    for s, _ in chain:
+        best, by = 0, None
+        for j, (_, f) in enumerate(chain[:len(depth)]):
+            if f["pid"] == s["pid"] and f["ts"] <= s["ts"] and depth[j] >= best:
+                best, by = depth[j], j
+        depth.append(best + 1)
+        pred.append(by)
+    i = max(range(len(chain)), key=lambda k: (depth[k], chain[k][1]["ts"]))
+    path = []
+    while i is not None:
+        path.append(chain[i])
+        i = pred[i]
+    return path[::-1]
 
 
 if __name__ == "__main__":

@@ -33,8 +33,9 @@ enum dsm_msg_type {
     M_RD_REQ = 1,   /* client -> home: read copy wanted (version held in `version`) */
     M_WR_REQ,       /* client -> home: exclusive copy wanted (flags: DSM_F_NODATA) */
     M_RD_DATA,      /* home -> client: read copy (payload) */
-    M_WR_GRANT,     /* home -> client: ownership (payload unless the client's copy is current) */
-    M_INV,          /* home -> sharer: drop the copy, then M_INV_ACK */
+    M_WR_GRANT,     /* home -> client: ownership (payload unless the client's copy is current; arg:
+                       the M_INV_ACKs to wait for) */
+    M_INV,          /* home -> sharer: drop the copy, then M_ACK (DSM_F_FWD: M_INV_ACK to the requester) */
     M_RECALL,       /* home -> owner: give up ownership (flags DSM_F_KEEP: stay a sharer) */
     M_ACK,          /* sharer/owner -> home: M_INV or M_RECALL done */
     M_WB,           /* owner -> home: new data after a WRITE scope (payload) */
@@ -48,7 +49,8 @@ enum dsm_msg_type {
     M_SIGNAL,  /* anyone -> home of a signal id */
     M_ARRIVE,  /* broadcast: entered barrier addr, generation version */
     M_WAKE,    /* broadcast: wakeup of rendezvous addr */
-    M_DONE     /* broadcast: finalize phase arg reached */
+    M_DONE,    /* broadcast: finalize phase arg reached */
+    M_INV_ACK  /* sharer -> writer: an M_INV with DSM_F_FWD done (the writer counts them) */
 };
 
 #define DSM_F_NODATA 1u /* M_WR_REQ: the caller overwrites everything (PUT) */
@@ -57,6 +59,8 @@ enum dsm_msg_type {
 /* M_WR_GRANT: other copies were invalidated or recalled to grant it (someone else reads it) */
 #define DSM_F_CONTENDED 8u
 #define DSM_F_DOWNGRADE 16u /* M_WB: the writer keeps a read copy only, no ownership */
+/* M_INV: the home granted already; acknowledge to rank `arg` (the writer) with M_INV_ACK */
+#define DSM_F_FWD 32u
 
 enum dsm_kind { K_CHUNK = 0, K_SIGNAL = 1 };
 
@@ -96,6 +100,12 @@ struct dsm_chunk {
     bool held;         /* the scope is open (acquire done, no RELEASE yet) */
     uint32_t deferred; /* M_INV / M_RECALL received inside the scope, answered at release */
     uint32_t deferred_flags;
+    int deferred_to; /* the rank its answer goes to (the home, or the writer of an M_INV with DSM_F_FWD) */
+    /* M_INV_ACKs still owed to this rank's write grants: + the count each grant names, - each
+     * acknowledgement (which may arrive before its grant). An acquire completes at 0. Kept
+     * across scopes, so that the acknowledgements of a grant whose acquire timed out are still
+     * counted (and waited for) by the next one. */
+    int64_t acks_owed;
     bool reply;          /* the answer to the request in flight arrived */
     int reply_error;     /* its SLUICE_DSM_E* code, 0 if granted */
     uint64_t reply_size; /* home's size (errors, lookups) */

@@ -6,8 +6,11 @@
  * local data, a write hit is E with local data: neither sends a message.
  *
  * Home: one request per chunk at a time. A read request recalls the owner (which stays a
- * sharer); a write request invalidates every sharer and recalls the owner; the grant goes out
- * when every acknowledgement is in, with the data unless the requester's copy is current.
+ * sharer). A write request invalidates every sharer; without an owner elsewhere the home copy
+ * is current, so the grant goes out at once, naming how many sharers were invalidated, and
+ * they acknowledge to the writer directly (M_INV with DSM_F_FWD, M_INV_ACK): three hops. With
+ * an owner (its copy may be newer until its write-back) the home recalls it and grants when
+ * every acknowledgement is in. Grants carry the data unless the requester's copy is current.
  * Writes come back (M_WB) at each RELEASE of a WRITE scope, so the home copy is the last
  * released write and is what lookups, publication and the next reader see. A client inside a
  * scope answers an M_INV / M_RECALL at RELEASE, after its write-back (same channel, so the
@@ -21,9 +24,11 @@
 
 #include "dsm/dsm.h"
 
+/* The home answered and, for a write, every sharer it invalidated for us did too. */
 static bool reply_arrived(void *arg)
 {
-    return ((struct dsm_chunk *)arg)->reply;
+    const struct dsm_chunk *c = arg;
+    return c->reply && (c->reply_error || !(c->scope & MODE_WRITE) || c->acks_owed <= 0);
 }
 
 static int request(struct dsm_chunk *c, uint32_t type, uint32_t flags, uint64_t version)
@@ -61,7 +66,8 @@ static int acquire(struct dsm_chunk *c, int mode, bool want_data, bool *hit)
             return 0;
         return request(c, M_RD_REQ, 0, 0);
     }
-    *hit = have && c->state == ST_E;
+    /* Owed acknowledgements (a grant whose acquire timed out): ask again, and wait for them. */
+    *hit = have && c->state == ST_E && c->acks_owed <= 0;
     if (!*hit) {
         /* A current read copy saves the data transfer: the home compares versions. */
         uint64_t v = have && c->state == ST_S ? c->version : UINT64_MAX;
@@ -73,15 +79,9 @@ static int acquire(struct dsm_chunk *c, int mode, bool want_data, bool *hit)
     return 0;
 }
 
-static void ack(struct dsm_chunk *c, unsigned long addr, int proto, uint32_t flags)
-{
-    struct dsm_msg m = {.type = M_ACK, .proto = (uint16_t)proto, .flags = flags, .addr = addr};
-    (void)c;
-    dsm_send(dsm_home_of(addr), &m, NULL, 0);
-}
-
-/* Answers an M_INV or M_RECALL now (outside a scope, or at its end). */
-static void answer(struct dsm_chunk *c, unsigned long addr, int proto, uint32_t type, uint32_t flags)
+/* Answers an M_INV or M_RECALL now (outside a scope, or at its end): M_ACK to the home, or
+ * M_INV_ACK to the writer the home named (to). */
+static void answer(struct dsm_chunk *c, unsigned long addr, int proto, uint32_t type, uint32_t flags, int to)
 {
     uint32_t kept = 0;
     if (c) {
@@ -92,7 +92,21 @@ static void answer(struct dsm_chunk *c, unsigned long addr, int proto, uint32_t 
             c->state = ST_I;
         }
     }
-    ack(c, addr, proto, kept);
+    bool fwd = type == M_INV && (flags & DSM_F_FWD);
+    struct dsm_msg m = {
+        .type = fwd ? M_INV_ACK : M_ACK, .proto = (uint16_t)proto, .flags = kept, .addr = addr};
+    dsm_send(to, &m, NULL, 0);
+}
+
+/* A deferred answer goes out once the scope is over and this rank's own write grant is complete
+ * (every acknowledgement in): until then another copy may still be read somewhere. */
+static void answer_deferred(struct dsm_chunk *c)
+{
+    if (!c->deferred || c->held || c->scope != MODE_NONE || c->acks_owed > 0)
+        return;
+    uint32_t t = c->deferred;
+    c->deferred = 0;
+    answer(c, c->addr, c->proto, t, c->deferred_flags, c->deferred_to);
 }
 
 static void release(struct dsm_chunk *c, int mode, const void *data)
@@ -107,11 +121,7 @@ static void release(struct dsm_chunk *c, int mode, const void *data)
         c->version++;
         c->state = c->contended ? ST_S : ST_E;
     }
-    if (c->deferred) {
-        uint32_t t = c->deferred;
-        c->deferred = 0;
-        answer(c, c->addr, c->proto, t, c->deferred_flags);
-    }
+    answer_deferred(c);
 }
 
 static void client_msg(struct dsm_chunk *c, const struct dsm_msg *m, const void *payload, size_t len)
@@ -125,9 +135,17 @@ static void client_msg(struct dsm_chunk *c, const struct dsm_msg *m, const void 
             dsm_chunk_fill(c, payload, len);
         c->version = m->version;
         c->state = m->type == M_RD_DATA ? ST_S : ST_E;
-        if (m->type == M_WR_GRANT)
+        if (m->type == M_WR_GRANT) {
             c->contended = (m->flags & DSM_F_CONTENDED) != 0;
+            c->acks_owed += m->arg;
+        }
         c->reply = true;
+        return;
+    case M_INV_ACK: /* for this rank's grant: it may come before the grant (counted all the same) */
+        if (c) {
+            c->acks_owed--;
+            answer_deferred(c);
+        }
         return;
     case M_ERROR:
         if (!c)
@@ -138,16 +156,21 @@ static void client_msg(struct dsm_chunk *c, const struct dsm_msg *m, const void 
         return;
     case M_INV:
     case M_RECALL: {
-        /* In the scope, or granted already inside a poll that has not returned to the acquire. */
+        /* In the scope, or granted already inside a poll that has not returned to the acquire;
+         * or this rank's own grant still waits for acknowledgements (the next request's recall
+         * follows the grant on the home's channel): the answer waits. */
         bool in_scope = c && (c->held || (c->scope != MODE_NONE && c->reply));
         bool must_wait =
-            in_scope && ((c->scope & MODE_WRITE) || m->type == M_INV || !(m->flags & DSM_F_KEEP));
+            c && (c->acks_owed > 0 ||
+                  (in_scope && ((c->scope & MODE_WRITE) || m->type == M_INV || !(m->flags & DSM_F_KEEP))));
+        int to = m->type == M_INV && (m->flags & DSM_F_FWD) ? (int)m->arg : dsm_home_of(m->addr);
         if (must_wait) {
             c->deferred = m->type;
             c->deferred_flags = m->flags;
+            c->deferred_to = to;
             return;
         }
-        answer(c, m->addr, m->proto, m->type, m->flags);
+        answer(c, m->addr, m->proto, m->type, m->flags, to);
         return;
     }
     }
@@ -172,7 +195,8 @@ static void grant_read(struct dsm_home *h, int dst)
     dsm_send(dst, &r, h->data, h->size);
 }
 
-static void grant_write(struct dsm_home *h, int dst, uint32_t flags, uint64_t version)
+/* acks: the sharers that acknowledge to dst itself (M_INV_ACK) before its acquire completes. */
+static void grant_write(struct dsm_home *h, int dst, uint32_t flags, uint64_t version, int acks)
 {
     h->owner = dst;
     bool data = !(flags & DSM_F_NODATA) && (!(flags & DSM_F_KEEP) || version != h->version);
@@ -181,7 +205,8 @@ static void grant_write(struct dsm_home *h, int dst, uint32_t flags, uint64_t ve
                         .flags = (data ? DSM_F_DATA : 0) | (flags & DSM_F_CONTENDED),
                         .addr = h->key.addr,
                         .size = h->size,
-                        .version = h->version};
+                        .version = h->version,
+                        .arg = acks};
     dsm_send(dst, &r, h->data, data ? h->size : 0);
 }
 
@@ -192,7 +217,7 @@ static void finish(struct dsm_home *h)
     if (type == M_RD_REQ)
         grant_read(h, h->busy_src);
     else
-        grant_write(h, h->busy_src, h->busy_flags, h->busy_version);
+        grant_write(h, h->busy_src, h->busy_flags, h->busy_version, 0);
     dsm_home_run_queue(h);
 }
 
@@ -211,34 +236,45 @@ static void start_read(struct dsm_home *h, const struct dsm_msg *m, int src)
     grant_read(h, src);
 }
 
+/* Without an owner other than the requester the home copy is the last released write (every
+ * WRITE scope's RELEASE writes back): the grant goes out at once, after the invalidations, and
+ * the sharers acknowledge to the writer, whose acquire counts them; the home serves the next
+ * request meanwhile (the new owner is recalled after the grant, on the same channel, and waits
+ * with its answer). An owner's copy may be newer than the home's until its write-back: it is
+ * recalled, and the grant waits here for every acknowledgement. */
 static void start_write(struct dsm_home *h, const struct dsm_msg *m, int src)
 {
-    h->busy_type = M_WR_REQ;
-    h->busy_src = src;
     /* The requester's copy can be current only if it is still a sharer: an invalidation that
      * crossed its request makes its version stale. */
-    h->busy_flags = m->flags | (h->sharers[src] ? DSM_F_KEEP : 0);
-    h->busy_version = m->version;
-    h->acks = 0;
+    uint32_t flags = m->flags | (h->sharers[src] ? DSM_F_KEEP : 0);
+    h->sharers[src] = 0;
+    bool owned = h->owner >= 0 && h->owner != src;
+    int acks = owned;
+    for (int r = 0; r < D.size; r++)
+        acks += h->sharers[r];
+    if (acks > 0)
+        flags |= DSM_F_CONTENDED;
+    if (owned) { /* set before sending: an answer may come back inside the send (unit tests) */
+        h->busy_type = M_WR_REQ;
+        h->busy_src = src;
+        h->busy_flags = flags;
+        h->busy_version = m->version;
+        h->acks = acks;
+    }
     for (int r = 0; r < D.size; r++) {
         if (!h->sharers[r])
             continue;
         h->sharers[r] = 0;
-        if (r == src)
-            continue;
-        struct dsm_msg inv = {.type = M_INV, .proto = m->proto, .addr = m->addr};
+        struct dsm_msg inv = {
+            .type = M_INV, .proto = m->proto, .flags = owned ? 0 : DSM_F_FWD, .addr = m->addr, .arg = src};
         dsm_send(r, &inv, NULL, 0);
-        h->acks++;
     }
-    if (h->owner >= 0 && h->owner != src) {
-        struct dsm_msg rc = {.type = M_RECALL, .proto = m->proto, .addr = m->addr};
-        dsm_send(h->owner, &rc, NULL, 0);
-        h->acks++;
+    if (!owned) {
+        grant_write(h, src, flags, m->version, acks);
+        return;
     }
-    if (h->acks > 0)
-        h->busy_flags |= DSM_F_CONTENDED;
-    else
-        finish(h);
+    struct dsm_msg rc = {.type = M_RECALL, .proto = m->proto, .addr = m->addr};
+    dsm_send(h->owner, &rc, NULL, 0);
 }
 
 static void home_msg(const struct dsm_msg *m, const void *payload, size_t len, int src)

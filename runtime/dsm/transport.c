@@ -157,6 +157,7 @@ static void dispatch(const struct dsm_msg *m, const void *payload, size_t len, i
     case M_WR_GRANT:
     case M_INV:
     case M_RECALL:
+    case M_INV_ACK:
     case M_ERROR:
     case M_LOOKUP_REPLY:
     case M_SUB_ACK:

@@ -83,10 +83,10 @@ struct DsmWorld {
     // "TYPE>dst" for every message sent to another rank since the last call, then forgets them.
     static std::string take()
     {
-        static const char *names[] = {"?",       "RD_REQ",       "WR_REQ", "RD_DATA", "WR_GRANT",
-                                      "INV",     "RECALL",       "ACK",    "WB",      "ERROR",
-                                      "LOOKUP",  "LOOKUP_REPLY", "SUB",    "SUB_ACK", "UNSUB",
-                                      "PUBLISH", "SIGNAL",       "ARRIVE", "WAKE",    "DONE"};
+        static const char *names[] = {"?",      "RD_REQ",  "WR_REQ", "RD_DATA", "WR_GRANT", "INV",
+                                      "RECALL", "ACK",     "WB",     "ERROR",   "LOOKUP",   "LOOKUP_REPLY",
+                                      "SUB",    "SUB_ACK", "UNSUB",  "PUBLISH", "SIGNAL",   "ARRIVE",
+                                      "WAKE",   "DONE",    "INV_ACK"};
         std::string s;
         for (const DsmSent &x : sent) {
             if (!s.empty())

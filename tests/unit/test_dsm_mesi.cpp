@@ -274,6 +274,104 @@ TEST_F(DsmMesiClient, NoAnswerTimesOutNamingTheChunk)
     EXPECT_EQ(DsmWorld::take(), "WR_REQ>2");
 }
 
+// A grant naming k acknowledgements (the home invalidated k sharers for this rank, which answer
+// here): the acquire completes when the grant and all k are in, in any order.
+TEST_F(DsmMesiClient, AWriteGrantNamingAcknowledgementsCompletesWhenAllHaveArrivedInAnyOrder)
+{
+    DsmWorld::responder = [](const DsmSent &s) {
+        if (s.m.type != M_WR_REQ)
+            return;
+        DsmWorld::deliver(1, msg(M_INV_ACK, s.m.addr)); // before the grant
+        dsm_msg g = msg(M_WR_GRANT, s.m.addr, 3, DSM_F_DATA | DSM_F_CONTENDED);
+        g.arg = 2;
+        DsmWorld::deliver(2, g, std::string(CS, 'g'));
+        DsmWorld::deliver(2, msg(M_INV_ACK, s.m.addr)); // the home was a sharer too
+    };
+    sluice_dsm_chain *c = sluice_dsm_malloc(2, CS, SLUICE_DSM_MESI);
+    char *p = static_cast<char *>(sluice_dsm_write(c));
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(std::string(p, CS), std::string(CS, 'g'));
+    EXPECT_STREQ(state(2), "M");
+    EXPECT_EQ(chunk(2)->acks_owed, 0);
+    EXPECT_EQ(DsmWorld::take(), "WR_REQ>2");
+    sluice_dsm_release(c);
+    ASSERT_EQ(DsmWorld::sent.size(), 1u);
+    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_DOWNGRADE) << "contended: given up with the write-back";
+    DsmWorld::take();
+}
+
+// One acknowledgement never comes: the acquire times out; the home already made this rank the
+// owner, so the next request's recall is answered only once the late acknowledgement is in
+// (until then the other copy may still be read), even after the chain's copy was evicted.
+TEST_F(DsmMesiClient, AMissingAcknowledgementTimesOutAndHoldsBackTheAnswerToTheNextRecall)
+{
+    DsmWorld::responder = [](const DsmSent &s) {
+        if (s.m.type == M_RD_REQ)
+            DsmWorld::deliver(2, msg(M_RD_DATA, s.m.addr, 3), std::string(CS, 'r'));
+        if (s.m.type != M_WR_REQ)
+            return;
+        dsm_msg g = msg(M_WR_GRANT, s.m.addr, 3, DSM_F_CONTENDED);
+        g.arg = 2;
+        DsmWorld::deliver(2, g);
+        DsmWorld::deliver(1, msg(M_INV_ACK, s.m.addr));
+    };
+    sluice_dsm_chain *c = sluice_dsm_malloc(2, CS, SLUICE_DSM_MESI);
+    readScope(c);
+    D.timeout_ns = 20000000ull; // 20 ms
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(sluice_dsm_write(c), nullptr);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(sluice_dsm_last_error(), SLUICE_DSM_ETIMEDOUT);
+    EXPECT_NE(err.find("write of chunk @2: no answer within SLUICE_DSM_TIMEOUT"), std::string::npos) << err;
+    EXPECT_EQ(DsmWorld::take(), "WR_REQ>2");
+    EXPECT_EQ(c->scope, MODE_NONE) << "no scope left open";
+    EXPECT_EQ(chunk(2)->acks_owed, 1);
+    EXPECT_EQ(readScope(c), "") << "reading the copy is safe meanwhile";
+    // The chain's copy is evicted (cache of one chunk, another chain read).
+    D.cache_limit = 1;
+    sluice_dsm_chain *other = sluice_dsm_malloc(5, CS, SLUICE_DSM_MESI);
+    readScope(other);
+    EXPECT_EQ(c->buf, nullptr) << "evicted";
+    DsmWorld::deliver(2, msg(M_RECALL, 2, 0, DSM_F_KEEP));
+    EXPECT_EQ(DsmWorld::take(), "") << "rank 2's acknowledgement is still owed";
+    DsmWorld::deliver(2, msg(M_INV_ACK, 2));
+    ASSERT_EQ(DsmWorld::sent.size(), 1u);
+    EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_ACK);
+    EXPECT_EQ(DsmWorld::sent[0].dst, 2);
+    EXPECT_EQ(DsmWorld::sent[0].m.flags, 0u) << "evicted: no copy kept";
+    DsmWorld::take();
+    EXPECT_STREQ(state(2), "I");
+    EXPECT_EQ(chunk(2)->acks_owed, 0);
+}
+
+TEST_F(DsmMesiClient, AnInvalidationNamingTheWriterIsAcknowledgedToItAtOnceOrAtTheEndOfAReadScope)
+{
+    Home1 home;
+    sluice_dsm_chain *c = sluice_dsm_malloc(1, CS, SLUICE_DSM_MESI);
+    dsm_msg inv = msg(M_INV, 1, 0, DSM_F_FWD);
+    inv.arg = 2;
+    readScope(c);
+    DsmWorld::deliver(1, inv);
+    EXPECT_EQ(DsmWorld::take(), "INV_ACK>2") << "to the writer, not to the home";
+    EXPECT_STREQ(state(1), "I");
+    ASSERT_NE(sluice_dsm_read(c), nullptr);
+    EXPECT_EQ(DsmWorld::take(), "RD_REQ>1");
+    DsmWorld::deliver(1, inv);
+    EXPECT_EQ(DsmWorld::take(), "") << "the reader's copy must not change under it";
+    EXPECT_STREQ(state(1), "S");
+    sluice_dsm_release(c);
+    EXPECT_EQ(DsmWorld::take(), "INV_ACK>2");
+    EXPECT_STREQ(state(1), "I");
+    // A copy evicted before the invalidation arrives: acknowledged all the same.
+    D.cache_limit = 1;
+    sluice_dsm_chain *other = sluice_dsm_malloc(4, CS, SLUICE_DSM_MESI);
+    EXPECT_EQ(readScope(c), "RD_REQ>1");
+    EXPECT_EQ(readScope(other), "RD_REQ>1");
+    EXPECT_EQ(c->buf, nullptr) << "evicted";
+    DsmWorld::deliver(1, inv);
+    EXPECT_EQ(DsmWorld::take(), "INV_ACK>2");
+}
+
 // ---- home side: chunk 3 has its home here (rank 0) ------------------------------------------
 
 dsm_home *home3()
@@ -296,30 +394,37 @@ TEST_F(DsmMesiHome, AReadIsGrantedWithTheDataAndTheReaderBecomesASharer)
     EXPECT_EQ(home3()->busy_type, 0);
 }
 
-TEST_F(DsmMesiHome, AWriteInvalidatesEverySharerAndIsGrantedWhenAllHaveAnswered)
+TEST_F(DsmMesiHome, AWriteWithoutAnOwnerIsGrantedAtOnceAndTheSharersAcknowledgeToTheWriter)
 {
     DsmWorld::deliver(1, msg(M_RD_REQ, 3));
     DsmWorld::deliver(2, msg(M_RD_REQ, 3));
     DsmWorld::take();
     DsmWorld::deliver(2, msg(M_WR_REQ, 3, 0));
-    EXPECT_EQ(DsmWorld::take(), "INV>1") << "the requester is not invalidated";
-    EXPECT_EQ(home3()->busy_type, (int)M_WR_REQ);
-    // Another request meanwhile waits in the queue.
-    DsmWorld::deliver(1, msg(M_RD_REQ, 3));
-    EXPECT_EQ(DsmWorld::take(), "");
-    DsmWorld::deliver(1, msg(M_ACK, 3));
-    ASSERT_GE(DsmWorld::sent.size(), 1u);
-    EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_WR_GRANT);
-    EXPECT_EQ(DsmWorld::sent[0].dst, 2);
-    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_CONTENDED)
+    // Three hops on the critical path (WR_REQ, INV, INV_ACK), not four (no ACK back here first).
+    ASSERT_EQ(DsmWorld::sent.size(), 2u);
+    EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_INV)
+        << "the invalidation first: it is on the critical path";
+    EXPECT_EQ(DsmWorld::sent[0].dst, 1) << "the requester is not invalidated";
+    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_FWD);
+    EXPECT_EQ(DsmWorld::sent[0].m.arg, 2) << "rank 1 acknowledges to the writer";
+    EXPECT_EQ(DsmWorld::sent[1].m.type, (uint32_t)M_WR_GRANT);
+    EXPECT_EQ(DsmWorld::sent[1].dst, 2);
+    EXPECT_EQ(DsmWorld::sent[1].m.flags, DSM_F_CONTENDED)
         << "rank 2 was a sharer of the current version: no data; rank 1's copy was taken";
-    EXPECT_EQ(home3()->owner, 2);
-    // The queued read runs next: the owner is recalled (keep), then the reader gets its data.
-    EXPECT_EQ(DsmWorld::take(), "WR_GRANT>2 RECALL>2");
+    EXPECT_EQ(DsmWorld::sent[1].payload, "");
+    EXPECT_EQ(DsmWorld::sent[1].m.arg, 1) << "the writer waits for one acknowledgement";
+    DsmWorld::take();
+    EXPECT_EQ(home3()->owner, 2) << "owner at grant time";
+    EXPECT_EQ(home3()->busy_type, 0) << "the home serves the next request at once";
+    EXPECT_EQ(home3()->sharers[1], 0);
+    EXPECT_EQ(home3()->sharers[2], 0);
+    // The next request recalls the new owner (which answers once its acquire and scope are over).
+    DsmWorld::deliver(1, msg(M_RD_REQ, 3));
+    EXPECT_EQ(DsmWorld::take(), "RECALL>2");
+    EXPECT_EQ(home3()->busy_type, (int)M_RD_REQ);
     DsmWorld::deliver(2, msg(M_WB, 3), std::string(CS, 'n'));
     EXPECT_EQ(home3()->version, 1u);
-    dsm_msg ack = msg(M_ACK, 3, 0, DSM_F_KEEP);
-    DsmWorld::deliver(2, ack);
+    DsmWorld::deliver(2, msg(M_ACK, 3, 0, DSM_F_KEEP));
     ASSERT_EQ(DsmWorld::sent.size(), 1u);
     EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_RD_DATA);
     EXPECT_EQ(DsmWorld::sent[0].dst, 1);
@@ -329,6 +434,32 @@ TEST_F(DsmMesiHome, AWriteInvalidatesEverySharerAndIsGrantedWhenAllHaveAnswered)
     EXPECT_EQ(home3()->owner, -1);
     EXPECT_EQ(home3()->sharers[1], 1);
     EXPECT_EQ(home3()->sharers[2], 1) << "the recalled owner kept a read copy";
+}
+
+TEST_F(DsmMesiHome, AWriteOfAnOwnedChunkRecallsTheOwnerAndGrantsWithItsDataWhenItHasAnswered)
+{
+    DsmWorld::deliver(1, msg(M_WR_REQ, 3, UINT64_MAX));
+    ASSERT_EQ(DsmWorld::sent.size(), 1u);
+    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_DATA) << "nobody else held it: not contended";
+    EXPECT_EQ(DsmWorld::sent[0].m.arg, 0);
+    DsmWorld::take();
+    DsmWorld::deliver(1, msg(M_WB, 3), std::string(CS, 'o'));
+    // Rank 1 (E) may have written since: its copy can be newer than the home's until its
+    // write-back, so the grant waits for the recall (four hops).
+    DsmWorld::deliver(2, msg(M_WR_REQ, 3, UINT64_MAX));
+    EXPECT_EQ(DsmWorld::take(), "RECALL>1");
+    EXPECT_EQ(home3()->busy_type, (int)M_WR_REQ);
+    DsmWorld::deliver(1, msg(M_RD_REQ, 3));
+    EXPECT_EQ(DsmWorld::take(), "") << "another request meanwhile waits in the queue";
+    DsmWorld::deliver(1, msg(M_WB, 3), std::string(CS, 'p'));
+    DsmWorld::deliver(1, msg(M_ACK, 3));
+    ASSERT_GE(DsmWorld::sent.size(), 1u);
+    EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_WR_GRANT);
+    EXPECT_EQ(DsmWorld::sent[0].dst, 2);
+    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_DATA | DSM_F_CONTENDED);
+    EXPECT_EQ(DsmWorld::sent[0].payload, std::string(CS, 'p')) << "the owner's last write";
+    EXPECT_EQ(DsmWorld::sent[0].m.arg, 0) << "every acknowledgement came here";
+    EXPECT_EQ(DsmWorld::take(), "WR_GRANT>2 RECALL>2") << "then the queued read";
 }
 
 TEST_F(DsmMesiHome, AGrantCarriesTheDataUnlessTheRequesterStillHoldsTheCurrentVersion)
@@ -345,16 +476,22 @@ TEST_F(DsmMesiHome, AGrantCarriesTheDataUnlessTheRequesterStillHoldsTheCurrentVe
     DsmWorld::deliver(1, msg(M_ACK, 3, 0, DSM_F_KEEP));
     DsmWorld::take(); // RD_DATA>2
     DsmWorld::deliver(2, msg(M_WR_REQ, 3, 0));
-    DsmWorld::take(); // INV>1
-    DsmWorld::deliver(1, msg(M_ACK, 3));
-    ASSERT_EQ(DsmWorld::sent.size(), 1u);
-    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_DATA | DSM_F_CONTENDED) << "version 0 is not the current 1";
-    EXPECT_EQ(DsmWorld::sent[0].payload, std::string(CS, 'a'));
+    ASSERT_EQ(DsmWorld::sent.size(), 2u);
+    EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_INV);
+    EXPECT_EQ(DsmWorld::sent[1].m.flags, DSM_F_DATA | DSM_F_CONTENDED) << "version 0 is not the current 1";
+    EXPECT_EQ(DsmWorld::sent[1].payload, std::string(CS, 'a'));
+    DsmWorld::take();
+    // A requester that is no sharer any more (its copy was invalidated for rank 2): data.
+    DsmWorld::deliver(2, msg(M_WB, 3, 0, DSM_F_DOWNGRADE), std::string(CS, 'b'));
+    DsmWorld::deliver(1, msg(M_WR_REQ, 3, 1));
+    ASSERT_EQ(DsmWorld::sent.size(), 2u);
+    EXPECT_EQ(DsmWorld::sent[1].m.flags, DSM_F_DATA | DSM_F_CONTENDED);
+    EXPECT_EQ(DsmWorld::sent[1].payload, std::string(CS, 'b'));
     DsmWorld::take();
     // PUT: never data.
-    DsmWorld::deliver(1, msg(M_WR_REQ, 3, UINT64_MAX, DSM_F_NODATA));
-    EXPECT_EQ(DsmWorld::take(), "RECALL>2");
-    DsmWorld::deliver(2, msg(M_ACK, 3));
+    DsmWorld::deliver(2, msg(M_WR_REQ, 3, UINT64_MAX, DSM_F_NODATA));
+    EXPECT_EQ(DsmWorld::take(), "RECALL>1");
+    DsmWorld::deliver(1, msg(M_ACK, 3));
     ASSERT_EQ(DsmWorld::sent.size(), 1u);
     EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_CONTENDED) << "no data; the owner's copy was taken";
     EXPECT_EQ(DsmWorld::sent[0].payload, "");
@@ -364,8 +501,7 @@ TEST_F(DsmMesiHome, AWriterThatGivesUpOwnershipWithItsWriteBackLetsTheNextReader
 {
     DsmWorld::deliver(2, msg(M_RD_REQ, 3));
     DsmWorld::deliver(1, msg(M_WR_REQ, 3, UINT64_MAX));
-    DsmWorld::deliver(2, msg(M_ACK, 3));
-    DsmWorld::take(); // RD_DATA>2 INV>2 WR_GRANT>1 (contended)
+    EXPECT_EQ(DsmWorld::take(), "RD_DATA>2 INV>2 WR_GRANT>1"); // contended; rank 2 acknowledges to rank 1
     DsmWorld::deliver(1, msg(M_WB, 3, 0, DSM_F_DOWNGRADE), std::string(CS, 'd'));
     EXPECT_EQ(home3()->owner, -1);
     EXPECT_EQ(home3()->sharers[1], 1);
@@ -376,9 +512,7 @@ TEST_F(DsmMesiHome, AWriterThatGivesUpOwnershipWithItsWriteBackLetsTheNextReader
     DsmWorld::take();
     // While a recall is in flight, the write-back does not settle ownership: the ACK does.
     DsmWorld::deliver(1, msg(M_WR_REQ, 3, 1));
-    DsmWorld::take(); // INV>2
-    DsmWorld::deliver(2, msg(M_ACK, 3));
-    DsmWorld::take(); // WR_GRANT>1
+    EXPECT_EQ(DsmWorld::take(), "INV>2 WR_GRANT>1");
     DsmWorld::deliver(2, msg(M_RD_REQ, 3));
     EXPECT_EQ(DsmWorld::take(), "RECALL>1");
     DsmWorld::deliver(1, msg(M_WB, 3, 0, DSM_F_DOWNGRADE), std::string(CS, 'e'));
@@ -387,6 +521,83 @@ TEST_F(DsmMesiHome, AWriterThatGivesUpOwnershipWithItsWriteBackLetsTheNextReader
     ASSERT_EQ(DsmWorld::sent.size(), 1u);
     EXPECT_EQ(DsmWorld::sent[0].payload, std::string(CS, 'e'));
     EXPECT_EQ(home3()->owner, -1);
+}
+
+// This rank is the home of chunk 3 and the writer: the request and the grant go through its own
+// queue, the invalidations to the sharers through "MPI", and their acknowledgements come back here.
+TEST_F(DsmMesiHome, AWriterThatIsTheHomeWaitsForTheAcknowledgementsOfTheSharersItInvalidated)
+{
+    DsmWorld::deliver(1, msg(M_RD_REQ, 3));
+    DsmWorld::deliver(2, msg(M_RD_REQ, 3));
+    DsmWorld::take();
+    bool ack2 = false;
+    DsmWorld::responder = [&ack2](const DsmSent &s) {
+        if (s.m.type == M_INV && (s.dst == 1 || ack2))
+            DsmWorld::deliver(s.dst, msg(M_INV_ACK, s.m.addr));
+    };
+    D.timeout_ns = 20000000ull; // 20 ms
+    sluice_dsm_chain *c = sluice_dsm_malloc(3, CS, SLUICE_DSM_MESI);
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(sluice_dsm_write(c), nullptr) << "rank 2 never acknowledged";
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("write of chunk @3: no answer within SLUICE_DSM_TIMEOUT"), std::string::npos) << err;
+    EXPECT_EQ(DsmWorld::take(), "INV>1 INV>2");
+    EXPECT_EQ(home3()->owner, 0);
+    EXPECT_EQ(chunk(3)->acks_owed, 1);
+    // The next request's recall waits for the missing acknowledgement (rank 2 may still read).
+    DsmWorld::deliver(1, msg(M_WR_REQ, 3, UINT64_MAX));
+    DsmWorld::poll();
+    EXPECT_EQ(DsmWorld::take(), "") << "recalled, not answered yet";
+    EXPECT_EQ(home3()->busy_type, (int)M_WR_REQ);
+    DsmWorld::deliver(2, msg(M_INV_ACK, 3));
+    DsmWorld::poll();
+    ASSERT_EQ(DsmWorld::sent.size(), 1u) << DsmWorld::take();
+    EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_WR_GRANT) << "the late acknowledgement let the recall go";
+    EXPECT_EQ(DsmWorld::sent[0].dst, 1);
+    DsmWorld::take();
+    EXPECT_STREQ(state(3), "I");
+    // Rank 1 writes, rank 2 reads (rank 1 stays a sharer); then both answer this rank's write.
+    DsmWorld::deliver(1, msg(M_WB, 3), std::string(CS, 'q'));
+    DsmWorld::deliver(2, msg(M_RD_REQ, 3));
+    EXPECT_EQ(DsmWorld::take(), "RECALL>1");
+    DsmWorld::deliver(1, msg(M_ACK, 3, 0, DSM_F_KEEP));
+    EXPECT_EQ(DsmWorld::take(), "RD_DATA>2");
+    ack2 = true;
+    D.timeout_ns = 2000000000ull;
+    char *p = static_cast<char *>(sluice_dsm_write(c));
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(std::string(p, CS), std::string(CS, 'q'));
+    EXPECT_EQ(DsmWorld::take(), "INV>1 INV>2");
+    EXPECT_EQ(chunk(3)->acks_owed, 0);
+    sluice_dsm_release(c);
+    DsmWorld::poll();
+    EXPECT_EQ(home3()->version, 2u);
+}
+
+// This rank is the home of chunk 3 and a sharer: its invalidation goes through its own queue,
+// the acknowledgement to the writer through "MPI", at the end of its READ scope.
+TEST_F(DsmMesiHome, AHomeThatIsASharerAcknowledgesToTheWriterAfterItsReadScope)
+{
+    sluice_dsm_chain *c = sluice_dsm_malloc(3, CS, SLUICE_DSM_MESI);
+    ASSERT_NE(sluice_dsm_read(c), nullptr);
+    EXPECT_EQ(DsmWorld::take(), "") << "its own home: no message through MPI";
+    DsmWorld::deliver(1, msg(M_WR_REQ, 3, UINT64_MAX));
+    ASSERT_EQ(DsmWorld::sent.size(), 1u);
+    EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_WR_GRANT);
+    EXPECT_EQ(DsmWorld::sent[0].m.arg, 1) << "rank 1 waits for this rank's acknowledgement";
+    DsmWorld::take();
+    DsmWorld::poll();
+    EXPECT_EQ(DsmWorld::take(), "") << "inside the READ scope";
+    sluice_dsm_release(c);
+    EXPECT_EQ(DsmWorld::take(), "INV_ACK>1");
+    EXPECT_STREQ(state(3), "I");
+    // Outside a scope: at once.
+    DsmWorld::deliver(1, msg(M_WB, 3, 0, DSM_F_DOWNGRADE), std::string(CS, 'r'));
+    readScope(c);
+    DsmWorld::deliver(2, msg(M_WR_REQ, 3, UINT64_MAX));
+    EXPECT_EQ(DsmWorld::take(), "INV>1 WR_GRANT>2");
+    DsmWorld::poll();
+    EXPECT_EQ(DsmWorld::take(), "INV_ACK>2");
 }
 
 TEST_F(DsmMesiHome, ASizeOtherThanTheFirstIsRefusedWithTheHomesSize)

@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: MIT
+# The DSM write miss of a chunk other ranks share, with no owner (docs/DSM.md, issue 17): the
+# home grants at once and the sharers acknowledge to the writer, three messages in sequence
+# (WR_REQ, INV, INV_ACK) where the four-message protocol waited for the ACKs at the home first.
+# tests/apps/mpi_dsm_sharers.c:
+#   writemiss on 3 and 4 ranks: rank 0 writes a chunk every other rank (the home among them)
+#     has just read, 20 times; every scope sees the last write, and the trace's messages inside
+#     each write miss, linked by cause (bench/dsm_hops.py), are 3 hops long (4 before).
+#   exclusion on 2, 3 and 4 ranks: the ranks take turns writing a two-chunk chain while every
+#     other rank sits in a READ scope of it for a random time; a file shared by the ranks
+#     counts them: the writer's scope never overlaps a reader's, and the readers were still
+#     inside at most write requests (their answers came at RELEASE).
+app="$SLUICE_APPS_DIR/mpi_dsm_sharers"
+export SLUICE_DSM_TIMEOUT=20
+for n in 3 4; do
+  out=$(SLUICE_TRACE_DIR="$PWD/tr$n" timeout 60 "$MPIEXEC" -n $n "$app" writemiss 20) || fail "writemiss on $n ranks exited $?"
+  expect_contains "n=$n: every scope saw the last write" "writemiss ok: 20 rounds, $((n - 1)) sharers" "$out"
+  "$SLUICE_BIN_DIR/sluice-trace" perfetto "p$n.json" "tr$n" || fail "perfetto failed"
+  hops=$(/usr/bin/python3 "$SOURCE_DIR/bench/dsm_hops.py" "p$n.json" 64 "write miss") || fail "dsm_hops.py: $hops"
+  echo "$hops"
+  expect_contains "n=$n: 20 write misses traced" "20 accesses of 64 B, write miss" "$hops"
+  expect_contains "n=$n: a write miss with $((n - 1)) sharers is 3 messages in sequence" \
+    "critical path: 3 messages in sequence (median of 20; longest 3)" "$hops"
+done
+for n in 2 3 4; do
+  out=$(timeout 60 "$MPIEXEC" -n $n "$app" exclusion 40 "$PWD/counts$n") || fail "exclusion on $n ranks exited $?"
+  expect_contains "n=$n: no WRITE scope overlapped a READ scope" "exclusion ok: 40 rounds, $n ranks" "$out"
+  inside=$(sed -n 's/^rank [0-9]*: readers inside at \([0-9]*\) of .*/\1/p' <<<"$out" | awk '{s += $1} END {print s + 0}')
+  [ "$inside" -ge 20 ] || fail "n=$n: readers were inside at only $inside of 40 write requests"
+  echo "ok: n=$n: readers still inside at $inside of 40 write requests"
+done
