@@ -256,26 +256,16 @@ static cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, c
             copy_rows(m->shadow, host_ptr, im->dims, im->dims[0] * im->elem, &h, false);
         }
     }
-    pthread_mutex_lock(&dist_lock);
-    m->coh_id = dist_next_coh_id();
-    if (err == CL_SUCCESS)
-        err = dist_coh_add(m);
-    pthread_mutex_unlock(&dist_lock);
-    return dist_mem_publish(m, err, errcode_ret);
+    return dist_mem_publish_root(m, err, errcode_ret);
 }
 
 static cl_mem CL_API_CALL create_image_props(cl_context context, const cl_mem_properties *props,
                                              cl_mem_flags flags, const cl_image_format *fmt,
                                              const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret)
 {
-    if (props != NULL && props[0] != 0) {
-        dist_set_err(errcode_ret, context == NULL ? CL_INVALID_CONTEXT : CL_INVALID_PROPERTY);
+    if (!dist_mem_props_ok(context, props, errcode_ret))
         return NULL;
-    }
-    cl_mem m = create_image(context, flags, fmt, desc, host_ptr, errcode_ret);
-    if (m != NULL && props != NULL)
-        ((struct dist_mem *)m)->props_given = true; /* CL_MEM_PROPERTIES: the list's terminating 0 */
-    return m;
+    return dist_mem_props_given(create_image(context, flags, fmt, desc, host_ptr, errcode_ret), props);
 }
 
 static cl_mem CL_API_CALL create_image2d(cl_context context, cl_mem_flags flags, const cl_image_format *fmt,
@@ -905,27 +895,13 @@ static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr
 
 /* ---- samplers ----------------------------------------------------------------------------- */
 
-static struct dist_sampler *live_samplers;
-
-bool dist_sampler_is_live(const void *p)
-{
-    for (struct dist_sampler *s = live_samplers; s != NULL; s = s->next_live)
-        if (s == p)
-            return true;
-    return false;
-}
+DIST_LIVE_LIST(sampler, struct dist_sampler)
 
 static void sampler_unref(struct dist_sampler *s)
 {
     if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
-    pthread_mutex_lock(&dist_lock);
-    for (struct dist_sampler **p = &live_samplers; *p != NULL; p = &(*p)->next_live)
-        if (*p == s) {
-            *p = s->next_live;
-            break;
-        }
-    pthread_mutex_unlock(&dist_lock);
+    sampler_live_remove(s);
     dist_release_everywhere(s->rid, SLUICE_CL_SAMPLER);
     dist_ctx_unref(s->ctx);
     free(s);
@@ -950,10 +926,7 @@ static cl_sampler make_sampler(cl_context context, uint64_t *a, const void *prop
     s->refs = 1;
     s->ctx = c;
     dist_ctx_retain(c);
-    pthread_mutex_lock(&dist_lock);
-    s->next_live = live_samplers;
-    live_samplers = s;
-    pthread_mutex_unlock(&dist_lock);
+    sampler_live_add(s);
     cl_int err = CL_SUCCESS;
     a[0] = SLUICE_ROBJ_SAMPLER_CREATE;
     for_ranks(c, r)

@@ -294,9 +294,16 @@ cl_int dist_mem_host_access(const struct dist_mem *m, bool read, bool write);
 /* The program's memory behind a CL_MEM_USE_HOST_PTR buffer (sub-buffers: at their origin), NULL
  * for other buffers: a map of [off, off+size) must return host_ptr + off. */
 void *dist_mem_host_ptr(const struct dist_mem *m);
-/* A new memory object joins the live list (on error its last reference goes); directory ids. */
+/* A new memory object joins the live list (on error its last reference goes). */
 cl_mem dist_mem_publish(struct dist_mem *m, cl_int err, cl_int *errcode_ret);
-uint64_t dist_next_coh_id(void); /* under dist_lock */
+/* The same for one with storage of its own (a buffer, an image not made from one): first its
+ * directory id and, without an error, its entry in the coherence directory. */
+cl_mem dist_mem_publish_root(struct dist_mem *m, cl_int err, cl_int *errcode_ret);
+/* clCreate{Buffer,Image}WithProperties: no memory property is defined, so only an empty list is
+ * valid; false with *errcode_ret set (CL_INVALID_CONTEXT first, else CL_INVALID_PROPERTY). */
+bool dist_mem_props_ok(cl_context context, const cl_mem_properties *props, cl_int *errcode_ret);
+/* mem, remembering that a list was given: CL_MEM_PROPERTIES then answers its terminating 0. */
+cl_mem dist_mem_props_given(cl_mem mem, const cl_mem_properties *props);
 /* Drop one reference of rank 0's record (the last one releases the real objects everywhere). */
 void dist_mem_unref(struct dist_mem *m);
 void dist_queue_unref(struct dist_queue *q);
@@ -426,5 +433,36 @@ void dist_sched_drain(void);
     }
 
 extern pthread_mutex_t dist_lock; /* recursive: every call of the distributed backend */
+
+/* The live list of one kind of rank 0 record (mem, sampler): every one the program holds, linked
+ * through next_live, so that a pointer can be told to be such a handle (kernel arguments, native
+ * kernels). Defines live_<name>s, dist_<name>_is_live, and <name>_live_add / <name>_live_remove,
+ * which take dist_lock. */
+#define DIST_LIVE_LIST(name, record_t)                                                                       \
+    static record_t *live_##name##s;                                                                         \
+    bool dist_##name##_is_live(const void *p)                                                                \
+    {                                                                                                        \
+        for (record_t *x = live_##name##s; x != NULL; x = x->next_live)                                      \
+            if (x == p)                                                                                      \
+                return true;                                                                                 \
+        return false;                                                                                        \
+    }                                                                                                        \
+    static void name##_live_add(record_t *x)                                                                 \
+    {                                                                                                        \
+        pthread_mutex_lock(&dist_lock);                                                                      \
+        x->next_live = live_##name##s;                                                                       \
+        live_##name##s = x;                                                                                  \
+        pthread_mutex_unlock(&dist_lock);                                                                    \
+    }                                                                                                        \
+    static void name##_live_remove(record_t *x)                                                              \
+    {                                                                                                        \
+        pthread_mutex_lock(&dist_lock);                                                                      \
+        for (record_t **p = &live_##name##s; *p != NULL; p = &(*p)->next_live)                               \
+            if (*p == x) {                                                                                   \
+                *p = x->next_live;                                                                           \
+                break;                                                                                       \
+            }                                                                                                \
+        pthread_mutex_unlock(&dist_lock);                                                                    \
+    }
 
 #endif

@@ -312,32 +312,15 @@ static cl_int CL_API_CALL queue_info(cl_command_queue queue, cl_command_queue_in
 
 /* ---- buffers ------------------------------------------------------------------------------ */
 
-static struct dist_mem *live_mems;
-static uint64_t next_coh_id = 1;
-
-uint64_t dist_next_coh_id(void)
-{
-    return next_coh_id++;
-}
-
-bool dist_mem_is_live(const void *p)
-{
-    for (struct dist_mem *m = live_mems; m != NULL; m = m->next_live)
-        if (m == p)
-            return true;
-    return false;
-}
+DIST_LIVE_LIST(mem, struct dist_mem)
+static uint64_t next_coh_id = 1; /* under dist_lock */
 
 static void mem_unref(struct dist_mem *m)
 {
     if (__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
-    pthread_mutex_lock(&dist_lock);
-    for (struct dist_mem **p = &live_mems; *p != NULL; p = &(*p)->next_live)
-        if (*p == m) {
-            *p = m->next_live;
-            break;
-        }
+    pthread_mutex_lock(&dist_lock); /* recursive: the list and the directory change together */
+    mem_live_remove(m);
     if (m->parent == NULL)
         dist_coh_remove(m);
     pthread_mutex_unlock(&dist_lock);
@@ -397,10 +380,7 @@ static cl_int sub_buffer_flags(cl_mem_flags parent, cl_mem_flags *flags)
  * reference goes, releasing what the ranks created for it. */
 cl_mem dist_mem_publish(struct dist_mem *m, cl_int err, cl_int *errcode_ret)
 {
-    pthread_mutex_lock(&dist_lock);
-    m->next_live = live_mems;
-    live_mems = m;
-    pthread_mutex_unlock(&dist_lock);
+    mem_live_add(m);
     if (err != CL_SUCCESS) {
         mem_unref(m);
         dist_set_err(errcode_ret, err);
@@ -408,6 +388,31 @@ cl_mem dist_mem_publish(struct dist_mem *m, cl_int err, cl_int *errcode_ret)
     }
     dist_set_err(errcode_ret, CL_SUCCESS);
     return (cl_mem)m;
+}
+
+cl_mem dist_mem_publish_root(struct dist_mem *m, cl_int err, cl_int *errcode_ret)
+{
+    pthread_mutex_lock(&dist_lock);
+    m->coh_id = next_coh_id++;
+    if (err == CL_SUCCESS)
+        err = dist_coh_add(m);
+    pthread_mutex_unlock(&dist_lock);
+    return dist_mem_publish(m, err, errcode_ret);
+}
+
+bool dist_mem_props_ok(cl_context context, const cl_mem_properties *props, cl_int *errcode_ret)
+{
+    if (props == NULL || props[0] == 0)
+        return true;
+    dist_set_err(errcode_ret, context == NULL ? CL_INVALID_CONTEXT : CL_INVALID_PROPERTY);
+    return false;
+}
+
+cl_mem dist_mem_props_given(cl_mem mem, const cl_mem_properties *props)
+{
+    if (mem != NULL && props != NULL)
+        ((struct dist_mem *)mem)->props_given = true;
+    return mem;
 }
 
 /* A sub-buffer: a real sub-buffer on every rank of the context; coherence is the parent's. */
@@ -528,12 +533,7 @@ static cl_mem CL_API_CALL create_buffer(cl_context context, cl_mem_flags flags, 
         if ((err = dist_call_v(r, SLUICE_REMOTE_BUF_CREATE, a, 3, NULL, 0, &m->rid[r])) != CL_SUCCESS)
             break;
     }
-    pthread_mutex_lock(&dist_lock);
-    m->coh_id = dist_next_coh_id();
-    if (err == CL_SUCCESS)
-        err = dist_coh_add(m);
-    pthread_mutex_unlock(&dist_lock);
-    return dist_mem_publish(m, err, errcode_ret);
+    return dist_mem_publish_root(m, err, errcode_ret);
 }
 
 /* OpenCL 3.0's buffer creation: no buffer property is defined, so only an empty list is valid. */
@@ -541,14 +541,9 @@ static cl_mem CL_API_CALL create_buffer_props(cl_context context, const cl_mem_p
                                               cl_mem_flags flags, size_t size, void *host_ptr,
                                               cl_int *errcode_ret)
 {
-    if (props != NULL && props[0] != 0) {
-        dist_set_err(errcode_ret, context == NULL ? CL_INVALID_CONTEXT : CL_INVALID_PROPERTY);
+    if (!dist_mem_props_ok(context, props, errcode_ret))
         return NULL;
-    }
-    cl_mem m = create_buffer(context, flags, size, host_ptr, errcode_ret);
-    if (m != NULL && props != NULL)
-        ((struct dist_mem *)m)->props_given = true;
-    return m;
+    return dist_mem_props_given(create_buffer(context, flags, size, host_ptr, errcode_ret), props);
 }
 
 /* No memory object of a distributed context is a pipe. */
