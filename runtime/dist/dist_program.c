@@ -82,6 +82,43 @@ static cl_int program_binaries(struct dist_program *p, cl_program_info param, si
     return CL_SUCCESS;
 }
 
+static bool in_context(const struct dist_context *c, const struct dist_device *d)
+{
+    for (int i = 0; i < c->ndev; i++)
+        if (c->devs[i] == d)
+            return true;
+    return false;
+}
+
+/* A new record over the context (devices named: only those, as for binaries). */
+static struct dist_program *new_program(struct dist_context *c, cl_uint ndev, const cl_device_id *devices)
+{
+    struct dist_program *p = calloc(1, sizeof *p);
+    if (p == NULL || (ndev > 0 && (p->devs = calloc(ndev, sizeof *p->devs)) == NULL)) {
+        free(p);
+        return NULL;
+    }
+    p->refs = 1;
+    p->ctx = c;
+    p->ndev = (int)ndev;
+    for (cl_uint i = 0; i < ndev; i++)
+        p->devs[i] = (struct dist_device *)devices[i];
+    dist_ctx_retain(c);
+    return p;
+}
+
+/* What a creation returns: p, or NULL after its last reference went when err (the first error)
+ * is set; *errcode_ret is err. */
+static cl_program prog_result(struct dist_program *p, cl_int err, cl_int *errcode_ret)
+{
+    if (err != CL_SUCCESS && p != NULL) {
+        prog_unref(p);
+        p = NULL;
+    }
+    dist_set_err(errcode_ret, err);
+    return (cl_program)p;
+}
+
 static cl_program CL_API_CALL create_program_binary(cl_context context, cl_uint ndev,
                                                     const cl_device_id *devices, const size_t *lengths,
                                                     const unsigned char **binaries, cl_int *binary_status,
@@ -97,10 +134,7 @@ static cl_program CL_API_CALL create_program_binary(cl_context context, cl_uint 
         return NULL;
     }
     for (cl_uint i = 0; i < ndev; i++) {
-        bool member = false;
-        for (int k = 0; k < c->ndev; k++)
-            member |= c->devs[k] == (struct dist_device *)devices[i];
-        if (!member) {
+        if (!in_context(c, (struct dist_device *)devices[i])) {
             dist_set_err(errcode_ret, CL_INVALID_DEVICE);
             return NULL;
         }
@@ -111,18 +145,11 @@ static cl_program CL_API_CALL create_program_binary(cl_context context, cl_uint 
             return NULL;
         }
     }
-    struct dist_program *p = calloc(1, sizeof *p);
-    if (p == NULL || (p->devs = calloc(ndev, sizeof *p->devs)) == NULL) {
-        free(p);
+    struct dist_program *p = new_program(c, ndev, devices);
+    if (p == NULL) {
         dist_set_err(errcode_ret, CL_OUT_OF_HOST_MEMORY);
         return NULL;
     }
-    p->refs = 1;
-    p->ctx = c;
-    p->ndev = (int)ndev;
-    for (cl_uint i = 0; i < ndev; i++)
-        p->devs[i] = (struct dist_device *)devices[i];
-    dist_ctx_retain(c);
     cl_int err = CL_SUCCESS;
     for (int r = 0; r < dist_size() && err == CL_SUCCESS; r++) {
         size_t n = 0, bytes = 0;
@@ -159,12 +186,7 @@ static cl_program CL_API_CALL create_program_binary(cl_context context, cl_uint 
             }
         free(m.bytes);
     }
-    if (err != CL_SUCCESS) {
-        prog_unref(p);
-        p = NULL;
-    }
-    dist_set_err(errcode_ret, err);
-    return (cl_program)p;
+    return prog_result(p, err, errcode_ret);
 }
 
 static cl_program CL_API_CALL create_program_source(cl_context context, cl_uint count, const char **strings,
@@ -188,10 +210,9 @@ static cl_program CL_API_CALL create_program_source(cl_context context, cl_uint 
         total += (lengths && lengths[i]) ? lengths[i] : strlen(strings[i]);
     }
     char *src = malloc(total + 1);
-    struct dist_program *p = calloc(1, sizeof *p);
-    if (src == NULL || p == NULL) {
+    struct dist_program *p = src != NULL ? new_program(c, 0, NULL) : NULL;
+    if (p == NULL) {
         free(src);
-        free(p);
         dist_set_err(errcode_ret, CL_OUT_OF_HOST_MEMORY);
         return NULL;
     }
@@ -201,9 +222,6 @@ static cl_program CL_API_CALL create_program_source(cl_context context, cl_uint 
         memcpy(src + off, strings[i], n);
         off += n;
     }
-    p->refs = 1;
-    p->ctx = c;
-    dist_ctx_retain(c);
     cl_int err = CL_SUCCESS;
     for (int r = 0; r < dist_size() && err == CL_SUCCESS; r++)
         if (c->rid[r] != 0) {
@@ -211,12 +229,7 @@ static cl_program CL_API_CALL create_program_source(cl_context context, cl_uint 
             err = dist_call_v(r, SLUICE_REMOTE_PROG_CREATE, a, 1, src, total, &p->rid[r]);
         }
     free(src);
-    if (err != CL_SUCCESS) {
-        prog_unref(p);
-        p = NULL;
-    }
-    dist_set_err(errcode_ret, err);
-    return (cl_program)p;
+    return prog_result(p, err, errcode_ret);
 }
 
 /* Builds on every rank involved, each with its own devices of the list (or of the context). */
@@ -284,31 +297,6 @@ static int rank_devices(int r, struct dist_context *c, const struct dist_program
     return n;
 }
 
-static bool in_context(const struct dist_context *c, const struct dist_device *d)
-{
-    for (int i = 0; i < c->ndev; i++)
-        if (c->devs[i] == d)
-            return true;
-    return false;
-}
-
-/* A new record over the context (devices named: only those, as for binaries). */
-static struct dist_program *new_program(struct dist_context *c, cl_uint ndev, const cl_device_id *devices)
-{
-    struct dist_program *p = calloc(1, sizeof *p);
-    if (p == NULL || (ndev > 0 && (p->devs = calloc(ndev, sizeof *p->devs)) == NULL)) {
-        free(p);
-        return NULL;
-    }
-    p->refs = 1;
-    p->ctx = c;
-    p->ndev = (int)ndev;
-    for (cl_uint i = 0; i < ndev; i++)
-        p->devs[i] = (struct dist_device *)devices[i];
-    dist_ctx_retain(c);
-    return p;
-}
-
 /* One OBJ request per rank that has devices in the list; the program record keeps each rank's
  * real program. `body` is the payload after the device rids. The first error is returned; a
  * record is returned if any rank made a program (a failed link still gives one). */
@@ -370,12 +358,7 @@ static cl_program CL_API_CALL create_program_il(cl_context context, const void *
             uint64_t a[2] = {SLUICE_ROBJ_PROG_IL, c->rid[r]};
             err = dist_call_v(r, SLUICE_REMOTE_OBJ, a, 2, il, length, &p->rid[r]);
         }
-    if (err != CL_SUCCESS) {
-        prog_unref(p);
-        p = NULL;
-    }
-    dist_set_err(errcode_ret, err);
-    return (cl_program)p;
+    return prog_result(p, err, errcode_ret);
 }
 
 static cl_program CL_API_CALL create_program_builtin(cl_context context, cl_uint ndev,
@@ -396,12 +379,7 @@ static cl_program CL_API_CALL create_program_builtin(cl_context context, cl_uint
     if (p != NULL)
         p = per_rank(p, SLUICE_ROBJ_PROG_BUILTIN, 0, 0, names, strlen(names), NULL, NULL, ndev, devices,
                      &err);
-    if (err != CL_SUCCESS && p != NULL) {
-        prog_unref(p);
-        p = NULL;
-    }
-    dist_set_err(errcode_ret, err);
-    return (cl_program)p;
+    return prog_result(p, err, errcode_ret);
 }
 
 /* Compiles on every rank of the program, with that rank's devices of the list and the headers'
