@@ -5,7 +5,7 @@
 # Open MPI (cmake -S . -B build-ompi -DSLUICE_MPI=openmpi; that machine has no MPICH).
 #
 #   bench/dist_h200.sh [--build DIR] [--samples "cl_nbody ..."] [--gpu-query DQL] [--quick]
-#                      [--compare DIR] [--trace DIR]
+#                      [--compare DIR] [--trace DIR] [--sizes "16M 64M"] [--no-latency]
 #
 #   1. one job, both ICDs on both ranks, SLUICE_DEVICES="SELECT ALL WHERE (node = 0 AND type =
 #      cpu) OR (node = 1 AND type = gpu)": the device list rank 0's program sees (the PoCL CPU of
@@ -36,6 +36,8 @@ while [ $# -gt 0 ]; do
     --quick) opencl_opts+=(--quick); shift ;;
     --compare) opencl_opts+=(--compare "$2"); shift 2 ;;
     --trace) opencl_opts+=(--trace "$2"); shift 2 ;;
+    --sizes) opencl_opts+=(--sizes "$2"); shift 2 ;;
+    --no-latency) opencl_opts+=(--no-latency); shift ;;
     -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "dist_h200.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
