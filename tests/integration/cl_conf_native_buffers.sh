@@ -27,32 +27,34 @@ set -e
 expect_eq "1 rank: exit code" 0 "$rc"
 diff plain.1 dist.1 >diff.out || fail "1 rank differs from plain PoCL: $(head -20 diff.out)"
 
+# refused_on_1_and_2 NAME WHAT PATTERN MPIEXEC-ARGS...: that distributed run ends with 0; rank 0's
+# own device runs the function, ranks 1 and 2 refuse it at enqueue (nothing ran), each with one
+# line on stderr matching PATTERN, and nothing else is printed there. Leaves NAME.{out,err}.
+refused_on_1_and_2() {
+  local name=$1 what=$2 pattern=$3 rc
+  shift 3
+  set +e
+  POCL_DEVICES=pthread timeout 60 "$MPIEXEC" "$@" >"$name.out" 2>"$name.err"
+  rc=$?
+  set -e
+  expect_eq "$what: exit code" 0 "$rc"
+  expect_eq "$what: rank 0's own device runs it" 1 "$(grep -c '^device 0: enqueue 0, sum 9216$' "$name.out")"
+  expect_eq "$what: ranks 1 and 2 refuse at enqueue, nothing ran" 2 \
+    "$(grep -cE '^device [12]: enqueue -59, sum 0$' "$name.out")"
+  expect_eq "$what: one line per refusing rank" 2 "$(grep -c "$pattern" "$name.err")"
+  expect_eq "$what: nothing else on stderr" 2 "$(wc -l <"$name.err")"
+}
+
 # Ranks 1 and 2 run another program (MPMD): the function's executable is not loaded there.
-set +e
-POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n 1 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" \
-  "$app" --each-device : -n 2 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" \
-  "$SLUICE_APPS_DIR/cl_conf_native" >mpmd.out 2>mpmd.err
-rc=$?
-set -e
-expect_eq "another program on ranks 1 and 2: exit code" 0 "$rc"
-expect_eq "rank 0's own device runs it" 1 "$(grep -c '^device 0: enqueue 0, sum 9216$' mpmd.out)"
-expect_eq "ranks 1 and 2 refuse at enqueue, nothing ran" 2 "$(grep -cE '^device [12]: enqueue -59, sum 0$' mpmd.out)"
-expect_eq "one line per refusing rank" 2 \
-  "$(grep -c "clEnqueueNativeKernel: the process serving rank [12] is not rank 0's program .*cl_conf_native_buffers" mpmd.err)"
-expect_eq "nothing else on stderr" 2 "$(wc -l <mpmd.err)"
+refused_on_1_and_2 mpmd "another program on ranks 1 and 2" \
+  "clEnqueueNativeKernel: the process serving rank [12] is not rank 0's program .*cl_conf_native_buffers" \
+  -n 1 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$app" --each-device : \
+  -n 2 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_conf_native"
 
 # A function of a library the program loads itself: serving ranks never ran its main.
 plugin=$SLUICE_APPS_DIR/libcl_conf_native_plugin.so
 POCL_DEVICES=pthread "$app" --plugin "$plugin" >plugin.plain
 expect_eq "plain PoCL runs the library's function" 1 "$(grep -c '^device 0: enqueue 0, sum 9216$' plugin.plain)"
-set +e
-POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n 3 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" \
-  "$app" --plugin "$plugin" >plugin.out 2>plugin.err
-rc=$?
-set -e
-expect_eq "library function on 3 ranks: exit code" 0 "$rc"
-expect_eq "rank 0's own device runs it" 1 "$(grep -c '^device 0: enqueue 0, sum 9216$' plugin.out)"
-expect_eq "ranks 1 and 2 refuse at enqueue, nothing ran" 2 "$(grep -cE '^device [12]: enqueue -59, sum 0$' plugin.out)"
-expect_eq "one line per refusing rank, naming the library" 2 \
-  "$(grep -c "the function's object .*libcl_conf_native_plugin.so is not loaded in the process serving rank [12]" plugin.err)"
-expect_eq "nothing else on stderr" 2 "$(wc -l <plugin.err)"
+refused_on_1_and_2 plugin "library function on 3 ranks, naming the library" \
+  "the function's object .*libcl_conf_native_plugin.so is not loaded in the process serving rank [12]" \
+  -n 3 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$app" --plugin "$plugin"
