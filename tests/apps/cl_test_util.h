@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The error check, the platform/device picking and the FNV-1a hash that the conformance and distributed test
- * programs (cl_conf_*, cl_dist_*, cl_burst, cl_multi_device, ...) each had a copy of. Header-only because
+/* The error check, the platform/device picking, the context with a queue per device, size_t object queries
+ * and the FNV-1a hash that the sample, conformance and distributed test programs (cl_conf_*, cl_dist_*,
+ * cl_burst, cl_multi_device, cl_sample_util.h's users, ...) each had a copy of. Header-only because
  * tests/apps builds every .c file as a program of its own; it includes nothing beyond what the check needs,
  * so each program keeps its own feature macros (_GNU_SOURCE, CL_USE_DEPRECATED_*) ahead of <CL/cl.h>. Nothing
  * here knows of sluice or MPI. */
