@@ -5,7 +5,8 @@
  *   read miss    READ of a chunk rank 0 dropped (sluice_dsm_free), home has it (1 round trip)
  *   read recall  READ of a chunk rank 1 just wrote: the home recalls it first
  *   write miss   WRITE of a chunk rank 1 just wrote: ownership moves 1 -> 0 through the home
- *   mpi rtt      MPI_Send + MPI_Recv of the same size, rank 0 <-> rank 2 (the home)
+ *   mpi rtt      MPI_Send + MPI_Recv of the same size, rank 0 <-> rank 2 (the home), measured once
+ *                the DSM has been quiet for 20 ms (its progress thread no longer probing MPI)
  * Prints one line per size: medians in microseconds (best of ROUNDS rounds) and each miss in MPI
  * round trips.   usage: sluice-bench-dsm_latency [ITERS [ROUNDS]] */
 #include <mpi.h>
@@ -102,8 +103,13 @@ static void bench_size(size_t bytes, int iters, double out[5])
             *(kind == 0 ? &recall : &wmiss) = median(t, iters);
         sluice_dsm_barrier(1, 3);
     }
-    /* MPI ping-pong of the same size between rank 0 and the home */
+    /* MPI ping-pong of the same size between rank 0 and the home, once the DSM is quiet: for
+     * SLUICE_DSM_SPIN (2 ms) after its last message the progress thread keeps probing MPI, which
+     * slowed a 64-byte ping-pong measured right after the DSM phases from 1.2-1.4 us to 1.5-2.6 us
+     * (the GPU machine) and made every miss look closer to it than it is. */
     unsigned char *buf = calloc(1, bytes);
+    struct timespec quiet = {0, 20 * 1000 * 1000};
+    nanosleep(&quiet, NULL);
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < iters; i++) {
         if (rank == 0) {
