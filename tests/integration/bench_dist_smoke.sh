@@ -2,7 +2,8 @@
 # The distributed OpenCL benchmark runs end to end (bench/dist_opencl.sh --quick): its OpenCL
 # program measures a device of rank 1 through sluice (the job really has two devices), the raw MPI
 # program measures ranks 0 and 1, and the driver prints every row of its latency, write and read
-# tables with a figure in each column and a scaling row whose output matches one rank's. No
+# tables with a figure in each column and a scaling row whose output matches one rank's; with
+# --trace, bench/dist_roundtrip.py cuts the traced remote round trips into their stages. No
 # timing is asserted: only that each figure was measured.
 export POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=1
 bin=$SLUICE_BIN_DIR/sluice-bench-dist_opencl
@@ -11,7 +12,7 @@ listed=$(mpirun 2 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$bin" 
 expect_eq "devices listed by rank 0 of 2 ranks" 2 "$(grep -c '^device [01] .* | cpu$' <<<"$listed")"
 
 out=$(MPIEXEC=$MPIEXEC "$SOURCE_DIR/bench/dist_opencl.sh" --build "$SLUICE_BIN_DIR/.." --quick \
-  --samples cl_matmul_split --args cl_matmul_split 64 2>&1)
+  --trace "$SLUICE_TEST_SCRATCH/rt" --samples cl_matmul_split --args cl_matmul_split 64 2>&1)
 echo "$out"
 num='[0-9]+\.[0-9]+'
 for row in "local: empty kernel \+ clFinish" "remote: empty kernel \+ clFinish" "raw MPI: 0-byte ping-pong"; do
@@ -27,3 +28,14 @@ expect_contains "remote device named" "remote device: 0 Portable Computing Langu
 grep -Eq "^cl_matmul_split +64 +2 +$num +$num +$num +$num +yes$" <<<"$out" ||
   fail "scaling row for 2 ranks missing, or its output differs from 1 rank's"
 echo "ok: scaling row, same output on 2 ranks"
+
+"$SLUICE_BIN_DIR/sluice-trace" perfetto "$SLUICE_TEST_SCRATCH/rt.json" "$SLUICE_TEST_SCRATCH/rt/remote" ||
+  fail "sluice-trace perfetto of the traced remote run"
+stages=$(/usr/bin/python3 "$SOURCE_DIR/bench/dist_roundtrip.py" "$SLUICE_TEST_SCRATCH/rt.json") ||
+  fail "dist_roundtrip.py: $stages"
+echo "$stages"
+grep -Eq '^[1-9][0-9]* round trips' <<<"$stages" || fail "no round trip found in the trace"
+for stage in enqueue to-peer serve to-rank0 wake total; do
+  grep -Eq "^  $stage +$num +$num +$num$" <<<"$stages" || fail "stage '$stage' missing or not a number"
+done
+echo "ok: the traced round trips cut into their stages"
