@@ -61,6 +61,9 @@ enum dsm_msg_type {
 #define DSM_F_DOWNGRADE 16u /* M_WB: the writer keeps a read copy only, no ownership */
 /* M_INV: the home granted already; acknowledge to rank `arg` (the writer) with M_INV_ACK */
 #define DSM_F_FWD 32u
+/* M_WR_GRANT: the chunk migrates between writers: give the copy up entirely at RELEASE */
+#define DSM_F_MIGRATORY 64u
+#define DSM_F_DROP 128u /* M_WB: the writer keeps no copy (state I, not a sharer) */
 
 enum dsm_kind { K_CHUNK = 0, K_SIGNAL = 1 };
 
@@ -112,6 +115,7 @@ struct dsm_chunk {
     uint64_t scope_t0;   /* acquire start, for the trace */
     bool scope_hit;
     bool contended; /* the last grant took the chunk from other copies: give it up at RELEASE */
+    bool migratory; /* the last grant was DSM_F_MIGRATORY: drop the copy at RELEASE */
     UT_hash_handle hh;
 };
 
@@ -173,6 +177,13 @@ struct dsm_home {
     uint32_t busy_flags;
     uint64_t busy_version;
     int acks;
+    /* Migratory sharing (mesi.c): the rank granted the last write (-1: none), whether the
+     * chunk is marked migratory, the other ranks that read it since that grant, and the write
+     * requests left before it may be marked again after a wrong guess. */
+    int last_writer;
+    bool migratory;
+    int readers;
+    int holdoff;
     struct dsm_queued *queue, *queue_tail;
     int *lookup_waiters;
     size_t nwaiters;

@@ -22,6 +22,7 @@ struct dsm_home *dsm_home_get(uint64_t addr, uint32_t kind, bool create)
         return NULL;
     h->key = k;
     h->owner = -1;
+    h->last_writer = -1;
     h->sharers = calloc((size_t)D.size, 1);
     if (!h->sharers) {
         free(h);

@@ -19,7 +19,12 @@
  * Producer-consumer: a grant that had to take the chunk from other copies says so
  * (DSM_F_CONTENDED); the writer then gives up ownership with its write-back (DSM_F_DOWNGRADE,
  * state S), so that the next reader is answered by the home at once instead of after a recall
- * from a writer that may be busy computing. A chunk nobody else uses stays E: its writes hit. */
+ * from a writer that may be busy computing. A chunk nobody else uses stays E: its writes hit.
+ *
+ * Migratory sharing (Stenstrom et al., Cox and Fowler, 1993): a chunk that ranks take turns
+ * writing is marked by the home (mark_migratory); its grants say so (DSM_F_MIGRATORY) and the
+ * writer drops its copy with its write-back (DSM_F_DROP, state I), so that the next writer
+ * finds no copy to invalidate: WR_REQ, WR_GRANT, one round trip instead of three hops. */
 #include <string.h>
 
 #include "dsm/dsm.h"
@@ -114,12 +119,14 @@ static void release(struct dsm_chunk *c, int mode, const void *data)
     if (mode & MODE_WRITE) {
         struct dsm_msg m = {.type = M_WB,
                             .proto = (uint16_t)c->proto,
-                            .flags = c->contended ? DSM_F_DOWNGRADE : 0,
+                            .flags = c->migratory   ? DSM_F_DROP
+                                     : c->contended ? DSM_F_DOWNGRADE
+                                                    : 0,
                             .addr = c->addr,
                             .size = c->size};
         dsm_send(dsm_home_of(c->addr), &m, data, c->size);
         c->version++;
-        c->state = c->contended ? ST_S : ST_E;
+        c->state = c->migratory ? ST_I : c->contended ? ST_S : ST_E;
     }
     answer_deferred(c);
 }
@@ -137,6 +144,7 @@ static void client_msg(struct dsm_chunk *c, const struct dsm_msg *m, const void 
         c->state = m->type == M_RD_DATA ? ST_S : ST_E;
         if (m->type == M_WR_GRANT) {
             c->contended = (m->flags & DSM_F_CONTENDED) != 0;
+            c->migratory = (m->flags & DSM_F_MIGRATORY) != 0;
             c->acks_owed += m->arg;
         }
         c->reply = true;
@@ -178,6 +186,10 @@ static void client_msg(struct dsm_chunk *c, const struct dsm_msg *m, const void 
 
 /* ---- home side ----------------------------------------------------------------------------- */
 
+/* Write requests after a wrong guess (a writer that re-reads its chunk: unmarked, its copy stays
+ * and its reads hit, unseen by the home) before the home marks the chunk again. */
+#define DSM_MIGRATORY_HOLDOFF 8
+
 static void send_error(int dst, const struct dsm_msg *m, int code, size_t size)
 {
     struct dsm_msg e = {.type = M_ERROR, .proto = m->proto, .addr = m->addr, .size = size, .arg = code};
@@ -186,6 +198,15 @@ static void send_error(int dst, const struct dsm_msg *m, int code, size_t size)
 
 static void grant_read(struct dsm_home *h, int dst)
 {
+    /* The pattern stopped: the last writer reads its own chunk again (it dropped its copy: this
+     * miss is the price of the guess), or several ranks read between two writes (producer-
+     * consumer: the writer should keep its read copy, DSM_F_DOWNGRADE). */
+    if (dst == h->last_writer) {
+        if (h->migratory)
+            h->holdoff = DSM_MIGRATORY_HOLDOFF;
+        h->migratory = false;
+    } else if (!h->sharers[dst] && ++h->readers >= 2)
+        h->migratory = false;
     h->sharers[dst] = 1;
     struct dsm_msg r = {.type = M_RD_DATA,
                         .proto = (uint16_t)h->proto,
@@ -199,10 +220,12 @@ static void grant_read(struct dsm_home *h, int dst)
 static void grant_write(struct dsm_home *h, int dst, uint32_t flags, uint64_t version, int acks)
 {
     h->owner = dst;
+    h->last_writer = dst;
+    h->readers = 0;
     bool data = !(flags & DSM_F_NODATA) && (!(flags & DSM_F_KEEP) || version != h->version);
     struct dsm_msg r = {.type = M_WR_GRANT,
                         .proto = (uint16_t)h->proto,
-                        .flags = (data ? DSM_F_DATA : 0) | (flags & DSM_F_CONTENDED),
+                        .flags = (data ? DSM_F_DATA : 0) | (flags & (DSM_F_CONTENDED | DSM_F_MIGRATORY)),
                         .addr = h->key.addr,
                         .size = h->size,
                         .version = h->version,
@@ -236,6 +259,29 @@ static void start_read(struct dsm_home *h, const struct dsm_msg *m, int src)
     grant_read(h, src);
 }
 
+/* At a write request from src: marked when the only copy besides src's is the last writer's (S
+ * after its downgrade, or E), or when there is none because the last writer dropped it (the
+ * mark holds); cleared when the last writer writes again, or another rank holds a copy. A
+ * wrong guess (grant_read) holds the mark off for DSM_MIGRATORY_HOLDOFF write requests. */
+static void mark_migratory(struct dsm_home *h, int src)
+{
+    int lw = h->last_writer;
+    if (h->holdoff > 0) {
+        h->holdoff--;
+        h->migratory = false;
+        return;
+    }
+    if (lw < 0 || lw == src) {
+        h->migratory = false;
+        return;
+    }
+    bool others = h->owner >= 0 && h->owner != src && h->owner != lw;
+    for (int r = 0; r < D.size; r++)
+        others |= h->sharers[r] && r != src && r != lw;
+    bool lw_copy = h->sharers[lw] || h->owner == lw;
+    h->migratory = !others && (lw_copy || h->migratory);
+}
+
 /* Without an owner other than the requester the home copy is the last released write (every
  * WRITE scope's RELEASE writes back): the grant goes out at once, after the invalidations, and
  * the sharers acknowledge to the writer, whose acquire counts them; the home serves the next
@@ -247,6 +293,9 @@ static void start_write(struct dsm_home *h, const struct dsm_msg *m, int src)
     /* The requester's copy can be current only if it is still a sharer: an invalidation that
      * crossed its request makes its version stale. */
     uint32_t flags = m->flags | (h->sharers[src] ? DSM_F_KEEP : 0);
+    mark_migratory(h, src);
+    if (h->migratory)
+        flags |= DSM_F_MIGRATORY;
     h->sharers[src] = 0;
     bool owned = h->owner >= 0 && h->owner != src;
     int acks = owned;
@@ -313,10 +362,11 @@ static void home_msg(const struct dsm_msg *m, const void *payload, size_t len, i
         if (len == h->size && h->data) {
             memcpy(h->data, payload, len);
             h->version++;
-            /* A recall in flight settles ownership with its ACK instead (sent after this). */
-            if ((m->flags & DSM_F_DOWNGRADE) && src == h->owner && !h->busy_type) {
+            /* A recall in flight settles ownership with its ACK instead (sent after this). A
+             * dropped copy (DSM_F_DROP) leaves no sharer: the next writer is granted at once. */
+            if ((m->flags & (DSM_F_DOWNGRADE | DSM_F_DROP)) && src == h->owner && !h->busy_type) {
                 h->owner = -1;
-                h->sharers[src] = 1;
+                h->sharers[src] = (m->flags & DSM_F_DOWNGRADE) != 0;
             }
             dsm_home_written(h);
         }

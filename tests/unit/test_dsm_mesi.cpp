@@ -456,7 +456,8 @@ TEST_F(DsmMesiHome, AWriteOfAnOwnedChunkRecallsTheOwnerAndGrantsWithItsDataWhenI
     ASSERT_GE(DsmWorld::sent.size(), 1u);
     EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_WR_GRANT);
     EXPECT_EQ(DsmWorld::sent[0].dst, 2);
-    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_DATA | DSM_F_CONTENDED);
+    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_DATA | DSM_F_CONTENDED | DSM_F_MIGRATORY)
+        << "the only other copy was the last writer's: migratory";
     EXPECT_EQ(DsmWorld::sent[0].payload, std::string(CS, 'p')) << "the owner's last write";
     EXPECT_EQ(DsmWorld::sent[0].m.arg, 0) << "every acknowledgement came here";
     EXPECT_EQ(DsmWorld::take(), "WR_GRANT>2 RECALL>2") << "then the queued read";
@@ -478,14 +479,16 @@ TEST_F(DsmMesiHome, AGrantCarriesTheDataUnlessTheRequesterStillHoldsTheCurrentVe
     DsmWorld::deliver(2, msg(M_WR_REQ, 3, 0));
     ASSERT_EQ(DsmWorld::sent.size(), 2u);
     EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_INV);
-    EXPECT_EQ(DsmWorld::sent[1].m.flags, DSM_F_DATA | DSM_F_CONTENDED) << "version 0 is not the current 1";
+    // Every write here takes the chunk from the last writer's only copy: migratory grants.
+    EXPECT_EQ(DsmWorld::sent[1].m.flags, DSM_F_DATA | DSM_F_CONTENDED | DSM_F_MIGRATORY)
+        << "version 0 is not the current 1";
     EXPECT_EQ(DsmWorld::sent[1].payload, std::string(CS, 'a'));
     DsmWorld::take();
     // A requester that is no sharer any more (its copy was invalidated for rank 2): data.
     DsmWorld::deliver(2, msg(M_WB, 3, 0, DSM_F_DOWNGRADE), std::string(CS, 'b'));
     DsmWorld::deliver(1, msg(M_WR_REQ, 3, 1));
     ASSERT_EQ(DsmWorld::sent.size(), 2u);
-    EXPECT_EQ(DsmWorld::sent[1].m.flags, DSM_F_DATA | DSM_F_CONTENDED);
+    EXPECT_EQ(DsmWorld::sent[1].m.flags, DSM_F_DATA | DSM_F_CONTENDED | DSM_F_MIGRATORY);
     EXPECT_EQ(DsmWorld::sent[1].payload, std::string(CS, 'b'));
     DsmWorld::take();
     // PUT: never data.
@@ -493,7 +496,8 @@ TEST_F(DsmMesiHome, AGrantCarriesTheDataUnlessTheRequesterStillHoldsTheCurrentVe
     EXPECT_EQ(DsmWorld::take(), "RECALL>1");
     DsmWorld::deliver(1, msg(M_ACK, 3));
     ASSERT_EQ(DsmWorld::sent.size(), 1u);
-    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_CONTENDED) << "no data; the owner's copy was taken";
+    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_CONTENDED | DSM_F_MIGRATORY)
+        << "no data; the owner's copy was taken";
     EXPECT_EQ(DsmWorld::sent[0].payload, "");
 }
 
