@@ -185,6 +185,35 @@ TEST_F(DsmMesiClient, AContendedGrantIsGivenUpWithTheWriteBackAnUncontendedOneKe
     EXPECT_EQ(writeScope(mine), "WB>1") << "uncontended: write hits";
 }
 
+TEST_F(DsmMesiClient, AMigratoryGrantIsDroppedWithTheWriteBackSoTheNextReadMisses)
+{
+    DsmWorld::responder = [](const DsmSent &s) {
+        if (s.m.type == M_WR_REQ)
+            DsmWorld::deliver(1, msg(M_WR_GRANT, s.m.addr, 0, DSM_F_DATA | DSM_F_CONTENDED | DSM_F_MIGRATORY),
+                              std::string(CS, 'g'));
+        if (s.m.type == M_RD_REQ)
+            DsmWorld::deliver(1, msg(M_RD_DATA, s.m.addr, 1), std::string(CS, 'w'));
+    };
+    sluice_dsm_chain *c = sluice_dsm_malloc(1, CS, SLUICE_DSM_MESI);
+    char *p = static_cast<char *>(sluice_dsm_write(c));
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(chunk(1)->migratory);
+    memset(p, 'w', CS);
+    // An invalidation inside the scope is answered after the write-back, as for any write.
+    DsmWorld::deliver(1, msg(M_INV, 1));
+    sluice_dsm_release(c);
+    ASSERT_EQ(DsmWorld::sent.size(), 3u) << DsmWorld::take();
+    EXPECT_EQ(DsmWorld::sent[1].m.type, (uint32_t)M_WB);
+    EXPECT_EQ(DsmWorld::sent[1].m.flags, DSM_F_DROP) << "migratory wins over the contended downgrade";
+    EXPECT_EQ(DsmWorld::sent[1].payload, std::string(CS, 'w'));
+    EXPECT_EQ(DsmWorld::sent[2].m.type, (uint32_t)M_ACK);
+    EXPECT_EQ(DsmWorld::sent[2].m.flags, 0u) << "no copy kept";
+    DsmWorld::take();
+    EXPECT_STREQ(state(1), "I") << "no copy: the next writer finds nothing to invalidate";
+    EXPECT_EQ(readScope(c), "RD_REQ>1") << "its own read misses: the price of the guess";
+    EXPECT_STREQ(state(1), "S");
+}
+
 TEST_F(DsmMesiClient, InvalidationAndRecallOutsideAScopeAreAnsweredAtOnce)
 {
     Home1 home;
@@ -499,6 +528,104 @@ TEST_F(DsmMesiHome, AGrantCarriesTheDataUnlessTheRequesterStillHoldsTheCurrentVe
     EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_CONTENDED | DSM_F_MIGRATORY)
         << "no data; the owner's copy was taken";
     EXPECT_EQ(DsmWorld::sent[0].payload, "");
+}
+
+// Rank 2 reads, rank 1 writes (contended: it downgrades to S), then rank 2 writes: the only other
+// copy is the last writer's, so the chunk is marked migratory and the grant says so.
+void markMigratory()
+{
+    DsmWorld::deliver(2, msg(M_RD_REQ, 3));
+    DsmWorld::deliver(1, msg(M_WR_REQ, 3, UINT64_MAX));
+    ASSERT_EQ(DsmWorld::sent.size(), 3u);
+    EXPECT_EQ(DsmWorld::sent[2].m.flags, DSM_F_DATA | DSM_F_CONTENDED) << "no last writer yet: not marked";
+    DsmWorld::take();
+    DsmWorld::deliver(1, msg(M_WB, 3, 0, DSM_F_DOWNGRADE), std::string(CS, 'a'));
+    EXPECT_FALSE(home3()->migratory);
+    DsmWorld::deliver(2, msg(M_WR_REQ, 3, UINT64_MAX));
+    ASSERT_EQ(DsmWorld::sent.size(), 2u);
+    EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_INV);
+    EXPECT_EQ(DsmWorld::sent[0].dst, 1);
+    EXPECT_EQ(DsmWorld::sent[1].m.type, (uint32_t)M_WR_GRANT);
+    EXPECT_EQ(DsmWorld::sent[1].m.flags, DSM_F_DATA | DSM_F_CONTENDED | DSM_F_MIGRATORY);
+    EXPECT_TRUE(home3()->migratory);
+    EXPECT_EQ(home3()->last_writer, 2);
+    DsmWorld::take();
+}
+
+TEST_F(DsmMesiHome, AChunkThatRanksTakeTurnsWritingIsGrantedToTheNextWriterAtOnce)
+{
+    markMigratory();
+    DsmWorld::deliver(2, msg(M_WB, 3, 0, DSM_F_DROP), std::string(CS, 'b'));
+    EXPECT_EQ(home3()->owner, -1) << "dropped: no owner";
+    EXPECT_EQ(home3()->sharers[1] + home3()->sharers[2], 0) << "and no sharer";
+    EXPECT_EQ(home3()->version, 2u);
+    // Rank 1's turn: no copy anywhere, WR_REQ and WR_GRANT only (one round trip).
+    DsmWorld::deliver(1, msg(M_WR_REQ, 3, 1));
+    ASSERT_EQ(DsmWorld::sent.size(), 1u) << DsmWorld::take();
+    EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_WR_GRANT);
+    EXPECT_EQ(DsmWorld::sent[0].dst, 1);
+    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_DATA | DSM_F_MIGRATORY) << "not a sharer: the home's data";
+    EXPECT_EQ(DsmWorld::sent[0].payload, std::string(CS, 'b'));
+    EXPECT_EQ(DsmWorld::sent[0].m.arg, 0) << "nothing to acknowledge";
+    DsmWorld::take();
+    DsmWorld::deliver(1, msg(M_WB, 3, 0, DSM_F_DROP), std::string(CS, 'c'));
+    DsmWorld::deliver(2, msg(M_WR_REQ, 3, UINT64_MAX));
+    EXPECT_EQ(DsmWorld::take(), "WR_GRANT>2") << "and rank 2's turn again";
+    DsmWorld::deliver(2, msg(M_WB, 3, 0, DSM_F_DROP), std::string(CS, 'd'));
+    // A reader after it is served by the home at once, with the last write; the mark stays.
+    DsmWorld::deliver(1, msg(M_RD_REQ, 3));
+    ASSERT_EQ(DsmWorld::sent.size(), 1u);
+    EXPECT_EQ(DsmWorld::sent[0].m.type, (uint32_t)M_RD_DATA);
+    EXPECT_EQ(DsmWorld::sent[0].payload, std::string(CS, 'd'));
+    DsmWorld::take();
+    EXPECT_TRUE(home3()->migratory) << "one reader, the next writer perhaps";
+    DsmWorld::deliver(1, msg(M_WR_REQ, 3, 4));
+    ASSERT_EQ(DsmWorld::sent.size(), 1u);
+    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_MIGRATORY) << "a current sharer: no data, still migratory";
+    DsmWorld::take();
+}
+
+TEST_F(DsmMesiHome, TheMarkIsClearedWhenTheLastWriterWritesAgain)
+{
+    markMigratory();
+    DsmWorld::deliver(2, msg(M_WB, 3, 0, DSM_F_DROP), std::string(CS, 'b'));
+    DsmWorld::deliver(2, msg(M_WR_REQ, 3, UINT64_MAX));
+    ASSERT_EQ(DsmWorld::sent.size(), 1u);
+    EXPECT_EQ(DsmWorld::sent[0].m.flags, DSM_F_DATA) << "its own chunk again: kept (E), its writes hit";
+    EXPECT_FALSE(home3()->migratory);
+}
+
+TEST_F(DsmMesiHome, TheMarkIsClearedWhenTheLastWriterReadsItsChunkAgainAndHeldOff)
+{
+    markMigratory();
+    DsmWorld::deliver(2, msg(M_WB, 3, 0, DSM_F_DROP), std::string(CS, 'b'));
+    DsmWorld::deliver(2, msg(M_RD_REQ, 3));
+    EXPECT_EQ(DsmWorld::take(), "RD_DATA>2");
+    EXPECT_FALSE(home3()->migratory) << "the last writer re-read: a wrong guess";
+    // Rank 1 writes, finding only the last writer's copy: not marked again for a while.
+    DsmWorld::deliver(1, msg(M_WR_REQ, 3, UINT64_MAX));
+    ASSERT_EQ(DsmWorld::sent.size(), 2u);
+    EXPECT_EQ(DsmWorld::sent[1].m.flags, DSM_F_DATA | DSM_F_CONTENDED) << "downgrade, as before";
+    EXPECT_FALSE(home3()->migratory);
+    DsmWorld::take();
+}
+
+TEST_F(DsmMesiHome, TheMarkIsClearedWhenSeveralRanksReadBetweenTwoWrites)
+{
+    markMigratory();
+    DsmWorld::deliver(2, msg(M_WB, 3, 0, DSM_F_DROP), std::string(CS, 'b'));
+    DsmWorld::deliver(1, msg(M_RD_REQ, 3));
+    DsmWorld::take();
+    EXPECT_TRUE(home3()->migratory);
+    sluice_dsm_chain *c = sluice_dsm_malloc(3, CS, SLUICE_DSM_MESI);
+    readScope(c); // this rank reads too (its own home, through the FIFO)
+    EXPECT_FALSE(home3()->migratory) << "producer-consumer";
+    EXPECT_STREQ(state(3), "S");
+    // The next writer invalidates both readers and keeps a read copy (DSM_F_DOWNGRADE).
+    DsmWorld::deliver(2, msg(M_WR_REQ, 3, UINT64_MAX));
+    DsmWorld::poll();
+    EXPECT_EQ(DsmWorld::take(), "INV>1 WR_GRANT>2 INV_ACK>2");
+    EXPECT_FALSE(home3()->migratory);
 }
 
 TEST_F(DsmMesiHome, AWriterThatGivesUpOwnershipWithItsWriteBackLetsTheNextReaderInAtOnce)
