@@ -7,6 +7,11 @@
  *                   rank 0 still holds its read copy (an upgrade: no data), even rounds it drops
  *                   it first (the data comes with the grant). Every scope checks it sees the
  *                   last write; the trace shows the hops (tests/integration/dsm_sharers.sh).
+ *   alternate R     2 or more ranks, R rounds: ranks 0 and 1 take turns writing chunk X (homed on
+ *                   rank n-1: a third rank, or with 2 ranks the second writer), each after the
+ *                   other's write (rendezvous order the turns): a migratory chunk, each write
+ *                   miss after the first ones is WR_REQ and WR_GRANT. Every scope checks it sees
+ *                   the last write, and every rank reads the last one at the end.
  *   exclusion R F   2 or more ranks, R rounds: the writer takes turns; every other rank opens a
  *                   READ scope of a two-chunk chain (homes on two ranks), waits at a barrier
  *                   with the writer, so that the writer's request finds them all inside, and
@@ -93,6 +98,35 @@ static int mode_writemiss(int rounds)
     return 0;
 }
 
+static int mode_alternate(int rounds)
+{
+    CHECK(size >= 2, "alternate needs 2 or more ranks");
+    const unsigned long x = (unsigned long)(size - 1) + 100ul * (unsigned long)size; /* home: rank n-1 */
+    sluice_dsm_chain *c = sluice_dsm_malloc(x, sizeof(struct cell), SLUICE_DSM_MESI);
+    CHECK(c, "malloc");
+    if (rank <= 1) {
+        for (int r = rank; r < rounds; r += 2) {
+            if (r > 0) /* the other writer's turn is over */
+                CHECK(sluice_dsm_sleep(20u + (unsigned)rank) == 0, "sleep");
+            struct cell *p = sluice_dsm_write(c);
+            CHECK(p, "write round %d", r);
+            check_cell(p, (uint64_t)r, "write scope");
+            set_cell(p, (uint64_t)r + 1);
+            CHECK(sluice_dsm_release(c) == 0, "release");
+            if (r + 1 < rounds)
+                CHECK(sluice_dsm_wakeup(21u - (unsigned)rank) == 0, "wakeup");
+        }
+    }
+    CHECK(sluice_dsm_barrier(1, (unsigned)size) == 0, "barrier");
+    const struct cell *p = sluice_dsm_read(c);
+    CHECK(p, "last read");
+    check_cell(p, (uint64_t)rounds, "last read");
+    CHECK(sluice_dsm_release(c) == 0, "release");
+    if (rank == 0)
+        printf("alternate ok: %d rounds, %d ranks\n", rounds, size);
+    return 0;
+}
+
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_rand(void)
 {
@@ -174,7 +208,7 @@ static int mode_exclusion(int rounds, const char *path)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s writemiss ROUNDS | exclusion ROUNDS FILE\n", argv[0]);
+        fprintf(stderr, "usage: %s writemiss ROUNDS | alternate ROUNDS | exclusion ROUNDS FILE\n", argv[0]);
         return 2;
     }
     if (sluice_dsm_init() != 0)
@@ -185,6 +219,8 @@ int main(int argc, char **argv)
     int rc = 2;
     if (strcmp(argv[1], "writemiss") == 0)
         rc = mode_writemiss(rounds);
+    else if (strcmp(argv[1], "alternate") == 0)
+        rc = mode_alternate(rounds);
     else if (strcmp(argv[1], "exclusion") == 0)
         rc = mode_exclusion(rounds, argc > 3 ? argv[3] : NULL);
     else
