@@ -5,7 +5,8 @@
  *                   sharer too), then rank 0 writes it: a write miss with n-1 sharers and no
  *                   owner, nothing else in flight (rendezvous order the rounds). Odd rounds
  *                   rank 0 still holds its read copy (an upgrade: no data), even rounds it drops
- *                   it first (the data comes with the grant). Every scope checks it sees the
+ *                   it first (the data comes with the grant). After each write it reads the
+ *                   chunk again (a hit: it kept a read copy). Every scope checks it sees the
  *                   last write; the trace shows the hops (tests/integration/dsm_sharers.sh).
  *   alternate R     2 or more ranks, R rounds: ranks 0 and 1 take turns writing chunk X (homed on
  *                   rank n-1: a third rank, or with 2 ranks the second writer), each after the
@@ -78,6 +79,10 @@ static int mode_writemiss(int rounds)
             CHECK(p, "write round %d", r);
             check_cell(p, (uint64_t)r, "write scope");
             set_cell(p, (uint64_t)r + 1);
+            CHECK(sluice_dsm_release(c) == 0, "release");
+            const struct cell *q = sluice_dsm_read(c);
+            CHECK(q, "read after write round %d", r);
+            check_cell(q, (uint64_t)r + 1, "read after write");
             CHECK(sluice_dsm_release(c) == 0, "release");
             CHECK(sluice_dsm_wakeup(10) == 0, "wakeup");
         }

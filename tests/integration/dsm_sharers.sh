@@ -7,6 +7,13 @@
 #     has just read, 20 times; every scope sees the last write, and the trace's messages inside
 #     each write miss, linked by cause (bench/dsm_hops.py), are 3 hops long (4 before: the ACKs
 #     went to the home, the grant after them; 2n-2 messages, the home's own ACK in its FIFO).
+#     After each write rank 0 reads the chunk again: a hit every time (producer-consumer: the
+#     writer kept a read copy, DSM_F_DOWNGRADE, and was not marked migratory).
+#   alternate on 2 and 3 ranks: ranks 0 and 1 take turns writing a chunk homed on rank n-1 (the
+#     second writer, or a third rank): the home marks it migratory, each writer drops its copy
+#     with its write-back, and every write miss of rank 0 is 2 messages, WR_REQ and WR_GRANT
+#     (before: 3 in sequence with a third rank, WR_REQ, INV, INV_ACK; 3 messages with 2 ranks,
+#     the grant and the INV_ACK beside each other).
 #   exclusion on 2, 3 and 4 ranks: the ranks take turns writing a two-chunk chain while every
 #     other rank sits in a READ scope of it for a random time; a file shared by the ranks
 #     counts them: the writer's scope never overlaps a reader's, and the readers were still
@@ -24,6 +31,19 @@ for n in 3 4; do
     "20 accesses of 64 B, write miss: $((2 * n - 1)) messages (median)" "$hops"
   expect_contains "n=$n: a write miss with $((n - 1)) sharers is 3 messages in sequence" \
     "critical path: 3 messages in sequence (median of 20; longest 3)" "$hops"
+  hits=$("$SLUICE_BIN_DIR/sluice-trace" dsm "tr$n" | awk '/accesses per rank/ {t = 1} t && $1 == "0" {print $3; exit}')
+  [ "$hits" = 20 ] || fail "n=$n: the writer's 20 reads after its writes: $hits hits (its read copy was not kept)"
+  echo "ok: n=$n: the writer's reads after its writes all hit (downgrade to S)"
+done
+for n in 2 3; do
+  out=$(SLUICE_TRACE_DIR="$PWD/alt$n" timeout 60 "$MPIEXEC" -n $n "$app" alternate 20) || fail "alternate on $n ranks exited $?"
+  expect_contains "n=$n: every scope saw the last write" "alternate ok: 20 rounds, $n ranks" "$out"
+  "$SLUICE_BIN_DIR/sluice-trace" perfetto "alt$n.json" "alt$n" || fail "perfetto failed"
+  hops=$(/usr/bin/python3 "$SOURCE_DIR/bench/dsm_hops.py" "alt$n.json" 64 "write miss") || fail "dsm_hops.py: $hops"
+  echo "$hops"
+  expect_contains "n=$n: 10 write misses of rank 0, WR_REQ and WR_GRANT only" \
+    "10 accesses of 64 B, write miss: 2 messages (median)" "$hops"
+  expect_contains "n=$n: one round trip" "critical path: 2 messages in sequence (median of 10;" "$hops"
 done
 for n in 2 3 4; do
   out=$(timeout 60 "$MPIEXEC" -n $n "$app" exclusion 40 "$PWD/counts$n") || fail "exclusion on $n ranks exited $?"
