@@ -20,12 +20,17 @@
 #     inside at most write requests (their answers came at RELEASE).
 app="$SLUICE_APPS_DIR/mpi_dsm_sharers"
 export SLUICE_DSM_TIMEOUT=20
-for n in 3 4; do
-  out=$(SLUICE_TRACE_DIR="$PWD/tr$n" timeout 60 "$MPIEXEC" -n $n "$app" writemiss 20) || fail "writemiss on $n ranks exited $?"
-  expect_contains "n=$n: every scope saw the last write" "writemiss ok: 20 rounds, $((n - 1)) sharers" "$out"
-  "$SLUICE_BIN_DIR/sluice-trace" perfetto "p$n.json" "tr$n" || fail "perfetto failed"
-  hops=$(/usr/bin/python3 "$SOURCE_DIR/bench/dsm_hops.py" "p$n.json" 64 "write miss") || fail "dsm_hops.py: $hops"
+# traced_hops NAME RANKS MODE ROUNDS: runs MODE traced into NAME/, prints its output, and sets
+# $out and $hops (the write misses' messages, linked by cause: bench/dsm_hops.py)
+traced_hops() {
+  out=$(SLUICE_TRACE_DIR="$PWD/$1" timeout 60 "$MPIEXEC" -n "$2" "$app" "$3" "$4") || fail "$3 on $2 ranks exited $?"
+  "$SLUICE_BIN_DIR/sluice-trace" perfetto "$1.json" "$1" || fail "perfetto failed"
+  hops=$(/usr/bin/python3 "$SOURCE_DIR/bench/dsm_hops.py" "$1.json" 64 "write miss") || fail "dsm_hops.py: $hops"
   echo "$hops"
+}
+for n in 3 4; do
+  traced_hops "tr$n" $n writemiss 20
+  expect_contains "n=$n: every scope saw the last write" "writemiss ok: 20 rounds, $((n - 1)) sharers" "$out"
   # WR_REQ, n-2 INV (the home's own goes through its FIFO, untraced), WR_GRANT, n-1 INV_ACK
   expect_contains "n=$n: 20 write misses traced, $((2 * n - 1)) messages each" \
     "20 accesses of 64 B, write miss: $((2 * n - 1)) messages (median)" "$hops"
@@ -36,11 +41,8 @@ for n in 3 4; do
   echo "ok: n=$n: the writer's reads after its writes all hit (downgrade to S)"
 done
 for n in 2 3; do
-  out=$(SLUICE_TRACE_DIR="$PWD/alt$n" timeout 60 "$MPIEXEC" -n $n "$app" alternate 20) || fail "alternate on $n ranks exited $?"
+  traced_hops "alt$n" $n alternate 20
   expect_contains "n=$n: every scope saw the last write" "alternate ok: 20 rounds, $n ranks" "$out"
-  "$SLUICE_BIN_DIR/sluice-trace" perfetto "alt$n.json" "alt$n" || fail "perfetto failed"
-  hops=$(/usr/bin/python3 "$SOURCE_DIR/bench/dsm_hops.py" "alt$n.json" 64 "write miss") || fail "dsm_hops.py: $hops"
-  echo "$hops"
   expect_contains "n=$n: 10 write misses of rank 0, WR_REQ and WR_GRANT only" \
     "10 accesses of 64 B, write miss: 2 messages (median)" "$hops"
   expect_contains "n=$n: one round trip" "critical path: 2 messages in sequence (median of 10;" "$hops"

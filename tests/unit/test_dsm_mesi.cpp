@@ -38,6 +38,18 @@ const char *state(unsigned long a)
     return n[chunk(a)->state];
 }
 
+// A WRITE scope of c that gets no (complete) answer: it fails with ETIMEDOUT and one line naming
+// chunk @addr.
+void expectWriteTimesOut(sluice_dsm_chain *c, unsigned long addr, const char *why = "")
+{
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(sluice_dsm_write(c), nullptr) << why;
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(sluice_dsm_last_error(), SLUICE_DSM_ETIMEDOUT);
+    std::string want = "write of chunk @" + std::to_string(addr) + ": no answer within SLUICE_DSM_TIMEOUT";
+    EXPECT_NE(err.find(want), std::string::npos) << err;
+}
+
 // Every client and home test is rank 0 of 3 in a world of its own (dsm_world.h).
 class DsmMesi : public testing::Test
 {
@@ -295,11 +307,7 @@ TEST_F(DsmMesiClient, NoAnswerTimesOutNamingTheChunk)
 {
     D.timeout_ns = 20000000ull; // 20 ms
     sluice_dsm_chain *c = sluice_dsm_malloc(2, CS, SLUICE_DSM_MESI);
-    testing::internal::CaptureStderr();
-    EXPECT_EQ(sluice_dsm_write(c), nullptr);
-    std::string err = testing::internal::GetCapturedStderr();
-    EXPECT_EQ(sluice_dsm_last_error(), SLUICE_DSM_ETIMEDOUT);
-    EXPECT_NE(err.find("write of chunk @2: no answer within SLUICE_DSM_TIMEOUT"), std::string::npos) << err;
+    expectWriteTimesOut(c, 2);
     EXPECT_EQ(DsmWorld::take(), "WR_REQ>2");
 }
 
@@ -347,11 +355,7 @@ TEST_F(DsmMesiClient, AMissingAcknowledgementTimesOutAndHoldsBackTheAnswerToTheN
     sluice_dsm_chain *c = sluice_dsm_malloc(2, CS, SLUICE_DSM_MESI);
     readScope(c);
     D.timeout_ns = 20000000ull; // 20 ms
-    testing::internal::CaptureStderr();
-    EXPECT_EQ(sluice_dsm_write(c), nullptr);
-    std::string err = testing::internal::GetCapturedStderr();
-    EXPECT_EQ(sluice_dsm_last_error(), SLUICE_DSM_ETIMEDOUT);
-    EXPECT_NE(err.find("write of chunk @2: no answer within SLUICE_DSM_TIMEOUT"), std::string::npos) << err;
+    expectWriteTimesOut(c, 2);
     EXPECT_EQ(DsmWorld::take(), "WR_REQ>2");
     EXPECT_EQ(c->scope, MODE_NONE) << "no scope left open";
     EXPECT_EQ(chunk(2)->acks_owed, 1);
@@ -668,10 +672,7 @@ TEST_F(DsmMesiHome, AWriterThatIsTheHomeWaitsForTheAcknowledgementsOfTheSharersI
     };
     D.timeout_ns = 20000000ull; // 20 ms
     sluice_dsm_chain *c = sluice_dsm_malloc(3, CS, SLUICE_DSM_MESI);
-    testing::internal::CaptureStderr();
-    EXPECT_EQ(sluice_dsm_write(c), nullptr) << "rank 2 never acknowledged";
-    std::string err = testing::internal::GetCapturedStderr();
-    EXPECT_NE(err.find("write of chunk @3: no answer within SLUICE_DSM_TIMEOUT"), std::string::npos) << err;
+    expectWriteTimesOut(c, 3, "rank 2 never acknowledged");
     EXPECT_EQ(DsmWorld::take(), "INV>1 INV>2");
     EXPECT_EQ(home3()->owner, 0);
     EXPECT_EQ(chunk(3)->acks_owed, 1);
