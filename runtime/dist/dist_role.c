@@ -25,6 +25,7 @@
 #include "dist/dist.h"
 #include "dist/dist_fault.h"
 #include "dist/dist_internal.h"
+#include "mpi/helper_cpus.h"
 #include "mpi/lifecycle.h"
 #include "mpi/roles.h"
 #include "serve/remote_peer.h"
@@ -118,6 +119,7 @@ static void begin_rank0(bool asked)
                         (int)getpid());
         return;
     }
+    sluice_helper_cpus_plan(comm, 0); /* collective, as the servers' in serve() */
     sluice_cl_init();
     dist_devices_install(&dist_backend.api);
     dist_objects_install(&dist_backend.api);
@@ -199,6 +201,8 @@ static void serve(int rank, bool at_exit)
                          rank);
         SLUICE_REAL(_exit)(1);
     }
+    /* Before OpenCL starts: the driver's threads inherit where the serving thread may run. */
+    sluice_helper_cpus_plan(comm, 1);
     sluice_cl_init();
     /* Processes a serving rank starts (PoCL runs its linker to build kernels) inherit the
      * preload and the launcher's rank: they are helpers, not servers, so they get plain

@@ -24,6 +24,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "mpi/helper_cpus.h"
 #include "config/config.h"
 #include "dist/dag_dcr.h"
 #include "dist/dist_fault.h"
@@ -509,6 +510,7 @@ static void *sched_main(void *arg)
 {
     (void)arg;
     prctl(PR_SET_TIMERSLACK, 1000UL); /* 1 us: the default 50 us would be most of a round trip */
+    sluice_helper_thread_enter("sluice-sched");
     MPI_Comm comm = sluice_comm();
     uint64_t last = sluice_now_ns();
     struct sluice_remote_done local[64];
@@ -577,6 +579,7 @@ static void *sched_main(void *arg)
         }
     }
     free(buf);
+    sluice_helper_thread_leave();
     return NULL;
 }
 

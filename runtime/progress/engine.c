@@ -13,6 +13,7 @@
  *    item that drains runs later items inside itself), always outermost = lowest number, so
  *    the outermost running number and the queue head answer that.
  *  - The thread blocks every signal: signals stay with the application's threads. */
+#include "mpi/helper_cpus.h"
 #include "progress/progress.h"
 
 #include <pthread.h>
@@ -254,6 +255,7 @@ static void *progress_main(void *unused)
     /* Short sleeps mean what they say: the default 50 us timer slack would turn the 1 us first
      * sleep of a back-off, and MPI-busy sleeps, into 50 us ones. */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    sluice_helper_thread_enter(NULL /* named by its starter */);
     sluice_time_state outer = sluice_time_enter(SLUICE_TIME_SLUICE);
 
     struct sluice_backoff backoff;
@@ -304,6 +306,7 @@ static void *progress_main(void *unused)
     end_spell(&busy, SLUICE_EV_PROGRESS_WAKE);
     end_spell(&idle, SLUICE_EV_PROGRESS_SLEEP);
     sluice_time_leave(outer);
+    sluice_helper_thread_leave();
     return NULL;
 }
 

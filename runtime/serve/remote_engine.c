@@ -25,6 +25,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "mpi/helper_cpus.h"
 #include "serve/remote_engine.h"
 #include "trace/trace.h"
 
@@ -356,6 +357,7 @@ static uint64_t pings_got, pongs_sent;
 static void *pong_main(void *arg)
 {
     MPI_Comm comm = *(MPI_Comm *)arg;
+    sluice_helper_thread_enter("sluice-pong");
     while (!__atomic_load_n(&pong_stop, __ATOMIC_ACQUIRE)) {
         int flag = 0;
         if (MPI_Iprobe(0, SLUICE_REMOTE_TAG_PING, comm, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
@@ -374,6 +376,7 @@ static void *pong_main(void *arg)
         struct timespec nap = {0, 20000000};
         nanosleep(&nap, NULL);
     }
+    sluice_helper_thread_leave();
     return NULL;
 }
 

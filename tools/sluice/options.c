@@ -14,7 +14,7 @@ static const struct {
 static const struct {
     const char *option;
     const char *metavar;
-} metavars[] = {{"debug", "WHERE"}, {"devices", "QUERY"}, {"dsm-servers", "RANKS"}};
+} metavars[] = {{"debug", "WHERE"}, {"devices", "QUERY"}, {"dsm-servers", "RANKS"}, {"helper-cpus", "CPUS"}};
 
 static const struct {
     const char *name;

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* Which CPUs sluice's own threads run on (SLUICE_HELPER_CPUS, docs/ENV.md). */
+#ifndef SLUICE_MPI_HELPER_CPUS_H
+#define SLUICE_MPI_HELPER_CPUS_H
+
+#include <mpi.h>
+
+/* Collective over comm (every rank calls it once, at the same point): decides where this rank's
+ * sluice threads go and moves those that joined. whole_process: the calling thread and every
+ * thread it starts later go there too (a serving rank of distributed OpenCL, which runs no
+ * program code). */
+void sluice_helper_cpus_plan(MPI_Comm comm, int whole_process);
+
+/* A thread of sluice's starts (joins the plan, now or when it is made) or ends. */
+void sluice_helper_thread_enter(const char *name);
+void sluice_helper_thread_leave(void);
+
+#endif
