@@ -5,7 +5,8 @@
 # Open MPI (cmake -S . -B build-ompi -DSLUICE_MPI=openmpi; that machine has no MPICH).
 #
 #   bench/dist_h200.sh [--build DIR] [--samples "cl_nbody ..."] [--gpu-query DQL] [--quick]
-#                      [--compare DIR] [--trace DIR] [--sizes "16M 64M"] [--no-latency]
+#                      [--compare DIR] [--compare-env "VAR=VALUE ..."] [--trace DIR]
+#                      [--sizes "16M 64M"] [--no-latency]
 #
 #   1. one job, both ICDs on both ranks, SLUICE_DEVICES="SELECT ALL WHERE (node = 0 AND type =
 #      cpu) OR (node = 1 AND type = gpu)": the device list rank 0's program sees (the PoCL CPU of
@@ -35,6 +36,7 @@ while [ $# -gt 0 ]; do
     --gpu-query) gpu=$2; shift 2 ;;
     --quick) opencl_opts+=(--quick); shift ;;
     --compare) opencl_opts+=(--compare "$2"); shift 2 ;;
+    --compare-env) opencl_opts+=(--compare-env "$2"); shift 2 ;;
     --trace) opencl_opts+=(--trace "$2"); shift 2 ;;
     --sizes) opencl_opts+=(--sizes "$2"); shift 2 ;;
     --no-latency) opencl_opts+=(--no-latency); shift ;;

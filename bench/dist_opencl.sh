@@ -12,7 +12,9 @@
 #      efficiency against 1 rank, and whether stdout is the same as with 1 rank.
 # --compare DIR adds a second build's libsluice.so (e.g. the tree before a change, built in another
 # folder) as a column "remote B" and its ratio next to each remote figure, measured in the same
-# rounds, interleaved with the others: before and after in one run.
+# rounds, interleaved with the others: before and after in one run. --compare-env "VAR=VALUE ..."
+# runs remote B with these variables set (with this build's library unless --compare names
+# another): one setting against another, e.g. --compare-env SLUICE_HELPER_CPUS=inherit.
 # The three measurements of 1 and 2 run --rounds times, interleaved, and each row keeps its best
 # round (lowest median latency, highest GB/s), so that a burst of load from other processes on a
 # shared machine hits one round, not one column. It prints figures; it never passes or fails on
@@ -23,7 +25,8 @@
 #                        [--max-reps N] [--lat-reps N] [--no-latency] [--no-bandwidth]
 #                        [--no-scaling] [--max-ranks N] [--samples "cl_nbody ..."]
 #                        [--args SAMPLE "ARGS"]... [--local-device N] [--remote-query DQL]
-#                        [--label TEXT] [--compare DIR] [--trace DIR] [--keep]
+#                        [--label TEXT] [--compare DIR] [--compare-env "VAR=VALUE ..."]
+#                        [--trace DIR] [--keep]
 #
 # --trace DIR keeps a sluice trace of the first round's remote run in DIR/remote (and of the
 # --compare build's in DIR/remoteB): `sluice-trace perfetto` shows where a round trip's time goes
@@ -52,6 +55,7 @@ declare -A sample_args=([cl_matmul_split]="640" [cl_nbody]="4096 10" [cl_stencil
                         [cl_broadcast]="2097152 8" [cl_multi_device]="")
 keep=0
 compare=""
+compare_env=() # remote B's extra variables (--compare-env)
 trace=""
 build_label=""
 local_device=0
@@ -72,9 +76,10 @@ while [ $# -gt 0 ]; do
     --remote-query) remote_query=$2; shift 2 ;;
     --label) build_label=$2; shift 2 ;;
     --compare) compare=$(cd "$2" && pwd); shift 2 ;;
+    --compare-env) read -r -a compare_env <<<"$2"; shift 2 ;;
     --trace) mkdir -p "$2" && trace=$(cd "$2" && pwd); shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
     *) echo "dist_opencl.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -91,6 +96,7 @@ if "$MPIEXEC" --version 2>&1 | grep -q -E "Open MPI|OpenRTE"; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 fi
 export POCL_DEVICES=${POCL_DEVICES:-pthread} POCL_MAX_PTHREAD_COUNT=${POCL_MAX_PTHREAD_COUNT:-1}
+remote_b_env="${compare_env[*]}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/dist_opencl.XXXXXX")
 trap 'if [ $keep = 1 ]; then echo "kept $work" >&2; else rm -rf "$work"; fi' EXIT
 
@@ -132,14 +138,15 @@ if [ $do_latency = 1 ] || [ $do_bandwidth = 1 ]; then
     fi
     measure "local.$r" "$bin" --device "$local_device" "${sel[@]}" "${bench_opts[@]}"
     measure "remote.$r" dist 2 "${tr[@]}" "SLUICE_DEVICES=$remote_query" "$bin" --device 0 "${sel[@]}" "${bench_opts[@]}"
-    if [ -n "$compare" ]; then
-      dist_lib=$compare/lib/libsluice.so measure "remoteB.$r" dist 2 "${trB[@]}" "SLUICE_DEVICES=$remote_query" "$bin" \
-        --device 0 "${sel[@]}" "${bench_opts[@]}"
+    if [ -n "$compare$remote_b_env" ]; then
+      dist_lib=${compare:+$compare/lib/libsluice.so} measure "remoteB.$r" dist 2 "${trB[@]}" "${compare_env[@]}" \
+        "SLUICE_DEVICES=$remote_query" "$bin" --device 0 "${sel[@]}" "${bench_opts[@]}"
     fi
     measure "mpi.$r" "$MPIEXEC" -n 2 "$pingpong" "${bench_opts[@]}"
   done
   [ -z "$compare" ] || echo "remote B: $compare/lib/libsluice.so (commit $(git -C "$compare/.." rev-parse --short HEAD 2>/dev/null || echo unknown))"
-  python3 - "$work" "$rounds" "$compare" <<'EOF'
+  [ -z "$remote_b_env" ] || echo "remote B:${compare:+ that library} with $remote_b_env"
+  python3 - "$work" "$rounds" "$compare$remote_b_env" <<'EOF'
 import sys
 work, rounds, compare = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 nan = float('nan')
