@@ -19,6 +19,9 @@
 #   3. bench/dist_opencl.sh --no-scaling with the GPU as both the local device (no sluice) and the
 #      remote one (rank 1): the latency and bandwidth tables against raw Open MPI (--compare DIR:
 #      also another build's libsluice.so in the same rounds, e.g. the tree before a change).
+#   4. the bound of a remote write on this machine without sluice (sluice-bench-dist_write_bound):
+#      MPI alone, the device write alone, both one after the other, and both pipelined as sluice's
+#      serving rank does, each against MPI (what remote/MPI in 3 can reach at most).
 # Exit status: 1 if a sample's remote output differs from the local one or a step fails, else 0.
 # The figures themselves never fail anything. --gpu-query replaces "type = gpu" in the queries
 # (for a rehearsal on a machine without a GPU, e.g. --gpu-query "type = cpu").
@@ -29,6 +32,7 @@ build=${SLUICE_BUILD:-$here/../build-ompi}
 samples="cl_matmul_split cl_nbody cl_stencil2d cl_broadcast"
 gpu="type = gpu"
 opencl_opts=() # passed on to dist_opencl.sh
+bound_sizes="16M 64M 256M"
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -38,9 +42,9 @@ while [ $# -gt 0 ]; do
     --compare) opencl_opts+=(--compare "$2"); shift 2 ;;
     --compare-env) opencl_opts+=(--compare-env "$2"); shift 2 ;;
     --trace) opencl_opts+=(--trace "$2"); shift 2 ;;
-    --sizes) opencl_opts+=(--sizes "$2"); shift 2 ;;
+    --sizes) opencl_opts+=(--sizes "$2"); bound_sizes=$2; shift 2 ;;
     --no-latency) opencl_opts+=(--no-latency); shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "dist_h200.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -169,4 +173,9 @@ else
   "$here/dist_opencl.sh" --build "$build" --no-scaling "${opencl_opts[@]}" --local-device "$gpu_index" \
     --remote-query "$remote" | sed 's/^/  /'
 fi
+
+echo
+echo "4. the bound of a remote write without sluice: MPI + OpenCL by hand, rank 1's device"
+"$MPIEXEC" -n 2 "$build/bin/sluice-bench-dist_write_bound" --type "$([ "$gpu" = "type = gpu" ] && echo gpu || echo cpu)" \
+  --sizes "$bound_sizes" 2>&1 | sed 's/^/  /' || status=1
 exit $status

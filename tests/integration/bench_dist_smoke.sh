@@ -39,3 +39,13 @@ for stage in enqueue to-peer serve to-rank0 wake total; do
   grep -Eq "^  $stage +$num +$num +$num$" <<<"$stages" || fail "stage '$stage' missing or not a number"
 done
 echo "ok: the traced round trips cut into their stages"
+
+# The bound of a remote write without sluice (bench/dist_write_bound.c, step 4 of dist_h200.sh):
+# each mode measured at each size, and the ratios printed.
+bound=$(timeout 120 "$MPIEXEC" -n 2 "$SLUICE_BIN_DIR/sluice-bench-dist_write_bound" --type all --sizes "64K 1M" 2>&1)
+echo "$bound"
+for mode in mpi device serial pipelined; do
+  expect_eq "dist_write_bound: $mode measured at 64K and 1M" 2 "$(grep -Ec "^$mode (65536|1048576) [0-9]+ $num $num$" <<<"$bound")"
+done
+expect_eq "dist_write_bound: ratio lines" 2 \
+  "$(grep -Ec "^ratio [0-9]+ piece 262144: device/mpi $num serial/mpi $num pipelined/mpi $num$" <<<"$bound")"
