@@ -44,8 +44,8 @@ echo "ok: the traced round trips cut into their stages"
 # each mode measured at each size, and the ratios printed.
 bound=$(timeout 120 "$MPIEXEC" -n 2 "$SLUICE_BIN_DIR/sluice-bench-dist_write_bound" --type all --sizes "64K 1M" 2>&1)
 echo "$bound"
-for mode in mpi device serial pipelined; do
+for mode in mpi device serial pipelined posted; do
   expect_eq "dist_write_bound: $mode measured at 64K and 1M" 2 "$(grep -Ec "^$mode (65536|1048576) [0-9]+ $num $num$" <<<"$bound")"
 done
 expect_eq "dist_write_bound: ratio lines" 2 \
-  "$(grep -Ec "^ratio [0-9]+ piece 262144: device/mpi $num serial/mpi $num pipelined/mpi $num$" <<<"$bound")"
+  "$(grep -Ec "^ratio [0-9]+ piece 262144: device/mpi $num serial/mpi $num pipelined/mpi $num posted/mpi $num$" <<<"$bound")"
