@@ -16,7 +16,9 @@
  *   <mode> <bytes> <reps> <GB/s> <median us>
  * and the ratio of each mode to mpi. Never passes or fails on timing.
  *
- *   mpiexec -n 2 sluice-bench-dist_write_bound [--piece SIZE] [--type gpu|cpu|all] [common options]
+ *   mpiexec -n 2 sluice-bench-dist_write_bound [--piece SIZE] [--type gpu|cpu|all] [--thread-multiple]
+ *                                              [common options]
+ * --thread-multiple starts MPI at MPI_THREAD_MULTIPLE, the level sluice asks for.
  */
 #include "dist_bench.h"
 #include <CL/cl.h>
@@ -143,8 +145,11 @@ static size_t default_piece(size_t size)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    int provided, level = MPI_THREAD_SINGLE;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--thread-multiple") == 0)
+            level = MPI_THREAD_MULTIPLE; /* as sluice's own MPI start-up asks */
+    MPI_Init_thread(&argc, &argv, level, &provided);
     int rank, nranks;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
@@ -164,12 +169,14 @@ int main(int argc, char **argv)
                    : strcmp(t, "all") == 0 ? CL_DEVICE_TYPE_ALL
                                            : 0;
             r = type ? 1 : -1;
+        } else if (strcmp(argv[i], "--thread-multiple") == 0) {
+            r = 1;
         } else {
             r = dist_common_opt(&o, argc, argv, &i, PROG);
         }
         if (r != 1) {
             if (rank == 0)
-                fprintf(stderr, "usage: mpiexec -n 2 " PROG " [--piece SIZE] [--type gpu|cpu|all] [options]\n%s",
+                fprintf(stderr, "usage: mpiexec -n 2 " PROG " [--piece SIZE] [--type gpu|cpu|all] [--thread-multiple] [options]\n%s",
                         dist_common_usage);
             MPI_Finalize();
             return 2;
@@ -194,7 +201,8 @@ int main(int argc, char **argv)
             int pinned = 0;
             MPI_Recv(name, (int)sizeof name, MPI_CHAR, 1, 1, pair, MPI_STATUS_IGNORE);
             MPI_Recv(&pinned, 1, MPI_INT, 1, 1, pair, MPI_STATUS_IGNORE);
-            printf("device %s (rank 1), staging %s\n", name, pinned ? "pinned" : "malloc'd");
+            printf("device %s (rank 1), staging %s, MPI thread level %s\n", name, pinned ? "pinned" : "malloc'd",
+                   provided == MPI_THREAD_MULTIPLE ? "multiple" : "single");
             if ((buf = malloc(max)) == NULL)
                 die("allocating the send buffer", 0);
             memset(buf, 0x5a, max);
