@@ -21,7 +21,8 @@
 #      also another build's libsluice.so in the same rounds, e.g. the tree before a change).
 #   4. the bound of a remote write on this machine without sluice (sluice-bench-dist_write_bound):
 #      MPI alone, the device write alone, both one after the other, and both pipelined as sluice's
-#      serving rank does, each against MPI (what remote/MPI in 3 can reach at most).
+#      serving rank does, each against MPI (what remote/MPI in 3 can reach at most), with MPI
+#      started at MPI_THREAD_SINGLE and at MPI_THREAD_MULTIPLE (sluice's level).
 # Exit status: 1 if a sample's remote output differs from the local one or a step fails, else 0.
 # The figures themselves never fail anything. --gpu-query replaces "type = gpu" in the queries
 # (for a rehearsal on a machine without a GPU, e.g. --gpu-query "type = cpu").
@@ -44,7 +45,7 @@ while [ $# -gt 0 ]; do
     --trace) opencl_opts+=(--trace "$2"); shift 2 ;;
     --sizes) opencl_opts+=(--sizes "$2"); bound_sizes=$2; shift 2 ;;
     --no-latency) opencl_opts+=(--no-latency); shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "dist_h200.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -175,7 +176,10 @@ else
 fi
 
 echo
-echo "4. the bound of a remote write without sluice: MPI + OpenCL by hand, rank 1's device"
-"$MPIEXEC" -n 2 "$build/bin/sluice-bench-dist_write_bound" --type "$([ "$gpu" = "type = gpu" ] && echo gpu || echo cpu)" \
-  --sizes "$bound_sizes" 2>&1 | sed 's/^/  /' || status=1
+echo "4. the bound of a remote write without sluice: MPI + OpenCL by hand, rank 1's device, MPI started"
+echo "   at MPI_THREAD_SINGLE, then at MPI_THREAD_MULTIPLE (the level sluice asks for)"
+for level in "" --thread-multiple; do
+  "$MPIEXEC" -n 2 "$build/bin/sluice-bench-dist_write_bound" --type "$([ "$gpu" = "type = gpu" ] && echo gpu || echo cpu)" \
+    --sizes "$bound_sizes" $level 2>&1 | sed 's/^/  /' || status=1
+done
 exit $status

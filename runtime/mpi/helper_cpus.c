@@ -2,9 +2,10 @@
 /* Where sluice's threads run. A launcher that binds each rank to one core (Open MPI for up to 2
  * ranks, Hydra's -bind-to core, srun --cpu-bind=cores) puts sluice's threads on the program's
  * core: rank 0's scheduler thread then takes turns with the program thread, and a serving rank's
- * MPI receives with the OpenCL driver's copy threads. On the GPU machine (16 cores, 2 ranks bound
- * by Open MPI) a hand-written MPI + OpenCL write pipeline moved 16 MiB at 3.35 GB/s bound and
- * 6.78 GB/s unbound, and the remote round trip took 29.8-69.5 us bound, 25.5-34.6 us unbound.
+ * MPI receives with the OpenCL device's own threads. On the GPU machine (16 cores, 2 ranks bound
+ * by Open MPI) a hand-written MPI + OpenCL write pipeline to a PoCL CPU device on rank 1 moved
+ * 16 MiB at 3.35 GB/s bound and 6.78 GB/s unbound, and sluice's remote round trip took
+ * 29.8-69.5 us bound, 25.5-34.6 us unbound (docs/PERFORMANCE.md has the figures with this).
  *
  * "auto" (the default) therefore moves sluice's threads to the CPUs of the node that no rank is
  * bound to, when the ranks are bound and such CPUs exist: rank 0's sluice threads go there
