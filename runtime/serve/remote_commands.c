@@ -80,7 +80,7 @@ static struct eng_cmd *command_start(const struct sluice_remote_req *req, const 
     c->flags = h->flags;
     size_t need = sizeof *h + ((size_t)h->nlocal + h->nremote) * 8 +
                   (size_t)h->naccess * sizeof(struct sluice_remote_access);
-    c->t_enq = c->next_ask = sluice_now_ns();
+    c->t_enq = c->t_ready = c->next_ask = sluice_now_ns();
     sluice_eng_insert(c);
     if (need > len || (size_t)h->nlocal + h->nremote + h->naccess * 2 + 1 > MAX_WAIT) {
         fail_now(c, CL_INVALID_VALUE);

@@ -285,15 +285,18 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
         /* Callbacks may come late (NVIDIA's for a write from host memory: about 20 ms after it
          * completed), so the loop also asks: the next pieces of a read to a peer, and the final
          * event; a late callback then only frees the command. A command is asked at intervals of
-         * an eighth of its age, from 2 us to 50 us: a late callback costs a short command at most
-         * that, and a long transfer at most 50 us (asking in every round of a polling loop seemed
-         * to slow NVIDIA's copies; every 50 us did not). */
+         * an eighth of the time since its last device work was enqueued, from 2 us to 50 us: a
+         * late callback costs a short command at most that, and a long transfer at most 50 us
+         * (asking in every round of a polling loop seemed to slow NVIDIA's copies; every 50 us did
+         * not). A write from a peer counts from its last piece's device copy, which takes 20 us
+         * for 1 MiB on the GPU machine: counted from its arrival, a 16 MiB write's end was asked
+         * about every 50 us. */
         int want_send = c->op == SLUICE_REMOTE_CMD_READ && c->reqs != NULL && c->sent < c->npieces &&
                         c->staging != NULL && (c->rect ? c->ev != NULL : c->piece_ev != NULL);
         int want_status = !c->dev_done && c->ev != NULL && c->cbs > 0;
         if ((want_send || want_status) && now >= c->next_ask && asked < 64) {
             asked++;
-            uint64_t gap = (now - c->t_enq) / 8;
+            uint64_t gap = (now - c->t_ready) / 8;
             c->next_ask = now + (gap < 2000 ? 2000 : gap > 50000 ? 50000 : gap);
             size_t sent = c->sent;
             if (want_send)

@@ -538,6 +538,7 @@ static void write_arrived(struct eng_cmd *c, int *progress)
     if (c->sent < c->npieces)
         return;
     sluice_eng_blocked = NULL;
+    c->t_ready = c->next_ask = sluice_now_ns(); /* its end is near: ask from 2 us on */
     cl_int r = c->status;
     if (c->mapped != NULL) { /* the data is in the device buffer: unmap (even after a failure) */
         cl_int u = api()->clEnqueueUnmapMemObject(c->q, c->buf, c->mapped, 0, NULL, &c->ev);
