@@ -6,7 +6,7 @@
 #
 #   bench/dist_h200.sh [--build DIR] [--samples "cl_nbody ..."] [--gpu-query DQL] [--quick]
 #                      [--compare DIR] [--compare-env "VAR=VALUE ..."] [--trace DIR]
-#                      [--sizes "16M 64M"] [--no-latency]
+#                      [--sizes "16M 64M"] [--no-latency] [--no-bound]
 #
 #   1. one job, both ICDs on both ranks, SLUICE_DEVICES="SELECT ALL WHERE (node = 0 AND type =
 #      cpu) OR (node = 1 AND type = gpu)": the device list rank 0's program sees (the PoCL CPU of
@@ -45,6 +45,7 @@ while [ $# -gt 0 ]; do
     --trace) opencl_opts+=(--trace "$2"); shift 2 ;;
     --sizes) opencl_opts+=(--sizes "$2"); bound_sizes=$2; shift 2 ;;
     --no-latency) opencl_opts+=(--no-latency); shift ;;
+    --no-bound) bound_sizes=""; shift ;;
     -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "dist_h200.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -175,6 +176,7 @@ else
     --remote-query "$remote" | sed 's/^/  /'
 fi
 
+[ -n "$bound_sizes" ] || exit $status # --no-bound
 echo
 echo "4. the bound of a remote write without sluice: MPI + OpenCL by hand, rank 1's device, MPI started"
 echo "   at MPI_THREAD_SINGLE, then at MPI_THREAD_MULTIPLE (the level sluice asks for)"
