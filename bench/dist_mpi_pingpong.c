@@ -17,7 +17,7 @@
  *   send <bytes> <reps> <GB/s> <median us>     (and recv ...)
  * Never passes or fails on timing. */
 #include "dist_bench.h"
-#include <mpi.h>
+#include "dist_mpi_pair.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,20 +77,11 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     struct dist_opts o;
     dist_default_opts(&o);
-    for (int i = 1; i < argc; i++) {
-        if (dist_common_opt(&o, argc, argv, &i, PROG) != 1) {
-            if (rank == 0)
-                fprintf(stderr, "usage: mpiexec -n 2 " PROG " [options]\n%s", dist_common_usage);
-            MPI_Finalize();
-            return 2;
-        }
-    }
-    if (nranks < 2) {
-        if (rank == 0)
-            fprintf(stderr, PROG ": needs 2 ranks (mpiexec -n 2)\n");
-        MPI_Finalize();
-        return 2;
-    }
+    for (int i = 1; i < argc; i++)
+        if (dist_common_opt(&o, argc, argv, &i, PROG) != 1)
+            return dist_mpi_refuse(rank, "usage: mpiexec -n 2 " PROG " [options]\n%s", dist_common_usage);
+    if (nranks < 2)
+        return dist_mpi_refuse(rank, PROG ": needs 2 ranks (mpiexec -n 2)\n");
     if (rank == 0) {
         char ver[MPI_MAX_LIBRARY_VERSION_STRING];
         int len = 0;
@@ -98,7 +89,7 @@ int main(int argc, char **argv)
         ver[strcspn(ver, "\n")] = '\0';
         printf("mpi %s\n", ver);
     }
-    MPI_Comm_split(MPI_COMM_WORLD, rank <= 1 ? 0 : MPI_UNDEFINED, rank, &pair);
+    pair = dist_mpi_pair(rank);
     if (rank <= 1) {
         size_t max = 0;
         for (int s = 0; s < o.nsizes; s++)

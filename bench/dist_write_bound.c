@@ -21,8 +21,8 @@
  * --thread-multiple starts MPI at MPI_THREAD_MULTIPLE, the level sluice asks for.
  */
 #include "dist_bench.h"
+#include "dist_mpi_pair.h"
 #include <CL/cl.h>
-#include <mpi.h>
 
 #define PROG "sluice-bench-dist_write_bound"
 
@@ -174,21 +174,15 @@ int main(int argc, char **argv)
         } else {
             r = dist_common_opt(&o, argc, argv, &i, PROG);
         }
-        if (r != 1) {
-            if (rank == 0)
-                fprintf(stderr, "usage: mpiexec -n 2 " PROG " [--piece SIZE] [--type gpu|cpu|all] [--thread-multiple] [options]\n%s",
-                        dist_common_usage);
-            MPI_Finalize();
-            return 2;
-        }
+        if (r != 1)
+            return dist_mpi_refuse(rank,
+                                   "usage: mpiexec -n 2 " PROG
+                                   " [--piece SIZE] [--type gpu|cpu|all] [--thread-multiple] [options]\n%s",
+                                   dist_common_usage);
     }
-    if (nranks < 2) {
-        if (rank == 0)
-            fprintf(stderr, PROG ": needs 2 ranks (mpiexec -n 2)\n");
-        MPI_Finalize();
-        return 2;
-    }
-    MPI_Comm_split(MPI_COMM_WORLD, rank <= 1 ? 0 : MPI_UNDEFINED, rank, &pair);
+    if (nranks < 2)
+        return dist_mpi_refuse(rank, PROG ": needs 2 ranks (mpiexec -n 2)\n");
+    pair = dist_mpi_pair(rank);
     if (rank <= 1) {
         size_t max = 0;
         for (int s = 0; s < o.nsizes; s++)
