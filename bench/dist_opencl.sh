@@ -12,7 +12,7 @@
 #      efficiency against 1 rank, and whether stdout is the same as with 1 rank.
 # --compare DIR adds a second build's libsluice.so (e.g. the tree before a change, built in another
 # folder) as a column "remote B" and its ratio next to each remote figure, measured in the same
-# rounds, interleaved with the others: before and after in one run. --compare-env "VAR=VALUE ..."
+# rounds, interleaved with the others (remote B first in even rounds): before and after in one run. --compare-env "VAR=VALUE ..."
 # runs remote B with these variables set (with this build's library unless --compare names
 # another): one setting against another, e.g. --compare-env SLUICE_HELPER_CPUS=inherit.
 # The three measurements of 1 and 2 run --rounds times, interleaved, and each row keeps its best
@@ -137,11 +137,20 @@ if [ $do_latency = 1 ] || [ $do_bandwidth = 1 ]; then
       tr=("SLUICE_TRACE_DIR=$trace/remote") trB=("SLUICE_TRACE_DIR=$trace/remoteB")
     fi
     measure "local.$r" "$bin" --device "$local_device" "${sel[@]}" "${bench_opts[@]}"
-    measure "remote.$r" dist 2 "${tr[@]}" "SLUICE_DEVICES=$remote_query" "$bin" --device 0 "${sel[@]}" "${bench_opts[@]}"
-    if [ -n "$compare$remote_b_env" ]; then
-      dist_lib=${compare:+$compare/lib/libsluice.so} measure "remoteB.$r" dist 2 "${trB[@]}" "${compare_env[@]}" \
-        "SLUICE_DEVICES=$remote_query" "$bin" --device 0 "${sel[@]}" "${bench_opts[@]}"
-    fi
+    # remote B goes first in even rounds: the job right after another measured slower on the GPU
+    # machine whichever build it ran (docs/PERFORMANCE.md), so neither column always pays for it
+    columns="remote remoteB"
+    [ -z "$compare$remote_b_env" ] && columns=remote
+    [ -n "$compare$remote_b_env" ] && [ $((r % 2)) = 0 ] && columns="remoteB remote"
+    for col in $columns; do
+      if [ $col = remote ]; then
+        measure "remote.$r" dist 2 "${tr[@]}" "SLUICE_DEVICES=$remote_query" "$bin" --device 0 "${sel[@]}" \
+          "${bench_opts[@]}"
+      else
+        dist_lib=${compare:+$compare/lib/libsluice.so} measure "remoteB.$r" dist 2 "${trB[@]}" "${compare_env[@]}" \
+          "SLUICE_DEVICES=$remote_query" "$bin" --device 0 "${sel[@]}" "${bench_opts[@]}"
+      fi
+    done
     measure "mpi.$r" "$MPIEXEC" -n 2 "$pingpong" "${bench_opts[@]}"
   done
   [ -z "$compare" ] || echo "remote B: $compare/lib/libsluice.so (commit $(git -C "$compare/.." rev-parse --short HEAD 2>/dev/null || echo unknown))"
