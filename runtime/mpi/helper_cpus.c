@@ -14,6 +14,7 @@
  * keeps every mask within the job's cpuset (sched_setaffinity intersects with it). */
 #include "mpi/helper_cpus.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "common/cpulist.h"
 #include "common/init_order.h"
 #include "common/log.h"
+#include "common/real.h"
 #include "config/config.h"
 #include "trace/trace.h"
 
@@ -95,11 +97,29 @@ static void free_cpus(MPI_Comm comm, cpu_set_t *out)
     MPI_Comm_free(&node);
 }
 
+/* Where this process runs: the union of its threads' masks (a hybrid program may have bound its
+ * OpenMP threads one CPU each before its first OpenCL call; those CPUs are not free), else the
+ * calling thread's. */
+static void process_binding(cpu_set_t *out)
+{
+    CPU_ZERO(out);
+    if (sched_getaffinity(0, sizeof *out, out) != 0)
+        CPU_ZERO(out);
+    DIR *d = SLUICE_REAL(opendir)("/proc/self/task");
+    struct dirent *e;
+    while (d != NULL && (e = SLUICE_REAL(readdir)(d)) != NULL) {
+        cpu_set_t t;
+        long tid = strtol(e->d_name, NULL, 10);
+        if (tid > 0 && sched_getaffinity((pid_t)tid, sizeof t, &t) == 0)
+            CPU_OR(out, out, &t);
+    }
+    if (d != NULL)
+        SLUICE_REAL(closedir)(d);
+}
+
 void sluice_helper_cpus_plan(MPI_Comm comm, int whole_process)
 {
-    CPU_ZERO(&bound);
-    if (sched_getaffinity(0, sizeof bound, &bound) != 0)
-        CPU_ZERO(&bound);
+    process_binding(&bound);
     cpu_set_t cpus;
     free_cpus(comm, &cpus); /* collective: every rank takes part, whatever its setting */
     if (is_inherit())

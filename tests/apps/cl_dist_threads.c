@@ -3,8 +3,13 @@
  * device is written and read back (checked), then one line per thread of /proc/self/task,
  * "thread <name> cpus <Cpus_allowed_list>", the main thread first. For the test of
  * SLUICE_HELPER_CPUS (tests/integration/dist_helper_cpus.sh): the program's own threads must
- * keep the launcher's binding whatever sluice does with its own. Exit status 1 on a wrong byte. */
+ * keep the launcher's binding whatever sluice does with its own. --pin-thread CPU first starts a
+ * thread of the program bound to that CPU alone (as a hybrid program binds its OpenMP threads),
+ * named "pinned", which waits until the end. Exit status 1 on a wrong byte. */
+#define _GNU_SOURCE /* CPU_SET, pthread_attr_setaffinity_np, pthread_setname_np */
 #include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -32,8 +37,42 @@ static void show_thread(const char *tid)
     printf("thread %s cpus %s\n", name, cpus);
 }
 
-int main(void)
+static pthread_mutex_t end_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t end_cond = PTHREAD_COND_INITIALIZER;
+static int ending;
+
+static void *pinned_main(void *arg)
 {
+    (void)arg;
+    pthread_mutex_lock(&end_lock);
+    while (!ending)
+        pthread_cond_wait(&end_cond, &end_lock);
+    pthread_mutex_unlock(&end_lock);
+    return NULL;
+}
+
+/* A thread of the program bound to `cpu` alone, started before any OpenCL call. */
+static pthread_t start_pinned(int cpu)
+{
+    pthread_t t;
+    pthread_attr_t a;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((size_t)cpu, &set);
+    pthread_attr_init(&a);
+    if (pthread_attr_setaffinity_np(&a, sizeof set, &set) != 0 || pthread_create(&t, &a, pinned_main, NULL) != 0) {
+        fprintf(stderr, "cannot start a thread bound to CPU %d\n", cpu);
+        exit(1);
+    }
+    pthread_attr_destroy(&a);
+    pthread_setname_np(t, "pinned");
+    return t;
+}
+
+int main(int argc, char **argv)
+{
+    int pin = argc == 3 && strcmp(argv[1], "--pin-thread") == 0 ? atoi(argv[2]) : -1;
+    pthread_t pinned = pin >= 0 ? start_pinned(pin) : 0;
     cl_platform_id platform;
     cl_device_id dev[16];
     cl_uint nd = 0;
@@ -68,6 +107,13 @@ int main(void)
     if (dir != NULL)
         closedir(dir);
     release_queues_context(ctx, nd, q);
+    if (pin >= 0) {
+        pthread_mutex_lock(&end_lock);
+        ending = 1;
+        pthread_cond_signal(&end_cond);
+        pthread_mutex_unlock(&end_lock);
+        pthread_join(pinned, NULL);
+    }
     free(in);
     free(out);
     return 0;

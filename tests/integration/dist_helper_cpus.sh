@@ -6,6 +6,8 @@
 #     program keeps CPU 0; each serving rank's process may use 0-1 (trace: HELPER_CPUS read back
 #     from the kernel); on 2 and 3 ranks;
 #   - ranks bound to CPUs 0 and 1 (-bind-to core), or not bound: no CPU is free, nothing moves;
+#     nor when rank 0's program bound a thread of its own to CPU 1 before its first OpenCL call
+#     (a hybrid program's OpenMP threads: their CPUs are taken too);
 #   - inherit: nothing moves; a CPU list: sluice's threads go exactly there;
 #   - a bad value stops the program before main with one line naming the variable; a valid one
 #     leaves a program that is not distributed OpenCL as it is.
@@ -18,11 +20,12 @@ grep -q '^devices 1, 1048576 bytes each written and read back$' local.out || fai
 
 # run LABEL NRANKS BIND ENV...: the program on NRANKS ranks, one device each, traced into LABEL.tr.
 run() {
-  local label=$1 n=$2 bind=$3 rc=0
+  local label=$1 n=$2 bind=$3 rc=0 args=()
   shift 3
+  [ "${1:-}" != --pin-thread ] || { args=("$1" "$2"); shift 2; }
   set +e
   timeout 120 "$MPIEXEC" -n "$n" $bind env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/$label.tr" "$@" \
-    LD_PRELOAD="$SLUICE_LIB" "$app" >"$label.out" 2>"$label.err"
+    LD_PRELOAD="$SLUICE_LIB" "$app" "${args[@]}" >"$label.out" 2>"$label.err"
   rc=$?
   set -e
   expect_eq "$label: exit code ($(head -3 "$label.err"))" 0 "$rc"
@@ -56,6 +59,11 @@ expect_eq "ranks bound to CPUs 0 and 1: nothing moved" 0 "$(wc -l <core.moves)"
 run unbound 2 ""
 expect_eq "unbound ranks: the scheduler thread" 0-1 "$(threads_on unbound sluice-sched)"
 expect_eq "unbound ranks: nothing moved" 0 "$(wc -l <unbound.moves)"
+
+run pinned 2 "-bind-to user:0,0" --pin-thread 1
+expect_eq "a program thread on CPU 1: it stays there" 1 "$(threads_on pinned pinned)"
+expect_eq "a program thread on CPU 1: the scheduler thread stays" 0 "$(threads_on pinned sluice-sched)"
+expect_eq "a program thread on CPU 1: rank 0 moved nothing" 0 "$(grep -c '^rank 0 ' pinned.moves)"
 
 run inherit 2 "-bind-to user:0,0" SLUICE_HELPER_CPUS=inherit
 expect_eq "inherit: the scheduler thread stays" 0 "$(threads_on inherit sluice-sched)"
