@@ -10,8 +10,9 @@
  * "auto" (the default) therefore moves sluice's threads to the CPUs of the node that no rank is
  * bound to, when the ranks are bound and such CPUs exist: rank 0's sluice threads go there
  * alone (the program keeps its binding, and its core), a serving rank's whole process may use
- * them beside its own binding. "inherit" changes nothing; a CPU list names the CPUs. The kernel
- * keeps every mask within the job's cpuset (sched_setaffinity intersects with it). */
+ * them beside its own binding. "inherit" changes nothing; a CPU list names the CPUs. The CPUs
+ * looked at are the job's (its launcher process's mask: a taskset'd mpiexec keeps sluice within
+ * it), and the kernel keeps every mask within the job's cpuset (sched_setaffinity intersects). */
 #include "mpi/helper_cpus.h"
 
 #include <dirent.h>
@@ -27,6 +28,7 @@
 #include "common/log.h"
 #include "common/real.h"
 #include "config/config.h"
+#include "mpi/roles.h"
 #include "trace/trace.h"
 
 #define MAX_HELPERS 16
@@ -69,8 +71,22 @@ static int is_inherit(void)
     return strcmp(setting(), "inherit") == 0;
 }
 
-/* The CPUs of the node no rank of comm on it is bound to (the union of their masks removed from
- * every configured CPU). */
+/* The CPUs the job was given on this node: those of the launcher's process that started the rank
+ * (hydra's proxy, Open MPI's daemon, slurmstepd), which the launcher's own binding, taskset or a
+ * cpuset limit; every configured CPU if it is not known. */
+static void job_cpus(cpu_set_t *out)
+{
+    int root = sluice_rank_root_pid();
+    int launcher = root > 0 ? sluice_proc_parent(root) : 0;
+    if (launcher > 1 && sched_getaffinity((pid_t)launcher, sizeof *out, out) == 0)
+        return;
+    CPU_ZERO(out);
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    for (long c = 0; c < ncpu && c < CPU_SETSIZE; c++)
+        CPU_SET((size_t)c, out);
+}
+
+/* The CPUs of the job on this node that no rank of comm on it is bound to. */
 static void free_cpus(MPI_Comm comm, cpu_set_t *out)
 {
     CPU_ZERO(out);
@@ -85,9 +101,7 @@ static void free_cpus(MPI_Comm comm, cpu_set_t *out)
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node);
     if (ok && MPI_Allgather(&bound, (int)sizeof bound, MPI_BYTE, all, (int)sizeof bound, MPI_BYTE, node) ==
                   MPI_SUCCESS) {
-        long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-        for (long c = 0; c < ncpu && c < CPU_SETSIZE; c++)
-            CPU_SET((size_t)c, out);
+        job_cpus(out);
         for (int r = 0; r < n; r++)
             for (long c = 0; c < CPU_SETSIZE; c++)
                 if (CPU_ISSET((size_t)c, &all[r]))

@@ -33,8 +33,7 @@ static long read_proc(int pid, const char *what, char *buf, size_t cap)
     return (long)n;
 }
 
-/* Field 4 of /proc/<pid>/stat; 0 if unknown. */
-static int parent_of(int pid)
+int sluice_proc_parent(int pid)
 {
     char buf[512];
     if (read_proc(pid, "stat", buf, sizeof buf) <= 0)
@@ -79,7 +78,7 @@ int sluice_rank_root_pid(void)
     int lpid = launcher_pid(l);
     int pid = (int)getpid();
     for (int depth = 0; depth < 64 && pid > 1; depth++) {
-        int ppid = parent_of(pid);
+        int ppid = sluice_proc_parent(pid);
         if (started_by_launcher(l, lpid, pid, ppid))
             return pid;
         pid = ppid;

@@ -51,6 +51,9 @@ int sluice_rank_root_pid(void);
  * load, read without a lock (async-signal-safe: the close runs between fork and exec). */
 extern int sluice_launcher_fd;
 
+/* The parent of process pid (field 4 of /proc/<pid>/stat, read with raw system calls); 0 if
+ * unknown. */
+int sluice_proc_parent(int pid);
 /* True if process pid has this library loaded (its /proc/<pid>/maps names it). */
 bool sluice_process_preloaded(int pid);
 bool sluice_mpi_ready(void); /* MPI initialized and sluice_comm usable, without initializing */

@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: MIT
 # Where sluice's own threads run when the launcher binds the ranks (SLUICE_HELPER_CPUS,
 # docs/ENV.md). cl_dist_threads does real OpenCL work, then prints the CPUs each of its threads
-# may use. Hydra binds the ranks as asked (-bind-to user:0,0: every rank on CPU 0, CPU 1 free):
+# may use. Every job runs under taskset -c 0,1 (the job has CPUs 0 and 1 whatever the machine
+# has), and Hydra binds the ranks as asked (-bind-to user:0,0: every rank on CPU 0, CPU 1 free):
 #   - auto (the default): rank 0's scheduler thread moves to CPU 1, every other thread of the
 #     program keeps CPU 0; each serving rank's process may use 0-1 (trace: HELPER_CPUS read back
 #     from the kernel); on 2 and 3 ranks;
 #   - ranks bound to CPUs 0 and 1 (-bind-to core), or not bound: no CPU is free, nothing moves;
 #     nor when rank 0's program bound a thread of its own to CPU 1 before its first OpenCL call
 #     (a hybrid program's OpenMP threads: their CPUs are taken too);
+#   - a job given CPU 0 alone (taskset -c 0 mpiexec ...): nothing moves, CPU 1 is not the job's;
 #   - inherit: nothing moves; a CPU list: sluice's threads go exactly there;
 #   - a bad value stops the program before main with one line naming the variable; a valid one
 #     leaves a program that is not distributed OpenCL as it is.
@@ -20,11 +22,11 @@ grep -q '^devices 1, 1048576 bytes each written and read back$' local.out || fai
 
 # run LABEL NRANKS BIND ENV...: the program on NRANKS ranks, one device each, traced into LABEL.tr.
 run() {
-  local label=$1 n=$2 bind=$3 rc=0 args=()
+  local label=$1 n=$2 bind=$3 rc=0 args=() cpus=${JOB_CPUS:-0,1}
   shift 3
   [ "${1:-}" != --pin-thread ] || { args=("$1" "$2"); shift 2; }
   set +e
-  timeout 120 "$MPIEXEC" -n "$n" $bind env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/$label.tr" "$@" \
+  timeout 120 taskset -c "$cpus" "$MPIEXEC" -n "$n" $bind env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/$label.tr" "$@" \
     LD_PRELOAD="$SLUICE_LIB" "$app" "${args[@]}" >"$label.out" 2>"$label.err"
   rc=$?
   set -e
@@ -64,6 +66,10 @@ run pinned 2 "-bind-to user:0,0" --pin-thread 1
 expect_eq "a program thread on CPU 1: it stays there" 1 "$(threads_on pinned pinned)"
 expect_eq "a program thread on CPU 1: the scheduler thread stays" 0 "$(threads_on pinned sluice-sched)"
 expect_eq "a program thread on CPU 1: rank 0 moved nothing" 0 "$(grep -c '^rank 0 ' pinned.moves)"
+
+JOB_CPUS=0 run job0 2 "-bind-to user:0,0"
+expect_eq "a job given CPU 0 alone: the scheduler thread stays" 0 "$(threads_on job0 sluice-sched)"
+expect_eq "a job given CPU 0 alone: nothing moved" 0 "$(wc -l <job0.moves)"
 
 run inherit 2 "-bind-to user:0,0" SLUICE_HELPER_CPUS=inherit
 expect_eq "inherit: the scheduler thread stays" 0 "$(threads_on inherit sluice-sched)"
