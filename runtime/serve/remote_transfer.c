@@ -523,6 +523,7 @@ static void write_arrived(struct eng_cmd *c, int *progress)
                 return;
             size_t i = c->sent++, k, off = write_piece(c, i, &k);
             *progress = 1;
+            uint64_t t_arrived = sluice_trace_active() ? sluice_now_ns() : 0;
             if (c->status >= 0 && !c->rect && c->mapped == NULL) {
                 cl_int r = api()->clEnqueueWriteBuffer(c->q, c->buf, CL_FALSE, c->off + off, k,
                                                        c->staging + off, (cl_uint)c->nwait,
@@ -531,6 +532,9 @@ static void write_arrived(struct eng_cmd *c, int *progress)
                     c->status = r;
                 api()->clFlush(c->q);
             }
+            if (t_arrived != 0)
+                sluice_trace_record(SLUICE_EV_CL_DIST_PIECE, 0, t_arrived, sluice_now_ns() - t_arrived, c->id,
+                                    (uint64_t)i, (uint64_t)k);
             if (c->nposted < c->npieces && post_ahead(c) != MPI_SUCCESS) /* (a failed one still drains) */
                 c->status = CL_OUT_OF_RESOURCES;
         }

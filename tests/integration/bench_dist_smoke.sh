@@ -3,7 +3,8 @@
 # program measures a device of rank 1 through sluice (the job really has two devices), the raw MPI
 # program measures ranks 0 and 1, and the driver prints every row of its latency, write and read
 # tables with a figure in each column and a scaling row whose output matches one rank's; with
-# --trace, bench/dist_roundtrip.py cuts the traced remote round trips into their stages. No
+# --trace, bench/dist_roundtrip.py cuts the traced remote round trips into their stages and
+# bench/dist_pieces.py the traced writes received in pieces. No
 # timing is asserted: only that each figure was measured.
 export POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=1
 bin=$SLUICE_BIN_DIR/sluice-bench-dist_opencl
@@ -39,6 +40,17 @@ for stage in enqueue to-peer serve to-rank0 wake total; do
   grep -Eq "^  $stage +$num +$num +$num$" <<<"$stages" || fail "stage '$stage' missing or not a number"
 done
 echo "ok: the traced round trips cut into their stages"
+# The same trace's 1 MiB writes, received in 4 pieces of 256 KiB (the default cut: 1/16, at
+# least 256K), cut into their stages by bench/dist_pieces.py.
+pieces=$(/usr/bin/python3 "$SOURCE_DIR/bench/dist_pieces.py" "$SLUICE_TEST_SCRATCH/rt.json") ||
+  fail "dist_pieces.py: $pieces"
+echo "$pieces"
+grep -Eq '^writes of 1048576 bytes in 4 pieces: [1-9][0-9]* traced$' <<<"$pieces" ||
+  fail "no 1 MiB write in 4 pieces found in the trace"
+for stage in request first pieces device to-rank0 "largest gap" enqueue; do
+  grep -Eq "^  $stage +$num +$num +$num$" <<<"$pieces" || fail "write stage '$stage' missing or not a number"
+done
+echo "ok: the traced writes cut into their stages"
 
 # The bound of a remote write without sluice (bench/dist_write_bound.c, step 4 of dist_h200.sh):
 # each mode measured at each size, and the ratios printed.
