@@ -68,7 +68,8 @@ static void open_device(cl_device_type type, size_t max)
     if (!(t & CL_DEVICE_TYPE_CPU)) {
         cl_mem pin = clCreateBuffer(ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, max, NULL, &err);
         if (err == CL_SUCCESS)
-            staging = clEnqueueMapBuffer(queue, pin, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, max, 0, NULL, NULL, &err);
+            staging = clEnqueueMapBuffer(queue, pin, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, max, 0, NULL,
+                                         NULL, &err);
     }
     if (staging == NULL && (staging = malloc(max)) == NULL)
         die("allocating staging", 0);
@@ -164,7 +165,7 @@ int main(int argc, char **argv)
             r = (piece_opt = dist_parse_size(argv[++i])) > 0 ? 1 : -1;
         else if (strcmp(argv[i], "--type") == 0 && i + 1 < argc) {
             const char *t = argv[++i];
-            type = strcmp(t, "gpu") == 0 ? CL_DEVICE_TYPE_GPU
+            type = strcmp(t, "gpu") == 0   ? CL_DEVICE_TYPE_GPU
                    : strcmp(t, "cpu") == 0 ? CL_DEVICE_TYPE_CPU
                    : strcmp(t, "all") == 0 ? CL_DEVICE_TYPE_ALL
                                            : 0;
@@ -195,8 +196,8 @@ int main(int argc, char **argv)
             int pinned = 0;
             MPI_Recv(name, (int)sizeof name, MPI_CHAR, 1, 1, pair, MPI_STATUS_IGNORE);
             MPI_Recv(&pinned, 1, MPI_INT, 1, 1, pair, MPI_STATUS_IGNORE);
-            printf("device %s (rank 1), staging %s, MPI thread level %s\n", name, pinned ? "pinned" : "malloc'd",
-                   provided == MPI_THREAD_MULTIPLE ? "multiple" : "single");
+            printf("device %s (rank 1), staging %s, MPI thread level %s\n", name,
+                   pinned ? "pinned" : "malloc'd", provided == MPI_THREAD_MULTIPLE ? "multiple" : "single");
             if ((buf = malloc(max)) == NULL)
                 die("allocating the send buffer", 0);
             memset(buf, 0x5a, max);
@@ -224,7 +225,8 @@ int main(int argc, char **argv)
                     printf("%s %zu %d %.3f %.1f\n", mode_name[m], size, reps, gbps[m], st.median * 1e6);
             }
             if (rank == 0)
-                printf("ratio %zu piece %zu: device/mpi %.2f serial/mpi %.2f pipelined/mpi %.2f posted/mpi %.2f\n",
+                printf("ratio %zu piece %zu: device/mpi %.2f serial/mpi %.2f pipelined/mpi %.2f posted/mpi "
+                       "%.2f\n",
                        size, piece, gbps[MODE_DEVICE] / gbps[MODE_MPI], gbps[MODE_SERIAL] / gbps[MODE_MPI],
                        gbps[MODE_PIPELINED] / gbps[MODE_MPI], gbps[MODE_POSTED] / gbps[MODE_MPI]);
             fflush(stdout);

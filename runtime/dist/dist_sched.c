@@ -24,11 +24,11 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "mpi/helper_cpus.h"
 #include "config/config.h"
 #include "dist/dag_dcr.h"
 #include "dist/dist_fault.h"
 #include "dist/dist_internal.h"
+#include "threads/helper_threads.h"
 #include "trace/trace.h"
 
 #define BUCKETS 4096

@@ -16,11 +16,9 @@
 #include "mpi/helper_cpus.h"
 
 #include <dirent.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/cpulist.h"
@@ -29,31 +27,7 @@
 #include "common/real.h"
 #include "config/config.h"
 #include "mpi/roles.h"
-#include "trace/trace.h"
-
-#define MAX_HELPERS 16
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pid_t helpers[MAX_HELPERS]; /* thread ids of sluice's running threads */
-static int nhelpers;
-static int planned;      /* 1: threads go to `target` */
-static cpu_set_t target; /* where sluice's threads run */
-static cpu_set_t bound;  /* this rank's own binding, for the trace */
-
-static pid_t my_tid(void)
-{
-    return (pid_t)syscall(SYS_gettid);
-}
-
-/* Moves thread `tid` (0: the caller) and records where the kernel put it. */
-static void move(pid_t tid)
-{
-    cpu_set_t now;
-    if (sched_setaffinity(tid, sizeof target, &target) != 0 || sched_getaffinity(tid, sizeof now, &now) != 0)
-        return; /* outside the job's cpuset, or the thread ended: it stays where it was */
-    sluice_trace_instant(SLUICE_EV_HELPER_CPUS, (uint64_t)(tid ? tid : my_tid()), sluice_cpulist_mask64(&now),
-                         sluice_cpulist_mask64(&bound));
-}
+#include "threads/helper_threads.h"
 
 /* The setting (unit tests link this part without loading the configuration: the default). */
 static const char *setting(void)
@@ -86,8 +60,8 @@ static void job_cpus(cpu_set_t *out)
         CPU_SET((size_t)c, out);
 }
 
-/* The CPUs of the job on this node that no rank of comm on it is bound to. */
-static void free_cpus(MPI_Comm comm, cpu_set_t *out)
+/* The CPUs of the job on this node that no rank of comm on it is bound to (`own`: this rank's). */
+static void free_cpus(MPI_Comm comm, const cpu_set_t *own, cpu_set_t *out)
 {
     CPU_ZERO(out);
     MPI_Comm node = MPI_COMM_NULL;
@@ -99,7 +73,7 @@ static void free_cpus(MPI_Comm comm, cpu_set_t *out)
     int ok = all != NULL;
     /* every member takes part even without memory, so that nobody waits */
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node);
-    if (ok && MPI_Allgather(&bound, (int)sizeof bound, MPI_BYTE, all, (int)sizeof bound, MPI_BYTE, node) ==
+    if (ok && MPI_Allgather(own, (int)sizeof *own, MPI_BYTE, all, (int)sizeof *own, MPI_BYTE, node) ==
                   MPI_SUCCESS) {
         job_cpus(out);
         for (int r = 0; r < n; r++)
@@ -133,9 +107,9 @@ static void process_binding(cpu_set_t *out)
 
 void sluice_helper_cpus_plan(MPI_Comm comm, int whole_process)
 {
+    cpu_set_t bound, cpus;
     process_binding(&bound);
-    cpu_set_t cpus;
-    free_cpus(comm, &cpus); /* collective: every rank takes part, whatever its setting */
+    free_cpus(comm, &bound, &cpus); /* collective: every rank takes part, whatever its setting */
     if (is_inherit())
         return;
     if (!is_auto()) {
@@ -147,47 +121,7 @@ void sluice_helper_cpus_plan(MPI_Comm comm, int whole_process)
     } else if (whole_process) {
         CPU_OR(&cpus, &cpus, &bound);
     }
-    pthread_mutex_lock(&lock);
-    target = cpus;
-    planned = 1;
-    if (whole_process)
-        move(0);
-    for (int i = 0; i < nhelpers; i++)
-        move(helpers[i]);
-    pthread_mutex_unlock(&lock);
-}
-
-void sluice_helper_thread_enter(const char *name)
-{
-    if (name != NULL)
-        pthread_setname_np(pthread_self(), name);
-    pid_t tid = my_tid();
-    pthread_mutex_lock(&lock);
-    if (nhelpers < MAX_HELPERS)
-        helpers[nhelpers++] = tid;
-    if (planned)
-        move(tid);
-    pthread_mutex_unlock(&lock);
-}
-
-void sluice_helper_thread_leave(void)
-{
-    pid_t tid = my_tid();
-    pthread_mutex_lock(&lock);
-    for (int i = 0; i < nhelpers; i++)
-        if (helpers[i] == tid) {
-            helpers[i] = helpers[--nhelpers];
-            break;
-        }
-    pthread_mutex_unlock(&lock);
-}
-
-/* A fork child has none of the parent's other threads, and its MPI is not its own. */
-static void forget_in_child(void)
-{
-    pthread_mutex_init(&lock, NULL);
-    nhelpers = 0;
-    planned = 0;
+    sluice_helper_threads_move(&cpus, &bound, whole_process);
 }
 
 __attribute__((constructor(SLUICE_PRIO_MPI))) static void helper_cpus_check(void)
@@ -196,5 +130,4 @@ __attribute__((constructor(SLUICE_PRIO_MPI))) static void helper_cpus_check(void
     char err[256];
     if (!is_auto() && !is_inherit() && sluice_cpulist_parse(setting(), &s, err, sizeof err) != 0)
         sluice_fatal_config("SLUICE_HELPER_CPUS: %s, auto or inherit", err);
-    pthread_atfork(NULL, NULL, forget_in_child);
 }

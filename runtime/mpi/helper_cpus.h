@@ -6,13 +6,9 @@
 #include <mpi.h>
 
 /* Collective over comm (every rank calls it once, at the same point): decides where this rank's
- * sluice threads go and moves those that joined. whole_process: the calling thread and every
+ * sluice threads go and moves them (threads/helper_threads.h). whole_process: the calling thread and every
  * thread it starts later go there too (a serving rank of distributed OpenCL, which runs no
  * program code). */
 void sluice_helper_cpus_plan(MPI_Comm comm, int whole_process);
-
-/* A thread of sluice's starts (joins the plan, now or when it is made) or ends. */
-void sluice_helper_thread_enter(const char *name);
-void sluice_helper_thread_leave(void);
 
 #endif

@@ -13,8 +13,8 @@
  *    item that drains runs later items inside itself), always outermost = lowest number, so
  *    the outermost running number and the queue head answer that.
  *  - The thread blocks every signal: signals stay with the application's threads. */
-#include "mpi/helper_cpus.h"
 #include "progress/progress.h"
+#include "threads/helper_threads.h"
 
 #include <pthread.h>
 #include <sched.h>

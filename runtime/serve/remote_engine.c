@@ -25,8 +25,8 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "mpi/helper_cpus.h"
 #include "serve/remote_engine.h"
+#include "threads/helper_threads.h"
 #include "trace/trace.h"
 
 struct note {

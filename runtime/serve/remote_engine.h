@@ -41,7 +41,7 @@ struct eng_cmd {
     int dev_done, cbs;        /* device work complete (callback seen or status asked); callbacks to come */
     int reported;             /* its DONE went (it stays until its callbacks came) */
     uint64_t t_enq, next_ask; /* when it came; when its statuses may be asked next */
-    uint64_t t_ready; /* when its last device work was enqueued: asking intervals grow from there */
+    uint64_t t_ready;         /* when its last device work was enqueued: asking intervals grow from there */
     int zombie;               /* failed without its callbacks: never freed (they may still come) */
     int rect;                 /* a rect read/write/copy: geometry below */
     size_t geom[13]; /* buffer origin[3], host origin[3], region[3], buffer row/slice, host row/slice pitch */

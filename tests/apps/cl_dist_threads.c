@@ -60,7 +60,8 @@ static pthread_t start_pinned(int cpu)
     CPU_ZERO(&set);
     CPU_SET((size_t)cpu, &set);
     pthread_attr_init(&a);
-    if (pthread_attr_setaffinity_np(&a, sizeof set, &set) != 0 || pthread_create(&t, &a, pinned_main, NULL) != 0) {
+    if (pthread_attr_setaffinity_np(&a, sizeof set, &set) != 0 ||
+        pthread_create(&t, &a, pinned_main, NULL) != 0) {
         fprintf(stderr, "cannot start a thread bound to CPU %d\n", cpu);
         exit(1);
     }
