@@ -18,32 +18,23 @@ Prints, per write size, the median, 10th and 90th percentile of each in microsec
 Tags: requests 0x5D00 and DONE records 0x5D03 (runtime/serve/remote_proto.h), a command's data
 0x1000 + id % 0x4000 (runtime/mpi/tags.def).
 """
-import json
 import sys
 
+from perfetto_trace import control_flows, load_events, pct
+
 TAG_REQ, TAG_DONE = 0x5D00, 0x5D03
-
-
-def pct(v, p):
-    v = sorted(v)
-    return v[min(len(v) - 1, int(p * len(v)))] if v else float("nan")
 
 
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: dist_pieces.py TRACE.json (from sluice-trace perfetto)")
-    with open(sys.argv[1]) as f:
-        doc = json.load(f)
-    ev = doc["traceEvents"] if isinstance(doc, dict) else doc
-    ev = sorted((e for e in ev if "ts" in e), key=lambda e: e["ts"])
+    ev = load_events(sys.argv[1])
     pieces = {}  # (pid, command id) -> piece events
     for e in ev:
         if e.get("name") == "CL_DIST_PIECE":
             pieces.setdefault((e["pid"], e["args"]["command id"]), []).append(e)
     msgs = [e for e in ev if e.get("name") in ("MSG_SEND", "MSG_RECV")]
-    # flow ids pair each control message's send with its receive
-    flow_start = {e["id"]: e for e in ev if e.get("ph") == "s" and e.get("name") == "control"}
-    flow_end = {e["id"]: e for e in ev if e.get("ph") == "f" and e.get("name") == "control"}
+    flow_start, flow_end = control_flows(ev)  # flow ids pair each control message's send and receive
     recv_of_send = {}
     for fid, s in flow_start.items():
         if fid in flow_end:

@@ -15,26 +15,17 @@ each from one traced moment to the next (all ranks on one node share one clock):
   wake      received -> the program's clFinish returns
 Prints the median, 10th and 90th percentile of each stage in microseconds and of their sum.
 """
-import json
 import sys
 
-
-def pct(v, p):
-    v = sorted(v)
-    return v[min(len(v) - 1, int(p * len(v)))] if v else float("nan")
+from perfetto_trace import control_flows, load_events, pct
 
 
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: dist_roundtrip.py TRACE.json (from sluice-trace perfetto)")
-    with open(sys.argv[1]) as f:
-        doc = json.load(f)
-    ev = doc["traceEvents"] if isinstance(doc, dict) else doc
-    ev = [e for e in ev if "ts" in e]
-    ev.sort(key=lambda e: e["ts"])
+    ev = load_events(sys.argv[1])
     # Flow ids pair each send with its receive.
-    flow_start = {e["id"]: e for e in ev if e.get("ph") == "s" and e.get("name") == "control"}
-    flow_end = {e["id"]: e for e in ev if e.get("ph") == "f" and e.get("name") == "control"}
+    flow_start, flow_end = control_flows(ev)
     sends = {}  # (pid, tid, ts) of a MSG_SEND -> flow id
     for fid, s in flow_start.items():
         sends[(s["pid"], s["tid"], s["ts"])] = fid
