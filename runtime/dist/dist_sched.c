@@ -28,6 +28,7 @@
 #include "dist/dag_dcr.h"
 #include "dist/dist_fault.h"
 #include "dist/dist_internal.h"
+#include "dist/dist_pull.h"
 #include "threads/helper_threads.h"
 #include "trace/trace.h"
 
@@ -595,6 +596,7 @@ static void measure_clocks(void)
             memset(&req, 0, sizeof req);
             req.op = SLUICE_REMOTE_PING;
             req.a[0] = sluice_remote_chunk_setting();
+            dist_pull_offer(&req);
             uint64_t t0 = sluice_now_ns();
             unsigned char *rep = NULL;
             size_t len = 0;
@@ -604,8 +606,9 @@ static void measure_clocks(void)
             if (rc != MPI_SUCCESS)
                 dist_fault_peer(r, rc, "measuring its clock");
             uint64_t t1 = sluice_now_ns(), ts = 0;
-            if (len == sizeof ts)
+            if (len >= sizeof ts)
                 memcpy(&ts, rep, sizeof ts);
+            dist_pull_answer(r, rep, len);
             free(rep);
             if (t1 - t0 < best) {
                 best = t1 - t0;
@@ -760,10 +763,12 @@ static void transmit(struct held *h)
             h->req.a[3] = (uint64_t)(uintptr_t)(h->send ? h->send : h->recv);
         sluice_engine_command(&h->req, h->p);
     } else {
-        int data = h->recv != NULL || h->send != NULL; /* (a broadcast's first write has reqs already) */
         struct sluice_dag_node_info info;
         int late = h->late && h->send != NULL && sluice_dag_get(dag, e->id, &info) == 0 &&
                    info.state == SLUICE_DAG_PENDING;
+        /* A write the rank copies from our memory itself (dist_pull.h): no data messages. */
+        int pulled = !late && h->pack_from == NULL && dist_pull_write(h->rank, &h->req, h->p, h->send);
+        int data = h->recv != NULL || (h->send != NULL && !pulled); /* (a broadcast's first write has reqs already) */
         if (data) {
             e->reqs = malloc(pieces * sizeof *e->reqs);
             if (e->reqs == NULL)
@@ -778,10 +783,12 @@ static void transmit(struct held *h)
         if (r == CL_SUCCESS && h->send != NULL && !late && h->pack_from != NULL)
             dist_rect_pack((unsigned char *)h->send, h->pack_from, h->geom); /* ready by now */
         uint64_t t_send = sluice_now_ns(); /* a write's data: the peer may have it before Isend returns */
-        if (r == CL_SUCCESS && rc == MPI_SUCCESS && h->send != NULL && !late)
+        if (r == CL_SUCCESS && rc == MPI_SUCCESS && h->send != NULL && !late && !pulled)
             rc = sluice_remote_data_isend(comm, h->rank, e->id, h->send, h->len, e->reqs);
         if (rc != MPI_SUCCESS)
             dist_fault_peer(h->rank, rc, "sending a command");
+        if (r == CL_SUCCESS && pulled)
+            data_trace(h->rank, h->len, h->dir); /* it leaves rank 0 all the same */
         if (r == CL_SUCCESS && data) {
             e->nreqs = (int)pieces; /* (a late write cannot complete before its data went) */
             if (late) {

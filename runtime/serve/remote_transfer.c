@@ -4,6 +4,7 @@
  * straight from and into a mapped buffer on a CPU device. A piece is written to the device as
  * soon as it arrived and sent as soon as it was read; a transfer that cannot run still sends or
  * receives its pieces, so that the peer never waits forever. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -318,7 +319,13 @@ void sluice_eng_post_receives(struct eng_cmd *c)
         c->staging = staging_get(c->size, &c->staging_cap); /* the map failed: receive and drop */
     if (to == NULL)
         to = c->staging;
-    if (to != NULL)
+    if (c->pull_from != 0) {
+        c->nposted = c->npieces;
+        if (to == NULL || (c->pull = sluice_pull_start(to, c->pull_from, c->size, c->id)) == NULL) {
+            c->status = CL_OUT_OF_HOST_MEMORY; /* nothing to copy into: the write fails */
+            c->sent = c->npieces;
+        }
+    } else if (to != NULL)
         checked(irecv_data(c, to), c->peer, "receiving a buffer");
 }
 
@@ -421,6 +428,11 @@ cl_int sluice_eng_write_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size
             c->wait[c->nwait++] = wl[i];
     for (size_t i = 0; i < n; i++)
         c->reqs[i] = MPI_REQUEST_NULL;
+    if (c->pull_from != 0) {
+        c->nposted = n;
+        c->pull = sluice_pull_start(c->staging, c->pull_from, c->size, c->id);
+        return c->pull != NULL ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+    }
     if (windowed(c) ? post_ahead(c) != MPI_SUCCESS
                     : checked(irecv_data(c, c->staging), c->peer, "receiving a buffer") != MPI_SUCCESS)
         return CL_OUT_OF_RESOURCES;
@@ -470,6 +482,8 @@ void sluice_eng_settle_peer(struct eng_cmd *c, uint32_t op)
     size_t n = op == SLUICE_REMOTE_CMD_WRITE ? write_pieces(c) : sluice_remote_pieces(c->size);
     if (c->reqs != NULL && op == SLUICE_REMOTE_CMD_WRITE && c->staging != NULL)
         return; /* its receives are posted already */
+    if (op == SLUICE_REMOTE_CMD_WRITE && c->pull_from != 0)
+        return; /* pulled: rank 0 sends no data messages */
     if (c->reqs == NULL && (c->reqs = malloc(n * sizeof *c->reqs)) == NULL)
         return;
     if (c->staging == NULL && (c->staging = staging_get(c->size, &c->staging_cap)) == NULL)
@@ -511,10 +525,17 @@ static void write_arrived(struct eng_cmd *c, int *progress)
     } else {
         if (!sluice_eng_allgather_ready(c))
             return;
-        while (c->sent < c->npieces && c->reqs[c->sent] != MPI_REQUEST_NULL) {
+        while (c->sent < c->npieces) {
             int flag = 0;
-            if (checked(MPI_Test(&c->reqs[c->sent], &flag, MPI_STATUS_IGNORE), c->peer,
-                        "receiving a buffer") != MPI_SUCCESS) {
+            if (c->pull != NULL) {
+                int st = sluice_pull_piece(c->pull, c->sent);
+                if (st < 0 && c->status >= 0) /* rank 0's memory there unreadable, or rank 0 gone */
+                    c->status = st == -EFAULT ? CL_INVALID_VALUE : CL_OUT_OF_RESOURCES;
+                flag = st != 0;
+            } else if (c->reqs[c->sent] == MPI_REQUEST_NULL) {
+                break;
+            } else if (checked(MPI_Test(&c->reqs[c->sent], &flag, MPI_STATUS_IGNORE), c->peer,
+                               "receiving a buffer") != MPI_SUCCESS) {
                 c->reqs[c->sent] = MPI_REQUEST_NULL;
                 c->status = CL_OUT_OF_RESOURCES;
                 flag = 1;
@@ -541,6 +562,8 @@ static void write_arrived(struct eng_cmd *c, int *progress)
     }
     if (c->sent < c->npieces)
         return;
+    sluice_pull_end(c->pull); /* every piece is in: nothing waits */
+    c->pull = NULL;
     sluice_eng_blocked = NULL;
     c->t_ready = c->next_ask = sluice_now_ns(); /* its end is near: ask from 2 us on */
     cl_int r = c->status;
@@ -658,6 +681,8 @@ void sluice_eng_send_read_pieces(struct eng_cmd *c, long piece)
 /* Posted data messages of c not complete yet (MPI_Test leaves completed ones MPI_REQUEST_NULL). */
 int sluice_eng_reqs_pending(const struct eng_cmd *c)
 {
+    if (c->pull != NULL)
+        return 1; /* a pull's pieces are enqueued as they come: keep polling */
     for (size_t i = 0; c->reqs != NULL && i < c->npieces; i++)
         if (c->reqs[i] != MPI_REQUEST_NULL)
             return 1;
