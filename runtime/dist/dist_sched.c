@@ -28,7 +28,7 @@
 #include "dist/dag_dcr.h"
 #include "dist/dist_fault.h"
 #include "dist/dist_internal.h"
-#include "dist/dist_pull.h"
+#include "dist/dist_cma.h"
 #include "threads/helper_threads.h"
 #include "trace/trace.h"
 
@@ -596,7 +596,7 @@ static void measure_clocks(void)
             memset(&req, 0, sizeof req);
             req.op = SLUICE_REMOTE_PING;
             req.a[0] = sluice_remote_chunk_setting();
-            dist_pull_offer(&req);
+            dist_cma_offer(&req);
             uint64_t t0 = sluice_now_ns();
             unsigned char *rep = NULL;
             size_t len = 0;
@@ -608,7 +608,7 @@ static void measure_clocks(void)
             uint64_t t1 = sluice_now_ns(), ts = 0;
             if (len >= sizeof ts)
                 memcpy(&ts, rep, sizeof ts);
-            dist_pull_answer(r, rep, len);
+            dist_cma_answer(r, rep, len);
             free(rep);
             if (t1 - t0 < best) {
                 best = t1 - t0;
@@ -766,16 +766,19 @@ static void transmit(struct held *h)
         struct sluice_dag_node_info info;
         int late = h->late && h->send != NULL && sluice_dag_get(dag, e->id, &info) == 0 &&
                    info.state == SLUICE_DAG_PENDING;
-        /* A write the rank copies from our memory itself (dist_pull.h): no data messages. */
-        int pulled = !late && h->pack_from == NULL && dist_pull_write(h->rank, &h->req, h->p, h->send);
-        int data = h->recv != NULL || (h->send != NULL && !pulled); /* (a broadcast's first write has reqs already) */
+        /* A write or a plain read the rank copies from or to our memory itself (dist_cma.h): no
+         * data messages. */
+        int cma = !late && h->pack_from == NULL &&
+                  (h->send != NULL ? dist_cma_command(h->rank, &h->req, h->p, h->send)
+                                   : e->type == CL_COMMAND_READ_BUFFER && dist_cma_command(h->rank, &h->req, h->p, h->recv));
+        int data = !cma && (h->recv != NULL || h->send != NULL); /* (a broadcast's first write has reqs already) */
         if (data) {
             e->reqs = malloc(pieces * sizeof *e->reqs);
             if (e->reqs == NULL)
                 r = CL_OUT_OF_HOST_MEMORY;
         }
         int rc = MPI_SUCCESS;
-        if (r == CL_SUCCESS && h->recv != NULL)
+        if (r == CL_SUCCESS && h->recv != NULL && !cma)
             rc = sluice_remote_data_irecv(comm, h->rank, e->id, h->recv, h->len, e->reqs);
         if (r == CL_SUCCESS && rc == MPI_SUCCESS)
             rc = sluice_remote_send(comm, h->rank, SLUICE_REMOTE_TAG_REQ, &h->req, sizeof h->req, h->p,
@@ -783,12 +786,12 @@ static void transmit(struct held *h)
         if (r == CL_SUCCESS && h->send != NULL && !late && h->pack_from != NULL)
             dist_rect_pack((unsigned char *)h->send, h->pack_from, h->geom); /* ready by now */
         uint64_t t_send = sluice_now_ns(); /* a write's data: the peer may have it before Isend returns */
-        if (r == CL_SUCCESS && rc == MPI_SUCCESS && h->send != NULL && !late && !pulled)
+        if (r == CL_SUCCESS && rc == MPI_SUCCESS && h->send != NULL && !late && !cma)
             rc = sluice_remote_data_isend(comm, h->rank, e->id, h->send, h->len, e->reqs);
         if (rc != MPI_SUCCESS)
             dist_fault_peer(h->rank, rc, "sending a command");
-        if (r == CL_SUCCESS && pulled)
-            data_trace(h->rank, h->len, h->dir); /* it leaves rank 0 all the same */
+        if (r == CL_SUCCESS && cma)
+            data_trace(h->rank, h->len, h->dir); /* it leaves or reaches rank 0 all the same */
         if (r == CL_SUCCESS && data) {
             e->nreqs = (int)pieces; /* (a late write cannot complete before its data went) */
             if (late) {

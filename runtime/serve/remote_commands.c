@@ -146,8 +146,8 @@ static cl_int enqueue_command(struct eng_cmd *c, const struct sluice_remote_req 
         c->size = (size_t)a[2];
         c->peer = (int)a[4];
         c->bcast = a[5];
-        if ((c->flags & SLUICE_CMD_PULL) && req->op == SLUICE_REMOTE_CMD_WRITE)
-            c->pull_from = a[6];
+        if (c->flags & SLUICE_CMD_CMA)
+            c->cma_addr = a[6];
         if (c->flags & SLUICE_CMD_GATHER)
             c->gseq = sluice_eng_gathers++;
         if (c->flags & SLUICE_CMD_ALLGATHER)

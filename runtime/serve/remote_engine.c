@@ -189,8 +189,8 @@ static void times_of(struct eng_cmd *c, struct sluice_remote_done *d)
 
 static void free_cmd(struct eng_cmd *c)
 {
-    sluice_pull_end(c->pull); /* its copies into staging or the mapped buffer end first */
-    c->pull = NULL;
+    sluice_cma_end(c->cma); /* its copies into staging or the mapped buffer end first */
+    c->cma = NULL;
     if (c->status < 0) /* its events may still be on notify lists (remote_tracking.c) */
         sluice_eng_hold_failed(c);
     if (c->ev != NULL)
@@ -461,7 +461,7 @@ static bool serve_loop(MPI_Comm comm, uint64_t *pings)
                 sluice_engine_abandon();
             } else if (req.op == SLUICE_REMOTE_PING) {
                 sluice_remote_set_chunk((size_t)req.a[0]); /* before any command: pieces cut alike */
-                uint64_t clock[2] = {0, req.a[2] != 0 && sluice_pull_probe((int)req.a[1], req.a[2], req.a[3])};
+                uint64_t clock[2] = {0, req.a[2] != 0 && sluice_cma_probe((int)req.a[1], req.a[2], req.a[3])};
                 clock[0] = sluice_now_ns();
                 checked(MPI_Send(clock, sizeof clock, MPI_BYTE, 0, SLUICE_REMOTE_TAG_CLOCK, comm), 0,
                         "answering a ping");

@@ -18,7 +18,7 @@
 #include "cl/object.h"
 #include "serve/remote_peer.h"
 #include "serve/remote_proto.h"
-#include "serve/remote_pull.h"
+#include "serve/remote_cma.h"
 
 #define PTR(t, v) ((t)(uintptr_t)(v))
 #define MAX_WAIT 4096
@@ -55,8 +55,8 @@ struct eng_cmd {
     uint64_t bcast;           /* SLUICE_CMD_BCAST: the rank mask of the broadcast's communicator */
     uint64_t gseq;            /* SLUICE_CMD_GATHER: its number among this rank's gathers */
     struct eng_allgather *ag; /* SLUICE_CMD_ALLGATHER: its slice and the members' (remote_allgather.c) */
-    uint64_t pull_from;       /* SLUICE_CMD_PULL: rank 0's address of the data (remote_pull.h) */
-    struct sluice_pull *pull; /* ... its copy, once started */
+    uint64_t cma_addr;        /* SLUICE_CMD_CMA: rank 0's address of the data (remote_cma.h) */
+    struct sluice_cma *cma;   /* ... its copy, once started */
     struct eng_cmd *hnext, *next, *prev;
 };
 

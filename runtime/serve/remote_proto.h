@@ -87,8 +87,8 @@
     X(CMD_NATIVE)  /* cmd; a0 cb_args, a1 memory objects; bytes: function, their slots, args                 \
                       (remote_native.h) */                                                                   \
     X(NOTIFY)      /* a0 command id (of another rank, or a user event), a1 its status: wakes waiters */      \
-    X(PING)        /* a0 rank 0's SLUICE_DIST_CHUNK, a1 its pid, a2 the address of a3 in it (0: pull \
-                      nothing) -> TAG_CLOCK: the engine's clock, then 1 if it can pull (remote_pull.h) */ \
+    X(PING)        /* a0 rank 0's SLUICE_DIST_CHUNK, a1 its pid, a2 the address of a3 in it (0: no       \
+                      CMA) -> TAG_CLOCK: the engine's clock, then 1 if it can copy by CMA (remote_cma.h) */ \
     X(OBJ)         /* a0 operation (remote_objects.h): programs from IL, compile, link... */                 \
     X(END)         /* rank 0's program ended (a0: pings sent): serve no more, answer last */                 \
     X(GROUP)       /* a0 rank mask: create the communicator of those ranks now (collective replacement) */
@@ -151,8 +151,9 @@ enum {
                                       over the communicator of the serving ranks in a5 (rank 0 not
                                       in it), this rank giving its slice read from its own buffer:
                                       struct sluice_remote_allgather after the accesses */
-    SLUICE_CMD_PULL = 1u << 8 /* CMD_WRITE from rank 0: no data messages; the rank copies the data
-                                 from rank 0's address a6 itself (serve/remote_pull.h) */
+    SLUICE_CMD_CMA = 1u << 8        /* CMD_WRITE from rank 0, CMD_READ to it: no data messages; the
+                                       rank copies the data from or to rank 0's address a6 itself
+                                       (serve/remote_cma.h) */
 };
 /* SLUICE_CMD_ALLGATHER: the buffer this rank's slice is read from (its root's id here, the
  * offset), then `members` counts and `members` displacements (int32, bytes into the range) by

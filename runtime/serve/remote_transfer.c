@@ -231,6 +231,8 @@ cl_int sluice_eng_read_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_
         return CL_OUT_OF_HOST_MEMORY;
     for (size_t i = 0; i < n; i++)
         c->reqs[i] = MPI_REQUEST_NULL;
+    if (c->cma_addr != 0 && (c->cma = sluice_cma_start(c->staging, c->cma_addr, c->size, c->id, 1, 0)) == NULL)
+        return CL_OUT_OF_HOST_MEMORY; /* (pieces are given to it as they are read) */
     cl_int r = CL_SUCCESS;
     for (size_t i = 0; i < n && r == CL_SUCCESS; i++) {
         size_t k, off = sluice_remote_piece(c->size, i, &k);
@@ -319,9 +321,9 @@ void sluice_eng_post_receives(struct eng_cmd *c)
         c->staging = staging_get(c->size, &c->staging_cap); /* the map failed: receive and drop */
     if (to == NULL)
         to = c->staging;
-    if (c->pull_from != 0) {
+    if (c->cma_addr != 0) {
         c->nposted = c->npieces;
-        if (to == NULL || (c->pull = sluice_pull_start(to, c->pull_from, c->size, c->id)) == NULL) {
+        if (to == NULL || (c->cma = sluice_cma_start(to, c->cma_addr, c->size, c->id, 0, c->npieces)) == NULL) {
             c->status = CL_OUT_OF_HOST_MEMORY; /* nothing to copy into: the write fails */
             c->sent = c->npieces;
         }
@@ -376,6 +378,11 @@ void sluice_eng_post_sends(struct eng_cmd *c)
     const unsigned char *from = c->mapped;
     if (from == NULL && (from = c->staging = staging_get(c->size, &c->staging_cap)) == NULL)
         return;
+    if (c->cma_addr != 0) {
+        if ((c->cma = sluice_cma_start((unsigned char *)from, c->cma_addr, c->size, c->id, 1, c->npieces)) == NULL)
+            c->status = CL_OUT_OF_HOST_MEMORY; /* (nothing copied: the read fails) */
+        return;
+    }
     uint64_t t_send = sluice_now_ns(); /* the send starts (the peer may have it before Isend returns) */
     checked(sluice_remote_data_isend(sluice_comm(), c->peer, c->id, from, c->size, c->reqs), c->peer,
             "sending a buffer");
@@ -428,10 +435,10 @@ cl_int sluice_eng_write_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size
             c->wait[c->nwait++] = wl[i];
     for (size_t i = 0; i < n; i++)
         c->reqs[i] = MPI_REQUEST_NULL;
-    if (c->pull_from != 0) {
+    if (c->cma_addr != 0) {
         c->nposted = n;
-        c->pull = sluice_pull_start(c->staging, c->pull_from, c->size, c->id);
-        return c->pull != NULL ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+        c->cma = sluice_cma_start(c->staging, c->cma_addr, c->size, c->id, 0, n);
+        return c->cma != NULL ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
     }
     if (windowed(c) ? post_ahead(c) != MPI_SUCCESS
                     : checked(irecv_data(c, c->staging), c->peer, "receiving a buffer") != MPI_SUCCESS)
@@ -482,8 +489,8 @@ void sluice_eng_settle_peer(struct eng_cmd *c, uint32_t op)
     size_t n = op == SLUICE_REMOTE_CMD_WRITE ? write_pieces(c) : sluice_remote_pieces(c->size);
     if (c->reqs != NULL && op == SLUICE_REMOTE_CMD_WRITE && c->staging != NULL)
         return; /* its receives are posted already */
-    if (op == SLUICE_REMOTE_CMD_WRITE && c->pull_from != 0)
-        return; /* pulled: rank 0 sends no data messages */
+    if (c->cma_addr != 0)
+        return; /* copied by CMA: rank 0 moves no data messages */
     if (c->reqs == NULL && (c->reqs = malloc(n * sizeof *c->reqs)) == NULL)
         return;
     if (c->staging == NULL && (c->staging = staging_get(c->size, &c->staging_cap)) == NULL)
@@ -505,12 +512,28 @@ void sluice_eng_settle_peer(struct eng_cmd *c, uint32_t op)
         checked(irecv_data(c, c->staging), c->peer, "receiving a buffer");
 }
 
+/* The CMA copy of a read (if it has one) is over: every piece copied, or failed (the read then
+ * fails: rank 0's memory there was not writable, or rank 0 is gone). */
+static int cma_done(struct eng_cmd *c)
+{
+    if (c->cma == NULL || c->op != SLUICE_REMOTE_CMD_READ)
+        return 1;
+    if (c->sent < c->npieces || !sluice_cma_complete(c->cma))
+        return 0;
+    for (size_t i = 0; i < c->npieces && c->status >= 0; i++)
+        if (sluice_cma_piece(c->cma, i) < 0)
+            c->status = sluice_cma_piece(c->cma, i) == -EFAULT ? CL_INVALID_VALUE : CL_OUT_OF_RESOURCES;
+    sluice_cma_end(c->cma);
+    c->cma = NULL;
+    return 1;
+}
+
 /* Pieces of the blocked write that arrived, in order, are enqueued; after the last one the
  * command gets its event and the deferred commands run. */
 static void write_arrived(struct eng_cmd *c, int *progress)
 {
     if (c->op == SLUICE_REMOTE_CMD_READ) { /* a mapped read: done with the buffer once sent */
-        if (!c->posted)
+        if (!c->posted || !cma_done(c))
             return;
         for (size_t i = 0; i < c->npieces; i++) {
             int flag = 1;
@@ -527,8 +550,8 @@ static void write_arrived(struct eng_cmd *c, int *progress)
             return;
         while (c->sent < c->npieces) {
             int flag = 0;
-            if (c->pull != NULL) {
-                int st = sluice_pull_piece(c->pull, c->sent);
+            if (c->cma != NULL) {
+                int st = sluice_cma_piece(c->cma, c->sent);
                 if (st < 0 && c->status >= 0) /* rank 0's memory there unreadable, or rank 0 gone */
                     c->status = st == -EFAULT ? CL_INVALID_VALUE : CL_OUT_OF_RESOURCES;
                 flag = st != 0;
@@ -562,8 +585,8 @@ static void write_arrived(struct eng_cmd *c, int *progress)
     }
     if (c->sent < c->npieces)
         return;
-    sluice_pull_end(c->pull); /* every piece is in: nothing waits */
-    c->pull = NULL;
+    sluice_cma_end(c->cma); /* every piece is in: nothing waits */
+    c->cma = NULL;
     sluice_eng_blocked = NULL;
     c->t_ready = c->next_ask = sluice_now_ns(); /* its end is near: ask from 2 us on */
     cl_int r = c->status;
@@ -627,7 +650,7 @@ int sluice_eng_mpi_done(struct eng_cmd *c, int *progress)
         write_arrived(c, progress);
         return 0;
     }
-    int done = 1;
+    int done = cma_done(c);
     for (size_t i = 0; i < c->npieces; i++) {
         if (c->reqs[i] == MPI_REQUEST_NULL) {
             if (c->op == SLUICE_REMOTE_CMD_READ && i >= c->sent)
@@ -664,6 +687,10 @@ void sluice_eng_send_read_pieces(struct eng_cmd *c, long piece)
                 c->sent = 1;
             return;
         }
+        if (c->cma != NULL) { /* copied into rank 0's memory by the CMA threads */
+            sluice_cma_ready(c->cma, ++c->sent);
+            continue;
+        }
         size_t i = c->sent, k, off = sluice_remote_piece(c->size, i, &k);
         uint64_t t_send = sluice_now_ns();
         if (checked(MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer, SLUICE_REMOTE_DATA_TAG(c->id),
@@ -681,8 +708,8 @@ void sluice_eng_send_read_pieces(struct eng_cmd *c, long piece)
 /* Posted data messages of c not complete yet (MPI_Test leaves completed ones MPI_REQUEST_NULL). */
 int sluice_eng_reqs_pending(const struct eng_cmd *c)
 {
-    if (c->pull != NULL)
-        return 1; /* a pull's pieces are enqueued as they come: keep polling */
+    if (c->cma != NULL)
+        return 1; /* pieces copied by CMA are taken on as they come: keep polling */
     for (size_t i = 0; c->reqs != NULL && i < c->npieces; i++)
         if (c->reqs[i] != MPI_REQUEST_NULL)
             return 1;
