@@ -341,6 +341,7 @@ static void complete(struct dist_event *e, cl_int status)
         return;
     e->status = status < 0 ? status : CL_COMPLETE;
     unlink_event(e);
+    big_done(e); /* (a CMA transfer's) */
     if (e->rect != NULL) {
         struct dist_rect *r = e->rect;
         const unsigned char *from = r->tmp;
@@ -790,8 +791,13 @@ static void transmit(struct held *h)
             rc = sluice_remote_data_isend(comm, h->rank, e->id, h->send, h->len, e->reqs);
         if (rc != MPI_SUCCESS)
             dist_fault_peer(h->rank, rc, "sending a command");
-        if (r == CL_SUCCESS && cma)
+        if (r == CL_SUCCESS && cma) {
             data_trace(h->rank, h->len, h->dir); /* it leaves or reaches rank 0 all the same */
+            /* Its DONE comes as soon as the copy ends: poll for it as for data messages (asleep,
+             * the scheduler saw a 16 MiB write's DONE 266 us after it was sent, not 36 us). */
+            if (h->len >= SLUICE_REMOTE_DATA_HOT_MIN && nbig < BIG_MAX)
+                big[nbig++] = e;
+        }
         if (r == CL_SUCCESS && data) {
             e->nreqs = (int)pieces; /* (a late write cannot complete before its data went) */
             if (late) {
