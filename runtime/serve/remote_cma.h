@@ -21,7 +21,7 @@ int sluice_cma_probe(int pid, uint64_t addr, uint64_t nonce);
 /* One command's copy (command `id`): `size` bytes between `local` and rank 0's address `remote`,
  * in the pieces of sluice_remote_piece, from rank 0 (`to_rank0` 0: a write) or to it (1: a
  * read); it is a CL_DIST_CMA trace event. Pieces are copied in order once ready (below): a copy
- * of one piece in the calling thread, more by the copy threads, the caller taking the first.
+ * of one piece in the calling thread, more by the copy threads (the caller taking a write's first).
  * NULL when out of memory. */
 struct sluice_cma;
 struct sluice_cma *sluice_cma_start(unsigned char *local, uint64_t remote, size_t size, uint64_t id,
