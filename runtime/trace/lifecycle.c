@@ -79,6 +79,11 @@ static void trace_at_exit(int status, void *arg)
     sluice_trace_dump(0);
 }
 
+void sluice_trace_exit_now(int status)
+{
+    trace_at_exit(status, NULL);
+}
+
 __attribute__((constructor(SLUICE_PRIO_TRACE))) static void sluice_trace_init(void)
 {
     const char *dir = sluice_config.TRACE_DIR;

@@ -56,6 +56,10 @@ static inline void sluice_trace_instant(sluice_event_kind kind, uint64_t a, uint
         sluice_trace_record(kind, 0, sluice_now_ns(), 0, a, b, c);
 }
 
+/* This process ends now with _exit(status), skipping exit()'s handlers: records its exit and
+ * writes its trace file as exit() would have. */
+void sluice_trace_exit_now(int status);
+
 /* Interns a string for this process's trace; returns a stable id (0 = none). */
 uint32_t sluice_trace_string(const char *s);
 
