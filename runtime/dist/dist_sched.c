@@ -26,9 +26,9 @@
 
 #include "config/config.h"
 #include "dist/dag_dcr.h"
+#include "dist/dist_cma.h"
 #include "dist/dist_fault.h"
 #include "dist/dist_internal.h"
-#include "dist/dist_cma.h"
 #include "threads/helper_threads.h"
 #include "trace/trace.h"
 
@@ -771,8 +771,10 @@ static void transmit(struct held *h)
          * data messages. */
         int cma = !late && h->pack_from == NULL &&
                   (h->send != NULL ? dist_cma_command(h->rank, &h->req, h->p, h->send)
-                                   : e->type == CL_COMMAND_READ_BUFFER && dist_cma_command(h->rank, &h->req, h->p, h->recv));
-        int data = !cma && (h->recv != NULL || h->send != NULL); /* (a broadcast's first write has reqs already) */
+                                   : e->type == CL_COMMAND_READ_BUFFER &&
+                                         dist_cma_command(h->rank, &h->req, h->p, h->recv));
+        int data =
+            !cma && (h->recv != NULL || h->send != NULL); /* (a broadcast's first write has reqs already) */
         if (data) {
             e->reqs = malloc(pieces * sizeof *e->reqs);
             if (e->reqs == NULL)

@@ -29,13 +29,13 @@ struct sluice_cma {
     uint64_t remote, id;
     size_t size, npieces;
     int to_rank0;
-    size_t next;    /* the next piece to take (under cma_lock) */
-    size_t ready;   /* pieces that may be taken (under cma_lock) */
-    int copying;    /* pieces being copied now (under cma_lock) */
-    int queued;     /* in the queue (under cma_lock) */
-    int *state;     /* per piece: 0 not yet, 1 copied, -errno (atomic) */
-    size_t left;    /* pieces neither copied nor failed (atomic) */
-    uint64_t t0;    /* when the first piece was ready */
+    size_t next;  /* the next piece to take (under cma_lock) */
+    size_t ready; /* pieces that may be taken (under cma_lock) */
+    int copying;  /* pieces being copied now (under cma_lock) */
+    int queued;   /* in the queue (under cma_lock) */
+    int *state;   /* per piece: 0 not yet, 1 copied, -errno (atomic) */
+    size_t left;  /* pieces neither copied nor failed (atomic) */
+    uint64_t t0;  /* when the first piece was ready */
     struct sluice_cma *qnext;
 };
 
@@ -215,8 +215,15 @@ struct sluice_cma *sluice_cma_start(unsigned char *local, uint64_t remote, size_
         free(state);
         return NULL;
     }
-    *x = (struct sluice_cma){.local = local, .remote = remote, .id = id, .size = size, .npieces = n,
-                             .to_rank0 = to_rank0, .state = state, .left = n, .queued = 1};
+    *x = (struct sluice_cma){.local = local,
+                             .remote = remote,
+                             .id = id,
+                             .size = size,
+                             .npieces = n,
+                             .to_rank0 = to_rank0,
+                             .state = state,
+                             .left = n,
+                             .queued = 1};
     pthread_mutex_lock(&cma_lock);
     if (!threads_started && n > 1)
         start_threads();

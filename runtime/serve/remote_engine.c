@@ -465,7 +465,8 @@ static bool serve_loop(MPI_Comm comm, uint64_t *pings)
                 clock[0] = sluice_now_ns();
                 checked(MPI_Send(clock, sizeof clock, MPI_BYTE, 0, SLUICE_REMOTE_TAG_CLOCK, comm), 0,
                         "answering a ping");
-                sluice_trace_record(SLUICE_EV_MSG_SEND, 0, clock[0], 0, 0, sizeof clock, SLUICE_REMOTE_TAG_CLOCK);
+                sluice_trace_record(SLUICE_EV_MSG_SEND, 0, clock[0], 0, 0, sizeof clock,
+                                    SLUICE_REMOTE_TAG_CLOCK);
             } else if (req.op == SLUICE_REMOTE_NOTIFY) {
                 sluice_engine_notify(req.a[0], (int64_t)req.a[1]);
             } else if (req.op == SLUICE_REMOTE_GROUP) {

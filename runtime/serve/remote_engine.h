@@ -16,9 +16,9 @@
 
 #include "cl/backend.h"
 #include "cl/object.h"
+#include "serve/remote_cma.h"
 #include "serve/remote_peer.h"
 #include "serve/remote_proto.h"
-#include "serve/remote_cma.h"
 
 #define PTR(t, v) ((t)(uintptr_t)(v))
 #define MAX_WAIT 4096

@@ -87,8 +87,8 @@
     X(CMD_NATIVE)  /* cmd; a0 cb_args, a1 memory objects; bytes: function, their slots, args                 \
                       (remote_native.h) */                                                                   \
     X(NOTIFY)      /* a0 command id (of another rank, or a user event), a1 its status: wakes waiters */      \
-    X(PING)        /* a0 rank 0's SLUICE_DIST_CHUNK, a1 its pid, a2 the address of a3 in it (0: no       \
-                      CMA) -> TAG_CLOCK: the engine's clock, then 1 if it can copy by CMA (remote_cma.h) */ \
+    X(PING)        /* a0 rank 0's SLUICE_DIST_CHUNK, a1 its pid, a2 the address of a3 in it (0: no           \
+                      CMA) -> TAG_CLOCK: the engine's clock, then 1 if it can copy by CMA (remote_cma.h) */  \
     X(OBJ)         /* a0 operation (remote_objects.h): programs from IL, compile, link... */                 \
     X(END)         /* rank 0's program ended (a0: pings sent): serve no more, answer last */                 \
     X(GROUP)       /* a0 rank mask: create the communicator of those ranks now (collective replacement) */
@@ -135,18 +135,18 @@ struct sluice_remote_rep {
  * for that ran on this rank, `nremote` ids whose completion rank 0 will NOTIFY (other ranks'
  * commands, user events), `naccess` buffer uses, then the operation's own bytes. */
 enum {
-    SLUICE_CMD_PROFILE = 1u << 0,  /* the queue profiles: DONE carries the times */
-    SLUICE_CMD_SILENT = 1u << 1,   /* send no DONE (the sending half of a transfer) */
-    SLUICE_CMD_TRANSFER = 1u << 2, /* a coherence move: waits for every earlier use of its buffer */
-    SLUICE_CMD_BCAST = 1u << 3,    /* CMD_WRITE: the data comes by MPI_Ibcast from rank 0 over the
-                                      communicator of the ranks in a5 (a mask), not from a4 */
-    SLUICE_CMD_SCATTER = 1u << 4,  /* CMD_WRITE: the data comes as this rank's part of one
-                                      MPI_Iscatterv from rank 0 over that communicator, one piece */
-    SLUICE_CMD_IMAGE = 1u << 5,    /* an image command: rect READ/WRITE of an image, image COPY and
-                                      FILL (serve/remote_image.h) */
-    SLUICE_CMD_GATHER = 1u << 6,   /* CMD_READ: the data goes as this rank's part of one MPI_Igatherv
-                                      rooted at rank 0 over the gather communicator of a5, one
-                                      piece; a rank posts its gathers in command order */
+    SLUICE_CMD_PROFILE = 1u << 0,   /* the queue profiles: DONE carries the times */
+    SLUICE_CMD_SILENT = 1u << 1,    /* send no DONE (the sending half of a transfer) */
+    SLUICE_CMD_TRANSFER = 1u << 2,  /* a coherence move: waits for every earlier use of its buffer */
+    SLUICE_CMD_BCAST = 1u << 3,     /* CMD_WRITE: the data comes by MPI_Ibcast from rank 0 over the
+                                       communicator of the ranks in a5 (a mask), not from a4 */
+    SLUICE_CMD_SCATTER = 1u << 4,   /* CMD_WRITE: the data comes as this rank's part of one
+                                       MPI_Iscatterv from rank 0 over that communicator, one piece */
+    SLUICE_CMD_IMAGE = 1u << 5,     /* an image command: rect READ/WRITE of an image, image COPY and
+                                       FILL (serve/remote_image.h) */
+    SLUICE_CMD_GATHER = 1u << 6,    /* CMD_READ: the data goes as this rank's part of one MPI_Igatherv
+                                       rooted at rank 0 over the gather communicator of a5, one
+                                       piece; a rank posts its gathers in command order */
     SLUICE_CMD_ALLGATHER = 1u << 7, /* CMD_WRITE: the whole range comes by one MPI_Iallgatherv in place
                                       over the communicator of the serving ranks in a5 (rank 0 not
                                       in it), this rank giving its slice read from its own buffer:

@@ -231,7 +231,8 @@ cl_int sluice_eng_read_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_
         return CL_OUT_OF_HOST_MEMORY;
     for (size_t i = 0; i < n; i++)
         c->reqs[i] = MPI_REQUEST_NULL;
-    if (c->cma_addr != 0 && (c->cma = sluice_cma_start(c->staging, c->cma_addr, c->size, c->id, 1, 0)) == NULL)
+    if (c->cma_addr != 0 &&
+        (c->cma = sluice_cma_start(c->staging, c->cma_addr, c->size, c->id, 1, 0)) == NULL)
         return CL_OUT_OF_HOST_MEMORY; /* (pieces are given to it as they are read) */
     cl_int r = CL_SUCCESS;
     for (size_t i = 0; i < n && r == CL_SUCCESS; i++) {
@@ -323,7 +324,8 @@ void sluice_eng_post_receives(struct eng_cmd *c)
         to = c->staging;
     if (c->cma_addr != 0) {
         c->nposted = c->npieces;
-        if (to == NULL || (c->cma = sluice_cma_start(to, c->cma_addr, c->size, c->id, 0, c->npieces)) == NULL) {
+        if (to == NULL ||
+            (c->cma = sluice_cma_start(to, c->cma_addr, c->size, c->id, 0, c->npieces)) == NULL) {
             c->status = CL_OUT_OF_HOST_MEMORY; /* nothing to copy into: the write fails */
             c->sent = c->npieces;
         }
@@ -379,7 +381,8 @@ void sluice_eng_post_sends(struct eng_cmd *c)
     if (from == NULL && (from = c->staging = staging_get(c->size, &c->staging_cap)) == NULL)
         return;
     if (c->cma_addr != 0) {
-        if ((c->cma = sluice_cma_start((unsigned char *)from, c->cma_addr, c->size, c->id, 1, c->npieces)) == NULL)
+        if ((c->cma = sluice_cma_start((unsigned char *)from, c->cma_addr, c->size, c->id, 1, c->npieces)) ==
+            NULL)
             c->status = CL_OUT_OF_HOST_MEMORY; /* (nothing copied: the read fails) */
         return;
     }
