@@ -148,9 +148,9 @@ enum {
                                        rooted at rank 0 over the gather communicator of a5, one
                                        piece; a rank posts its gathers in command order */
     SLUICE_CMD_ALLGATHER = 1u << 7, /* CMD_WRITE: the whole range comes by one MPI_Iallgatherv in place
-                                      over the communicator of the serving ranks in a5 (rank 0 not
-                                      in it), this rank giving its slice read from its own buffer:
-                                      struct sluice_remote_allgather after the accesses */
+                                       over the communicator of the serving ranks in a5 (rank 0 not
+                                       in it), this rank giving its slice read from its own buffer:
+                                       struct sluice_remote_allgather after the accesses */
     SLUICE_CMD_CMA = 1u << 8        /* CMD_WRITE from rank 0, CMD_READ to it: no data messages; the
                                        rank copies the data from or to rank 0's address a6 itself
                                        (serve/remote_cma.h) */
