@@ -237,6 +237,7 @@ static void retire(void)
 
 static void unref_locked(struct dist_event *e);
 static void complete(struct dist_event *e, cl_int status);
+static void trace_received(struct dist_event *e);
 
 static void notify(int rank, uint64_t id, cl_int status)
 {
@@ -341,7 +342,8 @@ static void complete(struct dist_event *e, cl_int status)
         return;
     e->status = status < 0 ? status : CL_COMPLETE;
     unlink_event(e);
-    big_done(e); /* (a CMA transfer's) */
+    big_done(e);       /* (a CMA transfer's) */
+    trace_received(e); /* (a CMA read's) */
     if (e->rect != NULL) {
         struct dist_rect *r = e->rect;
         const unsigned char *from = r->tmp;
@@ -783,6 +785,7 @@ static void transmit(struct held *h)
         int rc = MPI_SUCCESS;
         if (r == CL_SUCCESS && h->recv != NULL && !cma)
             rc = sluice_remote_data_irecv(comm, h->rank, e->id, h->recv, h->len, e->reqs);
+        uint64_t t_req = sluice_now_ns(); /* a CMA copy may start as soon as the request is out */
         if (r == CL_SUCCESS && rc == MPI_SUCCESS)
             rc = sluice_remote_send(comm, h->rank, SLUICE_REMOTE_TAG_REQ, &h->req, sizeof h->req, h->p,
                                     (size_t)h->req.nbytes);
@@ -795,6 +798,12 @@ static void transmit(struct held *h)
             dist_fault_peer(h->rank, rc, "sending a command");
         if (r == CL_SUCCESS && cma) {
             data_trace(h->rank, h->len, h->dir); /* it leaves or reaches rank 0 all the same */
+            /* The trace shows the copy as the message it replaces, with the data tag. */
+            if (h->send != NULL && sluice_trace_active())
+                sluice_trace_record(SLUICE_EV_MSG_SEND, 0, t_req, 0, (uint64_t)h->rank, h->len,
+                                    (uint64_t)SLUICE_REMOTE_DATA_TAG(e->id));
+            else if (h->send == NULL)
+                e->recv_len = h->len; /* its MSG_RECV at the DONE: the copy ended before it went */
             /* Its DONE comes as soon as the copy ends: poll for it as for data messages (asleep,
              * the scheduler saw a 16 MiB write's DONE 266 us after it was sent, not 36 us). */
             if (h->len >= SLUICE_REMOTE_DATA_HOT_MIN && nbig < BIG_MAX)

@@ -384,6 +384,8 @@ void sluice_eng_post_sends(struct eng_cmd *c)
         if ((c->cma = sluice_cma_start((unsigned char *)from, c->cma_addr, c->size, c->id, 1, c->npieces)) ==
             NULL)
             c->status = CL_OUT_OF_HOST_MEMORY; /* (nothing copied: the read fails) */
+        sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)c->peer, c->size,
+                             (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
         return;
     }
     uint64_t t_send = sluice_now_ns(); /* the send starts (the peer may have it before Isend returns) */
@@ -692,6 +694,9 @@ void sluice_eng_send_read_pieces(struct eng_cmd *c, long piece)
         }
         if (c->cma != NULL) { /* copied into rank 0's memory by the CMA threads */
             sluice_cma_ready(c->cma, ++c->sent);
+            if (c->sent == c->npieces) /* shown as the message it replaces, as below */
+                sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)c->peer, c->size,
+                                     (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
             continue;
         }
         size_t i = c->sent, k, off = sluice_remote_piece(c->size, i, &k);
