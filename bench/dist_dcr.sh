@@ -85,6 +85,10 @@ if "$MPIEXEC" --version 2>&1 | grep -q -E "Open MPI|OpenRTE"; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 fi
 export POCL_DEVICES=${POCL_DEVICES:-pthread} POCL_MAX_PTHREAD_COUNT=${POCL_MAX_PTHREAD_COUNT:-1}
+# Collective replacement serves ranks rank 0 reaches by MPI; on its node the ranks copy by CMA
+# instead and nothing is rewritten (docs/DAG.md). So by default every rank stands for a rank of
+# another node; SLUICE_DIST_CMA=on measures what a job on one node gets.
+export SLUICE_DIST_CMA=${SLUICE_DIST_CMA:-off}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sluice-dist-dcr.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -105,7 +109,7 @@ human() { awk -v b="$1" 'BEGIN { if (b >= 1048576) printf "%.1f MiB", b / 104857
 
 echo "# sluice distributed OpenCL: collective replacement (SLUICE_DCR) and copy removal (SLUICE_DHDCR)"
 echo "# $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown) on $(hostname), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# launcher: $MPIEXEC ($("$MPIEXEC" --version 2>&1 | head -1))"
+echo "# launcher: $MPIEXEC ($("$MPIEXEC" --version 2>&1 | head -1)); SLUICE_DIST_CMA=$SLUICE_DIST_CMA"
 echo
 echo "## 1. broadcast of one host array to K remote devices (median of $reps, after one warm-up)"
 printf '%-8s %3s | %12s %12s | %10s %10s | %8s\n' size K "sent off" "sent on" "time off" "time on" "on/off"

@@ -35,6 +35,11 @@ void dist_cma_answer(int rank, const unsigned char *rep, size_t len)
     can_copy[rank] = sluice_config.DIST_CMA && v[1] == 1;
 }
 
+int dist_cma_can(int rank)
+{
+    return rank > 0 && rank < DIST_MAX_RANKS && can_copy[rank];
+}
+
 int dist_cma_command(int rank, struct sluice_remote_req *req, unsigned char *p, const void *host)
 {
     struct sluice_remote_cmd h;

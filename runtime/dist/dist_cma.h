@@ -14,6 +14,9 @@
 void dist_cma_offer(struct sluice_remote_req *ping);
 void dist_cma_answer(int rank, const unsigned char *rep, size_t len);
 
+/* 1 when `rank` copies its data from and to rank 0's memory itself. */
+int dist_cma_can(int rank);
+
 /* A write from `host` or a read into it (rank 0's memory, which the program leaves alone until the
  * command's DONE) on `rank`, its payload `p` starting with its command header: 1 when the rank
  * will copy the data itself (the request then says so, and no data message may go), 0 when the

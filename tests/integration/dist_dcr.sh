@@ -15,7 +15,11 @@
 #   - cl_nbody on the serving ranks' devices only (2, 3, 4 ranks): the whole positions array written
 #     to every device after each step is one MPI allgather among the serving ranks, rank 0 sending
 #     it once in all instead of once per device and step.
-export POCL_MAX_PTHREAD_COUNT=1
+#   - with cross-memory attach on (SLUICE_DIST_CMA, every rank here is on rank 0's node), the
+#     broadcast is not rewritten: each serving rank copies the input out of rank 0's memory
+#     itself (K copies at once beat one MPI broadcast on a node). Everything else runs with it
+#     off: collective replacement serves the ranks rank 0 reaches by MPI (other nodes).
+export POCL_MAX_PTHREAD_COUNT=1 SLUICE_DIST_CMA=off
 # Rewrites are counted per step: a window that closed by time (1 ms without an enqueue, while
 # the program's thread was off its core on a loaded machine) would split a step (docs/ENV.md).
 export SLUICE_DCR_WINDOW=50000
@@ -98,6 +102,15 @@ for r in 1 2 3; do
 done
 expect_eq "DCR off: rank 0 sends three copies" 3 "$(rank0_sent b_off.txt $bytes)"
 expect_eq "DCR off: no rewrite" 0 "$(grep -c 'CL_DCR' b_off.txt || true)"
+run "cl_broadcast on 4 ranks, DCR on, CMA on" 4 b_cma.out "$PWD/tr_b_cma" SLUICE_DIST_CMA=on -- \
+  "$SLUICE_APPS_DIR/cl_broadcast" "$n_bcast" 7
+same_hash "cl_broadcast on 4 ranks, DCR on, CMA on: the hash of one local device" cl_broadcast.ref b_cma.out
+"$SLUICE_BIN_DIR/sluice-trace" dump tr_b_cma >b_cma.txt
+expect_eq "DCR on, CMA on: no broadcast rewritten" 0 "$(grep -c 'CL_DCR operation="bcast"' b_cma.txt || true)"
+for r in 1 2 3; do
+  expect_eq "DCR on, CMA on: rank $r copies the input from rank 0's memory once" 1 \
+    "$(grep -cE "^rank $r .*CL_DIST_CMA command id=[0-9]+, bytes=$bytes, direction=0 " b_cma.txt)"
+done
 
 # n-body: every step's positions (bodies x 16 bytes) go to the three serving ranks' devices.
 pos=$((bodies * 16))

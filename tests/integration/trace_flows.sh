@@ -18,6 +18,9 @@ export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE POCL_MAX_PTHREAD_COUNT=1
 # Rewrites are counted per step: a window that closed by time (1 ms without an enqueue, while
 # the program's thread was off its core on a loaded machine) would split a step (docs/ENV.md).
 export SLUICE_DCR_WINDOW=50000
+# Collective replacement serves ranks rank 0 reaches by MPI: on its node they copy by CMA instead
+# (SLUICE_DIST_CMA, docs/ENV.md), so these jobs stand for ranks of other nodes.
+export SLUICE_DIST_CMA=off
 
 # arrows JSON: "NAME FROM TO" per flow arrow, sorted; and the count of messages without a peer.
 arrows() {
