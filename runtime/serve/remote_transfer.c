@@ -493,9 +493,15 @@ void sluice_eng_settle_peer(struct eng_cmd *c, uint32_t op)
 {
     size_t n = op == SLUICE_REMOTE_CMD_WRITE ? write_pieces(c) : sluice_remote_pieces(c->size);
     if (c->reqs != NULL && op == SLUICE_REMOTE_CMD_WRITE && c->staging != NULL)
-        return; /* its receives are posted already */
-    if (c->cma_addr != 0)
-        return; /* copied by CMA: rank 0 moves no data messages */
+        return;             /* its receives are posted already */
+    if (c->cma_addr != 0) { /* copied by CMA: rank 0 moves no data messages */
+        if (c->cma != NULL && op == SLUICE_REMOTE_CMD_READ) { /* nothing more will be read: done */
+            sluice_cma_end(c->cma);
+            c->cma = NULL;
+            c->sent = c->npieces;
+        }
+        return;
+    }
     if (c->reqs == NULL && (c->reqs = malloc(n * sizeof *c->reqs)) == NULL)
         return;
     if (c->staging == NULL && (c->staging = staging_get(c->size, &c->staging_cap)) == NULL)
@@ -517,6 +523,13 @@ void sluice_eng_settle_peer(struct eng_cmd *c, uint32_t op)
         checked(irecv_data(c, c->staging), c->peer, "receiving a buffer");
 }
 
+/* The command's status for a piece CMA could not copy (remote_cma.h): rank 0's memory there not
+ * accessible, or rank 0 gone. */
+static cl_int cma_error(int st)
+{
+    return st == -EFAULT ? CL_INVALID_VALUE : CL_OUT_OF_RESOURCES;
+}
+
 /* The CMA copy of a read (if it has one) is over: every piece copied, or failed (the read then
  * fails: rank 0's memory there was not writable, or rank 0 is gone). */
 static int cma_done(struct eng_cmd *c)
@@ -527,7 +540,7 @@ static int cma_done(struct eng_cmd *c)
         return 0;
     for (size_t i = 0; i < c->npieces && c->status >= 0; i++)
         if (sluice_cma_piece(c->cma, i) < 0)
-            c->status = sluice_cma_piece(c->cma, i) == -EFAULT ? CL_INVALID_VALUE : CL_OUT_OF_RESOURCES;
+            c->status = cma_error(sluice_cma_piece(c->cma, i));
     sluice_cma_end(c->cma);
     c->cma = NULL;
     return 1;
@@ -557,8 +570,8 @@ static void write_arrived(struct eng_cmd *c, int *progress)
             int flag = 0;
             if (c->cma != NULL) {
                 int st = sluice_cma_piece(c->cma, c->sent);
-                if (st < 0 && c->status >= 0) /* rank 0's memory there unreadable, or rank 0 gone */
-                    c->status = st == -EFAULT ? CL_INVALID_VALUE : CL_OUT_OF_RESOURCES;
+                if (st < 0 && c->status >= 0)
+                    c->status = cma_error(st);
                 flag = st != 0;
             } else if (c->reqs[c->sent] == MPI_REQUEST_NULL) {
                 break;
