@@ -2,8 +2,11 @@
 # libsluice.so exports every OpenCL entry point the installed ICD loader exports (and the
 # extension functions of the headers besides), does not depend on libOpenCL itself, and
 # exports dlsym for programs that look the loader's functions up by hand.
-loader=$(ldconfig -p | awk '/libOpenCL\.so\.1 .*x86-64/ {print $NF; exit}')
-[ -n "$loader" ] || loader=$(ldconfig -p | awk '/libOpenCL\.so\.1 / {print $NF; exit}')
+# (ldconfig's listing is kept first: awk stops reading at its match, and under pipefail the
+# SIGPIPE that ldconfig then gets failed this script at random.)
+ldconfig -p >ldconfig.txt
+loader=$(awk '/libOpenCL\.so\.1 .*x86-64/ {print $NF; exit}' ldconfig.txt)
+[ -n "$loader" ] || loader=$(awk '/libOpenCL\.so\.1 / {print $NF; exit}' ldconfig.txt)
 [ -n "$loader" ] || fail "no libOpenCL.so.1 found by ldconfig (apt-get install ocl-icd-libopencl1)"
 nm -D --defined-only "$loader" | awk '$3 ~ /^cl[A-Z]/ {sub(/@.*/, "", $3); print $3}' | sort -u >loader.syms
 nm -D --defined-only "$SLUICE_LIB" | awk '$2 == "T" && $3 ~ /^cl[A-Z]/ {print $3}' | sort -u >sluice.syms
