@@ -128,7 +128,32 @@ static void wait_on_buffers(const struct sluice_remote_access *acc, size_t nacc,
     }
 }
 
-/* The real enqueue of one command kind, its operands in req->a and the `rest` bytes at `at`. */
+/* A transfer's operands: its range, its peer and how its data moves. Taken before anything can
+ * fail it, since a failed transfer still moves its pieces (sluice_eng_settle_peer), and its gather
+ * still takes its turn. */
+static cl_int transfer_operands(struct eng_cmd *c, const struct sluice_remote_req *req,
+                                const unsigned char *at, size_t rest)
+{
+    const uint64_t *a = req->a;
+    c->off = (size_t)a[1];
+    c->size = (size_t)a[2];
+    c->peer = (int)a[4];
+    c->bcast = a[5];
+    if (c->flags & SLUICE_CMD_CMA)
+        c->cma_addr = a[6];
+    if (c->flags & SLUICE_CMD_GATHER)
+        c->gseq = sluice_eng_gathers++;
+    if (c->flags & SLUICE_CMD_ALLGATHER)
+        return sluice_eng_allgather_parse(c, at, rest);
+    if (rest == sizeof c->geom) {
+        c->rect = 1;
+        memcpy(c->geom, at, sizeof c->geom);
+    }
+    return CL_SUCCESS;
+}
+
+/* The real enqueue of one command kind, its operands in req->a (a transfer's taken already) and
+ * the `rest` bytes at `at`. */
 static cl_int enqueue_command(struct eng_cmd *c, const struct sluice_remote_req *req, const unsigned char *at,
                               size_t rest, cl_event *wl, size_t nw, const struct sluice_remote_access *acc,
                               size_t nacc)
@@ -142,22 +167,7 @@ static cl_int enqueue_command(struct eng_cmd *c, const struct sluice_remote_req 
     switch (req->op) {
     case SLUICE_REMOTE_CMD_WRITE:
     case SLUICE_REMOTE_CMD_READ:
-        c->off = (size_t)a[1];
-        c->size = (size_t)a[2];
-        c->peer = (int)a[4];
-        c->bcast = a[5];
-        if (c->flags & SLUICE_CMD_CMA)
-            c->cma_addr = a[6];
-        if (c->flags & SLUICE_CMD_GATHER)
-            c->gseq = sluice_eng_gathers++;
-        if (c->flags & SLUICE_CMD_ALLGATHER)
-            r = sluice_eng_allgather_parse(c, at, rest);
-        else if (rest == sizeof c->geom) {
-            c->rect = 1;
-            memcpy(c->geom, at, sizeof c->geom);
-        }
-        if (r != CL_SUCCESS) {
-        } else if (c->rect && (a[3] != 0 || req->op == SLUICE_REMOTE_CMD_READ))
+        if (c->rect && (a[3] != 0 || req->op == SLUICE_REMOTE_CMD_READ))
             r = sluice_eng_rect(c, req->op, PTR(cl_mem, a[0]), PTR(unsigned char *, a[3]), wl, nw);
         else if (c->rect)
             r = sluice_eng_write_pieces(c, PTR(cl_mem, a[0]), wl, nw);
@@ -250,6 +260,7 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
     const unsigned char *at = p + sizeof h;
     if (r == CL_SUCCESS)
         r = wait_on_commands(&h, at, ctx, wl, &nw);
+    size_t own = nw;
     at += ((size_t)h.nlocal + h.nremote) * 8;
     size_t nacc = h.naccess; /* every use: a kernel may take any number of buffers */
     struct sluice_remote_access acc_small[8], *acc = nacc <= 8 ? acc_small : malloc(nacc * sizeof *acc);
@@ -261,7 +272,15 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
     at += nacc * sizeof acc[0];
     int transfer = (h.flags & SLUICE_CMD_TRANSFER) != 0;
     wait_on_buffers(acc, nacc, transfer, wl, &nw);
+    if (r == CL_SUCCESS)
+        r = sluice_eng_wait_list_check(wl, &nw, &own, 0);
+    c->nwait_own = own; /* (a write from a peer keeps its wait list: remote_transfer.c) */
     size_t rest = (size_t)req->nbytes - (size_t)(at - p);
+    if (req->op == SLUICE_REMOTE_CMD_READ || req->op == SLUICE_REMOTE_CMD_WRITE) {
+        cl_int t = transfer_operands(c, req, at, rest);
+        if (r == CL_SUCCESS)
+            r = t;
+    }
     if (r == CL_SUCCESS && c->q == NULL)
         r = CL_INVALID_COMMAND_QUEUE;
     if (r == CL_SUCCESS)

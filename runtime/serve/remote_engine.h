@@ -27,10 +27,10 @@ struct eng_cmd {
     uint64_t id;
     uint32_t op, flags;
     cl_command_queue q;
-    cl_event ev;        /* complete when the command's device work is */
-    cl_event *piece_ev; /* per piece of bulk data (reads to a peer, writes from a peer) */
-    cl_event *wait;     /* writes from a peer: what each piece's write waits for (retained) */
-    size_t nwait;
+    cl_event ev;                        /* complete when the command's device work is */
+    cl_event *piece_ev;                 /* per piece of bulk data (reads to a peer, writes from a peer) */
+    cl_event *wait;                     /* writes from a peer: what each piece's write waits for (retained) */
+    size_t nwait, nwait_own;            /* ... of which the first nwait_own are the program's dependencies */
     struct sluice_remote_access acc[8]; /* its buffer uses, registered once it is enqueued */
     size_t nacc;
     cl_mem buf;
@@ -99,6 +99,15 @@ void sluice_eng_track_prune(void);
 cl_event sluice_eng_remote_dep(uint64_t id, cl_context ctx, int *none);
 int sluice_eng_failed_dep(uint64_t id);
 void sluice_eng_failed_add(uint64_t id, int64_t status);
+/* Waiting on a failed event does not work (PoCL leaves the command queued forever, and an event
+ * can fail after sluice learned of it: a user event set negative, a command failed by its own
+ * wait list), so each wait list is checked right before its enqueue. A failed one of the first
+ * *own events (the program's dependencies) fails the command, as OpenCL would:
+ * CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST; one of the rest (earlier uses of its buffers,
+ * which sluice adds) is dropped: a failed use leaves the buffer as it was and later uses go on,
+ * as on one queue. Compacts wl, *n and *own; `release`: the list holds references (dropped ones
+ * are released). */
+cl_int sluice_eng_wait_list_check(cl_event *wl, size_t *n, size_t *own, int release);
 void sluice_eng_hold_failed(struct eng_cmd *c); /* takes a failed command's events and wait list */
 void sluice_eng_held_sweep(void);
 void sluice_eng_forget_notified(void);

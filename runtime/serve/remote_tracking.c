@@ -203,6 +203,30 @@ int sluice_eng_failed_dep(uint64_t id)
     return 0;
 }
 
+cl_int sluice_eng_wait_list_check(cl_event *wl, size_t *n, size_t *own, int release)
+{
+    cl_int r = CL_SUCCESS;
+    size_t kept = 0, kept_own = 0;
+    for (size_t i = 0; i < *n; i++) {
+        cl_int st = CL_COMPLETE;
+        int failed = api()->clGetEventInfo(wl[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+                         CL_SUCCESS &&
+                     st < 0;
+        if (failed && i < *own)
+            r = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+        if (failed) {
+            if (release)
+                api()->clReleaseEvent(wl[i]);
+            continue;
+        }
+        kept_own += i < *own;
+        wl[kept++] = wl[i];
+    }
+    *n = kept;
+    *own = kept_own;
+    return r;
+}
+
 /* After a user event of ours was set: flush the queues of commands in flight, which may wait
  * for it (some devices only look at their queues when flushed). */
 static void flush_inflight(void)

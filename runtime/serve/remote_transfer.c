@@ -220,6 +220,28 @@ static int post_gather(struct eng_cmd *c, int force)
     return 1;
 }
 
+/* A read that failed (its device read, or what it waited for) while pieces were still unsent:
+ * each goes as a zero-length message, which completes the peer's receive and leaves its memory
+ * as it was (OpenCL leaves a failed read's destination alone); by CMA nothing more is copied. A
+ * gather's part has a fixed size: zeros go, in its turn (sluice_eng_send_read_pieces). */
+static void send_no_data(struct eng_cmd *c)
+{
+    static const unsigned char none;
+    if (c->cma != NULL) /* (waits for the pieces being copied: those were read) */
+        sluice_cma_end(c->cma);
+    c->cma = NULL;
+    if (c->cma_addr != 0 || c->reqs == NULL) {
+        c->sent = c->npieces;
+        return;
+    }
+    while (c->sent < c->npieces) {
+        size_t i = c->sent++;
+        checked(
+            MPI_Isend(&none, 0, MPI_BYTE, c->peer, SLUICE_REMOTE_DATA_TAG(c->id), sluice_comm(), &c->reqs[i]),
+            c->peer, "sending a buffer");
+    }
+}
+
 cl_int sluice_eng_read_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t nw)
 {
     size_t n = (c->flags & SLUICE_CMD_GATHER) ? 1 : sluice_remote_pieces(c->size);
@@ -372,14 +394,19 @@ int sluice_eng_read_mapped(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t n
     return 0;
 }
 
-/* The map of a mapped read completed (or failed: zeros go instead, the peer must not wait). */
+/* The map of a mapped read completed (or failed: no data goes, the peer must not wait). */
 void sluice_eng_post_sends(struct eng_cmd *c)
 {
     c->posted = 1;
-    c->sent = c->npieces;
     const unsigned char *from = c->mapped;
-    if (from == NULL && (from = c->staging = staging_get(c->size, &c->staging_cap)) == NULL)
+    if (from == NULL) { /* the map failed: nothing was read */
+        if (c->status >= 0)
+            c->status = CL_OUT_OF_RESOURCES;
+        c->sent = 0;
+        send_no_data(c);
         return;
+    }
+    c->sent = c->npieces;
     if (c->cma_addr != 0) {
         if ((c->cma = sluice_cma_start((unsigned char *)from, c->cma_addr, c->size, c->id, 1, c->npieces)) ==
             NULL)
@@ -435,9 +462,13 @@ cl_int sluice_eng_write_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size
     c->wait = malloc((nw + 1) * sizeof *c->wait);
     if (c->staging == NULL || c->piece_ev == NULL || c->reqs == NULL || c->wait == NULL)
         return CL_OUT_OF_HOST_MEMORY;
+    size_t own = c->nwait_own;
+    c->nwait_own = 0;
     for (size_t i = 0; i < nw; i++)
-        if (api()->clRetainEvent(wl[i]) == CL_SUCCESS)
+        if (api()->clRetainEvent(wl[i]) == CL_SUCCESS) {
+            c->nwait_own += i < own;
             c->wait[c->nwait++] = wl[i];
+        }
     for (size_t i = 0; i < n; i++)
         c->reqs[i] = MPI_REQUEST_NULL;
     if (c->cma_addr != 0) {
@@ -487,8 +518,8 @@ cl_int sluice_eng_rect(struct eng_cmd *c, uint32_t op, cl_mem buf, unsigned char
     return r;
 }
 
-/* The data messages of a transfer that could not be enqueued: sent (zeros) or received into a
- * scratch buffer, so that the other end point completes. */
+/* The data messages of a transfer that could not be enqueued: sent (without data) or received
+ * into a scratch buffer, so that the other end point completes. */
 void sluice_eng_settle_peer(struct eng_cmd *c, uint32_t op)
 {
     size_t n = op == SLUICE_REMOTE_CMD_WRITE ? write_pieces(c) : sluice_remote_pieces(c->size);
@@ -514,12 +545,13 @@ void sluice_eng_settle_peer(struct eng_cmd *c, uint32_t op)
         /* Zeros go as its part at once: a command that failed before its read was enqueued has
          * nothing that would post it later (out of turn only when an earlier gather's read is
          * still running: then MPI may pair them wrongly; the job is failing already). */
+        memset(c->staging, 0, c->size);
         c->npieces = c->sent = 1;
         post_gather(c, 1);
-    } else if (op == SLUICE_REMOTE_CMD_READ)
-        checked(sluice_remote_data_isend(sluice_comm(), c->peer, c->id, c->staging, c->size, c->reqs),
-                c->peer, "sending a buffer");
-    else
+    } else if (op == SLUICE_REMOTE_CMD_READ) {
+        c->sent = 0;
+        send_no_data(c);
+    } else
         checked(irecv_data(c, c->staging), c->peer, "receiving a buffer");
 }
 
@@ -566,6 +598,10 @@ static void write_arrived(struct eng_cmd *c, int *progress)
     } else {
         if (!sluice_eng_allgather_ready(c))
             return;
+        /* A piece from one peer that came short (without data) was a read that failed there
+         * (send_no_data); a collective's pieces have their sizes fixed. */
+        int p2p = !(c->flags & (SLUICE_CMD_SCATTER | SLUICE_CMD_BCAST | SLUICE_CMD_ALLGATHER));
+        MPI_Status mst;
         while (c->sent < c->npieces) {
             int flag = 0;
             if (c->cma != NULL) {
@@ -575,17 +611,25 @@ static void write_arrived(struct eng_cmd *c, int *progress)
                 flag = st != 0;
             } else if (c->reqs[c->sent] == MPI_REQUEST_NULL) {
                 break;
-            } else if (checked(MPI_Test(&c->reqs[c->sent], &flag, MPI_STATUS_IGNORE), c->peer,
-                               "receiving a buffer") != MPI_SUCCESS) {
+            } else if (checked(MPI_Test(&c->reqs[c->sent], &flag, &mst), c->peer, "receiving a buffer") !=
+                       MPI_SUCCESS) {
                 c->reqs[c->sent] = MPI_REQUEST_NULL;
                 c->status = CL_OUT_OF_RESOURCES;
                 flag = 1;
+            } else if (flag && p2p) {
+                int got = 0;
+                size_t k;
+                write_piece(c, c->sent, &k);
+                if (MPI_Get_count(&mst, MPI_BYTE, &got) == MPI_SUCCESS && (size_t)got != k && c->status >= 0)
+                    c->status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST; /* its source's read failed */
             }
             if (!flag)
                 return;
             size_t i = c->sent++, k, off = write_piece(c, i, &k);
             *progress = 1;
             uint64_t t_arrived = sluice_trace_active() ? sluice_now_ns() : 0;
+            if (c->status >= 0 && c->mapped == NULL) /* (what it waits for may have failed since) */
+                c->status = sluice_eng_wait_list_check(c->wait, &c->nwait, &c->nwait_own, 1);
             if (c->status >= 0 && !c->rect && c->mapped == NULL) {
                 cl_int r = api()->clEnqueueWriteBuffer(c->q, c->buf, CL_FALSE, c->off + off, k,
                                                        c->staging + off, (cl_uint)c->nwait,
@@ -639,8 +683,8 @@ static void write_arrived(struct eng_cmd *c, int *progress)
     sluice_eng_run_deferred();
 }
 
-/* A command whose event failed without calling back: done, and a read to a peer still sends its
- * pieces so that the peer does not wait forever. */
+/* A command whose event failed without calling back: done, and a read to a peer still sends (or
+ * settles) its pieces so that the peer does not wait forever. */
 void sluice_eng_failed_silently(struct eng_cmd *c)
 {
     cl_int st = CL_COMPLETE;
@@ -651,12 +695,12 @@ void sluice_eng_failed_silently(struct eng_cmd *c)
     c->dev_done = 1;
     c->cbs = 0;
     c->zombie = 1;
-    while (c->op == SLUICE_REMOTE_CMD_READ && c->reqs != NULL && c->sent < c->npieces) {
-        size_t i = c->sent++, k, off = sluice_remote_piece(c->size, i, &k);
-        checked(MPI_Isend(c->staging + off, (int)k, MPI_BYTE, c->peer, SLUICE_REMOTE_DATA_TAG(c->id),
-                          sluice_comm(), &c->reqs[i]),
-                c->peer, "sending a buffer");
-    }
+    if (c->op != SLUICE_REMOTE_CMD_READ || c->reqs == NULL || c->sent >= c->npieces)
+        return;
+    if (c->piece_ev != NULL || c->rect)
+        sluice_eng_send_read_pieces(c, -1); /* the pieces read go, then none for the failed one on */
+    else
+        send_no_data(c);
 }
 
 /* True when every MPI request of c has completed (testing them advances them). */
@@ -697,12 +741,27 @@ int sluice_eng_mpi_done(struct eng_cmd *c, int *progress)
  * its pieces. */
 void sluice_eng_send_read_pieces(struct eng_cmd *c, long piece)
 {
-    while (c->sent < c->npieces &&
-           (c->rect ? (piece == 0 || sluice_eng_done_event(c->ev))
-                    : (c->sent == (size_t)piece || sluice_eng_done_event(c->piece_ev[c->sent])))) {
+    while (c->sent < c->npieces) {
+        cl_event ev = c->rect ? c->ev : c->piece_ev[c->sent];
+        int called = c->rect ? piece == 0 : c->sent == (size_t)piece; /* its callback came */
+        cl_int st = CL_COMPLETE;
+        if (api()->clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) !=
+                CL_SUCCESS ||
+            (called && st > CL_COMPLETE))
+            st = CL_COMPLETE;
+        if (st > CL_COMPLETE)
+            return; /* not read yet */
+        if (st < 0 && c->status >= 0)
+            c->status = st;
         if (c->flags & SLUICE_CMD_GATHER) {
+            if (st < 0) /* a gather's part has a fixed size */
+                memset(c->staging, 0, c->size);
             if (post_gather(c, 0))
                 c->sent = 1;
+            return;
+        }
+        if (st < 0) {
+            send_no_data(c);
             return;
         }
         if (c->cma != NULL) { /* copied into rank 0's memory by the CMA threads */
