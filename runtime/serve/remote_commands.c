@@ -117,15 +117,26 @@ static cl_int wait_on_commands(const struct sluice_remote_cmd *h, const unsigned
     return r;
 }
 
-/* Adds to the wait list what the command's buffer uses must follow (earlier uses still in flight). */
-static void wait_on_buffers(const struct sluice_remote_access *acc, size_t nacc, int transfer, cl_event *wl,
-                            size_t *nw)
+/* Adds to the wait list what the command's buffer uses must follow (earlier uses still in
+ * flight); a transfer waits for them through shields (sluice_eng_shield). */
+static void wait_on_buffers(const struct sluice_remote_access *acc, size_t nacc, int transfer, cl_context ctx,
+                            cl_event *wl, size_t *nw)
 {
+    size_t from = *nw;
     for (size_t i = 0; i < nacc; i++) {
         struct track *t = sluice_eng_track_of(acc[i].root);
         if (t != NULL)
             sluice_eng_track_deps(t, (int)acc[i].write, transfer, wl, nw);
     }
+    if (!transfer)
+        return;
+    size_t kept = from;
+    for (size_t i = from; i < *nw; i++) {
+        cl_event e = sluice_eng_shield(wl[i], ctx);
+        if (e != NULL)
+            wl[kept++] = e;
+    }
+    *nw = kept;
 }
 
 /* A transfer's operands: its range, its peer and how its data moves. Taken before anything can
@@ -271,7 +282,7 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
     memcpy(acc, at, nacc * sizeof acc[0]);
     at += nacc * sizeof acc[0];
     int transfer = (h.flags & SLUICE_CMD_TRANSFER) != 0;
-    wait_on_buffers(acc, nacc, transfer, wl, &nw);
+    wait_on_buffers(acc, nacc, transfer, ctx, wl, &nw);
     if (r == CL_SUCCESS)
         r = sluice_eng_wait_list_check(wl, &nw, &own, 0);
     c->nwait_own = own; /* (a write from a peer keeps its wait list: remote_transfer.c) */

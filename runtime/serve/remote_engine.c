@@ -249,6 +249,7 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
         free(n);
         n = next;
     }
+    sluice_eng_shields_sweep();
     size_t k = 0;
     /* PoCL calls no callback for a command failed by its wait list: such commands are found by
      * asking their status, at most every millisecond. */

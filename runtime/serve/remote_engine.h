@@ -108,6 +108,14 @@ void sluice_eng_failed_add(uint64_t id, int64_t status);
  * as on one queue. Compacts wl, *n and *own; `release`: the list holds references (dropped ones
  * are released). */
 cl_int sluice_eng_wait_list_check(cl_event *wl, size_t *n, size_t *own, int release);
+/* A real wait list fails its command when any event in it fails: right for the program's
+ * dependencies, wrong for the earlier uses of a buffer that a coherence transfer waits for (a
+ * failed use leaves the buffer as it was, and the transfer must still move it, or the receiver
+ * would keep a stale copy). So a transfer waits for such a use through a user event of its
+ * context that the engine sets complete once the use ended in any way (sweep, every round of
+ * the engine's progress). NULL when the use has ended already. */
+cl_event sluice_eng_shield(cl_event use, cl_context ctx);
+void sluice_eng_shields_sweep(void);
 void sluice_eng_hold_failed(struct eng_cmd *c); /* takes a failed command's events and wait list */
 void sluice_eng_held_sweep(void);
 void sluice_eng_forget_notified(void);

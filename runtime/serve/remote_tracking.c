@@ -33,6 +33,14 @@ struct failed {
     struct failed *next;
 };
 
+/* A user event standing in a transfer's wait list for an earlier use of its buffer, set
+ * complete once that use ended, however it ended (sluice_eng_shield). */
+struct shield {
+    cl_event use, ue;
+    struct shield *next;
+};
+static struct shield *shields;
+
 static struct eng_cmd *table[BUCKETS];
 struct eng_cmd *sluice_eng_all;
 static size_t inflight;
@@ -225,6 +233,47 @@ cl_int sluice_eng_wait_list_check(cl_event *wl, size_t *n, size_t *own, int rele
     *n = kept;
     *own = kept_own;
     return r;
+}
+
+cl_event sluice_eng_shield(cl_event use, cl_context ctx)
+{
+    cl_int st = CL_COMPLETE, err = CL_SUCCESS;
+    if (api()->clGetEventInfo(use, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS ||
+        st <= CL_COMPLETE)
+        return NULL; /* ended: nothing to wait for */
+    struct shield *h = malloc(sizeof *h);
+    cl_event ue = h != NULL ? api()->clCreateUserEvent(ctx, &err) : NULL;
+    if (ue == NULL || api()->clRetainEvent(use) != CL_SUCCESS) {
+        if (ue != NULL)
+            api()->clReleaseEvent(ue);
+        free(h);
+        return use; /* (out of memory: the use itself, failures and all) */
+    }
+    *h = (struct shield){use, ue, shields};
+    shields = h;
+    return ue;
+}
+
+static void flush_inflight(void);
+
+void sluice_eng_shields_sweep(void)
+{
+    int set = 0;
+    for (struct shield **p = &shields; *p != NULL;) {
+        struct shield *h = *p;
+        if (!sluice_eng_done_event(h->use)) {
+            p = &h->next;
+            continue;
+        }
+        api()->clSetUserEventStatus(h->ue, CL_COMPLETE);
+        api()->clReleaseEvent(h->ue);
+        api()->clReleaseEvent(h->use);
+        *p = h->next;
+        free(h);
+        set = 1;
+    }
+    if (set)
+        flush_inflight();
 }
 
 /* After a user event of ours was set: flush the queues of commands in flight, which may wait

@@ -88,6 +88,86 @@ static void one(cl_context ctx, cl_command_queue q, cl_kernel inc, cl_mem m, siz
     free(dst);
 }
 
+/* Across devices, behind a user event set to -44: the same host range written to every device
+ * (collective replacement makes it a broadcast), every device's buffer read into adjacent slices
+ * of one host buffer (a gather), and a buffer one device's kernel wrote then used by a failed
+ * kernel on the next device, and the other way round (coherence moves between devices). */
+static void across(cl_context ctx, cl_uint nd, const cl_device_id *dev, cl_kernel inc, size_t n)
+{
+    cl_int err;
+    cl_command_queue q[8];
+    cl_mem b[8];
+    unsigned char *host = malloc(n), *dst = malloc(n * nd);
+    for (cl_uint d = 0; d < nd; d++) {
+        q[d] = clCreateCommandQueueWithProperties(ctx, dev[d], NULL, &err);
+        CHECK(err);
+        b[d] = clCreateBuffer(ctx, CL_MEM_READ_WRITE, n, NULL, &err);
+        CHECK(err);
+    }
+    for (int kind = 0; kind < 2; kind++) { /* 0: a broadcast of writes, 1: a gather of reads */
+        memset(host, 0x33, n);
+        memset(dst, 0xa5, n * nd);
+        cl_event gate = clCreateUserEvent(ctx, &err), ev[8];
+        CHECK(err);
+        for (cl_uint d = 0; d < nd; d++)
+            CHECK(kind == 0 ? clEnqueueWriteBuffer(q[d], b[d], CL_FALSE, 0, n, host, 1, &gate, &ev[d])
+                            : clEnqueueReadBuffer(q[d], b[d], CL_FALSE, 0, n, dst + d * n, 1, &gate, &ev[d]));
+        CHECK(clSetUserEventStatus(gate, -44));
+        cl_int wait_rc = clWaitForEvents(nd, ev);
+        printf("%zu bytes, %s on %u devices: wait %d,", n,
+               kind ? "reads into one buffer" : "one range written", nd, wait_rc);
+        for (cl_uint d = 0; d < nd; d++) {
+            printf(" %s", status_word(ev[d]));
+            CHECK(clReleaseEvent(ev[d]));
+        }
+        CHECK(clReleaseEvent(gate));
+        printf(", memory %s", untouched(dst, n * nd, 0xa5) ? "untouched" : "CHANGED");
+        memset(host, 0x40 + kind, n); /* then healthy: the same again without the gate */
+        for (cl_uint d = 0; d < nd; d++)
+            CHECK(clEnqueueWriteBuffer(q[d], b[d], CL_FALSE, 0, n, host, 0, NULL, NULL));
+        for (cl_uint d = 0; d < nd; d++)
+            CHECK(clEnqueueReadBuffer(q[d], b[d], CL_FALSE, 0, n, dst + d * n, 0, NULL, NULL));
+        for (cl_uint d = 0; d < nd; d++)
+            CHECK(clFinish(q[d]));
+        printf(", then %s\n", untouched(dst, n * nd, 0x40 + kind) ? "every device's data" : "WRONG DATA");
+    }
+    for (cl_uint d = 0; d + 1 < nd; d++)
+        for (int failed_first = 0; failed_first < 2; failed_first++) {
+            /* Device d's kernel adds 1 to b[0], then device d+1's kernel another: the second
+             * behind the gate, or the first behind it and the second behind the first. */
+            unsigned char start = 0x50;
+            memset(host, start, n);
+            CHECK(clEnqueueWriteBuffer(q[d], b[0], CL_TRUE, 0, n, host, 0, NULL, NULL));
+            cl_event gate = clCreateUserEvent(ctx, &err), k1, k2;
+            CHECK(err);
+            CHECK(clSetKernelArg(inc, 0, sizeof b[0], &b[0]));
+            CHECK(clEnqueueNDRangeKernel(q[d], inc, 1, NULL, &n, NULL, failed_first,
+                                         failed_first ? &gate : NULL, &k1));
+            CHECK(
+                clEnqueueNDRangeKernel(q[d + 1], inc, 1, NULL, &n, NULL, 1, failed_first ? &k1 : &gate, &k2));
+            CHECK(clSetUserEventStatus(gate, -44));
+            clWaitForEvents(1, &k1);
+            clWaitForEvents(1, &k2);
+            CHECK(clEnqueueReadBuffer(q[d + 1], b[0], CL_TRUE, 0, n, dst, 0, NULL, NULL));
+            int value = -1;
+            for (int v = 0; v < 3 && value < 0; v++)
+                if (untouched(dst, n, (unsigned char)(start + v)))
+                    value = v;
+            printf("%zu bytes, kernel on device %u %s, kernel on device %u %s: read on device %u finds start "
+                   "+ %d\n",
+                   n, d, status_word(k1), d + 1, status_word(k2), d + 1, value);
+            CHECK(clReleaseEvent(k1));
+            CHECK(clReleaseEvent(k2));
+            CHECK(clReleaseEvent(gate));
+        }
+    for (cl_uint d = 0; d < nd; d++) {
+        CHECK(clReleaseMemObject(b[d]));
+        CHECK(clReleaseCommandQueue(q[d]));
+    }
+    free(host);
+    free(dst);
+}
+
 int main(int argc, char **argv)
 {
     alarm(120);
@@ -128,6 +208,9 @@ int main(int argc, char **argv)
             }
         CHECK(clReleaseCommandQueue(q));
     }
+    if (only < 0 && nd > 1)
+        for (int s = 0; s < 2; s++)
+            across(ctx, nd, dev, inc, sizes[s]);
     CHECK(clReleaseKernel(inc));
     CHECK(clReleaseProgram(prog));
     CHECK(clReleaseContext(ctx));
