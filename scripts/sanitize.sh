@@ -40,7 +40,8 @@ for job in $jobs; do
                test_commit_msg)
       # What the mpiexec tests run: the library (and its racy twin), the tools, the programs.
       mpi_targets=(sluice sluice_racecheck sluice_ckpt_tool sluice_trace_tool app_ckpt_sized app_cl_dist_copy_fill
-                   app_cl_threads app_cl_multi_device app_cl_events_callbacks app_cl_dist_async)
+                   app_cl_threads app_cl_multi_device app_cl_events_callbacks app_cl_dist_async
+                   app_cl_failed_transfers)
       cmake --build "$b" -j "$(nproc)" --target "${targets[@]}" "${mpi_targets[@]}" >/dev/null
       # die_after_fork=0: the fork tests' children start threads, which TSan allows only so; the
       # one test whose child starts a thread in a forked multi-threaded process is left to the

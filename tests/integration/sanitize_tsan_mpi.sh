@@ -4,9 +4,9 @@
 # aggregators' write-behind thread (several rounds per aggregator, the trace on, the restart read
 # back with another rank count), and distributed OpenCL through the scheduler of rank 0 and the
 # serving ranks (copies and fills between ranks' devices, work split over every rank's device,
-# user events failing commands on serving ranks while other events of their wait lists run, then
-# only a remote device: callbacks coming back from it, four host threads at once). Any report
-# fails the test; so does wrong output.
+# user events failing commands on serving ranks while other events of their wait lists run,
+# transfers failed by their wait list, then only a remote device: callbacks coming back from it,
+# four host threads at once). Any report fails the test; so does wrong output.
 source "$SOURCE_DIR/tests/integration/tsan_lib.bash"
 app=$SLUICE_APPS_DIR/ckpt_sized
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE SLUICE_CB_WRITE=enable SLUICE_CB_BUFFER_SIZE=256K SLUICE_STRIPING_UNIT=64K
@@ -39,6 +39,11 @@ expect_contains "cl_multi_device: work split right" "wrong=0" "$(cat "cl_multi_d
 # two checks that depend on the machine's load only print their figures.
 tsan_clean "cl_dist_async, 3 ranks" 3 "$SLUICE_APPS_DIR/cl_dist_async" untimed
 expect_eq "cl_dist_async: every check passed" 7 "$(grep -c ': ok$' "cl_dist_async, 3 ranks.out")"
+# Transfers failed by their wait list: pieces settled without data, moves behind failed uses
+# (their shields set by the engine's loop), reads that leave rank 0's memory alone.
+tsan_clean "cl_failed_transfers, 3 ranks" 3 "$SLUICE_APPS_DIR/cl_failed_transfers"
+expect_eq "cl_failed_transfers: every case as on local devices" 94 \
+  "$(grep -c -E 'memory untouched, then (a healthy round trip|every device.s data)$' "cl_failed_transfers, 3 ranks.out")"
 # Only rank 1's device: every call goes to the serving rank, callbacks come back from it.
 export SLUICE_DEVICES="SELECT ALL WHERE node = 1"
 tsan_clean "cl_events_callbacks, 2 ranks" 2 "$SLUICE_APPS_DIR/cl_events_callbacks"
