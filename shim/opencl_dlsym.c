@@ -15,6 +15,7 @@
 
 #include "cl/names.h"
 #include "cl/wrap.h"
+#include "common/real.h"
 
 #if defined(__x86_64__)
 
@@ -30,9 +31,7 @@ NOT_INSTRUMENTED static dlsym_fn find_real_dlsym(void)
 {
     dlsym_fn f = __atomic_load_n(&sluice_cl_real_dlsym, __ATOMIC_ACQUIRE);
     if (f == NULL) {
-        f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-        if (f == NULL)
-            f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+        f = sluice_real_dlsym_fn();
         __atomic_store_n(&sluice_cl_real_dlsym, f, __ATOMIC_RELEASE);
     }
     return f;

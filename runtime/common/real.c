@@ -63,12 +63,35 @@ static void *fallback_for(const char *name)
     return NULL;
 }
 
+typedef void *(*dlsym_fn)(void *, const char *);
+
+__attribute__((no_sanitize_address, no_sanitize_undefined, no_sanitize("thread"))) dlsym_fn
+sluice_real_dlsym_fn(void)
+{
+    static dlsym_fn fn;
+    dlsym_fn f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+    if (f == NULL) {
+        f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+        if (f == NULL)
+            f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+        __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+
+/* (noinline: glibc's dlsym takes RTLD_NEXT relative to its caller, which must be libsluice.) */
+__attribute__((noinline)) void *sluice_real_dlsym(void *handle, const char *name)
+{
+    dlsym_fn f = sluice_real_dlsym_fn();
+    return f != NULL ? f(handle, name) : NULL;
+}
+
 void *sluice_real_resolve_in(void *handle, const char *name, void *_Atomic *slot)
 {
     if (resolving)
         return fallback_for(name); /* not cached: the real one is found once dlsym returns */
     resolving = 1;
-    void *p = dlsym(handle, name);
+    void *p = sluice_real_dlsym(handle, name);
     resolving = 0;
     if (p != NULL)
         atomic_store_explicit(slot, p, memory_order_release);

@@ -23,6 +23,13 @@ void *sluice_real_resolve(const char *name, void *_Atomic *slot);
 /* Same, but through a handle (used for the real OpenCL loader sluice dlopens itself). */
 void *sluice_real_resolve_in(void *handle, const char *name, void *_Atomic *slot);
 
+/* libc's dlsym. libsluice exports a dlsym of its own (shim/opencl_dlsym.c, for programs that look
+ * the OpenCL loader's functions up by hand), which a call by name from the runtime would reach
+ * through the PLT. As with dlsym, RTLD_NEXT means after libsluice. sluice_real_dlsym_fn: the
+ * function itself, found once (NULL if libc has none), safe while a sanitizer initialises. */
+void *sluice_real_dlsym(void *handle, const char *name);
+void *(*sluice_real_dlsym_fn(void))(void *, const char *);
+
 #define SLUICE_REAL(fn)                                                                                      \
     (__extension__({                                                                                         \
         static void *_Atomic sluice_real_slot_;                                                              \

@@ -214,7 +214,7 @@ static void own_devices(char *buf, size_t size)
 static bool exit_from_mpi(void)
 {
     Dl_info mpi, di;
-    void *probe = dlsym(RTLD_DEFAULT, "PMPI_Iprobe");
+    void *probe = sluice_real_dlsym(RTLD_DEFAULT, "PMPI_Iprobe");
     if (probe == NULL || !dladdr(probe, &mpi))
         return false;
     void *frames[64];

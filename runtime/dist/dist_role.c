@@ -177,8 +177,8 @@ static bool serve_pending; /* a serving rank's shell: serve from a later process
 static bool program_owns_environment(void)
 {
     void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
-    void *mine = dlsym(RTLD_DEFAULT, "setenv");
-    void *real = libc ? dlsym(libc, "setenv") : NULL;
+    void *mine = sluice_real_dlsym(RTLD_DEFAULT, "setenv");
+    void *real = libc ? sluice_real_dlsym(libc, "setenv") : NULL;
     if (libc)
         dlclose(libc);
     return mine != NULL && real != NULL && mine != real;

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "common/log.h"
+#include "common/real.h"
 #include "sluice_runtime_deps.h"
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -16,7 +17,7 @@ int sluice_mpi_library_load(void)
     pthread_mutex_lock(&load_lock);
     if (loaded == 0) {
         /* Already in the global scope: the program links MPI (libsluice defines no PMPI_*). */
-        if (dlsym(RTLD_DEFAULT, "PMPI_Init_thread") != NULL) {
+        if (sluice_real_dlsym(RTLD_DEFAULT, "PMPI_Init_thread") != NULL) {
             loaded = 1;
         } else if (dlopen(SLUICE_MPI_LIBRARY, RTLD_NOW | RTLD_GLOBAL) != NULL) {
             loaded = 1;

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 
 #include "common/align.h"
+#include "common/real.h"
 #include "trace/state.h"
 
 /* libunwind is loaded only when call sites are asked for: as a link dependency it (and liblzma)
@@ -33,10 +34,11 @@ static int load_libunwind(void)
     void *h = dlopen(SLUICE_LIBUNWIND, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL)
         return -1;
-    unwind_backtrace = (int (*)(void **, int))dlsym(h, CS_XSTR(unw_backtrace));
+    unwind_backtrace = (int (*)(void **, int))sluice_real_dlsym(h, CS_XSTR(unw_backtrace));
     int (*set_policy)(unw_addr_space_t, unw_caching_policy_t) =
-        (int (*)(unw_addr_space_t, unw_caching_policy_t))dlsym(h, CS_XSTR(unw_set_caching_policy));
-    unw_addr_space_t *local = (unw_addr_space_t *)dlsym(h, CS_XSTR(unw_local_addr_space));
+        (int (*)(unw_addr_space_t, unw_caching_policy_t))sluice_real_dlsym(h,
+                                                                           CS_XSTR(unw_set_caching_policy));
+    unw_addr_space_t *local = (unw_addr_space_t *)sluice_real_dlsym(h, CS_XSTR(unw_local_addr_space));
     if (unwind_backtrace == NULL)
         return -1;
     if (set_policy != NULL && local != NULL)
