@@ -112,8 +112,9 @@ cl_int sluice_eng_wait_list_check(cl_event *wl, size_t *n, size_t *own, int rele
  * dependencies, wrong for the earlier uses of a buffer that a coherence transfer waits for (a
  * failed use leaves the buffer as it was, and the transfer must still move it, or the receiver
  * would keep a stale copy). So a transfer waits for such a use through a user event of its
- * context that the engine sets complete once the use ended in any way (sweep, every round of
- * the engine's progress). NULL when the use has ended already. */
+ * context that is set complete once the use ended in any way: by the use's callback at once, or
+ * by the sweep in every round of the engine's progress (no callback comes for a use its wait
+ * list failed). NULL when the use has ended already. */
 cl_event sluice_eng_shield(cl_event use, cl_context ctx);
 void sluice_eng_shields_sweep(void);
 void sluice_eng_hold_failed(struct eng_cmd *c); /* takes a failed command's events and wait list */

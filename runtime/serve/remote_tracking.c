@@ -37,6 +37,9 @@ struct failed {
  * complete once that use ended, however it ended (sluice_eng_shield). */
 struct shield {
     cl_event use, ue;
+    int set;    /* ue set, by the use's callback or by the sweep (atomic) */
+    int called; /* the callback is done with it (atomic): then the sweep frees it */
+    int flushed;
     struct shield *next;
 };
 static struct shield *shields;
@@ -235,6 +238,20 @@ cl_int sluice_eng_wait_list_check(cl_event *wl, size_t *n, size_t *own, int rele
     return r;
 }
 
+/* The use ended: its shield is set at once, on the implementation's thread (the loop would add a
+ * wake-up to every move behind a kernel in flight: a 3-rank stencil's median went from 0.44 to
+ * 0.62 s), and the loop flushes and frees it. */
+static void CL_CALLBACK shield_ended(cl_event ev, cl_int st, void *arg)
+{
+    (void)ev;
+    (void)st;
+    struct shield *h = arg;
+    if (!__atomic_exchange_n(&h->set, 1, __ATOMIC_ACQ_REL))
+        api()->clSetUserEventStatus(h->ue, CL_COMPLETE);
+    __atomic_store_n(&h->called, 1, __ATOMIC_RELEASE); /* (h may be freed from here on) */
+    sluice_engine_wake();
+}
+
 cl_event sluice_eng_shield(cl_event use, cl_context ctx)
 {
     cl_int st = CL_COMPLETE, err = CL_SUCCESS;
@@ -249,8 +266,10 @@ cl_event sluice_eng_shield(cl_event use, cl_context ctx)
         free(h);
         return use; /* (out of memory: the use itself, failures and all) */
     }
-    *h = (struct shield){use, ue, shields};
+    *h = (struct shield){use, ue, 0, 0, 0, shields};
     shields = h;
+    if (api()->clSetEventCallback(use, CL_COMPLETE, shield_ended, h) != CL_SUCCESS)
+        h->called = 1; /* no callback: the sweep sets it */
     return ue;
 }
 
@@ -258,21 +277,36 @@ static void flush_inflight(void);
 
 void sluice_eng_shields_sweep(void)
 {
-    int set = 0;
+    int flush = 0;
     for (struct shield **p = &shields; *p != NULL;) {
         struct shield *h = *p;
-        if (!sluice_eng_done_event(h->use)) {
+        cl_int st = CL_COMPLETE;
+        int ended = api()->clGetEventInfo(h->use, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) !=
+                        CL_SUCCESS ||
+                    st <= CL_COMPLETE;
+        /* No callback comes for a use its wait list failed (PoCL): set here. */
+        if (ended && !__atomic_exchange_n(&h->set, 1, __ATOMIC_ACQ_REL))
+            api()->clSetUserEventStatus(h->ue, CL_COMPLETE);
+        if (!__atomic_load_n(&h->set, __ATOMIC_ACQUIRE)) {
             p = &h->next;
             continue;
         }
-        api()->clSetUserEventStatus(h->ue, CL_COMPLETE);
+        if (!h->flushed)
+            flush = h->flushed = 1;
+        int called = __atomic_load_n(&h->called, __ATOMIC_ACQUIRE);
+        if (!called && !(ended && st < 0)) {
+            p = &h->next; /* its callback is still to come */
+            continue;
+        }
         api()->clReleaseEvent(h->ue);
         api()->clReleaseEvent(h->use);
         *p = h->next;
-        free(h);
-        set = 1;
+        if (called)
+            free(h);
+        /* else: failed without a callback; one that still came would find h (kept, as the
+         * engine keeps failed commands' records), with `set` telling it to leave ue alone */
     }
-    if (set)
+    if (flush)
         flush_inflight();
 }
 
