@@ -15,7 +15,7 @@ into stages, each from one traced moment to the next (all ranks on one node shar
   to-rank0  DONE sent -> rank 0 has received it
 and the longest gap between two pieces, and the median time to enqueue one piece's device copy.
 Prints, per write size, the median, 10th and 90th percentile of each in microseconds.
-Tags: requests 0x5D00 and DONE records 0x5D03 (runtime/serve/remote_proto.h), a command's data
+Tags: requests 0x5D00 and DONE records 0x5D03 (runtime/cl/serve/remote_proto.h), a command's data
 0x1000 + id % 0x4000 (runtime/mpi/tags.def).
 """
 import sys

@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cl/names.h"
-#include "cl/wrap.h"
+#include "cl/intercept/names.h"
+#include "cl/intercept/wrap.h"
 #include "common/real.h"
 
 #if defined(__x86_64__)

@@ -5,14 +5,14 @@
  * queue creation (profiling added for the trace), clCreateContextFromType (its backend comes
  * from a property). Everything else is in the generated
  * cl/wrappers.c. Each forwards untouched when SLUICE_OPENCL=off; with it on, each decides
- * (distributed or not, traced or not) and forwards to the handle layer (runtime/cl/platform.c,
+ * (distributed or not, traced or not) and forwards to the handle layer (runtime/cl/intercept/platform.c,
  * queue.c, kernel_args.c) or to the distributed backend. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cl/names.h"
-#include "cl/wrap.h"
-#include "dist/dist.h"
+#include "cl/intercept/names.h"
+#include "cl/intercept/wrap.h"
+#include "cl/rank0/dist.h"
 
 extern void (*const sluice_cl_wrappers[SLUICE_CL_FN_COUNT])(void);
 
@@ -29,7 +29,7 @@ static const char *const handle_free_loader_functions[] = {"clGetICDLoaderInfoOC
             sluice_cl_trace_call(SLUICE_CL_FN_##fn, t0_, (code), (obj));                                     \
     } while (0)
 
-/* ---- platforms, devices, kernels: the handle layer's (runtime/cl/platform.c) --------------- */
+/* ---- platforms, devices, kernels: the handle layer's (runtime/cl/intercept/platform.c) --------------- */
 
 /* clGetPlatformIDs and the ICD loader's clIcdGetPlatformIDsKHR have one signature and one
  * meaning: one body, instantiated for each name. */

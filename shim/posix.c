@@ -6,9 +6,9 @@
  * descriptors on staging files. The write family (posix_write.def) runs the real call first
  * and only looks at a failed or short result (a full stage folder). */
 #include "ckpt/capture/capture.h"
+#include "cl/rank0/dist_fault.h"
 #include "common/export.h"
 #include "common/real.h"
-#include "dist/dist_fault.h"
 #include "mpi/roles.h"
 
 #include <errno.h>

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: MIT
 # docs/DISTRIBUTED_API.md, the coverage of every OpenCL entry point by distributed OpenCL, is what
-# runtime/cl/gen_wrappers.py --api-doc generates from the installed headers and the distributed
+# runtime/cl/intercept/gen_wrappers.py --api-doc generates from the installed headers and the distributed
 # backend's install functions: regenerated here and compared, so that a slot added or removed
 # without regenerating the page fails. The page lists every entry point the headers declare.
 defines=(-DCL_TARGET_OPENCL_VERSION=300 -DCL_USE_DEPRECATED_OPENCL_1_0_APIS -DCL_USE_DEPRECATED_OPENCL_1_1_APIS
          -DCL_USE_DEPRECATED_OPENCL_1_2_APIS -DCL_USE_DEPRECATED_OPENCL_2_0_APIS -DCL_USE_DEPRECATED_OPENCL_2_1_APIS
          -DCL_USE_DEPRECATED_OPENCL_2_2_APIS)
-python3 "$SOURCE_DIR/runtime/cl/gen_wrappers.py" --api-doc api.md cc "${defines[@]}"
+python3 "$SOURCE_DIR/runtime/cl/intercept/gen_wrappers.py" --api-doc api.md cc "${defines[@]}"
 diff "$SOURCE_DIR/docs/DISTRIBUTED_API.md" api.md >diff.out ||
   fail "docs/DISTRIBUTED_API.md is not current (regenerate it: see its first lines): $(head -20 diff.out)"
 echo "ok: docs/DISTRIBUTED_API.md is current"

@@ -144,7 +144,7 @@ fi
 
 # 4c. An MPI call fails (injected with gdb): rank 0 about rank 2 (rank 0's backend calls
 #     dist_fault_peer), then rank 2 about rank 0 (the serving rank's transport and engine reach it
-#     through the hook rank 0's backend registered, serve/remote_peer.h). One sluice line from the
+#     through the hook rank 0's backend registered, cl/serve/remote_peer.h). One sluice line from the
 #     rank that saw it, MPI_Abort ends every rank with exit code 86 (MPICH adds its own
 #     "Abort(86)" line), no MPICH noise.
 for c in "peer0 0 2 dist_fault_peer" "peer2 2 0 sluice_remote_peer_failed"; do

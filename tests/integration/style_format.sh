@@ -21,3 +21,6 @@ cp "$SOURCE_DIR/.clang-format" .
 printf 'int  main( void ){return 0;}\n' >bad.c
 if clang-format --dry-run --Werror bad.c 2>/dev/null; then fail "a misformatted file passed the check"; fi
 echo "ok: a misformatted file is reported"
+# Include guards follow the header's path (integration.build_header_guards tests the check).
+"$SOURCE_DIR/scripts/check-header-guards.sh" "$SOURCE_DIR" || fail "a header's include guard does not follow its path"
+echo "ok: include guards follow the headers' paths"

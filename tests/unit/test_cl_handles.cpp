@@ -9,11 +9,12 @@
 #include <vector>
 
 extern "C" {
-#include "cl/names.h"
-#include "cl/wrap.h"
+#include "cl/intercept/names.h"
+#include "cl/intercept/wrap.h"
 }
 
-namespace {
+namespace
+{
 
 // Fake kernel: argument qualifiers the fake backend reports (empty: no arg info).
 std::vector<cl_kernel_arg_address_qualifier> g_qualifiers;
@@ -27,7 +28,8 @@ cl_int CL_API_CALL fake_kernel_info(cl_kernel, cl_kernel_info name, size_t, void
     return CL_SUCCESS;
 }
 
-cl_int CL_API_CALL fake_arg_info(cl_kernel, cl_uint i, cl_kernel_arg_info name, size_t size, void *value, size_t *)
+cl_int CL_API_CALL fake_arg_info(cl_kernel, cl_uint i, cl_kernel_arg_info name, size_t size, void *value,
+                                 size_t *)
 {
     if (g_qualifiers.empty())
         return CL_KERNEL_ARG_INFO_NOT_AVAILABLE; // built without -cl-kernel-arg-info
@@ -53,7 +55,10 @@ sluice_cl_backend make_backend()
 
 sluice_cl_backend g_be = make_backend();
 
-void *fake_real(uintptr_t n) { return reinterpret_cast<void *>(0x100000 + n * 64); }
+void *fake_real(uintptr_t n)
+{
+    return reinterpret_cast<void *>(0x100000 + n * 64);
+}
 
 } // namespace
 
@@ -65,7 +70,8 @@ TEST(ClHandles, WrapTranslateAndLookUpBothWays)
     EXPECT_EQ(ctx->magic, SLUICE_CL_MAGIC(SLUICE_CL_CONTEXT));
     EXPECT_EQ(sluice_cl_in(ctx, SLUICE_CL_CONTEXT), fake_real(1));
     EXPECT_EQ(sluice_cl_valid(ctx, SLUICE_CL_QUEUE), nullptr) << "kind is checked";
-    EXPECT_EQ(sluice_cl_in(ctx, SLUICE_CL_QUEUE), static_cast<void *>(ctx)) << "wrong kind goes through unchanged";
+    EXPECT_EQ(sluice_cl_in(ctx, SLUICE_CL_QUEUE), static_cast<void *>(ctx))
+        << "wrong kind goes through unchanged";
     EXPECT_EQ(sluice_cl_in(nullptr, SLUICE_CL_CONTEXT), nullptr);
     EXPECT_EQ(sluice_cl_find(fake_real(1)), ctx);
     EXPECT_EQ(sluice_cl_lookup(SLUICE_CL_CONTEXT, fake_real(1), &g_be), ctx);
@@ -146,11 +152,13 @@ TEST(ClTranslate, HandleArraysOnStackAndHeap)
         evs.push_back(sluice_cl_wrap_new(SLUICE_CL_EVENT, fake_real(100 + i), nullptr, &g_be));
     void *stack[SLUICE_CL_STACK_ARRAY];
     void *heap = nullptr;
-    void *const *small = sluice_cl_in_array(reinterpret_cast<void *const *>(evs.data()), 3, SLUICE_CL_EVENT, stack, &heap);
+    void *const *small =
+        sluice_cl_in_array(reinterpret_cast<void *const *>(evs.data()), 3, SLUICE_CL_EVENT, stack, &heap);
     EXPECT_EQ(small, static_cast<void *const *>(stack));
     EXPECT_EQ(heap, nullptr);
     EXPECT_EQ(small[2], fake_real(102));
-    void *const *big = sluice_cl_in_array(reinterpret_cast<void *const *>(evs.data()), 40, SLUICE_CL_EVENT, stack, &heap);
+    void *const *big =
+        sluice_cl_in_array(reinterpret_cast<void *const *>(evs.data()), 40, SLUICE_CL_EVENT, stack, &heap);
     ASSERT_NE(heap, nullptr);
     EXPECT_EQ(big, heap);
     for (uintptr_t i = 0; i < 40; i++)
@@ -165,7 +173,7 @@ TEST(ClTranslate, ContextPropertiesNamePlatformsByHandle)
 {
     sluice_cl_obj *p = sluice_cl_wrap_persistent(SLUICE_CL_PLATFORM, fake_real(10), nullptr, &g_be);
     cl_context_properties props[] = {CL_CONTEXT_INTEROP_USER_SYNC, CL_TRUE, CL_CONTEXT_PLATFORM,
-                                      reinterpret_cast<cl_context_properties>(p), 0};
+                                     reinterpret_cast<cl_context_properties>(p), 0};
     cl_context_properties stack[SLUICE_CL_STACK_PROPS];
     cl_context_properties *heap = nullptr;
     const cl_context_properties *out = sluice_cl_in_ctx_props(props, stack, &heap);
@@ -177,8 +185,10 @@ TEST(ClTranslate, ContextPropertiesNamePlatformsByHandle)
     EXPECT_EQ(sluice_cl_in_ctx_props(none, stack, &heap), none) << "nothing to translate: no copy";
 
     // And back, in a clGetContextInfo(CL_CONTEXT_PROPERTIES) answer.
-    cl_context_properties answer[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(fake_real(10)), 0};
-    sluice_cl_info_to_handles(SLUICE_CL_FN_clGetContextInfo, nullptr, CL_CONTEXT_PROPERTIES, answer, sizeof answer);
+    cl_context_properties answer[] = {CL_CONTEXT_PLATFORM,
+                                      reinterpret_cast<cl_context_properties>(fake_real(10)), 0};
+    sluice_cl_info_to_handles(SLUICE_CL_FN_clGetContextInfo, nullptr, CL_CONTEXT_PROPERTIES, answer,
+                              sizeof answer);
     EXPECT_EQ(answer[1], reinterpret_cast<cl_context_properties>(p));
 }
 
@@ -201,12 +211,14 @@ TEST(ClTranslate, QueryResultsBecomeHandles)
     sluice_cl_obj *d1 = sluice_cl_wrap_persistent(SLUICE_CL_DEVICE, fake_real(12), nullptr, &g_be);
     sluice_cl_obj *d2 = sluice_cl_wrap_persistent(SLUICE_CL_DEVICE, fake_real(13), nullptr, &g_be);
     void *devices[] = {fake_real(12), fake_real(13)};
-    sluice_cl_info_to_handles(SLUICE_CL_FN_clGetContextInfo, nullptr, CL_CONTEXT_DEVICES, devices, sizeof devices);
+    sluice_cl_info_to_handles(SLUICE_CL_FN_clGetContextInfo, nullptr, CL_CONTEXT_DEVICES, devices,
+                              sizeof devices);
     EXPECT_EQ(devices[0], d1);
     EXPECT_EQ(devices[1], d2);
     // Results that are not objects are left alone.
     cl_uint count = 2;
-    sluice_cl_info_to_handles(SLUICE_CL_FN_clGetContextInfo, nullptr, CL_CONTEXT_NUM_DEVICES, &count, sizeof count);
+    sluice_cl_info_to_handles(SLUICE_CL_FN_clGetContextInfo, nullptr, CL_CONTEXT_NUM_DEVICES, &count,
+                              sizeof count);
     EXPECT_EQ(count, 2u);
 }
 
@@ -218,24 +230,25 @@ TEST(ClTranslate, QueueReportsTheProgramsOwnProperties)
     cl_command_queue_properties props = 0;
     size_t size = 0;
     cl_int ret = -1;
-    ASSERT_TRUE(sluice_cl_info_override(SLUICE_CL_FN_clGetCommandQueueInfo, q, CL_QUEUE_PROPERTIES, sizeof props,
-                                        &props, &size, &ret));
+    ASSERT_TRUE(sluice_cl_info_override(SLUICE_CL_FN_clGetCommandQueueInfo, q, CL_QUEUE_PROPERTIES,
+                                        sizeof props, &props, &size, &ret));
     EXPECT_EQ(ret, CL_SUCCESS);
     EXPECT_EQ(props, (cl_command_queue_properties)CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
     EXPECT_EQ(size, sizeof props);
     sluice_cl_obj *ev = sluice_cl_wrap_new(SLUICE_CL_EVENT, fake_real(15), q, &g_be);
-    ASSERT_TRUE(sluice_cl_info_override(SLUICE_CL_FN_clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START, 8,
-                                        &props, nullptr, &ret));
+    ASSERT_TRUE(sluice_cl_info_override(SLUICE_CL_FN_clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START,
+                                        8, &props, nullptr, &ret));
     EXPECT_EQ(ret, CL_PROFILING_INFO_NOT_AVAILABLE);
     q->u.queue.forced_profiling = false;
-    EXPECT_FALSE(sluice_cl_info_override(SLUICE_CL_FN_clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START, 8,
-                                         &props, nullptr, &ret));
+    EXPECT_FALSE(sluice_cl_info_override(SLUICE_CL_FN_clGetEventProfilingInfo, ev, CL_PROFILING_COMMAND_START,
+                                         8, &props, nullptr, &ret));
     sluice_cl_obj_release(ev);
     sluice_cl_obj_release(q);
 }
 
-class ClKernelArgs : public ::testing::Test {
-protected:
+class ClKernelArgs : public ::testing::Test
+{
+  protected:
     void SetUp() override
     {
         mem = sluice_cl_wrap_new(SLUICE_CL_MEM, fake_real(20), nullptr, &g_be);
@@ -250,7 +263,10 @@ protected:
         g_qualifiers.clear();
         g_type_names.clear();
     }
-    sluice_cl_obj *new_kernel(uintptr_t n) { return sluice_cl_wrap_new(SLUICE_CL_KERNEL, fake_real(n), nullptr, &g_be); }
+    sluice_cl_obj *new_kernel(uintptr_t n)
+    {
+        return sluice_cl_wrap_new(SLUICE_CL_KERNEL, fake_real(n), nullptr, &g_be);
+    }
     sluice_cl_obj *mem = nullptr, *smp = nullptr, *ctx = nullptr;
 };
 

@@ -11,10 +11,11 @@
 #include <vector>
 
 extern "C" {
-#include "dist/coherence.h"
+#include "cl/rank0/coherence.h"
 }
 
-namespace {
+namespace
+{
 
 const uint64_t MiB = 1ull << 20;
 
@@ -51,7 +52,7 @@ std::string states(sluice_coh_dir *d, uint64_t buf, uint64_t chunk, int nranks)
         s += "IESM"[sluice_coh_state_of(d, buf, chunk, r) == SLUICE_COH_INVALID     ? 0
                     : sluice_coh_state_of(d, buf, chunk, r) == SLUICE_COH_EXCLUSIVE ? 1
                     : sluice_coh_state_of(d, buf, chunk, r) == SLUICE_COH_SHARED    ? 2
-                                                                                   : 3];
+                                                                                    : 3];
     return s;
 }
 
@@ -61,7 +62,7 @@ void expect_invariants(sluice_coh_dir *d)
     EXPECT_EQ(sluice_coh_check(d, err, sizeof err), 0) << err;
 }
 
-}  // namespace
+} // namespace
 
 TEST(Coherence, InitialStateFromMemoryFlags)
 {
@@ -96,33 +97,33 @@ TEST(Coherence, MesiTransitions)
     Plan p;
     ASSERT_EQ(sluice_coh_add_buffer(d, 7, MiB, SLUICE_COH_INIT_HOST), 0);
     EXPECT_EQ(states(d, 7, 0, 4), "EIII");
-    ASSERT_EQ(sluice_coh_read(d, 7, 0, MiB, 1, &p), 0);  // E -> S, I -> S
+    ASSERT_EQ(sluice_coh_read(d, 7, 0, MiB, 1, &p), 0); // E -> S, I -> S
     EXPECT_EQ(p.take(), "0->1@0+1048576");
     EXPECT_EQ(states(d, 7, 0, 4), "SSII");
-    ASSERT_EQ(sluice_coh_write(d, 7, 0, MiB, 2, SLUICE_COH_WRITE_ALL, &p), 0);  // others invalidated
+    ASSERT_EQ(sluice_coh_write(d, 7, 0, MiB, 2, SLUICE_COH_WRITE_ALL, &p), 0); // others invalidated
     EXPECT_EQ(p.take(), "");
     EXPECT_EQ(states(d, 7, 0, 4), "IIMI");
-    ASSERT_EQ(sluice_coh_read(d, 7, 0, MiB, 2, &p), 0);  // a read at the owner is a hit: stays M
+    ASSERT_EQ(sluice_coh_read(d, 7, 0, MiB, 2, &p), 0); // a read at the owner is a hit: stays M
     EXPECT_EQ(p.take(), "");
     EXPECT_EQ(states(d, 7, 0, 4), "IIMI");
-    ASSERT_EQ(sluice_coh_read(d, 7, 0, 10, 3, &p), 0);  // M -> S at the owner, reader S
+    ASSERT_EQ(sluice_coh_read(d, 7, 0, 10, 3, &p), 0); // M -> S at the owner, reader S
     EXPECT_EQ(p.take(), "2->3@0+1048576");
     EXPECT_EQ(states(d, 7, 0, 4), "IISS");
-    ASSERT_EQ(sluice_coh_write(d, 7, 0, 10, 3, 0, &p), 0);  // S -> M: already valid, nothing to fetch
+    ASSERT_EQ(sluice_coh_write(d, 7, 0, 10, 3, 0, &p), 0); // S -> M: already valid, nothing to fetch
     EXPECT_EQ(p.take(), "");
     EXPECT_EQ(states(d, 7, 0, 4), "IIIM");
-    ASSERT_EQ(sluice_coh_host_read(d, 7, 0, MiB, &p), 0);  // host read: rank 0 becomes a sharer
+    ASSERT_EQ(sluice_coh_host_read(d, 7, 0, MiB, &p), 0); // host read: rank 0 becomes a sharer
     EXPECT_EQ(p.take(), "3->0@0+1048576");
     EXPECT_EQ(states(d, 7, 0, 4), "SIIS");
-    ASSERT_EQ(sluice_coh_host_write(d, 7, 0, MiB, SLUICE_COH_WRITE_ALL, &p), 0);  // host write: rank 0 M
+    ASSERT_EQ(sluice_coh_host_write(d, 7, 0, MiB, SLUICE_COH_WRITE_ALL, &p), 0); // host write: rank 0 M
     EXPECT_EQ(p.take(), "");
     EXPECT_EQ(states(d, 7, 0, 4), "MIII");
     sluice_coh_stats st;
     sluice_coh_get_stats(d, &st);
     EXPECT_EQ(st.chunk_misses, 3u);
     EXPECT_EQ(st.bytes_planned, 3 * MiB);
-    EXPECT_EQ(st.bytes_from_host, MiB);  // rank 1's first read
-    EXPECT_EQ(st.invalidations, 4u);     // 0 and 1 by rank 2's write, 2 by rank 3's, 3 by the host write
+    EXPECT_EQ(st.bytes_from_host, MiB); // rank 1's first read
+    EXPECT_EQ(st.invalidations, 4u);    // 0 and 1 by rank 2's write, 2 by rank 3's, 3 by the host write
     expect_invariants(d);
 }
 
@@ -131,8 +132,8 @@ TEST(Coherence, WrittenOnOneRankReadOnTwoOthersMovesRankToRankNeverThroughZero)
     Dir d(4);
     Plan p;
     ASSERT_EQ(sluice_coh_add_buffer(d, 1, 4 * MiB, SLUICE_COH_INIT_HOST), 0);
-    ASSERT_EQ(sluice_coh_write(d, 1, 0, 4 * MiB, 1, 0, &p), 0);  // a kernel on rank 1 writes it all
-    EXPECT_EQ(p.take(), "0->1@0+4194304");                     // (it needed the host data first)
+    ASSERT_EQ(sluice_coh_write(d, 1, 0, 4 * MiB, 1, 0, &p), 0); // a kernel on rank 1 writes it all
+    EXPECT_EQ(p.take(), "0->1@0+4194304");                      // (it needed the host data first)
     ASSERT_EQ(sluice_coh_read(d, 1, 0, 4 * MiB, 2, &p), 0);
     EXPECT_EQ(p.take(), "1->2@0+4194304");
     ASSERT_EQ(sluice_coh_read(d, 1, 0, 4 * MiB, 3, &p), 0);
@@ -142,7 +143,7 @@ TEST(Coherence, WrittenOnOneRankReadOnTwoOthersMovesRankToRankNeverThroughZero)
         EXPECT_EQ(states(d, 1, c, 4), "ISSS");
     sluice_coh_stats st;
     sluice_coh_get_stats(d, &st);
-    EXPECT_EQ(st.bytes_from_host, 4 * MiB);  // only the initial host data
+    EXPECT_EQ(st.bytes_from_host, 4 * MiB); // only the initial host data
     expect_invariants(d);
 }
 
@@ -160,7 +161,7 @@ TEST(Coherence, RankZeroIsTheSourceOnlyWhenItHoldsTheOnlyCopy)
 
 TEST(Coherence, ChunksSubRangesAndPartialWrites)
 {
-    Dir d(3, 1000);  // chunk 1000 bytes; buffer 3500 bytes = 4 chunks, the last one 500
+    Dir d(3, 1000); // chunk 1000 bytes; buffer 3500 bytes = 4 chunks, the last one 500
     Plan p;
     ASSERT_EQ(sluice_coh_add_buffer(d, 5, 3500, SLUICE_COH_INIT_HOST), 0);
     EXPECT_EQ(sluice_coh_chunk_size(d), 1000u);
@@ -201,7 +202,7 @@ TEST(Coherence, BadArguments)
     EXPECT_EQ(sluice_coh_read(d, 1, 0, 1, -1, &p), -EINVAL);
     EXPECT_EQ(sluice_coh_read(d, 1, 50, 51, 0, &p), -ERANGE);
     EXPECT_EQ(sluice_coh_write(d, 1, UINT64_MAX, 2, 0, 0, &p), -ERANGE);
-    EXPECT_EQ(sluice_coh_read(d, 1, 100, 0, 0, &p), 0);  // empty range at the end: nothing
+    EXPECT_EQ(sluice_coh_read(d, 1, 100, 0, 0, &p), 0); // empty range at the end: nothing
     EXPECT_EQ(sluice_coh_remove_buffer(d, 1), 0);
     EXPECT_EQ(sluice_coh_remove_buffer(d, 1), -ENOENT);
     EXPECT_EQ(sluice_coh_state_of(d, 1, 0, 0), SLUICE_COH_INVALID);
@@ -220,7 +221,7 @@ TEST(Coherence, HomesSpreadOverRanks)
             count[h]++;
         }
     for (int r = 0; r < 8; r++)
-        EXPECT_GT(count[r], 64) << "rank " << r;  // 1024 entries, 128 expected per rank
+        EXPECT_GT(count[r], 64) << "rank " << r; // 1024 entries, 128 expected per rank
 }
 
 // Property test: random reads and writes (devices and host, whole and partial, with and without
@@ -236,13 +237,14 @@ TEST(Coherence, PropertyRandomOperationsKeepCopiesCoherent)
     Dir d(nranks, chunk);
     std::mt19937_64 rng(20260601);
     struct Model {
-        std::vector<uint64_t> latest;             // per chunk; 0: never initialized
-        std::vector<std::vector<uint64_t>> copy;  // [rank][chunk]
+        std::vector<uint64_t> latest;            // per chunk; 0: never initialized
+        std::vector<std::vector<uint64_t>> copy; // [rank][chunk]
     };
     std::vector<Model> model(4);
     for (uint64_t b = 0; b < 4; b++) {
         bool host = b % 2 == 0;
-        ASSERT_EQ(sluice_coh_add_buffer(d, b, sizes[b], host ? SLUICE_COH_INIT_HOST : SLUICE_COH_INIT_NONE), 0);
+        ASSERT_EQ(sluice_coh_add_buffer(d, b, sizes[b], host ? SLUICE_COH_INIT_HOST : SLUICE_COH_INIT_NONE),
+                  0);
         uint64_t n = (sizes[b] + chunk - 1) / chunk;
         model[b].latest.assign(n, host ? 1 : 0);
         model[b].copy.assign(nranks, std::vector<uint64_t>(n, 0));
@@ -256,7 +258,7 @@ TEST(Coherence, PropertyRandomOperationsKeepCopiesCoherent)
         Model &m = model[b];
         uint64_t off = rng() % sizes[b], len = 1 + rng() % (sizes[b] - off);
         int rank = (int)(rng() % nranks);
-        int kind = (int)(rng() % 3);  // 0 read, 1 write, 2 write with WRITE_ALL
+        int kind = (int)(rng() % 3); // 0 read, 1 write, 2 write with WRITE_ALL
         int rc = kind == 0 ? sluice_coh_read(d, b, off, len, rank, &p)
                            : sluice_coh_write(d, b, off, len, rank, kind == 2 ? SLUICE_COH_WRITE_ALL : 0, &p);
         ASSERT_EQ(rc, 0);
@@ -272,7 +274,8 @@ TEST(Coherence, PropertyRandomOperationsKeepCopiesCoherent)
                     through_zero++;
                     for (int r = 1; r < nranks; r++) {
                         ASSERT_TRUE(r == rank || m.copy[r][c] != m.latest[c])
-                            << "step " << step << ": fetched from rank 0 while rank " << r << " held a valid copy";
+                            << "step " << step << ": fetched from rank 0 while rank " << r
+                            << " held a valid copy";
                     }
                 }
                 m.copy[t.dst][c] = m.latest[c];
@@ -286,7 +289,8 @@ TEST(Coherence, PropertyRandomOperationsKeepCopiesCoherent)
             // The command runs: it must see the newest data unless the chunk is uninitialized or
             // entirely overwritten.
             if (m.latest[c] != 0 && !(kind == 2 && whole)) {
-                ASSERT_EQ(m.copy[rank][c], m.latest[c]) << "step " << step << ": rank " << rank << " runs on stale data";
+                ASSERT_EQ(m.copy[rank][c], m.latest[c])
+                    << "step " << step << ": rank " << rank << " runs on stale data";
             }
             if (kind != 0)
                 m.latest[c] = m.copy[rank][c] = ++version;
@@ -300,6 +304,6 @@ TEST(Coherence, PropertyRandomOperationsKeepCopiesCoherent)
                     << "step " << step << " buffer " << b << " chunk " << c << " rank " << r;
             }
     }
-    EXPECT_GT(transfers, 1000u);  // the sequence exercised the planner
+    EXPECT_GT(transfers, 1000u); // the sequence exercised the planner
     EXPECT_GT(through_zero, 0u);
 }

@@ -14,10 +14,11 @@
 #include <vector>
 
 extern "C" {
-#include "dist/dag.h"
+#include "cl/rank0/dag.h"
 }
 
-namespace {
+namespace
+{
 
 using Ids = std::vector<uint64_t>;
 
@@ -32,7 +33,8 @@ struct Dag {
     uint64_t next = 1, clock = 0;
     ~Dag() { sluice_dag_destroy(d); }
 
-    uint64_t add(sluice_dag_kind kind, uint64_t queue, bool ooo, Ids wait = {}, std::vector<Acc> acc = {}, int rank = 0)
+    uint64_t add(sluice_dag_kind kind, uint64_t queue, bool ooo, Ids wait = {}, std::vector<Acc> acc = {},
+                 int rank = 0)
     {
         std::vector<sluice_dag_access> a;
         for (auto &x : acc)
@@ -66,7 +68,8 @@ struct Dag {
             for (int b = 0; b < 5; b++)
                 if (info.deps[i].why & (1u << b))
                     s += (s.empty() ? "" : ",") + std::string(names[b]);
-            v.push_back({info.deps[i].on, std::to_string(info.deps[i].on) + ":" + s + (info.deps[i].satisfied ? "*" : "")});
+            v.push_back({info.deps[i].on,
+                         std::to_string(info.deps[i].on) + ":" + s + (info.deps[i].satisfied ? "*" : "")});
         }
         std::sort(v.begin(), v.end());
         std::string out;
@@ -100,7 +103,7 @@ struct Dag {
     }
 };
 
-}  // namespace
+} // namespace
 
 TEST(Dag, InOrderQueueChainsCommands)
 {
@@ -137,23 +140,24 @@ TEST(Dag, BarrierAndMarkerInAnOutOfOrderQueue)
     Dag g;
     uint64_t a = g.add(SLUICE_DAG_KERNEL, 1, true);
     uint64_t b = g.add(SLUICE_DAG_KERNEL, 1, true);
-    uint64_t m = g.add(SLUICE_DAG_MARKER, 1, true);  // waits for a and b; later commands do not wait for it
+    uint64_t m = g.add(SLUICE_DAG_MARKER, 1, true); // waits for a and b; later commands do not wait for it
     uint64_t c = g.add(SLUICE_DAG_KERNEL, 1, true);
     EXPECT_EQ(g.deps(m), "1:queue 2:queue");
     EXPECT_EQ(g.deps(c), "");
-    uint64_t bar = g.add(SLUICE_DAG_BARRIER, 1, true);  // waits for everything since the start
-    uint64_t d = g.add(SLUICE_DAG_KERNEL, 1, true);     // waits for the barrier
+    uint64_t bar = g.add(SLUICE_DAG_BARRIER, 1, true); // waits for everything since the start
+    uint64_t d = g.add(SLUICE_DAG_KERNEL, 1, true);    // waits for the barrier
     uint64_t e = g.add(SLUICE_DAG_KERNEL, 1, true, {c});
     EXPECT_EQ(g.deps(bar), "1:queue 2:queue 3:queue 4:queue");
     EXPECT_EQ(g.deps(d), "5:queue");
     EXPECT_EQ(g.deps(e), "4:wait 5:queue");
-    uint64_t bar2 = g.add(SLUICE_DAG_BARRIER, 1, true);  // only what came since the last barrier, and that barrier
+    uint64_t bar2 =
+        g.add(SLUICE_DAG_BARRIER, 1, true); // only what came since the last barrier, and that barrier
     EXPECT_EQ(g.deps(bar2), "5:queue 6:queue 7:queue");
     EXPECT_EQ(g.ready(), (Ids{a, b, c}));
     g.complete(a);
     EXPECT_EQ(g.complete(b), (Ids{m}));
     EXPECT_EQ(g.complete(c), Ids{});
-    EXPECT_EQ(g.complete(m), (Ids{bar}));  // the barrier waits for the marker too
+    EXPECT_EQ(g.complete(m), (Ids{bar})); // the barrier waits for the marker too
     EXPECT_EQ(g.complete(bar), (Ids{d, e}));
 }
 
@@ -190,11 +194,12 @@ TEST(Dag, BufferEdgesAcrossQueuesDoNotAddOrdering)
 {
     Dag g;
     uint64_t w = g.add(SLUICE_DAG_KERNEL, 1, false, {}, {{9, 0, 1000, W}}, 1);
-    uint64_t r = g.add(SLUICE_DAG_KERNEL, 2, false, {}, {{9, 0, 1000, R}}, 2);  // another queue, no wait list: a race the program owns
+    uint64_t r = g.add(SLUICE_DAG_KERNEL, 2, false, {}, {{9, 0, 1000, R}},
+                       2); // another queue, no wait list: a race the program owns
     uint64_t r2 = g.add(SLUICE_DAG_KERNEL, 3, false, {w}, {{9, 0, 1000, R}}, 3);
     EXPECT_EQ(g.deps(r), "1:raw");
     EXPECT_EQ(g.deps(r2), "1:wait,raw");
-    EXPECT_EQ(g.ready(), (Ids{w, r}));  // the data edge does not gate readiness
+    EXPECT_EQ(g.ready(), (Ids{w, r})); // the data edge does not gate readiness
     EXPECT_EQ(g.complete(w), (Ids{r2}));
     EXPECT_EQ(sluice_dag_dep_trace_kind(SLUICE_DAG_DEP_RAW), 2);
     EXPECT_EQ(sluice_dag_dep_trace_kind(SLUICE_DAG_DEP_WAIT | SLUICE_DAG_DEP_RAW), 0);
@@ -206,11 +211,12 @@ TEST(Dag, DataEdgesOnOverlappingRangesAndSubBuffers)
     Dag g;
     // Sub-buffers are ranges of their parent (buffer 5).
     uint64_t w1 = g.add(SLUICE_DAG_WRITE, 1, true, {}, {{5, 0, 100, W}});
-    uint64_t r1 = g.add(SLUICE_DAG_KERNEL, 2, true, {}, {{5, 50, 10, R}});     // inside: RAW
-    uint64_t r2 = g.add(SLUICE_DAG_KERNEL, 3, true, {}, {{5, 100, 100, R}});   // adjacent, not overlapping
-    uint64_t w2 = g.add(SLUICE_DAG_KERNEL, 4, true, {}, {{5, 40, 100, W}});    // WAW on w1, WAR on r1 and r2
-    uint64_t rw = g.add(SLUICE_DAG_KERNEL, 5, true, {}, {{5, 0, 10, R | W}});  // RAW+WAW on w1 only (w2 starts at 40)
-    uint64_t other = g.add(SLUICE_DAG_KERNEL, 6, true, {}, {{6, 0, 100, R | W}});  // another buffer
+    uint64_t r1 = g.add(SLUICE_DAG_KERNEL, 2, true, {}, {{5, 50, 10, R}});   // inside: RAW
+    uint64_t r2 = g.add(SLUICE_DAG_KERNEL, 3, true, {}, {{5, 100, 100, R}}); // adjacent, not overlapping
+    uint64_t w2 = g.add(SLUICE_DAG_KERNEL, 4, true, {}, {{5, 40, 100, W}});  // WAW on w1, WAR on r1 and r2
+    uint64_t rw =
+        g.add(SLUICE_DAG_KERNEL, 5, true, {}, {{5, 0, 10, R | W}}); // RAW+WAW on w1 only (w2 starts at 40)
+    uint64_t other = g.add(SLUICE_DAG_KERNEL, 6, true, {}, {{6, 0, 100, R | W}}); // another buffer
     EXPECT_EQ(g.deps(r1), "1:raw");
     EXPECT_EQ(g.deps(r2), "");
     EXPECT_EQ(g.deps(w2), "1:waw 2:war 3:war");
@@ -233,16 +239,16 @@ TEST(Dag, CompletedDependenciesAreSatisfiedAndFailuresPropagate)
     Dag g;
     uint64_t a = g.add(SLUICE_DAG_KERNEL, 1, false);
     g.complete(a, -5);
-    uint64_t b = g.add(SLUICE_DAG_KERNEL, 1, false);  // its predecessor already failed
+    uint64_t b = g.add(SLUICE_DAG_KERNEL, 1, false); // its predecessor already failed
     EXPECT_EQ(g.deps(b), "1:queue*");
     EXPECT_EQ(g.state(b), SLUICE_DAG_READY);
     sluice_dag_node_info info;
     sluice_dag_get(g.d, b, &info);
-    EXPECT_TRUE(info.failed_dep);  // also when the failed dependency completed before the add
+    EXPECT_TRUE(info.failed_dep); // also when the failed dependency completed before the add
     uint64_t c = g.add(SLUICE_DAG_KERNEL, 1, false);
     uint64_t d = g.add(SLUICE_DAG_KERNEL, 2, true, {c});
     EXPECT_EQ(g.complete(b), (Ids{c}));
-    EXPECT_EQ(g.complete(c, -14), (Ids{d}));  // CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+    EXPECT_EQ(g.complete(c, -14), (Ids{d})); // CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
     sluice_dag_get(g.d, d, &info);
     EXPECT_TRUE(info.failed_dep);
     sluice_dag_get(g.d, c, &info);
@@ -259,7 +265,8 @@ TEST(Dag, UserEventsGateCommandsUntilSet)
     EXPECT_EQ(g.deps(k2), "2:queue");
     const uint64_t *r;
     size_t n;
-    ASSERT_EQ(sluice_dag_complete(g.d, u, 0, 0, 0, &r, &n), 0);  // clSetUserEventStatus(CL_COMPLETE): no dispatch
+    ASSERT_EQ(sluice_dag_complete(g.d, u, 0, 0, 0, &r, &n),
+              0); // clSetUserEventStatus(CL_COMPLETE): no dispatch
     EXPECT_EQ(Ids(r, r + n), (Ids{k}));
     EXPECT_EQ(g.complete(k), (Ids{k2}));
 }
@@ -269,7 +276,7 @@ TEST(Dag, RejectsMisuse)
     Dag g;
     uint64_t a = g.add(SLUICE_DAG_KERNEL, 1, false);
     sluice_dag_cmd c{};
-    c.id = a;  // not above the last id
+    c.id = a; // not above the last id
     c.kind = SLUICE_DAG_KERNEL;
     EXPECT_EQ(sluice_dag_add(g.d, &c, 0, nullptr), -EINVAL);
     uint64_t future = 99;
@@ -281,12 +288,12 @@ TEST(Dag, RejectsMisuse)
     c.kind = (sluice_dag_kind)SLUICE_DAG_KIND_COUNT;
     EXPECT_EQ(sluice_dag_add(g.d, &c, 0, nullptr), -EINVAL);
     uint64_t b = g.add(SLUICE_DAG_KERNEL, 1, false);
-    EXPECT_EQ(sluice_dag_dispatch(g.d, b, 0), -EINVAL);  // not ready
+    EXPECT_EQ(sluice_dag_dispatch(g.d, b, 0), -EINVAL); // not ready
     EXPECT_EQ(sluice_dag_dispatch(g.d, 1234, 0), -ENOENT);
     g.complete(a);
     const uint64_t *r;
     size_t n;
-    EXPECT_EQ(sluice_dag_complete(g.d, a, 0, 0, 0, &r, &n), -EINVAL);  // twice
+    EXPECT_EQ(sluice_dag_complete(g.d, a, 0, 0, 0, &r, &n), -EINVAL); // twice
     EXPECT_STREQ(sluice_dag_kind_name(SLUICE_DAG_BARRIER), "barrier");
     EXPECT_STREQ(sluice_dag_kind_name((sluice_dag_kind)100), "unknown");
 }
@@ -366,7 +373,7 @@ TEST(Dag, RandomExecutionRespectsOpenCLOrdering)
             Ids wait;
         };
         std::map<uint64_t, Cmd> cmds;
-        std::map<uint64_t, int> done_at;  // completion step
+        std::map<uint64_t, int> done_at; // completion step
         std::vector<uint64_t> order;
         int step = 0;
         const bool ooo_queue[4] = {false, false, true, true};
@@ -374,14 +381,17 @@ TEST(Dag, RandomExecutionRespectsOpenCLOrdering)
             uint64_t q = 1 + rng() % 4;
             bool ooo = ooo_queue[q - 1];
             int r = (int)(rng() % 10);
-            sluice_dag_kind kind = r == 0 ? SLUICE_DAG_BARRIER : r == 1 ? SLUICE_DAG_MARKER : SLUICE_DAG_KERNEL;
+            sluice_dag_kind kind = r == 0   ? SLUICE_DAG_BARRIER
+                                   : r == 1 ? SLUICE_DAG_MARKER
+                                            : SLUICE_DAG_KERNEL;
             Ids wait;
             if (g.next > 1)
                 for (int k = (int)(rng() % 3); k > 0; k--)
                     wait.push_back(1 + rng() % (g.next - 1));
             std::sort(wait.begin(), wait.end());
             wait.erase(std::unique(wait.begin(), wait.end()), wait.end());
-            uint64_t id = g.add(kind, q, ooo, wait, {{rng() % 3, rng() % 100, 1 + rng() % 50, (unsigned)(1 + rng() % 3)}});
+            uint64_t id = g.add(kind, q, ooo, wait,
+                                {{rng() % 3, rng() % 100, 1 + rng() % 50, (unsigned)(1 + rng() % 3)}});
             cmds[id] = {q, ooo, kind, wait};
             // Run some ready commands in a random order.
             for (int k = (int)(rng() % 3); k > 0; k--) {
@@ -417,12 +427,14 @@ TEST(Dag, RandomExecutionRespectsOpenCLOrdering)
                 }
                 if (p.kind == SLUICE_DAG_BARRIER)
                     last_barrier = pid;
-                if (c.ooo && (c.kind == SLUICE_DAG_BARRIER || c.kind == SLUICE_DAG_MARKER) && c.wait.empty()) {
+                if (c.ooo && (c.kind == SLUICE_DAG_BARRIER || c.kind == SLUICE_DAG_MARKER) &&
+                    c.wait.empty()) {
                     ASSERT_LT(done_at[pid], done_at[id]) << "barrier/marker " << id << " ran before " << pid;
                 }
             }
             if (c.ooo && last_barrier) {
-                ASSERT_LT(done_at[last_barrier], done_at[id]) << id << " ran before the barrier " << last_barrier;
+                ASSERT_LT(done_at[last_barrier], done_at[id])
+                    << id << " ran before the barrier " << last_barrier;
             }
         }
         // Completing everything leaves nothing behind after retirement.

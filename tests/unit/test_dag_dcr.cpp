@@ -8,7 +8,7 @@
 #include <vector>
 
 extern "C" {
-#include "dist/dag_dcr.h"
+#include "cl/rank0/dag_dcr.h"
 }
 
 namespace

@@ -10,10 +10,11 @@
 #include <vector>
 
 extern "C" {
-#include "dql/dql_device.h"
+#include "cl/dql/dql_device.h"
 }
 
-namespace {
+namespace
+{
 
 struct Loader {
     void *h = nullptr;
@@ -86,7 +87,7 @@ std::vector<std::string> run(const char *query, const std::vector<sluice_dql_dev
 
 using V = std::vector<std::string>;
 
-}  // namespace
+} // namespace
 
 TEST(DqlDevice, DescribesRealPoclDevices)
 {
@@ -122,14 +123,18 @@ TEST(DqlDevice, DescribesRealPoclDevices)
     EXPECT_EQ(run("SELECT ALL WHERE name LIKE 'basic*'", devs).size(), 4u);
     EXPECT_EQ(run("SELECT ALL FROM NODE 1 WHERE name LIKE 'pthread*'", devs), (V{"1:pthre"}));
     EXPECT_EQ(run("SELECT ALL WHERE type = gpu", devs), V{});
-    EXPECT_EQ(run("SELECT ALL WHERE platform = 'portable computing language' AND type = cpu", devs).size(), 6u);
-    EXPECT_EQ(run("SELECT TOP 2 WHERE name LIKE 'pthread*' ORDER BY node DESC", devs), (V{"1:pthre", "0:pthre"}));
+    EXPECT_EQ(run("SELECT ALL WHERE platform = 'portable computing language' AND type = cpu", devs).size(),
+              6u);
+    EXPECT_EQ(run("SELECT TOP 2 WHERE name LIKE 'pthread*' ORDER BY node DESC", devs),
+              (V{"1:pthre", "0:pthre"}));
     std::string third = std::string(devs[2].name).substr(0, 5);
     EXPECT_EQ(run("SELECT POS 2", devs), (V{"0:" + third}));
-    EXPECT_EQ(run("SELECT POS 0 FROM NODE 1 WHERE index >= 1", devs), (V{"1:" + std::string(devs[1].name).substr(0, 5)}));
+    EXPECT_EQ(run("SELECT POS 0 FROM NODE 1 WHERE index >= 1", devs),
+              (V{"1:" + std::string(devs[1].name).substr(0, 5)}));
 }
 
-namespace {
+namespace
+{
 cl_int fake_info(cl_device_id dev, cl_device_info what, size_t size, void *value, size_t *ret)
 {
     static const std::string long_name(1000, 'n');
@@ -153,9 +158,9 @@ cl_int fake_info(cl_device_id dev, cl_device_info what, size_t size, void *value
         }
         return CL_SUCCESS;
     }
-    return CL_INVALID_VALUE;  // everything optional fails
+    return CL_INVALID_VALUE; // everything optional fails
 }
-}  // namespace
+} // namespace
 
 TEST(DqlDevice, LongTextIsTruncatedAndOptionalFailuresReadAsZero)
 {

@@ -10,10 +10,11 @@
 #include <string>
 
 extern "C" {
-#include "dql/dql.h"
+#include "cl/dql/dql.h"
 }
 
-namespace {
+namespace
+{
 
 // Parses and returns the canonical form, or "ERROR: <message>".
 std::string canon(const std::string &text)
@@ -57,7 +58,7 @@ void expect_errors(std::initializer_list<Case> cases)
         EXPECT_EQ(error_of(c.query), c.expected) << c.query;
 }
 
-}  // namespace
+} // namespace
 
 TEST(DqlParse, SelectorsAndClauses)
 {
@@ -68,7 +69,8 @@ TEST(DqlParse, SelectorsAndClauses)
         {"SELECT ALL FROM NODE 1, 2,3", "SELECT ALL FROM NODE 1, 2, 3"},
         {"SELECT ALL FROM NODES 0", "SELECT ALL FROM NODE 0"},
         {"SELECT ALL ORDER BY clock DESC, name", "SELECT ALL ORDER BY clock DESC, name ASC"},
-        {"SELECT TOP 2 FROM NODE 1 WHERE type = gpu ORDER BY global_mem DESC", "SELECT TOP 2 FROM NODE 1 WHERE type = gpu ORDER BY global_mem DESC"},
+        {"SELECT TOP 2 FROM NODE 1 WHERE type = gpu ORDER BY global_mem DESC",
+         "SELECT TOP 2 FROM NODE 1 WHERE type = gpu ORDER BY global_mem DESC"},
         {"  SELECT\tALL\n", "SELECT ALL"},
     });
 }
@@ -76,11 +78,15 @@ TEST(DqlParse, SelectorsAndClauses)
 TEST(DqlParse, PrecedenceNotOverAndOverOr)
 {
     expect_canon({
-        {"SELECT ALL WHERE type = gpu OR type = cpu AND clock > 1000", "SELECT ALL WHERE (type = gpu OR (type = cpu AND clock > 1000))"},
-        {"SELECT ALL WHERE (type = gpu OR type = cpu) AND clock > 1000", "SELECT ALL WHERE ((type = gpu OR type = cpu) AND clock > 1000)"},
-        {"SELECT ALL WHERE NOT type = gpu AND NOT NOT available", "SELECT ALL WHERE (NOT type = gpu AND NOT NOT available)"},
+        {"SELECT ALL WHERE type = gpu OR type = cpu AND clock > 1000",
+         "SELECT ALL WHERE (type = gpu OR (type = cpu AND clock > 1000))"},
+        {"SELECT ALL WHERE (type = gpu OR type = cpu) AND clock > 1000",
+         "SELECT ALL WHERE ((type = gpu OR type = cpu) AND clock > 1000)"},
+        {"SELECT ALL WHERE NOT type = gpu AND NOT NOT available",
+         "SELECT ALL WHERE (NOT type = gpu AND NOT NOT available)"},
         // A chain of ORs is one n-ary node, not a deep tree.
-        {"SELECT ALL WHERE node = 1 OR node = 2 OR node = 3", "SELECT ALL WHERE (node = 1 OR node = 2 OR node = 3)"},
+        {"SELECT ALL WHERE node = 1 OR node = 2 OR node = 3",
+         "SELECT ALL WHERE (node = 1 OR node = 2 OR node = 3)"},
     });
 }
 
@@ -99,10 +105,13 @@ TEST(DqlParse, ValuesSizesStringsAndAliases)
         {"SELECT ALL WHERE name = cpu-haswell", "SELECT ALL WHERE name = 'cpu-haswell'"},
         {"SELECT ALL WHERE driver_version = 3.1", "SELECT ALL WHERE driver_version = '3.1'"},
         {"SELECT ALL WHERE name = 'ORDER'", "SELECT ALL WHERE name = 'ORDER'"},
-        {"SELECT ALL WHERE available = yes AND fp64 != false", "SELECT ALL WHERE (available = true AND fp64 != false)"},
+        {"SELECT ALL WHERE available = yes AND fp64 != false",
+         "SELECT ALL WHERE (available = true AND fp64 != false)"},
         {"SELECT ALL WHERE type=ACCELERATOR", "SELECT ALL WHERE type = accelerator"},
-        {"SELECT ALL WHERE rank = 2 AND local_index = 0 AND global_index < 4", "SELECT ALL WHERE (node = 2 AND index = 0 AND pos < 4)"},
-        {"SELECT ALL WHERE name = 'Ünïcode ok inside quotes'", "SELECT ALL WHERE name = 'Ünïcode ok inside quotes'"},
+        {"SELECT ALL WHERE rank = 2 AND local_index = 0 AND global_index < 4",
+         "SELECT ALL WHERE (node = 2 AND index = 0 AND pos < 4)"},
+        {"SELECT ALL WHERE name = 'Ünïcode ok inside quotes'",
+         "SELECT ALL WHERE name = 'Ünïcode ok inside quotes'"},
         {"SELECT ALL WHERE clock > 18446744073709551615", "SELECT ALL WHERE clock > 18446744073709551615"},
     });
 }
@@ -111,23 +120,33 @@ TEST(DqlParse, ErrorsNameTheColumnAndTheExpectation)
 {
     expect_errors({
         {"SELECT TOP x", "column 12: expected a number after TOP, found 'x'"},
-        {"SELECT ALL WHERE type gpu", "column 23: expected a comparison operator (= != < <= > >= LIKE) after 'type', found 'gpu'"},
+        {"SELECT ALL WHERE type gpu",
+         "column 23: expected a comparison operator (= != < <= > >= LIKE) after 'type', found 'gpu'"},
         {"", "column 1: the query is empty; it starts with SELECT (for example SELECT ALL WHERE type = gpu)"},
-        {"   ", "column 1: the query is empty; it starts with SELECT (for example SELECT ALL WHERE type = gpu)"},
+        {"   ",
+         "column 1: the query is empty; it starts with SELECT (for example SELECT ALL WHERE type = gpu)"},
         {"ALL", "column 1: expected SELECT at the start of the query, found 'ALL'"},
         {"SELECT", "column 7: expected ALL, TOP k or POS i after SELECT, found the end of the query"},
         {"SELECT TOP 0", "column 12: TOP needs a count of at least 1, found 0"},
         {"SELECT POS", "column 11: expected a number after POS, found the end of the query"},
         {"SELECT ALL FROM 1", "column 17: expected NODE after FROM, found '1'"},
-        {"SELECT ALL FROM NODE 1,", "column 24: expected a node number after ',', found the end of the query"},
-        {"SELECT ALL WHERE", "column 17: expected a condition (an attribute name, NOT or '('), found the end of the query"},
-        {"SELECT ALL WHERE (type = gpu", "column 29: expected AND, OR or ')' to close the '(' of column 18, found the end of the query"},
-        {"SELECT ALL WHERE type = gpu)", "column 28: expected AND, OR, ORDER BY or the end of the query, found ')'"},
+        {"SELECT ALL FROM NODE 1,",
+         "column 24: expected a node number after ',', found the end of the query"},
+        {"SELECT ALL WHERE",
+         "column 17: expected a condition (an attribute name, NOT or '('), found the end of the query"},
+        {"SELECT ALL WHERE (type = gpu",
+         "column 29: expected AND, OR or ')' to close the '(' of column 18, found the end of the query"},
+        {"SELECT ALL WHERE type = gpu)",
+         "column 28: expected AND, OR, ORDER BY or the end of the query, found ')'"},
         {"SELECT ALL ORDER clock", "column 18: expected BY after ORDER, found 'clock'"},
-        {"SELECT ALL ORDER BY clock DESC name", "column 32: expected ',' or the end of the query after the ORDER BY list, found 'name'"},
-        {"SELECT ALL LIMIT 3", "column 12: expected FROM NODE, WHERE, ORDER BY or the end of the query, found 'LIMIT'"},
-        {"SELECT ALL WHERE name = ORDER", "column 25: expected a value after '=' (quote a value that is also a keyword), found 'ORDER'"},
-        {"SELECT ALL WHERE clock ! 3", "column 24: '!' must be followed by '=' (use NOT to negate a condition)"},
+        {"SELECT ALL ORDER BY clock DESC name",
+         "column 32: expected ',' or the end of the query after the ORDER BY list, found 'name'"},
+        {"SELECT ALL LIMIT 3",
+         "column 12: expected FROM NODE, WHERE, ORDER BY or the end of the query, found 'LIMIT'"},
+        {"SELECT ALL WHERE name = ORDER",
+         "column 25: expected a value after '=' (quote a value that is also a keyword), found 'ORDER'"},
+        {"SELECT ALL WHERE clock ! 3",
+         "column 24: '!' must be followed by '=' (use NOT to negate a condition)"},
         {"SELECT ALL WHERE clock > 3;", "column 27: unexpected character ';'"},
     });
 }
@@ -135,11 +154,16 @@ TEST(DqlParse, ErrorsNameTheColumnAndTheExpectation)
 TEST(DqlParse, UnknownAttributesListTheKnownOnes)
 {
     std::string e = error_of("SELECT ALL WHERE colour = red");
-    EXPECT_EQ(e.rfind("column 18: unknown attribute 'colour' (did you mean 'clock'?); known attributes: type, vendor, name,", 0), 0u) << e;
+    EXPECT_EQ(e.rfind("column 18: unknown attribute 'colour' (did you mean 'clock'?); known attributes: "
+                      "type, vendor, name,",
+                      0),
+              0u)
+        << e;
     for (int i = 0; i < SLUICE_DQL_ATTR_COUNT; i++)
         EXPECT_NE(e.find(sluice_dql_attrs[i].name), std::string::npos) << sluice_dql_attrs[i].name;
     e = error_of("SELECT ALL ORDER BY computeunits");
-    EXPECT_NE(e.find("unknown attribute 'computeunits' (did you mean 'compute_units'?)"), std::string::npos) << e;
+    EXPECT_NE(e.find("unknown attribute 'computeunits' (did you mean 'compute_units'?)"), std::string::npos)
+        << e;
     e = error_of("SELECT ALL WHERE zzzzzzzz = 1");
     EXPECT_EQ(e.find("did you mean"), std::string::npos) << e;
 }
@@ -147,26 +171,41 @@ TEST(DqlParse, UnknownAttributesListTheKnownOnes)
 TEST(DqlParse, TypeMismatchesAreErrors)
 {
     expect_errors({
-        {"SELECT ALL WHERE name < 3", "column 23: type mismatch: 'name' is text; compare it with =, != or LIKE, not '<'"},
-        {"SELECT ALL WHERE clock > fast", "column 26: type mismatch: 'clock' is a number; expected a number after '>', found 'fast'"},
-        {"SELECT ALL WHERE global_mem > 1.5G", "column 31: type mismatch: 'global_mem' is a number; expected a number or a size such as 4G or 512MiB after '>', found '1.5G'"},
-        {"SELECT ALL WHERE clock LIKE '1*'", "column 24: type mismatch: LIKE compares text, and 'clock' is a number"},
-        {"SELECT ALL WHERE type > gpu", "column 23: type mismatch: 'type' is a device type; compare it with = or !=, not '>'"},
-        {"SELECT ALL WHERE type = fpga", "column 25: expected a device type (cpu, gpu, accelerator, custom or default) after '=', found 'fpga'"},
-        {"SELECT ALL WHERE available = maybe", "column 30: type mismatch: 'available' is true or false; expected true or false after '=', found 'maybe'"},
-        {"SELECT ALL WHERE available >= 1", "column 28: type mismatch: 'available' is true or false; compare it with = or !=, not '>='"},
-        {"SELECT ALL WHERE clock = 'x'", "column 26: type mismatch: 'clock' is a number; expected a number after '=', found 'x'"},
+        {"SELECT ALL WHERE name < 3",
+         "column 23: type mismatch: 'name' is text; compare it with =, != or LIKE, not '<'"},
+        {"SELECT ALL WHERE clock > fast",
+         "column 26: type mismatch: 'clock' is a number; expected a number after '>', found 'fast'"},
+        {"SELECT ALL WHERE global_mem > 1.5G",
+         "column 31: type mismatch: 'global_mem' is a number; expected a number or a size such as 4G or "
+         "512MiB after '>', found '1.5G'"},
+        {"SELECT ALL WHERE clock LIKE '1*'",
+         "column 24: type mismatch: LIKE compares text, and 'clock' is a number"},
+        {"SELECT ALL WHERE type > gpu",
+         "column 23: type mismatch: 'type' is a device type; compare it with = or !=, not '>'"},
+        {"SELECT ALL WHERE type = fpga", "column 25: expected a device type (cpu, gpu, accelerator, custom "
+                                         "or default) after '=', found 'fpga'"},
+        {"SELECT ALL WHERE available = maybe", "column 30: type mismatch: 'available' is true or false; "
+                                               "expected true or false after '=', found 'maybe'"},
+        {"SELECT ALL WHERE available >= 1",
+         "column 28: type mismatch: 'available' is true or false; compare it with = or !=, not '>='"},
+        {"SELECT ALL WHERE clock = 'x'",
+         "column 26: type mismatch: 'clock' is a number; expected a number after '=', found 'x'"},
     });
 }
 
 TEST(DqlParse, HostileInputGetsAClearError)
 {
     expect_errors({
-        {"SELECT ALL WHERE name = 'abc", "column 25: unterminated string: the quote ' opened here is never closed"},
-        {"SELECT ALL WHERE name = \"abc'", "column 25: unterminated string: the quote \" opened here is never closed"},
-        {"SELECT ALL WHERE clock > 99999999999999999999", "column 26: the number '99999999999999999999' is too large (the largest is 18446744073709551615)"},
-        {"SELECT ALL WHERE global_mem > 17179869184T", "column 31: the number '17179869184T' is too large (the largest is 18446744073709551615)"},
-        {"SELECT ALL WHERE näme = x", "column 19: unexpected byte 0xc3: outside quotes a query is ASCII (quote non-ASCII text)"},
+        {"SELECT ALL WHERE name = 'abc",
+         "column 25: unterminated string: the quote ' opened here is never closed"},
+        {"SELECT ALL WHERE name = \"abc'",
+         "column 25: unterminated string: the quote \" opened here is never closed"},
+        {"SELECT ALL WHERE clock > 99999999999999999999",
+         "column 26: the number '99999999999999999999' is too large (the largest is 18446744073709551615)"},
+        {"SELECT ALL WHERE global_mem > 17179869184T",
+         "column 31: the number '17179869184T' is too large (the largest is 18446744073709551615)"},
+        {"SELECT ALL WHERE näme = x",
+         "column 19: unexpected byte 0xc3: outside quotes a query is ASCII (quote non-ASCII text)"},
         {"SELECT ALL\x01", "column 11: unexpected control byte 0x01"},
         {"SELECT ALL WHERE name = 'a\x1b[31m'", "column 27: control byte 0x1b inside a string"},
         {std::string(5000, ' '), "column 4097: the query is longer than 4096 bytes"},
@@ -185,7 +224,8 @@ TEST(DqlParse, HostileInputGetsAClearError)
     EXPECT_EQ(canon(nested(SLUICE_DQL_MAX_DEPTH, "(", ")")).rfind("SELECT ALL WHERE clock > 1", 0), 0u);
     EXPECT_EQ(error_of(nested(SLUICE_DQL_MAX_DEPTH + 1, "(", ")")),
               "column 50: conditions are nested deeper than 32 levels of parentheses and NOT");
-    EXPECT_NE(error_of(nested(SLUICE_DQL_MAX_DEPTH + 1, "NOT ", "")).find("nested deeper than 32"), std::string::npos);
+    EXPECT_NE(error_of(nested(SLUICE_DQL_MAX_DEPTH + 1, "NOT ", "")).find("nested deeper than 32"),
+              std::string::npos);
     EXPECT_EQ(canon(nested(SLUICE_DQL_MAX_DEPTH, "NOT ", "")).rfind("SELECT ALL WHERE NOT NOT", 0), 0u);
     EXPECT_NE(error_of(nested(3000, "(", ")")).find("longer than 4096"), std::string::npos);
 
@@ -214,28 +254,67 @@ TEST(DqlParse, HostileInputGetsAClearError)
 // Random queries (fixed seed): generated from the grammar, then half of them damaged by
 // splicing a random token in at a random byte. Every one either parses, and then its canonical
 // form parses back to itself, or fails with a column inside the query.
-namespace {
+namespace
+{
 std::string random_condition(std::mt19937 &rng, int depth)
 {
-    static const char *const leaves[] = {"type = gpu", "type != cpu", "name = 'a b'", "vendor LIKE 'nv*'", "clock > 1000",
-                                         "global_mem >= 4G", "available", "NOT fp64", "node = 1", "pos < 3",
-                                         "compute_units <= 80", "driver_version = 3.0", "name = \"it''s\""};
+    static const char *const leaves[] = {
+        "type = gpu",      "type != cpu",      "name = 'a b'",        "vendor LIKE 'nv*'",
+        "clock > 1000",    "global_mem >= 4G", "available",           "NOT fp64",
+        "node = 1",        "pos < 3",          "compute_units <= 80", "driver_version = 3.0",
+        "name = \"it''s\""};
     switch (depth > 4 ? 0 : rng() % 4) {
-    case 0: return leaves[rng() % (sizeof leaves / sizeof leaves[0])];
-    case 1: return "NOT " + random_condition(rng, depth + 1);
-    case 2: return "(" + random_condition(rng, depth + 1) + " AND " + random_condition(rng, depth + 1) + ")";
-    default: return random_condition(rng, depth + 1) + " OR " + random_condition(rng, depth + 1);
+    case 0:
+        return leaves[rng() % (sizeof leaves / sizeof leaves[0])];
+    case 1:
+        return "NOT " + random_condition(rng, depth + 1);
+    case 2:
+        return "(" + random_condition(rng, depth + 1) + " AND " + random_condition(rng, depth + 1) + ")";
+    default:
+        return random_condition(rng, depth + 1) + " OR " + random_condition(rng, depth + 1);
     }
 }
-}  // namespace
+} // namespace
 
 TEST(DqlParse, RandomQueriesParseOrFailCleanly)
 {
-    static const char *const vocab[] = {
-        "SELECT", "ALL", "TOP", "POS", "FROM", "NODE", "WHERE", "ORDER", "BY", "DESC", "AND", "OR", "NOT", "LIKE",
-        "(", ")", ",", "=", "!=", "<", ">=", "type", "gpu", "'a b'", "clock", "4G", "0", "18446744073709551616",
-        "'unterminated", "\xff", "!", "colour", ";", "\x01", " "};
-    static const char *const selectors[] = {"SELECT ALL", "SELECT TOP 2", "SELECT POS 0", "SELECT ALL FROM NODE 1, 2"};
+    static const char *const vocab[] = {"SELECT",
+                                        "ALL",
+                                        "TOP",
+                                        "POS",
+                                        "FROM",
+                                        "NODE",
+                                        "WHERE",
+                                        "ORDER",
+                                        "BY",
+                                        "DESC",
+                                        "AND",
+                                        "OR",
+                                        "NOT",
+                                        "LIKE",
+                                        "(",
+                                        ")",
+                                        ",",
+                                        "=",
+                                        "!=",
+                                        "<",
+                                        ">=",
+                                        "type",
+                                        "gpu",
+                                        "'a b'",
+                                        "clock",
+                                        "4G",
+                                        "0",
+                                        "18446744073709551616",
+                                        "'unterminated",
+                                        "\xff",
+                                        "!",
+                                        "colour",
+                                        ";",
+                                        "\x01",
+                                        " "};
+    static const char *const selectors[] = {"SELECT ALL", "SELECT TOP 2", "SELECT POS 0",
+                                            "SELECT ALL FROM NODE 1, 2"};
     std::mt19937 rng(7);
     size_t parsed = 0, failed = 0;
     for (int i = 0; i < 5000; i++) {
@@ -258,7 +337,7 @@ TEST(DqlParse, RandomQueriesParseOrFailCleanly)
             parsed++;
         }
     }
-    EXPECT_GT(parsed, 2000u);  // both outcomes are well exercised
+    EXPECT_GT(parsed, 2000u); // both outcomes are well exercised
     EXPECT_GT(failed, 500u);
 }
 

@@ -8,10 +8,11 @@
 #include <vector>
 
 extern "C" {
-#include "dql/dql.h"
+#include "cl/dql/dql.h"
 }
 
-namespace {
+namespace
+{
 
 sluice_dql_device dev(uint64_t node, uint64_t index, uint64_t type, const char *vendor, const char *name,
                       uint64_t cus, uint64_t clock, uint64_t mem, bool fp64 = true)
@@ -39,7 +40,8 @@ std::vector<sluice_dql_device> cluster()
 {
     return {
         dev(2, 1, SLUICE_DQL_TYPE_GPU, "NVIDIA Corporation", "NVIDIA H200", 132, 1980, 140 * G),
-        dev(0, 0, SLUICE_DQL_TYPE_CPU | SLUICE_DQL_TYPE_DEFAULT, "AuthenticAMD", "cpu-haswell-AMD EPYC", 2, 3000, 20 * G),
+        dev(0, 0, SLUICE_DQL_TYPE_CPU | SLUICE_DQL_TYPE_DEFAULT, "AuthenticAMD", "cpu-haswell-AMD EPYC", 2,
+            3000, 20 * G),
         dev(1, 0, SLUICE_DQL_TYPE_CPU, "AuthenticAMD", "basic-AMD EPYC", 2, 3000, 20 * G, false),
         dev(2, 0, SLUICE_DQL_TYPE_GPU, "NVIDIA Corporation", "Tesla V100", 80, 1530, 16 * G),
         dev(1, 1, SLUICE_DQL_TYPE_CPU, "AuthenticAMD", "basic-AMD EPYC", 2, 3000, 20 * G, false),
@@ -48,7 +50,8 @@ std::vector<sluice_dql_device> cluster()
 }
 
 // Runs a query; returns the selected devices as "node.index" strings.
-std::vector<std::string> select(const std::string &query, const std::vector<sluice_dql_device> &devs = cluster())
+std::vector<std::string> select(const std::string &query,
+                                const std::vector<sluice_dql_device> &devs = cluster())
 {
     sluice_dql_query *q = nullptr;
     char err[1024];
@@ -68,7 +71,7 @@ std::vector<std::string> select(const std::string &query, const std::vector<slui
 
 using V = std::vector<std::string>;
 
-}  // namespace
+} // namespace
 
 TEST(DqlSelect, AllInDefaultOrder)
 {
@@ -81,14 +84,14 @@ TEST(DqlSelect, TopAndPos)
     EXPECT_EQ(select("SELECT TOP 100"), (V{"0.0", "1.0", "1.1", "2.0", "2.1", "3.0"}));
     EXPECT_EQ(select("SELECT POS 0"), (V{"0.0"}));
     EXPECT_EQ(select("SELECT POS 4"), (V{"2.1"}));
-    EXPECT_EQ(select("SELECT POS 6"), V{});  // past the end: nothing, as OpenCL's CL_DEVICE_NOT_FOUND
+    EXPECT_EQ(select("SELECT POS 6"), V{}); // past the end: nothing, as OpenCL's CL_DEVICE_NOT_FOUND
     EXPECT_EQ(select("SELECT POS 1 WHERE type = gpu"), (V{"2.1"}));
 }
 
 TEST(DqlSelect, FromNode)
 {
     EXPECT_EQ(select("SELECT ALL FROM NODE 1"), (V{"1.0", "1.1"}));
-    EXPECT_EQ(select("SELECT ALL FROM NODE 3, 0"), (V{"0.0", "3.0"}));  // the list filters, it does not order
+    EXPECT_EQ(select("SELECT ALL FROM NODE 3, 0"), (V{"0.0", "3.0"})); // the list filters, it does not order
     EXPECT_EQ(select("SELECT ALL FROM NODE 7"), V{});
     EXPECT_EQ(select("SELECT TOP 1 FROM NODE 2 WHERE type = gpu"), (V{"2.0"}));
 }
@@ -97,22 +100,26 @@ TEST(DqlSelect, WhereConditions)
 {
     EXPECT_EQ(select("SELECT ALL WHERE type = gpu"), (V{"2.0", "2.1"}));
     EXPECT_EQ(select("SELECT ALL WHERE type != cpu"), (V{"2.0", "2.1", "3.0"}));
-    EXPECT_EQ(select("SELECT ALL WHERE type = default"), (V{"0.0"}));  // types are bits: a device may be several
+    EXPECT_EQ(select("SELECT ALL WHERE type = default"),
+              (V{"0.0"})); // types are bits: a device may be several
     EXPECT_EQ(select("SELECT ALL WHERE type = cpu AND type = default"), (V{"0.0"}));
     EXPECT_EQ(select("SELECT ALL WHERE vendor = 'nvidia corporation'"), (V{"2.0", "2.1"}));
-    EXPECT_EQ(select("SELECT ALL WHERE vendor = nvidia"), V{});  // = is whole-value equality
+    EXPECT_EQ(select("SELECT ALL WHERE vendor = nvidia"), V{}); // = is whole-value equality
     EXPECT_EQ(select("SELECT ALL WHERE vendor LIKE 'nvidia*'"), (V{"2.0", "2.1"}));
     EXPECT_EQ(select("SELECT ALL WHERE name LIKE '*epyc'"), (V{"0.0", "1.0", "1.1"}));
     EXPECT_EQ(select("SELECT ALL WHERE name LIKE 'basic-??\?-EPYC'"), V{});
     EXPECT_EQ(select("SELECT ALL WHERE name LIKE 'basic-??\? EPYC'"), (V{"1.0", "1.1"}));
     EXPECT_EQ(select("SELECT ALL WHERE compute_units >= 80"), (V{"2.0", "2.1"}));
     EXPECT_EQ(select("SELECT ALL WHERE clock < 1000 OR global_mem > 100G"), (V{"2.1", "3.0"}));
-    EXPECT_EQ(select("SELECT ALL WHERE global_mem >= 16GiB AND global_mem <= 20G"), (V{"0.0", "1.0", "1.1", "2.0"}));
+    EXPECT_EQ(select("SELECT ALL WHERE global_mem >= 16GiB AND global_mem <= 20G"),
+              (V{"0.0", "1.0", "1.1", "2.0"}));
     EXPECT_EQ(select("SELECT ALL WHERE NOT fp64"), (V{"1.0", "1.1"}));
-    EXPECT_EQ(select("SELECT ALL WHERE fp64 = false OR NOT (type = cpu OR type = gpu)"), (V{"1.0", "1.1", "3.0"}));
+    EXPECT_EQ(select("SELECT ALL WHERE fp64 = false OR NOT (type = cpu OR type = gpu)"),
+              (V{"1.0", "1.1", "3.0"}));
     EXPECT_EQ(select("SELECT ALL WHERE node = 1 AND index = 1"), (V{"1.1"}));
     EXPECT_EQ(select("SELECT ALL WHERE pos >= 3"), (V{"2.0", "2.1", "3.0"}));
-    EXPECT_EQ(select("SELECT ALL WHERE version = 'opencl 3.0'"), (V{"0.0", "1.0", "1.1", "2.0", "2.1", "3.0"}));
+    EXPECT_EQ(select("SELECT ALL WHERE version = 'opencl 3.0'"),
+              (V{"0.0", "1.0", "1.1", "2.0", "2.1", "3.0"}));
 }
 
 TEST(DqlSelect, OrderByIsStableOverTheDefaultOrder)
@@ -121,9 +128,12 @@ TEST(DqlSelect, OrderByIsStableOverTheDefaultOrder)
     EXPECT_EQ(select("SELECT ALL ORDER BY clock"), (V{"3.0", "2.0", "2.1", "0.0", "1.0", "1.1"}));
     EXPECT_EQ(select("SELECT ALL ORDER BY type DESC, compute_units DESC"),
               (V{"3.0", "2.1", "2.0", "0.0", "1.0", "1.1"}));
-    EXPECT_EQ(select("SELECT ALL ORDER BY name"), (V{"1.0", "1.1", "0.0", "2.1", "2.0", "3.0"}));  // case-insensitive
-    EXPECT_EQ(select("SELECT ALL ORDER BY node DESC, index DESC"), (V{"3.0", "2.1", "2.0", "1.1", "1.0", "0.0"}));
-    EXPECT_EQ(select("SELECT TOP 2 WHERE type = gpu OR type = accelerator ORDER BY global_mem DESC"), (V{"2.1", "2.0"}));
+    EXPECT_EQ(select("SELECT ALL ORDER BY name"),
+              (V{"1.0", "1.1", "0.0", "2.1", "2.0", "3.0"})); // case-insensitive
+    EXPECT_EQ(select("SELECT ALL ORDER BY node DESC, index DESC"),
+              (V{"3.0", "2.1", "2.0", "1.1", "1.0", "0.0"}));
+    EXPECT_EQ(select("SELECT TOP 2 WHERE type = gpu OR type = accelerator ORDER BY global_mem DESC"),
+              (V{"2.1", "2.0"}));
     EXPECT_EQ(select("SELECT POS 0 ORDER BY compute_units DESC"), (V{"2.1"}));
 }
 
@@ -157,9 +167,11 @@ TEST(DqlSelect, ManyDevices)
     std::vector<sluice_dql_device> devs;
     for (uint64_t n = 0; n < 512; n++)
         for (uint64_t i = 0; i < 8; i++)
-            devs.push_back(dev(511 - n, 7 - i, i % 2 ? SLUICE_DQL_TYPE_GPU : SLUICE_DQL_TYPE_CPU, "v", "d", i, 1000 + n % 7, G));
+            devs.push_back(dev(511 - n, 7 - i, i % 2 ? SLUICE_DQL_TYPE_GPU : SLUICE_DQL_TYPE_CPU, "v", "d", i,
+                               1000 + n % 7, G));
     V r = select("SELECT TOP 3 WHERE type = gpu ORDER BY clock DESC, compute_units", devs);
-    EXPECT_EQ(r, (V{"1.6", "8.6", "15.6"}));  // clock 1006 on nodes 511-n with n % 7 == 6; GPUs with 1 CU have index 6
+    EXPECT_EQ(r, (V{"1.6", "8.6",
+                    "15.6"})); // clock 1006 on nodes 511-n with n % 7 == 6; GPUs with 1 CU have index 6
     EXPECT_EQ(select("SELECT ALL", devs).size(), 4096u);
     EXPECT_EQ(select("SELECT POS 4095", devs), (V{"511.7"}));
 }

@@ -7,8 +7,8 @@
 #include <string>
 
 extern "C" {
+#include "cl/serve/remote_proto.h"
 #include "mpi/tags.h"
-#include "serve/remote_proto.h"
 }
 
 TEST(MpiTags, RangesAreDisjointAndFitTheStandardMinimum)

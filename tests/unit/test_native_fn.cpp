@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-// Native kernels' function names (serve/remote_native.h): a function of this process named by its
+// Native kernels' function names (cl/serve/remote_native.h): a function of this process named by its
 // object and offset is found again at the same address; what is not code of a loaded object, an
 // object not loaded, an offset outside its code and malformed commands are refused.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 extern "C" {
-#include "serve/remote_native.h"
+#include "cl/serve/remote_native.h"
 }
 
 extern "C" void sluice_test_native_target(void *p)

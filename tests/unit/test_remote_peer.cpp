@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-// The peer hooks of the serving ranks' transport (serve/remote_peer.h): what rank 0's backend
+// The peer hooks of the serving ranks' transport (cl/serve/remote_peer.h): what rank 0's backend
 // registers is what a failed or silent peer reaches, with the arguments given; without a
 // registration a failed peer still ends the process with one line, never returns.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 extern "C" {
-#include "serve/remote_peer.h"
+#include "cl/serve/remote_peer.h"
 }
 
 namespace

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-// How distributed OpenCL cuts bulk data into pieces (serve/remote_transport.c): both end points
+// How distributed OpenCL cuts bulk data into pieces (cl/serve/remote_transport.c): both end points
 // must cut at the same offsets, the pieces tile the transfer exactly, and SLUICE_DIST_CHUNK as
 // rank 0 sets it (sluice_remote_set_chunk, from its PING) overrides this process's own value.
 #include <gtest/gtest.h>
@@ -7,8 +7,8 @@
 #include <cstdint>
 
 extern "C" {
+#include "cl/serve/remote_proto.h"
 #include "config/config.h"
-#include "serve/remote_proto.h"
 }
 
 namespace

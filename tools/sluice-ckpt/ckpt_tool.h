@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Shared pieces of the sluice-ckpt commands: exit codes, messages, and the expansion of PATH
  * arguments (a container, or a folder of containers) into containers to visit. */
-#ifndef SLUICE_CKPT_TOOL_H
-#define SLUICE_CKPT_TOOL_H
+#ifndef SLUICE_TOOLS_SLUICE_CKPT_CKPT_TOOL_H
+#define SLUICE_TOOLS_SLUICE_CKPT_CKPT_TOOL_H
 
 #include "ckpt/container/container.h"
 

@@ -2,8 +2,8 @@
 /* Progress of a long sluice-ckpt run (verify, extract, pack) on a terminal: bytes done of the total, rate,
  * time left, redrawn in place on stderr. Shown only for large work (PROGRESS_MIN_BYTES), only when stdout and
  * stderr are terminals, never with --quiet; the line is erased before anything else prints. */
-#ifndef SLUICE_CKPT_PROGRESS_H
-#define SLUICE_CKPT_PROGRESS_H
+#ifndef SLUICE_TOOLS_SLUICE_CKPT_PROGRESS_H
+#define SLUICE_TOOLS_SLUICE_CKPT_PROGRESS_H
 
 #include <pthread.h>
 #include <stdint.h>

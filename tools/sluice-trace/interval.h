@@ -7,8 +7,8 @@
  * (J. W. Young, "A first order approximation to the optimum checkpoint interval", CACM 17(9);
  * J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart dumps",
  * FGCS 22(3).) */
-#ifndef SLUICE_TRACE_TOOL_INTERVAL_H
-#define SLUICE_TRACE_TOOL_INTERVAL_H
+#ifndef SLUICE_TOOLS_SLUICE_TRACE_INTERVAL_H
+#define SLUICE_TOOLS_SLUICE_TRACE_INTERVAL_H
 
 double interval_young(double cost_s, double mtbf_s);
 double interval_daly(double cost_s, double mtbf_s);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* JSON output helpers for the exporters: strings are always valid JSON and valid UTF-8, whatever
  * bytes a path or name holds (file names are bytes, not text). */
-#ifndef SLUICE_TRACE_TOOL_JSON_H
-#define SLUICE_TRACE_TOOL_JSON_H
+#ifndef SLUICE_TOOLS_SLUICE_TRACE_JSON_H
+#define SLUICE_TOOLS_SLUICE_TRACE_JSON_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -3,8 +3,8 @@
  * "path (string id)" is labelled "path"; "direction (0 h2d, 1 d2h, 2 d2d)" is labelled
  * "direction" and its value 1 is named "d2h"; the older form "kind: 1 read hit, 2 read miss" is
  * read the same way. Shared by the exporters. */
-#ifndef SLUICE_TRACE_TOOL_LABELS_H
-#define SLUICE_TRACE_TOOL_LABELS_H
+#ifndef SLUICE_TOOLS_SLUICE_TRACE_LABELS_H
+#define SLUICE_TOOLS_SLUICE_TRACE_LABELS_H
 
 #include <stddef.h>
 #include <stdint.h>

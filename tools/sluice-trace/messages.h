@@ -8,8 +8,8 @@
  * A send and a receive with the same ends, tag (or message id) and size are one message (paired
  * in time order, as MPI matches them); a message with one recorded end counts once, from that
  * end. Used by summary, heatmap and perfetto. */
-#ifndef SLUICE_TRACE_TOOL_MESSAGES_H
-#define SLUICE_TRACE_TOOL_MESSAGES_H
+#ifndef SLUICE_TOOLS_SLUICE_TRACE_MESSAGES_H
+#define SLUICE_TOOLS_SLUICE_TRACE_MESSAGES_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Pictures: the C tool writes the numbers as CSV and hands them to sluice-trace-plot.py
  * (matplotlib), installed beside the executable. */
-#ifndef SLUICE_TRACE_TOOL_PLOT_H
-#define SLUICE_TRACE_TOOL_PLOT_H
+#ifndef SLUICE_TOOLS_SLUICE_TRACE_PLOT_H
+#define SLUICE_TOOLS_SLUICE_TRACE_PLOT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
 /* What the events of a thread say about it: its role (main, progress, write-behind, dist
  * scheduler, OpenCL server), and whether an OpenCL call came from the program or from MPI's
  * hwloc probing the OpenCL loader inside MPI_Init. Used by the exporters and `calls`. */
-#ifndef SLUICE_TRACE_TOOL_ROLES_H
-#define SLUICE_TRACE_TOOL_ROLES_H
+#ifndef SLUICE_TOOLS_SLUICE_TRACE_ROLES_H
+#define SLUICE_TOOLS_SLUICE_TRACE_ROLES_H
 
 #include <stddef.h>
 #include <stdint.h>

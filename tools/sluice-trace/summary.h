@@ -2,8 +2,8 @@
 /* `sluice-trace summary`: a list of sections, each in its own file (section_*.c), printed in
  * ascending `order`. A part of sluice that records its own events adds a section by adding
  * one file with SUMMARY_SECTION(...); nothing else changes. */
-#ifndef SLUICE_TRACE_TOOL_SUMMARY_H
-#define SLUICE_TRACE_TOOL_SUMMARY_H
+#ifndef SLUICE_TOOLS_SLUICE_TRACE_SUMMARY_H
+#define SLUICE_TOOLS_SLUICE_TRACE_SUMMARY_H
 
 #include <stdbool.h>
 #include <stdio.h>

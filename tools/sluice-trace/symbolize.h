@@ -2,8 +2,8 @@
 /* Offline symbolization of recorded addresses with the module map of the trace file:
  * module + offset always, function and source line from addr2line (binutils) when asked
  * and available. */
-#ifndef SLUICE_TRACE_TOOL_SYMBOLIZE_H
-#define SLUICE_TRACE_TOOL_SYMBOLIZE_H
+#ifndef SLUICE_TOOLS_SLUICE_TRACE_SYMBOLIZE_H
+#define SLUICE_TOOLS_SLUICE_TRACE_SYMBOLIZE_H
 
 #include <stdbool.h>
 #include <stddef.h>

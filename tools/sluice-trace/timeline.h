@@ -12,8 +12,8 @@
  * CLOCK_MONOTONIC, one CLOCK_REALTIME: better than a ping-pong), as good as the hosts' clock
  * synchronization (NTP: about a millisecond) elsewhere. TL_CLOCK_SYNC uses the samples on every
  * host (to check them against the exact mapping), TL_CLOCK_WALL never. */
-#ifndef SLUICE_TRACE_TOOL_TIMELINE_H
-#define SLUICE_TRACE_TOOL_TIMELINE_H
+#ifndef SLUICE_TOOLS_SLUICE_TRACE_TIMELINE_H
+#define SLUICE_TOOLS_SLUICE_TRACE_TIMELINE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -2,8 +2,8 @@
 /* A set of trace files loaded for a command: every *.sluicetrace in a folder, or the files
  * named, validated by the reader and sorted by rank, then pid. Rank groups gather the files
  * of one rank (a rank can hold several processes: fork children, a shell and its command). */
-#ifndef SLUICE_TRACE_TOOL_TRACESET_H
-#define SLUICE_TRACE_TOOL_TRACESET_H
+#ifndef SLUICE_TOOLS_SLUICE_TRACE_TRACESET_H
+#define SLUICE_TOOLS_SLUICE_TRACE_TRACESET_H
 
 #include <stdbool.h>
 #include <stdio.h>

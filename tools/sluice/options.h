@@ -2,8 +2,8 @@
 /* The launcher's options: one per SLUICE_* variable (runtime/config/vars.def, the one list),
  * plus the launcher's own. Built into a getopt_long table; --help, the man page and the bash
  * completion are all generated from it. */
-#ifndef SLUICE_LAUNCHER_OPTIONS_H
-#define SLUICE_LAUNCHER_OPTIONS_H
+#ifndef SLUICE_TOOLS_SLUICE_OPTIONS_H
+#define SLUICE_TOOLS_SLUICE_OPTIONS_H
 
 #include "config/config.h"
 

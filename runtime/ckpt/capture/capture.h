@@ -11,8 +11,8 @@
  * Every entry point here returns SLUICE_CAPTURE_PASS when the call is not capture's business;
  * the wrapper then calls the real function with its original arguments, untouched. Otherwise
  * the return value is the call's result and errno is set as the real call would set it. */
-#ifndef SLUICE_CKPT_CAPTURE_H
-#define SLUICE_CKPT_CAPTURE_H
+#ifndef SLUICE_CKPT_CAPTURE_CAPTURE_H
+#define SLUICE_CKPT_CAPTURE_CAPTURE_H
 
 #include <dirent.h>
 #include <stdatomic.h>

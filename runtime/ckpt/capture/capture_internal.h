@@ -13,8 +13,8 @@
  *    which owns the staging file from the close on.
  *  - Everything here is protected by capture_lock, except fd table lookups (atomic loads) and
  *    the cwd digit flag. The lock is never held across a call into the commit engine. */
-#ifndef SLUICE_CKPT_CAPTURE_INTERNAL_H
-#define SLUICE_CKPT_CAPTURE_INTERNAL_H
+#ifndef SLUICE_CKPT_CAPTURE_CAPTURE_INTERNAL_H
+#define SLUICE_CKPT_CAPTURE_CAPTURE_INTERNAL_H
 
 #include "ckpt/capture/capture.h"
 #include "ckpt/commit/commit.h"

@@ -11,8 +11,8 @@
  *
  * A "set key" is the absolute member path with the rank number replaced by "%r", e.g.
  * "/scratch/run/chk_10/rank_%r.bin"; every member of a set shares it. */
-#ifndef SLUICE_CKPT_COMMIT_H
-#define SLUICE_CKPT_COMMIT_H
+#ifndef SLUICE_CKPT_COMMIT_COMMIT_H
+#define SLUICE_CKPT_COMMIT_COMMIT_H
 
 #include <limits.h>
 #include <stdint.h>

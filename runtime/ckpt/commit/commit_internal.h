@@ -22,8 +22,8 @@
  * Threads: message handlers, home work and data movement run on the progress thread only;
  * application threads touch the member table, the outbox and the waiters under commit_lock.
  * Home state is private to the progress thread and needs no lock. */
-#ifndef SLUICE_CKPT_COMMIT_INTERNAL_H
-#define SLUICE_CKPT_COMMIT_INTERNAL_H
+#ifndef SLUICE_CKPT_COMMIT_COMMIT_INTERNAL_H
+#define SLUICE_CKPT_COMMIT_COMMIT_INTERNAL_H
 
 #include "ckpt/commit/commit.h"
 

@@ -12,8 +12,8 @@
  * every open() and unit tests call it directly. The cost on a path that cannot match is a
  * digit scan and one memcmp per pattern (the literal tail), which is what keeps pass-through
  * open() under a microsecond. */
-#ifndef SLUICE_CKPT_PATTERN_H
-#define SLUICE_CKPT_PATTERN_H
+#ifndef SLUICE_CKPT_COMMIT_PATTERN_H
+#define SLUICE_CKPT_COMMIT_PATTERN_H
 
 #include <stdbool.h>
 #include <stddef.h>

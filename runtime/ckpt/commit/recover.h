@@ -6,8 +6,8 @@
  * members of the previous committed version that were not staged again. A member whose
  * writer died before closing it may be torn (half of a rewrite): it is kept aside, named in
  * the report and committed only with SLUICE_RECOVER_TAKE_OPEN. */
-#ifndef SLUICE_CKPT_RECOVER_H
-#define SLUICE_CKPT_RECOVER_H
+#ifndef SLUICE_CKPT_COMMIT_RECOVER_H
+#define SLUICE_CKPT_COMMIT_RECOVER_H
 
 #include <stdio.h>
 

@@ -36,8 +36,8 @@
  * (possibly torn) aside unless asked to take them (--take-open).
  *
  * The encoder and decoder are inline so that util code (recover) uses them without the engine. */
-#ifndef SLUICE_CKPT_STAGE_H
-#define SLUICE_CKPT_STAGE_H
+#ifndef SLUICE_CKPT_COMMIT_STAGE_H
+#define SLUICE_CKPT_COMMIT_STAGE_H
 
 #include "ckpt/commit/commit.h"
 

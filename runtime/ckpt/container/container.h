@@ -23,8 +23,8 @@
  * container and, for member errors, the member: e.g.
  *   "/run/chk_10/rank_@r.bin.sluice: member /run/chk_10/rank_3.bin (rank 3): checksum mismatch"
  * Corrupt or truncated input gives -EIO. Nothing here prints anything. */
-#ifndef SLUICE_CKPT_CONTAINER_H
-#define SLUICE_CKPT_CONTAINER_H
+#ifndef SLUICE_CKPT_CONTAINER_CONTAINER_H
+#define SLUICE_CKPT_CONTAINER_CONTAINER_H
 
 #include <dirent.h>
 #include <stddef.h>

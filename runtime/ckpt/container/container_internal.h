@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Private helpers shared by the container_*.c files: fixed-width little-endian field access,
  * the I/O table, and error-message formatting. Not part of the contract (container.h is). */
-#ifndef SLUICE_CKPT_CONTAINER_INTERNAL_H
-#define SLUICE_CKPT_CONTAINER_INTERNAL_H
+#ifndef SLUICE_CKPT_CONTAINER_CONTAINER_INTERNAL_H
+#define SLUICE_CKPT_CONTAINER_CONTAINER_INTERNAL_H
 
 #include "ckpt/container/container.h"
 #include "common/align.h"

@@ -6,8 +6,8 @@
  * The plan is the seam between "deciding the layout" and "moving the data": the direct path
  * (issue 3) hands every write to the member's own writer rank; the two-phase writer (issue 4)
  * consumes the same list of writes and only replaces the data-movement step. */
-#ifndef SLUICE_CKPT_PLANNER_H
-#define SLUICE_CKPT_PLANNER_H
+#ifndef SLUICE_CKPT_TWOPHASE_PLANNER_H
+#define SLUICE_CKPT_TWOPHASE_PLANNER_H
 
 #include <stddef.h>
 #include <stdint.h>

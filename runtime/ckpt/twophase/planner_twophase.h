@@ -18,8 +18,8 @@
  *
  * Pure and deterministic: every rank that takes part in a commit computes the same plan from the
  * same inputs, so the home only broadcasts the inputs. */
-#ifndef SLUICE_CKPT_PLANNER_TWOPHASE_H
-#define SLUICE_CKPT_PLANNER_TWOPHASE_H
+#ifndef SLUICE_CKPT_TWOPHASE_PLANNER_TWOPHASE_H
+#define SLUICE_CKPT_TWOPHASE_PLANNER_TWOPHASE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -11,8 +11,8 @@
  *      good request size for local disks).
  * The result is never below the container block size and is rounded up to a multiple of it,
  * so that stripes always start on block boundaries. */
-#ifndef SLUICE_CKPT_STRIPE_H
-#define SLUICE_CKPT_STRIPE_H
+#ifndef SLUICE_CKPT_TWOPHASE_STRIPE_H
+#define SLUICE_CKPT_TWOPHASE_STRIPE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* sluice_dql_describe (dql_device.h): one clGetDeviceInfo per attribute of dql_attrs.def. */
+#include "cl/dql/dql_device.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Reads a scalar of any width clGetDeviceInfo returns (cl_uint, cl_ulong, size_t, cl_bool,
+ * bitfields) into a uint64_t; 0 if the query fails. */
+static uint64_t info_u64(sluice_dql_device_info_fn info, cl_device_id dev, cl_device_info what, cl_int *err)
+{
+    unsigned char buf[8] = {0};
+    size_t got = 0;
+    cl_int rc = info(dev, what, sizeof buf, buf, &got);
+    if (err)
+        *err = rc;
+    if (rc != CL_SUCCESS)
+        return 0;
+    switch (got) {
+    case 1:
+        return buf[0];
+    case 2: {
+        uint16_t v;
+        memcpy(&v, buf, 2);
+        return v;
+    }
+    case 4: {
+        uint32_t v;
+        memcpy(&v, buf, 4);
+        return v;
+    }
+    case 8: {
+        uint64_t v;
+        memcpy(&v, buf, 8);
+        return v;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* Reads a string into field (SLUICE_DQL_STR_MAX bytes), truncating: the length is asked first
+ * so that a long value is read whole and then cut, never refused. */
+static cl_int info_str(sluice_dql_device_info_fn info, cl_device_id dev, cl_device_info what, char *field)
+{
+    char small[SLUICE_DQL_STR_MAX];
+    size_t len = 0;
+    field[0] = '\0';
+    cl_int rc = info(dev, what, 0, NULL, &len);
+    if (rc != CL_SUCCESS || len == 0)
+        return rc;
+    char *buf = len <= sizeof small ? small : malloc(len);
+    if (buf == NULL)
+        return CL_OUT_OF_HOST_MEMORY;
+    rc = info(dev, what, len, buf, NULL);
+    if (rc == CL_SUCCESS) {
+        buf[len - 1] = '\0';
+        size_t n = strnlen(buf, SLUICE_DQL_STR_MAX - 1);
+        memcpy(field, buf, n);
+        field[n] = '\0';
+    }
+    if (buf != small)
+        free(buf);
+    return CL_SUCCESS;
+}
+
+cl_int sluice_dql_describe(cl_device_id dev, uint64_t node, uint64_t index,
+                           sluice_dql_device_info_fn device_info, sluice_dql_platform_info_fn platform_info,
+                           struct sluice_dql_device *d)
+{
+    memset(d, 0, sizeof *d);
+    d->node = node;
+    d->index = index;
+    cl_int err;
+    d->type = info_u64(device_info, dev, CL_DEVICE_TYPE, &err);
+    if (err != CL_SUCCESS)
+        return err;
+    if ((err = info_str(device_info, dev, CL_DEVICE_NAME, d->name)) != CL_SUCCESS ||
+        (err = info_str(device_info, dev, CL_DEVICE_VENDOR, d->vendor)) != CL_SUCCESS ||
+        (err = info_str(device_info, dev, CL_DEVICE_VERSION, d->version)) != CL_SUCCESS)
+        return err;
+    info_str(device_info, dev, CL_DRIVER_VERSION, d->driver_version);
+    info_str(device_info, dev, CL_DEVICE_OPENCL_C_VERSION, d->opencl_c_version);
+    d->vendor_id = info_u64(device_info, dev, CL_DEVICE_VENDOR_ID, NULL);
+    d->compute_units = info_u64(device_info, dev, CL_DEVICE_MAX_COMPUTE_UNITS, NULL);
+    d->clock = info_u64(device_info, dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, NULL);
+    d->global_mem = info_u64(device_info, dev, CL_DEVICE_GLOBAL_MEM_SIZE, NULL);
+    d->local_mem = info_u64(device_info, dev, CL_DEVICE_LOCAL_MEM_SIZE, NULL);
+    d->max_alloc = info_u64(device_info, dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, NULL);
+    d->global_cache = info_u64(device_info, dev, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, NULL);
+    d->constant_mem = info_u64(device_info, dev, CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE, NULL);
+    d->max_work_group_size = info_u64(device_info, dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, NULL);
+    d->max_work_item_dimensions = info_u64(device_info, dev, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, NULL);
+    d->address_bits = info_u64(device_info, dev, CL_DEVICE_ADDRESS_BITS, NULL);
+    d->available = info_u64(device_info, dev, CL_DEVICE_AVAILABLE, NULL) != 0;
+    d->compiler_available = info_u64(device_info, dev, CL_DEVICE_COMPILER_AVAILABLE, NULL) != 0;
+    d->image_support = info_u64(device_info, dev, CL_DEVICE_IMAGE_SUPPORT, NULL) != 0;
+    d->fp64 = info_u64(device_info, dev, CL_DEVICE_DOUBLE_FP_CONFIG, NULL) != 0;
+    cl_platform_id platform = NULL;
+    if (platform_info &&
+        device_info(dev, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL) == CL_SUCCESS) {
+        char buf[SLUICE_DQL_STR_MAX * 4];
+        if (platform_info(platform, CL_PLATFORM_NAME, sizeof buf, buf, NULL) == CL_SUCCESS) {
+            buf[sizeof buf - 1] = '\0';
+            size_t n = strnlen(buf, SLUICE_DQL_STR_MAX - 1);
+            memcpy(d->platform, buf, n);
+            d->platform[n] = '\0';
+        }
+    }
+    return CL_SUCCESS;
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/* Rank 0's side of a remote call: one request, one reply, under one lock (the program's threads
+ * take turns; rank 0 is the only client, so replies come back in order). Calls for rank 0's own
+ * devices run the request handler in-process. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl/rank0/dist_fault.h"
+#include "cl/rank0/dist_internal.h"
+
+pthread_mutex_t dist_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+cl_int dist_call(int rank, int op, const uint64_t *args, int nargs, const void *payload, size_t len,
+                 struct sluice_remote_msg *out)
+{
+    struct sluice_remote_req req;
+    memset(&req, 0, sizeof req);
+    req.op = (uint32_t)op;
+    for (int i = 0; i < nargs && i < SLUICE_REMOTE_NARGS; i++)
+        req.a[i] = args[i];
+    req.nbytes = len;
+    if (op != SLUICE_REMOTE_INFO)
+        dist_sched_flush(); /* commands the window holds go first (a release must follow their uses) */
+    struct sluice_remote_msg local;
+    struct sluice_remote_msg *m = out ? out : &local;
+    memset(m, 0, sizeof *m);
+    if (rank == 0) {
+        if (!sluice_engine_defer_release(&req, payload))
+            sluice_remote_handle(&req, payload, m);
+    } else {
+        MPI_Comm comm = sluice_comm();
+        if (comm == MPI_COMM_NULL)
+            return CL_DEVICE_NOT_AVAILABLE;
+        pthread_mutex_lock(&dist_lock);
+        unsigned char *buf = NULL;
+        size_t blen = 0;
+        int rc = sluice_remote_send(comm, rank, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, payload, len);
+        if (rc != MPI_SUCCESS)
+            dist_fault_peer(rank, rc, "sending a request");
+        rc = sluice_remote_recv(comm, rank, SLUICE_REMOTE_TAG_REP, &buf, &blen);
+        if (rc != MPI_SUCCESS)
+            dist_fault_peer(rank, rc, "receiving a reply");
+        pthread_mutex_unlock(&dist_lock);
+        if (rc != MPI_SUCCESS || blen < sizeof m->rep) {
+            free(buf);
+            return CL_DEVICE_NOT_AVAILABLE;
+        }
+        memcpy(&m->rep, buf, sizeof m->rep);
+        if (m->rep.nbytes > blen - sizeof m->rep)
+            m->rep.nbytes = blen - sizeof m->rep;
+        if (m->rep.nbytes > 0) {
+            /* keep one block: move the payload to the front */
+            memmove(buf, buf + sizeof m->rep, (size_t)m->rep.nbytes);
+            m->bytes = buf;
+        } else {
+            free(buf);
+        }
+    }
+    cl_int ret = (cl_int)m->rep.ret;
+    if (out == NULL)
+        free(local.bytes);
+    return ret;
+}
+
+void dist_post(int rank, int op, const uint64_t *args, int nargs)
+{
+    if (rank == 0) {
+        dist_call(rank, op, args, nargs, NULL, 0, NULL);
+        return;
+    }
+    struct sluice_remote_req req;
+    memset(&req, 0, sizeof req);
+    req.op = (uint32_t)op;
+    for (int i = 0; i < nargs && i < SLUICE_REMOTE_NARGS; i++)
+        req.a[i] = args[i];
+    dist_sched_flush();
+    MPI_Comm comm = sluice_comm();
+    if (comm == MPI_COMM_NULL)
+        return;
+    pthread_mutex_lock(&dist_lock);
+    int rc = sluice_remote_send(comm, rank, SLUICE_REMOTE_TAG_REQ, &req, sizeof req, NULL, 0);
+    if (rc != MPI_SUCCESS)
+        dist_fault_peer(rank, rc, "sending a request");
+    pthread_mutex_unlock(&dist_lock);
+}
+
+cl_int dist_call_v(int rank, int op, const uint64_t *args, int nargs, const void *payload, size_t len,
+                   uint64_t *v0)
+{
+    struct sluice_remote_msg m;
+    cl_int r = dist_call(rank, op, args, nargs, payload, len, &m);
+    if (v0 != NULL)
+        *v0 = m.rep.v[0];
+    free(m.bytes);
+    return r;
+}
+
+cl_int dist_info(int rank, int getter, uint64_t obj, uint64_t obj2, cl_uint param, size_t size, void *value,
+                 size_t *size_ret)
+{
+    uint64_t a[5] = {(uint64_t)getter, obj, obj2, param, value ? size : 0};
+    struct sluice_remote_msg m;
+    cl_int r = dist_call(rank, SLUICE_REMOTE_INFO, a, 5, NULL, 0, &m);
+    if (r == CL_SUCCESS) {
+        if (value != NULL && m.rep.v[0] > size)
+            r = CL_INVALID_VALUE;
+        else if (value != NULL && m.bytes != NULL)
+            memcpy(value, m.bytes, (size_t)m.rep.nbytes);
+        if (size_ret != NULL)
+            *size_ret = (size_t)m.rep.v[0];
+    }
+    free(m.bytes);
+    return r;
+}
+
+cl_int dist_answer(const void *src, size_t n, size_t size, void *value, size_t *size_ret)
+{
+    if (value != NULL) {
+        if (size < n)
+            return CL_INVALID_VALUE;
+        memcpy(value, src, n);
+    }
+    if (size_ret != NULL)
+        *size_ret = n;
+    return CL_SUCCESS;
+}

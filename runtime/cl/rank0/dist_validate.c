@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/* The errors OpenCL returns at enqueue, decided on rank 0. Commands are sent without waiting, so
+ * a command the device's driver refuses would otherwise fail later, on its event, where the
+ * program was told CL_SUCCESS. The limits come from the device (asked once, at its first queue)
+ * and the kernel (its work-group info on each device, asked when it is created), so validation
+ * costs no round trip. The rules and their order are the driver's (PoCL's
+ * pocl_kernel_calc_wg_size), with the OpenCL 3.0 specification where PoCL is silent. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl/rank0/dist_internal.h"
+
+static size_t info_size(struct dist_device *d, cl_device_info param)
+{
+    size_t v = 0;
+    return dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, param, sizeof v, &v, NULL) == CL_SUCCESS ? v : 0;
+}
+
+/* Under dist_lock: host threads creating queues or kernels on one device at once ask together. */
+static void device_limits_locked(struct dist_device *d)
+{
+    if (d->limits_known)
+        return;
+    cl_uint dims = 0;
+    if (dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, sizeof dims,
+                  &dims, NULL) != CL_SUCCESS ||
+        dims == 0 || dims > 3)
+        return; /* unknown: the driver decides, later */
+    size_t items[3] = {0, 0, 0};
+    dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL);
+    char ver[64] = "";
+    int major = 1, minor = 0;
+    if (dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, CL_DEVICE_VERSION, sizeof ver - 1, ver, NULL) ==
+        CL_SUCCESS)
+        sscanf(ver, "OpenCL %d.%d", &major, &minor);
+    cl_bool nonuni = CL_FALSE;
+    if (major >= 3)
+        dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT,
+                  sizeof nonuni, &nonuni, NULL);
+    d->max_dims = dims;
+    memcpy(d->max_items, items, sizeof items);
+    d->max_wg = info_size(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+    d->version = major * 10 + minor;
+    d->nonuniform = major == 2 || nonuni; /* mandatory in 2.x, optional in 3.0 */
+    d->limits_known = 1;
+}
+
+void dist_device_limits(struct dist_device *d)
+{
+    pthread_mutex_lock(&dist_lock);
+    device_limits_locked(d);
+    pthread_mutex_unlock(&dist_lock);
+}
+
+/* Whether the build options of the kernel's program on d allow non-uniform work-groups: an OpenCL
+ * C 2.0 or later compilation without -cl-uniform-work-group-size. */
+static int nonuniform_options(struct dist_kernel *k, struct dist_device *d, cl_program_build_info how)
+{
+    size_t n = 0;
+    uint64_t rid = k->prog->rid[d->rank];
+    if (dist_info(d->rank, SLUICE_RG_BUILD, rid, d->rid, how, 0, NULL, &n) != CL_SUCCESS || n == 0)
+        return 0;
+    char *o = calloc(1, n + 1);
+    int ok = o != NULL && dist_info(d->rank, SLUICE_RG_BUILD, rid, d->rid, how, n, o, NULL) == CL_SUCCESS &&
+             (strstr(o, "-cl-std=CL2.") != NULL || strstr(o, "-cl-std=CL3.") != NULL) &&
+             strstr(o, "-cl-uniform-work-group-size") == NULL;
+    free(o);
+    return ok;
+}
+
+void dist_kernel_limits(struct dist_kernel *k)
+{
+    struct dist_context *c = k->prog->ctx;
+    k->devs = calloc((size_t)c->ndev, sizeof *k->devs);
+    if (k->devs == NULL)
+        return; /* no limits known: the drivers decide, later */
+    int asked = 0;
+    for (int i = 0; i < c->ndev; i++) {
+        struct dist_device *d = c->devs[i];
+        uint64_t rid = k->rid[d->rank];
+        if (rid == 0)
+            continue;
+        size_t wg = 0, reqd[3] = {0, 0, 0};
+        if (dist_info(d->rank, SLUICE_RG_KERNEL_WG, rid, d->rid, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg,
+                      NULL) != CL_SUCCESS)
+            continue; /* not built for this device: the driver refuses it at enqueue, as locally */
+        if (!asked && dist_info(d->rank, SLUICE_RG_KERNEL_WG, rid, d->rid, CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
+                                sizeof reqd, reqd, NULL) == CL_SUCCESS) {
+            memcpy(k->reqd, reqd, sizeof reqd); /* the source's attribute: the same on every device */
+            asked = 1;
+        }
+        dist_device_limits(d);
+        k->devs[i].wg = wg;
+        k->devs[i].nonuniform =
+            d->limits_known && d->nonuniform && nonuniform_options(k, d, CL_PROGRAM_BUILD_OPTIONS);
+    }
+}
+
+static const struct dist_kernel_dev *kernel_dev(const struct dist_kernel *k, const struct dist_device *d)
+{
+    struct dist_context *c = k->prog->ctx;
+    for (int i = 0; k->devs != NULL && i < c->ndev; i++)
+        if (c->devs[i] == d)
+            return &k->devs[i];
+    return NULL;
+}
+
+cl_int dist_validate_ndrange(struct dist_queue *q, struct dist_kernel *k, cl_uint dims, const size_t *offset,
+                             const size_t *global, const size_t *local, int *empty)
+{
+    struct dist_device *d = q->dev;
+    *empty = 0;
+    if (dims < 1 || (d->limits_known && dims > d->max_dims) || dims > 3)
+        return CL_INVALID_WORK_DIMENSION;
+    int zero = global == NULL;
+    for (cl_uint i = 0; global != NULL && i < dims; i++)
+        zero |= global[i] == 0;
+    if (zero) {
+        /* No work-item: an error before OpenCL 2.1, a command that does nothing since. */
+        if (d->limits_known && d->version < 21)
+            return CL_INVALID_GLOBAL_WORK_SIZE;
+        *empty = 1;
+        return CL_SUCCESS;
+    }
+    for (cl_uint i = 0; offset != NULL && i < dims; i++)
+        if (offset[i] > SIZE_MAX - global[i])
+            return CL_INVALID_GLOBAL_OFFSET;
+    const struct dist_kernel_dev *kd = kernel_dev(k, d);
+    if (local != NULL) {
+        size_t total = 1;
+        for (cl_uint i = 0; i < dims; i++) {
+            /* A zero local size is no size: PoCL divides by it (SIGFPE on a serving rank). */
+            if (local[i] == 0)
+                return CL_INVALID_WORK_GROUP_SIZE;
+            total = total > SIZE_MAX / local[i] ? SIZE_MAX : total * local[i];
+        }
+        if (d->limits_known && d->max_wg != 0 && total > d->max_wg)
+            return CL_INVALID_WORK_GROUP_SIZE;
+        for (cl_uint i = 0; d->limits_known && i < dims; i++)
+            if (d->max_items[i] != 0 && local[i] > d->max_items[i])
+                return CL_INVALID_WORK_ITEM_SIZE;
+        if (kd != NULL && kd->wg != 0 && total > kd->wg)
+            return CL_INVALID_WORK_GROUP_SIZE;
+        for (cl_uint i = 0; d->limits_known && i < dims; i++)
+            if (global[i] % local[i] != 0 && !(kd != NULL && kd->nonuniform))
+                return CL_INVALID_WORK_GROUP_SIZE;
+    }
+    if (k->reqd[0] != 0) {
+        /* reqd_work_group_size: the local size must be given, and be it. */
+        if (local == NULL)
+            return CL_INVALID_WORK_GROUP_SIZE;
+        for (cl_uint i = 0; i < 3; i++)
+            if ((i < dims ? local[i] : 1) != k->reqd[i])
+                return CL_INVALID_WORK_GROUP_SIZE;
+    }
+    return CL_SUCCESS;
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/* Images and samplers on a serving rank (and in-process for rank 0's own devices): created,
+ * queried and released for rank 0 through OBJ requests, and the image commands of the engine,
+ * against this process's real OpenCL loader. Rank 0 keeps the records (cl/rank0/dist_image.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl/intercept/backend.h"
+#include "cl/serve/remote_image.h"
+#include "cl/serve/remote_objects.h"
+
+#define RID(p) ((uint64_t)(uintptr_t)(p))
+#define PTR(t, v) ((t)(uintptr_t)(v))
+#define MAX_VALUE ((size_t)1 << 20)
+
+static const struct sluice_cl_api *api(void)
+{
+    return &sluice_cl_loader_backend()->api;
+}
+
+/* The driver's answers for the image, in the creation's reply. */
+static cl_int image_info(cl_mem img, struct sluice_remote_image_info *in)
+{
+    cl_int err = api()->clGetMemObjectInfo(img, CL_MEM_SIZE, sizeof in->mem_size, &in->mem_size, NULL);
+#define SLUICE_X(param, type, field)                                                                         \
+    if (err == CL_SUCCESS)                                                                                   \
+        err = api()->clGetImageInfo(img, param, sizeof in->field, &in->field, NULL);
+    SLUICE_REMOTE_IMAGE_INFO(SLUICE_X)
+#undef SLUICE_X
+    return err;
+}
+
+static void create_image(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
+{
+    cl_image_format fmt;
+    cl_image_desc desc;
+    if (len != sizeof fmt + sizeof desc) {
+        out->rep.ret = CL_INVALID_VALUE;
+        return;
+    }
+    memcpy(&fmt, p, sizeof fmt);
+    memcpy(&desc, p + sizeof fmt, sizeof desc);
+    cl_int err = CL_SUCCESS;
+    cl_mem img = api()->clCreateImage(PTR(cl_context, a[1]), (cl_mem_flags)a[2], &fmt, &desc, NULL, &err);
+    out->rep.ret = err;
+    if (err != CL_SUCCESS)
+        return;
+    struct sluice_remote_image_info *in = calloc(1, sizeof *in);
+    out->rep.ret = in == NULL ? CL_OUT_OF_HOST_MEMORY : image_info(img, in);
+    if (out->rep.ret != CL_SUCCESS) {
+        free(in);
+        api()->clReleaseMemObject(img);
+        return;
+    }
+    out->rep.v[0] = RID(img);
+    out->rep.v[1] = in->elem;
+    out->bytes = (unsigned char *)in;
+    out->rep.nbytes = sizeof *in;
+}
+
+static void formats(const uint64_t *a, struct sluice_remote_msg *out)
+{
+    cl_uint n = 0;
+    cl_context ctx = PTR(cl_context, a[1]);
+    out->rep.ret =
+        api()->clGetSupportedImageFormats(ctx, (cl_mem_flags)a[2], (cl_mem_object_type)a[3], 0, NULL, &n);
+    if (out->rep.ret != CL_SUCCESS || n == 0)
+        return;
+    cl_image_format *v = malloc(n * sizeof *v);
+    if (v == NULL) {
+        out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+        return;
+    }
+    out->rep.ret =
+        api()->clGetSupportedImageFormats(ctx, (cl_mem_flags)a[2], (cl_mem_object_type)a[3], n, v, NULL);
+    out->bytes = (unsigned char *)v;
+    out->rep.nbytes = n * sizeof *v;
+    out->rep.v[0] = n;
+}
+
+/* An info query of an image or a sampler: a2 param, a3 the program's size (0: size only). */
+static void info(const uint64_t *a, struct sluice_remote_msg *out, int sampler)
+{
+    size_t size = (size_t)a[3], ret = 0;
+    if (size > MAX_VALUE || (size > 0 && (out->bytes = malloc(size)) == NULL)) {
+        out->rep.ret = size > MAX_VALUE ? CL_INVALID_VALUE : CL_OUT_OF_HOST_MEMORY;
+        return;
+    }
+    out->rep.ret =
+        sampler
+            ? api()->clGetSamplerInfo(PTR(cl_sampler, a[1]), (cl_sampler_info)a[2], size, out->bytes, &ret)
+            : api()->clGetImageInfo(PTR(cl_mem, a[1]), (cl_image_info)a[2], size, out->bytes, &ret);
+    out->rep.v[0] = ret;
+    if (out->rep.ret == CL_SUCCESS && size > 0)
+        out->rep.nbytes = ret < size ? ret : size;
+}
+
+static void create_sampler(const uint64_t *a, const unsigned char *p, size_t len,
+                           struct sluice_remote_msg *out)
+{
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = PTR(cl_context, a[1]);
+    cl_sampler s = NULL;
+    if (a[2] == 1) {
+        s = api()->clCreateSampler(ctx, (cl_bool)a[3], (cl_addressing_mode)a[4], (cl_filter_mode)a[5], &err);
+    } else {
+        cl_sampler_properties props[16];
+        size_t n = len / sizeof props[0];
+        if (n > 16 || n * sizeof props[0] != len) {
+            out->rep.ret = CL_INVALID_VALUE;
+            return;
+        }
+        memcpy(props, p, len);
+        s = api()->clCreateSamplerWithProperties
+                ? api()->clCreateSamplerWithProperties(ctx, n ? props : NULL, &err)
+                : NULL;
+        if (api()->clCreateSamplerWithProperties == NULL)
+            err = CL_INVALID_OPERATION;
+    }
+    out->rep.ret = err;
+    out->rep.v[0] = RID(s);
+}
+
+void sluice_remote_image_obj(const uint64_t *a, const unsigned char *p, size_t len,
+                             struct sluice_remote_msg *out)
+{
+    switch (a[0]) {
+    case SLUICE_ROBJ_IMAGE_CREATE:
+        create_image(a, p, len, out);
+        break;
+    case SLUICE_ROBJ_IMAGE_FORMATS:
+        formats(a, out);
+        break;
+    case SLUICE_ROBJ_IMAGE_INFO:
+        info(a, out, 0);
+        break;
+    case SLUICE_ROBJ_SAMPLER_CREATE:
+        create_sampler(a, p, len, out);
+        break;
+    case SLUICE_ROBJ_SAMPLER_INFO:
+        info(a, out, 1);
+        break;
+    default:
+        out->rep.ret = CL_INVALID_OPERATION;
+        break;
+    }
+}
+
+cl_int sluice_remote_image_rw(cl_command_queue q, int write, cl_mem img, const size_t *g, int packed,
+                              void *ptr, cl_uint nw, const cl_event *wl, cl_event *ev)
+{
+    cl_mem_object_type t = 0;
+    if (api()->clGetMemObjectInfo(img, CL_MEM_TYPE, sizeof t, &t, NULL) != CL_SUCCESS)
+        return CL_INVALID_MEM_OBJECT;
+    size_t rp = packed ? sluice_remote_image_row(g) : g[11];
+    /* The images of a 1D array are its rows, one slice pitch apart; 1D and 2D images take 0. */
+    size_t sp = !packed ? g[12] : t == CL_MEM_OBJECT_IMAGE1D_ARRAY ? rp : rp * g[7];
+    if (t != CL_MEM_OBJECT_IMAGE3D && t != CL_MEM_OBJECT_IMAGE2D_ARRAY && t != CL_MEM_OBJECT_IMAGE1D_ARRAY)
+        sp = 0;
+    return write ? api()->clEnqueueWriteImage(q, img, CL_FALSE, g, g + 6, rp, sp, ptr, nw, nw ? wl : NULL, ev)
+                 : api()->clEnqueueReadImage(q, img, CL_FALSE, g, g + 6, rp, sp, ptr, nw, nw ? wl : NULL, ev);
+}
+
+cl_int sluice_remote_image_cmd(cl_command_queue q, uint32_t op, const uint64_t *a, const unsigned char *p,
+                               size_t len, cl_uint nw, const cl_event *wl, cl_event *ev)
+{
+    struct sluice_remote_image_cmd c;
+    if (len != sizeof c)
+        return CL_INVALID_VALUE;
+    memcpy(&c, p, sizeof c);
+    const cl_event *w = nw ? wl : NULL;
+    const struct sluice_cl_api *A = api();
+    if (op == SLUICE_REMOTE_CMD_FILL)
+        return A->clEnqueueFillImage(q, PTR(cl_mem, a[0]), c.fill, c.dst_origin, c.region, nw, w, ev);
+    cl_mem s = PTR(cl_mem, a[0]), d = PTR(cl_mem, a[1]);
+    switch (a[2]) {
+    case SLUICE_IMG_COPY_IMAGE:
+        return A->clEnqueueCopyImage(q, s, d, c.src_origin, c.dst_origin, c.region, nw, w, ev);
+    case SLUICE_IMG_COPY_TO_BUFFER:
+        return A->clEnqueueCopyImageToBuffer(q, s, d, c.src_origin, c.region, c.offset, nw, w, ev);
+    case SLUICE_IMG_COPY_FROM_BUFFER:
+        return A->clEnqueueCopyBufferToImage(q, s, d, c.offset, c.dst_origin, c.region, nw, w, ev);
+    default:
+        return CL_INVALID_VALUE;
+    }
+}

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+/* Wire protocol of distributed OpenCL (SLUICE_OPENCL=distributed). Two kinds of request go from
+ * rank 0 to the rank that owns the objects:
+ * - object calls (create, info, release...): one request, one reply (REP tag), synchronous;
+ * - commands (CMD_*: enqueues, coherence transfers) and NOTIFY: no reply. The rank's engine
+ *   (remote_engine.c) enqueues them at once on real queues, and reports each command's end with a
+ *   DONE record (status and profiling times) when its real event completes.
+ * Bulk data never rides in a request: it goes as its own messages (pieces of at most
+ * SLUICE_REMOTE_CHUNK bytes, tag SLUICE_REMOTE_DATA_TAG(command id)) straight between the two
+ * end points, from and to the program's own pointer on rank 0. Remote objects are named by their
+ * real address on the serving rank (`rid`): only rank 0 ever names them, and only with values the
+ * server handed it.
+ *
+ * The same handlers run on serving ranks and, called directly without MPI, for rank 0's own
+ * devices, so every device goes through one code path. */
+#ifndef SLUICE_CL_SERVE_REMOTE_PROTO_H
+#define SLUICE_CL_SERVE_REMOTE_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpi/roles.h"
+#include "mpi/tags.h"
+
+/* sluice's communicator is private; these tags are distributed OpenCL's own. */
+#define SLUICE_REMOTE_TAG_REQ (SLUICE_TAG_REMOTE_CTRL + 0)
+#define SLUICE_REMOTE_TAG_REP (SLUICE_TAG_REMOTE_CTRL + 1)
+/* engine -> rank 0: sluice_remote_done records */
+#define SLUICE_REMOTE_TAG_DONE (SLUICE_TAG_REMOTE_CTRL + 3)
+/* engine -> rank 0: its clock, answering PING */
+#define SLUICE_REMOTE_TAG_CLOCK (SLUICE_TAG_REMOTE_CTRL + 4)
+/* rank 0 -> ranks of a broadcast: MPI_Comm_create_group of their communicator (remote_group.c) */
+#define SLUICE_REMOTE_TAG_GROUP (SLUICE_TAG_REMOTE_CTRL + 5)
+/* rank 0 -> a serving rank that keeps it waiting, and its answer from the rank's ping thread
+ * (dist_alive.c, remote_engine.c): whether the rank is alive, even while it is busy in a call. */
+#define SLUICE_REMOTE_TAG_PING (SLUICE_TAG_REMOTE_CTRL + 6)
+#define SLUICE_REMOTE_TAG_PONG (SLUICE_TAG_REMOTE_CTRL + 7)
+/* Bulk data of command `id` (mpi/tags.def). */
+#define SLUICE_REMOTE_DATA_TAG(id) (SLUICE_TAG_REMOTE_DATA + (int)((id) % SLUICE_TAG_REMOTE_DATA_COUNT))
+/* Bulk data moves in pieces (sluice_remote_chunk): the receiver writes piece i to its device while
+ * piece i+1 is still arriving, the sender sends piece i while piece i+1 is read from its device.
+ * Both end points cut at the same offsets: SLUICE_DIST_CHUNK of rank 0, which its clock pings
+ * (PING, a0) give the serving ranks before any command. By default a piece is about a sixteenth
+ * of the transfer, a power of two between these bounds: with 8 MiB pieces a 16 MiB transfer was
+ * 2 pieces, half of it not overlapped (0.47 of MPI's rate to a GPU); smaller ones cost a message
+ * and an enqueue each. From 256 KiB (was 1 MiB) a 1 MiB transfer is 4 pieces, not one whose
+ * device copy followed all of its MPI transfer. */
+#define SLUICE_REMOTE_CHUNK_MIN ((size_t)256 << 10)
+#define SLUICE_REMOTE_CHUNK ((size_t)8 << 20)
+
+/* Waits (remote_transport.c): after progress, poll (yielding the core) this long before sleeping:
+ * an answer is usually due within microseconds. */
+#define SLUICE_REMOTE_HOT_NS 30000u
+/* While this process's own data messages are moving, poll this long after the last progress
+ * before sleeping. MPI moves a large message only inside MPI calls, on both sides (Open MPI's
+ * rendezvous and pipelined copies: a sender that sleeps 250 us between tests moved 32 KiB per
+ * sleep), so a sleeping end point stalls the transfer. */
+#define SLUICE_REMOTE_DATA_HOT_NS 5000000u
+/* ... for messages of at least this size: smaller ones (a stencil's halos) complete within the
+ * short poll, and polling for them took cores from the devices of a 2-core machine. */
+#define SLUICE_REMOTE_DATA_HOT_MIN ((size_t)64 << 10)
+
+#define SLUICE_REMOTE_OPS(X)                                                                                 \
+    X(ENUM)             /* -> bytes: platform and device records (remote_enum_*) */                          \
+    X(INFO)             /* a0 getter, a1 obj, a2 obj2, a3 param, a4 size -> ret, v0 size_ret, bytes */       \
+    X(CTX_CREATE)       /* bytes: device rids -> v0 context */                                               \
+    X(QUEUE_CREATE)     /* a0 ctx, a1 device, a2 properties -> v0 queue */                                   \
+    X(BUF_CREATE)       /* a0 ctx, a1 flags, a2 size -> v0 buffer */                                         \
+    X(PROG_CREATE)      /* a0 ctx; bytes: source -> v0 program */                                            \
+    X(PROG_BUILD)       /* a0 program, a1 ndev; bytes: device rids then options */                           \
+    X(KERNEL_CREATE)    /* a0 program; bytes: name -> v0 kernel */                                           \
+    X(RELEASE)          /* a0 kind (SLUICE_CL_*), a1 rid, a2 1: no reply (rank 0 goes on at once) */         \
+    X(SUBBUF)           /* a0 parent buffer, a1 flags, a2 origin, a3 size -> v0 buffer */                    \
+    X(PROG_BINARY)      /* a0 program, a1 index among its devices -> bytes: that device's binary */          \
+    X(PROG_FROM_BINARY) /* a0 ctx, a1 ndev; bytes: ndev x {rid, len}, then the binaries -> v0 program,       \
+                           bytes: statuses */                                                                \
+    X(SUBDEVICES)       /* a0 device; bytes: partition properties -> bytes: sub-device rids */               \
+    X(CMD_WRITE) /* cmd; a0 buf, a1 offset, a2 size, a3 data pointer (in-process only), a4 rank the data     \
+                    comes from */                                                                            \
+    X(CMD_READ) /* cmd; a0 buf, a1 offset, a2 size, a3 data pointer (in-process only), a4 rank the data goes \
+                   to */                                                                                     \
+    X(CMD_NDRANGE) /* cmd; a0 kernel, a1 dims, a2 null mask (1 offset, 4 local), a3 nargs; bytes: 3 x dims   \
+                      size_t, args */                                                                        \
+    X(CMD_COPY)    /* cmd; a0 src, a1 dst, a2 src offset, a3 dst offset, a4 size */                          \
+    X(CMD_FILL)    /* cmd; a0 buf, a1 offset, a2 size; bytes: pattern */                                     \
+    X(CMD_MARKER)  /* cmd; a0 1 for a barrier */                                                             \
+    X(CMD_NATIVE)  /* cmd; a0 cb_args, a1 memory objects; bytes: function, their slots, args                 \
+                      (remote_native.h) */                                                                   \
+    X(NOTIFY)      /* a0 command id (of another rank, or a user event), a1 its status: wakes waiters */      \
+    X(PING)        /* a0 rank 0's SLUICE_DIST_CHUNK, a1 its pid, a2 the address of a3 in it (0: no           \
+                      CMA) -> TAG_CLOCK: the engine's clock, then 1 if it can copy by CMA (remote_cma.h) */  \
+    X(OBJ)         /* a0 operation (remote_objects.h): programs from IL, compile, link... */                 \
+    X(END)         /* rank 0's program ended (a0: pings sent): serve no more, answer last */                 \
+    X(GROUP)       /* a0 rank mask: create the communicator of those ranks now (collective replacement) */
+
+enum sluice_remote_op {
+#define X(name) SLUICE_REMOTE_##name,
+    SLUICE_REMOTE_OPS(X)
+#undef X
+        SLUICE_REMOTE_OP_COUNT
+};
+
+/* Getters the INFO op can call. */
+enum sluice_remote_getter {
+    SLUICE_RG_PLATFORM,
+    SLUICE_RG_DEVICE,
+    SLUICE_RG_CONTEXT,
+    SLUICE_RG_QUEUE,
+    SLUICE_RG_MEM,
+    SLUICE_RG_PROGRAM,
+    SLUICE_RG_BUILD,
+    SLUICE_RG_KERNEL,
+    SLUICE_RG_KERNEL_WG,
+    SLUICE_RG_KERNEL_ARG,
+    SLUICE_RG_EVENT,
+    SLUICE_RG_PROFILING,
+    SLUICE_RG_COUNT
+};
+
+#define SLUICE_REMOTE_NARGS 8
+struct sluice_remote_req {
+    uint32_t op;
+    uint32_t pad;
+    uint64_t a[SLUICE_REMOTE_NARGS];
+    uint64_t nbytes; /* payload after the header */
+};
+
+struct sluice_remote_rep {
+    int64_t ret; /* cl_int */
+    uint64_t v[2];
+    uint64_t nbytes; /* payload after the header */
+};
+
+/* Commands (CMD_*): the payload starts with this header, then `nlocal` command ids this one waits
+ * for that ran on this rank, `nremote` ids whose completion rank 0 will NOTIFY (other ranks'
+ * commands, user events), `naccess` buffer uses, then the operation's own bytes. */
+enum {
+    SLUICE_CMD_PROFILE = 1u << 0,   /* the queue profiles: DONE carries the times */
+    SLUICE_CMD_SILENT = 1u << 1,    /* send no DONE (the sending half of a transfer) */
+    SLUICE_CMD_TRANSFER = 1u << 2,  /* a coherence move: waits for every earlier use of its buffer */
+    SLUICE_CMD_BCAST = 1u << 3,     /* CMD_WRITE: the data comes by MPI_Ibcast from rank 0 over the
+                                       communicator of the ranks in a5 (a mask), not from a4 */
+    SLUICE_CMD_SCATTER = 1u << 4,   /* CMD_WRITE: the data comes as this rank's part of one
+                                       MPI_Iscatterv from rank 0 over that communicator, one piece */
+    SLUICE_CMD_IMAGE = 1u << 5,     /* an image command: rect READ/WRITE of an image, image COPY and
+                                       FILL (cl/serve/remote_image.h) */
+    SLUICE_CMD_GATHER = 1u << 6,    /* CMD_READ: the data goes as this rank's part of one MPI_Igatherv
+                                       rooted at rank 0 over the gather communicator of a5, one
+                                       piece; a rank posts its gathers in command order */
+    SLUICE_CMD_ALLGATHER = 1u << 7, /* CMD_WRITE: the whole range comes by one MPI_Iallgatherv in place
+                                       over the communicator of the serving ranks in a5 (rank 0 not
+                                       in it), this rank giving its slice read from its own buffer:
+                                       struct sluice_remote_allgather after the accesses */
+    SLUICE_CMD_CMA = 1u << 8        /* CMD_WRITE from rank 0, CMD_READ to it: no data messages; the
+                                       rank copies the data from or to rank 0's address a6 itself
+                                       (cl/serve/remote_cma.h) */
+};
+/* SLUICE_CMD_ALLGATHER: the buffer this rank's slice is read from (its root's id here, the
+ * offset), then `members` counts and `members` displacements (int32, bytes into the range) by
+ * rank order of a5's members; this rank's slice is its own count and displacement (count 0:
+ * it gives nothing). */
+struct sluice_remote_allgather {
+    uint64_t src, src_off;
+    uint32_t members, pad;
+};
+struct sluice_remote_cmd {
+    uint64_t id;
+    uint64_t queue; /* rid, 0: the context's internal queue */
+    uint64_t ctx;
+    uint32_t nlocal, nremote, naccess, flags;
+};
+/* A buffer use: the rid of the buffer (of its parent for a sub-buffer) on the executing rank. */
+struct sluice_remote_access {
+    uint64_t root;
+    uint64_t write;
+};
+/* One kernel argument in CMD_NDRANGE, followed by `size` bytes rounded up to 8 when kind is 0. */
+struct sluice_remote_karg {
+    uint32_t kind; /* 0 bytes, 1 memory object (mem), 2 local size */
+    uint32_t pad;
+    uint64_t size;
+    uint64_t mem;
+};
+/* A command finished on its rank. Times are the device's profiling times moved onto the
+ * rank's CLOCK_MONOTONIC (0 when the queue does not profile). */
+struct sluice_remote_done {
+    uint64_t id;
+    int64_t status;
+    uint64_t t[4]; /* queued, submit, start, end */
+};
+
+/* One platform as ENUM reports it, followed by `ndev` device records, each followed by the
+ * device's DQL descriptor (struct sluice_dql_device, cl/dql/dql.h) for SLUICE_DEVICES. */
+struct sluice_remote_enum_platform {
+    uint64_t rid;
+    uint64_t ndev;
+    char name[256];
+};
+struct sluice_remote_enum_device {
+    uint64_t rid;
+    uint64_t type;
+};
+
+/* A reply under construction or received: header plus payload in one malloc'd block. */
+struct sluice_remote_msg {
+    struct sluice_remote_rep rep;
+    unsigned char *bytes; /* rep.nbytes of payload (owned) */
+};
+
+/* Executes one request against the real OpenCL loader of this process; `payload` holds
+ * req->nbytes bytes. Fills `out` (payload malloc'd, freed by the caller). */
+void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned char *payload,
+                          struct sluice_remote_msg *out);
+
+/* Transport (remote_transport.c). Waits never spin: MPI_Iprobe with a micro-sleep back-off. */
+int sluice_remote_wait_probe(MPI_Comm comm, int src, int tag, MPI_Status *st);
+/* Sends header + payload as one message. */
+int sluice_remote_send(MPI_Comm comm, int dst, int tag, const void *head, size_t head_len,
+                       const void *payload, size_t payload_len);
+/* Receives one message from src/tag into a malloc'd block (*buf, *len). */
+int sluice_remote_recv(MPI_Comm comm, int src, int tag, unsigned char **buf, size_t *len);
+
+/* Bulk data of a command: piece i of [data, data+len) as its own message (non-blocking; the
+ * requests go into reqs[0..sluice_remote_pieces(len))). Not traced: the engine records the
+ * rank-to-rank moves (MPI_SEND/MPI_RECV), the wrappers the program's own transfers. */
+size_t sluice_remote_chunk(size_t len);
+/* The piece size setting (SLUICE_DIST_CHUNK, 0: by transfer size): this process's own until rank
+ * 0's arrives with a PING (set). */
+size_t sluice_remote_chunk_setting(void);
+void sluice_remote_set_chunk(size_t bytes);
+size_t sluice_remote_pieces(size_t len);
+/* Piece i of a transfer of len bytes: its offset, and its size in *k. */
+size_t sluice_remote_piece(size_t len, size_t i, size_t *k);
+int sluice_remote_data_isend(MPI_Comm comm, int dst, uint64_t id, const void *data, size_t len,
+                             MPI_Request *reqs);
+int sluice_remote_data_irecv(MPI_Comm comm, int src, uint64_t id, void *data, size_t len, MPI_Request *reqs);
+/* The same pieces as one MPI_Ibcast each from `root` of comm (the root sends, the others receive). */
+int sluice_remote_data_ibcast(MPI_Comm comm, int root, void *data, size_t len, MPI_Request *reqs);
+/* The communicator of the ranks in `mask` (bit r: rank r of sluice's communicator, r < 63), created
+ * once with MPI_Comm_create_group by each of them and cached (remote_group.c). Rank 0 first sends
+ * GROUP to the others, which create it from their serving loop at once. MPI_COMM_NULL on failure.
+ * Bit 63 (SLUICE_REMOTE_GROUP_GATHER) asks for a second communicator of the same ranks, for
+ * gathers only: their parts are posted when a device read completes, not in command order. */
+#define SLUICE_REMOTE_GROUP_GATHER (1ull << 63)
+MPI_Comm sluice_remote_group_comm(uint64_t mask);
+/* Rank 0, for a set of serving ranks only (bit 0 clear): sends GROUP to them the first time, so
+ * that they create its communicator among themselves. 0, or -1 when no more can be kept. */
+int sluice_remote_group_announce(uint64_t mask);
+/* The sleep of a wait that has found nothing for waited_ns: an eighth of it, between 1 us and
+ * max_ns, so that an answer is found at most about 1/8 late. */
+uint64_t sluice_remote_idle_ns(uint64_t waited_ns, uint64_t max_ns);
+/* Sleeps about ns nanoseconds (accounted as SLEEP in the trace). */
+void sluice_remote_nap(uint64_t ns);
+
+/* Object calls of the engine (remote_server.c): true when `op` is one. */
+int sluice_remote_is_call(uint32_t op);
+
+/* The command engine (remote_engine.c), one per process: serving ranks run it from their serving
+ * loop, rank 0 runs it for its own devices from its scheduler thread. Thread-safe. */
+void sluice_engine_command(const struct sluice_remote_req *req, const unsigned char *payload);
+void sluice_engine_notify(uint64_t id, int64_t status);
+/* Advances transfers and collects finished commands into done[0..max); returns how many (0 when
+ * nothing happened; *progress tells whether anything else moved). */
+size_t sluice_engine_progress(struct sluice_remote_done *done, size_t max, int *progress);
+/* Commands in flight on this rank. */
+size_t sluice_engine_inflight(void);
+/* True when, at the last sluice_engine_progress, data messages of this rank were moving (posted
+ * MPI requests of bulk data not yet complete): its loop should keep polling. */
+int sluice_engine_data_active(void);
+/* Wakes sluice_engine_wait (a command was added, a real event completed); wait returns 1 when
+ * woken (or a completion is queued), 0 when the time ran out. */
+void sluice_engine_wake(void);
+int sluice_engine_wait(uint64_t ns);
+/* A RELEASE while commands wait in the engine (behind a write whose data is still arriving): kept
+ * and done after them, in order (returns 1; the reply is CL_SUCCESS at once). 0: do it now. */
+int sluice_engine_defer_release(const struct sluice_remote_req *req, const unsigned char *payload);
+/* Fails every command still waiting for a NOTIFY (rank 0 ended). */
+void sluice_engine_abandon(void);
+
+/* The serving loop of ranks 1..N-1 (remote_engine.c): returns when rank 0 says END and the
+ * commands in flight have finished. */
+void sluice_remote_serve(MPI_Comm comm);
+
+#endif

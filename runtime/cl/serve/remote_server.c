@@ -1,0 +1,518 @@
+/* SPDX-License-Identifier: MIT */
+/* The object calls of distributed OpenCL on the serving side: executes rank 0's synchronous
+ * requests (create, info, build, release...) against this process's real OpenCL loader (never
+ * through sluice's handles). Rank 0 runs the same handler, without MPI, for its own devices.
+ * Commands go to the engine (remote_engine.c); nothing here waits for a command. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl/dql/dql_device.h"
+#include "cl/intercept/backend.h"
+#include "cl/intercept/object.h"
+#include "cl/serve/remote_objects.h"
+#include "cl/serve/remote_proto.h"
+#include "trace/trace.h"
+
+#define MAX_PLATFORMS 16
+#define MAX_DEVICES 64
+
+#define RID(p) ((uint64_t)(uintptr_t)(p))
+#define PTR(t, v) ((t)(uintptr_t)(v))
+
+/* Internal queues: one per context, out of order where the device allows, for the coherence
+ * transfers that belong to no program queue (their order comes from explicit wait lists). */
+struct srv_queue {
+    cl_command_queue q;
+    cl_context ctx;
+    int internal;
+    struct srv_queue *next;
+};
+static struct srv_queue *queues;
+static pthread_mutex_t srv_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const struct sluice_cl_api *api(void)
+{
+    return &sluice_cl_loader_backend()->api;
+}
+
+static void queue_add(cl_command_queue q, cl_context ctx, int internal)
+{
+    struct srv_queue *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return;
+    s->q = q;
+    s->ctx = ctx;
+    s->internal = internal;
+    s->next = queues;
+    queues = s;
+}
+
+static void queue_remove(cl_command_queue q)
+{
+    for (struct srv_queue **p = &queues; *p != NULL; p = &(*p)->next)
+        if ((*p)->q == q) {
+            struct srv_queue *s = *p;
+            *p = s->next;
+            free(s);
+            return;
+        }
+}
+
+/* The context's own queue, on its first device, created on first use. */
+cl_command_queue sluice_remote_internal_queue(cl_context ctx, cl_int *err);
+cl_command_queue sluice_remote_internal_queue(cl_context ctx, cl_int *err)
+{
+    pthread_mutex_lock(&srv_lock);
+    for (struct srv_queue *s = queues; s != NULL; s = s->next)
+        if (s->internal && s->ctx == ctx) {
+            pthread_mutex_unlock(&srv_lock);
+            return s->q;
+        }
+    cl_device_id dev = NULL;
+    *err = api()->clGetContextInfo(ctx, CL_CONTEXT_DEVICES, sizeof dev, &dev, NULL);
+    cl_command_queue q = NULL;
+    if (*err == CL_SUCCESS || *err == CL_INVALID_VALUE) {
+        cl_queue_properties ooo[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+        q = api()->clCreateCommandQueueWithProperties(ctx, dev, ooo, err);
+        if (q == NULL)
+            q = api()->clCreateCommandQueueWithProperties(ctx, dev, NULL, err);
+    }
+    if (q != NULL)
+        queue_add(q, ctx, 1);
+    pthread_mutex_unlock(&srv_lock);
+    return q;
+}
+
+static void drop_internal_queues(cl_context ctx)
+{
+    for (struct srv_queue **p = &queues; *p != NULL;) {
+        struct srv_queue *s = *p;
+        if (s->internal && s->ctx == ctx) {
+            api()->clReleaseCommandQueue(s->q);
+            *p = s->next;
+            free(s);
+        } else {
+            p = &s->next;
+        }
+    }
+}
+
+static void do_enum(struct sluice_remote_msg *out)
+{
+    cl_platform_id plats[MAX_PLATFORMS];
+    cl_uint np = 0;
+    if (api()->clGetPlatformIDs == NULL || api()->clGetPlatformIDs(MAX_PLATFORMS, plats, &np) != CL_SUCCESS)
+        np = 0;
+    if (np > MAX_PLATFORMS)
+        np = MAX_PLATFORMS;
+    size_t cap =
+        np * (sizeof(struct sluice_remote_enum_platform) +
+              MAX_DEVICES * (sizeof(struct sluice_remote_enum_device) + sizeof(struct sluice_dql_device)));
+    uint64_t index = 0; /* the device's position among this rank's devices, for SLUICE_DEVICES */
+    out->bytes = calloc(1, cap ? cap : 1);
+    if (out->bytes == NULL) {
+        out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+        return;
+    }
+    size_t len = 0;
+    for (cl_uint p = 0; p < np; p++) {
+        struct sluice_remote_enum_platform rec = {.rid = RID(plats[p])};
+        api()->clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof rec.name - 1, rec.name, NULL);
+        cl_device_id devs[MAX_DEVICES];
+        cl_uint nd = 0;
+        if (api()->clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, MAX_DEVICES, devs, &nd) != CL_SUCCESS)
+            nd = 0;
+        if (nd > MAX_DEVICES)
+            nd = MAX_DEVICES;
+        rec.ndev = nd;
+        memcpy(out->bytes + len, &rec, sizeof rec);
+        len += sizeof rec;
+        for (cl_uint d = 0; d < nd; d++) {
+            struct sluice_remote_enum_device dr = {.rid = RID(devs[d])};
+            cl_device_type t = 0;
+            api()->clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof t, &t, NULL);
+            dr.type = t;
+            memcpy(out->bytes + len, &dr, sizeof dr);
+            len += sizeof dr;
+            struct sluice_dql_device desc;
+            memset(&desc, 0, sizeof desc);
+            sluice_dql_describe(devs[d], (uint64_t)sluice_launch_rank(), index++, api()->clGetDeviceInfo,
+                                api()->clGetPlatformInfo, &desc);
+            memcpy(out->bytes + len, &desc, sizeof desc);
+            len += sizeof desc;
+        }
+    }
+    out->rep.nbytes = len;
+    out->rep.v[0] = np;
+}
+
+static void do_info(const uint64_t *a, struct sluice_remote_msg *out)
+{
+    size_t size = (size_t)a[4];
+    if (size > ((size_t)1 << 26)) {
+        out->rep.ret = CL_INVALID_VALUE;
+        return;
+    }
+    void *val = NULL;
+    if (size > 0 && (val = out->bytes = malloc(size)) == NULL) {
+        out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+        return;
+    }
+    size_t ret_size = 0;
+    cl_uint param = (cl_uint)a[3];
+    cl_int r = CL_INVALID_OPERATION;
+    const struct sluice_cl_api *A = api();
+    switch ((int)a[0]) {
+    case SLUICE_RG_PLATFORM:
+        r = A->clGetPlatformInfo(PTR(cl_platform_id, a[1]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_DEVICE:
+        r = A->clGetDeviceInfo(PTR(cl_device_id, a[1]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_CONTEXT:
+        r = A->clGetContextInfo(PTR(cl_context, a[1]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_QUEUE:
+        r = A->clGetCommandQueueInfo(PTR(cl_command_queue, a[1]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_MEM:
+        r = A->clGetMemObjectInfo(PTR(cl_mem, a[1]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_PROGRAM:
+        r = A->clGetProgramInfo(PTR(cl_program, a[1]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_BUILD:
+        r = A->clGetProgramBuildInfo(PTR(cl_program, a[1]), PTR(cl_device_id, a[2]), param, size, val,
+                                     &ret_size);
+        break;
+    case SLUICE_RG_KERNEL:
+        r = A->clGetKernelInfo(PTR(cl_kernel, a[1]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_KERNEL_WG:
+        r = A->clGetKernelWorkGroupInfo(PTR(cl_kernel, a[1]), PTR(cl_device_id, a[2]), param, size, val,
+                                        &ret_size);
+        break;
+    case SLUICE_RG_KERNEL_ARG:
+        r = A->clGetKernelArgInfo(PTR(cl_kernel, a[1]), (cl_uint)a[2], param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_EVENT:
+        r = A->clGetEventInfo(PTR(cl_event, a[1]), param, size, val, &ret_size);
+        break;
+    case SLUICE_RG_PROFILING:
+        r = A->clGetEventProfilingInfo(PTR(cl_event, a[1]), param, size, val, &ret_size);
+        break;
+    default:
+        break;
+    }
+    out->rep.ret = r;
+    out->rep.v[0] = ret_size;
+    if (r == CL_SUCCESS && val != NULL)
+        out->rep.nbytes = ret_size < size ? ret_size : size;
+}
+
+static void do_build(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
+{
+    size_t nd = (size_t)a[1];
+    if (nd * sizeof(uint64_t) > len) {
+        out->rep.ret = CL_INVALID_VALUE;
+        return;
+    }
+    cl_device_id devs[MAX_DEVICES];
+    if (nd > MAX_DEVICES) {
+        out->rep.ret = CL_INVALID_VALUE;
+        return;
+    }
+    for (size_t i = 0; i < nd; i++) {
+        uint64_t v;
+        memcpy(&v, p + i * sizeof v, sizeof v);
+        devs[i] = PTR(cl_device_id, v);
+    }
+    /* -cl-kernel-arg-info is appended, as PoCL's proxy driver does: rank 0 learns which buffer
+     * arguments a kernel only reads (const or __constant) and moves them as reads. */
+    static const char arg_info[] = " -cl-kernel-arg-info";
+    size_t olen = len - nd * sizeof(uint64_t);
+    char *opts = malloc(olen + sizeof arg_info);
+    if (opts == NULL) {
+        out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+        return;
+    }
+    memcpy(opts, p + nd * sizeof(uint64_t), olen);
+    memcpy(opts + olen, arg_info, sizeof arg_info);
+    cl_program prog = PTR(cl_program, a[0]);
+    out->rep.ret = api()->clBuildProgram(prog, (cl_uint)nd, devs, opts, NULL, NULL);
+    /* A compiler may fail only because of the added option (NVIDIA's 580 driver emits PTX that
+     * ptxas rejects for a kernel without arguments built with -cl-kernel-arg-info): build as the
+     * program asked, and rank 0 classifies arguments from its handle table instead. */
+    if (out->rep.ret == CL_BUILD_PROGRAM_FAILURE) {
+        opts[olen] = '\0';
+        out->rep.ret = api()->clBuildProgram(prog, (cl_uint)nd, devs, opts, NULL, NULL);
+    }
+    free(opts);
+}
+
+static void do_release(const uint64_t *a, struct sluice_remote_msg *out)
+{
+    const struct sluice_cl_api *A = api();
+    cl_int r = CL_INVALID_VALUE;
+    switch ((int)a[0]) {
+    case SLUICE_CL_CONTEXT:
+        drop_internal_queues(PTR(cl_context, a[1]));
+        r = A->clReleaseContext(PTR(cl_context, a[1]));
+        break;
+    case SLUICE_CL_QUEUE:
+        queue_remove(PTR(cl_command_queue, a[1])); /* commands in flight keep it alive */
+        r = A->clReleaseCommandQueue(PTR(cl_command_queue, a[1]));
+        break;
+    case SLUICE_CL_MEM:
+        r = A->clReleaseMemObject(PTR(cl_mem, a[1]));
+        break;
+    case SLUICE_CL_PROGRAM:
+        r = A->clReleaseProgram(PTR(cl_program, a[1]));
+        break;
+    case SLUICE_CL_KERNEL:
+        r = A->clReleaseKernel(PTR(cl_kernel, a[1]));
+        break;
+    case SLUICE_CL_EVENT:
+        r = A->clReleaseEvent(PTR(cl_event, a[1]));
+        break;
+    case SLUICE_CL_DEVICE:
+        r = A->clReleaseDevice(PTR(cl_device_id, a[1]));
+        break;
+    case SLUICE_CL_SAMPLER:
+        r = A->clReleaseSampler(PTR(cl_sampler, a[1]));
+        break;
+    default:
+        break;
+    }
+    out->rep.ret = r;
+}
+
+static void do_subdevices(const uint64_t *a, const unsigned char *p, size_t len,
+                          struct sluice_remote_msg *out)
+{
+    size_t n = len / sizeof(cl_device_partition_property);
+    cl_device_partition_property props[64];
+    if (n == 0 || n > 64) {
+        out->rep.ret = CL_INVALID_VALUE;
+        return;
+    }
+    memcpy(props, p, n * sizeof props[0]);
+    props[n - 1] = 0;
+    cl_device_id subs[MAX_DEVICES];
+    cl_uint ns = 0;
+    out->rep.ret = api()->clCreateSubDevices(PTR(cl_device_id, a[0]), props, MAX_DEVICES, subs, &ns);
+    if (out->rep.ret != CL_SUCCESS)
+        return;
+    if (ns > MAX_DEVICES)
+        ns = MAX_DEVICES;
+    if ((out->bytes = malloc(ns * sizeof(uint64_t) + 1)) == NULL) {
+        out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+        return;
+    }
+    for (cl_uint i = 0; i < ns; i++) {
+        uint64_t v = RID(subs[i]);
+        memcpy(out->bytes + i * sizeof v, &v, sizeof v);
+    }
+    out->rep.nbytes = ns * sizeof(uint64_t);
+}
+
+static void do_prog_binary(const uint64_t *a, struct sluice_remote_msg *out)
+{
+    cl_program prog = PTR(cl_program, a[0]);
+    cl_uint nd = 0;
+    out->rep.ret = api()->clGetProgramInfo(prog, CL_PROGRAM_NUM_DEVICES, sizeof nd, &nd, NULL);
+    if (out->rep.ret != CL_SUCCESS)
+        return;
+    if (a[1] >= nd || nd > MAX_DEVICES) {
+        out->rep.ret = CL_INVALID_VALUE;
+        return;
+    }
+    size_t sizes[MAX_DEVICES];
+    unsigned char *bins[MAX_DEVICES] = {0};
+    out->rep.ret = api()->clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, nd * sizeof sizes[0], sizes, NULL);
+    if (out->rep.ret != CL_SUCCESS)
+        return;
+    size_t j = (size_t)a[1];
+    /* Only the one asked for is fetched: a NULL entry tells the runtime to skip a device. */
+    if ((bins[j] = malloc(sizes[j] ? sizes[j] : 1)) == NULL) {
+        out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+        return;
+    }
+    out->rep.ret = api()->clGetProgramInfo(prog, CL_PROGRAM_BINARIES, nd * sizeof bins[0], bins, NULL);
+    if (out->rep.ret != CL_SUCCESS) {
+        free(bins[j]);
+        return;
+    }
+    out->bytes = bins[j];
+    out->rep.nbytes = sizes[j];
+    out->rep.v[0] = sizes[j];
+}
+
+static void do_prog_from_binary(const uint64_t *a, const unsigned char *p, size_t len,
+                                struct sluice_remote_msg *out)
+{
+    size_t nd = (size_t)a[1];
+    if (nd == 0 || nd > MAX_DEVICES || len < nd * 2 * sizeof(uint64_t)) {
+        out->rep.ret = CL_INVALID_VALUE;
+        return;
+    }
+    cl_device_id devs[MAX_DEVICES];
+    size_t lens[MAX_DEVICES];
+    const unsigned char *bins[MAX_DEVICES];
+    size_t off = nd * 2 * sizeof(uint64_t);
+    for (size_t i = 0; i < nd; i++) {
+        uint64_t rec[2];
+        memcpy(rec, p + i * sizeof rec, sizeof rec);
+        devs[i] = PTR(cl_device_id, rec[0]);
+        lens[i] = (size_t)rec[1];
+        if (lens[i] > len - off) {
+            out->rep.ret = CL_INVALID_VALUE;
+            return;
+        }
+        bins[i] = p + off;
+        off += lens[i];
+    }
+    cl_int status[MAX_DEVICES];
+    cl_int err = CL_SUCCESS;
+    cl_program prog =
+        api()->clCreateProgramWithBinary(PTR(cl_context, a[0]), (cl_uint)nd, devs, lens, bins, status, &err);
+    out->rep.ret = err;
+    out->rep.v[0] = RID(prog);
+    if ((out->bytes = malloc(nd * sizeof status[0])) != NULL) {
+        memcpy(out->bytes, status, nd * sizeof status[0]);
+        out->rep.nbytes = nd * sizeof status[0];
+    }
+}
+
+void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned char *p,
+                          struct sluice_remote_msg *out)
+{
+    memset(out, 0, sizeof *out);
+    const uint64_t *a = req->a;
+    const struct sluice_cl_api *A = api();
+    size_t len = (size_t)req->nbytes;
+    cl_int err = CL_SUCCESS;
+    if (A->clGetPlatformIDs == NULL) {
+        out->rep.ret = CL_INVALID_OPERATION;
+        return;
+    }
+    pthread_mutex_lock(&srv_lock);
+    switch (req->op) {
+    case SLUICE_REMOTE_ENUM:
+        do_enum(out);
+        break;
+    case SLUICE_REMOTE_INFO:
+        do_info(a, out);
+        break;
+    case SLUICE_REMOTE_CTX_CREATE: {
+        cl_uint nd = (cl_uint)(len / sizeof(uint64_t));
+        cl_device_id devs[MAX_DEVICES];
+        if (nd > MAX_DEVICES) {
+            out->rep.ret = CL_INVALID_VALUE;
+            break;
+        }
+        for (cl_uint i = 0; i < nd; i++) {
+            uint64_t v;
+            memcpy(&v, p + i * sizeof v, sizeof v);
+            devs[i] = PTR(cl_device_id, v);
+        }
+        cl_context c = A->clCreateContext(NULL, nd, devs, NULL, NULL, &err);
+        out->rep.ret = err;
+        out->rep.v[0] = RID(c);
+        break;
+    }
+    case SLUICE_REMOTE_QUEUE_CREATE: {
+        cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, (cl_queue_properties)a[2], 0};
+        cl_command_queue q = A->clCreateCommandQueueWithProperties(
+            PTR(cl_context, a[0]), PTR(cl_device_id, a[1]), a[2] ? props : NULL, &err);
+        if (q != NULL)
+            queue_add(q, PTR(cl_context, a[0]), 0);
+        out->rep.ret = err;
+        out->rep.v[0] = RID(q);
+        break;
+    }
+    case SLUICE_REMOTE_BUF_CREATE: {
+        cl_mem m = A->clCreateBuffer(PTR(cl_context, a[0]), (cl_mem_flags)a[1], (size_t)a[2], NULL, &err);
+        out->rep.ret = err;
+        out->rep.v[0] = RID(m);
+        break;
+    }
+    case SLUICE_REMOTE_PROG_CREATE: {
+        char *src = malloc(len + 1);
+        if (src == NULL) {
+            out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+            break;
+        }
+        memcpy(src, p, len);
+        src[len] = '\0';
+        const char *s = src;
+        cl_program prog = A->clCreateProgramWithSource(PTR(cl_context, a[0]), 1, &s, NULL, &err);
+        free(src);
+        out->rep.ret = err;
+        out->rep.v[0] = RID(prog);
+        break;
+    }
+    case SLUICE_REMOTE_PROG_BUILD:
+        do_build(a, p, len, out);
+        break;
+    case SLUICE_REMOTE_KERNEL_CREATE: {
+        char name[256];
+        size_t n = len < sizeof name - 1 ? len : sizeof name - 1;
+        memcpy(name, p, n);
+        name[n] = '\0';
+        cl_kernel k = A->clCreateKernel(PTR(cl_program, a[0]), name, &err);
+        out->rep.ret = err;
+        out->rep.v[0] = RID(k);
+        break;
+    }
+    case SLUICE_REMOTE_RELEASE:
+        do_release(a, out);
+        break;
+    case SLUICE_REMOTE_SUBDEVICES:
+        do_subdevices(a, p, len, out);
+        break;
+    case SLUICE_REMOTE_OBJ:
+        sluice_remote_objects(a, p, len, out);
+        break;
+    case SLUICE_REMOTE_PROG_BINARY:
+        do_prog_binary(a, out);
+        break;
+    case SLUICE_REMOTE_PROG_FROM_BINARY:
+        do_prog_from_binary(a, p, len, out);
+        break;
+    case SLUICE_REMOTE_SUBBUF: {
+        cl_buffer_region region = {(size_t)a[2], (size_t)a[3]};
+        cl_mem m = A->clCreateSubBuffer(PTR(cl_mem, a[0]), (cl_mem_flags)a[1], CL_BUFFER_CREATE_TYPE_REGION,
+                                        &region, &err);
+        out->rep.ret = err;
+        out->rep.v[0] = RID(m);
+        break;
+    }
+    default:
+        out->rep.ret = CL_INVALID_OPERATION;
+        break;
+    }
+    pthread_mutex_unlock(&srv_lock);
+}
+
+int sluice_remote_is_call(uint32_t op)
+{
+    /* every op but the commands and the messages of the serving loop */
+    switch (op) {
+    case SLUICE_REMOTE_CMD_WRITE:
+    case SLUICE_REMOTE_CMD_READ:
+    case SLUICE_REMOTE_CMD_NDRANGE:
+    case SLUICE_REMOTE_CMD_COPY:
+    case SLUICE_REMOTE_CMD_FILL:
+    case SLUICE_REMOTE_CMD_MARKER:
+    case SLUICE_REMOTE_CMD_NATIVE:
+    case SLUICE_REMOTE_NOTIFY:
+    case SLUICE_REMOTE_PING:
+    case SLUICE_REMOTE_GROUP:
+    case SLUICE_REMOTE_END:
+        return 0;
+    default:
+        return 1;
+    }
+}
