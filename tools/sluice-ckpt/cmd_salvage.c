@@ -33,10 +33,9 @@ static void usage(FILE *out)
 /* Hidden name for the damaged version, in the container's folder. */
 static int damaged_name(const char *container, uint64_t version, char *out, size_t len)
 {
-    const char *slash = strrchr(container, '/');
-    int dl = slash ? (int)(slash - container + 1) : 0;
-    return tool_snprintf(out, len, "%.*s.%s.damaged-v%llu", dl, container, slash ? slash + 1 : container,
-                         (unsigned long long)version);
+    char tag[32];
+    snprintf(tag, sizeof tag, "v%llu", (unsigned long long)version);
+    return sluice_container_damaged_name(container, tag, out, len);
 }
 
 static int write_version(const struct sluice_container *c, struct sluice_container_source *src, uint32_t n,

@@ -82,6 +82,7 @@ struct hcommit {
     int lockfd; /* folder lock held for this commit, -1 none */
     uint64_t version, index_offset, t0;
     int64_t created_ns;
+    uint32_t header_flags; /* the flags of the header written at offset 0 */
     uint32_t block;
     int err;
     struct waiter *waiters;
@@ -228,6 +229,7 @@ static void add_waiter(struct waiter **list, int rank, uint64_t req)
 }
 
 static void maybe_start(struct hset *s);
+static int write_header(struct hcommit *c, const struct sluice_container_meta *meta);
 
 /* The header and the footer of one version carry the same description. */
 static void fill_meta(const struct hcommit *c, struct sluice_container_meta *meta)
@@ -395,6 +397,11 @@ static void finish(struct hcommit *c)
 
     struct sluice_container_meta meta;
     fill_meta(c, &meta);
+    /* A member that vanished while its bytes moved (unlinked by another rank) changes the
+     * description (the partial flag): the header must say what the footer says, or the version
+     * reads as torn. */
+    if (err == 0 && meta.flags != c->header_flags)
+        err = write_header(c, &meta);
 
     void *tail = NULL;
     size_t tail_size = 0;
@@ -577,8 +584,33 @@ static uint64_t data_start(const struct hcommit *c, const struct sluice_plan_mem
     return unit > start && total / 16 >= unit ? unit : start;
 }
 
+/* The previous version cannot be decoded (damaged, or not a container): the next version must
+ * neither replace nor remove it, since its members would go with it. It is kept beside the
+ * container as .NAME.damaged-tNS (as sluice-ckpt salvage keeps what it repairs), with one line
+ * that says where; the new version then holds only what the ranks staged. 0 or -errno. */
+static int set_aside_damaged(struct hcommit *c, const char *why)
+{
+    char aside[PATH_MAX], tag[32];
+    snprintf(tag, sizeof tag, "t%lld", (long long)wall_ns());
+    int rc = sluice_container_damaged_name(c->container, tag, aside, sizeof aside);
+    if (rc == 0)
+        rc = commit_fs_rename(c->container, aside);
+    if (rc == 0)
+        rc = commit_fs_fsync_dir(c->dir);
+    if (rc) {
+        sluice_log_error("%s; it cannot be set aside (%s): version not committed, the file is left as it is",
+                         why, strerror(-rc));
+        return rc;
+    }
+    sluice_log_error("%s; kept as %s (sluice-ckpt salvage reads what is intact in it), the next version "
+                     "holds only the members written since",
+                     why, aside);
+    return 0;
+}
+
 /* Names the set's container and its folder, and opens its previous version (c->old; NULL when
- * there is none or it cannot be read, which a warning says). 0 or -errno. */
+ * there is none, or when it is damaged and was set aside). 0 or -errno: the commit fails and the
+ * previous version stays. */
 static int plan_open_old(struct hcommit *c)
 {
     const struct hset *s = c->set;
@@ -589,12 +621,19 @@ static int plan_open_old(struct hcommit *c)
         return -ENAMETOOLONG;
     }
     int rc = sluice_container_open(c->container, &c->old, err, sizeof err);
-    if (rc != 0) {
-        c->old = NULL;
-        if (rc != -ENOENT)
-            sluice_log_warn("%s (its members that were not rewritten are lost in the next version)", err);
+    if (rc == 0 || rc == -ENOENT) {
+        if (rc)
+            c->old = NULL;
+        return 0;
     }
-    return 0;
+    c->old = NULL;
+    if (rc != -EIO) {
+        /* Not the file's fault (no descriptor, no memory, no permission): this commit fails and
+         * the previous version stays where it is, for the next attempt. */
+        sluice_log_error("%s (version not committed; the previous one is left as it is)", err);
+        return rc;
+    }
+    return set_aside_damaged(c, err);
 }
 
 /* The members of the new version: of several versions of one path (two ranks wrote the same
@@ -699,20 +738,28 @@ static int plan_create_temp(struct hcommit *c)
     return rc;
 }
 
-/* Writes the new version's header at offset 0. 0 or -errno. */
+/* Writes the header describing meta at offset 0 of the new version. 0 or -errno. */
+static int write_header(struct hcommit *c, const struct sluice_container_meta *meta)
+{
+    size_t hsize = sluice_container_header_size(c->set->key);
+    void *hbuf = calloc(1, hsize);
+    long hn = hbuf ? sluice_container_encode_header(meta, hbuf, hsize) : -ENOMEM;
+    int rc = hn < 0 ? (int)hn : commit_fs_pwrite_full(c->fd, hbuf, (size_t)hn, 0);
+    free(hbuf);
+    if (rc == 0) {
+        c->header_flags = meta->flags;
+        commit_trace_write(0, (uint64_t)hn);
+    }
+    return rc;
+}
+
+/* The new version's header, as planned; finish() rewrites it if the members changed since. */
 static int plan_write_header(struct hcommit *c)
 {
     struct sluice_container_meta meta;
     c->created_ns = wall_ns();
     fill_meta(c, &meta);
-    size_t hsize = sluice_container_header_size(c->set->key);
-    void *hbuf = calloc(1, hsize);
-    long hn = hbuf ? sluice_container_encode_header(&meta, hbuf, hsize) : -ENOMEM;
-    int rc = hn < 0 ? (int)hn : commit_fs_pwrite_full(c->fd, hbuf, (size_t)hn, 0);
-    free(hbuf);
-    if (rc == 0)
-        commit_trace_write(0, (uint64_t)hn);
-    return rc;
+    return write_header(c, &meta);
 }
 
 static void plan_trace(const struct hcommit *c, size_t nkeep)

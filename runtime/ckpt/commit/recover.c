@@ -297,6 +297,26 @@ static int publish(int fd, const char *tmp, const char *final, const char *dir)
     return 0;
 }
 
+/* The previous version cannot be read: the recovered one must not replace it (its members
+ * would go with it). It is kept as .NAME.damaged-tNS beside the container, as the engine's
+ * commits keep one (commit_home.c), and the staged members alone make the new version. */
+static int set_aside_damaged(const char *container, const char *why, FILE *report)
+{
+    char aside[PATH_MAX], tag[32];
+    snprintf(tag, sizeof tag, "t%lld", (long long)now_ns());
+    if (sluice_container_damaged_name(container, tag, aside, sizeof aside) != 0)
+        return -ENAMETOOLONG;
+    if (rename(container, aside) != 0) {
+        int rc = -errno;
+        say(report, "%s: previous version unreadable (%s) and cannot be set aside: %s", container, why,
+            strerror(-rc));
+        return rc;
+    }
+    say(report, "%s: previous version unreadable (%s); kept as %s, recovering the staged members alone",
+        container, why, aside);
+    return 0;
+}
+
 /* Temporary files of `container` that crashed commits left (random names: nobody overwrites
  * them). Called with the folder lock held: every live commit takes it, so none is in flight.
  * Only regular files of this user; unlinkat never follows a link. */
@@ -491,9 +511,13 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
     struct sluice_container *old = NULL;
     int rc = sluice_container_open(container, &old, err, sizeof err);
     if (rc != 0 && rc != -ENOENT) {
-        say(report, "%s: previous version unreadable, recovering the staged members alone (%s)", container,
-            err);
         old = NULL;
+        rc = set_aside_damaged(container, err, report);
+        if (rc) {
+            if (lockfd >= 0)
+                close(lockfd);
+            return rc;
+        }
     }
 
     size_t nsrc_max = n + (old ? old->n_members : 0);

@@ -245,6 +245,9 @@ int sluice_container_dir(const char *set_key, char *out, size_t outlen);
 /* Temporary name a new version is written under before rename(2): same directory, hidden,
  * ".<name>.tmp.<token>" (token: e.g. the writer's pid, or a per-job number). */
 int sluice_container_temp_name(const char *container_path, unsigned long token, char *out, size_t outlen);
+/* Hidden name a damaged version is kept under, beside its container: ".<name>.damaged-<tag>"
+ * (tag: "v<version>" from sluice-ckpt salvage, "t<ns>" when the version cannot be read). */
+int sluice_container_damaged_name(const char *container_path, const char *tag, char *out, size_t outlen);
 /* 1 if the final component of `path` is a container name ("*.sluice", not a temp name). */
 int sluice_container_is_name(const char *path);
 /* 1 if the final component is a temporary container name (".*.sluice.tmp.<digits>"). */

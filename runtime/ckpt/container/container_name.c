@@ -101,6 +101,16 @@ int sluice_container_temp_name(const char *container_path, unsigned long token, 
     return 0;
 }
 
+int sluice_container_damaged_name(const char *container_path, const char *tag, char *out, size_t outlen)
+{
+    const char *base = base_of(container_path);
+    size_t dlen = (size_t)(base - container_path);
+    int n = snprintf(out, outlen, "%.*s.%s.damaged-%s", (int)dlen, container_path, base, tag);
+    if (n < 0 || (size_t)n >= outlen)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
 static int ends_with(const char *s, size_t len, const char *suffix)
 {
     size_t sl = strlen(suffix);
