@@ -474,7 +474,7 @@ MANUAL_MISSING = {
 
 def dist_slots(root):
     slots = set()
-    cl_dir = os.path.join(root, "runtime", "dist")
+    cl_dir = os.path.join(root, "runtime", "cl", "rank0")
     for name in sorted(os.listdir(cl_dir)):
         if name.startswith("dist_") and name.endswith(".c"):
             with open(os.path.join(cl_dir, name)) as fh:
@@ -502,7 +502,7 @@ def names_no_object(f):
 
 
 def write_api_doc(path, funcs):
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     slots = dist_slots(root)
     hand = {"clGetPlatformIDs", "clIcdGetPlatformIDsKHR", "clGetExtensionFunctionAddressForPlatform"}
     rows, counts = [], {"ranks": 0, "loader": 0, "error": 0}
