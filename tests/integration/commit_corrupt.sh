@@ -15,8 +15,11 @@ c=$d/ckpt.@r.sluice
 [ -f ref/ckpt.2 ] || ref_layout=$(find ref -type f)
 [ -f ref/ckpt.2 ] || fail "extract layout unexpected: $ref_layout"
 
-# Flip one byte in the middle of rank 2's data (the 3 MiB member: at the third block).
-off=$(( 8192 + 1000 ))
+# Flip one byte in the middle of rank 2's data (the 3 MiB member: in its third block; where it
+# starts is the layout's business, so it is read from the index).
+start=$("$ckpt" info -m "$c" | awk '/^member/ { m = ($NF ~ /ckpt\.2$/) } m && /extent/ { print $NF; exit }')
+[ -n "$start" ] || fail "sluice-ckpt info -m does not list rank 2's extent"
+off=$(( start + 8192 + 1000 ))
 old=$(od -An -tu1 -j $off -N1 "$c" | tr -d ' ')
 printf "\\$(printf '%03o' $(( (old + 1) % 256 )))" | dd of="$c" bs=1 seek=$off conv=notrunc status=none
 

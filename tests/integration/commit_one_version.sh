@@ -10,7 +10,8 @@
 #   - container bytes / program bytes <= 1.05 (trace and strace agree);
 #   - processes writing container data (more than 64 KiB: the header and index are the home's)
 #     <= SLUICE_CB_NODES per container;
-#   - bytes in aligned full-stripe requests >= 95 %.
+#   - bytes in whole stripes >= 95 % and no stripe of a set of one stripe or more written in
+#     pieces by two processes (strace, tests/integration/stripe_writers.py).
 app=$SLUICE_APPS_DIR/mpi_ckpt_multifile
 ckpt=$SLUICE_BIN_DIR/sluice-ckpt
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE SLUICE_CB_NODES=2 SLUICE_STRIPING_UNIT=64K
@@ -63,8 +64,12 @@ for n in 2 3 4; do
   [ "$straced" -eq "$traced" ] || fail "n$n: trace ($traced) and strace ($straced) disagree"
   [ $((traced * 100)) -le $((bytes * 105)) ] || fail "n$n: container bytes / program bytes > 1.05"
   echo "ok: n$n: container bytes / program bytes = $(awk -v a="$traced" -v b="$bytes" 'BEGIN{printf "%.3f", a/b}')"
-  [ $((aligned * 100)) -ge $((traced * 95)) ] || fail "n$n: aligned full-stripe bytes under 95 %"
-  echo "ok: n$n: aligned full-stripe bytes $(awk -v a="$aligned" -v b="$traced" 'BEGIN{printf "%.1f", 100*a/b}') %"
+  python3 "$SOURCE_DIR/tests/integration/stripe_writers.py" "strace$n.txt" 65536 >"stripes$n.txt" ||
+    fail "n$n: stripe_writers.py failed"
+  read -r _ sbytes swhole sshared < <(grep '^total' "stripes$n.txt")
+  expect_eq "n$n: stripes written in pieces by two processes (sets of a stripe or more)" 0 "$sshared"
+  [ $((swhole * 100)) -ge $((sbytes * 95)) ] || fail "n$n: bytes in whole stripes under 95 % (strace: $(cat "stripes$n.txt"))"
+  echo "ok: n$n: bytes in whole stripes $(awk -v a="$swhole" -v b="$sbytes" 'BEGIN{printf "%.1f", 100*a/b}') % (strace; full-stripe calls in the trace: $(awk -v a="$aligned" -v b="$traced" 'BEGIN{printf "%.1f", 100*a/b}') %, holes split requests)"
   most=$(awk '$1 != "total" && $3 > 65536 { w[$2]++ } END { m = 0; for (k in w) if (w[k] > m) m = w[k]; print m }' "writers$n.txt")
   [ "$most" -le 2 ] || fail "n$n: $most processes wrote data into one container (SLUICE_CB_NODES=2)"
   echo "ok: n$n: at most $most data writers per container"

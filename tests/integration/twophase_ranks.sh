@@ -81,9 +81,10 @@ SLUICE_CB_WRITE=disable run disabled 4 -- $uneven
 [ "$(grep -c ' COMMIT_PLAN ' disabled.dump)" -eq 0 ] || fail "disable still planned a shuffle"
 echo "ok: CB_WRITE auto and disable"
 
-# auto, mixed: with an 8 KiB unit, members 0, 1 and 4 own their stripes and go direct, 2 and 3
-# share a stripe and go through the aggregator (the home): exactly those ranks write.
-SLUICE_CB_WRITE=auto SLUICE_STRIPING_UNIT=8K run auto-mixed 5 -- 4096 8192 3000 3000 16384
+# auto, mixed: with an 8 KiB unit (data from the first stripe boundary, 8 KiB), members 0, 1
+# and 4 own their stripes and go direct, 2 and 3 share a stripe and go through the aggregator
+# (the home): exactly those ranks write.
+SLUICE_CB_WRITE=auto SLUICE_STRIPING_UNIT=8K run auto-mixed 5 -- 8192 16384 3000 3000 16384
 for r in 0 1 4; do
   grep -q " COMMIT_PLAN member rank=$r, direct=1," auto-mixed.dump || fail "auto-mixed: member $r not direct"
 done

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* See io.h. A version is the COMMIT_BEGIN of its home rank, with the COMMIT_MEMBER records that
- * follow it on that thread. Its window on the shared time axis runs from the commit's start to
- * durable (COMMIT_DURABLE's slice), or, when it never became durable, from its begin to the next
- * begin or the end of the trace. File-system writes and metadata operations (COMMIT_FS_WRITE,
- * COMMIT_FS_META, recorded by whichever rank did them and carrying no set) belong to the
- * version whose window holds them, the latest begun when windows overlap (counted as
- * "overlapping"). App-visible time is the longest COMMIT_END wait of any rank for that set and
- * version. A wait that names no version (0: a member waiting in fsync does not know it) belongs to
- * the version of its set whose window overlaps the wait most; a version committed during the
- * exit flush (COMMIT_END "(exit: all sets)") gets the longest exit wait. */
+ * follow it on that thread, and its temporary file (COMMIT_FILE). Its window on the shared time
+ * axis runs from the commit's start to durable (COMMIT_DURABLE's slice), or, when it never became
+ * durable, from its begin to the next begin or the end of the trace. File-system writes and
+ * metadata operations (COMMIT_FS_WRITE, COMMIT_FS_META, recorded by whichever rank did them)
+ * belong to the version whose file they name (COMMIT_FS_FOR before a write, the third field of a
+ * metadata operation); calls that name none (a staging file read for a commit, a container
+ * removed with its last member) are counted apart. Traces written before versions were named
+ * fall back to time: the version whose window holds the call, the latest begun when windows
+ * overlap (counted as "overlapping"). App-visible time is the longest COMMIT_END wait of any rank
+ * for that set and version. A wait that names no version (0: a member waiting in fsync does not
+ * know it) belongs to the version of its set whose window overlaps the wait most; a version
+ * committed during the exit flush (COMMIT_END "(exit: all sets)") gets the longest exit wait. */
 #include "io.h"
 
 #include <getopt.h>
@@ -32,6 +35,7 @@ struct meta_op {
 
 struct version {
     const char *set;
+    const char *file; /* its temporary file (COMMIT_FILE), NULL in older traces */
     uint64_t version;
     int home, declared_members;
     int64_t begin, win0, win1;
@@ -55,6 +59,7 @@ struct exit_wait {
 struct io {
     struct version *v;
     size_t n, cap;
+    uint64_t staging_ops, unversioned_ops; /* calls that name no version */
     struct exit_wait *exits;
     size_t nexits, cap_exits;
 };
@@ -78,6 +83,25 @@ static const char *str(const struct sluice_trace_file *f, uint64_t id)
     return s ? s : "?";
 }
 
+static struct version *add_version(struct io *io, const char *set, uint64_t version)
+{
+    struct version *v = find(io, set, version);
+    if (v)
+        return v;
+    io->v = grow(io->v, &io->cap, io->n + 1, sizeof *io->v);
+    v = &io->v[io->n++];
+    *v = (struct version){.set = set, .version = version, .app_ns = -1, .home = -1};
+    return v;
+}
+
+static struct version *find_file(struct io *io, const char *file)
+{
+    for (size_t i = 0; i < io->n; i++)
+        if (io->v[i].file && strcmp(io->v[i].file, file) == 0)
+            return &io->v[i];
+    return NULL;
+}
+
 /* Pass 1: versions, members, durable windows, waits. */
 static void collect_versions(struct io *io, const struct trace_set *set, const struct timeline *tl)
 {
@@ -85,19 +109,17 @@ static void collect_versions(struct io *io, const struct trace_set *set, const s
         const struct sluice_trace_file *f = set->files[i];
         int k_begin = trace_kind_number(f, "COMMIT_BEGIN"), k_member = trace_kind_number(f, "COMMIT_MEMBER");
         int k_durable = trace_kind_number(f, "COMMIT_DURABLE"), k_end = trace_kind_number(f, "COMMIT_END");
+        int k_file = trace_kind_number(f, "COMMIT_FILE");
         for (size_t t = 0; t < f->nthreads; t++) {
             const struct sluice_trace_rthread *r = &f->threads[t];
             size_t last = SIZE_MAX;
             for (uint64_t e = 0; e < r->info.events; e++) {
                 const struct sluice_tf_event *ev = &r->events[e];
                 int64_t ts = timeline_ns(tl, f, ev->t_ns);
-                if ((int)ev->kind == k_begin) {
-                    struct version *v = find(io, str(f, ev->a), ev->b);
-                    if (!v) {
-                        io->v = grow(io->v, &io->cap, io->n + 1, sizeof *io->v);
-                        v = &io->v[io->n++];
-                        *v = (struct version){.set = str(f, ev->a), .version = ev->b, .app_ns = -1};
-                    }
+                if ((int)ev->kind == k_file) {
+                    add_version(io, str(f, ev->a), ev->b)->file = str(f, ev->c);
+                } else if ((int)ev->kind == k_begin) {
+                    struct version *v = add_version(io, str(f, ev->a), ev->b);
                     v->home = f->header.rank;
                     v->declared_members = (int)ev->c;
                     v->begin = ts;
@@ -236,13 +258,36 @@ static void collect_requests(struct io *io, const struct trace_set *set, const s
         const struct sluice_trace_file *f = set->files[i];
         int k_write = trace_kind_number(f, "COMMIT_FS_WRITE"),
             k_meta = trace_kind_number(f, "COMMIT_FS_META");
+        int k_for = trace_kind_number(f, "COMMIT_FS_FOR");
+        bool named = trace_kind_number(f, "COMMIT_FILE") >= 0; /* calls name their version */
         for (size_t t = 0; t < f->nthreads; t++) {
             const struct sluice_trace_rthread *r = &f->threads[t];
+            uint64_t next_for = 0; /* the version file the next write of this thread is for */
             for (uint64_t e = 0; e < r->info.events; e++) {
                 const struct sluice_tf_event *ev = &r->events[e];
+                if ((int)ev->kind == k_for) {
+                    next_for = ev->a;
+                    continue;
+                }
                 if ((int)ev->kind != k_write && (int)ev->kind != k_meta)
                     continue;
-                struct version *v = owner(io, timeline_ns(tl, f, ev->t_ns));
+                uint64_t file = (int)ev->kind == k_write ? next_for : ev->c;
+                if ((int)ev->kind == k_write)
+                    next_for = 0;
+                struct version *v;
+                if (!named) {
+                    v = owner(io, timeline_ns(tl, f, ev->t_ns));
+                } else if (file) {
+                    v = find_file(io, str(f, file));
+                } else {
+                    /* A call for no one version: reading a staging file, or removing a container. */
+                    const char *op = (int)ev->kind == k_meta ? str(f, ev->a) : "";
+                    if (strcmp(op, "open") == 0 || strcmp(op, "create") == 0)
+                        io->staging_ops++;
+                    else
+                        io->unversioned_ops++;
+                    continue;
+                }
                 if (!v)
                     continue;
                 if ((int)ev->kind == k_meta) {
@@ -293,6 +338,8 @@ static void print_version(const struct version *v)
         nops += v->ops[i].count;
     }
     printf("%s (%" PRIu64 " in all)\n", v->nops ? "" : " none", nops);
+    if (v->file)
+        printf("  file           %s\n", v->file);
     int *w = v->writers;
     if (v->nwriters > 1)
         qsort(w, v->nwriters, sizeof *w, cmp_int);
@@ -384,6 +431,12 @@ int io_main(int argc, char **argv)
             ndur++;
         }
     }
+    if (io.staging_ops || io.unversioned_ops)
+        printf("\nnot container operations: %" PRIu64
+               " staging file opens (writers reading what they staged); "
+               "%" PRIu64 " calls for no one version (a container removed with its last member, a damaged "
+               "one set aside)\n",
+               io.staging_ops, io.unversioned_ops);
     if (mtbf > 0) {
         printf("\nCheckpoint interval for an MTBF of %.0f s (Young: sqrt(2CM); Daly: sqrt(2CM)(1 + "
                "sqrt(C/2M)/3 + "

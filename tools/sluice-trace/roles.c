@@ -35,7 +35,9 @@ const char *role_of_thread(const struct sluice_trace_file *f, const struct sluic
         snprintf(buf, len, "main%s", server ? ", OpenCL server" : "");
     else if (server)
         snprintf(buf, len, "OpenCL server");
-    else if (count_kind(t, trace_kind_number(f, "COMMIT_FS_WRITE")) == (int)t->info.events && t->info.events)
+    else if (t->info.events && count_kind(t, trace_kind_number(f, "COMMIT_FS_WRITE")) +
+                                       count_kind(t, trace_kind_number(f, "COMMIT_FS_FOR")) ==
+                                   (int)t->info.events)
         snprintf(buf, len, "write-behind");
     else
         snprintf(buf, len, "thread %u", t->info.index);

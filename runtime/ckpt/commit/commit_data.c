@@ -51,8 +51,8 @@ void commit_put_runs(struct cmsg *m, const struct commit_run *runs, uint32_t n)
 
 /* Copies one data run of a member (holes are skipped by the caller: never written, the new
  * file reads zeros there). */
-static int copy_run(int in, int out, struct commit_copy *c, const struct commit_run *run, unsigned char *buf,
-                    uint32_t *crc)
+static int copy_run(int in, int out, const char *tmp, struct commit_copy *c, const struct commit_run *run,
+                    unsigned char *buf, uint32_t *crc)
 {
     uint64_t done = run->logical, end = run->logical + run->length;
     int rc = 0;
@@ -73,13 +73,13 @@ static int copy_run(int in, int out, struct commit_copy *c, const struct commit_
         rc = commit_fs_pwrite_full(out, buf, (size_t)r, c->offset + done);
         if (rc)
             break;
-        commit_trace_write(c->offset + done, (uint64_t)r);
+        commit_trace_write(tmp, c->offset + done, (uint64_t)r);
         done += (uint64_t)r;
     }
     return rc;
 }
 
-static int copy_one(int out, struct commit_copy *c, unsigned char *buf)
+static int copy_one(int out, const char *tmp, struct commit_copy *c, unsigned char *buf)
 {
     int in = commit_fs_open(c->src_path, O_RDONLY, 0);
     if (in == -ENOENT) {
@@ -99,7 +99,7 @@ static int copy_one(int out, struct commit_copy *c, unsigned char *buf)
     int rc = 0;
     for (uint32_t i = 0; rc == 0 && i < c->nruns; i++) {
         crc = sluice_crc32c_zeros(crc, c->runs[i].logical - pos); /* the hole before it */
-        rc = copy_run(in, out, c, &c->runs[i], buf, &crc);
+        rc = copy_run(in, out, tmp, c, &c->runs[i], buf, &crc);
         pos = c->runs[i].logical + c->runs[i].length;
     }
     if (rc == 0 && pos < c->size) {
@@ -121,7 +121,7 @@ int commit_data_write(const char *tmp, struct commit_copy *copies, size_t n)
     unsigned char *buf = malloc(COPY_CHUNK);
     int rc = buf ? 0 : -ENOMEM;
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = copy_one(out, &copies[i], buf);
+        rc = copy_one(out, tmp, &copies[i], buf);
     free(buf);
     if (rc == 0)
         rc = commit_fs_fdatasync(out, tmp);

@@ -79,7 +79,8 @@ struct hcommit {
     char container[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX];
     struct sluice_container *old;
     int fd;
-    int lockfd; /* folder lock held for this commit, -1 none */
+    int lockfd;       /* folder lock held for this commit, -1 none */
+    uint64_t lock_ns; /* when it was taken (trace clock) */
     uint64_t version, index_offset, t0;
     int64_t created_ns;
     uint32_t header_flags; /* the flags of the header written at offset 0 */
@@ -422,7 +423,7 @@ static void finish(struct hcommit *c)
     if (err == 0)
         err = commit_fs_pwrite_full(c->fd, tail, tail_size, c->index_offset);
     if (err == 0)
-        commit_trace_write(c->index_offset, tail_size);
+        commit_trace_write(c->tmp, c->index_offset, tail_size);
     if (err == 0)
         err = commit_fs_fsync(c->fd, c->tmp);
     if (err == 0)
@@ -435,7 +436,7 @@ static void finish(struct hcommit *c)
     if (err)
         commit_fs_unlink(c->tmp);
     else
-        err = commit_fs_fsync_dir(c->dir);
+        err = commit_fs_fsync_dir(c->dir, c->tmp);
     free(tail);
     free(mm);
     free(ext);
@@ -487,6 +488,7 @@ static struct gm *gm_add(struct hcommit *c)
 struct carry_ctx {
     int fd;
     uint64_t base;
+    const char *tmp; /* the new version's file, for the trace */
 };
 
 static int carry_sink(void *ctx, uint64_t logical, const void *buf, size_t len)
@@ -496,7 +498,7 @@ static int carry_sink(void *ctx, uint64_t logical, const void *buf, size_t len)
         return 0; /* a hole stays a hole: the new file reads zeros there */
     int rc = commit_fs_pwrite_full(cc->fd, buf, len, cc->base + logical);
     if (rc == 0)
-        commit_trace_write(cc->base + logical, len);
+        commit_trace_write(cc->tmp, cc->base + logical, len);
     return rc;
 }
 
@@ -523,13 +525,13 @@ static int carry_member(struct hcommit *c, struct gm *g, char *err, size_t errle
                     return n < 0 ? -errno : -EIO;
                 break;
             }
-            commit_trace_write((uint64_t)out - (uint64_t)n, (uint64_t)n);
+            commit_trace_write(c->tmp, (uint64_t)out - (uint64_t)n, (uint64_t)n);
             left -= (uint64_t)n;
         }
     }
     if (kernel)
         return 0;
-    struct carry_ctx cc = {c->fd, g->offset};
+    struct carry_ctx cc = {c->fd, g->offset, c->tmp};
     return sluice_container_read_member(c->old, (uint32_t)g->old_index, carry_sink, &cc, err, errlen);
 }
 
@@ -569,19 +571,29 @@ static mode_t container_mode(const struct hcommit *c)
     return mode & 07777;
 }
 
-/* Where member data starts. Over MPI, a set of at least 16 stripes starts at the first stripe
- * boundary after the header, so that the first data stripe goes out whole like the others (the
- * header is alone in stripe 0, one small write; the rest of stripe 0 is a hole, never written). */
-static uint64_t data_start(const struct hcommit *c, const struct sluice_plan_member *pm, size_t n)
+/* The stripe unit a set's data is aligned to, or 0 when it is not. Over MPI a set of at least
+ * one stripe of data starts at the first stripe boundary after the header and its index at the
+ * first one after the data, so that no stripe is written in pieces by two processes (the home's
+ * header or index and an aggregator's data: on Lustre they would contend for the stripe's lock,
+ * and a partial stripe is a read-modify-write). The rest of stripe 0 and of the last data stripe
+ * are holes, never written. A smaller set (or one process) is packed: header, data and index in
+ * one or two stripes, for a file that costs one lock round trip or two either way. */
+/* v rounded up to a stripe boundary (a stripe unit need not be a power of two: Lustre's are
+ * multiples of 64 KiB). */
+static uint64_t stripe_up(uint64_t v, uint64_t unit)
 {
-    uint64_t start = sluice_container_data_start(c->set->key, c->block);
+    return (v + unit - 1) / unit * unit;
+}
+
+static uint64_t stripe_aligned_unit(const struct hcommit *c, const struct sluice_plan_member *pm, size_t n)
+{
     if (!commit_g.use_mpi || commit_g.size < 2)
-        return start;
+        return 0;
     uint64_t unit = sluice_stripe_unit(c->dir, sluice_config.STRIPING_UNIT, c->block, NULL);
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += pm[i].size;
-    return unit > start && total / 16 >= unit ? unit : start;
+    return total >= unit ? unit : 0;
 }
 
 /* The previous version cannot be decoded (damaged, or not a container): the next version must
@@ -596,7 +608,7 @@ static int set_aside_damaged(struct hcommit *c, const char *why)
     if (rc == 0)
         rc = commit_fs_rename(c->container, aside);
     if (rc == 0)
-        rc = commit_fs_fsync_dir(c->dir);
+        rc = commit_fs_fsync_dir(c->dir, NULL);
     if (rc) {
         sluice_log_error("%s; it cannot be set aside (%s): version not committed, the file is left as it is",
                          why, strerror(-rc));
@@ -676,7 +688,7 @@ static int plan_remove_container(struct hcommit *c)
 {
     int rc = commit_fs_unlink(c->container);
     if (rc == 0 || rc == -ENOENT)
-        rc = commit_fs_fsync_dir(c->dir);
+        rc = commit_fs_fsync_dir(c->dir, NULL);
     return rc;
 }
 
@@ -698,12 +710,16 @@ static int plan_layout(struct hcommit *c, size_t nkeep)
         pm[k] = (struct sluice_plan_member){c->mem[i].size, c->mem[i].src, c->mem[i].member_rank};
         which[k++] = i;
     }
+    uint64_t unit = rc == 0 ? stripe_aligned_unit(c, pm, nkeep) : 0;
+    uint64_t start = sluice_container_data_start(c->set->key, c->block);
+    if (unit)
+        start = stripe_up(start, unit);
     if (rc == 0)
-        rc = sluice_plan_direct(pm, nkeep, data_start(c, pm, nkeep), c->block, &p);
+        rc = sluice_plan_direct(pm, nkeep, start, c->block, &p);
     if (rc == 0) {
         for (size_t w = 0; w < p.nwrites; w++)
             c->mem[which[p.writes[w].member]].offset = p.writes[w].offset;
-        c->index_offset = sluice_pad8(p.data_end);
+        c->index_offset = unit ? stripe_up(p.data_end, unit) : sluice_pad8(p.data_end);
     }
     sluice_plan_free(&p);
     free(pm);
@@ -748,7 +764,7 @@ static int write_header(struct hcommit *c, const struct sluice_container_meta *m
     free(hbuf);
     if (rc == 0) {
         c->header_flags = meta->flags;
-        commit_trace_write(0, (uint64_t)hn);
+        commit_trace_write(c->tmp, 0, (uint64_t)hn);
     }
     return rc;
 }
@@ -767,6 +783,9 @@ static void plan_trace(const struct hcommit *c, size_t nkeep)
     if (!sluice_trace_active())
         return;
     uint32_t sid = sluice_trace_string(c->set->key);
+    sluice_trace_instant(SLUICE_EV_COMMIT_FILE, sid, c->version, sluice_trace_string(c->tmp));
+    if (c->lockfd >= 0) /* taken before the version had a file: recorded now, at its time */
+        commit_trace_meta_at(c->lock_ns, "open", c->dir, c->tmp);
     sluice_trace_instant(SLUICE_EV_COMMIT_BEGIN, sid, c->version, nkeep);
     for (size_t i = 0; i < c->nmem; i++)
         if (c->mem[i].keep)
@@ -962,7 +981,8 @@ static int lock_folder(const char *key)
     char dir[PATH_MAX];
     if (sluice_container_dir(key, dir, sizeof dir) != 0)
         return -1;
-    int fd = commit_fs_open(dir, O_RDONLY | O_DIRECTORY, 0);
+    /* Not traced here: the commit records it once its version has a file (plan_trace). */
+    int fd = SLUICE_REAL(open)(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     if (flock(fd, LOCK_EX | LOCK_NB) == 0)
@@ -1002,13 +1022,15 @@ static void maybe_start(struct hset *s)
           (s->first_pending_ns && now - s->first_pending_ns >= COMMIT_INCOMPLETE_DELAY_NS)))
         return;
     /* MPI homes too: another job may commit the same set in the same folder at the same time. */
+    uint64_t lock_ns = sluice_now_ns();
     int lockfd = lock_folder(s->key);
     if (lockfd == -EWOULDBLOCK)
         return; /* another commit in this folder: the poller tries again shortly */
     start_commit(s);
-    if (s->inflight)
+    if (s->inflight) {
         s->inflight->lockfd = lockfd;
-    else if (lockfd >= 0)
+        s->inflight->lock_ns = lock_ns;
+    } else if (lockfd >= 0)
         commit_fs_close(lockfd);
 }
 

@@ -235,14 +235,22 @@ int commit_fs_open(const char *path, int flags, mode_t mode);
 int commit_fs_close(int fd);
 int commit_fs_pwrite_full(int fd, const void *buf, size_t n, uint64_t off); /* 0 or -errno */
 /* The same into a new file, leaving 4 KiB-aligned blocks that are all zeros unwritten (holes:
- * they read as zeros), so that a sparse member stays sparse through the two-phase writer. */
-long commit_fs_pwrite_sparse(int fd, const void *buf, size_t n, uint64_t off); /* bytes written */
+ * they read as zeros), so that a sparse member stays sparse through the two-phase writer. Each
+ * write is traced for version_file, full-stripe when it covers whole units. Bytes written. */
+long commit_fs_pwrite_sparse(int fd, const void *buf, size_t n, uint64_t off, const char *version_file,
+                             uint64_t unit);
 int commit_fs_fsync(int fd, const char *path);
 int commit_fs_fdatasync(int fd, const char *path);
 int commit_fs_rename(const char *from, const char *to);
 int commit_fs_unlink(const char *path);
-int commit_fs_fsync_dir(const char *dir);
-void commit_trace_meta(const char *op, const char *path);
-void commit_trace_write(uint64_t offset, uint64_t bytes);
+/* version_file: the temporary file of the version the folder is synced for (NULL: none). */
+int commit_fs_fsync_dir(const char *dir, const char *version_file);
+/* Trace records of file-system calls, tagged with the version they work for (its temporary
+ * file; NULL for a staging file): COMMIT_FS_META now or at t_ns, COMMIT_FS_WRITE with the
+ * full-stripe flag given or computed from SLUICE_STRIPING_UNIT. */
+void commit_trace_meta(const char *op, const char *path, const char *version_file);
+void commit_trace_meta_at(uint64_t t_ns, const char *op, const char *path, const char *version_file);
+void commit_trace_write(const char *version_file, uint64_t offset, uint64_t bytes);
+void commit_trace_write_full(const char *version_file, uint64_t offset, uint64_t bytes, int full);
 
 #endif

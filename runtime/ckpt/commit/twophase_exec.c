@@ -297,14 +297,12 @@ static void write_round(struct tp_job *j, struct agg_slot *s)
             memset(s->buf + (cur - wb), 0, end - cur);
         if (j->werr || j->out < 0)
             continue; /* keep receiving so that writers finish; write nothing more */
-        long w = commit_fs_pwrite_sparse(j->out, s->buf + (rq->offset - wb), rq->size, rq->offset);
+        long w = commit_fs_pwrite_sparse(j->out, s->buf + (rq->offset - wb), rq->size, rq->offset, j->tmp,
+                                         j->unit);
         if (w < 0) {
             j->werr = (int)w;
             continue;
         }
-        /* The bytes that reached the file (all-zero blocks stay holes). */
-        if (sluice_trace_active() && w > 0)
-            sluice_trace_instant(SLUICE_EV_COMMIT_FS_WRITE, rq->offset, (uint64_t)w, (uint64_t)rq->full);
     }
     j->req_cursor = q;
     /* Start write-back of the round now (asynchronous, Linux): the final fdatasync then waits
