@@ -111,11 +111,12 @@ static bool holds_anything(const char *abs)
     pthread_mutex_lock(&capture_lock);
     for (struct sluice_capture_member *m = capture_open; !found && m; m = m->hh.next)
         found = strncmp(m->path, abs, len) == 0 && m->path[len] == '/';
-    for (struct capture_closed *c = capture_closed; !found && c; c = c->hh.next)
-        found = strncmp(c->path, abs, len) == 0 && c->path[len] == '/';
     for (struct capture_vdir *v = capture_vdirs; !found && v; v = v->hh.next)
         found = strncmp(v->path, abs, len) == 0 && v->path[len] == '/';
     pthread_mutex_unlock(&capture_lock);
+    if (found)
+        return true;
+    capture_closed_below(abs, len, found_one, &found);
     if (found)
         return true;
     char root[PATH_MAX];
@@ -252,6 +253,8 @@ int sluice_capture_rmdir(const char *path)
             rc = 0;
         }
         pthread_mutex_unlock(&capture_lock);
+        if (rc == 0)
+            capture_standin_drop(n.abs);
     }
     sluice_capture_guard_leave();
     if (rc == SLUICE_CAPTURE_PASS)
