@@ -8,8 +8,9 @@
  * Every round: rank 0 makes DIR; rank r makes DIR/<r>_0 and writes file-0 .. file-<OBJS-1>
  * in it (fsync'ed, so that no commit is still running when the neighbour deletes); rank r
  * deletes the even-numbered files of rank r+1's folder; rank r lists its own folder and
- * stats each of its files (the two must agree) and deletes them all (even rounds look first,
- * odd rounds delete first), lists again, removes the folder and stats it; rank 0 lists DIR (every name,
+ * stats each of its files (the two must agree), then deletes the odd-numbered ones (the
+ * ones the neighbour left, as md-workbench's cleanup does); odd rounds first try to delete
+ * every file, then look; it lists again, removes the folder and stats it; rank 0 lists DIR (every name,
  * hidden ones too) and removes it. What each call returned is printed, rank by rank, by rank 0, so that a run
  * on real folders and one under sluice can be compared line by line. Exit status 0, 2 on usage. */
 #define _GNU_SOURCE
@@ -143,7 +144,8 @@ int main(int argc, char **argv)
                     say("stat file-%d: %s\n", i, rc == 0 ? "exists" : result(rc));
                 }
             } else {
-                for (int i = 0; i < objs; i++) {
+                /* Even rounds delete only what the neighbour left (md-workbench's cleanup). */
+                for (int i = round % 2 == 0 ? 1 : 0; i < objs; i += round % 2 == 0 ? 2 : 1) {
                     snprintf(path, sizeof path, "%s/file-%d", mine, i);
                     say("unlink file-%d: %s\n", i, result(unlink(path)));
                 }
