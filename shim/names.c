@@ -17,8 +17,10 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <sys/time.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include <utime.h>
 
 _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat and stat64 layouts differ");
 
@@ -474,4 +476,79 @@ SLUICE_EXPORT ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, s
     if (size > buflen)
         abort();
     return readlink_impl(dirfd, path, buf, size);
+}
+
+/* ---- owner and times of a virtual folder (its marker's); names through one ---------------- */
+
+static int chown_impl(int dirfd, const char *path, uid_t uid, gid_t gid, int flags)
+{
+    if (sluice_capture_on() && sluice_capture_vdirs) {
+        int r = sluice_capture_vdir_chown(dirfd, path, uid, gid);
+        if (r != SLUICE_CAPTURE_PASS)
+            return r;
+    }
+    char kb[PATH_MAX];
+    return SLUICE_REAL(fchownat)(dirfd, sluice_capture_kpath(dirfd, path, kb), uid, gid, flags);
+}
+SLUICE_EXPORT int chown(const char *path, uid_t uid, gid_t gid)
+{
+    return chown_impl(AT_FDCWD, path, uid, gid, 0);
+}
+SLUICE_EXPORT int lchown(const char *path, uid_t uid, gid_t gid)
+{
+    return chown_impl(AT_FDCWD, path, uid, gid, AT_SYMLINK_NOFOLLOW);
+}
+SLUICE_EXPORT int fchownat(int dirfd, const char *path, uid_t uid, gid_t gid, int flags)
+{
+    return chown_impl(dirfd, path, uid, gid, flags);
+}
+
+static int utimens_impl(int dirfd, const char *path, const struct timespec ts[2], int flags)
+{
+    if (sluice_capture_on() && sluice_capture_vdirs && path != NULL) {
+        int r = sluice_capture_vdir_utimens(dirfd, path, ts);
+        if (r != SLUICE_CAPTURE_PASS)
+            return r;
+    }
+    char kb[PATH_MAX];
+    return SLUICE_REAL(utimensat)(dirfd, path ? sluice_capture_kpath(dirfd, path, kb) : path, ts, flags);
+}
+/* NULL times: now; otherwise microseconds to nanoseconds (what glibc's own forms do). */
+static const struct timespec *from_timeval(const struct timeval tv[2], struct timespec ts[2])
+{
+    if (tv == NULL)
+        return NULL;
+    for (int i = 0; i < 2; i++) {
+        ts[i].tv_sec = tv[i].tv_sec;
+        ts[i].tv_nsec = tv[i].tv_usec * 1000;
+    }
+    return ts;
+}
+SLUICE_EXPORT int utimensat(int dirfd, const char *path, const struct timespec ts[2], int flags)
+{
+    return utimens_impl(dirfd, path, ts, flags);
+}
+SLUICE_EXPORT int utimes(const char *path, const struct timeval tv[2])
+{
+    struct timespec ts[2];
+    return utimens_impl(AT_FDCWD, path, from_timeval(tv, ts), 0);
+}
+SLUICE_EXPORT int lutimes(const char *path, const struct timeval tv[2])
+{
+    struct timespec ts[2];
+    return utimens_impl(AT_FDCWD, path, from_timeval(tv, ts), AT_SYMLINK_NOFOLLOW);
+}
+SLUICE_EXPORT int futimesat(int dirfd, const char *path, const struct timeval tv[2])
+{
+    struct timespec ts[2];
+    return utimens_impl(dirfd, path, from_timeval(tv, ts), 0);
+}
+SLUICE_EXPORT int utime(const char *path, const struct utimbuf *times)
+{
+    struct timespec ts[2];
+    if (times != NULL) {
+        ts[0] = (struct timespec){.tv_sec = times->actime};
+        ts[1] = (struct timespec){.tv_sec = times->modtime};
+    }
+    return utimens_impl(AT_FDCWD, path, times ? ts : NULL, 0);
 }

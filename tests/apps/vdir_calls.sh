@@ -37,3 +37,7 @@ echo "== cd"
   cd .. && echo "up: $(pwd | sed "s|$top|TOP|g")"
   cd - >/dev/null && echo "back: $(/bin/pwd | sed "s|$top|TOP|g")"
 )
+echo "== chmod, touch, chown"
+chmod 700 "$d" && stat -c '%n %a' "$d" && chmod 755 "$d/../${d##*/}" && stat -c '%n %a' "$d"
+touch -d @1000000000 "$d" && stat -c '%n %Y' "$d" && touch -m -d @1100000000 "$d/." && stat -c '%n %Y' "$d"
+chown "$(id -u):$(id -g)" "$d" && [ "$(stat -c '%u:%g' "$d")" == "$(id -u):$(id -g)" ] && echo "owner kept"

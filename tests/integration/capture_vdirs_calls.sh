@@ -3,7 +3,8 @@
 # The shape of IOR -u: every rank makes <rank>/ and writes <rank>/out.<rank, 8 digits> in it,
 # captured by SLUICE_CAPTURE='ior/%r/out.%r' (the rank twice in one name: one set, one
 # container). Then every rank looks at another rank's folder with coreutils, find, tar, bash's
-# cd (tests/apps/vdir_calls.sh: stat, stat -f, ls -la and its "..", df, realpath, ...) and with
+# cd (tests/apps/vdir_calls.sh: stat, stat -f, ls -la and its "..", df, realpath, chmod, touch,
+# chown, ...) and with
 # Python's os functions by name, by descriptor and as the working directory
 # (tests/apps/vdir_calls.py), under 2, 3 and 4 ranks; the output must be what the same
 # commands print on real folders.

@@ -138,6 +138,10 @@ static inline const char *sluice_capture_kpath(int dirfd, const char *path, char
 {
     return sluice_capture_vdirs && sluice_capture_on() ? sluice_capture_kpath_slow(dirfd, path, buf) : path;
 }
+/* chown/lchown/fchownat and the utimensat family of a virtual folder: its mode, owner and times
+ * are its marker's (capture_vdirs.c). PASS for any other name. */
+int sluice_capture_vdir_chown(int dirfd, const char *path, uid_t uid, gid_t gid);
+int sluice_capture_vdir_utimens(int dirfd, const char *path, const struct timespec ts[2]);
 /* chdir to an existing virtual folder: its stand-in becomes the working directory. */
 int sluice_capture_chdir(const char *path);
 /* statfs/statvfs of a virtual folder: the file system of the real folder above it. */

@@ -124,6 +124,11 @@ void capture_vdir_stat(const char *abs, struct stat *st);
 void capture_vdir_root(const char *abs, char *out);
 /* Marks `abs` as existing (after its last member went) unless it is real or marked. */
 void capture_vdir_keep(const char *abs);
+/* chmod, chown and utimensat of an existing virtual folder act on its marker (made if missing),
+ * whose mode, owner and times stat reports. 0, or -1 with errno. */
+enum capture_vdir_attr { CAPTURE_VDIR_CHMOD, CAPTURE_VDIR_CHOWN, CAPTURE_VDIR_UTIMENS };
+int capture_vdir_set_attr(const char *abs, enum capture_vdir_attr what, unsigned a, unsigned b,
+                          const struct timespec *ts);
 /* lstat of the folder's marker: 0, or -1 if unmarked. */
 int capture_vdir_marker_stat(const char *abs, struct stat *st);
 /* Is this directory entry a marker? Its folder's path relative to the marker's folder. */

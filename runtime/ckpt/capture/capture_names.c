@@ -402,8 +402,10 @@ int sluice_capture_chmod(int dirfd, const char *path, mode_t mode, int flags)
     struct capture_name n;
     struct stat st;
     (void)flags;
-    if (!capture_classify(dirfd, path, &n, false) || !n.member || SLUICE_REAL(lstat)(n.abs, &st) == 0)
-        return SLUICE_CAPTURE_PASS; /* not a member, or a real file of that name */
+    if (!capture_classify(dirfd, path, &n, true) || SLUICE_REAL(lstat)(n.abs, &st) == 0)
+        return SLUICE_CAPTURE_PASS; /* not captured, or a real file or folder of that name */
+    if (n.vdir)
+        return capture_vdir_set_attr(n.abs, CAPTURE_VDIR_CHMOD, mode & 07777, 0, NULL);
     sluice_capture_guard_enter();
     int rc = chmod_member(n.abs, mode & 07777);
     sluice_capture_guard_leave();

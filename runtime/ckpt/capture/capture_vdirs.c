@@ -265,3 +265,46 @@ int sluice_capture_rmdir(const char *path)
     }
     return 0;
 }
+
+int capture_vdir_set_attr(const char *abs, enum capture_vdir_attr what, unsigned a, unsigned b,
+                          const struct timespec *ts)
+{
+    char m[PATH_MAX];
+    int rc = 0;
+    sluice_capture_guard_enter();
+    if (!capture_vdir_exists(abs))
+        rc = -ENOENT;
+    else if ((rc = marker_path(abs, m)) == 0) {
+        capture_vdir_keep(abs); /* a folder known only from its members gets its marker now */
+        int r = what == CAPTURE_VDIR_CHMOD ? SLUICE_REAL(fchmodat)(AT_FDCWD, m, (mode_t)a, 0)
+                : what == CAPTURE_VDIR_CHOWN
+                    ? SLUICE_REAL(fchownat)(AT_FDCWD, m, (uid_t)a, (gid_t)b, AT_SYMLINK_NOFOLLOW)
+                    : SLUICE_REAL(utimensat)(AT_FDCWD, m, ts, AT_SYMLINK_NOFOLLOW);
+        rc = r == 0 ? 0 : -errno;
+    }
+    sluice_capture_guard_leave();
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
+    }
+    return 0;
+}
+
+int sluice_capture_vdir_chown(int dirfd, const char *path, uid_t uid, gid_t gid)
+{
+    struct capture_name n;
+    struct stat st;
+    if (!capture_classify(dirfd, path, &n, true) || !n.vdir || SLUICE_REAL(stat)(n.abs, &st) == 0)
+        return SLUICE_CAPTURE_PASS;
+    return capture_vdir_set_attr(n.abs, CAPTURE_VDIR_CHOWN, (unsigned)uid, (unsigned)gid, NULL);
+}
+
+int sluice_capture_vdir_utimens(int dirfd, const char *path, const struct timespec ts[2])
+{
+    struct capture_name n;
+    struct stat st;
+    if (path == NULL || !capture_classify(dirfd, path, &n, true) || !n.vdir ||
+        SLUICE_REAL(stat)(n.abs, &st) == 0)
+        return SLUICE_CAPTURE_PASS;
+    return capture_vdir_set_attr(n.abs, CAPTURE_VDIR_UTIMENS, 0, 0, ts);
+}
