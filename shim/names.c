@@ -24,6 +24,11 @@
 
 _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat and stat64 layouts differ");
 
+/* Fortify entry points, declared by <unistd.h> only under _FORTIFY_SOURCE. */
+char *__getcwd_chk(char *buf, size_t size, size_t buflen);
+ssize_t __readlink_chk(const char *path, char *buf, size_t size, size_t buflen);
+ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t size, size_t buflen);
+
 static int stat_or_pass(int dirfd, const char *path, struct stat *st, int flags)
 {
     return sluice_capture_on() ? sluice_capture_stat(dirfd, path, st, flags) : SLUICE_CAPTURE_PASS;
@@ -410,8 +415,8 @@ SLUICE_EXPORT char *getcwd(char *buf, size_t size)
 }
 SLUICE_EXPORT char *__getcwd_chk(char *buf, size_t size, size_t buflen)
 {
-    if (size > buflen)
-        abort(); /* what glibc's fortify check does (__chk_fail) */
+    if (size > buflen) /* glibc's own check reports the overflow and aborts */
+        return SLUICE_REAL(__getcwd_chk)(buf, size, buflen);
     return getcwd_impl(buf, size);
 }
 SLUICE_EXPORT char *get_current_dir_name(void)
@@ -468,13 +473,13 @@ SLUICE_EXPORT ssize_t readlinkat(int dirfd, const char *path, char *buf, size_t 
 SLUICE_EXPORT ssize_t __readlink_chk(const char *path, char *buf, size_t size, size_t buflen)
 {
     if (size > buflen)
-        abort();
+        return SLUICE_REAL(__readlink_chk)(path, buf, size, buflen);
     return readlink_impl(AT_FDCWD, path, buf, size);
 }
 SLUICE_EXPORT ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t size, size_t buflen)
 {
     if (size > buflen)
-        abort();
+        return SLUICE_REAL(__readlinkat_chk)(dirfd, path, buf, size, buflen);
     return readlink_impl(dirfd, path, buf, size);
 }
 
