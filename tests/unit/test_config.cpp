@@ -12,8 +12,7 @@ extern "C" {
 #include "config/config.h"
 }
 
-namespace
-{
+namespace {
 
 struct Parsed {
     int rc;
@@ -22,10 +21,7 @@ struct Parsed {
     std::vector<std::string> warnings;
 };
 
-void collect(const char *line, void *ctx)
-{
-    static_cast<std::vector<std::string> *>(ctx)->push_back(line);
-}
+void collect(const char *line, void *ctx) { static_cast<std::vector<std::string> *>(ctx)->push_back(line); }
 
 Parsed parse(std::vector<std::string> env)
 {
@@ -62,8 +58,8 @@ TEST(SizeParsing, AcceptsPlainNumbersAndBinarySuffixes)
 TEST(SizeParsing, RejectsGarbageNegativeAndOverflow)
 {
     uint64_t v = 7;
-    for (const char *bad :
-         {"", "M", "-1", "12Q", "1.5G", "16MM", " 16M", "99999999999999999999", "20000000000T"})
+    for (const char *bad : {"", "M", "-1", "12Q", "1.5G", "16MM", " 16M", "99999999999999999999",
+                            "20000000000T"})
         EXPECT_NE(0, sluice_parse_size(bad, &v)) << bad;
     EXPECT_EQ(7u, v);
 }
@@ -97,9 +93,9 @@ TEST(ConfigParse, DefaultsWhenNothingIsSetAndInert)
 
 TEST(ConfigParse, ValuesReachTheirTypedFields)
 {
-    Parsed p =
-        parse({"SLUICE_TRACE_DIR=/tmp/t", "SLUICE_STAGE_LIMIT=512MiB", "SLUICE_CB_NODES=3",
-               "SLUICE_CB_WRITE=enable", "SLUICE_CAPTURE=ckpt.%r:chk_*/rank_%r.bin", "SLUICE_BLOCK_SIZE=1M"});
+    Parsed p = parse({"SLUICE_TRACE_DIR=/tmp/t", "SLUICE_STAGE_LIMIT=512MiB", "SLUICE_CB_NODES=3",
+                      "SLUICE_CB_WRITE=enable", "SLUICE_CAPTURE=ckpt.%r:chk_*/rank_%r.bin",
+                      "SLUICE_BLOCK_SIZE=1M"});
     ASSERT_EQ(0, p.rc) << p.err;
     EXPECT_TRUE(p.cfg.any_set);
     EXPECT_TRUE(p.cfg.is_set[SLUICE_CFG_TRACE_DIR]);
@@ -129,17 +125,17 @@ TEST(ConfigParse, EnumRangeBlockSizeAndPatternsAreValidated)
     EXPECT_EQ(-1, parse({"SLUICE_BACKTRACE=33"}).rc);
     EXPECT_EQ(0, parse({"SLUICE_BACKTRACE=32"}).rc);
     EXPECT_EQ(-1, parse({"SLUICE_BACKTRACE=-1"}).rc);
-    EXPECT_EQ(-1, parse({"SLUICE_BLOCK_SIZE=3000"}).rc); // not a power of two
-    EXPECT_EQ(-1, parse({"SLUICE_BLOCK_SIZE=256"}).rc);  // too small
+    EXPECT_EQ(-1, parse({"SLUICE_BLOCK_SIZE=3000"}).rc);  // not a power of two
+    EXPECT_EQ(-1, parse({"SLUICE_BLOCK_SIZE=256"}).rc);   // too small
     EXPECT_EQ(0, parse({"SLUICE_BLOCK_SIZE=64K"}).rc);
-    EXPECT_EQ(0, parse({"SLUICE_DIST_CHUNK=0"}).rc); // by transfer size
+    EXPECT_EQ(0, parse({"SLUICE_DIST_CHUNK=0"}).rc);   // by transfer size
     EXPECT_EQ(0, parse({"SLUICE_DIST_CHUNK=4K"}).rc);
     EXPECT_EQ(0, parse({"SLUICE_DIST_CHUNK=1G"}).rc);
-    EXPECT_EQ(-1, parse({"SLUICE_DIST_CHUNK=1K"}).rc);         // below 4K
-    EXPECT_EQ(-1, parse({"SLUICE_DIST_CHUNK=2G"}).rc);         // above an MPI count
-    EXPECT_EQ(-1, parse({"SLUICE_CAPTURE=ckpt.dat"}).rc);      // no %r
-    EXPECT_EQ(-1, parse({"SLUICE_CAPTURE=ckpt.%r::x.%r"}).rc); // empty pattern
-    EXPECT_EQ(0, parse({"SLUICE_CAPTURE=ior/%r/out.%r"}).rc);  // the rank twice (IOR -u)
+    EXPECT_EQ(-1, parse({"SLUICE_DIST_CHUNK=1K"}).rc);  // below 4K
+    EXPECT_EQ(-1, parse({"SLUICE_DIST_CHUNK=2G"}).rc);  // above an MPI count
+    EXPECT_EQ(-1, parse({"SLUICE_CAPTURE=ckpt.dat"}).rc);        // no %r
+    EXPECT_EQ(-1, parse({"SLUICE_CAPTURE=ckpt.%r::x.%r"}).rc);   // empty pattern
+    EXPECT_EQ(0, parse({"SLUICE_CAPTURE=ior/%r/out.%r"}).rc);    // the rank twice (IOR -u)
     EXPECT_EQ(0, parse({"SLUICE_CAPTURE=rank%r/ckpt.dat"}).rc);
     EXPECT_EQ(-1, parse({"SLUICE_OPENCL=maybe"}).rc);
     EXPECT_EQ(0, parse({"SLUICE_OPENCL=distributed"}).rc);

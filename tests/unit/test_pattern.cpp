@@ -10,17 +10,13 @@ extern "C" {
 #include "ckpt/commit/pattern.h"
 }
 
-namespace
-{
+namespace {
 
 struct Set {
     sluice_pattern_set s{};
     char err[512] = "";
     int rc;
-    explicit Set(const char *spec, const char *cwd = "/run")
-    {
-        rc = sluice_pattern_compile(&s, spec, cwd, err, sizeof err);
-    }
+    explicit Set(const char *spec, const char *cwd = "/run") { rc = sluice_pattern_compile(&s, spec, cwd, err, sizeof err); }
     ~Set() { sluice_pattern_free(&s); }
     // Returns "rank key" on a match, "" otherwise; also checks that the fast filter agrees.
     std::string match(const char *path)
@@ -53,7 +49,7 @@ TEST(PatternShapes, PlainRankSuffix)
     EXPECT_EQ(p.match("sub/../ckpt.3"), "3 /run/ckpt.%r");
     EXPECT_EQ(p.match("ckpt."), "");
     EXPECT_EQ(p.match("ckpt.3x"), "");
-    EXPECT_EQ(p.match("sub/ckpt.3"), ""); // '*' and literals never cross directories
+    EXPECT_EQ(p.match("sub/ckpt.3"), "");  // '*' and literals never cross directories
     EXPECT_EQ(p.match("/other/ckpt.3"), "");
 }
 
@@ -75,7 +71,7 @@ TEST(PatternShapes, DirectoryPerStep)
     EXPECT_EQ(p.match("chk_5/rank_2.bin"), "2 /run/chk_5/rank_%r.bin");
     EXPECT_EQ(p.match("/run/chk_000100/rank_0007.bin"), "7 /run/chk_000100/rank_%r.bin");
     EXPECT_EQ(p.match("chk_5/x/rank_2.bin"), "");
-    EXPECT_FALSE(p.dir("/run/chk_5")); // the step directory is real: the program creates it
+    EXPECT_FALSE(p.dir("/run/chk_5"));  // the step directory is real: the program creates it
 }
 
 TEST(PatternShapes, PerRankDirectories)
@@ -140,8 +136,8 @@ TEST(PatternRank, ZeroPaddingAndLimits)
     EXPECT_EQ(p.match("ckpt.0000"), "0 /run/ckpt.%r");
     EXPECT_EQ(p.match("ckpt.000042"), "42 /run/ckpt.%r");
     EXPECT_EQ(p.match("ckpt.2147483647"), "2147483647 /run/ckpt.%r");
-    EXPECT_EQ(p.match("ckpt.2147483648"), "");          // above INT_MAX: not a rank
-    EXPECT_EQ(p.match("ckpt.0000000000000000001"), ""); // 19 digits
+    EXPECT_EQ(p.match("ckpt.2147483648"), "");  // above INT_MAX: not a rank
+    EXPECT_EQ(p.match("ckpt.0000000000000000001"), "");  // 19 digits
 }
 
 TEST(PatternRank, LeftmostLongestRun)
@@ -149,7 +145,7 @@ TEST(PatternRank, LeftmostLongestRun)
     Set p("ckpt*%r");
     ASSERT_EQ(p.rc, 0) << p.err;
     EXPECT_EQ(p.match("ckpt12"), "12 /run/ckpt%r");
-    Set q("v%r1.dat"); // the tail starts with a digit: the rank run ends earlier
+    Set q("v%r1.dat");  // the tail starts with a digit: the rank run ends earlier
     ASSERT_EQ(q.rc, 0) << q.err;
     EXPECT_EQ(q.match("v71.dat"), "7 /run/v%r1.dat");
     EXPECT_EQ(q.match("v1.dat"), "");
@@ -170,12 +166,12 @@ TEST(PatternFilter, RejectsWithoutNormalizing)
 {
     Set p("ckpt.%r:restart_*_%r.dat");
     ASSERT_EQ(p.rc, 0) << p.err;
-    EXPECT_FALSE(sluice_pattern_may_match(&p.s, "/etc/passwd", false));           // no digit
+    EXPECT_FALSE(sluice_pattern_may_match(&p.s, "/etc/passwd", false));        // no digit
     EXPECT_FALSE(sluice_pattern_may_match(&p.s, "/lib/x86_64/libc.so.6", false)); // tail differs
     EXPECT_TRUE(sluice_pattern_may_match(&p.s, "ckpt.4", false));
-    EXPECT_TRUE(sluice_pattern_may_match(&p.s, "ckpt.4/.", false)); // let full match decide
+    EXPECT_TRUE(sluice_pattern_may_match(&p.s, "ckpt.4/.", false));             // let full match decide
     Set d("rank%r/ckpt.dat");
-    EXPECT_TRUE(sluice_pattern_may_match(&d.s, "ckpt.dat", true)); // cwd may be /run/rank3
+    EXPECT_TRUE(sluice_pattern_may_match(&d.s, "ckpt.dat", true));   // cwd may be /run/rank3
     EXPECT_FALSE(sluice_pattern_may_match(&d.s, "ckpt.dat", false));
     EXPECT_FALSE(sluice_pattern_may_match(&d.s, "/ckpt.dat", true));
     Set empty("");
@@ -205,13 +201,13 @@ TEST(PatternHostile, OddPathsNeverMatchWrongly)
 {
     Set p("ckpt.%r:[%r]");
     ASSERT_EQ(p.rc, 0) << p.err;
-    EXPECT_EQ(p.match("ckpt.%r"), ""); // a literal "%r" in a path is not a rank
+    EXPECT_EQ(p.match("ckpt.%r"), "");  // a literal "%r" in a path is not a rank
     std::string longdigits = "ckpt." + std::string(4000, '7');
     char abs[8192];
     ASSERT_GT(sluice_path_absolute("/run", longdigits.c_str(), abs, sizeof abs), 0);
     int rank;
     char key[8300];
-    EXPECT_FALSE(sluice_pattern_match(&p.s, abs, &rank, key, sizeof key)); // run too long
+    EXPECT_FALSE(sluice_pattern_match(&p.s, abs, &rank, key, sizeof key));  // run too long
     Set any("*%r*");
     EXPECT_EQ(any.match("x5y"), "5 /run/x%ry");
     EXPECT_EQ(any.match("x5/y"), "");
@@ -228,7 +224,7 @@ TEST(PatternParent, FoldersThatHoldMembers)
     Set p("chk_*/rank_%r.bin:rank%r/ckpt.dat:/abs/ckpt.%r");
     ASSERT_EQ(p.rc, 0) << p.err;
     EXPECT_TRUE(sluice_pattern_match_parent(&p.s, "/run/chk_10"));
-    EXPECT_TRUE(sluice_pattern_match_parent(&p.s, "/run")); // holds the rank%r folders
+    EXPECT_TRUE(sluice_pattern_match_parent(&p.s, "/run"));  // holds the rank%r folders
     EXPECT_TRUE(sluice_pattern_match_parent(&p.s, "/abs"));
     EXPECT_FALSE(sluice_pattern_match_parent(&p.s, "/run/chk_10/x"));
     EXPECT_FALSE(sluice_pattern_match_parent(&p.s, "/etc"));
@@ -248,4 +244,4 @@ TEST(PathAbsolute, NormalizesLexically)
     EXPECT_EQ(sluice_path_absolute("/a", "bbbbbbbbbbbbbbbbbbbbbbbb", out, 8), -1);
 }
 
-} // namespace
+}  // namespace
