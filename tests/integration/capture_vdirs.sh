@@ -43,5 +43,7 @@ for n in 1 2 3 4; do
   fi
   [ -z "$(find virt$n -mindepth 1 -type d)" ] || fail "$n ranks: sluice made real folders"
   grep -q "made rank" virt$n.out && grep -q "filled rank" virt$n.out || fail "$n ranks: the scenario did not run"
+  # The pattern does capture: a per-rank folder made with it is a marker, not a folder.
+  (cd virt$n && $pre mkdir rank0 && rm .rank0.sluice-dir) || fail "$n ranks: the pattern captures nothing"
   echo "ok: $n ranks: the same output as real folders ($(wc -l <real$n.out) lines)"
 done
