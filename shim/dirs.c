@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,8 @@ static DIR *dirs_opendir(const char *path)
         if (handled)
             return d;
     }
-    return SLUICE_REAL(opendir)(path);
+    char kb[PATH_MAX];
+    return SLUICE_REAL(opendir)(sluice_capture_kpath(AT_FDCWD, path, kb));
 }
 
 static struct dirent *dirs_readdir(DIR *d)
@@ -53,6 +55,18 @@ static int dirs_closedir(DIR *d)
 SLUICE_EXPORT DIR *opendir(const char *path)
 {
     return dirs_opendir(path);
+}
+/* A descriptor of a folder that holds captured names (os.listdir(fd), fts, find): the same
+ * merged listing as opendir. */
+SLUICE_EXPORT DIR *fdopendir(int fd)
+{
+    if (sluice_capture_on()) {
+        bool handled;
+        DIR *d = sluice_capture_fdopendir(fd, &handled);
+        if (handled)
+            return d;
+    }
+    return SLUICE_REAL(fdopendir)(fd);
 }
 SLUICE_EXPORT struct dirent *readdir(DIR *d)
 {
@@ -127,16 +141,18 @@ fail:;
 
 SLUICE_EXPORT int scandir(const char *path, struct dirent ***out, scan_filter filter, scan_compar compar)
 {
+    char kb[PATH_MAX];
     if (!sluice_capture_dir_is_mine(path))
-        return SLUICE_REAL(scandir)(path, out, filter, compar);
+        return SLUICE_REAL(scandir)(sluice_capture_kpath(AT_FDCWD, path, kb), out, filter, compar);
     return scan_merged(path, out, filter, compar);
 }
 
 SLUICE_EXPORT int scandir64(const char *path, struct dirent64 ***out, int (*filter)(const struct dirent64 *),
                             int (*compar)(const struct dirent64 **, const struct dirent64 **))
 {
+    char kb[PATH_MAX];
     if (!sluice_capture_dir_is_mine(path))
-        return SLUICE_REAL(scandir64)(path, out, filter, compar);
+        return SLUICE_REAL(scandir64)(sluice_capture_kpath(AT_FDCWD, path, kb), out, filter, compar);
     return scan_merged(path, (struct dirent ***)out, (scan_filter)filter, (scan_compar)compar);
 }
 
@@ -159,7 +175,10 @@ static void glob_closedir(void *d)
 static int glob_stat_flags(const char *path, struct stat *st, int flags)
 {
     int r = sluice_capture_stat(AT_FDCWD, path, st, flags);
-    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(fstatat)(AT_FDCWD, path, st, flags);
+    char kb[PATH_MAX];
+    return r != SLUICE_CAPTURE_PASS
+               ? r
+               : SLUICE_REAL(fstatat)(AT_FDCWD, sluice_capture_kpath(AT_FDCWD, path, kb), st, flags);
 }
 static int glob_stat(const char *path, struct stat *st)
 {

@@ -8,16 +8,26 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <sys/time.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include <utime.h>
 
 _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat and stat64 layouts differ");
+
+/* Fortify entry points, declared by <unistd.h> only under _FORTIFY_SOURCE. */
+char *__getcwd_chk(char *buf, size_t size, size_t buflen);
+ssize_t __readlink_chk(const char *path, char *buf, size_t size, size_t buflen);
+ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t size, size_t buflen);
 
 static int stat_or_pass(int dirfd, const char *path, struct stat *st, int flags)
 {
@@ -29,18 +39,23 @@ static int stat_or_pass(int dirfd, const char *path, struct stat *st, int flags)
 static void fix_fstat(int fd, struct stat *st)
 {
     if (sluice_capture_enabled && sluice_capture_fd_tracked(fd))
-        sluice_capture_fix_fstat(fd, &st->st_dev, &st->st_ino);
+        sluice_capture_fix_fstat(fd, st);
+    else if (sluice_capture_vdirs && S_ISDIR(st->st_mode) && sluice_capture_on())
+        sluice_capture_fix_dir_fstat(fd, st);
 }
 static int real_fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
-    return SLUICE_REAL(fstatat)(dirfd, path, st, flags);
+    char kb[PATH_MAX];
+    return SLUICE_REAL(fstatat)(dirfd, sluice_capture_kpath(dirfd, path, kb), st, flags);
 }
 
 #define SHAPE_PATH(name, type, nofollow)                                                                     \
     SLUICE_EXPORT int name(const char *path, struct type *st)                                                \
     {                                                                                                        \
         int r = stat_or_pass(AT_FDCWD, path, (struct stat *)st, nofollow);                                   \
-        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, st);                                   \
+        char kb[PATH_MAX];                                                                                   \
+        return r != SLUICE_CAPTURE_PASS ? r                                                                  \
+                                        : SLUICE_REAL(name)(sluice_capture_kpath(AT_FDCWD, path, kb), st);   \
     }
 #define SHAPE_AT(name, type, nofollow)                                                                       \
     SLUICE_EXPORT int name(int dirfd, const char *path, struct type *st, int flags)                          \
@@ -48,7 +63,8 @@ static int real_fstatat(int dirfd, const char *path, struct stat *st, int flags)
         int r = stat_or_pass(dirfd, path, (struct stat *)st, flags);                                         \
         if (r != SLUICE_CAPTURE_PASS)                                                                        \
             return r;                                                                                        \
-        r = SLUICE_REAL(name)(dirfd, path, st, flags);                                                       \
+        char kb[PATH_MAX];                                                                                   \
+        r = SLUICE_REAL(name)(dirfd, sluice_capture_kpath(dirfd, path, kb), st, flags);                      \
         if (r == 0 && (flags & AT_EMPTY_PATH) && path[0] == '\0')                                            \
             fix_fstat(dirfd, (struct stat *)st);                                                             \
         return r;                                                                                            \
@@ -130,7 +146,21 @@ SLUICE_EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mas
             return r;
         }
     }
-    return SLUICE_REAL(statx)(dirfd, path, flags, mask, sx);
+    char kb[PATH_MAX];
+    int r =
+        SLUICE_REAL(statx)(dirfd, p != NULL ? sluice_capture_kpath(dirfd, path, kb) : path, flags, mask, sx);
+    if (r == 0 && sluice_capture_enabled && (p == NULL || p[0] == '\0') && (flags & AT_EMPTY_PATH) &&
+        (sluice_capture_fd_tracked(dirfd) || (sluice_capture_vdirs && S_ISDIR(sx->stx_mode)))) {
+        /* A read view of a member or a descriptor of a virtual folder, as fstat reports it. */
+        struct stat st;
+        if (SLUICE_REAL(fstat)(dirfd, &st) == 0) {
+            ino_t ino = st.st_ino;
+            fix_fstat(dirfd, &st);
+            if (st.st_ino != ino)
+                stat_to_statx(&st, mask, sx);
+        }
+    }
+    return r;
 }
 
 /* ---- access ---------------------------------------------------------------------------- */
@@ -143,22 +173,30 @@ static int access_or_pass(int dirfd, const char *path, int mode, int flags)
 SLUICE_EXPORT int access(const char *path, int mode)
 {
     int r = access_or_pass(AT_FDCWD, path, mode, 0);
-    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(access)(path, mode);
+    char kb[PATH_MAX];
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(access)(sluice_capture_kpath(AT_FDCWD, path, kb), mode);
 }
 SLUICE_EXPORT int faccessat(int dirfd, const char *path, int mode, int flags)
 {
     int r = access_or_pass(dirfd, path, mode, flags);
-    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(faccessat)(dirfd, path, mode, flags);
+    char kb[PATH_MAX];
+    return r != SLUICE_CAPTURE_PASS
+               ? r
+               : SLUICE_REAL(faccessat)(dirfd, sluice_capture_kpath(dirfd, path, kb), mode, flags);
 }
 SLUICE_EXPORT int euidaccess(const char *path, int mode)
 {
     int r = access_or_pass(AT_FDCWD, path, mode, AT_EACCESS);
-    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(euidaccess)(path, mode);
+    char kb[PATH_MAX];
+    return r != SLUICE_CAPTURE_PASS ? r
+                                    : SLUICE_REAL(euidaccess)(sluice_capture_kpath(AT_FDCWD, path, kb), mode);
 }
 SLUICE_EXPORT int eaccess(const char *path, int mode)
 {
     int r = access_or_pass(AT_FDCWD, path, mode, AT_EACCESS);
-    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(eaccess)(path, mode);
+    char kb[PATH_MAX];
+    return r != SLUICE_CAPTURE_PASS ? r
+                                    : SLUICE_REAL(eaccess)(sluice_capture_kpath(AT_FDCWD, path, kb), mode);
 }
 
 /* ---- chmod: a member's permissions are capture's (its staging file stays 0600) ----------- */
@@ -166,12 +204,16 @@ SLUICE_EXPORT int eaccess(const char *path, int mode)
 SLUICE_EXPORT int chmod(const char *path, mode_t mode)
 {
     int r = sluice_capture_on() ? sluice_capture_chmod(AT_FDCWD, path, mode, 0) : SLUICE_CAPTURE_PASS;
-    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(chmod)(path, mode);
+    char kb[PATH_MAX];
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(chmod)(sluice_capture_kpath(AT_FDCWD, path, kb), mode);
 }
 SLUICE_EXPORT int fchmodat(int dirfd, const char *path, mode_t mode, int flags)
 {
     int r = sluice_capture_on() ? sluice_capture_chmod(dirfd, path, mode, flags) : SLUICE_CAPTURE_PASS;
-    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(fchmodat)(dirfd, path, mode, flags);
+    char kb[PATH_MAX];
+    return r != SLUICE_CAPTURE_PASS
+               ? r
+               : SLUICE_REAL(fchmodat)(dirfd, sluice_capture_kpath(dirfd, path, kb), mode, flags);
 }
 SLUICE_EXPORT int fchmod(int fd, mode_t mode)
 {
@@ -200,7 +242,8 @@ static int captured_exists(const char *path)
                 errno = ENODATA;                                                                             \
             return -1;                                                                                       \
         }                                                                                                    \
-        return SLUICE_REAL(name)(path, attr, value, size);                                                   \
+        char kb[PATH_MAX];                                                                                   \
+        return SLUICE_REAL(name)(sluice_capture_kpath(AT_FDCWD, path, kb), attr, value, size);               \
     }
 #define LISTXATTR_WRAPPER(name)                                                                              \
     SLUICE_EXPORT ssize_t name(const char *path, char *list, size_t size)                                    \
@@ -208,7 +251,8 @@ static int captured_exists(const char *path)
         int c = captured_exists(path);                                                                       \
         if (c != SLUICE_CAPTURE_PASS)                                                                        \
             return c ? 0 : -1;                                                                               \
-        return SLUICE_REAL(name)(path, list, size);                                                          \
+        char kb[PATH_MAX];                                                                                   \
+        return SLUICE_REAL(name)(sluice_capture_kpath(AT_FDCWD, path, kb), list, size);                      \
     }
 GETXATTR_WRAPPER(getxattr)
 GETXATTR_WRAPPER(lgetxattr)
@@ -220,12 +264,16 @@ LISTXATTR_WRAPPER(llistxattr)
 SLUICE_EXPORT int unlink(const char *path)
 {
     int r = sluice_capture_on() ? sluice_capture_unlink(AT_FDCWD, path, 0) : SLUICE_CAPTURE_PASS;
-    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(unlink)(path);
+    char kb[PATH_MAX];
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(unlink)(sluice_capture_kpath(AT_FDCWD, path, kb));
 }
 SLUICE_EXPORT int unlinkat(int dirfd, const char *path, int flags)
 {
     int r = sluice_capture_on() ? sluice_capture_unlink(dirfd, path, flags) : SLUICE_CAPTURE_PASS;
-    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(unlinkat)(dirfd, path, flags);
+    char kb[PATH_MAX];
+    return r != SLUICE_CAPTURE_PASS
+               ? r
+               : SLUICE_REAL(unlinkat)(dirfd, sluice_capture_kpath(dirfd, path, kb), flags);
 }
 /* glibc's remove() calls its internal unlink/rmdir, so it is wrapped on its own. */
 SLUICE_EXPORT int remove(const char *path)
@@ -237,32 +285,46 @@ SLUICE_EXPORT int remove(const char *path)
         if (r != SLUICE_CAPTURE_PASS)
             return r;
     }
-    return SLUICE_REAL(remove)(path);
+    char kb[PATH_MAX];
+    return SLUICE_REAL(remove)(sluice_capture_kpath(AT_FDCWD, path, kb));
 }
 
 SLUICE_EXPORT int rename(const char *from, const char *to)
 {
     int r =
         sluice_capture_on() ? sluice_capture_rename(AT_FDCWD, from, AT_FDCWD, to, 0) : SLUICE_CAPTURE_PASS;
-    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(rename)(from, to);
+    char ka[PATH_MAX], kb[PATH_MAX];
+    return r != SLUICE_CAPTURE_PASS ? r
+                                    : SLUICE_REAL(rename)(sluice_capture_kpath(AT_FDCWD, from, ka),
+                                                          sluice_capture_kpath(AT_FDCWD, to, kb));
 }
 SLUICE_EXPORT int renameat(int fromdir, const char *from, int todir, const char *to)
 {
     int r = sluice_capture_on() ? sluice_capture_rename(fromdir, from, todir, to, 0) : SLUICE_CAPTURE_PASS;
-    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(renameat)(fromdir, from, todir, to);
+    char ka[PATH_MAX], kb[PATH_MAX];
+    return r != SLUICE_CAPTURE_PASS ? r
+                                    : SLUICE_REAL(renameat)(fromdir, sluice_capture_kpath(fromdir, from, ka),
+                                                            todir, sluice_capture_kpath(todir, to, kb));
 }
 SLUICE_EXPORT int renameat2(int fromdir, const char *from, int todir, const char *to, unsigned int flags)
 {
     int r =
         sluice_capture_on() ? sluice_capture_rename(fromdir, from, todir, to, flags) : SLUICE_CAPTURE_PASS;
-    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(renameat2)(fromdir, from, todir, to, flags);
+    char ka[PATH_MAX], kb[PATH_MAX];
+    return r != SLUICE_CAPTURE_PASS
+               ? r
+               : SLUICE_REAL(renameat2)(fromdir, sluice_capture_kpath(fromdir, from, ka), todir,
+                                        sluice_capture_kpath(todir, to, kb), flags);
 }
 
 #define TRUNCATE_WRAPPER(name)                                                                               \
     SLUICE_EXPORT int name(const char *path, off_t length)                                                   \
     {                                                                                                        \
         int r = sluice_capture_on() ? sluice_capture_truncate(path, length) : SLUICE_CAPTURE_PASS;           \
-        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, length);                               \
+        char kb[PATH_MAX];                                                                                   \
+        return r != SLUICE_CAPTURE_PASS                                                                      \
+                   ? r                                                                                       \
+                   : SLUICE_REAL(name)(sluice_capture_kpath(AT_FDCWD, path, kb), length);                    \
     }
 TRUNCATE_WRAPPER(truncate)
 TRUNCATE_WRAPPER(truncate64)
@@ -277,7 +339,8 @@ SLUICE_EXPORT char *realpath(const char *path, char *resolved)
         if (handled)
             return r;
     }
-    return SLUICE_REAL(realpath)(path, resolved);
+    char kb[PATH_MAX];
+    return SLUICE_REAL(realpath)(sluice_capture_kpath(AT_FDCWD, path, kb), resolved);
 }
 SLUICE_EXPORT char *canonicalize_file_name(const char *path)
 {
@@ -287,7 +350,8 @@ SLUICE_EXPORT char *canonicalize_file_name(const char *path)
         if (handled)
             return r;
     }
-    return SLUICE_REAL(canonicalize_file_name)(path);
+    char kb[PATH_MAX];
+    return SLUICE_REAL(canonicalize_file_name)(sluice_capture_kpath(AT_FDCWD, path, kb));
 }
 
 /* ---- folders and the working directory ---------------------------------------------------- */
@@ -295,22 +359,33 @@ SLUICE_EXPORT char *canonicalize_file_name(const char *path)
 SLUICE_EXPORT int mkdir(const char *path, mode_t mode)
 {
     int r = sluice_capture_on() ? sluice_capture_mkdir(AT_FDCWD, path, mode) : SLUICE_CAPTURE_PASS;
-    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(mkdir)(path, mode);
+    char kb[PATH_MAX];
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(mkdir)(sluice_capture_kpath(AT_FDCWD, path, kb), mode);
 }
 SLUICE_EXPORT int mkdirat(int dirfd, const char *path, mode_t mode)
 {
     int r = sluice_capture_on() ? sluice_capture_mkdir(dirfd, path, mode) : SLUICE_CAPTURE_PASS;
-    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(mkdirat)(dirfd, path, mode);
+    char kb[PATH_MAX];
+    return r != SLUICE_CAPTURE_PASS
+               ? r
+               : SLUICE_REAL(mkdirat)(dirfd, sluice_capture_kpath(dirfd, path, kb), mode);
 }
 SLUICE_EXPORT int rmdir(const char *path)
 {
     int r = sluice_capture_on() ? sluice_capture_rmdir(path) : SLUICE_CAPTURE_PASS;
-    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(rmdir)(path);
+    char kb[PATH_MAX];
+    return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(rmdir)(sluice_capture_kpath(AT_FDCWD, path, kb));
 }
 
 SLUICE_EXPORT int chdir(const char *path)
 {
-    int r = SLUICE_REAL(chdir)(path);
+    if (sluice_capture_on() && sluice_capture_vdirs) {
+        int v = sluice_capture_chdir(path);
+        if (v != SLUICE_CAPTURE_PASS)
+            return v;
+    }
+    char kb[PATH_MAX];
+    int r = SLUICE_REAL(chdir)(sluice_capture_kpath(AT_FDCWD, path, kb));
     if (r == 0 && sluice_capture_enabled)
         sluice_capture_cwd_changed();
     return r;
@@ -321,4 +396,164 @@ SLUICE_EXPORT int fchdir(int fd)
     if (r == 0 && sluice_capture_enabled)
         sluice_capture_cwd_changed();
     return r;
+}
+
+/* getcwd in a virtual folder: its name, not its stand-in's. */
+static char *getcwd_impl(char *buf, size_t size)
+{
+    if (sluice_capture_enabled && sluice_capture_vdirs) {
+        bool handled;
+        char *r = sluice_capture_getcwd(buf, size, &handled);
+        if (handled)
+            return r;
+    }
+    return SLUICE_REAL(getcwd)(buf, size);
+}
+SLUICE_EXPORT char *getcwd(char *buf, size_t size)
+{
+    return getcwd_impl(buf, size);
+}
+SLUICE_EXPORT char *__getcwd_chk(char *buf, size_t size, size_t buflen)
+{
+    if (size > buflen) /* glibc's own check reports the overflow and aborts */
+        return SLUICE_REAL(__getcwd_chk)(buf, size, buflen);
+    return getcwd_impl(buf, size);
+}
+SLUICE_EXPORT char *get_current_dir_name(void)
+{
+    if (sluice_capture_enabled && sluice_capture_vdirs) {
+        bool handled;
+        char *r = sluice_capture_getcwd(NULL, 0, &handled);
+        if (handled)
+            return r;
+    }
+    return SLUICE_REAL(get_current_dir_name)();
+}
+
+/* ---- statfs, statvfs: a virtual folder is on its real parent's file system ----------------- */
+
+#define STATFS_WRAPPER(name, type, fn)                                                                       \
+    SLUICE_EXPORT int name(const char *path, struct type *sf)                                                \
+    {                                                                                                        \
+        if (sluice_capture_on() && sluice_capture_vdirs) {                                                   \
+            int r = fn(path, (void *)sf);                                                                    \
+            if (r != SLUICE_CAPTURE_PASS)                                                                    \
+                return r;                                                                                    \
+        }                                                                                                    \
+        char kb[PATH_MAX];                                                                                   \
+        return SLUICE_REAL(name)(sluice_capture_kpath(AT_FDCWD, path, kb), sf);                              \
+    }
+_Static_assert(sizeof(struct statfs) == sizeof(struct statfs64), "statfs and statfs64 layouts differ");
+_Static_assert(sizeof(struct statvfs) == sizeof(struct statvfs64), "statvfs and statvfs64 layouts differ");
+STATFS_WRAPPER(statfs, statfs, sluice_capture_statfs)
+STATFS_WRAPPER(statfs64, statfs64, sluice_capture_statfs)
+STATFS_WRAPPER(statvfs, statvfs, sluice_capture_statvfs)
+STATFS_WRAPPER(statvfs64, statvfs64, sluice_capture_statvfs)
+
+/* ---- readlink: a member or virtual folder is no link ----------------------------------------- */
+
+static ssize_t readlink_impl(int dirfd, const char *path, char *buf, size_t size)
+{
+    if (sluice_capture_on()) {
+        ssize_t r = sluice_capture_readlink(dirfd, path);
+        if (r != SLUICE_CAPTURE_PASS)
+            return r;
+    }
+    char kb[PATH_MAX];
+    return SLUICE_REAL(readlinkat)(dirfd, sluice_capture_kpath(dirfd, path, kb), buf, size);
+}
+SLUICE_EXPORT ssize_t readlink(const char *path, char *buf, size_t size)
+{
+    return readlink_impl(AT_FDCWD, path, buf, size);
+}
+SLUICE_EXPORT ssize_t readlinkat(int dirfd, const char *path, char *buf, size_t size)
+{
+    return readlink_impl(dirfd, path, buf, size);
+}
+SLUICE_EXPORT ssize_t __readlink_chk(const char *path, char *buf, size_t size, size_t buflen)
+{
+    if (size > buflen)
+        return SLUICE_REAL(__readlink_chk)(path, buf, size, buflen);
+    return readlink_impl(AT_FDCWD, path, buf, size);
+}
+SLUICE_EXPORT ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t size, size_t buflen)
+{
+    if (size > buflen)
+        return SLUICE_REAL(__readlinkat_chk)(dirfd, path, buf, size, buflen);
+    return readlink_impl(dirfd, path, buf, size);
+}
+
+/* ---- owner and times of a virtual folder (its marker's); names through one ---------------- */
+
+static int chown_impl(int dirfd, const char *path, uid_t uid, gid_t gid, int flags)
+{
+    if (sluice_capture_on() && sluice_capture_vdirs) {
+        int r = sluice_capture_vdir_chown(dirfd, path, uid, gid);
+        if (r != SLUICE_CAPTURE_PASS)
+            return r;
+    }
+    char kb[PATH_MAX];
+    return SLUICE_REAL(fchownat)(dirfd, sluice_capture_kpath(dirfd, path, kb), uid, gid, flags);
+}
+SLUICE_EXPORT int chown(const char *path, uid_t uid, gid_t gid)
+{
+    return chown_impl(AT_FDCWD, path, uid, gid, 0);
+}
+SLUICE_EXPORT int lchown(const char *path, uid_t uid, gid_t gid)
+{
+    return chown_impl(AT_FDCWD, path, uid, gid, AT_SYMLINK_NOFOLLOW);
+}
+SLUICE_EXPORT int fchownat(int dirfd, const char *path, uid_t uid, gid_t gid, int flags)
+{
+    return chown_impl(dirfd, path, uid, gid, flags);
+}
+
+static int utimens_impl(int dirfd, const char *path, const struct timespec ts[2], int flags)
+{
+    if (sluice_capture_on() && sluice_capture_vdirs && path != NULL) {
+        int r = sluice_capture_vdir_utimens(dirfd, path, ts);
+        if (r != SLUICE_CAPTURE_PASS)
+            return r;
+    }
+    char kb[PATH_MAX];
+    return SLUICE_REAL(utimensat)(dirfd, path ? sluice_capture_kpath(dirfd, path, kb) : path, ts, flags);
+}
+/* NULL times: now; otherwise microseconds to nanoseconds (what glibc's own forms do). */
+static const struct timespec *from_timeval(const struct timeval tv[2], struct timespec ts[2])
+{
+    if (tv == NULL)
+        return NULL;
+    for (int i = 0; i < 2; i++) {
+        ts[i].tv_sec = tv[i].tv_sec;
+        ts[i].tv_nsec = tv[i].tv_usec * 1000;
+    }
+    return ts;
+}
+SLUICE_EXPORT int utimensat(int dirfd, const char *path, const struct timespec ts[2], int flags)
+{
+    return utimens_impl(dirfd, path, ts, flags);
+}
+SLUICE_EXPORT int utimes(const char *path, const struct timeval tv[2])
+{
+    struct timespec ts[2];
+    return utimens_impl(AT_FDCWD, path, from_timeval(tv, ts), 0);
+}
+SLUICE_EXPORT int lutimes(const char *path, const struct timeval tv[2])
+{
+    struct timespec ts[2];
+    return utimens_impl(AT_FDCWD, path, from_timeval(tv, ts), AT_SYMLINK_NOFOLLOW);
+}
+SLUICE_EXPORT int futimesat(int dirfd, const char *path, const struct timeval tv[2])
+{
+    struct timespec ts[2];
+    return utimens_impl(dirfd, path, from_timeval(tv, ts), 0);
+}
+SLUICE_EXPORT int utime(const char *path, const struct utimbuf *times)
+{
+    struct timespec ts[2];
+    if (times != NULL) {
+        ts[0] = (struct timespec){.tv_sec = times->actime};
+        ts[1] = (struct timespec){.tv_sec = times->modtime};
+    }
+    return utimens_impl(AT_FDCWD, path, times ? ts : NULL, 0);
 }

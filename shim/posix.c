@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/sendfile.h>
@@ -48,7 +49,10 @@ static inline int capture_or_pass(int dirfd, const char *path, int flags, mode_t
         mode_t mode = take_mode(flags, ap);                                                                  \
         va_end(ap);                                                                                          \
         int r = capture_or_pass(AT_FDCWD, path, flags, mode);                                                \
-        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, flags, mode);                          \
+        char kb[PATH_MAX];                                                                                   \
+        return r != SLUICE_CAPTURE_PASS                                                                      \
+                   ? r                                                                                       \
+                   : SLUICE_REAL(name)(sluice_capture_kpath(AT_FDCWD, path, kb), flags, mode);               \
     }
 #define SHAPE_AT(name)                                                                                       \
     SLUICE_EXPORT int name(int dirfd, const char *path, int flags, ...)                                      \
@@ -58,25 +62,36 @@ static inline int capture_or_pass(int dirfd, const char *path, int flags, mode_t
         mode_t mode = take_mode(flags, ap);                                                                  \
         va_end(ap);                                                                                          \
         int r = capture_or_pass(dirfd, path, flags, mode);                                                   \
-        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(dirfd, path, flags, mode);                   \
+        char kb[PATH_MAX];                                                                                   \
+        return r != SLUICE_CAPTURE_PASS                                                                      \
+                   ? r                                                                                       \
+                   : SLUICE_REAL(name)(dirfd, sluice_capture_kpath(dirfd, path, kb), flags, mode);           \
     }
 #define SHAPE_FORTIFY(name)                                                                                  \
     SLUICE_EXPORT int name(const char *path, int flags)                                                      \
     {                                                                                                        \
         int r = capture_or_pass(AT_FDCWD, path, flags, 0);                                                   \
-        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, flags);                                \
+        char kb[PATH_MAX];                                                                                   \
+        return r != SLUICE_CAPTURE_PASS                                                                      \
+                   ? r                                                                                       \
+                   : SLUICE_REAL(name)(sluice_capture_kpath(AT_FDCWD, path, kb), flags);                     \
     }
 #define SHAPE_FORTIFY_AT(name)                                                                               \
     SLUICE_EXPORT int name(int dirfd, const char *path, int flags)                                           \
     {                                                                                                        \
         int r = capture_or_pass(dirfd, path, flags, 0);                                                      \
-        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(dirfd, path, flags);                         \
+        char kb[PATH_MAX];                                                                                   \
+        return r != SLUICE_CAPTURE_PASS                                                                      \
+                   ? r                                                                                       \
+                   : SLUICE_REAL(name)(dirfd, sluice_capture_kpath(dirfd, path, kb), flags);                 \
     }
 #define SHAPE_CREAT(name)                                                                                    \
     SLUICE_EXPORT int name(const char *path, mode_t mode)                                                    \
     {                                                                                                        \
         int r = capture_or_pass(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, mode);                         \
-        return r != SLUICE_CAPTURE_PASS ? r : SLUICE_REAL(name)(path, mode);                                 \
+        char kb[PATH_MAX];                                                                                   \
+        return r != SLUICE_CAPTURE_PASS ? r                                                                  \
+                                        : SLUICE_REAL(name)(sluice_capture_kpath(AT_FDCWD, path, kb), mode); \
     }
 
 #define SLUICE_OPEN_FN(name, shape) SHAPE_##shape(name)

@@ -6,6 +6,8 @@
 #include "common/export.h"
 #include "common/real.h"
 
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 
 #define FOPEN_WRAPPER(name)                                                                                  \
@@ -17,7 +19,8 @@
             if (handled)                                                                                     \
                 return fp;                                                                                   \
         }                                                                                                    \
-        return SLUICE_REAL(name)(path, mode);                                                                \
+        char kb[PATH_MAX];                                                                                   \
+        return SLUICE_REAL(name)(sluice_capture_kpath(AT_FDCWD, path, kb), mode);                            \
     }
 FOPEN_WRAPPER(fopen)
 FOPEN_WRAPPER(fopen64)
@@ -31,7 +34,8 @@ FOPEN_WRAPPER(fopen64)
             if (handled)                                                                                     \
                 return fp;                                                                                   \
         }                                                                                                    \
-        return SLUICE_REAL(name)(path, mode, stream);                                                        \
+        char kb[PATH_MAX];                                                                                   \
+        return SLUICE_REAL(name)(sluice_capture_kpath(AT_FDCWD, path, kb), mode, stream);                    \
     }
 FREOPEN_WRAPPER(freopen)
 FREOPEN_WRAPPER(freopen64)

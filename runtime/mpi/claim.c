@@ -127,7 +127,8 @@ static void remove_job_folder(int rootfd, const char *name)
         return;
     struct stat st;
     DIR *d = NULL;
-    if (syscall(SYS_fstat, fd, &st) != 0 || st.st_uid != geteuid() || (d = fdopendir(fd)) == NULL) {
+    if (syscall(SYS_fstat, fd, &st) != 0 || st.st_uid != geteuid() ||
+        (d = SLUICE_REAL(fdopendir)(fd)) == NULL) {
         syscall(SYS_close, fd);
         return;
     }
@@ -145,7 +146,7 @@ static void collect_stale_jobs(const char *root, const char *current)
     int rootfd = (int)syscall(SYS_openat, AT_FDCWD, root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (rootfd < 0)
         return;
-    DIR *d = fdopendir(rootfd);
+    DIR *d = SLUICE_REAL(fdopendir)(rootfd);
     if (d == NULL) {
         syscall(SYS_close, rootfd);
         return;

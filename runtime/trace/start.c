@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "common/real.h"
 #include "sluice_runtime_deps.h"
 #include "trace/rawio.h"
 #include "trace/state.h"
@@ -46,7 +47,7 @@ int sluice_trace_start(const struct sluice_trace_options *opt)
          * wherever it happens to be at exit (programs chdir). */
         size_t pre = 0;
         if (opt->dir[0] != '/') {
-            if (!getcwd(g->dir, sizeof g->dir - 1))
+            if (!SLUICE_REAL(getcwd)(g->dir, sizeof g->dir - 1))
                 return -ENAMETOOLONG;
             pre = strlen(g->dir);
             g->dir[pre++] = '/';
@@ -65,7 +66,7 @@ int sluice_trace_start(const struct sluice_trace_options *opt)
         memcpy(g->hostname, u.nodename, hn);
         g->hostname[hn] = '\0';
     }
-    long n = readlink("/proc/self/exe", g->exe, sizeof g->exe - 1);
+    long n = SLUICE_REAL(readlink)("/proc/self/exe", g->exe, sizeof g->exe - 1);
     g->exe[n > 0 ? n : 0] = '\0';
 
     sluice_trace_buffers_start(g->stats ? opt->limit : 0);

@@ -34,12 +34,16 @@ script() { # script N: the scenario, run in the current folder
 for n in 1 2 3 4; do
   mkdir -p real$n virt$n
   (cd real$n && PRE= script "$n") >real$n.out
-  (cd virt$n && PRE="env LD_PRELOAD=$SLUICE_LIB SLUICE_CAPTURE=$PWD/virt$n/rank%r/ckpt.dat" script "$n") >virt$n.out
+  pre="env LD_PRELOAD=$SLUICE_LIB SLUICE_CAPTURE=$PWD/virt$n/rank%r/ckpt.dat" # $PWD before the cd
+  (cd virt$n && PRE=$pre script "$n") >virt$n.out
   sed -i "s|virt$n/||g; s|real$n/||g" real$n.out virt$n.out
   if ! diff real$n.out virt$n.out >diff$n.txt; then
     cat diff$n.txt >&2
     fail "$n ranks: virtual folders differ from real ones (above: < real, > sluice)"
   fi
   [ -z "$(find virt$n -mindepth 1 -type d)" ] || fail "$n ranks: sluice made real folders"
+  grep -q "made rank" virt$n.out && grep -q "filled rank" virt$n.out || fail "$n ranks: the scenario did not run"
+  # The pattern does capture: a per-rank folder made with it is a marker, not a folder.
+  (cd virt$n && $pre mkdir rank0 && rm .rank0.sluice-dir) || fail "$n ranks: the pattern captures nothing"
   echo "ok: $n ranks: the same output as real folders ($(wc -l <real$n.out) lines)"
 done

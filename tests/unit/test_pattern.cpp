@@ -99,6 +99,36 @@ TEST(PatternShapes, NestedPerRankDirectories)
     EXPECT_EQ(p.match("out/r1_d/sub/c.bin"), "1 /run/out/r%r_d/sub/c.bin");
 }
 
+TEST(PatternShapes, RankInSeveralPlaces)
+{
+    // IOR -u: <dir>/<rank>/<name>.<rank, 8 digits>; every %r must carry the same number.
+    Set p("ior/%r/out.%r");
+    ASSERT_EQ(p.rc, 0) << p.err;
+    EXPECT_EQ(p.match("ior/3/out.00000003"), "3 /run/ior/%r/out.%r");
+    EXPECT_EQ(p.match("ior/12/out.00000012"), "12 /run/ior/%r/out.%r");
+    EXPECT_EQ(p.match("ior/0/out.00000000"), "0 /run/ior/%r/out.%r");
+    EXPECT_EQ(p.match("ior/3/out.00000004"), ""); // the two places disagree
+    EXPECT_EQ(p.match("ior/3/out.x"), "");
+    EXPECT_TRUE(p.dir("/run/ior/3"));
+    EXPECT_FALSE(p.dir("/run/ior/3/out.00000003"));
+    EXPECT_FALSE(p.dir("/run/ior"));
+    EXPECT_TRUE(sluice_pattern_match_parent(&p.s, "/run/ior"));
+    // In one component; the leftmost split whose numbers agree.
+    Set q("step_*_r%r_of_*_r%r.bin");
+    ASSERT_EQ(q.rc, 0) << q.err;
+    EXPECT_EQ(q.match("step_7_r2_of_4_r02.bin"), "2 /run/step_7_r%r_of_4_r%r.bin");
+    EXPECT_EQ(q.match("step_7_r2_of_4_r3.bin"), "");
+    // A number that is also the rank elsewhere in the name stays literal where no %r is.
+    Set n("r%r/%r/d%r_%r");
+    ASSERT_EQ(n.rc, 0) << n.err;
+    EXPECT_EQ(n.match("r5/5/d05_005"), "5 /run/r%r/%r/d%r_%r");
+    EXPECT_TRUE(n.dir("/run/r5/05"));
+    EXPECT_FALSE(n.dir("/run/r5/6"));
+    Set m("a%rb%rc%rd%re%rf%rg%rh%ri%r"); // nine
+    EXPECT_EQ(m.rc, -1);
+    EXPECT_NE(std::string(m.err).find("more than"), std::string::npos) << m.err;
+}
+
 TEST(PatternRank, ZeroPaddingAndLimits)
 {
     Set p("ckpt.%r");

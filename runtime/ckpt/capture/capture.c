@@ -31,6 +31,7 @@ int sluice_capture_fdtab_size;
 pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
 struct sluice_capture_member *capture_open;
 struct capture_closed *capture_closed;
+uint64_t capture_closed_seq;
 struct capture_vdir *capture_vdirs;
 struct sluice_pattern_set capture_patterns;
 int capture_writer_rank = -1;
@@ -46,8 +47,14 @@ static atomic_bool capture_dirty; /* this process staged or adopted a member */
 
 static void refresh_cwd_locked(void)
 {
-    if (getcwd(capture_cwd, sizeof capture_cwd) == NULL)
-        capture_cwd[0] = '\0'; /* removed or too long: resolve through /proc/self/cwd */
+    char real[PATH_MAX];
+    if (SLUICE_REAL(getcwd)(real, sizeof real) == NULL)
+        real[0] = '\0'; /* removed or too long: resolve through /proc/self/cwd */
+    /* A virtual folder's stand-in: relative names are resolved in the virtual folder. */
+    bool virt = real[0] != '\0' && capture_standin_decode(real, capture_cwd, sizeof capture_cwd);
+    if (!virt)
+        memcpy(capture_cwd, real, strlen(real) + 1);
+    atomic_store(&capture_cwd_virtual, virt);
     bool digit = false;
     for (const char *c = capture_cwd; *c; c++)
         digit |= (*c >= '0' && *c <= '9');
@@ -71,15 +78,17 @@ int capture_resolve(int dirfd, const char *path, char *abs, size_t cap)
         pthread_mutex_lock(&capture_lock);
         memcpy(base, capture_cwd, strlen(capture_cwd) + 1);
         pthread_mutex_unlock(&capture_lock);
-        if (base[0] == '\0' && getcwd(base, sizeof base) == NULL)
+        if (base[0] == '\0' && SLUICE_REAL(getcwd)(base, sizeof base) == NULL)
             return -1;
     } else {
-        char link[64];
+        char link[64], real[PATH_MAX];
         snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
-        ssize_t n = readlink(link, base, sizeof base - 1);
-        if (n <= 0 || base[0] != '/')
+        ssize_t n = SLUICE_REAL(readlink)(link, real, sizeof real - 1);
+        if (n <= 0 || real[0] != '/')
             return -1; /* not a directory descriptor we can name: leave it to the kernel */
-        base[n] = '\0';
+        real[n] = '\0';
+        if (!capture_standin_decode(real, base, sizeof base)) /* a virtual folder's descriptor */
+            memcpy(base, real, (size_t)n + 1);
     }
     return sluice_path_absolute(base, path, abs, cap) < 0 ? -1 : 0;
 }
@@ -131,6 +140,49 @@ void capture_forget_closed(const char *abs)
         HASH_DEL(capture_closed, c);
         free(c);
     }
+}
+
+void capture_closed_below(const char *dir, size_t len, int (*fn)(void *arg, const char *path), void *arg)
+{
+    struct hit {
+        uint64_t seq;
+        char *path;
+    } *hits = NULL;
+    size_t n = 0, cap = 0;
+    pthread_mutex_lock(&capture_lock);
+    for (struct capture_closed *c = capture_closed; c; c = c->hh.next) {
+        if (strncmp(c->path, dir, len) != 0 || c->path[len] != '/')
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? 2 * cap : 16;
+            struct hit *h = realloc(hits, ncap * sizeof *h);
+            if (h == NULL)
+                break;
+            hits = h;
+            cap = ncap;
+        }
+        if ((hits[n].path = strdup(c->path)) == NULL)
+            break;
+        hits[n++].seq = c->seq;
+    }
+    pthread_mutex_unlock(&capture_lock);
+    bool stop = false;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t size;
+        int64_t mtime;
+        /* The engine answers for versions closed here and committed ones alike (stat asks it). */
+        if (!stop && sluice_commit_stat_member(hits[i].path, &size, &mtime, NULL) == 0) {
+            stop = fn(arg, hits[i].path) != 0;
+        } else if (!stop) {
+            pthread_mutex_lock(&capture_lock);
+            struct capture_closed *c = capture_find_closed(hits[i].path);
+            if (c != NULL && c->seq == hits[i].seq) /* not closed again meanwhile */
+                capture_forget_closed(hits[i].path);
+            pthread_mutex_unlock(&capture_lock);
+        }
+        free(hits[i].path);
+    }
+    free(hits);
 }
 
 void capture_fd_attach(int fd, struct sluice_capture_member *m)
@@ -217,7 +269,7 @@ static void adopt_inherited(void)
         if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == dirfd(d) || fd >= sluice_capture_fdtab_size)
             continue;
         snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-        ssize_t n = readlink(link, target, sizeof target - 1);
+        ssize_t n = SLUICE_REAL(readlink)(link, target, sizeof target - 1);
         size_t dl = strlen(SLUICE_STAGE_DATA_SUFFIX);
         if (n <= plen || (size_t)n <= dl)
             continue;
@@ -283,6 +335,7 @@ __attribute__((constructor(SLUICE_PRIO_CKPT))) static void capture_start(void)
     adopt_inherited();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     sluice_mpi_on_finalize(sluice_capture_close_all);
+    sluice_capture_vdirs = capture_patterns.any_rank_in_dir;
     sluice_capture_enabled = true;
 }
 

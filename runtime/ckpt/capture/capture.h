@@ -78,7 +78,7 @@ int sluice_capture_fsync(int fd); /* PASS if fd is not captured */
 void sluice_capture_write_failed(int fd, int err);
 /* After a successful fstat of a tracked fd: a read view of a committed member reports the
  * device and inode that stat() of its name reports. */
-void sluice_capture_fix_fstat(int fd, dev_t *dev, ino_t *ino);
+void sluice_capture_fix_fstat(int fd, struct stat *st);
 
 /* ---- names (capture_names.c) ------------------------------------------------------------- */
 
@@ -109,6 +109,8 @@ void sluice_capture_cwd_changed(void);
  * business. The DIR* returned is real (over the real folder, or an empty one for a virtual
  * folder); readdir merges the virtual entries in. */
 DIR *sluice_capture_opendir(const char *path, bool *handled);
+/* fdopendir: the same listing for a descriptor of such a folder (or of a virtual folder). */
+DIR *sluice_capture_fdopendir(int fd, bool *handled);
 /* readdir/readdir64: NULL with *handled false when d carries no virtual entries. */
 struct dirent *sluice_capture_readdir(DIR *d, bool *handled);
 int sluice_capture_closedir(DIR *d);   /* PASS if d carries no virtual entries */
@@ -120,6 +122,38 @@ bool sluice_capture_dir_is_mine(const char *path);
  * holds open for writing; the engine calls it (a hook registered with sluice_commit_set_client)
  * when it starts, for what was opened before. */
 void sluice_capture_announce_open(void);
+
+/* ---- virtual folders as the kernel sees them (capture_standin.c) -------------------------- */
+
+struct statfs;
+struct statvfs;
+/* Some pattern has per-rank folders (set once at start). */
+extern bool sluice_capture_vdirs;
+const char *sluice_capture_kpath_slow(int dirfd, const char *path, char *buf);
+/* The name to give the kernel for (dirfd, path) in a call that capture passed on: path itself,
+ * unless the walk goes through a virtual folder (the working directory, dirfd, or a component
+ * followed by more, as in "rank3/.."); then its absolute, lexically resolved form in buf
+ * (PATH_MAX bytes), which the kernel resolves without dirfd. */
+static inline const char *sluice_capture_kpath(int dirfd, const char *path, char *buf)
+{
+    return sluice_capture_vdirs && sluice_capture_on() ? sluice_capture_kpath_slow(dirfd, path, buf) : path;
+}
+/* chown/lchown/fchownat and the utimensat family of a virtual folder: its mode, owner and times
+ * are its marker's (capture_vdirs.c). PASS for any other name. */
+int sluice_capture_vdir_chown(int dirfd, const char *path, uid_t uid, gid_t gid);
+int sluice_capture_vdir_utimens(int dirfd, const char *path, const struct timespec ts[2]);
+/* chdir to an existing virtual folder: its stand-in becomes the working directory. */
+int sluice_capture_chdir(const char *path);
+/* statfs/statvfs of a virtual folder: the file system of the real folder above it. */
+int sluice_capture_statfs(const char *path, struct statfs *sf);
+int sluice_capture_statvfs(const char *path, struct statvfs *sv);
+/* readlink of a member or virtual folder: EINVAL (not a link), ENOENT if it does not exist. */
+ssize_t sluice_capture_readlink(int dirfd, const char *path);
+/* fstat of a folder: a descriptor of a virtual folder (its stand-in) reports what stat of the
+ * folder's name reports. */
+void sluice_capture_fix_dir_fstat(int fd, struct stat *st);
+/* getcwd when the working directory is a virtual folder (else *handled false). */
+char *sluice_capture_getcwd(char *buf, size_t size, bool *handled);
 
 /* ---- exit ---------------------------------------------------------------------------------- */
 

@@ -167,12 +167,11 @@ static void collect(struct listing *l, const char *dir, bool virtual_dir)
     pthread_mutex_lock(&capture_lock);
     for (struct sluice_capture_member *m = capture_open; m; m = m->hh.next)
         consider(l, dir, len, m->path);
-    for (struct capture_closed *c = capture_closed; c; c = c->hh.next)
-        consider(l, dir, len, c->path);
     for (struct capture_vdir *v = capture_vdirs; v; v = v->hh.next)
         consider_vdir(l, dir, len, v->path);
     pthread_mutex_unlock(&capture_lock);
     struct scan_ctx s = {l, dir, len};
+    capture_closed_below(dir, len, scan_member, &s);
     char root[PATH_MAX];
     snprintf(root, sizeof root, "%s", dir);
     /* Containers live in the nearest real folder: the listed one, or above a virtual one. */
@@ -200,34 +199,46 @@ bool sluice_capture_dir_is_mine(const char *path)
            sluice_pattern_match_dir(&capture_patterns, abs, NULL);
 }
 
-/* An empty real folder to hand out as the DIR* of a virtual folder. */
-static DIR *open_empty_dir(void)
+/* Gives d the virtual entries of folder abs (none: d stays a plain DIR*). Guard held. */
+static void attach_listing(DIR *d, const char *abs, bool virtual_dir)
 {
-    const char *stage = sluice_stage_dir();
-    if (stage == NULL)
-        return NULL;
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/empty.d", stage);
-    SLUICE_REAL(mkdir)(path, 0500);
-    return SLUICE_REAL(opendir)(path);
+    struct listing *l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return;
+    l->d = d;
+    collect(l, abs, virtual_dir);
+    if (l->n == 0) {
+        free(l->ents);
+        free(l);
+        return;
+    }
+    pthread_mutex_lock(&capture_lock);
+    l->link = listings;
+    listings = l;
+    atomic_fetch_add(&listing_count, 1);
+    pthread_mutex_unlock(&capture_lock);
 }
 
 DIR *sluice_capture_opendir(const char *path, bool *handled)
 {
-    char abs[PATH_MAX];
+    char abs[PATH_MAX], kb[PATH_MAX];
     *handled = false;
     if (!sluice_capture_dir_is_mine(path))
         return NULL;
     capture_resolve(AT_FDCWD, path, abs, sizeof abs);
+    const char *kpath = sluice_capture_kpath(AT_FDCWD, path, kb);
     *handled = true;
     sluice_capture_guard_enter();
-    DIR *d = SLUICE_REAL(opendir)(path);
+    DIR *d = SLUICE_REAL(opendir)(kpath);
     bool virtual_dir = false;
     if (d == NULL) {
         int e = errno;
+        char standin[PATH_MAX];
+        /* A virtual folder: a DIR* over its stand-in ("." and ".." as a real folder has, and
+         * a descriptor that names it again for the *at calls). */
         if (e == ENOENT && sluice_pattern_match_dir(&capture_patterns, abs, NULL) &&
-            capture_vdir_exists(abs)) {
-            d = open_empty_dir();
+            capture_vdir_exists(abs) && capture_standin_of(abs, standin) == 0) {
+            d = SLUICE_REAL(opendir)(standin);
             virtual_dir = true;
         }
         if (d == NULL) {
@@ -236,20 +247,29 @@ DIR *sluice_capture_opendir(const char *path, bool *handled)
             return NULL;
         }
     }
-    struct listing *l = calloc(1, sizeof *l);
-    if (l != NULL) {
-        l->d = d;
-        collect(l, abs, virtual_dir);
-        if (l->n == 0) {
-            free(l->ents);
-            free(l);
-        } else {
-            pthread_mutex_lock(&capture_lock);
-            l->link = listings;
-            listings = l;
-            atomic_fetch_add(&listing_count, 1);
-            pthread_mutex_unlock(&capture_lock);
-        }
+    attach_listing(d, abs, virtual_dir);
+    sluice_capture_guard_leave();
+    return d;
+}
+
+DIR *sluice_capture_fdopendir(int fd, bool *handled)
+{
+    char abs[PATH_MAX];
+    *handled = false;
+    if (capture_resolve(fd, ".", abs, sizeof abs) != 0 ||
+        !(sluice_pattern_match_parent(&capture_patterns, abs) ||
+          sluice_pattern_match_dir(&capture_patterns, abs, NULL)))
+        return NULL;
+    *handled = true;
+    sluice_capture_guard_enter();
+    DIR *d = SLUICE_REAL(fdopendir)(fd);
+    if (d != NULL) {
+        struct stat st;
+        bool virtual_dir =
+            sluice_pattern_match_dir(&capture_patterns, abs, NULL) && SLUICE_REAL(stat)(abs, &st) != 0;
+        int e = errno;
+        attach_listing(d, abs, virtual_dir);
+        errno = e;
     }
     sluice_capture_guard_leave();
     return d;

@@ -62,6 +62,8 @@ static void remember_closed(const char *path)
         memcpy(c->path, path, len + 1);
         HASH_ADD_KEYPTR(hh, capture_closed, c->path, len, c);
     }
+    if (c != NULL)
+        c->seq = ++capture_closed_seq;
     pthread_mutex_unlock(&capture_lock);
 }
 
@@ -163,8 +165,9 @@ void capture_member_release(struct sluice_capture_member *m)
     if (rc != 0) /* the data is still staged and described as open: recover will find it */
         sluice_log_warn("%s: cannot mark staged member closed: %s", m->path, strerror(-rc));
     sluice_trace_instant(SLUICE_EV_CKPT_CLOSE, 0, sm.m.size, 0);
-    remember_closed(m->path);
+    /* The engine first: a listing that finds the name here asks the engine whether it exists. */
     sluice_commit_member_closed(&sm.m);
+    remember_closed(m->path);
     free(m);
     capture_account_closed(sm.m.size);
     sluice_capture_guard_leave();
@@ -265,13 +268,23 @@ int sluice_capture_fsync(int fd)
     return 0;
 }
 
-void sluice_capture_fix_fstat(int fd, dev_t *dev, ino_t *ino)
+void sluice_capture_fix_fstat(int fd, struct stat *st)
 {
     pthread_mutex_lock(&capture_lock);
     struct sluice_capture_member *m = atomic_load_explicit(&sluice_capture_fdtab[fd], memory_order_acquire);
     if (m != NULL && m->view) {
-        *dev = m->view_dev;
-        *ino = m->view_ino;
+        const struct stat *v = &m->view_st;
+        st->st_dev = v->st_dev;
+        st->st_ino = v->st_ino;
+        st->st_mode = (st->st_mode & S_IFMT) | (v->st_mode & 07777);
+        st->st_nlink = v->st_nlink;
+        st->st_uid = v->st_uid;
+        st->st_gid = v->st_gid;
+        st->st_blksize = v->st_blksize;
+        st->st_blocks = v->st_blocks;
+        st->st_atim = v->st_atim;
+        st->st_mtim = v->st_mtim;
+        st->st_ctim = v->st_ctim;
     }
     pthread_mutex_unlock(&capture_lock);
 }

@@ -10,7 +10,9 @@
  *    table at once (its name is gone) but lives until its last descriptor closes.
  *  - `capture_closed` remembers the paths of versions this process closed, for listings and
  *    per-rank folder existence; their bytes and sizes are read through the commit engine,
- *    which owns the staging file from the close on.
+ *    which owns the staging file from the close on. Another process may unlink or rename
+ *    them: an entry counts only while the commit engine still has the member
+ *    (capture_closed_below), as stat does.
  *  - Everything here is protected by capture_lock, except fd table lookups (atomic loads) and
  *    the cwd digit flag. The lock is never held across a call into the commit engine. */
 #ifndef SLUICE_CKPT_CAPTURE_CAPTURE_INTERNAL_H
@@ -22,6 +24,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <uthash.h>
@@ -36,11 +39,10 @@ struct sluice_capture_member {
     int fds;       /* program descriptors referring to it */
     bool unlinked; /* the name was removed while open: discard at last close */
     /* A read view: a descriptor served by the commit engine (a committed or closed version).
-     * Not in `capture_open`; only carries the identity stat() reports for the name, so that
-     * fstat() on the descriptor agrees with it (cp checks that). */
+     * Not in `capture_open`; only carries what stat() reported for the name at the open, so
+     * that fstat() on the descriptor agrees with it (cp checks the identity, tar the mode). */
     bool view;
-    dev_t view_dev;
-    ino_t view_ino;
+    struct stat view_st;
     /* Seeded with an existing version's bytes (opened for writing without O_TRUNC): if it is
      * closed with exactly those bytes, no new version is made (a restart that opens its
      * checkpoint read-write without writing must not rewrite it). */
@@ -57,7 +59,8 @@ struct sluice_capture_member {
 
 struct capture_closed {
     UT_hash_handle hh;
-    char path[]; /* sized to the path: one entry per name ever closed here */
+    uint64_t seq; /* capture_closed_seq at its last close: a stale entry is dropped only if unchanged */
+    char path[];  /* sized to the path: one entry per name ever closed here */
 };
 
 struct capture_vdir {
@@ -68,6 +71,7 @@ struct capture_vdir {
 extern pthread_mutex_t capture_lock;
 extern struct sluice_capture_member *capture_open;
 extern struct capture_closed *capture_closed;
+extern uint64_t capture_closed_seq;
 extern struct capture_vdir *capture_vdirs;
 extern struct sluice_pattern_set capture_patterns;
 extern int capture_writer_rank;
@@ -94,6 +98,11 @@ int capture_resolve(int dirfd, const char *path, char *abs, size_t cap);
 struct sluice_capture_member *capture_find_open(const char *abs);
 struct capture_closed *capture_find_closed(const char *abs);
 void capture_forget_closed(const char *abs); /* lock held */
+/* Calls fn(arg, path) for every version this process closed below folder `dir` (its first len
+ * bytes; 0 for "/") that still exists as stat sees it (not unlinked or renamed away since, by
+ * any process); stale entries are forgotten. Stops at the first fn that returns non-zero. Lock
+ * not held. */
+void capture_closed_below(const char *dir, size_t len, int (*fn)(void *arg, const char *path), void *arg);
 
 /* Opens the latest readable version of a member that this process does not hold open: the
  * commit engine's (own closed, staged elsewhere on the node, or committed), else the real
@@ -107,16 +116,35 @@ int capture_member_stat(const char *abs, struct stat *st);
 /* Virtual per-rank folders (capture_vdirs.c). Exists: real, marked (mkdir'ed by any process,
  * not yet rmdir'ed), or holding members. */
 bool capture_vdir_exists(const char *abs);
+/* stat of an existing virtual folder: a folder on its real parent's device, with the mode,
+ * owner and times of its mkdir (its marker) and a stable inode number. */
+void capture_vdir_stat(const char *abs, struct stat *st);
 /* The nearest real ancestor of a virtual folder (where its sets' containers and its marker
  * live); out has PATH_MAX bytes. */
 void capture_vdir_root(const char *abs, char *out);
 /* Marks `abs` as existing (after its last member went) unless it is real or marked. */
 void capture_vdir_keep(const char *abs);
+/* chmod, chown and utimensat of an existing virtual folder act on its marker (made if missing),
+ * whose mode, owner and times stat reports. 0, or -1 with errno. */
+enum capture_vdir_attr { CAPTURE_VDIR_CHMOD, CAPTURE_VDIR_CHOWN, CAPTURE_VDIR_UTIMENS };
+int capture_vdir_set_attr(const char *abs, enum capture_vdir_attr what, unsigned a, unsigned b,
+                          const struct timespec *ts);
 /* lstat of the folder's marker: 0, or -1 if unmarked. */
 int capture_vdir_marker_stat(const char *abs, struct stat *st);
 /* Is this directory entry a marker? Its folder's path relative to the marker's folder. */
 bool capture_vdir_is_marker(const char *name);
 int capture_vdir_marker_decode(const char *name, char *rel, size_t cap);
+/* Stand-ins (capture_standin.c): the real, empty folder the kernel sees for virtual folder v.
+ * The working directory is a virtual folder (a stand-in). */
+extern atomic_bool capture_cwd_virtual;
+/* v's stand-in, made if missing, in out (PATH_MAX). 0 or -errno. */
+int capture_standin_of(const char *v, char *out);
+/* The virtual folder a real path (a stand-in, from getcwd or /proc/self/fd) stands for. */
+bool capture_standin_decode(const char *real, char *v, size_t cap);
+void capture_standin_drop(const char *v); /* after rmdir of v; best effort */
+/* open of an existing virtual folder: a descriptor of its stand-in (fd, or -1 and errno), or
+ * SLUICE_CAPTURE_PASS when it does not exist or is real. */
+int capture_open_vdir(const struct capture_name *n, int flags);
 /* Calls fn(arg, path) for every committed member below folder `dir` (its first len bytes; 0
  * for "/") in the containers of folder `root`, leaving out members that the index still lists
  * but that were unlinked since (the commit engine says). Stops at the first fn that returns

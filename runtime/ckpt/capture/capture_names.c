@@ -82,7 +82,9 @@ int capture_member_stat(const char *abs, struct stat *st)
         st->st_gid = b.st_gid;
         st->st_size = (off_t)size;
         st->st_blksize = b.st_blksize ? b.st_blksize : 4096;
-        st->st_blocks = (blkcnt_t)((size + 511) / 512);
+        /* Whole file system blocks, as its own file would take (ls -s, du, ls -l's total). */
+        uint64_t bs = (uint64_t)st->st_blksize;
+        st->st_blocks = (blkcnt_t)((size + bs - 1) / bs * (bs / 512));
         st->st_mtim.tv_sec = (time_t)(mtime_ns / 1000000000);
         st->st_mtim.tv_nsec = (long)(mtime_ns % 1000000000);
         st->st_ctim = st->st_mtim;
@@ -94,7 +96,7 @@ int capture_member_stat(const char *abs, struct stat *st)
     return -errno;
 }
 
-static void fake_dir_stat(const char *abs, struct stat *st)
+void capture_vdir_stat(const char *abs, struct stat *st)
 {
     char root[PATH_MAX];
     struct stat m;
@@ -129,7 +131,7 @@ int sluice_capture_stat(int dirfd, const char *path, struct stat *st, int flags)
     } else if (SLUICE_REAL(stat)(n.abs, st) == 0) {
         rc = 0; /* a real per-rank directory */
     } else if (capture_vdir_exists(n.abs)) {
-        fake_dir_stat(n.abs, st);
+        capture_vdir_stat(n.abs, st);
         rc = 0;
     } else {
         rc = -ENOENT;
@@ -169,10 +171,9 @@ static int unlink_member(const char *abs)
         HASH_DEL(capture_open, m);
         had = true;
     }
-    if (capture_find_closed(abs) != NULL) {
-        capture_forget_closed(abs);
-        had = true;
-    }
+    /* A version closed here exists only if the commit engine still has it (below): another
+     * process may have unlinked it since. */
+    capture_forget_closed(abs);
     pthread_mutex_unlock(&capture_lock);
     /* A per-rank folder outlives its last member, as a real one would (until rmdir). */
     char parent[PATH_MAX];
@@ -401,8 +402,10 @@ int sluice_capture_chmod(int dirfd, const char *path, mode_t mode, int flags)
     struct capture_name n;
     struct stat st;
     (void)flags;
-    if (!capture_classify(dirfd, path, &n, false) || !n.member || SLUICE_REAL(lstat)(n.abs, &st) == 0)
-        return SLUICE_CAPTURE_PASS; /* not a member, or a real file of that name */
+    if (!capture_classify(dirfd, path, &n, true) || SLUICE_REAL(lstat)(n.abs, &st) == 0)
+        return SLUICE_CAPTURE_PASS; /* not captured, or a real file or folder of that name */
+    if (n.vdir)
+        return capture_vdir_set_attr(n.abs, CAPTURE_VDIR_CHMOD, mode & 07777, 0, NULL);
     sluice_capture_guard_enter();
     int rc = chmod_member(n.abs, mode & 07777);
     sluice_capture_guard_leave();

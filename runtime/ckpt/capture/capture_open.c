@@ -158,8 +158,7 @@ static int open_view(const char *abs, int flags, const struct stat *st)
     if (v == NULL)
         return fd;
     v->view = true;
-    v->view_dev = st->st_dev;
-    v->view_ino = st->st_ino;
+    v->view_st = *st;
     snprintf(v->path, sizeof v->path, "%s", abs);
     pthread_mutex_lock(&capture_lock);
     capture_fd_attach(fd, v);
@@ -290,8 +289,10 @@ static int open_probe(const struct capture_name *n, int flags)
 int sluice_capture_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
     struct capture_name n;
-    if (!capture_classify(dirfd, path, &n, false) || !n.member)
+    if (!capture_classify(dirfd, path, &n, true))
         return SLUICE_CAPTURE_PASS;
+    if (n.vdir)
+        return capture_open_vdir(&n, flags); /* a descriptor of a virtual folder */
     sluice_capture_guard_enter();
     int fd = (flags & (O_PATH | O_DIRECTORY)) ? open_probe(&n, flags) : open_member(&n, flags, mode);
     if (fd == SLUICE_CAPTURE_PASS) {

@@ -111,11 +111,12 @@ static bool holds_anything(const char *abs)
     pthread_mutex_lock(&capture_lock);
     for (struct sluice_capture_member *m = capture_open; !found && m; m = m->hh.next)
         found = strncmp(m->path, abs, len) == 0 && m->path[len] == '/';
-    for (struct capture_closed *c = capture_closed; !found && c; c = c->hh.next)
-        found = strncmp(c->path, abs, len) == 0 && c->path[len] == '/';
     for (struct capture_vdir *v = capture_vdirs; !found && v; v = v->hh.next)
         found = strncmp(v->path, abs, len) == 0 && v->path[len] == '/';
     pthread_mutex_unlock(&capture_lock);
+    if (found)
+        return true;
+    capture_closed_below(abs, len, found_one, &found);
     if (found)
         return true;
     char root[PATH_MAX];
@@ -252,6 +253,8 @@ int sluice_capture_rmdir(const char *path)
             rc = 0;
         }
         pthread_mutex_unlock(&capture_lock);
+        if (rc == 0)
+            capture_standin_drop(n.abs);
     }
     sluice_capture_guard_leave();
     if (rc == SLUICE_CAPTURE_PASS)
@@ -261,4 +264,47 @@ int sluice_capture_rmdir(const char *path)
         return -1;
     }
     return 0;
+}
+
+int capture_vdir_set_attr(const char *abs, enum capture_vdir_attr what, unsigned a, unsigned b,
+                          const struct timespec *ts)
+{
+    char m[PATH_MAX];
+    int rc = 0;
+    sluice_capture_guard_enter();
+    if (!capture_vdir_exists(abs))
+        rc = -ENOENT;
+    else if ((rc = marker_path(abs, m)) == 0) {
+        capture_vdir_keep(abs); /* a folder known only from its members gets its marker now */
+        int r = what == CAPTURE_VDIR_CHMOD ? SLUICE_REAL(fchmodat)(AT_FDCWD, m, (mode_t)a, 0)
+                : what == CAPTURE_VDIR_CHOWN
+                    ? SLUICE_REAL(fchownat)(AT_FDCWD, m, (uid_t)a, (gid_t)b, AT_SYMLINK_NOFOLLOW)
+                    : SLUICE_REAL(utimensat)(AT_FDCWD, m, ts, AT_SYMLINK_NOFOLLOW);
+        rc = r == 0 ? 0 : -errno;
+    }
+    sluice_capture_guard_leave();
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
+    }
+    return 0;
+}
+
+int sluice_capture_vdir_chown(int dirfd, const char *path, uid_t uid, gid_t gid)
+{
+    struct capture_name n;
+    struct stat st;
+    if (!capture_classify(dirfd, path, &n, true) || !n.vdir || SLUICE_REAL(stat)(n.abs, &st) == 0)
+        return SLUICE_CAPTURE_PASS;
+    return capture_vdir_set_attr(n.abs, CAPTURE_VDIR_CHOWN, (unsigned)uid, (unsigned)gid, NULL);
+}
+
+int sluice_capture_vdir_utimens(int dirfd, const char *path, const struct timespec ts[2])
+{
+    struct capture_name n;
+    struct stat st;
+    if (path == NULL || !capture_classify(dirfd, path, &n, true) || !n.vdir ||
+        SLUICE_REAL(stat)(n.abs, &st) == 0)
+        return SLUICE_CAPTURE_PASS;
+    return capture_vdir_set_attr(n.abs, CAPTURE_VDIR_UTIMENS, 0, 0, ts);
 }

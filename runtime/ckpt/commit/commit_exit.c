@@ -417,7 +417,7 @@ __attribute__((constructor(SLUICE_PRIO_CKPT))) static void commit_init(void)
         return;
     char cwd[PATH_MAX];
     /* Capture validates the patterns and reports errors; a failure here just disables reads. */
-    if (getcwd(cwd, sizeof cwd))
+    if (SLUICE_REAL(getcwd)(cwd, sizeof cwd))
         commit_engine_enable(sluice_config.CAPTURE, cwd);
 }
 

@@ -62,6 +62,62 @@ int sluice_path_absolute(const char *cwd, const char *path, char *out, size_t ca
     return (int)o;
 }
 
+/* Cuts glob[0, len) at its "%r" into segs (copies). 0, or -1 (out of memory). */
+static int cut_segments(const char *glob, size_t len, struct sluice_pattern_segs *segs)
+{
+    memset(segs, 0, sizeof *segs);
+    size_t from = 0;
+    for (size_t i = 0; i <= len; i++) {
+        bool rank = i + 1 < len && glob[i] == '%' && glob[i + 1] == 'r';
+        if (!rank && i < len)
+            continue;
+        if ((segs->seg[segs->n++] = strndup(glob + from, i - from)) == NULL)
+            return -1;
+        from = i + 2;
+        i++;
+    }
+    return 0;
+}
+
+static void free_segments(struct sluice_pattern_segs *segs)
+{
+    for (int i = 0; i < segs->n; i++)
+        free(segs->seg[i]);
+    segs->n = 0;
+}
+
+static int count_ranks(const char *s)
+{
+    int n = 0;
+    for (const char *r = strstr(s, "%r"); r != NULL; r = strstr(r + 2, "%r"))
+        n++;
+    return n;
+}
+
+static void free_pattern(struct sluice_pattern *p)
+{
+    free_segments(&p->member);
+    for (int i = 0; i < p->n_dirs; i++)
+        free_segments(&p->dirs[i]);
+    free(p->dirs);
+    memset(p, 0, sizeof *p);
+}
+
+/* The per-rank folders of pattern `abs` (its prefixes ending before a '/' after the first %r). */
+static int cut_dirs(struct sluice_pattern *p, const char *abs)
+{
+    const char *first = strstr(abs, "%r");
+    for (const char *slash = strchr(first, '/'); slash; slash = strchr(slash + 1, '/')) {
+        struct sluice_pattern_segs *d = realloc(p->dirs, (size_t)(p->n_dirs + 1) * sizeof *d);
+        if (d == NULL)
+            return -1;
+        p->dirs = d;
+        if (cut_segments(abs, (size_t)(slash - abs), &p->dirs[p->n_dirs++]) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int add_pattern(struct sluice_pattern_set *set, const char *pat, size_t len, const char *cwd,
                        char *err, size_t errlen)
 {
@@ -76,31 +132,37 @@ static int add_pattern(struct sluice_pattern_set *set, const char *pat, size_t l
     }
     memcpy(raw, pat, len);
     raw[len] = '\0';
-    const char *r = strstr(raw, "%r");
-    if (r == NULL || strstr(r + 2, "%r") != NULL) {
-        snprintf(err, errlen, "SLUICE_CAPTURE: pattern '%s' must contain %%r exactly once", raw);
+    int ranks = count_ranks(raw);
+    if (ranks == 0) {
+        snprintf(err, errlen, "SLUICE_CAPTURE: pattern '%s' has no %%r where the rank number goes", raw);
+        return -1;
+    }
+    if (ranks > SLUICE_PATTERN_RANKS) {
+        snprintf(err, errlen, "SLUICE_CAPTURE: pattern '%s' has more than %d %%r", raw, SLUICE_PATTERN_RANKS);
+        return -1;
+    }
+    if (strstr(raw, "%r%r") != NULL) {
+        snprintf(err, errlen, "SLUICE_CAPTURE: pattern '%s' has two %%r with nothing between them", raw);
         return -1;
     }
     if (sluice_path_absolute(cwd, raw, abs, sizeof abs) < 0) {
         snprintf(err, errlen, "SLUICE_CAPTURE: pattern '%s' is too long once made absolute", raw);
         return -1;
     }
-    r = strstr(abs, "%r");
-    if (r == NULL) { /* normalization ate the component holding %r ("x%r/..") */
+    if (count_ranks(abs) != ranks) { /* normalization ate a component holding %r ("x%r/..") */
         snprintf(err, errlen, "SLUICE_CAPTURE: pattern '%s' has %%r in a component removed by '..'", raw);
         return -1;
     }
     struct sluice_pattern *p = &set->pat[set->count];
-    size_t hl = (size_t)(r - abs);
-    p->head_glob = strndup(abs, hl);
-    p->tail_glob = strdup(r + 2);
-    if (p->head_glob == NULL || p->tail_glob == NULL) {
-        free(p->head_glob);
-        free(p->tail_glob);
+    memset(p, 0, sizeof *p);
+    if (cut_segments(abs, strlen(abs), &p->member) != 0 || cut_dirs(p, abs) != 0) {
+        free_pattern(p);
         snprintf(err, errlen, "SLUICE_CAPTURE: out of memory");
         return -1;
     }
-    size_t h = 0;
+    p->head_glob = p->member.seg[0];
+    p->tail_glob = p->member.seg[p->member.n - 1];
+    size_t hl = strlen(p->head_glob), h = 0;
     while (h < hl && !is_meta(p->head_glob[h]))
         h++;
     p->lit_head = p->head_glob;
@@ -110,14 +172,18 @@ static int add_pattern(struct sluice_pattern_set *set, const char *pat, size_t l
         t--;
     p->lit_tail = p->tail_glob + t;
     p->lit_tail_len = tl - t;
-    p->rank_in_dir = strchr(p->tail_glob, '/') != NULL;
+    p->rank_in_dir = p->n_dirs > 0;
     p->tail_literal = t == 0;
-    const char *slash = strrchr(p->head_glob, '/');
-    const char *base = slash ? slash + 1 : p->head_glob;
+    /* The last component's literal start, when that component holds exactly one %r: the text
+     * between the last '/' and the last %r (the segment before the tail). */
+    const char *before = p->member.seg[p->member.n - 2];
+    const char *slash = strrchr(before, '/');
+    bool one_in_last = strchr(p->tail_glob, '/') == NULL && (slash != NULL || p->member.n == 2);
+    const char *base = slash ? slash + 1 : before;
     bool base_literal = true;
     for (const char *c = base; *c; c++)
         base_literal &= !is_meta(*c);
-    if (base_literal && !p->rank_in_dir) {
+    if (base_literal && one_in_last) {
         p->base_head = base;
         p->base_head_len = strlen(base);
     }
@@ -153,10 +219,8 @@ int sluice_pattern_compile(struct sluice_pattern_set *set, const char *spec, con
 
 void sluice_pattern_free(struct sluice_pattern_set *set)
 {
-    for (int i = 0; i < set->count; i++) {
-        free(set->pat[i].head_glob);
-        free(set->pat[i].tail_glob);
-    }
+    for (int i = 0; i < set->count; i++)
+        free_pattern(&set->pat[i]);
     memset(set, 0, sizeof *set);
 }
 
@@ -220,64 +284,56 @@ static bool rank_value(const char *s, size_t i, size_t j, int *rank)
     return true;
 }
 
-/* Tries every digit run of `path` against pattern p; `tail_ok` decides the part after the run.
- * The run ends where the digits end or earlier (the tail glob may start with a digit); starts
- * are tried left to right, ends longest first. */
-typedef bool (*tail_check)(const struct sluice_pattern *p, const char *tail);
+/* Where each rank run of a match lies. */
+struct rank_spans {
+    size_t at[SLUICE_PATTERN_RANKS], end[SLUICE_PATTERN_RANKS];
+};
 
-static bool match_one(const struct sluice_pattern *p, const char *path, size_t len, tail_check ok, int *rank,
-                      size_t *at, size_t *end)
+/* Matches path[pos, len) against segs->seg[i] %r seg[i+1] ... %r seg[n-1], every %r taking a
+ * run of digits worth *rank (any value if !have, then set). Starts are tried left to right,
+ * ends longest first (a segment may start with a digit, so a run may end before the digits
+ * do). */
+static bool match_from(const struct sluice_pattern_segs *segs, int i, const char *path, size_t pos,
+                       size_t len, int *rank, bool have, struct rank_spans *sp)
 {
-    if (len < p->lit_head_len || memcmp(path, p->lit_head, p->lit_head_len) != 0)
-        return false;
-    for (size_t i = p->lit_head_len; i < len; i++) {
-        if (!is_digit(path[i]))
+    if (i == segs->n - 1)
+        return glob_slice(segs->seg[i], path + pos, len - pos);
+    for (size_t s = pos; s < len; s++) {
+        if (!is_digit(path[s]))
             continue;
-        size_t run_end = i;
+        size_t run_end = s;
         while (run_end < len && is_digit(path[run_end]))
             run_end++;
-        if (!glob_slice(p->head_glob, path, i))
+        if (!glob_slice(segs->seg[i], path + pos, s - pos))
             continue;
-        size_t jmax = run_end - i > SLUICE_RANK_DIGITS_MAX ? i + SLUICE_RANK_DIGITS_MAX : run_end;
-        for (size_t j = jmax; j > i; j--) {
+        size_t emax = run_end - s > SLUICE_RANK_DIGITS_MAX ? s + SLUICE_RANK_DIGITS_MAX : run_end;
+        for (size_t e = emax; e > s; e--) {
             int r;
-            if (rank_value(path, i, j, &r) && ok(p, path + j)) {
-                *rank = r;
-                *at = i;
-                *end = j;
+            if (!rank_value(path, s, e, &r) || (have && r != *rank))
+                continue;
+            int keep = *rank;
+            *rank = r;
+            if (match_from(segs, i + 1, path, e, len, rank, true, sp)) {
+                sp->at[i] = s;
+                sp->end[i] = e;
                 return true;
             }
+            *rank = keep;
         }
     }
     return false;
 }
 
-static bool tail_is_member(const struct sluice_pattern *p, const char *tail)
+static bool match_segs(const struct sluice_pattern *p, const struct sluice_pattern_segs *segs,
+                       const char *path, size_t len, int *rank, struct rank_spans *sp)
 {
-    size_t tl = strlen(tail);
-    if (tl < p->lit_tail_len || memcmp(tail + tl - p->lit_tail_len, p->lit_tail, p->lit_tail_len) != 0)
+    if (len < p->lit_head_len || memcmp(path, p->lit_head, p->lit_head_len) != 0)
         return false;
-    return fnmatch(p->tail_glob, tail, FNM_PATHNAME) == 0;
-}
-
-/* The tail of a per-rank directory: a whole-component prefix of the tail glob, e.g. "" or
- * "/sub" for "/sub/ckpt.dat". */
-static bool tail_is_dir(const struct sluice_pattern *p, const char *tail)
-{
-    if (!p->rank_in_dir)
+    int r = 0;
+    if (!match_from(segs, 0, path, 0, len, &r, false, sp))
         return false;
-    const char *g = p->tail_glob;
-    for (const char *slash = strchr(g, '/'); slash; slash = strchr(slash + 1, '/')) {
-        char sub[PATH_MAX];
-        size_t n = (size_t)(slash - g);
-        if (n >= sizeof sub)
-            return false;
-        memcpy(sub, g, n);
-        sub[n] = '\0';
-        if (fnmatch(sub, tail, FNM_PATHNAME) == 0)
-            return true;
-    }
-    return false;
+    *rank = r;
+    return true;
 }
 
 bool sluice_pattern_match(const struct sluice_pattern_set *set, const char *abspath, int *rank, char *key,
@@ -285,16 +341,30 @@ bool sluice_pattern_match(const struct sluice_pattern_set *set, const char *absp
 {
     size_t len = strlen(abspath);
     for (int i = 0; i < set->count; i++) {
+        const struct sluice_pattern *p = &set->pat[i];
         int r;
-        size_t at, end;
-        if (!match_one(&set->pat[i], abspath, len, tail_is_member, &r, &at, &end))
+        struct rank_spans sp;
+        if (len < p->lit_tail_len ||
+            memcmp(abspath + len - p->lit_tail_len, p->lit_tail, p->lit_tail_len) != 0)
+            continue;
+        if (!match_segs(p, &p->member, abspath, len, &r, &sp))
             continue;
         if (key != NULL) {
-            if (len - (end - at) + 3 > keylen)
+            /* Every rank run becomes "%r" (2 bytes for at least 1 digit: never longer by more
+             * than one byte per run). */
+            size_t o = 0, from = 0;
+            for (int k = 0; k < p->member.n - 1; k++) {
+                size_t lit = sp.at[k] - from;
+                if (o + lit + 2 >= keylen)
+                    return false;
+                memcpy(key + o, abspath + from, lit);
+                memcpy(key + o + lit, "%r", 2);
+                o += lit + 2;
+                from = sp.end[k];
+            }
+            if (o + (len - from) + 1 > keylen)
                 return false;
-            memcpy(key, abspath, at);
-            memcpy(key + at, "%r", 2);
-            strcpy(key + at + 2, abspath + end);
+            memcpy(key + o, abspath + from, len - from + 1);
         }
         if (rank)
             *rank = r;
@@ -309,12 +379,15 @@ bool sluice_pattern_match_dir(const struct sluice_pattern_set *set, const char *
         return false;
     size_t len = strlen(abspath);
     for (int i = 0; i < set->count; i++) {
-        int r;
-        size_t at, end;
-        if (set->pat[i].rank_in_dir && match_one(&set->pat[i], abspath, len, tail_is_dir, &r, &at, &end)) {
-            if (rank)
-                *rank = r;
-            return true;
+        const struct sluice_pattern *p = &set->pat[i];
+        for (int d = 0; d < p->n_dirs; d++) {
+            int r;
+            struct rank_spans sp;
+            if (match_segs(p, &p->dirs[d], abspath, len, &r, &sp)) {
+                if (rank)
+                    *rank = r;
+                return true;
+            }
         }
     }
     return false;

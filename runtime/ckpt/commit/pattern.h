@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Which paths checkpoint capture takes over: the SLUICE_CAPTURE patterns, precompiled.
  *
- * A pattern is an fnmatch glob (FNM_PATHNAME: '*' never crosses '/') with exactly one "%r",
- * which matches a rank number: a run of decimal digits (zero padding allowed, at most 18
- * digits, value at most INT_MAX). Relative patterns are made absolute against the working
- * directory at start. A match yields the rank and the set key: the absolute path with the
- * rank digits replaced by "%r". When several splits are possible the leftmost, longest digit
- * run wins ("ckpt*%r" on "ckpt12" is rank 12).
+ * A pattern is an fnmatch glob (FNM_PATHNAME: '*' never crosses '/') with one or more "%r"
+ * (at most SLUICE_PATTERN_RANKS), each of which matches a rank number: a run of decimal digits
+ * (zero padding allowed, at most 18 digits, value at most INT_MAX). All "%r" of a name must
+ * carry the same number, padded or not ("%r/out.%r" takes "3/out.00000003", not
+ * "3/out.00000004"). Relative patterns are made absolute against the working directory at
+ * start. A match yields the rank and the set key: the absolute path with every rank digit
+ * run replaced by "%r". When several splits are possible the leftmost, longest digit run wins
+ * ("ckpt*%r" on "ckpt12" is rank 12).
  *
  * Pure code (util): no interposition, no syscalls in the matcher, so wrappers call it on
  * every open() and unit tests call it directly. The cost on a path that cannot match is a
@@ -24,18 +26,30 @@ extern "C" {
 
 #define SLUICE_PATTERN_MAX 64
 #define SLUICE_RANK_DIGITS_MAX 18
+#define SLUICE_PATTERN_RANKS 8 /* "%r" per pattern */
+
+/* A glob cut at its "%r": seg[0] %r seg[1] ... %r seg[n-1] (n >= 2). */
+struct sluice_pattern_segs {
+    char *seg[SLUICE_PATTERN_RANKS + 1];
+    int n;
+};
 
 struct sluice_pattern {
-    char *head_glob;      /* absolute glob before %r, e.g. "/run/rank_" */
-    char *tail_glob;      /* glob after %r, e.g. ".bin" or "/ckpt.dat" */
+    struct sluice_pattern_segs member; /* the whole pattern */
+    /* The pattern cut at each '/' after its first %r: the per-rank folders ("/run/rank%r" and
+     * "/run/rank%r/sub" for "/run/rank%r/sub/ckpt.dat"). */
+    struct sluice_pattern_segs *dirs;
+    int n_dirs;
+    char *head_glob;      /* absolute glob before the first %r, e.g. "/run/rank_" */
+    char *tail_glob;      /* glob after the last %r, e.g. ".bin" or "/ckpt.dat" */
     const char *lit_head; /* literal start of head_glob (before its first metacharacter) */
     size_t lit_head_len;
     const char *lit_tail; /* literal end of tail_glob (after its last metacharacter) */
     size_t lit_tail_len;
-    bool rank_in_dir; /* %r lies in a directory component: per-rank directories are virtual */
-    /* For the fast filter when %r is in the last component: the literal text of that component
-     * before %r (NULL if it holds a metacharacter), and whether the tail is entirely literal (so
-     * a digit must sit right before it). */
+    bool rank_in_dir; /* a %r lies in a directory component: per-rank directories are virtual */
+    /* For the fast filter when the last component holds exactly one %r: the literal text of that
+     * component before it (NULL if it holds a metacharacter); and whether the tail is entirely
+     * literal (so a digit must sit right before it). */
     const char *base_head;
     size_t base_head_len;
     bool tail_literal;
@@ -58,7 +72,7 @@ void sluice_pattern_free(struct sluice_pattern_set *set);
 bool sluice_pattern_may_match(const struct sluice_pattern_set *set, const char *path, bool cwd_has_digit);
 
 /* Full match of an absolute, normalized path. Returns true and fills *rank and key (if not
- * NULL; keylen must hold the path plus 2 bytes) on a match. */
+ * NULL; keylen must hold the path plus one byte per %r plus one) on a match. */
 bool sluice_pattern_match(const struct sluice_pattern_set *set, const char *abspath, int *rank, char *key,
                           size_t keylen);
 

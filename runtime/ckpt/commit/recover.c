@@ -12,6 +12,7 @@
 #include "ckpt/commit/stage.h"
 #include "ckpt/container/container.h"
 #include "common/private_dir.h"
+#include "common/real.h"
 #include "config/config.h"
 #include "sluice_version.h"
 
@@ -103,7 +104,7 @@ static void absolute(const char *p, char *out, size_t cap)
         snprintf(out, cap, "%s", p);
     } else {
         char cwd[PATH_MAX];
-        if (!getcwd(cwd, sizeof cwd))
+        if (!SLUICE_REAL(getcwd)(cwd, sizeof cwd))
             cwd[0] = '\0';
         snprintf(out, cap, "%s/%s", cwd, p);
     }

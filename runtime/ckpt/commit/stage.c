@@ -35,7 +35,7 @@ static void stage_init(void)
     if (stage_dir[0] != '/') { /* relative: pin it to the cwd at first use */
         char cwd[PATH_MAX], rel[PATH_MAX];
         snprintf(rel, sizeof rel, "%s", stage_dir);
-        if (getcwd(cwd, sizeof cwd) == NULL ||
+        if (SLUICE_REAL(getcwd)(cwd, sizeof cwd) == NULL ||
             snprintf(stage_dir, sizeof stage_dir, "%s/%s", cwd, rel) >= (int)sizeof stage_dir) {
             stage_errno = ENAMETOOLONG;
             return;

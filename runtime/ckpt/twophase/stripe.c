@@ -82,7 +82,7 @@ uint64_t sluice_stripe_clamp(uint64_t unit, uint64_t block)
 static int lustre_unit(const char *dir, uint64_t *unit)
 {
     struct statfs fs;
-    if (statfs(dir, &fs) != 0 || (uint32_t)fs.f_type != SLUICE_LUSTRE_SUPER_MAGIC)
+    if (SLUICE_REAL(statfs)(dir, &fs) != 0 || (uint32_t)fs.f_type != SLUICE_LUSTRE_SUPER_MAGIC)
         return -ENOENT;
     unsigned char buf[4096];
     ssize_t n = SLUICE_REAL(getxattr)(dir, "lustre.lov", buf, sizeof buf);
