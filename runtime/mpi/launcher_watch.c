@@ -4,10 +4,13 @@
 #include "mpi/launcher_watch.h"
 
 #include <errno.h>
+#include <linux/sockios.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +21,7 @@
 
 #define WATCH_ANSWER_MS 30000 /* hydra's proxy answers `init` itself, at once */
 #define FATAL_ANSWER_MS 5000  /* the process is ending anyway */
+#define DRAIN_MS 2000         /* for the launcher to read what the process wrote last */
 
 static atomic_bool watched; /* this process image sent `init` */
 
@@ -84,6 +88,33 @@ static int pmi_init_exchange(int fd, int wait_ms)
     }
 }
 
+/* Bytes written to fd that its reader has not taken yet: the launcher's pipe or socket that
+ * forwards the rank's stdout or stderr; 0 for anything else (a file, a terminal). */
+static int unread(int fd)
+{
+    struct stat st;
+    int n = 0;
+    if (syscall(SYS_fstat, fd, &st) != 0)
+        return 0;
+    if (S_ISFIFO(st.st_mode) && syscall(SYS_ioctl, fd, FIONREAD, &n) == 0)
+        return n;
+    if (S_ISSOCK(st.st_mode) && syscall(SYS_ioctl, fd, SIOCOUTQ, &n) == 0)
+        return n;
+    return 0;
+}
+
+/* Waits (at most DRAIN_MS) until the launcher has read the process's stdout and stderr: the abort
+ * ends the job at once, and the line that says why must not die in the pipe. The launcher's proxy
+ * forwards what it reads before it reads the abort that follows. */
+static void drain_output(void)
+{
+    long deadline = now_ms() + DRAIN_MS;
+    while ((unread(1) > 0 || unread(2) > 0) && now_ms() < deadline) {
+        struct timespec t = {.tv_sec = 0, .tv_nsec = 2000000};
+        syscall(SYS_nanosleep, &t, NULL);
+    }
+}
+
 /* The rank's own process: the launcher's child, or the first preloaded process of a rank whose
  * own process has no sluice (a shell that runs the program with LD_PRELOAD set). Only it may
  * speak on the rank's PMI socket before MPI: its children share the socket. */
@@ -133,6 +164,7 @@ void sluice_launcher_watch_fatal(int status)
         return;
     if (!atomic_exchange(&watched, true) && pmi_init_exchange(fd, FATAL_ANSWER_MS) != 0)
         return;
+    drain_output();
     char req[48] = "cmd=abort exitcode=";
     size_t n = strlen(req);
     n += fmt_status(req + n, status);
