@@ -61,8 +61,8 @@ static size_t fmt_status(char *out, int status)
     return n;
 }
 
-/* Sends PMI-1's `init` on fd and reads its answer, one line, byte by byte so that nothing after
- * it is taken from MPI. Returns 0 once answered, -1 if the socket fails, -2 after wait_ms. */
+/* Sends PMI-1's `init` on fd and reads its answer, one line, and nothing after it (which would be
+ * MPI's). Returns 0 once answered, -1 if the socket fails, -2 after wait_ms. */
 static int pmi_init_exchange(int fd, int wait_ms)
 {
     static const char req[] = "cmd=init pmi_version=1 pmi_subversion=1\n";
@@ -70,10 +70,15 @@ static int pmi_init_exchange(int fd, int wait_ms)
         return -1;
     long deadline = now_ms() + wait_ms;
     for (;;) {
-        char c;
-        long n = syscall(SYS_recvfrom, fd, &c, 1, MSG_DONTWAIT, NULL, 0);
-        if (n == 1) {
-            if (c == '\n')
+        /* What has arrived, up to the end of the answer's line: all of it is the answer. */
+        char buf[128];
+        long n = syscall(SYS_recvfrom, fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT, NULL, 0);
+        if (n > 0) {
+            const char *nl = memchr(buf, '\n', (size_t)n);
+            size_t take = nl ? (size_t)(nl - buf) + 1 : (size_t)n;
+            if (syscall(SYS_recvfrom, fd, buf, take, MSG_DONTWAIT, NULL, 0) != (long)take)
+                return -1;
+            if (nl)
                 return 0;
             continue;
         }
