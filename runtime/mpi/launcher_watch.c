@@ -4,6 +4,7 @@
 #include "mpi/launcher_watch.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/sockios.h>
 #include <poll.h>
 #include <stdatomic.h>
@@ -99,7 +100,7 @@ static int unread(int fd)
 {
     struct stat st;
     int n = 0;
-    if (syscall(SYS_fstat, fd, &st) != 0)
+    if (syscall(SYS_newfstatat, fd, "", &st, AT_EMPTY_PATH) != 0)
         return 0;
     if (S_ISFIFO(st.st_mode) && syscall(SYS_ioctl, fd, FIONREAD, &n) == 0)
         return n;
