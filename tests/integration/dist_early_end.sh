@@ -115,9 +115,10 @@ expect_eq "exec_fails: one line" 1 "$(grep -vc '^\[proxy\|^\[mpiexec' exec_fails
 
 # 9. Checkpoint capture: rank 1 of an MPI program stops before main (a bad value only it sees)
 #    while rank 0 waits in MPI_Init.
-job capture_rank1 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE='ckpt.%r' bash -c \
+job capture_rank1 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE='ckpt.%r' SLUICE_STAGE_DIR="$SLUICE_TEST_STAGE" bash -c \
   'if [ "$PMI_RANK" = 1 ]; then export SLUICE_TRACE_LIMIT=12Q; fi; exec "$0"' "$SLUICE_APPS_DIR/mpi_ring"
 stopped capture_rank1 1 "invalid value SLUICE_TRACE_LIMIT='12Q': expected a size such as 16M or 1GiB"
+expect_eq "capture_rank1: nothing written" "" "$(ls ckpt.* 2>/dev/null || true)"
 
 # The same wrappers with nothing wrong: the jobs run as before.
 job good_bash "$MPIEXEC" -n 3 "${dist[@]}" bash -c 'exec "$0"' "$app"
