@@ -87,10 +87,17 @@ void sluice_log_warn(const char *fmt, ...)
     va_end(ap);
 }
 
+/* The MPI part's (mpi/launcher_watch.h): a rank stopped before its MPI started has the launcher
+ * end the job instead of leaving the other ranks waiting for it in MPI's start-up. Weak: unit
+ * tests link this file without the MPI part. */
+extern void sluice_launcher_watch_fatal(int status) __attribute__((weak));
+
 /* Leaves at once without running exit handlers: a raw exit_group, since the exported _exit is
  * sluice's own wrapper (it would run the exit commit that a fatal error promises to skip). */
 static _Noreturn void exit_now(int status)
 {
+    if (sluice_launcher_watch_fatal)
+        sluice_launcher_watch_fatal(status);
     for (;;)
         syscall(SYS_exit_group, status);
 }

@@ -62,6 +62,18 @@ static int launcher_pid(const struct sluice_launch *l)
     return l->anchor_pid;
 }
 
+enum sluice_pmi_server sluice_pmi_server(void)
+{
+    const struct sluice_launch *l = sluice_launch_current();
+    int lpid = l->kind == SLUICE_LAUNCHER_HYDRA ? launcher_pid(l) : 0;
+    char comm[64];
+    if (lpid <= 0 || read_proc(lpid, "comm", comm, sizeof comm) <= 0)
+        return SLUICE_PMI_OTHER;
+    if (strcmp(comm, "hydra_pmi_proxy\n") == 0)
+        return SLUICE_PMI_HYDRA;
+    return strncmp(comm, "slurmstepd", 10) == 0 ? SLUICE_PMI_SLURM : SLUICE_PMI_OTHER;
+}
+
 static bool started_by_launcher(const struct sluice_launch *l, int lpid, int pid, int ppid)
 {
     (void)pid;

@@ -32,6 +32,7 @@
 #include "config/config.h"
 #include "mpi/claim.h"
 #include "mpi/launcher.h"
+#include "mpi/launcher_watch.h"
 #include "mpi/library.h"
 #include "mpi/lifecycle.h"
 #include "progress/control.h"
@@ -103,6 +104,12 @@ bool sluice_under_launcher(void)
 bool sluice_mpi_ready(void)
 {
     return atomic_load_explicit(&R.state, memory_order_acquire) == ST_READY;
+}
+
+bool sluice_mpi_untouched(void)
+{
+    return atomic_load_explicit(&R.state, memory_order_acquire) == ST_IDLE && !R.sluice_initialized &&
+           !R.app_initialized;
 }
 
 static bool active(void)
@@ -451,6 +458,13 @@ static bool needs_world(void)
     return (sluice_config.CAPTURE && sluice_config.CAPTURE[0]) || (cl && strcmp(cl, "distributed") == 0);
 }
 
+/* Distributed OpenCL on more than one rank: every rank takes part in MPI, whatever it runs. */
+static bool serves_world(void)
+{
+    const char *cl = sluice_config.OPENCL;
+    return cl && strcmp(cl, "distributed") == 0 && L()->size >= 2;
+}
+
 __attribute__((constructor(SLUICE_PRIO_MPI))) static void mpi_load(void)
 {
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
@@ -467,6 +481,11 @@ __attribute__((constructor(SLUICE_PRIO_MPI))) static void mpi_load(void)
     char msg[320];
     if (needs_world() && sluice_launch_without_pmi(getenv_cb, NULL, l, msg, sizeof msg))
         sluice_fatal(2, "%s", msg);
+    /* Every rank of a distributed OpenCL job starts and finalizes MPI (serving ranks now, rank 0
+     * at its first OpenCL call or at exit): from here on, a rank that ends before that ends the
+     * job through its launcher (launcher_watch.h). */
+    if (sluice_launcher_fd >= 0 && serves_world())
+        sluice_launcher_watch();
 }
 
 /* At exit, finalize hooks run while the progress thread still serves (hooks may post work

@@ -51,12 +51,19 @@ int sluice_rank_root_pid(void);
  * load, read without a lock (async-signal-safe: the close runs between fork and exec). */
 extern int sluice_launcher_fd;
 
+/* Who answers on the rank's PMI socket (PMI_FD): MPICH's hydra proxy (hydra_pmi_proxy), Slurm's
+ * pmi2 plugin in slurmstepd (srun --mpi=pmi2), or another or none (launcher_watch.h). */
+enum sluice_pmi_server { SLUICE_PMI_OTHER, SLUICE_PMI_HYDRA, SLUICE_PMI_SLURM };
+enum sluice_pmi_server sluice_pmi_server(void);
+
 /* The parent of process pid (field 4 of /proc/<pid>/stat, read with raw system calls); 0 if
  * unknown. */
 int sluice_proc_parent(int pid);
 /* True if process pid has this library loaded (its /proc/<pid>/maps names it). */
 bool sluice_process_preloaded(int pid);
 bool sluice_mpi_ready(void); /* MPI initialized and sluice_comm usable, without initializing */
+/* Nobody in this process has started MPI, nor been refused it (no lock: for the fatal path). */
+bool sluice_mpi_untouched(void);
 
 /* Hooks run once, in registration order, before MPI is finalized. */
 void sluice_mpi_on_finalize(void (*hook)(void));

@@ -5,7 +5,8 @@
 #   - a capture job and its restart on another rank count with srun, and the same with sbatch;
 #     the container extracts to exactly what the job writes without sluice,
 #   - a distributed OpenCL job with srun, printing what one process with as many devices prints;
-#   - srun --mpi=none, which sluice stops before main with one line saying how to launch.
+#   - srun --mpi=none, which sluice stops before main with one line saying how to launch;
+#   - a rank that sluice stops before MPI starts, while the others wait in MPI_Init: the step ends.
 # Every daemon started here is stopped on exit (trap). Skips (exit 77) only where the daemons
 # cannot start: not root, or slurm-wlm/munge missing.
 skip() { echo "SKIP: $*"; exit 77; }
@@ -155,6 +156,30 @@ expect_contains "srun --mpi=none: how to launch" "--mpi=pmi2" "$(cat mpi_none/no
 [ ! -s mpi_none/none.out ] || fail "srun --mpi=none: the program ran: $(head -3 mpi_none/none.out)"
 expect_eq "srun --mpi=none: nothing written" "none.err none.out" "$(cd mpi_none && echo *)"
 echo "ok: srun --mpi=none stops every task before main with one line"
+
+# 5. A rank that sluice stops before MPI starts (issue 29, docs/FAULTS.md): a bad SLUICE_DEVICES
+# that one rank alone sees (set by bash), on rank 0 of 2 and on serving rank 2 of 3, while the
+# others wait in MPI_Init. Without -K srun would wait for them for ever; sluice's PMI abort makes
+# Slurm end the step: srun's status (137: the others were killed), one sluice line.
+for c in "2 0" "3 2"; do
+  read -r n bad <<<"$c"
+  set +e
+  t0=$SECONDS
+  POCL_DEVICES=pthread timeout -k 10 60 srun -n "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_OPENCL=distributed bash -c \
+    'if [ "$SLURM_PROCID" = "$1" ]; then export SLUICE_DEVICES="SELEKT ALL"; fi; exec "$0"' \
+    "$SLUICE_APPS_DIR/cl_early_end" "$bad" >early.out 2>early.err
+  rc=$?
+  set -e
+  # (srun's own status is 137 too: the guard's end shows in the time)
+  [ "$rc" != 124 ] && [ $((SECONDS - t0)) -lt 60 ] || fail "srun: rank $bad stopped, the step hung: $(head -5 early.err)"
+  [ "$rc" != 0 ] || fail "srun: rank $bad stopped, yet the step succeeded"
+  expect_eq "srun -n $n, rank $bad stopped: one sluice line" \
+    "sluice[$bad]: SLUICE_DEVICES: column 1: expected SELECT at the start of the query, found 'SELEKT'" \
+    "$(grep '^sluice' early.err)"
+  expect_contains "srun -n $n, rank $bad stopped: Slurm reports its status" "task $bad: Exited with exit code 2" "$(cat early.err)"
+  [ ! -s early.out ] || fail "srun: rank $bad stopped, yet the program ran: $(cat early.out)"
+  echo "ok: srun -n $n: rank $bad stopped before MPI, the step ended with $rc after $((SECONDS - t0)) s"
+done
 
 # The daemons stop with the trap; check that here for the ones started.
 stop_daemons

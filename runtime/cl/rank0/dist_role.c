@@ -196,10 +196,10 @@ static void serve(int rank, bool at_exit)
             setenv("SLUICE_OPENCL", "on", 1);
             return;
         }
-        sluice_log_error("opencl: SLUICE_OPENCL=distributed needs MPI, which cannot be used in this process "
-                         "(rank %d); it cannot serve its devices",
-                         rank);
-        SLUICE_REAL(_exit)(1);
+        sluice_fatal(1,
+                     "opencl: SLUICE_OPENCL=distributed needs MPI, which cannot be used in this process "
+                     "(rank %d); it cannot serve its devices",
+                     rank);
     }
     /* Before OpenCL starts: the driver's threads inherit where the serving thread may run. */
     sluice_helper_cpus_plan(comm, 1);

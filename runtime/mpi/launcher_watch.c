@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/* See launcher_watch.h. The exchange uses raw system calls only: it runs in constructors and on
+ * the fatal path, where sluice's own wrappers of send and recv must not be entered. */
+#include "mpi/launcher_watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "mpi/launcher.h"
+#include "mpi/roles.h"
+
+#define WATCH_ANSWER_MS 30000 /* hydra's proxy answers `init` itself, at once */
+#define FATAL_ANSWER_MS 5000  /* the process is ending anyway */
+#define DRAIN_MS 2000         /* for the launcher to read what the process wrote last */
+
+static atomic_bool watched; /* this process image sent `init` */
+
+static long now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t); /* vDSO: async-signal-safe */
+    return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static int send_all(int fd, const char *buf, size_t len)
+{
+    size_t off = 0;
+    while (off < len) {
+        long n = syscall(SYS_sendto, fd, buf + off, len - off, MSG_NOSIGNAL, NULL, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        off += (size_t)n;
+    }
+    return 0;
+}
+
+/* Decimal digits of an exit status (0..255) without stdio; returns their count. */
+static size_t fmt_status(char *out, int status)
+{
+    char tmp[4];
+    size_t n = 0;
+    unsigned v = (unsigned)status & 0xffu;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    return n;
+}
+
+/* Sends PMI-1's `init` on fd and reads its answer, one line, and nothing after it (which would be
+ * MPI's). Returns 0 once answered, -1 if the socket fails, -2 after wait_ms. */
+static int pmi_init_exchange(int fd, int wait_ms)
+{
+    static const char req[] = "cmd=init pmi_version=1 pmi_subversion=1\n";
+    if (send_all(fd, req, sizeof req - 1) != 0)
+        return -1;
+    long deadline = now_ms() + wait_ms;
+    for (;;) {
+        /* What has arrived, up to the end of the answer's line: all of it is the answer. */
+        char buf[128];
+        long n = syscall(SYS_recvfrom, fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT, NULL, 0);
+        if (n > 0) {
+            const char *nl = memchr(buf, '\n', (size_t)n);
+            size_t take = nl ? (size_t)(nl - buf) + 1 : (size_t)n;
+            if (syscall(SYS_recvfrom, fd, buf, take, MSG_DONTWAIT, NULL, 0) != (long)take)
+                return -1;
+            if (nl)
+                return 0;
+            continue;
+        }
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            return -1;
+        long left = deadline - now_ms();
+        if (left <= 0)
+            return -2;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        struct timespec ts = {.tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000};
+        syscall(SYS_ppoll, &p, 1, &ts, NULL, 0);
+    }
+}
+
+/* Bytes written to fd that its reader has not taken yet: the launcher's pipe or socket that
+ * forwards the rank's stdout or stderr; 0 for anything else (a file, a terminal). */
+static int unread(int fd)
+{
+    struct stat st;
+    int n = 0;
+    if (syscall(SYS_newfstatat, fd, "", &st, AT_EMPTY_PATH) != 0)
+        return 0;
+    if (S_ISFIFO(st.st_mode) && syscall(SYS_ioctl, fd, FIONREAD, &n) == 0)
+        return n;
+    if (S_ISSOCK(st.st_mode) && syscall(SYS_ioctl, fd, SIOCOUTQ, &n) == 0)
+        return n;
+    return 0;
+}
+
+/* Waits (at most DRAIN_MS) until the launcher has read the process's stdout and stderr: the abort
+ * ends the job at once, and the line that says why must not die in the pipe. The launcher's proxy
+ * forwards what it reads before it reads the abort that follows. */
+static void drain_output(void)
+{
+    long deadline = now_ms() + DRAIN_MS;
+    while ((unread(1) > 0 || unread(2) > 0) && now_ms() < deadline) {
+        struct timespec t = {.tv_sec = 0, .tv_nsec = 2000000};
+        syscall(SYS_nanosleep, &t, NULL);
+    }
+}
+
+/* The rank's own process: the launcher's child, or the first preloaded process of a rank whose
+ * own process has no sluice (a shell that runs the program with LD_PRELOAD set). Only it may
+ * speak on the rank's PMI socket before MPI: its children share the socket. */
+static bool rank_own_process(void)
+{
+    if (sluice_launcher_child())
+        return true;
+    int root = sluice_rank_root_pid();
+    return root > 0 && !sluice_process_preloaded(root);
+}
+
+/* The rank's PMI socket where this process may speak on it: a job of more than one rank under a
+ * PMI-1 launcher (PMI_FD), in a process that has not started MPI; -1 otherwise. */
+static int pmi_fd(void)
+{
+    const struct sluice_launch *l = sluice_launch_current();
+    if (l->kind != SLUICE_LAUNCHER_HYDRA || l->pmi_fd < 0 || l->size < 2 || !sluice_mpi_untouched())
+        return -1;
+    int type = 0;
+    socklen_t len = sizeof type;
+    if (syscall(SYS_getsockopt, l->pmi_fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0)
+        return -1; /* closed by a parent (Python's subprocess) or not a socket */
+    return rank_own_process() ? l->pmi_fd : -1;
+}
+
+bool sluice_launcher_watch(void)
+{
+    /* Only hydra: Slurm's pmi2 plugin accepts `init` once per task, and MPI's own would then fail
+     * ("invalid pmi1 command received: 'init'", Slurm 22.05). */
+    int fd = pmi_fd();
+    if (fd < 0 || atomic_load(&watched) || sluice_pmi_server() != SLUICE_PMI_HYDRA)
+        return false;
+    atomic_store(&watched, true);
+    int rc = pmi_init_exchange(fd, WATCH_ANSWER_MS);
+    if (rc == -2)
+        sluice_log_warn(
+            "the launcher did not answer on its PMI socket (PMI_FD=%d) within %d s; if a rank ends "
+            "before MPI starts, the job may wait for it",
+            fd, WATCH_ANSWER_MS / 1000);
+    return rc == 0;
+}
+
+void sluice_launcher_watch_fatal(int status)
+{
+    int fd = pmi_fd();
+    if (fd < 0 || sluice_pmi_server() == SLUICE_PMI_OTHER)
+        return;
+    if (!atomic_exchange(&watched, true) && pmi_init_exchange(fd, FATAL_ANSWER_MS) != 0)
+        return;
+    drain_output();
+    char req[48] = "cmd=abort exitcode=";
+    size_t n = strlen(req);
+    n += fmt_status(req + n, status);
+    req[n++] = '\n';
+    send_all(fd, req, n);
+}
