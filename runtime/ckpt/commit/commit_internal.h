@@ -6,7 +6,8 @@
  *                    each message type to the handler registered for it
  *   commit_member.c  the rank side: members this process closed and owns until committed,
  *                    the capture-facing calls of commit.h, and waiting for answers
- *   commit_home.c    the home side: set completion, planning, index/footer, atomic rename
+ *   commit_home.c    the home side: sets, their notices and waiters, when a version starts
+ *   commit_version.c one version at its home: plan, layout, index/footer, atomic rename
  *   commit_data.c    data movement: copying staged bytes into a container at planned
  *                    offsets (the step that the two-phase writer replaces)
  *   commit_fs.c      file-system calls through the real libc (SLUICE_REAL), traced
