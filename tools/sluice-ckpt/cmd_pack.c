@@ -169,7 +169,7 @@ static int pack_meta(const struct pack_args *a, struct sluice_container_meta *me
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     meta->created_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-    gethostname(meta->writer_host, sizeof meta->writer_host - 1);
+    sluice_host_name(meta->writer_host);
     (void)tool_snprintf(meta->writer_software, sizeof meta->writer_software, "sluice-ckpt %s",
                         SLUICE_VERSION_STRING);
     struct sluice_container *old = NULL;

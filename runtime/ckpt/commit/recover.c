@@ -428,7 +428,7 @@ static void fill_meta(struct sluice_container_meta *meta, const char *key, const
     meta->created_ns = now_ns();
     meta->writer_nprocs = old ? old->meta.writer_nprocs : 1;
     meta->writer_pid = (uint32_t)getpid();
-    gethostname(meta->writer_host, sizeof meta->writer_host - 1);
+    sluice_host_name(meta->writer_host);
     snprintf(meta->writer_software, sizeof meta->writer_software, "sluice %s recover", SLUICE_VERSION_STRING);
 }
 
