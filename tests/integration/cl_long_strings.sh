@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: MIT
 # OpenCL strings are as long as the driver makes them (issue 29). PoCL 3.1 names a CPU device
 # "pthread-<LLVM CPU>-<model name of /proc/cpuinfo>" and versions it "OpenCL 3.0 PoCL HSTR:
-# pthread-<triple>-<LLVM CPU>", 64 bytes on an AVX-512 CPU (this machine's), one more than the
-# 63 rank 0 once read, which left the version at 1.0 and refused OpenCL 2.1's empty launches. In a
+# pthread-<triple>-<LLVM CPU>", 64 characters on an AVX-512 CPU (this machine's): rank 0 once
+# asked it with 63 bytes, left the version at 1.0 and refused OpenCL 2.1's empty launches. In a
 # private mount namespace /proc/cpuinfo is a copy whose model name is over 300 bytes, so that
 # PoCL's own device name is too. Without sluice, passed through and distributed on 2 and 3 ranks:
 # the same device names, versions and platform printed whole, a kernel of a 244-byte name (PoCL's
 # longest: it names a file after it) created and cloned on every device with an argument of a
 # 124-byte struct type, the same enqueue results (tests/apps/cl_conf_enqueue); the trace's device
-# records carry the whole name.
+# records carry the whole name; a SLUICE_DEVICES query that reads the name (kept to 255 bytes)
+# ends the job with one line, one on other attributes selects as usual.
 if [ "${CL_LONG_STRINGS_NS:-}" != 1 ]; then
   if [ "$(id -u)" != 0 ] || ! unshare --mount true 2>/dev/null; then
     echo "SKIP: a private mount namespace (unshare --mount) needs root"
@@ -52,3 +53,17 @@ POCL_DEVICES=pthread SLUICE_OPENCL=on SLUICE_TRACE_DIR="$PWD/tr.on" LD_PRELOAD="
   "$SLUICE_APPS_DIR/cl_vector_add" >/dev/null
 expect_contains "passed through, the device record names the device whole" "name=\"$name\"" \
   "$("$SLUICE_BIN_DIR/sluice-trace" dump tr.on | grep 'CL_DEVICE ')"
+
+# SLUICE_DEVICES compares up to 255 bytes of text: a query that reads a longer name ends the job
+# with one line (it once matched the cut name: '*end' selected nothing), others select as usual.
+set +e
+POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n 2 env SLUICE_OPENCL=distributed "SLUICE_DEVICES=SELECT ALL WHERE name LIKE '*end'" \
+  LD_PRELOAD="$SLUICE_LIB" clinfo -l >dql.out 2>dql.err
+rc=$?
+set -e
+expect_eq "a query on the long name: exit code" 2 "$rc"
+expect_eq "one line names the device and the attribute" 1 \
+  "$(grep -c "SLUICE_DEVICES: the name of device 0 of rank 0 is longer than the 255 bytes a query compares" dql.err)"
+POCL_DEVICES=pthread "$MPIEXEC" -n 2 env SLUICE_OPENCL=distributed "SLUICE_DEVICES=SELECT ALL WHERE type = cpu" \
+  LD_PRELOAD="$SLUICE_LIB" clinfo -l >dql2.out
+expect_eq "a query on other attributes selects both devices" 2 "$(grep -c 'Device #' dql2.out)"

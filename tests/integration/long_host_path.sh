@@ -3,8 +3,9 @@
 # name is 64 bytes, the most the kernel takes, one more than a 64-byte buffer with its terminator
 # holds. Under mpiexec -n 3 and -n 2, a program that lives in a folder whose path is over 700
 # bytes: every trace file's header and `sluice-trace summary` name the host and the program
-# whole. A container that `sluice-ckpt pack` writes names the host whole in `sluice-ckpt info`. A SLUICE_DEBUG file name that %r and %p make longer than PATH_MAX is
-# refused with one line, where it was cut into another file's name.
+# whole. A container that `sluice-ckpt pack` writes names the host whole in `sluice-ckpt info`.
+# A SLUICE_DEBUG file name that %p makes longer than PATH_MAX is refused with one line per
+# process, where it was cut into another file's name.
 if [ "${LONG_HOST_NS:-}" != 1 ]; then
   if [ "$(id -u)" != 0 ] || ! unshare --uts true 2>/dev/null; then
     echo "SKIP: a private UTS namespace (unshare --uts) needs root"

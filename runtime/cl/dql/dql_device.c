@@ -57,26 +57,32 @@ static int32_t ask_str(const void *ctx, size_t size, void *value, size_t *ret)
                                   : a->platform_info(a->platform, a->what, size, value, ret);
 }
 
-/* Reads a string into field (SLUICE_DQL_STR_MAX bytes): asked whole, whatever its length, then
- * cut to the field (docs/DQL.md). */
-static cl_int info_str(const struct str_ask *a, char *field)
+/* Reads text attribute `attr` of d: asked whole, whatever its length, then cut to its field
+ * and marked so (dql.h). */
+static cl_int info_str(const struct str_ask *a, struct sluice_dql_device *d, int attr)
 {
+    char *field = (char *)d + sluice_dql_attrs[attr].offset;
     int32_t rc = 0;
     char *s = sluice_info_string(ask_str, a, &rc);
     field[0] = '\0';
     if (s == NULL)
         return rc;
-    size_t n = strnlen(s, SLUICE_DQL_STR_MAX - 1);
+    size_t n = strlen(s);
+    if (n > SLUICE_DQL_STR_MAX - 1) {
+        n = SLUICE_DQL_STR_MAX - 1;
+        d->cut |= 1u << attr;
+    }
     memcpy(field, s, n);
     field[n] = '\0';
     free(s);
     return CL_SUCCESS;
 }
 
-static cl_int device_str(sluice_dql_device_info_fn info, cl_device_id dev, cl_device_info what, char *field)
+static cl_int device_str(sluice_dql_device_info_fn info, cl_device_id dev, cl_device_info what,
+                         struct sluice_dql_device *d, int attr)
 {
     struct str_ask a = {.device_info = info, .dev = dev, .what = what};
-    return info_str(&a, field);
+    return info_str(&a, d, attr);
 }
 
 cl_int sluice_dql_describe(cl_device_id dev, uint64_t node, uint64_t index,
@@ -90,12 +96,12 @@ cl_int sluice_dql_describe(cl_device_id dev, uint64_t node, uint64_t index,
     d->type = info_u64(device_info, dev, CL_DEVICE_TYPE, &err);
     if (err != CL_SUCCESS)
         return err;
-    if ((err = device_str(device_info, dev, CL_DEVICE_NAME, d->name)) != CL_SUCCESS ||
-        (err = device_str(device_info, dev, CL_DEVICE_VENDOR, d->vendor)) != CL_SUCCESS ||
-        (err = device_str(device_info, dev, CL_DEVICE_VERSION, d->version)) != CL_SUCCESS)
+    if ((err = device_str(device_info, dev, CL_DEVICE_NAME, d, SLUICE_DQL_ATTR_name)) != CL_SUCCESS ||
+        (err = device_str(device_info, dev, CL_DEVICE_VENDOR, d, SLUICE_DQL_ATTR_vendor)) != CL_SUCCESS ||
+        (err = device_str(device_info, dev, CL_DEVICE_VERSION, d, SLUICE_DQL_ATTR_version)) != CL_SUCCESS)
         return err;
-    device_str(device_info, dev, CL_DRIVER_VERSION, d->driver_version);
-    device_str(device_info, dev, CL_DEVICE_OPENCL_C_VERSION, d->opencl_c_version);
+    device_str(device_info, dev, CL_DRIVER_VERSION, d, SLUICE_DQL_ATTR_driver_version);
+    device_str(device_info, dev, CL_DEVICE_OPENCL_C_VERSION, d, SLUICE_DQL_ATTR_opencl_c_version);
     d->vendor_id = info_u64(device_info, dev, CL_DEVICE_VENDOR_ID, NULL);
     d->compute_units = info_u64(device_info, dev, CL_DEVICE_MAX_COMPUTE_UNITS, NULL);
     d->clock = info_u64(device_info, dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, NULL);
@@ -115,7 +121,7 @@ cl_int sluice_dql_describe(cl_device_id dev, uint64_t node, uint64_t index,
     if (platform_info &&
         device_info(dev, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL) == CL_SUCCESS) {
         struct str_ask a = {.platform_info = platform_info, .platform = platform, .what = CL_PLATFORM_NAME};
-        info_str(&a, d->platform);
+        info_str(&a, d, SLUICE_DQL_ATTR_platform);
     }
     return CL_SUCCESS;
 }

@@ -411,6 +411,14 @@ static void apply_device_query(void)
             all[k] = platforms[i]->devs[d];
             descs[k] = *all[k]->dql;
         }
+    int attr = 0;
+    size_t cut = sluice_dql_reads_cut(q, descs, n, &attr);
+    if (cut < n)
+        sluice_fatal_config(
+            "SLUICE_DEVICES: the %s of device %llu of rank %llu is longer than the %d bytes a query "
+            "compares, so the query's answer could be wrong: query other attributes",
+            sluice_dql_attrs[attr].name, (unsigned long long)descs[cut].index,
+            (unsigned long long)descs[cut].node, SLUICE_DQL_STR_MAX - 1);
     if (sluice_dql_select(q, descs, n, out, &count) != 0) {
         sluice_log_error("opencl: SLUICE_DEVICES: out of memory; every device is shown");
         goto done;
