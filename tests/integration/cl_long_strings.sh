@@ -48,6 +48,9 @@ expect_eq "cl_vector_add on 2 ranks: exit code" 0 "$rc"
 "$SLUICE_BIN_DIR/sluice-trace" dump tr | grep 'CL_DEVICE ' >dev.dist || fail "no device recorded: $(head -3 va.err)"
 expect_eq "every device record of the distributed run names the device whole" "$(wc -l <dev.dist)" \
   "$(grep -cF "name=\"$name\"" dev.dist)"
+"$SLUICE_BIN_DIR/sluice-trace" perfetto p.json tr >/dev/null
+expect_eq "the timeline's device tracks name the device whole, then what they show" 1 \
+  "$(( $(grep -cF "\"device $name: commands\"" p.json) > 0 ))"
 mkdir tr.on
 POCL_DEVICES=pthread SLUICE_OPENCL=on SLUICE_TRACE_DIR="$PWD/tr.on" LD_PRELOAD="$SLUICE_LIB" \
   "$SLUICE_APPS_DIR/cl_vector_add" >/dev/null
