@@ -30,12 +30,15 @@ static void usage(FILE *out)
                  "  -q, --quiet             no progress line (shown on a terminal for large files)\n");
 }
 
-/* p made absolute against the working directory; 0, or -1 if too long. */
+/* p made absolute against the working directory; 0, or -1 if too long (the working directory
+ * too: never a relative path taken for an absolute one). */
 static int absolute(const char *p, char *out, size_t len)
 {
     char cwd[PATH_MAX];
     int n;
-    if (p[0] == '/' || !getcwd(cwd, sizeof cwd))
+    if (p[0] != '/' && !getcwd(cwd, sizeof cwd))
+        return -1;
+    if (p[0] == '/')
         n = snprintf(out, len, "%s", p);
     else
         n = snprintf(out, len, "%s/%s", cwd, p[0] == '.' && p[1] == '/' ? p + 2 : p);
