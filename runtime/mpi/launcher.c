@@ -81,7 +81,8 @@ static const char *env(struct ctx *c, const char *name)
 static void warn_bad(struct ctx *c, const char *name, const char *value, const char *why)
 {
     if (c->warn && c->warnlen && c->warn[0] == '\0')
-        snprintf(c->warn, c->warnlen, "ignoring %s=%s (%s)", name, value, why);
+        snprintf(c->warn, c->warnlen, "ignoring %s=%.64s%s (%s)", name, value,
+                 strlen(value) > 64 ? "..." : "", why); /* the value's head, marked: the reason always fits */
 }
 
 /* rank from rank_var, size from the first of size_vars that is set; false if unusable. */
