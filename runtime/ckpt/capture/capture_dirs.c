@@ -207,7 +207,10 @@ static DIR *open_empty_dir(void)
     if (stage == NULL)
         return NULL;
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/empty.d", stage);
+    if (snprintf(path, sizeof path, "%s/empty.d", stage) >= (int)sizeof path) {
+        errno = ENAMETOOLONG; /* never a cut path: another folder */
+        return NULL;
+    }
     SLUICE_REAL(mkdir)(path, 0500);
     return SLUICE_REAL(opendir)(path);
 }
