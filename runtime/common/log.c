@@ -57,7 +57,7 @@ void sluice_log_raw(const char *msg, unsigned long len)
 
 static void vlog(const char *level, const char *fmt, va_list ap)
 {
-    char line[2 * 4096 + 512]; /* two whole paths and their words */
+    char line[4096]; /* a whole path and its words; small enough for a signal stack */
     const char *rank = rank_from_launcher();
     int n = rank ? snprintf(line, sizeof line, "sluice[%s]: %s", rank, level)
                  : snprintf(line, sizeof line, "sluice: %s", level);
