@@ -57,7 +57,8 @@ void sluice_log_raw(const char *msg, unsigned long len)
 
 static void vlog(const char *level, const char *fmt, va_list ap)
 {
-    char line[4096]; /* a whole path and its words; small enough for a signal stack */
+    char line[3 * 4096 + 512]; /* the longest message whole (three paths: commit_exit.c); the
+                                * signal handlers write with sluice_log_raw instead */
     const char *rank = rank_from_launcher();
     int n = rank ? snprintf(line, sizeof line, "sluice[%s]: %s", rank, level)
                  : snprintf(line, sizeof line, "sluice: %s", level);
