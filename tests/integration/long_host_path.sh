@@ -5,7 +5,8 @@
 # bytes: every trace file's header and `sluice-trace summary` name the host and the program
 # whole. A container that `sluice-ckpt pack` writes names the host whole in `sluice-ckpt info`.
 # A SLUICE_DEBUG file name that %p makes longer than PATH_MAX is refused with one line per
-# process, where it was cut into another file's name.
+# process, where it was cut into another file's name; a SLUICE_STAGE_DIR longer than PATH_MAX is
+# refused with one line per process, where it was cut into another folder.
 if [ "${LONG_HOST_NS:-}" != 1 ]; then
   if [ "$(id -u)" != 0 ] || ! unshare --uts true 2>/dev/null; then
     echo "SKIP: a private UTS namespace (unshare --uts) needs root"
@@ -55,3 +56,22 @@ set -e
 expect_eq "a debug file name too long once expanded: the job still runs" 0 "$rc"
 expect_eq "no file under a cut name" "" "$(ls "$dd")"
 expect_eq "one line per process says why" 2 "$(grep -c 'SLUICE_DEBUG=.*File name too long; debug stream off' debug.err)"
+
+# SLUICE_STAGE_DIR longer than PATH_MAX: refused with one line per process, never cut into
+# another folder that staging would then use (its first 4095 bytes name a folder that could be
+# made). The job needs MPI, so the host takes a shorter name (UCX, above).
+hostname sluice-test-short-host
+sd=$PWD/stage
+while [ $(( ${#sd} + 240 )) -lt 4091 ]; do sd=$sd/$(printf 's%.0s' $(seq 200)); done
+mkdir -p "$sd"
+long_stage=$sd/$(printf 'x%.0s' $(seq $((4100 - ${#sd} - 1))))
+expect_eq "the stage folder's path is 4100 bytes" 4100 "${#long_stage}"
+mkdir st && cd st
+set +e
+mpirun 2 env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE='ckpt.%r' SLUICE_STAGE_DIR="$long_stage" \
+  sh -c 'echo rank $PMI_RANK >ckpt.$PMI_RANK' 2>stage.err
+set -e
+cd ..
+expect_eq "one line per process says why" 2 \
+  "$(grep -c 'stage folder (SLUICE_STAGE_DIR) refused: SLUICE_STAGE_DIR is 4100 bytes, longer than PATH_MAX' st/stage.err)"
+expect_eq "no folder under a cut name" "" "$(ls "$sd")"
