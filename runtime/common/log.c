@@ -57,7 +57,8 @@ void sluice_log_raw(const char *msg, unsigned long len)
 
 static void vlog(const char *level, const char *fmt, va_list ap)
 {
-    char line[1024];
+    char line[3 * 4096 + 512]; /* the longest message whole (three paths: commit_exit.c); the
+                                * signal handlers write with sluice_log_raw instead */
     const char *rank = rank_from_launcher();
     int n = rank ? snprintf(line, sizeof line, "sluice[%s]: %s", rank, level)
                  : snprintf(line, sizeof line, "sluice: %s", level);
@@ -65,8 +66,10 @@ static void vlog(const char *level, const char *fmt, va_list ap)
         return;
     int m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     size_t len = (m < 0) ? (size_t)n : (size_t)n + (size_t)m;
-    if (len > sizeof line - 2)
+    if (len > sizeof line - 2) { /* longer still: marked as cut, never silently */
         len = sizeof line - 2;
+        memcpy(line + len - 3, "...", 3);
+    }
     line[len++] = '\n';
     sluice_log_raw(line, len);
 }

@@ -262,7 +262,8 @@ int sluice_config_parse(struct sluice_config *cfg, char *const *envp, char *err,
                 id = i;
         if (id < 0) {
             char name[128];
-            snprintf(name, sizeof name, "%.*s", (int)(nlen < 100 ? nlen : 100), *e);
+            snprintf(name, sizeof name, "%.*s%s", (int)(nlen < 100 ? nlen : 100), *e,
+                     nlen > 100 ? "..." : "");
             if (warn) {
                 char line[256];
                 int near = sluice_config_nearest(name);
@@ -278,8 +279,14 @@ int sluice_config_parse(struct sluice_config *cfg, char *const *envp, char *err,
         cfg->any_set = true;
         cfg->is_set[id] = true;
         if (parse_one(cfg, id, value) != 0) {
-            snprintf(err, errlen, "invalid value %s='%s': expected %s", sluice_cfg_table[id].name, value,
-                     sluice_cfg_table[id].accepts);
+            /* A long value is shown by its head, marked, so that what is expected always fits. */
+            size_t vlen = strlen(value);
+            if (vlen <= 160)
+                snprintf(err, errlen, "invalid value %s='%s': expected %s", sluice_cfg_table[id].name, value,
+                         sluice_cfg_table[id].accepts);
+            else
+                snprintf(err, errlen, "invalid value %s='%.160s...' (%zu bytes): expected %s",
+                         sluice_cfg_table[id].name, value, vlen, sluice_cfg_table[id].accepts);
             return -1;
         }
     }

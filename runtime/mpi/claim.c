@@ -78,12 +78,14 @@ int sluice_claim_job_key(const struct sluice_launch *l, char *key, size_t len)
     return -1;
 }
 
-static void default_root(char *out, size_t len)
+/* False when TMPDIR is too long for the folder's path (never a cut path: another folder). */
+static bool default_root(char *out, size_t len)
 {
     const char *tmp = getenv("TMPDIR");
     if (tmp == NULL || tmp[0] != '/')
         tmp = "/tmp";
-    snprintf(out, len, "%s/sluice-%u/claims", tmp, (unsigned)getuid());
+    int n = snprintf(out, len, "%s/sluice-%u/claims", tmp, (unsigned)getuid());
+    return n >= 0 && (size_t)n < len;
 }
 
 /* mkdir -p for the two levels above the job folder; EEXIST is fine. */
@@ -187,10 +189,20 @@ sluice_claim_result sluice_claim_rank(const struct sluice_launch *l, const char 
         return SLUICE_CLAIM_UNKNOWN;
     }
     if (root == NULL) {
-        default_root(rootbuf, sizeof rootbuf);
+        if (!default_root(rootbuf, sizeof rootbuf)) {
+            if (why)
+                snprintf(why, whylen, "TMPDIR is too long: the claims folder under it would pass %zu bytes",
+                         sizeof rootbuf - 1);
+            return SLUICE_CLAIM_UNKNOWN;
+        }
         root = rootbuf;
     }
-    snprintf(jobdir, sizeof jobdir, "%s/%s", root, key);
+    int jn = snprintf(jobdir, sizeof jobdir, "%s/%s", root, key);
+    if (jn < 0 || (size_t)jn >= sizeof rootbuf) { /* also the parents' copies below */
+        if (why)
+            snprintf(why, whylen, "the claims folder's path is longer than %zu bytes", sizeof rootbuf - 1);
+        return SLUICE_CLAIM_UNKNOWN;
+    }
     if (make_parents(root) != 0) {
         if (why)
             snprintf(why, whylen, "cannot create %s: %s", root, strerror(errno));

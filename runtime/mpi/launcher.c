@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+
 const char *sluice_launcher_name(sluice_launcher_kind kind)
 {
     switch (kind) {
@@ -42,11 +44,18 @@ static bool parse_int(const char *s, int *out)
     return true;
 }
 
-/* Copies `prefix` + `id` into out, replacing anything but [A-Za-z0-9._-] so that the key is
- * one path component. */
-static void make_key(char *out, size_t len, const char *prefix, const char *id)
+/* Copies `prefix` + `id` (+ "." + `id2` if not NULL) into out, replacing anything but
+ * [A-Za-z0-9._-] so that the key is one path component. The id is the launcher's (Open MPI's
+ * PMIX_NAMESPACE holds mpirun's host name, up to 64 bytes, and its pid): one longer than the key
+ * keeps its head and ends with "_" and 16 hex digits of a hash of the whole, so that two jobs
+ * whose ids differ only past the cut still get different keys. */
+static void make_key(char *out, size_t len, const char *prefix, const char *id, const char *id2)
 {
-    snprintf(out, len, "%s%s", prefix, id);
+    int n = snprintf(out, len, "%s%s%s%s", prefix, id, id2 ? "." : "", id2 ? id2 : "");
+    if (n >= 0 && (size_t)n >= len && len > 18) {
+        uint64_t h = sluice_fnv1a(sluice_fnv1a_str(id), id2 ? id2 : "", id2 ? strlen(id2) : 0);
+        snprintf(out + len - 18, 18, "_%016llx", (unsigned long long)h);
+    }
     for (char *p = out; *p; p++) {
         char c = *p;
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
@@ -72,7 +81,8 @@ static const char *env(struct ctx *c, const char *name)
 static void warn_bad(struct ctx *c, const char *name, const char *value, const char *why)
 {
     if (c->warn && c->warnlen && c->warn[0] == '\0')
-        snprintf(c->warn, c->warnlen, "ignoring %s=%s (%s)", name, value, why);
+        snprintf(c->warn, c->warnlen, "ignoring %s=%.64s%s (%s)", name, value,
+                 strlen(value) > 64 ? "..." : "", why); /* the value's head, marked: the reason always fits */
 }
 
 /* rank from rank_var, size from the first of size_vars that is set; false if unusable. */
@@ -127,7 +137,7 @@ void sluice_launch_detect(const char *(*get)(const char *name, void *ctx), void 
         if (s && parse_int(s, &fd))
             out->pmi_fd = fd;
         else if ((s = env(&c, "PMI_PORT")) != NULL)
-            make_key(out->job, sizeof out->job, "pmiport-", s);
+            make_key(out->job, sizeof out->job, "pmiport-", s, NULL);
         return;
     }
 
@@ -145,9 +155,9 @@ void sluice_launch_detect(const char *(*get)(const char *name, void *ctx), void 
             out->anchor_pid = pid;
         const char *id = env(&c, "OMPI_MCA_ess_base_jobid");
         if (id)
-            make_key(out->job, sizeof out->job, "ompi-", id);
+            make_key(out->job, sizeof out->job, "ompi-", id, NULL);
         else if ((id = env(&c, "PMIX_NAMESPACE")) != NULL)
-            make_key(out->job, sizeof out->job, "pmix-", id);
+            make_key(out->job, sizeof out->job, "pmix-", id, NULL);
         return;
     }
 
@@ -159,7 +169,7 @@ void sluice_launch_detect(const char *(*get)(const char *name, void *ctx), void 
         out->size = size;
         const char *ns = env(&c, "PMIX_NAMESPACE");
         if (ns)
-            make_key(out->job, sizeof out->job, "pmix-", ns);
+            make_key(out->job, sizeof out->job, "pmix-", ns, NULL);
         return;
     }
 
@@ -170,9 +180,7 @@ void sluice_launch_detect(const char *(*get)(const char *name, void *ctx), void 
         out->rank = rank;
         out->size = size;
         const char *job = env(&c, "SLURM_JOB_ID");
-        char id[64];
-        snprintf(id, sizeof id, "%s.%s", job ? job : "nojob", step);
-        make_key(out->job, sizeof out->job, "slurm-", id);
+        make_key(out->job, sizeof out->job, "slurm-", job ? job : "nojob", step);
         return;
     }
 }

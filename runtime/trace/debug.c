@@ -52,6 +52,10 @@ static int open_path(int rank)
             sluice_tb_mem(&b, s, 1);
         }
     }
+    if (b.len >= sizeof path) { /* %r or %p made it longer than PATH_MAX: never a cut name */
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     sluice_tb_cstr(&b);
     /* Never through a link, and never appending to someone else's file (a name planted in a
      * shared folder such as /tmp): ELOOP or EACCES instead. A device (/dev/null) is fine. */
@@ -148,7 +152,7 @@ void sluice_trace_debug_emit(const struct sluice_trace_thread *ts, const struct 
         if (s) {
             sluice_tb_str(&b, "\"");
             sluice_tb_mem(&b, s, len > 256 ? 256 : len);
-            sluice_tb_str(&b, "\"");
+            sluice_tb_str(&b, len > 256 ? "...\"" : "\""); /* one line: the trace file keeps it whole */
         } else if ((int64_t)words[w] < 0 && (int64_t)words[w] >= -65536) {
             sluice_tb_i64(&b, (int64_t)words[w]); /* -1 (none), negative codes */
         } else {

@@ -21,10 +21,11 @@
 
 #include <stdint.h>
 
-#include "common/hash.h" /* the sections' checksum */
+#include "common/hash.h"      /* the sections' checksum */
+#include "common/host_name.h" /* the host name's length */
 
 #define SLUICE_TF_MAGIC "SLUICETR" /* 8 bytes, no terminator in the file */
-#define SLUICE_TF_VERSION 1u
+#define SLUICE_TF_VERSION 2u       /* 2: host name and program path hold the longest Linux allows */
 #define SLUICE_TF_ENDIAN 0x01020304u
 #define SLUICE_TF_SUFFIX ".sluicetrace"
 
@@ -65,8 +66,8 @@ struct sluice_tf_header {
     int32_t exit_status;      /* exit() status, or -1 if unknown */
     uint32_t fatal_signal;    /* signal number if written from a handler, else 0 */
     uint32_t kind_count;      /* SLUICE_EV_COUNT of the producer */
-    char hostname[64];        /* NUL-terminated, truncated */
-    char exe[256];            /* /proc/self/exe, NUL-terminated, truncated */
+    char hostname[72];        /* NUL-terminated: SLUICE_HOST_NAME_MAX bytes at most */
+    char exe[4096];           /* /proc/self/exe, NUL-terminated: PATH_MAX bytes at most */
 };
 
 struct sluice_tf_section {
@@ -124,7 +125,9 @@ struct sluice_tf_end {
 #else
 #define SLUICE_TF_ASSERT _Static_assert
 #endif
-SLUICE_TF_ASSERT(sizeof(struct sluice_tf_header) == 424, "trace header layout");
+SLUICE_TF_ASSERT(sizeof(struct sluice_tf_header) == 4272, "trace header layout");
+SLUICE_TF_ASSERT(sizeof(((struct sluice_tf_header *)0)->hostname) > SLUICE_HOST_NAME_MAX,
+                 "a whole host name");
 SLUICE_TF_ASSERT(sizeof(struct sluice_tf_event) == 48, "trace event layout");
 SLUICE_TF_ASSERT(sizeof(struct sluice_tf_thread) == 88, "trace thread record layout");
 SLUICE_TF_ASSERT(sizeof(struct sluice_tf_module) == 40, "trace module record layout");

@@ -2,9 +2,9 @@
 /* Starting and stopping the trace core, and turning a fork child into a fresh trace. Called
  * by the library constructor (lifecycle.c) from the configuration, and by tests directly. */
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 
+#include "common/host_name.h"
 #include "common/log.h"
 #include "common/real.h"
 #include "sluice_runtime_deps.h"
@@ -60,12 +60,7 @@ int sluice_trace_start(const struct sluice_trace_options *opt)
         memcpy(g->dir + pre, opt->dir, n);
         g->dir[pre + n] = '\0';
     }
-    struct utsname u;
-    if (uname(&u) == 0) {
-        size_t hn = strnlen(u.nodename, sizeof g->hostname - 1);
-        memcpy(g->hostname, u.nodename, hn);
-        g->hostname[hn] = '\0';
-    }
+    sluice_host_name(g->hostname);
     long n = SLUICE_REAL(readlink)("/proc/self/exe", g->exe, sizeof g->exe - 1);
     g->exe[n > 0 ? n : 0] = '\0';
 

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "trace/core.h"
+#include "trace/format.h"
 
 /* A run of events owned by one thread; only its thread appends, anyone may read the first
  * `count` events (published with a release store). */
@@ -59,8 +60,8 @@ struct sluice_trace_global {
     int exit_status;    /* -1 until exit() tells us */
     _Atomic int dumped; /* this process's file is written (or being written) */
     char dir[4096];
-    char hostname[64];
-    char exe[256];
+    char hostname[sizeof((struct sluice_tf_header *)0)->hostname]; /* as the file's header holds them */
+    char exe[sizeof((struct sluice_tf_header *)0)->exe];
 };
 extern struct sluice_trace_global sluice_trace_g;
 

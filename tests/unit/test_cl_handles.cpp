@@ -29,7 +29,7 @@ cl_int CL_API_CALL fake_kernel_info(cl_kernel, cl_kernel_info name, size_t, void
 }
 
 cl_int CL_API_CALL fake_arg_info(cl_kernel, cl_uint i, cl_kernel_arg_info name, size_t size, void *value,
-                                 size_t *)
+                                 size_t *size_ret)
 {
     if (g_qualifiers.empty())
         return CL_KERNEL_ARG_INFO_NOT_AVAILABLE; // built without -cl-kernel-arg-info
@@ -37,8 +37,14 @@ cl_int CL_API_CALL fake_arg_info(cl_kernel, cl_uint i, cl_kernel_arg_info name, 
         *static_cast<cl_kernel_arg_address_qualifier *>(value) = g_qualifiers[i];
         return CL_SUCCESS;
     }
-    if (name == CL_KERNEL_ARG_TYPE_NAME) {
-        std::strncpy(static_cast<char *>(value), g_type_names[i], size);
+    if (name == CL_KERNEL_ARG_TYPE_NAME) { // as a driver answers: the size, and the bytes if they fit
+        size_t n = std::strlen(g_type_names[i]) + 1;
+        if (size_ret != nullptr)
+            *size_ret = n;
+        if (value != nullptr && size < n)
+            return CL_INVALID_VALUE;
+        if (value != nullptr)
+            std::memcpy(value, g_type_names[i], n);
         return CL_SUCCESS;
     }
     return CL_INVALID_VALUE;

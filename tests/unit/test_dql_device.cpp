@@ -167,6 +167,9 @@ TEST(DqlDevice, LongTextIsTruncatedAndOptionalFailuresReadAsZero)
     sluice_dql_device d;
     ASSERT_EQ(sluice_dql_describe((cl_device_id)1, 3, 4, fake_info, nullptr, &d), CL_SUCCESS);
     EXPECT_EQ(std::string(d.name), std::string(SLUICE_DQL_STR_MAX - 1, 'n'));
+    // Marked cut (a query reading them is refused: test_dql_select.cpp); the rest is not.
+    EXPECT_EQ(d.cut, (1u << SLUICE_DQL_ATTR_name) | (1u << SLUICE_DQL_ATTR_vendor) |
+                         (1u << SLUICE_DQL_ATTR_version));
     EXPECT_EQ(d.type, (uint64_t)CL_DEVICE_TYPE_ACCELERATOR);
     EXPECT_EQ(d.global_mem, 0u);
     EXPECT_FALSE(d.available);

@@ -161,6 +161,33 @@ TEST(DqlSelect, EmptyTableAndMatchOne)
     sluice_dql_free(q);
 }
 
+TEST(DqlSelect, CutTextIsNeverCompared)
+{
+    // A device whose name was longer than its field (dql_device.c marks it): a query that reads
+    // the name, in WHERE or ORDER BY, is refused with that device and attribute; others are not.
+    auto devs = cluster();
+    devs[3].cut = 1u << SLUICE_DQL_ATTR_name;
+    const struct {
+        const char *query;
+        size_t device;
+    } cases[] = {{"SELECT ALL WHERE name LIKE 'Tesla*'", 3},
+                 {"SELECT ALL WHERE type = gpu AND NOT name = 'x'", 3},
+                 {"SELECT ALL ORDER BY name", 3},
+                 {"SELECT ALL WHERE vendor LIKE 'nvidia*' ORDER BY clock", devs.size()},
+                 {"SELECT ALL", devs.size()}};
+    for (const auto &c : cases) {
+        sluice_dql_query *q = nullptr;
+        char err[256];
+        ASSERT_EQ(sluice_dql_parse(c.query, &q, err, sizeof err), 0) << err;
+        int attr = -1;
+        EXPECT_EQ(sluice_dql_reads_cut(q, devs.data(), devs.size(), &attr), c.device) << c.query;
+        if (c.device < devs.size()) {
+            EXPECT_EQ(attr, SLUICE_DQL_ATTR_name) << c.query;
+        }
+        sluice_dql_free(q);
+    }
+}
+
 TEST(DqlSelect, ManyDevices)
 {
     // 4096 devices on 512 nodes: selection and sorting stay exact (and quick).

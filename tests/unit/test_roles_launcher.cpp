@@ -10,7 +10,8 @@ extern "C" {
 #include "mpi/launcher.h"
 }
 
-namespace {
+namespace
+{
 
 using Env = std::map<std::string, std::string>;
 
@@ -112,10 +113,8 @@ TEST(LauncherDetect, PmixWithoutAnySizeReportsZero)
 
 TEST(LauncherDetect, SlurmStep)
 {
-    auto r = detect({{"SLURM_PROCID", "3"},
-                     {"SLURM_NTASKS", "4"},
-                     {"SLURM_STEP_ID", "0"},
-                     {"SLURM_JOB_ID", "12345"}});
+    auto r = detect(
+        {{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}, {"SLURM_STEP_ID", "0"}, {"SLURM_JOB_ID", "12345"}});
     EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_SLURM);
     EXPECT_EQ(r.l.rank, 3);
     EXPECT_EQ(r.l.size, 4);
@@ -192,6 +191,31 @@ TEST(LauncherDetect, JobKeysAreOnePathComponent)
 {
     auto r = detect({{"PMIX_RANK", "0"}, {"PMIX_NAMESPACE", "prterun-host/1234@1"}});
     EXPECT_STREQ(r.l.job, "pmix-prterun-host_1234_1");
+}
+
+TEST(LauncherDetect, LongJobIdsKeepDifferentKeys)
+{
+    // A PMIx namespace may be 255 bytes: two jobs whose namespaces differ only past the key's 95
+    // bytes get different keys, that fit and stay one path component.
+    std::string head = "prterun-" + std::string(240, 'n');
+    auto a = detect({{"PMIX_RANK", "0"}, {"PMIX_NAMESPACE", head + "-1234@1"}});
+    auto b = detect({{"PMIX_RANK", "0"}, {"PMIX_NAMESPACE", head + "-1235@1"}});
+    EXPECT_STRNE(a.l.job, b.l.job);
+    EXPECT_EQ(std::string(a.l.job).size(), sizeof a.l.job - 1);
+    EXPECT_EQ(std::string(a.l.job).find_first_not_of(
+                  "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"),
+              std::string::npos);
+    EXPECT_EQ(std::string(a.l.job).rfind("pmix-prterun-nnn", 0), 0u);
+    // Slurm: job and step ids, whatever their length, joined by a dot.
+    auto s = detect(
+        {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_ID", "3"}, {"SLURM_JOB_ID", "77"}});
+    EXPECT_STREQ(s.l.job, "slurm-77.3");
+}
+
+TEST(LauncherDetect, LongMalformedValuesAreNamedByTheirHead)
+{
+    auto r = detect({{"PMI_RANK", std::string(300, 'x')}, {"PMI_SIZE", "2"}});
+    EXPECT_EQ(r.warning, "ignoring PMI_RANK=" + std::string(64, 'x') + "... (not a non-negative integer)");
 }
 
 } // namespace

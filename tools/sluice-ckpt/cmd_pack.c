@@ -30,12 +30,15 @@ static void usage(FILE *out)
                  "  -q, --quiet             no progress line (shown on a terminal for large files)\n");
 }
 
-/* p made absolute against the working directory; 0, or -1 if too long. */
+/* p made absolute against the working directory; 0, or -1 if too long (the working directory
+ * too: never a relative path taken for an absolute one). */
 static int absolute(const char *p, char *out, size_t len)
 {
     char cwd[PATH_MAX];
     int n;
-    if (p[0] == '/' || !getcwd(cwd, sizeof cwd))
+    if (p[0] != '/' && !getcwd(cwd, sizeof cwd))
+        return -1;
+    if (p[0] == '/')
         n = snprintf(out, len, "%s", p);
     else
         n = snprintf(out, len, "%s/%s", cwd, p[0] == '.' && p[1] == '/' ? p + 2 : p);
@@ -169,7 +172,7 @@ static int pack_meta(const struct pack_args *a, struct sluice_container_meta *me
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     meta->created_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-    gethostname(meta->writer_host, sizeof meta->writer_host - 1);
+    sluice_host_name(meta->writer_host);
     (void)tool_snprintf(meta->writer_software, sizeof meta->writer_software, "sluice-ckpt %s",
                         SLUICE_VERSION_STRING);
     struct sluice_container *old = NULL;

@@ -38,7 +38,7 @@ struct track {
     int tid[MAX_LANES]; /* per lane; [0] is the thread's own tid for thread tracks */
     int nlanes;
     int sort;
-    char name[200];
+    char name[512];
     int64_t *stack[MAX_LANES]; /* open slices' ends while lanes are assigned */
     size_t depth[MAX_LANES], cap[MAX_LANES];
 };
@@ -156,8 +156,15 @@ static size_t track_of(struct exporter *x, const struct sluice_trace_file *f,
     case TR_DEVICE:
     case TR_TRANSFERS:
         dev = device_name(f, key);
-        snprintf(tr->name, sizeof tr->name, "%sdevice %s%s", prefix, dev ? dev : "?",
-                 kind == TR_TRANSFERS ? ": transfers" : ": commands");
+        dev = dev ? dev : "?";
+        {
+            /* A driver's name can be longer than the label: cut and marked, the kind kept. */
+            const char *what = kind == TR_TRANSFERS ? ": transfers" : ": commands";
+            int room = (int)(sizeof tr->name - strlen(prefix) - strlen(what)) - 16;
+            bool cut = strlen(dev) > (size_t)room;
+            snprintf(tr->name, sizeof tr->name, "%sdevice %.*s%s%s", prefix, cut ? room - 3 : room, dev,
+                     cut ? "..." : "", what);
+        }
         tr->sort = 1000 + (int)x->ntracks;
         break;
     case TR_COMMITS:
@@ -486,7 +493,7 @@ static void put_processes(FILE *o, const struct exporter *x)
     for (size_t i = 0; i < x->ntracks; i++) {
         const struct track *tr = &x->tracks[i];
         for (int l = 0; l < tr->nlanes; l++) {
-            char name[240];
+            char name[sizeof tr->name + 32];
             if (l)
                 snprintf(name, sizeof name, "%s (overlapping %d)", tr->name, l);
             else

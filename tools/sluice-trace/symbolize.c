@@ -144,11 +144,15 @@ static void symbolize_module(const char *path, uint64_t *addrs, size_t n)
         return;
     }
     FILE *out = fdopen(fds[0], "r");
-    char line[2048], func[1024] = "", text[1600] = "";
+    /* Whole lines, however long (a C++ template's demangled name can pass any guess): a line read
+     * in pieces would put the rest of a name where its file:line belongs, and every later pair
+     * would be off by one. */
+    char *line = NULL, func[1024] = "", text[1600] = "";
+    size_t line_cap = 0;
     uint64_t cur = 0;
     bool have = false, want_where = false;
     int pairs = 0;
-    while (out && fgets(line, sizeof line, out)) {
+    while (out && getline(&line, &line_cap, out) >= 0) {
         line[strcspn(line, "\n")] = '\0';
         char *end;
         if (!want_where && strncmp(line, "0x", 2) == 0 && (strtoull(line, &end, 16), *end == '\0')) {
@@ -159,13 +163,14 @@ static void symbolize_module(const char *path, uint64_t *addrs, size_t n)
             text[0] = '\0';
             pairs = 0;
         } else if (!want_where) {
-            snprintf(func, sizeof func, "%.1000s", line);
+            snprintf(func, sizeof func, "%.1000s%s", line, strlen(line) > 1000 ? "..." : "");
             want_where = true;
         } else {
             append_frame(text, sizeof text, &pairs, func, line);
             want_where = false;
         }
     }
+    free(line);
     if (have)
         cache_put(path, cur, text);
     if (out)

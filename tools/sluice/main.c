@@ -44,11 +44,11 @@ static int usage_error(const char *fmt, ...)
     return 2;
 }
 
-/* The launcher's folder, or -1. */
+/* The launcher's folder, or -1 (also when it does not fit: never a cut path). */
 static int exe_dir(char *out, size_t len)
 {
-    ssize_t n = readlink("/proc/self/exe", out, len - 1);
-    if (n <= 0)
+    ssize_t n = readlink("/proc/self/exe", out, len);
+    if (n <= 0 || (size_t)n >= len)
         return -1;
     out[n] = '\0';
     char *slash = strrchr(out, '/');
@@ -61,23 +61,28 @@ static int exe_dir(char *out, size_t len)
 /* libsluice.so beside the launcher: <bindir>/<relative libdir>/libsluice.so. */
 static int default_library(char *out, size_t len)
 {
-    char dir[PATH_MAX / 2], libdir[PATH_MAX], real[PATH_MAX];
-    if (exe_dir(dir, sizeof dir) != 0)
+    char dir[PATH_MAX], libdir[PATH_MAX], real[PATH_MAX];
+    out[0] = '\0';
+    int n =
+        exe_dir(dir, sizeof dir) == 0 ? snprintf(libdir, sizeof libdir, "%s/%s", dir, SLUICE_REL_LIBDIR) : -1;
+    if (n < 0 || (size_t)n >= sizeof libdir)
         return -1;
-    snprintf(libdir, sizeof libdir, "%s/%s", dir, SLUICE_REL_LIBDIR);
     /* The folder without "bin/..", but the file by its name (libsluice.so, not its target). */
-    snprintf(out, len, "%.*s/libsluice.so", (int)(len - 16), realpath(libdir, real) ? real : libdir);
+    n = snprintf(out, len, "%s/libsluice.so", realpath(libdir, real) ? real : libdir);
+    if (n < 0 || (size_t)n >= len)
+        return -1;
     return access(out, R_OK);
 }
 
 /* The installed documentation folder, if there is one (not in a build tree). */
 static const char *installed_docdir(char *out, size_t len)
 {
-    char dir[PATH_MAX / 2], env[PATH_MAX];
+    char dir[PATH_MAX], env[PATH_MAX];
     if (exe_dir(dir, sizeof dir) != 0)
         return NULL;
-    snprintf(env, sizeof env, "%s/%s/ENV.md", dir, SLUICE_REL_DOCDIR);
-    if (access(env, R_OK) != 0 || !realpath(env, out) || strlen(out) >= len)
+    int n = snprintf(env, sizeof env, "%s/%s/ENV.md", dir, SLUICE_REL_DOCDIR);
+    if (n < 0 || (size_t)n >= sizeof env || access(env, R_OK) != 0 || !realpath(env, out) ||
+        strlen(out) >= len)
         return NULL;
     *strrchr(out, '/') = '\0';
     return out;
@@ -190,20 +195,26 @@ int main(int argc, char **argv)
     if (sluice_config_parse(&cfg, environ, err, sizeof err, NULL, NULL) != 0)
         return usage_error("%s", err);
 
-    char libpath[PATH_MAX];
-    if (lib) {
-        snprintf(libpath, sizeof libpath, "%s", lib);
-    } else if (default_library(libpath, sizeof libpath) != 0) {
-        return usage_error("cannot find libsluice.so next to the launcher (%s); use --lib PATH", libpath);
+    char found[PATH_MAX];
+    const char *libpath = lib;
+    if (!lib) {
+        if (default_library(found, sizeof found) != 0)
+            return usage_error("cannot find libsluice.so next to the launcher (%s); use --lib PATH",
+                               found[0] ? found : "its path is longer than PATH_MAX");
+        libpath = found;
     }
     if (access(libpath, R_OK) != 0)
         return usage_error("cannot read %s: %s", libpath, strerror(errno));
     /* Absolute (ranks may chdir before exec), but keep the name: libsluice.so, not its target. */
-    char abs[PATH_MAX], cwd[PATH_MAX / 2];
-    if (libpath[0] != '/' && getcwd(cwd, sizeof cwd) != NULL)
-        snprintf(abs, sizeof abs, "%s/%.*s", cwd, (int)(sizeof abs / 2 - 2), libpath);
-    else
-        snprintf(abs, sizeof abs, "%s", libpath);
+    char *cwd = libpath[0] != '/' ? getcwd(NULL, 0) : NULL; /* any length */
+    if (libpath[0] != '/' && cwd == NULL)
+        return usage_error("cannot make %s absolute: the working folder: %s", libpath, strerror(errno));
+    size_t alen = (cwd ? strlen(cwd) + 1 : 0) + strlen(libpath) + 1;
+    char *abs = malloc(alen);
+    if (!abs)
+        return 2;
+    snprintf(abs, alen, "%s%s%s", cwd ? cwd : "", cwd ? "/" : "", libpath);
+    free(cwd);
 
     const char *old = getenv("LD_PRELOAD");
     size_t need = strlen(abs) + (old ? strlen(old) + 1 : 0) + 1;

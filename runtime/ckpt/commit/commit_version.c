@@ -10,6 +10,7 @@
 #include "ckpt/twophase/planner.h"
 #include "ckpt/twophase/stripe.h"
 #include "common/align.h"
+#include "common/host_name.h"
 #include "common/log.h"
 #include "common/private_dir.h"
 #include "common/real.h"
@@ -37,7 +38,7 @@ static void fill_meta(const struct hcommit *c, struct sluice_container_meta *met
     meta->created_ns = c->created_ns;
     meta->writer_nprocs = (uint32_t)commit_g.size;
     meta->writer_pid = (uint32_t)getpid();
-    gethostname(meta->writer_host, sizeof meta->writer_host - 1);
+    sluice_host_name(meta->writer_host);
     snprintf(meta->writer_software, sizeof meta->writer_software, "sluice %s", SLUICE_VERSION_STRING);
     /* Partial: some rank of the job has no member in this version (new or carried over). */
     int contributors = 0;

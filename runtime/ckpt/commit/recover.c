@@ -95,22 +95,27 @@ static int writer_alive(long pid, int64_t meta_ns)
     return start <= meta_boot + 50000000; /* clock ticks are 10 ms: a margin of 5 */
 }
 
-/* Absolute form of a user argument, without requiring it to exist. */
-static void absolute(const char *p, char *out, size_t cap)
+/* Absolute form of a user argument, without requiring it to exist; -1 when it does not fit
+ * (never a cut path, which would name other files). */
+static int absolute(const char *p, char *out, size_t cap)
 {
     if (realpath(p, out))
-        return;
+        return 0;
+    int n;
     if (p[0] == '/') {
-        snprintf(out, cap, "%s", p);
+        n = snprintf(out, cap, "%s", p);
     } else {
         char cwd[PATH_MAX];
         if (!SLUICE_REAL(getcwd)(cwd, sizeof cwd))
-            cwd[0] = '\0';
-        snprintf(out, cap, "%s/%s", cwd, p);
+            return -1;
+        n = snprintf(out, cap, "%s/%s", cwd, p);
     }
+    if (n < 0 || (size_t)n >= cap)
+        return -1;
     size_t l = strlen(out);
     while (l > 1 && out[l - 1] == '/')
         out[--l] = '\0';
+    return 0;
 }
 
 static int under(const char *path, const char *dir)
@@ -449,7 +454,7 @@ static void fill_meta(struct sluice_container_meta *meta, const char *key, const
     meta->created_ns = now_ns();
     meta->writer_nprocs = old ? old->meta.writer_nprocs : 1;
     meta->writer_pid = (uint32_t)getpid();
-    gethostname(meta->writer_host, sizeof meta->writer_host - 1);
+    sluice_host_name(meta->writer_host);
     snprintf(meta->writer_software, sizeof meta->writer_software, "sluice %s recover", SLUICE_VERSION_STRING);
 }
 
@@ -586,7 +591,16 @@ int sluice_ckpt_recover(const char *stage_dir, char *const *paths, int npaths, u
                 free(abs);
                 return 1;
             }
-            absolute(paths[i], abs[i], PATH_MAX);
+            if (absolute(paths[i], abs[i], PATH_MAX) != 0) {
+                say(report,
+                    "sluice-ckpt recover: %s: cannot be made absolute (longer than PATH_MAX, or no working "
+                    "folder)",
+                    paths[i]);
+                for (int j = 0; j <= i; j++)
+                    free(abs[j]);
+                free(abs);
+                return 2;
+            }
         }
     }
 

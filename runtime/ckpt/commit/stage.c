@@ -28,15 +28,21 @@ static char stage_why[PATH_MAX + 160]; /* why the folder is refused: said once, 
 static void stage_init(void)
 {
     const char *cfg = sluice_config.STAGE_DIR;
-    if (cfg != NULL && cfg[0] != '\0')
-        snprintf(stage_dir, sizeof stage_dir, "%s", cfg);
-    else
+    if (cfg != NULL && cfg[0] != '\0' &&
+        snprintf(stage_dir, sizeof stage_dir, "%s", cfg) >= (int)sizeof stage_dir) {
+        snprintf(stage_why, sizeof stage_why, "SLUICE_STAGE_DIR is %zu bytes, longer than PATH_MAX",
+                 strlen(cfg));
+        stage_errno = ENAMETOOLONG; /* never a cut path: another folder */
+        return;
+    }
+    if (cfg == NULL || cfg[0] == '\0')
         sluice_stage_default_dir(stage_dir, sizeof stage_dir);
     if (stage_dir[0] != '/') { /* relative: pin it to the cwd at first use */
         char cwd[PATH_MAX], rel[PATH_MAX];
         snprintf(rel, sizeof rel, "%s", stage_dir);
         if (SLUICE_REAL(getcwd)(cwd, sizeof cwd) == NULL ||
             snprintf(stage_dir, sizeof stage_dir, "%s/%s", cwd, rel) >= (int)sizeof stage_dir) {
+            snprintf(stage_why, sizeof stage_why, "%s made absolute is longer than PATH_MAX", rel);
             stage_errno = ENAMETOOLONG;
             return;
         }

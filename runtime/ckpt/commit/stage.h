@@ -167,9 +167,9 @@ static inline int sluice_stage_sidecar(const char *dir, const char *name, char *
     size_t l = strlen(name), sl = strlen(SLUICE_STAGE_META_SUFFIX);
     if (l <= sl || strcmp(name + l - sl, SLUICE_STAGE_META_SUFFIX) != 0)
         return 0;
-    snprintf(meta, meta_cap, "%s/%s", dir, name);
-    snprintf(data, data_cap, "%s/%.*s%s", dir, (int)(l - sl), name, SLUICE_STAGE_DATA_SUFFIX);
-    return 1;
+    int mn = snprintf(meta, meta_cap, "%s/%s", dir, name);
+    int dn = snprintf(data, data_cap, "%s/%.*s%s", dir, (int)(l - sl), name, SLUICE_STAGE_DATA_SUFFIX);
+    return mn >= 0 && (size_t)mn < meta_cap && dn >= 0 && (size_t)dn < data_cap; /* never a cut path */
 }
 
 /* Decodes a sidecar of `len` bytes. Returns 0, or -1 if it is not a complete, valid sidecar

@@ -14,6 +14,7 @@
 #include "ckpt/twophase/planner_twophase.h"
 #include "ckpt/twophase/stripe.h"
 #include "common/hash.h"
+#include "common/host_name.h"
 #include "common/log.h"
 #include "config/config.h"
 #include "trace/trace.h"
@@ -32,8 +33,8 @@ uint64_t commit_twophase_node_id(void)
     static uint64_t id;
     if (id)
         return id;
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
+    char host[SLUICE_HOST_NAME_MAX + 1];
+    sluice_host_name(host);
     uint64_t h = sluice_fnv1a_str(host);
     id = h ? h : 1;
     return id;

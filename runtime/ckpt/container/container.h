@@ -32,6 +32,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "common/host_name.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -48,9 +50,9 @@ extern "C" {
 #define SLUICE_CONTAINER_FOOTER_SIZE 64u
 #define SLUICE_CONTAINER_BLOCK_MIN 512u
 #define SLUICE_CONTAINER_BLOCK_MAX (64u << 20)
-#define SLUICE_CONTAINER_HOST_MAX 64     /* writer host name field, NUL-padded */
-#define SLUICE_CONTAINER_SOFTWARE_MAX 32 /* writer software field, NUL-padded */
-#define SLUICE_CONTAINER_KEY_MAX 4095    /* longest set key / member path, bytes */
+#define SLUICE_CONTAINER_HOST_MAX SLUICE_HOST_NAME_MAX /* writer host name field, NUL-padded: may fill it */
+#define SLUICE_CONTAINER_SOFTWARE_MAX 32               /* writer software field, NUL-padded */
+#define SLUICE_CONTAINER_KEY_MAX 4095                  /* longest set key / member path, bytes */
 
 /* Header flags. Bits 0-15 are "compatible" (a reader that does not know one ignores it);
  * bits 16-31 are "incompatible" (a reader that does not know one refuses the file). */
@@ -102,7 +104,7 @@ struct sluice_container_meta {
     int64_t created_ns;     /* creation time, ns since the epoch */
     uint32_t writer_nprocs; /* size of the job that wrote it */
     uint32_t writer_pid;    /* pid of the process that wrote the index */
-    char writer_host[SLUICE_CONTAINER_HOST_MAX];         /* NUL-terminated */
+    char writer_host[SLUICE_CONTAINER_HOST_MAX + 1];     /* NUL-terminated (SLUICE_HOST_NAME_MAX) */
     char writer_software[SLUICE_CONTAINER_SOFTWARE_MAX]; /* e.g. "sluice 0.1.0" */
 };
 

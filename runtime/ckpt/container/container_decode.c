@@ -38,7 +38,7 @@ struct decoded_header {
     uint32_t header_size, flags, block_size, crc, pid, nprocs;
     uint64_t version;
     int64_t created_ns;
-    char host[SLUICE_CONTAINER_HOST_MAX], software[SLUICE_CONTAINER_SOFTWARE_MAX];
+    char host[SLUICE_CONTAINER_HOST_MAX + 1], software[SLUICE_CONTAINER_SOFTWARE_MAX];
     uint16_t key_len;
     char key[SLUICE_CONTAINER_KEY_MAX + 1];
 };
@@ -102,8 +102,8 @@ static int decode_header(const char *name, const struct source *s, struct decode
     d->created_ns = (int64_t)get64(h + HDR_OFF_CREATED);
     d->nprocs = get32(h + HDR_OFF_NPROCS);
     d->pid = get32(h + HDR_OFF_PID);
-    memcpy(d->host, h + HDR_OFF_HOST, sizeof d->host);
-    d->host[sizeof d->host - 1] = 0;
+    memcpy(d->host, h + HDR_OFF_HOST, SLUICE_CONTAINER_HOST_MAX);
+    d->host[SLUICE_CONTAINER_HOST_MAX] = 0;
     memcpy(d->software, h + HDR_OFF_SOFTWARE, sizeof d->software);
     d->software[sizeof d->software - 1] = 0;
     return 0;

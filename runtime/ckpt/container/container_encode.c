@@ -56,8 +56,9 @@ long sluice_container_encode_header(const struct sluice_container_meta *meta, vo
     put64(h + HDR_OFF_CREATED, (uint64_t)meta->created_ns);
     put32(h + HDR_OFF_NPROCS, meta->writer_nprocs);
     put32(h + HDR_OFF_PID, meta->writer_pid);
-    /* Text fields are NUL-padded; the last byte stays NUL so a reader always has a string. */
-    memcpy(h + HDR_OFF_HOST, meta->writer_host, strnlen(meta->writer_host, SLUICE_CONTAINER_HOST_MAX - 1));
+    /* Text fields are NUL-padded. A host name may fill its field (Linux allows 64 bytes); the
+     * software's last byte stays NUL. */
+    memcpy(h + HDR_OFF_HOST, meta->writer_host, strnlen(meta->writer_host, SLUICE_CONTAINER_HOST_MAX));
     memcpy(h + HDR_OFF_SOFTWARE, meta->writer_software,
            strnlen(meta->writer_software, SLUICE_CONTAINER_SOFTWARE_MAX - 1));
     put16(h + HDR_OFF_CSUM_ALGO, HDR_CSUM_CRC32C);

@@ -23,7 +23,8 @@
 extern "C" {
 #endif
 
-/* Longest text attribute kept, terminating NUL included; longer values are truncated. */
+/* Longest text attribute kept, terminating NUL included: a longer value is kept cut and marked
+ * (struct sluice_dql_device's `cut`), and a query that reads it is refused (sluice_dql_reads_cut). */
 #define SLUICE_DQL_STR_MAX 256
 /* Deepest nesting of parentheses and NOT a query may use. */
 #define SLUICE_DQL_MAX_DEPTH 32
@@ -50,6 +51,7 @@ struct sluice_dql_device {
 #define SLUICE_DQL_ATTR(id, alias, kind, source, meaning) SLUICE_DQL_FIELD_##kind(id)
 #include "cl/dql/dql_attrs.def"
 #undef SLUICE_DQL_ATTR
+    uint32_t cut; /* bit (1 << attribute id) per text attribute longer than its field */
 };
 
 typedef enum {
@@ -100,6 +102,12 @@ bool sluice_dql_blank(const char *text);
  * and their number into *count. Returns 0, or -1 when out of memory. */
 int sluice_dql_select(const struct sluice_dql_query *q, const struct sluice_dql_device *devs, size_t ndevs,
                       size_t *out, size_t *count);
+
+/* The first device (index into devs) one of whose text attributes that the query reads, in WHERE
+ * or ORDER BY, was longer than its field, with that attribute in *attr; ndevs when none is. The
+ * answer on a cut value could be wrong, so such a query is refused. */
+size_t sluice_dql_reads_cut(const struct sluice_dql_query *q, const struct sluice_dql_device *devs,
+                            size_t ndevs, int *attr);
 
 /* Whether one device satisfies the WHERE clause alone (`pos` is its default-order position). */
 bool sluice_dql_match(const struct sluice_dql_query *q, const struct sluice_dql_device *dev, size_t pos);

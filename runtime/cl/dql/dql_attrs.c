@@ -21,6 +21,8 @@ _Static_assert(SLUICE_DQL_TYPE_CUSTOM == CL_DEVICE_TYPE_CUSTOM, "device type bit
 #define DQL_OFFSET_TYPE(id) offsetof(struct sluice_dql_device, id)
 #define DQL_OFFSET_COMPUTED(id) 0
 
+_Static_assert(SLUICE_DQL_ATTR_COUNT <= 32, "struct sluice_dql_device's cut has a bit per attribute");
+
 const struct sluice_dql_attr_desc sluice_dql_attrs[SLUICE_DQL_ATTR_COUNT] = {
 #define SLUICE_DQL_ATTR(id, alias, kind, source, meaning)                                                    \
     {#id, alias, SLUICE_DQL_KIND_##kind, DQL_OFFSET_##kind(id), source, meaning},

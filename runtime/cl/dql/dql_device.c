@@ -2,6 +2,8 @@
 /* sluice_dql_describe (dql_device.h): one clGetDeviceInfo per attribute of dql_attrs.def. */
 #include "cl/dql/dql_device.h"
 
+#include "common/info_string.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,29 +41,48 @@ static uint64_t info_u64(sluice_dql_device_info_fn info, cl_device_id dev, cl_de
     }
 }
 
-/* Reads a string into field (SLUICE_DQL_STR_MAX bytes), truncating: the length is asked first
- * so that a long value is read whole and then cut, never refused. */
-static cl_int info_str(sluice_dql_device_info_fn info, cl_device_id dev, cl_device_info what, char *field)
+/* One string query, device's or platform's, for common/info_string.h. */
+struct str_ask {
+    sluice_dql_device_info_fn device_info;
+    sluice_dql_platform_info_fn platform_info;
+    cl_device_id dev;
+    cl_platform_id platform;
+    cl_uint what;
+};
+
+static int32_t ask_str(const void *ctx, size_t size, void *value, size_t *ret)
 {
-    char small[SLUICE_DQL_STR_MAX];
-    size_t len = 0;
+    const struct str_ask *a = ctx;
+    return a->device_info != NULL ? a->device_info(a->dev, a->what, size, value, ret)
+                                  : a->platform_info(a->platform, a->what, size, value, ret);
+}
+
+/* Reads text attribute `attr` of d: asked whole, whatever its length, then cut to its field
+ * and marked so (dql.h). */
+static cl_int info_str(const struct str_ask *a, struct sluice_dql_device *d, int attr)
+{
+    char *field = (char *)d + sluice_dql_attrs[attr].offset;
+    int32_t rc = 0;
+    char *s = sluice_info_string(ask_str, a, &rc);
     field[0] = '\0';
-    cl_int rc = info(dev, what, 0, NULL, &len);
-    if (rc != CL_SUCCESS || len == 0)
+    if (s == NULL)
         return rc;
-    char *buf = len <= sizeof small ? small : malloc(len);
-    if (buf == NULL)
-        return CL_OUT_OF_HOST_MEMORY;
-    rc = info(dev, what, len, buf, NULL);
-    if (rc == CL_SUCCESS) {
-        buf[len - 1] = '\0';
-        size_t n = strnlen(buf, SLUICE_DQL_STR_MAX - 1);
-        memcpy(field, buf, n);
-        field[n] = '\0';
+    size_t n = strlen(s);
+    if (n > SLUICE_DQL_STR_MAX - 1) {
+        n = SLUICE_DQL_STR_MAX - 1;
+        d->cut |= 1u << attr;
     }
-    if (buf != small)
-        free(buf);
+    memcpy(field, s, n);
+    field[n] = '\0';
+    free(s);
     return CL_SUCCESS;
+}
+
+static cl_int device_str(sluice_dql_device_info_fn info, cl_device_id dev, cl_device_info what,
+                         struct sluice_dql_device *d, int attr)
+{
+    struct str_ask a = {.device_info = info, .dev = dev, .what = what};
+    return info_str(&a, d, attr);
 }
 
 cl_int sluice_dql_describe(cl_device_id dev, uint64_t node, uint64_t index,
@@ -75,12 +96,12 @@ cl_int sluice_dql_describe(cl_device_id dev, uint64_t node, uint64_t index,
     d->type = info_u64(device_info, dev, CL_DEVICE_TYPE, &err);
     if (err != CL_SUCCESS)
         return err;
-    if ((err = info_str(device_info, dev, CL_DEVICE_NAME, d->name)) != CL_SUCCESS ||
-        (err = info_str(device_info, dev, CL_DEVICE_VENDOR, d->vendor)) != CL_SUCCESS ||
-        (err = info_str(device_info, dev, CL_DEVICE_VERSION, d->version)) != CL_SUCCESS)
+    if ((err = device_str(device_info, dev, CL_DEVICE_NAME, d, SLUICE_DQL_ATTR_name)) != CL_SUCCESS ||
+        (err = device_str(device_info, dev, CL_DEVICE_VENDOR, d, SLUICE_DQL_ATTR_vendor)) != CL_SUCCESS ||
+        (err = device_str(device_info, dev, CL_DEVICE_VERSION, d, SLUICE_DQL_ATTR_version)) != CL_SUCCESS)
         return err;
-    info_str(device_info, dev, CL_DRIVER_VERSION, d->driver_version);
-    info_str(device_info, dev, CL_DEVICE_OPENCL_C_VERSION, d->opencl_c_version);
+    device_str(device_info, dev, CL_DRIVER_VERSION, d, SLUICE_DQL_ATTR_driver_version);
+    device_str(device_info, dev, CL_DEVICE_OPENCL_C_VERSION, d, SLUICE_DQL_ATTR_opencl_c_version);
     d->vendor_id = info_u64(device_info, dev, CL_DEVICE_VENDOR_ID, NULL);
     d->compute_units = info_u64(device_info, dev, CL_DEVICE_MAX_COMPUTE_UNITS, NULL);
     d->clock = info_u64(device_info, dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, NULL);
@@ -99,13 +120,8 @@ cl_int sluice_dql_describe(cl_device_id dev, uint64_t node, uint64_t index,
     cl_platform_id platform = NULL;
     if (platform_info &&
         device_info(dev, CL_DEVICE_PLATFORM, sizeof platform, &platform, NULL) == CL_SUCCESS) {
-        char buf[SLUICE_DQL_STR_MAX * 4];
-        if (platform_info(platform, CL_PLATFORM_NAME, sizeof buf, buf, NULL) == CL_SUCCESS) {
-            buf[sizeof buf - 1] = '\0';
-            size_t n = strnlen(buf, SLUICE_DQL_STR_MAX - 1);
-            memcpy(d->platform, buf, n);
-            d->platform[n] = '\0';
-        }
+        struct str_ask a = {.platform_info = platform_info, .platform = platform, .what = CL_PLATFORM_NAME};
+        info_str(&a, d, SLUICE_DQL_ATTR_platform);
     }
     return CL_SUCCESS;
 }

@@ -122,6 +122,23 @@ static bool eval(const struct sluice_dql_query *q, size_t n, const struct sluice
     return compare_num(field_num(d, node->attr, pos), node->op, node->num);
 }
 
+size_t sluice_dql_reads_cut(const struct sluice_dql_query *q, const struct sluice_dql_device *devs,
+                            size_t ndevs, int *attr)
+{
+    uint32_t read = 0;
+    for (size_t i = 0; i < q->nast; i++)
+        if (q->ast[i].kind == DQL_N_CMP || q->ast[i].kind == DQL_N_TRUTH)
+            read |= 1u << q->ast[i].attr;
+    for (size_t k = 0; k < q->norder; k++)
+        read |= 1u << q->order[k].attr;
+    for (size_t i = 0; i < ndevs; i++)
+        if (devs[i].cut & read) {
+            *attr = __builtin_ctz(devs[i].cut & read);
+            return i;
+        }
+    return ndevs;
+}
+
 bool sluice_dql_match(const struct sluice_dql_query *q, const struct sluice_dql_device *dev, size_t pos)
 {
     return q->root == DQL_NONE || eval(q, q->root, dev, pos);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cl/intercept/info_text.h"
 #include "cl/intercept/wrap.h"
 
 static uint8_t classify_one(const struct sluice_cl_backend *be, cl_kernel k, cl_uint i)
@@ -27,14 +28,14 @@ static uint8_t classify_one(const struct sluice_cl_backend *be, cl_kernel k, cl_
     default:
         break;
     }
-    char type[64] = "";
-    if (be->api.clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL) != CL_SUCCESS)
-        return SLUICE_CL_ARG_UNKNOWN; /* a long type name: let the live-handle rule decide */
-    if (strcmp(type, "sampler_t") == 0)
-        return SLUICE_CL_ARG_SAMPLER;
-    if (strcmp(type, "queue_t") == 0)
-        return SLUICE_CL_ARG_QUEUE;
-    return SLUICE_CL_ARG_BYTES;
+    char *type = sluice_cl_arg_text(be->api.clGetKernelArgInfo, k, i, CL_KERNEL_ARG_TYPE_NAME);
+    if (type == NULL)
+        return SLUICE_CL_ARG_UNKNOWN;
+    uint8_t cls = strcmp(type, "sampler_t") == 0 ? SLUICE_CL_ARG_SAMPLER
+                  : strcmp(type, "queue_t") == 0 ? SLUICE_CL_ARG_QUEUE
+                                                 : SLUICE_CL_ARG_BYTES; /* a struct of any name too */
+    free(type);
+    return cls;
 }
 
 static uint8_t *arg_classes(struct sluice_cl_obj *k)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "cl/intercept/info_text.h"
 #include "cl/intercept/names.h"
 #include "cl/intercept/wrap.h"
 
@@ -274,15 +275,15 @@ uint64_t sluice_cl_image_bytes(cl_mem image, const size_t *region)
 
 void sluice_cl_trace_device(const struct sluice_cl_obj *dev)
 {
-    char name[256] = "", platform[256] = "";
     const struct sluice_cl_api *api = &dev->backend->api;
-    if (api->clGetDeviceInfo != NULL)
-        api->clGetDeviceInfo(dev->real, CL_DEVICE_NAME, sizeof name - 1, name, NULL);
+    char *name = sluice_cl_device_text(api->clGetDeviceInfo, dev->real, CL_DEVICE_NAME);
     const struct sluice_cl_obj *p = dev->parent;
     while (p != NULL && p->kind == SLUICE_CL_DEVICE) /* sub-device: up to the root */
         p = p->parent;
-    if (p != NULL && api->clGetPlatformInfo != NULL)
-        api->clGetPlatformInfo(p->real, CL_PLATFORM_NAME, sizeof platform - 1, platform, NULL);
+    char *platform =
+        p != NULL ? sluice_cl_platform_text(api->clGetPlatformInfo, p->real, CL_PLATFORM_NAME) : NULL;
     sluice_trace_record(SLUICE_EV_CL_DEVICE, 0, sluice_now_ns(), 0, (uint64_t)(uintptr_t)dev,
-                        sluice_trace_string(name), sluice_trace_string(platform));
+                        sluice_trace_string(name ? name : ""), sluice_trace_string(platform ? platform : ""));
+    free(name);
+    free(platform);
 }

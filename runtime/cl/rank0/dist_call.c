@@ -7,6 +7,7 @@
 
 #include "cl/rank0/dist_fault.h"
 #include "cl/rank0/dist_internal.h"
+#include "common/info_string.h"
 
 pthread_mutex_t dist_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
@@ -111,6 +112,28 @@ cl_int dist_info(int rank, int getter, uint64_t obj, uint64_t obj2, cl_uint para
     }
     free(m.bytes);
     return r;
+}
+
+struct info_ask {
+    int rank, getter;
+    uint64_t obj, obj2;
+    cl_uint param;
+};
+
+static int32_t ask_info(const void *ctx, size_t size, void *value, size_t *size_ret)
+{
+    const struct info_ask *a = ctx;
+    return dist_info(a->rank, a->getter, a->obj, a->obj2, a->param, size, value, size_ret);
+}
+
+char *dist_info_text(int rank, int getter, uint64_t obj, uint64_t obj2, cl_uint param, cl_int *err)
+{
+    struct info_ask a = {rank, getter, obj, obj2, param};
+    int32_t e = 0;
+    char *s = sluice_info_string(ask_info, &a, &e);
+    if (err != NULL)
+        *err = e;
+    return s;
 }
 
 cl_int dist_answer(const void *src, size_t n, size_t size, void *value, size_t *size_ret)

@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cl/intercept/info_text.h"
 #include "cl/intercept/wrap.h"
 #include "cl/rank0/dist.h"
 #include "cl/rank0/dist_internal.h"
@@ -199,11 +200,10 @@ static void own_devices(char *buf, size_t size)
         if (A->clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 32, devs, &nd) != CL_SUCCESS)
             continue;
         for (cl_uint d = 0; d < nd && d < 32; d++) {
-            char name[256];
-            if (A->clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof name, name, NULL) == CL_SUCCESS) {
-                name[sizeof name - 1] = '\0';
-                list_append(buf, size, name);
-            }
+            char *name = sluice_cl_device_text(A->clGetDeviceInfo, devs[d], CL_DEVICE_NAME);
+            if (name != NULL)
+                list_append(buf, size, name); /* a long list ends with "..." */
+            free(name);
         }
     }
 }

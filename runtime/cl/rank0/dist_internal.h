@@ -22,8 +22,8 @@
 #define DIST_MAX_DEVICES 256
 
 struct dist_platform {
-    char name[256];
-    int rank; /* the rank that answers platform queries */
+    char *name; /* malloc'd, whole: platforms of the ranks merge by name */
+    int rank;   /* the rank that answers platform queries */
     uint64_t rid;
     uint64_t rids[DIST_MAX_RANKS]; /* this platform's real platform on each rank (0: none) */
     int ndev;
@@ -157,7 +157,7 @@ struct dist_kernel_dev {
 struct dist_kernel {
     long refs;
     struct dist_program *prog;
-    char name[256];
+    char *name; /* malloc'd: a clone is made by name */
     cl_uint nargs;
     struct dist_arg *args;
     uint64_t rid[DIST_MAX_RANKS];
@@ -225,6 +225,9 @@ void dist_post(int rank, int op, const uint64_t *args, int nargs);
 /* Generic INFO forward. */
 cl_int dist_info(int rank, int getter, uint64_t obj, uint64_t obj2, cl_uint param, size_t size, void *value,
                  size_t *size_ret);
+/* A string-valued INFO forward read whole whatever its length (common/info_string.h): a malloc'd,
+ * NUL-terminated string, or NULL with *err (if not NULL) set. */
+char *dist_info_text(int rank, int getter, uint64_t obj, uint64_t obj2, cl_uint param, cl_int *err);
 /* Answers a query locally from a value of `n` bytes. */
 cl_int dist_answer(const void *src, size_t n, size_t size, void *value, size_t *size_ret);
 

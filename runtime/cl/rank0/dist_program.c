@@ -556,15 +556,9 @@ static cl_int build_options(struct dist_program *p, struct dist_device *d, size_
                             size_t *size_ret)
 {
     static const char appended[] = " -cl-kernel-arg-info";
-    size_t n = 0;
-    cl_int r =
-        dist_info(d->rank, SLUICE_RG_BUILD, p->rid[d->rank], d->rid, CL_PROGRAM_BUILD_OPTIONS, 0, NULL, &n);
-    char *opts = r == CL_SUCCESS ? calloc(1, n + 1) : NULL;
-    if (r == CL_SUCCESS && opts == NULL)
-        r = CL_OUT_OF_HOST_MEMORY;
-    if (r == CL_SUCCESS)
-        r = dist_info(d->rank, SLUICE_RG_BUILD, p->rid[d->rank], d->rid, CL_PROGRAM_BUILD_OPTIONS, n, opts,
-                      NULL);
+    cl_int r = CL_SUCCESS;
+    char *opts =
+        dist_info_text(d->rank, SLUICE_RG_BUILD, p->rid[d->rank], d->rid, CL_PROGRAM_BUILD_OPTIONS, &r);
     if (r == CL_SUCCESS) {
         size_t len = strlen(opts), k = sizeof appended - 1;
         if (strcmp(opts, appended + 1) == 0) /* the program passed none (PoCL trims the space) */
@@ -609,6 +603,7 @@ static void kernel_unref(struct dist_kernel *k)
     free(k->args);
     free(k->devs);
     prog_unref(k->prog);
+    free(k->name);
     free(k);
 }
 
@@ -621,8 +616,12 @@ static struct dist_kernel *make_kernel(struct dist_program *p, const char *name,
     }
     k->refs = 1;
     k->prog = p;
-    snprintf(k->name, sizeof k->name, "%s", name);
     retain_program((cl_program)p);
+    if ((k->name = strdup(name)) == NULL) { /* the program's name, whatever its length (a clone's) */
+        *err = CL_OUT_OF_HOST_MEMORY;
+        kernel_unref(k);
+        return NULL;
+    }
     *err = CL_SUCCESS;
     int first = -1;
     cl_int unbuilt = CL_SUCCESS;

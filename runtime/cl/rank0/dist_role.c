@@ -280,7 +280,10 @@ static struct dist_platform *platform_named(const char *name, int rank, uint64_t
     struct dist_platform *p = calloc(1, sizeof *p);
     if (p == NULL)
         return NULL;
-    snprintf(p->name, sizeof p->name, "%s", name);
+    if ((p->name = strdup(name)) == NULL) {
+        free(p);
+        return NULL;
+    }
     p->rank = rank;
     p->rid = rid;
     platforms[nplatforms++] = p;
@@ -342,8 +345,11 @@ static void enumerate(void)
             struct sluice_remote_enum_platform rec;
             if (!take(&m, &off, &rec, sizeof rec))
                 cut_short(r, (size_t)m.rep.nbytes, off, "a platform's record");
-            rec.name[sizeof rec.name - 1] = '\0';
-            struct dist_platform *p = platform_named(rec.name, r, rec.rid);
+            char *name = rec.name_len < m.rep.nbytes ? calloc(1, (size_t)rec.name_len + 1) : NULL;
+            if (name == NULL || !take(&m, &off, name, (size_t)rec.name_len))
+                cut_short(r, (size_t)m.rep.nbytes, off, "a platform's name");
+            struct dist_platform *p = platform_named(name, r, rec.rid);
+            free(name);
             if (p != NULL)
                 p->rids[r] = rec.rid;
             for (uint64_t d = 0; d < rec.ndev; d++) {
@@ -405,6 +411,14 @@ static void apply_device_query(void)
             all[k] = platforms[i]->devs[d];
             descs[k] = *all[k]->dql;
         }
+    int attr = 0;
+    size_t cut = sluice_dql_reads_cut(q, descs, n, &attr);
+    if (cut < n)
+        sluice_fatal_config(
+            "SLUICE_DEVICES: the %s of device %llu of rank %llu is longer than the %d bytes a query "
+            "compares, so the query's answer could be wrong: query other attributes",
+            sluice_dql_attrs[attr].name, (unsigned long long)descs[cut].index,
+            (unsigned long long)descs[cut].node, SLUICE_DQL_STR_MAX - 1);
     if (sluice_dql_select(q, descs, n, out, &count) != 0) {
         sluice_log_error("opencl: SLUICE_DEVICES: out of memory; every device is shown");
         goto done;

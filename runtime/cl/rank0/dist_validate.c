@@ -29,11 +29,11 @@ static void device_limits_locked(struct dist_device *d)
         return; /* unknown: the driver decides, later */
     size_t items[3] = {0, 0, 0};
     dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL);
-    char ver[64] = "";
     int major = 1, minor = 0;
-    if (dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, CL_DEVICE_VERSION, sizeof ver - 1, ver, NULL) ==
-        CL_SUCCESS)
+    char *ver = dist_info_text(d->rank, SLUICE_RG_DEVICE, d->rid, 0, CL_DEVICE_VERSION, NULL);
+    if (ver != NULL)
         sscanf(ver, "OpenCL %d.%d", &major, &minor);
+    free(ver);
     cl_bool nonuni = CL_FALSE;
     if (major >= 3)
         dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT,
@@ -57,13 +57,8 @@ void dist_device_limits(struct dist_device *d)
  * C 2.0 or later compilation without -cl-uniform-work-group-size. */
 static int nonuniform_options(struct dist_kernel *k, struct dist_device *d, cl_program_build_info how)
 {
-    size_t n = 0;
-    uint64_t rid = k->prog->rid[d->rank];
-    if (dist_info(d->rank, SLUICE_RG_BUILD, rid, d->rid, how, 0, NULL, &n) != CL_SUCCESS || n == 0)
-        return 0;
-    char *o = calloc(1, n + 1);
-    int ok = o != NULL && dist_info(d->rank, SLUICE_RG_BUILD, rid, d->rid, how, n, o, NULL) == CL_SUCCESS &&
-             (strstr(o, "-cl-std=CL2.") != NULL || strstr(o, "-cl-std=CL3.") != NULL) &&
+    char *o = dist_info_text(d->rank, SLUICE_RG_BUILD, k->prog->rid[d->rank], d->rid, how, NULL);
+    int ok = o != NULL && (strstr(o, "-cl-std=CL2.") != NULL || strstr(o, "-cl-std=CL3.") != NULL) &&
              strstr(o, "-cl-uniform-work-group-size") == NULL;
     free(o);
     return ok;

@@ -7,6 +7,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -73,8 +74,12 @@ static int describe(const struct dl_phdr_info *info, struct sluice_native_fn *fn
 {
     memset(fn, 0, sizeof *fn);
     const char *path = path_of(info);
-    strncpy(fn->name, info->dlpi_name != NULL && info->dlpi_name[0] != '\0' ? path : program_invocation_name,
-            sizeof fn->name - 1);
+    const char *name = info->dlpi_name != NULL && info->dlpi_name[0] != '\0' ? path : program_invocation_name;
+    size_t nl = strlen(name);
+    if (nl < sizeof fn->name)
+        memcpy(fn->name, name, nl);
+    else /* for messages only: a longer path keeps its end, marked as cut */
+        snprintf(fn->name, sizeof fn->name, "...%s", name + nl - (sizeof fn->name - 4));
     const uint8_t *id = NULL;
     size_t n = build_id(info, &id);
     if (n > 0 && n <= sizeof fn->build_id) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cl/intercept/backend.h"
+#include "cl/intercept/info_text.h"
 #include "cl/serve/remote_image.h"
 #include "cl/serve/remote_native.h"
 #include "cl/serve/remote_objects.h"
@@ -178,7 +179,6 @@ static void kernel_args(const uint64_t *a, struct sluice_remote_msg *out)
     for (cl_uint i = 0; i < n; i++) {
         cl_kernel_arg_address_qualifier aq = 0;
         cl_kernel_arg_type_qualifier tq = 0;
-        char type[64] = "";
         if (api()->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL) !=
                 CL_SUCCESS ||
             api()->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, NULL) != CL_SUCCESS)
@@ -189,10 +189,12 @@ static void kernel_args(const uint64_t *a, struct sluice_remote_msg *out)
         if (api()->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ACCESS_QUALIFIER, sizeof acc, &acc, NULL) ==
             CL_SUCCESS)
             v[i].access = acc;
-        if (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE &&
-            api()->clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, NULL) ==
-                CL_SUCCESS)
+        char *type = aq == CL_KERNEL_ARG_ADDRESS_PRIVATE
+                         ? sluice_cl_arg_text(api()->clGetKernelArgInfo, k, i, CL_KERNEL_ARG_TYPE_NAME)
+                         : NULL;
+        if (type != NULL)
             v[i].size = type_size(type);
+        free(type);
     }
     out->bytes = (unsigned char *)v;
     out->rep.nbytes = n * sizeof *v;

@@ -189,12 +189,13 @@ struct sluice_remote_done {
     uint64_t t[4]; /* queued, submit, start, end */
 };
 
-/* One platform as ENUM reports it, followed by `ndev` device records, each followed by the
- * device's DQL descriptor (struct sluice_dql_device, cl/dql/dql.h) for SLUICE_DEVICES. */
+/* One platform as ENUM reports it, followed by its name (`name_len` bytes, no NUL: the driver's,
+ * whatever its length), then `ndev` device records, each followed by the device's DQL descriptor
+ * (struct sluice_dql_device, cl/dql/dql.h) for SLUICE_DEVICES. */
 struct sluice_remote_enum_platform {
     uint64_t rid;
     uint64_t ndev;
-    char name[256];
+    uint64_t name_len;
 };
 struct sluice_remote_enum_device {
     uint64_t rid;

@@ -9,6 +9,7 @@
 
 #include "cl/dql/dql_device.h"
 #include "cl/intercept/backend.h"
+#include "cl/intercept/info_text.h"
 #include "cl/intercept/object.h"
 #include "cl/serve/remote_objects.h"
 #include "cl/serve/remote_proto.h"
@@ -106,19 +107,25 @@ static void do_enum(struct sluice_remote_msg *out)
         np = 0;
     if (np > MAX_PLATFORMS)
         np = MAX_PLATFORMS;
-    size_t cap =
-        np * (sizeof(struct sluice_remote_enum_platform) +
-              MAX_DEVICES * (sizeof(struct sluice_remote_enum_device) + sizeof(struct sluice_dql_device)));
+    char *names[MAX_PLATFORMS];
+    size_t cap = 0;
+    for (cl_uint p = 0; p < np; p++) {
+        names[p] = sluice_cl_platform_text(api()->clGetPlatformInfo, plats[p], CL_PLATFORM_NAME);
+        cap += sizeof(struct sluice_remote_enum_platform) + (names[p] ? strlen(names[p]) : 0) +
+               MAX_DEVICES * (sizeof(struct sluice_remote_enum_device) + sizeof(struct sluice_dql_device));
+    }
     uint64_t index = 0; /* the device's position among this rank's devices, for SLUICE_DEVICES */
     out->bytes = calloc(1, cap ? cap : 1);
     if (out->bytes == NULL) {
+        for (cl_uint p = 0; p < np; p++)
+            free(names[p]);
         out->rep.ret = CL_OUT_OF_HOST_MEMORY;
         return;
     }
     size_t len = 0;
     for (cl_uint p = 0; p < np; p++) {
-        struct sluice_remote_enum_platform rec = {.rid = RID(plats[p])};
-        api()->clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof rec.name - 1, rec.name, NULL);
+        struct sluice_remote_enum_platform rec = {.rid = RID(plats[p]),
+                                                  .name_len = names[p] ? strlen(names[p]) : 0};
         cl_device_id devs[MAX_DEVICES];
         cl_uint nd = 0;
         if (api()->clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, MAX_DEVICES, devs, &nd) != CL_SUCCESS)
@@ -128,6 +135,10 @@ static void do_enum(struct sluice_remote_msg *out)
         rec.ndev = nd;
         memcpy(out->bytes + len, &rec, sizeof rec);
         len += sizeof rec;
+        if (rec.name_len > 0)
+            memcpy(out->bytes + len, names[p], rec.name_len);
+        len += rec.name_len;
+        free(names[p]);
         for (cl_uint d = 0; d < nd; d++) {
             struct sluice_remote_enum_device dr = {.rid = RID(devs[d])};
             cl_device_type t = 0;
@@ -457,11 +468,15 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
         do_build(a, p, len, out);
         break;
     case SLUICE_REMOTE_KERNEL_CREATE: {
-        char name[256];
-        size_t n = len < sizeof name - 1 ? len : sizeof name - 1;
-        memcpy(name, p, n);
-        name[n] = '\0';
+        char *name = malloc(len + 1); /* the program's kernel name, whatever its length */
+        if (name == NULL) {
+            out->rep.ret = CL_OUT_OF_HOST_MEMORY;
+            break;
+        }
+        memcpy(name, p, len);
+        name[len] = '\0';
         cl_kernel k = A->clCreateKernel(PTR(cl_program, a[0]), name, &err);
+        free(name);
         out->rep.ret = err;
         out->rep.v[0] = RID(k);
         break;
