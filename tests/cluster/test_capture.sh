@@ -57,8 +57,13 @@ for i in 0 1 2; do
 done
 expect_eq "node3 (no rank) stages nothing" "" "$(tb_exec 3 sh -c 'ls /dev/shm/sluice-0 2>/dev/null | grep "^m-" || true')"
 
+# link_bytes: bytes node0 (rank 0's node) has sent and received on its link so far.
+link_bytes() { tb_exec 0 cat /sys/class/net/eth0/statistics/tx_bytes /sys/class/net/eth0/statistics/rx_bytes | tr '\n' ' '; }
+read -r tx0 rx0 <<< "$(link_bytes)"
 touch "$SHARED/go"
 wait "$job" || fail "the writer job failed: $(cat writer.out)"
+read -r tx1 rx1 <<< "$(link_bytes)"
+echo "figure: the commit of $(echo $sizes | tr ' ' '+' | bc) bytes moved $((tx1 - tx0)) bytes out of and $((rx1 - rx0)) into node0's link"
 [ ! -s writer.out ] || fail "the writer job printed: $(head -5 writer.out)"
 expect_eq "one container" "ckpt.@r.sluice" "$(ls -A "$d")"
 "$SLUICE_BIN_DIR/sluice-ckpt" verify "$d/ckpt.@r.sluice" > /dev/null || fail "the container does not verify"
