@@ -12,6 +12,7 @@
 #   testbed.sh exec [--dir DIR] NODE CMD... CMD inside node NODE (0..N-1 or its host name)
 #   testbed.sh shape [--dir DIR] NODE RATE|off   (re)shape a node's link, both directions
 #   testbed.sh link [--dir DIR] NODE up|down     cut or restore a node's link
+#   testbed.sh crash [--dir DIR] NODE   every process of NODE dies at once (SIGKILL to its PID 1)
 #   testbed.sh status [--dir DIR]
 #   testbed.sh down [--dir DIR]           ends every process of the testbed, removes DIR
 #
@@ -23,7 +24,7 @@ subnet=169.254.77 # link-local, only inside the testbed's namespaces; never rout
 max_nodes=8
 
 die() { echo "testbed: $*" >&2; exit 1; }
-usage() { echo "testbed: $*; usage: testbed.sh up|run|exec|shape|link|status|down [options] (see the script's header)" >&2; exit 2; }
+usage() { echo "testbed: $*; usage: testbed.sh up|run|exec|shape|link|crash|status|down [options] (see the script's header)" >&2; exit 2; }
 skip() { echo "testbed: SKIP: $*" >&2; exit 77; }
 
 cmd=${1:-}
@@ -44,7 +45,7 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-case $cmd in up | run | exec | shape | link | status | down) ;; *) usage "unknown command $cmd" ;; esac
+case $cmd in up | run | exec | shape | link | crash | status | down) ;; *) usage "unknown command $cmd" ;; esac
 [ "$cmd" = up ] || [ -z "$upopts" ] || usage "--nodes, --rate, --rate0, --skew and --finalize-fix belong to up"
 case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
 case $dir in /tmp | /tmp/* | /dev/shm | /dev/shm/*) usage "--dir $dir: every node has its own /tmp and /dev/shm; pick a folder elsewhere (default /var/tmp/sluice-testbed)" ;; esac
@@ -239,6 +240,12 @@ case $cmd in
     need_up
     [ $# -eq 2 ] && { [ "$2" = up ] || [ "$2" = down ]; } || usage "link needs a node and up or down"
     in_node "$(node_index "$1")" ip link set eth0 "$2"
+    ;;
+  crash)
+    need_up
+    [ $# -eq 1 ] || usage "crash needs a node"
+    p=$(pid_of "node$(node_index "$1")")
+    [ -z "$p" ] || kill -9 "$p"
     ;;
   status)
     need_up
