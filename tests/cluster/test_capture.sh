@@ -4,8 +4,8 @@
 # node-local). While the writers hold their closed members (a non-MPI program commits at exit),
 # each node's own /dev/shm holds exactly the members of its own ranks, named by their node-local
 # process ids, and nothing of other nodes. Then the job commits with one aggregator per node
-# (SLUICE_CB_NODES=0, the default): the trace shows 3 aggregators, one on each node, and only
-# they write the container. Jobs on 1, 2 and 4 nodes (3, 4 and 5 ranks) read every member back
+# (SLUICE_CB_NODES=0, the default): the trace shows 3 aggregators, one on each node, only they
+# write the container, and no stripe of it (header and index included) is written by two. Jobs on 1, 2 and 4 nodes (3, 4 and 5 ranks) read every member back
 # byte for byte.
 source "$SOURCE_DIR/tests/cluster/lib.bash"
 tb_up 4
@@ -84,6 +84,11 @@ for r in $writers; do
   case " $aggs " in *" $r "*) ;; *) fail "rank $r wrote the container but is not an aggregator ($aggs)" ;; esac
 done
 echo "ok: container written by $writers, aggregators $aggs"
+# No 64 KiB stripe of the container (header and index included) is written by two processes.
+shared_stripes=$(grep ' COMMIT_FS_WRITE ' trace.dump | sed -E 's/^rank ([0-9]+) .*offset=([0-9]+), bytes=([0-9]+),.*/\1 \2 \3/' \
+  | awk '$3 > 0 { for (s = int($2 / 65536); s <= int(($2 + $3 - 1) / 65536); s++) print s, $1 }' | sort -u \
+  | awk '{ n[$1]++ } END { for (s in n) if (n[s] > 1) print s }')
+expect_eq "stripes written by two processes" "" "$shared_stripes"
 
 # Restart on 1, 2 and 4 nodes: every member read back byte for byte.
 restart() {

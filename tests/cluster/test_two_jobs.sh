@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # A set's home and its folder lock on the shared folder, seen from several hosts: two jobs on
 # different nodes (job A: ranks on node0 and node1; job B: ranks on node2 and node3) commit one
-# set in one shared folder at the same time, 10 rounds. Each job has its own home for the set and
+# set in one shared folder at the same time, 20 rounds. Each job has its own home for the set and
 # stages on its own nodes; the homes' folder lock and temporary names are on the shared folder,
 # so every round both jobs succeed and the container holds all four members byte for byte (a
 # lock or a temporary file on node-local storage would let one job's rename drop the other's
@@ -19,7 +19,7 @@ job() {
     sh -c "cd '$SHARED' && mpiexec -hosts $3 -n 2 env LD_PRELOAD='$SLUICE_LIB' \
       sh -c 'r=\$((PMI_RANK + $2)); exec cp \"ref/ckpt.\$r\" \"\$0/ckpt.\$r\"' '$1'"
 }
-rounds=10
+rounds=20
 t0=$(date +%s.%N)
 for round in $(seq 1 $rounds); do
   d=$SHARED/round$round
