@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
 # The testbed itself (tests/cluster/testbed.sh, docs/CLUSTER_TESTBED.md): 3 nodes whose host
 # names, /dev/shm, /tmp, process ids and SysV IPC differ; addresses that exist only inside the
-# testbed (none on the host); mpiexec placing ranks on the nodes, MPICH's node split following
-# them; a node's processes cannot read each other's memory across nodes; a cut link; shaping;
-# bad input gets one line; teardown leaves no process, and up works again after a killed run.
+# testbed (none on the host); mpiexec placing ranks on the nodes; 10 of 10 MPI jobs ending (the
+# finalize fix); a process cannot read another's memory across nodes; a cut link; shaping; bad
+# input gets one line; a folder that is not the testbed's is never taken over nor removed;
+# teardown leaves no process, and up works again after a killed run.
 source "$SOURCE_DIR/tests/cluster/lib.bash"
 tb_up 3
 
@@ -102,6 +103,14 @@ for bad in "up --nodes 9" "up --nodes 1" "up --frobnicate" "frobnicate" "exec --
   [ "$rc" -ne 0 ] || fail "testbed.sh $bad succeeded"
   expect_eq "testbed.sh $bad: one line" 1 "$(echo "$msg" | wc -l)"
 done
+
+# A folder that is not the testbed's is never taken over nor removed.
+mkdir notmine
+echo keep > notmine/file
+if "$TESTBED" up --dir "$PWD/notmine" 2> up.err; then fail "up took over a folder with other files"; fi
+if "$TESTBED" down --dir "$PWD/notmine" 2> down.err; then fail "down accepted a folder that is not a testbed"; fi
+expect_eq "a foreign folder keeps its files" keep "$(cat notmine/file)"
+expect_contains "down names the folder" "not a testbed folder" "$(cat down.err)"
 
 # Down leaves no process behind, even when a job is still running; up again after a kill -9 of
 # every holder works.

@@ -90,6 +90,8 @@ shape_link() {
 down() {
   local i pid head_net p
   [ -d "$dir" ] || return 0
+  # Only a folder the testbed made (its marker) is emptied: --dir names it, never anything else.
+  [ -e "$dir/.sluice-testbed" ] || die "$dir is not a testbed folder (no .sluice-testbed in it): nothing removed"
   # Nodes: their PID 1 ends on SIGTERM, and the kernel then kills every process of the node.
   for ((i = 0; i < max_nodes; i++)); do
     pid=$(pid_of "node$i")
@@ -155,8 +157,12 @@ up() {
     command -v "$t" > /dev/null || skip "$t not found (util-linux, iproute2, mpich)"
   done
   [ -z "$rate$rate0" ] || command -v tc > /dev/null || skip "tc not found (iproute2): shaping needs it"
-  down
+  if [ -d "$dir" ] && [ ! -e "$dir/.sluice-testbed" ] && [ -n "$(ls -A "$dir")" ]; then
+    usage "--dir $dir: a folder with other files in it; the testbed needs its own (it removes it at down)"
+  fi
+  [ ! -d "$dir" ] || [ ! -e "$dir/.sluice-testbed" ] || down
   mkdir -p "$dir/shared" "$dir/bin"
+  touch "$dir/.sluice-testbed"
   echo "$nodes" > "$dir/nodes"
   {
     echo "127.0.0.1 localhost"
