@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: MIT
+# A set's home and its folder lock on the shared folder, seen from several hosts: two jobs on
+# different nodes (job A: ranks on node0 and node1; job B: ranks on node2 and node3) commit one
+# set in one shared folder at the same time, 20 rounds. Each job has its own home for the set and
+# stages on its own nodes; the homes' folder lock and temporary names are on the shared folder,
+# so every round both jobs succeed and the container holds all four members byte for byte (a
+# lock or a temporary file on node-local storage would let one job's rename drop the other's
+# members). The same as commit_two_jobs.sh on one host, here from four.
+source "$SOURCE_DIR/tests/cluster/lib.bash"
+tb_up 4
+ckpt=$SLUICE_BIN_DIR/sluice-ckpt
+mkdir -p "$SHARED/ref"
+for i in 0 1 2 3; do
+  head -c $(((i + 1) * 50000 + i)) /dev/urandom > "$SHARED/ref/ckpt.$i"
+done
+# job DIR OFFSET HOSTS: ranks on HOSTS write members OFFSET and OFFSET+1 (cp, no MPI).
+job() {
+  SLUICE_CAPTURE="$1/ckpt.%r" SLUICE_TRACE_DIR="$1/trace.$2" timeout 60 "$TESTBED" run --dir "$TB_DIR" \
+    sh -c "cd '$SHARED' && mpiexec -hosts $3 -n 2 env LD_PRELOAD='$SLUICE_LIB' \
+      sh -c 'r=\$((PMI_RANK + $2)); exec cp \"ref/ckpt.\$r\" \"\$0/ckpt.\$r\"' '$1'"
+}
+rounds=20
+t0=$(date +%s.%N)
+for round in $(seq 1 $rounds); do
+  d=$SHARED/round$round
+  mkdir -p "$d"
+  job "$d" 0 node0,node1 > a.out 2>&1 &
+  a=$!
+  job "$d" 2 node2,node3 > b.out 2>&1 &
+  b=$!
+  wait "$a" || fail "round $round: job on node0-1 failed: $(tail -3 a.out)"
+  wait "$b" || fail "round $round: job on node2-3 failed: $(tail -3 b.out)"
+  "$ckpt" verify "$d/ckpt.@r.sluice" > verify.out 2>&1 || fail "round $round: corrupt container: $(cat verify.out)"
+  expect_eq "round $round: both jobs' members merged" 4 "$("$ckpt" ls "$d" | grep -c "$d/ckpt\.[0-3]$")"
+  for i in 0 1 2 3; do
+    SLUICE_CAPTURE="$d/ckpt.%r" env LD_PRELOAD="$SLUICE_LIB" cmp "$d/ckpt.$i" "$SHARED/ref/ckpt.$i" \
+      || fail "round $round: member $i differs"
+  done
+  expect_eq "round $round: nothing but the container left" "ckpt.@r.sluice trace.0 trace.2" "$(ls -A "$d" | tr '\n' ' ' | sed 's/ $//')"
+done
+echo "ok: $rounds rounds in $(echo "$(date +%s.%N) - $t0" | bc | cut -c1-5) s"
+
+# Both jobs committed (each has a COMMIT_BEGIN by its home), each home on its own job's nodes.
+"$SLUICE_BIN_DIR/sluice-trace" summary "$SHARED/round1/trace.0" > a.summary
+"$SLUICE_BIN_DIR/sluice-trace" summary "$SHARED/round1/trace.2" > b.summary
+for j in 0 2; do
+  "$SLUICE_BIN_DIR/sluice-trace" dump "$SHARED/round1/trace.$j" > "dump.$j"
+  [ "$(grep -c ' COMMIT_BEGIN ' "dump.$j")" -ge 1 ] || fail "job $j: no commit began"
+done
+hosts() { awk '/^== Processes ==/ {p = 1; next} /^==/ {p = 0} p && $1 ~ /^[0-9]+$/ {print $1 "@" $7}' "$1" | tr '\n' ' '; }
+expect_eq "job A's ranks on node0 and node1 (sluice-trace summary)" "0@node0 1@node1 " "$(hosts a.summary)"
+expect_eq "job B's ranks on node2 and node3 (sluice-trace summary)" "0@node2 1@node3 " "$(hosts b.summary)"
