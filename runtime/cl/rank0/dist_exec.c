@@ -54,7 +54,7 @@ cl_int dist_use(struct dist_uses *u, struct dist_mem *m, int rank, size_t off, s
 
 static cl_int check_range(const struct dist_mem *m, size_t off, size_t size, const void *ptr)
 {
-    if (m == NULL || m->image != NULL) /* images have their own commands (dist_image.c) */
+    if (m == NULL || m->image != NULL) /* images have their own commands (dist_image_cmds.c) */
         return CL_INVALID_MEM_OBJECT;
     if (ptr == NULL || size == 0 || off > m->size || size > m->size - off)
         return CL_INVALID_VALUE;

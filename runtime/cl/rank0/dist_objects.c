@@ -232,7 +232,7 @@ static cl_command_queue make_queue(cl_context context, cl_device_id device, cl_c
         q->parray[q->nparray++] = list[i + 1];
     }
     /* Asked now, not at the first command: a round trip there would split the window of
-     * collective replacement (dist_sched.c). */
+     * collective replacement (dist_sched_window.c). */
     if (dist_info(d->rank, SLUICE_RG_QUEUE, q->rid, 0, CL_QUEUE_PROPERTIES, sizeof q->props, &q->props,
                   NULL) == CL_SUCCESS)
         q->props_known = 1;
