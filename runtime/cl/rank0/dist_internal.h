@@ -284,7 +284,8 @@ void dist_native_install(struct sluice_cl_api *api);
 /* Whether the process serving `rank` is rank 0's program: only then do its devices advertise
  * CL_EXEC_NATIVE_KERNEL (asked once per rank, silently). */
 bool dist_native_program_there(int rank);
-/* dist_image.c: images and samplers (after dist_exec_install: it extends clEnqueueUnmapMemObject). */
+/* dist_image*.c, dist_sampler.c: images and samplers (after dist_exec_install: it extends
+ * clEnqueueUnmapMemObject); their parts share dist_image_internal.h. */
 void dist_image_install(struct sluice_cl_api *api);
 void dist_image_forget_formats(struct dist_context *c); /* when the context goes */
 bool dist_sampler_is_live(const void *p);
@@ -355,7 +356,8 @@ void dist_kernel_limits(struct dist_kernel *k);
 cl_int dist_validate_ndrange(struct dist_queue *q, struct dist_kernel *k, cl_uint dims, const size_t *offset,
                              const size_t *global, const size_t *local, int *empty);
 
-/* dist_sched.c: rank 0's scheduler (asynchronous dispatch through the command DAG). */
+/* dist_sched*.c: rank 0's scheduler (asynchronous dispatch through the command DAG); its parts
+ * share dist_sched_internal.h. */
 struct dist_cmd {
     int rank;                 /* where it runs */
     dist_cmd_kind kind;       /* its wire op, command type, DAG kind (dist_cmds.def) */
@@ -405,7 +407,7 @@ void dist_rect_pack(unsigned char *to, const unsigned char *from, const size_t *
 void dist_sched_flush(void);
 /* Without closing the window: 0 while e runs, 1 when it completed, -1 when it failed. */
 int dist_sched_peek_done(struct dist_event *e);
-/* The CL_DCR trace event of a write replaced by a direct transfer from `from`. */
+/* The CL_DCR trace event of a write replaced by a direct transfer from `from` (dist_sched_window.c). */
 void dist_dcr_trace_p2p(uint64_t id, int from);
 /* A record that is complete already (maps served from rank 0 memory). */
 struct dist_event *dist_sched_done_event(struct dist_queue *q, cl_command_type type);
