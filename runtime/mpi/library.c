@@ -16,8 +16,9 @@ int sluice_mpi_library_load(void)
 {
     pthread_mutex_lock(&load_lock);
     if (loaded == 0) {
-        /* Already in the global scope: the program links MPI (libsluice defines no PMPI_*). */
-        if (sluice_real_dlsym(RTLD_DEFAULT, "PMPI_Init_thread") != NULL) {
+        /* Already loaded: the program links MPI. RTLD_NEXT, not RTLD_DEFAULT: libsluice exports
+         * PMPI_Init_thread itself (shim/mpi.c). */
+        if (sluice_real_dlsym(RTLD_NEXT, "PMPI_Init_thread") != NULL) {
             loaded = 1;
         } else if (dlopen(SLUICE_MPI_LIBRARY, RTLD_NOW | RTLD_GLOBAL) != NULL) {
             loaded = 1;

@@ -29,6 +29,7 @@
 
 #include "common/init_order.h"
 #include "common/log.h"
+#include "common/real.h"
 #include "config/config.h"
 #include "mpi/claim.h"
 #include "mpi/launcher.h"
@@ -38,6 +39,27 @@
 #include "progress/control.h"
 #include "trace/clocksync.h"
 #include "trace/trace.h"
+
+/* The next MPI_Init_thread/MPI_Init/MPI_Finalize after sluice's own (shim/mpi.c exports the PMPI_
+ * names too, so a call by name would come back here): a tool preloaded after sluice, or the
+ * library. MPI_ERR_OTHER where there is none (the library is not loaded). */
+static int next_init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    __typeof__(&PMPI_Init_thread) f = SLUICE_REAL(PMPI_Init_thread);
+    return f ? f(argc, argv, required, provided) : MPI_ERR_OTHER;
+}
+
+static int next_init(int *argc, char ***argv)
+{
+    __typeof__(&PMPI_Init) f = SLUICE_REAL(PMPI_Init);
+    return f ? f(argc, argv) : MPI_ERR_OTHER;
+}
+
+static int next_finalize(void)
+{
+    __typeof__(&PMPI_Finalize) f = SLUICE_REAL(PMPI_Finalize);
+    return f ? f() : MPI_ERR_OTHER;
+}
 
 #define MAX_HOOKS 32
 
@@ -225,7 +247,7 @@ static void lazy_init_locked(void)
         return;
     }
     sluice_time_state prev = sluice_time_enter(SLUICE_TIME_MPI);
-    int rc = PMPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &R.lib_provided);
+    int rc = next_init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &R.lib_provided);
     sluice_time_leave(prev);
     if (rc != MPI_SUCCESS) {
         sluice_log_warn("MPI_Init_thread failed (error %d); sluice will not use MPI", rc);
@@ -296,7 +318,7 @@ static int finalize_sequence(int by_sluice)
         PMPI_Comm_free(&R.comm);
     R.comm = MPI_COMM_NULL;
     atomic_store(&R.state, ST_FINALIZED);
-    int rc = PMPI_Finalize();
+    int rc = next_finalize();
     sluice_time_leave(prev);
     pthread_mutex_unlock(&R.lock);
     sluice_trace_instant(SLUICE_EV_MPI_FINALIZE, (uint64_t)by_sluice, 0, 0);
@@ -307,7 +329,7 @@ static int finalize_sequence(int by_sluice)
 
 static int plain_init(int *argc, char ***argv, bool thread_call, int required, int *provided)
 {
-    return thread_call ? PMPI_Init_thread(argc, argv, required, provided) : PMPI_Init(argc, argv);
+    return thread_call ? next_init_thread(argc, argv, required, provided) : next_init(argc, argv);
 }
 
 int sluice_mpi_app_init(int *argc, char ***argv, bool thread_call, int required, int *provided)
@@ -341,7 +363,7 @@ int sluice_mpi_app_init(int *argc, char ***argv, bool thread_call, int required,
         return plain_init(argc, argv, thread_call, required, provided);
     }
     sluice_time_state prev = sluice_time_enter(SLUICE_TIME_MPI);
-    int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &R.lib_provided);
+    int rc = next_init_thread(argc, argv, MPI_THREAD_MULTIPLE, &R.lib_provided);
     sluice_time_leave(prev);
     if (rc != MPI_SUCCESS) {
         atomic_store(&R.state, ST_UNUSABLE);
@@ -361,7 +383,7 @@ int sluice_mpi_app_init(int *argc, char ***argv, bool thread_call, int required,
 int sluice_mpi_app_finalize(void)
 {
     if (!active())
-        return PMPI_Finalize();
+        return next_finalize();
     pthread_mutex_lock(&R.lock);
     int state = atomic_load(&R.state);
     /* READY also covers MPI that sluice adopted after the application initialized it through
@@ -373,7 +395,7 @@ int sluice_mpi_app_finalize(void)
         R.app_finalized = true;
     pthread_mutex_unlock(&R.lock);
     if (!ours)
-        return PMPI_Finalize();
+        return next_finalize();
     return finalize_sequence(0);
 }
 
