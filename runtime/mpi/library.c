@@ -16,8 +16,9 @@ int sluice_mpi_library_load(void)
 {
     pthread_mutex_lock(&load_lock);
     if (loaded == 0) {
-        /* Already loaded: the program links MPI. RTLD_NEXT, not RTLD_DEFAULT: libsluice exports
-         * PMPI_Init_thread itself (shim/mpi.c). */
+        /* Already loaded after libsluice: the program links MPI. RTLD_NEXT, not RTLD_DEFAULT:
+         * libsluice exports PMPI_Init_thread itself (shim/mpi.c). Loaded before it (a program that
+         * links libsluice after MPI), the dlopen below finds it. */
         if (sluice_real_dlsym(RTLD_NEXT, "PMPI_Init_thread") != NULL) {
             loaded = 1;
         } else if (dlopen(SLUICE_MPI_LIBRARY, RTLD_NOW | RTLD_GLOBAL) != NULL) {
@@ -32,4 +33,14 @@ int sluice_mpi_library_load(void)
     int rc = loaded == 1 ? 0 : -1;
     pthread_mutex_unlock(&load_lock);
     return rc;
+}
+
+void *sluice_mpi_library_symbol(const char *name)
+{
+    void *h = dlopen(SLUICE_MPI_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
+    if (h == NULL)
+        return NULL;
+    void *p = sluice_real_dlsym(h, name);
+    dlclose(h); /* RTLD_NOLOAD took a reference; the library stays loaded */
+    return p;
 }

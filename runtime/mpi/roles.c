@@ -42,22 +42,35 @@
 
 /* The next MPI_Init_thread/MPI_Init/MPI_Finalize after sluice's own (shim/mpi.c exports the PMPI_
  * names too, so a call by name would come back here): a tool preloaded after sluice, or the
- * library. MPI_ERR_OTHER where there is none (the library is not loaded). */
+ * library. A program that links libsluice after MPI has nothing after sluice: the library's own
+ * definition then. NULL (MPI_ERR_OTHER) where MPI is not loaded. */
+static void *next_mpi(const char *name, void *_Atomic *slot)
+{
+    void *p = atomic_load_explicit(slot, memory_order_acquire);
+    if (p == NULL && (p = sluice_real_resolve(name, slot)) == NULL &&
+        (p = sluice_mpi_library_symbol(name)) != NULL)
+        atomic_store_explicit(slot, p, memory_order_release);
+    return p;
+}
+
 static int next_init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    __typeof__(&PMPI_Init_thread) f = SLUICE_REAL(PMPI_Init_thread);
+    static void *_Atomic slot;
+    __typeof__(&PMPI_Init_thread) f = (__typeof__(&PMPI_Init_thread))next_mpi("PMPI_Init_thread", &slot);
     return f ? f(argc, argv, required, provided) : MPI_ERR_OTHER;
 }
 
 static int next_init(int *argc, char ***argv)
 {
-    __typeof__(&PMPI_Init) f = SLUICE_REAL(PMPI_Init);
+    static void *_Atomic slot;
+    __typeof__(&PMPI_Init) f = (__typeof__(&PMPI_Init))next_mpi("PMPI_Init", &slot);
     return f ? f(argc, argv) : MPI_ERR_OTHER;
 }
 
 static int next_finalize(void)
 {
-    __typeof__(&PMPI_Finalize) f = SLUICE_REAL(PMPI_Finalize);
+    static void *_Atomic slot;
+    __typeof__(&PMPI_Finalize) f = (__typeof__(&PMPI_Finalize))next_mpi("PMPI_Finalize", &slot);
     return f ? f() : MPI_ERR_OTHER;
 }
 
@@ -237,7 +250,7 @@ static void lazy_init_locked(void)
         return;
     }
     if (inited) {
-        /* Initialized behind our back (the application called PMPI_Init directly): use it. */
+        /* Initialized behind our back (through a name sluice does not interpose): use it. */
         PMPI_Query_thread(&R.lib_provided);
         make_comm_locked();
         return;
@@ -387,8 +400,8 @@ int sluice_mpi_app_finalize(void)
     pthread_mutex_lock(&R.lock);
     int state = atomic_load(&R.state);
     /* READY also covers MPI that sluice adopted after the application initialized it through
-     * PMPI_Init (a Fortran 2008 binding, say): sluice's communicator and pollers must go
-     * before MPI does, whoever initialized it. */
+     * a name sluice does not interpose: sluice's communicator and pollers must go before MPI
+     * does, whoever initialized it. */
     bool ours = !R.app_finalized &&
                 (state == ST_READY || (state == ST_UNUSABLE && (R.app_initialized || R.sluice_initialized)));
     if (ours)
