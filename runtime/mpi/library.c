@@ -16,10 +16,10 @@ int sluice_mpi_library_load(void)
 {
     pthread_mutex_lock(&load_lock);
     if (loaded == 0) {
-        /* Already loaded after libsluice: the program links MPI. RTLD_NEXT, not RTLD_DEFAULT:
-         * libsluice exports PMPI_Init_thread itself (shim/mpi.c). Loaded before it (a program that
-         * links libsluice after MPI), the dlopen below finds it. */
-        if (sluice_real_dlsym(RTLD_NEXT, "PMPI_Init_thread") != NULL) {
+        /* Already loaded: the program links MPI. Asked by a name that only the library defines:
+         * PMPI_Init_thread is exported by libsluice itself (shim/mpi.c) and by tools preloaded
+         * beside it (Darshan, PMPI profilers), some of which do not load MPI themselves. */
+        if (sluice_real_dlsym(RTLD_DEFAULT, "PMPI_Initialized") != NULL) {
             loaded = 1;
         } else if (dlopen(SLUICE_MPI_LIBRARY, RTLD_NOW | RTLD_GLOBAL) != NULL) {
             loaded = 1;

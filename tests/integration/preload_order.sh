@@ -10,6 +10,7 @@
 # the container writes instead. Before sluice exported PMPI_Init/PMPI_Finalize, the tool-first
 # order sent MPI_Init and MPI_Finalize past sluice: MPI came up without MPI_THREAD_MULTIPLE and
 # every rank committed alone after MPI was finalized (twice the versions, one member each).
+# A program without MPI is checked the same way at the end.
 
 tool="$SLUICE_APPS_DIR/libpreload_tool.so"
 app="$SLUICE_APPS_DIR/mpi_ckpt_multifile"
@@ -73,6 +74,35 @@ for n in 3 4; do
       echo "ok: $w: the tool saw $cbytes bytes of container writes (program: $pbytes)"
     fi
     (cd "$w/data" && mpirun "$n" env LD_PRELOAD="$pre" SLUICE_CAPTURE="$cap" "$app" verify . "$steps" "$n")
+    echo "ok: $w: a restart under the same order reads every byte back"
+  done
+done
+
+# A program without MPI (ckpt_sized: sluice initializes MPI itself for the commit). Both orders:
+# one collective version with every member, the restart reads every byte back. sluice hides its
+# own MPI from what is above it: the tool first sees no MPI_Init; the tool after sluice is
+# called by sluice and sees it once, with its MPI_Finalize.
+sized="$SLUICE_APPS_DIR/ckpt_sized"
+for n in 3 4; do
+  for order in tool-first sluice-first; do
+    pre="$tool:$SLUICE_LIB"
+    seen="mpi_init 0 mpi_finalize 0"
+    if [ "$order" = sluice-first ]; then
+      pre="$SLUICE_LIB:$tool"
+      seen="mpi_init 1 mpi_finalize 1"
+    fi
+    w="serial-$order$n"
+    mkdir -p "$w/data" "$w/tool" "$w/trace"
+    (cd "$w/data" && mpirun "$n" env LD_PRELOAD="$pre" PRELOAD_TOOL_DIR="$PWD/../tool" SLUICE_CAPTURE='ckpt.%r' \
+      SLUICE_TRACE_DIR="$PWD/../trace" "$sized" write . 1000000 2345678 77)
+    expect_contains "$w: the container verifies" "ok ($n members" \
+      "$("$SLUICE_BIN_DIR/sluice-ckpt" verify "$w/data/ckpt.@r.sluice")"
+    expect_eq "$w: one collective version" "1 checkpoint version in $n files of $n ranks" \
+      "$("$SLUICE_BIN_DIR/sluice-trace" io "$w/trace" | head -1)"
+    for f in "$w"/tool/tool.*; do
+      expect_eq "$w: what the tool sees of MPI ($f)" "$seen" "$(head -2 "$f" | tr '\n' ' ' | sed 's/ $//')"
+    done
+    (cd "$w/data" && mpirun "$n" env LD_PRELOAD="$pre" SLUICE_CAPTURE='ckpt.%r' "$sized" verify . "$n" 1000000 2345678 77)
     echo "ok: $w: a restart under the same order reads every byte back"
   done
 done
