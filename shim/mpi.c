@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* MPI entry points interposed by sluice: initialization, finalization and the queries whose
  * answers sluice changes (see runtime/mpi/lifecycle.h for what changes and why). Thin: each
- * hands the call to the runtime. Only the MPI_ names are interposed; a tool or program calling
- * the PMPI_ names directly gets the library's answers. */
+ * hands the call to the runtime.
+ *
+ * Initialization and finalization are exported under their PMPI_ names too: a tool preloaded
+ * before sluice (Darshan, any PMPI profiler) forwards the program's MPI_Init with
+ * dlsym(RTLD_NEXT, "PMPI_Init") or a call of PMPI_Init, which must reach sluice rather than skip
+ * it to the library. The runtime reaches the next definition after sluice (a tool preloaded after
+ * it, or the library) through SLUICE_REAL. The queries are left to the library under their PMPI_
+ * names: libmpich calls PMPI_Initialized itself and must get the library's answer. */
 #include <mpi.h>
 #include <stddef.h>
 
@@ -38,3 +44,7 @@ SLUICE_EXPORT int MPI_Query_thread(int *provided)
 {
     return sluice_mpi_app_query_thread(provided);
 }
+
+SLUICE_EXPORT __typeof__(MPI_Init) PMPI_Init __attribute__((alias("MPI_Init")));
+SLUICE_EXPORT __typeof__(MPI_Init_thread) PMPI_Init_thread __attribute__((alias("MPI_Init_thread")));
+SLUICE_EXPORT __typeof__(MPI_Finalize) PMPI_Finalize __attribute__((alias("MPI_Finalize")));

@@ -16,8 +16,10 @@ int sluice_mpi_library_load(void)
 {
     pthread_mutex_lock(&load_lock);
     if (loaded == 0) {
-        /* Already in the global scope: the program links MPI (libsluice defines no PMPI_*). */
-        if (sluice_real_dlsym(RTLD_DEFAULT, "PMPI_Init_thread") != NULL) {
+        /* Already loaded: the program links MPI. Asked by a name that only the library defines:
+         * PMPI_Init_thread is exported by libsluice itself (shim/mpi.c) and by tools preloaded
+         * beside it (Darshan, PMPI profilers), some of which do not load MPI themselves. */
+        if (sluice_real_dlsym(RTLD_DEFAULT, "PMPI_Initialized") != NULL) {
             loaded = 1;
         } else if (dlopen(SLUICE_MPI_LIBRARY, RTLD_NOW | RTLD_GLOBAL) != NULL) {
             loaded = 1;
@@ -31,4 +33,14 @@ int sluice_mpi_library_load(void)
     int rc = loaded == 1 ? 0 : -1;
     pthread_mutex_unlock(&load_lock);
     return rc;
+}
+
+void *sluice_mpi_library_symbol(const char *name)
+{
+    void *h = dlopen(SLUICE_MPI_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
+    if (h == NULL)
+        return NULL;
+    void *p = sluice_real_dlsym(h, name);
+    dlclose(h); /* RTLD_NOLOAD took a reference; the library stays loaded */
+    return p;
 }

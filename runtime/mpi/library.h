@@ -15,6 +15,10 @@ extern "C" {
  * library that could not be loaded. Safe to call many times; not async-signal-safe. */
 int sluice_mpi_library_load(void);
 
+/* The MPI library's own definition of `name` (not a wrapper's), NULL if the library is not loaded
+ * or lacks it. For names libsluice exports itself where nothing follows libsluice. */
+void *sluice_mpi_library_symbol(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

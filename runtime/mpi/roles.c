@@ -29,6 +29,7 @@
 
 #include "common/init_order.h"
 #include "common/log.h"
+#include "common/real.h"
 #include "config/config.h"
 #include "mpi/claim.h"
 #include "mpi/launcher.h"
@@ -38,6 +39,40 @@
 #include "progress/control.h"
 #include "trace/clocksync.h"
 #include "trace/trace.h"
+
+/* The next MPI_Init_thread/MPI_Init/MPI_Finalize after sluice's own (shim/mpi.c exports the PMPI_
+ * names too, so a call by name would come back here): a tool preloaded after sluice, or the
+ * library. A program that links libsluice after MPI has nothing after sluice: the library's own
+ * definition then. NULL (MPI_ERR_OTHER) where MPI is not loaded. */
+static void *next_mpi(const char *name, void *_Atomic *slot)
+{
+    void *p = atomic_load_explicit(slot, memory_order_acquire);
+    if (p == NULL && (p = sluice_real_resolve(name, slot)) == NULL &&
+        (p = sluice_mpi_library_symbol(name)) != NULL)
+        atomic_store_explicit(slot, p, memory_order_release);
+    return p;
+}
+
+static int next_init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    static void *_Atomic slot;
+    __typeof__(&PMPI_Init_thread) f = (__typeof__(&PMPI_Init_thread))next_mpi("PMPI_Init_thread", &slot);
+    return f ? f(argc, argv, required, provided) : MPI_ERR_OTHER;
+}
+
+static int next_init(int *argc, char ***argv)
+{
+    static void *_Atomic slot;
+    __typeof__(&PMPI_Init) f = (__typeof__(&PMPI_Init))next_mpi("PMPI_Init", &slot);
+    return f ? f(argc, argv) : MPI_ERR_OTHER;
+}
+
+static int next_finalize(void)
+{
+    static void *_Atomic slot;
+    __typeof__(&PMPI_Finalize) f = (__typeof__(&PMPI_Finalize))next_mpi("PMPI_Finalize", &slot);
+    return f ? f() : MPI_ERR_OTHER;
+}
 
 #define MAX_HOOKS 32
 
@@ -215,7 +250,7 @@ static void lazy_init_locked(void)
         return;
     }
     if (inited) {
-        /* Initialized behind our back (the application called PMPI_Init directly): use it. */
+        /* Initialized behind our back (through a name sluice does not interpose): use it. */
         PMPI_Query_thread(&R.lib_provided);
         make_comm_locked();
         return;
@@ -225,7 +260,7 @@ static void lazy_init_locked(void)
         return;
     }
     sluice_time_state prev = sluice_time_enter(SLUICE_TIME_MPI);
-    int rc = PMPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &R.lib_provided);
+    int rc = next_init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &R.lib_provided);
     sluice_time_leave(prev);
     if (rc != MPI_SUCCESS) {
         sluice_log_warn("MPI_Init_thread failed (error %d); sluice will not use MPI", rc);
@@ -296,7 +331,7 @@ static int finalize_sequence(int by_sluice)
         PMPI_Comm_free(&R.comm);
     R.comm = MPI_COMM_NULL;
     atomic_store(&R.state, ST_FINALIZED);
-    int rc = PMPI_Finalize();
+    int rc = next_finalize();
     sluice_time_leave(prev);
     pthread_mutex_unlock(&R.lock);
     sluice_trace_instant(SLUICE_EV_MPI_FINALIZE, (uint64_t)by_sluice, 0, 0);
@@ -307,7 +342,7 @@ static int finalize_sequence(int by_sluice)
 
 static int plain_init(int *argc, char ***argv, bool thread_call, int required, int *provided)
 {
-    return thread_call ? PMPI_Init_thread(argc, argv, required, provided) : PMPI_Init(argc, argv);
+    return thread_call ? next_init_thread(argc, argv, required, provided) : next_init(argc, argv);
 }
 
 int sluice_mpi_app_init(int *argc, char ***argv, bool thread_call, int required, int *provided)
@@ -341,7 +376,7 @@ int sluice_mpi_app_init(int *argc, char ***argv, bool thread_call, int required,
         return plain_init(argc, argv, thread_call, required, provided);
     }
     sluice_time_state prev = sluice_time_enter(SLUICE_TIME_MPI);
-    int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &R.lib_provided);
+    int rc = next_init_thread(argc, argv, MPI_THREAD_MULTIPLE, &R.lib_provided);
     sluice_time_leave(prev);
     if (rc != MPI_SUCCESS) {
         atomic_store(&R.state, ST_UNUSABLE);
@@ -361,19 +396,19 @@ int sluice_mpi_app_init(int *argc, char ***argv, bool thread_call, int required,
 int sluice_mpi_app_finalize(void)
 {
     if (!active())
-        return PMPI_Finalize();
+        return next_finalize();
     pthread_mutex_lock(&R.lock);
     int state = atomic_load(&R.state);
     /* READY also covers MPI that sluice adopted after the application initialized it through
-     * PMPI_Init (a Fortran 2008 binding, say): sluice's communicator and pollers must go
-     * before MPI does, whoever initialized it. */
+     * a name sluice does not interpose: sluice's communicator and pollers must go before MPI
+     * does, whoever initialized it. */
     bool ours = !R.app_finalized &&
                 (state == ST_READY || (state == ST_UNUSABLE && (R.app_initialized || R.sluice_initialized)));
     if (ours)
         R.app_finalized = true;
     pthread_mutex_unlock(&R.lock);
     if (!ours)
-        return PMPI_Finalize();
+        return next_finalize();
     return finalize_sequence(0);
 }
 
