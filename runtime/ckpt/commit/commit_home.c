@@ -98,6 +98,9 @@ static struct hset *set_get(const char *key)
         !(s->upto = calloc((size_t)commit_g.size, sizeof(uint64_t))) ||
         !(s->later_upto = calloc((size_t)commit_g.size, sizeof(uint64_t))))
         sluice_fatal(1, "checkpoint commit: out of memory for set %s", key);
+    char dir[PATH_MAX];
+    if (sluice_container_dir(key, dir, sizeof dir) == 0)
+        s->dir = strdup(dir);
     HASH_ADD_KEYPTR(hh, sets, s->key, strlen(s->key), s);
     return s;
 }
@@ -116,6 +119,7 @@ static void set_free(struct hset *s)
     free(s->opened);
     free(s->pending);
     free(s->key);
+    free(s->dir);
     free(s);
 }
 
@@ -339,6 +343,11 @@ static void maybe_start(struct hset *s)
     if (!(s->npending == commit_g.size || final_ready() || (s->force && gathered(s, now)) ||
           (s->first_pending_ns && now - s->first_pending_ns >= COMMIT_INCOMPLETE_DELAY_NS)))
         return;
+    /* A version of another set in the same folder is in flight here: it holds the folder's lock,
+     * so trying it would only open and close the folder on every pass of the poller. */
+    for (struct hcommit *c = active; s->dir && c; c = c->next)
+        if (c->set != s && c->set->dir && strcmp(c->set->dir, s->dir) == 0)
+            return;
     /* MPI homes too: another job may commit the same set in the same folder at the same time. */
     uint64_t lock_ns = sluice_now_ns();
     int lockfd = lock_folder(s->key);

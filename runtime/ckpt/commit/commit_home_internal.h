@@ -66,6 +66,7 @@ struct hcommit {
 
 struct hset {
     char *key;
+    char *dir;              /* its container's folder, NULL when the key names none */
     unsigned char *pending; /* one byte per rank: closed a member since the last collection */
     int npending;
     unsigned char *opened; /* one byte per rank: holds a member open for writing (MSG_OPENED) */
