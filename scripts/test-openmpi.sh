@@ -20,8 +20,9 @@ ompi_info=/usr/bin/ompi_info
 echo "test-openmpi: $("$ompi_info" --version | head -1); the system's mpiexec: $(readlink -f "$(command -v mpiexec)")"
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_MPI=openmpi "$@" >/dev/null
-# What the tests use: the library, the tools and the test programs (not the unit tests).
-targets=(sluice sluice_ckpt_tool sluice_trace_tool sluice_launcher cl_conf_native_plugin)
+# What the tests use: the library, the tools and the test programs, and of the unit tests only the
+# one mpi_lazy_init runs under mpirun.
+targets=(sluice sluice_ckpt_tool sluice_trace_tool sluice_launcher cl_conf_native_plugin test_roles_rank_child)
 targets+=($(cmake --build "$build" --target help | sed -n 's/^\.\.\. \(app_[A-Za-z0-9_]*\).*/\1/p'))
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 lib=$build/lib/libsluice.so
