@@ -32,8 +32,8 @@ pin_mpich() {
   local name path value status
   while read -r name path; do
     [ -e "$path" ] || continue # MPICH not installed (yet)
-    value=$(update-alternatives --query "$name" 2>/dev/null | sed -n 's/^Value: //p')
-    status=$(update-alternatives --query "$name" 2>/dev/null | sed -n 's/^Status: //p')
+    value=$(update-alternatives --query "$name" 2>/dev/null | sed -n 's/^Value: //p' || true)
+    status=$(update-alternatives --query "$name" 2>/dev/null | sed -n 's/^Status: //p' || true)
     [ "$value" != "$path" ] || [ "$status" != manual ] || continue
     if [ "$(id -u)" -ne 0 ]; then
       [ "$value" == "$path" ] || echo "install-deps: the system's $name is $value, not MPICH's $path (as root: update-alternatives --set $name $path)" >&2
