@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* A checkpointing program written without sluice in mind: every rank (PMI_RANK, or 0) writes
- * its own file DIR/ckpt.<rank> with plain POSIX calls, step after step, and a later run reads
- * every member back and checks each byte. No MPI: ranks agree through marker files.
+/* A checkpointing program written without sluice in mind: every rank (the launcher's, or 0:
+ * launcher_env.h) writes its own file DIR/ckpt.<rank> with plain POSIX calls, step after step,
+ * and a later run reads every member back and checks each byte. No MPI: ranks agree through
+ * marker files.
  *
  *   ckpt_commit_steps write DIR STEPS [--fsync] [--big RANK] [--kill-at STEP]
  *       writes steps 1..STEPS; sizes are uneven (0 bytes, 1 byte, a few MiB, non-round);
@@ -31,13 +32,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int big_rank = -1;
+#include "launcher_env.h"
 
-static int env_int(const char *name, int def)
-{
-    const char *v = getenv(name);
-    return v && *v ? atoi(v) : def;
-}
+static int big_rank = -1;
 
 static uint64_t member_size(int rank, int step)
 {
@@ -240,7 +237,7 @@ static int do_partial(const char *dir, int rank)
 
 int main(int argc, char **argv)
 {
-    int rank = env_int("PMI_RANK", 0), size = env_int("PMI_SIZE", 1);
+    int rank = launcher_rank(), size = launcher_size();
     if (argc >= 4 && strcmp(argv[1], "write") == 0) {
         int do_fsync = 0, kill_at = 0;
         for (int i = 4; i < argc; i++) {

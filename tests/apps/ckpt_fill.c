@@ -7,7 +7,7 @@
  *     HOW: write (write(2) in 64 KiB calls), pwrite, writev, fprintf, fwrite (then fflush),
  *          fclose (one stdio buffer as large as the file: the bytes reach the file system only
  *          in fclose's flush)
- *   PATH may contain %r: the launcher's rank (PMI_RANK). Byte i is
+ *   PATH may contain %r: the launcher's rank (launcher_env.h). Byte i is
  *   so two versions of a file differ everywhere; 1 + (SEED * 131 + i * 7) % 251, never 0.
  * Exit status: 0 written and closed, 1 a call failed (its name and error on stderr), 2 usage. */
 #define _GNU_SOURCE
@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#include "launcher_env.h"
 
 #define PIECE 65536
 
@@ -31,7 +33,7 @@ int main(int argc, char **argv)
 {
     if (argc != 5)
         return fprintf(stderr, "usage: ckpt_fill HOW PATH SIZE SEED\n"), 2;
-    const char *how = argv[1], *rank = getenv("PMI_RANK");
+    const char *how = argv[1], *rank = launcher_rank_string();
     char path[4096];
     const char *r = strstr(argv[2], "%r");
     if (r != NULL)

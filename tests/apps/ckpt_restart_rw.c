@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A restart that re-opens its existing checkpoint for writing, the access pattern of common
- * I/O verifiers, written without sluice in mind. No MPI: the rank is PMI_RANK (or 0).
+ * I/O verifiers, written without sluice in mind. No MPI: the rank is the launcher's
+ * (launcher_env.h; 0 without one).
  *
  *   ckpt_restart_rw write DIR
  *       rank r writes DIR/ckpt.<r> (an odd size that depends on r) with plain POSIX calls.
@@ -24,6 +25,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "launcher_env.h"
 
 static uint64_t member_size(int rank)
 {
@@ -141,8 +144,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3)
         return 2;
-    const char *rv = getenv("PMI_RANK");
-    int rank = rv && *rv ? atoi(rv) : 0;
+    int rank = launcher_rank();
     char path[4096];
     const char *g = getenv("RW_GEN");
     gen = g && *g ? atoi(g) : 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A per-rank checkpoint writer with sizes chosen on the command line, written without sluice in
- * mind (plain POSIX, no MPI: the launcher's PMI_RANK/PMI_SIZE say who it is). Used by the
- * two-phase tests to put member boundaries where they want relative to the stripe unit.
+ * mind (plain POSIX, no MPI: the launcher's rank and size say who it is, launcher_env.h). Used by
+ * the two-phase tests to put member boundaries where they want relative to the stripe unit.
  *
  *   ckpt_sized write DIR[,DIR...] SIZE...    rank r writes DIR/ckpt.<r> with SIZE[r % count]
  *                                            bytes, in odd-sized write() calls, then closes it;
@@ -20,18 +20,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "launcher_env.h"
+
 #define CHUNK ((1u << 20) + 17u)
 
 static unsigned char byte_at(int member, uint64_t off)
 {
     uint64_t x = off * 0x9E3779B1u + (uint64_t)member * 0x85EBCA77u + (off >> 13);
     return (unsigned char)(x ^ (x >> 17));
-}
-
-static int env_int(const char *name, int def)
-{
-    const char *v = getenv(name);
-    return v && *v ? atoi(v) : def;
 }
 
 static uint64_t size_of(int member, char **sizes, int nsizes)
@@ -122,7 +118,7 @@ static int do_verify(const char *dir, int member, uint64_t size)
 
 int main(int argc, char **argv)
 {
-    int rank = env_int("PMI_RANK", 0), nprocs = env_int("PMI_SIZE", 1);
+    int rank = launcher_rank(), nprocs = launcher_size();
     if (argc >= 4 && strcmp(argv[1], "write") == 0)
         return do_write(argv[2], rank, size_of(rank, argv + 3, argc - 3));
     if (argc >= 5 && strcmp(argv[1], "verify") == 0) {

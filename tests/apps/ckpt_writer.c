@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A simulation's naive per-rank checkpoint, written without sluice in mind, and its restart-time
- * verifier. The rank comes from the launcher's environment (PMI_RANK / OMPI_COMM_WORLD_RANK /
- * SLURM_PROCID), as in a program that only needs its rank to name its files.
+ * verifier. The rank comes from the launcher's environment (launcher_env.h), as in a program that
+ * only needs its rank to name its files.
  *
  *   ckpt_writer write STEPS            every step writes, in the working directory:
  *       ckpt.<r>                 stdio (fopen/fprintf/fwrite/fclose), rewritten every step
@@ -23,6 +23,8 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#include "launcher_env.h"
 
 enum kind { K_STDIO, K_RESTART, K_STEPDIR, K_RANKDIR, K_COUNT };
 
@@ -60,16 +62,6 @@ static void member_name(char *out, size_t cap, int kind, int rank, int step)
         snprintf(out, cap, "rank%d/ckpt.dat", rank);
         break;
     }
-}
-
-static int env_rank(const char *const *names, int dflt)
-{
-    for (; *names; names++) {
-        const char *v = getenv(*names);
-        if (v && *v)
-            return atoi(v);
-    }
-    return dflt;
 }
 
 static void die(const char *what, const char *name)
@@ -237,9 +229,7 @@ static int do_verify(int rank, int size, int steps, int writers)
 
 int main(int argc, char **argv)
 {
-    static const char *const rank_vars[] = {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", NULL};
-    static const char *const size_vars[] = {"PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", NULL};
-    int rank = env_rank(rank_vars, 0), size = env_rank(size_vars, 1);
+    int rank = launcher_rank(), size = launcher_size();
     if (argc == 3 && strcmp(argv[1], "write") == 0)
         return do_write(rank, atoi(argv[2]));
     if (argc == 4 && strcmp(argv[1], "verify") == 0)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice) that may end before its first OpenCL call.
  * `cl_early_end`: prints the number of devices of the first platform.
- * `cl_early_end crash RANK`: on launcher rank RANK (PMI_RANK, else SLURM_PROCID) a constructor of
+ * `cl_early_end crash RANK`: on launcher rank RANK (launcher_env.h) a constructor of
  * the program crashes (SIGSEGV, a write through a null pointer) before main; other ranks print
  * as above. */
 #include <CL/cl.h>
@@ -9,16 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *launcher_rank(void)
-{
-    const char *r = getenv("PMI_RANK");
-    return r ? r : getenv("SLURM_PROCID");
-}
+#include "launcher_env.h"
 
 /* glibc passes main's arguments to constructors. */
 __attribute__((constructor)) static void crash_early(int argc, char **argv)
 {
-    const char *rank = launcher_rank();
+    const char *rank = launcher_rank_string();
     if (argc == 3 && strcmp(argv[1], "crash") == 0 && rank && strcmp(argv[2], rank) == 0)
         *(volatile int *)NULL = 1;
 }

@@ -4,15 +4,12 @@
 # and MPI_FINALIZE (MPICH: through the C entry points its Fortran bindings call; Open MPI:
 # through shim/mpi_fortran.c). MPI_IN_PLACE checks that the Fortran set-up is intact.
 fflags=()
-case "$MPIEXEC" in
-  *.openmpi)
-    fc=mpif90.openmpi
-    # Debian's mpif90.openmpi names no -L for libmpi itself; with MPICH as the default MPI
-    # alternative, -lmpi would then find MPICH's libmpi.so.
-    fflags=(-L"$(mpicc.openmpi --showme:libdirs)") ;;
-  *.mpich) fc=mpif90.mpich ;;
-  *) fc=mpif90 ;;
-esac
+fc=mpif90.$MPI_FLAVOUR
+if [ "$MPI_FLAVOUR" == openmpi ]; then
+  # Debian's mpif90.openmpi names no -L for libmpi itself; with MPICH as the default MPI
+  # alternative, -lmpi would then find MPICH's libmpi.so.
+  fflags=(-L"$(mpicc.openmpi --showme:libdirs)")
+fi
 command -v "$fc" >/dev/null || fail "$fc not found (gfortran comes with libmpich-dev)"
 cat > ftest.f90 <<'F90'
 program ftest

@@ -39,6 +39,8 @@ expect_contains "provided is what was asked" "provided funneled" "$last_output"
 expect_contains "query_thread is what was given" "query_thread funneled" "$last_output"
 
 # sluice really ran in those processes: one claim per rank of the last job, owned by its pid
-claims=$(ls -d "${TMPDIR:-/tmp}/sluice-$(id -u)/claims"/hydra@* 2>/dev/null | wc -l)
+job='hydra@*'
+[ "$MPI_FLAVOUR" != openmpi ] || job='ompi-*'
+claims=$(ls -d "${TMPDIR:-/tmp}/sluice-$(id -u)/claims"/$job 2>/dev/null | wc -l)
 [ "$claims" -ge 1 ] || fail "no per-rank claim folder was created by the preloaded runs"
 echo "ok: claim folders present"

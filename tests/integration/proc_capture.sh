@@ -13,13 +13,13 @@ head -c 70000 /dev/urandom > data
 # the writer every non-MPI case runs: its rank's member, then reads it back
 cat > writer.sh <<'SH'
 #!/bin/sh
-r=$PMI_RANK
+r=${PMI_RANK:-$OMPI_COMM_WORLD_RANK}
 head -c $((1000 + r * 3001)) ../data > ckpt.$r
 wc -c < ckpt.$r
 SH
 cat > driver.py <<'PY'
 import os, subprocess
-r = os.environ["PMI_RANK"]
+r = os.environ.get("PMI_RANK") or os.environ["OMPI_COMM_WORLD_RANK"]
 subprocess.run(["sh", "-c", "head -c %d ../data > ckpt.%s" % (1000 + int(r) * 3001, r)], check=True)
 with open("ckpt." + r, "rb") as f:
     n = len(f.read())
@@ -53,7 +53,7 @@ run() {
 for n in 1 2 3 4; do
   run "env chain" "$n" env A=1 ../writer.sh
   run "env env chain" "$n" env A=1 env B=2 ../writer.sh
-  run "bash -c" "$n" bash -c 'head -c $((500 + PMI_RANK * 777)) ../data > ckpt.$PMI_RANK; wc -c < ckpt.$PMI_RANK'
+  run "bash -c" "$n" bash -c 'r=${PMI_RANK:-$OMPI_COMM_WORLD_RANK}; head -c $((500 + r * 777)) ../data > ckpt.$r; wc -c < ckpt.$r'
   run "job script" "$n" sh -c '../writer.sh; true'
   run "python driver" "$n" /usr/bin/python3 ../driver.py
   run "system() child" "$n" "$SLUICE_APPS_DIR/mpi_proc_writer" system 2
