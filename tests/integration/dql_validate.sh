@@ -53,7 +53,10 @@ for n in 2 3; do
   mpirun "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_DEVICES='SELECT TOP x' /bin/echo rank-ran >out.txt 2>err.txt || rc=$?
   [ "$rc" -ne 0 ] || fail "mpiexec -n $n with a bad query exited 0"
   echo "ok: mpiexec -n $n with a bad query exits $rc"
-  expect_eq "mpiexec -n $n bad query stdout" "" "$(cat out.txt)"
+  # Nothing of the program's; hydra may add its own banner when it ends the job for an aborting
+  # rank (both ranks stop on the same value: one's abort can end the other mid-way, docs/FAULTS.md).
+  expect_eq "mpiexec -n $n bad query stdout (hydra's banner aside)" "" \
+    "$(grep -vE '^(=+|=   .*)$' out.txt | grep -v '^$' || true)"
   expect_contains "mpiexec -n $n bad query message" "SLUICE_DEVICES: column 12: expected a number after TOP" "$(cat err.txt)"
   expect_eq "mpiexec -n $n good query" "$n" \
     "$(mpirun "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_DEVICES='SELECT ALL WHERE type = cpu' /bin/echo rank-ran | grep -c rank-ran)"
