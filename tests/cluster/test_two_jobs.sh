@@ -19,17 +19,36 @@ job() {
     sh -c "cd '$SHARED' && mpiexec -hosts $3 -n 2 env LD_PRELOAD='$SLUICE_LIB' \
       sh -c 'r=\$((PMI_RANK + $2)); exec cp \"ref/ckpt.\$r\" \"\$0/ckpt.\$r\"' '$1'"
 }
+# hydra itself (not a rank) failed: "process manager error waiting for completion", once in 40
+# jobs of a clean-clone run on the shared 2-core VM. Such a round is run again, at most twice in
+# the test, and said; a failure of any other kind, or a third, fails the test.
+launcher_failed() { grep -q 'process manager error waiting for completion' "$1"; }
+reruns=0
 rounds=20
 t0=$(date +%s.%N)
-for round in $(seq 1 $rounds); do
+round=0
+while [ "$round" -lt "$rounds" ]; do
+  round=$((round + 1))
   d=$SHARED/round$round
+  rm -rf "$d"
   mkdir -p "$d"
   job "$d" 0 node0,node1 > a.out 2>&1 &
   a=$!
   job "$d" 2 node2,node3 > b.out 2>&1 &
   b=$!
-  wait "$a" || fail "round $round: job on node0-1 failed: $(tail -3 a.out)"
-  wait "$b" || fail "round $round: job on node2-3 failed: $(tail -3 b.out)"
+  ra=0 rb=0
+  wait "$a" || ra=$?
+  wait "$b" || rb=$?
+  if { [ "$ra" -ne 0 ] && launcher_failed a.out; } || { [ "$rb" -ne 0 ] && launcher_failed b.out; }; then
+    if [ "$reruns" -lt 2 ]; then
+      reruns=$((reruns + 1))
+      echo "note: round $round run again: hydra's own error ($(grep -h 'process manager error' a.out b.out | head -1))"
+      round=$((round - 1))
+      continue
+    fi
+  fi
+  [ "$ra" -eq 0 ] || fail "round $round: job on node0-1 failed: $(tail -3 a.out)"
+  [ "$rb" -eq 0 ] || fail "round $round: job on node2-3 failed: $(tail -3 b.out)"
   "$ckpt" verify "$d/ckpt.@r.sluice" > verify.out 2>&1 || fail "round $round: corrupt container: $(cat verify.out)"
   expect_eq "round $round: both jobs' members merged" 4 "$("$ckpt" ls "$d" | grep -c "$d/ckpt\.[0-3]$")"
   for i in 0 1 2 3; do
@@ -38,6 +57,7 @@ for round in $(seq 1 $rounds); do
   done
   expect_eq "round $round: nothing but the container left" "ckpt.@r.sluice trace.0 trace.2" "$(ls -A "$d" | tr '\n' ' ' | sed 's/ $//')"
 done
+[ "$reruns" -eq 0 ] || echo "note: $reruns round(s) run again after hydra's own error"
 echo "ok: $rounds rounds in $(echo "$(date +%s.%N) - $t0" | bc | cut -c1-5) s"
 
 # Both jobs committed (each has a COMMIT_BEGIN by its home), each home on its own job's nodes.
