@@ -261,11 +261,7 @@ int sluice_capture_fsync(int fd)
         sluice_trace_record(SLUICE_EV_CKPT_FSYNC, rc ? SLUICE_EVF_ERROR : 0, t0, sluice_now_ns() - t0,
                             (uint64_t)fd, 0, (uint64_t)-rc);
     sluice_capture_guard_leave();
-    if (rc < 0) {
-        errno = -rc;
-        return -1;
-    }
-    return 0;
+    return capture_result(rc);
 }
 
 void sluice_capture_fix_fstat(int fd, struct stat *st)

@@ -22,6 +22,7 @@
 #include "ckpt/commit/commit.h"
 #include "ckpt/commit/pattern.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -174,5 +175,15 @@ int capture_fd_crc(int fd, uint64_t *size, uint32_t *crc);
 /* Bytes closed since the last early commit; past SLUICE_STAGE_LIMIT the commit is asked to
  * flush. */
 void capture_account_closed(uint64_t bytes);
+
+/* A wrapper's answer from rc (0 or -errno): 0, or -1 with errno set, as libc answers. */
+static inline int capture_result(int rc)
+{
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
+    }
+    return 0;
+}
 
 #endif

@@ -137,11 +137,7 @@ int sluice_capture_stat(int dirfd, const char *path, struct stat *st, int flags)
         rc = -ENOENT;
     }
     sluice_capture_guard_leave();
-    if (rc < 0) {
-        errno = -rc;
-        return -1;
-    }
-    return 0;
+    return capture_result(rc);
 }
 
 int sluice_capture_access(int dirfd, const char *path, int mode, int flags)
@@ -201,11 +197,7 @@ int sluice_capture_unlink(int dirfd, const char *path, int flags)
     sluice_capture_guard_enter();
     int rc = unlink_member(n.abs);
     sluice_capture_guard_leave();
-    if (rc < 0) {
-        errno = -rc;
-        return -1;
-    }
-    return 0;
+    return capture_result(rc);
 }
 
 /* Copies every byte readable from src (from offset 0) to the current position of fd, in 1 MiB
@@ -368,11 +360,7 @@ out:
         sluice_trace_instant(SLUICE_EV_CKPT_RENAME, sluice_trace_string(fm ? from.abs : oldpath),
                              sluice_trace_string(tm ? to.abs : newpath), 0);
     sluice_capture_guard_leave();
-    if (rc < 0) {
-        errno = -rc;
-        return -1;
-    }
-    return 0;
+    return capture_result(rc);
 }
 
 /* A member's new permissions: an open one keeps them for its close (and its sidecar for
@@ -409,11 +397,7 @@ int sluice_capture_chmod(int dirfd, const char *path, mode_t mode, int flags)
     sluice_capture_guard_enter();
     int rc = chmod_member(n.abs, mode & 07777);
     sluice_capture_guard_leave();
-    if (rc < 0) {
-        errno = -rc;
-        return -1;
-    }
-    return 0;
+    return capture_result(rc);
 }
 
 int sluice_capture_fchmod(int fd, mode_t mode)
@@ -431,11 +415,7 @@ int sluice_capture_fchmod(int fd, mode_t mode)
     sluice_capture_guard_enter();
     int rc = chmod_member(path, mode & 07777);
     sluice_capture_guard_leave();
-    if (rc < 0) {
-        errno = -rc;
-        return -1;
-    }
-    return 0;
+    return capture_result(rc);
 }
 
 /* truncate(2) by name: the same as open for writing, ftruncate, close (a new version). */

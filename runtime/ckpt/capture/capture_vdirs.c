@@ -220,11 +220,7 @@ int sluice_capture_mkdir(int dirfd, const char *path, mode_t mode)
         }
     }
     sluice_capture_guard_leave();
-    if (rc < 0) {
-        errno = -rc;
-        return -1;
-    }
-    return 0;
+    return capture_result(rc);
 }
 
 int sluice_capture_rmdir(const char *path)
@@ -259,11 +255,7 @@ int sluice_capture_rmdir(const char *path)
     sluice_capture_guard_leave();
     if (rc == SLUICE_CAPTURE_PASS)
         return rc;
-    if (rc < 0) {
-        errno = -rc;
-        return -1;
-    }
-    return 0;
+    return capture_result(rc);
 }
 
 int capture_vdir_set_attr(const char *abs, enum capture_vdir_attr what, unsigned a, unsigned b,
@@ -283,11 +275,7 @@ int capture_vdir_set_attr(const char *abs, enum capture_vdir_attr what, unsigned
         rc = r == 0 ? 0 : -errno;
     }
     sluice_capture_guard_leave();
-    if (rc < 0) {
-        errno = -rc;
-        return -1;
-    }
-    return 0;
+    return capture_result(rc);
 }
 
 int sluice_capture_vdir_chown(int dirfd, const char *path, uid_t uid, gid_t gid)
