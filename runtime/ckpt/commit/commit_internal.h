@@ -15,7 +15,8 @@
  *   commit_exit.c    the engine's state (commit_g), start-up, exit-time flush, hooks, the
  *                    handlers' registration, capture's registered hooks
  *   twophase_home.c  the two-phase path, home side: aggregators, the plan's inputs
- *   twophase_exec.c  the two-phase path, participants: running their part of the plan
+ *   twophase_part.c  one participant's share of a plan: encoded at the home, decoded there
+ *   twophase_exec.c  the two-phase path, participants: running their share of the plan
  *                    (the plan itself is pure and lives below, in ckpt/twophase/)
  *   stage.c          the stage folder (layout and sidecar codec: stage.h, read by capture)
  *   pattern.c        which paths are members, and their set keys (pattern.h, util)
@@ -69,7 +70,7 @@ enum commit_msg_type {
                        (logical, length))}: the data runs stored, the rest holes */
     MSG_DONE,       /* home -> rank: {id, err, version}: the members you sent are committed */
     MSG_FLUSHED,    /* home -> rank: {req, err}: answer to FLUSH / UNLINK */
-    MSG_TWOPHASE,   /* home -> participant: the inputs of a two-phase plan (twophase_home.c) */
+    MSG_TWOPHASE,   /* home -> participant: its share of a two-phase plan (twophase_part.c) */
     MSG_QUERY,      /* rank -> home: {key, path, req}: answer (FLUSHED; at once with status
                        COMMIT_QUERY_PENDING if a commit is coming) once no closed version of
                        path is waiting for a commit; never forces one */

@@ -10,6 +10,7 @@
 #include "ckpt/commit/commit_internal.h"
 
 #include "ckpt/commit/stage.h"
+#include "ckpt/commit/stage_index.h"
 #include "ckpt/container/container.h"
 #include "common/hash.h"
 #include "common/log.h"
@@ -103,6 +104,7 @@ static void meta_path_of(const char *stage_path, char *out, size_t cap)
 
 static void unlink_staged(struct commit_member *c)
 {
+    sluice_stage_index_drop(c->m.path, c->meta_path);
     SLUICE_REAL(unlink)(c->m.stage_path);
     SLUICE_REAL(unlink)(c->meta_path);
 }
@@ -192,6 +194,7 @@ void sluice_commit_member_closed(const struct sluice_staged_member *m)
         /* Already committed by fsync, byte for byte: nothing more to do but drop the stage. */
         char meta[PATH_MAX];
         meta_path_of(m->stage_path, meta, sizeof meta);
+        sluice_stage_index_drop(m->path, meta);
         SLUICE_REAL(unlink)(m->stage_path);
         SLUICE_REAL(unlink)(meta);
         return;

@@ -9,6 +9,7 @@
 
 #include "ckpt/commit/pattern.h"
 #include "ckpt/commit/stage.h"
+#include "ckpt/commit/stage_index.h"
 #include "ckpt/container/container.h"
 #include "common/log.h"
 #include "common/real.h"
@@ -36,7 +37,53 @@ struct staged_hit {
     unsigned mode;
 };
 
+/* The member of sidecar meta if it is a closed copy of path by a running process whose data
+ * file is whole: 1 (hit filled if newer than what it holds, or found is 0), else 0. */
+static int staged_copy(const char *meta, const char *path, char *buf, int found, struct staged_hit *hit)
+{
+    char data[PATH_MAX];
+    size_t ml = strlen(meta), sl = strlen(SLUICE_STAGE_META_SUFFIX);
+    if (ml < sl || snprintf(data, sizeof data, "%.*s%s", (int)(ml - sl), meta, SLUICE_STAGE_DATA_SUFFIX) >=
+                       (int)sizeof data)
+        return 0;
+    ssize_t n = sluice_stage_read_meta(meta, buf, SLUICE_STAGE_META_MAX);
+    struct sluice_stage_meta sm;
+    if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed ||
+        strcmp(sm.m.path, path) != 0)
+        return 0;
+    /* Only members of running processes: what a dead one left is a crash leftover, which
+     * `sluice-ckpt recover` decides about; until then the committed version stands. */
+    if (sm.pid != (long)getpid() && kill((pid_t)sm.pid, 0) != 0 && errno != EPERM)
+        return 0;
+    struct stat st;
+    if (SLUICE_REAL(stat)(data, &st) != 0 || (uint64_t)st.st_size != sm.m.size)
+        return 0;
+    int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    if (!found || mt > hit->mtime_ns) {
+        snprintf(hit->data_path, sizeof hit->data_path, "%s", data);
+        hit->size = sm.m.size;
+        hit->mtime_ns = mt;
+        hit->mode = sm.m.mode;
+    }
+    return 1;
+}
+
+/* The newest closed copy of path staged on this node, through the stage folder's index by
+ * path (stage_index.h): a link and a sidecar, whatever the number of processes of the node. */
 static int find_staged_elsewhere(const char *path, struct staged_hit *hit)
+{
+    char meta[PATH_MAX];
+    if (!sluice_stage_index_get(path, meta, sizeof meta))
+        return 0;
+    char *buf = malloc(SLUICE_STAGE_META_MAX);
+    int found = buf && staged_copy(meta, path, buf, 0, hit);
+    free(buf);
+    return found;
+}
+
+/* Every closed copy of path staged on this node, by a scan of all sidecars (unlink must find
+ * older copies too, which the index does not name). */
+static int find_staged_scan(const char *path, struct staged_hit *hit)
 {
     const char *dir = sluice_stage_dir();
     if (!dir)
@@ -49,28 +96,9 @@ static int find_staged_elsewhere(const char *path, struct staged_hit *hit)
     char *buf = malloc(SLUICE_STAGE_META_MAX);
     while (buf && (e = SLUICE_REAL(readdir)(d)) != NULL) {
         char meta[PATH_MAX], data[PATH_MAX];
-        if (!sluice_stage_sidecar(dir, e->d_name, meta, sizeof meta, data, sizeof data))
-            continue;
-        ssize_t n = sluice_stage_read_meta(meta, buf, SLUICE_STAGE_META_MAX);
-        struct sluice_stage_meta sm;
-        if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed ||
-            strcmp(sm.m.path, path) != 0)
-            continue;
-        /* Only members of running processes: what a dead one left is a crash leftover, which
-         * `sluice-ckpt recover` decides about; until then the committed version stands. */
-        if (sm.pid != (long)getpid() && kill((pid_t)sm.pid, 0) != 0 && errno != EPERM)
-            continue;
-        struct stat st;
-        if (SLUICE_REAL(stat)(data, &st) != 0 || (uint64_t)st.st_size != sm.m.size)
-            continue;
-        int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-        if (!found || mt > hit->mtime_ns) {
-            snprintf(hit->data_path, sizeof hit->data_path, "%s", data);
-            hit->size = sm.m.size;
-            hit->mtime_ns = mt;
-            hit->mode = sm.m.mode;
+        if (sluice_stage_sidecar(dir, e->d_name, meta, sizeof meta, data, sizeof data) &&
+            staged_copy(meta, path, buf, found, hit))
             found = 1;
-        }
     }
     free(buf);
     SLUICE_REAL(closedir)(d);
@@ -266,10 +294,11 @@ int commit_unlink_staged_elsewhere(const char *path, char *key, size_t keycap)
 {
     int n = 0;
     struct staged_hit hit;
-    while (find_staged_elsewhere(path, &hit)) {
+    while (find_staged_scan(path, &hit)) {
         char meta[PATH_MAX];
         size_t l = strlen(hit.data_path), dl = strlen(SLUICE_STAGE_DATA_SUFFIX);
         snprintf(meta, sizeof meta, "%.*s%s", (int)(l - dl), hit.data_path, SLUICE_STAGE_META_SUFFIX);
+        sluice_stage_index_drop(path, meta);
         if (SLUICE_REAL(unlink)(hit.data_path) != 0)
             break;
         SLUICE_REAL(unlink)(meta);

@@ -2,6 +2,7 @@
 /* The stage folder: creation of staging files and their sidecars (layout and format: stage.h).
  * Every call here uses the real libc functions (SLUICE_REAL), never capture's wrappers. */
 #include "ckpt/commit/stage.h"
+#include "ckpt/commit/stage_index.h"
 
 #include "common/log.h"
 #include "common/private_dir.h"
@@ -101,6 +102,8 @@ int sluice_stage_write_meta(const char *meta_path, const struct sluice_stage_met
         SLUICE_REAL(unlink)(tmp);
         return -e;
     }
+    if (sm->closed)
+        sluice_stage_index_set(sm->m.path, meta_path); /* issue 33: found by path (stage_index.h) */
     return 0;
 }
 

@@ -19,6 +19,7 @@
  * in flight at once without deadlock. MPI's non-overtaking rule keeps the pieces between one
  * writer and one aggregator in order, which is the order both sides derive from the plan. */
 #include "ckpt/commit/commit_internal.h"
+#include "ckpt/commit/twophase_part.h"
 #include "mpi/tags.h"
 
 #include "ckpt/container/container.h"
@@ -67,7 +68,8 @@ struct tp_job {
     struct commit_tp_member *m;
     size_t n;
     uint64_t unit;
-    struct sluice_tp_plan plan;
+    struct sluice_tp_plan plan; /* this rank's share, local numbering (twophase_part.h) */
+    uint64_t *piece_id;         /* per piece: its index in the home's plan (trace ids) */
     int err;
 
     /* writer */
@@ -205,7 +207,7 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
         MPI_Isend(p, (int)pc->size, MPI_BYTE, to, j->tag, comm, &s->reqs[s->nreq++]);
         if (sluice_trace_active())
             sluice_trace_record(SLUICE_EV_COMMIT_SHUFFLE, 0, t_send, 0, (uint64_t)to, pc->size,
-                                (uint64_t)(uint32_t)j->tag << 32 | (uint32_t)j->mine[k]);
+                                (uint64_t)(uint32_t)j->tag << 32 | (uint32_t)j->piece_id[j->mine[k]]);
     }
     s->active = 1;
 }
@@ -419,7 +421,7 @@ static int aggregator_poll(struct tp_job *j, int *done)
                 for (size_t k = s->pbeg; k < s->pend && sluice_trace_active(); k++)
                     sluice_trace_instant(SLUICE_EV_COMMIT_SHUFFLE_RECV, (uint64_t)j->plan.pieces[k].src,
                                          j->plan.pieces[k].size,
-                                         (uint64_t)(uint32_t)j->tag << 32 | (uint32_t)k);
+                                         (uint64_t)(uint32_t)j->tag << 32 | (uint32_t)j->piece_id[k]);
                 free(s->reqs);
                 s->reqs = NULL;
                 s->writing = 1;
@@ -480,6 +482,7 @@ static void job_free(struct tp_job *j)
         commit_fs_close(j->out);
     sluice_tp_plan_free(&j->plan);
     free(j->fds);
+    free(j->piece_id);
     free(j->piece_crc);
     free(j->mine);
     free(j->m);
@@ -625,7 +628,8 @@ static void install_fork_handler(void)
     pthread_atfork(NULL, NULL, forget_jobs_in_child);
 }
 
-/* Participant: runs its part of the plan on the progress thread and answers MSG_WRITTEN. */
+/* Participant: runs its share of the plan (twophase_part.h) on the progress thread and answers
+ * MSG_WRITTEN. */
 static void twophase_handle(int home, uint32_t type, struct cmsg *in)
 {
     (void)type;
@@ -635,39 +639,23 @@ static void twophase_handle(int home, uint32_t type, struct cmsg *in)
     j->out = -1;
     j->dom = -1;
     j->home = home;
-    j->id = cmsg_get_u32(in);
-    snprintf(j->tmp, sizeof j->tmp, "%s", cmsg_get_str(in));
-    j->unit = cmsg_get_u64(in);
-    uint32_t block = cmsg_get_u32(in);
-    uint64_t buffer = cmsg_get_u64(in);
-    uint32_t mode = cmsg_get_u32(in);
-    uint32_t naggr = cmsg_get_u32(in);
-    int *aggr = calloc(naggr ? naggr : 1, sizeof(int));
-    for (uint32_t a = 0; aggr && a < naggr && !in->bad; a++)
-        aggr[a] = (int)cmsg_get_u32(in);
-    uint32_t n = cmsg_get_u32(in);
-    j->n = n;
-    j->m = calloc(n ? n : 1, sizeof(*j->m));
-    struct sluice_tp_member *tm = calloc(n ? n : 1, sizeof(*tm));
-    j->fds = malloc((n ? n : 1) * sizeof(int));
-    j->maps = calloc(n ? n : 1, sizeof(*j->maps));
-    int rc = (aggr && j->m && tm && j->fds && j->maps) ? 0 : -ENOMEM;
-    for (uint32_t i = 0; rc == 0 && i < n && !in->bad; i++) {
-        j->m[i].seq = cmsg_get_u64(in);
-        j->m[i].offset = cmsg_get_u64(in);
-        j->m[i].size = cmsg_get_u64(in);
-        j->m[i].src = (int)cmsg_get_u32(in);
-        tm[i] = (struct sluice_tp_member){j->m[i].offset, j->m[i].size, j->m[i].src};
+    struct commit_tp_part part;
+    int rc = commit_twophase_part_decode(in, commit_g.rank, &part);
+    if (rc)
+        sluice_fatal(1, "checkpoint commit: a two-phase plan from rank %d cannot be read (%s)", home,
+                     strerror(-rc));
+    j->id = part.id;
+    snprintf(j->tmp, sizeof j->tmp, "%s", part.tmp);
+    j->unit = part.unit;
+    j->plan = part.plan;
+    j->m = part.m;
+    j->n = part.n;
+    j->piece_id = part.piece_id;
+    j->fds = malloc((j->n ? j->n : 1) * sizeof(int));
+    j->maps = calloc(j->n ? j->n : 1, sizeof(*j->maps));
+    rc = (j->fds && j->maps) ? 0 : -ENOMEM;
+    for (size_t i = 0; rc == 0 && i < j->n; i++)
         j->fds[i] = -1;
-    }
-    if (rc == 0 && in->bad)
-        rc = -EPROTO;
-    if (rc == 0) {
-        struct sluice_tp_params prm = {j->unit, block, buffer, (enum sluice_cb_write)mode, aggr, naggr};
-        rc = sluice_tp_plan_make(tm, n, &prm, &j->plan);
-    }
-    free(tm);
-    free(aggr);
     if (rc == 0) {
         j->tag = job_tag(home, j->id);
         j->piece_crc = calloc(j->plan.npieces ? j->plan.npieces : 1, sizeof(uint32_t));

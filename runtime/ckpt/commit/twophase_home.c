@@ -2,14 +2,15 @@
 /* Two-phase commit, home side: decides whether a commit goes through aggregators, picks them
  * (one per node by default, SLUICE_CB_NODES to override; the home itself first on its node, so
  * that the rank that writes the header and index is one of the writers), resolves the stripe
- * unit of the target directory, and sends every participant the inputs of the plan
- * (planner_twophase.h). Each participant computes the same plan and runs its part of it
- * (twophase_exec.c); the home then waits for one MSG_WRITTEN per participant, as on the direct
+ * unit of the target directory, computes the plan (planner_twophase.h) and sends every
+ * participant its own share of it (twophase_part.c), which it runs (twophase_exec.c); the home
+ * then waits for one MSG_WRITTEN per participant, as on the direct
  * path.
  *
  * Node identities travel with MSG_MEMBERS (a hash of the host name): the home learns where each
  * rank runs without a collective call, which the commit engine cannot make. */
 #include "ckpt/commit/commit_internal.h"
+#include "ckpt/commit/twophase_part.h"
 
 #include "ckpt/twophase/planner_twophase.h"
 #include "ckpt/twophase/stripe.h"
@@ -126,8 +127,7 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
         return 0;
     int *aggr = malloc(((size_t)nranks + 1) * sizeof(int));
     struct sluice_tp_member *tm = calloc(n ? n : 1, sizeof(*tm));
-    unsigned char *part = calloc((size_t)commit_g.size, 1);
-    int rc = (aggr && tm && part) ? 0 : -ENOMEM;
+    int rc = (aggr && tm) ? 0 : -ENOMEM;
     struct sluice_tp_plan plan = {0};
     int naggr = 0;
     uint64_t unit = 0;
@@ -160,43 +160,17 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
         sluice_tp_plan_free(&plan);
         free(aggr);
         free(tm);
-        free(part);
         return 0;
     }
-    for (size_t i = 0; i < n; i++)
-        if (m[i].src >= 0 && m[i].src < commit_g.size)
-            part[m[i].src] = 1;
-    for (size_t d = 0; d < plan.ndomains; d++)
-        part[plan.domains[d].aggregator] = 1;
+    /* Each participant gets only its share of the plan (twophase_part.c). */
+    int participants = commit_twophase_send_parts(id, tmp, unit, &plan, m, n);
     sluice_tp_plan_free(&plan);
-
-    int participants = 0;
-    for (int r = 0; r < commit_g.size; r++) {
-        if (!part[r])
-            continue;
-        struct cmsg msg;
-        cmsg_init(&msg, MSG_TWOPHASE);
-        cmsg_put_u32(&msg, id);
-        cmsg_put_str(&msg, tmp);
-        cmsg_put_u64(&msg, unit);
-        cmsg_put_u32(&msg, block);
-        cmsg_put_u64(&msg, buffer_size());
-        cmsg_put_u32(&msg, (uint32_t)mode);
-        cmsg_put_u32(&msg, (uint32_t)naggr);
-        for (int a = 0; a < naggr; a++)
-            cmsg_put_u32(&msg, (uint32_t)aggr[a]);
-        cmsg_put_u32(&msg, (uint32_t)n);
-        for (size_t i = 0; i < n; i++) {
-            cmsg_put_u64(&msg, m[i].seq);
-            cmsg_put_u64(&msg, m[i].offset);
-            cmsg_put_u64(&msg, m[i].size);
-            cmsg_put_u32(&msg, (uint32_t)m[i].src);
-        }
-        commit_send(r, &msg);
-        participants++;
-    }
     free(aggr);
     free(tm);
-    free(part);
+    if (participants < 0) {
+        sluice_log_warn("checkpoint commit: two-phase plan failed (%s); writing directly",
+                        strerror(-participants));
+        return 0;
+    }
     return participants;
 }

@@ -16,8 +16,8 @@
  *                 shuffle and are written by their own rank (SLUICE_CB_WRITE=auto), like ROMIO's
  *                 romio_cb_write=automatic skips collective buffering for non-interleaved access.
  *
- * Pure and deterministic: every rank that takes part in a commit computes the same plan from the
- * same inputs, so the home only broadcasts the inputs. */
+ * Pure and deterministic. The home computes it once and sends each participant only its own
+ * share (ckpt/commit/twophase_part.c). */
 #ifndef SLUICE_CKPT_TWOPHASE_PLANNER_TWOPHASE_H
 #define SLUICE_CKPT_TWOPHASE_PLANNER_TWOPHASE_H
 

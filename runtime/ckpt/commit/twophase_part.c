@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: MIT */
+/* One participant's share of a two-phase plan: encoded by the home, decoded by the participant
+ * (twophase_part.h). The home buckets members and pieces by rank once (counting sort), so the
+ * shares of all participants cost O(members + pieces + ranks) to build.
+ *
+ * MSG_TWOPHASE: {id, tmp, unit, round_size,
+ *                nmem, nmem x (seq, offset, size, direct),
+ *                ndom, ndom x (aggregator, begin, end, base, nrounds),
+ *                npieces, npieces x (piece id, domain, round, file_off, size, src, member_off,
+ *                                    member or ~0),
+ *                nreq, nreq x (domain, round, offset, size, full)}  (domains and members local) */
+#include "ckpt/commit/twophase_part.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- home ------------------------------------------------------------------------------------ */
+
+/* Rank buckets of n items by key (key < 0: in none): first[r]..first[r + 1] index by[], which
+ * lists the items of rank r in increasing order. */
+struct buckets {
+    size_t *first, *by;
+};
+
+static int bucket(struct buckets *b, size_t n, int size, int (*key)(const void *, size_t), const void *arg)
+{
+    b->first = calloc((size_t)size + 2, sizeof(size_t));
+    b->by = malloc((n ? n : 1) * sizeof(size_t));
+    if (!b->first || !b->by)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        int k = key(arg, i);
+        if (k >= 0 && k < size)
+            b->first[k + 2]++;
+    }
+    for (int r = 2; r < size + 2; r++)
+        b->first[r] += b->first[r - 1];
+    for (size_t i = 0; i < n; i++) {
+        int k = key(arg, i);
+        if (k >= 0 && k < size)
+            b->by[b->first[k + 1]++] = i;
+    }
+    return 0; /* first[r] is now the start of rank r's items, first[r + 1] their end */
+}
+
+static int member_key(const void *arg, size_t i)
+{
+    return ((const struct commit_tp_member *)arg)[i].src;
+}
+
+static int piece_key(const void *arg, size_t i)
+{
+    return ((const struct sluice_tp_plan *)arg)->pieces[i].src;
+}
+
+struct home_ctx {
+    uint32_t id;
+    const char *tmp;
+    uint64_t unit;
+    const struct sluice_tp_plan *plan;
+    const struct commit_tp_member *m;
+    struct buckets mb, pb;
+    size_t *local;     /* per member: its index among its rank's members */
+    long *dom_of;      /* per rank: the domain it aggregates, or -1 */
+    size_t *dom_first; /* per domain: its first piece (pieces are sorted by domain) */
+    size_t *req_first; /* per domain: its first request */
+    size_t *merged;    /* scratch: one participant's pieces */
+    uint32_t *ldom;    /* scratch: global domain -> local, for the domains of one share */
+    uint32_t *doms;    /* scratch: the domains of one share, in order */
+};
+
+static void put_share(struct home_ctx *h, int r)
+{
+    const struct sluice_tp_plan *p = h->plan;
+    /* Pieces r sends, merged with the pieces of the domain r aggregates (both ascending). */
+    size_t a = h->pb.first[r], ae = h->pb.first[r + 1], np = 0;
+    long d = h->dom_of[r];
+    size_t b = d >= 0 ? h->dom_first[d] : 0, be = d >= 0 ? h->dom_first[d + 1] : 0;
+    while (a < ae || b < be) {
+        size_t k = (b >= be || (a < ae && h->pb.by[a] < b)) ? h->pb.by[a++] : b++;
+        if (np == 0 || h->merged[np - 1] != k)
+            h->merged[np++] = k;
+    }
+    struct cmsg msg;
+    cmsg_init(&msg, MSG_TWOPHASE);
+    cmsg_put_u32(&msg, h->id);
+    cmsg_put_str(&msg, h->tmp);
+    cmsg_put_u64(&msg, h->unit);
+    cmsg_put_u64(&msg, p->round_size);
+    cmsg_put_u32(&msg, (uint32_t)(h->mb.first[r + 1] - h->mb.first[r]));
+    for (size_t x = h->mb.first[r]; x < h->mb.first[r + 1]; x++) {
+        size_t i = h->mb.by[x];
+        cmsg_put_u64(&msg, h->m[i].seq);
+        cmsg_put_u64(&msg, h->m[i].offset);
+        cmsg_put_u64(&msg, h->m[i].size);
+        cmsg_put_u32(&msg, p->direct[i]);
+    }
+    /* The domains of these pieces and r's own, in the plan's order (pieces are sorted by
+     * domain, so the merged list meets them in order). */
+    uint32_t nd = 0;
+    for (size_t x = 0; x <= np; x++) {
+        long g = x < np ? (long)p->pieces[h->merged[x]].domain : d;
+        if (g < 0 || h->ldom[g] != UINT32_MAX)
+            continue;
+        size_t at = nd; /* r's own domain may come last but belong earlier */
+        while (at > 0 && (long)h->doms[at - 1] > g)
+            at--;
+        memmove(h->doms + at + 1, h->doms + at, (nd - at) * sizeof *h->doms);
+        h->doms[at] = (uint32_t)g;
+        h->ldom[g] = 0;
+        nd++;
+    }
+    for (uint32_t x = 0; x < nd; x++)
+        h->ldom[h->doms[x]] = x;
+    cmsg_put_u32(&msg, nd);
+    for (uint32_t x = 0; x < nd; x++) {
+        const struct sluice_tp_domain *dm = &p->domains[h->doms[x]];
+        cmsg_put_u32(&msg, (uint32_t)dm->aggregator);
+        cmsg_put_u64(&msg, dm->begin);
+        cmsg_put_u64(&msg, dm->end);
+        cmsg_put_u64(&msg, dm->base);
+        cmsg_put_u32(&msg, dm->nrounds);
+    }
+    cmsg_put_u32(&msg, (uint32_t)np);
+    for (size_t x = 0; x < np; x++) {
+        const struct sluice_tp_piece *pc = &p->pieces[h->merged[x]];
+        cmsg_put_u64(&msg, h->merged[x]);
+        cmsg_put_u32(&msg, h->ldom[pc->domain]);
+        cmsg_put_u32(&msg, pc->round);
+        cmsg_put_u64(&msg, pc->file_off);
+        cmsg_put_u64(&msg, pc->size);
+        cmsg_put_u32(&msg, (uint32_t)pc->src);
+        cmsg_put_u64(&msg, pc->member_off);
+        cmsg_put_u32(&msg, pc->src == r ? (uint32_t)h->local[pc->member] : UINT32_MAX);
+    }
+    size_t q = d >= 0 ? h->req_first[d] : 0, qe = d >= 0 ? h->req_first[d + 1] : 0;
+    cmsg_put_u32(&msg, (uint32_t)(qe - q));
+    for (; q < qe; q++) {
+        const struct sluice_tp_request *rq = &p->requests[q];
+        cmsg_put_u32(&msg, h->ldom[rq->domain]);
+        cmsg_put_u32(&msg, rq->round);
+        cmsg_put_u64(&msg, rq->offset);
+        cmsg_put_u64(&msg, rq->size);
+        cmsg_put_u32(&msg, (uint32_t)rq->full);
+    }
+    /* Back to "no local domain" for the next share. */
+    for (uint32_t x = 0; x < nd; x++)
+        h->ldom[h->doms[x]] = UINT32_MAX;
+    commit_send(r, &msg);
+}
+
+int commit_twophase_send_parts(uint32_t id, const char *tmp, uint64_t unit, const struct sluice_tp_plan *plan,
+                               const struct commit_tp_member *m, size_t n)
+{
+    int size = commit_g.size;
+    struct home_ctx h = {.id = id, .tmp = tmp, .unit = unit, .plan = plan, .m = m};
+    int rc = bucket(&h.mb, n, size, member_key, m);
+    if (rc == 0)
+        rc = bucket(&h.pb, plan->npieces, size, piece_key, plan);
+    h.local = malloc((n ? n : 1) * sizeof(size_t));
+    h.dom_of = malloc((size_t)size * sizeof(long));
+    h.dom_first = calloc(plan->ndomains + 1, sizeof(size_t));
+    h.req_first = calloc(plan->ndomains + 1, sizeof(size_t));
+    h.merged = malloc((plan->npieces ? plan->npieces : 1) * sizeof(size_t));
+    h.ldom = malloc((plan->ndomains ? plan->ndomains : 1) * sizeof(uint32_t));
+    h.doms = malloc((plan->ndomains ? plan->ndomains : 1) * sizeof(uint32_t));
+    if (rc == 0 && !(h.local && h.dom_of && h.dom_first && h.req_first && h.merged && h.ldom && h.doms))
+        rc = -ENOMEM;
+    int sent = 0;
+    if (rc == 0) {
+        for (int r = 0; r < size; r++) {
+            h.dom_of[r] = -1;
+            for (size_t x = h.mb.first[r]; x < h.mb.first[r + 1]; x++)
+                h.local[h.mb.by[x]] = x - h.mb.first[r];
+        }
+        for (size_t g = 0; g < plan->ndomains; g++) {
+            int a = plan->domains[g].aggregator;
+            if (a >= 0 && a < size)
+                h.dom_of[a] = (long)g;
+            h.ldom[g] = UINT32_MAX;
+        }
+        for (size_t k = 0; k < plan->npieces; k++)
+            h.dom_first[plan->pieces[k].domain + 1]++;
+        for (size_t q = 0; q < plan->nrequests; q++)
+            h.req_first[plan->requests[q].domain + 1]++;
+        for (size_t g = 1; g <= plan->ndomains; g++) {
+            h.dom_first[g] += h.dom_first[g - 1];
+            h.req_first[g] += h.req_first[g - 1];
+        }
+        for (int r = 0; r < size; r++) {
+            if (h.mb.first[r + 1] == h.mb.first[r] && h.dom_of[r] < 0)
+                continue; /* no member here, no domain: not a participant */
+            put_share(&h, r);
+            sent++;
+        }
+    }
+    free(h.mb.first);
+    free(h.mb.by);
+    free(h.pb.first);
+    free(h.pb.by);
+    free(h.local);
+    free(h.dom_of);
+    free(h.dom_first);
+    free(h.req_first);
+    free(h.merged);
+    free(h.ldom);
+    free(h.doms);
+    return rc ? rc : sent;
+}
+
+/* ---- participant ----------------------------------------------------------------------------- */
+
+void commit_twophase_part_free(struct commit_tp_part *p)
+{
+    sluice_tp_plan_free(&p->plan);
+    free(p->m);
+    free(p->piece_id);
+    p->m = NULL;
+    p->piece_id = NULL;
+    p->n = 0;
+}
+
+/* calloc of n items, never of 0 bytes. */
+static void *items(size_t n, size_t each)
+{
+    return calloc(n ? n : 1, each);
+}
+
+/* A count no message of len bytes can hold (each item takes at least min bytes): malformed. */
+static int too_many(const struct cmsg *in, uint32_t n, size_t min)
+{
+    return (uint64_t)n * min > in->len;
+}
+
+int commit_twophase_part_decode(struct cmsg *in, int me, struct commit_tp_part *out)
+{
+    memset(out, 0, sizeof *out);
+    struct sluice_tp_plan *p = &out->plan;
+    out->id = cmsg_get_u32(in);
+    snprintf(out->tmp, sizeof out->tmp, "%s", cmsg_get_str(in));
+    out->unit = cmsg_get_u64(in);
+    p->round_size = cmsg_get_u64(in);
+    uint32_t n = cmsg_get_u32(in);
+    if (in->bad || too_many(in, n, 28))
+        return -EPROTO;
+    out->n = p->nmembers = n;
+    out->m = items(n, sizeof *out->m);
+    p->direct = items(n, 1);
+    if (!out->m || !p->direct)
+        goto nomem;
+    for (uint32_t i = 0; i < n; i++) {
+        out->m[i].seq = cmsg_get_u64(in);
+        out->m[i].offset = cmsg_get_u64(in);
+        out->m[i].size = cmsg_get_u64(in);
+        out->m[i].src = me;
+        out->m[i].member_rank = -1;
+        p->direct[i] = (unsigned char)cmsg_get_u32(in);
+    }
+    uint32_t nd = cmsg_get_u32(in);
+    if (in->bad || too_many(in, nd, 32))
+        goto bad;
+    p->ndomains = nd;
+    if (!(p->domains = items(nd, sizeof *p->domains)))
+        goto nomem;
+    for (uint32_t g = 0; g < nd; g++) {
+        struct sluice_tp_domain *dm = &p->domains[g];
+        dm->aggregator = (int)cmsg_get_u32(in);
+        dm->begin = cmsg_get_u64(in);
+        dm->end = cmsg_get_u64(in);
+        dm->base = cmsg_get_u64(in);
+        dm->nrounds = cmsg_get_u32(in);
+    }
+    uint32_t np = cmsg_get_u32(in);
+    if (in->bad || too_many(in, np, 48))
+        goto bad;
+    p->npieces = np;
+    p->pieces = items(np, sizeof *p->pieces);
+    out->piece_id = items(np, sizeof *out->piece_id);
+    if (!p->pieces || !out->piece_id)
+        goto nomem;
+    for (uint32_t k = 0; k < np; k++) {
+        struct sluice_tp_piece *pc = &p->pieces[k];
+        out->piece_id[k] = cmsg_get_u64(in);
+        pc->domain = cmsg_get_u32(in);
+        pc->round = cmsg_get_u32(in);
+        pc->file_off = cmsg_get_u64(in);
+        pc->size = cmsg_get_u64(in);
+        pc->src = (int)cmsg_get_u32(in);
+        pc->member_off = cmsg_get_u64(in);
+        uint32_t mem = cmsg_get_u32(in);
+        pc->member = mem == UINT32_MAX ? COMMIT_TP_NOT_MINE : mem;
+        if (pc->domain >= nd || (mem != UINT32_MAX && (mem >= n || pc->src != me)))
+            goto bad;
+        p->shuffled_bytes += pc->size;
+    }
+    uint32_t nq = cmsg_get_u32(in);
+    if (in->bad || too_many(in, nq, 28))
+        goto bad;
+    p->nrequests = nq;
+    if (!(p->requests = items(nq, sizeof *p->requests)))
+        goto nomem;
+    for (uint32_t q = 0; q < nq; q++) {
+        struct sluice_tp_request *rq = &p->requests[q];
+        rq->domain = cmsg_get_u32(in);
+        rq->round = cmsg_get_u32(in);
+        rq->offset = cmsg_get_u64(in);
+        rq->size = cmsg_get_u64(in);
+        rq->full = (int)cmsg_get_u32(in);
+        if (rq->domain >= nd)
+            goto bad;
+    }
+    if (in->bad)
+        goto bad;
+    for (uint32_t g = 0; g < nd; g++)
+        if (p->domains[g].nrounds > p->max_rounds)
+            p->max_rounds = p->domains[g].nrounds;
+    return 0;
+bad:
+    commit_twophase_part_free(out);
+    return -EPROTO;
+nomem:
+    commit_twophase_part_free(out);
+    return -ENOMEM;
+}
