@@ -14,6 +14,7 @@
 #   meta others  the same summed over every other rank, and how many ranks made any
 #   stage calls  the most file-system calls one process made on the stage folder (strace)
 #   stage files  the most entries the stage folder held at once (sampled every 20 ms)
+# and then the time of `mpiexec -n N true` plain and with SLUICE_CAPTURE set.
 # usage: bench/commit_scale.sh [BUILD_DIR] [MAX_RANKS (32)]   (SLUICE_CB_WRITE=disable: direct)
 set -u
 build=${1:-build}
@@ -63,5 +64,21 @@ while [ "$n" -le "$max" ]; do
   [ "$have_strace" = 1 ] && calls=$(grep -F "$d/st" "$d/strace" | awk '{c[$1]++} END {m = 0; for (p in c) if (c[p] > m) m = c[p]; print m}')
   files=$(sort -n "$d/files" | tail -1)
   printf '%11s %11s\n' "$calls" "${files:-0}"
+  n=$(( n * 2 ))
+done
+
+# A job step that never captures (issue 33: a process that captured nothing still initializes
+# MPI at exit while SLUICE_CAPTURE is set, to serve a possible writer of another rank).
+printf '\n# mpiexec -n N true: seconds, plain and preloaded with SLUICE_CAPTURE set\n'
+printf '%5s %8s %12s\n' ranks plain capture
+n=1
+while [ "$n" -le "$max" ]; do
+  t0=$(date +%s.%N)
+  timeout 300 "$mpiexec" -n "$n" true
+  t1=$(date +%s.%N)
+  SLUICE_CAPTURE="$work/none/ckpt.%r" SLUICE_STAGE_DIR=$work/none-st \
+    timeout 300 "$mpiexec" -n "$n" env LD_PRELOAD="$lib" true
+  t2=$(date +%s.%N)
+  printf '%5d %8.2f %12.2f\n' "$n" "$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t1" | bc)"
   n=$(( n * 2 ))
 done

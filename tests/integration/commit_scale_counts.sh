@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # What a rank pays per version does not grow with the job (issue 33), counted on real runs of
-# 5 and 16 ranks (three steps of a plain-POSIX writer, two-phase path):
+# 5 and 16 ranks (two steps of a plain-POSIX writer, two-phase path):
 #  - plan bytes: the largest commit message a rank other than a home receives (its share of the
 #    two-phase plan, not the whole member list at 28 bytes a member) is the same at 5 and 16
 #    ranks, from the trace's MSG_RECV records on the commit engine's tag;
@@ -13,13 +13,13 @@ command -v strace > /dev/null || { echo "SKIP: no strace"; exit 77; }
 export SLUICE_CB_WRITE=enable SLUICE_STRIPING_UNIT=64K
 tag=20928 # SLUICE_TAG_COMMIT (runtime/mpi/tags.def)
 
-# run N: writes 3 steps with N ranks under strace; leaves N.dump (trace) and N.strace.
+# run N: writes 2 steps with N ranks under strace; leaves N.dump (trace) and N.strace.
 run() {
   local n=$1
   mkdir -p "$PWD/ck$n" "$PWD/st$n"
   SLUICE_STAGE_DIR=$PWD/st$n SLUICE_CAPTURE="$PWD/ck$n/ckpt.%r" SLUICE_TRACE_DIR=$PWD/tr$n \
     timeout 120 strace -f --seccomp-bpf -qq -e trace=%file,readlink -o "$n.strace" \
-    "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" "$app" write "$PWD/ck$n" 3 \
+    "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" "$app" write "$PWD/ck$n" 2 \
     || fail "$n ranks: writer job failed"
   "$SLUICE_BIN_DIR/sluice-ckpt" verify "$PWD/ck$n/ckpt.@r.sluice" > /dev/null || fail "$n ranks: container does not verify"
   "$SLUICE_BIN_DIR/sluice-trace" dump "tr$n" > "$n.dump" || fail "$n ranks: trace unreadable"

@@ -62,7 +62,14 @@ echo "ok: no container from another user's sidecar"
 printf 'sluice-stage 1\nstate closed\npid %s\nwriter_rank 0\nmember_rank 3\nsize 9\nset_key %s\npath %s\n' \
   "$$" "$PWD/v/ckpt.%r" "$PWD/v/ckpt.3" > vstage/m-2-2.meta
 printf 'injected\n' > vstage/m-2-2.data
-chown "$ATTACKER:$(id -g "$ATTACKER")" vstage/m-2-2.meta vstage/m-2-2.data
+# The stage folder's link for the member's path (stage_index.h: FNV-1a of the path) names it,
+# so that the reader reaches the sidecar and checks whose it is.
+link=p-$(python3 -c 'import sys
+h = 0xcbf29ce484222325
+for b in sys.argv[1].encode(): h = ((h ^ b) * 0x100000001b3) % 2**64
+print("%016x" % h)' "$PWD/v/ckpt.3")
+ln -s m-2-2 "vstage/$link"
+chown -h "$ATTACKER:$(id -g "$ATTACKER")" vstage/m-2-2.meta vstage/m-2-2.data "vstage/$link"
 got=$(as "$VICTIM" env SLUICE_STAGE_DIR="$PWD/vstage" SLUICE_CAPTURE="$PWD/v/ckpt.%r" LD_PRELOAD="$SLUICE_LIB" \
   cat v/ckpt.3 2> cat.err || true)
 [ "$got" != injected ] || fail "the victim's restart read another user's staged bytes"

@@ -10,6 +10,7 @@
 #include "ckpt/commit/recover.h"
 
 #include "ckpt/commit/stage.h"
+#include "ckpt/commit/stage_index.h"
 #include "ckpt/container/container.h"
 #include "common/private_dir.h"
 #include "common/real.h"
@@ -566,6 +567,32 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
     return 0;
 }
 
+/* Links of the stage folder's index by path (stage_index.h) whose member is gone: its process
+ * died, or recover just committed it. Only links of this user; unlinkat never follows one. */
+static void remove_dead_links(const char *stage_dir)
+{
+    DIR *d = opendir(stage_dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        char target[NAME_MAX + 1], meta[NAME_MAX + 16];
+        if (strncmp(e->d_name, SLUICE_STAGE_INDEX_PREFIX, strlen(SLUICE_STAGE_INDEX_PREFIX)) != 0 ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(st.st_mode) ||
+            st.st_uid != getuid())
+            continue;
+        ssize_t n = readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
+        if (n > 0) {
+            target[n] = '\0';
+            snprintf(meta, sizeof meta, "%s" SLUICE_STAGE_META_SUFFIX, target);
+        }
+        if (n <= 0 || strchr(target, '/') || faccessat(dirfd(d), meta, F_OK, AT_SYMLINK_NOFOLLOW) != 0)
+            unlinkat(dirfd(d), e->d_name, 0);
+    }
+    closedir(d);
+}
+
 int sluice_ckpt_recover(const char *stage_dir, char *const *paths, int npaths, unsigned flags, FILE *report)
 {
     if (!stage_dir || !*stage_dir || npaths < 0 || (npaths > 0 && !paths)) {
@@ -633,6 +660,8 @@ int sluice_ckpt_recover(const char *stage_dir, char *const *paths, int npaths, u
         if (sets == 0)
             say(report, "nothing to recover in %s", stage_dir);
     }
+    if (rc == 0)
+        remove_dead_links(stage_dir);
     for (int i = 0; i < npaths; i++)
         free(abs[i]);
     free(abs);
