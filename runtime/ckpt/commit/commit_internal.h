@@ -213,6 +213,7 @@ int commit_data_write(const char *tmp, struct commit_copy *copies, size_t n);
 
 /* Two-phase path (twophase_home.c, twophase_exec.c). MSG_MEMBERS ends with the sender's node
  * id (commit_twophase_node_id), which the home notes for aggregator selection. */
+struct sluice_array;
 struct commit_tp_member {
     uint64_t seq, offset, size;
     int src; /* staged on this rank; -1: carried over by the home */
@@ -226,7 +227,16 @@ void commit_twophase_note_node(int rank, uint64_t node);
  * for, or 0 when the commit takes the direct path (SLUICE_CB_WRITE=disable, one process, or
  * nothing to shuffle). */
 int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_t block,
-                          const struct commit_tp_member *m, size_t n, const int *ranks, int nranks);
+                          const struct commit_tp_member *m, size_t n, const int *ranks, int nranks,
+                          const struct sluice_array *array);
+/* The plan of a set laid out as an array: its members expanded (planner_array.h) with each
+ * member's rank, then planned; *map (if not NULL) gets each planner range's source. */
+struct sluice_tp_params;
+struct sluice_tp_plan;
+struct sluice_tp_array_range;
+int commit_twophase_array_plan(const struct sluice_array *array, const struct commit_tp_member *m, size_t n,
+                                   const struct sluice_tp_params *prm, struct sluice_tp_plan *plan,
+                                   struct sluice_tp_array_range **map);
 /* The staging file of this process's member `seq` in commit (home, id), or NULL. */
 const char *commit_member_stage_path(int home, uint32_t id, uint64_t seq);
 

@@ -22,6 +22,7 @@
 #include "mpi/tags.h"
 
 #include "ckpt/container/container.h"
+#include "ckpt/twophase/planner_array.h"
 #include "ckpt/twophase/planner_twophase.h"
 #include "common/log.h"
 #include "common/real.h"
@@ -68,6 +69,7 @@ struct tp_job {
     size_t n;
     uint64_t unit;
     struct sluice_tp_plan plan;
+    struct sluice_tp_array_range *rng; /* array layout: each planner range's member, else NULL */
     int err;
 
     /* writer */
@@ -106,6 +108,17 @@ static int job_tag(int home, uint32_t id)
 {
     uint64_t range = SLUICE_TAG_TWOPHASE_COUNT;
     return SLUICE_TAG_TWOPHASE + (int)(((uint64_t)id * (uint64_t)commit_g.size + (uint64_t)home) % range);
+}
+
+/* The member a piece belongs to, and its offset in it (array layouts plan ranges of members). */
+static size_t piece_member(const struct tp_job *j, const struct sluice_tp_piece *pc)
+{
+    return j->rng ? j->rng[pc->member].member : pc->member;
+}
+
+static uint64_t piece_logical(const struct tp_job *j, const struct sluice_tp_piece *pc)
+{
+    return j->rng ? j->rng[pc->member].logical + pc->member_off : pc->member_off;
 }
 
 static int by_round(const void *x, const void *y, void *arg)
@@ -163,7 +176,7 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
         return;
     /* Pieces of mapped staging files are sent from the mapping, without a copy. */
     for (size_t k = b; k < e; k++)
-        if (j->maps[j->plan.pieces[j->mine[k]].member])
+        if (j->maps[piece_member(j, &j->plan.pieces[j->mine[k]])])
             total -= j->plan.pieces[j->mine[k]].size;
     /* The slot's buffer is kept from batch to batch (grown when needed): a fresh 16 MiB
      * allocation per batch would be a fresh mapping, faulted in page by page. */
@@ -185,13 +198,14 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
         const struct sluice_tp_piece *pc = &j->plan.pieces[j->mine[k]];
         unsigned char *p;
         int rc = 0;
-        if (j->maps[pc->member]) {
-            p = j->maps[pc->member] + pc->member_off;
+        size_t mi = piece_member(j, pc);
+        uint64_t at = piece_logical(j, pc);
+        if (j->maps[mi]) {
+            p = j->maps[mi] + at;
         } else {
             p = s->buf + pos;
             pos += pc->size;
-            rc = j->m[pc->member].vanished ? (memset(p, 0, pc->size), 0)
-                                           : read_full(j->fds[pc->member], p, pc->size, pc->member_off);
+            rc = j->m[mi].vanished ? (memset(p, 0, pc->size), 0) : read_full(j->fds[mi], p, pc->size, at);
         }
         if (rc) {
             /* Still send the bytes the aggregator expects; the commit fails at the home. */
@@ -479,6 +493,7 @@ static void job_free(struct tp_job *j)
     if (j->out >= 0)
         commit_fs_close(j->out);
     sluice_tp_plan_free(&j->plan);
+    free(j->rng);
     free(j->fds);
     free(j->piece_crc);
     free(j->mine);
@@ -503,9 +518,10 @@ static void job_finish(struct tp_job *j)
      * member order and fold into its CRC in one pass. */
     for (size_t k = 0; k < j->plan.npieces; k++) {
         const struct sluice_tp_piece *pc = &j->plan.pieces[k];
-        if (pc->src == commit_g.rank)
-            j->m[pc->member].crc =
-                sluice_crc32c_combine(pc->member_off ? j->m[pc->member].crc : 0, j->piece_crc[k], pc->size);
+        if (pc->src == commit_g.rank) {
+            size_t mi = piece_member(j, pc);
+            j->m[mi].crc = sluice_crc32c_combine(piece_logical(j, pc) ? j->m[mi].crc : 0, j->piece_crc[k], pc->size);
+        }
     }
     struct cmsg out;
     cmsg_init(&out, MSG_WRITTEN);
@@ -566,7 +582,7 @@ static int job_prepare(struct tp_job *j)
             rc = -ENOENT;
             break;
         }
-        if (j->plan.direct[i]) {
+        if (!j->rng && j->plan.direct[i]) {
             copies[ncopies] =
                 (struct commit_copy){.src_path = stage, .offset = j->m[i].offset, .size = j->m[i].size};
             which[ncopies++] = i;
@@ -660,11 +676,18 @@ static void twophase_handle(int home, uint32_t type, struct cmsg *in)
         tm[i] = (struct sluice_tp_member){j->m[i].offset, j->m[i].size, j->m[i].src};
         j->fds[i] = -1;
     }
-    if (rc == 0 && in->bad)
+    /* An array layout: its record, then each member's rank (twophase_array.c). */
+    const char *record = rc == 0 ? cmsg_get_str(in) : "";
+    struct sluice_array array;
+    int is_array = rc == 0 && record && record[0] && sluice_array_parse(record, &array, NULL, 0) == 0;
+    for (uint32_t i = 0; is_array && i < n && !in->bad; i++)
+        j->m[i].member_rank = (int)cmsg_get_u32(in);
+    if (rc == 0 && (in->bad || (record && record[0] && !is_array)))
         rc = -EPROTO;
     if (rc == 0) {
         struct sluice_tp_params prm = {j->unit, block, buffer, (enum sluice_cb_write)mode, aggr, naggr};
-        rc = sluice_tp_plan_make(tm, n, &prm, &j->plan);
+        rc = is_array ? commit_twophase_array_plan(&array, j->m, n, &prm, &j->plan, &j->rng)
+                      : sluice_tp_plan_make(tm, n, &prm, &j->plan);
     }
     free(tm);
     free(aggr);

@@ -11,6 +11,9 @@
  * rank runs without a collective call, which the commit engine cannot make. */
 #include "ckpt/commit/commit_internal.h"
 
+#include "ckpt/container/container.h"
+
+#include "ckpt/twophase/planner_array.h"
 #include "ckpt/twophase/planner_twophase.h"
 #include "ckpt/twophase/stripe.h"
 #include "common/hash.h"
@@ -119,10 +122,14 @@ static uint64_t buffer_size(void)
 }
 
 int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_t block,
-                          const struct commit_tp_member *m, size_t n, const int *ranks, int nranks)
+                          const struct commit_tp_member *m, size_t n, const int *ranks, int nranks,
+                          const struct sluice_array *array)
 {
-    enum sluice_cb_write mode = commit_twophase_mode();
+    enum sluice_cb_write mode = array ? SLUICE_CB_WRITE_ENABLE : commit_twophase_mode();
     if (mode == SLUICE_CB_WRITE_DISABLE || !commit_g.use_mpi || commit_g.size < 2)
+        return 0;
+    char record[SLUICE_CONTAINER_ARRAY_MAX] = "";
+    if (array && sluice_array_format(array, record, sizeof record) < 0)
         return 0;
     int *aggr = malloc(((size_t)nranks + 1) * sizeof(int));
     struct sluice_tp_member *tm = calloc(n ? n : 1, sizeof(*tm));
@@ -138,9 +145,9 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
         for (size_t i = 0; i < n; i++)
             tm[i] = (struct sluice_tp_member){m[i].offset, m[i].size, m[i].src};
         struct sluice_tp_params prm = {unit, block, buffer_size(), mode, aggr, (size_t)naggr};
-        rc = sluice_tp_plan_make(tm, n, &prm, &plan);
+        rc = array ? commit_twophase_array_plan(array, m, n, &prm, &plan, NULL) : sluice_tp_plan_make(tm, n, &prm, &plan);
     }
-    if (rc == 0 && sluice_trace_active()) {
+    if (rc == 0 && !array && sluice_trace_active()) {
         /* The choice per member, also when every member goes direct. */
         for (size_t i = 0; i < n; i++) {
             int to = m[i].src;
@@ -192,6 +199,9 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
             cmsg_put_u64(&msg, m[i].size);
             cmsg_put_u32(&msg, (uint32_t)m[i].src);
         }
+        cmsg_put_str(&msg, record); /* "" for plain members; else each member's rank follows */
+        for (size_t i = 0; array && i < n; i++)
+            cmsg_put_u32(&msg, (uint32_t)m[i].member_rank);
         commit_send(r, &msg);
         participants++;
     }
