@@ -79,7 +79,8 @@ int main(int argc, char **argv)
             got = fread(blk, sizeof(double), count, f);
             char extra;
             if (got != count || fread(&extra, 1, 1, f) != 0) {
-                fprintf(stderr, "rank %d: block of %zu values, read %zu (or more after it)\n", rank, count, got);
+                fprintf(stderr, "rank %d: block of %zu values, read %zu (or more after it)\n", rank, count,
+                        got);
                 bad = 1;
             }
             size_t i = 0;
@@ -88,8 +89,8 @@ int main(int argc, char **argv)
                     for (long x = 0; !bad && x < n[2]; x++, i++) {
                         double want = value(lo[0] + z, lo[1] + y, lo[2] + x, N[1], N[2]);
                         if (blk[i] != want) {
-                            fprintf(stderr, "rank %d: element (%ld,%ld,%ld) is %g, want %g\n", rank, lo[0] + z,
-                                    lo[1] + y, lo[2] + x, blk[i], want);
+                            fprintf(stderr, "rank %d: element (%ld,%ld,%ld) is %g, want %g\n", rank,
+                                    lo[0] + z, lo[1] + y, lo[2] + x, blk[i], want);
                             bad = 1;
                         }
                     }

@@ -12,7 +12,8 @@ extern "C" {
 #include "ckpt/container/container_array.h"
 }
 
-namespace {
+namespace
+{
 
 sluice_array Parse(const char *s)
 {
@@ -133,7 +134,8 @@ TEST(ContainerArray, ExplicitGridMustMatchTheJob)
 // both orders and for uneven splits.
 TEST(ContainerArray, BlocksTileTheArrayExactly)
 {
-    const char *specs[] = {"size=1,shape=7x5x3", "size=2,shape=7x5x3,order=F", "size=1,shape=13", "size=1,shape=9x4"};
+    const char *specs[] = {"size=1,shape=7x5x3", "size=2,shape=7x5x3,order=F", "size=1,shape=13",
+                           "size=1,shape=9x4"};
     for (const char *spec : specs) {
         sluice_array a = Parse(spec);
         uint64_t total = sluice_array_bytes(&a);

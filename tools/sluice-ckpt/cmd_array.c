@@ -59,7 +59,8 @@ struct piece {
     uint64_t off, len;
 };
 
-static int write_file(const struct sluice_container *c, const char *path, const struct piece *pc, uint64_t n, int force)
+static int write_file(const struct sluice_container *c, const char *path, const struct piece *pc, uint64_t n,
+                      int force)
 {
     struct stat st;
     if (!force && stat(path, &st) == 0) {
@@ -117,7 +118,8 @@ static int rank_path(const struct sluice_container *c, const char *outdir, uint3
     return tool_snprintf(out, cap, "%s/%s", outdir, base ? base + 1 : name);
 }
 
-static int per_rank(const struct sluice_container *c, const struct sluice_array *a, const struct tool_array_opts *o)
+static int per_rank(const struct sluice_container *c, const struct sluice_array *a,
+                    const struct tool_array_opts *o)
 {
     struct sluice_array want = *a;
     uint32_t grid[SLUICE_ARRAY_DIMS_MAX];
@@ -160,7 +162,8 @@ static int per_rank(const struct sluice_container *c, const struct sluice_array 
         for (uint64_t k = 0; k < b.nrows; k++)
             pc[n++] = (struct piece){a->array_offset + sluice_array_row_offset(a, &b, k), b.row_len};
         char path[PATH_MAX];
-        bad |= rank_path(c, o->outdir, r, path, sizeof path) != 0 || write_file(c, path, pc, n, o->force) != 0;
+        bad |=
+            rank_path(c, o->outdir, r, path, sizeof path) != 0 || write_file(c, path, pc, n, o->force) != 0;
         free(pc);
     }
     return bad ? -EIO : 0;
@@ -173,9 +176,15 @@ static hid_t h5_type(const struct sluice_array *a)
     case 'f':
         return a->elem == 4 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
     case 'i':
-        return a->elem == 1 ? H5T_STD_I8LE : a->elem == 2 ? H5T_STD_I16LE : a->elem == 4 ? H5T_STD_I32LE : H5T_STD_I64LE;
+        return a->elem == 1   ? H5T_STD_I8LE
+               : a->elem == 2 ? H5T_STD_I16LE
+               : a->elem == 4 ? H5T_STD_I32LE
+                              : H5T_STD_I64LE;
     case 'u':
-        return a->elem == 1 ? H5T_STD_U8LE : a->elem == 2 ? H5T_STD_U16LE : a->elem == 4 ? H5T_STD_U32LE : H5T_STD_U64LE;
+        return a->elem == 1   ? H5T_STD_U8LE
+               : a->elem == 2 ? H5T_STD_U16LE
+               : a->elem == 4 ? H5T_STD_U32LE
+                              : H5T_STD_U64LE;
     default:
         return -1;
     }

@@ -336,7 +336,8 @@ int cmd_extract(int argc, char **argv)
         ao.outdir = o.outdir;
         ao.force = o.force;
         if (optind + 1 != argc || o.nnames || o.to_stdout)
-            status = tool_usage_error("extract", "--raw, --h5 and --ranks take one container and no -m or -c");
+            status =
+                tool_usage_error("extract", "--raw, --h5 and --ranks take one container and no -m or -c");
         else
             status = tool_array_extract(argv[optind], &ao);
         goto out;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Sets laid out as one global array (SLUICE_LAYOUT, docs/LAYOUT.md), at the home: which set has
  * a layout, whether a version's members fit it, and where headers, array and index then go.
- * The array region starts on a stripe boundary with the headers packed right before it (so a
- * one-rank set is one contiguous member, written by the direct path); members become extents
- * into it (planner_array.h), and the two-phase writer moves them (twophase_home.c). A set that
- * does not fit gets one line and is stored as plain members. */
+ * The headers start on a stripe boundary and the array on the next one (a one-rank set packs
+ * its header right before the array: one contiguous member, written by the direct path); members become
+ * extents into it (planner_array.h), and the two-phase writer moves them (twophase_home.c). A set that does
+ * not fit gets one line and is stored as plain members. */
 #include "ckpt/commit/commit_array.h"
 
 #include "ckpt/commit/pattern.h"
@@ -61,7 +61,8 @@ void commit_array_enable(const char *cwd)
         struct layout *l = &layouts[nlayouts];
         if (nlayouts == LAYOUTS_MAX) {
             if (loud)
-                sluice_log_warn("SLUICE_LAYOUT: more than %d layouts; '%s' and later ones ignored", LAYOUTS_MAX, ent);
+                sluice_log_warn("SLUICE_LAYOUT: more than %d layouts; '%s' and later ones ignored",
+                                LAYOUTS_MAX, ent);
             break;
         }
         if (!colon) {
@@ -135,7 +136,8 @@ static const char *misfit(const struct hcommit *c, size_t nkeep, const struct sl
             snprintf(why, cap, "member %s is left from an earlier version", g->path);
             bad = why;
         } else if (g->member_rank < 0 || (uint32_t)g->member_rank >= n || seen[g->member_rank]) {
-            snprintf(why, cap, "member %s: rank %d is not one of 0..%u once each", g->path, g->member_rank, n - 1);
+            snprintf(why, cap, "member %s: rank %d is not one of 0..%u once each", g->path, g->member_rank,
+                     n - 1);
             bad = why;
         } else {
             seen[g->member_rank] = 1;
@@ -171,20 +173,30 @@ int commit_array_plan(struct hcommit *c, size_t nkeep)
     char why[512];
     const char *bad = misfit(c, nkeep, &a, grid, why, sizeof why);
     if (bad) {
-        warn_once(c->set->key, "SLUICE_LAYOUT: set %s does not fit its layout (%s): stored as plain members", bad);
+        warn_once(c->set->key, "SLUICE_LAYOUT: set %s does not fit its layout (%s): stored as plain members",
+                  bad);
         return 0;
     }
     uint64_t unit = c->block;
     if (commit_g.use_mpi && commit_g.size > 1)
         unit = sluice_stripe_unit(c->dir, sluice_config.STRIPING_UNIT, c->block, NULL);
     /* The header holds the record after the key: leave room for the longest one. */
-    uint64_t start = sluice_align_up(sluice_container_header_size(c->set->key) + SLUICE_CONTAINER_ARRAY_MAX, c->block);
+    uint64_t start =
+        sluice_align_up(sluice_container_header_size(c->set->key) + SLUICE_CONTAINER_ARRAY_MAX, c->block);
     uint64_t heads = a.header * nkeep;
     a.nprocs = (uint32_t)nkeep;
     for (int d = 0; d < a.ndims; d++)
         a.grid[d] = grid[d];
-    a.array_offset = round_up(start + heads, unit);
-    a.header_offset = a.array_offset - heads;
+    if (nkeep > 1) {
+        /* Headers in stripes of their own, the array from the next stripe boundary: no stripe
+         * holds both the home's header and an aggregator's bytes, or headers and array rows. */
+        a.header_offset = round_up(start, unit);
+        a.array_offset = round_up(a.header_offset + heads, unit);
+    } else {
+        /* One member, written directly: header right before the array, one contiguous run. */
+        a.array_offset = round_up(start + heads, unit);
+        a.header_offset = a.array_offset - heads;
+    }
     char rec[SLUICE_CONTAINER_ARRAY_MAX];
     if (sluice_array_format(&a, rec, sizeof rec) < 0 ||
         sluice_container_header_size(c->set->key) + sluice_pad8(strlen(rec)) >

@@ -80,7 +80,8 @@ int commit_array_size(const struct sluice_container *c, const char *key, const c
 }
 
 /* 1 when the blocks of ranks x (grid gx) and y (grid gy) share an element. */
-static int overlap(const struct sluice_array *a, const struct sluice_array_block *x, const struct sluice_array_block *y)
+static int overlap(const struct sluice_array *a, const struct sluice_array_block *x,
+                   const struct sluice_array_block *y)
 {
     for (int d = 0; d < a->ndims; d++)
         if (x->lo[d] + x->n[d] <= y->lo[d] || y->lo[d] + y->n[d] <= x->lo[d])
@@ -151,7 +152,8 @@ int commit_array_open(const struct sluice_container *c, const char *key, const c
     unsigned char *map = NULL;
     if (SLUICE_REAL(ftruncate)(fd, (off_t)size) != 0)
         rc = -errno;
-    else if (size && (map = SLUICE_REAL(mmap)(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+    else if (size &&
+             (map = SLUICE_REAL(mmap)(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
         rc = -errno;
     /* Rank 0's header (the headers are declared identical, or rank 0's is the one that counts). */
     if (rc == 0 && a.header)

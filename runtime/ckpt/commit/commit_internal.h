@@ -235,8 +235,8 @@ struct sluice_tp_params;
 struct sluice_tp_plan;
 struct sluice_tp_array_range;
 int commit_twophase_array_plan(const struct sluice_array *array, const struct commit_tp_member *m, size_t n,
-                                   const struct sluice_tp_params *prm, struct sluice_tp_plan *plan,
-                                   struct sluice_tp_array_range **map);
+                               const struct sluice_tp_params *prm, struct sluice_tp_plan *plan,
+                               struct sluice_tp_array_range **map);
 /* The staging file of this process's member `seq` in commit (home, id), or NULL. */
 const char *commit_member_stage_path(int home, uint32_t id, uint64_t seq);
 

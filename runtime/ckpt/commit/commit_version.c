@@ -633,7 +633,8 @@ void commit_version_plan(struct hcommit *c)
     }
     if (c->array && c->array->nprocs > 1) {
         /* Its members are extents of the array: only the two-phase writer places them. */
-        sluice_log_error("checkpoint commit: %s: the two-phase writer of its array did not start", c->set->key);
+        sluice_log_error("checkpoint commit: %s: the two-phase writer of its array did not start",
+                         c->set->key);
         commit_home_complete(c, -EIO);
         return;
     }

@@ -520,7 +520,8 @@ static void job_finish(struct tp_job *j)
         const struct sluice_tp_piece *pc = &j->plan.pieces[k];
         if (pc->src == commit_g.rank) {
             size_t mi = piece_member(j, pc);
-            j->m[mi].crc = sluice_crc32c_combine(piece_logical(j, pc) ? j->m[mi].crc : 0, j->piece_crc[k], pc->size);
+            j->m[mi].crc =
+                sluice_crc32c_combine(piece_logical(j, pc) ? j->m[mi].crc : 0, j->piece_crc[k], pc->size);
         }
     }
     struct cmsg out;

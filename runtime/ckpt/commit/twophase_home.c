@@ -145,7 +145,8 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
         for (size_t i = 0; i < n; i++)
             tm[i] = (struct sluice_tp_member){m[i].offset, m[i].size, m[i].src};
         struct sluice_tp_params prm = {unit, block, buffer_size(), mode, aggr, (size_t)naggr};
-        rc = array ? commit_twophase_array_plan(array, m, n, &prm, &plan, NULL) : sluice_tp_plan_make(tm, n, &prm, &plan);
+        rc = array ? commit_twophase_array_plan(array, m, n, &prm, &plan, NULL)
+                   : sluice_tp_plan_make(tm, n, &prm, &plan);
     }
     if (rc == 0 && !array && sluice_trace_active()) {
         /* The choice per member, also when every member goes direct. */

@@ -40,10 +40,10 @@ extern "C" {
 
 /* ---- format constants ---------------------------------------------------------------------- */
 
-#define SLUICE_CONTAINER_FORMAT_MAJOR 1 /* a reader rejects another major */
-#define SLUICE_CONTAINER_FORMAT_MINOR 1 /* a reader accepts any minor of its major; 1: index copy */
+#define SLUICE_CONTAINER_FORMAT_MAJOR 1       /* a reader rejects another major */
+#define SLUICE_CONTAINER_FORMAT_MINOR 1       /* a reader accepts any minor of its major; 1: index copy */
 #define SLUICE_CONTAINER_FORMAT_MINOR_ARRAY 2 /* written when the header holds an array layout record */
-#define SLUICE_CONTAINER_ARRAY_MAX 512      /* bytes of an array layout record, its NUL included */
+#define SLUICE_CONTAINER_ARRAY_MAX 512        /* bytes of an array layout record, its NUL included */
 #define SLUICE_CONTAINER_SUFFIX ".sluice"
 /* Marker of a virtual per-rank folder, ".<rel>.sluice-dir" beside the containers
  * (runtime/ckpt/capture/capture_vdirs.c); reserved like container names. */

@@ -122,7 +122,8 @@ static int one(const char *k, const char *e, struct sluice_array *a, int *have, 
         if (number(v, e, &a->header_offset))
             return fail(err, errlen, "headers=%.*s: want an offset", vl, v);
     } else {
-        return fail(err, errlen, "unknown key '%.*s' (header, dtype, size, shape, grid, order)", (int)klen, k);
+        return fail(err, errlen, "unknown key '%.*s' (header, dtype, size, shape, grid, order)", (int)klen,
+                    k);
     }
     return 0;
 }
@@ -192,13 +193,14 @@ int sluice_array_format(const struct sluice_array *a, char *buf, size_t cap)
     }
     put(buf, cap, &at, ",order=%s", a->fortran ? "F" : "C");
     if (a->nprocs)
-        put(buf, cap, &at, ",nprocs=%u,headers=%llu,array=%llu", a->nprocs, (unsigned long long)a->header_offset,
-            (unsigned long long)a->array_offset);
+        put(buf, cap, &at, ",nprocs=%u,headers=%llu,array=%llu", a->nprocs,
+            (unsigned long long)a->header_offset, (unsigned long long)a->array_offset);
     return at < cap ? (int)at : -ENOSPC;
 }
 
 /* Search over non-increasing factorizations: dims[i..] take the rest `n`, each at most `max`. */
-static void search(uint32_t n, int i, int ndims, uint32_t max, uint32_t *cur, uint32_t *best, uint32_t *spread)
+static void search(uint32_t n, int i, int ndims, uint32_t max, uint32_t *cur, uint32_t *best,
+                   uint32_t *spread)
 {
     if (i == ndims - 1) {
         if (n > max)
@@ -265,8 +267,8 @@ static int perm(const struct sluice_array *a, int i)
     return a->fortran ? a->ndims - 1 - i : i;
 }
 
-void sluice_array_block(const struct sluice_array *a, const uint32_t grid[SLUICE_ARRAY_DIMS_MAX], uint32_t rank,
-                        struct sluice_array_block *b)
+void sluice_array_block(const struct sluice_array *a, const uint32_t grid[SLUICE_ARRAY_DIMS_MAX],
+                        uint32_t rank, struct sluice_array_block *b)
 {
     memset(b, 0, sizeof *b);
     /* Row-major Cartesian coordinates (MPI_Cart_create without reordering): the last grid

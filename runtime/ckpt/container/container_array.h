@@ -38,7 +38,7 @@ struct sluice_array {
     uint32_t grid[SLUICE_ARRAY_DIMS_MAX];  /* 0 in grid[0]: auto */
     /* Layout record only (a container's): the writer's job size and where things lie. */
     uint32_t nprocs;
-    uint64_t array_offset; /* the global array's first byte in the container */
+    uint64_t array_offset;  /* the global array's first byte in the container */
     uint64_t header_offset; /* rank i's header at header_offset + i * header */
 };
 
@@ -65,15 +65,16 @@ struct sluice_array_block {
     uint64_t nrows;   /* runs contiguous in the array (0 for an empty block) */
     uint64_t row_len; /* bytes of each run */
 };
-void sluice_array_block(const struct sluice_array *a, const uint32_t grid[SLUICE_ARRAY_DIMS_MAX], uint32_t rank,
-                        struct sluice_array_block *b);
+void sluice_array_block(const struct sluice_array *a, const uint32_t grid[SLUICE_ARRAY_DIMS_MAX],
+                        uint32_t rank, struct sluice_array_block *b);
 
 /* Bytes of the whole array, and of a member (header + block). UINT64_MAX on overflow. */
 uint64_t sluice_array_bytes(const struct sluice_array *a);
 uint64_t sluice_array_member_bytes(const struct sluice_array *a, const struct sluice_array_block *b);
 
 /* Byte offset, from the array's start, of run k of block b (k < b->nrows). */
-uint64_t sluice_array_row_offset(const struct sluice_array *a, const struct sluice_array_block *b, uint64_t k);
+uint64_t sluice_array_row_offset(const struct sluice_array *a, const struct sluice_array_block *b,
+                                 uint64_t k);
 
 #ifdef __cplusplus
 }

@@ -78,7 +78,9 @@ static int decode_array_record(const char *name, const unsigned char *h, struct 
     char why[256];
     if (memchr(d->array, 0, alen) || sluice_array_parse(d->array, &a, why, sizeof why) != 0 || a.nprocs == 0)
         return FAIL("%s: corrupt header (array layout record: %s)", name,
-                    memchr(d->array, 0, alen) ? "holds a NUL" : a.nprocs ? why : "no nprocs");
+                    memchr(d->array, 0, alen) ? "holds a NUL"
+                    : a.nprocs                ? why
+                                              : "no nprocs");
     return 0;
 }
 

@@ -73,7 +73,8 @@ size_t sluice_tp_array_extents(const struct sluice_array *a, int rank, uint64_t 
 }
 
 int sluice_tp_array_expand(const struct sluice_array *a, const int *member_rank, const int *src, size_t n,
-                           struct sluice_tp_member **out_tm, struct sluice_tp_array_range **out_src, size_t *n_out)
+                           struct sluice_tp_member **out_tm, struct sluice_tp_array_range **out_src,
+                           size_t *n_out)
 {
     uint32_t grid[SLUICE_ARRAY_DIMS_MAX];
     if (grid_of(a, grid))
@@ -86,7 +87,7 @@ int sluice_tp_array_expand(const struct sluice_array *a, const int *member_rank,
     }
     struct sluice_tp_member *tm = malloc((total ? total : 1) * sizeof *tm);
     struct sluice_tp_array_range *rs = malloc((total ? total : 1) * sizeof *rs);
-    uint64_t (*ext)[3] = malloc((total ? total : 1) * sizeof *ext);
+    uint64_t(*ext)[3] = malloc((total ? total : 1) * sizeof *ext);
     if (!tm || !rs || !ext) {
         free(tm);
         free(rs);

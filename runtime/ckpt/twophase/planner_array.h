@@ -28,7 +28,8 @@ struct sluice_tp_array_range {
  * *out_src (n_out entries each) are malloc'ed; the ranges of one member come in increasing
  * logical and file order. 0, -EINVAL (bad rank, grid) or -ENOMEM. */
 int sluice_tp_array_expand(const struct sluice_array *a, const int *member_rank, const int *src, size_t n,
-                           struct sluice_tp_member **out_tm, struct sluice_tp_array_range **out_src, size_t *n_out);
+                           struct sluice_tp_member **out_tm, struct sluice_tp_array_range **out_src,
+                           size_t *n_out);
 
 /* The extents (logical, file offset, length) of rank `rank`'s member in a container laid out by
  * record a: ext (room for sluice_tp_array_extent_count) receives them. Returns the count. */
