@@ -102,7 +102,7 @@ TEST(ContainerArray, FormatRoundTripsAsARecord)
     EXPECT_EQ(sluice_array_format(&a, buf, 10), -ENOSPC);
 }
 
-// The choices MPICH's and Open MPI's MPI_Dims_create make (checked against both).
+// The choices MPICH's MPI_Dims_create makes (checked for 1..128 ranks, 1..3 dimensions).
 TEST(ContainerArray, DimsCreateMatchesMpi)
 {
     EXPECT_EQ(Dims(1, 3), (std::vector<uint32_t>{1, 1, 1}));
@@ -118,6 +118,8 @@ TEST(ContainerArray, DimsCreateMatchesMpi)
     EXPECT_EQ(Dims(6, 2), (std::vector<uint32_t>{3, 2}));
     EXPECT_EQ(Dims(7, 2), (std::vector<uint32_t>{7, 1}));
     EXPECT_EQ(Dims(5, 1), (std::vector<uint32_t>{5}));
+    EXPECT_EQ(Dims(72, 2), (std::vector<uint32_t>{9, 8})); // Open MPI 4.1: 12x6
+    EXPECT_EQ(Dims(72, 3), (std::vector<uint32_t>{6, 4, 3}));
 }
 
 TEST(ContainerArray, ExplicitGridMustMatchTheJob)

@@ -50,8 +50,11 @@ int sluice_array_parse(const char *spec, struct sluice_array *out, char *err, si
  * the NUL), or -ENOSPC. */
 int sluice_array_format(const struct sluice_array *a, char *buf, size_t cap);
 
-/* MPI_Dims_create(nprocs, ndims) for an all-zero dims array: the factorization of nprocs into
- * ndims factors in non-increasing order whose largest and smallest factor differ least. */
+/* MPI_Dims_create(nprocs, ndims) for an all-zero dims array, as MPICH computes it: the
+ * factorization of nprocs into ndims factors in non-increasing order whose largest and smallest
+ * factors differ least. Checked against MPICH 4.0 for 1..128 ranks and 1..3 dimensions: equal
+ * everywhere; Open MPI 4.1 differs once in that range (72 ranks in 2 dimensions: 12x6, where
+ * MPICH and this give 9x8); give grid= explicitly to match such a choice. */
 void sluice_array_dims_create(uint32_t nprocs, int ndims, uint32_t *dims);
 
 /* The grid for a job of nprocs ranks: the explicit one (its product must be nprocs) or the
