@@ -42,7 +42,8 @@ static MPI_Datatype block_type(long N, long nx, long ny, long nz)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: sluice-bench-layout_io romio-write|romio-read|fpp-write|fpp-read DIR E [H]\n");
+        fprintf(stderr,
+                "usage: sluice-bench-layout_io romio-write|romio-read|fpp-write|fpp-read DIR E [H]\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -86,7 +87,8 @@ int main(int argc, char **argv)
         if (unit && *unit)
             MPI_Info_set(info, "striping_unit", unit);
         MPI_File fh;
-        MPI_File_open(MPI_COMM_WORLD, path, reading ? MPI_MODE_RDONLY : MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh);
+        MPI_File_open(MPI_COMM_WORLD, path, reading ? MPI_MODE_RDONLY : MPI_MODE_CREATE | MPI_MODE_WRONLY,
+                      info, &fh);
         MPI_Datatype ft = block_type(E, n[2], n[1], n[0]);
         MPI_Offset disp = (MPI_Offset)((lo[0] * E * E + lo[1] * E + lo[2]) * (long)sizeof(double));
         MPI_File_set_view(fh, disp, MPI_DOUBLE, ft, "native", info);
