@@ -63,6 +63,8 @@ for n in $writers; do
   [ ! -s w$n.err ] || fail "w$n: the writer printed: $(cat w$n.err)"
   for m in $restarts; do restart w$n "$m"; done
 done
+expect_contains "info shows the layout record of the 8-rank writer" \
+  "array       header=64,dtype=f8,shape=20x18x16,grid=2x2x2,order=C,nprocs=8" "$("$ckpt" info "$PWD/w8/ckpt.@r.sluice")"
 if [ -z "$restarts" ]; then
   restart w8 1
   restart w8 6
