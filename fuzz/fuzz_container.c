@@ -4,6 +4,8 @@
  * the image (AddressSanitizer) and ends (a claimed size never makes a reader loop for long). */
 #include "ckpt/container/container_internal.h"
 
+#include "ckpt/container/container_array.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +56,35 @@ static void fix_checksums(unsigned char *b, size_t n)
     put32(f + FTR_OFF_CRC, sluice_crc32c_update(0, f, FTR_OFF_CRC));
 }
 
+/* The SLUICE_LAYOUT parser (also the container's array layout record) on the input as text:
+ * whatever parses must print, give a grid and blocks whose runs stay inside the array. */
+static void exercise_layout(const uint8_t *data, size_t size)
+{
+    char spec[SLUICE_ARRAY_RECORD_MAX + 1], out[SLUICE_ARRAY_RECORD_MAX], err[256];
+    size_t n = size < SLUICE_ARRAY_RECORD_MAX ? size : SLUICE_ARRAY_RECORD_MAX;
+    memcpy(spec, data, n);
+    spec[n] = 0;
+    struct sluice_array a;
+    if (sluice_array_parse(spec, &a, err, sizeof err) != 0)
+        return;
+    (void)sluice_array_format(&a, out, sizeof out);
+    uint32_t grid[SLUICE_ARRAY_DIMS_MAX];
+    uint32_t ranks = a.nprocs ? a.nprocs % 4096 + 1 : 7;
+    if (sluice_array_grid(&a, ranks, grid, err, sizeof err) != 0)
+        return;
+    uint64_t total = sluice_array_bytes(&a);
+    for (uint32_t r = 0; r < ranks && r < 64; r++) {
+        struct sluice_array_block b;
+        sluice_array_block(&a, grid, r, &b);
+        for (uint64_t k = 0; k < b.nrows && k < 64; k++)
+            if (sluice_array_row_offset(&a, &b, k) + b.row_len > total)
+                __builtin_trap();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    exercise_layout(data, size);
     char err[1024];
     struct sluice_container *c = NULL;
     /* The decoder may keep pointers into the image: give it a private copy of exact size so

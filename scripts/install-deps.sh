@@ -11,6 +11,7 @@ packages=(
   libunwind-dev uthash-dev
   googletest libgtest-dev
   python3 python3-pyopencl python3-numpy python3-matplotlib graphviz
+  libhdf5-dev hdf5-tools python3-h5py   # the HDF5 view of a global array (docs/LAYOUT.md)
   coreutils procps
   clang-format
   clang libclang-rt-14-dev

@@ -56,4 +56,15 @@ int cmd_recover(int argc, char **argv);
 int cmd_salvage(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
+/* extract of a container holding one global array (cmd_array.c, docs/LAYOUT.md). */
+struct tool_array_opts {
+    const char *raw;    /* --raw FILE: the array alone */
+    const char *h5;     /* --h5 FILE: an HDF5 view of the array inside the container */
+    uint32_t ranks;     /* --ranks M: per-rank files of an M-rank decomposition (0: none) */
+    const char *grid;   /* --grid PxQxR for them (default: as MPI_Dims_create) */
+    const char *outdir; /* -o: where the per-rank files go (default: beside the container) */
+    int force;
+};
+int tool_array_extract(const char *path, const struct tool_array_opts *o);
+
 #endif

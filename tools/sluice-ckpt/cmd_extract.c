@@ -44,7 +44,12 @@ static void usage(FILE *out)
                  "                       gzip -c; a corrupt member still fails with status 1)\n"
                  "  -r, --recursive      also the containers in subfolders (under OUTDIR, each\n"
                  "                       keeps its subfolder)\n"
-                 "  -q, --quiet          no progress line (shown on a terminal for large containers)\n");
+                 "  -q, --quiet          no progress line (shown on a terminal for large containers)\n"
+                 "A container that holds one global array (SLUICE_LAYOUT, docs/LAYOUT.md) also gives:\n"
+                 "  --raw FILE           the global array alone, in canonical order\n"
+                 "  --ranks M            the per-rank files of an M-rank decomposition\n"
+                 "  --grid PxQxR         their process grid (default: as MPI_Dims_create)\n"
+                 "  --h5 FILE            an HDF5 view: dataset /array stored in the container\n");
 }
 
 /* mkdir -p for every directory of `path` below its first `keep` bytes. */
@@ -252,7 +257,10 @@ int cmd_extract(int argc, char **argv)
         {"help", no_argument, 0, 'h'},         {"output", required_argument, 0, 'o'},
         {"member", required_argument, 0, 'm'}, {"force", no_argument, 0, 'f'},
         {"recursive", no_argument, 0, 'r'},    {"stdout", no_argument, 0, 'c'},
-        {"quiet", no_argument, 0, 'q'},        {0, 0, 0, 0}};
+        {"quiet", no_argument, 0, 'q'},        {"raw", required_argument, 0, 'R'},
+        {"h5", required_argument, 0, 'H'},     {"ranks", required_argument, 0, 'N'},
+        {"grid", required_argument, 0, 'G'},   {0, 0, 0, 0}};
+    struct tool_array_opts ao = {0};
     struct extract_opts o = {0};
     o.names = calloc((size_t)argc, sizeof *o.names);
     o.name_used = calloc((size_t)argc, sizeof *o.name_used);
@@ -285,6 +293,22 @@ int cmd_extract(int argc, char **argv)
         case 'q':
             o.quiet = 1;
             break;
+        case 'R':
+            ao.raw = optarg;
+            break;
+        case 'H':
+            ao.h5 = optarg;
+            break;
+        case 'N':
+            ao.ranks = (uint32_t)strtoul(optarg, NULL, 10);
+            if (ao.ranks == 0) {
+                status = tool_usage_error("extract", "--ranks wants a rank count of 1 or more");
+                goto out;
+            }
+            break;
+        case 'G':
+            ao.grid = optarg;
+            break;
         default:
             status = tool_bad_option("extract", c, argv);
             goto out;
@@ -306,6 +330,17 @@ int cmd_extract(int argc, char **argv)
             status = EXIT_BAD_DATA;
             goto out;
         }
+    }
+    if (ao.raw || ao.h5 || ao.ranks) {
+        /* A global array (docs/LAYOUT.md): one container, other views of it. */
+        ao.outdir = o.outdir;
+        ao.force = o.force;
+        if (optind + 1 != argc || o.nnames || o.to_stdout)
+            status =
+                tool_usage_error("extract", "--raw, --h5 and --ranks take one container and no -m or -c");
+        else
+            status = tool_array_extract(argv[optind], &ao);
+        goto out;
     }
     status = tool_for_each_container(argv + optind, argc - optind, o.flags, extract_one, &o);
     for (int i = 0; i < o.nnames; i++)

@@ -52,6 +52,8 @@ static int info_one(void *ctx, const struct sluice_container *c, const char *rel
            c->meta.writer_software[0] ? tool_shown(c->meta.writer_software, shown2, sizeof shown2) : "?");
     printf("block size  %u\n", c->meta.block_size);
     printf("checksum    crc32c\n");
+    if (c->meta.array_record[0])
+        printf("array       %s (docs/LAYOUT.md)\n", c->meta.array_record);
     printf("members     %u (%" PRIu64 " bytes)\n", c->n_members, bytes);
     printf("file size   %" PRIu64 "\n", c->file_size);
     printf("layout\n");

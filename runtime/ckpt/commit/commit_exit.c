@@ -10,6 +10,8 @@
  * MPI_Allreduce shares the worst error so that every rank of a failed job exits non-zero. */
 #include "ckpt/commit/commit_internal.h"
 
+#include "ckpt/commit/commit_array.h"
+
 #include "ckpt/commit/pattern.h"
 #include "ckpt/commit/stage.h"
 #include "common/init_order.h"
@@ -401,6 +403,7 @@ int commit_engine_enable(const char *capture_spec, const char *cwd)
     char err[512];
     if (sluice_pattern_compile(&patterns, capture_spec, cwd, err, sizeof err) != 0)
         return -EINVAL;
+    commit_array_enable(cwd);
     commit_members_find_adopted();
     pthread_atfork(NULL, NULL, commit_after_fork_child);
     on_exit(exit_status_on_failure, NULL);

@@ -177,6 +177,7 @@ static void commit_free(struct hcommit *c)
     free(c->upto);
     free(c->mem);
     free(c->ranks);
+    free(c->array);
     if (c->old)
         sluice_container_close(c->old);
     if (c->lockfd >= 0)

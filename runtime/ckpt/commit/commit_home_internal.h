@@ -13,6 +13,8 @@
 #include <sys/types.h>
 #include <uthash.h>
 
+struct sluice_array;
+
 struct waiter {
     int rank;
     uint64_t req;
@@ -59,6 +61,7 @@ struct hcommit {
     int64_t created_ns;
     uint32_t header_flags; /* the flags of the header written at offset 0 */
     uint32_t block;
+    struct sluice_array *array; /* the set is one global array (commit_array.c), else NULL */
     int err;
     struct waiter *waiters;
     struct hcommit *next;

@@ -214,6 +214,7 @@ int commit_data_write(const char *tmp, struct commit_copy *copies, size_t n);
 
 /* Two-phase path (twophase_home.c, twophase_exec.c). MSG_MEMBERS ends with the sender's node
  * id (commit_twophase_node_id), which the home notes for aggregator selection. */
+struct sluice_array;
 struct commit_tp_member {
     uint64_t seq, offset, size;
     int src; /* staged on this rank; -1: carried over by the home */
@@ -227,7 +228,16 @@ void commit_twophase_note_node(int rank, uint64_t node);
  * for, or 0 when the commit takes the direct path (SLUICE_CB_WRITE=disable, one process, or
  * nothing to shuffle). */
 int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_t block,
-                          const struct commit_tp_member *m, size_t n, const int *ranks, int nranks);
+                          const struct commit_tp_member *m, size_t n, const int *ranks, int nranks,
+                          const struct sluice_array *array);
+/* The plan of a set laid out as an array: its members expanded (planner_array.h) with each
+ * member's rank, planned, then folded back into member numbering (each piece names its member
+ * and its offset in that member; no member direct), so that the shares the home sends
+ * (twophase_part.h) and the executor are the same as for plain members. */
+struct sluice_tp_params;
+struct sluice_tp_plan;
+int commit_twophase_array_plan(const struct sluice_array *array, const struct commit_tp_member *m, size_t n,
+                               const struct sluice_tp_params *prm, struct sluice_tp_plan *plan);
 /* The staging file of this process's member `seq` in commit (home, id), or NULL. */
 const char *commit_member_stage_path(int home, uint32_t id, uint64_t seq);
 

@@ -7,6 +7,8 @@
  * once its writer closed it and a read never splits a step into partial versions. */
 #include "ckpt/commit/commit_internal.h"
 
+#include "ckpt/commit/commit_array.h"
+
 #include "ckpt/commit/pattern.h"
 #include "ckpt/commit/stage.h"
 #include "ckpt/commit/stage_index.h"
@@ -187,6 +189,11 @@ static int open_latest(const char *path, const char *key, int cloexec)
         fd = SLUICE_REAL(open)(hit.data_path, O_RDONLY | cloexec);
         return fd >= 0 ? fd : errno == ENOENT ? -EAGAIN : -errno;
     }
+    /* A global array read by a job of another decomposition: its block is cut from the array. */
+    if (c && c->meta.array_record[0] && (fd = commit_array_open(c, key, path, cloexec)) != 1) {
+        sluice_container_close(c);
+        return fd;
+    }
     if (idx < 0) {
         if (c)
             sluice_container_close(c);
@@ -222,6 +229,15 @@ static int stat_once(const char *path, const char *key, uint64_t *size, int64_t 
     if (sluice_container_name(key, container, sizeof container) == 0 &&
         sluice_container_open(container, &c, err, sizeof err) == 0) {
         long idx = sluice_container_find(c, path);
+        if (!staged && c->meta.array_record[0]) {
+            int a = commit_array_size(c, key, path, size);
+            if (a != 1) {
+                *mtime_ns = c->meta.created_ns;
+                *mode = 0;
+                sluice_container_close(c);
+                return a;
+            }
+        }
         if (idx >= 0 && (!staged || c->members[idx].mtime_ns > hit.mtime_ns)) {
             *size = c->members[idx].size;
             *mtime_ns = c->members[idx].mtime_ns;

@@ -7,6 +7,8 @@
  * never replaced. The sets, their notices and when a version starts are commit_home.c's. */
 #include "ckpt/commit/commit_home_internal.h"
 
+#include "ckpt/commit/commit_array.h"
+
 #include "ckpt/twophase/planner.h"
 #include "ckpt/twophase/stripe.h"
 #include "common/align.h"
@@ -40,6 +42,7 @@ static void fill_meta(const struct hcommit *c, struct sluice_container_meta *met
     meta->writer_pid = (uint32_t)getpid();
     sluice_host_name(meta->writer_host);
     snprintf(meta->writer_software, sizeof meta->writer_software, "sluice %s", SLUICE_VERSION_STRING);
+    commit_array_record(c, meta->array_record, sizeof meta->array_record);
     /* Partial: some rank of the job has no member in this version (new or carried over). */
     int contributors = 0;
     unsigned char *seen = calloc((size_t)commit_g.size, 1);
@@ -71,6 +74,8 @@ static uint32_t member_extents(const struct hcommit *c, const struct gm *g, stru
 {
     if (g->size == 0)
         return 0;
+    if (c->array)
+        return commit_array_member_extents(c, g, ext);
     if (g->src < 0 && g->old_index >= 0 && c->old) {
         const struct sluice_member *om = &c->old->members[g->old_index];
         for (uint32_t e = 0; ext && e < om->n_extents; e++)
@@ -281,7 +286,7 @@ static int start_twophase(struct hcommit *c)
         if (g->keep)
             tm[n++] = (struct commit_tp_member){g->seq, g->offset, g->size, g->src, g->member_rank, 0, 0};
     }
-    int k = commit_twophase_start(c->id, c->tmp, c->dir, c->block, tm, n, c->ranks, c->nranks);
+    int k = commit_twophase_start(c->id, c->tmp, c->dir, c->block, tm, n, c->ranks, c->nranks, c->array);
     free(tm);
     return k;
 }
@@ -433,6 +438,9 @@ static int plan_layout(struct hcommit *c, size_t nkeep)
     c->block = (uint32_t)sluice_config.BLOCK_SIZE;
     if (c->block < SLUICE_CONTAINER_BLOCK_MIN || c->block > SLUICE_CONTAINER_BLOCK_MAX)
         c->block = 4096;
+    int arr = commit_array_plan(c, nkeep);
+    if (arr)
+        return arr < 0 ? arr : 0;
     struct sluice_plan_member *pm = calloc(nkeep, sizeof(*pm));
     size_t *which = calloc(nkeep, sizeof(*which));
     struct sluice_plan p = {0};
@@ -491,7 +499,7 @@ static int plan_create_temp(struct hcommit *c)
 /* Writes the header describing meta at offset 0 of the new version. 0 or -errno. */
 static int write_header(struct hcommit *c, const struct sluice_container_meta *meta)
 {
-    size_t hsize = sluice_container_header_size(c->set->key);
+    size_t hsize = sluice_container_header_size(c->set->key) + SLUICE_CONTAINER_ARRAY_MAX;
     void *hbuf = calloc(1, hsize);
     long hn = hbuf ? sluice_container_encode_header(meta, hbuf, hsize) : -ENOMEM;
     int rc = hn < 0 ? (int)hn : commit_fs_pwrite_full(c->fd, hbuf, (size_t)hn, 0);
@@ -621,6 +629,13 @@ void commit_version_plan(struct hcommit *c)
     int participants = start_twophase(c);
     if (participants > 0) {
         c->awaiting_written = participants;
+        return;
+    }
+    if (c->array && c->array->nprocs > 1) {
+        /* Its members are extents of the array: only the two-phase writer places them. */
+        sluice_log_error("checkpoint commit: %s: the two-phase writer of its array did not start",
+                         c->set->key);
+        commit_home_complete(c, -EIO);
         return;
     }
     rc = plan_send_writes(c);

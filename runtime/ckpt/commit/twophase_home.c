@@ -120,9 +120,11 @@ static uint64_t buffer_size(void)
 }
 
 int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_t block,
-                          const struct commit_tp_member *m, size_t n, const int *ranks, int nranks)
+                          const struct commit_tp_member *m, size_t n, const int *ranks, int nranks,
+                          const struct sluice_array *array)
 {
-    enum sluice_cb_write mode = commit_twophase_mode();
+    /* An array is always shuffled: its members' rows interleave in the file. */
+    enum sluice_cb_write mode = array ? SLUICE_CB_WRITE_ENABLE : commit_twophase_mode();
     if (mode == SLUICE_CB_WRITE_DISABLE || !commit_g.use_mpi || commit_g.size < 2)
         return 0;
     int *aggr = malloc(((size_t)nranks + 1) * sizeof(int));
@@ -138,9 +140,10 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
         for (size_t i = 0; i < n; i++)
             tm[i] = (struct sluice_tp_member){m[i].offset, m[i].size, m[i].src};
         struct sluice_tp_params prm = {unit, block, buffer_size(), mode, aggr, (size_t)naggr};
-        rc = sluice_tp_plan_make(tm, n, &prm, &plan);
+        rc = array ? commit_twophase_array_plan(array, m, n, &prm, &plan)
+                   : sluice_tp_plan_make(tm, n, &prm, &plan);
     }
-    if (rc == 0 && sluice_trace_active()) {
+    if (rc == 0 && !array && sluice_trace_active()) {
         /* The choice per member, also when every member goes direct. */
         for (size_t i = 0; i < n; i++) {
             int to = m[i].src;

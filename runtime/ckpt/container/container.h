@@ -40,8 +40,10 @@ extern "C" {
 
 /* ---- format constants ---------------------------------------------------------------------- */
 
-#define SLUICE_CONTAINER_FORMAT_MAJOR 1 /* a reader rejects another major */
-#define SLUICE_CONTAINER_FORMAT_MINOR 1 /* a reader accepts any minor of its major; 1: index copy */
+#define SLUICE_CONTAINER_FORMAT_MAJOR 1       /* a reader rejects another major */
+#define SLUICE_CONTAINER_FORMAT_MINOR 1       /* a reader accepts any minor of its major; 1: index copy */
+#define SLUICE_CONTAINER_FORMAT_MINOR_ARRAY 2 /* written when the header holds an array layout record */
+#define SLUICE_CONTAINER_ARRAY_MAX 512        /* bytes of an array layout record, its NUL included */
 #define SLUICE_CONTAINER_SUFFIX ".sluice"
 /* Marker of a virtual per-rank folder, ".<rel>.sluice-dir" beside the containers
  * (runtime/ckpt/capture/capture_vdirs.c); reserved like container names. */
@@ -106,6 +108,9 @@ struct sluice_container_meta {
     uint32_t writer_pid;    /* pid of the process that wrote the index */
     char writer_host[SLUICE_CONTAINER_HOST_MAX + 1];     /* NUL-terminated (SLUICE_HOST_NAME_MAX) */
     char writer_software[SLUICE_CONTAINER_SOFTWARE_MAX]; /* e.g. "sluice 0.1.0" */
+    /* Format 1.2: the set is one global array (container_array.h, docs/LAYOUT.md); its layout
+     * record, "" for a set of plain members. */
+    char array_record[SLUICE_CONTAINER_ARRAY_MAX];
 };
 
 /* ---- writer side ------------------------------------------------------------------------- */

@@ -9,6 +9,8 @@
  * its checksum (bit rot, a flipped byte) is read through the copy of its index instead. */
 #include "ckpt/container/container_internal.h"
 
+#include "ckpt/container/container_array.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -41,7 +43,46 @@ struct decoded_header {
     char host[SLUICE_CONTAINER_HOST_MAX + 1], software[SLUICE_CONTAINER_SOFTWARE_MAX];
     uint16_t key_len;
     char key[SLUICE_CONTAINER_KEY_MAX + 1];
+    char array[SLUICE_CONTAINER_ARRAY_MAX];
 };
+
+/* The record's headers and array lie in the data region, headers before the array. */
+static int array_fits(const char *record, uint64_t data_start, uint64_t index_offset)
+{
+    struct sluice_array a;
+    if (!record[0])
+        return 1;
+    if (sluice_array_parse(record, &a, NULL, 0) != 0)
+        return 0;
+    uint64_t bytes = sluice_array_bytes(&a), heads = a.header * (uint64_t)a.nprocs;
+    return a.header_offset >= data_start && a.header <= UINT64_MAX / a.nprocs &&
+           a.array_offset >= a.header_offset && heads <= a.array_offset - a.header_offset &&
+           a.array_offset <= index_offset && bytes <= index_offset - a.array_offset;
+}
+
+/* Format 1.2: the array layout record after the key (empty in older files, whose reserved
+ * bytes are zero). It must parse as a record: container_array.c. */
+static int decode_array_record(const char *name, const unsigned char *h, struct decoded_header *d, char *err,
+                               size_t errlen)
+{
+    uint16_t alen = get16(h + HDR_OFF_ARRAY_LEN);
+    size_t at = SLUICE_CONTAINER_HEADER_FIXED + sluice_pad8(d->key_len);
+    d->array[0] = 0;
+    if (alen == 0)
+        return 0;
+    if (alen >= SLUICE_CONTAINER_ARRAY_MAX || at + alen > d->header_size)
+        return FAIL("%s: corrupt header (array layout record of %u bytes)", name, alen);
+    memcpy(d->array, h + at, alen);
+    d->array[alen] = 0;
+    struct sluice_array a;
+    char why[256];
+    if (memchr(d->array, 0, alen) || sluice_array_parse(d->array, &a, why, sizeof why) != 0 || a.nprocs == 0)
+        return FAIL("%s: corrupt header (array layout record: %s)", name,
+                    memchr(d->array, 0, alen) ? "holds a NUL"
+                    : a.nprocs                ? why
+                                              : "no nprocs");
+    return 0;
+}
 
 static int decode_header(const char *name, const struct source *s, struct decoded_header *d, char *err,
                          size_t errlen)
@@ -98,6 +139,9 @@ static int decode_header(const char *name, const struct source *s, struct decode
     d->key[d->key_len] = 0;
     if (!sluice_container_key_ok(d->key, d->key_len))
         return FAIL("%s: corrupt header (set key is not an absolute path with %%r)", name);
+    rc = decode_array_record(name, h, d, err, errlen);
+    if (rc < 0)
+        return rc;
     d->version = get64(h + HDR_OFF_VERSION);
     d->created_ns = (int64_t)get64(h + HDR_OFF_CREATED);
     d->nprocs = get32(h + HDR_OFF_NPROCS);
@@ -385,6 +429,11 @@ static int decode(const char *name, const struct source *s, struct sluice_contai
     c->meta.writer_pid = h.pid;
     memcpy(c->meta.writer_host, h.host, sizeof h.host);
     memcpy(c->meta.writer_software, h.software, sizeof h.software);
+    memcpy(c->meta.array_record, h.array, sizeof h.array);
+    if (!array_fits(h.array, data_start, f.index_offset)) {
+        free(block);
+        return FAIL("%s: corrupt header (array layout record places data outside the data region)", name);
+    }
     c->file_size = s->size;
     c->header_size = h.header_size;
     c->data_start = data_start;

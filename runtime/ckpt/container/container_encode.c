@@ -42,13 +42,19 @@ long sluice_container_encode_header(const struct sluice_container_meta *meta, vo
     if (!sluice_container_key_ok(meta->set_key, klen) || (meta->flags & ~SLUICE_CONTAINER_F_KNOWN))
         return -EINVAL;
     size_t hs = sluice_container_header_size(meta->set_key);
+    size_t alen = strnlen(meta->array_record, SLUICE_CONTAINER_ARRAY_MAX);
+    if (alen == SLUICE_CONTAINER_ARRAY_MAX ||
+        hs + sluice_pad8(alen) > SLUICE_CONTAINER_HEADER_FIXED + sluice_pad8(SLUICE_CONTAINER_KEY_MAX))
+        return -EINVAL; /* the record follows the key inside the header's bound */
+    size_t key_end = hs;
+    hs += sluice_pad8(alen);
     if (buflen < hs)
         return -ENOSPC;
     unsigned char *h = buf;
     memset(h, 0, hs);
     memcpy(h, HDR_MAGIC, 8);
     put16(h + HDR_OFF_MAJOR, SLUICE_CONTAINER_FORMAT_MAJOR);
-    put16(h + HDR_OFF_MINOR, SLUICE_CONTAINER_FORMAT_MINOR);
+    put16(h + HDR_OFF_MINOR, alen ? SLUICE_CONTAINER_FORMAT_MINOR_ARRAY : SLUICE_CONTAINER_FORMAT_MINOR);
     put32(h + HDR_OFF_SIZE, (uint32_t)hs);
     put32(h + HDR_OFF_FLAGS, meta->flags);
     put32(h + HDR_OFF_BLOCK, meta->block_size);
@@ -64,6 +70,8 @@ long sluice_container_encode_header(const struct sluice_container_meta *meta, vo
     put16(h + HDR_OFF_CSUM_ALGO, HDR_CSUM_CRC32C);
     put16(h + HDR_OFF_KEY_LEN, (uint16_t)klen);
     memcpy(h + SLUICE_CONTAINER_HEADER_FIXED, meta->set_key, klen);
+    put16(h + HDR_OFF_ARRAY_LEN, (uint16_t)alen);
+    memcpy(h + key_end, meta->array_record, alen);
     put32(h + HDR_OFF_CRC, header_crc(h, hs));
     return (long)hs;
 }

@@ -27,6 +27,7 @@
 #define HDR_OFF_SOFTWARE 112
 #define HDR_OFF_CSUM_ALGO 144
 #define HDR_OFF_KEY_LEN 146
+#define HDR_OFF_ARRAY_LEN 148 /* u16: bytes of the array layout record after the key (1.2) */
 #define HDR_OFF_CRC 156
 #define HDR_CSUM_CRC32C 1
 

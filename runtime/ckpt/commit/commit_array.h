@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* Sets laid out as one global array (SLUICE_LAYOUT): the home's plan (commit_array.c) and a
+ * restart's read of a block of another decomposition (commit_array_read.c). docs/LAYOUT.md. */
+#ifndef SLUICE_CKPT_COMMIT_COMMIT_ARRAY_H
+#define SLUICE_CKPT_COMMIT_COMMIT_ARRAY_H
+
+#include "ckpt/commit/commit_home_internal.h"
+#include "ckpt/container/container_array.h"
+
+/* Compiles SLUICE_LAYOUT once at start (bad entries: one line each, ignored). */
+void commit_array_enable(const char *cwd);
+/* 1 and *out when the set key has a layout, else 0. */
+int commit_array_spec_for_key(const char *key, struct sluice_array *out);
+
+/* Home: when the kept members fit the set's layout, sets c->array, the members' offsets and
+ * c->index_offset and returns 1; 0 for plain members (one line when a layout did not fit);
+ * -ENOMEM. */
+int commit_array_plan(struct hcommit *c, size_t nkeep);
+/* The extents of member g (count only when ext is NULL). */
+uint32_t commit_array_member_extents(const struct hcommit *c, const struct gm *g, struct sluice_extent *ext);
+/* The layout record for the header ("" for plain members). */
+void commit_array_record(const struct hcommit *c, char *out, size_t cap);
+
+/* Restart: path's content when the container c holds an array: rank r of this job's size gets
+ * rank 0's header and its block of this job's decomposition. An fd (memfd at offset 0), -ENOENT
+ * (no such rank in this job), 1 when the member as stored is the answer (same decomposition),
+ * or -errno. */
+int commit_array_open(const struct sluice_container *c, const char *key, const char *path, int cloexec);
+/* The size such a read gives: 0 and *size, 1 when the stored member's size is right, -ENOENT. */
+int commit_array_size(const struct sluice_container *c, const char *key, const char *path, uint64_t *size);
+
+#endif

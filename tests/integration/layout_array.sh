@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: MIT
+# SLUICE_LAYOUT end to end (docs/LAYOUT.md): a program of the first seed's shape (a 20x18x16
+# array of doubles, block-decomposed over MPI_Dims_create's grid, header of 64 bytes + block per
+# rank in ckpt.<rank>) writes under capture with the layout on 3 and 8 ranks (1 to 8 with LAYOUT_TEST_FULL=1). Each time:
+# one container that verifies, whose array region is the global array in canonical order
+# (extract --raw, every element compared with numpy), readable through its HDF5 view by h5py
+# and h5dump; restarts on 1, 4 and 6 ranks (1, 2, 3, 4, 6 and 8 from every writer with LAYOUT_TEST_FULL=1; other grids) read exactly their blocks
+# of the new decomposition (the program checks every value); extract --ranks writes the
+# per-rank files of another decomposition, byte for byte what that job would write. A layout
+# that does not fit (wrong shape) gets one line and plain members that still restart.
+app=$SLUICE_APPS_DIR/mpi_ckpt_array
+ckpt=$SLUICE_BIN_DIR/sluice-ckpt
+export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE
+shape="20 18 16"
+layout="header=64,dtype=f8,shape=20x18x16,grid=auto"
+/usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || fail "python3-h5py and python3-numpy are not installed for /usr/bin/python3 (scripts/install-deps.sh)"
+
+# write NAME RANKS [LAYOUT]: the program under capture with the layout; leaves NAME/ and NAME.err.
+write() {
+  local d=$PWD/$1
+  mkdir -p "$d"
+  SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_LAYOUT="$d/ckpt.%r:${3:-$layout}" timeout 60 \
+    "$MPIEXEC" -n "$2" env LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" $shape 64 2>"$1.err" ||
+    fail "$1: writer job failed: $(tail -3 "$1.err")"
+  [ "$(ls -A "$d")" == "ckpt.@r.sluice" ] || fail "$1: expected one container, found: $(ls -A "$d")"
+  "$ckpt" verify "$d/ckpt.@r.sluice" >/dev/null || fail "$1: container does not verify"
+}
+
+# restart NAME RANKS: reads its blocks back under capture (the layout comes from the container).
+restart() {
+  SLUICE_CAPTURE="$PWD/$1/ckpt.%r" timeout 60 "$MPIEXEC" -n "$2" env LD_PRELOAD="$SLUICE_LIB" \
+    "$app" read "$PWD/$1" $shape 64 || fail "$1: restart on $2 ranks read wrong blocks"
+  echo "ok: $1: restart on $2 ranks read its blocks"
+}
+
+# The array and its HDF5 view equal the function the ranks wrote, element by element.
+check_array() {
+  "$ckpt" extract --raw "$1.raw" --h5 "$1.h5" "$PWD/$1/ckpt.@r.sluice" || fail "$1: extract of the array failed"
+  /usr/bin/python3 - "$1.raw" "$1.h5" <<'EOF' || fail "$1: the array or its HDF5 view differs from what the ranks wrote"
+import sys, numpy, h5py
+z, y, x = numpy.meshgrid(numpy.arange(20), numpy.arange(18), numpy.arange(16), indexing="ij")
+want = ((z * 18 + y) * 16 + x) + 0.25
+raw = numpy.fromfile(sys.argv[1], dtype="<f8")
+assert raw.size == want.size, (raw.size, want.size)
+assert (raw.reshape(want.shape) == want).all(), "raw array"
+with h5py.File(sys.argv[2], "r") as f:
+    got = f["array"][...]
+assert got.shape == want.shape and got.dtype == numpy.float64, (got.shape, got.dtype)
+assert (got == want).all(), "h5 view"
+EOF
+  h5dump -d /array -s "19,17,15" -c "1,1,1" "$1.h5" | grep -q "5759.25" ||
+    fail "$1: h5dump does not read the last element (5759.25) through the view"
+  echo "ok: $1: raw array, h5py and h5dump equal what the ranks wrote"
+}
+
+# CI runs an odd and an even writer and three restarts (each mpiexec costs 1 to 2 s on the
+# shared CI cores); LAYOUT_TEST_FULL=1 runs every writer of 1 to 8 ranks and the restarts on
+# 1, 2, 3, 4, 6 and 8 ranks of each of them.
+if [ "${LAYOUT_TEST_FULL:-0}" == 1 ]; then writers="1 2 3 4 5 6 7 8" restarts="1 2 3 4 6 8"; else writers="3 8" restarts=""; fi
+for n in $writers; do
+  write w$n "$n"
+  check_array w$n
+  [ ! -s w$n.err ] || fail "w$n: the writer printed: $(cat w$n.err)"
+  for m in $restarts; do restart w$n "$m"; done
+done
+expect_contains "info shows the layout record of the 8-rank writer" \
+  "array       header=64,dtype=f8,shape=20x18x16,grid=2x2x2,order=C,nprocs=8" "$("$ckpt" info "$PWD/w8/ckpt.@r.sluice")"
+if [ -z "$restarts" ]; then
+  restart w8 1
+  restart w8 6
+  restart w3 4
+fi
+
+# Per-rank files of a 6-rank decomposition equal what a 6-rank job writes itself.
+mkdir -p plain6 ext6
+timeout 60 "$MPIEXEC" -n 6 "$app" write "$PWD/plain6" $shape 64 || fail "plain 6-rank writer failed"
+"$ckpt" extract --ranks 6 -o "$PWD/ext6" "$PWD/w8/ckpt.@r.sluice" || fail "extract --ranks 6 failed"
+for r in 0 1 2 3 4 5; do
+  cmp "plain6/ckpt.$r" "ext6/ckpt.$r" || fail "extract --ranks 6: ckpt.$r differs from the 6-rank job's"
+done
+echo "ok: extract --ranks 6 wrote the 6-rank job's files byte for byte"
+
+# A layout that does not fit: one line, plain members, restart still right.
+write bad 4 "header=64,dtype=f8,shape=20x18x15"
+expect_eq "one line for the misfit layout" 1 "$(grep -c 'does not fit its layout' bad.err)"
+"$ckpt" extract --raw bad.raw "$PWD/bad/ckpt.@r.sluice" 2>bad.extract && fail "a plain container gave an array"
+expect_contains "extract says it is not an array" "not a global array" "$(cat bad.extract)"
+restart bad 4

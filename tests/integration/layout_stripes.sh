@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: MIT
+# The two-phase write of a global array (SLUICE_LAYOUT), counted from outside with strace: 4 and
+# 3 ranks write the blocks of a 64x64x128 array of doubles (4 MiB, header of 64 bytes per rank;
+# every rank's block is 2-D strided in the array, so its rows interleave with the other ranks'
+# in every stripe). With 256 KiB stripes: one process (this node's one aggregator) writes the
+# container, no stripe is written by two processes, and at least 95 % of the bytes go in whole
+# aligned stripes. Without the layout's array the members would be contiguous per rank; here
+# the container's array region must be the canonical array (checked by a restart on 2 ranks,
+# which reads blocks of another decomposition from it).
+app=$SLUICE_APPS_DIR/mpi_ckpt_array
+check=$SOURCE_DIR/tests/integration/stripe_writers.py
+export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE SLUICE_STRIPING_UNIT=256K SLUICE_CB_BUFFER_SIZE=1M
+command -v strace >/dev/null || fail "strace not found (apt-get install strace)"
+for n in 4 3; do
+  d=$PWD/n$n
+  mkdir -p "$d"
+  SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_LAYOUT="$d/ckpt.%r:header=64,dtype=f8,shape=64x64x128" \
+    timeout 120 strace -f -qq -e signal=none -e trace=write,pwrite64,pwritev,pwritev2,copy_file_range,clone,clone3 -y \
+    -o n$n.strace "$MPIEXEC" -n $n env LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" 64 64 128 64 \
+    >n$n.out 2>n$n.err || fail "n$n: writer job failed: $(tail -3 n$n.err)"
+  python3 "$check" n$n.strace 262144 >n$n.stripes || fail "stripe_writers.py failed"
+  cat n$n.stripes
+  read -r _ bytes whole shared < <(grep '^total' n$n.stripes)
+  [ "$bytes" -ge 4194304 ] || fail "n$n: only $bytes bytes reached the container (4 MiB of array expected)"
+  expect_eq "n$n: stripes written in pieces by two processes" 0 "$shared"
+  [ $((whole * 100)) -ge $((bytes * 95)) ] ||
+    fail "n$n: $(awk -v a="$whole" -v b="$bytes" 'BEGIN{printf "%.1f", 100*a/b}') % of container bytes in whole stripes, under 95 %"
+  writers=$(python3 "$SOURCE_DIR/tests/integration/container_writers.py" n$n.strace | head -1)
+  expect_eq "n$n: processes that wrote the container (one aggregator on this node)" 1 "$writers"
+  echo "ok: n$n: $(awk -v a="$whole" -v b="$bytes" 'BEGIN{printf "%.1f", 100*a/b}') % of $bytes bytes in whole stripes"
+  SLUICE_CAPTURE="$d/ckpt.%r" timeout 60 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" \
+    "$app" read "$d" 64 64 128 64 || fail "n$n: a restart on 2 ranks read wrong blocks"
+done
