@@ -9,6 +9,7 @@
 #include "ckpt/commit/commit_internal.h"
 
 #include "ckpt/container/container.h"
+#include "common/full_io.h"
 #include "common/real.h"
 
 #include <errno.h>
@@ -58,11 +59,9 @@ static int copy_run(int in, int out, const char *tmp, struct commit_copy *c, con
     int rc = 0;
     while (done < end) {
         size_t want = end - done < COPY_CHUNK ? (size_t)(end - done) : COPY_CHUNK;
-        ssize_t r = SLUICE_REAL(pread)(in, buf, want, (off_t)done);
-        if (r < 0 && errno == EINTR)
-            continue;
+        ssize_t r = sluice_pread_retry(in, buf, want, done);
         if (r < 0) {
-            rc = -errno;
+            rc = (int)r;
             break;
         }
         if (r == 0) {
