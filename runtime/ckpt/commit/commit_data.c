@@ -4,8 +4,9 @@
  * its writes durable before it reports back (on a parallel file system each client must flush
  * its own dirty pages; the home's fsync would not cover them).
  *
- * This is the step the two-phase writer (issue 4) replaces: it will receive the same list of
- * (member, offset) from the planner and move the bytes through aggregators instead. */
+ * The two-phase writer (twophase_exec.c, docs/TWOPHASE.md) replaces this step when the home
+ * chooses it: it receives the same list of (member, offset) from the planner and moves the bytes
+ * through aggregators instead. */
 #include "ckpt/commit/commit_internal.h"
 
 #include "ckpt/container/container.h"
