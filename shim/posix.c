@@ -6,7 +6,7 @@
  * descriptors on staging files. The write family (posix_write.def) runs the real call first
  * and only looks at a failed or short result (a full stage folder). */
 #include "ckpt/capture/capture.h"
-#include "cl/rank0/dist_fault.h"
+#include "common/exit_hooks.h"
 #include "common/export.h"
 #include "common/real.h"
 #include "mpi/roles.h"
@@ -179,15 +179,12 @@ SLUICE_EXPORT int close(int fd)
 SYNC_WRAPPER(fsync)
 SYNC_WRAPPER(fdatasync)
 
-/* _exit and _Exit skip destructors: capture commits what this process staged first (see
- * sluice_capture_before_exit for when it does nothing), and rank 0 of distributed OpenCL ends
- * its servers (dist_fault_before_exit). */
+/* _exit and _Exit skip destructors: the parts' exit hooks run first (common/exit_hooks.h:
+ * capture commits what this process staged, rank 0 of distributed OpenCL ends its servers). */
 #define EXIT_WRAPPER(name)                                                                                   \
     SLUICE_EXPORT void name(int status)                                                                      \
     {                                                                                                        \
-        if (sluice_capture_enabled)                                                                          \
-            status = sluice_capture_before_exit(status);                                                     \
-        dist_fault_before_exit(status);                                                                      \
+        status = sluice_exit_hooks_run(status);                                                              \
         SLUICE_REAL(name)(status);                                                                           \
         for (;;)                                                                                             \
             ; /* the real one does not return */                                                             \

@@ -11,13 +11,7 @@
 #ifndef SLUICE_DSM_DSM_H
 #define SLUICE_DSM_DSM_H
 
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
+#include "common/mpi_c.h"
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>

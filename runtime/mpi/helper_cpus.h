@@ -3,7 +3,7 @@
 #ifndef SLUICE_MPI_HELPER_CPUS_H
 #define SLUICE_MPI_HELPER_CPUS_H
 
-#include <mpi.h>
+#include "common/mpi_c.h"
 
 /* Collective over comm (every rank calls it once, at the same point): decides where this rank's
  * sluice threads go and moves them (threads/helper_threads.h). whole_process: the calling thread and every

@@ -5,15 +5,7 @@
 #ifndef SLUICE_MPI_LIFECYCLE_H
 #define SLUICE_MPI_LIFECYCLE_H
 
-/* C++ includers (unit tests) want the C API only: Open MPI's mpi.h otherwise pulls in its
- * C++ bindings, which need libmpi_cxx at link time. */
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
+#include "common/mpi_c.h"
 #include <stdbool.h>
 
 #ifdef __cplusplus

@@ -6,13 +6,7 @@
 #ifndef SLUICE_TRACE_CLOCKSYNC_H
 #define SLUICE_TRACE_CLOCKSYNC_H
 
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
+#include "common/mpi_c.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -80,7 +80,7 @@ struct sluice_tf_section {
 struct sluice_tf_event {
     uint64_t t_ns;     /* CLOCK_MONOTONIC start */
     uint64_t dur_ns;   /* 0 for instants */
-    uint16_t kind;     /* sluice_event_kind (events.def order) */
+    uint16_t kind;     /* sluice_event_kind (its number in events.def) */
     uint16_t flags;    /* SLUICE_EVF_* */
     uint32_t callsite; /* id in the CALLSITES section, 0 = none */
     uint64_t a, b, c;  /* payload: meaning per kind in events.def */

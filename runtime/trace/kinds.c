@@ -6,10 +6,29 @@
 #include <string.h>
 
 const struct sluice_kind_info sluice_kinds[SLUICE_EV_COUNT] = {
-#define SLUICE_EVENT(name, category, a, b, c) {#name, #category, {a, b, c}},
+#define SLUICE_EVENT(number, name, category, a, b, c) [number] = {#name, #category, {a, b, c}},
 #include "trace/events.def"
 #undef SLUICE_EVENT
 };
+
+/* events.def's numbers are dense: each is below the count of lines (here) and none repeats (a
+ * repeated case label does not compile), so every slot of the table above is filled once. */
+#define SLUICE_EVENT(number, name, category, a, b, c)                                                        \
+    _Static_assert(number < SLUICE_EV_COUNT, "events.def: " #name "'s number leaves a gap");
+#include "trace/events.def"
+#undef SLUICE_EVENT
+
+__attribute__((unused)) static int events_def_numbers_are_unique(unsigned kind)
+{
+    switch (kind) {
+#define SLUICE_EVENT(number, name, category, a, b, c) case number:
+#include "trace/events.def"
+#undef SLUICE_EVENT
+        return 1;
+    default:
+        return 0;
+    }
+}
 
 const char *sluice_kind_name(unsigned kind)
 {

@@ -20,11 +20,19 @@ extern "C" {
 #endif
 
 typedef enum {
-#define SLUICE_EVENT(name, category, a, b, c) SLUICE_EV_##name,
+#define SLUICE_EVENT(number, name, category, a, b, c) SLUICE_EV_##name = number,
+#include "trace/events.def"
+#undef SLUICE_EVENT
+} sluice_event_kind;
+
+/* The number of kinds: one slot per line of events.def. The numbers are dense (kinds.c checks
+ * each is unique and below this), so every kind is below SLUICE_EV_COUNT. */
+enum {
+#define SLUICE_EVENT(number, name, category, a, b, c) SLUICE_EV_SLOT_##name,
 #include "trace/events.def"
 #undef SLUICE_EVENT
     SLUICE_EV_COUNT
-} sluice_event_kind;
+};
 
 typedef enum {
     SLUICE_TIME_USER = 0, /* the application's own code */

@@ -24,3 +24,6 @@ echo "ok: a misformatted file is reported"
 # Include guards follow the header's path (integration.build_header_guards tests the check).
 "$SOURCE_DIR/scripts/check-header-guards.sh" "$SOURCE_DIR" || fail "a header's include guard does not follow its path"
 echo "ok: include guards follow the headers' paths"
+# No function over 120 lines (integration.build_function_length tests the check).
+"$SOURCE_DIR/scripts/check-function-length.sh" "$SOURCE_DIR" || fail "a function is over 120 lines"
+echo "ok: no function is over 120 lines"

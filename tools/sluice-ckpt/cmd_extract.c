@@ -6,6 +6,7 @@
  * never leaves a plausible-looking file behind. Existing files are kept unless --force.
  * Holes stay holes; the member's modification time is restored. */
 #include "ckpt_tool.h"
+#include "common/full_io.h"
 #include "progress.h"
 
 #include <errno.h>
@@ -177,17 +178,14 @@ static int extract_member(struct extract_opts *o, const struct sluice_container 
 static int sink_stdout(void *ctx, uint64_t logical, const void *buf, size_t len)
 {
     static const unsigned char zeros[65536];
-    while (len > 0) {
-        size_t n = buf ? len : (len < sizeof zeros ? len : sizeof zeros);
-        ssize_t w = write(1, buf ? buf : zeros, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        len -= (size_t)w;
-        if (buf)
-            buf = (const unsigned char *)buf + w;
+    if (buf)
+        return sluice_full_write(1, buf, len);
+    while (len > 0) { /* a hole: zeros, a piece at a time */
+        size_t n = len < sizeof zeros ? len : sizeof zeros;
+        int rc = sluice_full_write(1, zeros, n);
+        if (rc != 0)
+            return rc;
+        len -= n;
     }
     return 0;
 }

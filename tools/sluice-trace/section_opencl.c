@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Summary section: the OpenCL side of a trace (issue 5). Per rank: calls by function with the
+/* Summary section: the OpenCL side of a trace (docs/OPENCL.md). Per rank: calls by function with the
  * host time spent in them, and per device the commands it ran, its busy time (from event
  * profiling) and the bytes moved host-to-device, device-to-host and device-to-device. Event
  * kinds are matched by name through each file's own kind table. */

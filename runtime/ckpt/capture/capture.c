@@ -6,6 +6,7 @@
 
 #include "ckpt/commit/stage.h"
 #include "ckpt/container/container.h"
+#include "common/exit_hooks.h"
 #include "common/init_order.h"
 #include "common/log.h"
 #include "common/real.h"
@@ -307,9 +308,16 @@ static const struct sluice_commit_client capture_client = {
     .announce_open = sluice_capture_announce_open,
 };
 
+/* _exit and _Exit (common/exit_hooks.h): see sluice_capture_before_exit for when it does nothing. */
+static int capture_exit_hook(int status)
+{
+    return sluice_capture_enabled ? sluice_capture_before_exit(status) : status;
+}
+
 __attribute__((constructor(SLUICE_PRIO_CKPT))) static void capture_start(void)
 {
     sluice_commit_set_client(&capture_client);
+    sluice_exit_hook_add(SLUICE_EXIT_ORDER_CAPTURE, capture_exit_hook);
     const char *spec = sluice_config.CAPTURE;
     if (spec == NULL || spec[0] == '\0')
         return;

@@ -5,6 +5,7 @@
 
 #include "ckpt/commit/stage.h"
 #include "ckpt/container/container.h"
+#include "common/full_io.h"
 #include "common/hash.h"
 #include "common/real.h"
 #include "trace/trace.h"
@@ -201,21 +202,18 @@ int sluice_capture_unlink(int dirfd, const char *path, int flags)
 }
 
 /* Copies every byte readable from src (from offset 0) to the current position of fd, in 1 MiB
- * pieces through the real write. Returns 0 or -errno. */
+ * pieces through the real write (a short write goes on). Returns 0 or -errno. */
 static int copy_all(int src, int fd)
 {
     char *buf = malloc(1 << 20);
     int rc = buf ? 0 : -ENOMEM;
     for (off_t off = 0; rc == 0;) {
-        ssize_t n = pread(src, buf, 1 << 20, off);
-        if (n < 0 && errno == EINTR)
-            continue;
+        ssize_t n = sluice_pread_retry(src, buf, 1 << 20, (uint64_t)off);
         if (n <= 0) {
-            rc = n < 0 ? -errno : 0;
+            rc = (int)n;
             break;
         }
-        if (SLUICE_REAL(write)(fd, buf, (size_t)n) != n)
-            rc = -(errno ? errno : EIO);
+        rc = sluice_full_write(fd, buf, (size_t)n);
         off += n;
     }
     free(buf);

@@ -6,6 +6,7 @@
 
 #include "ckpt/commit/stage.h"
 #include "ckpt/container/container.h"
+#include "common/full_io.h"
 #include "common/log.h"
 #include "common/private_dir.h"
 #include "common/real.h"
@@ -76,29 +77,16 @@ static int copy_fd(int src, int dst, uint64_t *size, uint32_t *crc)
     uint32_t c = 0;
     int rc = 0;
     for (;;) {
-        ssize_t n = pread(src, buf, CHUNK, off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            rc = -errno;
+        ssize_t n = sluice_pread_retry(src, buf, CHUNK, (uint64_t)off);
+        if (n <= 0) {
+            rc = (int)n;
             break;
         }
-        if (n == 0)
-            break;
         c = sluice_crc32c_update(c, buf, (size_t)n);
-        for (ssize_t w = 0; w < n;) {
-            ssize_t k = SLUICE_REAL(pwrite)(dst, buf + w, (size_t)(n - w), off + w);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k < 0) {
-                rc = -errno;
-                goto out;
-            }
-            w += k;
-        }
+        if ((rc = sluice_full_pwrite(dst, buf, (size_t)n, (uint64_t)off)) != 0)
+            break;
         off += n;
     }
-out:
     free(buf);
     *size = (uint64_t)off;
     *crc = c;
@@ -115,11 +103,9 @@ int capture_fd_crc(int fd, uint64_t *size, uint32_t *crc)
     uint32_t c = 0;
     int rc = 0;
     for (;;) {
-        ssize_t n = SLUICE_REAL(pread)(fd, buf, CHUNK, (off_t)off);
-        if (n < 0 && errno == EINTR)
-            continue;
+        ssize_t n = sluice_pread_retry(fd, buf, CHUNK, off);
         if (n <= 0) {
-            rc = n < 0 ? -errno : 0;
+            rc = (int)n;
             break;
         }
         c = sluice_crc32c_update(c, buf, (size_t)n);

@@ -4,11 +4,13 @@
  * its writes durable before it reports back (on a parallel file system each client must flush
  * its own dirty pages; the home's fsync would not cover them).
  *
- * This is the step the two-phase writer (issue 4) replaces: it will receive the same list of
- * (member, offset) from the planner and move the bytes through aggregators instead. */
+ * The two-phase writer (twophase_exec.c, docs/TWOPHASE.md) replaces this step when the home
+ * chooses it: it receives the same list of (member, offset) from the planner and moves the bytes
+ * through aggregators instead. */
 #include "ckpt/commit/commit_internal.h"
 
 #include "ckpt/container/container.h"
+#include "common/full_io.h"
 #include "common/real.h"
 
 #include <errno.h>
@@ -58,11 +60,9 @@ static int copy_run(int in, int out, const char *tmp, struct commit_copy *c, con
     int rc = 0;
     while (done < end) {
         size_t want = end - done < COPY_CHUNK ? (size_t)(end - done) : COPY_CHUNK;
-        ssize_t r = SLUICE_REAL(pread)(in, buf, want, (off_t)done);
-        if (r < 0 && errno == EINTR)
-            continue;
+        ssize_t r = sluice_pread_retry(in, buf, want, done);
         if (r < 0) {
-            rc = -errno;
+            rc = (int)r;
             break;
         }
         if (r == 0) {

@@ -5,6 +5,7 @@
 #include "ckpt/commit/commit_internal.h"
 
 #include "ckpt/container/container.h"
+#include "common/full_io.h"
 #include "common/real.h"
 #include "config/config.h"
 #include "trace/trace.h"
@@ -74,21 +75,7 @@ int commit_fs_close(int fd)
 
 int commit_fs_pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
 {
-    const unsigned char *p = buf;
-    while (n > 0) {
-        ssize_t r = SLUICE_REAL(pwrite)(fd, p, n, (off_t)off);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (r == 0)
-            return -EIO;
-        p += r;
-        n -= (size_t)r;
-        off += (uint64_t)r;
-    }
-    return 0;
+    return sluice_full_pwrite(fd, buf, n, off);
 }
 
 /* Is [p, p + n) all zeros? */

@@ -12,6 +12,7 @@
 #include "ckpt/commit/stage.h"
 #include "ckpt/commit/stage_index.h"
 #include "ckpt/container/container.h"
+#include "common/full_io.h"
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/real.h"
@@ -393,11 +394,9 @@ static int snapshot(const struct sluice_staged_member *m, struct sluice_staged_m
     uint64_t done = 0;
     static __thread char buf[1 << 16];
     for (;;) {
-        ssize_t r = SLUICE_REAL(pread)(in, buf, sizeof buf, (off_t)done);
-        if (r < 0 && errno == EINTR)
-            continue;
+        ssize_t r = sluice_pread_retry(in, buf, sizeof buf, done);
         if (r <= 0) {
-            rc = r < 0 ? -errno : 0;
+            rc = (int)r;
             break;
         }
         if ((rc = commit_fs_pwrite_full(outfd, buf, (size_t)r, done)) != 0)

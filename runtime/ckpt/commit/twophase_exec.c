@@ -24,6 +24,7 @@
 
 #include "ckpt/container/container.h"
 #include "ckpt/twophase/planner_twophase.h"
+#include "common/full_io.h"
 #include "common/log.h"
 #include "common/real.h"
 #include "mpi/roles.h"
@@ -135,21 +136,6 @@ static int test_all(MPI_Request *r, int n)
 
 /* ---- writer ---------------------------------------------------------------------------------- */
 
-static int read_full(int fd, unsigned char *buf, uint64_t len, uint64_t off)
-{
-    while (len) {
-        ssize_t r = SLUICE_REAL(pread)(fd, buf, len, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return r < 0 ? -errno : -EIO; /* the staging file shrank */
-        buf += r;
-        len -= (uint64_t)r;
-        off += (uint64_t)r;
-    }
-    return 0;
-}
-
 /* Packs and sends my next batch from slot s: my pieces for one aggregator in one round, so a
  * batch is at most one round buffer and a writer holds at most two of them. */
 static void send_batch(struct tp_job *j, struct send_slot *s)
@@ -192,8 +178,9 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
         } else {
             p = s->buf + pos;
             pos += pc->size;
-            rc = j->m[pc->member].vanished ? (memset(p, 0, pc->size), 0)
-                                           : read_full(j->fds[pc->member], p, pc->size, pc->member_off);
+            rc = j->m[pc->member].vanished
+                     ? (memset(p, 0, pc->size), 0)
+                     : sluice_full_pread(j->fds[pc->member], p, pc->size, pc->member_off);
         }
         if (rc) {
             /* Still send the bytes the aggregator expects; the commit fails at the home. */

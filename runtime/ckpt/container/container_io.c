@@ -3,6 +3,7 @@
  * is replaceable), plus small helpers shared by the reader and the writer: exact-length
  * pread/pwrite and the one-line error messages. */
 #include "ckpt/container/container_internal.h"
+#include "common/full_io.h"
 #include "common/real.h"
 
 #include <errno.h>
@@ -105,40 +106,12 @@ int sluice_container_fail(int rc, char *err, size_t errlen, const char *fmt, ...
 
 int sluice_container_pread_full(int fd, void *buf, size_t n, uint64_t off)
 {
-    unsigned char *p = buf;
-    while (n > 0) {
-        ssize_t r = CIO->pread(fd, p, n, (off_t)off);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (r == 0)
-            return -EIO; /* the file shrank under us: treat as truncation */
-        p += r;
-        n -= (size_t)r;
-        off += (uint64_t)r;
-    }
-    return 0;
+    return sluice_full_pread_via(CIO->pread, fd, buf, n, off);
 }
 
 int sluice_container_pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
 {
-    const unsigned char *p = buf;
-    while (n > 0) {
-        ssize_t r = CIO->pwrite(fd, p, n, (off_t)off);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (r == 0)
-            return -EIO;
-        p += r;
-        n -= (size_t)r;
-        off += (uint64_t)r;
-    }
-    return 0;
+    return sluice_full_pwrite_via(CIO->pwrite, fd, buf, n, off);
 }
 
 /* A member path: absolute, no NUL inside, not too long. */

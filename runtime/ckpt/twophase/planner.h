@@ -4,8 +4,8 @@
  * engine, recovery and the benchmarks.
  *
  * The plan is the seam between "deciding the layout" and "moving the data": the direct path
- * (issue 3) hands every write to the member's own writer rank; the two-phase writer (issue 4)
- * consumes the same list of writes and only replaces the data-movement step. */
+ * (docs/COMMIT.md) hands every write to the member's own writer rank; the two-phase writer
+ * (docs/TWOPHASE.md) consumes the same list of writes and only replaces the data-movement step. */
 #ifndef SLUICE_CKPT_TWOPHASE_PLANNER_H
 #define SLUICE_CKPT_TWOPHASE_PLANNER_H
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* A backend is whoever owns the real objects behind sluice's handles, as a table with one slot
  * per OpenCL entry point (generated from the headers, cl/api.h). Today: the local ICD loader,
- * one table per platform (extension entry points differ per vendor). Issue 6 adds remote
- * devices as another backend whose slots forward to a serving rank; the wrappers only ever call
+ * one table per platform (extension entry points differ per vendor), and distributed OpenCL's
+ * (runtime/cl/rank0, docs/DISTRIBUTED.md "Objects and calls"), whose slots forward to the rank
+ * that holds the object; the wrappers only ever call
  * `handle->backend->api.clXxx(handle->real, ...)`. */
 #ifndef SLUICE_CL_INTERCEPT_BACKEND_H
 #define SLUICE_CL_INTERCEPT_BACKEND_H

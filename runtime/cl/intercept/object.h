@@ -4,8 +4,8 @@
  *
  * A handle starts with a cl_khr_icd dispatch pointer (pointing back at sluice's own exported
  * wrappers), so an ICD loader handed a sluice handle routes the call to sluice. It holds the
- * backend's object (`real`) and the backend that owns it: the local ICD loader today, a remote
- * rank's device server later (issue 6); wrappers never care which.
+ * backend's object (`real`) and the backend that owns it: the local ICD loader or the distributed
+ * backend (docs/DISTRIBUTED.md, "Objects and calls"); wrappers never care which.
  *
  * Lifetime invariant: a handle lives while the program holds references to it (clRetain and
  * clRelease mirror the real object's count) or another live handle names it as `parent` (a

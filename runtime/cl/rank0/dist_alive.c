@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Whether a serving rank that keeps rank 0 waiting is still there (issue 11). A rank that is
+/* Whether a serving rank that keeps rank 0 waiting is still there (docs/FAULTS.md). A rank that is
  * stopped (SIGSTOP, a debugger) or wedged neither dies nor answers, and MPI reports nothing: rank 0
  * would wait forever. So a wait of rank 0 on a rank (a reply, a command's end) checks here every
  * 100 ms or so: after PING_NS of waiting it pings the rank, whose ping thread answers even while

@@ -11,6 +11,8 @@
  * before it goes. Rank 0 leaving through _exit finalizes as exit() would (dist_fault_before_exit),
  * so the servers end cleanly and the job's exit code is the program's. */
 #include "cl/rank0/dist_fault.h"
+#include "common/exit_hooks.h"
+#include "common/init_order.h"
 #include "common/real.h"
 
 #include <dlfcn.h>
@@ -282,4 +284,16 @@ void dist_fault_before_exit(int status)
         say_exited(status);
     else if (sluice_cl_dist_active() || dist_rank0_leaving())
         sluice_mpi_finalize_before_exit();
+}
+
+/* _exit and _Exit (common/exit_hooks.h): after capture's hook; the status is left as it is. */
+static int exit_hook(int status)
+{
+    dist_fault_before_exit(status);
+    return status;
+}
+
+__attribute__((constructor(SLUICE_PRIO_OPENCL))) static void dist_fault_register_exit(void)
+{
+    sluice_exit_hook_add(SLUICE_EXIT_ORDER_OPENCL, exit_hook);
 }

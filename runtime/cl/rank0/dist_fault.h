@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Fault handling of distributed OpenCL (issue 6): what happens when a serving rank dies, an MPI
+/* Fault handling of distributed OpenCL (docs/FAULTS.md): what happens when a serving rank dies, an MPI
  * call between ranks fails, or rank 0 ends. A fault that MPI cannot survive ends the whole job
  * with one line on stderr naming the rank (and the devices it served) and a documented exit code,
  * never a hang. docs/FAULTS.md describes every case. */

@@ -2,7 +2,16 @@
 /* Rank 0's view of distributed OpenCL objects: what the `real` field of a sluice handle points
  * at when its backend is the distributed one. Each object knows, per rank, the real object
  * that rank created for it (its rid, 0 where none). Rank 0's own devices are served by the same
- * request handler, called in-process. */
+ * request handler, called in-process.
+ *
+ * Lock order of distributed OpenCL (a thread holding one lock takes only locks after it):
+ * dist_lock (recursive, dist_call.c: every call of the backend the program makes, in program
+ * order) -> dist_sched_lock (dist_sched.c: the scheduler's records, DAG and window; taken by
+ * submits under dist_lock and by the scheduler thread) -> sluice_eng_lock (remote_engine.c: the
+ * command engine, entered from the scheduler with dist_sched_lock held, e.g. NOTIFY of rank 0's
+ * own commands) -> srv_lock (remote_server.c: the server's queue list, taken by the engine's
+ * deferred releases). The engine's note_lock is a leaf: nothing is taken while it is held. The
+ * program's event callbacks run outside dist_sched_lock (dist_sched_callbacks.c). */
 #ifndef SLUICE_CL_RANK0_DIST_INTERNAL_H
 #define SLUICE_CL_RANK0_DIST_INTERNAL_H
 

@@ -106,6 +106,23 @@ static bool begun;
  * that nested query on the beginning thread gets the local platforms. */
 static _Thread_local bool beginning;
 
+/* The distributed backend's API table is built by layers, bottom first. A layer fills the slots
+ * it implements; a layer that wraps slots of earlier ones (it keeps a copy of the table as it
+ * found it, `below`, and calls that) stands after them. */
+static const struct dist_layer {
+    const char *name;
+    void (*install)(struct sluice_cl_api *api);
+} dist_layers[] = {
+    {"devices", dist_devices_install},         /* platforms and devices (dist_devices.c) */
+    {"objects", dist_objects_install},         /* contexts, queues, buffers (dist_objects.c) */
+    {"programs", dist_program_install},        /* programs and kernels (dist_program.c) */
+    {"commands", dist_exec_install},           /* every enqueue, events (dist_exec.c, dist_event.c) */
+    {"native", dist_native_install},           /* clEnqueueNativeKernel (dist_native.c) */
+    {"images", dist_image_install},            /* images, samplers; wraps the unmap slot (dist_image.c) */
+    {"host_access", dist_host_access_install}, /* CL_MEM_HOST_*: wraps the command slots */
+    {"legacy", dist_legacy_install},           /* OpenCL 1.0 commands over their 1.2 slots */
+};
+
 static void begin_rank0(bool asked)
 {
     MPI_Comm comm = sluice_comm();
@@ -121,14 +138,8 @@ static void begin_rank0(bool asked)
     }
     sluice_helper_cpus_plan(comm, 0); /* collective, as the servers' in serve() */
     sluice_cl_init();
-    dist_devices_install(&dist_backend.api);
-    dist_objects_install(&dist_backend.api);
-    dist_program_install(&dist_backend.api);
-    dist_exec_install(&dist_backend.api);
-    dist_native_install(&dist_backend.api);
-    dist_image_install(&dist_backend.api);       /* extends the unmap slot: after the command slots */
-    dist_host_access_install(&dist_backend.api); /* over the command slots: installed after them */
-    dist_legacy_install(&dist_backend.api);
+    for (size_t i = 0; i < sizeof dist_layers / sizeof dist_layers[0]; i++)
+        dist_layers[i].install(&dist_backend.api);
     active = true;
     sluice_mpi_on_finalize(end_servers);
 }

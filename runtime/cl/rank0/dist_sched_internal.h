@@ -14,6 +14,7 @@
  *   dist_sched_callbacks.c  event callbacks and dead records, handled outside the lock
  *   dist_sched_wait.c       the program's waits
  *
+ * Lock order (dist_lock, dist_sched_lock, sluice_eng_lock, srv_lock): dist_internal.h, top.
  * What is declared here is under dist_sched_lock unless it says otherwise. */
 #ifndef SLUICE_CL_RANK0_DIST_SCHED_INTERNAL_H
 #define SLUICE_CL_RANK0_DIST_SCHED_INTERNAL_H

@@ -216,15 +216,20 @@ static void free_cmd(struct eng_cmd *c)
     free(c);
 }
 
-size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *progress)
+/* Takes the notes the callbacks queued (note_lock), oldest first. */
+static struct note *take_notes(void)
 {
-    *progress = 0;
     pthread_mutex_lock(&note_lock);
     struct note *n = notes;
     notes = NULL;
     notes_tail = &notes;
     pthread_mutex_unlock(&note_lock);
-    pthread_mutex_lock(&sluice_eng_lock);
+    return n;
+}
+
+/* Applies and frees the callback notes `n`; under sluice_eng_lock. */
+static void apply_notes(struct note *n, int *progress)
+{
     while (n != NULL) {
         struct note *next = n->next;
         struct eng_cmd *c = n->c;
@@ -249,12 +254,14 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
         free(n);
         n = next;
     }
-    sluice_eng_shields_sweep();
-    size_t k = 0;
-    /* PoCL calls no callback for a command failed by its wait list: such commands are found by
-     * asking their status, at most every millisecond. */
+}
+
+/* True when this round asks commands' statuses: PoCL calls no callback for a command failed by
+ * its wait list, so such commands are found by asking, at most every millisecond. Every 100 ms it
+ * also prunes the tracking tables. */
+static int periodic_work(uint64_t now)
+{
     static uint64_t last_poll;
-    uint64_t now = sluice_now_ns();
     int poll = now - last_poll > 1000000;
     if (poll)
         last_poll = now;
@@ -264,86 +271,112 @@ size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *p
         sluice_eng_track_prune();
         sluice_eng_held_sweep();
     }
+    return poll;
+}
+
+/* The blocked command's map: when its wait list failed, PoCL calls no callback, so the command
+ * fails here and its pieces are posted (to be drained). */
+static void check_blocked_map(struct eng_cmd *c)
+{
+    cl_int st = CL_COMPLETE;
+    if (api()->clGetEventInfo(c->map_ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) !=
+            CL_SUCCESS ||
+        st >= 0)
+        return;
+    c->status = st;
+    c->mapped = NULL;
+    c->zombie = 1;
+    c->cbs = 0;
+    if (c->op == SLUICE_REMOTE_CMD_READ)
+        sluice_eng_post_sends(c);
+    else
+        sluice_eng_post_receives(c);
+}
+
+/* Callbacks may come late (NVIDIA's for a write from host memory: about 20 ms after it
+ * completed), so the loop also asks: the next pieces of a read to a peer, and the final
+ * event; a late callback then only frees the command. A command is asked at intervals of
+ * an eighth of the time since its last device work was enqueued, from 2 us to 50 us: a
+ * late callback costs a short command at most that, and a long transfer at most 50 us
+ * (asking in every round of a polling loop seemed to slow NVIDIA's copies; every 50 us did
+ * not). A write from a peer counts from its last piece's device copy, which takes 20 us
+ * for 1 MiB on the GPU machine: counted from its arrival, a 16 MiB write's end was asked
+ * about every 50 us. At most 64 commands are asked per round (`asked`). */
+static void ask_device(struct eng_cmd *c, uint64_t now, size_t *asked, int *progress)
+{
+    int want_send = c->op == SLUICE_REMOTE_CMD_READ && c->reqs != NULL && c->sent < c->npieces &&
+                    c->staging != NULL && (c->rect ? c->ev != NULL : c->piece_ev != NULL);
+    int want_status = !c->dev_done && c->ev != NULL && c->cbs > 0;
+    if (!(want_send || want_status) || now < c->next_ask || *asked >= 64)
+        return;
+    (*asked)++;
+    uint64_t gap = (now - c->t_ready) / 8;
+    c->next_ask = now + (gap < 2000 ? 2000 : gap > 50000 ? 50000 : gap);
+    size_t sent = c->sent;
+    if (want_send)
+        sluice_eng_send_read_pieces(c, -1);
+    *progress |= c->sent != sent;
+    cl_int st = CL_QUEUED;
+    if (want_status &&
+        api()->clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) == CL_SUCCESS &&
+        st == CL_COMPLETE) {
+        c->dev_done = 1;
+        *progress = 1;
+    }
+}
+
+/* Reports the end of command `c` (device and MPI done) once: its DONE record into `d` unless it
+ * is silent (returns whether it wrote one), its failure, its trace records. */
+static int report_end(struct eng_cmd *c, struct sluice_remote_done *d)
+{
+    c->reported = 1;
+    int wrote = !(c->flags & SLUICE_CMD_SILENT);
+    if (wrote) {
+        memset(d, 0, sizeof *d);
+        d->id = c->id;
+        d->status = c->status;
+        times_of(c, d);
+    }
+    if (c->status < 0)
+        sluice_eng_failed_add(c->id, c->status);
+    if (sluice_trace_active() && c->op == SLUICE_REMOTE_CMD_WRITE &&
+        ((c->flags & (SLUICE_CMD_TRANSFER | SLUICE_CMD_BCAST | SLUICE_CMD_SCATTER | SLUICE_CMD_ALLGATHER)) ||
+         c->peer != 0))
+        sluice_eng_trace_inbound(c); /* a move, a broadcast, or a write whose data came from a peer */
+    else if (sluice_trace_active() && c->op == SLUICE_REMOTE_CMD_WRITE && c->reqs != NULL)
+        sluice_trace_instant(SLUICE_EV_MSG_RECV, 0, c->size, (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
+    return wrote;
+}
+
+size_t sluice_engine_progress(struct sluice_remote_done *out, size_t max, int *progress)
+{
+    *progress = 0;
+    struct note *n = take_notes();
+    pthread_mutex_lock(&sluice_eng_lock);
+    apply_notes(n, progress);
+    sluice_eng_shields_sweep();
+    size_t k = 0;
+    uint64_t now = sluice_now_ns();
+    int poll = periodic_work(now);
     int active = 0;
     size_t asked = 0;
     for (struct eng_cmd *c = sluice_eng_all, *next; c != NULL && k < max; c = next) {
         next = c->next;
         if (poll && !c->dev_done && c->ev != NULL)
             sluice_eng_failed_silently(c);
-        if (poll && c == sluice_eng_blocked && c->map_ev != NULL && !c->posted) {
-            cl_int st = CL_COMPLETE;
-            if (api()->clGetEventInfo(c->map_ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
-                    CL_SUCCESS &&
-                st < 0) { /* its wait list failed: PoCL calls no callback */
-                c->status = st;
-                c->mapped = NULL;
-                c->zombie = 1;
-                c->cbs = 0;
-                if (c->op == SLUICE_REMOTE_CMD_READ)
-                    sluice_eng_post_sends(c);
-                else
-                    sluice_eng_post_receives(c);
-            }
-        }
-        /* Callbacks may come late (NVIDIA's for a write from host memory: about 20 ms after it
-         * completed), so the loop also asks: the next pieces of a read to a peer, and the final
-         * event; a late callback then only frees the command. A command is asked at intervals of
-         * an eighth of the time since its last device work was enqueued, from 2 us to 50 us: a
-         * late callback costs a short command at most that, and a long transfer at most 50 us
-         * (asking in every round of a polling loop seemed to slow NVIDIA's copies; every 50 us did
-         * not). A write from a peer counts from its last piece's device copy, which takes 20 us
-         * for 1 MiB on the GPU machine: counted from its arrival, a 16 MiB write's end was asked
-         * about every 50 us. */
-        int want_send = c->op == SLUICE_REMOTE_CMD_READ && c->reqs != NULL && c->sent < c->npieces &&
-                        c->staging != NULL && (c->rect ? c->ev != NULL : c->piece_ev != NULL);
-        int want_status = !c->dev_done && c->ev != NULL && c->cbs > 0;
-        if ((want_send || want_status) && now >= c->next_ask && asked < 64) {
-            asked++;
-            uint64_t gap = (now - c->t_ready) / 8;
-            c->next_ask = now + (gap < 2000 ? 2000 : gap > 50000 ? 50000 : gap);
-            size_t sent = c->sent;
-            if (want_send)
-                sluice_eng_send_read_pieces(c, -1);
-            *progress |= c->sent != sent;
-            cl_int st = CL_QUEUED;
-            if (want_status &&
-                api()->clGetEventInfo(c->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
-                    CL_SUCCESS &&
-                st == CL_COMPLETE) {
-                c->dev_done = 1;
-                *progress = 1;
-            }
-        }
+        if (poll && c == sluice_eng_blocked && c->map_ev != NULL && !c->posted)
+            check_blocked_map(c);
+        ask_device(c, now, &asked, progress);
         int md = sluice_eng_mpi_done(c, progress);
         active |= !md && c->size >= SLUICE_REMOTE_DATA_HOT_MIN && sluice_eng_reqs_pending(c);
         if (!c->dev_done || !md)
             continue;
-        if (c->reported) {
-            if (c->cbs == 0) { /* its last callback came */
-                sluice_eng_unlink(c);
-                free_cmd(c);
-            }
-            continue;
+        if (!c->reported) {
+            if (report_end(c, &out[k]))
+                k++;
+            *progress = 1;
         }
-        c->reported = 1;
-        if (!(c->flags & SLUICE_CMD_SILENT)) {
-            struct sluice_remote_done *d = &out[k++];
-            memset(d, 0, sizeof *d);
-            d->id = c->id;
-            d->status = c->status;
-            times_of(c, d);
-        }
-        if (c->status < 0)
-            sluice_eng_failed_add(c->id, c->status);
-        if (sluice_trace_active() && c->op == SLUICE_REMOTE_CMD_WRITE &&
-            ((c->flags &
-              (SLUICE_CMD_TRANSFER | SLUICE_CMD_BCAST | SLUICE_CMD_SCATTER | SLUICE_CMD_ALLGATHER)) ||
-             c->peer != 0))
-            sluice_eng_trace_inbound(c); /* a move, a broadcast, or a write whose data came from a peer */
-        else if (sluice_trace_active() && c->op == SLUICE_REMOTE_CMD_WRITE && c->reqs != NULL)
-            sluice_trace_instant(SLUICE_EV_MSG_RECV, 0, c->size, (uint64_t)SLUICE_REMOTE_DATA_TAG(c->id));
-        *progress = 1;
-        if (c->cbs == 0) {
+        if (c->cbs == 0) { /* its last callback came */
             sluice_eng_unlink(c);
             free_cmd(c);
         }

@@ -6,7 +6,8 @@
  * - remote_transfer.c: bulk data to and from peers (staging, pieces, mapped buffers);
  * - remote_tracking.c: the command table, buffer uses, other ranks' dependencies and failures.
  * Everything below is used under sluice_eng_lock (the engine's entry points take it), except
- * the callback notes, which have their own lock. */
+ * the callback notes, which have their own lock (a leaf). Lock order on rank 0 (dist_lock,
+ * dist_sched_lock, sluice_eng_lock, srv_lock): runtime/cl/rank0/dist_internal.h, top. */
 #ifndef SLUICE_CL_SERVE_REMOTE_ENGINE_H
 #define SLUICE_CL_SERVE_REMOTE_ENGINE_H
 

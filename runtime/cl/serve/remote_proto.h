@@ -60,41 +60,48 @@
  * short poll, and polling for them took cores from the devices of a 2-core machine. */
 #define SLUICE_REMOTE_DATA_HOT_MIN ((size_t)64 << 10)
 
+/* Every request rank 0 sends a rank: X(name, class). Its class says who takes it on the rank:
+ * CALL, an object call the server answers with a reply (remote_server.c); CMD, a command the
+ * engine enqueues and reports by a DONE record (remote_commands.c); LOOP, a message of the
+ * serving loop itself (remote_engine.c). */
 #define SLUICE_REMOTE_OPS(X)                                                                                 \
-    X(ENUM)             /* -> bytes: platform and device records (remote_enum_*) */                          \
-    X(INFO)             /* a0 getter, a1 obj, a2 obj2, a3 param, a4 size -> ret, v0 size_ret, bytes */       \
-    X(CTX_CREATE)       /* bytes: device rids -> v0 context */                                               \
-    X(QUEUE_CREATE)     /* a0 ctx, a1 device, a2 properties -> v0 queue */                                   \
-    X(BUF_CREATE)       /* a0 ctx, a1 flags, a2 size -> v0 buffer */                                         \
-    X(PROG_CREATE)      /* a0 ctx; bytes: source -> v0 program */                                            \
-    X(PROG_BUILD)       /* a0 program, a1 ndev; bytes: device rids then options */                           \
-    X(KERNEL_CREATE)    /* a0 program; bytes: name -> v0 kernel */                                           \
-    X(RELEASE)          /* a0 kind (SLUICE_CL_*), a1 rid, a2 1: no reply (rank 0 goes on at once) */         \
-    X(SUBBUF)           /* a0 parent buffer, a1 flags, a2 origin, a3 size -> v0 buffer */                    \
-    X(PROG_BINARY)      /* a0 program, a1 index among its devices -> bytes: that device's binary */          \
-    X(PROG_FROM_BINARY) /* a0 ctx, a1 ndev; bytes: ndev x {rid, len}, then the binaries -> v0 program,       \
-                           bytes: statuses */                                                                \
-    X(SUBDEVICES)       /* a0 device; bytes: partition properties -> bytes: sub-device rids */               \
-    X(CMD_WRITE) /* cmd; a0 buf, a1 offset, a2 size, a3 data pointer (in-process only), a4 rank the data     \
-                    comes from */                                                                            \
-    X(CMD_READ) /* cmd; a0 buf, a1 offset, a2 size, a3 data pointer (in-process only), a4 rank the data goes \
-                   to */                                                                                     \
-    X(CMD_NDRANGE) /* cmd; a0 kernel, a1 dims, a2 null mask (1 offset, 4 local), a3 nargs; bytes: 3 x dims   \
-                      size_t, args */                                                                        \
-    X(CMD_COPY)    /* cmd; a0 src, a1 dst, a2 src offset, a3 dst offset, a4 size */                          \
-    X(CMD_FILL)    /* cmd; a0 buf, a1 offset, a2 size; bytes: pattern */                                     \
-    X(CMD_MARKER)  /* cmd; a0 1 for a barrier */                                                             \
-    X(CMD_NATIVE)  /* cmd; a0 cb_args, a1 memory objects; bytes: function, their slots, args                 \
-                      (remote_native.h) */                                                                   \
-    X(NOTIFY)      /* a0 command id (of another rank, or a user event), a1 its status: wakes waiters */      \
-    X(PING)        /* a0 rank 0's SLUICE_DIST_CHUNK, a1 its pid, a2 the address of a3 in it (0: no           \
-                      CMA) -> TAG_CLOCK: the engine's clock, then 1 if it can copy by CMA (remote_cma.h) */  \
-    X(OBJ)         /* a0 operation (remote_objects.h): programs from IL, compile, link... */                 \
-    X(END)         /* rank 0's program ended (a0: pings sent): serve no more, answer last */                 \
-    X(GROUP)       /* a0 rank mask: create the communicator of those ranks now (collective replacement) */
+    X(ENUM, CALL)             /* -> bytes: platform and device records (remote_enum_*) */                    \
+    X(INFO, CALL)             /* a0 getter, a1 obj, a2 obj2, a3 param, a4 size -> ret, v0 size_ret, bytes */ \
+    X(CTX_CREATE, CALL)       /* bytes: device rids -> v0 context */                                         \
+    X(QUEUE_CREATE, CALL)     /* a0 ctx, a1 device, a2 properties -> v0 queue */                             \
+    X(BUF_CREATE, CALL)       /* a0 ctx, a1 flags, a2 size -> v0 buffer */                                   \
+    X(PROG_CREATE, CALL)      /* a0 ctx; bytes: source -> v0 program */                                      \
+    X(PROG_BUILD, CALL)       /* a0 program, a1 ndev; bytes: device rids then options */                     \
+    X(KERNEL_CREATE, CALL)    /* a0 program; bytes: name -> v0 kernel */                                     \
+    X(RELEASE, CALL)          /* a0 kind (SLUICE_CL_*), a1 rid, a2 1: no reply (rank 0 goes on at once) */   \
+    X(SUBBUF, CALL)           /* a0 parent buffer, a1 flags, a2 origin, a3 size -> v0 buffer */              \
+    X(PROG_BINARY, CALL)      /* a0 program, a1 index among its devices -> bytes: that device's binary */    \
+    X(PROG_FROM_BINARY, CALL) /* a0 ctx, a1 ndev; bytes: ndev x {rid, len}, then the binaries -> v0 program, \
+                                 bytes: statuses */                                                          \
+    X(SUBDEVICES, CALL)       /* a0 device; bytes: partition properties -> bytes: sub-device rids */         \
+    X(CMD_WRITE, CMD)         /* cmd; a0 buf, a1 offset, a2 size, a3 data pointer (in-process only), a4 rank \
+                                 the data comes from */                                                      \
+    X(CMD_READ, CMD)          /* cmd; a0 buf, a1 offset, a2 size, a3 data pointer (in-process only), a4 rank \
+                                 the data goes to */                                                         \
+    X(CMD_NDRANGE, CMD)       /* cmd; a0 kernel, a1 dims, a2 null mask (1 offset, 4 local), a3 nargs;        \
+                                 bytes: 3 x dims size_t, args */                                             \
+    X(CMD_COPY, CMD)          /* cmd; a0 src, a1 dst, a2 src offset, a3 dst offset, a4 size */               \
+    X(CMD_FILL, CMD)          /* cmd; a0 buf, a1 offset, a2 size; bytes: pattern */                          \
+    X(CMD_MARKER, CMD)        /* cmd; a0 1 for a barrier */                                                  \
+    X(CMD_NATIVE, CMD)        /* cmd; a0 cb_args, a1 memory objects; bytes: function, their slots, args      \
+                                 (remote_native.h) */                                                        \
+    X(NOTIFY, LOOP)           /* a0 command id (of another rank, or a user event), a1 its status: wakes      \
+                                 waiters */                                                                  \
+    X(PING, LOOP)             /* a0 rank 0's SLUICE_DIST_CHUNK, a1 its pid, a2 the address of a3 in it (0:   \
+                                 no CMA) -> TAG_CLOCK: the engine's clock, then 1 if it can copy by CMA      \
+                                 (remote_cma.h) */                                                           \
+    X(OBJ, CALL)              /* a0 operation (remote_objects.h): programs from IL, compile, link... */      \
+    X(END, LOOP)              /* rank 0's program ended (a0: pings sent): serve no more, answer last */      \
+    X(GROUP, LOOP)            /* a0 rank mask: create the communicator of those ranks now (collective        \
+                                 replacement) */
 
 enum sluice_remote_op {
-#define X(name) SLUICE_REMOTE_##name,
+#define X(name, class) SLUICE_REMOTE_##name,
     SLUICE_REMOTE_OPS(X)
 #undef X
         SLUICE_REMOTE_OP_COUNT
@@ -253,7 +260,8 @@ uint64_t sluice_remote_idle_ns(uint64_t waited_ns, uint64_t max_ns);
 /* Sleeps about ns nanoseconds (accounted as SLEEP in the trace). */
 void sluice_remote_nap(uint64_t ns);
 
-/* Object calls of the engine (remote_server.c): true when `op` is one. */
+/* True when `op` is of class CALL (SLUICE_REMOTE_OPS), or no known op (the server answers it
+ * CL_INVALID_OPERATION). */
 int sluice_remote_is_call(uint32_t op);
 
 /* The command engine (remote_engine.c), one per process: serving ranks run it from their serving

@@ -513,21 +513,11 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
 
 int sluice_remote_is_call(uint32_t op)
 {
-    /* every op but the commands and the messages of the serving loop */
-    switch (op) {
-    case SLUICE_REMOTE_CMD_WRITE:
-    case SLUICE_REMOTE_CMD_READ:
-    case SLUICE_REMOTE_CMD_NDRANGE:
-    case SLUICE_REMOTE_CMD_COPY:
-    case SLUICE_REMOTE_CMD_FILL:
-    case SLUICE_REMOTE_CMD_MARKER:
-    case SLUICE_REMOTE_CMD_NATIVE:
-    case SLUICE_REMOTE_NOTIFY:
-    case SLUICE_REMOTE_PING:
-    case SLUICE_REMOTE_GROUP:
-    case SLUICE_REMOTE_END:
-        return 0;
-    default:
-        return 1;
-    }
+    enum { CALL, CMD, LOOP };
+    static const unsigned char class_of[SLUICE_REMOTE_OP_COUNT] = {
+#define X(name, class) [SLUICE_REMOTE_##name] = class,
+        SLUICE_REMOTE_OPS(X)
+#undef X
+    };
+    return op >= SLUICE_REMOTE_OP_COUNT || class_of[op] == CALL;
 }
