@@ -13,6 +13,7 @@
 source "$SOURCE_DIR/tests/cluster/lib.bash"
 tb_up 3
 rounds=${SLUICE_TEST_ROUNDS:-1}
+export -n SLUICE_TEST_ROUNDS # the test's, not the library's (which would warn of it)
 ckpt=$SLUICE_BIN_DIR/sluice-ckpt
 export SLUICE_STAGE_DIR=$SHARED/stage
 
