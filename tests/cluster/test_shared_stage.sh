@@ -138,4 +138,4 @@ for ((round = 1; round <= rounds; round++)); do
   if [ $((round % 2)) = 1 ]; then job "r$round.n3" 3 node0,node1,node2 1; else job "r$round.n2" 4 node0:2,node1:2 2; fi
 done
 across across  # last: it crashes node2
-echo "ok: $rounds round(s) of 2 jobs in $(echo "$(date +%s.%N) - $t0" | bc | cut -c1-5) s"
+echo "ok: $rounds round(s), one job each, in $(echo "$(date +%s.%N) - $t0" | bc | cut -c1-5) s"
