@@ -3,6 +3,7 @@
  * checkpoint capture, and the claim must never be seen (or traced) as the program's I/O. */
 #include "mpi/claim.h"
 
+#include "common/host_id.h"
 #include "common/private_dir.h"
 #include "common/real.h"
 
@@ -54,13 +55,17 @@ static unsigned long long start_time_of(pid_t pid)
     return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
-/* Job folder names end in "@<pid>-<start time>" when a launcher process is known that lives
- * exactly as long as the job on this node: the folder is stale once that process is gone. */
+/* Job folder names end in "@<pid>-<start time>-<host id>" when a launcher process is known that
+ * lives exactly as long as the job on this node: the folder is stale once that process is gone.
+ * The host id (common/host_id.h) keeps nodes apart where they share TMPDIR: pids and start times
+ * repeat across nodes. */
 int sluice_claim_job_key(const struct sluice_launch *l, char *key, size_t len)
 {
+    char host[SLUICE_HOST_ID_LEN + 1];
+    sluice_host_id(host);
     if (l->job[0]) {
         if (l->anchor_pid > 0)
-            snprintf(key, len, "%s@%d-%llu", l->job, l->anchor_pid, start_time_of(l->anchor_pid));
+            snprintf(key, len, "%s@%d-%llu-%s", l->job, l->anchor_pid, start_time_of(l->anchor_pid), host);
         else
             snprintf(key, len, "%s", l->job);
         return 0;
@@ -71,7 +76,7 @@ int sluice_claim_job_key(const struct sluice_launch *l, char *key, size_t len)
         struct ucred cred;
         socklen_t clen = sizeof cred;
         if (getsockopt(l->pmi_fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0 && cred.pid > 0) {
-            snprintf(key, len, "hydra@%d-%llu", (int)cred.pid, start_time_of(cred.pid));
+            snprintf(key, len, "hydra@%d-%llu-%s", (int)cred.pid, start_time_of(cred.pid), host);
             return 0;
         }
     }
@@ -109,7 +114,11 @@ static bool job_is_over(int rootfd, const char *name)
     int pid;
     unsigned long long start;
     const char *at = strrchr(name, '@');
-    if (at && sscanf(at + 1, "%d-%llu", &pid, &start) == 2) {
+    int used = 0;
+    if (at && sscanf(at + 1, "%d-%llu%n", &pid, &start, &used) == 2) {
+        /* A job of another host (a TMPDIR shared by nodes): its pid means nothing here. */
+        if (at[1 + used] == '-' && !sluice_host_id_is_mine(at + 2 + used))
+            return false;
         unsigned long long now = start_time_of(pid); /* 0: no such process */
         return now == 0 || now != start;
     }

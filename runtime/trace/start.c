@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/host_id.h"
 #include "common/host_name.h"
 #include "common/log.h"
 #include "common/real.h"
@@ -61,6 +62,7 @@ int sluice_trace_start(const struct sluice_trace_options *opt)
         g->dir[pre + n] = '\0';
     }
     sluice_host_name(g->hostname);
+    sluice_host_id(g->host_id);
     long n = SLUICE_REAL(readlink)("/proc/self/exe", g->exe, sizeof g->exe - 1);
     g->exe[n > 0 ? n : 0] = '\0';
 

@@ -6,6 +6,7 @@
 
 #include <stdatomic.h>
 
+#include "common/host_id.h"
 #include "trace/core.h"
 #include "trace/format.h"
 
@@ -62,6 +63,7 @@ struct sluice_trace_global {
     char dir[4096];
     char hostname[sizeof((struct sluice_tf_header *)0)->hostname]; /* as the file's header holds them */
     char exe[sizeof((struct sluice_tf_header *)0)->exe];
+    char host_id[SLUICE_HOST_ID_LEN + 1]; /* in the file's name: pids repeat across hosts */
 };
 extern struct sluice_trace_global sluice_trace_g;
 

@@ -323,8 +323,10 @@ int sluice_trace_make_dir(void)
     return make_dirs(dir_copy);
 }
 
-/* <dir>/rank-<R>.pid-<P>.sluicetrace: one file per process, so one per rank when each rank is
- * one process; a fork child of a rank writes its own file under its own pid. */
+/* <dir>/rank-<R>.pid-<P>.<host id>.sluicetrace: one file per process, so one per rank when each
+ * rank is one process; a fork child of a rank writes its own file under its own pid. The host
+ * id (common/host_id.h) keeps processes of different nodes apart in a shared folder, where
+ * their pids repeat (PID namespaces) and a rename would replace one's file by the other's. */
 int sluice_trace_dump(int fatal_signal)
 {
     if (!sluice_trace_g.stats || sluice_trace_g.dir[0] == '\0')
@@ -340,6 +342,8 @@ int sluice_trace_dump(int fatal_signal)
     sluice_tb_i64(&b, sluice_trace_g.rank);
     sluice_tb_str(&b, ".pid-");
     sluice_tb_i64(&b, sluice_trace_g.pid);
+    sluice_tb_str(&b, ".");
+    sluice_tb_str(&b, sluice_trace_g.host_id);
     sluice_tb_str(&b, SLUICE_TF_SUFFIX);
     sluice_tb_cstr(&b);
     struct sluice_textbuf t = {tmp, 0, sizeof tmp_path};

@@ -52,7 +52,7 @@ for i in 0 1 2; do
     echo "$pid $n"
   done | sort)
   got=$(tb_exec $i sh -c 'cd /dev/shm/sluice-0 2>/dev/null && for f in m-*.data; do [ -e "$f" ] && echo "$f $(stat -c %s "$f")"; done' \
-    | sed -E 's/^m-([0-9]+)-[0-9]+\.data /\1 /' | sort)
+    | sed -E 's/^m-[0-9a-f]{16}-([0-9]+)-[0-9]+\.data /\1 /' | sort)
   expect_eq "node$i's /dev/shm stages exactly its own ranks' members (pid size)" "$(echo $want)" "$(echo $got)"
 done
 expect_eq "node3 (no rank) stages nothing" "" "$(tb_exec 3 sh -c 'ls /dev/shm/sluice-0 2>/dev/null | grep "^m-" || true')"

@@ -31,6 +31,16 @@ echo "ok: node1 and node2 run 1000 s and 2000 s ahead of node0"
 
 hosts=$("$TRACE" summary "$SHARED/tr" | awk '/^== Processes ==/ {p = 1; next} /^==/ {p = 0} p && $1 ~ /^[0-9]+$/ {print $1 "@" $7}' | sort -u | tr '\n' ' ')
 expect_eq "summary: each rank's host" "0@node0 1@node0 2@node1 3@node2 " "$hosts"
+# The heatmap's numbers carry each rank's host (its picture groups ranks by node and draws the
+# boundaries from them); the picture itself where matplotlib is installed.
+"$TRACE" heatmap --csv heat.csv "$SHARED/tr" || fail "heatmap --csv failed"
+expect_eq "heatmap: each rank's host" '0@"node0" 1@"node0" 2@"node1" 3@"node2" ' \
+  "$(awk -F, '$1 == "rank" {printf "%s@%s ", $3, $9}' heat.csv)"
+if "$TRACE" heatmap heat.png "$SHARED/tr" > heat.err 2>&1; then
+  [ -s heat.png ] || fail "heatmap: no picture"
+else
+  expect_contains "heatmap without matplotlib" "matplotlib" "$(cat heat.err)"
+fi
 
 "$TRACE" perfetto auto.json "$SHARED/tr" || fail "perfetto failed"
 "$TRACE" perfetto --clock sync sync.json "$SHARED/tr" || fail "perfetto --clock sync failed"

@@ -101,10 +101,10 @@ down() {
   # (mpiexec and its launchers), then its holder.
   pid=$(pid_of head)
   if [ -n "$pid" ]; then
-    head_net=$(readlink "/proc/$pid/ns/net" || true)
-    for p in /proc/[0-9]*; do
-      p=${p#/proc/}
-      [ "$p" != "$pid" ] && [ "$(readlink "/proc/$p/ns/net" 2> /dev/null)" = "$head_net" ] && kill -9 "$p" 2> /dev/null || true
+    # One stat for every process (a readlink each took minutes on a loaded machine).
+    head_net=$(stat -L -c %i "/proc/$pid/ns/net" 2> /dev/null || true)
+    for p in $(stat -L -c '%i %n' /proc/[0-9]*/ns/net 2> /dev/null | awk -v ns="$head_net" '$1 == ns {split($2, f, "/"); print f[3]}'); do
+      [ "$p" = "$pid" ] || kill -9 "$p" 2> /dev/null || true
     done
     kill "$pid" 2> /dev/null || true
   fi

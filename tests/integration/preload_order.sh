@@ -67,7 +67,7 @@ for n in 3 4; do
       expect_eq "$w: the tool sees the program's files as without sluice" "$alone" "$(program_files "$w")"
     else
       expect_eq "$w: the tool sees no write to a per-rank name" "" "$(program_files "$w" | awk '$3 != 0')"
-      staged=$(cat "$w"/tool/tool.* | grep -c " $SLUICE_STAGE_DIR/m-[0-9-]*\.data$" || true)
+      staged=$(cat "$w"/tool/tool.* | grep -c " $SLUICE_STAGE_DIR/m-[0-9a-f-]*\.data$" || true)
       [ "$staged" -gt 0 ] || fail "$w: the tool saw no stage file"
       echo "ok: $w: the tool saw $staged stage files"
       cbytes=$(cat "$w"/tool/tool.* | awk '$5 ~ /\.sluice\.tmp\.[0-9]+$/ {b += $4} END {print b + 0}')

@@ -53,6 +53,45 @@ TEST(StageMeta, RoundTrip)
     EXPECT_STREQ(out.m.stage_path, "");
 }
 
+// The writer's host (names and liveness probes must not mix nodes whose pids repeat): round trip
+// with and without a mode, absent in older sidecars (this host's), refused when malformed; and
+// the host and pid read back from a stage file's name, old and new forms.
+TEST(StageMeta, WriterHostRoundTripsAndNamesCarryIt)
+{
+    sluice_stage_meta in = sample("/run/ckpt.12", "/run/ckpt.%r"), out;
+    sluice_host_id(in.host);
+    for (unsigned mode : {0u, 0640u}) {
+        in.m.mode = mode;
+        std::string text = encode(in);
+        ASSERT_EQ(sluice_stage_meta_parse(text.data(), text.size(), &out), 0) << text;
+        EXPECT_STREQ(out.host, in.host);
+        EXPECT_EQ(out.m.mode, mode);
+        EXPECT_EQ(sluice_host_id_is_mine(out.host), 1);
+    }
+    in.host[0] = '\0';
+    std::string old = encode(in);
+    ASSERT_EQ(sluice_stage_meta_parse(old.data(), old.size(), &out), 0);
+    EXPECT_STREQ(out.host, "");
+    EXPECT_EQ(sluice_host_id_is_mine(out.host), 1);
+    EXPECT_EQ(sluice_host_id_is_mine("0000000000000001"), 0);
+    for (const char *bad : {"host xyz\n", "host 0123\n", "host 0123456789abcdefa\n", "host 0123456789ABCDEF\n"}) {
+        std::string text = old + bad;
+        EXPECT_NE(sluice_stage_meta_parse(text.data(), text.size(), &out), 0) << bad;
+    }
+
+    char host[SLUICE_HOST_ID_LEN + 1], prefix[SLUICE_STAGE_PREFIX_MAX];
+    long pid = 0;
+    sluice_stage_prefix(prefix, 77);
+    std::string name = std::string(prefix) + "123.meta.tmp0a";
+    ASSERT_EQ(sluice_stage_name_writer(name.c_str(), host, &pid), 0) << name;
+    EXPECT_EQ(pid, 77);
+    EXPECT_EQ(sluice_host_id_is_mine(host), 1);
+    ASSERT_EQ(sluice_stage_name_writer("m-812-99.data", host, &pid), 0);
+    EXPECT_EQ(pid, 812);
+    EXPECT_STREQ(host, "");
+    EXPECT_NE(sluice_stage_name_writer("x-812-99.data", host, &pid), 0);
+}
+
 TEST(StageMeta, PathsWithNewlinesBackslashesAndSpaces)
 {
     sluice_stage_meta in = sample("/r un/a\\b\nc/ckpt.1", "/r un/a\\b\nc/ckpt.%r"), out;

@@ -143,10 +143,14 @@ TEST_F(Claim, FinishedHydraJobsAreCollectedAndLiveOnesKept)
     ASSERT_EQ(mkdir((root + "/hydra@2147483000-12345").c_str(), 0700), 0);
     std::ofstream(root + "/hydra@2147483000-12345/rank.0") << "1\n";
     ASSERT_EQ(mkdir((root + "/ompi-recent").c_str(), 0700), 0);
+    // a job of another host sharing this folder: its pid cannot be probed here, so it stays
+    const std::string other = "hydra@2147483000-12345-0000000000000001";
+    ASSERT_EQ(mkdir((root + "/" + other).c_str(), 0700), 0);
 
     auto l = launch(0, "ompi-new"); // the first claim of a new job collects
     EXPECT_EQ(sluice_claim_rank(&l, root.c_str(), nullptr, nullptr, 0), SLUICE_CLAIM_OWNED);
     EXPECT_FALSE(exists("hydra@2147483000-12345"));
+    EXPECT_TRUE(exists(other));
     EXPECT_TRUE(exists(live_key));
     EXPECT_TRUE(exists("ompi-recent")); // no launcher process named: only removed when a week old
     close(sv[0]);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 extern "C" {
+#include "common/host_id.h"
 #include "sluice.h"
 #include "trace/core.h"
 #include "trace/kinds.h"
@@ -216,7 +217,9 @@ TEST_F(TraceFile, DumpNamesTheFileByRankAndPidOnce)
     start(0);
     sluice_trace_instant(SLUICE_EV_MARK, 0, 0, 0);
     ASSERT_EQ(sluice_trace_dump(0), 0);
-    std::string name = dir + "/rank-1.pid-" + std::to_string(getpid()) + ".sluicetrace";
+    char host[SLUICE_HOST_ID_LEN + 1];
+    sluice_host_id(host);
+    std::string name = dir + "/rank-1.pid-" + std::to_string(getpid()) + "." + host + ".sluicetrace";
     ASSERT_EQ(access(name.c_str(), R_OK), 0) << name;
     EXPECT_NE(access((name + ".tmp").c_str(), F_OK), 0);
     // A second dump (destructor after a signal handler wrote the file) is a no-op.

@@ -4,6 +4,7 @@
  * validating a large index, and writing and verifying bulk member data in DIR. Prints a table;
  * like `xxhsum -b`, it is for seeing figures, never a pass/fail check. */
 #include "ckpt_tool.h"
+#include "common/private_dir.h"
 #include "config/config.h"
 
 #include <errno.h>
@@ -42,7 +43,7 @@ static int bulk(const char *dir, unsigned char *buf, uint64_t part, uint32_t mem
 {
     char path[PATH_MAX], err[8192], names[64][64];
     struct sluice_container_source src[64];
-    if (tool_snprintf(path, sizeof path, "%s/.sluice-bench-%ld.sluice", dir, (long)getpid()) != 0) {
+    if (tool_snprintf(path, sizeof path, "%s/.sluice-bench-%016llx.sluice", dir, sluice_random_u64()) != 0) {
         tool_error("%s: path too long", dir);
         return 1;
     }
@@ -153,7 +154,8 @@ int cmd_bench(int argc, char **argv)
     struct sluice_container_source *src = calloc((size_t)nmembers, sizeof *src);
     char *names = malloc((size_t)nmembers * 48);
     int fd = -1;
-    if (tool_snprintf(path, sizeof path, "%s/.sluice-bench-index-%ld.sluice", dir, (long)getpid()) != 0)
+    if (tool_snprintf(path, sizeof path, "%s/.sluice-bench-index-%016llx.sluice", dir, sluice_random_u64()) !=
+        0)
         errno = ENAMETOOLONG;
     else
         fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

@@ -7,6 +7,7 @@
  * Holes stay holes; the member's modification time is restored. */
 #include "ckpt_tool.h"
 #include "common/full_io.h"
+#include "common/private_dir.h"
 #include "progress.h"
 
 #include <errno.h>
@@ -142,8 +143,8 @@ static int extract_member(struct extract_opts *o, const struct sluice_container 
         return 1;
     }
     const char *slash = strrchr(dest, '/');
-    if (tool_snprintf(tmp, sizeof tmp, "%.*s/.%s.sluice-extract.%ld", (int)(slash - dest), dest, slash + 1,
-                      (long)getpid()) != 0) {
+    if (tool_snprintf(tmp, sizeof tmp, "%.*s/.%s.sluice-extract.%016llx", (int)(slash - dest), dest,
+                      slash + 1, sluice_random_u64()) != 0) {
         tool_error("%s: path too long for its temporary name", dest);
         return 1;
     }

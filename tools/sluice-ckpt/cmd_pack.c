@@ -5,6 +5,7 @@
  * rank of each file is read from its name through SETKEY ("%r" stands for the rank digits).
  * The container is written under its temporary name, flushed, and renamed into place. */
 #include "ckpt_tool.h"
+#include "common/private_dir.h"
 #include "config/config.h"
 #include "progress.h"
 #include "sluice_version.h"
@@ -195,7 +196,7 @@ static int pack_write(const struct pack_args *a, const struct sluice_container_m
                       const struct sluice_container_source *src, int nfiles)
 {
     char tmp[PATH_MAX], msg[8192];
-    if (sluice_container_temp_name(a->container, (unsigned long)getpid(), tmp, sizeof tmp) != 0) {
+    if (sluice_container_temp_name(a->container, (unsigned long)sluice_random_u64(), tmp, sizeof tmp) != 0) {
         tool_error("%s: name too long", a->container);
         return EXIT_BAD_DATA;
     }

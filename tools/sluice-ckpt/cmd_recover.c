@@ -13,7 +13,7 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: sluice-ckpt recover [--stage DIR] [--take-open] [PATH...]\n"
+    fprintf(out, "usage: sluice-ckpt recover [--stage DIR] [--take-open] [--other-hosts] [PATH...]\n"
                  "Commits checkpoint data that a crashed job left staged, each set as a new\n"
                  "version of its container. With PATHs (containers, set keys, member paths or\n"
                  "folders) only the matching sets are recovered.\n"
@@ -21,6 +21,8 @@ static void usage(FILE *out)
                  "  --take-open      also commit members that were still open when their writer\n"
                  "                   died, as they are (they may be torn); by default they are\n"
                  "                   kept aside, named, and the previous version stays\n"
+                 "  --other-hosts    also take what processes of other hosts staged (a stage\n"
+                 "                   folder shared by nodes); only once their job is gone\n"
                  "One line per recovered set and per problem goes to stderr.\n"
                  "Exit status: 0 all recovered (or nothing to do), 1 some set could not be\n"
                  "committed (its staged data is kept), 2 usage error or no stage folder.\n");
@@ -31,6 +33,7 @@ int cmd_recover(int argc, char **argv)
     static const struct option opts[] = {{"help", no_argument, 0, 'h'},
                                          {"stage", required_argument, 0, 's'},
                                          {"take-open", no_argument, 0, 'O'},
+                                         {"other-hosts", no_argument, 0, 'H'},
                                          {0, 0, 0, 0}};
     unsigned flags = 0;
     const char *stage = NULL;
@@ -46,6 +49,9 @@ int cmd_recover(int argc, char **argv)
             break;
         case 'O':
             flags |= SLUICE_RECOVER_TAKE_OPEN;
+            break;
+        case 'H':
+            flags |= SLUICE_RECOVER_OTHER_HOSTS;
             break;
         default:
             return tool_bad_option("recover", c, argv);

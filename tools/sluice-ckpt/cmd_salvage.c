@@ -7,6 +7,7 @@
  * link made before the rename), so nothing is lost. An intact container is left alone. */
 #include "ckpt/container/container.h"
 #include "ckpt_tool.h"
+#include "common/private_dir.h"
 #include "sluice_version.h"
 
 #include <errno.h>
@@ -52,7 +53,7 @@ static int write_version(const struct sluice_container *c, struct sluice_contain
     meta.writer_pid = (uint32_t)getpid();
     (void)tool_snprintf(meta.writer_software, sizeof meta.writer_software, "sluice-ckpt %s salvage",
                         SLUICE_VERSION_STRING);
-    if (sluice_container_temp_name(c->path, (unsigned long)getpid(), tmp, sizeof tmp) != 0 ||
+    if (sluice_container_temp_name(c->path, (unsigned long)sluice_random_u64(), tmp, sizeof tmp) != 0 ||
         damaged_name(c->path, c->meta.version, keep, sizeof keep) != 0) {
         tool_error("%s: name too long", c->path);
         return -ENAMETOOLONG;

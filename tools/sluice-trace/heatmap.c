@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* See heatmap.h. The numbers are written as one CSV (docs/TRACE.md gives its columns):
- *   kind,purpose,from_rank,to_rank,t_start_s,t_end_s,bytes,count
- * "rank" rows: one per rank of the set (from_rank), so that a rank without traffic still shows;
+ *   kind,purpose,from_rank,to_rank,t_start_s,t_end_s,bytes,count,host
+ * "rank" rows: one per rank of the set (from_rank) with its host, so that a rank without traffic
+ * still shows and the picture can group ranks by node;
  * "message" rows: bytes from rank to rank per purpose (messages.h), t empty;
  * "io" rows: bytes per rank and time bin per operation (container writes, checkpoint bytes
  * staged, container reads), to_rank empty. Only rows with bytes or messages are written.
@@ -50,7 +51,7 @@ static int write_messages(FILE *o, const struct trace_set *set, const struct tim
                     continue;
                 fputs("message,", o);
                 csv_field(o, msg_purpose_name((enum msg_purpose)p));
-                fprintf(o, ",%d,%d,,,%" PRIu64 ",%" PRIu64 "\n", set->ranks[r].rank, set->ranks[c].rank,
+                fprintf(o, ",%d,%d,,,%" PRIu64 ",%" PRIu64 ",\n", set->ranks[r].rank, set->ranks[c].rank,
                         bytes, count);
             }
     free(m);
@@ -106,7 +107,7 @@ static void write_io(FILE *o, const struct trace_set *set, const struct timeline
                     continue;
                 fputs("io,", o);
                 csv_field(o, io_kinds[k].label);
-                fprintf(o, ",%d,,%.6f,%.6f,%" PRIu64 ",%" PRIu64 "\n", set->ranks[r].rank,
+                fprintf(o, ",%d,,%.6f,%.6f,%" PRIu64 ",%" PRIu64 ",\n", set->ranks[r].rank,
                         (double)span * b / bins / 1e9, (double)span * (b + 1) / bins / 1e9, bytes[b],
                         count[b]);
             }
@@ -156,9 +157,12 @@ int heatmap_main(int argc, char **argv)
         return 1;
     }
     FILE *o = po.f;
-    fputs("kind,purpose,from_rank,to_rank,t_start_s,t_end_s,bytes,count\n", o);
-    for (size_t r = 0; r < set.nranks; r++)
-        fprintf(o, "rank,,%d,,,,0,0\n", set.ranks[r].rank);
+    fputs("kind,purpose,from_rank,to_rank,t_start_s,t_end_s,bytes,count,host\n", o);
+    for (size_t r = 0; r < set.nranks; r++) {
+        fprintf(o, "rank,,%d,,,,0,0,", set.ranks[r].rank);
+        csv_field(o, set.ranks[r].nfiles ? set.ranks[r].files[0]->header.hostname : "");
+        fputc('\n', o);
+    }
     int status = write_messages(o, &set, &tl) == 0 ? 0 : 1;
     write_io(o, &set, &tl, bins);
     status = plot_out_close(&po, "heatmap", argv[optind], set.nranks, status);

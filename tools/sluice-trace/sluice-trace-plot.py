@@ -39,7 +39,29 @@ def read(path):
         return list(csv.DictReader(f))
 
 
-def matrix_panel(ax, rows, ranks, purpose):
+def rank_order(rows):
+    """Ranks grouped by host (hosts in the order of their lowest rank), ascending within a
+    host; the positions where a new host begins; a tick label per rank."""
+    host = {int(r["from_rank"]): r.get("host") or "" for r in rows if r["kind"] == "rank"}
+    first = {}
+    for rank in sorted(host):
+        first.setdefault(host[rank], rank)
+    ranks = sorted(host, key=lambda rank: (first[host[rank]], rank))
+    bounds = [i for i in range(1, len(ranks)) if host[ranks[i]] != host[ranks[i - 1]]]
+    many = len(set(host.values())) > 1
+    labels = ["%d@%s" % (r, host[r]) if many and host[r] else str(r) for r in ranks]
+    return ranks, bounds, labels
+
+
+def node_lines(ax, bounds, vertical=True):
+    """Node boundaries: a line between the last rank of a host and the first of the next."""
+    for b in bounds:
+        ax.axhline(b - 0.5, color="red", linewidth=1.2)
+        if vertical:
+            ax.axvline(b - 0.5, color="red", linewidth=1.2)
+
+
+def matrix_panel(ax, rows, ranks, purpose, bounds=(), labels=None):
     idx = {r: i for i, r in enumerate(ranks)}
     m = [[0] * len(ranks) for _ in ranks]
     for r in rows:
@@ -50,8 +72,10 @@ def matrix_panel(ax, rows, ranks, purpose):
     ax.set_title("%s: %s" % (purpose, human(sum(map(sum, m)))))
     ax.set_xlabel("to rank")
     ax.set_ylabel("from rank")
-    ax.set_xticks(range(len(ranks)), [str(r) for r in ranks])
-    ax.set_yticks(range(len(ranks)), [str(r) for r in ranks])
+    labels = labels or [str(r) for r in ranks]
+    ax.set_xticks(range(len(ranks)), labels, rotation=90 if len(labels[0]) > 3 else 0)
+    ax.set_yticks(range(len(ranks)), labels)
+    node_lines(ax, bounds)
     if len(ranks) <= 16:
         for i in range(len(ranks)):
             for j in range(len(ranks)):
@@ -65,7 +89,7 @@ def matrix_panel(ax, rows, ranks, purpose):
 def heatmap(rows, png, title):
     msgs = [r for r in rows if r["kind"] == "message"]
     io = [r for r in rows if r["kind"] == "io"]
-    ranks = sorted({int(r["from_rank"]) for r in rows if r["kind"] == "rank"})
+    ranks, bounds, labels = rank_order(rows)
     purposes = sorted({r["purpose"] for r in msgs})
     ops = sorted({r["purpose"] for r in io})
     # Rank-to-rank matrices on one row, I/O over time on the next; a row only when it has data.
@@ -77,7 +101,7 @@ def heatmap(rows, png, title):
             ax.set_axis_off()
     axes = grid[0]
     for k, p in enumerate(purposes):
-        im = matrix_panel(axes[k], [r for r in msgs if r["purpose"] == p], ranks, p)
+        im = matrix_panel(axes[k], [r for r in msgs if r["purpose"] == p], ranks, p, bounds, labels)
         fig.colorbar(im, ax=axes[k], label="bytes (log scale; white: none)", shrink=0.8)
     if purposes:
         axes = grid[1] if ops else None
@@ -96,8 +120,9 @@ def heatmap(rows, png, title):
                        norm=LogNorm(vmin=1, vmax=max(vmax, 2)), interpolation="nearest")
         ax.set_title("I/O: %s, %s" % (op, human(sum(int(r["bytes"]) for r in sel))))
         ax.set_xlabel("time since the first process started (s)")
-        ax.set_ylabel("rank")
-        ax.set_yticks(range(len(ranks)), [str(r) for r in ranks])
+        ax.set_ylabel("rank (red lines: node boundaries)" if bounds else "rank")
+        ax.set_yticks(range(len(ranks)), labels)
+        node_lines(ax, bounds, vertical=False)
         fig.colorbar(im, ax=ax, label="bytes per %.3f s (log scale; white: none)" % (t1 / nb), shrink=0.8)
     if not purposes and not ops:
         grid[0][0].text(0.5, 0.5, "no rank-to-rank messages or I/O recorded", ha="center", va="center")

@@ -256,8 +256,9 @@ static void adopt_inherited(void)
     const char *stage = sluice_stage_dir();
     if (stage == NULL)
         return;
-    char prefix[PATH_MAX];
-    int plen = snprintf(prefix, sizeof prefix, "%s/m-%ld-", stage, (long)getpid());
+    char prefix[PATH_MAX], own[SLUICE_STAGE_PREFIX_MAX];
+    sluice_stage_prefix(own, (long)getpid());
+    int plen = snprintf(prefix, sizeof prefix, "%s/%s", stage, own);
     if (plen <= 0 || (size_t)plen >= sizeof prefix)
         return;
     DIR *d = SLUICE_REAL(opendir)("/proc/self/fd");

@@ -7,6 +7,7 @@
 #include "ckpt/container/container.h"
 #include "common/full_io.h"
 #include "common/hash.h"
+#include "common/private_dir.h"
 #include "common/real.h"
 #include "trace/trace.h"
 
@@ -224,7 +225,8 @@ static int copy_all(int src, int fd)
 static int materialize(int src, const char *dst)
 {
     char tmp[PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s.sluice-mat.%ld", dst, (long)getpid());
+    /* Random, not the pid: nodes sharing the destination's folder have the same pids. */
+    snprintf(tmp, sizeof tmp, "%s.sluice-mat.%016llx", dst, sluice_random_u64());
     int fd = SLUICE_REAL(open)(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666 & ~capture_umask);
     if (fd < 0)
         return -errno;

@@ -880,14 +880,16 @@ int commit_flush_own_sets(uint64_t timeout_ns)
 
 /* exec keeps the pid but not the commit engine's memory: members that the previous image of
  * this process closed and had not committed yet would stay staged until `recover`. The new
- * image finds them by their sidecars (closed, our pid) and takes them over. */
+ * image finds them by their sidecars (closed, our pid on our host: in a stage folder shared by
+ * nodes, another node's process has the same pid) and takes them over. */
 void commit_members_find_adopted(void)
 {
     const char *dir = sluice_stage_dir();
     if (!dir)
         return;
-    char prefix[64];
-    int plen = snprintf(prefix, sizeof prefix, "m-%ld-", (long)getpid());
+    char prefix[SLUICE_STAGE_PREFIX_MAX];
+    sluice_stage_prefix(prefix, (long)getpid());
+    size_t plen = strlen(prefix);
     DIR *d = SLUICE_REAL(opendir)(dir);
     if (!d)
         return;
@@ -895,13 +897,13 @@ void commit_members_find_adopted(void)
     struct dirent *e;
     while (buf && (e = SLUICE_REAL(readdir)(d)) != NULL) {
         char meta[PATH_MAX], data[PATH_MAX];
-        if (strncmp(e->d_name, prefix, (size_t)plen) != 0 ||
+        if (strncmp(e->d_name, prefix, plen) != 0 ||
             !sluice_stage_sidecar(dir, e->d_name, meta, sizeof meta, data, sizeof data))
             continue;
         ssize_t n = sluice_stage_read_meta(meta, buf, SLUICE_STAGE_META_MAX);
         struct sluice_stage_meta sm;
         if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed ||
-            sm.pid != (long)getpid())
+            sm.pid != (long)getpid() || !sluice_host_id_is_mine(sm.host))
             continue;
         snprintf(sm.m.stage_path, sizeof sm.m.stage_path, "%s", data);
         struct sluice_staged_member *v = realloc(adopted, (nadopted + 1) * sizeof(*v));

@@ -54,8 +54,11 @@ static int staged_copy(const char *meta, const char *path, char *buf, int found,
         strcmp(sm.m.path, path) != 0)
         return 0;
     /* Only members of running processes: what a dead one left is a crash leftover, which
-     * `sluice-ckpt recover` decides about; until then the committed version stands. */
-    if (sm.pid != (long)getpid() && kill((pid_t)sm.pid, 0) != 0 && errno != EPERM)
+     * `sluice-ckpt recover` decides about; until then the committed version stands. A writer
+     * of another host (a shared stage folder) cannot be probed: its member reaches this read
+     * through its set's home (sync_with_home). */
+    if (!sluice_host_id_is_mine(sm.host) ||
+        (sm.pid != (long)getpid() && kill((pid_t)sm.pid, 0) != 0 && errno != EPERM))
         return 0;
     struct stat st;
     if (SLUICE_REAL(stat)(data, &st) != 0 || (uint64_t)st.st_size != sm.m.size)

@@ -141,15 +141,17 @@ static int selected(const struct staged *s, const char *container, char **abs, i
     return 0;
 }
 
-/* A sidecar's temporary file (m-<pid>-<seq>.meta.tmp...) whose writer died while writing it
- * describes nothing: removed, with a line. */
+/* A sidecar's temporary file (m-<host>-<pid>-<seq>.meta.tmp...) whose writer died while writing
+ * it describes nothing: removed, with a line. Only this host's: another's writer cannot be
+ * probed. */
 static void remove_dead_temp(const char *stage_dir, const char *name, FILE *report)
 {
-    char path[PATH_MAX];
+    char path[PATH_MAX], host[SLUICE_HOST_ID_LEN + 1];
     struct stat st;
-    long pid = name[0] == 'm' && name[1] == '-' ? strtol(name + 2, NULL, 10) : 0;
-    if (pid <= 0 || snprintf(path, sizeof path, "%s/%s", stage_dir, name) >= (int)sizeof path ||
-        lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() ||
+    long pid = 0;
+    if (sluice_stage_name_writer(name, host, &pid) != 0 || !sluice_host_id_is_mine(host) ||
+        snprintf(path, sizeof path, "%s/%s", stage_dir, name) >= (int)sizeof path || lstat(path, &st) != 0 ||
+        !S_ISREG(st.st_mode) || st.st_uid != getuid() ||
         writer_alive(pid, (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec))
         return;
     if (unlink(path) == 0)
@@ -188,7 +190,15 @@ static int collect(const char *stage_dir, struct staged_list *out, unsigned flag
         int64_t meta_ns = lstat(s.meta_path, &mst) == 0
                               ? (int64_t)mst.st_mtim.tv_sec * 1000000000 + mst.st_mtim.tv_nsec
                               : INT64_MAX;
-        if (s.meta.pid != (long)getpid() && writer_alive(s.meta.pid, meta_ns)) {
+        if (!sluice_host_id_is_mine(s.meta.host)) {
+            if (!(flags & SLUICE_RECOVER_OTHER_HOSTS)) {
+                say(report,
+                    "skipped %s: staged on another host (id %s, pid %ld), whose writer cannot be probed from "
+                    "here: recover there, or with --other-hosts once that host's job is gone",
+                    s.meta.m.path, s.meta.host, s.meta.pid);
+                continue;
+            }
+        } else if (s.meta.pid != (long)getpid() && writer_alive(s.meta.pid, meta_ns)) {
             say(report, "skipped %s: its writer (pid %ld) is still running", s.meta.m.path, s.meta.pid);
             continue;
         }

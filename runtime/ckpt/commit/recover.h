@@ -17,6 +17,9 @@ extern "C" {
 
 /* Also commit members that were still open when their writer died, as they are. */
 #define SLUICE_RECOVER_TAKE_OPEN 0x1u
+/* Also take what writers of other hosts staged (a stage folder shared by nodes): whether such
+ * a writer still runs cannot be probed from here, so the caller vouches that it does not. */
+#define SLUICE_RECOVER_OTHER_HOSTS 0x2u
 
 /* Commits what is staged under `stage_dir`. With npaths > 0 only the sets whose container
  * path, set key or a member path is listed in `paths` (or lies under a listed folder) are

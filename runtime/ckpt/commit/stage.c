@@ -4,6 +4,7 @@
 #include "ckpt/commit/stage.h"
 #include "ckpt/commit/stage_index.h"
 
+#include "common/host_id.h"
 #include "common/log.h"
 #include "common/private_dir.h"
 #include "common/real.h"
@@ -78,7 +79,9 @@ long sluice_stage_read_meta(const char *path, char *buf, size_t cap)
 int sluice_stage_write_meta(const char *meta_path, const struct sluice_stage_meta *sm)
 {
     char buf[SLUICE_STAGE_META_MAX], tmp[PATH_MAX + 32];
-    int len = sluice_stage_meta_format(sm, buf, sizeof buf);
+    struct sluice_stage_meta own = *sm; /* every sidecar is written by its writer: its host */
+    sluice_host_id(own.host);
+    int len = sluice_stage_meta_format(&own, buf, sizeof buf);
     if (len < 0)
         return -ENAMETOOLONG;
     /* A fresh random name, created exclusively and never through a link, then renamed. */
@@ -127,8 +130,10 @@ int sluice_stage_create(const struct sluice_staged_member *m, char *stage_path, 
     }
     unsigned long seq = atomic_fetch_add(&stage_seq, 1);
     long pid = (long)getpid();
-    if (snprintf(stage_path, PATH_MAX, "%s/m-%ld-%lu" SLUICE_STAGE_DATA_SUFFIX, dir, pid, seq) >= PATH_MAX ||
-        snprintf(meta_path, PATH_MAX, "%s/m-%ld-%lu" SLUICE_STAGE_META_SUFFIX, dir, pid, seq) >= PATH_MAX)
+    char prefix[SLUICE_STAGE_PREFIX_MAX];
+    sluice_stage_prefix(prefix, pid);
+    if (snprintf(stage_path, PATH_MAX, "%s/%s%lu" SLUICE_STAGE_DATA_SUFFIX, dir, prefix, seq) >= PATH_MAX ||
+        snprintf(meta_path, PATH_MAX, "%s/%s%lu" SLUICE_STAGE_META_SUFFIX, dir, prefix, seq) >= PATH_MAX)
         return -ENAMETOOLONG;
     struct sluice_stage_meta sm;
     memset(&sm, 0, sizeof sm);

@@ -5,15 +5,17 @@
  *
  * Layout of the stage folder (SLUICE_STAGE_DIR, default /dev/shm/sluice-<uid>, mode 0700):
  *
- *   m-<pid>-<seq>.data   exactly the member's bytes; the program's descriptors point at it, so
+ *   m-<host>-<pid>-<seq>.data   exactly the member's bytes; the program's descriptors point at it, so
  *                        the kernel gives write/pwrite/lseek/holes/O_APPEND/mmap/flock semantics
- *   m-<pid>-<seq>.meta   a small text sidecar describing the data file (format below), written
+ *   m-<host>-<pid>-<seq>.meta   a small text sidecar describing the data file (format below), written
  *                        BEFORE the data file is created and replaced atomically (rename) when
  *                        the member is closed; a .data without its .meta is never produced
  *
- * <pid> is the writing process, <seq> a per-process counter: names never collide between the
- * processes of a node, and a rewrite of the same member always stages into a new file (so a
- * closed version that the commit engine owns is never touched again by capture).
+ * <host> is the writer's host id (16 hex digits, common/host_id.h), <pid> the writing process,
+ * <seq> a per-process counter: names never collide between the processes of a node, nor between
+ * nodes that share one stage folder (their pids repeat: PID namespaces), and a rewrite of the same member
+ * always stages into a new file (so a closed version that the commit engine owns is never touched again by
+ * capture).
  *
  * Sidecar format (text, one "key value" per line, order fixed, values escaped: '\\' -> "\\\\",
  * newline -> "\\n"; a path may contain any byte but NUL):
@@ -28,18 +30,22 @@
  *   path <absolute member path>
  *   mode <octal>            optional: the permissions the program's file would have had (the
  *                           data file itself is always 0600)
+ *   host <16 hex digits>    the writer's host (common/host_id.h); absent in sidecars written
+ *                           before it existed, which count as this host's
  *
  * Ownership: capture creates both files; after sluice_commit_member_closed() the commit engine
  * owns them and deletes both once the member is committed (or dropped). A member unlinked while
- * still open is deleted by capture at its last close. Files whose <pid> no longer runs are
- * leftovers of a crash: `sluice-ckpt recover` commits the closed ones and keeps "open" ones
- * (possibly torn) aside unless asked to take them (--take-open).
+ * still open is deleted by capture at its last close. Files whose <pid> no longer runs on their
+ * <host> are leftovers of a crash: `sluice-ckpt recover` commits the closed ones and keeps "open"
+ * ones (possibly torn) aside unless asked to take them (--take-open); a writer of another host
+ * cannot be probed from here, so its files are left to a recover there (or --other-hosts).
  *
  * The encoder and decoder are inline so that util code (recover) uses them without the engine. */
 #ifndef SLUICE_CKPT_COMMIT_STAGE_H
 #define SLUICE_CKPT_COMMIT_STAGE_H
 
 #include "ckpt/commit/commit.h"
+#include "common/host_id.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,7 +71,36 @@ struct sluice_stage_meta {
     struct sluice_staged_member m; /* m.stage_path is not stored: it is the .data beside it */
     int closed;                    /* 1: state closed, 0: state open */
     long pid;
+    char host[SLUICE_HOST_ID_LEN + 1]; /* the writer's host (common/host_id.h); "": this one */
 };
+
+/* "m-<host>-<pid>-": how the names of pid's staging files begin on this host (stage.h's top). */
+#define SLUICE_STAGE_PREFIX_MAX (SLUICE_HOST_ID_LEN + 32)
+static inline void sluice_stage_prefix(char *buf, long pid)
+{
+    char host[SLUICE_HOST_ID_LEN + 1];
+    sluice_host_id(host);
+    snprintf(buf, SLUICE_STAGE_PREFIX_MAX, "m-%s-%ld-", host, pid);
+}
+
+/* The host and pid in a stage folder entry's name (m-<host>-<pid>-..., or m-<pid>-... as
+ * written before names carried the host: host ""). 0, or -1 for a name of another form. */
+static inline int sluice_stage_name_writer(const char *name, char *host, long *pid)
+{
+    host[0] = '\0';
+    if (name[0] != 'm' || name[1] != '-')
+        return -1;
+    const char *p = name + 2;
+    size_t hl = strspn(p, "0123456789abcdef");
+    if (hl == SLUICE_HOST_ID_LEN && p[hl] == '-') {
+        memcpy(host, p, hl);
+        host[hl] = '\0';
+        p += hl + 1;
+    }
+    char *end;
+    *pid = strtol(p, &end, 10);
+    return end != p && *end == '-' && *pid > 0 ? 0 : -1;
+}
 
 /* The default stage folder for this user (used when SLUICE_STAGE_DIR is empty). */
 static inline void sluice_stage_default_dir(char *buf, size_t len)
@@ -110,6 +145,8 @@ static inline int sluice_stage_meta_format(const struct sluice_stage_meta *sm, c
                      sm->m.size, key, path);
     if (n >= 0 && (size_t)n < cap && sm->m.mode != 0)
         n += snprintf(buf + n, cap - (size_t)n, "mode %o\n", sm->m.mode & 07777);
+    if (n >= 0 && (size_t)n < cap && sm->host[0] != '\0')
+        n += snprintf(buf + n, cap - (size_t)n, "host %s\n", sm->host);
     return (n < 0 || (size_t)n >= cap) ? -1 : n;
 }
 
@@ -210,14 +247,18 @@ static inline int sluice_stage_meta_parse(const char *buf, size_t len, struct sl
         return -1;
     if (sm->m.set_key[0] != '/' || sm->m.path[0] != '/')
         return -1;
-    if (pos < len) {
+    if (pos < len && sluice_stage_line_(buf, len, &pos, "mode", v, sizeof v) == 0) {
         char *end;
-        if (sluice_stage_line_(buf, len, &pos, "mode", v, sizeof v) != 0)
-            return -1;
         unsigned long mode = strtoul(v, &end, 8);
         if (*end != '\0' || mode == 0 || mode > 07777)
             return -1;
         sm->m.mode = (unsigned)mode;
+    }
+    if (pos < len) {
+        if (sluice_stage_line_(buf, len, &pos, "host", v, sizeof v) != 0 || strlen(v) != SLUICE_HOST_ID_LEN ||
+            strspn(v, "0123456789abcdef") != SLUICE_HOST_ID_LEN)
+            return -1;
+        memcpy(sm->host, v, SLUICE_HOST_ID_LEN + 1);
     }
     return pos == len ? 0 : -1;
 }

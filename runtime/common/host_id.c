@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+#include "common/host_id.h"
+
+#include "common/hash.h"
+#include "common/host_name.h"
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+void sluice_host_id(char *buf)
+{
+    uint64_t h = SLUICE_FNV_INIT;
+    char boot[64];
+    long n = -1;
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        n = syscall(SYS_read, fd, boot, sizeof boot);
+        syscall(SYS_close, fd);
+    }
+    if (n > 0)
+        h = sluice_fnv1a(h, boot, (uint64_t)n);
+    struct stat st; /* the PID namespace's inode: one per node of the testbed, per container */
+    if (syscall(SYS_newfstatat, AT_FDCWD, "/proc/self/ns/pid", &st, 0) == 0) {
+        h = sluice_fnv1a(h, &st.st_dev, sizeof st.st_dev);
+        h = sluice_fnv1a(h, &st.st_ino, sizeof st.st_ino);
+    }
+    char host[SLUICE_HOST_NAME_MAX + 1];
+    sluice_host_name(host);
+    h = sluice_fnv1a(h, host, strlen(host));
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 0; i < SLUICE_HOST_ID_LEN; i++)
+        buf[i] = hex[(h >> (4 * (SLUICE_HOST_ID_LEN - 1 - i))) & 15];
+    buf[SLUICE_HOST_ID_LEN] = '\0';
+}
+
+int sluice_host_id_is_mine(const char *id)
+{
+    if (id[0] == '\0')
+        return 1;
+    char mine[SLUICE_HOST_ID_LEN + 1];
+    sluice_host_id(mine);
+    return strcmp(id, mine) == 0;
+}
