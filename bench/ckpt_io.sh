@@ -73,16 +73,26 @@ run_case() { # label ranks extra-env... -- args...   (in $where, default $dir/ru
   local at=${where:-$dir/run}
   rm -rf "$at" && mkdir -p "$at"
   sync
-  env "${envs[@]}" "$MPIEXEC" -n "$n" "$bin" --dir "$at" --unit "$unit" --cb-buffer "$cb" \
+  # The stage copy's folder is node-local on a cluster: each rank makes it (no sluice there: a
+  # shell under sluice before the program would start MPI twice).
+  local mk=()
+  [ "$label" != stage_copy ] || mk=(sh -c 'mkdir -p "$0" && exec "$@"' "$at")
+  env "${envs[@]}" "$MPIEXEC" -n "$n" "${mk[@]}" "$bin" --dir "$at" --unit "$unit" --cb-buffer "$cb" \
       --chunk "$chunk" --result "$work/$label.txt" "$@"
   echo "files=$(find "$at" -type f | wc -l)" >> "$work/$label.files"
   rm -rf "$at"
   [ "$do_strace" = 1 ] && [ "$label" != stage_copy ] || return 0
   # The same case once more under strace: its creates and opens of files in the checkpoint folder.
   mkdir -p "$at" "$work/st.$label"
-  env "${envs[@]}" "$MPIEXEC" -n "$n" strace -f -qq -e trace=open,openat,creat -o "$work/st.$label/rank" -ff \
-      "$bin" --dir "$at" --unit "$unit" --cb-buffer "$cb" --chunk "$chunk" --result "$work/st.$label.txt" "$@"
-  cat "$work/st.$label"/rank.* | awk -v at="$at/" '
+  # One strace output per rank (MPMD: process ids repeat across a cluster's nodes).
+  local r mpmd=()
+  for ((r = 0; r < n; r++)); do
+    [ "$r" -eq 0 ] || mpmd+=(:)
+    mpmd+=(-n 1 strace -f -qq -e trace=open,openat,creat -o "$work/st.$label/rank$r" -ff "$bin" --dir "$at" \
+      --unit "$unit" --cb-buffer "$cb" --chunk "$chunk" --result "$work/st.$label.txt" "$@")
+  done
+  env "${envs[@]}" "$MPIEXEC" "${mpmd[@]}"
+  cat "$work/st.$label"/rank* | awk -v at="$at/" '
     /^(open|openat|creat)\(/ && index($0, "\"" at) && $NF !~ /^-1/ { if (/O_CREAT|^creat/) c++; else o++ }
     END { printf "creates=%d opens=%d\n", c, o }' > "$work/$label.meta"
   rm -rf "$at" "$work/st.$label"
