@@ -5,6 +5,7 @@
 #
 #   bench/ckpt_io.sh [-n RANKS] [--dir DIR] [--sizes "64M 256M"] [--all] [--build DIR]
 #                    [--unit SIZE] [--cb-buffer SIZE] [--chunk SIZE] [--keep] [--strace]
+#                    [--work DIR]
 #
 #   1 fpp            file per process, write() then fsync of each (no sluice)
 #   2 fpp+sluice     the same unmodified writer under sluice (one container, two-phase);
@@ -19,7 +20,8 @@
 # --strace: each case runs once more under strace (not timed): the file-system creates and opens
 # of files in the checkpoint folder per checkpoint, all ranks together (openat/open/creat calls
 # on its paths; with O_CREAT: a create). The metadata argument: N files against 1.
-# On the multi-node testbed: bench/cluster_ckpt.sh.
+# --work: where the ranks' results go (default a new folder under TMPDIR; on a cluster a folder
+# every node sees). On the multi-node testbed: bench/cluster_ckpt.sh.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,6 +34,7 @@ cb=16M
 chunk=4M
 keep=0
 do_strace=0
+work_in=${TMPDIR:-/tmp}
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) ranks=$2; shift 2 ;;
@@ -44,6 +47,7 @@ while [ $# -gt 0 ]; do
     --chunk) chunk=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     --strace) do_strace=1; shift ;;
+    --work) work_in=$2; shift 2 ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "ckpt_io.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -59,7 +63,7 @@ done
 case "$(cd "$(dirname "$dir")" && pwd)/" in
   /dev/shm/*) echo "ckpt_io.sh: $dir is in RAM (/dev/shm): durability would mean nothing" >&2; exit 2 ;;
 esac
-work=$(mktemp -d "${TMPDIR:-/tmp}/ckpt_io.XXXXXX")
+work=$(mktemp -d "$work_in/ckpt_io.XXXXXX")
 trap '[ $keep = 1 ] || rm -rf "$work"' EXIT
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd) # (absolute: strace's paths are compared with it)

@@ -49,6 +49,6 @@ for fs in shared netfs; do
   [ -z "$only" ] || [ "$only" = "$fs" ] || continue
   echo
   echo "## file system: $([ $fs = shared ] && echo "the shared folder (host $(df -T "$dir" | awk 'NR == 2 {print $2}'), no network)" || echo "GlusterFS over FUSE from the storage node")"
-  (cd "$shared" && TMPDIR=$shared "$testbed" run --dir "$dir" env MPIEXEC="$dir/bin/mpiexec-ppn" \
-    "$here/ckpt_io.sh" --build "$build" -n $((nodes * ppn)) --dir "$dir/$fs/ckpt" --sizes "$sizes" $st)
+  (cd "$shared" && "$testbed" run --dir "$dir" env MPIEXEC="$dir/bin/mpiexec-ppn" \
+    "$here/ckpt_io.sh" --build "$build" -n $((nodes * ppn)) --dir "$dir/$fs/ckpt" --sizes "$sizes" --work "$shared" $st)
 done
