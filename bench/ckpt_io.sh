@@ -4,7 +4,8 @@
 # system, side by side, one table per total size (docs/TWOPHASE.md explains each column).
 #
 #   bench/ckpt_io.sh [-n RANKS] [--dir DIR] [--sizes "64M 256M"] [--all] [--build DIR]
-#                    [--unit SIZE] [--cb-buffer SIZE] [--chunk SIZE] [--keep]
+#                    [--unit SIZE] [--cb-buffer SIZE] [--chunk SIZE] [--keep] [--strace]
+#                    [--work DIR]
 #
 #   1 fpp            file per process, write() then fsync of each (no sluice)
 #   2 fpp+sluice     the same unmodified writer under sluice (one container, two-phase);
@@ -16,6 +17,11 @@
 # DIR (default: a folder under the build tree) is the file system under test; do not use
 # /dev/shm (RAM: durability means nothing there). Default sizes are a quick subset; --all runs
 # 64M 128M 256M 512M 1G 2G. Needs no root; it never drops caches (each case fsyncs).
+# --strace: each case runs once more under strace (not timed): the file-system creates and opens
+# of files in the checkpoint folder per checkpoint, all ranks together (openat/open/creat calls
+# on its paths; with O_CREAT: a create). The metadata argument: N files against 1.
+# --work: where the ranks' results go (default a new folder under TMPDIR; on a cluster a folder
+# every node sees). On the multi-node testbed: bench/cluster_ckpt.sh.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +33,8 @@ unit=1M
 cb=16M
 chunk=4M
 keep=0
+do_strace=0
+work_in=${TMPDIR:-/tmp}
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) ranks=$2; shift 2 ;;
@@ -38,6 +46,8 @@ while [ $# -gt 0 ]; do
     --cb-buffer) cb=$2; shift 2 ;;
     --chunk) chunk=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --strace) do_strace=1; shift ;;
+    --work) work_in=$2; shift 2 ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "ckpt_io.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -53,9 +63,10 @@ done
 case "$(cd "$(dirname "$dir")" && pwd)/" in
   /dev/shm/*) echo "ckpt_io.sh: $dir is in RAM (/dev/shm): durability would mean nothing" >&2; exit 2 ;;
 esac
-work=$(mktemp -d "${TMPDIR:-/tmp}/ckpt_io.XXXXXX")
+work=$(mktemp -d "$work_in/ckpt_io.XXXXXX")
 trap '[ $keep = 1 ] || rm -rf "$work"' EXIT
 mkdir -p "$dir"
+dir=$(cd "$dir" && pwd) # (absolute: strace's paths are compared with it)
 MPIEXEC=${MPIEXEC:-mpiexec}
 
 run_case() { # label ranks extra-env... -- args...   (in $where, default $dir/run)
@@ -66,17 +77,36 @@ run_case() { # label ranks extra-env... -- args...   (in $where, default $dir/ru
   local at=${where:-$dir/run}
   rm -rf "$at" && mkdir -p "$at"
   sync
-  env "${envs[@]}" "$MPIEXEC" -n "$n" "$bin" --dir "$at" --unit "$unit" --cb-buffer "$cb" \
+  # The stage copy's folder is node-local on a cluster: each rank makes it (no sluice there: a
+  # shell under sluice before the program would start MPI twice).
+  local mk=()
+  [ "$label" != stage_copy ] || mk=(sh -c 'mkdir -p "$0" && exec "$@"' "$at")
+  env "${envs[@]}" "$MPIEXEC" -n "$n" "${mk[@]}" "$bin" --dir "$at" --unit "$unit" --cb-buffer "$cb" \
       --chunk "$chunk" --result "$work/$label.txt" "$@"
   echo "files=$(find "$at" -type f | wc -l)" >> "$work/$label.files"
   rm -rf "$at"
+  [ "$do_strace" = 1 ] && [ "$label" != stage_copy ] || return 0
+  # The same case once more under strace: its creates and opens of files in the checkpoint folder.
+  mkdir -p "$at" "$work/st.$label"
+  # One strace output per rank (MPMD: process ids repeat across a cluster's nodes).
+  local r mpmd=()
+  for ((r = 0; r < n; r++)); do
+    [ "$r" -eq 0 ] || mpmd+=(:)
+    mpmd+=(-n 1 strace -f -qq -e trace=open,openat,creat -o "$work/st.$label/rank$r" -ff "$bin" --dir "$at" \
+      --unit "$unit" --cb-buffer "$cb" --chunk "$chunk" --result "$work/st.$label.txt" "$@")
+  done
+  env "${envs[@]}" "$MPIEXEC" "${mpmd[@]}"
+  cat "$work/st.$label"/rank* | awk -v at="$at/" '
+    /^(open|openat|creat)\(/ && index($0, "\"" at) && $NF !~ /^-1/ { if (/O_CREAT|^creat/) c++; else o++ }
+    END { printf "creates=%d opens=%d\n", c, o }' > "$work/$label.meta"
+  rm -rf "$at" "$work/st.$label"
 }
 # The staging copy: the same writer, without sluice, into a folder beside sluice's stage folder
 # (node-local RAM by default): what sluice's app-visible time is to be compared with.
 stage_root=${SLUICE_STAGE_DIR:-/dev/shm/sluice-$(id -u)}
 
 for size in $sizes; do
-  rm -f "$work"/*.txt "$work"/*.files
+  rm -f "$work"/*.txt "$work"/*.files "$work"/*.meta
   rm -rf "$work/trace" && mkdir -p "$work/trace" "$work/stage"
   run_case fpp "$ranks" -- --case fpp --total "$size"
   where="$stage_root.bench-copy" run_case stage_copy "$ranks" -- --case fpp --total "$size"
@@ -158,6 +188,11 @@ print(f"sluice vs better ROMIO: {s / min(rows['romio_auto']['dur'], rows['romio_
 print(f"app-visible under sluice {rows['fpp_sluice']['vis']:.3f} s vs the staging copy alone "
       f"{rows['stage_copy']['vis']:.3f} s ({rows['stage_copy']['files']} files in the stage "
       f"folder's file system, no sluice): ratio {rows['fpp_sluice']['vis'] / rows['stage_copy']['vis']:.2f}")
+if all(os.path.exists(os.path.join(work, l + '.meta')) for l in names):
+    print("file-system creates and opens in the checkpoint folder per checkpoint, all ranks (strace):")
+    for label in names:
+        m = kv(open(os.path.join(work, label + '.meta')).read())
+        print(f"  {names[label]:<14} creates {m['creates']:>5}  opens {m['opens']:>5}")
 print(f"sluice peak shuffle memory of one process: {peak_mem / (1 << 20):.1f} MiB (COMMIT_MEMORY)")
 EOF
 done

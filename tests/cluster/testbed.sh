@@ -7,7 +7,7 @@
 # (the parallel file system) seen at the same path by every node.
 #
 #   testbed.sh up [--nodes N] [--rate RATE] [--rate0 RATE] [--skew SEC] [--finalize-fix auto|on|off]
-#                 [--dir DIR]
+#                 [--fs gluster] [--fs-rate RATE] [--dir DIR]
 #   testbed.sh run [--dir DIR] CMD...      CMD in the head, with MPIEXEC set (see below)
 #   testbed.sh exec [--dir DIR] NODE CMD... CMD inside node NODE (0..N-1 or its host name)
 #   testbed.sh shape [--dir DIR] NODE RATE|off   (re)shape a node's link, both directions
@@ -31,7 +31,7 @@ cmd=${1:-}
 [ -n "$cmd" ] || usage "no command"
 shift
 dir=${TESTBED_DIR:-/var/tmp/sluice-testbed}
-nodes=3 rate="" rate0="" skew=0 fix=auto upopts=""
+nodes=3 rate="" rate0="" skew=0 fix=auto upopts="" fs="" fs_rate=""
 while [ $# -gt 0 ]; do
   case $1 in
     --dir) [ $# -ge 2 ] || usage "--dir needs a folder"; dir=$2; shift 2 ;;
@@ -39,6 +39,8 @@ while [ $# -gt 0 ]; do
     --rate) upopts+=" --rate"; [ $# -ge 2 ] || usage "--rate needs a rate (e.g. 1gbit)"; rate=$2; shift 2 ;;
     --rate0) upopts+=" --rate0"; [ $# -ge 2 ] || usage "--rate0 needs a rate (e.g. 1gbit)"; rate0=$2; shift 2 ;;
     --finalize-fix) upopts+=" --finalize-fix"; [ $# -ge 2 ] || usage "--finalize-fix needs auto, on or off"; fix=$2; shift 2 ;;
+    --fs) upopts+=" --fs"; [ $# -ge 2 ] || usage "--fs needs a kind (gluster)"; fs=$2; shift 2 ;;
+    --fs-rate) upopts+=" --fs-rate"; [ $# -ge 2 ] || usage "--fs-rate needs a rate (e.g. 1gbit)"; fs_rate=$2; shift 2 ;;
     --skew) upopts+=" --skew"; [ $# -ge 2 ] || usage "--skew needs seconds"; skew=$2; shift 2 ;;
     --) shift; break ;;
     -*) usage "unknown option $1" ;;
@@ -46,7 +48,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $cmd in up | run | exec | shape | link | crash | status | down) ;; *) usage "unknown command $cmd" ;; esac
-[ "$cmd" = up ] || [ -z "$upopts" ] || usage "--nodes, --rate, --rate0, --skew and --finalize-fix belong to up"
+[ "$cmd" = up ] || [ -z "$upopts" ] || usage "--nodes, --rate, --rate0, --skew, --finalize-fix, --fs and --fs-rate belong to up"
 case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
 case $dir in /tmp | /tmp/* | /dev/shm | /dev/shm/*) usage "--dir $dir: every node has its own /tmp and /dev/shm; pick a folder elsewhere (default /var/tmp/sluice-testbed)" ;; esac
 
@@ -71,6 +73,8 @@ node_index() {
 }
 need_up() { [ -n "$(pid_of head)" ] || die "no testbed in $dir (testbed.sh up first)"; }
 in_head() { nsenter -t "$(pid_of head)" -n -u -m --wd="$PWD" "$@"; }
+# shellcheck source=tests/cluster/netfs.bash
+source "$here/netfs.bash"
 in_node() { local p; p=$(pid_of "node$1"); [ -n "$p" ] || die "node$1 is gone"; shift; nsenter -t "$p" -m -u -i -n -p -T --wd=/ "$@"; }
 
 # shape_link I RATE: tbf on both ends of node I's veth (its uplink on eth0, its downlink on the
@@ -88,13 +92,13 @@ shape_link() {
 }
 
 down() {
-  local i pid head_net p
+  local i n pid head_net p
   [ -d "$dir" ] || return 0
   # Only a folder the testbed made (its marker) is emptied: --dir names it, never anything else.
   [ -e "$dir/.sluice-testbed" ] || die "$dir is not a testbed folder (no .sluice-testbed in it): nothing removed"
   # Nodes: their PID 1 ends on SIGTERM, and the kernel then kills every process of the node.
-  for ((i = 0; i < max_nodes; i++)); do
-    pid=$(pid_of "node$i")
+  for n in storage $(seq -f 'node%g' 0 $((max_nodes - 1))); do
+    pid=$(pid_of "$n")
     [ -z "$pid" ] || kill "$pid" 2> /dev/null || true
   done
   # The head has no PID namespace: end the processes started into its network namespace
@@ -109,10 +113,10 @@ down() {
     kill "$pid" 2> /dev/null || true
   fi
   for ((i = 0; i < 50; i++)); do
-    [ -n "$(pid_of head)$(for n in $(seq 0 $((max_nodes - 1))); do pid_of "node$n"; done)" ] || break
+    [ -n "$(pid_of head)$(pid_of storage)$(for n in $(seq 0 $((max_nodes - 1))); do pid_of "node$n"; done)" ] || break
     sleep 0.1
   done
-  for n in head $(seq -f 'node%g' 0 $((max_nodes - 1))); do
+  for n in head storage $(seq -f 'node%g' 0 $((max_nodes - 1))); do
     pid=$(pid_of "$n")
     [ -z "$pid" ] || kill -9 "$pid" 2> /dev/null || true
   done
@@ -168,6 +172,7 @@ up() {
     echo "127.0.0.1 localhost"
     echo "$subnet.254 head"
     for ((i = 0; i < nodes; i++)); do echo "$subnet.$((i + 1)) node$i"; done
+    echo "$netfs_addr storage"
   } > "$dir/hosts"
   # MPICH 4.0.x's finalize over UCX/TCP (finalize_barrier.c, docs/CLUSTER_TESTBED.md): every
   # node preloads the fix through its own /etc (an overlay: the host's /etc stays untouched).
@@ -204,6 +209,7 @@ up() {
     if [ -n "$rate0" ] && [ "$i" -eq 0 ]; then shape_link 0 "$rate0"
     elif [ -n "$rate" ]; then shape_link "$i" "$rate"; fi
   done
+  [ -z "$fs" ] || netfs_up "$fs" "${fs_rate:-$rate}"
   # mpiexec for the head: hydra's ssh launcher replaced by one that enters a node's namespaces.
   local hosts
   hosts=$(seq -f 'node%g' -s, 0 $((nodes - 1)))
@@ -218,7 +224,7 @@ export TESTBED_DIR='$dir'
 exec $(command -v mpiexec) -launcher ssh -launcher-exec '$here/launch_node.sh' "\${hosts[@]}" "\$@"
 EOF
   chmod +x "$dir/bin/mpiexec"
-  echo "testbed: $nodes nodes up in $dir (shared folder $dir/shared${rate:+, links $rate}${rate0:+, node0 $rate0}$([ "$skew" -eq 0 ] || echo ", CLOCK_MONOTONIC of node i ahead by i x ${skew} s")$([ "$fix" = off ] || echo ", MPICH finalize fix preloaded"))"
+  echo "testbed: $nodes nodes up in $dir (shared folder $dir/shared${rate:+, links $rate}${rate0:+, node0 $rate0}$([ "$skew" -eq 0 ] || echo ", CLOCK_MONOTONIC of node i ahead by i x ${skew} s")$([ "$fix" = off ] || echo ", MPICH finalize fix preloaded")$([ -z "$fs" ] || echo ", $fs file system from node storage mounted at $dir/netfs on every node${fs_rate:+ (its link $fs_rate)}"))"
 }
 
 case $cmd in

@@ -156,7 +156,7 @@ static void start_bcast(struct held **hv, size_t n, const uint32_t *group, uint3
         return;
     const void *data = lead->send;
     uint64_t t_send = sluice_now_ns(); /* a member may have it before the broadcast call returns */
-    if (sluice_remote_data_ibcast(comm, 0, (void *)data, lead->len, e->reqs) != MPI_SUCCESS)
+    if (sluice_remote_chain_post(comm, (void *)data, lead->len, e->reqs) != MPI_SUCCESS)
         dist_fault_peer(-1, MPI_ERR_OTHER, "starting a broadcast");
     e->nreqs = (int)pieces;
     dist_sched_pend_mpi(e, lead->len);

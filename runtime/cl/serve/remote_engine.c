@@ -208,6 +208,7 @@ static void free_cmd(struct eng_cmd *c)
     free(c->reqs);
     sluice_eng_staging_release(c->staging, c->staging_cap);
     sluice_eng_allgather_free(c);
+    sluice_eng_chain_free(c);
     if (c->zombie) { /* a late callback may still name it: keep the small struct */
         memset(c, 0, sizeof *c);
         c->zombie = 1;

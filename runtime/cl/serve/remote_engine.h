@@ -56,6 +56,7 @@ struct eng_cmd {
     uint64_t bcast;           /* SLUICE_CMD_BCAST: the rank mask of the broadcast's communicator */
     uint64_t gseq;            /* SLUICE_CMD_GATHER: its number among this rank's gathers */
     struct eng_allgather *ag; /* SLUICE_CMD_ALLGATHER: its slice and the members' (remote_allgather.c) */
+    struct eng_chain *chain;  /* SLUICE_CMD_BCAST: the member its pieces go on to (remote_chain.c) */
     uint64_t cma_addr;        /* SLUICE_CMD_CMA: rank 0's address of the data (remote_cma.h) */
     struct sluice_cma *cma;   /* ... its copy, once started */
     struct eng_cmd *hnext, *next, *prev;
@@ -151,6 +152,17 @@ cl_int sluice_eng_allgather_parse(struct eng_cmd *c, const unsigned char *p, siz
 int sluice_eng_allgather_start(struct eng_cmd *c, unsigned char *to);
 int sluice_eng_allgather_ready(struct eng_cmd *c);
 void sluice_eng_allgather_free(struct eng_cmd *c);
+
+/* remote_chain.c: a broadcast's pieces, received from the member before this one and forwarded
+ * to the one after it. start: post the receives into `to` (c->npieces pieces); forward: send on
+ * the pieces before `arrived` not sent yet; arrived: the same for the pieces whose receive
+ * completed, in order; sent: 1 once every forward completed (the buffer may then go). */
+int sluice_eng_chain_start(struct eng_cmd *c, unsigned char *to);
+void sluice_eng_chain_forward(struct eng_cmd *c, size_t arrived);
+void sluice_eng_chain_arrived(struct eng_cmd *c);
+int sluice_eng_chain_sent(struct eng_cmd *c);
+int sluice_eng_chain_pending(const struct eng_cmd *c); /* forwards to come or not tested complete */
+void sluice_eng_chain_free(struct eng_cmd *c);
 
 /* The internal queue of a context (remote_server.c). */
 cl_command_queue sluice_remote_internal_queue(cl_context ctx, cl_int *err);

@@ -242,8 +242,19 @@ size_t sluice_remote_piece(size_t len, size_t i, size_t *k);
 int sluice_remote_data_isend(MPI_Comm comm, int dst, uint64_t id, const void *data, size_t len,
                              MPI_Request *reqs);
 int sluice_remote_data_irecv(MPI_Comm comm, int src, uint64_t id, void *data, size_t len, MPI_Request *reqs);
-/* The same pieces as one MPI_Ibcast each from `root` of comm (the root sends, the others receive). */
-int sluice_remote_data_ibcast(MPI_Comm comm, int root, void *data, size_t len, MPI_Request *reqs);
+/* A broadcast of collective replacement, along a chain: rank 0 of comm (a group's, rank 0 first)
+ * sends the pieces to member 1 only, and each member forwards piece i to the next as soon as it
+ * arrived, while piece i+1 is still arriving. So rank 0's link carries the data once, whatever the
+ * number of members, and every link in and out of a member once: a broadcast of n pieces to K
+ * members takes about (n + K - 1) pieces' time. (MPI_Ibcast below 8 ranks is a binomial tree:
+ * rank 0 sends the whole data ceil(log2(K + 1)) times, 3 times at K = 4.)
+ * post: rank 0 starts its sends, a member the receives of its pieces from the member before it
+ * (tag SLUICE_TAG_REMOTE_CHAIN); next: the member to forward to, -1 for the last; forward: piece
+ * i to `next` (the serving engine calls it once piece i arrived: remote_chain.c). */
+int sluice_remote_chain_post(MPI_Comm comm, void *data, size_t len, MPI_Request *reqs);
+int sluice_remote_chain_next(MPI_Comm comm);
+int sluice_remote_chain_forward(MPI_Comm comm, int next, const void *data, size_t len, size_t i,
+                                MPI_Request *req);
 /* The communicator of the ranks in `mask` (bit r: rank r of sluice's communicator, r < 63), created
  * once with MPI_Comm_create_group by each of them and cached (remote_group.c). Rank 0 first sends
  * GROUP to the others, which create it from their serving loop at once. MPI_COMM_NULL on failure.

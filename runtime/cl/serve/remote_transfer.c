@@ -329,10 +329,8 @@ static int irecv_data(struct eng_cmd *c, void *to)
                    ? MPI_ERR_COMM
                    : MPI_Iscatterv(NULL, NULL, NULL, MPI_BYTE, to, (int)c->size, MPI_BYTE, 0, g, c->reqs);
     }
-    if (c->flags & SLUICE_CMD_BCAST) {
-        MPI_Comm g = sluice_remote_group_comm(c->bcast);
-        return g == MPI_COMM_NULL ? MPI_ERR_COMM : sluice_remote_data_ibcast(g, 0, to, c->size, c->reqs);
-    }
+    if (c->flags & SLUICE_CMD_BCAST)
+        return sluice_eng_chain_start(c, to);
     return sluice_remote_data_irecv(sluice_comm(), c->peer, c->id, to, c->size, c->reqs);
 }
 
@@ -627,6 +625,7 @@ static void write_arrived(struct eng_cmd *c, int *progress)
                 return;
             size_t i = c->sent++, k, off = write_piece(c, i, &k);
             *progress = 1;
+            sluice_eng_chain_forward(c, c->sent); /* on to the next member first: it waits for it */
             uint64_t t_arrived = sluice_trace_active() ? sluice_now_ns() : 0;
             if (c->status >= 0 && c->mapped == NULL) /* (what it waits for may have failed since) */
                 c->status = sluice_eng_wait_list_check(c->wait, &c->nwait, &c->nwait_own, 1);
@@ -645,8 +644,8 @@ static void write_arrived(struct eng_cmd *c, int *progress)
                 c->status = CL_OUT_OF_RESOURCES;
         }
     }
-    if (c->sent < c->npieces)
-        return;
+    if (c->sent < c->npieces || !sluice_eng_chain_sent(c))
+        return;             /* (a forward still reads the buffer: the command ends after it) */
     sluice_cma_end(c->cma); /* every piece is in: nothing waits */
     c->cma = NULL;
     sluice_eng_blocked = NULL;
@@ -733,6 +732,10 @@ int sluice_eng_mpi_done(struct eng_cmd *c, int *progress)
         }
         *progress = 1;
     }
+    if (c->chain != NULL) { /* a broadcast settled without its device write still forwards */
+        sluice_eng_chain_arrived(c);
+        done &= sluice_eng_chain_sent(c);
+    }
     return done;
 }
 
@@ -788,8 +791,8 @@ void sluice_eng_send_read_pieces(struct eng_cmd *c, long piece)
 /* Posted data messages of c not complete yet (MPI_Test leaves completed ones MPI_REQUEST_NULL). */
 int sluice_eng_reqs_pending(const struct eng_cmd *c)
 {
-    if (c->cma != NULL)
-        return 1; /* pieces copied by CMA are taken on as they come: keep polling */
+    if (c->cma != NULL || sluice_eng_chain_pending(c))
+        return 1; /* pieces copied by CMA are taken on as they come, forwards go: keep polling */
     for (size_t i = 0; c->reqs != NULL && i < c->npieces; i++)
         if (c->reqs[i] != MPI_REQUEST_NULL)
             return 1;

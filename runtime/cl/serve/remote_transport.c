@@ -165,14 +165,35 @@ int sluice_remote_data_irecv(MPI_Comm comm, int src, uint64_t id, void *data, si
     return MPI_SUCCESS;
 }
 
-int sluice_remote_data_ibcast(MPI_Comm comm, int root, void *data, size_t len, MPI_Request *reqs)
+/* A broadcast along a chain (sluice_remote_chain_post): the member after this one, -1 for the last. */
+int sluice_remote_chain_next(MPI_Comm comm)
 {
+    int me = 0, size = 0;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    return me + 1 < size ? me + 1 : -1;
+}
+
+int sluice_remote_chain_post(MPI_Comm comm, void *data, size_t len, MPI_Request *reqs)
+{
+    int me = 0;
+    MPI_Comm_rank(comm, &me);
     size_t n = sluice_remote_pieces(len);
     for (size_t i = 0; i < n; i++) {
         size_t k, off = sluice_remote_piece(len, i, &k);
-        int rc = MPI_Ibcast((char *)data + off, (int)k, MPI_BYTE, root, comm, &reqs[i]);
+        int rc = me == 0 ? MPI_Isend((char *)data + off, (int)k, MPI_BYTE, 1, SLUICE_TAG_REMOTE_CHAIN, comm,
+                                     &reqs[i])
+                         : MPI_Irecv((char *)data + off, (int)k, MPI_BYTE, me - 1, SLUICE_TAG_REMOTE_CHAIN,
+                                     comm, &reqs[i]);
         if (rc != MPI_SUCCESS)
             return rc;
     }
     return MPI_SUCCESS;
+}
+
+int sluice_remote_chain_forward(MPI_Comm comm, int next, const void *data, size_t len, size_t i,
+                                MPI_Request *req)
+{
+    size_t k, off = sluice_remote_piece(len, i, &k);
+    return MPI_Isend((const char *)data + off, (int)k, MPI_BYTE, next, SLUICE_TAG_REMOTE_CHAIN, comm, req);
 }
