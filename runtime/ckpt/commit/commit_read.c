@@ -13,6 +13,7 @@
 #include "ckpt/commit/stage.h"
 #include "ckpt/commit/stage_index.h"
 #include "ckpt/container/container.h"
+#include "common/host_id.h"
 #include "common/log.h"
 #include "common/real.h"
 #include "mpi/roles.h"
