@@ -197,8 +197,8 @@ static void on_done(int rank, const struct sluice_remote_done *d)
          * for its rank (the rank's own stamps would omit the dispatch). START and END are the
          * device's, converted with an offset good to a few µs, and then held between the two
          * things rank 0 saw itself: not before the command left (SUBMIT), not after its DONE
-         * came back. A dependent dispatched on a DONE thus never starts before its dependency
-         * ended, whatever the offset's error (a DAG arrow once pointed 32 µs back in time). */
+         * came back, whatever the offset's error. (DAG arrows still point back now and then,
+         * 11 µs once: likely nodes without device times, which start at their enqueue.) */
         t[0] = e->queued_ns != 0 ? e->queued_ns : t[0];
         t[1] = e->submit_ns > t[0] ? e->submit_ns : t[0];
         for (int i = 2; i < 4; i++)
