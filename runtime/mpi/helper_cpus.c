@@ -72,7 +72,7 @@ static void free_cpus(MPI_Comm comm, const cpu_set_t *own, cpu_set_t *out)
     cpu_set_t *all = calloc((size_t)n, sizeof *all);
     int ok = all != NULL;
     /* every member takes part even without memory, so that nobody waits */
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node);
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node);
     if (ok && MPI_Allgather(own, (int)sizeof *own, MPI_BYTE, all, (int)sizeof *own, MPI_BYTE, node) ==
                   MPI_SUCCESS) {
         job_cpus(out);

@@ -33,6 +33,7 @@ struct sluice_progress_stats {
     uint64_t last_sleep_ns;    /* the sleep requested most recently */
     int running;               /* a progress thread exists now */
     uint64_t threads_started;  /* progress threads started in this process, ever */
+    uint64_t helped;           /* work done by program threads waiting in MPI (sluice_progress_help) */
 };
 void sluice_progress_get_stats(struct sluice_progress_stats *out);
 

@@ -37,6 +37,16 @@
 #define MAX_POLLERS 64
 #define MIN_SLEEP_NS 1000u         /* first idle sleep: 1 us */
 #define DEFAULT_SLEEP_MAX_US 2000u /* vars.def default, for code linked without the config */
+/* Deep idle: once the thread has found no work for this long and no MPI transfer is in flight,
+ * its back-off may grow on to SLUICE_PROGRESS_IDLE_SLEEP. Each wake-up of an idle thread costs
+ * 20-40 us of CPU (timer, futex, one pass of the pollers: MPI_Improbe): 500 of them a second
+ * were 1.1-1.4% of a core per rank; 50 a second are 0.1-0.2%. A post still wakes it at once;
+ * only a message from another rank to a rank idle that long waits up to one such sleep. */
+#define DEEP_IDLE_AFTER_NS (100u * 1000u * 1000u)
+/* A program thread entering a blocking MPI call helps (sluice_progress_help) while the engine
+ * found work this recently: a commit's quiet spells (a peer computing, a file being synced)
+ * last well under a second. Outside it the call goes straight to MPI. */
+#define HELP_WINDOW_NS (1000u * 1000u * 1000u)
 
 struct work {
     void (*fn)(void *);
@@ -48,7 +58,8 @@ struct work {
 struct poller {
     sluice_poller_fn fn;
     void *arg;
-    int id; /* 0: free slot */
+    int id;          /* 0: free slot */
+    bool any_thread; /* may run on a program thread that helps (sluice_progress_help) */
 };
 
 static struct {
@@ -70,7 +81,7 @@ static struct {
     _Atomic uint64_t sleep_max_us_override;
     struct {
         _Atomic uint64_t rounds, sleeps, parks, items_run, wakeups, longest_sleep_ns, last_sleep_ns,
-            threads_started;
+            threads_started, helped;
     } stats;
 } E = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -79,7 +90,15 @@ static struct {
 };
 
 static _Thread_local bool on_progress_thread;
+static _Thread_local bool in_pollers; /* this thread is inside run_pollers */
 
+/* sluice's progress runs in one context at a time: the progress thread's rounds (posted items
+ * and pollers) and a program thread helping while it waits in MPI (sluice_progress_help, the
+ * any-thread pollers only) each hold `ctx`, so items and pollers never run concurrently, as
+ * when the progress thread alone ran them. Helpers only try it: they never wait for it. */
+static pthread_mutex_t ctx = PTHREAD_MUTEX_INITIALIZER;
+/* When a round last found work (ns), for sluice_progress_wants_help. */
+static _Atomic uint64_t last_work_ns;
 /* MPI-busy mode: transfers in flight that move only inside MPI calls (sluice_progress_mpi_busy).
  * While any are and one completed within the last busy window, an idle round yields or sleeps
  * SLUICE_PROGRESS_BUSY_SLEEP instead of backing off to SLUICE_PROGRESS_SLEEP_MAX: Open MPI
@@ -133,13 +152,21 @@ int sluice_progress_is_self(void)
     return on_progress_thread;
 }
 
-static uint64_t sleep_max_ns(void)
+/* The back-off's cap: SLUICE_PROGRESS_SLEEP_MAX, or SLUICE_PROGRESS_IDLE_SLEEP when the thread
+ * has been idle since `idle_since_ns` for DEEP_IDLE_AFTER_NS with no MPI transfer in flight. A
+ * cap set by sluice_progress_set_sleep_max_us is the cap, deep idle or not. */
+static uint64_t sleep_max_ns(uint64_t idle_since_ns)
 {
     uint64_t us = atomic_load_explicit(&E.sleep_max_us_override, memory_order_relaxed);
-    if (us == 0)
-        us = sluice_config.PROGRESS_SLEEP_MAX;
+    if (us != 0)
+        return us * 1000u;
+    us = sluice_config.PROGRESS_SLEEP_MAX;
     if (us == 0)
         us = DEFAULT_SLEEP_MAX_US;
+    uint64_t deep = sluice_config.PROGRESS_IDLE_SLEEP;
+    if (deep > us && idle_since_ns != 0 && now_ns() - idle_since_ns > DEEP_IDLE_AFTER_NS &&
+        atomic_load_explicit(&mpi_busy, memory_order_acquire) <= 0)
+        us = deep;
     return us * 1000u;
 }
 
@@ -177,20 +204,23 @@ static uint64_t run_queue(void)
     }
 }
 
-/* Calls every registered poller once; returns the sum of what they report. */
-static uint64_t run_pollers(void)
+/* Calls every registered poller once (a helping program thread: only those that may run on any
+ * thread, and only if no other thread runs them now); returns the sum of what they report. */
+static uint64_t run_pollers(bool helping)
 {
     uint64_t did = 0;
+    in_pollers = true;
     pthread_mutex_lock(&E.lock);
     int slots = E.poller_slots;
     pthread_mutex_unlock(&E.lock);
     for (int i = 0; i < slots; i++) {
         pthread_mutex_lock(&E.lock);
         struct poller p = E.pollers[i];
-        if (p.id != 0)
+        bool skip = p.id == 0 || (helping && !p.any_thread);
+        if (!skip)
             E.calling_poller = p.id;
         pthread_mutex_unlock(&E.lock);
-        if (p.id == 0)
+        if (skip)
             continue;
 
         int r = p.fn(p.arg);
@@ -202,7 +232,33 @@ static uint64_t run_pollers(void)
         pthread_cond_broadcast(&E.changed);
         pthread_mutex_unlock(&E.lock);
     }
+    in_pollers = false;
+    if (did > 0)
+        atomic_store_explicit(&last_work_ns, now_ns(), memory_order_relaxed);
     return did;
+}
+
+bool sluice_progress_wants_help(void)
+{
+    if (atomic_load_explicit(&mpi_busy, memory_order_relaxed) > 0)
+        return true;
+    uint64_t last = atomic_load_explicit(&last_work_ns, memory_order_relaxed);
+    return last != 0 && now_ns() - last < HELP_WINDOW_NS;
+}
+
+int sluice_progress_help(void)
+{
+    if (on_progress_thread || in_pollers || atomic_load(&E.shut_down))
+        return 0;
+    if (pthread_mutex_trylock(&ctx) != 0)
+        return 0; /* the progress thread is at it */
+    sluice_time_state prev = sluice_time_enter(SLUICE_TIME_SLUICE);
+    uint64_t did = run_pollers(true);
+    sluice_time_leave(prev);
+    pthread_mutex_unlock(&ctx);
+    if (did > 0)
+        stat_add(&E.stats.helped, did);
+    return did > 0 ? (int)(did > 1000000 ? 1000000 : did) : 0;
 }
 
 /* Decides to exit and gives up `running` in one step under the lock, so that a post racing
@@ -259,22 +315,28 @@ static void *progress_main(void *unused)
     sluice_time_state outer = sluice_time_enter(SLUICE_TIME_SLUICE);
 
     struct sluice_backoff backoff;
-    uint64_t cap = sleep_max_ns();
+    uint64_t idle_since = 0; /* when the current idle spell began (0: not idle) */
+    uint64_t cap = sleep_max_ns(0);
     sluice_backoff_init(&backoff, MIN_SLEEP_NS, cap);
     struct spell idle = {0, 0}, busy = {0, 0};
     uint32_t seen = sluice_sleeper_seq(&E.sleeper);
 
     while (!should_exit()) {
+        pthread_mutex_lock(&ctx);
         uint64_t items = run_queue();
-        uint64_t did = items + run_pollers();
+        uint64_t did = items + run_pollers(false);
+        pthread_mutex_unlock(&ctx);
         stat_add(&E.stats.rounds, 1);
         stat_add(&E.stats.items_run, items);
+        if (items > 0)
+            atomic_store_explicit(&last_work_ns, now_ns(), memory_order_relaxed);
 
         uint32_t seq = sluice_sleeper_seq(&E.sleeper);
         bool woken = seq != seen;
         seen = seq;
         bool busy_waited = mpi_busy_wait(did);
         if (did > 0 || woken || busy_waited) {
+            idle_since = 0;
             sluice_backoff_reset(&backoff);
             end_spell(&idle, SLUICE_EV_PROGRESS_SLEEP);
             if (did > 0)
@@ -283,10 +345,16 @@ static void *progress_main(void *unused)
         }
         end_spell(&busy, SLUICE_EV_PROGRESS_WAKE);
 
-        uint64_t now_cap = sleep_max_ns();
+        if (idle_since == 0)
+            idle_since = now_ns();
+        uint64_t now_cap = sleep_max_ns(idle_since);
         if (now_cap != cap) {
+            /* A higher cap (deep idle) continues the back-off where it is; a lower one restarts it. */
+            uint64_t at = backoff.cur_ns;
+            sluice_backoff_init(&backoff, MIN_SLEEP_NS, now_cap);
+            if (now_cap > cap)
+                backoff.cur_ns = at;
             cap = now_cap;
-            sluice_backoff_init(&backoff, MIN_SLEEP_NS, cap);
         }
         uint64_t ns = sluice_backoff_next(&backoff);
         extend_spell(&idle, ns, true);
@@ -331,14 +399,14 @@ static void ensure_running_locked(void)
     stat_add(&E.stats.threads_started, 1);
 }
 
-int sluice_progress_add_poller(sluice_poller_fn fn, void *arg)
+static int add_poller(sluice_poller_fn fn, void *arg, bool any_thread)
 {
     pthread_mutex_lock(&E.lock);
     int id = -1;
     for (int i = 0; i < MAX_POLLERS; i++) {
         if (E.pollers[i].id == 0) {
             id = ++E.next_poller_id;
-            E.pollers[i] = (struct poller){fn, arg, id};
+            E.pollers[i] = (struct poller){fn, arg, id, any_thread};
             if (i + 1 > E.poller_slots)
                 E.poller_slots = i + 1;
             break;
@@ -354,6 +422,16 @@ int sluice_progress_add_poller(sluice_poller_fn fn, void *arg)
     return id;
 }
 
+int sluice_progress_add_poller(sluice_poller_fn fn, void *arg)
+{
+    return add_poller(fn, arg, false);
+}
+
+int sluice_progress_add_poller_any_thread(sluice_poller_fn fn, void *arg)
+{
+    return add_poller(fn, arg, true);
+}
+
 void sluice_progress_remove_poller(int id)
 {
     if (id <= 0)
@@ -361,12 +439,12 @@ void sluice_progress_remove_poller(int id)
     pthread_mutex_lock(&E.lock);
     for (int i = 0; i < E.poller_slots; i++)
         if (E.pollers[i].id == id)
-            E.pollers[i] = (struct poller){NULL, NULL, 0};
+            E.pollers[i] = (struct poller){NULL, NULL, 0, false};
     while (E.poller_slots > 0 && E.pollers[E.poller_slots - 1].id == 0)
         E.poller_slots--;
     /* After return the poller must not be running: wait out a call in progress, unless we are
      * that call (a poller removing itself). */
-    while (!on_progress_thread && E.calling_poller == id)
+    while (!in_pollers && E.calling_poller == id)
         pthread_cond_wait(&E.changed, &E.lock);
     pthread_mutex_unlock(&E.lock);
 }
@@ -407,8 +485,9 @@ void sluice_progress_wake(void)
 
 void sluice_progress_drain(void)
 {
-    if (on_progress_thread) {
-        /* A work item or poller waiting for earlier work: run it here instead of deadlocking. */
+    if (on_progress_thread || in_pollers) {
+        /* A work item or poller waiting for earlier work (on the progress thread, or on a program
+         * thread helping, which holds ctx): run it here instead of deadlocking. */
         run_queue();
         return;
     }
@@ -464,6 +543,7 @@ void sluice_progress_get_stats(struct sluice_progress_stats *o)
     o->longest_sleep_ns = atomic_load(&E.stats.longest_sleep_ns);
     o->last_sleep_ns = atomic_load(&E.stats.last_sleep_ns);
     o->threads_started = atomic_load(&E.stats.threads_started);
+    o->helped = atomic_load(&E.stats.helped);
     pthread_mutex_lock(&E.lock);
     o->running = E.running;
     pthread_mutex_unlock(&E.lock);
@@ -495,6 +575,8 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
     atomic_store(&mpi_busy, 0);
+    atomic_store(&last_work_ns, 0);
+    pthread_mutex_init(&ctx, NULL);
     struct work *w = E.head;
     while (w) {
         struct work *next = w->next;

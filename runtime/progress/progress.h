@@ -13,6 +13,8 @@
 #ifndef SLUICE_PROGRESS_PROGRESS_H
 #define SLUICE_PROGRESS_PROGRESS_H
 
+#include <stdbool.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -20,6 +22,10 @@ extern "C" {
 typedef int (*sluice_poller_fn)(void *arg);
 
 int sluice_progress_add_poller(sluice_poller_fn fn, void *arg); /* returns an id */
+/* The same, for a poller that may also run on a program thread waiting in a blocking MPI call
+ * (sluice_progress_help): never on two threads at once, but not always on the progress thread.
+ * For pollers whose work must go on while the program's threads spin in MPI (the commit's). */
+int sluice_progress_add_poller_any_thread(sluice_poller_fn fn, void *arg);
 void sluice_progress_remove_poller(int id);
 void sluice_progress_post(void (*fn)(void *arg), void *arg);
 void sluice_progress_wake(void);
@@ -30,6 +36,13 @@ void sluice_progress_drain(void);
 void sluice_progress_mpi_busy(int delta);
 /* True on the progress thread itself. */
 int sluice_progress_is_self(void);
+/* Whether the engine has work under way (an MPI transfer in flight, or work found in the last
+ * 100 ms): a program thread about to wait in MPI then calls sluice_progress_help while it waits,
+ * so that a program spinning in MPI on every core cannot starve sluice's progress. */
+bool sluice_progress_wants_help(void);
+/* Runs the any-thread pollers once on the calling thread, unless another thread runs them now;
+ * returns what they did. No-op on the progress thread and inside a poller. */
+int sluice_progress_help(void);
 
 #ifdef __cplusplus
 }

@@ -42,3 +42,17 @@ echo "$s" | grep -q 'clEnqueueNDRangeKernel  *1  *yes  *0' || fail "NDRange row 
 echo "$s" | grep -q 'clSetKernelArg  *4 ' || fail "clSetKernelArg row missing: $s"
 echo "$s" | grep -q 'Portable Comp.*  3  .*256.0 KiB  *256.0 KiB  *0 B' || fail "device row (3 commands, 256 KiB each way) missing: $s"
 echo "ok: sluice-trace summary OpenCL section"
+
+# Folded (what more than 16 ranks get by default; --compact here): one line per quantity with
+# its spread over ranks, functions summed; --ranks=LIST brings back the per-rank tables.
+c=$("$SLUICE_BIN_DIR/sluice-trace" summary --compact --top 100 tr | sed -n '/== OpenCL ==/,/^== [^O]/p')
+expect_contains "folded: ranks counted" "1 ranks recorded OpenCL events" "$c"
+echo "$c" | grep -q '^  OpenCL calls  *1 ' || fail "folded calls line missing: $c"
+echo "$c" | grep -q '^  host->dev  *1  *256.0 KiB' || fail "folded host->dev line (256 KiB) missing: $c"
+echo "$c" | grep -q 'clEnqueueNDRangeKernel  *1  *1  *0 ' || fail "folded NDRange row missing: $c"
+[ "$(echo "$c" | grep -c '^rank ')" = 0 ] || fail "folded: per-rank tables printed: $c"
+r=$("$SLUICE_BIN_DIR/sluice-trace" summary --ranks=0 tr | sed -n '/== OpenCL ==/,/^== [^O]/p')
+expect_contains "--ranks=0: rank 0's table" "rank 0:" "$r"
+"$SLUICE_BIN_DIR/sluice-trace" summary --ranks=x tr >bad.out 2>&1 && fail "--ranks=x accepted"
+expect_contains "--ranks=x: one line naming the problem" "--ranks wants ranks such as" "$(cat bad.out)"
+echo "ok: sluice-trace summary OpenCL section folded over ranks, --ranks"

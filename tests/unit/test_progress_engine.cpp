@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 // The progress engine on its real thread: posted work runs once and in order, drain waits for
 // it, pollers run until removed and never after removal returns, an idle thread backs off to
-// SLUICE_PROGRESS_SLEEP_MAX and a post wakes it from that sleep, stop/restart, fork, shutdown.
+// SLUICE_PROGRESS_SLEEP_MAX and a post wakes it from that sleep, and idle long enough on to
+// SLUICE_PROGRESS_IDLE_SLEEP; stop/restart, fork, shutdown; a program thread that helps runs
+// the any-thread pollers, never alongside the progress thread.
 // Waits for the thread are bounded condition polls (never a timing assertion).
 #include <gtest/gtest.h>
 
@@ -15,11 +17,13 @@
 #include <unistd.h>
 
 extern "C" {
+#include "config/config.h"
 #include "progress/control.h"
 #include "progress/progress.h"
 }
 
-namespace {
+namespace
+{
 
 // Polls cond every millisecond for up to 20 s; returns whether it became true.
 bool eventually(const std::function<bool()> &cond)
@@ -40,7 +44,7 @@ sluice_progress_stats stats()
 }
 
 struct Recorder {
-    std::vector<int> order;  // touched only on the progress thread until drained
+    std::vector<int> order; // touched only on the progress thread until drained
     std::atomic<int> on_thread{0};
 };
 struct Item {
@@ -56,7 +60,8 @@ void record(void *arg)
         it->r->on_thread++;
 }
 
-class ProgressEngine : public ::testing::Test {
+class ProgressEngine : public ::testing::Test
+{
   protected:
     void TearDown() override { sluice_progress_set_sleep_max_us(0); }
 };
@@ -99,8 +104,7 @@ TEST_F(ProgressEngine, DrainFromConcurrentThreadsSeesTheirOwnWork)
         ts.emplace_back([&failures] {
             for (int i = 0; i < 200; i++) {
                 std::atomic<int> done{0};
-                sluice_progress_post([](void *a) { static_cast<std::atomic<int> *>(a)->store(1); },
-                                     &done);
+                sluice_progress_post([](void *a) { static_cast<std::atomic<int> *>(a)->store(1); }, &done);
                 sluice_progress_drain();
                 if (done.load() != 1)
                     failures++;
@@ -114,7 +118,10 @@ TEST_F(ProgressEngine, DrainFromConcurrentThreadsSeesTheirOwnWork)
 struct Nested {
     std::vector<int> order;
 };
-void nested_inner(void *arg) { static_cast<Nested *>(arg)->order.push_back(2); }
+void nested_inner(void *arg)
+{
+    static_cast<Nested *>(arg)->order.push_back(2);
+}
 void nested_outer(void *arg)
 {
     auto *n = static_cast<Nested *>(arg);
@@ -185,7 +192,7 @@ int self_removing_poll(void *arg)
 {
     auto *id = static_cast<std::atomic<int> *>(arg);
     if (id->load() <= 0)
-        return 0; // called before add_poller returned the id, or already removed
+        return 0;                              // called before add_poller returned the id, or already removed
     sluice_progress_remove_poller(id->load()); // must not wait for itself
     id->store(-1);
     return 1;
@@ -213,7 +220,7 @@ TEST_F(ProgressEngine, IdleThreadBacksOffToTheCapAndNeverBeyond)
     auto s = stats();
     EXPECT_GT(s.sleeps, 5u);
     EXPECT_EQ(s.longest_sleep_ns, 400000u); // since the cap was set
-    EXPECT_GT(s.parks, 0u); // 400 us sleeps park on the futex
+    EXPECT_GT(s.parks, 0u);                 // 400 us sleeps park on the futex
 }
 
 int busy_poll(void *arg)
@@ -301,8 +308,7 @@ TEST_F(ProgressEngine, ForkedChildHasNoThreadUntilItUsesOne)
         if (stats().threads_started != 0)
             return 2;
         std::atomic<int> done{0};
-        sluice_progress_post([](void *a) { static_cast<std::atomic<int> *>(a)->store(1); },
-                             &done);
+        sluice_progress_post([](void *a) { static_cast<std::atomic<int> *>(a)->store(1); }, &done);
         sluice_progress_drain();
         if (done.load() != 1)
             return 3;
@@ -323,8 +329,7 @@ TEST_F(ProgressEngine, AfterShutdownWorkRunsOnThePostingThread)
         struct Arg {
             std::thread::id *id;
         } a{&ran_on};
-        sluice_progress_post([](void *p) { *static_cast<Arg *>(p)->id = std::this_thread::get_id(); },
-                             &a);
+        sluice_progress_post([](void *p) { *static_cast<Arg *>(p)->id = std::this_thread::get_id(); }, &a);
         if (ran_on != std::this_thread::get_id())
             return 1;
         if (stats().running != 0)
@@ -333,6 +338,67 @@ TEST_F(ProgressEngine, AfterShutdownWorkRunsOnThePostingThread)
         return 0;
     });
     EXPECT_EQ(rc, 0);
+}
+
+TEST_F(ProgressEngine, IdleThreadSleepsLongerOnceIdleForAWhile)
+{
+    // (The unit tests load no configuration: the defaults of vars.def, here.)
+    ASSERT_EQ(sluice_config_parse_one(&sluice_config, SLUICE_CFG_PROGRESS_SLEEP_MAX, "2000"), 0);
+    ASSERT_EQ(sluice_config_parse_one(&sluice_config, SLUICE_CFG_PROGRESS_IDLE_SLEEP, "50000"), 0);
+    sluice_progress_post([](void *) {}, nullptr);
+    sluice_progress_drain();
+    // Past SLUICE_PROGRESS_SLEEP_MAX (2 ms) only in deep idle, after 100 ms without work.
+    ASSERT_TRUE(eventually([] { return stats().last_sleep_ns > sluice_config.PROGRESS_SLEEP_MAX * 1000u; }));
+    EXPECT_LE(stats().longest_sleep_ns, sluice_config.PROGRESS_IDLE_SLEEP * 1000u);
+    // Work brings the short sleeps back at once.
+    uint64_t sleeps = stats().sleeps;
+    sluice_progress_post([](void *) {}, nullptr);
+    sluice_progress_drain();
+    ASSERT_TRUE(eventually([&] { return stats().sleeps > sleeps + 2; }));
+    EXPECT_LT(stats().last_sleep_ns, sluice_config.PROGRESS_SLEEP_MAX * 1000u);
+}
+
+struct Helped {
+    std::atomic<int> inside{0}, overlaps{0}, on_progress{0}, elsewhere{0};
+};
+
+int any_thread_poll(void *arg)
+{
+    auto *h = static_cast<Helped *>(arg);
+    if (h->inside.fetch_add(1) != 0)
+        h->overlaps++;
+    (sluice_progress_is_self() ? h->on_progress : h->elsewhere)++;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    h->inside.fetch_sub(1);
+    return sluice_progress_is_self() ? 0 : 1; // the progress thread backs off, helpers count
+}
+
+int progress_only_poll(void *arg)
+{
+    auto *h = static_cast<Helped *>(arg);
+    (sluice_progress_is_self() ? h->on_progress : h->elsewhere)++;
+    return 0;
+}
+
+TEST_F(ProgressEngine, HelpingThreadRunsAnyThreadPollersOneThreadAtATime)
+{
+    Helped any, only;
+    int a = sluice_progress_add_poller_any_thread(any_thread_poll, &any);
+    int b = sluice_progress_add_poller(progress_only_poll, &only);
+    ASSERT_TRUE(eventually([&] { return any.on_progress.load() > 0; }));
+    int helped = 0; // (a call finds the progress thread inside its round now and then: it skips)
+    ASSERT_TRUE(eventually([&] {
+        helped += sluice_progress_help() > 0;
+        return helped >= 20;
+    }));
+    EXPECT_TRUE(sluice_progress_wants_help()); // the helpers found work just now
+    sluice_progress_remove_poller(a);
+    sluice_progress_remove_poller(b);
+    EXPECT_GT(helped, 0);
+    EXPECT_EQ(any.elsewhere.load(), helped); // each helping call that ran it ran it here
+    EXPECT_EQ(any.overlaps.load(), 0);       // never on two threads at once
+    EXPECT_EQ(only.elsewhere.load(), 0);     // a plain poller stays on the progress thread
+    EXPECT_GT(stats().helped, 0u);
 }
 
 TEST_F(ProgressEngine, ThreadCpuTimeIsReadable)

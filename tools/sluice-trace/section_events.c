@@ -95,7 +95,7 @@ static void print_events(const struct summary_ctx *ctx)
         tally_files(set->ranks[r].files, set->ranks[r].nfiles, t, nk);
         char who[16];
         snprintf(who, sizeof who, "%d", set->ranks[r].rank);
-        if (ctx->per_rank)
+        if (ctx->per_rank && summary_rank_shown(ctx, set->ranks[r].rank))
             print_rows(ctx, who, t, nk, widest);
         for (unsigned k = 0; k < nk; k++) {
             total[k].count += t[k].count;

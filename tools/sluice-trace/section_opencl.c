@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Summary section: the OpenCL side of a trace (docs/OPENCL.md). Per rank: calls by function with the
  * host time spent in them, and per device the commands it ran, its busy time (from event
- * profiling) and the bytes moved host-to-device, device-to-host and device-to-device. Event
- * kinds are matched by name through each file's own kind table. */
+ * profiling) and the bytes moved host-to-device, device-to-host and device-to-device. Beyond
+ * 16 ranks (or with --compact) the ranks are folded: each quantity's distribution over ranks
+ * with its outliers, functions and devices summed (issue 33). Event kinds are matched by name
+ * through each file's own kind table. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "spread.h"
 #include "summary.h"
 #include "trace/trace.h"
 
@@ -149,10 +152,123 @@ static void print_rank(const struct summary_ctx *ctx, int rank, struct rank_tall
     }
 }
 
+/* Functions summed over ranks: calls, errors and host time, and the rank that spent longest. */
+struct fn_total {
+    const char *name;
+    uint64_t calls, errors, host_ns, max_ns;
+    int ranks, max_rank;
+};
+
+struct all_ranks {
+    struct spread calls, host_ms, commands, busy_ms, bytes[3];
+    struct fn_total *fns;
+    size_t nfns;
+    struct dev_row *devs; /* by name and platform; .handle counts devices */
+    size_t ndevs;
+    int ranks_with_devs;
+};
+
+static void fold_rank(struct all_ranks *a, int rank, const struct rank_tally *t)
+{
+    uint64_t calls = 0, commands = 0, bytes[3] = {0};
+    for (size_t i = 0; i < t->nfns; i++) {
+        const struct fn_row *f = &t->fns[i];
+        calls += f->calls;
+        size_t k = 0;
+        while (k < a->nfns && strcmp(a->fns[k].name, f->name) != 0)
+            k++;
+        if (k == a->nfns) {
+            struct fn_total *g = realloc(a->fns, (a->nfns + 1) * sizeof *g);
+            if (g == NULL)
+                continue;
+            a->fns = g;
+            a->fns[a->nfns++] = (struct fn_total){.name = f->name, .max_rank = rank};
+        }
+        struct fn_total *g = &a->fns[k];
+        g->calls += f->calls;
+        g->errors += f->errors;
+        g->host_ns += f->host_ns;
+        g->ranks++;
+        if (f->host_ns > g->max_ns) {
+            g->max_ns = f->host_ns;
+            g->max_rank = rank;
+        }
+    }
+    for (size_t i = 0; i < t->ndevs; i++) {
+        const struct dev_row *d = &t->devs[i];
+        commands += d->commands;
+        for (int b = 0; b < 3; b++)
+            bytes[b] += d->bytes[b];
+        size_t k = 0;
+        while (k < a->ndevs &&
+               (strcmp(a->devs[k].name, d->name) != 0 || strcmp(a->devs[k].platform, d->platform) != 0))
+            k++;
+        if (k == a->ndevs) {
+            struct dev_row *g = realloc(a->devs, (a->ndevs + 1) * sizeof *g);
+            if (g == NULL)
+                continue;
+            a->devs = g;
+            a->devs[a->ndevs++] = (struct dev_row){.name = d->name, .platform = d->platform};
+        }
+        a->devs[k].handle++;
+        a->devs[k].commands += d->commands;
+        a->devs[k].busy_ns += d->busy_ns;
+    }
+    a->ranks_with_devs += t->ndevs > 0;
+    spread_add(&a->calls, rank, (double)calls);
+    spread_add(&a->host_ms, rank, (double)t->host_ns / 1e6);
+    spread_add(&a->commands, rank, (double)commands);
+    spread_add(&a->busy_ms, rank, (double)t->busy_ns / 1e6);
+    for (int b = 0; b < 3; b++)
+        spread_add(&a->bytes[b], rank, (double)bytes[b]);
+}
+
+static int by_total_host_time(const void *a, const void *b)
+{
+    const struct fn_total *x = a, *y = b;
+    return (x->host_ns < y->host_ns) - (x->host_ns > y->host_ns);
+}
+
+/* Every rank folded into distributions: a few lines whatever the number of ranks. */
+static void print_folded(const struct summary_ctx *ctx, struct all_ranks *a)
+{
+    FILE *o = ctx->out;
+    fprintf(o, "%zu ranks recorded OpenCL events (per-rank tables: --ranks, or --ranks=LIST)\n", a->calls.n);
+    spread_heading(o, "per rank");
+    spread_print(o, "OpenCL calls", &a->calls, 0, 0);
+    spread_print(o, "host ms in calls", &a->host_ms, 3, 0);
+    if (a->ranks_with_devs > 0) {
+        spread_print(o, "device commands", &a->commands, 0, 0);
+        spread_print(o, "device ms", &a->busy_ms, 3, 0);
+        spread_print(o, "host->dev", &a->bytes[0], 0, 1);
+        spread_print(o, "dev->host", &a->bytes[1], 0, 1);
+        spread_print(o, "dev->dev", &a->bytes[2], 0, 1);
+    }
+    qsort(a->fns, a->nfns, sizeof *a->fns, by_total_host_time);
+    fprintf(o, "  %-44s %6s %10s %8s %12s %12s %7s\n", "function (by host time, all ranks)", "ranks", "calls",
+            "errors", "host ms", "most ms", "(rank)");
+    size_t shown = 0;
+    for (size_t i = 0; i < a->nfns && (ctx->top <= 0 || shown < (size_t)ctx->top); i++, shown++)
+        fprintf(o, "  %-44s %6d %10llu %8llu %12.3f %12.3f %7d\n", a->fns[i].name, a->fns[i].ranks,
+                (unsigned long long)a->fns[i].calls, (unsigned long long)a->fns[i].errors,
+                (double)a->fns[i].host_ns / 1e6, (double)a->fns[i].max_ns / 1e6, a->fns[i].max_rank);
+    if (shown < a->nfns)
+        fprintf(o, "  (%zu more functions)\n", a->nfns - shown);
+    if (a->ndevs > 0)
+        fprintf(o, "  %-44s %6s %10s %12s\n", "devices (name | platform)", "count", "commands", "device ms");
+    for (size_t i = 0; i < a->ndevs; i++) {
+        char label[128];
+        snprintf(label, sizeof label, "%.28s | %.14s", a->devs[i].name, a->devs[i].platform);
+        fprintf(o, "  %-44.44s %6llu %10llu %12.3f\n", label, (unsigned long long)a->devs[i].handle,
+                (unsigned long long)a->devs[i].commands, (double)a->devs[i].busy_ns / 1e6);
+    }
+}
+
 static void print_opencl(const struct summary_ctx *ctx)
 {
     const struct trace_set *set = ctx->set;
     bool heading = false;
+    struct all_ranks a = {0};
     for (size_t r = 0; r < set->nranks; r++) {
         struct rank_tally t = {0};
         for (size_t i = 0; i < set->ranks[r].nfiles; i++)
@@ -161,11 +277,26 @@ static void print_opencl(const struct summary_ctx *ctx)
             if (!heading)
                 summary_heading(ctx, "OpenCL");
             heading = true;
-            print_rank(ctx, set->ranks[r].rank, &t);
+            if (ctx->per_rank) {
+                if (summary_rank_shown(ctx, set->ranks[r].rank))
+                    print_rank(ctx, set->ranks[r].rank, &t);
+            } else {
+                fold_rank(&a, set->ranks[r].rank, &t);
+            }
         }
         free(t.fns);
         free(t.devs);
     }
+    if (!ctx->per_rank && heading)
+        print_folded(ctx, &a);
+    spread_free(&a.calls);
+    spread_free(&a.host_ms);
+    spread_free(&a.commands);
+    spread_free(&a.busy_ms);
+    for (int b = 0; b < 3; b++)
+        spread_free(&a.bytes[b]);
+    free(a.fns);
+    free(a.devs);
 }
 
 SUMMARY_SECTION(opencl_section, "OpenCL", 50, print_opencl)

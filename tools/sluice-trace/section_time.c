@@ -40,7 +40,7 @@ static void print_time(const struct summary_ctx *ctx)
         }
         char who[16];
         snprintf(who, sizeof who, "%d", set->ranks[r].rank);
-        if (ctx->per_rank)
+        if (ctx->per_rank && summary_rank_shown(ctx, set->ranks[r].rank))
             row(ctx, who, threads, s);
         double sum = s[0] + s[1] + s[2] + s[3];
         for (int k = 0; k < 4; k++) {

@@ -13,10 +13,14 @@
 struct summary_ctx {
     const struct trace_set *set;
     FILE *out;
-    int top;        /* rows in "top N" tables */
-    bool symbolize; /* run addr2line on call sites */
-    bool per_rank;  /* a row per rank (default for up to 16 ranks; else spreads) */
+    int top;           /* rows in "top N" tables */
+    bool symbolize;    /* run addr2line on call sites */
+    bool per_rank;     /* a row per rank (default for up to 16 ranks; else spreads) */
+    const char *ranks; /* --ranks=LIST: the ranks whose rows are shown (NULL: all) */
 };
+
+/* Whether a per-rank row or table of `rank` is shown (--ranks=LIST). */
+bool summary_rank_shown(const struct summary_ctx *ctx, int rank);
 
 struct summary_section {
     const char *name;

@@ -104,6 +104,11 @@ static int transport_start(void)
 /* The commit poller. In a multi-rank job it is installed at load, before the engine starts:
  * a rank that never writes may still be the home of a set, so once the program has made MPI
  * ready (MPI_Init) the engine starts here by itself and serves. It never initializes MPI. */
+static int quiet_waiters; /* threads in wait_quiet */
+static int commit_quiet_locked(void)
+{
+    return commit_home_quiet() && commit_members_quiet() && !commit_transport_busy();
+}
 static int commit_poll(void *arg)
 {
     (void)arg;
@@ -123,7 +128,15 @@ static int commit_poll(void *arg)
         if (now_started)
             client_announce_open();
     }
-    return commit_transport_poll() + commit_home_poll();
+    int did = commit_transport_poll() + commit_home_poll();
+    if (__atomic_load_n(&quiet_waiters, __ATOMIC_ACQUIRE)) {
+        /* A thread in wait_quiet: tell it as soon as it may stop waiting. */
+        pthread_mutex_lock(&commit_g.lock);
+        if (commit_quiet_locked())
+            pthread_cond_broadcast(&commit_g.cv);
+        pthread_mutex_unlock(&commit_g.lock);
+    }
+    return did;
 }
 
 static void install_poller(void)
@@ -133,7 +146,7 @@ static void install_poller(void)
     poller_registered = 1;
     pthread_mutex_unlock(&commit_g.lock);
     if (needed)
-        commit_g.poller_id = sluice_progress_add_poller(commit_poll, NULL);
+        commit_g.poller_id = sluice_progress_add_poller_any_thread(commit_poll, NULL);
 }
 
 int commit_ensure_started(void)
@@ -174,8 +187,10 @@ static void go_stop(void *arg)
 static void wait_quiet(void)
 {
     pthread_mutex_lock(&commit_g.lock);
-    while (!(commit_home_quiet() && commit_members_quiet() && !commit_transport_busy())) {
-        /* Quiet is decided on the progress thread without a signal: look again shortly. */
+    __atomic_add_fetch(&quiet_waiters, 1, __ATOMIC_RELEASE);
+    while (!commit_quiet_locked()) {
+        /* Quiet is decided on the progress thread, which signals after each pass of its poller
+         * while someone waits here (commit_poll); the timed wait is only a backstop. */
         struct timespec dl;
         clock_gettime(CLOCK_REALTIME, &dl);
         dl.tv_nsec += 2000000;
@@ -185,6 +200,7 @@ static void wait_quiet(void)
         }
         pthread_cond_timedwait(&commit_g.cv, &commit_g.lock, &dl);
     }
+    __atomic_sub_fetch(&quiet_waiters, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&commit_g.lock);
 }
 
@@ -329,7 +345,7 @@ int sluice_commit_flush_all(void)
 
     int worst = err;
     if (use_mpi) {
-        MPI_Allreduce(&err, &worst, 1, MPI_INT, MPI_MIN, comm);
+        PMPI_Allreduce(&err, &worst, 1, MPI_INT, MPI_MIN, comm);
         wait_quiet(); /* answers to late requests of other ranks are delivered */
     }
     if (worst && !flush_message[0])

@@ -689,7 +689,7 @@ static void twophase_handle(int home, uint32_t type, struct cmsg *in)
     if (!poller_id) {
         static pthread_once_t once = PTHREAD_ONCE_INIT;
         pthread_once(&once, install_fork_handler);
-        poller_id = sluice_progress_add_poller(tp_poll, NULL);
+        poller_id = sluice_progress_add_poller_any_thread(tp_poll, NULL);
     }
     tp_poll(NULL);
 }

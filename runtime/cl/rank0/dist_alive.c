@@ -39,7 +39,7 @@ static void take_pongs(MPI_Comm comm, int rank, uint64_t now)
     int flag = 0;
     while (MPI_Iprobe(rank, SLUICE_REMOTE_TAG_PONG, comm, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag) {
         uint64_t t = 0;
-        MPI_Recv(&t, sizeof t, MPI_BYTE, rank, SLUICE_REMOTE_TAG_PONG, comm, MPI_STATUS_IGNORE);
+        PMPI_Recv(&t, sizeof t, MPI_BYTE, rank, SLUICE_REMOTE_TAG_PONG, comm, MPI_STATUS_IGNORE);
         npongs[rank]++;
         heard[rank] = now;
         if (warned[rank])

@@ -190,16 +190,21 @@ static void on_done(int rank, const struct sluice_remote_done *d)
     if (e == NULL)
         return;
     if (d->t[3] != 0) {
-        uint64_t t[4];
+        uint64_t arrived = sluice_now_ns(), t[4];
         for (int i = 0; i < 4; i++)
             t[i] = (uint64_t)((int64_t)d->t[i] - dist_sched_clock_off[rank]);
         /* QUEUED and SUBMIT are rank 0's: when the program enqueued the command and when it left
          * for its rank (the rank's own stamps would omit the dispatch). START and END are the
-         * device's, converted; the offsets are exact to a few µs, so the order is kept. */
+         * device's, converted with an offset good to a few µs, and then held between the two
+         * things rank 0 saw itself: not before the command left (SUBMIT), not after its DONE
+         * came back, whatever the offset's error. (DAG arrows still point back now and then,
+         * 11 µs once: likely nodes without device times, which start at their enqueue.) */
         t[0] = e->queued_ns != 0 ? e->queued_ns : t[0];
         t[1] = e->submit_ns > t[0] ? e->submit_ns : t[0];
         for (int i = 2; i < 4; i++)
             t[i] = t[i] > t[i - 1] ? t[i] : t[i - 1];
+        for (int i = 3; i >= 2; i--)
+            t[i] = t[i] < arrived ? t[i] : arrived;
         memcpy(e->t, t, sizeof t);
         e->has_times = 1;
     }
@@ -286,8 +291,8 @@ void *dist_sched_main(void *arg)
                 buf = nb;
                 cap = n;
             }
-            int rc = MPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, SLUICE_REMOTE_TAG_DONE, comm,
-                              MPI_STATUS_IGNORE);
+            int rc = PMPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, SLUICE_REMOTE_TAG_DONE, comm,
+                               MPI_STATUS_IGNORE);
             sluice_trace_instant(SLUICE_EV_MSG_RECV, (uint64_t)st.MPI_SOURCE, (uint64_t)count,
                                  SLUICE_REMOTE_TAG_DONE);
             if (rc != MPI_SUCCESS)

@@ -404,7 +404,7 @@ static void *pong_main(void *arg)
             break;
         if (flag) {
             uint64_t t = 0;
-            if (MPI_Recv(&t, sizeof t, MPI_BYTE, 0, SLUICE_REMOTE_TAG_PING, comm, MPI_STATUS_IGNORE) !=
+            if (PMPI_Recv(&t, sizeof t, MPI_BYTE, 0, SLUICE_REMOTE_TAG_PING, comm, MPI_STATUS_IGNORE) !=
                 MPI_SUCCESS)
                 break;
             pings_got++;
@@ -433,7 +433,7 @@ static void end_job(MPI_Comm comm, uint64_t pings)
             return;
         uint64_t t = 0;
         if (flag &&
-            checked(MPI_Recv(&t, sizeof t, MPI_BYTE, 0, SLUICE_REMOTE_TAG_PING, comm, MPI_STATUS_IGNORE), 0,
+            checked(PMPI_Recv(&t, sizeof t, MPI_BYTE, 0, SLUICE_REMOTE_TAG_PING, comm, MPI_STATUS_IGNORE), 0,
                     "ending the job") == MPI_SUCCESS)
             pings_got++;
         else if (!flag)

@@ -90,7 +90,7 @@ int sluice_remote_recv(MPI_Comm comm, int src, int tag, unsigned char **out, siz
     unsigned char *buf = malloc(count ? (size_t)count : 1);
     if (buf == NULL)
         return MPI_ERR_NO_MEM;
-    rc = MPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, tag, comm, MPI_STATUS_IGNORE);
+    rc = PMPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, tag, comm, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) {
         free(buf);
         return rc;
