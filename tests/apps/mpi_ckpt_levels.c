@@ -4,7 +4,8 @@
  *
  *   mpi_ckpt_levels write DIR STEPS [PAUSE_MS]
  *       step s: every rank writes DIR/ckpt.<rank> (sizes uneven: 0 bytes to a few MiB), then
- *       MPI_Barrier, then computes for PAUSE_MS (default 0); after the last step it waits (at most 120 s)
+ *       MPI_Barrier, then computes for PAUSE_MS (default 0); after the last step rank 0 creates
+ *       DIR/.written and every rank waits (at most 120 s)
  * until DIR/.release exists and ends with MPI_Finalize: a job killed after its last checkpoint, or released.
  *   mpi_ckpt_levels verify DIR STEP NMEMBERS
  *       rank r checks members r, r + size, ... < NMEMBERS against step STEP's bytes.
@@ -63,6 +64,9 @@ static int do_write(const char *dir, int steps, int pause_ms, int rank)
         usleep((useconds_t)pause_ms * 1000);
     }
     char release[4200];
+    snprintf(release, sizeof release, "%s/.written", dir);
+    if (rank == 0)
+        close(open(release, O_WRONLY | O_CREAT, 0644)); /* every rank closed its last step */
     snprintf(release, sizeof release, "%s/.release", dir);
     for (int i = 0; i < 60000 && access(release, F_OK) != 0; i++)
         usleep(2000);
