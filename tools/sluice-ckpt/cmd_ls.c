@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* sluice-ckpt ls [PATH...]: one block per container: the set, its version, and a table of
- * members (rank, size, path). Reads only the index: fast on any size of checkpoint. */
+ * members (rank, size, path), then the newer versions this node keeps in its stage folder
+ * (docs/REDUNDANCY.md). Reads only the index: fast on any size of checkpoint. */
 #include "ckpt_tool.h"
+
+#include "ckpt/commit/stage.h"
+#include "ckpt/redundancy/level_record.h"
+
+#include <stdlib.h>
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -12,7 +18,25 @@ static void usage(FILE *out)
     fprintf(out, "usage: sluice-ckpt ls [-r] [PATH...]\n"
                  "Lists each container's set, version and members (rank, size, path).\n"
                  "PATH: a container or a folder of containers (default: the current folder).\n"
-                 "  -r, --recursive  also the containers in subfolders (e.g. chk_*/)\n");
+                 "  -r, --recursive  also the containers in subfolders (e.g. chk_*/)\n"
+                 "  --stage DIR      the stage folder whose node-local versions are shown\n"
+                 "                   (default: SLUICE_STAGE_DIR, else /dev/shm/sluice-<uid>)\n");
+}
+
+static char stage[PATH_MAX];
+
+/* Versions of the set newer than the container's that this node keeps, and their level. */
+static void list_kept(const struct sluice_container *c)
+{
+    struct sluice_level_version v[64];
+    int n = sluice_level_versions(stage, c->meta.set_key, v, 64);
+    for (int i = n - 1; i >= 0; i--) {
+        if (v[i].version <= c->meta.version)
+            continue;
+        printf("  version %" PRIu64 "  level %s  node-local: records of %d of %d ranks here%s\n",
+               v[i].version, sluice_level_name(v[i].level), v[i].nrecords, v[i].nprocs,
+               v[i].nrecords >= v[i].nprocs ? " (complete)" : "");
+    }
 }
 
 static int list_one(void *ctx, const struct sluice_container *c, const char *rel)
@@ -23,7 +47,7 @@ static int list_one(void *ctx, const struct sluice_container *c, const char *rel
     char when[64];
     tool_format_time(c->meta.created_ns, when, sizeof when);
     static char shown[TOOL_SHOWN_MAX], shown_path[TOOL_SHOWN_MAX];
-    printf("%s\n  set %s  version %" PRIu64 "  members %u  bytes %" PRIu64 "  written %s%s\n",
+    printf("%s\n  set %s  version %" PRIu64 "  level durable  members %u  bytes %" PRIu64 "  written %s%s\n",
            tool_shown(c->path, shown_path, sizeof shown_path),
            tool_shown(c->meta.set_key, shown, sizeof shown), c->meta.version, c->n_members, bytes, when,
            (c->meta.flags & SLUICE_CONTAINER_F_PARTIAL) ? "  (partial set)" : "");
@@ -32,17 +56,29 @@ static int list_one(void *ctx, const struct sluice_container *c, const char *rel
     for (uint32_t i = 0; i < c->n_members; i++)
         printf("  %6d %14" PRIu64 "  %s\n", c->members[i].member_rank, c->members[i].size,
                tool_shown(c->members[i].path, shown, sizeof shown));
+    list_kept(c);
     return 0;
 }
 
 int cmd_ls(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'}, {"recursive", no_argument, 0, 'r'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'},
+                                         {"recursive", no_argument, 0, 'r'},
+                                         {"stage", required_argument, 0, 's'},
+                                         {0, 0, 0, 0}};
+    const char *env = getenv("SLUICE_STAGE_DIR");
+    if (env && env[0])
+        snprintf(stage, sizeof stage, "%s", env);
+    else
+        sluice_stage_default_dir(stage, sizeof stage);
     int flags = TOOL_EMPTY_OK;
     opterr = 0;
     int o;
     while ((o = getopt_long(argc, argv, ":hr", opts, NULL)) != -1) {
+        if (o == 's') {
+            snprintf(stage, sizeof stage, "%s", optarg);
+            continue;
+        }
         if (o == 'r') {
             flags |= TOOL_RECURSIVE;
             continue;

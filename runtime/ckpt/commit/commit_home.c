@@ -96,7 +96,8 @@ static struct hset *set_get(const char *key)
     if (!s || !(s->key = strdup(key)) || !(s->pending = calloc((size_t)commit_g.size, 1)) ||
         !(s->opened = calloc((size_t)commit_g.size, 1)) || !(s->later = calloc((size_t)commit_g.size, 1)) ||
         !(s->upto = calloc((size_t)commit_g.size, sizeof(uint64_t))) ||
-        !(s->later_upto = calloc((size_t)commit_g.size, sizeof(uint64_t))))
+        !(s->later_upto = calloc((size_t)commit_g.size, sizeof(uint64_t))) ||
+        !(s->sealed = calloc((size_t)commit_g.size, 1)))
         sluice_fatal(1, "checkpoint commit: out of memory for set %s", key);
     char dir[PATH_MAX];
     if (sluice_container_dir(key, dir, sizeof dir) == 0)
@@ -118,6 +119,7 @@ static void set_free(struct hset *s)
     free(s->later_upto);
     free(s->opened);
     free(s->pending);
+    free(s->sealed);
     free(s->key);
     free(s->dir);
     free(s);
@@ -221,7 +223,9 @@ void commit_home_complete(struct hcommit *c, int err)
 
 /* ---- starting a commit ----------------------------------------------------------------------- */
 
-static void start_commit(struct hset *s)
+/* seal_version: 0 drains the collection to the file system (a container version); else it is
+ * kept node-local as that version (redundancy/level_home.c). */
+static void start_commit(struct hset *s, uint64_t seal_version)
 {
     struct hcommit *c = calloc(1, sizeof(*c));
     if (!c)
@@ -237,8 +241,11 @@ static void start_commit(struct hset *s)
     if (!c->ranks)
         sluice_fatal(1, "checkpoint commit: out of memory");
     for (int r = 0; r < commit_g.size; r++) {
-        if (s->pending[r]) {
+        /* A drain also collects what earlier node-local versions left with their ranks. */
+        if (s->pending[r] || (!seal_version && s->sealed[r])) {
             c->ranks[c->nranks++] = r;
+            s->nsealed -= !seal_version && s->sealed[r];
+            s->sealed[r] &= seal_version != 0;
             s->nopened -= s->opened[r];
             s->opened[r] = 0; /* what it held open is closed or synced now */
         }
@@ -273,6 +280,12 @@ static void start_commit(struct hset *s)
     s->inflight = c;
     c->next = active;
     active = c;
+    if (seal_version) {
+        commit_level_seal(c, seal_version);
+        s->inflight = NULL;
+        commit_free(c);
+        return;
+    }
 
     c->awaiting_members = c->nranks;
     for (int i = 0; i < c->nranks; i++) {
@@ -334,7 +347,7 @@ static void maybe_start(struct hset *s)
 {
     if (s->inflight)
         return;
-    if (s->npending == 0 && s->ndrops == 0) {
+    if (s->npending == 0 && s->ndrops == 0 && !(s->nsealed && (final_ready() || s->next_waiters))) {
         /* Nothing to commit: whoever waits for the next version already has it. */
         reply_all(s->next_waiters, 0, s->last_version);
         s->next_waiters = NULL;
@@ -344,6 +357,11 @@ static void maybe_start(struct hset *s)
     if (!(s->npending == commit_g.size || final_ready() || (s->force && gathered(s, now)) ||
           (s->first_pending_ns && now - s->first_pending_ns >= COMMIT_INCOMPLETE_DELAY_NS)))
         return;
+    uint64_t seal = commit_level_may_seal(s, final_ready());
+    if (seal) {
+        start_commit(s, seal);
+        return;
+    }
     /* A version of another set in the same folder is in flight here: it holds the folder's lock,
      * so trying it would only open and close the folder on every pass of the poller. */
     for (struct hcommit *c = active; s->dir && c; c = c->next)
@@ -354,7 +372,7 @@ static void maybe_start(struct hset *s)
     int lockfd = lock_folder(s->key);
     if (lockfd == -EWOULDBLOCK)
         return; /* another commit in this folder: the poller tries again shortly */
-    start_commit(s);
+    start_commit(s, 0);
     if (s->inflight) {
         s->inflight->lockfd = lockfd;
         s->inflight->lock_ns = lock_ns;
@@ -508,7 +526,7 @@ static void home_handle(int src, uint32_t type, struct cmsg *m)
     case MSG_FLUSH: {
         struct hset *s = set_get(cmsg_get_str(m));
         uint64_t req = cmsg_get_u64(m);
-        if (s->npending || s->ndrops) {
+        if (s->npending || s->ndrops || s->nsealed) {
             add_waiter(&s->next_waiters, src, req);
             force(s);
             s->gather = 1;
@@ -549,7 +567,13 @@ static void home_handle(int src, uint32_t type, struct cmsg *m)
             add_waiter(&s->next_waiters, src, req);
         else if (s->inflight && has_path(s->inflight->paths, s->inflight->npaths, path))
             add_waiter(&s->inflight->waiters, src, req);
-        else
+        else if (s->nsealed && !s->inflight) {
+            /* Node-local versions are read on their own node only: a reader elsewhere gets
+             * them through a drain (redundancy/level_home.c). */
+            add_waiter(&s->next_waiters, src, req);
+            force(s);
+            maybe_start(s);
+        } else
             wait = 0;
         /* Either way at once: the answer, or word that this home is alive and a commit is
          * coming (the reader tells an unresponsive home from a long commit by it). */
@@ -601,13 +625,13 @@ int commit_home_poll(void)
     struct hset *s, *tmp;
     HASH_ITER(hh, sets, s, tmp)
     {
-        if (!s->inflight && (s->npending || s->ndrops)) {
+        if (!s->inflight && (s->npending || s->ndrops || (s->nsealed && final_on))) {
             maybe_start(s);
             done += s->inflight != NULL;
         }
-        if (s->inflight || s->npending || s->ndrops || s->next_waiters)
+        if (s->inflight || s->npending || s->ndrops || s->next_waiters || (s->nsealed && final_on))
             busy = 1;
-        else if (s->nopened && !final_on)
+        else if (s->nsealed || (s->nopened && !final_on))
             continue; /* members open somewhere: an fsync's commit will wait for them */
         else if (!final_on || final_ready())
             set_free(s); /* idle: the version on disk is the state; a later notice recreates it */

@@ -94,6 +94,8 @@ struct hset {
     char **drops;
     size_t ndrops;
     uint64_t last_version;
+    unsigned char *sealed; /* per rank: holds members of node-local versions not yet drained */
+    int nsealed;
     UT_hash_handle hh;
 };
 
@@ -112,5 +114,14 @@ void commit_version_plan(struct hcommit *c);
 struct gm *commit_version_add_member(struct hcommit *c);
 /* Every writer answered: index, footer, durability, atomic replacement. */
 void commit_version_finish(struct hcommit *c);
+
+/* redundancy/level_home.c: versions kept node-local (docs/REDUNDANCY.md) */
+/* The version number to seal the set's complete collection as (kept node-local, not drained),
+ * or 0 when it must be drained to the file system now. */
+uint64_t commit_level_may_seal(const struct hset *s, int final);
+/* Tells c's ranks to keep their collected members as node-local version `version`. */
+void commit_level_seal(struct hcommit *c, uint64_t version);
+/* The newest version of key this node's stage folder records (0 if none). */
+uint64_t commit_level_kept_max(const char *key);
 
 #endif

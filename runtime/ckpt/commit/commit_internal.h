@@ -75,6 +75,9 @@ enum commit_msg_type {
                        COMMIT_QUERY_PENDING if a commit is coming) once no closed version of
                        path is waiting for a commit; never forces one */
     MSG_OPENED,     /* rank -> home: {key}: this rank holds a member of the set open for writing */
+    MSG_SEAL,       /* home -> rank: {key, upto, version, nprocs}: keep the members a collection
+                       up to notice upto would take as node-local version `version` (not
+                       drained now; the next drain collects them: redundancy/level_rank.c) */
     MSG_TYPES       /* (the number of types + 1) */
 };
 
@@ -149,8 +152,10 @@ struct commit_member {
     uint64_t notice;      /* number of the CLOSED notice that announced it to its home */
     uint32_t inflight_id; /* commit (at home inflight_home) that took it; 0 none */
     int inflight_home;
-    int err;      /* last failed commit (-errno), kept for recover and reporting */
-    int unlinked; /* the program unlinked it while it was in flight */
+    int err;         /* last failed commit (-errno), kept for recover and reporting */
+    int unlinked;    /* the program unlinked it while it was in flight */
+    uint64_t sealed; /* node-local version it belongs to (0: none) */
+    int held;        /* superseded, kept only for an older node-local version: never collected */
     struct commit_member *next;
 };
 
@@ -173,6 +178,22 @@ uint64_t commit_announce(const char *set_key, const char *path);
 /* Waits (bounded) until no closed version of path is waiting for its set's commit, without
  * forcing one. 0, or -errno (-ETIMEDOUT). Takes the lock. */
 int commit_query_wait(const char *set_key, const char *path, uint64_t timeout_ns);
+
+/* ---- node-local versions, rank side (redundancy/level_rank.c; lock held) ------------------- */
+
+/* Records this rank's members of node-local version `version` of key (docs/REDUNDANCY.md). */
+void commit_level_sealed(const char *key, uint64_t version, int nprocs, const struct commit_member *const *m,
+                         size_t n);
+/* Version `version` of key is durable: this rank's records up to it, and those that dead
+ * processes of this node left up to it (with their staging files), go. */
+void commit_level_drained(const char *key, uint64_t version);
+/* This rank's records of key up to `upto` name no member any more: they go. */
+void commit_level_forget(const char *key, uint64_t upto);
+/* Reads: the member's staging file in the newest complete node-local version of key newer
+ * than `above` (the container's version). 1 with data (cap bytes), size, mtime, mode and the
+ * version filled; 0 if there is none. Any thread, no lock needed. */
+int commit_level_find(const char *key, const char *path, uint64_t above, char *data, size_t cap,
+                      uint64_t *size, int64_t *mtime_ns, unsigned *mode, uint64_t *version);
 
 /* ---- home side (commit_home.c) ----------------------------------------------------------- */
 

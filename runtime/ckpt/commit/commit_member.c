@@ -16,6 +16,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/real.h"
+#include "config/config.h"
 #include "mpi/roles.h"
 #include "trace/trace.h"
 
@@ -657,7 +658,7 @@ const struct commit_member *commit_members_first_failed(void)
  * version of its path; older ones are dropped by the caller. (lock held) */
 static int collectable(const struct commit_member *c, const char *key, uint64_t upto)
 {
-    return c->inflight_id == 0 && c->notice <= upto && strcmp(c->m.set_key, key) == 0;
+    return c->inflight_id == 0 && !c->held && c->notice <= upto && strcmp(c->m.set_key, key) == 0;
 }
 
 static void on_collect(int home, struct cmsg *in)
@@ -686,7 +687,9 @@ static void on_collect(int home, struct cmsg *in)
             for (struct commit_member *o = next; o && !drop; o = o->next)
                 drop = collectable(o, key, upto) && strcmp(o->m.path, c->m.path) == 0;
         }
-        if (drop) {
+        if (drop && c->sealed) {
+            c->held = 1; /* an older node-local version still names it: goes once this one is durable */
+        } else if (drop) {
             unlink_staged(c);
             member_remove(c);
         }
@@ -777,10 +780,13 @@ static void on_done(int home, struct cmsg *in)
 {
     uint32_t id = cmsg_get_u32(in);
     int err = (int)cmsg_get_u32(in);
+    uint64_t version = cmsg_get_u64(in);
+    char key[PATH_MAX] = "";
     pthread_mutex_lock(&commit_g.lock);
     for (struct commit_member *c = members; c;) {
         struct commit_member *next = c->next;
         if (c->inflight_id == id && c->inflight_home == home) {
+            snprintf(key, sizeof key, "%s", c->m.set_key);
             c->inflight_id = 0;
             if (err == 0) {
                 unlink_staged(c);
@@ -791,7 +797,75 @@ static void on_done(int home, struct cmsg *in)
         }
         c = next;
     }
+    if (err == 0 && key[0]) { /* a durable version: older node-local ones are obsolete */
+        for (struct commit_member *c = members; c;) {
+            struct commit_member *next = c->next;
+            if (c->held && strcmp(c->m.set_key, key) == 0) {
+                unlink_staged(c);
+                member_remove(c);
+            }
+            c = next;
+        }
+        commit_level_drained(key, version);
+    }
     pthread_cond_broadcast(&commit_g.cv);
+    pthread_mutex_unlock(&commit_g.lock);
+}
+
+/* The home keeps this collection node-local as `version` (redundancy/level_rank.c). Of several
+ * versions of one path in it only the newest counts; members of older node-local versions that
+ * no version among the newest SLUICE_KEEP needs go. (progress thread) */
+static void on_seal(struct cmsg *in)
+{
+    char key[PATH_MAX];
+    snprintf(key, sizeof key, "%s", cmsg_get_str(in));
+    uint64_t upto = cmsg_get_u64(in), version = cmsg_get_u64(in);
+    int nprocs = (int)cmsg_get_u32(in);
+    if (in->bad)
+        return;
+    pthread_mutex_lock(&commit_g.lock);
+    size_t n = 0;
+    for (struct commit_member *c = members; c; c = c->next)
+        n += collectable(c, key, upto) && !c->sealed;
+    struct commit_member **mine = calloc(n ? n : 1, sizeof(*mine));
+    size_t k = 0;
+    for (struct commit_member *c = members; mine && c; c = c->next)
+        if (collectable(c, key, upto) && !c->sealed)
+            mine[k++] = c;
+    for (size_t i = 0; i < k; i++) { /* newest per path: later in the list, larger seq */
+        for (size_t j = i + 1; mine[i] && j < k; j++) {
+            if (mine[j] && strcmp(mine[i]->m.path, mine[j]->m.path) == 0) {
+                unlink_staged(mine[i]);
+                member_remove(mine[i]);
+                mine[i] = NULL;
+            }
+        }
+        if (mine[i])
+            mine[i]->sealed = version;
+    }
+    commit_level_sealed(key, version, nprocs, (const struct commit_member *const *)mine, k);
+    free(mine);
+    /* Keep what the newest SLUICE_KEEP versions need: an older copy superseded by one sealed at or
+     * before the oldest of them serves none of them. */
+    uint64_t keep_from = version + 1 > sluice_config.KEEP ? version + 1 - sluice_config.KEEP : 1;
+    for (struct commit_member *c = members; c;) {
+        struct commit_member *next = c->next;
+        int old = c->sealed && c->inflight_id == 0 && strcmp(c->m.set_key, key) == 0;
+        for (struct commit_member *o = members; old && o; o = o->next) {
+            if (o->sealed > c->sealed && o->sealed <= keep_from && strcmp(o->m.path, c->m.path) == 0 &&
+                strcmp(o->m.set_key, key) == 0) {
+                unlink_staged(c);
+                member_remove(c);
+                break;
+            }
+        }
+        c = next;
+    }
+    uint64_t oldest = version;
+    for (struct commit_member *c = members; c; c = c->next)
+        if (c->sealed && c->sealed < oldest && strcmp(c->m.set_key, key) == 0)
+            oldest = c->sealed;
+    commit_level_forget(key, oldest - 1);
     pthread_mutex_unlock(&commit_g.lock);
 }
 
@@ -823,6 +897,9 @@ static void rank_handle(int src, uint32_t type, struct cmsg *m)
     case MSG_WRITE:
         on_write(src, m);
         break;
+    case MSG_SEAL:
+        on_seal(m);
+        break;
     case MSG_DONE:
         on_done(src, m);
         break;
@@ -836,7 +913,7 @@ static void rank_handle(int src, uint32_t type, struct cmsg *m)
 
 void commit_rank_register(void)
 {
-    static const uint32_t types[] = {MSG_COLLECT, MSG_WRITE, MSG_DONE, MSG_FLUSHED};
+    static const uint32_t types[] = {MSG_COLLECT, MSG_WRITE, MSG_DONE, MSG_FLUSHED, MSG_SEAL};
     for (size_t i = 0; i < sizeof types / sizeof *types; i++)
         commit_transport_on(types[i], rank_handle);
 }

@@ -135,6 +135,15 @@ static int sync_with_home(const char *key, const char *path)
 
 static int open_latest(const char *path, const char *key, int cloexec);
 
+/* The member in a node-local version newer than the container's version `above` (a version
+ * kept with SLUICE_DRAIN_EVERY above 1, docs/REDUNDANCY.md), as a staged hit. */
+static int find_kept(const char *key, const char *path, uint64_t above, struct staged_hit *hit,
+                     uint64_t *version)
+{
+    return commit_level_find(key, path, above, hit->data_path, sizeof hit->data_path, &hit->size,
+                             &hit->mtime_ns, &hit->mode, version);
+}
+
 int sluice_commit_open_member(const char *path, int open_flags)
 {
     int cloexec = (open_flags & O_CLOEXEC) ? O_CLOEXEC : 0;
@@ -187,6 +196,14 @@ static int open_latest(const char *path, const char *key, int cloexec)
         if (c)
             idx = sluice_container_find(c, path);
     }
+    uint64_t kept_version = 0;
+    if (!staged && find_kept(key, path, c ? c->meta.version : 0, &hit, &kept_version)) {
+        staged = 1;
+        idx = -1; /* a newer version than the container's */
+        if (sluice_trace_active())
+            sluice_trace_instant(SLUICE_EV_CKPT_LOCAL_READ, sluice_trace_string(path), kept_version,
+                                 hit.size);
+    }
     if (staged && (idx < 0 || hit.mtime_ns >= c->members[idx].mtime_ns)) {
         if (c)
             sluice_container_close(c);
@@ -230,8 +247,18 @@ static int stat_once(const char *path, const char *key, uint64_t *size, int64_t 
     int staged = find_staged_elsewhere(path, &hit);
     char container[PATH_MAX], err[2 * PATH_MAX];
     struct sluice_container *c = NULL;
+    uint64_t kept_version;
     if (sluice_container_name(key, container, sizeof container) == 0 &&
         sluice_container_open(container, &c, err, sizeof err) == 0) {
+        if (!staged && find_kept(key, path, c->meta.version, &hit, &kept_version)) {
+            sluice_container_close(c);
+            c = NULL;
+            staged = 1;
+        }
+    } else if (!staged) {
+        staged = find_kept(key, path, 0, &hit, &kept_version);
+    }
+    if (c) {
         long idx = sluice_container_find(c, path);
         if (!staged && c->meta.array_record[0]) {
             int a = commit_array_size(c, key, path, size);

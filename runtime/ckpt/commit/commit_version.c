@@ -608,6 +608,9 @@ void commit_version_plan(struct hcommit *c)
     }
     uint64_t old_version = c->old ? c->old->meta.version : 0;
     c->version = (old_version > c->set->last_version ? old_version : c->set->last_version) + 1;
+    uint64_t kept = commit_level_kept_max(c->set->key); /* node-local versions come before it */
+    if (kept >= c->version)
+        c->version = kept + 1;
     if (nkeep == 0) {
         commit_home_complete(c, plan_remove_container(c));
         return;

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/* An MPI program that rewrites one checkpoint file per rank every step, written without sluice
+ * in mind, for the checkpoint levels (docs/REDUNDANCY.md):
+ *
+ *   mpi_ckpt_levels write DIR STEPS [PAUSE_MS]
+ *       step s: every rank writes DIR/ckpt.<rank> (sizes uneven: 0 bytes to a few MiB), then
+ *       MPI_Barrier, then computes for PAUSE_MS (default 0); after the last step rank 0 creates
+ *       DIR/.written and every rank waits (at most 120 s)
+ * until DIR/.release exists and ends with MPI_Finalize: a job killed after its last checkpoint, or released.
+ *   mpi_ckpt_levels verify DIR STEP NMEMBERS
+ *       rank r checks members r, r + size, ... < NMEMBERS against step STEP's bytes.
+ * Exit status: 0 ok, 1 wrong data (the first difference on stderr), 2 usage, 3 an I/O call
+ * failed. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static uint64_t member_size(int rank, int step)
+{
+    static const uint64_t sizes[] = {0, 1, (3u << 20) + 12345, 777777, 4096, 65537};
+    return sizes[(unsigned)(rank + step) % 6];
+}
+
+static unsigned char byte_at(int rank, int step, uint64_t i)
+{
+    return (unsigned char)(i * 31 + (uint64_t)rank * 17 + (uint64_t)step * 101 + (i >> 9));
+}
+
+static int io_fail(const char *what, const char *path)
+{
+    perror(what);
+    fprintf(stderr, "mpi_ckpt_levels: %s %s failed\n", what, path);
+    return 3;
+}
+
+static int do_write(const char *dir, int steps, int pause_ms, int rank)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/ckpt.%d", dir, rank);
+    for (int step = 1; step <= steps; step++) {
+        uint64_t n = member_size(rank, step);
+        unsigned char *buf = malloc(n ? n : 1);
+        for (uint64_t i = 0; i < n; i++)
+            buf[i] = byte_at(rank, step, i);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0)
+            return io_fail("open", path);
+        for (uint64_t off = 0; off < n;) {
+            ssize_t w = write(fd, buf + off, n - off > 65536 ? 65536 : n - off);
+            if (w <= 0)
+                return io_fail("write", path);
+            off += (uint64_t)w;
+        }
+        if (close(fd) != 0)
+            return io_fail("close", path);
+        free(buf);
+        MPI_Barrier(MPI_COMM_WORLD);
+        usleep((useconds_t)pause_ms * 1000);
+    }
+    char release[4200];
+    snprintf(release, sizeof release, "%s/.written", dir);
+    if (rank == 0)
+        close(open(release, O_WRONLY | O_CREAT, 0644)); /* every rank closed its last step */
+    snprintf(release, sizeof release, "%s/.release", dir);
+    for (int i = 0; i < 60000 && access(release, F_OK) != 0; i++)
+        usleep(2000);
+    return 0;
+}
+
+static int do_verify(const char *dir, int step, int nmembers, int rank, int size)
+{
+    char path[4096];
+    for (int m = rank; m < nmembers; m += size) {
+        snprintf(path, sizeof path, "%s/ckpt.%d", dir, m);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0)
+            return io_fail("open", path);
+        uint64_t n = member_size(m, step), off = 0;
+        unsigned char buf[65536];
+        for (;;) {
+            ssize_t r = read(fd, buf, sizeof buf);
+            if (r < 0)
+                return io_fail("read", path);
+            if (r == 0)
+                break;
+            for (ssize_t i = 0; i < r; i++) {
+                if (off + (uint64_t)i >= n || buf[i] != byte_at(m, step, off + (uint64_t)i)) {
+                    fprintf(stderr, "%s: wrong byte at %llu (not step %d)\n", path,
+                            (unsigned long long)(off + (uint64_t)i), step);
+                    return 1;
+                }
+            }
+            off += (uint64_t)r;
+        }
+        close(fd);
+        if (off != n) {
+            fprintf(stderr, "%s: %llu bytes, step %d has %llu\n", path, (unsigned long long)off, step,
+                    (unsigned long long)n);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size, rc = 2;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "write") == 0)
+        rc = do_write(argv[2], atoi(argv[3]), argc == 5 ? atoi(argv[4]) : 0, rank);
+    else if (argc == 5 && strcmp(argv[1], "verify") == 0)
+        rc = do_verify(argv[2], atoi(argv[3]), atoi(argv[4]), rank, size);
+    else if (rank == 0)
+        fprintf(stderr, "usage: mpi_ckpt_levels write DIR STEPS [PAUSE_MS] | verify DIR STEP NMEMBERS\n");
+    int worst = rc;
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return worst;
+}
