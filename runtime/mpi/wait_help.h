@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A program thread waiting in a blocking MPI call helps sluice's progress (issue 33): on a node
+/* A program thread waiting in a blocking MPI call helps sluice's progress: on a node
  * where the program's ranks spin inside MPI_Barrier on every core, sluice's progress threads
  * starved (a version became durable after 9.8 s at 64 ranks on 2 cores, 1.7 s with the ranks
  * asleep). shim/mpi_wait.c turns the blocking calls into their nonblocking form and waits here:
@@ -9,13 +9,8 @@
 #ifndef SLUICE_MPI_WAIT_HELP_H
 #define SLUICE_MPI_WAIT_HELP_H
 
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
+#include "common/mpi_c.h"
+
 #include <stdbool.h>
 
 #ifdef __cplusplus
