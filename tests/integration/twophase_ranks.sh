@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Two-phase commit under real mpiexec: 1, 2, 3, 4 and 8 ranks, SLUICE_CB_NODES from 1 to the
-# rank count, stripe units that do not divide the member sizes (uneven sizes, 64 KiB and a
-# 192 KiB unit that is not a power of two) and that do (sizes that are multiples of 64 KiB).
+# rank count (at 8: 1, 2, 5, 8), stripe units that do not divide the member sizes (uneven sizes,
+# 64 KiB and a 192 KiB unit that is not a power of two) and that do (sizes that are multiples of
+# 64 KiB).
 # Each run: one container and nothing else, its checksums verify, a job with another rank count
 # reads every byte back through the per-rank names, and the trace shows that the ranks that
 # wrote the container (COMMIT_FS_WRITE) are exactly the aggregators (SLUICE_CB_NODES of them,
@@ -37,8 +38,11 @@ aggregators() {
     grep ' COMMIT_BEGIN ' "$1.dump" | awk '{print $2}'; } | sort -un | tr '\n' ' '
 }
 
+# Every aggregator count up to 4 ranks; at 8 one of each kind (1, an even and an odd count in
+# between, all 8): the four kinds below, without the 4 runs that repeat them (25 s of CI).
 for n in 2 3 4 8; do
-  for cb in $(seq 1 "$n"); do
+  cbs=$(seq 1 "$n"); [ "$n" -lt 8 ] || cbs="1 2 5 8"
+  for cb in $cbs; do
     if [ "$cb" -eq "$n" ]; then unit=192K; sizes=$uneven
     elif [ $(( cb % 2 )) -eq 1 ]; then unit=64K; sizes=$uneven
     else unit=64K; sizes=$even; fi
