@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The checkpoint benchmark across nodes (issue 30, must-show 6): bench/ckpt_io.sh's cases side by
-# side (file per process, sluice, ROMIO automatic and romio_cb_write=enable, the one-stream
-# bound) on the testbed (tests/cluster/testbed.sh): --nodes nodes with --ppn ranks each, every
-# link shaped at --rate, on two file systems in one run: the shared folder (a host folder every
-# node sees: only the ranks' traffic crosses the links) and GlusterFS served by the testbed's
-# storage node over its own shaped link (--fs gluster: every create, open, write and fsync
-# crosses the network). Time until durable, and with --strace (default on) the file-system
-# creates and opens per checkpoint. It prints figures; it never passes or fails on them. Root.
+# The checkpoint benchmark across nodes (docs/PERFORMANCE.md, same title): bench/ckpt_io.sh's cases
+# side by side (file per process, sluice, ROMIO automatic and romio_cb_write=enable, the one-stream
+# bound) on the testbed (tests/cluster/testbed.sh): --nodes nodes with --ppn ranks each, every link
+# shaped at --rate, on two file systems in one run: the shared folder (a host folder every node
+# sees: only the ranks' traffic crosses the links) and GlusterFS served by the testbed's storage
+# node over its own shaped link (--fs gluster: every create, open, write and fsync crosses the
+# network). Time until durable, and with --strace (default on) the file-system creates and opens
+# per checkpoint. It prints figures; it never passes or fails on them. Root.
 #
 #   bench/cluster_ckpt.sh [--build DIR] [--dir DIR] [--nodes N] [--ppn P] [--rate RATE]
 #                         [--fs-rate RATE] [--sizes "64M"] [--no-strace] [--only shared|netfs]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Collective replacement across nodes (issue 30, must-show 3), on the testbed
-# (tests/cluster/testbed.sh, docs/CLUSTER_TESTBED.md), side by side in one run:
+# Collective replacement across nodes, on the testbed (tests/cluster/testbed.sh; figures in
+# docs/CLUSTER_TESTBED.md, "Measured by hand: rank 0's link as the bottleneck"), side by side in
+# one run:
 #   1. broadcast: one host array written to the devices of K serving ranks on K other nodes
 #      (sluice-bench-dist_dcr, non-blocking writes then clFinish), rank 0's link shaped (--rate0),
 #      SLUICE_DCR=off (K point-to-point writes from rank 0) against on (one broadcast: a chain along

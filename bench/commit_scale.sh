@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# What a version of a checkpoint set costs as the job grows (issue 33), counted, not timed:
-# a plain-POSIX writer (tests/apps/ckpt_commit_steps: every rank writes ckpt.<rank>, 3 steps,
-# uneven sizes) under mpiexec with 1, 2, 4, ... ranks, on the two-phase path (SLUICE_CB_WRITE,
-# default enable) and traced, the whole job under strace. Per run it prints:
+# What a version of a checkpoint set costs as the job grows (docs/COMMIT.md, "Cost as the job
+# grows"), counted, not timed: a plain-POSIX writer (tests/apps/ckpt_commit_steps: every rank
+# writes ckpt.<rank>, 3 steps, uneven sizes) under mpiexec with 1, 2, 4, ... ranks, on the
+# two-phase path (SLUICE_CB_WRITE, default enable) and traced, the whole job under strace. Per run
+# it prints:
 #   versions     committed versions (COMMIT_BEGIN)
 #   home msgs/B  commit messages and bytes the home sent per version (MSG_SEND, commit tag)
 #   rank msgs/B  the most commit messages and bytes a rank other than the home received per
@@ -67,7 +68,7 @@ while [ "$n" -le "$max" ]; do
   n=$(( n * 2 ))
 done
 
-# A job step that never captures (issue 33: a process that captured nothing still initializes
+# A job step that never captures (a process that captured nothing still initializes
 # MPI at exit while SLUICE_CAPTURE is set, to serve a possible writer of another rank).
 printf '\n# mpiexec -n N true: seconds, plain and preloaded with SLUICE_CAPTURE set\n'
 printf '%5s %8s %12s\n' ranks plain capture

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Collective replacement and copy removal benchmark (issue 14), on and off side by side in one run:
+# Collective replacement and copy removal benchmark (docs/DAG.md section 2), on and off side by
+# side in one run:
 #   1. broadcast: one host array written to a buffer on each of K remote devices (ranks 1..K, one
 #      device each; rank 0's own device is not used), non-blocking writes then clFinish
 #      (sluice-bench-dist_dcr), for each size and K: the median time of one broadcast and the

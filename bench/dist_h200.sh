@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Heterogeneous distributed OpenCL on the GPU machine (issue 6): rank 0 runs the program and has a
-# PoCL CPU device, rank 1 serves an NVIDIA H200 through NVIDIA's OpenCL, with sluice built against
-# Open MPI (cmake -S . -B build-ompi -DSLUICE_MPI=openmpi; that machine has no MPICH).
+# Heterogeneous distributed OpenCL on the GPU machine (docs/DISTRIBUTED.md, "On a GPU machine"):
+# rank 0 runs the program and has a PoCL CPU device, rank 1 serves an NVIDIA H200 through NVIDIA's
+# OpenCL, with sluice built against Open MPI (cmake -S . -B build-ompi -DSLUICE_MPI=openmpi; that
+# machine has no MPICH).
 #
 #   bench/dist_h200.sh [--build DIR] [--samples "cl_nbody ..."] [--gpu-query DQL] [--quick]
 #                      [--compare DIR] [--compare-env "VAR=VALUE ..."] [--trace DIR]
@@ -12,10 +13,11 @@
 #      cpu) OR (node = 1 AND type = gpu)": the device list rank 0's program sees (the PoCL CPU of
 #      rank 0 and the GPU of rank 1; they are two platforms, since sluice merges platforms by
 #      name and an OpenCL context never spans platforms);
-#   2. each issue 6 sample (default sizes) with only rank 1's GPU selected, run from rank 0, against
-#      the same sample in one process on the local GPU without sluice (the loader limited to
-#      NVIDIA's ICD, so that its first platform is the GPU's): stdout must be identical ("same" /
-#      "DIFFERENT"); the sample on the local PoCL CPU is shown beside it for information;
+#   2. each sample of docs/DISTRIBUTED.md, "Sample programs" (default sizes) with only rank 1's GPU
+#      selected, run from rank 0, against the same sample in one process on the local GPU without
+#      sluice (the loader limited to NVIDIA's ICD, so that its first platform is the GPU's): stdout
+#      must be identical ("same" / "DIFFERENT"); the sample on the local PoCL CPU is shown beside
+#      it for information;
 #   3. bench/dist_opencl.sh --no-scaling with the GPU as both the local device (no sluice) and the
 #      remote one (rank 1): the latency and bandwidth tables against raw Open MPI (--compare DIR:
 #      also another build's libsluice.so in the same rounds, e.g. the tree before a change).

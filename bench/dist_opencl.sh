@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Distributed OpenCL benchmark driver (issue 6): in one invocation, on the same machine and the
-# same two ranks, measures side by side
+# Distributed OpenCL benchmark driver (docs/PERFORMANCE.md, "Distributed OpenCL"): in one
+# invocation, on the same machine and the same two ranks, measures side by side
 #   1. latency: an empty kernel + clFinish on a local device (one process, no sluice), on a remote
 #      device (rank 1, under sluice's distributed OpenCL), and a raw MPI 0-byte ping-pong;
 #   2. bandwidth: blocking write and read of 1 KiB..256 MiB to the local and to the remote device,
 #      against raw MPI point-to-point between ranks 0 and 1 (send + 0-byte answer, and the
-#      reverse), with the ratio remote / MPI (issue 6's target: at least 0.90 from 16 MiB up);
-#   3. strong scaling of the issue 6 sample programs from 1 to 4 ranks (one device per rank):
-#      compute time (the sample's --time line on stderr), whole-job wall time, speedup and
-#      efficiency against 1 rank, and whether stdout is the same as with 1 rank.
+#      reverse), with the ratio remote / MPI (the target: at least 0.90 from 16 MiB up);
+#   3. strong scaling of the sample programs of docs/DISTRIBUTED.md ("Sample programs") from 1 to 4
+#      ranks (one device per rank): compute time (the sample's --time line on stderr), whole-job
+#      wall time, speedup and efficiency against 1 rank, and whether stdout is the same as with 1
+#      rank.
 # --compare DIR adds a second build's libsluice.so (e.g. the tree before a change, built in another
 # folder) as a column "remote B" and its ratio next to each remote figure, measured in the same
 # rounds, interleaved with the others (remote B first in even rounds): before and after in one run. --compare-env "VAR=VALUE ..."
@@ -235,7 +236,8 @@ for s in $samples; do
   if [ -x "$apps/$s" ]; then found+=("$s"); else echo "(sample $s not built in $apps: skipped)"; fi
 done
 if [ ${#found[@]} = 0 ]; then
-  # Until the issue 6 samples exist: the issue 5 sample that splits its work over every device.
+  # None of those samples built: cl_multi_device, the pass-through sample (docs/OPENCL.md,
+  # "Transparency") that splits its work over every device.
   found=(cl_multi_device)
   echo "(no issue 6 sample found: scaling cl_multi_device, which has no --time: job wall time only," \
     "and its output names the device count, so same_out is not compared)"

@@ -3,8 +3,8 @@
  * host time spent in them, and per device the commands it ran, its busy time (from event
  * profiling) and the bytes moved host-to-device, device-to-host and device-to-device. Beyond
  * 16 ranks (or with --compact) the ranks are folded: each quantity's distribution over ranks
- * with its outliers, functions and devices summed (issue 33). Event kinds are matched by name
- * through each file's own kind table. */
+ * with its outliers, functions and devices summed (docs/TRACE.md, "sluice-trace"). Event kinds are
+ * matched by name through each file's own kind table. */
 #include <stdlib.h>
 #include <string.h>
 

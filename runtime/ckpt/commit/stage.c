@@ -106,7 +106,7 @@ int sluice_stage_write_meta(const char *meta_path, const struct sluice_stage_met
         return -e;
     }
     if (sm->closed)
-        sluice_stage_index_set(sm->m.path, meta_path); /* issue 33: found by path (stage_index.h) */
+        sluice_stage_index_set(sm->m.path, meta_path); /* found by path (stage_index.h) */
     return 0;
 }
 
