@@ -30,7 +30,7 @@ expect_eq "pack left no temporary file" "" "$(ls -A run | grep '\.tmp\.' || true
 
 run_rc rc "$CKPT" ls run
 expect_eq "ls exit" 0 "$rc"
-expect_contains "ls names the set" "set $PWD/run/ckpt.%r  version 1  members 5" "$(cat out.txt)"
+expect_contains "ls names the set" "set $PWD/run/ckpt.%r  version 1  level durable  members 5" "$(cat out.txt)"
 expect_contains "ls lists rank 2 with its size" "2        3145728  $PWD/run/ckpt.2" "$(cat out.txt)"
 expect_contains "ls lists the empty member" "0              0  $PWD/run/ckpt.0" "$(cat out.txt)"
 
