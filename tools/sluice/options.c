@@ -14,7 +14,11 @@ static const struct {
 static const struct {
     const char *option;
     const char *metavar;
-} metavars[] = {{"debug", "WHERE"}, {"devices", "QUERY"}, {"dsm-servers", "RANKS"}, {"helper-cpus", "CPUS"}};
+} metavars[] = {{"debug", "WHERE"},
+                {"devices", "QUERY"},
+                {"dsm-servers", "RANKS"},
+                {"helper-cpus", "CPUS"},
+                {"layout", "SPEC"}};
 
 static const struct {
     const char *name;
