@@ -342,7 +342,10 @@ TEST_F(ProgressEngine, AfterShutdownWorkRunsOnThePostingThread)
 
 TEST_F(ProgressEngine, IdleThreadSleepsLongerOnceIdleForAWhile)
 {
-    // (The unit tests load no configuration: the defaults of vars.def, here.)
+    // (The unit tests load no configuration: the defaults of vars.def, here.) The thread reads
+    // the configuration, which a running program never changes: stopped first, so that the new
+    // values are written before the thread that reads them starts (TSan saw the race).
+    sluice_progress_stop();
     ASSERT_EQ(sluice_config_parse_one(&sluice_config, SLUICE_CFG_PROGRESS_SLEEP_MAX, "2000"), 0);
     ASSERT_EQ(sluice_config_parse_one(&sluice_config, SLUICE_CFG_PROGRESS_IDLE_SLEEP, "50000"), 0);
     sluice_progress_post([](void *) {}, nullptr);
