@@ -224,6 +224,9 @@ static int decode(const char *buf, size_t len, struct sluice_level_record *r)
 
 int sluice_level_record_read(const char *file, struct sluice_level_record *r)
 {
+    /* Cleared before anything can fail: another rank may remove the file between the caller's
+     * readdir and this read, and the failure path frees r->m. */
+    memset(r, 0, sizeof *r);
     size_t cap = 1 << 16;
     char *buf = NULL;
     long n;
