@@ -6,9 +6,12 @@
  * By default the host writes the input to a buffer on every device (non-blocking) and each
  * device's kernels wait on its write. With --shared there is one input buffer, written once
  * through the first device's queue, and every device's kernels wait on that one write event
- * (so the implementation moves the data to the other devices).
+ * (so the implementation moves the data to the other devices). With --inloop each device is set
+ * up as many programs do it, inside the loop that writes the input: create its queue, buffers and
+ * kernels, write the input, ask the write's status and the buffer's size, set a kernel argument, flush;
+ * next device.
  *
- *   cl_broadcast [elements] [tasks] [--shared] [--time]      defaults: 262144 elements, 8 tasks
+ *   cl_broadcast [elements] [tasks] [--shared | --inloop] [--time]   defaults: 262144 elements, 8 tasks
  *
  * Every output element is one fixed-order loop (FP contraction off), so the result is
  * bit-identical whatever the number of devices and in both modes. stdout: the sizes, "devices:
@@ -31,20 +34,39 @@ static const char *src =
     "  y[yoff + i] = s;\n"
     "}\n";
 
+/* Device d's input and output buffers and its two kernels. */
+static void setup_device(const struct sample_cl *s, cl_uint d, int shared, size_t tasks, size_t n, cl_mem *xb,
+                         cl_mem *yb, cl_kernel (*k)[2])
+{
+    if (!shared || d == 0)
+        xb[d] = sample_buffer(s, CL_MEM_READ_ONLY, n * sizeof(float));
+    else
+        xb[d] = xb[0];
+    size_t first, count;
+    sample_split(tasks, s->ndev, d, &first, &count);
+    if (count > 0)
+        yb[d] = sample_buffer(s, CL_MEM_WRITE_ONLY, count * n * sizeof(float));
+    k[d][0] = sample_kernel(s, "window");
+    k[d][1] = sample_kernel(s, "poly");
+}
+
 int main(int argc, char **argv)
 {
     /* --shared is this program's own flag; the rest is the samples' common convention. */
-    int shared = 0, nargs = 0;
+    int shared = 0, inloop = 0, nargs = 0;
     char **args = sample_alloc((size_t)argc * sizeof *args);
     for (int i = 0; i < argc; i++) {
         if (i > 0 && strcmp(argv[i], "--shared") == 0)
             shared = 1;
+        else if (i > 0 && strcmp(argv[i], "--inloop") == 0)
+            inloop = 1;
         else
             args[nargs++] = argv[i];
     }
     long arg[2] = {262144, 8};
     int timed;
-    sample_args(nargs, args, arg, 2, &timed, "[elements] [tasks] [--shared] [--time]");
+    sample_args(nargs, args, arg, 2, &timed, "[elements] [tasks] [--shared | --inloop] [--time]");
+    shared = shared && !inloop;
     free(args);
     size_t n = (size_t)arg[0], tasks = (size_t)arg[1];
     printf("broadcast elements=%zu tasks=%zu\n", n, tasks);
@@ -58,22 +80,30 @@ int main(int argc, char **argv)
     cl_mem *xb = sample_alloc(s.ndev * sizeof *xb), *yb = sample_alloc(s.ndev * sizeof *yb);
     cl_kernel(*k)[2] = sample_alloc(s.ndev * sizeof *k); /* window, poly */
     cl_event *wev = sample_alloc(s.ndev * sizeof *wev);
-    for (cl_uint d = 0; d < s.ndev; d++) {
-        if (!shared || d == 0)
-            xb[d] = sample_buffer(&s, CL_MEM_READ_ONLY, n * sizeof(float));
-        else
-            xb[d] = xb[0];
-        size_t first, count;
-        sample_split(tasks, s.ndev, d, &first, &count);
-        if (count > 0)
-            yb[d] = sample_buffer(&s, CL_MEM_WRITE_ONLY, count * n * sizeof(float));
-        k[d][0] = sample_kernel(&s, "window");
-        k[d][1] = sample_kernel(&s, "poly");
-    }
+    cl_command_queue *helper_q = sample_alloc(s.ndev * sizeof *helper_q);
+    memcpy(helper_q, s.q, s.ndev * sizeof *helper_q);
+    for (cl_uint d = 0; d < s.ndev && !inloop; d++)
+        setup_device(&s, d, shared, tasks, n, xb, yb, k);
 
     double t0 = sample_now();
-    for (cl_uint d = 0; d < (shared ? 1 : s.ndev); d++)
+    for (cl_uint d = 0; d < (shared ? 1 : s.ndev); d++) {
+        if (inloop) {
+            cl_int err;
+            s.q[d] = clCreateCommandQueueWithProperties(s.ctx, s.dev[d], NULL, &err);
+            CHECK_ERR("clCreateCommandQueueWithProperties", err);
+            setup_device(&s, d, shared, tasks, n, xb, yb, k);
+        }
         CHECK(clEnqueueWriteBuffer(s.q[d], xb[d], CL_FALSE, 0, n * sizeof(float), x, 0, NULL, &wev[d]));
+        if (inloop) {
+            cl_int status;
+            size_t bytes;
+            CHECK(clGetEventInfo(wev[d], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL));
+            CHECK(clGetMemObjectInfo(xb[d], CL_MEM_SIZE, sizeof bytes, &bytes, NULL));
+            cl_int elements = (cl_int)n;
+            CHECK(clSetKernelArg(k[d][0], 2, sizeof elements, &elements));
+            CHECK(clFlush(s.q[d]));
+        }
+    }
     cl_int ni = (cl_int)n;
     for (cl_uint d = 0; d < s.ndev; d++) {
         size_t first, count;
@@ -116,8 +146,13 @@ int main(int argc, char **argv)
             CHECK(clReleaseMemObject(yb[d]));
         if (!shared || d == 0)
             CHECK(clReleaseMemObject(xb[d]));
+        if (s.q[d] != helper_q[d]) {
+            CHECK(clReleaseCommandQueue(s.q[d]));
+            s.q[d] = helper_q[d];
+        }
     }
     sample_cl_close(&s);
+    free(helper_q);
     free(wev);
     free(k);
     free(yb);

@@ -112,6 +112,18 @@ for r in 1 2 3; do
     "$(grep -cE "^rank $r .*CL_DIST_CMA command id=[0-9]+, bytes=$bytes, direction=0 " b_cma.txt)"
 done
 
+# As programs are often written: each device's queue, buffers and kernels created inside the loop
+# that writes the input, with status and info queries, a kernel argument and a flush between the
+# writes. None of them closes the window: still one broadcast (docs/DAG.md, "The window").
+run "cl_broadcast --inloop on 4 ranks, DCR on" 4 b_loop.out "$PWD/tr_b_loop" -- \
+  "$SLUICE_APPS_DIR/cl_broadcast" "$n_bcast" 7 --inloop
+same_hash "cl_broadcast --inloop on 4 ranks: the hash of one local device" cl_broadcast.ref b_loop.out
+"$SLUICE_BIN_DIR/sluice-trace" dump tr_b_loop >b_loop.txt
+expect_eq "--inloop, DCR on: rank 0 sends one copy of the input (creations keep the window open)" 1 \
+  "$(rank0_sent b_loop.txt $bytes)"
+expect_eq "--inloop, DCR on: the three writes replaced are named" 3 \
+  "$(grep -cE '^rank 0 .*CL_DCR operation="bcast", command id=[0-9]+, source rank=0' b_loop.txt)"
+
 # n-body: every step's positions (bodies x 16 bytes) go to the three serving ranks' devices.
 pos=$((bodies * 16))
 "$SLUICE_BIN_DIR/sluice-trace" dump tr_cl_nbody_on >n_on.txt

@@ -7,9 +7,43 @@
 
 #include "cl/rank0/dist_fault.h"
 #include "cl/rank0/dist_internal.h"
+#include "cl/serve/remote_objects.h"
 #include "common/info_string.h"
 
 pthread_mutex_t dist_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+/* Calls that may run while collective replacement holds commands (docs/DAG.md, section 2): they
+ * create an object or ask about one, and no held command can name an object created after it.
+ * Programs create a device's queue and buffers right before writing to it; a create that closed
+ * the window split a broadcast into one write per device. Releases, builds and everything else
+ * still close it first (a release must follow the commands that use the object). */
+static int keeps_window(int op, const uint64_t *args, int nargs)
+{
+    switch (op) {
+    case SLUICE_REMOTE_INFO:
+    case SLUICE_REMOTE_QUEUE_CREATE:
+    case SLUICE_REMOTE_BUF_CREATE:
+    case SLUICE_REMOTE_SUBBUF:
+    case SLUICE_REMOTE_KERNEL_CREATE:
+        return 1;
+    case SLUICE_REMOTE_OBJ:
+        if (nargs < 1)
+            return 0;
+        switch (args[0]) {
+        case SLUICE_ROBJ_IMAGE_CREATE:
+        case SLUICE_ROBJ_IMAGE_FORMATS:
+        case SLUICE_ROBJ_IMAGE_INFO:
+        case SLUICE_ROBJ_SAMPLER_CREATE:
+        case SLUICE_ROBJ_SAMPLER_INFO:
+        case SLUICE_ROBJ_KERNEL_ARGS:
+            return 1;
+        default:
+            return 0;
+        }
+    default:
+        return 0;
+    }
+}
 
 cl_int dist_call(int rank, int op, const uint64_t *args, int nargs, const void *payload, size_t len,
                  struct sluice_remote_msg *out)
@@ -20,7 +54,10 @@ cl_int dist_call(int rank, int op, const uint64_t *args, int nargs, const void *
     for (int i = 0; i < nargs && i < SLUICE_REMOTE_NARGS; i++)
         req.a[i] = args[i];
     req.nbytes = len;
-    if (op != SLUICE_REMOTE_INFO)
+    int keeps = keeps_window(op, args, nargs);
+    if (keeps)
+        dist_sched_window_touch(); /* the program is busy: its round trip is no idle time */
+    else
         dist_sched_flush(); /* commands the window holds go first (a release must follow their uses) */
     struct sluice_remote_msg local;
     struct sluice_remote_msg *m = out ? out : &local;
@@ -57,6 +94,8 @@ cl_int dist_call(int rank, int op, const uint64_t *args, int nargs, const void *
             free(buf);
         }
     }
+    if (keeps)
+        dist_sched_window_touch();
     cl_int ret = (cl_int)m->rep.ret;
     if (out == NULL)
         free(local.bytes);

@@ -414,6 +414,9 @@ int dist_sched_host_busy(const void *p, size_t len);
 void dist_rect_pack(unsigned char *to, const unsigned char *from, const size_t *g);
 /* Closes the window: every held command goes to its rank (object calls do it first). */
 void dist_sched_flush(void);
+/* An object call that keeps the window open (a create, a query) counts as the program's activity:
+ * the window's idle bound starts again from now. */
+void dist_sched_window_touch(void);
 /* Without closing the window: 0 while e runs, 1 when it completed, -1 when it failed. */
 int dist_sched_peek_done(struct dist_event *e);
 /* The CL_DCR trace event of a write replaced by a direct transfer from `from` (dist_sched_window.c). */

@@ -409,6 +409,14 @@ void dist_sched_flush(void)
     pthread_mutex_unlock(&dist_sched_lock);
 }
 
+void dist_sched_window_touch(void)
+{
+    pthread_mutex_lock(&dist_sched_lock);
+    if (dist_sched_win != NULL)
+        win_last = sluice_now_ns();
+    pthread_mutex_unlock(&dist_sched_lock);
+}
+
 /* Into the window (opening it at a host write to a serving rank), or to its rank now. */
 void dist_sched_hold_or_transmit(struct held *h)
 {
