@@ -7,9 +7,9 @@
 #   2. ThreadSanitizer: the unit tests of the threaded parts (progress engine and sleeper, trace
 #      buffers and strings, commit engine and its messages), then a TSan build of libsluice.so
 #      preloaded (behind libtsan) into programs under real mpiexec: the two-phase commit with its
-#      write-behind thread and distributed OpenCL (integration/sanitize_tsan_mpi.sh), and the
+#      write-behind thread and distributed OpenCL (integration/sanitize/sanitize_tsan_mpi.sh), and the
 #      job's test of itself, a library with one race put in on purpose that must fail
-#      (integration/sanitize_tsan_race.sh). docs/TESTING.md says what each covers.
+#      (integration/sanitize/sanitize_tsan_race.sh). docs/TESTING.md says what each covers.
 # Each job builds into its own folder (build-asan, build-tsan; $SANITIZE_BUILD_ROOT to move them).
 # Any sanitizer report fails the test (halt_on_error); set SLUICE_SANITIZE_JOBS="" to skip.
 set -euo pipefail

@@ -2,7 +2,7 @@
 # cmake -DIN=twophase_exec.c -DOUT=copy.c -P tsan_racy_copy.cmake: a copy of the two-phase
 # executor whose write-behind thread hands a written round back with a plain store, read with a
 # plain load (the atomics dropped): a real data race in sluice's own code, for the TSan job's test
-# of itself (tests/integration/sanitize_tsan_race.sh). Fails when the source no longer has them.
+# of itself (tests/integration/sanitize/sanitize_tsan_race.sh). Fails when the source no longer has them.
 file(READ ${IN} src)
 set(pairs
   "__atomic_store_n(&t->s->written, 1, __ATOMIC_RELEASE)" "t->s->written = 1"

@@ -3,7 +3,7 @@
  * kernel declares it const) is written once through the queue of device 1, then kernels on every
  * later device read it; each result is read back and checked, and finally the input is read back
  * through device 1's queue. Under distributed OpenCL with one device per rank, the input has to
- * move from rank 1 to the other ranks, and never back (tests/integration/dist_coherence.sh).
+ * move from rank 1 to the other ranks, and never back (tests/integration/cl/dist_coherence.sh).
  * Needs at least 3 devices. */
 #include "cl_test_util.h"
 #include <CL/cl.h>

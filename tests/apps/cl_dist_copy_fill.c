@@ -2,7 +2,7 @@
 /* Sample OpenCL program (knows nothing of sluice): fills a buffer through the queue of device 1,
  * copies half of it into a second buffer through the queue of the last device, reads the copy
  * back through device 0's queue after a marker, and checks every element. Under distributed
- * OpenCL the buffers move between ranks (tests/integration/dist_coherence.sh). Needs 3 devices. */
+ * OpenCL the buffers move between ranks (tests/integration/cl/dist_coherence.sh). Needs 3 devices. */
 #include "cl_test_util.h"
 #include <CL/cl.h>
 #include <stdio.h>

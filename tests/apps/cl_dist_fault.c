@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Sample OpenCL program (knows nothing of sluice) for the fault tests of distributed OpenCL
- * (tests/integration/dist_faults.sh). One context over every device, one queue and one buffer
+ * (tests/integration/cl/dist_faults.sh). One context over every device, one queue and one buffer
  * per device, a kernel that adds 1 to each element.
  *   cl_dist_fault loop SECONDS   runs the kernel on every device, round after round, for at most
  *                                SECONDS; prints "running" after the first round (the test then

@@ -2,7 +2,7 @@
 /* Which CPUs each thread of this process may run on, after real OpenCL work: a buffer of every
  * device is written and read back (checked), then one line per thread of /proc/self/task,
  * "thread <name> cpus <Cpus_allowed_list>", the main thread first. For the test of
- * SLUICE_HELPER_CPUS (tests/integration/dist_helper_cpus.sh): the program's own threads must
+ * SLUICE_HELPER_CPUS (tests/integration/cl/dist_helper_cpus.sh): the program's own threads must
  * keep the launcher's binding whatever sluice does with its own. --pin-thread CPU first starts a
  * thread of the program bound to that CPU alone (as a hybrid program binds its OpenMP threads),
  * named "pinned", which waits until the end. Exit status 1 on a wrong byte. */

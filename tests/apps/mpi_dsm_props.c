@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Property checks of sluice's DSM (sluice_dsm.h), one mode per run, under mpiexec with any rank
  * count. Each mode checks its property itself and prints "MODE ok ..." on rank 0 (or "FAIL ..."
- * on the rank that saw it, exit 1). tests/integration/dsm_*.sh run them.
+ * on the rank that saw it, exit 1). tests/integration/dsm/dsm_*.sh run them.
  *   coherence N   N random READ / READWRITE scopes per rank over chains of 1-3 of 4 counters:
  *                 no lost increment, no torn chunk, reads never go back; then rounds where one
  *                 rank writes and every rank must read exactly that value

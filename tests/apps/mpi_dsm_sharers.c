@@ -7,7 +7,7 @@
  *                   rank 0 still holds its read copy (an upgrade: no data), even rounds it drops
  *                   it first (the data comes with the grant). After each write it reads the
  *                   chunk again (a hit: it kept a read copy). Every scope checks it sees the
- *                   last write; the trace shows the hops (tests/integration/dsm_sharers.sh).
+ *                   last write; the trace shows the hops (tests/integration/dsm/dsm_sharers.sh).
  *   alternate R     2 or more ranks, R rounds: ranks 0 and 1 take turns writing chunk X (homed on
  *                   rank n-1: a third rank, or with 2 ranks the second writer), each after the
  *                   other's write (rendezvous order the turns): a migratory chunk, each write

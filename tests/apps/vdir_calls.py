@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # What Python's os functions say about folder argv[1] (relative, with files in it), by name,
 # by descriptor (dir_fd, fdopendir, fchdir) and as the working directory; no inode numbers or
-# times. tests/integration/capture_vdirs_calls.sh runs it on real folders and on sluice's
+# times. tests/integration/ckpt/capture_vdirs_calls.sh runs it on real folders and on sluice's
 # virtual ones and compares.
 import glob, os, shutil, stat, sys
 d = sys.argv[1]

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # What coreutils, find, tar and bash's own commands say about folder $1 (relative, with files
 # in it), printed in a form that does not depend on inode numbers, times or the folder's own
-# block count (file-system specific). tests/integration/capture_vdirs_calls.sh runs it on real
+# block count (file-system specific). tests/integration/ckpt/capture_vdirs_calls.sh runs it on real
 # folders and on sluice's virtual ones and compares.
 d=$1
 top=$PWD

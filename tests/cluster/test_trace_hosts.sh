@@ -46,7 +46,7 @@ fi
 "$TRACE" perfetto --clock sync sync.json "$SHARED/tr" || fail "perfetto --clock sync failed"
 "$TRACE" perfetto --clock wall wall.json "$SHARED/tr" || fail "perfetto --clock wall failed"
 for f in auto sync; do
-  /usr/bin/python3 "$SOURCE_DIR/tests/integration/trace_check_perfetto.py" $f.json 4 > check.out \
+  /usr/bin/python3 "$SOURCE_DIR/tests/integration/trace/trace_check_perfetto.py" $f.json 4 > check.out \
     || fail "the aligned trace ($f): $(cat check.out)"
   flows=$(/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"])' < check.out)
   [ "$flows" -gt 0 ] || fail "$f: no message arrow to check"

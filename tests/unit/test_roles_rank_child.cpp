@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-// Not a test on its own: the program that tests/integration/mpi_lazy_init.sh runs several
+// Not a test on its own: the program that tests/integration/mpi/mpi_lazy_init.sh runs several
 // times per rank under real mpiexec (`sh -c 'child; child; child'`), standing in for a
 // sluice feature that needs MPI (none exists in every build). Run by ctest it skips.
 //
@@ -41,7 +41,7 @@ TEST(RankChild, Step)
 {
     const char *step = getenv("ROLES_TEST_STEP");
     if (step == nullptr)
-        GTEST_SKIP() << "run by tests/integration/mpi_lazy_init.sh under mpiexec";
+        GTEST_SKIP() << "run by tests/integration/mpi/mpi_lazy_init.sh under mpiexec";
     std::ofstream out(report_path());
     out << "rank " << sluice_launch_rank() << " size " << sluice_launch_size() << " launcher "
         << sluice_under_launcher();

@@ -7,7 +7,7 @@
  * at exit for a process that never finalized:
  *   mpi_init N / mpi_finalize N        entries into the MPI wrappers (either name)
  *   file OPENS WRITES BYTES PATH       per path opened through open/open64/openat/openat64/creat
- * Used by tests/integration/preload_order.sh to show sluice works before or after such a tool. */
+ * Used by tests/integration/shim/preload_order.sh to show sluice works before or after such a tool. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>

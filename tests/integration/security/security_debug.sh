@@ -5,7 +5,7 @@
 # they planted is never followed (it would append to the victim's own private file); one
 # warning line says why and the program runs as without the stream. The victim's own file is
 # created 0600 and written.
-source "$SOURCE_DIR/tests/integration/security_lib.bash"
+source "$SOURCE_DIR/tests/integration/security/security_lib.bash"
 sec_users
 sec_dir v "$VICTIM"
 sec_dir shared root 1777

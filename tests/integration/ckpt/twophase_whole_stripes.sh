@@ -8,7 +8,7 @@
 # (80.9 % in whole stripes). A set smaller than one stripe stays packed (docs/COMMIT.md): its one
 # or two stripes are listed, not failed. The restart reads every byte back.
 app=$SLUICE_APPS_DIR/ckpt_sized
-check=$SOURCE_DIR/tests/integration/stripe_writers.py
+check=$SOURCE_DIR/tests/integration/ckpt/stripe_writers.py
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE SLUICE_STRIPING_UNIT=1M
 command -v strace >/dev/null || fail "strace not found (apt-get install strace)"
 dirs=""

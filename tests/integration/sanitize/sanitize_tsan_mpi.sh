@@ -7,7 +7,7 @@
 # user events failing commands on serving ranks while other events of their wait lists run,
 # transfers failed by their wait list, then only a remote device: callbacks coming back from it,
 # four host threads at once). Any report fails the test; so does wrong output.
-source "$SOURCE_DIR/tests/integration/tsan_lib.bash"
+source "$SOURCE_DIR/tests/integration/sanitize/tsan_lib.bash"
 app=$SLUICE_APPS_DIR/ckpt_sized
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE SLUICE_CB_WRITE=enable SLUICE_CB_BUFFER_SIZE=256K SLUICE_STRIPING_UNIT=64K
 sizes="1000001 733333 1150000"

@@ -5,7 +5,7 @@
 # (tests/tsan_racy_copy.cmake). The same checkpoint run as sanitize_tsan_mpi, with the same
 # options and suppressions, must then fail, a rank ending with TSan's exit status (66), and the
 # report must name the two sluice functions that race.
-source "$SOURCE_DIR/tests/integration/tsan_lib.bash"
+source "$SOURCE_DIR/tests/integration/sanitize/tsan_lib.bash"
 racy=$SLUICE_BIN_DIR/../racecheck/libsluice_racecheck.so
 [ -f "$racy" ] || fail "$racy is missing (build the sluice_racecheck target of the TSan build)"
 d=$PWD/tp

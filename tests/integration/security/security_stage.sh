@@ -7,7 +7,7 @@
 # sidecar of another user in the victim's own folder is skipped by recover and by a restart
 # read with a warning; the folders
 # sluice makes itself are 0700 and staged data 0600.
-source "$SOURCE_DIR/tests/integration/security_lib.bash"
+source "$SOURCE_DIR/tests/integration/security/security_lib.bash"
 sec_users
 ckpt=$SLUICE_BIN_DIR/sluice-ckpt
 unset SLUICE_STAGE_DIR

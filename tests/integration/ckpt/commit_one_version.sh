@@ -11,7 +11,7 @@
 #   - processes writing container data (more than 64 KiB: the header and index are the home's)
 #     <= SLUICE_CB_NODES per container;
 #   - bytes in whole stripes >= 95 % and no stripe of a set of one stripe or more written in
-#     pieces by two processes (strace, tests/integration/stripe_writers.py).
+#     pieces by two processes (strace, tests/integration/ckpt/stripe_writers.py).
 app=$SLUICE_APPS_DIR/mpi_ckpt_multifile
 ckpt=$SLUICE_BIN_DIR/sluice-ckpt
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE SLUICE_CB_NODES=2 SLUICE_STRIPING_UNIT=64K
@@ -64,7 +64,7 @@ for n in 2 3 4; do
   [ "$straced" -eq "$traced" ] || fail "n$n: trace ($traced) and strace ($straced) disagree"
   [ $((traced * 100)) -le $((bytes * 105)) ] || fail "n$n: container bytes / program bytes > 1.05"
   echo "ok: n$n: container bytes / program bytes = $(awk -v a="$traced" -v b="$bytes" 'BEGIN{printf "%.3f", a/b}')"
-  python3 "$SOURCE_DIR/tests/integration/stripe_writers.py" "strace$n.txt" 65536 >"stripes$n.txt" ||
+  python3 "$SOURCE_DIR/tests/integration/ckpt/stripe_writers.py" "strace$n.txt" 65536 >"stripes$n.txt" ||
     fail "n$n: stripe_writers.py failed"
   read -r _ sbytes swhole sshared < <(grep '^total' "stripes$n.txt")
   expect_eq "n$n: stripes written in pieces by two processes (sets of a stripe or more)" 0 "$sshared"

@@ -7,7 +7,7 @@
 # window held them: three of four overlapping versions showed 0 writes, the fourth the others'
 # bytes; staging opens were counted as container operations.
 trace=$SLUICE_BIN_DIR/sluice-trace
-compare=$SOURCE_DIR/tests/integration/trace_io_attribution.py
+compare=$SOURCE_DIR/tests/integration/trace/trace_io_attribution.py
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE
 command -v strace >/dev/null || fail "strace not found (apt-get install strace)"
 calls=write,pwrite64,pwritev,copy_file_range,open,openat,fsync,fdatasync,rename,renameat,renameat2

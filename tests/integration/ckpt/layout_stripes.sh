@@ -8,7 +8,7 @@
 # the container's array region must be the canonical array (checked by a restart on 2 ranks,
 # which reads blocks of another decomposition from it).
 app=$SLUICE_APPS_DIR/mpi_ckpt_array
-check=$SOURCE_DIR/tests/integration/stripe_writers.py
+check=$SOURCE_DIR/tests/integration/ckpt/stripe_writers.py
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE SLUICE_STRIPING_UNIT=256K SLUICE_CB_BUFFER_SIZE=1M
 command -v strace >/dev/null || fail "strace not found (apt-get install strace)"
 for n in 4 3; do
@@ -25,7 +25,7 @@ for n in 4 3; do
   expect_eq "n$n: stripes written in pieces by two processes" 0 "$shared"
   [ $((whole * 100)) -ge $((bytes * 95)) ] ||
     fail "n$n: $(awk -v a="$whole" -v b="$bytes" 'BEGIN{printf "%.1f", 100*a/b}') % of container bytes in whole stripes, under 95 %"
-  writers=$(python3 "$SOURCE_DIR/tests/integration/container_writers.py" n$n.strace | head -1)
+  writers=$(python3 "$SOURCE_DIR/tests/integration/ckpt/container_writers.py" n$n.strace | head -1)
   expect_eq "n$n: processes that wrote the container (one aggregator on this node)" 1 "$writers"
   echo "ok: n$n: $(awk -v a="$whole" -v b="$bytes" 'BEGIN{printf "%.1f", 100*a/b}') % of $bytes bytes in whole stripes"
   SLUICE_CAPTURE="$d/ckpt.%r" timeout 60 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" \

@@ -5,7 +5,7 @@
 #    recover write through them (the victim's private file stays intact);
 #  - the container is never more open than the program's files: members created 0600 under
 #    umask 022 give a 0600 container that the other user cannot read.
-source "$SOURCE_DIR/tests/integration/security_lib.bash"
+source "$SOURCE_DIR/tests/integration/security/security_lib.bash"
 sec_users
 ckpt=$SLUICE_BIN_DIR/sluice-ckpt
 sec_dir v "$VICTIM"
