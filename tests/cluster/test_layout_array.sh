@@ -5,7 +5,8 @@
 # over 3 nodes (2 each; grid 3x2x1, so every rank's rows interleave with the others' in the
 # array). The commit's two-phase writer gathers the rows on one aggregator per node: the trace
 # shows the processes that wrote the container, at most one per node (here one on each: the
-# array is cut into 3 domains), none of them written in a 64 KiB stripe by two. Restarts on
+# array is cut into 3 domains), none of them written in a 64 KiB stripe by two, and one message
+# per (writer, aggregator, round) carrying all the writer's rows of it. Restarts on
 # 2 nodes (4 ranks, grid 2x2x1) and on 1 node (5 ranks, grid 5x1x1) read exactly their blocks of
 # the new decomposition (the program checks every value and the header).
 source "$SOURCE_DIR/tests/cluster/lib.bash"
@@ -38,6 +39,15 @@ shared_stripes=$(awk '$3 > 0 { for (s = int($2 / 65536); s <= int(($2 + $3 - 1) 
   | awk '{ n[$1]++ } END { for (s in n) if (n[s] > 1) print s }')
 expect_eq "stripes written by two processes" "" "$shared_stripes"
 echo "ok: the container was written by ranks $writers($total bytes), one per node"
+# The rows a writer sends one aggregator in one round travel as one message (ROMIO's packing):
+# here every domain is one round (at most 2 stripes of 64 KiB, rounds of 128 KiB), so exactly
+# one message per (writer, aggregator), not one per row (80 rows per rank, 26 or 27 of them
+# per domain).
+pairs=$(grep ' COMMIT_SHUFFLE ' trace.dump | sed -E 's/^rank ([0-9]+) .*to rank=([0-9]+),.*/\1>\2/' | sort | uniq -c |
+  awk '$1 != 1 {print $2 ": " $1}' | tr '\n' ' ')
+expect_eq "(writer, aggregator) pairs with other than one message" "" "$pairs"
+msgs=$(grep -c ' COMMIT_SHUFFLE ' trace.dump)
+[ "$msgs" -ge 6 ] && [ "$msgs" -le 18 ] || fail "$msgs messages from 6 writers to 3 aggregators (6 to 18 expected)"
 
 # Restarts on other node and rank counts: each rank checks every value of its new block.
 restart() {
