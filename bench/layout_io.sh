@@ -13,6 +13,7 @@
 #   read sluice    M ranks read ckpt.<rank> under sluice: their blocks cut from the container
 #
 #   bench/layout_io.sh [--ranks "8 27"] [--edge 128] [--dir DIR] [--build DIR] [--unit 1M]
+#                      [--lib LIBSLUICE]   (another libsluice.so than the build's, to compare)
 #
 # DIR (default: build/bench-layout-io) is the file system under test, never /dev/shm. Times
 # are the slowest rank's, from a common start (CLOCK_REALTIME) to durable (writes) or to the
@@ -24,6 +25,7 @@ ranks="8 27"
 edge=128
 dir=""
 unit=1M
+lib_arg=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks=$2; shift 2 ;;
@@ -31,13 +33,14 @@ while [ $# -gt 0 ]; do
     --dir) dir=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --unit) unit=$2; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --lib) lib_arg=$2; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "layout_io.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 build=$(cd "$build" && pwd)
 bin=$build/bin/sluice-bench-layout_io
-lib=$build/lib/libsluice.so
+lib=${lib_arg:-$build/lib/libsluice.so}
 for f in "$bin" "$lib"; do
   [ -e "$f" ] || { echo "layout_io.sh: $f is missing: build first (cmake --build $build)" >&2; exit 2; }
 done
@@ -47,6 +50,12 @@ case "$(mkdir -p "$dir" && cd "$dir" && pwd)/" in
 esac
 dir=$(cd "$dir" && pwd)
 MPIEXEC=${MPIEXEC:-mpiexec}
+# Under Open MPI, "ROMIO" is its romio321 component (its default MPI-IO is OMPIO, which ignores
+# romio_cb_write); root and more ranks than cores (64 on the 16-core device machine) allowed.
+if "$MPIEXEC" --version 2>&1 | grep -q -E "Open MPI|OpenRTE"; then
+  export OMPI_MCA_io=${OMPI_MCA_io:-romio321} OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    OMPI_MCA_rmaps_base_oversubscribe=1
+fi
 unit_bytes=$(numfmt --from=iec "$unit")
 bytes=$((edge * edge * edge * 8))
 
@@ -74,8 +83,8 @@ for n in $ranks; do
   [ "$(ls -A "$s")" == "ckpt.@r.sluice" ] || echo "layout_io.sh: sluice left $(ls -A "$s" | wc -l) files, not one container" >&2
   t_rr=$(timed "$m" -- "$bin" romio-read "$r" "$edge")
   t_sr=$(timed "$m" LD_PRELOAD="$lib" SLUICE_CAPTURE="$s/ckpt.%r" -- "$bin" fpp-read "$s" "$edge" 64)
-  row() { printf '%-6s %-14s %-6s %10s %9.0f %18s\n' "$n" "$1" "$2" "$3" "$(echo "$bytes / 1048576 / $3" | bc -l)" "$4"; }
-  ratio() { echo "scale=2; $1 / $2" | bc -l; }
+  row() { printf '%-6s %-14s %-6s %10s %9.0f %18s\n' "$n" "$1" "$2" "$3" "$(awk -v b="$bytes" -v t="$3" 'BEGIN { print b / 1048576 / t }')" "$4"; }
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
   row romio-auto - "$t_auto" "$(ratio "$t_sl" "$t_auto")"
   row romio-enable - "$t_on" "$(ratio "$t_sl" "$t_on")"
   row sluice - "$t_sl" 1.00

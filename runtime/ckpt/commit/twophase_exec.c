@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Two-phase commit, executor: runs one rank's part of a two-phase plan on the progress thread.
  *
- *   writer      sends each piece of its staged members, round by round, to the aggregator of
- *               the piece's domain (MPI_Isend on sluice's communicator, one tag per commit),
- *               straight from the mapped staging file, in batches of one (round, aggregator):
- *               at most two batches are in flight (when a file cannot be mapped its pieces are
- *               read into a batch buffer: at most two round buffers);
- *   aggregator  posts the receives of a round straight into a round-sized buffer at the pieces'
- *               offsets (no copy), zero-fills padding, and writes the round's requests: whole
+ *   writer      sends the pieces of its staged members, round by round, to the aggregator of
+ *               the pieces' domain (MPI_Isend on sluice's communicator, one tag per commit),
+ *               straight from the mapped staging file, one message per (round, aggregator)
+ *               described by a datatype of the pieces' addresses (twophase_msg.h): at most two
+ *               such messages are in flight (when a file cannot be mapped its pieces are read
+ *               into a batch buffer: at most two round buffers);
+ *   aggregator  posts one receive per writer of a round, whose datatype puts each piece straight
+ *               at its offset in a round-sized buffer (no copy), zero-fills padding, and writes
+ *               the round's requests: whole
  *               stripes except at the ends of its domain. Two buffers: round r+1 is received
  *               while round r is written, by a write-behind thread (below).
  *   direct      members the planner left to their own rank are written as on the direct path.
@@ -19,6 +21,7 @@
  * in flight at once without deadlock. MPI's non-overtaking rule keeps the pieces between one
  * writer and one aggregator in order, which is the order both sides derive from the plan. */
 #include "ckpt/commit/commit_internal.h"
+#include "ckpt/commit/twophase_msg.h"
 #include "ckpt/commit/twophase_part.h"
 #include "mpi/tags.h"
 
@@ -59,7 +62,9 @@ struct agg_slot {
     int writing; /* handed to the write-behind thread */
     int written; /* set by that thread (atomic) when the round is on its way to the disk */
     uint32_t round;
-    size_t pbeg, pend; /* the round's pieces in plan.pieces */
+    size_t pbeg, pend;   /* the round's pieces in plan.pieces */
+    size_t *msg_first;   /* per request: the first piece of its message (trace id) */
+    uint64_t *msg_bytes; /* per request: its bytes */
 };
 
 struct tp_job {
@@ -164,10 +169,14 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
         s->buf = nb;
         s->len = total;
     }
-    s->reqs = calloc(e - b, sizeof(MPI_Request));
-    if (!s->reqs)
+    /* One message for the whole batch (twophase_msg.h): its pieces' spans, in plan order, the
+     * order in which the aggregator lays out its receive from this rank. */
+    size_t np = e - b;
+    s->reqs = calloc(1, sizeof(MPI_Request));
+    unsigned char **ptr = malloc(np * sizeof *ptr);
+    int *len = malloc(np * sizeof *len);
+    if (!s->reqs || !ptr || !len)
         sluice_fatal(1, "checkpoint commit: out of memory for send requests");
-    MPI_Comm comm = sluice_comm();
     uint64_t pos = 0;
     for (size_t k = b; k < e; k++) {
         const struct sluice_tp_piece *pc = &j->plan.pieces[j->mine[k]];
@@ -189,13 +198,22 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
                 j->err = rc;
         }
         j->piece_crc[j->mine[k]] = sluice_crc32c_update(0, p, pc->size);
-        int to = j->plan.domains[pc->domain].aggregator;
-        uint64_t t_send = sluice_now_ns(); /* (the aggregator may have the piece before Isend returns) */
-        MPI_Isend(p, (int)pc->size, MPI_BYTE, to, j->tag, comm, &s->reqs[s->nreq++]);
-        if (sluice_trace_active())
-            sluice_trace_record(SLUICE_EV_COMMIT_SHUFFLE, 0, t_send, 0, (uint64_t)to, pc->size,
-                                (uint64_t)(uint32_t)j->tag << 32 | (uint32_t)j->piece_id[j->mine[k]]);
+        ptr[k - b] = p;
+        len[k - b] = (int)pc->size;
     }
+    struct commit_tp_msg msg;
+    if (commit_tp_msg_make(ptr, len, np, &msg))
+        sluice_fatal(1, "checkpoint commit: out of memory for a shuffle message");
+    free(ptr);
+    free(len);
+    int to = j->plan.domains[d].aggregator;
+    uint64_t t_send = sluice_now_ns(); /* (the aggregator may have the message before Isend returns) */
+    MPI_Isend(msg.buf, msg.count, msg.type, to, j->tag, sluice_comm(), &s->reqs[0]);
+    s->nreq = 1;
+    commit_tp_msg_done(&msg);
+    if (sluice_trace_active())
+        sluice_trace_record(SLUICE_EV_COMMIT_SHUFFLE, 0, t_send, 0, (uint64_t)to, msg.bytes,
+                            (uint64_t)(uint32_t)j->tag << 32 | (uint32_t)j->piece_id[j->mine[b]]);
     s->active = 1;
 }
 
@@ -232,6 +250,19 @@ static uint64_t window_begin(const struct tp_job *j, uint32_t r)
     return j->plan.domains[j->dom].base + (uint64_t)r * j->plan.round_size;
 }
 
+struct by_src {
+    int src;
+    size_t k;
+};
+
+static int by_src_cmp(const void *x, const void *y)
+{
+    const struct by_src *a = x, *b = y;
+    if (a->src != b->src)
+        return a->src < b->src ? -1 : 1;
+    return (a->k > b->k) - (a->k < b->k);
+}
+
 static void post_round(struct tp_job *j, struct agg_slot *s, uint32_t r)
 {
     const struct sluice_tp_plan *p = &j->plan;
@@ -247,16 +278,40 @@ static void post_round(struct tp_job *j, struct agg_slot *s, uint32_t r)
     s->pend = e;
     s->round = r;
     s->nreq = 0;
-    s->reqs = calloc(e - b ? e - b : 1, sizeof(MPI_Request));
-    if (!s->reqs)
+    /* One message per writer (twophase_msg.h): its pieces of the round, in plan order, each at
+     * its offset in the round buffer (no copy). */
+    size_t np = e - b;
+    struct by_src *o = malloc((np ? np : 1) * sizeof *o);
+    unsigned char **ptr = malloc((np ? np : 1) * sizeof *ptr);
+    int *len = malloc((np ? np : 1) * sizeof *len);
+    s->reqs = calloc(np ? np : 1, sizeof(MPI_Request));
+    s->msg_first = malloc((np ? np : 1) * sizeof *s->msg_first);
+    s->msg_bytes = malloc((np ? np : 1) * sizeof *s->msg_bytes);
+    if (!o || !ptr || !len || !s->reqs || !s->msg_first || !s->msg_bytes)
         sluice_fatal(1, "checkpoint commit: out of memory for receive requests");
+    for (size_t k = b; k < e; k++)
+        o[k - b] = (struct by_src){p->pieces[k].src, k};
+    qsort(o, np, sizeof *o, by_src_cmp);
     uint64_t wb = window_begin(j, r);
-    MPI_Comm comm = sluice_comm();
-    for (size_t k = b; k < e; k++) {
-        const struct sluice_tp_piece *pc = &p->pieces[k];
-        MPI_Irecv(s->buf + (pc->file_off - wb), (int)pc->size, MPI_BYTE, pc->src, j->tag, comm,
-                  &s->reqs[s->nreq++]);
+    for (size_t x = 0; x < np;) {
+        size_t y = x;
+        for (; y < np && o[y].src == o[x].src; y++) {
+            const struct sluice_tp_piece *pc = &p->pieces[o[y].k];
+            ptr[y - x] = s->buf + (pc->file_off - wb);
+            len[y - x] = (int)pc->size;
+        }
+        struct commit_tp_msg msg;
+        if (commit_tp_msg_make(ptr, len, y - x, &msg))
+            sluice_fatal(1, "checkpoint commit: out of memory for a shuffle message");
+        s->msg_first[s->nreq] = o[x].k;
+        s->msg_bytes[s->nreq] = msg.bytes;
+        MPI_Irecv(msg.buf, msg.count, msg.type, o[x].src, j->tag, sluice_comm(), &s->reqs[s->nreq++]);
+        commit_tp_msg_done(&msg);
+        x = y;
     }
+    free(o);
+    free(ptr);
+    free(len);
     s->posted = 1;
 }
 
@@ -405,12 +460,17 @@ static int aggregator_poll(struct tp_job *j, int *done)
         if (j->next_write < j->next_post) {
             struct agg_slot *s = &j->as[j->next_write % 2];
             if (s->posted && !s->writing && test_all(s->reqs, s->nreq)) {
-                for (size_t k = s->pbeg; k < s->pend && sluice_trace_active(); k++)
-                    sluice_trace_instant(SLUICE_EV_COMMIT_SHUFFLE_RECV, (uint64_t)j->plan.pieces[k].src,
-                                         j->plan.pieces[k].size,
-                                         (uint64_t)(uint32_t)j->tag << 32 | (uint32_t)j->piece_id[k]);
+                for (int m = 0; m < s->nreq && sluice_trace_active(); m++)
+                    sluice_trace_instant(SLUICE_EV_COMMIT_SHUFFLE_RECV,
+                                         (uint64_t)j->plan.pieces[s->msg_first[m]].src, s->msg_bytes[m],
+                                         (uint64_t)(uint32_t)j->tag << 32 |
+                                             (uint32_t)j->piece_id[s->msg_first[m]]);
                 free(s->reqs);
+                free(s->msg_first);
+                free(s->msg_bytes);
                 s->reqs = NULL;
+                s->msg_first = NULL;
+                s->msg_bytes = NULL;
                 s->writing = 1;
                 j->next_write++;
                 write_behind(j, s);
@@ -464,6 +524,8 @@ static void job_free(struct tp_job *j)
         free(j->ss[i].reqs);
         free(j->as[i].buf);
         free(j->as[i].reqs);
+        free(j->as[i].msg_first);
+        free(j->as[i].msg_bytes);
     }
     if (j->out >= 0)
         commit_fs_close(j->out);
