@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Validates `sluice-trace whatif`'s model on this machine: two-phase checkpoints of 1 to 16 ranks
-# (members of SIZE bytes each, default 4 MiB), the model calibrated on this host from two runs of
-# 1 rank (metadata latency from 1-byte members, target bandwidth from SIZE-byte members; one
-# target, all ranks on one node), then each run's measured time until durable printed beside the
-# model's estimate and their ratio. Usage: bench/whatif_validate.sh BUILD_DIR [SIZE]
+# (members of SIZE bytes each, default 4 MiB), the model calibrated on this host from runs of 1
+# and 2 ranks (metadata latency from 1-byte members, target bandwidth from SIZE-byte members of 1
+# rank, which commits directly; aggregation bandwidth from 2 ranks of SIZE-byte members against
+# 2 of 1-byte ones, less the target's share; one target, all ranks on one node), then each run's
+# measured time until durable printed beside the model's estimate and their ratio. Across nodes:
+# bench/whatif_cluster.sh. Usage: bench/whatif_validate.sh BUILD_DIR [SIZE]
 set -euo pipefail
 build=$(cd "$1" && pwd); size=${2:-4194304}
 trace=$build/bin/sluice-trace; app=$build/tests/apps/ckpt_sized; lib=$build/lib/libsluice.so
@@ -23,11 +25,14 @@ ops=$(meta_ops "$t_small")
 lat=$(awk -v d="$(durable "$t_small")" -v m="$ops" 'BEGIN {printf "%.9f", d / m}')
 bw=$(awk -v d="$(durable "$t_big")" -v m="$(meta_ops "$t_big")" -v l="$lat" -v b="$size" \
   'BEGIN {x = d - m * l; if (x <= 0) x = 1e-6; printf "%.0f", b / x}')
-echo "calibrated on 1 rank: metadata latency $lat s ($ops operations), target bandwidth $bw B/s"
+t2_small=$(run 2 1); t2_big=$(run 2 "$size")
+agg=$(awk -v a="$(durable "$t2_small")" -v d="$(durable "$t2_big")" -v b="$size" -v w="$bw" \
+  'BEGIN {x = d - a - 2 * b / w; if (x <= 0) x = 1e-6; printf "%.0f", 2 * b / x}')
+echo "calibrated: metadata latency $lat s ($ops operations), target bandwidth $bw B/s, aggregation $agg B/s"
 printf "%6s %14s %14s %8s\n" ranks measured_s model_s ratio
 for n in 1 2 4 8 16; do
   t=$(run "$n" "$size")
   est=$("$trace" whatif --targets 1 --stripe-count 1 --target-bw "$bw" --md-latency "$lat" --ranks-per-node 16 \
-        --node-bw 1e12 --ranks "$n" "$t" | awk -v n="$n" '$1 == n {print $5}')
+        --node-bw 1e12 --agg-bw "$agg" --ranks "$n" "$t" | awk -v n="$n" '$1 == n {print $5}')
   awk -v n="$n" -v m="$(durable "$t")" -v e="$est" 'BEGIN {printf "%6d %14.6f %14.6f %8.2f\n", n, m, e, m / e}'
 done
