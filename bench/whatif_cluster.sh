@@ -15,13 +15,13 @@
 # / B, R b / I): no gather term) for comparison, with the load average. Root. Figures only; it
 # never passes or fails on them.
 #
-#   bench/whatif_cluster.sh [--build DIR] [--dir DIR] [--rates "100mbit 400mbit"] [--sizes "2M 8M"]
+#   bench/whatif_cluster.sh [--build DIR] [--dir DIR] [--rates "100mbit 200mbit"] [--sizes "2M 8M"]
 #                           [--points "2x1 2x2 2x4 3x2 4x1 4x2 4x4 2x2rr 4x2rr"] [--reps 2]
 # A point NxR places R ranks on each of N nodes, in blocks (rank r on node r / R); NxRrr places
 # them round robin (rank r on node r % N: most shuffled bytes cross the links).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=$here/../build dir="" rates="100mbit 400mbit" sizes="2M 8M" reps=2
+build=$here/../build dir="" rates="100mbit 200mbit" sizes="2M 8M" reps=2
 points="2x1 2x2 2x4 3x2 4x1 4x2 4x4 2x2rr 4x2rr"
 while [ $# -gt 0 ]; do
   case "$1" in
