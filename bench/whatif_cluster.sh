@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Validates `sluice-trace whatif`'s container model on the multi-node testbed (docs/TRACE.md, What
+# if; docs/CLUSTER_TESTBED.md): per link rate, a testbed of 4 nodes whose links and storage node
+# are shaped at that rate, checkpoints on its GlusterFS (every byte and metadata operation crosses
+# the links). A calibration step measures the model's inputs once per testbed, never per point:
+#   I  link goodput: 16 MiB over TCP from node0 to node1 (python3 sockets)
+#   B  file-system bandwidth: dd of 32 MiB to the GlusterFS from node0, conv=fdatasync
+#   L  metadata latency: a 1-rank sluice checkpoint of 1 byte on the GlusterFS, until durable / m_c
+#   M  aggregation bandwidth: 2 ranks on node0 checkpointing to its /tmp (tmpfs: no file-system
+#      cost), S-byte members against 1-byte ones: 2 (S - 1) / (difference of the times until durable)
+# Then each point (nodes x ranks per node, member size, placement) runs --reps times: the time
+# until durable measured by the trace, the model's estimate for it (`whatif --ranks N` with T = C
+# = 1, B, L, M, I and R = ranks per node), their ratio, and the earlier model (metadata + max(N b
+# / B, R b / I): no gather term) for comparison, with the load average. Root. Figures only; it
+# never passes or fails on them.
+#
+#   bench/whatif_cluster.sh [--build DIR] [--dir DIR] [--rates "100mbit 200mbit"] [--sizes "2M 8M"]
+#                           [--points "2x1 2x2 2x4 3x2 4x1 4x2 4x4 2x2rr 4x2rr"] [--reps 2]
+# A point NxR places R ranks on each of N nodes, in blocks (rank r on node r / R); NxRrr places
+# them round robin (rank r on node r % N: most shuffled bytes cross the links).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$here/../build dir="" rates="100mbit 200mbit" sizes="2M 8M" reps=2
+points="2x1 2x2 2x4 3x2 4x1 4x2 4x4 2x2rr 4x2rr"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --dir) dir=$2; shift 2 ;;
+    --rates) rates=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    --points) points=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    *) echo "whatif_cluster.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+build=$(cd "$build" && pwd)
+dir=${dir:-$build/bench-whatif-cluster}
+testbed=$here/../tests/cluster/testbed.sh
+trace=$build/bin/sluice-trace app=$build/tests/apps/ckpt_sized lib=$build/lib/libsluice.so
+bytes() { numfmt --from=iec "$1"; }
+load() { cut -d' ' -f1 /proc/loadavg; }
+in_tb() { (cd "$dir/shared" && "$testbed" run --dir "$dir" "$@"); }
+# ckpt NAME FOLDER HOSTS N SIZE: one two-phase checkpoint of N ranks placed by HOSTS (hydra
+# -hosts) into FOLDER (as the nodes see it), traced into the shared folder; prints the trace.
+ckpt() {
+  local t=$dir/shared/trace-$1
+  rm -rf "$t"
+  "$testbed" exec --dir "$dir" node0 sh -c "rm -rf '$2' && mkdir -p '$2'" # node0 sees it as every node does
+  in_tb env SLUICE_CB_WRITE=enable SLUICE_CAPTURE="$2/ckpt.%r" SLUICE_TRACE_DIR="$t" \
+    timeout 300 mpiexec -hosts "$3" -n "$4" env LD_PRELOAD="$lib" "$app" write "$2" "$5" > /dev/null
+  echo "$t"
+}
+field() { "$trace" whatif "$1" | sed -n "s/.*$2.*/\\1/p"; }
+durable() { field "$1" 'measured until durable \([0-9.]*\) s'; }
+meta_ops() { field "$1" 'container commit \([0-9]*\) metadata operations'; }
+median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+
+calibrate() {
+  local s=8388608 i
+  "$testbed" exec --dir "$dir" node1 python3 -c '
+import socket, time
+srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("0.0.0.0", 5999)); srv.listen(1); srv.settimeout(60)
+c, _ = srv.accept(); n = 0; t0 = None
+while True:
+    d = c.recv(1 << 20)
+    if not d: break
+    t0 = t0 or time.time(); n += len(d)
+print("%.0f" % (n / (time.time() - t0)))' > "$dir/cal-link" &
+  for i in 1 2 3 4 5; do sleep 1; "$testbed" exec --dir "$dir" node0 python3 -c '
+import socket; s = socket.create_connection(("node1", 5999)); s.sendall(bytes(16 << 20)); s.close()' 2> /dev/null && break; done
+  wait $!
+  I=$(cat "$dir/cal-link")
+  B=$("$testbed" exec --dir "$dir" node0 sh -c "dd if=/dev/zero of='$dir/netfs/cal.dd' bs=1M count=32 conv=fdatasync 2>&1 >/dev/null; rm -f '$dir/netfs/cal.dd'" \
+    | awk '/copied/ {for (i = 1; i <= NF; i++) if ($i == "s,") print int($1 / $(i - 1))}')
+  L=$(for i in 1 2 3; do t=$(ckpt cal-l "$dir/netfs/cal-l" node0:1 1 1); awk -v d="$(durable "$t")" -v m="$(meta_ops "$t")" 'BEGIN {printf "%.6f\n", d / m}'; done | median)
+  M=$(for i in 1 2 3; do
+    t1=$(ckpt cal-m1 /tmp/cal-m node0:2 2 1); tS=$(ckpt cal-ms /tmp/cal-m node0:2 2 $s)
+    awk -v a="$(durable "$t1")" -v b="$(durable "$tS")" -v s=$s 'BEGIN {x = b - a; if (x <= 0) x = 1e-6; printf "%.0f\n", 2 * (s - 1) / x}'
+  done | median)
+  echo "# calibrated (load $(load)): link I = $I B/s, file system B = $B B/s, metadata L = $L s/op, aggregation M = $M B/s"
+}
+
+echo "# whatif model on the testbed: $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for rate in $rates; do
+  "$testbed" up --dir "$dir" --nodes 4 --rate "$rate" --fs gluster > /dev/null
+  trap '"$testbed" down --dir "$dir" > /dev/null || true' EXIT
+  echo
+  echo "## links and storage node at $rate, GlusterFS"
+  calibrate
+  printf "%-6s %5s %6s %9s %9s %7s %12s %6s\n" point ranks size measured model ratio earlier_model load
+  for p in $points; do
+    nodes=${p%%x*} rest=${p#*x}; ppn=${rest%rr}
+    n=$((nodes * ppn)) hosts=""
+    if [ "$rest" = "$ppn" ]; then
+      hosts=$(for ((i = 0; i < nodes; i++)); do printf 'node%d:%d,' "$i" "$ppn"; done)
+    else
+      hosts=$(for ((i = 0; i < nodes; i++)); do printf 'node%d,' "$i"; done)
+    fi
+    for size in $sizes; do
+      for ((r = 0; r < reps; r++)); do
+        t=$(ckpt "$p-$size" "$dir/netfs/$p-$size" "${hosts%,}" "$n" "$(bytes "$size")")
+        "$trace" whatif --targets 1 --stripe-count 1 --target-bw "$B" --md-latency "$L" --md-rate 1e9 \
+          --ranks-per-node "$ppn" --node-bw "$I" --agg-bw "$M" --ranks "$n" "$t" \
+          | awk -v p="$p" -v n="$n" -v s="$size" -v l="$(load)" -v m="$(durable "$t")" \
+            '$1 == n && NF == 10 {printf "%-6s %5d %6s %9.3f %9.3f %7.2f %12.3f %6s\n", p, n, s, m, $5, m / $5, $6 + $8, l}'
+      done
+    done
+  done
+  "$testbed" down --dir "$dir" > /dev/null
+  trap - EXIT
+done
