@@ -7,7 +7,7 @@
 # (the parallel file system) seen at the same path by every node.
 #
 #   testbed.sh up [--nodes N] [--rate RATE] [--rate0 RATE] [--skew SEC] [--finalize-fix auto|on|off]
-#                 [--fs gluster] [--fs-rate RATE] [--dir DIR]
+#                 [--fs gluster] [--fs-rate RATE] [--slurm] [--dir DIR]
 #   testbed.sh run [--dir DIR] CMD...      CMD in the head, with MPIEXEC set (see below)
 #   testbed.sh exec [--dir DIR] NODE CMD... CMD inside node NODE (0..N-1 or its host name)
 #   testbed.sh shape [--dir DIR] NODE RATE|off   (re)shape a node's link, both directions
@@ -31,7 +31,7 @@ cmd=${1:-}
 [ -n "$cmd" ] || usage "no command"
 shift
 dir=${TESTBED_DIR:-/var/tmp/sluice-testbed}
-nodes=3 rate="" rate0="" skew=0 fix=auto upopts="" fs="" fs_rate=""
+nodes=3 rate="" rate0="" skew=0 fix=auto upopts="" fs="" fs_rate="" slurm=0
 while [ $# -gt 0 ]; do
   case $1 in
     --dir) [ $# -ge 2 ] || usage "--dir needs a folder"; dir=$2; shift 2 ;;
@@ -41,6 +41,7 @@ while [ $# -gt 0 ]; do
     --finalize-fix) upopts+=" --finalize-fix"; [ $# -ge 2 ] || usage "--finalize-fix needs auto, on or off"; fix=$2; shift 2 ;;
     --fs) upopts+=" --fs"; [ $# -ge 2 ] || usage "--fs needs a kind (gluster)"; fs=$2; shift 2 ;;
     --fs-rate) upopts+=" --fs-rate"; [ $# -ge 2 ] || usage "--fs-rate needs a rate (e.g. 1gbit)"; fs_rate=$2; shift 2 ;;
+    --slurm) upopts+=" --slurm"; slurm=1; shift ;;
     --skew) upopts+=" --skew"; [ $# -ge 2 ] || usage "--skew needs seconds"; skew=$2; shift 2 ;;
     --) shift; break ;;
     -*) usage "unknown option $1" ;;
@@ -48,7 +49,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $cmd in up | run | exec | shape | link | crash | status | down) ;; *) usage "unknown command $cmd" ;; esac
-[ "$cmd" = up ] || [ -z "$upopts" ] || usage "--nodes, --rate, --rate0, --skew, --finalize-fix, --fs and --fs-rate belong to up"
+[ "$cmd" = up ] || [ -z "$upopts" ] || usage "--nodes, --rate, --rate0, --skew, --finalize-fix, --fs, --fs-rate and --slurm belong to up"
 case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
 case $dir in /tmp | /tmp/* | /dev/shm | /dev/shm/*) usage "--dir $dir: every node has its own /tmp and /dev/shm; pick a folder elsewhere (default /var/tmp/sluice-testbed)" ;; esac
 
@@ -75,6 +76,8 @@ need_up() { [ -n "$(pid_of head)" ] || die "no testbed in $dir (testbed.sh up fi
 in_head() { nsenter -t "$(pid_of head)" -n -u -m --wd="$PWD" "$@"; }
 # shellcheck source=tests/cluster/netfs.bash
 source "$here/netfs.bash"
+# shellcheck source=tests/cluster/slurm.bash
+source "$here/slurm.bash"
 in_node() { local p; p=$(pid_of "node$1"); [ -n "$p" ] || die "node$1 is gone"; shift; nsenter -t "$p" -m -u -i -n -p -T --wd=/ "$@"; }
 
 # shape_link I RATE: tbf on both ends of node I's veth (its uplink on eth0, its downlink on the
@@ -210,6 +213,7 @@ up() {
     elif [ -n "$rate" ]; then shape_link "$i" "$rate"; fi
   done
   [ -z "$fs" ] || netfs_up "$fs" "${fs_rate:-$rate}"
+  [ "$slurm" -eq 0 ] || slurm_up 8
   # mpiexec for the head: hydra's ssh launcher replaced by one that enters a node's namespaces.
   local hosts
   hosts=$(seq -f 'node%g' -s, 0 $((nodes - 1)))
@@ -224,7 +228,7 @@ export TESTBED_DIR='$dir'
 exec $(command -v mpiexec) -launcher ssh -launcher-exec '$here/launch_node.sh' "\${hosts[@]}" "\$@"
 EOF
   chmod +x "$dir/bin/mpiexec"
-  echo "testbed: $nodes nodes up in $dir (shared folder $dir/shared${rate:+, links $rate}${rate0:+, node0 $rate0}$([ "$skew" -eq 0 ] || echo ", CLOCK_MONOTONIC of node i ahead by i x ${skew} s")$([ "$fix" = off ] || echo ", MPICH finalize fix preloaded")$([ -z "$fs" ] || echo ", $fs file system from node storage mounted at $dir/netfs on every node${fs_rate:+ (its link $fs_rate)}"))"
+  echo "testbed: $nodes nodes up in $dir (shared folder $dir/shared${rate:+, links $rate}${rate0:+, node0 $rate0}$([ "$skew" -eq 0 ] || echo ", CLOCK_MONOTONIC of node i ahead by i x ${skew} s")$([ "$fix" = off ] || echo ", MPICH finalize fix preloaded")$([ "$slurm" -eq 0 ] || echo ", Slurm (slurmctld on head, slurmd on every node)")$([ -z "$fs" ] || echo ", $fs file system from node storage mounted at $dir/netfs on every node${fs_rate:+ (its link $fs_rate)}"))"
 }
 
 case $cmd in
@@ -233,7 +237,7 @@ case $cmd in
   run)
     need_up
     [ $# -gt 0 ] || usage "run needs a command"
-    in_head env TESTBED_DIR="$dir" MPIEXEC="$dir/bin/mpiexec" PATH="$dir/bin:$PATH" "$@"
+    in_head env TESTBED_DIR="$dir" MPIEXEC="$dir/bin/mpiexec" PATH="$dir/bin:$PATH" $(slurm_env) "$@"
     ;;
   exec)
     need_up
@@ -241,7 +245,7 @@ case $cmd in
     i=$(node_index "$1"); shift
     wd=$PWD
     p=$(pid_of "node$i")
-    nsenter -t "$p" -m -u -i -n -p -T --wd="$wd" env TESTBED_DIR="$dir" "$@"
+    nsenter -t "$p" -m -u -i -n -p -T --wd="$wd" env TESTBED_DIR="$dir" $(slurm_env) "$@"
     ;;
   shape)
     need_up
