@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: MIT
 # A set's home and its folder lock on the shared folder, seen from several hosts whose flock is
 # not coherent: two jobs on different nodes (job A: ranks on node0 and node1; job B: ranks on
-# node2 and node3) commit one set in one shared folder at the same time, 20 rounds, on a testbed
-# whose nodes see the shared folder through their own FUSE mounts (`up --localflock`: flock is
-# local to each node, as on NFS without a lock manager or Lustre's localflock; O_EXCL creates
-# and renames reach the one folder). Each job has its own home for the set and stages on its
-# own nodes; the folder's lock is an O_EXCL lock file (folder_lock.h), so every round both jobs
-# succeed and the container holds all four members byte for byte (with flock, each home locked
-# only its own node and the later rename dropped the other job's members). The same as
-# commit_two_jobs.sh on one host, here from four.
+# node2 and node3) commit one set in one shared folder at the same time, 5 rounds (20 by hand:
+# SLUICE_TEST_ROUNDS=20), on a testbed whose nodes see the shared folder through their own FUSE
+# mounts (`up --localflock`: flock is local to each node, as on NFS without a lock manager or
+# Lustre's localflock; O_EXCL creates and renames reach the one folder). Each job has its own
+# home for the set and stages on its own nodes; the folder's lock is an O_EXCL lock file
+# (folder_lock.h), so every round both jobs succeed and the container holds all four members
+# byte for byte (with flock, each home locked only its own node and the later rename dropped
+# the other job's members). The same as commit_two_jobs.sh on one host, here from four.
 source "$SOURCE_DIR/tests/cluster/lib.bash"
 tb_up 4 --localflock
 ckpt=$SLUICE_BIN_DIR/sluice-ckpt
@@ -28,6 +28,7 @@ job() {
 launcher_failed() { grep -q 'process manager error waiting for completion' "$1"; }
 reruns=0
 rounds=${SLUICE_TEST_ROUNDS:-5} # 20 by hand (docs/CLUSTER_TESTBED.md)
+export -n SLUICE_TEST_ROUNDS         # the test's, not sluice's: the ranks would warn about it
 # The nodes' flock really is local: a lock held on node0 stops node0, not node2.
 tb_exec 0 flock -x "$SHARED" sleep 3 &
 holder=$!
