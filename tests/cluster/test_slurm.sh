@@ -7,6 +7,8 @@
 # daemons; with SLUICE_TEST_ROUNDS=2 or more (by hand), a second `up --slurm` in the same
 # folder runs a job again.
 source "$SOURCE_DIR/tests/cluster/lib.bash"
+rounds=${SLUICE_TEST_ROUNDS:-1}
+export -n SLUICE_TEST_ROUNDS # the test's, not sluice's: the ranks would warn about it
 t0=$SECONDS
 tb_up 3 --slurm
 echo "ok: up --slurm took $((SECONDS - t0)) s"
@@ -72,7 +74,7 @@ for p in $before; do
 done
 expect_eq "no daemon of the testbed after down" "" "$(daemons)"
 echo "ok: down ended $(echo $before | wc -w) daemons"
-[ "${SLUICE_TEST_ROUNDS:-1}" -ge 2 ] || exit 0
+[ "$rounds" -ge 2 ] || exit 0
 "$TESTBED" up --dir "$TB_DIR" --nodes 3 --slurm > up2.out 2>&1 || fail "second up --slurm: $(tail -3 up2.out)"
 mkdir -p "$SHARED"
 expect_eq "second testbed: srun -N3 on every node" "node0 node1 node2" "$(tb_srun -N3 hostname | sort | tr '\n' ' ' | sed 's/ $//')"
