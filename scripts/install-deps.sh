@@ -16,7 +16,8 @@ packages=(
   clang-format
   clang libclang-rt-14-dev
   man-db groff-base                # man -l renders the generated pages (install_package test)
-  slurm-wlm munge                  # the one-node Slurm test (slurm_jobs)
+  slurm-wlm munge                  # Slurm: the one-node test (slurm_jobs), the testbed's (cluster.slurm)
+  bindfs                           # testbed.sh up --localflock: flock local to each node (cluster.two_jobs)
 )
 # Debian's alternatives choose the MPI behind mpicc, mpiexec, libmpi.so and mpi.h by priority,
 # and Open MPI's (50) beats MPICH's (40): installing Open MPI would make it the system's MPI. The

@@ -7,7 +7,8 @@
 # (the parallel file system) seen at the same path by every node.
 #
 #   testbed.sh up [--nodes N] [--rate RATE] [--rate0 RATE] [--skew SEC] [--finalize-fix auto|on|off]
-#                 [--fs gluster] [--fs-rate RATE] [--dir DIR]
+#                 [--fs gluster] [--fs-rate RATE] [--slurm] [--localflock]
+#                 [--dir DIR]
 #   testbed.sh run [--dir DIR] CMD...      CMD in the head, with MPIEXEC set (see below)
 #   testbed.sh exec [--dir DIR] NODE CMD... CMD inside node NODE (0..N-1 or its host name)
 #   testbed.sh shape [--dir DIR] NODE RATE|off   (re)shape a node's link, both directions
@@ -31,7 +32,7 @@ cmd=${1:-}
 [ -n "$cmd" ] || usage "no command"
 shift
 dir=${TESTBED_DIR:-/var/tmp/sluice-testbed}
-nodes=3 rate="" rate0="" skew=0 fix=auto upopts="" fs="" fs_rate=""
+nodes=3 rate="" rate0="" skew=0 fix=auto upopts="" fs="" fs_rate="" slurm=0 localflock=0
 while [ $# -gt 0 ]; do
   case $1 in
     --dir) [ $# -ge 2 ] || usage "--dir needs a folder"; dir=$2; shift 2 ;;
@@ -41,6 +42,8 @@ while [ $# -gt 0 ]; do
     --finalize-fix) upopts+=" --finalize-fix"; [ $# -ge 2 ] || usage "--finalize-fix needs auto, on or off"; fix=$2; shift 2 ;;
     --fs) upopts+=" --fs"; [ $# -ge 2 ] || usage "--fs needs a kind (gluster)"; fs=$2; shift 2 ;;
     --fs-rate) upopts+=" --fs-rate"; [ $# -ge 2 ] || usage "--fs-rate needs a rate (e.g. 1gbit)"; fs_rate=$2; shift 2 ;;
+    --slurm) upopts+=" --slurm"; slurm=1; shift ;;
+    --localflock) upopts+=" --localflock"; localflock=1; shift ;;
     --skew) upopts+=" --skew"; [ $# -ge 2 ] || usage "--skew needs seconds"; skew=$2; shift 2 ;;
     --) shift; break ;;
     -*) usage "unknown option $1" ;;
@@ -48,7 +51,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $cmd in up | run | exec | shape | link | crash | status | down) ;; *) usage "unknown command $cmd" ;; esac
-[ "$cmd" = up ] || [ -z "$upopts" ] || usage "--nodes, --rate, --rate0, --skew, --finalize-fix, --fs and --fs-rate belong to up"
+[ "$cmd" = up ] || [ -z "$upopts" ] || usage "--nodes, --rate, --rate0, --skew, --finalize-fix, --fs, --fs-rate, --slurm and --localflock belong to up"
 case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
 case $dir in /tmp | /tmp/* | /dev/shm | /dev/shm/*) usage "--dir $dir: every node has its own /tmp and /dev/shm; pick a folder elsewhere (default /var/tmp/sluice-testbed)" ;; esac
 
@@ -75,7 +78,15 @@ need_up() { [ -n "$(pid_of head)" ] || die "no testbed in $dir (testbed.sh up fi
 in_head() { nsenter -t "$(pid_of head)" -n -u -m --wd="$PWD" "$@"; }
 # shellcheck source=tests/cluster/netfs.bash
 source "$here/netfs.bash"
+# shellcheck source=tests/cluster/slurm.bash
+source "$here/slurm.bash"
 in_node() { local p; p=$(pid_of "node$1"); [ -n "$p" ] || die "node$1 is gone"; shift; nsenter -t "$p" -m -u -i -n -p -T --wd=/ "$@"; }
+
+# With --localflock every node sees the shared folder through its own FUSE mount of it (bindfs,
+# which keeps flock within the mount): flock is then local to each node, as on NFS without a
+# lock manager or Lustre's localflock, while O_EXCL creates and renames reach the one folder.
+# bindfs runs in the node's PID namespace and ends with it.
+localflock_mount() { [ "$localflock" -eq 0 ] || echo "; bindfs '$dir/shared' '$dir/shared'"; }
 
 # shape_link I RATE: tbf on both ends of node I's veth (its uplink on eth0, its downlink on the
 # bridge port), 256 KB bucket (measured at 958 Mbit/s of TCP goodput at 1 Gbit/s); off removes it.
@@ -161,6 +172,7 @@ up() {
     command -v "$t" > /dev/null || skip "$t not found (util-linux, iproute2, mpich)"
   done
   [ -z "$rate$rate0" ] || command -v tc > /dev/null || skip "tc not found (iproute2): shaping needs it"
+  [ "$localflock" -eq 0 ] || command -v bindfs > /dev/null || skip "--localflock: bindfs not found (apt-get install bindfs)"
   if [ -d "$dir" ] && [ ! -e "$dir/.sluice-testbed" ] && [ -n "$(ls -A "$dir")" ]; then
     usage "--dir $dir: a folder with other files in it; the testbed needs its own (it removes it at down)"
   fi
@@ -200,7 +212,7 @@ up() {
        mount -t tmpfs -o size=1m tmpfs '$dir/etc.node$i'; mkdir '$dir/etc.node$i/u' '$dir/etc.node$i/w';
        cp '$dir/hosts' '$dir/etc.node$i/u/hosts'; [ -z '$preload' ] || echo '$preload' > '$dir/etc.node$i/u/ld.so.preload';
        mount -t overlay overlay -o 'lowerdir=/etc,upperdir=$dir/etc.node$i/u,workdir=$dir/etc.node$i/w' /etc;
-       mount -t sysfs sysfs /sys; ip link set lo up"
+       mount -t sysfs sysfs /sys; ip link set lo up$(localflock_mount)"
     in_head ip link add "v$i" type veth peer name eth0 netns "$(pid_of "node$i")" \
       || { down; skip "the kernel refuses a veth pair (veth module)"; }
     in_head ip link set "v$i" master br0 up
@@ -210,6 +222,7 @@ up() {
     elif [ -n "$rate" ]; then shape_link "$i" "$rate"; fi
   done
   [ -z "$fs" ] || netfs_up "$fs" "${fs_rate:-$rate}"
+  [ "$slurm" -eq 0 ] || slurm_up 8
   # mpiexec for the head: hydra's ssh launcher replaced by one that enters a node's namespaces.
   local hosts
   hosts=$(seq -f 'node%g' -s, 0 $((nodes - 1)))
@@ -224,7 +237,7 @@ export TESTBED_DIR='$dir'
 exec $(command -v mpiexec) -launcher ssh -launcher-exec '$here/launch_node.sh' "\${hosts[@]}" "\$@"
 EOF
   chmod +x "$dir/bin/mpiexec"
-  echo "testbed: $nodes nodes up in $dir (shared folder $dir/shared${rate:+, links $rate}${rate0:+, node0 $rate0}$([ "$skew" -eq 0 ] || echo ", CLOCK_MONOTONIC of node i ahead by i x ${skew} s")$([ "$fix" = off ] || echo ", MPICH finalize fix preloaded")$([ -z "$fs" ] || echo ", $fs file system from node storage mounted at $dir/netfs on every node${fs_rate:+ (its link $fs_rate)}"))"
+  echo "testbed: $nodes nodes up in $dir (shared folder $dir/shared${rate:+, links $rate}${rate0:+, node0 $rate0}$([ "$skew" -eq 0 ] || echo ", CLOCK_MONOTONIC of node i ahead by i x ${skew} s")$([ "$fix" = off ] || echo ", MPICH finalize fix preloaded")$([ "$slurm" -eq 0 ] || echo ", Slurm (slurmctld on head, slurmd on every node)")$([ "$localflock" -eq 0 ] || echo ", flock local to each node")$([ -z "$fs" ] || echo ", $fs file system from node storage mounted at $dir/netfs on every node${fs_rate:+ (its link $fs_rate)}"))"
 }
 
 case $cmd in
@@ -233,7 +246,7 @@ case $cmd in
   run)
     need_up
     [ $# -gt 0 ] || usage "run needs a command"
-    in_head env TESTBED_DIR="$dir" MPIEXEC="$dir/bin/mpiexec" PATH="$dir/bin:$PATH" "$@"
+    in_head env TESTBED_DIR="$dir" MPIEXEC="$dir/bin/mpiexec" PATH="$dir/bin:$PATH" $(slurm_env) "$@"
     ;;
   exec)
     need_up
@@ -241,7 +254,7 @@ case $cmd in
     i=$(node_index "$1"); shift
     wd=$PWD
     p=$(pid_of "node$i")
-    nsenter -t "$p" -m -u -i -n -p -T --wd="$wd" env TESTBED_DIR="$dir" "$@"
+    nsenter -t "$p" -m -u -i -n -p -T --wd="$wd" env TESTBED_DIR="$dir" $(slurm_env) "$@"
     ;;
   shape)
     need_up

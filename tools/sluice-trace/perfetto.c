@@ -469,9 +469,32 @@ static void put_meta(FILE *o, int pid, int tid, const char *what, const char *ke
     fputs("}}", o);
 }
 
+/* Perfetto lists processes by their sort index: the ranks of one host together (hosts in the
+ * order of their lowest rank, rank 0's first), by rank within a host, so that a job placed round
+ * robin still shows node by node. The host leads each rank's labels. hostno gets each rank's
+ * host number. */
+static void number_hosts(const struct trace_set *set, int *hostno)
+{
+    int nhosts = 0;
+    for (size_t r = 0; r < set->nranks; r++) {
+        const char *h = set->ranks[r].files[0]->header.hostname;
+        size_t j = 0;
+        while (j < r && strcmp(set->ranks[j].files[0]->header.hostname, h) != 0)
+            j++;
+        hostno[r] = j < r ? hostno[j] : nhosts++;
+    }
+}
+
 static void put_processes(FILE *o, const struct exporter *x)
 {
     const struct trace_set *set = x->set;
+    int *hostno = calloc(set->nranks ? set->nranks : 1, sizeof *hostno);
+    if (hostno)
+        number_hosts(set, hostno);
+    int stride = 1; /* above every rank number (a set may lack some ranks) */
+    for (size_t r = 0; r < set->nranks; r++)
+        if (set->ranks[r].rank >= stride)
+            stride = set->ranks[r].rank + 1;
     for (size_t r = 0; r < set->nranks; r++) {
         const struct trace_rank *rk = &set->ranks[r];
         const struct sluice_tf_header *h = &rk->files[0]->header;
@@ -488,8 +511,10 @@ static void put_processes(FILE *o, const struct exporter *x)
         json_string(o, name);
         fputs("}}", o);
         put_meta(o, rk->rank + 1, -1, "process_labels", "labels", labels, 0);
-        put_meta(o, rk->rank + 1, -1, "process_sort_index", "sort_index", NULL, rk->rank);
+        put_meta(o, rk->rank + 1, -1, "process_sort_index", "sort_index", NULL,
+                 (hostno ? hostno[r] * stride : 0) + rk->rank);
     }
+    free(hostno);
     for (size_t i = 0; i < x->ntracks; i++) {
         const struct track *tr = &x->tracks[i];
         for (int l = 0; l < tr->nlanes; l++) {

@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -182,8 +181,7 @@ static void commit_free(struct hcommit *c)
     free(c->array);
     if (c->old)
         sluice_container_close(c->old);
-    if (c->lockfd >= 0)
-        commit_fs_close(c->lockfd); /* releases the folder lock */
+    sluice_folder_lock_release(&c->lock);
     free(c);
 }
 
@@ -235,7 +233,7 @@ static void start_commit(struct hset *s, uint64_t seal_version)
         c->id = ++commit_ids; /* 0 means "not in flight" on the rank side */
     c->set = s;
     c->fd = -1;
-    c->lockfd = -1;
+    c->lock.fd = -1;
     c->t0 = commit_home_now_ns();
     c->ranks = calloc((size_t)commit_g.size, sizeof(int));
     if (!c->ranks)
@@ -307,25 +305,21 @@ static int final_ready(void)
 
 /* Several processes may commit the same set on their own: without MPI (e.g. a rank's second
  * program, after the first one owned MPI), or the homes of two jobs writing members of one set
- * in one folder at once, or a forked child of a rank (it commits alone, over the loopback)
- * while the rank's MPI home commits. Each reads the previous version, adds its members and renames. An
- * exclusive lock on the folder, held from before reading the previous version until after the rename, keeps
- * those read-modify-renames from losing each other's members. Never blocks (the progress thread must go on
- * serving): -EWOULDBLOCK when busy, an fd to close when taken, or -1 where the file system has no locks. */
-static int lock_folder(const char *key)
+ * in one folder at once (on different nodes too), or a forked child of a rank (it commits alone,
+ * over the loopback) while the rank's MPI home commits. Each reads the previous version, adds
+ * its members and renames. The folder's lock (folder_lock.h: a lock file, not flock, which
+ * need not be coherent across nodes), held from before reading the previous version until after
+ * the rename, keeps those read-modify-renames from losing each other's members. Never blocks
+ * (the progress thread must go on serving): -EWOULDBLOCK when busy, 0 when taken, another
+ * -errno where no lock file can be made (the commit goes on without). */
+static int lock_folder(const char *key, struct sluice_folder_lock *l)
 {
     char dir[PATH_MAX];
+    l->fd = -1;
     if (sluice_container_dir(key, dir, sizeof dir) != 0)
-        return -1;
+        return -EINVAL;
     /* Not traced here: the commit records it once its version has a file (plan_trace). */
-    int fd = SLUICE_REAL(open)(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-        return fd;
-    int busy = errno == EWOULDBLOCK;
-    commit_fs_close(fd);
-    return busy ? -EWOULDBLOCK : -1;
+    return sluice_folder_lock_try(dir, l, NULL, 0);
 }
 
 /* A forced commit may start: the gathering time has passed and, for an fsync, every rank
@@ -369,15 +363,15 @@ static void maybe_start(struct hset *s)
             return;
     /* MPI homes too: another job may commit the same set in the same folder at the same time. */
     uint64_t lock_ns = sluice_now_ns();
-    int lockfd = lock_folder(s->key);
-    if (lockfd == -EWOULDBLOCK)
+    struct sluice_folder_lock lock;
+    if (lock_folder(s->key, &lock) == -EWOULDBLOCK)
         return; /* another commit in this folder: the poller tries again shortly */
     start_commit(s, 0);
     if (s->inflight) {
-        s->inflight->lockfd = lockfd;
+        s->inflight->lock = lock;
         s->inflight->lock_ns = lock_ns;
-    } else if (lockfd >= 0)
-        commit_fs_close(lockfd);
+    } else
+        sluice_folder_lock_release(&lock);
 }
 
 /* ---- messages ------------------------------------------------------------------------------- */
@@ -623,6 +617,8 @@ int commit_home_poll(void)
 {
     int done = 0, busy = 0;
     struct hset *s, *tmp;
+    for (struct hcommit *c = active; c; c = c->next)
+        sluice_folder_lock_touch(&c->lock); /* alive, for waiters on other nodes (folder_lock.h) */
     HASH_ITER(hh, sets, s, tmp)
     {
         if (!s->inflight && (s->npending || s->ndrops || (s->nsealed && final_on))) {
@@ -649,12 +645,10 @@ void commit_home_reset_counts(void)
 
 void commit_home_forget_all(void)
 {
-    /* The parent's commits in flight go on in the parent. Their descriptors must not live on
-     * here: the folder lock belongs to the open file description, which this copy would keep
-     * locked after the parent is done (and then block this process's own commits). */
+    /* The parent's commits in flight go on in the parent, which holds their folder locks: the
+     * copies here are closed, never released (that would remove the parent's lock files). */
     for (struct hcommit *c = active; c; c = c->next) {
-        if (c->lockfd >= 0)
-            SLUICE_REAL(close)(c->lockfd);
+        sluice_folder_lock_forget(&c->lock);
         if (c->fd >= 0)
             SLUICE_REAL(close)(c->fd);
     }

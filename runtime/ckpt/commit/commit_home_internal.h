@@ -6,6 +6,7 @@
 #define SLUICE_CKPT_COMMIT_COMMIT_HOME_INTERNAL_H
 
 #include "ckpt/commit/commit_internal.h"
+#include "ckpt/commit/folder_lock.h"
 #include "ckpt/container/container.h"
 
 #include <limits.h>
@@ -55,8 +56,8 @@ struct hcommit {
     char container[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX];
     struct sluice_container *old;
     int fd;
-    int lockfd;       /* folder lock held for this commit, -1 none */
-    uint64_t lock_ns; /* when it was taken (trace clock) */
+    struct sluice_folder_lock lock; /* the folder's lock held for this commit (fd -1: none) */
+    uint64_t lock_ns;               /* when it was taken (trace clock) */
     uint64_t version, index_offset, t0;
     int64_t created_ns;
     uint32_t header_flags; /* the flags of the header written at offset 0 */

@@ -526,7 +526,7 @@ static void plan_trace(const struct hcommit *c, size_t nkeep)
         return;
     uint32_t sid = sluice_trace_string(c->set->key);
     sluice_trace_instant(SLUICE_EV_COMMIT_FILE, sid, c->version, sluice_trace_string(c->tmp));
-    if (c->lockfd >= 0) /* taken before the version had a file: recorded now, at its time */
+    if (c->lock.fd >= 0) /* taken before the version had a file: recorded now, at its time */
         commit_trace_meta_at(c->lock_ns, "open", c->dir, c->tmp);
     sluice_trace_instant(SLUICE_EV_COMMIT_BEGIN, sid, c->version, nkeep);
     for (size_t i = 0; i < c->nmem; i++)

@@ -8,6 +8,7 @@
  * A member still open when its writer died is not taken (it may be half of a rewrite: the
  * previous version stays) unless the caller asks for it (SLUICE_RECOVER_TAKE_OPEN). */
 #include "ckpt/commit/recover.h"
+#include "ckpt/commit/folder_lock.h"
 
 #include "ckpt/commit/stage.h"
 #include "ckpt/commit/stage_index.h"
@@ -25,7 +26,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -509,6 +509,26 @@ static int write_version(const char *container, const char *dir, mode_t mode,
     return rc;
 }
 
+/* Takes the lock of folder `dir`, waiting while a live commit holds it: a dead owner's lock is
+ * stale at once on its own host, within SLUICE_FOLDER_LOCK_STALE_S seconds from another host
+ * (folder_lock.h), so the wait is bounded unless a live commit keeps it. One line after 3 s. */
+static int wait_folder_lock(const char *dir, struct sluice_folder_lock *l, FILE *report)
+{
+    char owner[64] = "";
+    for (int waited_ms = 0;; waited_ms += 50) {
+        int rc = sluice_folder_lock_try(dir, l, owner, sizeof owner);
+        if (rc != -EWOULDBLOCK)
+            return rc;
+        if (waited_ms == 3000)
+            say(report,
+                "%s: waiting for its lock (%s/%s, %s): a commit in flight, or a dead owner's (stale after %d "
+                "s of silence)",
+                dir, dir, SLUICE_FOLDER_LOCK_NAME, owner, SLUICE_FOLDER_LOCK_STALE_S);
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* Commits one set: staged members v[0..n) (sorted by path, newest last per path). */
 static int recover_set(struct staged *v, size_t n, FILE *report)
 {
@@ -522,17 +542,16 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
         return -EINVAL;
     }
 
-    /* The engine's loopback commits lock the folder the same way: no lost members. */
-    int lockfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int locked = lockfd >= 0 && flock(lockfd, LOCK_EX) == 0;
+    /* Every commit takes the folder's lock the same way (folder_lock.h): no lost members. */
+    struct sluice_folder_lock lock;
+    int locked = wait_folder_lock(dir, &lock, report) == 0;
     struct sluice_container *old = NULL;
     int rc = sluice_container_open(container, &old, err, sizeof err);
     if (rc != 0 && rc != -ENOENT) {
         old = NULL;
         rc = set_aside_damaged(container, err, report);
         if (rc) {
-            if (lockfd >= 0)
-                close(lockfd);
+            sluice_folder_lock_release(&lock);
             return rc;
         }
     }
@@ -557,8 +576,7 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
     free(s.src);
     if (old)
         sluice_container_close(old);
-    if (lockfd >= 0)
-        close(lockfd);
+    sluice_folder_lock_release(&lock);
 
     if (rc) {
         say(report, "%s: not recovered, staged data kept: %s", container, err[0] ? err : strerror(-rc));

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/* A container folder's lock as an O_EXCL lock file with a stale-owner rule (folder_lock.h). */
+#include "ckpt/commit/folder_lock.h"
+
+#include "common/host_id.h"
+#include "common/real.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Start of process `pid` in clock ticks since boot (/proc/<pid>/stat, field 22), or -1. */
+static long long process_start(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = SLUICE_REAL(open)(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t len = SLUICE_REAL(read)(fd, buf, sizeof buf - 1);
+    SLUICE_REAL(close)(fd);
+    if (len <= 0)
+        return -1;
+    buf[len] = '\0';
+    char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+    for (int field = 2; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    return p ? strtoll(p + 1, NULL, 10) : -1;
+}
+
+static int create(struct sluice_folder_lock *l)
+{
+    int fd = SLUICE_REAL(open)(l->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    char host[SLUICE_HOST_ID_LEN + 1], line[128];
+    sluice_host_id(host);
+    int n = snprintf(line, sizeof line, "%s %ld %lld\n", host, (long)getpid(), process_start((long)getpid()));
+    struct stat st;
+    if (SLUICE_REAL(write)(fd, line, (size_t)n) != n || SLUICE_REAL(fstat)(fd, &st) != 0) {
+        int err = errno ? -errno : -EIO;
+        SLUICE_REAL(unlink)(l->path);
+        SLUICE_REAL(close)(fd);
+        return err;
+    }
+    l->fd = fd;
+    l->dev = st.st_dev;
+    l->ino = st.st_ino;
+    l->touched_ns = clock_ns(CLOCK_MONOTONIC);
+    return 0;
+}
+
+/* Reads the lock at l->path: 1 stale (its inode in *ino), 0 live (owner filled), -ENOENT gone. */
+static int judge(const struct sluice_folder_lock *l, ino_t *ino, char *owner, size_t ownerlen)
+{
+    int fd = SLUICE_REAL(open)(l->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? -ENOENT : 0; /* unreadable: taken as live */
+    char buf[128] = "", host[SLUICE_HOST_ID_LEN + 1] = "";
+    struct stat st;
+    ssize_t n = SLUICE_REAL(fstat)(fd, &st) == 0 ? SLUICE_REAL(read)(fd, buf, sizeof buf - 1) : -1;
+    SLUICE_REAL(close)(fd);
+    if (n < 0)
+        return 0;
+    buf[n] = '\0';
+    long pid = 0;
+    long long start = -1;
+    int fields = sscanf(buf, "%16s %ld %lld", host, &pid, &start);
+    if (owner && ownerlen)
+        snprintf(owner, ownerlen, "host %s pid %ld", fields >= 1 ? host : "?", pid);
+    *ino = st.st_ino;
+    int64_t age_ns =
+        clock_ns(CLOCK_REALTIME) - ((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
+    if (age_ns > (int64_t)SLUICE_FOLDER_LOCK_STALE_S * 1000000000)
+        return 1; /* nobody touched it for that long: its owner is gone, wherever it ran */
+    if (fields == 3 && sluice_host_id_is_mine(host) && pid > 0 && process_start(pid) != start)
+        return 1; /* this host's owner is gone (or its pid is another process's now) */
+    return 0;
+}
+
+/* Removes the stale lock whose inode is `ino`: renamed aside first (only one breaker gets it),
+ * put back if it turns out to be a newer owner's. */
+static void break_stale(const struct sluice_folder_lock *l, ino_t ino)
+{
+    char aside[PATH_MAX + 64], host[SLUICE_HOST_ID_LEN + 1];
+    sluice_host_id(host);
+    snprintf(aside, sizeof aside, "%s.stale.%s.%ld.%" PRId64, l->path, host, (long)getpid(),
+             clock_ns(CLOCK_MONOTONIC));
+    if (SLUICE_REAL(rename)(l->path, aside) != 0)
+        return; /* another breaker took it */
+    struct stat st;
+    if (SLUICE_REAL(stat)(aside, &st) == 0 && st.st_ino != ino)
+        SLUICE_REAL(link)(aside, l->path); /* a new owner's lock, taken since it was judged: back */
+    SLUICE_REAL(unlink)(aside);
+}
+
+int sluice_folder_lock_try(const char *dir, struct sluice_folder_lock *l, char *owner, size_t ownerlen)
+{
+    l->fd = -1;
+    if ((size_t)snprintf(l->path, sizeof l->path, "%s/%s", dir, SLUICE_FOLDER_LOCK_NAME) >= sizeof l->path)
+        return -ENAMETOOLONG;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int rc = create(l);
+        if (rc != -EEXIST)
+            return rc;
+        ino_t ino = 0;
+        int stale = judge(l, &ino, owner, ownerlen);
+        if (stale == 0)
+            return -EWOULDBLOCK;
+        if (stale == 1)
+            break_stale(l, ino);
+    }
+    return -EWOULDBLOCK;
+}
+
+void sluice_folder_lock_touch(struct sluice_folder_lock *l)
+{
+    if (l->fd < 0)
+        return;
+    int64_t now = clock_ns(CLOCK_MONOTONIC);
+    if (now - l->touched_ns < (int64_t)SLUICE_FOLDER_LOCK_TOUCH_S * 1000000000)
+        return;
+    l->touched_ns = now;
+    SLUICE_REAL(futimens)(l->fd, NULL);
+}
+
+void sluice_folder_lock_release(struct sluice_folder_lock *l)
+{
+    if (l->fd < 0)
+        return;
+    struct stat st;
+    if (SLUICE_REAL(stat)(l->path, &st) == 0 && st.st_dev == l->dev && st.st_ino == l->ino)
+        SLUICE_REAL(unlink)(l->path);
+    SLUICE_REAL(close)(l->fd);
+    l->fd = -1;
+}
+
+void sluice_folder_lock_forget(struct sluice_folder_lock *l)
+{
+    if (l->fd >= 0)
+        SLUICE_REAL(close)(l->fd);
+    l->fd = -1;
+}
