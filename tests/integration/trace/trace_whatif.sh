@@ -7,7 +7,7 @@
 TRACE=$SLUICE_BIN_DIR/sluice-trace
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE
 check() { # FILE TARGETS TARGET_BW STRIPE_COUNT MD_LAT MD_RATE RPN NODE_BW AGG_BW
-  /usr/bin/python3 "$SOURCE_DIR/tests/integration/whatif_formula.py" "$@"
+  /usr/bin/python3 "$SOURCE_DIR/tests/integration/trace/whatif_formula.py" "$@"
 }
 for n in 2 3; do
   d=$PWD/ck$n; mkdir -p "$d"
