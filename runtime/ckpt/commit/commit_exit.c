@@ -308,6 +308,10 @@ int sluice_commit_flush_all(void)
     pthread_mutex_unlock(&commit_g.lock);
     if (bystander && !sluice_mpi_ready() && !sluice_commit_launcher_child())
         return 0;
+    /* A rank's own process with nothing to commit starts MPI only if another rank does (its
+     * writers would wait in MPI_Init for it): under hydra the job votes first (start_vote.h). */
+    if (bystander && !sluice_mpi_ready() && !sluice_mpi_start_needed())
+        return 0;
     int rc = commit_ensure_started();
     if (rc)
         return rc;
