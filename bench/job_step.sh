@@ -28,7 +28,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/job_step.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 MPIEXEC=${MPIEXEC:-mpiexec}
 secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
-stats() { sort -g | awk '{v[NR] = $1} END {printf "%8.3f %8.3f %8.3f", v[int((NR + 1) / 2)], v[1], v[NR]}'; }
+stats() { sort -g | awk '{v[NR] = $1} END {printf "%.3f %.3f %.3f", v[int((NR + 1) / 2)], v[1], v[NR]}'; }
 echo "mpiexec -n N true, $runs runs each, interleaved; library $lib"
 printf "%6s %-8s %8s %8s %8s\n" ranks mode median_s min_s max_s
 for n in "${ranks[@]}"; do
@@ -39,6 +39,6 @@ for n in "${ranks[@]}"; do
       SLUICE_STAGE_DIR="$work/stage" true >> "$work/capture"
   done
   p=$(stats < "$work/plain"); c=$(stats < "$work/capture")
-  printf "%6d %-8s %s\n%6d %-8s %s   capture/plain %.2fx\n" "$n" plain "$p" "$n" capture "$c" \
-    "$(echo "${c%% *} / ${p%% *}" | bc -l)"
+  printf "%6d %-8s %8.3f %8.3f %8.3f\n" "$n" plain $p
+  printf "%6d %-8s %8.3f %8.3f %8.3f   capture/plain %.2fx\n" "$n" capture $c "$(echo "${c%% *} / ${p%% *}" | bc -l)"
 done
