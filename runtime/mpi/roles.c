@@ -93,6 +93,8 @@ static struct {
     int owner_pid; /* the rank's MPI belongs to this other process (claim refused) */
     bool claimed;  /* this process owns the rank's MPI (claim.h) */
     bool voted;    /* this process took part in the start vote (start_vote.h) */
+    void (*init_hooks[MAX_HOOKS])(void);
+    int ninit_hooks;
 } R = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .state = ST_IDLE};
 /* R.lock is recursive because MPI initialization runs under it and may fork (Open MPI's
  * singleton init starts orted): our own pthread_atfork prepare handler then takes the lock
@@ -332,6 +334,14 @@ int sluice_mpi_owner_pid(void)
 
 /* ---- finalization ------------------------------------------------------------------------- */
 
+void sluice_mpi_on_app_init(void (*hook)(void))
+{
+    pthread_mutex_lock(&R.lock);
+    if (R.ninit_hooks < MAX_HOOKS)
+        R.init_hooks[R.ninit_hooks++] = hook;
+    pthread_mutex_unlock(&R.lock);
+}
+
 void sluice_mpi_on_finalize(void (*hook)(void))
 {
     pthread_mutex_lock(&R.lock);
@@ -428,7 +438,10 @@ int sluice_mpi_app_init(int *argc, char ***argv, bool thread_call, int required,
         *provided = R.app_provided;
     trace_init(0);
     make_comm_locked(); /* collective, like the MPI_Init every rank is in */
+    int nhooks = R.ninit_hooks;
     pthread_mutex_unlock(&R.lock);
+    for (int i = 0; i < nhooks; i++) /* registered by constructors, before main: never changes */
+        R.init_hooks[i]();
     return MPI_SUCCESS;
 }
 

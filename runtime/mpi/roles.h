@@ -63,6 +63,11 @@ bool sluice_mpi_untouched(void);
  * launcher was told it is done). Elsewhere, or once MPI was touched: true. */
 bool sluice_mpi_start_needed(void);
 
+/* Hooks run once, in registration order, after the application's own MPI_Init succeeded,
+ * outside sluice's locks (a part that serves other ranks from then on starts there: nothing is
+ * started in a process that never uses MPI). */
+void sluice_mpi_on_app_init(void (*hook)(void));
+
 /* Hooks run once, in registration order, before MPI is finalized. */
 void sluice_mpi_on_finalize(void (*hook)(void));
 

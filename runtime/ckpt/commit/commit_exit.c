@@ -101,9 +101,10 @@ static int transport_start(void)
     return commit_transport_start();
 }
 
-/* The commit poller. In a multi-rank job it is installed at load, before the engine starts:
- * a rank that never writes may still be the home of a set, so once the program has made MPI
- * ready (MPI_Init) the engine starts here by itself and serves. It never initializes MPI. */
+/* The commit poller. In a multi-rank job it is installed when the program's own MPI_Init
+ * returns, before the engine starts: a rank that never writes may still be the home of a set, so
+ * the engine starts here by itself and serves. It never initializes MPI. A process that never
+ * calls MPI_Init and never captures starts no poller (nor the progress thread). */
 static int quiet_waiters; /* threads in wait_quiet */
 static int commit_quiet_locked(void)
 {
@@ -447,7 +448,7 @@ int commit_engine_enable(const char *capture_spec, const char *cwd)
     engine_enabled = 1;
     sluice_mpi_on_finalize(on_finalize);
     if (sluice_launch_size() > 1)
-        install_poller();
+        sluice_mpi_on_app_init(install_poller);
     return 0;
 }
 
