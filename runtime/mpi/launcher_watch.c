@@ -18,6 +18,7 @@
 
 #include "common/log.h"
 #include "mpi/launcher.h"
+#include "mpi/pmi1_wire.h"
 #include "mpi/roles.h"
 
 #define WATCH_ANSWER_MS 30000 /* hydra's proxy answers `init` itself, at once */
@@ -31,20 +32,6 @@ static long now_ms(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t); /* vDSO: async-signal-safe */
     return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static int send_all(int fd, const char *buf, size_t len)
-{
-    size_t off = 0;
-    while (off < len) {
-        long n = syscall(SYS_sendto, fd, buf + off, len - off, MSG_NOSIGNAL, NULL, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        off += (size_t)n;
-    }
-    return 0;
 }
 
 /* Decimal digits of an exit status (0..255) without stdio; returns their count. */
@@ -62,36 +49,11 @@ static size_t fmt_status(char *out, int status)
     return n;
 }
 
-/* Sends PMI-1's `init` on fd and reads its answer, one line, and nothing after it (which would be
- * MPI's). Returns 0 once answered, -1 if the socket fails, -2 after wait_ms. */
+/* PMI-1's first request, the one MPI's start-up begins with and repeats later without harm.
+ * Returns 0 once answered, -1 if the socket fails, -2 after wait_ms. */
 static int pmi_init_exchange(int fd, int wait_ms)
 {
-    static const char req[] = "cmd=init pmi_version=1 pmi_subversion=1\n";
-    if (send_all(fd, req, sizeof req - 1) != 0)
-        return -1;
-    long deadline = now_ms() + wait_ms;
-    for (;;) {
-        /* What has arrived, up to the end of the answer's line: all of it is the answer. */
-        char buf[128];
-        long n = syscall(SYS_recvfrom, fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT, NULL, 0);
-        if (n > 0) {
-            const char *nl = memchr(buf, '\n', (size_t)n);
-            size_t take = nl ? (size_t)(nl - buf) + 1 : (size_t)n;
-            if (syscall(SYS_recvfrom, fd, buf, take, MSG_DONTWAIT, NULL, 0) != (long)take)
-                return -1;
-            if (nl)
-                return 0;
-            continue;
-        }
-        if (n == 0 || (errno != EAGAIN && errno != EINTR))
-            return -1;
-        long left = deadline - now_ms();
-        if (left <= 0)
-            return -2;
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        struct timespec ts = {.tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000};
-        syscall(SYS_ppoll, &p, 1, &ts, NULL, 0);
-    }
+    return sluice_pmi1_call(fd, "cmd=init pmi_version=1 pmi_subversion=1\n", NULL, 0, wait_ms);
 }
 
 /* Bytes written to fd that its reader has not taken yet: the launcher's pipe or socket that
@@ -175,5 +137,5 @@ void sluice_launcher_watch_fatal(int status)
     size_t n = strlen(req);
     n += fmt_status(req + n, status);
     req[n++] = '\n';
-    send_all(fd, req, n);
+    sluice_pmi1_send(fd, req, n);
 }

@@ -36,6 +36,7 @@
 #include "mpi/launcher_watch.h"
 #include "mpi/library.h"
 #include "mpi/lifecycle.h"
+#include "mpi/start_vote.h"
 #include "progress/control.h"
 #include "trace/clocksync.h"
 #include "trace/trace.h"
@@ -90,6 +91,10 @@ static struct {
     void (*hooks[MAX_HOOKS])(void);
     int nhooks, hooks_run;
     int owner_pid; /* the rank's MPI belongs to this other process (claim refused) */
+    bool claimed;  /* this process owns the rank's MPI (claim.h) */
+    bool voted;    /* this process took part in the start vote (start_vote.h) */
+    void (*init_hooks[MAX_HOOKS])(void);
+    int ninit_hooks;
 } R = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .state = ST_IDLE};
 /* R.lock is recursive because MPI initialization runs under it and may fork (Open MPI's
  * singleton init starts orted): our own pthread_atfork prepare handler then takes the lock
@@ -158,12 +163,13 @@ static bool active(void)
 static bool claim_rank(const char *who)
 {
     const struct sluice_launch *l = L();
-    if (l->kind == SLUICE_LAUNCHER_NONE)
+    if (l->kind == SLUICE_LAUNCHER_NONE || R.claimed)
         return true; /* a singleton is alone: nothing to share */
     pid_t holder;
     char why[512], key[128];
     switch (sluice_claim_rank(l, NULL, &holder, why, sizeof why)) {
     case SLUICE_CLAIM_OWNED:
+        R.claimed = true;
         return true;
     case SLUICE_CLAIM_UNKNOWN:
         /* (Only when the job cannot be named: a refused claims folder is reported below.) */
@@ -186,6 +192,39 @@ static bool claim_rank(const char *who)
         return false;
     }
     return false;
+}
+
+/* Capture on, under hydra, in a job of several ranks: every start of MPI is put to the vote first
+ * (start_vote.h), once per process. Caller holds R.lock and owns the rank. */
+static bool start_vote_applies(void)
+{
+    const char *cap = sluice_config.CAPTURE;
+    return !R.voted && cap && cap[0] && sluice_launcher_fd >= 0 && L()->size >= 2 &&
+           sluice_pmi_server() == SLUICE_PMI_HYDRA;
+}
+
+static void vote_before_start(void)
+{
+    if (!start_vote_applies())
+        return;
+    R.voted = true;
+    sluice_start_vote(sluice_launcher_fd, true);
+}
+
+bool sluice_mpi_start_needed(void)
+{
+    bool needed = true;
+    pthread_mutex_lock(&R.lock);
+    if (atomic_load(&R.state) == ST_IDLE && !R.sluice_initialized && !R.app_initialized &&
+        start_vote_applies() && claim_rank(NULL)) {
+        R.voted = true;
+        if (sluice_start_vote(sluice_launcher_fd, false) == SLUICE_VOTE_NONE) {
+            atomic_store(&R.state, ST_FINALIZED); /* the launcher counts this process as done */
+            needed = false;
+        }
+    }
+    pthread_mutex_unlock(&R.lock);
+    return needed;
 }
 
 /* With MPI initialized by anyone: make sluice's communicator. Caller holds R.lock. */
@@ -259,6 +298,7 @@ static void lazy_init_locked(void)
         atomic_store(&R.state, ST_UNUSABLE);
         return;
     }
+    vote_before_start();
     sluice_time_state prev = sluice_time_enter(SLUICE_TIME_MPI);
     int rc = next_init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &R.lib_provided);
     sluice_time_leave(prev);
@@ -293,6 +333,14 @@ int sluice_mpi_owner_pid(void)
 }
 
 /* ---- finalization ------------------------------------------------------------------------- */
+
+void sluice_mpi_on_app_init(void (*hook)(void))
+{
+    pthread_mutex_lock(&R.lock);
+    if (R.ninit_hooks < MAX_HOOKS)
+        R.init_hooks[R.ninit_hooks++] = hook;
+    pthread_mutex_unlock(&R.lock);
+}
 
 void sluice_mpi_on_finalize(void (*hook)(void))
 {
@@ -375,6 +423,7 @@ int sluice_mpi_app_init(int *argc, char ***argv, bool thread_call, int required,
         pthread_mutex_unlock(&R.lock);
         return plain_init(argc, argv, thread_call, required, provided);
     }
+    vote_before_start();
     sluice_time_state prev = sluice_time_enter(SLUICE_TIME_MPI);
     int rc = next_init_thread(argc, argv, MPI_THREAD_MULTIPLE, &R.lib_provided);
     sluice_time_leave(prev);
@@ -389,7 +438,10 @@ int sluice_mpi_app_init(int *argc, char ***argv, bool thread_call, int required,
         *provided = R.app_provided;
     trace_init(0);
     make_comm_locked(); /* collective, like the MPI_Init every rank is in */
+    int nhooks = R.ninit_hooks;
     pthread_mutex_unlock(&R.lock);
+    for (int i = 0; i < nhooks; i++) /* registered by constructors, before main: never changes */
+        R.init_hooks[i]();
     return MPI_SUCCESS;
 }
 
@@ -476,6 +528,7 @@ static void atfork_child(void)
         R.hooks_run = R.nhooks; /* the parent's finalization is the parent's */
     }
     R.sluice_initialized = false; /* the child must not finalize the parent's MPI at exit */
+    R.claimed = false;            /* the claim file names the parent */
     R.comm = MPI_COMM_NULL;
     pthread_mutexattr_t attr;
     pthread_mutexattr_init(&attr);

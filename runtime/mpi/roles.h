@@ -57,6 +57,17 @@ bool sluice_mpi_ready(void); /* MPI initialized and sluice_comm usable, without 
 /* Nobody in this process has started MPI, nor been refused it (no lock: for the fatal path). */
 bool sluice_mpi_untouched(void);
 
+/* For the rank's own process at exit with nothing to commit: whether it must start MPI all the
+ * same, because another rank starts it (MPI's start-up is collective). Capture on under hydra:
+ * the job votes (start_vote.h), and where no rank starts MPI this process never will (the
+ * launcher was told it is done). Elsewhere, or once MPI was touched: true. */
+bool sluice_mpi_start_needed(void);
+
+/* Hooks run once, in registration order, after the application's own MPI_Init succeeded,
+ * outside sluice's locks (a part that serves other ranks from then on starts there: nothing is
+ * started in a process that never uses MPI). */
+void sluice_mpi_on_app_init(void (*hook)(void));
+
 /* Hooks run once, in registration order, before MPI is finalized. */
 void sluice_mpi_on_finalize(void (*hook)(void));
 

@@ -5,12 +5,12 @@
 
 #include <algorithm>
 #include <climits>
-#include <vector>
-#include <sys/wait.h>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
+#include <vector>
 
 #include <unistd.h>
 
@@ -18,7 +18,8 @@ extern "C" {
 #include "trace/core.h"
 }
 
-namespace {
+namespace
+{
 
 std::string tool_path()
 {
@@ -28,7 +29,7 @@ std::string tool_path()
         return "sluice-trace";
     exe[n] = '\0';
     std::string dir(exe);
-    dir = dir.substr(0, dir.rfind('/'));           // build/tests
+    dir = dir.substr(0, dir.rfind('/')); // build/tests
     return dir.substr(0, dir.rfind('/')) + "/bin/sluice-trace";
 }
 
@@ -62,8 +63,9 @@ std::vector<std::string> row(const std::string &text, const std::string &who, co
     return {};
 }
 
-class TraceSummary : public ::testing::Test {
-protected:
+class TraceSummary : public ::testing::Test
+{
+  protected:
     std::string dir;
     void SetUp() override
     {
@@ -86,7 +88,8 @@ protected:
         opt.size = 2;
         ASSERT_EQ(sluice_trace_start(&opt), 0);
         record();
-        std::string path = dir + "/rank-" + std::to_string(rank) + ".pid-" + std::to_string(100 + rank) + ".sluicetrace";
+        std::string path =
+            dir + "/rank-" + std::to_string(rank) + ".pid-" + std::to_string(100 + rank) + ".sluicetrace";
         ASSERT_EQ(sluice_trace_write_file(path.c_str(), 0), 0);
         sluice_trace_stop();
     }
@@ -104,7 +107,7 @@ TEST_F(TraceSummary, CountsBytesTimeAndWarningsAreWhatWasRecorded)
         usleep(50000);
         sluice_time_leave(prev);
     });
-    write_rank(1, 0, [] {  // no memory at all: everything is dropped and must be reported
+    write_rank(1, 0, [] { // no memory at all: everything is dropped and must be reported
         sluice_trace_instant(SLUICE_EV_MPI_SEND, 0, 1 << 20, 1);
         sluice_trace_instant(SLUICE_EV_MPI_SEND, 0, 1 << 20, 1);
     });
@@ -116,9 +119,9 @@ TEST_F(TraceSummary, CountsBytesTimeAndWarningsAreWhatWasRecorded)
 
     auto w = row(out, "0", "CKPT_WRITE");
     ASSERT_EQ(w.size(), 6u) << out;
-    EXPECT_EQ(w[2], "4");                 // count, the failed write included
-    EXPECT_EQ(w[3] + " " + w[4], "12.0 KiB");  // bytes of the three successful writes only
-    EXPECT_EQ(w[5], "0.003000");          // summed durations
+    EXPECT_EQ(w[2], "4");                     // count, the failed write included
+    EXPECT_EQ(w[3] + " " + w[4], "12.0 KiB"); // bytes of the three successful writes only
+    EXPECT_EQ(w[5], "0.003000");              // summed durations
     w = row(out, "total", "CKPT_WRITE");
     ASSERT_EQ(w.size(), 6u) << out;
     EXPECT_EQ(w[2], "4");
@@ -129,8 +132,9 @@ TEST_F(TraceSummary, CountsBytesTimeAndWarningsAreWhatWasRecorded)
     ASSERT_GE(w.size(), 11u) << out;
     EXPECT_GE(std::stod(w[9]), 0.05) << out;
 
-    EXPECT_NE(out.find("rank 1 pid " + std::to_string(getpid()) + ": 2 MPI_SEND events dropped from threads that got "
-                                                                    "no trace memory"),
+    EXPECT_NE(out.find("rank 1 pid " + std::to_string(getpid()) +
+                       ": 2 MPI_SEND events dropped from threads that got "
+                       "no trace memory"),
               std::string::npos)
         << out;
 
@@ -138,4 +142,70 @@ TEST_F(TraceSummary, CountsBytesTimeAndWarningsAreWhatWasRecorded)
     EXPECT_EQ(status, 0);
     EXPECT_EQ(std::count(dump.begin(), dump.end(), '\n'), 4) << dump;
     EXPECT_NE(dump.find("CKPT_WRITE fd=3, bytes=777, offset=28 ERROR"), std::string::npos) << dump;
+}
+
+// A job of 1,000 ranks, each with what a rank of a checkpointing OpenCL program records (MPI
+// messages, checkpoint writes, OpenCL calls and transfers, accounted time; some ranks lose events
+// and get warnings): the summary stays a page, whatever the rank count (docs/TRACE.md, "Many
+// ranks"), and --ranks=LIST brings back one rank's own tables.
+TEST_F(TraceSummary, ThousandRanksStayOnePage)
+{
+    constexpr int kRanks = 1000;
+    for (int r = 0; r < kRanks; r++) {
+        sluice_trace_options opt{};
+        opt.dir = dir.c_str();
+        opt.limit = r % 7 == 5 ? 0 : 1u << 20; // every 7th rank keeps nothing: 5 warnings each
+        opt.rank = r;
+        opt.size = kRanks;
+        ASSERT_EQ(sluice_trace_start(&opt), 0);
+        uint64_t fn[3] = {sluice_trace_string("clEnqueueNDRangeKernel"), sluice_trace_string("clFinish"),
+                          sluice_trace_string("clEnqueueWriteBuffer")};
+        sluice_time_state prev = sluice_time_enter(SLUICE_TIME_SLUICE);
+        for (int i = 0; i < 4; i++) {
+            sluice_trace_instant(SLUICE_EV_MPI_SEND, (uint64_t)((r + 1) % kRanks), 4096u * (1 + r % 7), 11);
+            sluice_trace_instant(SLUICE_EV_MPI_RECV, (uint64_t)((r + kRanks - 1) % kRanks), 4096, 11);
+            sluice_trace_record(SLUICE_EV_CKPT_WRITE, 0, sluice_now_ns(), 1000 + (uint64_t)r, 3,
+                                65536u + (uint64_t)r, (uint64_t)i * 65536u);
+            for (uint64_t f : fn)
+                sluice_trace_record(SLUICE_EV_CL_CALL, 0, sluice_now_ns(), 2000 + (uint64_t)r % 13, f, 0, 1);
+            sluice_trace_record(SLUICE_EV_CL_TRANSFER, 0, sluice_now_ns(), 5000, 0, 1u << 20, 0);
+        }
+        sluice_time_leave(prev);
+        std::string path =
+            dir + "/rank-" + std::to_string(r) + ".pid-" + std::to_string(100000 + r) + ".sluicetrace";
+        ASSERT_EQ(sluice_trace_write_file(path.c_str(), 0), 0);
+        sluice_trace_stop();
+    }
+
+    int status;
+    std::string out = run(tool_path() + " summary --no-symbols " + dir, &status);
+    EXPECT_EQ(status, 0) << out.substr(0, 4000);
+    long lines = std::count(out.begin(), out.end(), '\n');
+    EXPECT_NE(out.find("1000 files, 1000 ranks (launcher size 1000)"), std::string::npos)
+        << out.substr(0, 4000);
+    EXPECT_LE(lines, 100) << "the summary of 1,000 ranks has " << lines << " lines:\n"
+                          << out.substr(0, 20000);
+    EXPECT_EQ(out.find("\n999 "), std::string::npos) << "a row of rank 999's own:\n" << out.substr(0, 20000);
+    EXPECT_NE(out.find("CKPT_WRITE"), std::string::npos) << out.substr(0, 4000);
+    EXPECT_NE(out.find("clEnqueueNDRangeKernel"), std::string::npos) << out.substr(0, 4000);
+    // 143 ranks lost 5 kinds of event each: one line per kind, with the ranks counted
+    EXPECT_NE(
+        out.find("572 CKPT_WRITE events dropped: SLUICE_TRACE_LIMIT reached, in 143 processes: ranks 5, 12,"),
+        std::string::npos)
+        << out.substr(0, 20000);
+
+    // The same traces with one rank's detail: rank 999's rows come back, the page stays short.
+    std::string one = run(tool_path() + " summary --no-symbols --ranks=999 " + dir, &status);
+    EXPECT_EQ(status, 0) << one.substr(0, 4000);
+    EXPECT_NE(one.find("999"), std::string::npos) << one.substr(0, 4000);
+    long one_lines = std::count(one.begin(), one.end(), '\n');
+    EXPECT_LE(one_lines, 100) << one.substr(0, 20000);
+    std::printf("summary of %d ranks: %ld lines; with --ranks=999: %ld lines\n", kRanks, lines, one_lines);
+    if (const char *keep = getenv("SLUICE_TEST_SUMMARY_OUT")) { // by hand: the page itself
+        FILE *f = fopen(keep, "w");
+        if (f) {
+            fputs(out.c_str(), f);
+            fclose(f);
+        }
+    }
 }

@@ -101,9 +101,10 @@ static int transport_start(void)
     return commit_transport_start();
 }
 
-/* The commit poller. In a multi-rank job it is installed at load, before the engine starts:
- * a rank that never writes may still be the home of a set, so once the program has made MPI
- * ready (MPI_Init) the engine starts here by itself and serves. It never initializes MPI. */
+/* The commit poller. In a multi-rank job it is installed when the program's own MPI_Init
+ * returns, before the engine starts: a rank that never writes may still be the home of a set, so
+ * the engine starts here by itself and serves. It never initializes MPI. A process that never
+ * calls MPI_Init and never captures starts no poller (nor the progress thread). */
 static int quiet_waiters; /* threads in wait_quiet */
 static int commit_quiet_locked(void)
 {
@@ -308,6 +309,10 @@ int sluice_commit_flush_all(void)
     pthread_mutex_unlock(&commit_g.lock);
     if (bystander && !sluice_mpi_ready() && !sluice_commit_launcher_child())
         return 0;
+    /* A rank's own process with nothing to commit starts MPI only if another rank does (its
+     * writers would wait in MPI_Init for it): under hydra the job votes first (start_vote.h). */
+    if (bystander && !sluice_mpi_ready() && !sluice_mpi_start_needed())
+        return 0;
     int rc = commit_ensure_started();
     if (rc)
         return rc;
@@ -316,19 +321,36 @@ int sluice_commit_flush_all(void)
     pthread_mutex_lock(&commit_g.lock);
     commit_members_retry();
     int use_mpi = commit_g.use_mpi;
-    uint64_t *sent = malloc((size_t)commit_g.size * sizeof(uint64_t));
-    if (sent)
-        memcpy(sent, commit_g.closed_sent, (size_t)commit_g.size * sizeof(uint64_t));
+    /* Per home: the notices this rank sent it, and whether this rank has anything at all to
+     * commit or report (every home gets the same flag: summed, it counts the busy ranks). */
+    uint64_t busy = commit_g.announced != 0 || commit_members_error() != 0 || !commit_quiet_locked();
+    uint64_t *sent = malloc((size_t)commit_g.size * 2 * sizeof(uint64_t));
+    for (int h = 0; sent && h < commit_g.size; h++) {
+        sent[2 * h] = commit_g.closed_sent[h];
+        sent[2 * h + 1] = busy;
+    }
     pthread_mutex_unlock(&commit_g.lock);
     if (!sent)
         return -ENOMEM;
 
-    uint64_t expected = sent[0];
+    uint64_t mine[2] = {sent[0], busy};
     MPI_Comm comm = use_mpi ? commit_transport_comm() : MPI_COMM_NULL;
     if (use_mpi)
-        MPI_Reduce_scatter_block(sent, &expected, 1, MPI_UINT64_T, MPI_SUM, comm);
+        MPI_Reduce_scatter_block(sent, mine, 2, MPI_UINT64_T, MPI_SUM, comm);
     free(sent);
-    final_expected_arg = expected;
+    if (mine[1] == 0) {
+        /* No rank of the job captured anything or has an error: nothing to commit, nothing to
+         * agree on (the second collective and the hand-offs to the progress thread cost an MPI
+         * program's MPI_Finalize 2x plain at 4 ranks). */
+        sluice_progress_post(go_stop, NULL);
+        sluice_progress_drain();
+        pthread_mutex_lock(&commit_g.lock);
+        flush_done = 1;
+        flush_announced = commit_g.announced;
+        pthread_mutex_unlock(&commit_g.lock);
+        return 0;
+    }
+    final_expected_arg = mine[0];
     sluice_progress_post(go_final, &final_expected_arg);
     sluice_progress_wake();
     wait_quiet();
@@ -426,7 +448,7 @@ int commit_engine_enable(const char *capture_spec, const char *cwd)
     engine_enabled = 1;
     sluice_mpi_on_finalize(on_finalize);
     if (sluice_launch_size() > 1)
-        install_poller();
+        sluice_mpi_on_app_init(install_poller);
     return 0;
 }
 

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* See start_vote.h. PMI-1 exchanges of MPICH's hydra: `init`, `get_my_kvsname`, `put` (only a
+ * rank that starts MPI; every such rank puts the same key, which hydra accepts), `barrier_in`,
+ * `get` (answered rc=-1 where no rank put the key), and `finalize` where no rank starts MPI. */
+#include "mpi/start_vote.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "mpi/pmi1_wire.h"
+
+#define ANSWER_MS 30000 /* hydra's proxy answers everything but the barrier at once */
+#define VOTE_KEY "sluice_start_mpi"
+
+/* The value of name=VALUE in a PMI-1 answer line (up to the next space), or "" if absent. */
+static void field(const char *line, const char *name, char *out, size_t cap)
+{
+    out[0] = '\0';
+    size_t nl = strlen(name);
+    for (const char *p = line; (p = strstr(p, name)) != NULL; p += nl) {
+        if ((p != line && p[-1] != ' ') || p[nl] != '=')
+            continue;
+        const char *v = p + nl + 1;
+        size_t n = strcspn(v, " ");
+        if (n >= cap)
+            n = cap - 1;
+        memcpy(out, v, n);
+        out[n] = '\0';
+        return;
+    }
+}
+
+static int call(int fd, const char *req, char *ans, size_t cap, int wait_ms)
+{
+    int rc = sluice_pmi1_call(fd, req, ans, cap, wait_ms);
+    if (rc != 0)
+        sluice_log_warn("the launcher did not answer PMI's %.*s (%s); MPI starts as if a rank had "
+                        "something to commit",
+                        (int)strcspn(req, " \n"), req, rc == -2 ? "30 s without an answer" : "socket failed");
+    return rc;
+}
+
+enum sluice_start_vote sluice_start_vote(int fd, bool start)
+{
+    char ans[512], kvs[256], rc[16], req[512];
+    if (call(fd, "cmd=init pmi_version=1 pmi_subversion=1\n", ans, sizeof ans, ANSWER_MS) != 0 ||
+        call(fd, "cmd=get_my_kvsname\n", ans, sizeof ans, ANSWER_MS) != 0)
+        return SLUICE_VOTE_FAILED;
+    field(ans, "kvsname", kvs, sizeof kvs);
+    if (!kvs[0])
+        return SLUICE_VOTE_FAILED;
+    if (start) {
+        snprintf(req, sizeof req, "cmd=put kvsname=%s key=" VOTE_KEY " value=1\n", kvs);
+        if (call(fd, req, ans, sizeof ans, ANSWER_MS) != 0)
+            return SLUICE_VOTE_FAILED;
+    }
+    if (call(fd, "cmd=barrier_in\n", ans, sizeof ans, -1) != 0)
+        return SLUICE_VOTE_FAILED;
+    snprintf(req, sizeof req, "cmd=get kvsname=%s key=" VOTE_KEY "\n", kvs);
+    if (call(fd, req, ans, sizeof ans, ANSWER_MS) != 0)
+        return SLUICE_VOTE_FAILED;
+    field(ans, "rc", rc, sizeof rc);
+    if (start || strcmp(rc, "0") == 0)
+        return SLUICE_VOTE_SOME;
+    /* No rank starts MPI: the launcher must count this process as finished with PMI, or it ends
+     * the job when the socket closes. */
+    if (call(fd, "cmd=finalize\n", ans, sizeof ans, ANSWER_MS) != 0)
+        return SLUICE_VOTE_FAILED;
+    return SLUICE_VOTE_NONE;
+}

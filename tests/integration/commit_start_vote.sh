@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: MIT
+# Processes that capture nothing never start MPI (docs/COMMIT.md, "Which processes use
+# MPI"): with SLUICE_CAPTURE set, a job step whose ranks write no checkpoint (a shell, `true`)
+# ends without any rank starting MPI, and a job where only one rank writes, late, still commits
+# its member with every rank taking part. The evidence is each process's own trace: MPI_INIT
+# events (initialized by sluice) counted with `sluice-trace dump` (bash: dash's `exit` is _exit,
+# which writes no trace; a dash job is run for its exit status). Odd and even rank counts.
+# Hydra only: the vote uses its PMI-1 key-value space (elsewhere every rank starts MPI as before).
+if [ "$MPI_FLAVOUR" = openmpi ]; then
+  echo "skipped: the start vote is MPICH hydra's (PMI-1)"
+  exit 77
+fi
+trace=$SLUICE_BIN_DIR/sluice-trace
+ckpt=$SLUICE_BIN_DIR/sluice-ckpt
+export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE
+mpi_inits() { "$trace" dump "$1" | grep -c ' MPI_INIT ' || true; }
+
+for n in 3 2; do
+  # Nothing captured: no rank's process starts MPI; the job ends as without sluice.
+  d=$PWD/none$n
+  mkdir -p "$d"
+  out=$(timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE="$d/ck.%r" \
+    SLUICE_TRACE_DIR="$d/trace" bash -c 'echo "rank $PMI_RANK"; exit 3') && rc=0 || rc=$?
+  expect_eq "$n ranks, nothing captured: exit status as the program's" "3" "$rc"
+  expect_eq "$n ranks, nothing captured: output" "$n" "$(printf '%s\n' "$out" | grep -c '^rank ')"
+  expect_eq "$n ranks, nothing captured: trace files" "$n" "$(ls "$d/trace" | wc -l)"
+  expect_eq "$n ranks, nothing captured: processes that started MPI" "0" "$(mpi_inits "$d/trace")"
+  expect_eq "$n ranks, nothing captured: nothing written" "" "$(ls -A "$d" | grep -v '^trace$' || true)"
+  timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE="$d/ck.%r" dash -c 'exit 0' ||
+    fail "$n ranks, nothing captured, dash: the job failed or hung (rc $?)"
+
+  # Mixed: only the last rank writes, after the others have reached their exit. It still
+  # commits, and every rank started MPI for it (its MPI_Init is collective).
+  d=$PWD/mixed$n
+  mkdir -p "$d"
+  last=$((n - 1))
+  timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE="$d/ck.%r" \
+    SLUICE_TRACE_DIR="$d/trace" bash -c \
+    'if [ "$PMI_RANK" = '"$last"' ]; then sleep 1; echo "late $PMI_RANK" > '"$d"'/ck.$PMI_RANK; fi' \
+    || fail "$n ranks, one late writer: the job failed or hung"
+  [ ! -e "$d/ck.$last" ] || fail "$n ranks, one late writer: a plain file was left"
+  expect_eq "$n ranks, one late writer: members" "1" "$("$ckpt" ls "$d" | grep -c "$d/ck\.$last")"
+  expect_eq "$n ranks, one late writer: content" "late $last" "$(SLUICE_CAPTURE="$d/ck.%r" with_sluice cat "$d/ck.$last")"
+  expect_eq "$n ranks, one late writer: processes that started MPI" "$n" "$(mpi_inits "$d/trace")"
+  expect_eq "$n ranks, one late writer: stage empty" "" "$(ls -A "$SLUICE_STAGE_DIR")"
+done
