@@ -5,11 +5,13 @@
 #
 #   bench/ckpt_io.sh [-n RANKS] [--dir DIR] [--sizes "64M 256M"] [--all] [--build DIR]
 #                    [--unit SIZE] [--cb-buffer SIZE] [--chunk SIZE] [--keep] [--strace]
-#                    [--work DIR]
+#                    [--work DIR] [--trace-out DIR]
 #
 #   1 fpp            file per process, write() then fsync of each (no sluice)
 #   2 fpp+sluice     the same unmodified writer under sluice (one container, two-phase);
-#                    durable = when MPI_Finalize returns (sluice's exit flush)
+#                    durable = when MPI_Finalize returns (sluice's exit flush). Timed without
+#                    the trace (its exit clock sync would count); a second, untimed run with
+#                    SLUICE_TRACE_DIR gives its requests (under strace with --strace)
 #   3a romio-auto    MPI_File_write_at_all to one shared file, ROMIO's default hints
 #   3b romio-enable  romio_cb_write=enable, cb_buffer_size and striping_unit = sluice's
 #   4 limit          one process, one file, sequential --chunk requests, fsync
@@ -22,6 +24,7 @@
 # on its paths; with O_CREAT: a create). The metadata argument: N files against 1.
 # --work: where the ranks' results go (default a new folder under TMPDIR; on a cluster a folder
 # every node sees). On the multi-node testbed: bench/cluster_ckpt.sh.
+# --trace-out: the sluice case's traces are copied to DIR/<size> (for sluice-trace summary/io).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,6 +38,7 @@ chunk=4M
 keep=0
 do_strace=0
 work_in=${TMPDIR:-/tmp}
+trace_out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) ranks=$2; shift 2 ;;
@@ -48,6 +52,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=1; shift ;;
     --strace) do_strace=1; shift ;;
     --work) work_in=$2; shift 2 ;;
+    --trace-out) trace_out=$2; shift 2 ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "ckpt_io.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -68,6 +73,7 @@ trap '[ $keep = 1 ] || rm -rf "$work"' EXIT
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd) # (absolute: strace's paths are compared with it)
 MPIEXEC=${MPIEXEC:-mpiexec}
+traced=() # variables of the untimed rerun only (the trace of the sluice case)
 
 run_case() { # label ranks extra-env... -- args...   (in $where, default $dir/run)
   local label=$1 n=$2; shift 2
@@ -85,6 +91,13 @@ run_case() { # label ranks extra-env... -- args...   (in $where, default $dir/ru
       --chunk "$chunk" --result "$work/$label.txt" "$@"
   echo "files=$(find "$at" -type f | wc -l)" >> "$work/$label.files"
   rm -rf "$at"
+  if [ "$do_strace" = 0 ] && [ ${#traced[@]} -gt 0 ]; then
+    # The untimed traced run (sluice's requests come from its trace).
+    mkdir -p "$at"
+    env "${envs[@]}" "${traced[@]}" "$MPIEXEC" -n "$n" "$bin" --dir "$at" --unit "$unit" --cb-buffer "$cb" \
+      --chunk "$chunk" --result "$work/traced.$label.txt" "$@"
+    rm -rf "$at"
+  fi
   [ "$do_strace" = 1 ] && [ "$label" != stage_copy ] || return 0
   # The same case once more under strace: its creates and opens of files in the checkpoint folder.
   mkdir -p "$at" "$work/st.$label"
@@ -95,9 +108,12 @@ run_case() { # label ranks extra-env... -- args...   (in $where, default $dir/ru
     mpmd+=(-n 1 strace -f -qq -e trace=open,openat,creat -o "$work/st.$label/rank$r" -ff "$bin" --dir "$at" \
       --unit "$unit" --cb-buffer "$cb" --chunk "$chunk" --result "$work/st.$label.txt" "$@")
   done
-  env "${envs[@]}" "$MPIEXEC" "${mpmd[@]}"
-  cat "$work/st.$label"/rank* | awk -v at="$at/" '
-    /^(open|openat|creat)\(/ && index($0, "\"" at) && $NF !~ /^-1/ { if (/O_CREAT|^creat/) c++; else o++ }
+  env "${envs[@]}" "${traced[@]}" "$MPIEXEC" "${mpmd[@]}"
+  cat "$work/st.$label"/rank* | awk -v at="$at/" -v list="$work/$label.opens" '
+    /^(open|openat|creat)\(/ && index($0, "\"" at) && $NF !~ /^-1/ {
+      if (/O_CREAT|^creat/) c++; else o++
+      f = substr($0, index($0, "\"" at) + length(at) + 1); sub(/".*/, "", f); gsub(/[0-9]+/, "N", f)
+      print f (/O_CREAT|^creat/ ? " (create)" : "") >> list }
     END { printf "creates=%d opens=%d\n", c, o }' > "$work/$label.meta"
   rm -rf "$at" "$work/st.$label"
 }
@@ -106,14 +122,17 @@ run_case() { # label ranks extra-env... -- args...   (in $where, default $dir/ru
 stage_root=${SLUICE_STAGE_DIR:-/dev/shm/sluice-$(id -u)}
 
 for size in $sizes; do
-  rm -f "$work"/*.txt "$work"/*.files "$work"/*.meta
+  rm -f "$work"/*.txt "$work"/*.files "$work"/*.meta "$work"/*.opens
   rm -rf "$work/trace" && mkdir -p "$work/trace" "$work/stage"
   run_case fpp "$ranks" -- --case fpp --total "$size"
   where="$stage_root.bench-copy" run_case stage_copy "$ranks" -- --case fpp --total "$size"
+  traced=(SLUICE_TRACE_DIR="$work/trace")
   run_case fpp_sluice "$ranks" LD_PRELOAD="$lib" SLUICE_CAPTURE="$dir/run/ckpt.%r" \
-      SLUICE_TRACE_DIR="$work/trace" SLUICE_STRIPING_UNIT="$unit" SLUICE_CB_BUFFER_SIZE="$cb" \
+      SLUICE_STRIPING_UNIT="$unit" SLUICE_CB_BUFFER_SIZE="$cb" \
       ${SLUICE_STAGE_DIR:+SLUICE_STAGE_DIR=$SLUICE_STAGE_DIR} -- --case fpp --total "$size"
+  traced=()
   "$trace_tool" dump "$work/trace" > "$work/trace.txt"
+  [ -z "$trace_out" ] || { mkdir -p "$trace_out/$size" && cp -r "$work/trace/." "$trace_out/$size/"; }
   run_case romio_auto "$ranks" -- --case romio --romio-hints auto --total "$size"
   run_case romio_enable "$ranks" -- --case romio --romio-hints enable --total "$size"
   run_case limit 1 -- --case limit --total "$size" --chunk 16M
@@ -192,7 +211,13 @@ if all(os.path.exists(os.path.join(work, l + '.meta')) for l in names):
     print("file-system creates and opens in the checkpoint folder per checkpoint, all ranks (strace):")
     for label in names:
         m = kv(open(os.path.join(work, label + '.meta')).read())
-        print(f"  {names[label]:<14} creates {m['creates']:>5}  opens {m['opens']:>5}")
+        opens = os.path.join(work, label + '.opens')
+        which = ''
+        if os.path.exists(opens):
+            import collections
+            cnt = collections.Counter(l.strip() for l in open(opens))
+            which = '  (' + ', '.join(f"{v} x {k}" for k, v in sorted(cnt.items())) + ')'
+        print(f"  {names[label]:<14} creates {m['creates']:>5}  opens {m['opens']:>5}{which}")
 print(f"sluice peak shuffle memory of one process: {peak_mem / (1 << 20):.1f} MiB (COMMIT_MEMORY)")
 EOF
 done
