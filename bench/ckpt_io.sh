@@ -11,7 +11,7 @@
 #   2 fpp+sluice     the same unmodified writer under sluice (one container, two-phase);
 #                    durable = when MPI_Finalize returns (sluice's exit flush). Timed without
 #                    the trace (its exit clock sync would count); a second, untimed run with
-#                    SLUICE_TRACE_DIR gives its requests (under strace with --strace)
+#                    SLUICE_TRACE_DIR gives its requests
 #   3a romio-auto    MPI_File_write_at_all to one shared file, ROMIO's default hints
 #   3b romio-enable  romio_cb_write=enable, cb_buffer_size and striping_unit = sluice's
 #   4 limit          one process, one file, sequential --chunk requests, fsync
@@ -96,8 +96,9 @@ run_case() { # label ranks extra-env... -- args...   (in $where, default $dir/ru
   echo "files=$(find "$at" -type f | wc -l)" > "$work/$label.files"
   rm -rf "$at"
   [ "$rep" = "$reps" ] || return 0 # the untimed runs once
-  if [ "$do_strace" = 0 ] && [ ${#traced[@]} -gt 0 ]; then
-    # The untimed traced run (sluice's requests come from its trace).
+  if [ ${#traced[@]} -gt 0 ]; then
+    # The untimed traced run (sluice's requests come from its trace; not under strace, whose
+    # stops would distort the trace's times).
     mkdir -p "$at"
     env "${envs[@]}" "${traced[@]}" "$MPIEXEC" -n "$n" "$bin" --dir "$at" --unit "$unit" --cb-buffer "$cb" \
       --chunk "$chunk" --result "$work/traced.$label.txt" "$@"
@@ -113,7 +114,7 @@ run_case() { # label ranks extra-env... -- args...   (in $where, default $dir/ru
     mpmd+=(-n 1 strace -f -qq -e trace=open,openat,creat -o "$work/st.$label/rank$r" -ff "$bin" --dir "$at" \
       --unit "$unit" --cb-buffer "$cb" --chunk "$chunk" --result "$work/st.$label.txt" "$@")
   done
-  env "${envs[@]}" "${traced[@]}" "$MPIEXEC" "${mpmd[@]}"
+  env "${envs[@]}" "$MPIEXEC" "${mpmd[@]}"
   cat "$work/st.$label"/rank* | awk -v at="$at/" -v list="$work/$label.opens" '
     /^(open|openat|creat)\(/ && index($0, "\"" at) && / = -1 / { l++ }
     /^(open|openat|creat)\(/ && index($0, "\"" at) && !/ = -1 / {
