@@ -57,7 +57,7 @@ while [ $# -gt 0 ]; do
     --work) work_in=$2; shift 2 ;;
     --trace-out) trace_out=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "ckpt_io.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
