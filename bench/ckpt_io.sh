@@ -5,11 +5,13 @@
 #
 #   bench/ckpt_io.sh [-n RANKS] [--dir DIR] [--sizes "64M 256M"] [--all] [--build DIR]
 #                    [--unit SIZE] [--cb-buffer SIZE] [--chunk SIZE] [--keep] [--strace]
-#                    [--work DIR]
+#                    [--work DIR] [--trace-out DIR] [--reps N]
 #
 #   1 fpp            file per process, write() then fsync of each (no sluice)
 #   2 fpp+sluice     the same unmodified writer under sluice (one container, two-phase);
-#                    durable = when MPI_Finalize returns (sluice's exit flush)
+#                    durable = when MPI_Finalize returns (sluice's exit flush). Timed without
+#                    the trace (its exit clock sync would count); a second, untimed run with
+#                    SLUICE_TRACE_DIR gives its requests
 #   3a romio-auto    MPI_File_write_at_all to one shared file, ROMIO's default hints
 #   3b romio-enable  romio_cb_write=enable, cb_buffer_size and striping_unit = sluice's
 #   4 limit          one process, one file, sequential --chunk requests, fsync
@@ -19,9 +21,12 @@
 # 64M 128M 256M 512M 1G 2G. Needs no root; it never drops caches (each case fsyncs).
 # --strace: each case runs once more under strace (not timed): the file-system creates and opens
 # of files in the checkpoint folder per checkpoint, all ranks together (openat/open/creat calls
-# on its paths; with O_CREAT: a create). The metadata argument: N files against 1.
+# on its paths that succeed; with O_CREAT: a create; opens that fail, e.g. looking for a previous
+# version, counted apart). The metadata argument: N files against 1.
 # --work: where the ranks' results go (default a new folder under TMPDIR; on a cluster a folder
 # every node sees). On the multi-node testbed: bench/cluster_ckpt.sh.
+# --reps N: the timed cases N times, interleaved; times are each case's median (and range).
+# --trace-out: the sluice case's traces are copied to DIR/<size> (for sluice-trace summary/io).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,6 +40,8 @@ chunk=4M
 keep=0
 do_strace=0
 work_in=${TMPDIR:-/tmp}
+trace_out=""
+reps=1
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) ranks=$2; shift 2 ;;
@@ -48,7 +55,9 @@ while [ $# -gt 0 ]; do
     --keep) keep=1; shift ;;
     --strace) do_strace=1; shift ;;
     --work) work_in=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --trace-out) trace_out=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "ckpt_io.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -68,6 +77,7 @@ trap '[ $keep = 1 ] || rm -rf "$work"' EXIT
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd) # (absolute: strace's paths are compared with it)
 MPIEXEC=${MPIEXEC:-mpiexec}
+traced=() # variables of the untimed rerun only (the trace of the sluice case)
 
 run_case() { # label ranks extra-env... -- args...   (in $where, default $dir/run)
   local label=$1 n=$2; shift 2
@@ -82,9 +92,18 @@ run_case() { # label ranks extra-env... -- args...   (in $where, default $dir/ru
   local mk=()
   [ "$label" != stage_copy ] || mk=(sh -c 'mkdir -p "$0" && exec "$@"' "$at")
   env "${envs[@]}" "$MPIEXEC" -n "$n" "${mk[@]}" "$bin" --dir "$at" --unit "$unit" --cb-buffer "$cb" \
-      --chunk "$chunk" --result "$work/$label.txt" "$@"
-  echo "files=$(find "$at" -type f | wc -l)" >> "$work/$label.files"
+      --chunk "$chunk" --result "$work/$label.r$rep.txt" "$@"
+  echo "files=$(find "$at" -type f | wc -l)" > "$work/$label.files"
   rm -rf "$at"
+  [ "$rep" = "$reps" ] || return 0 # the untimed runs once
+  if [ ${#traced[@]} -gt 0 ]; then
+    # The untimed traced run (sluice's requests come from its trace; not under strace, whose
+    # stops would distort the trace's times).
+    mkdir -p "$at"
+    env "${envs[@]}" "${traced[@]}" "$MPIEXEC" -n "$n" "$bin" --dir "$at" --unit "$unit" --cb-buffer "$cb" \
+      --chunk "$chunk" --result "$work/traced.$label.txt" "$@"
+    rm -rf "$at"
+  fi
   [ "$do_strace" = 1 ] && [ "$label" != stage_copy ] || return 0
   # The same case once more under strace: its creates and opens of files in the checkpoint folder.
   mkdir -p "$at" "$work/st.$label"
@@ -96,9 +115,13 @@ run_case() { # label ranks extra-env... -- args...   (in $where, default $dir/ru
       --unit "$unit" --cb-buffer "$cb" --chunk "$chunk" --result "$work/st.$label.txt" "$@")
   done
   env "${envs[@]}" "$MPIEXEC" "${mpmd[@]}"
-  cat "$work/st.$label"/rank* | awk -v at="$at/" '
-    /^(open|openat|creat)\(/ && index($0, "\"" at) && $NF !~ /^-1/ { if (/O_CREAT|^creat/) c++; else o++ }
-    END { printf "creates=%d opens=%d\n", c, o }' > "$work/$label.meta"
+  cat "$work/st.$label"/rank* | awk -v at="$at/" -v list="$work/$label.opens" '
+    /^(open|openat|creat)\(/ && index($0, "\"" at) && / = -1 / { l++ }
+    /^(open|openat|creat)\(/ && index($0, "\"" at) && !/ = -1 / {
+      if (/O_CREAT|^creat/) c++; else o++
+      f = substr($0, index($0, "\"" at) + length(at) + 1); sub(/".*/, "", f); gsub(/[0-9]+/, "N", f)
+      print f (/O_CREAT|^creat/ ? " (create)" : "") >> list }
+    END { printf "creates=%d opens=%d failed=%d\n", c, o, l }' > "$work/$label.meta"
   rm -rf "$at" "$work/st.$label"
 }
 # The staging copy: the same writer, without sluice, into a folder beside sluice's stage folder
@@ -106,20 +129,25 @@ run_case() { # label ranks extra-env... -- args...   (in $where, default $dir/ru
 stage_root=${SLUICE_STAGE_DIR:-/dev/shm/sluice-$(id -u)}
 
 for size in $sizes; do
-  rm -f "$work"/*.txt "$work"/*.files "$work"/*.meta
+  rm -f "$work"/*.txt "$work"/*.files "$work"/*.meta "$work"/*.opens
   rm -rf "$work/trace" && mkdir -p "$work/trace" "$work/stage"
+  for ((rep = 1; rep <= reps; rep++)); do
   run_case fpp "$ranks" -- --case fpp --total "$size"
   where="$stage_root.bench-copy" run_case stage_copy "$ranks" -- --case fpp --total "$size"
+  traced=(SLUICE_TRACE_DIR="$work/trace")
   run_case fpp_sluice "$ranks" LD_PRELOAD="$lib" SLUICE_CAPTURE="$dir/run/ckpt.%r" \
-      SLUICE_TRACE_DIR="$work/trace" SLUICE_STRIPING_UNIT="$unit" SLUICE_CB_BUFFER_SIZE="$cb" \
+      SLUICE_STRIPING_UNIT="$unit" SLUICE_CB_BUFFER_SIZE="$cb" \
       ${SLUICE_STAGE_DIR:+SLUICE_STAGE_DIR=$SLUICE_STAGE_DIR} -- --case fpp --total "$size"
-  "$trace_tool" dump "$work/trace" > "$work/trace.txt"
+  traced=()
   run_case romio_auto "$ranks" -- --case romio --romio-hints auto --total "$size"
   run_case romio_enable "$ranks" -- --case romio --romio-hints enable --total "$size"
   run_case limit 1 -- --case limit --total "$size" --chunk 16M
-  python3 - "$work" "$size" "$ranks" "$unit" <<'EOF'
-import re, sys, os
-work, size, ranks, unit_s = sys.argv[1:5]
+  done
+  "$trace_tool" dump "$work/trace" > "$work/trace.txt"
+  [ -z "$trace_out" ] || { mkdir -p "$trace_out/$size" && cp -r "$work/trace/." "$trace_out/$size/"; }
+  python3 - "$work" "$size" "$ranks" "$unit" "$reps" <<'EOF'
+import glob, re, statistics, sys, os
+work, size, ranks, unit_s, nreps = sys.argv[1:6]
 def parse_size(s):
     m = {'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30}
     return int(float(s[:-1]) * m[s[-1].upper()]) if s[-1].upper() in m else int(s)
@@ -130,12 +158,16 @@ def kv(line):
     return dict(p.split('=', 1) for p in line.split())
 rows = {}
 for label in ['fpp', 'fpp_sluice', 'romio_auto', 'romio_enable', 'limit', 'stage_copy']:
-    lines = [kv(l) for l in open(os.path.join(work, label + '.txt')) if l.strip()]
+    runs = []
+    for f in sorted(glob.glob(os.path.join(work, label + '.r*.txt'))):
+        lines = [kv(l) for l in open(f) if l.strip()]
+        t0 = min(float(l['t0']) for l in lines)
+        runs.append((max(float(l['visible']) for l in lines) - t0, max(float(l['durable']) for l in lines) - t0))
     files = int(open(os.path.join(work, label + '.files')).read().split('=')[1])
     total = int(lines[0]['total'])
-    t0 = min(float(l['t0']) for l in lines)
-    vis = max(float(l['visible']) for l in lines) - t0
-    dur = max(float(l['durable']) for l in lines) - t0
+    vis = statistics.median(r[0] for r in runs)
+    dur = statistics.median(r[1] for r in runs)
+    spread = (min(r[1] for r in runs), max(r[1] for r in runs))
     reqs = sum(int(l['requests']) for l in lines)
     rbytes = sum(int(l['req_bytes']) for l in lines)
     full = sum(int(l['full_bytes']) for l in lines)
@@ -165,12 +197,12 @@ for label in ['fpp', 'fpp_sluice', 'romio_auto', 'romio_enable', 'limit', 'stage
                 (re.search(r'COMMIT_MEMORY peak shuffle buffer bytes=(\d+)', t)
                  for t in open(os.path.join(work, 'trace.txt'))) if m]
         peak_mem = max(peak) if peak else 0
-    rows[label] = dict(files=files, reqs=reqs, rbytes=rbytes, full=full, bins=bins,
+    rows[label] = dict(spread=spread, files=files, reqs=reqs, rbytes=rbytes, full=full, bins=bins,
                        writers=writers, vis=vis, dur=dur, bw=total / dur / (1 << 20), total=total)
 print(f"\n== total {size} ({rows['fpp']['total']} bytes), {ranks} ranks, stripe unit {unit_s}, "
-      f"cb_buffer as set ==")
+      f"cb_buffer as set, median of {nreps} runs ==")
 hdr = f"{'case':<14}{'files':>6}{'requests':>9}  {'sizes ' + '/'.join(BINS):<38}{'%full':>7}" \
-      f"{'writers':>8}{'visible s':>10}{'durable s':>10}{'MiB/s':>9}"
+      f"{'writers':>8}{'visible s':>10}{'durable s':>10}{'MiB/s':>9}  durable range"
 print(hdr)
 names = {'fpp': '1 fpp', 'fpp_sluice': '2 sluice', 'romio_auto': '3a romio-auto',
          'romio_enable': '3b romio-on', 'limit': '4 limit'}
@@ -179,7 +211,8 @@ for label, r in rows.items():
         continue
     pct = 100.0 * r['full'] / r['rbytes'] if r['rbytes'] else 0.0
     print(f"{names[label]:<14}{r['files']:>6}{r['reqs']:>9}  {'/'.join(map(str, r['bins'])):<38}"
-          f"{pct:>6.1f}%{r['writers']:>8}{r['vis']:>10.3f}{r['dur']:>10.3f}{r['bw']:>9.0f}")
+          f"{pct:>6.1f}%{r['writers']:>8}{r['vis']:>10.3f}{r['dur']:>10.3f}{r['bw']:>9.0f}"
+          f"  {r['spread'][0]:.3f}-{r['spread'][1]:.3f}")
 s = rows['fpp_sluice']['dur']
 print("ratios of time until durable, sluice / other: "
       + ", ".join(f"{names[k]} {s / rows[k]['dur']:.2f}"
@@ -192,7 +225,14 @@ if all(os.path.exists(os.path.join(work, l + '.meta')) for l in names):
     print("file-system creates and opens in the checkpoint folder per checkpoint, all ranks (strace):")
     for label in names:
         m = kv(open(os.path.join(work, label + '.meta')).read())
-        print(f"  {names[label]:<14} creates {m['creates']:>5}  opens {m['opens']:>5}")
+        opens = os.path.join(work, label + '.opens')
+        which = ''
+        if os.path.exists(opens):
+            import collections
+            cnt = collections.Counter(l.strip() for l in open(opens))
+            which = '  (' + ', '.join(f"{v} x {k}" for k, v in sorted(cnt.items())) + ')'
+        print(f"  {names[label]:<14} creates {m['creates']:>5}  opens {m['opens']:>5}  failed lookups "
+              f"{m['failed']:>3}{which}")
 print(f"sluice peak shuffle memory of one process: {peak_mem / (1 << 20):.1f} MiB (COMMIT_MEMORY)")
 EOF
 done

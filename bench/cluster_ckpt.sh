@@ -11,11 +11,14 @@
 #
 #   bench/cluster_ckpt.sh [--build DIR] [--dir DIR] [--nodes N] [--ppn P] [--rate RATE]
 #                         [--fs-rate RATE] [--sizes "64M"] [--no-strace] [--only shared|netfs]
-# Defaults: 3 nodes, 1 rank per node, links 1gbit, the storage node's link as the others, 64M.
+#                         [--traces DIR] [--reps N]
+# Defaults: 3 nodes, 1 rank per node, links 1gbit, the storage node's link as the others, 64M,
+# 1 rep (--reps N: each timed case N times, interleaved, medians). --traces DIR keeps the sluice
+# case's traces in DIR/shared and DIR/netfs (for sluice-trace summary, io).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${SLUICE_BUILD:-$here/../build}
-nodes=3 ppn=1 rate=1gbit fs_rate="" sizes=64M st=--strace only="" dir=""
+nodes=3 ppn=1 rate=1gbit fs_rate="" sizes=64M st=--strace only="" dir="" traces="" reps=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -27,6 +30,8 @@ while [ $# -gt 0 ]; do
     --sizes) sizes=$2; shift 2 ;;
     --no-strace) st=""; shift ;;
     --only) only=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    --traces) traces=$(mkdir -p "$2" && cd "$2" && pwd); shift 2 ;;
     *) echo "cluster_ckpt.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -50,5 +55,6 @@ for fs in shared netfs; do
   echo
   echo "## file system: $([ $fs = shared ] && echo "the shared folder (host $(df -T "$dir" | awk 'NR == 2 {print $2}'), no network)" || echo "GlusterFS over FUSE from the storage node")"
   (cd "$shared" && "$testbed" run --dir "$dir" env MPIEXEC="$dir/bin/mpiexec-ppn" \
-    "$here/ckpt_io.sh" --build "$build" -n $((nodes * ppn)) --dir "$dir/$fs/ckpt" --sizes "$sizes" --work "$shared" $st)
+    "$here/ckpt_io.sh" --build "$build" -n $((nodes * ppn)) --dir "$dir/$fs/ckpt" --sizes "$sizes" --work "$shared" --reps "$reps" $st \
+    ${traces:+--trace-out "$traces/$fs"})
 done

@@ -78,42 +78,6 @@ int commit_fs_pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
     return sluice_full_pwrite(fd, buf, n, off);
 }
 
-/* Is [p, p + n) all zeros? */
-static int all_zero(const unsigned char *p, size_t n)
-{
-    return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
-}
-
-long commit_fs_pwrite_sparse(int fd, const void *buf, size_t n, uint64_t off, const char *version_file,
-                             uint64_t unit)
-{
-    enum { BLK = 4096 };
-    const unsigned char *p = buf;
-    size_t i = 0, written = 0;
-    while (i < n) {
-        /* Blocks of the file that are all zeros stay holes: the new file reads zeros there. */
-        size_t b = (size_t)(BLK - (off + i) % BLK);
-        if (b > n - i)
-            b = n - i;
-        if (b == BLK && all_zero(p + i, b)) {
-            i += b;
-            continue;
-        }
-        size_t j = i + b;
-        while (j < n && !(n - j >= BLK && all_zero(p + j, BLK)))
-            j += n - j < BLK ? n - j : BLK;
-        int rc = commit_fs_pwrite_full(fd, p + i, j - i, off + i);
-        if (rc)
-            return rc;
-        /* One record per call, as the file system sees them (a sparse request is several). */
-        commit_trace_write_full(version_file, off + i, j - i,
-                                unit && (off + i) % unit == 0 && (j - i) % unit == 0);
-        written += j - i;
-        i = j;
-    }
-    return (long)written;
-}
-
 int commit_fs_fsync(int fd, const char *path)
 {
     commit_trace_meta("fsync", path, own_version(path));

@@ -272,6 +272,12 @@ int commit_fs_pwrite_full(int fd, const void *buf, size_t n, uint64_t off); /* 0
  * write is traced for version_file, full-stripe when it covers whole units. Bytes written. */
 long commit_fs_pwrite_sparse(int fd, const void *buf, size_t n, uint64_t off, const char *version_file,
                              uint64_t unit);
+/* The same for the bytes that iov[0..niov) describe, one request per run of blocks that are not
+ * all zeros (pwritev: an aggregator writes its own pieces from their staging mappings and the
+ * others' from its round buffer without copying them together). commit_fs_sparse.c. */
+struct iovec;
+long commit_fs_pwritev_sparse(int fd, const struct iovec *iov, int niov, uint64_t off,
+                              const char *version_file, uint64_t unit);
 int commit_fs_fsync(int fd, const char *path);
 int commit_fs_fdatasync(int fd, const char *path);
 int commit_fs_rename(const char *from, const char *to);

@@ -11,7 +11,10 @@
  *               at its offset in a round-sized buffer (no copy), zero-fills padding, and writes
  *               the round's requests: whole
  *               stripes except at the ends of its domain. Two buffers: round r+1 is received
- *               while round r is written, by a write-behind thread (below).
+ *               while round r is written, by a write-behind thread (below). Its own pieces
+ *               (mapped) are no messages: each request is written by pwritev from the round
+ *               buffer and the staging mappings together, so the bytes an aggregator staged
+ *               itself are copied once, into the file, as a program's own write would be.
  *   direct      members the planner left to their own rank are written as on the direct path.
  *
  * Every rank that takes part answers the home with one MSG_WRITTEN carrying the CRC32C of its
@@ -45,6 +48,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 struct send_slot {
@@ -143,6 +147,14 @@ static int test_all(MPI_Request *r, int n)
 
 /* Packs and sends my next batch from slot s: my pieces for one aggregator in one round, so a
  * batch is at most one round buffer and a writer holds at most two of them. */
+/* A piece this rank staged for its own domain, mapped: written from the mapping by the
+ * aggregator side (write_round), never sent. Both sides of the process decide alike. */
+static int local_piece(const struct tp_job *j, const struct sluice_tp_piece *pc)
+{
+    return j->dom >= 0 && pc->src == commit_g.rank && pc->domain == (uint32_t)j->dom &&
+           pc->member != COMMIT_TP_NOT_MINE && j->maps[pc->member] != NULL;
+}
+
 static void send_batch(struct tp_job *j, struct send_slot *s)
 {
     size_t b = j->next_mine, e = b;
@@ -177,7 +189,8 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
     int *len = malloc(np * sizeof *len);
     if (!s->reqs || !ptr || !len)
         sluice_fatal(1, "checkpoint commit: out of memory for send requests");
-    uint64_t pos = 0;
+    uint64_t pos = 0, bytes = 0;
+    size_t nsend = 0;
     for (size_t k = b; k < e; k++) {
         const struct sluice_tp_piece *pc = &j->plan.pieces[j->mine[k]];
         unsigned char *p;
@@ -198,21 +211,27 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
                 j->err = rc;
         }
         j->piece_crc[j->mine[k]] = sluice_crc32c_update(0, p, pc->size);
-        ptr[k - b] = p;
-        len[k - b] = (int)pc->size;
+        bytes += pc->size;
+        if (local_piece(j, pc))
+            continue; /* written from its mapping by this rank's aggregator side */
+        ptr[nsend] = p;
+        len[nsend++] = (int)pc->size;
     }
-    struct commit_tp_msg msg;
-    if (commit_tp_msg_make(ptr, len, np, &msg))
-        sluice_fatal(1, "checkpoint commit: out of memory for a shuffle message");
-    free(ptr);
-    free(len);
     int to = j->plan.domains[d].aggregator;
     uint64_t t_send = sluice_now_ns(); /* (the aggregator may have the message before Isend returns) */
-    MPI_Isend(msg.buf, msg.count, msg.type, to, j->tag, sluice_comm(), &s->reqs[0]);
-    s->nreq = 1;
-    commit_tp_msg_done(&msg);
+    if (nsend > 0) {
+        struct commit_tp_msg msg;
+        if (commit_tp_msg_make(ptr, len, nsend, &msg))
+            sluice_fatal(1, "checkpoint commit: out of memory for a shuffle message");
+        MPI_Isend(msg.buf, msg.count, msg.type, to, j->tag, sluice_comm(), &s->reqs[0]);
+        s->nreq = 1;
+        commit_tp_msg_done(&msg);
+    }
+    free(ptr);
+    free(len);
+    /* The trace counts a batch as one message, also when it stays in this process. */
     if (sluice_trace_active())
-        sluice_trace_record(SLUICE_EV_COMMIT_SHUFFLE, 0, t_send, 0, (uint64_t)to, msg.bytes,
+        sluice_trace_record(SLUICE_EV_COMMIT_SHUFFLE, 0, t_send, 0, (uint64_t)to, bytes,
                             (uint64_t)(uint32_t)j->tag << 32 | (uint32_t)j->piece_id[j->mine[b]]);
     s->active = 1;
 }
@@ -294,19 +313,27 @@ static void post_round(struct tp_job *j, struct agg_slot *s, uint32_t r)
     qsort(o, np, sizeof *o, by_src_cmp);
     uint64_t wb = window_begin(j, r);
     for (size_t x = 0; x < np;) {
-        size_t y = x;
+        size_t y = x, nrecv = 0;
+        uint64_t bytes = 0;
         for (; y < np && o[y].src == o[x].src; y++) {
             const struct sluice_tp_piece *pc = &p->pieces[o[y].k];
-            ptr[y - x] = s->buf + (pc->file_off - wb);
-            len[y - x] = (int)pc->size;
+            bytes += pc->size;
+            if (local_piece(j, pc))
+                continue; /* written from its mapping */
+            ptr[nrecv] = s->buf + (pc->file_off - wb);
+            len[nrecv++] = (int)pc->size;
         }
-        struct commit_tp_msg msg;
-        if (commit_tp_msg_make(ptr, len, y - x, &msg))
-            sluice_fatal(1, "checkpoint commit: out of memory for a shuffle message");
         s->msg_first[s->nreq] = o[x].k;
-        s->msg_bytes[s->nreq] = msg.bytes;
-        MPI_Irecv(msg.buf, msg.count, msg.type, o[x].src, j->tag, sluice_comm(), &s->reqs[s->nreq++]);
-        commit_tp_msg_done(&msg);
+        s->msg_bytes[s->nreq] = bytes; /* as the writer's trace counts it */
+        s->reqs[s->nreq] = MPI_REQUEST_NULL;
+        if (nrecv > 0) {
+            struct commit_tp_msg msg;
+            if (commit_tp_msg_make(ptr, len, nrecv, &msg))
+                sluice_fatal(1, "checkpoint commit: out of memory for a shuffle message");
+            MPI_Irecv(msg.buf, msg.count, msg.type, o[x].src, j->tag, sluice_comm(), &s->reqs[s->nreq]);
+            commit_tp_msg_done(&msg);
+        }
+        s->nreq++;
         x = y;
     }
     free(o);
@@ -315,10 +342,37 @@ static void post_round(struct tp_job *j, struct agg_slot *s, uint32_t r)
     s->posted = 1;
 }
 
+/* One request of a round as iovecs: the round buffer (others' pieces, padding) and the staging
+ * mappings of this rank's own pieces. Returns their count (at most 2 x pieces + 1). */
+static int request_iov(const struct tp_job *j, const struct agg_slot *s, size_t pk, uint64_t off,
+                       uint64_t end, struct iovec *iov)
+{
+    const struct sluice_tp_plan *p = &j->plan;
+    uint64_t wb = window_begin(j, s->round), cur = off;
+    int n = 0;
+    for (size_t k = pk; k < s->pend && p->pieces[k].file_off < end && cur < end; k++) {
+        const struct sluice_tp_piece *pc = &p->pieces[k];
+        if (pc->file_off + pc->size <= cur || !local_piece(j, pc))
+            continue;
+        uint64_t b = pc->file_off > cur ? pc->file_off : cur;
+        uint64_t e = pc->file_off + pc->size < end ? pc->file_off + pc->size : end;
+        if (b > cur)
+            iov[n++] = (struct iovec){s->buf + (cur - wb), b - cur};
+        iov[n++] = (struct iovec){j->maps[pc->member] + pc->member_off + (b - pc->file_off), e - b};
+        cur = e;
+    }
+    if (cur < end)
+        iov[n++] = (struct iovec){s->buf + (cur - wb), end - cur};
+    return n;
+}
+
 static void write_round(struct tp_job *j, struct agg_slot *s)
 {
     const struct sluice_tp_plan *p = &j->plan;
     uint64_t wb = window_begin(j, s->round);
+    struct iovec *iov = malloc((2 * (s->pend - s->pbeg) + 1) * sizeof(*iov));
+    if (!iov && !j->werr)
+        j->werr = -ENOMEM;
     size_t q = j->req_cursor;
     while (q < p->nrequests &&
            (p->requests[q].domain < (uint32_t)j->dom ||
@@ -341,13 +395,14 @@ static void write_round(struct tp_job *j, struct agg_slot *s)
             memset(s->buf + (cur - wb), 0, end - cur);
         if (j->werr || j->out < 0)
             continue; /* keep receiving so that writers finish; write nothing more */
-        long w = commit_fs_pwrite_sparse(j->out, s->buf + (rq->offset - wb), rq->size, rq->offset, j->tmp,
-                                         j->unit);
+        int niov = request_iov(j, s, pk, rq->offset, end, iov);
+        long w = commit_fs_pwritev_sparse(j->out, iov, niov, rq->offset, j->tmp, j->unit);
         if (w < 0) {
             j->werr = (int)w;
             continue;
         }
     }
+    free(iov);
     j->req_cursor = q;
     /* Start write-back of the round now (asynchronous, Linux): the final fdatasync then waits
      * only for the last rounds instead of flushing the whole domain at once. */
