@@ -14,6 +14,7 @@
 
 #include "ckpt/commit/pattern.h"
 #include "ckpt/commit/stage.h"
+#include "ckpt/redundancy/level_agree.h"
 #include "common/init_order.h"
 #include "common/log.h"
 #include "common/real.h"
@@ -425,6 +426,7 @@ int commit_engine_enable(const char *capture_spec, const char *cwd)
     on_exit(exit_status_on_failure, NULL);
     engine_enabled = 1;
     sluice_mpi_on_finalize(on_finalize);
+    commit_level_agree_register();
     if (sluice_launch_size() > 1)
         install_poller();
     return 0;

@@ -190,8 +190,9 @@ void commit_level_drained(const char *key, uint64_t version);
 /* This rank's records of key up to `upto` name no member any more: they go. */
 void commit_level_forget(const char *key, uint64_t upto);
 /* Reads: the member's staging file in the newest complete node-local version of key newer
- * than `above` (the container's version). 1 with data (cap bytes), size, mtime, mode and the
- * version filled; 0 if there is none. Any thread, no lock needed. */
+ * than `above` (the container's version; complete on this node or over all nodes). 1 with
+ * data (cap bytes), size, mtime, mode and the version filled; 0 if there is none; -EIO (said
+ * in a line) when that version's member is staged on another node. Any thread, no lock. */
 int commit_level_find(const char *key, const char *path, uint64_t above, char *data, size_t cap,
                       uint64_t *size, int64_t *mtime_ns, unsigned *mode, uint64_t *version);
 
