@@ -14,7 +14,6 @@
 
 #include "ckpt/commit/pattern.h"
 #include "ckpt/commit/stage.h"
-#include "ckpt/redundancy/level_agree.h"
 #include "common/init_order.h"
 #include "common/log.h"
 #include "common/real.h"

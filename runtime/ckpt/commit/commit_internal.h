@@ -181,6 +181,9 @@ int commit_query_wait(const char *set_key, const char *path, uint64_t timeout_ns
 
 /* ---- node-local versions, rank side (redundancy/level_rank.c; lock held) ------------------- */
 
+/* Registers the agreement over all nodes on the node-local versions, run when sluice's
+ * communicator is made (redundancy/level_agree.c). Before MPI starts. */
+void commit_level_agree_register(void);
 /* Records this rank's members of node-local version `version` of key (docs/REDUNDANCY.md). */
 void commit_level_sealed(const char *key, uint64_t version, int nprocs, const struct commit_member *const *m,
                          size_t n);

@@ -7,6 +7,8 @@
  * whose nodes record nothing pays one MPI_Allgather of an int. */
 #include "ckpt/redundancy/level_agree.h"
 
+#include "ckpt/commit/commit_internal.h"
+
 #include "ckpt/commit/stage.h"
 #include "ckpt/container/container.h"
 #include "ckpt/redundancy/level_table.h"

@@ -5,9 +5,6 @@
 
 struct sluice_level_table;
 
-/* Registers the agreement to run when sluice's communicator is made (the engine's constructor
- * calls it, before MPI starts). */
-void commit_level_agree_register(void);
 /* The table agreed on (level_table.h), NULL before the agreement or where there was none.
  * Immutable once published: any thread, no lock. */
 const struct sluice_level_table *commit_level_agreed(void);
