@@ -11,7 +11,7 @@
 #      wiped (node2 lost): a restart on node0 and node1 reads step 4 (durable) and one line says
 #      that version 7 is lost and why;
 #   B: 4 ranks, 2 on node1 and 2 on node2: the same with 4 ranks restarted on the same places;
-#      restarted with the nodes swapped (each rank's member on the other node), the read fails
+#      restarted with the nodes swapped (each rank's member on the other node), each read fails
 #      with one line naming the member and "staged on another node" (neither the older container
 #      version nor a mix is served); a next job on node0 and node1 (rank 0, which numbers the
 #      versions, on node0, which records nothing) numbers its version 8, after the version 7 the
@@ -100,8 +100,10 @@ for round in $(seq "$rounds"); do
   write_killed "$b" 4 node1:2,node2:2
   local_read "$b" 4 node1:2,node2:2
   if restart "$b" 4 node2:2,node1:2 7 4; then fail "$b: a restart with the nodes swapped read step 7"; fi
-  expect_contains "$b: swapped nodes: one line names the member on the other node" "staged on another node" \
-    "$(cat "$b.verify.out")"
+  mv "$b.verify.out" "$b.swapped.out"
+  expect_contains "$b: swapped nodes: a line names the member on the other node" \
+    "checkpoint member $SHARED/$b/ckpt.0: its version 7 is staged on another node" "$(cat "$b.swapped.out")"
+  expect_eq "$b: swapped nodes: one line per member" 4 "$(grep -c 'staged on another node' "$b.swapped.out" || true)"
   # The next job: rank 0 on node0, which records nothing of the dead job.
   d=$SHARED/$b
   touch "$d/.release"

@@ -4,11 +4,10 @@
  * summary of the records its stage folder holds and receives everyone's (level_table.h). The
  * merged table answers reads (the newest version complete over all nodes) and the choice of
  * new version numbers (after the newest any node records) for the rest of the process. A job
- * whose nodes record nothing pays one MPI_Allgather of an int. */
+ * whose nodes record nothing pays one MPI_Allreduce of an int. */
 #include "ckpt/redundancy/level_agree.h"
 
 #include "ckpt/commit/commit_internal.h"
-
 #include "ckpt/commit/stage.h"
 #include "ckpt/container/container.h"
 #include "ckpt/redundancy/level_table.h"
@@ -75,32 +74,14 @@ static void each_set(const struct sluice_level_table *t, int rank)
     }
 }
 
-/* Every rank calls it with the same communicator; every step is collective or local, and every
- * rank takes the same branch (they all see the same lengths and the same MIN). */
-static void agree(MPI_Comm comm)
+/* Exchanges the summaries (lens: each rank's length) and publishes their merge. Collective. */
+static int exchange(MPI_Comm comm, int size, const unsigned char *mine, int len, const int *lens,
+                    size_t total)
 {
-    int size = 0;
-    PMPI_Comm_size(comm, &size);
-    char host[SLUICE_HOST_ID_LEN + 1];
-    sluice_host_id(host);
-    unsigned char *mine = NULL;
-    size_t mylen = 0;
-    if (sluice_level_table_encode(sluice_stage_dir(), host, &mine, &mylen) != 0 || mylen > AGREE_MAX_BYTES)
-        mylen = 0;
-    int len = (int)mylen, *lens = malloc((size_t)size * sizeof *lens), *displs = NULL;
-    int ok = lens != NULL;
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-    if (!ok || PMPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, comm) != MPI_SUCCESS)
-        goto out;
-    size_t total = 0;
-    for (int i = 0; i < size; i++)
-        total += (size_t)lens[i];
-    if (total == 0 || total > AGREE_MAX_BYTES) /* nothing recorded anywhere: the usual case */
-        goto out;
     unsigned char *all = malloc(total);
     size_t *slens = malloc((size_t)size * sizeof *slens);
-    displs = malloc((size_t)size * sizeof *displs);
-    ok = all && slens && displs;
+    int *displs = malloc((size_t)size * sizeof *displs);
+    int ok = all && slens && displs;
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if (ok) {
         for (int i = 0, off = 0; i < size; off += lens[i], i++) {
@@ -118,11 +99,40 @@ static void agree(MPI_Comm comm)
     }
     free(all);
     free(slens);
-out:
+    free(displs);
+    return ok;
+}
+
+/* Every rank calls it with the same communicator; every step is collective or local, and every
+ * rank takes the same branch (they all see the same MAX, MIN and lengths). */
+static void agree(MPI_Comm comm)
+{
+    int size = 0;
+    PMPI_Comm_size(comm, &size);
+    char host[SLUICE_HOST_ID_LEN + 1];
+    sluice_host_id(host);
+    unsigned char *mine = NULL;
+    size_t mylen = 0;
+    if (sluice_level_table_encode(sluice_stage_dir(), host, &mine, &mylen) != 0 || mylen > AGREE_MAX_BYTES)
+        mylen = 0;
+    int len = (int)mylen, longest = len, ok = 1, *lens = NULL;
+    /* Nothing recorded anywhere, the usual case: this one MPI_Allreduce is all it costs. */
+    PMPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_INT, MPI_MAX, comm);
+    if (longest > 0) {
+        lens = malloc((size_t)size * sizeof *lens);
+        ok = lens != NULL;
+        PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    }
+    if (longest > 0 && ok && PMPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, comm) == MPI_SUCCESS) {
+        size_t total = 0;
+        for (int i = 0; i < size; i++)
+            total += (size_t)lens[i];
+        if (total <= AGREE_MAX_BYTES)
+            ok = exchange(comm, size, mine, len, lens, total);
+    }
     if (!ok)
         sluice_log_warn("node-local checkpoint versions: out of memory agreeing on them over the nodes; "
                         "a restart reads only versions complete on one node");
-    free(displs);
     free(lens);
     free(mine);
 }

@@ -13,6 +13,8 @@
 #include "trace/trace.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,19 @@ void commit_level_forget(const char *key, uint64_t upto)
         sluice_level_remove(dir, key, upto, commit_g.rank, (long)getpid(), 0);
 }
 
+/* 1 the first time path is refused in a row (a stat and an open of one member: one line). */
+static int first_report(const char *path)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char last[PATH_MAX];
+    pthread_mutex_lock(&lock);
+    int first = strcmp(last, path) != 0;
+    if (first)
+        snprintf(last, sizeof last, "%s", path);
+    pthread_mutex_unlock(&lock);
+    return first;
+}
+
 /* The newest version above `above` that a restart may serve: complete over all nodes (the
  * agreement) or in this node's own records. */
 static uint64_t newest_servable(const char *dir, const char *key, uint64_t above)
@@ -97,10 +112,11 @@ int commit_level_find(const char *key, const char *path, uint64_t above, char *d
     char host[SLUICE_HOST_ID_LEN + 1];
     uint64_t held = sluice_level_table_holder(commit_level_agreed(), key, path, above, newest, host);
     if (held && (!found || held > lh.version) && !sluice_host_id_is_mine(host)) {
-        sluice_log_error(
-            "checkpoint member %s: its version %llu is staged on another node (host %s), not this "
-            "one; restart its readers on the nodes that wrote it",
-            path, (unsigned long long)held, host);
+        if (first_report(path))
+            sluice_log_error(
+                "checkpoint member %s: its version %llu is staged on another node (host %s), not "
+                "this one; restart its readers on the nodes that wrote it",
+                path, (unsigned long long)held, host);
         return -EIO;
     }
     if (!found || strlen(lh.data) >= cap)
