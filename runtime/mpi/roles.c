@@ -90,6 +90,8 @@ static struct {
     int app_provided; /* what the application was told */
     void (*hooks[MAX_HOOKS])(void);
     int nhooks, hooks_run;
+    void (*comm_hooks[MAX_HOOKS])(MPI_Comm);
+    int ncomm_hooks;
     int owner_pid; /* the rank's MPI belongs to this other process (claim refused) */
     bool claimed;  /* this process owns the rank's MPI (claim.h) */
     bool voted;    /* this process took part in the start vote (start_vote.h) */
@@ -263,6 +265,8 @@ static void make_comm_locked(void)
     R.comm = c;
     atomic_store_explicit(&R.state, ST_READY, memory_order_release);
     sluice_trace_clock_sync_start(c); /* collective, as the dup above */
+    for (int i = 0; i < R.ncomm_hooks; i++)
+        R.comm_hooks[i](c); /* collective too */
 }
 
 static void trace_init(int by_sluice)
@@ -349,6 +353,16 @@ void sluice_mpi_on_finalize(void (*hook)(void))
         R.hooks[R.nhooks++] = hook;
     else
         sluice_log_error("more than %d MPI finalize hooks; one is dropped", MAX_HOOKS);
+    pthread_mutex_unlock(&R.lock);
+}
+
+void sluice_mpi_on_comm(void (*hook)(MPI_Comm))
+{
+    pthread_mutex_lock(&R.lock);
+    if (R.ncomm_hooks < MAX_HOOKS)
+        R.comm_hooks[R.ncomm_hooks++] = hook;
+    else
+        sluice_log_error("more than %d MPI communicator hooks; one is dropped", MAX_HOOKS);
     pthread_mutex_unlock(&R.lock);
 }
 

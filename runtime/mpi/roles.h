@@ -68,6 +68,12 @@ bool sluice_mpi_start_needed(void);
  * started in a process that never uses MPI). */
 void sluice_mpi_on_app_init(void (*hook)(void));
 
+/* Hooks run once, in registration order, right after sluice's communicator is made (every rank
+ * at once: the MPI_Comm_dup is collective, and so may the hooks be). They get the communicator
+ * and must not call sluice_comm() (its lock is held). Registered before MPI starts (a
+ * constructor); one registered later never runs. */
+void sluice_mpi_on_comm(void (*hook)(MPI_Comm));
+
 /* Hooks run once, in registration order, before MPI is finalized. */
 void sluice_mpi_on_finalize(void (*hook)(void));
 

@@ -447,6 +447,7 @@ int commit_engine_enable(const char *capture_spec, const char *cwd)
     on_exit(exit_status_on_failure, NULL);
     engine_enabled = 1;
     sluice_mpi_on_finalize(on_finalize);
+    commit_level_agree_register();
     if (sluice_launch_size() > 1)
         sluice_mpi_on_app_init(install_poller);
     return 0;

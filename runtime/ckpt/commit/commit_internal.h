@@ -181,6 +181,9 @@ int commit_query_wait(const char *set_key, const char *path, uint64_t timeout_ns
 
 /* ---- node-local versions, rank side (redundancy/level_rank.c; lock held) ------------------- */
 
+/* Registers the agreement over all nodes on the node-local versions, run when sluice's
+ * communicator is made (redundancy/level_agree.c). Before MPI starts. */
+void commit_level_agree_register(void);
 /* Records this rank's members of node-local version `version` of key (docs/REDUNDANCY.md). */
 void commit_level_sealed(const char *key, uint64_t version, int nprocs, const struct commit_member *const *m,
                          size_t n);
@@ -190,8 +193,9 @@ void commit_level_drained(const char *key, uint64_t version);
 /* This rank's records of key up to `upto` name no member any more: they go. */
 void commit_level_forget(const char *key, uint64_t upto);
 /* Reads: the member's staging file in the newest complete node-local version of key newer
- * than `above` (the container's version). 1 with data (cap bytes), size, mtime, mode and the
- * version filled; 0 if there is none. Any thread, no lock needed. */
+ * than `above` (the container's version; complete on this node or over all nodes). 1 with
+ * data (cap bytes), size, mtime, mode and the version filled; 0 if there is none; -EIO (said
+ * in a line) when that version's member is staged on another node. Any thread, no lock. */
 int commit_level_find(const char *key, const char *path, uint64_t above, char *data, size_t cap,
                       uint64_t *size, int64_t *mtime_ns, unsigned *mode, uint64_t *version);
 

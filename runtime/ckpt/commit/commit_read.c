@@ -197,7 +197,13 @@ static int open_latest(const char *path, const char *key, int cloexec)
             idx = sluice_container_find(c, path);
     }
     uint64_t kept_version = 0;
-    if (!staged && find_kept(key, path, c ? c->meta.version : 0, &hit, &kept_version)) {
+    int kept = staged ? 0 : find_kept(key, path, c ? c->meta.version : 0, &hit, &kept_version);
+    if (kept < 0) {
+        if (c)
+            sluice_container_close(c);
+        return kept;
+    }
+    if (kept) {
         staged = 1;
         idx = -1; /* a newer version than the container's */
         if (sluice_trace_active())
@@ -250,13 +256,20 @@ static int stat_once(const char *path, const char *key, uint64_t *size, int64_t 
     uint64_t kept_version;
     if (sluice_container_name(key, container, sizeof container) == 0 &&
         sluice_container_open(container, &c, err, sizeof err) == 0) {
-        if (!staged && find_kept(key, path, c->meta.version, &hit, &kept_version)) {
+        int kept = staged ? 0 : find_kept(key, path, c->meta.version, &hit, &kept_version);
+        if (kept < 0) {
+            sluice_container_close(c);
+            return kept;
+        }
+        if (kept) {
             sluice_container_close(c);
             c = NULL;
             staged = 1;
         }
     } else if (!staged) {
         staged = find_kept(key, path, 0, &hit, &kept_version);
+        if (staged < 0)
+            return staged;
     }
     if (c) {
         long idx = sluice_container_find(c, path);

@@ -6,7 +6,9 @@
 #include "ckpt/commit/commit_home_internal.h"
 #include "ckpt/commit/stage.h"
 #include "ckpt/container/container.h"
+#include "ckpt/redundancy/level_agree.h"
 #include "ckpt/redundancy/level_record.h"
+#include "ckpt/redundancy/level_table.h"
 #include "config/config.h"
 #include "trace/trace.h"
 
@@ -16,7 +18,9 @@
 uint64_t commit_level_kept_max(const char *key)
 {
     const char *dir = sluice_stage_dir();
-    return dir ? sluice_level_max_version(dir, key) : 0;
+    uint64_t here = dir ? sluice_level_max_version(dir, key) : 0;
+    uint64_t anywhere = sluice_level_table_max(commit_level_agreed(), key); /* other nodes' too */
+    return anywhere > here ? anywhere : here;
 }
 
 /* The number the next version of s takes: after the container's, this job's and those this

@@ -5,11 +5,16 @@
  * (commit_read.c) find a member in a node-local version here. */
 #include "ckpt/commit/commit_internal.h"
 #include "ckpt/commit/stage.h"
+#include "ckpt/redundancy/level_agree.h"
 #include "ckpt/redundancy/level_record.h"
+#include "ckpt/redundancy/level_table.h"
+#include "common/host_id.h"
 #include "common/log.h"
 #include "trace/trace.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,12 +76,50 @@ void commit_level_forget(const char *key, uint64_t upto)
         sluice_level_remove(dir, key, upto, commit_g.rank, (long)getpid(), 0);
 }
 
+/* 1 the first time path is refused in a row (a stat and an open of one member: one line). */
+static int first_report(const char *path)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char last[PATH_MAX];
+    pthread_mutex_lock(&lock);
+    int first = strcmp(last, path) != 0;
+    if (first)
+        snprintf(last, sizeof last, "%s", path);
+    pthread_mutex_unlock(&lock);
+    return first;
+}
+
+/* The newest version above `above` that a restart may serve: complete over all nodes (the
+ * agreement) or in this node's own records. */
+static uint64_t newest_servable(const char *dir, const char *key, uint64_t above)
+{
+    uint64_t local = sluice_level_complete(dir, key, above);
+    uint64_t all = sluice_level_table_complete(commit_level_agreed(), key, above);
+    return all > local ? all : local;
+}
+
 int commit_level_find(const char *key, const char *path, uint64_t above, char *data, size_t cap,
                       uint64_t *size, int64_t *mtime_ns, unsigned *mode, uint64_t *version)
 {
     const char *dir = sluice_stage_dir();
     struct sluice_level_hit lh;
-    if (!dir || !sluice_level_find(dir, key, path, above, &lh) || strlen(lh.data) >= cap)
+    uint64_t newest = dir ? newest_servable(dir, key, above) : 0;
+    if (!newest)
+        return 0;
+    int found = sluice_level_find_upto(dir, key, path, above, newest, &lh);
+    /* Its newest bytes staged on another node: the container's are older than the rest of
+     * the version, so neither is served (docs/REDUNDANCY.md, "Across nodes"). */
+    char host[SLUICE_HOST_ID_LEN + 1];
+    uint64_t held = sluice_level_table_holder(commit_level_agreed(), key, path, above, newest, host);
+    if (held && (!found || held > lh.version) && !sluice_host_id_is_mine(host)) {
+        if (first_report(path))
+            sluice_log_error(
+                "checkpoint member %s: its version %llu is staged on another node (host %s), not "
+                "this one; restart its readers on the nodes that wrote it",
+                path, (unsigned long long)held, host);
+        return -EIO;
+    }
+    if (!found || strlen(lh.data) >= cap)
         return 0;
     memcpy(data, lh.data, strlen(lh.data) + 1);
     *size = lh.size;

@@ -364,20 +364,30 @@ static int find_in(void *ctx, const char *file, struct sluice_level_record *r)
     return 0;
 }
 
-int sluice_level_find(const char *dir, const char *key, const char *path, uint64_t above,
-                      struct sluice_level_hit *hit)
+uint64_t sluice_level_complete(const char *dir, const char *key, uint64_t above)
 {
     struct sluice_level_version v[64];
     int n = sluice_level_versions(dir, key, v, 64);
-    uint64_t newest = 0;
-    for (int i = 0; i < n && !newest; i++)
+    for (int i = 0; i < n; i++)
         if (v[i].version > above && v[i].nrecords >= v[i].nprocs)
-            newest = v[i].version;
-    if (!newest)
+            return v[i].version;
+    return 0;
+}
+
+int sluice_level_find_upto(const char *dir, const char *key, const char *path, uint64_t above,
+                           uint64_t newest, struct sluice_level_hit *hit)
+{
+    if (newest <= above)
         return 0;
     struct find_ctx c = {dir, path, above, newest, hit, 0};
     each_record(dir, key, find_in, &c);
     return c.found;
+}
+
+int sluice_level_find(const char *dir, const char *key, const char *path, uint64_t above,
+                      struct sluice_level_hit *hit)
+{
+    return sluice_level_find_upto(dir, key, path, above, sluice_level_complete(dir, key, above), hit);
 }
 
 struct remove_ctx {

@@ -76,6 +76,13 @@ struct sluice_level_hit {
  * version's), with its staging file present and of its size; 0 otherwise. */
 int sluice_level_find(const char *dir, const char *key, const char *path, uint64_t above,
                       struct sluice_level_hit *hit);
+/* The same within versions (above, newest], whatever this folder's records say of their
+ * completeness (the caller knows newest is complete over all nodes: level_table.h). */
+int sluice_level_find_upto(const char *dir, const char *key, const char *path, uint64_t above,
+                           uint64_t newest, struct sluice_level_hit *hit);
+/* The newest version of key above `above` that this folder holds a record of every rank of,
+ * 0 if none. */
+uint64_t sluice_level_complete(const char *dir, const char *key, uint64_t above);
 /* Removes the records of key with version <= upto: rank's own (rank >= 0, written by own_pid)
  * and, with dead_too, those of processes that no longer run, with the staging files and
  * sidecars these name. Returns how many records went. */
