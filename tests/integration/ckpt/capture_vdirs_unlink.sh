@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-# Per-rank folders whose files another rank deletes (the shape of md-workbench, issue 28 item
-# 2): tests/apps/mpi_vdir_unlink, 2 rounds of 4 files per rank, on 2, 3 and 4 ranks, prints
+# Per-rank folders whose files another rank deletes (the shape of md-workbench, docs/CAPTURE.md
+# "Names"): tests/apps/mpi_vdir_unlink, 2 rounds of 4 files per rank, on 2, 3 and 4 ranks, prints
 # what every listing, stat, unlink, rmdir and mkdir returned; under sluice
 # (SLUICE_CAPTURE='d/%r_*/file-*', the folders virtual) it must print what it prints on real
 # folders: a listing agrees with stat once another rank removed a file, the emptied folder is

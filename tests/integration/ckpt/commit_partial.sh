@@ -90,5 +90,5 @@ for n in 2 3; do
     || fail "dash, $n ranks: the job failed or hung (rc $?)"
   [ ! -e "$d/sh.1" ] || fail "dash, $n ranks: a plain file was left"
   expect_eq "dash, $n ranks: members" "1" "$("$ckpt" ls "$d" | grep -c "$d/sh\.1")"
-  expect_eq "dash, $n ranks: content" "rank 1" "$(with_sluice cat "$d/sh.1")"
+  expect_eq "dash, $n ranks: content" "rank 1" "$(run_sluice cat "$d/sh.1")"
 done

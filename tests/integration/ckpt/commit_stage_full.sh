@@ -22,7 +22,7 @@ fallocate -l 6M full/filler # 2 MiB left: a 3 MB member never fits
 
 # expect_v1 WHAT N: member N still holds version 1, and nothing is left staged.
 expect_v1() {
-  with_sluice cmp ref1 "ckpt.$2" || fail "$1: ckpt.$2 is not version 1 any more"
+  run_sluice cmp ref1 "ckpt.$2" || fail "$1: ckpt.$2 is not version 1 any more"
   expect_eq "$1: nothing left staged" "" "$(cd full && ls | grep -v '^filler$' || true)"
 }
 # expect_enospc WHAT RC ERRFILE: the program failed with ENOSPC, and sluice said why in a line.
@@ -68,8 +68,8 @@ failed=0
 for r in 0 1 2; do
   st=$(cat status.$r)
   case $st in
-    *"status 0") with_sluice cmp ref2 ckpt.$r || fail "rank $r exited 0 but ckpt.$r is not version 2" ;;
-    *"status 1") with_sluice cmp ref1 ckpt.$r || fail "rank $r failed but ckpt.$r is not version 1"
+    *"status 0") run_sluice cmp ref2 ckpt.$r || fail "rank $r exited 0 but ckpt.$r is not version 2" ;;
+    *"status 1") run_sluice cmp ref1 ckpt.$r || fail "rank $r failed but ckpt.$r is not version 1"
       failed=$((failed + 1)) ;;
     *) fail "rank $r: $st" ;;
   esac

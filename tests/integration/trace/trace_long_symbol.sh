@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# `sluice-trace calls` names frames whose function name is longer than a line buffer (issue 29):
+# `sluice-trace calls` names frames whose function name is longer than a line buffer (docs/TRACE.md):
 # tests/apps/trace_long_symbol opens its checkpoint from a function of a 2816-byte name, called
 # by main, under mpiexec -n 3 and -n 2 with SLUICE_BACKTRACE. addr2line prints that name on one
 # line; read in pieces, the rest of the name took the place of its file:line and every later
