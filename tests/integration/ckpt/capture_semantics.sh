@@ -54,8 +54,5 @@ expect_contains "cat says No such file" "No such file or directory" "$err"
 
 # rm of a member under sluice removes it for later readers.
 SLUICE_CAPTURE="$patterns" run_sluice rm ckpt.10
-set +e
-SLUICE_CAPTURE="$patterns" run_sluice test -e ckpt.10
-rc=$?
-set -e
+SLUICE_CAPTURE="$patterns" rc_of run_sluice test -e ckpt.10
 expect_eq "removed member is gone" 1 "$rc"
