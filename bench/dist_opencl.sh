@@ -226,7 +226,7 @@ for kind, mpi_name in (('write', 'send 0->1 + 0-byte answer'), ('read', '0-byte 
         print(row)
     if big:
         print(f"remote/MPI from 16M up: lowest {min(big):.2f}, highest {max(big):.2f} "
-              f"(issue 6 target: at least 0.90)")
+              f"(target, docs/PERFORMANCE.md \"Distributed OpenCL\": at least 0.90)")
 EOF
 fi
 
@@ -239,7 +239,7 @@ if [ ${#found[@]} = 0 ]; then
   # None of those samples built: cl_multi_device, the pass-through sample (docs/OPENCL.md,
   # "Transparency") that splits its work over every device.
   found=(cl_multi_device)
-  echo "(no issue 6 sample found: scaling cl_multi_device, which has no --time: job wall time only," \
+  echo "(none of the sample programs of docs/DISTRIBUTED.md found: scaling cl_multi_device, which has no --time: job wall time only," \
     "and its output names the device count, so same_out is not compared)"
 fi
 echo

@@ -28,30 +28,27 @@ ssize_t sluice_pread_retry(int fd, void *buf, size_t n, uint64_t off)
     }
 }
 
-int sluice_full_pread_via(sluice_pread_fn fn, int fd, void *buf, size_t n, uint64_t off)
+/* How a whole transfer moves: one of these calls per step. */
+struct mover {
+    sluice_pread_fn rd;  /* a read */
+    sluice_pwrite_fn wr; /* else a write at an offset */
+};
+
+static ssize_t step(const struct mover *m, int fd, unsigned char *p, size_t n, uint64_t off)
 {
-    unsigned char *p = buf;
-    while (n > 0) {
-        ssize_t r = fn(fd, p, n, (off_t)off);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (r == 0)
-            return -EIO; /* the file shrank under us: treat as truncation */
-        p += r;
-        n -= (size_t)r;
-        off += (uint64_t)r;
-    }
-    return 0;
+    if (m->rd != NULL)
+        return m->rd(fd, p, n, (off_t)off);
+    if (m->wr != NULL)
+        return m->wr(fd, p, n, (off_t)off);
+    return SLUICE_REAL(write)(fd, p, n);
 }
 
-int sluice_full_pwrite_via(sluice_pwrite_fn fn, int fd, const void *buf, size_t n, uint64_t off)
+/* The one loop: retries EINTR and short transfers; a step that moves nothing is -EIO (a read:
+ * the file shrank under us, treated as truncation; a write: no progress, not a spin). */
+static int full_transfer(const struct mover *m, int fd, unsigned char *p, size_t n, uint64_t off)
 {
-    const unsigned char *p = buf;
     while (n > 0) {
-        ssize_t r = fn(fd, p, n, (off_t)off);
+        ssize_t r = step(m, fd, p, n, off);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -64,6 +61,19 @@ int sluice_full_pwrite_via(sluice_pwrite_fn fn, int fd, const void *buf, size_t 
         off += (uint64_t)r;
     }
     return 0;
+}
+
+int sluice_full_pread_via(sluice_pread_fn fn, int fd, void *buf, size_t n, uint64_t off)
+{
+    const struct mover m = {fn, NULL};
+    return full_transfer(&m, fd, buf, n, off);
+}
+
+/* A write's buffer is only read: the loop's pointer is not const so that one loop serves both. */
+int sluice_full_pwrite_via(sluice_pwrite_fn fn, int fd, const void *buf, size_t n, uint64_t off)
+{
+    const struct mover m = {NULL, fn};
+    return full_transfer(&m, fd, (unsigned char *)(uintptr_t)buf, n, off);
 }
 
 int sluice_full_pread(int fd, void *buf, size_t n, uint64_t off)
@@ -78,18 +88,6 @@ int sluice_full_pwrite(int fd, const void *buf, size_t n, uint64_t off)
 
 int sluice_full_write(int fd, const void *buf, size_t n)
 {
-    const unsigned char *p = buf;
-    while (n > 0) {
-        ssize_t r = SLUICE_REAL(write)(fd, p, n);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (r == 0)
-            return -EIO;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
+    const struct mover m = {NULL, NULL};
+    return full_transfer(&m, fd, (unsigned char *)(uintptr_t)buf, n, 0);
 }

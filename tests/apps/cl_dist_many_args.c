@@ -4,7 +4,7 @@
  * first with one device), so each input has to reach the kernel's device before it runs. Prints
  * the number of wrong results and the hash of the output: the same on any devices. Under
  * distributed OpenCL on 3 ranks every input moves rank 2 -> rank 1, and the kernel must wait for
- * all 69 moves (issue 13: uses past the 64th were once dropped). */
+ * all 69 moves (docs/DISTRIBUTED.md: uses past the 64th were once dropped). */
 #include "cl_sample_util.h"
 
 #define NIN 69

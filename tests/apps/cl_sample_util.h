@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Host code shared by the issue 6 sample programs (cl_matmul_split, cl_nbody, cl_stencil2d,
+/* Host code shared by the sample programs of docs/DISTRIBUTED.md (cl_matmul_split, cl_nbody, cl_stencil2d,
  * cl_broadcast): what any program written for several local GPUs has once. Error checks that name
  * the failing call, one context over every device of the first platform with one in-order queue
  * per device, the argv convention ("[numbers...] [--time]"), the partition of n items over the

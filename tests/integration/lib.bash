@@ -21,9 +21,25 @@ mpirun() {
   "$MPIEXEC" -n "$n" "$@"
 }
 
-# with_sluice cmd...: run cmd with libsluice preloaded (keeps the caller's SLUICE_* variables).
-with_sluice() {
+# run_sluice [VAR=value...] cmd...: cmd in one process with libsluice preloaded (keeps the
+# caller's SLUICE_* variables; VAR=value words are set for cmd only).
+run_sluice() {
   env LD_PRELOAD="$SLUICE_LIB" "$@"
+}
+
+# run_dist N [VAR=value...] cmd...: cmd on N ranks of real mpiexec, libsluice preloaded in every
+# rank, ended after RUN_TIMEOUT seconds (120) so that a hung job fails the test instead of
+# holding it until ctest's limit.
+run_dist() {
+  local n=$1; shift
+  timeout "${RUN_TIMEOUT:-120}" "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" "$@"
+}
+
+# rc_of cmd...: runs cmd (a simple command, redirections and VAR=value prefixes allowed) and
+# sets rc to its exit status without ending the test (set -e stays on around it).
+rc_of() {
+  rc=0
+  "$@" || rc=$?
 }
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -95,31 +111,38 @@ reach_cleanup() {
   [ -z "${REACH_DIR:-}" ] || rm -rf "$REACH_DIR"
 }
 
-# same_as_local_devices APP: APP (an OpenCL program that prints its results) with 1, 2 and 3 local
-# PoCL devices without sluice (localN.out), with SLUICE_OPENCL=on on 3 (on.out), and on 1, 2 and 3
-# ranks with SLUICE_OPENCL=distributed (distN.out, traces in trN, each run with an empty PoCL cache:
-# every kernel is compiled, and linked by a child of the rank, on every rank): the same output and
-# exit code 0 everywhere, nothing on the distributed runs' stderr.
+# same_as_local N PREFIX APP [ARGS...]: the promise of distributed OpenCL, checked for one rank
+# count. APP (an OpenCL program that prints its results) runs with N local PoCL devices without
+# sluice (PREFIXlocalN.out, stdout and stderr), then on N ranks with SLUICE_OPENCL=distributed and
+# one PoCL device each (PREFIXdistN.out, its stderr PREFIXdistN.err, traces in PREFIXtrN): exit
+# code 0, the same output, nothing on the distributed run's stderr. COLD_CACHE=1: every
+# distributed run with an empty PoCL cache (PREFIXcacheN: every kernel is compiled, and linked by
+# a child of the rank, on every rank).
+same_as_local() {
+  local n=$1 p=$2; shift 2
+  local cache=()
+  [ "${COLD_CACHE:-0}" != 1 ] || { cache=(POCL_CACHE_DIR="$PWD/${p}cache.local"); mkdir -p "${p}cache.local"; }
+  env "${cache[@]}" POCL_DEVICES="$(printf 'pthread%.0s ' $(seq "$n"))" timeout 120 "$@" >"${p}local$n.out" 2>&1 ||
+    fail "$* fails with $n local devices: $(tail -3 "${p}local$n.out")"
+  [ "${COLD_CACHE:-0}" != 1 ] || { cache=(POCL_CACHE_DIR="$PWD/${p}cache$n"); mkdir "${p}cache$n"; }
+  rc_of run_dist "$n" "${cache[@]}" POCL_DEVICES=pthread SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/${p}tr$n" \
+    "$@" >"${p}dist$n.out" 2>"${p}dist$n.err"
+  expect_eq "$(basename "$1") on $n ranks: exit code" 0 "$rc"
+  diff "${p}local$n.out" "${p}dist$n.out" >diff.out || fail "$n ranks differ from $n local devices: $(head -20 diff.out)"
+  [ ! -s "${p}dist$n.err" ] || fail "stderr not empty on $n ranks: $(head -5 "${p}dist$n.err")"
+  echo "ok: $(basename "$1") on $n ranks prints what it prints with $n local devices ($(wc -l <"${p}dist$n.out") lines)"
+}
+
+# same_as_local_devices APP: same_as_local on 1, 2 and 3 ranks with empty PoCL caches (local1.out,
+# dist1.out, tr1...), and APP with SLUICE_OPENCL=on on 3 local devices (on.out) the same as
+# without sluice.
 same_as_local_devices() {
-  local app=$1 n rc
+  local app=$1 n
   for n in 1 2 3; do
-    POCL_CACHE_DIR=$PWD/cache.local POCL_DEVICES="$(printf 'pthread%.0s ' $(seq "$n"))" timeout 120 "$app" \
-      >"local$n.out" 2>&1 || fail "the program fails with $n local devices: $(tail -3 "local$n.out")"
+    COLD_CACHE=1 same_as_local "$n" "" "$app"
   done
-  POCL_CACHE_DIR=$PWD/cache.on POCL_DEVICES="pthread pthread pthread" SLUICE_OPENCL=on LD_PRELOAD="$SLUICE_LIB" \
-    timeout 120 "$app" >on.out 2>&1
+  POCL_CACHE_DIR=$PWD/cache.on POCL_DEVICES="pthread pthread pthread" SLUICE_OPENCL=on \
+    run_sluice timeout 120 "$app" >on.out 2>&1
   diff local3.out on.out >diff.out || fail "SLUICE_OPENCL=on differs from three local devices: $(head -20 diff.out)"
   echo "ok: pass-through identical"
-  for n in 1 2 3; do
-    mkdir "cache.$n"
-    set +e
-    POCL_CACHE_DIR=$PWD/cache.$n POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n "$n" env SLUICE_OPENCL=distributed \
-      SLUICE_TRACE_DIR="$PWD/tr$n" LD_PRELOAD="$SLUICE_LIB" "$app" >"dist$n.out" 2>"dist$n.err"
-    rc=$?
-    set -e
-    expect_eq "exit code on $n ranks" 0 "$rc"
-    diff "local$n.out" "dist$n.out" >diff.out || fail "$n ranks differ from $n local devices: $(head -20 diff.out)"
-    [ ! -s "dist$n.err" ] || fail "stderr not empty on $n ranks: $(head -5 "dist$n.err")"
-    echo "ok: $n ranks identical to $n local devices"
-  done
 }

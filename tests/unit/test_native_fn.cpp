@@ -114,18 +114,18 @@ TEST(NativeFn, MalformedCommandsAreRefused)
     ASSERT_TRUE(sluice_native_identify((const void *)&sluice_test_native_target, &cmd.fn));
     const unsigned char *p = (const unsigned char *)&cmd;
     cl_event ev = nullptr;
-    uint64_t a[2] = {sizeof cmd.args, 1};
+    sluice_req_native a = {sizeof cmd.args, 1};
     cmd.mem.loc = sizeof cmd.args - 4; // the slot would end past the arguments
-    EXPECT_EQ(sluice_remote_native_cmd(nullptr, a, p, sizeof cmd, 0, nullptr, &ev), CL_INVALID_VALUE);
-    uint64_t too_many[2] = {sizeof cmd.args, 1000};
-    EXPECT_EQ(sluice_remote_native_cmd(nullptr, too_many, p, sizeof cmd, 0, nullptr, &ev), CL_INVALID_VALUE);
-    uint64_t wrong_size[2] = {sizeof cmd.args + 1, 1};
-    EXPECT_EQ(sluice_remote_native_cmd(nullptr, wrong_size, p, sizeof cmd, 0, nullptr, &ev),
+    EXPECT_EQ(sluice_remote_native_cmd(nullptr, &a, p, sizeof cmd, 0, nullptr, &ev), CL_INVALID_VALUE);
+    sluice_req_native too_many = {sizeof cmd.args, 1000};
+    EXPECT_EQ(sluice_remote_native_cmd(nullptr, &too_many, p, sizeof cmd, 0, nullptr, &ev), CL_INVALID_VALUE);
+    sluice_req_native wrong_size = {sizeof cmd.args + 1, 1};
+    EXPECT_EQ(sluice_remote_native_cmd(nullptr, &wrong_size, p, sizeof cmd, 0, nullptr, &ev),
               CL_INVALID_VALUE);
-    EXPECT_EQ(sluice_remote_native_cmd(nullptr, a, p, sizeof cmd.fn - 1, 0, nullptr, &ev), CL_INVALID_VALUE);
+    EXPECT_EQ(sluice_remote_native_cmd(nullptr, &a, p, sizeof cmd.fn - 1, 0, nullptr, &ev), CL_INVALID_VALUE);
     cmd.mem.loc = 0;
     cmd.fn.build_id[0] ^= 0xff;
-    EXPECT_EQ(sluice_remote_native_cmd(nullptr, a, p, sizeof cmd, 0, nullptr, &ev), CL_INVALID_OPERATION);
+    EXPECT_EQ(sluice_remote_native_cmd(nullptr, &a, p, sizeof cmd, 0, nullptr, &ev), CL_INVALID_OPERATION);
     EXPECT_EQ(ev, nullptr);
 }
 

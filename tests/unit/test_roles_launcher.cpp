@@ -220,7 +220,7 @@ TEST(LauncherDetect, LongMalformedValuesAreNamedByTheirHead)
 
 } // namespace
 
-// srun --mpi=none (issue 10, item 8): the Slurm variables of a task of `srun -n 4 --mpi=none`,
+// srun --mpi=none (docs/MPI.md, "Slurm without an MPI plugin"): the Slurm variables of a task of `srun -n 4 --mpi=none`,
 // with none of a PMI plugin's (PMI_FD/PMI_RANK, PMIX_*). Debian 12's Slurm 22.05 sets no
 // SLURM_MPI_TYPE then (slurm_jobs.sh runs the real srun); SLURM_MPI_TYPE=none covers sites
 // whose environment carries it.

@@ -21,9 +21,9 @@ void dist_cma_offer(struct sluice_remote_req *ping)
         return;
     if (probe_word == 0)
         probe_word = ((sluice_now_ns() * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)getpid() << 32)) | 1;
-    ping->a[1] = (uint64_t)getpid();
-    ping->a[2] = (uint64_t)(uintptr_t)&probe_word;
-    ping->a[3] = probe_word;
+    ping->ping.pid = (uint64_t)getpid();
+    ping->ping.probe_addr = (uint64_t)(uintptr_t)&probe_word;
+    ping->ping.probe_word = probe_word;
 }
 
 void dist_cma_answer(int rank, const unsigned char *rep, size_t len)
@@ -51,6 +51,6 @@ int dist_cma_command(int rank, struct sluice_remote_req *req, unsigned char *p, 
         return 0; /* its data moves by a collective */
     h.flags |= SLUICE_CMD_CMA;
     memcpy(p, &h, sizeof h);
-    req->a[6] = (uint64_t)(uintptr_t)host;
+    req->xfer.cma_addr = (uint64_t)(uintptr_t)host;
     return 1;
 }

@@ -64,9 +64,9 @@ static cl_int move(struct dist_mem *m, const struct sluice_coh_transfer *t)
     c.kind = DIST_CMD_TRANSFER;
     c.ctx = m->ctx;
     c.flags = SLUICE_CMD_TRANSFER;
-    c.a[0] = m->rid[dst];
-    c.a[1] = t->offset;
-    c.a[2] = t->size;
+    c.args.xfer.buf = m->rid[dst];
+    c.args.xfer.offset = t->offset;
+    c.args.xfer.size = t->size;
     c.naccess = 1;
     c.access = &acc;
     c.raccess = &racc;
@@ -74,24 +74,24 @@ static cl_int move(struct dist_mem *m, const struct sluice_coh_transfer *t)
     if (m->image != NULL) { /* the whole image, packed */
         dist_image_whole(m, g);
         c.flags |= SLUICE_CMD_IMAGE;
-        c.a[2] = m->size;
+        c.args.xfer.size = m->size;
         c.bytes = g;
         c.nbytes = sizeof g;
     }
     if (t->src == 0) {
         c.send = m->shadow + t->offset; /* rank 0's copy lives as long as the buffer: held */
-        c.len = (size_t)c.a[2];
+        c.len = (size_t)c.args.xfer.size;
         c.hold = m;
         __atomic_add_fetch(&m->refs, 1, __ATOMIC_ACQ_REL);
     } else {
         int src = t->src - 1;
-        c.a[4] = (uint64_t)src;
+        c.args.xfer.peer = (uint64_t)src;
         c.push = 1;
         c.push_rank = src;
-        c.push_a[0] = m->rid[src];
-        c.push_a[1] = t->offset;
-        c.push_a[2] = c.a[2];
-        c.push_a[4] = (uint64_t)dst;
+        c.push_xfer.buf = m->rid[src];
+        c.push_xfer.offset = t->offset;
+        c.push_xfer.size = c.args.xfer.size;
+        c.push_xfer.peer = (uint64_t)dst;
         c.push_access = (struct sluice_remote_access){m->rid[src], 0};
         c.push_geom = m->image != NULL ? g : NULL;
     }
@@ -104,7 +104,8 @@ static cl_int move(struct dist_mem *m, const struct sluice_coh_transfer *t)
             if (m->ctx->devs[i]->rank == dst)
                 dev = sluice_cl_find(m->ctx->devs[i]);
         sluice_trace_record(SLUICE_EV_CL_TRANSFER, r == CL_SUCCESS ? 0 : SLUICE_EVF_ERROR, t0,
-                            sluice_now_ns() - t0, t->src == 0 ? 0 : 2, c.a[2], (uint64_t)(uintptr_t)dev);
+                            sluice_now_ns() - t0, t->src == 0 ? 0 : 2, c.args.xfer.size,
+                            (uint64_t)(uintptr_t)dev);
     }
     return r;
 }

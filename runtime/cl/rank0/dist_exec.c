@@ -164,18 +164,18 @@ static cl_int host_transfer(cl_command_queue queue, cl_mem buffer, cl_bool block
     if (r == CL_SUCCESS) {
         struct dist_cmd c =
             dist_command(q, write ? DIST_CMD_WRITE_BUFFER : DIST_CMD_READ_BUFFER, nwait, wl, &u);
-        c.a[0] = m->rid[rank];
-        c.a[1] = off;
-        c.a[2] = size;
+        c.args.xfer.buf = m->rid[rank];
+        c.args.xfer.offset = off;
+        c.args.xfer.size = size;
         if (direct) {
             /* The receiving half gets its data from src.rank, whose silent read sends it. */
-            c.a[4] = (uint64_t)src.rank;
+            c.args.xfer.peer = (uint64_t)src.rank;
             c.push = 1;
             c.push_rank = src.rank;
-            c.push_a[0] = src.root->rid[src.rank];
-            c.push_a[1] = src.off;
-            c.push_a[2] = size;
-            c.push_a[4] = (uint64_t)rank;
+            c.push_xfer.buf = src.root->rid[src.rank];
+            c.push_xfer.offset = src.off;
+            c.push_xfer.size = size;
+            c.push_xfer.peer = (uint64_t)rank;
             c.push_access = (struct sluice_remote_access){src.root->rid[src.rank], 0};
         } else if (write) {
             c.send = staged != NULL ? (const void *)staged : ptr;
@@ -237,7 +237,7 @@ static cl_int pack_args(struct dist_kernel *k, int rank, struct dist_uses *u, un
     for (cl_uint i = 0; i < k->nargs; i++) {
         struct dist_arg *a = &k->args[i];
         struct sluice_remote_karg ka = {(uint32_t)a->kind, 0, a->size, 0};
-        if (a->kind == 1) {
+        if (a->kind == SLUICE_KARG_MEM) {
             bool ro = a->read_only || (a->mem->flags & CL_MEM_READ_ONLY) != 0;
             cl_int r = dist_use(u, a->mem, rank, 0, a->mem->size, !ro, false);
             if (r != CL_SUCCESS) {
@@ -245,13 +245,14 @@ static cl_int pack_args(struct dist_kernel *k, int rank, struct dist_uses *u, un
                 return r;
             }
             ka.mem = a->mem->rid[rank];
-        } else if (a->kind == 3) { /* a sampler: the engine sets its handle there as it sets a buffer's */
-            ka.kind = 1;
+        } else if (a->kind ==
+                   DIST_ARG_SAMPLER) { /* a sampler: the engine sets its handle there as it sets a buffer's */
+            ka.kind = SLUICE_KARG_MEM;
             ka.mem = a->sampler->rid[rank];
         }
         memcpy(p + at, &ka, sizeof ka);
         at += sizeof ka;
-        if (a->kind == 0) {
+        if (a->kind == SLUICE_KARG_BYTES) {
             memcpy(p + at, a->bytes, a->size);
             at += (a->size + 7) & ~(size_t)7;
         }
@@ -307,10 +308,11 @@ static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_u
             memcpy(bytes, v, vlen);
             memcpy(bytes + vlen, args, alen);
             struct dist_cmd c = dist_command(q, DIST_CMD_NDRANGE_KERNEL, nwait, wl, &u);
-            c.a[0] = k->rid[rank];
-            c.a[1] = dims;
-            c.a[2] = (offset ? 0u : 1u) | (local ? 0u : 4u);
-            c.a[3] = k->nargs;
+            c.args.ndrange = (struct sluice_req_ndrange){.kernel = k->rid[rank],
+                                                         .dims = dims,
+                                                         .nulls = (offset ? 0u : SLUICE_NDR_NO_OFFSET) |
+                                                                  (local ? 0u : SLUICE_NDR_NO_LOCAL),
+                                                         .nargs = k->nargs};
             c.bytes = bytes;
             c.nbytes = vlen + alen;
             r = submit(&c, &e);
@@ -353,8 +355,11 @@ static cl_int CL_API_CALL copy_buffer(cl_command_queue queue, cl_mem src, cl_mem
         r = dist_use(&u, d, rank, dst_off, size, true, true);
     if (r == CL_SUCCESS) {
         struct dist_cmd c = dist_command(q, DIST_CMD_COPY_BUFFER, nwait, wl, &u);
-        uint64_t a[5] = {s->rid[rank], d->rid[rank], src_off, dst_off, size};
-        memcpy(c.a, a, sizeof a);
+        c.args.copy = (struct sluice_req_copy){.src = s->rid[rank],
+                                               .dst = d->rid[rank],
+                                               .src_offset = src_off,
+                                               .dst_offset = dst_off,
+                                               .size = size};
         r = submit(&c, &e);
     }
     pthread_mutex_unlock(&dist_lock);
@@ -390,9 +395,7 @@ static cl_int CL_API_CALL fill_buffer(cl_command_queue queue, cl_mem buffer, con
     r = dist_use(&u, m, rank, off, size, true, true);
     if (r == CL_SUCCESS) {
         struct dist_cmd c = dist_command(q, DIST_CMD_FILL_BUFFER, nwait, wl, &u);
-        c.a[0] = m->rid[rank];
-        c.a[1] = off;
-        c.a[2] = size;
+        c.args.fill = (struct sluice_req_fill){.buf = m->rid[rank], .offset = off, .size = size};
         c.bytes = pattern;
         c.nbytes = pattern_size;
         r = submit(&c, &e);
@@ -491,8 +494,8 @@ static cl_int CL_API_CALL read_rect(cl_command_queue queue, cl_mem buffer, cl_bo
     r = dist_use(&u, m, rank, G.lo, G.hi - G.lo, false, false);
     if (r == CL_SUCCESS) {
         struct dist_cmd c = dist_command(q, DIST_CMD_READ_BUFFER_RECT, nwait, wl, &u);
-        c.a[0] = m->rid[rank];
-        c.a[2] = rank != 0 ? G.packed : 0;
+        c.args.xfer.buf = m->rid[rank];
+        c.args.xfer.size = rank != 0 ? G.packed : 0;
         c.recv = rect != NULL ? (void *)rect->tmp : ptr;
         c.len = rank != 0 ? G.packed : 0;
         c.bytes = G.g;
@@ -541,8 +544,8 @@ static cl_int CL_API_CALL write_rect(cl_command_queue queue, cl_mem buffer, cl_b
     r = dist_use(&u, m, rank, G.lo, G.hi - G.lo, true, false);
     if (r == CL_SUCCESS) {
         struct dist_cmd c = dist_command(q, DIST_CMD_WRITE_BUFFER_RECT, nwait, wl, &u);
-        c.a[0] = m->rid[rank];
-        c.a[2] = rank != 0 ? G.packed : 0;
+        c.args.xfer.buf = m->rid[rank];
+        c.args.xfer.size = rank != 0 ? G.packed : 0;
         c.send = tmp != NULL ? (const void *)tmp : ptr;
         c.len = rank != 0 ? G.packed : 0;
         c.bytes = G.g;
@@ -586,8 +589,8 @@ static cl_int CL_API_CALL copy_rect(cl_command_queue queue, cl_mem src, cl_mem d
         r = dist_use(&u, d, rank, GD.lo, GD.hi - GD.lo, true, false);
     if (r == CL_SUCCESS) {
         struct dist_cmd c = dist_command(q, DIST_CMD_COPY_BUFFER_RECT, nwait, wl, &u);
-        c.a[0] = s->rid[rank];
-        c.a[1] = d->rid[rank];
+        c.args.copy.src = s->rid[rank];
+        c.args.copy.dst = d->rid[rank];
         c.bytes = GS.g; /* source origin, destination origin, region, source then destination pitches */
         c.nbytes = sizeof GS.g;
         r = submit(&c, &e);
@@ -603,7 +606,7 @@ static cl_int marker_cmd(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait
                          struct dist_event **e, struct dist_mem *hold, void *free_after)
 {
     struct dist_cmd c = dist_command(q, kind, nwait, wl, NULL);
-    c.a[0] = kind == DIST_CMD_BARRIER; /* the engine enqueues a barrier, not a marker */
+    c.args.marker.barrier = kind == DIST_CMD_BARRIER; /* the engine enqueues a barrier, not a marker */
     c.hold = hold;
     c.free_after = free_after;
     pthread_mutex_lock(&dist_lock);
@@ -675,9 +678,9 @@ static void *CL_API_CALL map_buffer(cl_command_queue queue, cl_mem buffer, cl_bo
         r = dist_use(&u, m, rank, off, size, false, false);
         if (r == CL_SUCCESS) {
             struct dist_cmd c = dist_command(q, DIST_CMD_MAP_READ, nwait, wl, &u);
-            c.a[0] = m->rid[rank];
-            c.a[1] = off;
-            c.a[2] = size;
+            c.args.xfer.buf = m->rid[rank];
+            c.args.xfer.offset = off;
+            c.args.xfer.size = size;
             c.recv = mp->ptr;
             c.len = size;
             r = submit(&c, &e);
@@ -743,9 +746,9 @@ static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr
         r = dist_use(&u, m, rank, mp->off, mp->size, true, true);
         if (r == CL_SUCCESS) {
             struct dist_cmd c = dist_command(q, DIST_CMD_UNMAP_WRITE, nwait, wl, &u);
-            c.a[0] = m->rid[rank];
-            c.a[1] = mp->off;
-            c.a[2] = mp->size;
+            c.args.xfer.buf = m->rid[rank];
+            c.args.xfer.offset = mp->off;
+            c.args.xfer.size = mp->size;
             c.send = mp->ptr;
             c.len = mp->size;
             c.hold = m; /* the map's reference, dropped when the write-back is done */

@@ -65,8 +65,8 @@ static cl_int read_region(struct dist_queue *q, struct dist_mem *m, dist_cmd_kin
     cl_int r = dist_use(&u, m, rank, 0, m->size, false, false);
     if (r == CL_SUCCESS) {
         struct dist_cmd c = image_command(q, kind, nwait, wl, &u);
-        c.a[0] = m->rid[rank];
-        c.a[2] = rank != 0 ? packed : 0;
+        c.args.xfer.buf = m->rid[rank];
+        c.args.xfer.size = rank != 0 ? packed : 0;
         c.recv = rect != NULL ? (void *)rect->tmp : ptr;
         c.len = rank != 0 ? packed : 0;
         c.bytes = g;
@@ -108,8 +108,8 @@ static cl_int write_region(struct dist_queue *q, struct dist_mem *m, dist_cmd_ki
     cl_int r = dist_use(&u, m, rank, 0, m->size, true, whole(m->image, origin, region));
     if (r == CL_SUCCESS) {
         struct dist_cmd c = image_command(q, kind, nwait, wl, &u);
-        c.a[0] = m->rid[rank];
-        c.a[2] = rank != 0 ? packed : 0;
+        c.args.xfer.buf = m->rid[rank];
+        c.args.xfer.size = rank != 0 ? packed : 0;
         c.send = tmp != NULL ? (const void *)tmp : ptr;
         c.len = rank != 0 ? packed : 0;
         c.bytes = g;
@@ -184,9 +184,9 @@ static cl_int device_cmd(struct dist_queue *q, dist_cmd_kind kind, struct dist_m
         r = dist_use(&u, dst, rank, dst_off, dst_size, true, dst_all);
     if (r == CL_SUCCESS) {
         struct dist_cmd c = image_command(q, kind, nwait, wl, &u);
-        c.a[0] = src != NULL ? src->rid[rank] : dst->rid[rank];
-        c.a[1] = dst->rid[rank];
-        c.a[2] = (uint64_t)copy; /* SLUICE_IMG_COPY_* */
+        c.args.image_copy.src = src != NULL ? src->rid[rank] : dst->rid[rank];
+        c.args.image_copy.dst = dst->rid[rank];
+        c.args.image_copy.kind = (uint64_t)copy; /* SLUICE_IMG_COPY_* */
         c.bytes = ic;
         c.nbytes = sizeof *ic;
         r = dist_sched_submit(&c, &e);

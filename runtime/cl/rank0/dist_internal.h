@@ -145,9 +145,11 @@ struct dist_program {
     bool built; /* a build or compile was asked for (on some ranks, maybe not all) */
 };
 
+/* A kernel argument that is a sampler: sent as SLUICE_KARG_MEM with the sampler's rid. */
+enum { DIST_ARG_SAMPLER = 3 };
 struct dist_arg {
     int set;
-    int kind;                             /* 0 bytes, 1 memory object, 2 local size, 3 sampler */
+    int kind;                             /* SLUICE_KARG_* (remote_proto.h), or DIST_ARG_SAMPLER */
     int read_only;                        /* the kernel declares it const or __constant (set at creation) */
     cl_kernel_arg_address_qualifier addr; /* its declaration, when the kernel has arg info (else 0) */
     size_t type_size;                     /* private scalars and vectors: their size (0: unknown) */
@@ -372,8 +374,8 @@ struct dist_cmd {
     dist_cmd_kind kind;       /* its wire op, command type, DAG kind (dist_cmds.def) */
     struct dist_queue *queue; /* NULL: a transfer (the context's internal queue) */
     struct dist_context *ctx;
-    unsigned flags; /* SLUICE_CMD_* */
-    uint64_t a[5];
+    unsigned flags;                /* SLUICE_CMD_* */
+    union sluice_remote_args args; /* its operands (cl/serve/remote_proto.h) */
     cl_uint nwait;
     const cl_event *wait;
     size_t naccess;
@@ -391,10 +393,10 @@ struct dist_cmd {
      * bytes) into send when its data goes, not at enqueue. */
     const void *pack_from;
     /* A transfer between two devices: its sending half, a silent CMD_READ with the same id on
-     * push_rank (args push_a, one use of the buffer's root there). */
+     * push_rank (operands push_xfer, one use of the buffer's root there). */
     int push;
     int push_rank;
-    uint64_t push_a[5];
+    struct sluice_req_xfer push_xfer;
     struct sluice_remote_access push_access;
     const size_t *push_geom; /* an image's move: the sending half's geometry (13 size_t) */
 };

@@ -190,8 +190,8 @@ static cl_int submit(struct dist_queue *q, const struct sluice_native_fn *fn, vo
         c.naccess = u.n;
         c.access = u.dag;
         c.raccess = u.wire;
-        c.a[0] = cb;
-        c.a[1] = n;
+        c.args.native.cb_args = cb;
+        c.args.native.nmem = n;
         c.bytes = bytes;
         c.nbytes = len;
         r = dist_sched_submit(&c, e);

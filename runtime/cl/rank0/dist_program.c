@@ -772,7 +772,7 @@ static cl_int CL_API_CALL set_kernel_arg(cl_kernel kernel, cl_uint index, size_t
     if (value == NULL) {
         if (size == 0)
             return CL_INVALID_ARG_SIZE;
-        a.kind = 2;
+        a.kind = SLUICE_KARG_LOCAL;
     } else {
         void *p = NULL;
         if (size == sizeof(cl_mem))
@@ -782,12 +782,12 @@ static cl_int CL_API_CALL set_kernel_arg(cl_kernel kernel, cl_uint index, size_t
         bool sampler = p != NULL && !mem && dist_sampler_is_live(p);
         pthread_mutex_unlock(&dist_lock);
         if (sampler) {
-            a.kind = 3;
+            a.kind = DIST_ARG_SAMPLER;
             a.sampler = p;
             if (((struct dist_sampler *)p)->ctx != k->prog->ctx)
                 return CL_INVALID_SAMPLER;
         } else if (mem) {
-            a.kind = 1;
+            a.kind = SLUICE_KARG_MEM;
             a.mem = p;
             if (((struct dist_mem *)p)->ctx != k->prog->ctx)
                 return CL_INVALID_MEM_OBJECT;

@@ -66,7 +66,7 @@ static void end_servers(void)
         struct sluice_remote_req req;
         memset(&req, 0, sizeof req);
         req.op = SLUICE_REMOTE_END;
-        req.a[0] = dist_alive_stop(r);
+        req.end.pings = dist_alive_stop(r);
         MPI_Send(&req, sizeof req, MPI_BYTE, r, SLUICE_REMOTE_TAG_REQ, comm);
         sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)r, sizeof req, SLUICE_REMOTE_TAG_REQ);
     }

@@ -26,7 +26,7 @@ void dist_sched_measure_clocks(void)
             struct sluice_remote_req req;
             memset(&req, 0, sizeof req);
             req.op = SLUICE_REMOTE_PING;
-            req.a[0] = sluice_remote_chunk_setting();
+            req.ping.chunk = sluice_remote_chunk_setting();
             dist_cma_offer(&req);
             uint64_t t0 = sluice_now_ns();
             unsigned char *rep = NULL;

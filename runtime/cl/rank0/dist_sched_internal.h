@@ -119,7 +119,8 @@ struct held {
     struct dist_event **rdeps; /* its wait list's events of other ranks and user events (retained) */
     uint32_t nrdeps;
     int push, push_rank; /* the sending half of a transfer between two ranks */
-    uint64_t push_a[5], push_ctx;
+    struct sluice_req_xfer push_xfer;
+    uint64_t push_ctx;
     struct sluice_remote_access push_access;
     int push_image; /* the sending half reads an image: push_geom is its geometry */
     size_t push_geom[13];

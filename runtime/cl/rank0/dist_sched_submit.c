@@ -136,7 +136,7 @@ static void held_fill(struct held *h, const struct dist_cmd *c, struct dist_even
     h->e = e;
     h->req.op = kind->op;
     h->dir = kind->dir;
-    memcpy(h->req.a, c->a, sizeof c->a);
+    memcpy(h->req.a, &c->args, sizeof c->args);
     h->req.nbytes = nbytes;
     h->p = p;
     h->rank = c->rank;
@@ -152,7 +152,7 @@ static void held_fill(struct held *h, const struct dist_cmd *c, struct dist_even
                          c->send != NULL && c->nbytes == 0 && c->len > 0 && !late;
     h->push = c->push;
     h->push_rank = c->push_rank;
-    memcpy(h->push_a, c->push_a, sizeof c->push_a);
+    h->push_xfer = c->push_xfer;
     h->push_ctx = c->push ? c->ctx->rid[c->push_rank] : 0;
     h->push_access = c->push_access;
     if ((h->push_image = c->push_geom != NULL))

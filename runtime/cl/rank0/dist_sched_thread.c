@@ -39,8 +39,8 @@ void dist_sched_notify(int rank, uint64_t id, cl_int status)
     struct sluice_remote_req req;
     memset(&req, 0, sizeof req);
     req.op = SLUICE_REMOTE_NOTIFY;
-    req.a[0] = id;
-    req.a[1] = (uint64_t)(int64_t)status;
+    req.notify.id = id;
+    req.notify.status = (int64_t)status;
     int rc = MPI_Send(&req, sizeof req, MPI_BYTE, rank, SLUICE_REMOTE_TAG_REQ, sluice_comm());
     sluice_trace_instant(SLUICE_EV_MSG_SEND, (uint64_t)rank, sizeof req, SLUICE_REMOTE_TAG_REQ);
     if (rc != MPI_SUCCESS)

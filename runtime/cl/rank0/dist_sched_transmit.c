@@ -26,7 +26,7 @@ static cl_int send_push(const struct held *c, uint64_t id)
     struct sluice_remote_req req;
     memset(&req, 0, sizeof req);
     req.op = SLUICE_REMOTE_CMD_READ;
-    memcpy(req.a, c->push_a, sizeof c->push_a);
+    req.xfer = c->push_xfer;
     req.nbytes = c->push_image ? sizeof m : sizeof m.h + sizeof m.a;
     if (c->push_rank == 0) {
         sluice_engine_command(&req, (const unsigned char *)&m);
@@ -69,7 +69,7 @@ void dist_sched_transmit(struct held *h)
     if (r != CL_SUCCESS) {
     } else if (h->rank == 0) {
         if (h->send != NULL || h->recv != NULL)
-            h->req.a[3] = (uint64_t)(uintptr_t)(h->send ? h->send : h->recv);
+            h->req.xfer.host = (uint64_t)(uintptr_t)(h->send ? h->send : h->recv);
         sluice_engine_command(&h->req, h->p);
     } else {
         struct sluice_dag_node_info info;

@@ -138,7 +138,7 @@ static void coll_flag(struct held *h, unsigned flag, uint64_t mask)
     memcpy(&hd, h->p, sizeof hd);
     hd.flags |= flag;
     memcpy(h->p, &hd, sizeof hd);
-    h->req.a[5] = mask;
+    h->req.xfer.mask = mask;
 }
 
 /* Rank 0's part of broadcast `g` (its members flagged, their data no longer sent one by one). */
@@ -167,7 +167,7 @@ static void start_bcast(struct held **hv, size_t n, const uint32_t *group, uint3
             continue;
         struct held *h = hv[i];
         coll_flag(h, SLUICE_CMD_BCAST, c.mask);
-        h->req.a[4] = 0;
+        h->req.xfer.peer = 0;
         h->send = NULL; /* the broadcast brings it */
         if (sluice_trace_active()) {
             sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, dcr_name(&str, "bcast"), h->e->id,
@@ -202,7 +202,7 @@ static void start_scatter(struct held **hv, size_t n, const uint32_t *group, uin
             continue;
         struct held *h = hv[i];
         coll_flag(h, SLUICE_CMD_SCATTER, c.mask);
-        h->req.a[4] = 0;
+        h->req.xfer.peer = 0;
         if (sluice_trace_active()) { /* one message per member: its slice */
             sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, dcr_name(&str, "scatter"), h->e->id,
                                 0);
@@ -313,7 +313,7 @@ static void start_allgather(struct held **hv, size_t n, const uint32_t *group, u
         h->p = p;
         h->req.nbytes += ext;
         coll_flag(h, SLUICE_CMD_ALLGATHER, mask);
-        h->req.a[4] = 0;
+        h->req.xfer.peer = 0;
         h->send = NULL; /* the members bring it */
         if (sluice_trace_active())
             sluice_trace_record(SLUICE_EV_CL_DCR, 0, sluice_now_ns(), 0, dcr_name(&str, "allgather"),
@@ -363,9 +363,9 @@ void dist_sched_window_close_locked(void)
             } else if (h->push) {
                 x.kind = SLUICE_DCR_ITEM_PEER;
                 x.peer = h->push_rank;
-            } else if (h->req.op == SLUICE_REMOTE_CMD_WRITE && h->req.a[4] != 0) {
+            } else if (h->req.op == SLUICE_REMOTE_CMD_WRITE && h->req.xfer.peer != 0) {
                 x.kind = SLUICE_DCR_ITEM_PEER;
-                x.peer = (int)h->req.a[4];
+                x.peer = (int)h->req.xfer.peer;
             }
             it[i] = x;
         }

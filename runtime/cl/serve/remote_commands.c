@@ -26,27 +26,27 @@ int sluice_eng_deferring(void)
     return deferred != NULL;
 }
 
-static cl_int enqueue_ndrange(struct eng_cmd *c, const uint64_t *a, const unsigned char *p, size_t len,
-                              cl_event *wl, size_t nw)
+static cl_int enqueue_ndrange(struct eng_cmd *c, const struct sluice_req_ndrange *a, const unsigned char *p,
+                              size_t len, cl_event *wl, size_t nw)
 {
-    cl_uint dims = (cl_uint)a[1];
+    cl_uint dims = (cl_uint)a->dims;
     if (dims < 1 || dims > 3 || len < 3 * dims * sizeof(size_t))
         return CL_INVALID_WORK_DIMENSION;
     size_t v[9];
     memcpy(v, p, 3 * dims * sizeof(size_t));
     size_t at = 3 * dims * sizeof(size_t);
-    cl_kernel k = PTR(cl_kernel, a[0]);
-    for (uint64_t i = 0; i < a[3]; i++) {
+    cl_kernel k = PTR(cl_kernel, a->kernel);
+    for (uint64_t i = 0; i < a->nargs; i++) {
         struct sluice_remote_karg ka;
         if (len - at < sizeof ka)
             return CL_INVALID_KERNEL_ARGS;
         memcpy(&ka, p + at, sizeof ka);
         at += sizeof ka;
         cl_int r;
-        if (ka.kind == 1) {
+        if (ka.kind == SLUICE_KARG_MEM) {
             cl_mem m = PTR(cl_mem, ka.mem);
             r = api()->clSetKernelArg(k, (cl_uint)i, sizeof m, &m);
-        } else if (ka.kind == 2) {
+        } else if (ka.kind == SLUICE_KARG_LOCAL) {
             r = api()->clSetKernelArg(k, (cl_uint)i, (size_t)ka.size, NULL);
         } else {
             if (len - at < ka.size)
@@ -57,10 +57,10 @@ static cl_int enqueue_ndrange(struct eng_cmd *c, const uint64_t *a, const unsign
         if (r != CL_SUCCESS)
             return r;
     }
-    unsigned nulls = (unsigned)a[2];
-    return api()->clEnqueueNDRangeKernel(c->q, k, dims, (nulls & 1) ? NULL : v, v + dims,
-                                         (nulls & 4) ? NULL : v + 2 * dims, (cl_uint)nw, nw ? wl : NULL,
-                                         &c->ev);
+    unsigned nulls = (unsigned)a->nulls;
+    return api()->clEnqueueNDRangeKernel(c->q, k, dims, (nulls & SLUICE_NDR_NO_OFFSET) ? NULL : v, v + dims,
+                                         (nulls & SLUICE_NDR_NO_LOCAL) ? NULL : v + 2 * dims, (cl_uint)nw,
+                                         nw ? wl : NULL, &c->ev);
 }
 
 /* The command's record, from its header; NULL when the header is short or memory is out (then
@@ -145,13 +145,13 @@ static void wait_on_buffers(const struct sluice_remote_access *acc, size_t nacc,
 static cl_int transfer_operands(struct eng_cmd *c, const struct sluice_remote_req *req,
                                 const unsigned char *at, size_t rest)
 {
-    const uint64_t *a = req->a;
-    c->off = (size_t)a[1];
-    c->size = (size_t)a[2];
-    c->peer = (int)a[4];
-    c->bcast = a[5];
+    const struct sluice_req_xfer *x = &req->xfer;
+    c->off = (size_t)x->offset;
+    c->size = (size_t)x->size;
+    c->peer = (int)x->peer;
+    c->bcast = x->mask;
     if (c->flags & SLUICE_CMD_CMA)
-        c->cma_addr = a[6];
+        c->cma_addr = x->cma_addr;
     if (c->flags & SLUICE_CMD_GATHER)
         c->gseq = sluice_eng_gathers++;
     if (c->flags & SLUICE_CMD_ALLGATHER)
@@ -163,68 +163,70 @@ static cl_int transfer_operands(struct eng_cmd *c, const struct sluice_remote_re
     return CL_SUCCESS;
 }
 
-/* The real enqueue of one command kind, its operands in req->a (a transfer's taken already) and
+/* The real enqueue of one command kind, its operands in req (a transfer's taken already) and
  * the `rest` bytes at `at`. */
 static cl_int enqueue_command(struct eng_cmd *c, const struct sluice_remote_req *req, const unsigned char *at,
                               size_t rest, cl_event *wl, size_t nw, const struct sluice_remote_access *acc,
                               size_t nacc)
 {
-    const uint64_t *a = req->a;
+    const struct sluice_req_xfer *x = &req->xfer;
     cl_int r = CL_SUCCESS;
     int image_cmd = (c->flags & SLUICE_CMD_IMAGE) &&
                     (req->op == SLUICE_REMOTE_CMD_COPY || req->op == SLUICE_REMOTE_CMD_FILL);
     if (image_cmd)
-        return sluice_remote_image_cmd(c->q, req->op, a, at, rest, (cl_uint)nw, wl, &c->ev);
+        return sluice_remote_image_cmd(c->q, req, at, rest, (cl_uint)nw, wl, &c->ev);
     switch (req->op) {
     case SLUICE_REMOTE_CMD_WRITE:
     case SLUICE_REMOTE_CMD_READ:
-        if (c->rect && (a[3] != 0 || req->op == SLUICE_REMOTE_CMD_READ))
-            r = sluice_eng_rect(c, req->op, PTR(cl_mem, a[0]), PTR(unsigned char *, a[3]), wl, nw);
+        if (c->rect && (x->host != 0 || req->op == SLUICE_REMOTE_CMD_READ))
+            r = sluice_eng_rect(c, req->op, PTR(cl_mem, x->buf), PTR(unsigned char *, x->host), wl, nw);
         else if (c->rect)
-            r = sluice_eng_write_pieces(c, PTR(cl_mem, a[0]), wl, nw);
-        else if (a[3] != 0 && req->op == SLUICE_REMOTE_CMD_WRITE)
-            r = api()->clEnqueueWriteBuffer(c->q, PTR(cl_mem, a[0]), CL_FALSE, c->off, c->size,
-                                            PTR(void *, a[3]), (cl_uint)nw, nw ? wl : NULL, &c->ev);
-        else if (a[3] != 0)
-            r = api()->clEnqueueReadBuffer(c->q, PTR(cl_mem, a[0]), CL_FALSE, c->off, c->size,
-                                           PTR(void *, a[3]), (cl_uint)nw, nw ? wl : NULL, &c->ev);
+            r = sluice_eng_write_pieces(c, PTR(cl_mem, x->buf), wl, nw);
+        else if (x->host != 0 && req->op == SLUICE_REMOTE_CMD_WRITE)
+            r = api()->clEnqueueWriteBuffer(c->q, PTR(cl_mem, x->buf), CL_FALSE, c->off, c->size,
+                                            PTR(void *, x->host), (cl_uint)nw, nw ? wl : NULL, &c->ev);
+        else if (x->host != 0)
+            r = api()->clEnqueueReadBuffer(c->q, PTR(cl_mem, x->buf), CL_FALSE, c->off, c->size,
+                                           PTR(void *, x->host), (cl_uint)nw, nw ? wl : NULL, &c->ev);
         else if (req->op == SLUICE_REMOTE_CMD_READ &&
-                 ((c->flags & SLUICE_CMD_GATHER) || !sluice_eng_read_mapped(c, PTR(cl_mem, a[0]), wl, nw)))
-            r = sluice_eng_read_pieces(c, PTR(cl_mem, a[0]), wl, nw);
+                 ((c->flags & SLUICE_CMD_GATHER) || !sluice_eng_read_mapped(c, PTR(cl_mem, x->buf), wl, nw)))
+            r = sluice_eng_read_pieces(c, PTR(cl_mem, x->buf), wl, nw);
         else if (req->op == SLUICE_REMOTE_CMD_WRITE)
-            r = sluice_eng_write_pieces(c, PTR(cl_mem, a[0]), wl, nw);
-        if (r == CL_SUCCESS && a[3] == 0 && (req->op == SLUICE_REMOTE_CMD_WRITE || c->mapped != NULL)) {
-            c->buf = PTR(cl_mem, a[0]);
+            r = sluice_eng_write_pieces(c, PTR(cl_mem, x->buf), wl, nw);
+        if (r == CL_SUCCESS && x->host == 0 && (req->op == SLUICE_REMOTE_CMD_WRITE || c->mapped != NULL)) {
+            c->buf = PTR(cl_mem, x->buf);
             c->nacc = nacc < 8 ? nacc : 8;
             memcpy(c->acc, acc, c->nacc * sizeof acc[0]);
             sluice_eng_blocked = c; /* write: enqueued as the data arrives; mapped read: unmapped once sent */
         }
         break;
     case SLUICE_REMOTE_CMD_NDRANGE:
-        r = enqueue_ndrange(c, a, at, rest, wl, nw);
+        r = enqueue_ndrange(c, &req->ndrange, at, rest, wl, nw);
         break;
     case SLUICE_REMOTE_CMD_COPY:
         if (rest == sizeof c->geom) {
             size_t g[13];
             memcpy(g, at, sizeof g);
-            r = api()->clEnqueueCopyBufferRect(c->q, PTR(cl_mem, a[0]), PTR(cl_mem, a[1]), g, g + 3, g + 6,
-                                               g[9], g[10], g[11], g[12], (cl_uint)nw, nw ? wl : NULL,
-                                               &c->ev);
+            r = api()->clEnqueueCopyBufferRect(c->q, PTR(cl_mem, req->copy.src), PTR(cl_mem, req->copy.dst),
+                                               g, g + 3, g + 6, g[9], g[10], g[11], g[12], (cl_uint)nw,
+                                               nw ? wl : NULL, &c->ev);
             break;
         }
-        r = api()->clEnqueueCopyBuffer(c->q, PTR(cl_mem, a[0]), PTR(cl_mem, a[1]), (size_t)a[2], (size_t)a[3],
-                                       (size_t)a[4], (cl_uint)nw, nw ? wl : NULL, &c->ev);
+        r = api()->clEnqueueCopyBuffer(c->q, PTR(cl_mem, req->copy.src), PTR(cl_mem, req->copy.dst),
+                                       (size_t)req->copy.src_offset, (size_t)req->copy.dst_offset,
+                                       (size_t)req->copy.size, (cl_uint)nw, nw ? wl : NULL, &c->ev);
         break;
     case SLUICE_REMOTE_CMD_FILL:
-        r = api()->clEnqueueFillBuffer(c->q, PTR(cl_mem, a[0]), at, rest, (size_t)a[1], (size_t)a[2],
-                                       (cl_uint)nw, nw ? wl : NULL, &c->ev);
+        r = api()->clEnqueueFillBuffer(c->q, PTR(cl_mem, req->fill.buf), at, rest, (size_t)req->fill.offset,
+                                       (size_t)req->fill.size, (cl_uint)nw, nw ? wl : NULL, &c->ev);
         break;
     case SLUICE_REMOTE_CMD_NATIVE:
-        r = sluice_remote_native_cmd(c->q, a, at, rest, (cl_uint)nw, wl, &c->ev);
+        r = sluice_remote_native_cmd(c->q, &req->native, at, rest, (cl_uint)nw, wl, &c->ev);
         break;
     case SLUICE_REMOTE_CMD_MARKER:
-        r = a[0] ? api()->clEnqueueBarrierWithWaitList(c->q, (cl_uint)nw, nw ? wl : NULL, &c->ev)
-                 : api()->clEnqueueMarkerWithWaitList(c->q, (cl_uint)nw, nw ? wl : NULL, &c->ev);
+        r = req->marker.barrier
+                ? api()->clEnqueueBarrierWithWaitList(c->q, (cl_uint)nw, nw ? wl : NULL, &c->ev)
+                : api()->clEnqueueMarkerWithWaitList(c->q, (cl_uint)nw, nw ? wl : NULL, &c->ev);
         break;
     default:
         r = CL_INVALID_OPERATION;
@@ -252,7 +254,7 @@ static void command_finish(struct eng_cmd *c, const struct sluice_remote_req *re
             c->dev_done = 1; /* no callback: treat it as done now rather than never */
     } else {
         fail_now(c, r != CL_SUCCESS ? r : CL_OUT_OF_RESOURCES);
-        if ((req->op == SLUICE_REMOTE_CMD_READ || req->op == SLUICE_REMOTE_CMD_WRITE) && req->a[3] == 0)
+        if ((req->op == SLUICE_REMOTE_CMD_READ || req->op == SLUICE_REMOTE_CMD_WRITE) && req->xfer.host == 0)
             sluice_eng_settle_peer(c, req->op);
     }
 }

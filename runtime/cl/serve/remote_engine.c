@@ -31,7 +31,7 @@
 
 struct note {
     struct eng_cmd *c;
-    long piece; /* -1: the final event */
+    long piece; /* SLUICE_ENG_FINAL, SLUICE_ENG_MAP or a piece */
     cl_int status;
     struct note *next;
 };
@@ -236,7 +236,7 @@ static void apply_notes(struct note *n, int *progress)
         struct eng_cmd *c = n->c;
         c->cbs--;
         *progress = 1;
-        if (n->piece == -2) { /* the map of a write from a peer completed */
+        if (n->piece == SLUICE_ENG_MAP) { /* the map of a write from a peer completed */
             if (n->status < 0) {
                 c->status = n->status;
                 c->mapped = NULL; /* nothing was mapped */
@@ -315,7 +315,7 @@ static void ask_device(struct eng_cmd *c, uint64_t now, size_t *asked, int *prog
     c->next_ask = now + (gap < 2000 ? 2000 : gap > 50000 ? 50000 : gap);
     size_t sent = c->sent;
     if (want_send)
-        sluice_eng_send_read_pieces(c, -1);
+        sluice_eng_send_read_pieces(c, SLUICE_ENG_FINAL);
     *progress |= c->sent != sent;
     cl_int st = CL_QUEUED;
     if (want_status &&
@@ -492,27 +492,29 @@ static bool serve_loop(MPI_Comm comm, uint64_t *pings)
                 req.nbytes = len - sizeof req;
             if (req.op == SLUICE_REMOTE_END) {
                 ending = 1;
-                *pings = req.a[0];
+                *pings = req.end.pings;
                 sluice_engine_abandon();
             } else if (req.op == SLUICE_REMOTE_PING) {
-                sluice_remote_set_chunk((size_t)req.a[0]); /* before any command: pieces cut alike */
-                uint64_t clock[2] = {0, req.a[2] != 0 && sluice_cma_probe((int)req.a[1], req.a[2], req.a[3])};
+                sluice_remote_set_chunk((size_t)req.ping.chunk); /* before any command: pieces cut alike */
+                uint64_t clock[2] = {
+                    0, req.ping.probe_addr != 0 &&
+                           sluice_cma_probe((int)req.ping.pid, req.ping.probe_addr, req.ping.probe_word)};
                 clock[0] = sluice_now_ns();
                 checked(MPI_Send(clock, sizeof clock, MPI_BYTE, 0, SLUICE_REMOTE_TAG_CLOCK, comm), 0,
                         "answering a ping");
                 sluice_trace_record(SLUICE_EV_MSG_SEND, 0, clock[0], 0, 0, sizeof clock,
                                     SLUICE_REMOTE_TAG_CLOCK);
             } else if (req.op == SLUICE_REMOTE_NOTIFY) {
-                sluice_engine_notify(req.a[0], (int64_t)req.a[1]);
+                sluice_engine_notify(req.notify.id, req.notify.status);
             } else if (req.op == SLUICE_REMOTE_GROUP) {
-                sluice_remote_group_comm(req.a[0]); /* rank 0 is in the same call now */
+                sluice_remote_group_comm(req.group.mask); /* rank 0 is in the same call now */
             } else if (sluice_remote_is_call(req.op)) {
                 struct sluice_remote_msg out;
                 if (sluice_engine_defer_release(&req, buf + sizeof req))
                     memset(&out, 0, sizeof out); /* CL_SUCCESS now, done after the deferred commands */
                 else
                     sluice_remote_handle(&req, buf + sizeof req, &out);
-                bool reply = !(req.op == SLUICE_REMOTE_RELEASE && req.a[2] == 1);
+                bool reply = !(req.op == SLUICE_REMOTE_RELEASE && req.release.no_reply == 1);
                 int rc = !reply
                              ? MPI_SUCCESS
                              : checked(sluice_remote_send(comm, 0, SLUICE_REMOTE_TAG_REP, &out.rep,

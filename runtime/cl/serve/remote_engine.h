@@ -83,8 +83,10 @@ static inline void fail_now(struct eng_cmd *c, cl_int r)
 
 extern pthread_mutex_t sluice_eng_lock;
 
-/* remote_engine.c: calls back into the loop when ev completes (piece: -1 the final event, -2 a
- * map, else that piece); 0 when no callback could be set. */
+/* What a watched event stands for, besides a piece's index (0, 1, ...). */
+enum { SLUICE_ENG_FINAL = -1 /* the command's own event */, SLUICE_ENG_MAP = -2 /* the map of its buffer */ };
+/* remote_engine.c: calls back into the loop when ev completes (piece: SLUICE_ENG_FINAL,
+ * SLUICE_ENG_MAP or that piece's index); 0 when no callback could be set. */
 int sluice_eng_watch(struct eng_cmd *c, cl_event ev, long piece);
 
 /* remote_tracking.c */

@@ -161,8 +161,9 @@ cl_int sluice_remote_image_rw(cl_command_queue q, int write, cl_mem img, const s
                  : api()->clEnqueueReadImage(q, img, CL_FALSE, g, g + 6, rp, sp, ptr, nw, nw ? wl : NULL, ev);
 }
 
-cl_int sluice_remote_image_cmd(cl_command_queue q, uint32_t op, const uint64_t *a, const unsigned char *p,
-                               size_t len, cl_uint nw, const cl_event *wl, cl_event *ev)
+cl_int sluice_remote_image_cmd(cl_command_queue q, const struct sluice_remote_req *req,
+                               const unsigned char *p, size_t len, cl_uint nw, const cl_event *wl,
+                               cl_event *ev)
 {
     struct sluice_remote_image_cmd c;
     if (len != sizeof c)
@@ -170,10 +171,11 @@ cl_int sluice_remote_image_cmd(cl_command_queue q, uint32_t op, const uint64_t *
     memcpy(&c, p, sizeof c);
     const cl_event *w = nw ? wl : NULL;
     const struct sluice_cl_api *A = api();
-    if (op == SLUICE_REMOTE_CMD_FILL)
-        return A->clEnqueueFillImage(q, PTR(cl_mem, a[0]), c.fill, c.dst_origin, c.region, nw, w, ev);
-    cl_mem s = PTR(cl_mem, a[0]), d = PTR(cl_mem, a[1]);
-    switch (a[2]) {
+    if (req->op == SLUICE_REMOTE_CMD_FILL)
+        return A->clEnqueueFillImage(q, PTR(cl_mem, req->fill.buf), c.fill, c.dst_origin, c.region, nw, w,
+                                     ev);
+    cl_mem s = PTR(cl_mem, req->image_copy.src), d = PTR(cl_mem, req->image_copy.dst);
+    switch (req->image_copy.kind) {
     case SLUICE_IMG_COPY_IMAGE:
         return A->clEnqueueCopyImage(q, s, d, c.src_origin, c.dst_origin, c.region, nw, w, ev);
     case SLUICE_IMG_COPY_TO_BUFFER:

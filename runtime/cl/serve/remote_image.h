@@ -54,7 +54,8 @@ struct sluice_remote_image_cmd {
     size_t offset;          /* the buffer's offset of image-buffer copies */
     unsigned char fill[16]; /* a fill's colour (cl_float4, cl_int4 or cl_uint4) */
 };
-cl_int sluice_remote_image_cmd(cl_command_queue q, uint32_t op, const uint64_t *a, const unsigned char *p,
-                               size_t len, cl_uint nw, const cl_event *wl, cl_event *ev);
+cl_int sluice_remote_image_cmd(cl_command_queue q, const struct sluice_remote_req *req,
+                               const unsigned char *p, size_t len, cl_uint nw, const cl_event *wl,
+                               cl_event *ev);
 
 #endif

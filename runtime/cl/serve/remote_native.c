@@ -178,10 +178,10 @@ void sluice_remote_native_find(const unsigned char *p, size_t len, struct sluice
     out->rep.ret = resolve(&fn, 1) != NULL ? CL_SUCCESS : CL_INVALID_OPERATION;
 }
 
-cl_int sluice_remote_native_cmd(cl_command_queue q, const uint64_t *a, const unsigned char *p, size_t len,
-                                cl_uint nw, const cl_event *wl, cl_event *ev)
+cl_int sluice_remote_native_cmd(cl_command_queue q, const struct sluice_req_native *a, const unsigned char *p,
+                                size_t len, cl_uint nw, const cl_event *wl, cl_event *ev)
 {
-    size_t cb = (size_t)a[0], nmem = (size_t)a[1];
+    size_t cb = (size_t)a->cb_args, nmem = (size_t)a->nmem;
     struct sluice_native_fn fn;
     if (len < sizeof fn || nmem > (len - sizeof fn) / sizeof(struct sluice_native_mem) ||
         cb != len - sizeof fn - nmem * sizeof(struct sluice_native_mem))

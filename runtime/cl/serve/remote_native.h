@@ -43,7 +43,7 @@ void *sluice_native_resolve(const struct sluice_native_fn *fn);
 void sluice_remote_native_find(const unsigned char *p, size_t len, struct sluice_remote_msg *out);
 /* CMD_NATIVE on queue q (a0 cb_args, a1 number of memory objects; bytes: struct sluice_native_fn,
  * the struct sluice_native_mem of each, then the arguments): the driver's clEnqueueNativeKernel. */
-cl_int sluice_remote_native_cmd(cl_command_queue q, const uint64_t *a, const unsigned char *p, size_t len,
-                                cl_uint nw, const cl_event *wl, cl_event *ev);
+cl_int sluice_remote_native_cmd(cl_command_queue q, const struct sluice_req_native *a, const unsigned char *p,
+                                size_t len, cl_uint nw, const cl_event *wl, cl_event *ev);
 
 #endif

@@ -60,7 +60,10 @@
  * short poll, and polling for them took cores from the devices of a 2-core machine. */
 #define SLUICE_REMOTE_DATA_HOT_MIN ((size_t)64 << 10)
 
-/* Every request rank 0 sends a rank: X(name, class). Its class says who takes it on the rank:
+/* Every request rank 0 sends a rank: X(name, class). The words a0.. below are the operands of
+ * struct sluice_remote_req; commands and loop messages read them through their own struct
+ * (sluice_req_xfer, _ndrange, _copy, ... below), object calls as the words. Its class says who
+ * takes it on the rank:
  * CALL, an object call the server answers with a reply (remote_server.c); CMD, a command the
  * engine enqueues and reports by a DONE record (remote_commands.c); LOOP, a message of the
  * serving loop itself (remote_engine.c). */
@@ -124,13 +127,105 @@ enum sluice_remote_getter {
     SLUICE_RG_COUNT
 };
 
+/* The operands of a request: SLUICE_REMOTE_NARGS words after the op, read through the struct of
+ * its op (commands and loop messages below) or, for object calls, as the words a0.. that
+ * SLUICE_REMOTE_OPS names. Every struct is of 64-bit words, so the bytes on the wire are those
+ * of the words. */
 #define SLUICE_REMOTE_NARGS 8
+/* CMD_WRITE, CMD_READ: a transfer of [offset, offset + size) of buf (for a rect: size is the
+ * packed bytes that move, 0 on rank 0 itself; the geometry is in the payload). */
+struct sluice_req_xfer {
+    uint64_t buf;
+    uint64_t offset;
+    uint64_t size;
+    uint64_t host;     /* the data's address, in-process only (rank 0's own devices); 0: it moves */
+    uint64_t peer;     /* the rank the data comes from (write) or goes to (read) */
+    uint64_t mask;     /* SLUICE_CMD_BCAST, SCATTER, GATHER, ALLGATHER: the ranks of the collective */
+    uint64_t cma_addr; /* SLUICE_CMD_CMA: rank 0's address the rank copies from or to */
+};
+/* CMD_NDRANGE: `nulls` says which of the sizes in the payload the program left NULL. */
+enum { SLUICE_NDR_NO_OFFSET = 1u, SLUICE_NDR_NO_LOCAL = 4u };
+struct sluice_req_ndrange {
+    uint64_t kernel;
+    uint64_t dims;
+    uint64_t nulls; /* SLUICE_NDR_NO_* */
+    uint64_t nargs;
+};
+/* CMD_COPY of buffers (a rect copy: its geometry in the payload, the offsets unused). */
+struct sluice_req_copy {
+    uint64_t src, dst;
+    uint64_t src_offset, dst_offset;
+    uint64_t size;
+};
+/* CMD_COPY with SLUICE_CMD_IMAGE: kind is SLUICE_IMG_COPY_* (cl/serve/remote_image.h). */
+struct sluice_req_image_copy {
+    uint64_t src, dst;
+    uint64_t kind;
+};
+/* CMD_FILL (of a buffer; an image's: SLUICE_CMD_IMAGE, buf only, the rest in the payload). */
+struct sluice_req_fill {
+    uint64_t buf, offset, size;
+};
+struct sluice_req_marker {
+    uint64_t barrier; /* 1: enqueue a barrier, not a marker */
+};
+struct sluice_req_native {
+    uint64_t cb_args; /* bytes of the function's argument block */
+    uint64_t nmem;    /* memory objects in it */
+};
+struct sluice_req_notify {
+    uint64_t id; /* of another rank's command, or a user event */
+    int64_t status;
+};
+struct sluice_req_ping {
+    uint64_t chunk;      /* rank 0's SLUICE_DIST_CHUNK */
+    uint64_t pid;        /* rank 0's pid */
+    uint64_t probe_addr; /* the address of probe_word in rank 0 (0: no CMA) */
+    uint64_t probe_word;
+};
+struct sluice_req_end {
+    uint64_t pings; /* rank 0 sent this rank */
+};
+struct sluice_req_group {
+    uint64_t mask; /* the ranks of the communicator to create */
+};
+struct sluice_req_release {
+    uint64_t kind; /* SLUICE_CL_* */
+    uint64_t rid;
+    uint64_t no_reply; /* 1: rank 0 goes on at once */
+};
+#define SLUICE_REMOTE_ARG_MEMBERS                                                                            \
+    uint64_t a[SLUICE_REMOTE_NARGS];                                                                         \
+    struct sluice_req_xfer xfer;                                                                             \
+    struct sluice_req_ndrange ndrange;                                                                       \
+    struct sluice_req_copy copy;                                                                             \
+    struct sluice_req_image_copy image_copy;                                                                 \
+    struct sluice_req_fill fill;                                                                             \
+    struct sluice_req_marker marker;                                                                         \
+    struct sluice_req_native native;                                                                         \
+    struct sluice_req_notify notify;                                                                         \
+    struct sluice_req_ping ping;                                                                             \
+    struct sluice_req_end end;                                                                               \
+    struct sluice_req_group group;                                                                           \
+    struct sluice_req_release release;
+/* The operands alone, as rank 0's scheduler keeps them until a command is sent. */
+union sluice_remote_args {
+    SLUICE_REMOTE_ARG_MEMBERS
+};
 struct sluice_remote_req {
     uint32_t op;
     uint32_t pad;
-    uint64_t a[SLUICE_REMOTE_NARGS];
+    union {
+        SLUICE_REMOTE_ARG_MEMBERS
+    };
     uint64_t nbytes; /* payload after the header */
 };
+#ifndef __cplusplus
+_Static_assert(sizeof(union sluice_remote_args) == SLUICE_REMOTE_NARGS * sizeof(uint64_t),
+               "a request's operands are its SLUICE_REMOTE_NARGS words");
+_Static_assert(sizeof(struct sluice_remote_req) == (SLUICE_REMOTE_NARGS + 2) * sizeof(uint64_t),
+               "the request header keeps its size on the wire");
+#endif
 
 struct sluice_remote_rep {
     int64_t ret; /* cl_int */
@@ -181,9 +276,15 @@ struct sluice_remote_access {
     uint64_t root;
     uint64_t write;
 };
-/* One kernel argument in CMD_NDRANGE, followed by `size` bytes rounded up to 8 when kind is 0. */
+/* One kernel argument in CMD_NDRANGE, followed by `size` bytes rounded up to 8 when kind is
+ * SLUICE_KARG_BYTES. */
+enum sluice_karg_kind {
+    SLUICE_KARG_BYTES = 0, /* the value's bytes follow */
+    SLUICE_KARG_MEM = 1,   /* a memory object or a sampler: its rid in `mem` */
+    SLUICE_KARG_LOCAL = 2  /* local memory of `size` bytes */
+};
 struct sluice_remote_karg {
-    uint32_t kind; /* 0 bytes, 1 memory object (mem), 2 local size */
+    uint32_t kind; /* enum sluice_karg_kind */
     uint32_t pad;
     uint64_t size;
     uint64_t mem;

@@ -381,7 +381,7 @@ int sluice_eng_read_mapped(struct eng_cmd *c, cl_mem buf, cl_event *wl, size_t n
         return 0;
     c->mapped = api()->clEnqueueMapBuffer(c->q, buf, CL_FALSE, CL_MAP_READ, c->off, c->size, (cl_uint)nw,
                                           nw ? wl : NULL, &c->map_ev, &err);
-    if (c->mapped != NULL && err == CL_SUCCESS && sluice_eng_watch(c, c->map_ev, -2)) {
+    if (c->mapped != NULL && err == CL_SUCCESS && sluice_eng_watch(c, c->map_ev, SLUICE_ENG_MAP)) {
         c->npieces = n;
         for (size_t i = 0; i < n; i++)
             c->reqs[i] = MPI_REQUEST_NULL;
@@ -446,7 +446,7 @@ cl_int sluice_eng_write_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size
         if (c->reqs != NULL)
             c->mapped = api()->clEnqueueMapBuffer(c->q, buf, CL_FALSE, CL_MAP_WRITE_INVALIDATE_REGION, c->off,
                                                   c->size, (cl_uint)nw, nw ? wl : NULL, &c->map_ev, &err);
-        if (c->mapped != NULL && err == CL_SUCCESS && sluice_eng_watch(c, c->map_ev, -2)) {
+        if (c->mapped != NULL && err == CL_SUCCESS && sluice_eng_watch(c, c->map_ev, SLUICE_ENG_MAP)) {
             for (size_t i = 0; i < n; i++)
                 c->reqs[i] = MPI_REQUEST_NULL;
             api()->clFlush(c->q);
@@ -673,7 +673,7 @@ static void write_arrived(struct eng_cmd *c, int *progress)
             if (t != NULL)
                 sluice_eng_track_add(t, c->ev, (int)c->acc[i].write, (c->flags & SLUICE_CMD_TRANSFER) != 0);
         }
-        if (!sluice_eng_watch(c, c->ev, -1))
+        if (!sluice_eng_watch(c, c->ev, SLUICE_ENG_FINAL))
             c->dev_done = 1;
     } else {
         c->ev = NULL;
@@ -697,7 +697,8 @@ void sluice_eng_failed_silently(struct eng_cmd *c)
     if (c->op != SLUICE_REMOTE_CMD_READ || c->reqs == NULL || c->sent >= c->npieces)
         return;
     if (c->piece_ev != NULL || c->rect)
-        sluice_eng_send_read_pieces(c, -1); /* the pieces read go, then none for the failed one on */
+        sluice_eng_send_read_pieces(
+            c, SLUICE_ENG_FINAL); /* the pieces read go, then none for the failed one on */
     else
         send_no_data(c);
 }

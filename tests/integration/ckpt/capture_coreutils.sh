@@ -12,57 +12,57 @@ for r in 0 1 2 3; do
   head -c "$n" /dev/urandom > "src.$r"
 done
 
-mpirun 4 env LD_PRELOAD="$SLUICE_LIB" sh -c 'dd if=src.$PMI_RANK of=ckpt.$PMI_RANK bs=64k 2>/dev/null'
+run_dist 4 sh -c 'dd if=src.$PMI_RANK of=ckpt.$PMI_RANK bs=64k 2>/dev/null'
 expect_eq "one container, no per-rank files" "ckpt.@r.sluice src.0 src.1 src.2 src.3" "$(echo *)"
 
 # Every rank compares its own member; then a 3-rank job compares all of them.
-mpirun 4 env LD_PRELOAD="$SLUICE_LIB" sh -c 'cmp src.$PMI_RANK ckpt.$PMI_RANK'
+run_dist 4 sh -c 'cmp src.$PMI_RANK ckpt.$PMI_RANK'
 echo "ok: cmp per rank (4 ranks)"
-mpirun 3 env LD_PRELOAD="$SLUICE_LIB" sh -c 'for r in 0 1 2 3; do cmp src.$r ckpt.$r || exit 1; done'
+run_dist 3 sh -c 'for r in 0 1 2 3; do cmp src.$r ckpt.$r || exit 1; done'
 echo "ok: cmp of all members from each of 3 ranks"
-expect_eq "cat of a member" "$(md5sum < src.3)" "$(with_sluice cat ckpt.3 | md5sum)"
+expect_eq "cat of a member" "$(md5sum < src.3)" "$(run_sluice cat ckpt.3 | md5sum)"
 expect_eq "wc -c of the members" "$(wc -c src.0 src.1 src.2 src.3 | awk '{print $1}')" \
-  "$(with_sluice wc -c ckpt.0 ckpt.1 ckpt.2 ckpt.3 | awk '{print $1}')"
+  "$(run_sluice wc -c ckpt.0 ckpt.1 ckpt.2 ckpt.3 | awk '{print $1}')"
 
 # cp reads a committed member (it checks that fstat of the open file matches stat of the name)
 # and writes one; mv imports a plain file as a member.
-with_sluice cp ckpt.3 copy.3
+run_sluice cp ckpt.3 copy.3
 cmp src.3 copy.3 || fail "cp of a committed member differs"
-with_sluice cp src.1 ckpt.5
-with_sluice cp ckpt.5 copy.5
+run_sluice cp src.1 ckpt.5
+run_sluice cp ckpt.5 copy.5
 cmp src.1 copy.5 || fail "cp into and out of a member differs"
 cp src.0 moved.0
-with_sluice mv moved.0 ckpt.6
+run_sluice mv moved.0 ckpt.6
 [ ! -e moved.0 ] && [ ! -e ckpt.6 ] || fail "mv left a plain file behind"
-with_sluice cmp src.0 ckpt.6
+run_sluice cmp src.0 ckpt.6
 echo "ok: cp out of, cp into and mv into members"
 rm copy.3 copy.5
 
 # dd rewrite of one member with conv=notrunc seeds from the committed bytes.
 printf 'XYZ' > patch
-mpirun 1 env LD_PRELOAD="$SLUICE_LIB" dd if=patch of=ckpt.2 bs=1 seek=10 conv=notrunc 2>/dev/null
+run_dist 1 dd if=patch of=ckpt.2 bs=1 seek=10 conv=notrunc 2>/dev/null
 cp src.2 expect.2
 dd if=patch of=expect.2 bs=1 seek=10 conv=notrunc 2>/dev/null
-with_sluice cmp expect.2 ckpt.2
+run_sluice cmp expect.2 ckpt.2
 echo "ok: dd conv=notrunc patched the committed member in place"
 
 # Shell redirection: /bin/sh (dash) opens the member, runs cat with it as stdout, and ends with
 # _exit, so the member is handed over and committed on that path too.
 rm -f ckpt.@r.sluice
-mpirun 4 env LD_PRELOAD="$SLUICE_LIB" sh -c 'cat src.$PMI_RANK > ckpt.$PMI_RANK'
+run_dist 4 sh -c 'cat src.$PMI_RANK > ckpt.$PMI_RANK'
 expect_eq "redirection: one container, no per-rank files" "ckpt.@r.sluice expect.2 patch src.0 src.1 src.2 src.3" "$(echo *)"
-mpirun 2 env LD_PRELOAD="$SLUICE_LIB" sh -c 'for r in 0 1 2 3; do cmp src.$r ckpt.$r || exit 1; done'
+run_dist 2 sh -c 'for r in 0 1 2 3; do cmp src.$r ckpt.$r || exit 1; done'
 echo "ok: members written by shell redirection read back"
 expect_eq "nothing left staged" "" "$(find "$SLUICE_STAGE_DIR" -name 'm-*' | head -3)"
 cp src.2 expect.2
 dd if=patch of=expect.2 bs=1 seek=10 conv=notrunc 2>/dev/null
-mpirun 1 env LD_PRELOAD="$SLUICE_LIB" dd if=patch of=ckpt.2 bs=1 seek=10 conv=notrunc 2>/dev/null
+run_dist 1 dd if=patch of=ckpt.2 bs=1 seek=10 conv=notrunc 2>/dev/null
 
 # bash forks, opens the member in the child and execs cat there: the exec'ed image adopts the
 # staged descriptor it inherited, and its close hands the member over.
-with_sluice bash -c 'cat src.3 > ckpt.7; cat src.1 >> ckpt.7'
+run_sluice bash -c 'cat src.3 > ckpt.7; cat src.1 >> ckpt.7'
 cat src.3 src.1 > expect.7
-with_sluice cmp expect.7 ckpt.7
+run_sluice cmp expect.7 ckpt.7
 echo "ok: members written by exec'ed commands (bash > and >>) read back"
 [ ! -e ckpt.7 ] || fail "ckpt.7 was created on disk"
 

@@ -14,7 +14,7 @@ same_failure() {
   set +e
   env -u LD_PRELOAD "$@" >/dev/null 2>plain.err
   rc_plain=$?
-  env LD_PRELOAD="$SLUICE_LIB" "$@" >/dev/null 2>sluice.err
+  run_sluice "$@" >/dev/null 2>sluice.err
   rc_sluice=$?
   set -e
   [ "$rc_plain" -ne 0 ] || fail "$what: the plain run succeeded"

@@ -11,7 +11,7 @@ mkdir run plain
 "$SLUICE_APPS_DIR/ckpt_fsync_crash" "$PWD/plain" >/dev/null 2>&1 || true   # reference bytes
 
 set +e
-out=$(with_sluice "$SLUICE_APPS_DIR/ckpt_fsync_crash" "$PWD/run")
+out=$(run_sluice "$SLUICE_APPS_DIR/ckpt_fsync_crash" "$PWD/run")
 rc=$?
 set -e
 expect_eq "the writer died by SIGKILL" 137 "$rc"

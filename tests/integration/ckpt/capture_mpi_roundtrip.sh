@@ -12,7 +12,7 @@ steps=3
 # verify_with WRITERS READERS: every member of WRITERS ranks, checked by a READERS-rank job.
 verify_with() {
   local writers=$1 readers=$2 out
-  out=$(mpirun "$readers" env LD_PRELOAD="$SLUICE_LIB" "$app" verify "$steps" "$writers")
+  out=$(run_dist "$readers" "$app" verify "$steps" "$writers")
   local members
   members=$(echo "$out" | awk '{n += $4} END {print n}')
   expect_eq "$readers-rank job verified all members of $writers writers" \
@@ -25,7 +25,7 @@ for writers in 4 3 8 1 2; do
   # The 3-writer job stages at most 1 MiB per process before committing early.
   limit=4G
   [ "$writers" != 3 ] || limit=1M
-  out=$(mpirun "$writers" env LD_PRELOAD="$SLUICE_LIB" SLUICE_STAGE_LIMIT=$limit "$app" write "$steps")
+  out=$(run_dist "$writers" SLUICE_STAGE_LIMIT=$limit "$app" write "$steps")
   expect_eq "$writers writers all reported" "$writers" "$(echo "$out" | grep -c wrote)"
   expect_eq "$writers writers: one container per set, step folders only" \
     "chk_1 chk_2 chk_3 ckpt.@r.sluice rank@r@_ckpt.dat.sluice restart_1_@r.dat.sluice restart_2_@r.dat.sluice restart_3_@r.dat.sluice" \
@@ -42,10 +42,7 @@ for writers in 4 3 8 1 2; do
     2) verify_with 2 1; verify_with 2 3 ;;
   esac
   # Without sluice the members are not there: the verifier fails on the first one.
-  set +e
-  "$app" verify "$steps" "$writers" >/dev/null 2>err.txt
-  rc=$?
-  set -e
+  rc_of "$app" verify "$steps" "$writers" >/dev/null 2>err.txt
   expect_eq "without sluice the per-rank names do not exist" 1 "$rc"
   expect_contains "verifier names the missing member" "ckpt.0: No such file or directory" "$(cat err.txt)"
   rm err.txt

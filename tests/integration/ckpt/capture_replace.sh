@@ -31,19 +31,19 @@ steps() {
 }
 mkdir plain captured
 (cd plain && steps "") > plain.out 2>&1
-(cd captured && steps with_sluice) > captured.out 2>&1
+(cd captured && steps run_sluice) > captured.out 2>&1
 cat captured.out
 expect_eq "same statuses, sizes, modes and bytes as a real file system" "$(cat plain.out)" "$(cat captured.out)"
 expect_eq "one container, no per-rank files" "ckpt.@r.sluice" "$(cd captured && echo *)"
 
 # install -m 600: the member's permissions are those asked (a container takes the most
 # restrictive of its members', docs/SECURITY.md, so here every member of the set shows them).
-(cd captured && with_sluice install -m 600 ../new.txt ckpt.3)
-expect_eq "install -m 600 over a committed member" "600 6" "$(cd captured && with_sluice stat -c '%a %s' ckpt.3)"
+(cd captured && run_sluice install -m 600 ../new.txt ckpt.3)
+expect_eq "install -m 600 over a committed member" "600 6" "$(cd captured && run_sluice stat -c '%a %s' ckpt.3)"
 (cd plain && install -m 600 ../new.txt ckpt.3)
 
 # A later process sees the same, and so does the container (extract, without sluice).
 for r in 0 1 2 3 4 5; do
-  (cd captured && with_sluice cmp "../plain/ckpt.$r" "ckpt.$r") || fail "ckpt.$r differs when read back"
+  (cd captured && run_sluice cmp "../plain/ckpt.$r" "ckpt.$r") || fail "ckpt.$r differs when read back"
 done
 echo "ok: every member reads back as the plain file"

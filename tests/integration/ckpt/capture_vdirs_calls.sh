@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Calls by name on virtual per-rank folders answer as on real folders (issue 28 items 3 and 4).
+# Calls by name on virtual per-rank folders answer as on real folders (docs/CAPTURE.md).
 # The shape of IOR -u: every rank makes <rank>/ and writes <rank>/out.<rank, 8 digits> in it,
 # captured by SLUICE_CAPTURE='ior/%r/out.%r' (the rank twice in one name: one set, one
 # container). Then every rank looks at another rank's folder with coreutils, find, tar, bash's

@@ -18,7 +18,7 @@ for p in "${pids[@]}"; do wait "$p" || fail "a writer failed"; done
 "$ckpt" verify out/ckpt.@r.sluice > /dev/null || fail "container does not verify"
 expect_eq "every member committed" 12 "$("$ckpt" ls out | grep -c "$PWD/out/ckpt\.[0-9]")"
 for i in $(seq 0 11); do
-  env LD_PRELOAD="$SLUICE_LIB" cmp "out/ckpt.$i" "ref/ckpt.$i" || fail "member $i differs"
+  run_sluice cmp "out/ckpt.$i" "ref/ckpt.$i" || fail "member $i differs"
 done
 echo "ok: every member reads back"
 expect_eq "nothing left staged" "" "$(ls -A "$SLUICE_STAGE_DIR")"

@@ -8,7 +8,7 @@ export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE
 d=$PWD/run
 mkdir -p "$d"
 export SLUICE_CAPTURE="$d/ckpt.%r"
-timeout 120 "$MPIEXEC" -n 4 env LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/ckpt_commit_steps" \
+run_dist 4 "$SLUICE_APPS_DIR/ckpt_commit_steps" \
   write "$d" 1 || fail "writer job failed"
 c=$d/ckpt.@r.sluice
 "$ckpt" extract -o "$PWD/ref" "$c" > /dev/null
@@ -23,10 +23,7 @@ off=$(( start + 8192 + 1000 ))
 old=$(od -An -tu1 -j $off -N1 "$c" | tr -d ' ')
 printf "\\$(printf '%03o' $(( (old + 1) % 256 )))" | dd of="$c" bs=1 seek=$off conv=notrunc status=none
 
-set +e
-env LD_PRELOAD="$SLUICE_LIB" cmp "$d/ckpt.2" ref/ckpt.2 > cmp2.out 2> cmp2.err
-rc=$?
-set -e
+rc_of run_sluice cmp "$d/ckpt.2" ref/ckpt.2 > cmp2.out 2> cmp2.err
 [ "$rc" -ne 0 ] || fail "reading the corrupt member succeeded"
 expect_contains "program sees EIO" "Input/output error" "$(cat cmp2.err)"
 expect_eq "one sluice line" 1 "$(grep -c '^sluice[[:punct:]]' cmp2.err)"
@@ -34,18 +31,15 @@ line=$(grep '^sluice[[:punct:]]' cmp2.err)
 expect_contains "line names the container" "$c" "$line"
 expect_contains "line names the member" "$d/ckpt.2" "$line"
 for r in 0 1 3; do
-  env LD_PRELOAD="$SLUICE_LIB" cmp "$d/ckpt.$r" "ref/ckpt.$r" || fail "member $r no longer reads"
+  run_sluice cmp "$d/ckpt.$r" "ref/ckpt.$r" || fail "member $r no longer reads"
 done
 expect_eq "cat of an intact member" "$(md5sum < ref/ckpt.3)" \
-  "$(env LD_PRELOAD="$SLUICE_LIB" cat "$d/ckpt.3" | md5sum)"
+  "$(run_sluice cat "$d/ckpt.3" | md5sum)"
 echo "ok: the other members still read"
 
 # Truncated: the footer is gone, nothing can be trusted.
 truncate -s -100 "$c"
-set +e
-env LD_PRELOAD="$SLUICE_LIB" cat "$d/ckpt.1" > /dev/null 2> cat1.err
-rc=$?
-set -e
+rc_of run_sluice cat "$d/ckpt.1" > /dev/null 2> cat1.err
 [ "$rc" -ne 0 ] || fail "reading from a truncated container succeeded"
 expect_contains "program sees EIO" "Input/output error" "$(cat cat1.err)"
 expect_contains "line names the container" "$c" "$(grep '^sluice[[:punct:]]' cat1.err)"

@@ -14,11 +14,8 @@ d=$PWD/run
 mkdir -p "$d"
 export SLUICE_CAPTURE="$d/ckpt.%r"
 
-set +e
-timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" 3 --fsync --big 1 \
+rc_of run_dist 3 "$app" write "$d" 3 --fsync --big 1 \
   --kill-at 3 > job.out 2>&1
-rc=$?
-set -e
 [ "$rc" -ne 0 ] || fail "the job should have died with its rank"
 [ "$rc" -ne 124 ] || fail "the job hung after the rank died: $(tail -5 job.out)"
 echo "ok: job ended with status $rc after the kill"
@@ -30,13 +27,13 @@ echo "ok: the kill interrupted a commit (its temporary file $tmp is left)"
 "$ckpt" verify "$d/ckpt.@r.sluice" > verify.out || fail "container damaged: $(cat verify.out)"
 echo "ok: the container verifies"
 # Step 2 exactly, for every rank, read through the per-rank names.
-env LD_PRELOAD="$SLUICE_LIB" "$app" verify "$d" 2 3 --big 1 || fail "step 2 not intact"
+run_sluice "$app" verify "$d" 2 3 --big 1 || fail "step 2 not intact"
 echo "ok: every member holds step 2"
 
 "$ckpt" recover --stage "$SLUICE_STAGE_DIR" > recover.out 2>&1 || fail "recover: $(cat recover.out)"
 expect_contains "recover report" "recovered version" "$(cat recover.out)"
 "$ckpt" verify "$d/ckpt.@r.sluice" > /dev/null || fail "recovered container does not verify"
-env LD_PRELOAD="$SLUICE_LIB" "$app" verify "$d" 3 3 --big 1 || fail "step 3 not recovered"
+run_sluice "$app" verify "$d" 3 3 --big 1 || fail "step 3 not recovered"
 echo "ok: recover committed step 3"
 expect_eq "stage folder empty after recover" "" "$(ls -A "$SLUICE_STAGE_DIR")"
 expect_eq "no temporary file left" "" "$(ls -A "$d" | grep 'sluice\.tmp' || true)"

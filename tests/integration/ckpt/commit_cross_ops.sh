@@ -25,7 +25,7 @@ for op in $ops; do
           "$app" "$d" "$op" "$who" >out.txt 2>err.txt \
           || fail "$op by $who on $n ranks (run $i): the job failed: $(tail -3 err.txt)"
         if grep -q 'sluice' err.txt; then fail "$op by $who on $n ranks (run $i): sluice said: $(grep sluice err.txt | head -2)"; fi
-        SLUICE_CAPTURE="$pattern" LD_PRELOAD="$SLUICE_LIB" "$app" "$d" "$op" "$who" check "$n" 2>check.txt \
+        SLUICE_CAPTURE="$pattern" run_sluice "$app" "$d" "$op" "$who" check "$n" 2>check.txt \
           || fail "$op by $who on $n ranks (run $i): $(head -3 check.txt)"
         for c in $(find "$d" -name '*.sluice'); do
           "$ckpt" verify "$c" >/dev/null 2>verify.txt || fail "$c does not verify: $(head -2 verify.txt)"

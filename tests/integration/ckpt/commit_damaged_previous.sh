@@ -11,7 +11,7 @@ export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE
 d=$PWD/run
 mkdir -p "$d"
 export SLUICE_CAPTURE="$d/ckpt.%r"
-timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" bash -c "echo hello\$PMI_RANK > $d/ckpt.\$PMI_RANK" \
+run_dist 3 bash -c "echo hello\$PMI_RANK > $d/ckpt.\$PMI_RANK" \
   || fail "writer job failed"
 c=$d/ckpt.@r.sluice
 "$ckpt" verify "$c" >/dev/null || fail "the first version does not verify"
@@ -19,7 +19,7 @@ printf '\377' | dd of="$c" bs=1 seek=24 conv=notrunc status=none # the header's 
 cp "$c" damaged.copy
 "$ckpt" verify "$c" >/dev/null 2>&1 && fail "the damaged header still verifies"
 
-env LD_PRELOAD="$SLUICE_LIB" bash -c "echo again > $d/ckpt.4" 2>w.err || fail "writing a new member failed: $(cat w.err)"
+run_sluice bash -c "echo again > $d/ckpt.4" 2>w.err || fail "writing a new member failed: $(cat w.err)"
 aside=$(find "$d" -maxdepth 1 -name '.ckpt.@r.sluice.damaged-t*')
 [ -n "$aside" ] || fail "the damaged version was replaced (folder: $(ls -A "$d" | tr '\n' ' '); stderr: $(cat w.err))"
 cmp "$aside" damaged.copy || fail "the kept damaged version differs from the damaged file"
@@ -27,11 +27,11 @@ expect_eq "one sluice line" 1 "$(grep -c '^sluice' w.err)"
 expect_contains "the line names the damage" "corrupt header" "$(cat w.err)"
 expect_contains "the line names where the file went" "kept as $aside" "$(cat w.err)"
 echo "ok: a damaged previous version is kept: $(grep '^sluice' w.err)"
-expect_eq "the new member reads back" again "$(env LD_PRELOAD="$SLUICE_LIB" cat "$d/ckpt.4")"
+expect_eq "the new member reads back" again "$(run_sluice cat "$d/ckpt.4")"
 "$ckpt" verify "$c" >/dev/null || fail "the new version does not verify"
 
 # Its last member removed, the new version goes; the kept one stays as it was.
-env LD_PRELOAD="$SLUICE_LIB" rm "$d/ckpt.4" || fail "rm of the new member failed"
+run_sluice rm "$d/ckpt.4" || fail "rm of the new member failed"
 [ ! -e "$c" ] || fail "the container outlived its last member"
 cmp "$aside" damaged.copy || fail "the kept damaged version changed"
 
@@ -39,13 +39,13 @@ cmp "$aside" damaged.copy || fail "the kept damaged version changed"
 d2=$PWD/run2
 mkdir -p "$d2"
 export SLUICE_CAPTURE="$d2/ckpt.%r"
-timeout 120 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" bash -c "echo hello\$PMI_RANK > $d2/ckpt.\$PMI_RANK" \
+run_dist 2 bash -c "echo hello\$PMI_RANK > $d2/ckpt.\$PMI_RANK" \
   || fail "second writer job failed"
 c2=$d2/ckpt.@r.sluice
 printf '\377' | dd of="$c2" bs=1 seek=24 conv=notrunc status=none
 cp "$c2" damaged2.copy
 # A process killed with its member staged and still open: nothing commits it but recover.
-(cd "$d2" && LD_PRELOAD="$SLUICE_LIB" sh -c 'exec 3>ckpt.0; printf staged >&3; kill -9 $$') || true
+(cd "$d2" && run_sluice sh -c 'exec 3>ckpt.0; printf staged >&3; kill -9 $$') || true
 "$ckpt" recover --take-open --stage "$SLUICE_STAGE_DIR" "$d2" >recover.out 2>&1 || true
 aside2=$(find "$d2" -maxdepth 1 -name '.ckpt.@r.sluice.damaged-t*')
 [ -n "$aside2" ] || fail "recover replaced the damaged version (folder: $(ls -A "$d2" | tr '\n' ' '); recover said: $(cat recover.out))"

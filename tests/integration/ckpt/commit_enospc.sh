@@ -15,14 +15,11 @@ mount -t tmpfs -o size=2M tmpfs full2 || fail "cannot mount a tmpfs (needs root)
 
 # Version 1 fits: 2 ranks, 0 and 1 byte.
 export SLUICE_CAPTURE="$PWD/full/ckpt.%r"
-timeout 120 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" "$app" write "$PWD/full" 1 \
+run_dist 2 "$app" write "$PWD/full" 1 \
   || fail "first job failed"
 
 # Three ranks, rank 2 writes 3 MiB: no room.
-set +e
-timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" "$app" write "$PWD/full" 2 > job.out 2>&1
-rc=$?
-set -e
+rc_of run_dist 3 "$app" write "$PWD/full" 2 > job.out 2>&1
 [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "job should have exited non-zero (got $rc): $(cat job.out)"
 echo "ok: job exit status $rc"
 expect_eq "one message line per rank" 3 "$(grep -c '^sluice\[[0-9]\]: checkpoint commit failed' job.out)"
@@ -39,16 +36,13 @@ expect_eq "rank 2 never committed" 0 "$("$ckpt" ls full | grep -c 'full/ckpt\.2'
 # Room again: recover commits step 2 of all three ranks.
 mount -o remount,size=64M full
 "$ckpt" recover --stage "$SLUICE_STAGE_DIR" > recover.out 2>&1 || fail "recover: $(cat recover.out)"
-env LD_PRELOAD="$SLUICE_LIB" "$app" verify "$PWD/full" 2 3 || fail "recovered data wrong"
+run_sluice "$app" verify "$PWD/full" 2 3 || fail "recovered data wrong"
 echo "ok: recover committed the kept data"
 
 # fsync() reports the failure to the program itself.
 export SLUICE_CAPTURE="$PWD/full2/ckpt.%r"
-set +e
-timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" "$app" write "$PWD/full2" 1 --fsync \
+rc_of run_dist 3 "$app" write "$PWD/full2" 1 --fsync \
   > fsync.out 2>&1
-rc=$?
-set -e
 [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "fsync job should have failed (got $rc): $(cat fsync.out)"
 expect_contains "fsync got ENOSPC" "fsync $PWD/full2/ckpt.2: No space left on device" "$(cat fsync.out)"
 expect_eq "no temporary file left" "" "$(ls -A full2 | grep sluice.tmp || true)"

@@ -13,10 +13,10 @@ for n in 2 3; do
   set +e
   timeout 60 "$MPIEXEC" -n "$n" "$app" "$PWD/plain$n" > plain.out 2>&1
   plain_rc=$?
-  SLUICE_CAPTURE="$PWD/nothing/ckpt.%r" timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" \
+  SLUICE_CAPTURE="$PWD/nothing/ckpt.%r" RUN_TIMEOUT=60 run_dist "$n" \
     "$app" "$PWD/none$n" > none.out 2>&1
   none_rc=$?
-  SLUICE_CAPTURE="$PWD/cap$n/ckpt.%r" timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" \
+  SLUICE_CAPTURE="$PWD/cap$n/ckpt.%r" RUN_TIMEOUT=60 run_dist "$n" \
     "$app" "$PWD/cap$n" > cap.out 2>&1
   cap_rc=$?
   set -e
@@ -35,7 +35,7 @@ for n in 2 3; do
   "$ckpt" recover --stage "$SLUICE_STAGE_DIR" > recover.out 2>&1 || fail "recover: $(cat recover.out)"
   for r in $(seq 0 $((n - 1))); do
     expect_eq "$n ranks: member $r kept (committed or recovered)" "rank $r" \
-      "$(SLUICE_CAPTURE="$PWD/cap$n/ckpt.%r" env LD_PRELOAD="$SLUICE_LIB" cat "cap$n/ckpt.$r")"
+      "$(SLUICE_CAPTURE="$PWD/cap$n/ckpt.%r" run_sluice cat "cap$n/ckpt.$r")"
   done
   expect_eq "$n ranks: stage folder empty after recover" "" "$(ls -A "$SLUICE_STAGE_DIR")"
 done
@@ -56,11 +56,8 @@ for i in range(1000):
 ' "$PWD")
 mkdir -p "$stop"
 start=$(date +%s)
-set +e
-SLUICE_CAPTURE="$PWD/$stop/ckpt.%r" timeout 60 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" \
+SLUICE_CAPTURE="$PWD/$stop/ckpt.%r" RUN_TIMEOUT=60 rc_of run_dist 2 \
   "$app" "$PWD/$stop" stop > stop.out 2>&1
-rc=$?
-set -e
 took=$(( $(date +%s) - start ))
 [ "$rc" != 124 ] || fail "a stopped peer: the job hung ($(tail -3 stop.out))"
 [ "$took" -lt 40 ] || fail "a stopped peer: the job took $took s"
@@ -71,4 +68,4 @@ expect_contains "a stopped home: the early exit says what it left staged" \
 
 "$ckpt" recover --stage "$SLUICE_STAGE_DIR" > recover.out 2>&1 || fail "recover: $(cat recover.out)"
 expect_eq "a stopped peer: member 1 kept" "rank 1" \
-  "$(SLUICE_CAPTURE="$PWD/$stop/ckpt.%r" env LD_PRELOAD="$SLUICE_LIB" cat "$stop/ckpt.1")"
+  "$(SLUICE_CAPTURE="$PWD/$stop/ckpt.%r" run_sluice cat "$stop/ckpt.1")"

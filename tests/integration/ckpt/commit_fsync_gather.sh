@@ -14,7 +14,7 @@ run_case() { # run_case NAME RANKS STAGGER_MS
   local name=$1 n=$2 stagger=$3 d=$PWD/$1
   mkdir -p "$d"
   export SLUICE_CAPTURE="$d/s*/ckpt.%r:$d/state.%r:$d/log.%r" SLUICE_TRACE_DIR=$PWD/$name.trace
-  timeout 120 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" 2 --fsync \
+  run_dist "$n" "$app" write "$d" 2 --fsync \
     --stagger "$stagger" > "$name.out" || fail "$name: writer job failed"
   "$ckpt" ls -r "$d" > "$name.ls" || fail "$name: sluice-ckpt ls failed"
   timeout 120 "$MPIEXEC" -n $((n == 4 ? 3 : n + 1)) env LD_PRELOAD="$SLUICE_LIB" "$app" verify "$d" 2 "$n" \

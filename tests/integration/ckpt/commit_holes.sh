@@ -12,10 +12,10 @@ on_disk() { echo $(( $(stat -c %b "$1") * $(stat -c %B "$1") )); }
 
 mkdir one
 printf abc | dd of=one/ref bs=1 seek=200M status=none
-(cd one && SLUICE_CAPTURE="$PWD/ckpt.%r" with_sluice sh -c 'printf abc | dd of=ckpt.0 bs=1 seek=200M status=none')
+(cd one && SLUICE_CAPTURE="$PWD/ckpt.%r" run_sluice sh -c 'printf abc | dd of=ckpt.0 bs=1 seek=200M status=none')
 "$ckpt" verify one/ckpt.@r.sluice > /dev/null || fail "container does not verify"
-(cd one && SLUICE_CAPTURE="$PWD/ckpt.%r" with_sluice cmp ref ckpt.0) || fail "the member differs"
-expect_eq "size seen by stat" 209715203 "$(cd one && SLUICE_CAPTURE="$PWD/ckpt.%r" with_sluice stat -c %s ckpt.0)"
+(cd one && SLUICE_CAPTURE="$PWD/ckpt.%r" run_sluice cmp ref ckpt.0) || fail "the member differs"
+expect_eq "size seen by stat" 209715203 "$(cd one && SLUICE_CAPTURE="$PWD/ckpt.%r" run_sluice stat -c %s ckpt.0)"
 used=$(on_disk one/ckpt.@r.sluice)
 [ "$used" -lt $((1 << 20)) ] || fail "a 3-byte member behind a 200 MB hole takes $used bytes on disk"
 echo "ok: 1 process: the container takes $used bytes on disk for $(stat -c %s one/ckpt.@r.sluice)"
@@ -34,7 +34,7 @@ for mode in disable enable; do
     env LD_PRELOAD="$SLUICE_LIB" sh -c 'cp ref.$PMI_RANK "$0/ckpt.$PMI_RANK"' "$d" || fail "$mode: job failed"
   "$ckpt" verify "$d/ckpt.@r.sluice" > /dev/null || fail "$mode: container does not verify"
   for r in 0 1 2; do
-    SLUICE_CAPTURE="$d/ckpt.%r" with_sluice cmp ref.$r "$d/ckpt.$r" || fail "$mode: member $r differs"
+    SLUICE_CAPTURE="$d/ckpt.%r" run_sluice cmp ref.$r "$d/ckpt.$r" || fail "$mode: member $r differs"
   done
   used=$(on_disk "$d/ckpt.@r.sluice")
   [ "$used" -lt $((4 << 20)) ] || fail "$mode: three sparse members of 64 MiB take $used bytes on disk"

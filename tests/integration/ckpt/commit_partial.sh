@@ -70,7 +70,7 @@ for n in 3 4 5; do
   d=$PWD/run$n
   mkdir -p "$d"
   export SLUICE_CAPTURE="$d/part.%r"
-  timeout 120 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" ./partial "$d" \
+  run_dist "$n" ./partial "$d" \
     || fail "$n ranks: the job failed or hung"
   "$ckpt" verify "$d/part.@r.sluice" > /dev/null || fail "$n ranks: container does not verify"
   expect_eq "$n ranks: members" "$(( (n + 1) / 2 + 1 ))" "$("$ckpt" ls "$d" | grep -c "$d/part\.[0-9]")"
@@ -85,10 +85,10 @@ for n in 2 3; do
   d=$PWD/dash$n
   mkdir -p "$d"
   export SLUICE_CAPTURE="$d/sh.%r"
-  timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" dash -c \
+  RUN_TIMEOUT=60 run_dist "$n" dash -c \
     'if [ "$PMI_RANK" = 1 ]; then echo "rank $PMI_RANK" > '"$d"'/sh.$PMI_RANK; fi; exit 0' \
     || fail "dash, $n ranks: the job failed or hung (rc $?)"
   [ ! -e "$d/sh.1" ] || fail "dash, $n ranks: a plain file was left"
   expect_eq "dash, $n ranks: members" "1" "$("$ckpt" ls "$d" | grep -c "$d/sh\.1")"
-  expect_eq "dash, $n ranks: content" "rank 1" "$(with_sluice cat "$d/sh.1")"
+  expect_eq "dash, $n ranks: content" "rank 1" "$(run_sluice cat "$d/sh.1")"
 done

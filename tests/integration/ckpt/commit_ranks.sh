@@ -17,7 +17,7 @@ run_case() { # run_case NAME RANKS READERS [writer options]
   local d=$PWD/$name
   mkdir -p "$d"
   export SLUICE_CAPTURE="$d/ckpt.%r"
-  timeout 120 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" 3 "$@" \
+  run_dist "$n" "$app" write "$d" 3 "$@" \
     || fail "$name: writer job failed"
   local files
   files=$(cd "$d" && ls -A | grep -v '^\.bar\.' | tr '\n' ' ')
@@ -25,7 +25,7 @@ run_case() { # run_case NAME RANKS READERS [writer options]
   "$ckpt" verify "$d/ckpt.@r.sluice" > verify.out || fail "$name: sluice-ckpt verify: $(cat verify.out)"
   expect_eq "$name: members in the container" "$n" "$("$ckpt" ls "$d" | grep -c "$d/ckpt\.[0-9]")"
   expect_eq "$name: stage folder empty after exit" "" "$(ls -A "$SLUICE_STAGE_DIR" 2>/dev/null)"
-  timeout 120 "$MPIEXEC" -n "$readers" env LD_PRELOAD="$SLUICE_LIB" "$app" verify "$d" 3 "$n" \
+  run_dist "$readers" "$app" verify "$d" 3 "$n" \
     || fail "$name: reading with $readers ranks found wrong bytes"
   echo "ok: $name: $readers reader ranks read back every byte of $n members"
 }

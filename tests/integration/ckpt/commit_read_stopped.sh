@@ -25,10 +25,7 @@ for n in 2 3; do
   reader=$(( (home + 1) % n ))
   other=$(( n == 2 ? home : (home + 2) % n ))
   echo "$n ranks: home rank $home is stopped, rank $reader reads ckpt.$other"
-  set +e
-  timeout 120 "$MPIEXEC" -n $n env LD_PRELOAD="$SLUICE_LIB" "$app" $home $reader $other > out 2> err
-  rc=$?
-  set -e
+  rc_of run_dist $n "$app" $home $reader $other > out 2> err
   cat out err
   expect_eq "$n ranks: the job ends normally" 0 $rc
   expect_contains "$n ranks: fopen failed with ETIMEDOUT in about 20 s" "reread failed: Connection timed out after 20 s" "$(cat out)"

@@ -20,17 +20,17 @@ for n in 1 2 3 4; do
   d=$PWD/n$n
   mkdir -p "$d"
   export SLUICE_CAPTURE="$d/ckpt.%r"
-  timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" \
+  RUN_TIMEOUT=60 run_dist "$n" "$app" write "$d" \
     || fail "n$n: writer job failed"
   for run in 1 2 3 4 5; do
-    timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" "$app" rw "$d" 2> rw.err \
+    RUN_TIMEOUT=60 run_dist "$n" "$app" rw "$d" 2> rw.err \
       || fail "n$n run $run: a restart read wrong bytes (or failed): $(cat rw.err)"
     check_container "n$n run $run" "$d" "$n" 0
   done
   expect_eq "n$n: restarts that wrote nothing made no version" "1" \
     "$("$ckpt" ls "$d" | sed -n 's/.* version \([0-9]*\) .*/\1/p')"
   for g in 1 2; do
-    timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" RW_GEN=$g "$app" rw "$d" 2> rw.err \
+    RUN_TIMEOUT=60 run_dist "$n" RW_GEN=$g "$app" rw "$d" 2> rw.err \
       || fail "n$n rewrite $g: the worker read wrong bytes (or failed): $(cat rw.err)"
     check_container "n$n rewrite $g" "$d" "$n" "$g"
   done

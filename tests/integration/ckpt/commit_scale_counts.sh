@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# What a rank pays per version does not grow with the job (issue 33), counted on real runs of
+# What a rank pays per version does not grow with the job (docs/PERFORMANCE.md), counted on real runs of
 # 5 and 16 ranks (two steps of a plain-POSIX writer, two-phase path):
 #  - plan bytes: the largest commit message a rank other than a home receives (its share of the
 #    two-phase plan, not the whole member list at 28 bytes a member) is the same at 5 and 16

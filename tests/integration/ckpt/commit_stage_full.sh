@@ -11,7 +11,7 @@ export SLUICE_CAPTURE="$PWD/ckpt.%r"
 "$app" write ref2 $M 2
 
 # Version 1 of members 0-2, staged in the ordinary (roomy) stage folder: complete.
-SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" \
+SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE run_dist 3 \
   "$app" write "$PWD/ckpt.%r" $M 1 || fail "version 1 failed"
 
 mkdir full
@@ -22,7 +22,7 @@ fallocate -l 6M full/filler # 2 MiB left: a 3 MB member never fits
 
 # expect_v1 WHAT N: member N still holds version 1, and nothing is left staged.
 expect_v1() {
-  with_sluice cmp ref1 "ckpt.$2" || fail "$1: ckpt.$2 is not version 1 any more"
+  run_sluice cmp ref1 "ckpt.$2" || fail "$1: ckpt.$2 is not version 1 any more"
   expect_eq "$1: nothing left staged" "" "$(cd full && ls | grep -v '^filler$' || true)"
 }
 # expect_enospc WHAT RC ERRFILE: the program failed with ENOSPC, and sluice said why in a line.
@@ -33,10 +33,7 @@ expect_enospc() {
 }
 
 for how in write pwrite writev fprintf fwrite fclose; do
-  set +e
-  timeout 60 env LD_PRELOAD="$SLUICE_LIB" "$app" $how "$PWD/ckpt.0" $M 2 2> err.$how
-  rc=$?
-  set -e
+  rc_of timeout 60 env LD_PRELOAD="$SLUICE_LIB" "$app" $how "$PWD/ckpt.0" $M 2 2> err.$how
   expect_contains "$how: the failing call is named" "ckpt_fill: $how" "$(cat err.$how)$([ $how = fwrite ] && echo 'ckpt_fill: fwrite')"
   expect_enospc "$how" $rc err.$how
   expect_v1 "$how" 0
@@ -59,7 +56,7 @@ expect_v1 cp 2
 rm full/filler
 fallocate -l 1M full/filler
 set +e
-timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" sh -c \
+run_dist 3 sh -c \
   'touch ready.$PMI_RANK; while [ "$(ls ready.* | wc -l)" -lt 3 ]; do sleep 0.01; done
    "$0" write "$1" "$2" 2; echo "rank $PMI_RANK status $?" > status.$PMI_RANK' \
   "$app" "$PWD/ckpt.%r" $M > job.out 2>&1
@@ -68,8 +65,8 @@ failed=0
 for r in 0 1 2; do
   st=$(cat status.$r)
   case $st in
-    *"status 0") with_sluice cmp ref2 ckpt.$r || fail "rank $r exited 0 but ckpt.$r is not version 2" ;;
-    *"status 1") with_sluice cmp ref1 ckpt.$r || fail "rank $r failed but ckpt.$r is not version 1"
+    *"status 0") run_sluice cmp ref2 ckpt.$r || fail "rank $r exited 0 but ckpt.$r is not version 2" ;;
+    *"status 1") run_sluice cmp ref1 ckpt.$r || fail "rank $r failed but ckpt.$r is not version 1"
       failed=$((failed + 1)) ;;
     *) fail "rank $r: $st" ;;
   esac

@@ -10,7 +10,7 @@ d=$PWD/run
 mkdir -p "$d"
 # The direct path (each writer writes its own member); the two-phase path has its own test.
 export SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_TRACE_DIR=$PWD/trace SLUICE_CB_WRITE=disable
-timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" 2 --fsync \
+run_dist 3 "$app" write "$d" 2 --fsync \
   || fail "writer job failed"
 "$SLUICE_BIN_DIR/sluice-trace" dump trace > dump.txt || fail "sluice-trace dump failed"
 grep -q 'COMMIT_BEGIN set=".*ckpt.%r", version=1' dump.txt || fail "no COMMIT_BEGIN for version 1"

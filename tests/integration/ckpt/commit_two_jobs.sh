@@ -10,7 +10,7 @@ for i in 0 1 2 3; do
   head -c $(( (i + 1) * 50000 + i )) /dev/urandom > "ref/ckpt.$i"
 done
 job() { # job DIR OFFSET: ranks write members OFFSET and OFFSET+1
-  SLUICE_CAPTURE="$1/ckpt.%r" timeout 60 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" \
+  SLUICE_CAPTURE="$1/ckpt.%r" RUN_TIMEOUT=60 run_dist 2 \
     sh -c 'r=$((PMI_RANK + '"$2"')); exec cp "ref/ckpt.$r" "$0/ckpt.$r"' "$1"
 }
 for round in $(seq 1 20); do
@@ -25,7 +25,7 @@ for round in $(seq 1 20); do
   "$ckpt" verify "$d/ckpt.@r.sluice" > verify.out 2>&1 || fail "round $round: corrupt container: $(cat verify.out)"
   expect_eq "round $round: both jobs' members merged" 4 "$("$ckpt" ls "$d" | grep -c "$d/ckpt\.[0-3]$")"
   for i in 0 1 2 3; do
-    SLUICE_CAPTURE="$d/ckpt.%r" env LD_PRELOAD="$SLUICE_LIB" cmp "$d/ckpt.$i" "ref/ckpt.$i" \
+    SLUICE_CAPTURE="$d/ckpt.%r" run_sluice cmp "$d/ckpt.$i" "ref/ckpt.$i" \
       || fail "round $round: member $i differs"
   done
   expect_eq "round $round: no temporary file left" "" "$(ls -A "$d" | grep 'sluice\.tmp' || true)"

@@ -46,7 +46,7 @@ mkdir packed
 cp ref/ckpt.* packed/
 ( cd packed && "$CKPT" pack 'ckpt.%r' ckpt.0 ckpt.1 ckpt.2 ckpt.3 && rm ckpt.0 ckpt.1 ckpt.2 ckpt.3 ) \
   || fail "pack failed"
-( cd packed && SLUICE_CAPTURE='ckpt.%r' timeout 120 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" \
+( cd packed && SLUICE_CAPTURE='ckpt.%r' run_dist 2 \
     sh -c 'for r in 0 1 2 3; do cmp ../ref/ckpt.$r ckpt.$r || exit 1; done' ) \
   || fail "a restart under sluice did not read the packed members back"
 echo "ok: a packed container serves restart reads under sluice"

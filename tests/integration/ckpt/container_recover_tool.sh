@@ -7,7 +7,7 @@ CKPT="$SLUICE_BIN_DIR/sluice-ckpt"
 export SLUICE_STAGE_DIR="$SLUICE_TEST_STAGE"
 
 crash() { # crash DIR: two sets, one member closed and one still open, then SIGKILL
-  ( cd "$1" && SLUICE_CAPTURE='ckpt.%r:other.%r' LD_PRELOAD="$SLUICE_LIB" \
+  ( cd "$1" && SLUICE_CAPTURE='ckpt.%r:other.%r' run_sluice \
       sh -c 'printf "closed member\n" > ckpt.0; exec 3>ckpt.1; printf "open member" >&3;
              printf "other set\n" > other.0; kill -9 $$' ) || true
 }

@@ -28,7 +28,7 @@ write() {
 
 # restart NAME RANKS: reads its blocks back under capture (the layout comes from the container).
 restart() {
-  SLUICE_CAPTURE="$PWD/$1/ckpt.%r" timeout 60 "$MPIEXEC" -n "$2" env LD_PRELOAD="$SLUICE_LIB" \
+  SLUICE_CAPTURE="$PWD/$1/ckpt.%r" RUN_TIMEOUT=60 run_dist "$2" \
     "$app" read "$PWD/$1" $shape 64 || fail "$1: restart on $2 ranks read wrong blocks"
   echo "ok: $1: restart on $2 ranks read its blocks"
 }

@@ -28,6 +28,6 @@ for n in 4 3; do
   writers=$(python3 "$SOURCE_DIR/tests/integration/ckpt/container_writers.py" n$n.strace | head -1)
   expect_eq "n$n: processes that wrote the container (one aggregator on this node)" 1 "$writers"
   echo "ok: n$n: $(awk -v a="$whole" -v b="$bytes" 'BEGIN{printf "%.1f", 100*a/b}') % of $bytes bytes in whole stripes"
-  SLUICE_CAPTURE="$d/ckpt.%r" timeout 60 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" \
+  SLUICE_CAPTURE="$d/ckpt.%r" RUN_TIMEOUT=60 run_dist 2 \
     "$app" read "$d" 64 64 128 64 || fail "n$n: a restart on 2 ranks read wrong blocks"
 done

@@ -65,7 +65,7 @@ for round in $(seq "$rounds"); do
     # Restart on another rank count, traced: step 7 from node-local storage.
     rm -rf "tr$n"
     SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_STAGE_DIR="$stage" SLUICE_TRACE_DIR="$PWD/tr$n" \
-      timeout 60 "$MPIEXEC" -n $m env LD_PRELOAD="$SLUICE_LIB" "$app" verify "$d" 7 $n 2> v$n.err \
+      RUN_TIMEOUT=60 run_dist $m "$app" verify "$d" 7 $n 2> v$n.err \
       || fail "n$n: the restart did not read step 7: $(cat v$n.err)"
     "$strace_bin" dump "tr$n" > dump$n.txt 2>&1 || fail "n$n: sluice-trace dump failed: $(cat dump$n.txt)"
     expect_eq "n$n: every member read from node-local storage" "$n" "$(grep -c CKPT_LOCAL_READ dump$n.txt || true)"
@@ -75,7 +75,7 @@ for round in $(seq "$rounds"); do
   d=$PWD/n4 stage=$PWD/stage4
   WAIT_RECORDS=1 run_job 4 "$d" "$stage" release SLUICE_DRAIN_EVERY=4 SLUICE_KEEP=2
   SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_STAGE_DIR="$PWD/empty4" \
-    timeout 60 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" "$app" verify "$d" 7 4 2> v4.err \
+    RUN_TIMEOUT=60 run_dist 3 "$app" verify "$d" 7 4 2> v4.err \
     || fail "n4 release: the container does not hold step 7: $(cat v4.err)"
   expect_eq "n4 release: nothing left in the stage folder" "" "$(ls -A "$stage")"
   # The default drains every version (3 ranks): killed, the container holds step 7.
@@ -83,7 +83,7 @@ for round in $(seq "$rounds"); do
   WAIT_RECORDS=0 run_job 3 "$d" "$stage" kill
   expect_eq "n3 default: no node-local record" "" "$(ls "$stage" | grep '\.rec$' || true)"
   SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_STAGE_DIR="$PWD/empty3" \
-    timeout 60 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" "$app" verify "$d" 7 3 2> v3.err \
+    RUN_TIMEOUT=60 run_dist 2 "$app" verify "$d" 7 3 2> v3.err \
     || fail "n3 default: the container does not hold step 7: $(cat v3.err)"
   echo "ok: round $round: 3 and 4 ranks, DRAIN_EVERY=4 KEEP=2, killed after step 7: versions 6-7 node-local, step 7 restarted without a container read; released (4 ranks): drained at exit; default (3 ranks): step 7 durable"
 done

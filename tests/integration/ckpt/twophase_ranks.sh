@@ -20,12 +20,12 @@ run() {
   local d=$PWD/$name
   mkdir -p "$d"
   SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_TRACE_DIR=$PWD/$name.trace \
-    timeout 120 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" "$@" \
+    run_dist "$n" "$app" write "$d" "$@" \
     || fail "$name: writer job failed"
   [ "$(ls -A "$d")" == "ckpt.@r.sluice" ] || fail "$name: expected one container, found: $(ls -A "$d")"
   "$ckpt" verify "$d/ckpt.@r.sluice" > /dev/null || fail "$name: container does not verify"
   local m=$(( n % 3 + 1 ))
-  SLUICE_CAPTURE="$d/ckpt.%r" timeout 120 "$MPIEXEC" -n "$m" env LD_PRELOAD="$SLUICE_LIB" \
+  SLUICE_CAPTURE="$d/ckpt.%r" run_dist "$m" \
     "$app" verify "$d" "$n" "$@" || fail "$name: bytes read back with $m ranks are wrong"
   "$SLUICE_BIN_DIR/sluice-trace" dump "$name.trace" > "$name.dump" || fail "$name: trace unreadable"
 }
@@ -105,10 +105,10 @@ expect_eq "auto-mixed: direct members' ranks and the home wrote" \
 d=$PWD/steps
 mkdir -p "$d"
 SLUICE_CB_WRITE=enable SLUICE_CB_NODES=2 SLUICE_STRIPING_UNIT=64K SLUICE_CAPTURE="$d/ckpt.%r" \
-  timeout 120 "$MPIEXEC" -n 4 env LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/ckpt_commit_steps" \
+  run_dist 4 "$SLUICE_APPS_DIR/ckpt_commit_steps" \
   write "$d" 3 || fail "steps: writer job failed"
 "$ckpt" verify "$d/ckpt.@r.sluice" > /dev/null || fail "steps: container does not verify"
-SLUICE_CAPTURE="$d/ckpt.%r" timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" \
+SLUICE_CAPTURE="$d/ckpt.%r" run_dist 3 \
   "$SLUICE_APPS_DIR/ckpt_commit_steps" verify "$d" 3 4 || fail "steps: step 3 read back wrong"
 echo "ok: three versions through two aggregators"
 
@@ -117,11 +117,11 @@ echo "ok: three versions through two aggregators"
 mkdir -p multi/a multi/b multi/c
 SLUICE_CB_WRITE=enable SLUICE_CB_NODES=2 SLUICE_STRIPING_UNIT=64K \
   SLUICE_CAPTURE="$PWD/multi/a/ckpt.%r:$PWD/multi/b/ckpt.%r:$PWD/multi/c/ckpt.%r" \
-  timeout 120 "$MPIEXEC" -n 5 env LD_PRELOAD="$SLUICE_LIB" "$app" write \
+  run_dist 5 "$app" write \
   "$PWD/multi/a,$PWD/multi/b,$PWD/multi/c" $uneven || fail "multi: writer job failed"
 for s in a b c; do
   "$ckpt" verify "multi/$s/ckpt.@r.sluice" > /dev/null || fail "multi: set $s does not verify"
-  SLUICE_CAPTURE="$PWD/multi/$s/ckpt.%r" timeout 120 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" \
+  SLUICE_CAPTURE="$PWD/multi/$s/ckpt.%r" run_dist 2 \
     "$app" verify "$PWD/multi/$s" 5 $uneven || fail "multi: set $s read back wrong"
 done
 echo "ok: three sets committed at once"

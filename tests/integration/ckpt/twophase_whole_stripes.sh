@@ -26,7 +26,7 @@ expect_eq "stripes written in pieces by two processes" 0 "$shared"
   fail "$(awk -v a="$whole" -v b="$bytes" 'BEGIN{printf "%.1f", 100*a/b}') % of container bytes in whole stripes, under 95 %"
 echo "ok: $(awk -v a="$whole" -v b="$bytes" 'BEGIN{printf "%.1f", 100*a/b}') % of $bytes container bytes in whole stripes, no stripe shared by two processes"
 for k in 1 2 3 4; do
-  timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE="$PWD/set$k/ckpt.%r" \
+  run_dist 3 SLUICE_CAPTURE="$PWD/set$k/ckpt.%r" \
     "$app" verify "$PWD/set$k" 4 3000000 || fail "set$k: the restart read wrong bytes"
 done
 echo "ok: a restart on 3 ranks read every byte of the four sets"

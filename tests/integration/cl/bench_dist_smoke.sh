@@ -9,7 +9,7 @@
 export POCL_DEVICES=pthread POCL_MAX_PTHREAD_COUNT=1
 bin=$SLUICE_BIN_DIR/sluice-bench-dist_opencl
 
-listed=$(mpirun 2 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$bin" --list)
+listed=$(run_dist 2 SLUICE_OPENCL=distributed "$bin" --list)
 expect_eq "devices listed by rank 0 of 2 ranks" 2 "$(grep -c '^device [01] .* | cpu$' <<<"$listed")"
 
 out=$(MPIEXEC=$MPIEXEC "$SOURCE_DIR/bench/dist_opencl.sh" --build "$SLUICE_BIN_DIR/.." --quick \

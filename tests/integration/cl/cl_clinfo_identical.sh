@@ -10,7 +10,7 @@ check_clinfo() {
   for form in "" --raw -a --json; do
     clinfo $form >plain.out 2>plain.err
     local rc_plain=$?
-    with_sluice "$@" clinfo $form >sluice.out 2>sluice.err
+    run_sluice "$@" clinfo $form >sluice.out 2>sluice.err
     local rc_sluice=$?
     expect_eq "$label clinfo $form exit code" "$rc_plain" "$rc_sluice"
     [ "$(wc -c <plain.out)" -gt 2000 ] || fail "$label clinfo $form printed almost nothing"
@@ -27,4 +27,4 @@ check_clinfo "1 device, SLUICE_OPENCL=off" env SLUICE_OPENCL=off
 export POCL_DEVICES="pthread pthread pthread"
 check_clinfo "3 devices" env
 set -e
-expect_eq "three devices listed with sluice" 3 "$(with_sluice clinfo -l | grep -c 'Device #')"
+expect_eq "three devices listed with sluice" 3 "$(run_sluice clinfo -l | grep -c 'Device #')"

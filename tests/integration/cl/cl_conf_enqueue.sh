@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Errors OpenCL returns at enqueue are returned at enqueue in distributed mode too (issue 15):
+# Errors OpenCL returns at enqueue are returned at enqueue in distributed mode too (docs/DISTRIBUTED.md, "Conformance"):
 # tests/apps/cl_conf_enqueue on every device (rank 0's own and remote ones) prints the same codes
 # and the same buffer contents as without sluice. NDRanges that contradict reqd_work_group_size,
 # non-uniform work-groups (the device has none, with and without -cl-std=CL2.0), local sizes over

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# clEnqueueNativeKernel and CL_DEVICE_EXECUTION_CAPABILITIES agree (issue 15): PoCL advertises
+# clEnqueueNativeKernel and CL_DEVICE_EXECUTION_CAPABILITIES agree (docs/DISTRIBUTED.md, "Conformance"): PoCL advertises
 # native kernels and runs them, locally and in distributed mode, where the function runs on its
 # device's rank (the same executable: dist_native.c). tests/apps/cl_conf_native checks the
 # agreement itself, on plain PoCL, passed through and on 1, 2 and 3 ranks (rank 0's own device and
@@ -7,7 +7,7 @@
 export POCL_MAX_PTHREAD_COUNT=1
 POCL_DEVICES="pthread pthread" "$SLUICE_APPS_DIR/cl_conf_native" >plain.out
 expect_eq "plain PoCL advertises and runs native kernels" 2 "$(grep -c 'advertised=1 enqueue=0 ran=1 agree=1' plain.out)"
-POCL_DEVICES="pthread pthread" SLUICE_OPENCL=on LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_conf_native" >on.out
+POCL_DEVICES="pthread pthread" SLUICE_OPENCL=on run_sluice "$SLUICE_APPS_DIR/cl_conf_native" >on.out
 diff plain.out on.out >diff.out || fail "pass-through differs: $(cat diff.out)"
 
 # native_on_ranks PREFIX WHAT PROGRAM N...: PROGRAM distributed on each N ranks: exit code 0, every
@@ -16,11 +16,8 @@ native_on_ranks() {
   local prefix=$1 what=$2 prog=$3 n rc
   shift 3
   for n in "$@"; do
-    set +e
-    POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n "$n" env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" \
+    POCL_DEVICES=pthread RUN_TIMEOUT=60 rc_of run_dist "$n" SLUICE_OPENCL=distributed \
       "$prog" >"$prefix.$n.out" 2>"$prefix.$n.err"
-    rc=$?
-    set -e
     expect_eq "$n ranks$what: advert and behaviour agree (exit code)" 0 "$rc"
     expect_eq "$n ranks$what: every device advertises native kernels and runs one" "$n" \
       "$(grep -c 'advertised=1 enqueue=0 ran=1 agree=1' "$prefix.$n.out")"
@@ -37,11 +34,8 @@ if command -v readelf >/dev/null; then
 fi
 native_on_ranks nobid ", no build-id" "$nobid" 2 3
 cp "$nobid" ./copy_no_build_id
-set +e
-POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n 1 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$nobid" : \
+POCL_DEVICES=pthread RUN_TIMEOUT=60 rc_of run_dist 1 SLUICE_OPENCL=distributed "$nobid" : \
   -n 1 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" ./copy_no_build_id >copy.out 2>copy.err
-rc=$?
-set -e
 # Rank 1's process is another program: its device does not advertise native kernels and refuses.
 expect_eq "a copy of the file on rank 1: advert and behaviour agree (exit code)" 0 "$rc"
 expect_eq "rank 0's device runs it" 1 "$(grep -c '^device 0: native kernels advertised=1 enqueue=0 ran=1 agree=1' copy.out)"

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Native kernels on remote devices (issue 15, dist_native.c): tests/apps/cl_conf_native_buffers
+# Native kernels on remote devices (docs/DISTRIBUTED.md, "Conformance"; dist_native.c): tests/apps/cl_conf_native_buffers
 # runs a host function that reads one buffer and writes another, with values passed by value,
 # after a write (wait list), behind a user event, in queue order, and on a buffer another device's
 # native kernel wrote, on a sub-buffer; then the errors the driver returns at enqueue. The same output and exit
@@ -19,11 +19,8 @@ expect_eq "3 ranks: a NULL memory object is CL_INVALID_MEM_OBJECT" 3 "$(grep -c 
 
 # One rank: no distributed platform (nothing to merge); the program's output is plain PoCL's.
 POCL_DEVICES=pthread "$app" >plain.1
-set +e
-POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n 1 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$app" \
+POCL_DEVICES=pthread RUN_TIMEOUT=60 rc_of run_dist 1 SLUICE_OPENCL=distributed "$app" \
   >dist.1 2>dist.1.err
-rc=$?
-set -e
 expect_eq "1 rank: exit code" 0 "$rc"
 diff plain.1 dist.1 >diff.out || fail "1 rank differs from plain PoCL: $(head -20 diff.out)"
 
@@ -33,10 +30,7 @@ diff plain.1 dist.1 >diff.out || fail "1 rank differs from plain PoCL: $(head -2
 refused_on_1_and_2() {
   local name=$1 what=$2 pattern=$3 rc
   shift 3
-  set +e
-  POCL_DEVICES=pthread timeout 60 "$MPIEXEC" "$@" >"$name.out" 2>"$name.err"
-  rc=$?
-  set -e
+  POCL_DEVICES=pthread rc_of timeout 60 "$MPIEXEC" "$@" >"$name.out" 2>"$name.err"
   expect_eq "$what: exit code" 0 "$rc"
   expect_eq "$what: rank 0's own device runs it" 1 "$(grep -c '^device 0: enqueue 0, sum 9216$' "$name.out")"
   expect_eq "$what: ranks 1 and 2 refuse at enqueue, nothing ran" 2 \

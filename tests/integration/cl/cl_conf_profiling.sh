@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Event profiling times mean in distributed mode what they mean locally (issue 15): on rank 0's
+# Event profiling times mean in distributed mode what they mean locally (docs/DISTRIBUTED.md, "Conformance"): on rank 0's
 # device and on remote ones, 2 and 3 ranks, tests/apps/cl_conf_profiling finds QUEUED <= SUBMIT <=
 # START <= END, QUEUED within 2 ms of the host's clock around the enqueue call (rank 0's: stamped
 # there, not on the serving rank when the command arrived; a write held by a user event reached

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Object queries in distributed mode answer as PoCL does (issue 15), on rank 0's device and on
+# Object queries in distributed mode answer as PoCL does (docs/DISTRIBUTED.md, "Conformance"), on rank 0's device and on
 # remote ones, 2 and 3 ranks: tests/apps/cl_conf_queries (CL_MEM_PROPERTIES and
 # CL_QUEUE_PROPERTIES_ARRAY after no, an empty and a full property list; CL_QUEUE_DEVICE_DEFAULT;
 # the build log of a device of a program built for another device only: CL_SUCCESS, empty), the

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # A serving rank that is stopped (SIGSTOP) neither dies nor answers, and MPI reports nothing
-# (issue 11, item 9): rank 0 used to wait in silence, forever here. Now, on 3 ranks with
+# (docs/FAULTS.md): rank 0 used to wait in silence, forever here. Now, on 3 ranks with
 # tests/apps/cl_dist_fault looping kernels on every device: after 5 s one line names the silent
 # rank and what rank 0 waits for; a rank continued (SIGCONT) answers again and the program ends
 # normally; a rank still stopped after SLUICE_DIST_TIMEOUT ends the job with the documented

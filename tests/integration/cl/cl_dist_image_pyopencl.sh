@@ -13,11 +13,8 @@ for n in 2 3; do
   mkdir "xdg.local$n" "xdg.dist$n" "pocl.$n"
   POCL_DEVICES="$devs" XDG_CACHE_HOME="$PWD/xdg.local$n" timeout 120 /usr/bin/python3 "$script" >"local$n.out" 2>&1 ||
     fail "the pyopencl program fails with $n local devices: $(tail -3 "local$n.out")"
-  set +e
-  POCL_CACHE_DIR="$PWD/pocl.$n" POCL_DEVICES=pthread XDG_CACHE_HOME="$PWD/xdg.dist$n" timeout 120 "$MPIEXEC" -n "$n" \
+  POCL_CACHE_DIR="$PWD/pocl.$n" POCL_DEVICES=pthread XDG_CACHE_HOME="$PWD/xdg.dist$n" rc_of timeout 120 "$MPIEXEC" -n "$n" \
     env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" /usr/bin/python3 "$script" >"dist$n.out" 2>"dist$n.err"
-  rc=$?
-  set -e
   expect_eq "pyopencl images on $n ranks: exit code" 0 "$rc"
   diff "local$n.out" "dist$n.out" >diff.out || fail "pyopencl images on $n ranks differ: $(head -20 diff.out)"
   [ ! -s "dist$n.err" ] || fail "stderr not empty on $n ranks: $(head -5 "dist$n.err")"

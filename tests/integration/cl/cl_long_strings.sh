@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# OpenCL strings are as long as the driver makes them (issue 29). PoCL 3.1 names a CPU device
+# OpenCL strings are as long as the driver makes them (docs/OPENCL.md). PoCL 3.1 names a CPU device
 # "pthread-<LLVM CPU>-<model name of /proc/cpuinfo>" and versions it "OpenCL 3.0 PoCL HSTR:
 # pthread-<triple>-<LLVM CPU>", 64 characters on an AVX-512 CPU (this machine's): rank 0 once
 # asked it with 63 bytes, left the version at 1.0 and refused OpenCL 2.1's empty launches. In a
@@ -39,11 +39,8 @@ expect_eq "NULL global size: a command that does nothing (OpenCL 2.1), on every 
   "$(grep -c 'null global size: rc=0 event=yes' enqueue.dist.3)"
 
 # The trace's device records (sluice-trace dump reads them whole): rank 0 names every device.
-set +e
-POCL_DEVICES=pthread mpirun 2 env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/tr" \
+POCL_DEVICES=pthread rc_of mpirun 2 env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/tr" \
   LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_vector_add" >va.out 2>va.err
-rc=$?
-set -e
 expect_eq "cl_vector_add on 2 ranks: exit code" 0 "$rc"
 "$SLUICE_BIN_DIR/sluice-trace" dump tr | grep 'CL_DEVICE ' >dev.dist || fail "no device recorded: $(head -3 va.err)"
 expect_eq "every device record of the distributed run names the device whole" "$(wc -l <dev.dist)" \
@@ -52,18 +49,15 @@ expect_eq "every device record of the distributed run names the device whole" "$
 expect_eq "the timeline's device tracks name the device whole, then what they show" 1 \
   "$(( $(grep -cF "\"device $name: commands\"" p.json) > 0 ))"
 mkdir tr.on
-POCL_DEVICES=pthread SLUICE_OPENCL=on SLUICE_TRACE_DIR="$PWD/tr.on" LD_PRELOAD="$SLUICE_LIB" \
+POCL_DEVICES=pthread SLUICE_OPENCL=on SLUICE_TRACE_DIR="$PWD/tr.on" run_sluice \
   "$SLUICE_APPS_DIR/cl_vector_add" >/dev/null
 expect_contains "passed through, the device record names the device whole" "name=\"$name\"" \
   "$("$SLUICE_BIN_DIR/sluice-trace" dump tr.on | grep 'CL_DEVICE ')"
 
 # SLUICE_DEVICES compares up to 255 bytes of text: a query that reads a longer name ends the job
 # with one line (it once matched the cut name: '*end' selected nothing), others select as usual.
-set +e
-POCL_DEVICES=pthread timeout 60 "$MPIEXEC" -n 2 env SLUICE_OPENCL=distributed "SLUICE_DEVICES=SELECT ALL WHERE name LIKE '*end'" \
+POCL_DEVICES=pthread rc_of timeout 60 "$MPIEXEC" -n 2 env SLUICE_OPENCL=distributed "SLUICE_DEVICES=SELECT ALL WHERE name LIKE '*end'" \
   LD_PRELOAD="$SLUICE_LIB" clinfo -l >dql.out 2>dql.err
-rc=$?
-set -e
 expect_eq "a query on the long name: exit code" 2 "$rc"
 expect_eq "one line names the device and the attribute" 1 \
   "$(grep -c "SLUICE_DEVICES: the name of device 0 of rank 0 is longer than the 255 bytes a query compares" dql.err)"

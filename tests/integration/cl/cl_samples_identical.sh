@@ -10,9 +10,9 @@ run_four_ways() {
   local bin="$SLUICE_APPS_DIR/$app"
   set +e
   "$bin" >"$app.plain" 2>"$app.plain.err"; local rc0=$?
-  with_sluice "$bin" >"$app.on" 2>"$app.on.err"; local rc1=$?
-  with_sluice env SLUICE_DEBUG="$PWD/$app.debug" "$bin" >"$app.traced" 2>"$app.traced.err"; local rc2=$?
-  with_sluice env SLUICE_OPENCL=off SLUICE_DEBUG="$PWD/$app.off.debug" "$bin" >"$app.off" 2>"$app.off.err"; local rc3=$?
+  run_sluice "$bin" >"$app.on" 2>"$app.on.err"; local rc1=$?
+  run_sluice env SLUICE_DEBUG="$PWD/$app.debug" "$bin" >"$app.traced" 2>"$app.traced.err"; local rc2=$?
+  run_sluice env SLUICE_OPENCL=off SLUICE_DEBUG="$PWD/$app.off.debug" "$bin" >"$app.off" 2>"$app.off.err"; local rc3=$?
   set -e
   expect_eq "$app exit code without sluice" "$expected_rc" "$rc0"
   expect_eq "$app exit code with sluice" "$rc0" "$rc1"
@@ -71,7 +71,7 @@ expect_contains "four threads creating and releasing concurrently" "threads=4 ro
 # Under mpiexec, odd and even rank counts: every rank's output is unchanged.
 for n in 2 3; do
   mpirun "$n" "$SLUICE_APPS_DIR/cl_vector_add" | sort >mpi.plain
-  mpirun "$n" env LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_vector_add" | sort >mpi.sluice
+  run_dist "$n" "$SLUICE_APPS_DIR/cl_vector_add" | sort >mpi.sluice
   diff mpi.plain mpi.sluice >/dev/null || fail "mpiexec -n $n output differs"
   expect_eq "mpiexec -n $n ranks correct" "$n" "$(grep -c 'wrong=0' mpi.sluice)"
 done

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: MIT
-# With the trace on, an OpenCL program's calls are recorded with what issue 5 asks for: every
+# With the trace on, an OpenCL program's calls are recorded with what docs/OPENCL.md promises: every
 # call, enqueues with command ids, queue-order and wait-list dependencies, bytes moved each way
 # and device execution times from profiling that sluice enabled itself.
 export POCL_MAX_PTHREAD_COUNT=2
 unset POCL_DEVICES
-with_sluice env SLUICE_DEBUG="$PWD/va.debug" "$SLUICE_APPS_DIR/cl_vector_add" >/dev/null
+run_sluice env SLUICE_DEBUG="$PWD/va.debug" "$SLUICE_APPS_DIR/cl_vector_add" >/dev/null
 d=$(cat va.debug)
 expect_contains "a call with its function" 'CL_CALL function="clBuildProgram", return code=0' "$d"
 expect_contains "an enqueue" 'CL_ENQUEUE function="clEnqueueNDRangeKernel"' "$d"
@@ -13,7 +13,7 @@ expect_contains "host-to-device bytes" 'CL_TRANSFER direction=0, bytes=262144' "
 expect_contains "device-to-host bytes" 'CL_TRANSFER direction=1, bytes=262144' "$d"
 expect_eq "device executions (write, kernel, read)" 3 "$(grep -c 'CL_DEVICE_EXEC' va.debug)"
 
-with_sluice env SLUICE_DEBUG="$PWD/ooo.debug" "$SLUICE_APPS_DIR/cl_user_events_ooo" >/dev/null
+run_sluice env SLUICE_DEBUG="$PWD/ooo.debug" "$SLUICE_APPS_DIR/cl_user_events_ooo" >/dev/null
 # k2 waits on k1's event (wait list, kind 0); the out-of-order queue adds no queue-order edge.
 grep -q 'CL_DEP .*kind=0' ooo.debug || fail "no wait-list dependency recorded"
 if grep -q 'CL_DEP .*kind=1' ooo.debug; then fail "queue-order edge on an out-of-order queue"; fi
@@ -24,7 +24,7 @@ echo "ok: user event calls recorded"
 # A burst of 1000 kernels enqueued without waiting (more than the per-queue timing ring holds):
 # the output is unchanged and every command still gets its device time.
 "$SLUICE_APPS_DIR/cl_burst" >burst.plain
-with_sluice env SLUICE_DEBUG="$PWD/burst.debug" "$SLUICE_APPS_DIR/cl_burst" >burst.traced
+run_sluice env SLUICE_DEBUG="$PWD/burst.debug" "$SLUICE_APPS_DIR/cl_burst" >burst.traced
 diff burst.plain burst.traced >/dev/null || fail "burst output differs"
 expect_contains "burst result" "counter=500500 expected=500500" "$(cat burst.traced)"
 expect_eq "enqueues recorded" 1001 "$(grep -c 'CL_ENQUEUE' burst.debug)"
@@ -33,7 +33,7 @@ expect_eq "device times recorded for every command" 1001 "$(grep -c 'CL_DEVICE_E
 # sluice-trace summary shows the OpenCL side: calls by function, host and device time, bytes
 # each way per device.
 mkdir -p tr
-with_sluice env SLUICE_TRACE_DIR="$PWD/tr" "$SLUICE_APPS_DIR/cl_vector_add" >/dev/null
+run_sluice env SLUICE_TRACE_DIR="$PWD/tr" "$SLUICE_APPS_DIR/cl_vector_add" >/dev/null
 "$SLUICE_BIN_DIR/sluice-trace" summary --top 100 tr >summary.txt
 s=$(sed -n '/== OpenCL ==/,/^== [^O]/p' summary.txt)
 expect_contains "OpenCL section" "== OpenCL ==" "$s"

@@ -13,11 +13,8 @@
 export POCL_MAX_PTHREAD_COUNT=1
 POCL_DEVICES=pthread "$SLUICE_APPS_DIR/cl_dist_api_absent" >absent.local 2>&1
 expect_contains "locally, images and SVM are there" "image and SVM path: wrong=0" "$(cat absent.local)"
-set +e
-POCL_DEVICES=pthread mpirun 2 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" \
+POCL_DEVICES=pthread rc_of run_dist 2 SLUICE_OPENCL=distributed \
   "$SLUICE_APPS_DIR/cl_dist_api_absent" >absent.dist 2>absent.err
-rc=$?
-set -e
 expect_eq "cl_dist_api_absent on 2 ranks: exit code" 0 "$rc"
 {
   sed -n 1p absent.local
@@ -38,11 +35,8 @@ diff absent.expected absent.dist >diff.out || fail "images, samplers, pipes, SVM
 echo "ok: images and samplers as the local device, no pipes or SVM on 2 ranks, each entry point with its error; the fallback runs"
 [ ! -s absent.err ] || fail "something was printed on stderr: $(head -5 absent.err)"
 
-set +e
-POCL_DEVICES=pthread mpirun 3 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" \
+POCL_DEVICES=pthread rc_of run_dist 3 SLUICE_OPENCL=distributed \
   "$SLUICE_APPS_DIR/cl_extension_functions" >ext.dist 2>ext.err
-rc=$?
-set -e
 expect_eq "cl_extension_functions on 3 ranks: exit code" 0 "$rc"
 cat >ext.expected <<'OUT'
 clIcdGetPlatformIDsKHR: found

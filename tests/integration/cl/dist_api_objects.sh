@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Distributed OpenCL, object-level API (issue 6): three unchanged sample programs print on three
+# Distributed OpenCL, object-level API (docs/DISTRIBUTED.md): three unchanged sample programs print on three
 # ranks (one PoCL device each) exactly what they print with three local devices, and exit 0.
 # - cl_dist_api_context: clCreateContextFromType for every device type, with the platform named
 #   and without properties (the default platform is the merged one): error codes, the devices
@@ -22,14 +22,11 @@ export POCL_MAX_PTHREAD_COUNT=1
 for app in cl_dist_api_context cl_dist_api_buffers cl_dist_api_programs cl_dist_api_refs; do
   POCL_DEVICES="pthread pthread pthread" "$SLUICE_APPS_DIR/$app" >"$app.local" 2>"$app.local.err"
   # The pass-through layer (SLUICE_OPENCL=on, one process) changes nothing either.
-  POCL_DEVICES="pthread pthread pthread" SLUICE_OPENCL=on LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/$app" \
+  POCL_DEVICES="pthread pthread pthread" SLUICE_OPENCL=on run_sluice "$SLUICE_APPS_DIR/$app" \
     >"$app.on" 2>/dev/null
   diff "$app.local" "$app.on" >diff.out || fail "$app with SLUICE_OPENCL=on differs: $(head -20 diff.out)"
-  set +e
-  POCL_DEVICES=pthread mpirun 3 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/$app" \
+  POCL_DEVICES=pthread rc_of run_dist 3 SLUICE_OPENCL=distributed "$SLUICE_APPS_DIR/$app" \
     >"$app.dist" 2>"$app.dist.err"
-  rc=$?
-  set -e
   expect_eq "$app on 3 ranks: exit code" 0 "$rc"
   diff "$app.local" "$app.dist" >diff.out || fail "$app on 3 ranks differs from 3 local devices: $(head -20 diff.out)"
   echo "ok: $app on 3 ranks prints what it prints with 3 local devices ($(wc -l <"$app.dist") lines)"

@@ -1,20 +1,17 @@
 # SPDX-License-Identifier: MIT
-# Asynchronous dispatch of distributed OpenCL (issue 6), on 3 ranks (one pthread device each):
+# Asynchronous dispatch of distributed OpenCL (docs/DISTRIBUTED.md), on 3 ranks (one pthread device each):
 # tests/apps/cl_dist_async.c checks from inside the program, on its own timings and on the events'
 # profiling times (rank 0's clock), that a long remote kernel enqueued non-blocking returns in far
 # less than its run time, that kernels on ranks 1 and 2 overlap, that a kernel waiting for another
 # rank's starts after it ended, that user events gate kernels on two remote ranks (a negative status
 # fails them), that a non-blocking read lands in the program's memory with one callback, and that a
 # marker failed by a user event while a long kernel it waits for runs fails at once. The
-# trace has the command DAG: nodes with their rank, edges. The issue 5 sample with user events on an
+# trace has the command DAG: nodes with their rank, edges. The docs/OPENCL.md sample with user events on an
 # out-of-order queue prints under distributed OpenCL what it prints locally, and so do the rect
 # variants.
 export POCL_MAX_PTHREAD_COUNT=1
-set +e
-POCL_DEVICES=pthread mpirun 3 env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/tr" LD_PRELOAD="$SLUICE_LIB" \
+POCL_DEVICES=pthread rc_of run_dist 3 SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/tr" \
   "$SLUICE_APPS_DIR/cl_dist_async" >async.out 2>async.err
-rc=$?
-set -e
 cat async.out
 expect_eq "cl_dist_async on 3 ranks: exit code" 0 "$rc"
 [ ! -s async.err ] || fail "stderr not empty: $(head -5 async.err)"
@@ -40,11 +37,8 @@ for bit in 1 2; do
 done
 
 POCL_DEVICES=pthread "$SLUICE_APPS_DIR/cl_user_events_ooo" >ooo.local 2>&1
-set +e
-POCL_DEVICES=pthread mpirun 2 env SLUICE_OPENCL=distributed "SLUICE_DEVICES=SELECT ALL WHERE node = 1" \
+POCL_DEVICES=pthread rc_of mpirun 2 env SLUICE_OPENCL=distributed "SLUICE_DEVICES=SELECT ALL WHERE node = 1" \
   LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_user_events_ooo" >ooo.remote 2>&1
-rc=$?
-set -e
 expect_eq "cl_user_events_ooo on rank 1's device: exit code" 0 "$rc"
 diff ooo.local ooo.remote >diff.out || fail "cl_user_events_ooo differs: $(head -20 diff.out)"
 echo "ok: cl_user_events_ooo on rank 1's device prints what it prints locally"
@@ -53,11 +47,8 @@ echo "ok: cl_user_events_ooo on rank 1's device prints what it prints locally"
 # (blocking, and non-blocking with host pitches), a rect copy on rank 0's device; the output is
 # the same as with 3 local devices.
 POCL_DEVICES="pthread pthread pthread" "$SLUICE_APPS_DIR/cl_dist_rect" >rect.local 2>&1
-set +e
-POCL_DEVICES=pthread mpirun 3 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_dist_rect" \
+POCL_DEVICES=pthread rc_of run_dist 3 SLUICE_OPENCL=distributed "$SLUICE_APPS_DIR/cl_dist_rect" \
   >rect.dist 2>&1
-rc=$?
-set -e
 expect_eq "cl_dist_rect on 3 ranks: exit code" 0 "$rc"
 diff rect.local rect.dist >diff.out || fail "cl_dist_rect differs from 3 local devices: $(head -20 diff.out)"
 echo "ok: rect reads, writes and copies across ranks print what they print on 3 local devices"

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-# Collective replacement and copy removal in distributed OpenCL (issue 14, docs/DAG.md section 2),
-# on issue 6's unchanged sample programs with odd sizes:
+# Collective replacement and copy removal in distributed OpenCL (docs/DAG.md section 2),
+# on the unchanged sample programs of docs/DISTRIBUTED.md with odd sizes:
 #   - cl_broadcast (one input written to every device), cl_nbody (every block written to every
 #     device each step), cl_stencil2d (halo rows read from one band and written to its
 #     neighbours) print the hash of a single process with one local device, on 1 to 4 ranks,

@@ -37,10 +37,7 @@ launch "SELECT ALL WHERE node = 1 AND index = 1" "$SLUICE_APPS_DIR/cl_vector_add
 diff local.out remote.out >diff.out || fail "vector add on rank 1's device differs: $(cat diff.out)"
 expect_contains "vector add on a remote device is right" "wrong=0" "$(cat remote.out)"
 
-set +e
-launch "SELECT TOP x" clinfo -l >bad.out 2>bad.err
-rc=$?
-set -e
+rc_of launch "SELECT TOP x" clinfo -l >bad.out 2>bad.err
 expect_eq "bad query: exit code" 2 "$rc"
 expect_contains "bad query: column and what was expected" "SLUICE_DEVICES: column 12: expected a number after TOP" "$(cat bad.err)"
 [ ! -s bad.out ] || fail "bad query: clinfo ran: $(head -3 bad.out)"

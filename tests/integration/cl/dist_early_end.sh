@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-# A rank that ends before or during MPI's start-up while the other ranks wait in it (issue 29,
-# docs/FAULTS.md "A rank that ends before MPI starts"): every case ends the job with the expected
+# A rank that ends before or during MPI's start-up while the other ranks wait in it (docs/FAULTS.md
+# "A rank that ends before MPI starts"): every case ends the job with the expected
 # exit status and one line (sluice's, or the program's own where the program failed), never a
 # hang. Each job runs under `timeout 60` as the hang detector (the documented bound is 5 s after
 # the rank ends), and no process of it may be left. Real wrappers (env, bash -c, python3 -c with
@@ -34,10 +34,7 @@ job_pids() {
 job() {
   local name=$1 t0=$EPOCHREALTIME left
   shift
-  set +e
-  timeout -k 10 60 "$@" >"$name.out" 2>"$name.err"
-  rc=$?
-  set -e
+  rc_of timeout -k 10 60 "$@" >"$name.out" 2>"$name.err"
   [ "$rc" != 124 ] && [ "$rc" != 137 ] || fail "$name: the job hung (ended by the test's timeout): $(head -5 "$name.err")"
   sleep 0.2
   left=$(job_pids)

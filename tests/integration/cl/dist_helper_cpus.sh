@@ -25,11 +25,8 @@ run() {
   local label=$1 n=$2 bind=$3 rc=0 args=() cpus=${JOB_CPUS:-0,1}
   shift 3
   [ "${1:-}" != --pin-thread ] || { args=("$1" "$2"); shift 2; }
-  set +e
-  timeout 120 taskset -c "$cpus" "$MPIEXEC" -n "$n" $bind env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/$label.tr" "$@" \
+  rc_of timeout 120 taskset -c "$cpus" "$MPIEXEC" -n "$n" $bind env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/$label.tr" "$@" \
     LD_PRELOAD="$SLUICE_LIB" "$app" "${args[@]}" >"$label.out" 2>"$label.err"
-  rc=$?
-  set -e
   expect_eq "$label: exit code ($(head -3 "$label.err"))" 0 "$rc"
   [ ! -s "$label.err" ] || fail "$label: printed on stderr: $(head -3 "$label.err")"
   grep -q "^devices $n, 1048576 bytes each written and read back$" "$label.out" ||
@@ -82,14 +79,11 @@ grep -q -E '^rank 1 pid ([0-9]+) tid \1 .* CPUs now=2, CPUs the rank is bound to
   fail "SLUICE_HELPER_CPUS=1: the serving process is not on CPU 1: $(cat list.moves)"
 
 for bad in "3-1" "0,x" "all"; do
-  set +e
-  SLUICE_HELPER_CPUS=$bad LD_PRELOAD="$SLUICE_LIB" /bin/echo hi >bad.out 2>bad.err
-  rc=$?
-  set -e
+  SLUICE_HELPER_CPUS=$bad rc_of run_sluice /bin/echo hi >bad.out 2>bad.err
   expect_eq "SLUICE_HELPER_CPUS='$bad': exit status" 2 "$rc"
   expect_eq "SLUICE_HELPER_CPUS='$bad': one line on stderr" 1 "$(wc -l <bad.err)"
   grep -q "SLUICE_HELPER_CPUS: '$bad' is not a CPU list" bad.err || fail "SLUICE_HELPER_CPUS='$bad': $(cat bad.err)"
   [ ! -s bad.out ] || fail "SLUICE_HELPER_CPUS='$bad': the program ran"
 done
 expect_eq "a valid SLUICE_HELPER_CPUS outside distributed OpenCL" hi \
-  "$(SLUICE_HELPER_CPUS=1 LD_PRELOAD="$SLUICE_LIB" /bin/echo hi)"
+  "$(SLUICE_HELPER_CPUS=1 run_sluice /bin/echo hi)"

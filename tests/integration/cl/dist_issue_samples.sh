@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Issue 6's sample programs under distributed OpenCL. Four ordinary multi-device OpenCL programs
+# The sample programs of docs/DISTRIBUTED.md under distributed OpenCL. Four ordinary multi-device OpenCL programs
 # (tests/apps/cl_matmul_split.c, cl_nbody.c, cl_stencil2d.c, cl_broadcast.c, the last one also
 # with --shared) split their work over every device they see, with non-blocking transfers, events
 # and wait lists. Each must print the same result, down to the FNV-1a hash of all its output data,
@@ -46,10 +46,7 @@ for sample in "${samples[@]}"; do
   # The reference: one local device, no sluice (--shared computes the same as the default mode).
   ref="$app.ref"
   if [ ! -e "$ref" ]; then
-    set +e
-    POCL_DEVICES=pthread "$SLUICE_APPS_DIR/$app" >"$ref" 2>"$app.ref.err"
-    rc=$?
-    set -e
+    POCL_DEVICES=pthread rc_of "$SLUICE_APPS_DIR/$app" >"$ref" 2>"$app.ref.err"
     check "$app, 1 local device" 1 "$ref" "$app.ref.err" "$rc" "$ref"
   fi
 
@@ -65,7 +62,7 @@ for sample in "${samples[@]}"; do
 
   set +e
   # shellcheck disable=SC2086
-  POCL_DEVICES=pthread SLUICE_OPENCL=on LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/$app" $flags >"$tag.on" 2>"$tag.on.err"
+  POCL_DEVICES=pthread SLUICE_OPENCL=on run_sluice "$SLUICE_APPS_DIR/$app" $flags >"$tag.on" 2>"$tag.on.err"
   rc=$?
   set -e
   check "$sample, SLUICE_OPENCL=on" 1 "$tag.on" "$tag.on.err" "$rc" "$ref"
@@ -96,7 +93,7 @@ expect_eq "runs checked" 45 "$hashes"
 
 # --time (the benchmark's interface) adds one line on stderr and changes nothing on stdout.
 for app in cl_matmul_split cl_nbody cl_stencil2d cl_broadcast; do
-  POCL_DEVICES=pthread mpirun 2 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" \
+  POCL_DEVICES=pthread run_dist 2 SLUICE_OPENCL=distributed \
     "$SLUICE_APPS_DIR/$app" --time >"$app.timed" 2>"$app.timed.err"
   diff "$app.dist2" "$app.timed" >diff.out || fail "$app --time changed stdout: $(head -5 diff.out)"
   [[ "$(cat "$app.timed.err")" =~ ^[a-z0-9]+:\ compute\ [0-9.]+\ s\ on\ 2\ devices$ ]] ||

@@ -9,21 +9,15 @@ export POCL_MAX_PTHREAD_COUNT=1
 app=cl_legacy_commands
 POCL_DEVICES="pthread pthread" "$SLUICE_APPS_DIR/$app" >local.out 2>&1 || fail "$app fails locally: $(cat local.out)"
 expect_contains "local run counts to 4" "device 1: 4" "$(cat local.out)"
-set +e
-POCL_DEVICES=pthread mpirun 2 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/$app" \
+POCL_DEVICES=pthread rc_of run_dist 2 SLUICE_OPENCL=distributed "$SLUICE_APPS_DIR/$app" \
   >dist.out 2>dist.err
-rc=$?
-set -e
 expect_eq "$app on 2 ranks: exit code" 0 "$rc"
 expect_eq "$app on 2 ranks: stderr" "" "$(cat dist.err)"
 diff local.out dist.out >diff.out || fail "$app on 2 ranks differs from 2 local devices: $(cat diff.out)"
 echo "ok: $app on 2 ranks prints what it prints with 2 local devices"
 
-set +e
-POCL_DEVICES=pthread mpirun 2 env SLUICE_OPENCL=distributed LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/$app" \
+POCL_DEVICES=pthread rc_of run_dist 2 SLUICE_OPENCL=distributed "$SLUICE_APPS_DIR/$app" \
   --wait-for-events >wait.out 2>wait.err
-rc=$?
-set -e
 expect_eq "$app --wait-for-events on 2 ranks: exit code" 0 "$rc"
 expect_eq "$app --wait-for-events on 2 ranks: stderr" "" "$(cat wait.err)"
 expect_eq "$app --wait-for-events: same lines as the host wait" "$(cat local.out)" "$(grep -v 'no events' wait.out)"

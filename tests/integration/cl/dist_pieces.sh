@@ -58,9 +58,6 @@ expect_eq "3 ranks: rank 2's copies are rank 0's transfers to it" \
 echo "ok: transfers on this node go by CMA, and by MPI with SLUICE_DIST_CMA=off"
 
 # A bad value is one line naming the variable, and the program does not run.
-set +e
-SLUICE_OPENCL=distributed SLUICE_DIST_CHUNK=1K timeout 30 env LD_PRELOAD="$SLUICE_LIB" "$app" >bad.out 2>bad.err
-rc=$?
-set -e
+SLUICE_OPENCL=distributed SLUICE_DIST_CHUNK=1K rc_of timeout 30 env LD_PRELOAD="$SLUICE_LIB" "$app" >bad.out 2>bad.err
 expect_contains "bad SLUICE_DIST_CHUNK named" "SLUICE_DIST_CHUNK" "$(cat bad.err)"
 [ "$rc" != 0 ] || fail "a bad SLUICE_DIST_CHUNK still ran the program"

@@ -11,11 +11,8 @@ script="$SOURCE_DIR/tests/apps/cl_pyopencl_check.py"
 mkdir -p cache-local cache-dist
 POCL_DEVICES="pthread pthread pthread" XDG_CACHE_HOME="$PWD/cache-local" /usr/bin/python3 "$script" >local.out
 for run in cold warm; do
-  set +e
-  POCL_DEVICES=pthread XDG_CACHE_HOME="$PWD/cache-dist" mpirun 3 env SLUICE_OPENCL=distributed \
+  POCL_DEVICES=pthread XDG_CACHE_HOME="$PWD/cache-dist" rc_of mpirun 3 env SLUICE_OPENCL=distributed \
     SLUICE_TRACE_DIR="$PWD/tr.$run" LD_PRELOAD="$SLUICE_LIB" /usr/bin/python3 "$script" >"$run.out" 2>"$run.err"
-  rc=$?
-  set -e
   expect_eq "pyopencl on 3 ranks ($run cache): exit code" 0 "$rc"
   diff local.out "$run.out" >diff.out || fail "pyopencl output ($run cache) differs from three local devices: $(head -20 diff.out)"
   expect_eq "every device computed ($run)" 3 "$(grep -c 'axpy ok: True' "$run.out")"

@@ -7,11 +7,8 @@
 export POCL_MAX_PTHREAD_COUNT=1
 for app in cl_vector_add cl_events_callbacks cl_threads cl_burst cl_dlopen; do
   POCL_DEVICES=pthread "$SLUICE_APPS_DIR/$app" >"$app.local" 2>&1
-  set +e
-  POCL_DEVICES=pthread mpirun 2 env SLUICE_OPENCL=distributed "SLUICE_DEVICES=SELECT ALL WHERE node = 1" \
+  POCL_DEVICES=pthread rc_of mpirun 2 env SLUICE_OPENCL=distributed "SLUICE_DEVICES=SELECT ALL WHERE node = 1" \
     LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/$app" >"$app.remote" 2>&1
-  rc=$?
-  set -e
   expect_eq "$app on rank 1's device: exit code" 0 "$rc"
   diff "$app.local" "$app.remote" >diff.out || fail "$app on rank 1's device differs: $(head -20 diff.out)"
   echo "ok: $app on rank 1's device prints what it prints locally ($(wc -l <"$app.remote") lines)"

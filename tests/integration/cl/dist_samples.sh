@@ -6,29 +6,19 @@
 # exits 0 (each one's trace records PROCESS_EXIT with status 0, and only rank 0 runs main).
 export POCL_MAX_PTHREAD_COUNT=1
 
-devices() { local n=$1 s=""; for ((i = 0; i < n; i++)); do s+="pthread "; done; echo "${s% }"; }
-
 for app in cl_multi_device cl_vector_add; do
   for n in 1 2 3; do
-    POCL_DEVICES="$(devices "$n")" "$SLUICE_APPS_DIR/$app" >"$app.local$n" 2>&1
-    set +e
-    POCL_DEVICES=pthread mpirun "$n" env SLUICE_OPENCL=distributed SLUICE_TRACE_DIR="$PWD/tr.$app.$n" \
-      LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/$app" >"$app.dist$n" 2>&1
-    rc=$?
-    set -e
-    expect_eq "$app on $n ranks: exit code" 0 "$rc"
-    diff "$app.local$n" "$app.dist$n" >diff.out || fail "$app on $n ranks differs from $n local devices: $(head -20 diff.out)"
-    echo "ok: $app on $n ranks prints what it prints with $n local devices ($(wc -l <"$app.dist$n") lines)"
+    same_as_local "$n" "$app." "$SLUICE_APPS_DIR/$app"
   done
 done
-expect_contains "three devices seen" "devices: 3" "$(cat cl_multi_device.dist3)"
-expect_contains "work split over three ranks is right" "wrong=0" "$(cat cl_multi_device.dist3)"
-if grep -q DIFFERENT cl_multi_device.dist3; then fail "a query returned another object: $(grep DIFFERENT cl_multi_device.dist3)"; fi
-expect_eq "object queries answered with the program's objects" 18 "$(grep -c ' same$' cl_multi_device.dist3)"
+expect_contains "three devices seen" "devices: 3" "$(cat cl_multi_device.dist3.out)"
+expect_contains "work split over three ranks is right" "wrong=0" "$(cat cl_multi_device.dist3.out)"
+if grep -q DIFFERENT cl_multi_device.dist3.out; then fail "a query returned another object: $(grep DIFFERENT cl_multi_device.dist3.out)"; fi
+expect_eq "object queries answered with the program's objects" 18 "$(grep -c ' same$' cl_multi_device.dist3.out)"
 
 # Every rank wrote its trace and ended with status 0; the servers never ran the program's
 # OpenCL calls (no clCreateKernel there: they serve requests with the real loader directly).
-"$SLUICE_BIN_DIR/sluice-trace" dump tr.cl_multi_device.3 >dump.txt
+"$SLUICE_BIN_DIR/sluice-trace" dump cl_multi_device.tr3 >dump.txt
 for r in 0 1 2; do
   expect_contains "rank $r exited 0" "rank $r pid" "$(grep PROCESS_EXIT dump.txt | grep 'exit status=0')"
 done
@@ -42,6 +32,6 @@ echo "ok: rank 0's trace has the program's clCreateKernel"
 mkdir -p pocl-cache
 POCL_CACHE_DIR="$PWD/pocl-cache" POCL_DEVICES=pthread mpirun 2 env SLUICE_OPENCL=distributed \
   LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/cl_multi_device" >cold.out 2>cold.err
-diff cl_multi_device.local2 cold.out >diff.out || fail "cold-cache run differs: $(head -5 diff.out; head -5 cold.err)"
+diff cl_multi_device.local2.out cold.out >diff.out || fail "cold-cache run differs: $(head -5 diff.out; head -5 cold.err)"
 [ ! -s cold.err ] || fail "cold-cache run printed on stderr: $(head -5 cold.err)"
 echo "ok: kernels compiled from scratch on the serving rank"

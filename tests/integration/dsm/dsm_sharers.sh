@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# The DSM write miss of a chunk other ranks share, with no owner (docs/DSM.md, issue 17): the
+# The DSM write miss of a chunk other ranks share, with no owner (docs/DSM.md): the
 # home grants at once and the sharers acknowledge to the writer, three messages in sequence
 # (WR_REQ, INV, INV_ACK) where the four-message protocol waited for the ACKs at the home first.
 # tests/apps/mpi_dsm_sharers.c:

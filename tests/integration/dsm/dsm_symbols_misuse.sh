@@ -17,10 +17,7 @@ expect_contains "scope inside a scope" "already in a READ scope" "$err"
 expect_contains "reserved address" "reserved for symbols" "$err"
 expect_contains "size mismatch" "chunk @850 is 64 bytes at its home" "$err"
 # A write inside a READ scope stops the program with a message naming the chain.
-set +e
-timeout 60 "$MPIEXEC" -n 1 "$app" misuse-write >out 2>err
-rc=$?
-set -e
+rc_of timeout 60 "$MPIEXEC" -n 1 "$app" misuse-write >out 2>err
 [ "$rc" -ne 0 ] || fail "a write inside a READ scope exited 0"
 expect_contains "write in READ scope named" "write to DSM chain @42 inside a READ scope" "$(cat err)"
 if grep -q "FAIL" err; then fail "the write went through"; fi

@@ -36,7 +36,7 @@ F90
 "$fc" -o ftest ftest.f90 "${fflags[@]}"
 export SLUICE_PROGRESS_SLEEP_MAX=2000
 plain=$(mpirun 3 ./ftest)
-with=$(SLUICE_TRACE_DIR=$PWD/tr mpirun 3 env LD_PRELOAD="$SLUICE_LIB" ./ftest)
+with=$(SLUICE_TRACE_DIR=$PWD/tr run_dist 3 ./ftest)
 expect_eq "fortran stdout" "$plain" "$with"
 expect_contains "fortran MPI_IN_PLACE allreduce" "ranks 3 total 6" "$with"
 expect_contains "fortran provided is what it asked" "provided 1 query 1" "$with"

@@ -11,7 +11,7 @@ run_pair() { # label n cmd...: compares a plain and a preloaded run
   local label=$1 n=$2; shift 2
   local plain with rc_plain=0 rc_with=0
   plain=$(mpirun "$n" "$@" 2>plain.err) || rc_plain=$?
-  with=$(mpirun "$n" env LD_PRELOAD="$SLUICE_LIB" "$@" 2>with.err) || rc_with=$?
+  with=$(run_dist "$n" "$@" 2>with.err) || rc_with=$?
   expect_eq "$label n=$n stdout" "$plain" "$with"
   expect_eq "$label n=$n exit status" "$rc_plain" "$rc_with"
   # the launcher may report a non-zero exit on stderr; sluice itself must add nothing

@@ -14,7 +14,7 @@ count() { grep -c -- "$1" <<<"$2" || true; }
 
 # --- MPI program ---
 plain=$(mpirun 3 "$apps/mpi_ring" 4) && rc_plain=0 || rc_plain=$?
-with=$(SLUICE_TRACE_DIR=$PWD/ring mpirun 3 env LD_PRELOAD="$SLUICE_LIB" "$apps/mpi_ring" 4) \
+with=$(SLUICE_TRACE_DIR=$PWD/ring run_dist 3 "$apps/mpi_ring" 4) \
   && rc_with=0 || rc_with=$?
 expect_eq "ring stdout" "$plain" "$with"
 expect_eq "ring exit status" "$rc_plain" "$rc_with"
@@ -37,7 +37,7 @@ dd if=/dev/zero of=ckpt.$r bs=1k count=3 status=none; echo "rank $r: $?"'
 mkdir plain lazy
 plain=$(cd plain && mpirun 3 sh -c "$script" | sort) && rc_plain=0 || rc_plain=$?
 with=$(cd lazy && SLUICE_CAPTURE='ckpt.%r' SLUICE_TRACE_DIR=$PWD/tr \
-  mpirun 3 env LD_PRELOAD="$SLUICE_LIB" sh -c "$script" | sort) && rc_with=0 || rc_with=$?
+  run_dist 3 sh -c "$script" | sort) && rc_with=0 || rc_with=$?
 expect_eq "dd stdout" "$plain" "$with"
 expect_eq "dd exit status" "$rc_plain" "$rc_with"
 dump=$("$trace" dump lazy/tr)

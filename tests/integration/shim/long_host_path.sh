@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Host names and paths as long as Linux allows (issue 29). In a private UTS namespace the host
+# Host names and paths as long as Linux allows (docs/TRACE.md). In a private UTS namespace the host
 # name is 64 bytes, the most the kernel takes, one more than a 64-byte buffer with its terminator
 # holds. Under mpiexec -n 3 and -n 2, a program that lives in a folder whose path is over 700
 # bytes: every trace file's header and `sluice-trace summary` name the host and the program
@@ -31,7 +31,7 @@ cp "$(type -P true)" "$deep/true"
 expect_eq "the program's path is over 700 bytes" 1 "$(( ${#deep} > 700 ))"
 
 for n in 3 2; do
-  mpirun "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_TRACE_DIR="$PWD/tr$n" "$deep/true"
+  run_dist "$n" SLUICE_TRACE_DIR="$PWD/tr$n" "$deep/true"
   "$SLUICE_BIN_DIR/sluice-trace" summary "tr$n" >summary.$n
   expect_eq "$n ranks: every process's line names the host and the program whole" "$n" \
     "$(grep -cF -- " $host $deep/true" summary.$n || true)"
@@ -49,10 +49,7 @@ while [ $(( ${#dd} + 240 )) -lt 4091 ]; do dd=$dd/$(printf 'd%.0s' $(seq 200)); 
 mkdir -p "$dd"
 spec=$dd/$(printf "x%.0s" $(seq $((4094 - ${#dd} - 4))))%p%p
 expect_eq "the SLUICE_DEBUG spelling is 4095 bytes" 4095 "${#spec}"
-set +e
-mpirun 2 env LD_PRELOAD="$SLUICE_LIB" SLUICE_DEBUG="$spec" true 2>debug.err
-rc=$?
-set -e
+rc_of run_dist 2 SLUICE_DEBUG="$spec" true 2>debug.err
 expect_eq "a debug file name too long once expanded: the job still runs" 0 "$rc"
 expect_eq "no file under a cut name" "" "$(ls "$dd")"
 expect_eq "one line per process says why" 2 "$(grep -c 'SLUICE_DEBUG=.*File name too long; debug stream off' debug.err)"
@@ -68,7 +65,7 @@ long_stage=$sd/$(printf 'x%.0s' $(seq $((4100 - ${#sd} - 1))))
 expect_eq "the stage folder's path is 4100 bytes" 4100 "${#long_stage}"
 mkdir st && cd st
 set +e
-mpirun 2 env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE='ckpt.%r' SLUICE_STAGE_DIR="$long_stage" \
+run_dist 2 SLUICE_CAPTURE='ckpt.%r' SLUICE_STAGE_DIR="$long_stage" \
   sh -c 'echo rank $PMI_RANK >ckpt.$PMI_RANK' 2>stage.err
 set -e
 cd ..

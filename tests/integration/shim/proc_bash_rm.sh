@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# `bash -c 'echo x > ckpt.$r && rm ckpt.$r'` under capture on 4 ranks, 30 runs (issue 12: it
+# `bash -c 'echo x > ckpt.$r && rm ckpt.$r'` under capture on 4 ranks, 30 runs (docs/MPI.md, "Every process of a rank": it
 # failed in 7 of 30). bash writes the member itself, then execs rm (its last command): MPI must
 # not start in the image that execs, and rm takes the member over from its sidecar. Each run
 # must end as it does without sluice: exit code 0, nothing on stderr, no file left (neither the
@@ -8,7 +8,7 @@ export SLUICE_STAGE_DIR="$SLUICE_TEST_STAGE"
 for i in $(seq 1 30); do
   rm -rf run && mkdir run
   set +e
-  (cd run && timeout 60 "$MPIEXEC" -n 4 env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE='ckpt.%r' \
+  (cd run && RUN_TIMEOUT=60 run_dist 4 SLUICE_CAPTURE='ckpt.%r' \
     bash -c 'r=$PMI_RANK; echo x > ckpt.$r && rm ckpt.$r' >../out 2>../err)
   rc=$?
   set -e

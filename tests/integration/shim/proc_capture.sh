@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Checkpoint capture when the rank's checkpoint is written by another process than the one the
-# launcher started (issue 12): env chains of one and two levels, bash -c, a job script that runs
+# launcher started (docs/MPI.md, "Every process of a rank"): env chains of one and two levels, bash -c, a job script that runs
 # the writer, a Python driver whose subprocess writes (Python closes the PMI socket in its
 # children), and an MPI program whose system() child or forked child writes. Under real mpiexec
 # on 1, 2, 3 and 4 ranks, each run under `timeout` (a hang fails), against the same run without
@@ -34,7 +34,7 @@ run() {
   rm -rf ref cap && mkdir ref cap
   (cd ref && timeout 120 "$MPIEXEC" -n "$n" "$@" >../ref.out 2>../ref.err) || fail "$label: without sluice: $(head -3 ref.err)"
   set +e
-  (cd cap && timeout 120 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE='ckpt.%r' "$@" \
+  (cd cap && run_dist "$n" SLUICE_CAPTURE='ckpt.%r' "$@" \
     >../cap.out 2>../cap.err)
   local rc=$?
   set -e

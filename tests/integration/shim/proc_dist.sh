@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Distributed OpenCL when rank 0's program is not the process the launcher started (issue 12):
+# Distributed OpenCL when rank 0's program is not the process the launcher started (docs/MPI.md, "Every process of a rank"):
 # env chains of one and two levels after the preload (`env LD_PRELOAD=... SLUICE_OPENCL=
 # distributed env SLUICE_DEVICES=... prog`), bash -c, a bash job script, a Python driver
 # (/usr/bin/python3, subprocess: it closes every descriptor above 2 in the child), each with an
@@ -74,12 +74,12 @@ run "env env chain" 2 warm cl_dist_api_programs env A=1 env SLUICE_DEVICES="SELE
 
 # The issue's command: a wrapper after the preload on rank 0 and a query selecting 2 devices.
 rm -rf cache && mkdir cache
-POCL_CACHE_DIR=$PWD/cache POCL_DEVICES=pthread timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" \
+POCL_CACHE_DIR=$PWD/cache POCL_DEVICES=pthread run_dist 3 \
   SLUICE_OPENCL=distributed env SLUICE_DEVICES="SELECT TOP 2" clinfo -l >top2.out 2>top2.err
 expect_eq "env SLUICE_DEVICES=\"SELECT TOP 2\" clinfo: two devices" 2 "$(grep -c 'Device #' top2.out)"
 [ ! -s top2.err ] || fail "SELECT TOP 2: stderr: $(head -3 top2.err)"
 
 # Rank 0's program never asks for OpenCL: its shell ends the servers at exit, no hang.
-timeout 60 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" SLUICE_OPENCL=distributed bash -c 'true; echo done' \
+RUN_TIMEOUT=60 run_dist 3 SLUICE_OPENCL=distributed bash -c 'true; echo done' \
   >none.out 2>none.err || fail "no OpenCL on rank 0: $(head -3 none.err)"
 expect_eq "no OpenCL on rank 0: the shells ran, the job ended" "done done done" "$(echo $(cat none.out))"

@@ -24,9 +24,9 @@ truncate -s 100000 w/r.3 && printf x >>w/r.3
 printf 'header=64,dtype=f8,shape=20x18x16,grid=2x2x1,order=C,nprocs=4,headers=4096,array=8192' >corpus-container/layout.txt
 mkdir -p wa
 SLUICE_CAPTURE="$PWD/wa/ckpt.%r" SLUICE_LAYOUT="$PWD/wa/ckpt.%r:header=8,dtype=f8,shape=4x3x2" SLUICE_BLOCK_SIZE=512 \
-  with_sluice "$SLUICE_APPS_DIR/mpi_ckpt_array" write "$PWD/wa" 4 3 2 8 || fail "the array seed's writer failed"
+  run_sluice "$SLUICE_APPS_DIR/mpi_ckpt_array" write "$PWD/wa" 4 3 2 8 || fail "the array seed's writer failed"
 cp wa/ckpt.@r.sluice corpus-container/array.sluice
-SLUICE_TRACE_DIR=$PWD/traces SLUICE_BACKTRACE=4 with_sluice ls w >/dev/null
+SLUICE_TRACE_DIR=$PWD/traces SLUICE_BACKTRACE=4 run_sluice ls w >/dev/null
 cp traces/*.sluicetrace corpus-trace/
 
 for t in container trace; do

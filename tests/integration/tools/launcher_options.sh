@@ -79,10 +79,7 @@ expect_eq "one --help entry per variable" "$nvars" "$nhelp"
 run_launcher --stage-limit lots -- sh -c 'echo ran'
 expect_eq "bad value exits 2" 2 "$rc"
 expect_eq "bad value message" "sluice: invalid value SLUICE_STAGE_LIMIT='lots': expected a size such as 512M or 8GiB" "$err"
-set +e
-PMI_RANK=1 timeout 60 "$sluice" --stage-limit lots -- true 2>err.txt
-rc=$?
-set -e
+PMI_RANK=1 rc_of timeout 60 "$sluice" --stage-limit lots -- true 2>err.txt
 expect_eq "a later rank exits 2 too" 2 "$rc"
 expect_eq "a later rank says nothing" "" "$(cat err.txt)"
 for n in 2 3; do

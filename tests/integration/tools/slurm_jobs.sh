@@ -142,7 +142,7 @@ expect_contains "three devices seen" "devices: 3" "$(cat cl.dist)"
 expect_eq "a trace per rank" 3 "$(ls cl.trace | wc -l)"
 echo "ok: distributed OpenCL under srun prints what 3 local devices print"
 
-# 4. srun --mpi=none (issue 10, item 8): every task's MPI would be a job of one rank. sluice stops
+# 4. srun --mpi=none (docs/MPI.md, "Slurm without an MPI plugin"): every task's MPI would be a job of one rank. sluice stops
 # each task before main with one line naming --mpi=pmi2; nothing is written, the job fails.
 mkdir mpi_none
 set +e
@@ -157,7 +157,7 @@ expect_contains "srun --mpi=none: how to launch" "--mpi=pmi2" "$(cat mpi_none/no
 expect_eq "srun --mpi=none: nothing written" "none.err none.out" "$(cd mpi_none && echo *)"
 echo "ok: srun --mpi=none stops every task before main with one line"
 
-# 5. A rank that sluice stops before MPI starts (issue 29, docs/FAULTS.md): a bad SLUICE_DEVICES
+# 5. A rank that sluice stops before MPI starts (docs/FAULTS.md; docs/FAULTS.md): a bad SLUICE_DEVICES
 # that one rank alone sees (set by bash), on rank 0 of 2 and on serving rank 2 of 3, while the
 # others wait in MPI_Init. Without -K srun would wait for them for ever; sluice's PMI abort makes
 # Slurm end the step: srun's status (137: the others were killed), one sluice line.

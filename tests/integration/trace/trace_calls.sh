@@ -7,7 +7,7 @@ TRACE=$SLUICE_BIN_DIR/sluice-trace
 SRC=$SOURCE_DIR/tests/apps
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE
 
-timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" SLUICE_TRACE_DIR="$PWD/hello" SLUICE_BACKTRACE=3 \
+run_dist 3 SLUICE_TRACE_DIR="$PWD/hello" SLUICE_BACKTRACE=3 \
   "$SLUICE_APPS_DIR/mpi_trace_hello" >/dev/null || fail "mpi_trace_hello failed"
 "$TRACE" calls hello >hello.txt || fail "calls failed"
 cat hello.txt
@@ -21,7 +21,7 @@ done
 
 d=$PWD/ck; mkdir -p "$d"
 SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_TRACE_DIR=$PWD/ck.trace SLUICE_BACKTRACE=4 \
-  timeout 120 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/ckpt_sized" write "$d" 1000 2000 \
+  run_dist 2 "$SLUICE_APPS_DIR/ckpt_sized" write "$d" 1000 2000 \
   || fail "checkpoint job failed"
 "$TRACE" calls ck.trace >ck.txt || fail "calls failed"
 cat ck.txt

@@ -10,7 +10,7 @@ for n in 3 2; do
   # cat: output and exit code identical; the folder (nested, missing) is created by the ranks.
   set +e
   plain=$(mpirun "$n" cat input.txt 2>/dev/null); plain_rc=$?
-  traced=$(mpirun "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_TRACE_DIR="$PWD/cat$n/deep/dir" cat input.txt); traced_rc=$?
+  traced=$(run_dist "$n" SLUICE_TRACE_DIR="$PWD/cat$n/deep/dir" cat input.txt); traced_rc=$?
   set -e
   expect_eq "cat -n $n: stdout unchanged" "$plain" "$traced"
   expect_eq "cat -n $n: exit code unchanged" "$plain_rc" "$traced_rc"
@@ -37,7 +37,7 @@ done
 # ls, and a failing command: exit code and output still identical, files still written.
 set +e
 plain=$(mpirun 3 ls listing); plain_rc=$?
-traced=$(mpirun 3 env LD_PRELOAD="$SLUICE_LIB" SLUICE_TRACE_DIR="$PWD/ls" ls listing); traced_rc=$?
+traced=$(run_dist 3 SLUICE_TRACE_DIR="$PWD/ls" ls listing); traced_rc=$?
 set -e
 expect_eq "ls: stdout unchanged" "$plain" "$traced"
 expect_eq "ls: exit code unchanged" "$plain_rc" "$traced_rc"
@@ -45,7 +45,7 @@ expect_eq "ls: three files" 3 "$(ls ls/*.sluicetrace | wc -l)"
 
 set +e
 mpirun 3 cat no-such-file >/dev/null 2>&1; plain_rc=$?
-mpirun 3 env LD_PRELOAD="$SLUICE_LIB" SLUICE_TRACE_DIR="$PWD/fail" cat no-such-file >/dev/null 2>&1; traced_rc=$?
+run_dist 3 SLUICE_TRACE_DIR="$PWD/fail" cat no-such-file >/dev/null 2>&1; traced_rc=$?
 set -e
 expect_eq "failing cat: exit code unchanged" "$plain_rc" "$traced_rc"
 expect_eq "failing cat: three files" 3 "$(ls fail/*.sluicetrace | wc -l)"
@@ -69,14 +69,14 @@ set -e
 grep -q "summary" <<<"$("$TRACE" --help)" || fail "--help lists summary"
 
 # A relative SLUICE_TRACE_DIR means the folder the process started in, even if it chdirs.
-out=$(env LD_PRELOAD="$SLUICE_LIB" SLUICE_TRACE_DIR=rel bash -c 'cd / && echo moved')
+out=$(run_sluice SLUICE_TRACE_DIR=rel bash -c 'cd / && echo moved')
 expect_eq "chdir: output" "moved" "$out"
 expect_eq "chdir: file under the starting folder" 1 "$(ls rel/*.sluicetrace | wc -l)"
 
 # A folder that cannot be created: the program runs unchanged; sluice says why, naming it.
 touch plainfile
 set +e
-out=$(env LD_PRELOAD="$SLUICE_LIB" SLUICE_TRACE_DIR="$PWD/plainfile/sub" /usr/bin/python3 -c 'print("still runs")' 2>err.txt); rc=$?
+out=$(run_sluice SLUICE_TRACE_DIR="$PWD/plainfile/sub" /usr/bin/python3 -c 'print("still runs")' 2>err.txt); rc=$?
 set -e
 expect_eq "unwritable folder: output" "still runs" "$out"
 expect_eq "unwritable folder: exit code" 0 "$rc"

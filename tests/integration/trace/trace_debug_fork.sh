@@ -6,28 +6,28 @@ TRACE=$SLUICE_BIN_DIR/sluice-trace
 PY=/usr/bin/python3
 
 # stderr: one line per event as it happens; stdout untouched.
-out=$(env LD_PRELOAD="$SLUICE_LIB" SLUICE_DEBUG=stderr /usr/bin/python3 -c 'print("out")' 2>err.txt)
+out=$(run_sluice SLUICE_DEBUG=stderr /usr/bin/python3 -c 'print("out")' 2>err.txt)
 expect_eq "debug: stdout unchanged" "out" "$out"
 expect_contains "debug: PROCESS_START line" "PROCESS_START pid=" "$(cat err.txt)"
 expect_contains "debug: PROCESS_EXIT line" "PROCESS_EXIT exit status=0" "$(cat err.txt)"
 # `true` keeps stderr open to the end (most coreutils close it at exit: then sluice stays quiet).
-env LD_PRELOAD="$SLUICE_LIB" SLUICE_DEBUG=1 true 2>err.txt
+run_sluice SLUICE_DEBUG=1 true 2>err.txt
 expect_eq "debug: true prints start and exit" 2 "$(grep -c -E 'PROCESS_(START|EXIT)' err.txt)"
 expect_contains "debug: prefixed with rank" "sluice[0] +" "$(cat err.txt)"
 
 # A fatal signal with only the debug stream on: the line is printed, the death unchanged.
 set +e
-env LD_PRELOAD="$SLUICE_LIB" SLUICE_DEBUG=stderr bash -c 'kill -BUS $$' 2>err.txt; rc=$?
+run_sluice SLUICE_DEBUG=stderr bash -c 'kill -BUS $$' 2>err.txt; rc=$?
 set -e
 expect_eq "debug: SIGBUS still kills" 135 "$rc"
 expect_contains "debug: SIGNAL_FATAL line" "SIGNAL_FATAL signal number=7" "$(cat err.txt)"
 
 # Off spellings print nothing.
-env LD_PRELOAD="$SLUICE_LIB" SLUICE_DEBUG=off sh -c 'true' 2>err.txt
+run_sluice SLUICE_DEBUG=off sh -c 'true' 2>err.txt
 expect_eq "debug off: no stderr" "" "$(cat err.txt)"
 
 # A file per rank under mpiexec (%r), with the launcher's size.
-mpirun 3 env LD_PRELOAD="$SLUICE_LIB" SLUICE_DEBUG="$PWD/debug.%r.log" cat /dev/null
+run_dist 3 SLUICE_DEBUG="$PWD/debug.%r.log" cat /dev/null
 for r in 0 1 2; do
   expect_contains "debug file rank $r" "sluice[$r] " "$(cat debug.$r.log)"
   expect_contains "debug file rank $r: size" "launcher size=3" "$(cat debug.$r.log)"
@@ -49,7 +49,7 @@ for t in threads: t.start()
 for t in threads: t.join()
 print("done")
 PYEOF
-out=$(env LD_PRELOAD="$SLUICE_LIB" SLUICE_TRACE_DIR="$PWD/fork" SLUICE_DEBUG="$PWD/fork.%p.log" $PY forker.py)
+out=$(run_sluice SLUICE_TRACE_DIR="$PWD/fork" SLUICE_DEBUG="$PWD/fork.%p.log" $PY forker.py)
 expect_eq "fork: stdout unchanged" "done" "$out"
 expect_eq "fork: parent and child files" 2 "$(ls fork/*.sluicetrace | wc -l)"
 expect_eq "fork: parent and child debug files (%p)" 2 "$(ls fork.*.log | wc -l)"

@@ -76,6 +76,6 @@ expect_eq "video: the input chunk's accesses in the CSV" $((w + r)) \
   "$(awk -F, -v a="$in1" '$1 == "chunk" && $5 == a {print $9 + $10 + $11 + $12}' v.csv)"
 expect_eq "video: a rank row per rank" 3 "$(grep -c '^rank,' v.csv)"
 mkdir -p none
-SLUICE_TRACE_DIR=$PWD/none timeout 60 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" true || fail "a run without the DSM failed"
+SLUICE_TRACE_DIR=$PWD/none RUN_TIMEOUT=60 run_dist 2 true || fail "a run without the DSM failed"
 expect_contains "no DSM: said so" "no DSM records in the trace" "$("$TRACE" dsm none 2>&1 || true)"
 echo "ok: the video pipeline's frames through the input chunk"

@@ -46,7 +46,7 @@ sizes="200001 333333 150000 77777"
 for n in 3 4; do
   d=$PWD/ck$n; mkdir -p "$d"
   SLUICE_CB_WRITE=enable SLUICE_CB_NODES=1 SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_TRACE_DIR=$PWD/tr$n \
-    timeout 120 "$MPIEXEC" -n $n env LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/ckpt_sized" write "$d" $sizes \
+    run_dist $n "$SLUICE_APPS_DIR/ckpt_sized" write "$d" $sizes \
     || fail "checkpoint job on $n ranks failed"
   "$TRACE" perfetto ck$n.json tr$n || fail "perfetto failed"
   r=$(/usr/bin/python3 "$CHECK" ck$n.json $n) || fail "ck$n.json: $r"

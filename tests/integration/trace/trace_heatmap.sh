@@ -12,7 +12,7 @@ for n in 3 4; do
   sizes="200001 333333 150000 77777"
   d=$PWD/ck$n; mkdir -p "$d"
   SLUICE_CB_WRITE=enable SLUICE_CB_NODES=2 SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_TRACE_DIR=$PWD/tr$n \
-    timeout 120 "$MPIEXEC" -n $n env LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/ckpt_sized" write "$d" $sizes \
+    run_dist $n "$SLUICE_APPS_DIR/ckpt_sized" write "$d" $sizes \
     || fail "checkpoint job on $n ranks failed"
   "$TRACE" heatmap --csv h$n.csv tr$n || fail "heatmap --csv failed"
   cat h$n.csv

@@ -28,7 +28,7 @@ PYEOF
 sizes="200001 333333 150000"
 d=$PWD/tp; mkdir -p "$d"
 SLUICE_CB_WRITE=enable SLUICE_CB_NODES=2 SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_TRACE_DIR=$PWD/tp.trace \
-  timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/ckpt_sized" write "$d" $sizes \
+  run_dist 3 "$SLUICE_APPS_DIR/ckpt_sized" write "$d" $sizes \
   || fail "two-phase job failed"
 "$TRACE" io --mtbf 24h --cost 60 tp.trace >tp.io || fail "io failed"
 cat tp.io
@@ -52,7 +52,7 @@ check_intervals tp.io
 # Direct path on 4 ranks, two steps, each waited for by fsync.
 d=$PWD/st; mkdir -p "$d"
 SLUICE_CB_WRITE=disable SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_TRACE_DIR=$PWD/st.trace \
-  timeout 120 "$MPIEXEC" -n 4 env LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/ckpt_commit_steps" write "$d" 2 --fsync \
+  run_dist 4 "$SLUICE_APPS_DIR/ckpt_commit_steps" write "$d" 2 --fsync \
   || fail "steps job failed"
 "$TRACE" io --mtbf 1h st.trace >st.io || fail "io failed"
 cat st.io

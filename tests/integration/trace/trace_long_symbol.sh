@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# `sluice-trace calls` names frames whose function name is longer than a line buffer (issue 29):
+# `sluice-trace calls` names frames whose function name is longer than a line buffer (docs/TRACE.md):
 # tests/apps/trace_long_symbol opens its checkpoint from a function of a 2816-byte name, called
 # by main, under mpiexec -n 3 and -n 2 with SLUICE_BACKTRACE. addr2line prints that name on one
 # line; read in pieces, the rest of the name took the place of its file:line and every later
@@ -12,7 +12,7 @@ call_line=$(grep -n 'int rc = LONG_NAME(path);' "$SRC" | cut -d: -f1)
 for n in 3 2; do
   mkdir "run$n"
   (cd "run$n" && SLUICE_CAPTURE="$PWD/ckpt.%r" SLUICE_TRACE_DIR="$PWD/tr" SLUICE_BACKTRACE=4 \
-    timeout 120 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/trace_long_symbol" >out) ||
+    run_dist "$n" "$SLUICE_APPS_DIR/trace_long_symbol" >out) ||
     fail "trace_long_symbol on $n ranks failed"
   expect_eq "$n ranks wrote" "$n" "$(grep -c ': 0$' "run$n/out")"
   "$SLUICE_BIN_DIR/sluice-trace" calls "run$n/tr" >calls.$n || fail "calls failed"

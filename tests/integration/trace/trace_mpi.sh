@@ -8,7 +8,7 @@ APP=$SLUICE_APPS_DIR/mpi_trace_hello
 for n in 3 4; do
   set +e
   plain=$(mpirun "$n" "$APP"); plain_rc=$?
-  traced=$(mpirun "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_TRACE_DIR="$PWD/t$n" SLUICE_BACKTRACE=3 "$APP"); traced_rc=$?
+  traced=$(run_dist "$n" SLUICE_TRACE_DIR="$PWD/t$n" SLUICE_BACKTRACE=3 "$APP"); traced_rc=$?
   set -e
   expect_eq "mpi -n $n: stdout unchanged" "$plain" "$traced"
   expect_eq "mpi -n $n: exit code unchanged" "$plain_rc" "$traced_rc"

@@ -14,7 +14,7 @@ export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE POCL_MAX_PTHREAD_COUNT=1
 d=$PWD/$'ckpt\xff'
 mkdir -p "$d"
 SLUICE_CB_WRITE=enable SLUICE_CB_NODES=2 SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_TRACE_DIR=$PWD/ck SLUICE_BACKTRACE=4 \
-  timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/ckpt_sized" write "$d" 200001 333333 150000 \
+  run_dist 3 "$SLUICE_APPS_DIR/ckpt_sized" write "$d" 200001 333333 150000 \
   || fail "checkpoint job failed"
 "$TRACE" perfetto ck.json ck || fail "perfetto export failed"
 r=$(/usr/bin/python3 "$CHECK" ck.json 3) || fail "ck.json: $r"
@@ -47,7 +47,7 @@ echo "ok: chrome is an alias"
 
 # Without call sites, the hwloc calls are still told apart (the run of queries ending at MPI_INIT).
 SLUICE_CB_WRITE=enable SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_TRACE_DIR=$PWD/ck2 \
-  timeout 120 "$MPIEXEC" -n 3 env LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/ckpt_sized" write "$d" 1000 2000 3000 \
+  run_dist 3 "$SLUICE_APPS_DIR/ckpt_sized" write "$d" 1000 2000 3000 \
   || fail "second checkpoint job failed"
 "$TRACE" perfetto ck2.json ck2
 /usr/bin/python3 "$CHECK" ck2.json 3 >/dev/null || fail "ck2.json invalid"

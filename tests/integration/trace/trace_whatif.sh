@@ -12,7 +12,7 @@ check() { # FILE TARGETS TARGET_BW STRIPE_COUNT MD_LAT MD_RATE RPN NODE_BW AGG_B
 for n in 2 3; do
   d=$PWD/ck$n; mkdir -p "$d"
   SLUICE_CB_WRITE=enable SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_TRACE_DIR=$PWD/tr$n \
-    timeout 120 "$MPIEXEC" -n $n env LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/ckpt_sized" write "$d" 300000 500000 100000 \
+    run_dist $n "$SLUICE_APPS_DIR/ckpt_sized" write "$d" 300000 500000 100000 \
     || fail "checkpoint job on $n ranks failed"
   "$TRACE" whatif tr$n >w$n.txt || fail "whatif failed"
   cat w$n.txt
