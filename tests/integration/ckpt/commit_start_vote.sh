@@ -40,7 +40,7 @@ for n in 3 2; do
     || fail "$n ranks, one late writer: the job failed or hung"
   [ ! -e "$d/ck.$last" ] || fail "$n ranks, one late writer: a plain file was left"
   expect_eq "$n ranks, one late writer: members" "1" "$("$ckpt" ls "$d" | grep -c "$d/ck\.$last")"
-  expect_eq "$n ranks, one late writer: content" "late $last" "$(SLUICE_CAPTURE="$d/ck.%r" with_sluice cat "$d/ck.$last")"
+  expect_eq "$n ranks, one late writer: content" "late $last" "$(SLUICE_CAPTURE="$d/ck.%r" run_sluice cat "$d/ck.$last")"
   expect_eq "$n ranks, one late writer: processes that started MPI" "$n" "$(mpi_inits "$d/trace")"
   expect_eq "$n ranks, one late writer: stage empty" "" "$(ls -A "$SLUICE_STAGE_DIR")"
 done
