@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* A second preload library shaped like the I/O profilers sites preload into every job (Darshan):
- * it wraps open, write and MPI_Init/MPI_Init_thread/MPI_Finalize, exports the PMPI_ names as
- * aliases of its MPI_ wrappers, and forwards every call with dlsym(RTLD_NEXT, "PMPI_..." or the
- * libc name), as Darshan does. It counts what it sees and writes one report per process into
+ * it wraps open, write (also pwrite and pwritev) and MPI_Init/MPI_Init_thread/MPI_Finalize, exports the PMPI_
+ * names as aliases of its MPI_ wrappers, and forwards every call with dlsym(RTLD_NEXT, "PMPI_..." or the libc
+ * name), as Darshan does. It counts what it sees and writes one report per process into
  * $PRELOAD_TOOL_DIR/tool.<pid>, at MPI_Finalize before forwarding (as Darshan writes its log) or
  * at exit for a process that never finalized:
  *   mpi_init N / mpi_finalize N        entries into the MPI wrappers (either name)
@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -126,6 +127,21 @@ EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
 {
     ssize_t r = NEXT(pwrite64)(fd, buf, n, off);
+    wrote(fd, r);
+    return r;
+}
+
+/* Vectored writes, as Darshan's POSIX module wraps them (sluice's aggregators write with them). */
+EXPORT ssize_t pwritev(int fd, const struct iovec *v, int n, off_t off)
+{
+    ssize_t r = NEXT(pwritev)(fd, v, n, off);
+    wrote(fd, r);
+    return r;
+}
+
+EXPORT ssize_t pwritev64(int fd, const struct iovec *v, int n, off_t off)
+{
+    ssize_t r = NEXT(pwritev64)(fd, v, n, off);
     wrote(fd, r);
     return r;
 }
