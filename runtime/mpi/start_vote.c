@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* See start_vote.h. PMI-1 exchanges of MPICH's hydra: `init`, `get_my_kvsname`, `put` (only a
+/* See start_vote.h. PMI-1 exchanges of MPICH's hydra: `init`, `get_maxes`, `get_my_kvsname`, `put` (only a
  * rank that starts MPI; every such rank puts the same key, which hydra accepts), `barrier_in`,
  * `get` (answered rc=-1 where no rank put the key), and `finalize` where no rank starts MPI. */
 #include "mpi/start_vote.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -41,31 +42,55 @@ static int call(int fd, const char *req, char *ans, size_t cap, int wait_ms)
     return rc;
 }
 
-enum sluice_start_vote sluice_start_vote(int fd, bool start)
+/* Answers hold a kvsname and a value whose lengths the launcher decides: PMI-1's get_maxes
+ * says them (hydra: 256 and 1024); a name cut by a fixed buffer would be another job's. */
+static enum sluice_start_vote vote(int fd, bool start, char *ans, size_t cap, char *kvs, size_t kcap,
+                                   char *req)
 {
-    char ans[512], kvs[256], rc[16], req[512];
-    if (call(fd, "cmd=init pmi_version=1 pmi_subversion=1\n", ans, sizeof ans, ANSWER_MS) != 0 ||
-        call(fd, "cmd=get_my_kvsname\n", ans, sizeof ans, ANSWER_MS) != 0)
+    char rc[16];
+    if (call(fd, "cmd=get_my_kvsname\n", ans, cap, ANSWER_MS) != 0)
         return SLUICE_VOTE_FAILED;
-    field(ans, "kvsname", kvs, sizeof kvs);
-    if (!kvs[0])
-        return SLUICE_VOTE_FAILED;
+    field(ans, "kvsname", kvs, kcap);
+    if (!kvs[0] || strlen(kvs) >= kcap - 1)
+        return SLUICE_VOTE_FAILED; /* empty, or longer than get_maxes said: never a cut name */
     if (start) {
-        snprintf(req, sizeof req, "cmd=put kvsname=%s key=" VOTE_KEY " value=1\n", kvs);
-        if (call(fd, req, ans, sizeof ans, ANSWER_MS) != 0)
+        snprintf(req, cap, "cmd=put kvsname=%s key=" VOTE_KEY " value=1\n", kvs);
+        if (call(fd, req, ans, cap, ANSWER_MS) != 0)
             return SLUICE_VOTE_FAILED;
     }
-    if (call(fd, "cmd=barrier_in\n", ans, sizeof ans, -1) != 0)
+    if (call(fd, "cmd=barrier_in\n", ans, cap, -1) != 0)
         return SLUICE_VOTE_FAILED;
-    snprintf(req, sizeof req, "cmd=get kvsname=%s key=" VOTE_KEY "\n", kvs);
-    if (call(fd, req, ans, sizeof ans, ANSWER_MS) != 0)
+    snprintf(req, cap, "cmd=get kvsname=%s key=" VOTE_KEY "\n", kvs);
+    if (call(fd, req, ans, cap, ANSWER_MS) != 0)
         return SLUICE_VOTE_FAILED;
     field(ans, "rc", rc, sizeof rc);
     if (start || strcmp(rc, "0") == 0)
         return SLUICE_VOTE_SOME;
     /* No rank starts MPI: the launcher must count this process as finished with PMI, or it ends
      * the job when the socket closes. */
-    if (call(fd, "cmd=finalize\n", ans, sizeof ans, ANSWER_MS) != 0)
+    if (call(fd, "cmd=finalize\n", ans, cap, ANSWER_MS) != 0)
         return SLUICE_VOTE_FAILED;
     return SLUICE_VOTE_NONE;
+}
+
+enum sluice_start_vote sluice_start_vote(int fd, bool start)
+{
+    char first[512], num[32];
+    if (call(fd, "cmd=init pmi_version=1 pmi_subversion=1\n", first, sizeof first, ANSWER_MS) != 0 ||
+        call(fd, "cmd=get_maxes\n", first, sizeof first, ANSWER_MS) != 0)
+        return SLUICE_VOTE_FAILED;
+    field(first, "kvsname_max", num, sizeof num);
+    long kmax = strtol(num, NULL, 10);
+    field(first, "vallen_max", num, sizeof num);
+    long vmax = strtol(num, NULL, 10);
+    if (kmax <= 0 || kmax > (1 << 20) || vmax <= 0 || vmax > (1 << 20))
+        return SLUICE_VOTE_FAILED;
+    size_t kcap = (size_t)kmax + 2, cap = (size_t)kmax + (size_t)vmax + 256;
+    char *ans = malloc(cap), *req = malloc(cap), *kvs = malloc(kcap);
+    enum sluice_start_vote v =
+        ans && req && kvs ? vote(fd, start, ans, cap, kvs, kcap, req) : SLUICE_VOTE_FAILED;
+    free(ans);
+    free(req);
+    free(kvs);
+    return v;
 }
