@@ -5,6 +5,7 @@
 
 #include "common/host_id.h"
 #include "common/private_dir.h"
+#include "common/proc_stat.h"
 #include "common/real.h"
 
 #include <dirent.h>
@@ -45,14 +46,8 @@ static unsigned long long start_time_of(pid_t pid)
     if (n <= 0)
         return 0;
     buf[n] = '\0';
-    char *p = strrchr(buf, ')'); /* the command name may contain spaces */
-    if (p == NULL)
-        return 0;
-    /* after ") " come fields 3 (state) onwards; start time is field 22 */
-    p++;
-    for (int field = 2; field < 21 && p; field++)
-        p = strchr(p + 1, ' ');
-    return p ? strtoull(p + 1, NULL, 10) : 0;
+    const char *start = sluice_proc_stat_field(buf, 22);
+    return start ? strtoull(start, NULL, 10) : 0;
 }
 
 /* Job folder names end in "@<pid>-<start time>-<host id>" when a launcher process is known that

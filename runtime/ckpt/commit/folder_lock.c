@@ -3,6 +3,7 @@
 #include "ckpt/commit/folder_lock.h"
 
 #include "common/host_id.h"
+#include "common/proc_stat.h"
 #include "common/real.h"
 
 #include <errno.h>
@@ -35,10 +36,8 @@ static long long process_start(long pid)
     if (len <= 0)
         return -1;
     buf[len] = '\0';
-    char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
-    for (int field = 2; p && field < 22; field++)
-        p = strchr(p + 1, ' ');
-    return p ? strtoll(p + 1, NULL, 10) : -1;
+    const char *start = sluice_proc_stat_field(buf, 22);
+    return start ? strtoll(start, NULL, 10) : -1;
 }
 
 static int create(struct sluice_folder_lock *l)

@@ -14,6 +14,7 @@
 #include "ckpt/commit/stage_index.h"
 #include "ckpt/container/container.h"
 #include "common/private_dir.h"
+#include "common/proc_stat.h"
 #include "common/real.h"
 #include "config/config.h"
 #include "sluice_version.h"
@@ -70,12 +71,10 @@ static int64_t process_start_ns(long pid)
     if (len <= 0)
         return -1;
     buf[len] = '\0';
-    char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
-    for (int field = 2; p && field < 22; field++)
-        p = strchr(p + 1, ' ');
-    if (!p)
+    const char *start = sluice_proc_stat_field(buf, 22);
+    if (!start)
         return -1;
-    long long ticks = strtoll(p + 1, NULL, 10);
+    long long ticks = strtoll(start, NULL, 10);
     long hz = sysconf(_SC_CLK_TCK);
     return hz > 0 ? (int64_t)(ticks * (1000000000 / hz)) : -1;
 }
