@@ -80,6 +80,6 @@ while [ "$n" -le "$max" ]; do
   SLUICE_CAPTURE="$work/none/ckpt.%r" SLUICE_STAGE_DIR=$work/none-st \
     timeout 300 "$mpiexec" -n "$n" env LD_PRELOAD="$lib" true
   t2=$(date +%s.%N)
-  printf '%5d %8.2f %12.2f\n' "$n" "$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t1" | bc)"
+  awk -v n="$n" -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN {printf "%5d %8.2f %12.2f\n", n, b - a, c - b}' 
   n=$(( n * 2 ))
 done
