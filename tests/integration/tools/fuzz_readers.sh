@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # The libFuzzer targets of the two readers of untrusted files (fuzz/): the container reader
-# and the trace reader, each run for a bounded time (FUZZ_SECONDS, default 30) from seeds made
+# and the trace reader, each run for a bounded time (FUZZ_SECONDS, default 15 in the suite; longer by hand) from seeds made
 # here by the real tools. Fails on any crash, leak, sanitizer report or timeout the fuzzer
 # finds. Skipped with a message where clang's libFuzzer is not installed.
 clang_bin=$(command -v clang || command -v clang-15 || command -v clang-14 || true)
@@ -9,7 +9,7 @@ if [ -z "$clang_bin" ] || ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsi
   echo "skipped: clang with libFuzzer not found (Debian: clang libclang-rt-14-dev)"
   exit 0
 fi
-secs=${FUZZ_SECONDS:-30}
+secs=${FUZZ_SECONDS:-15}
 timeout 300 cmake -S "$SOURCE_DIR/fuzz" -B fuzz-build -DCMAKE_C_COMPILER="$clang_bin" >/dev/null
 timeout 300 nice cmake --build fuzz-build -j2 >/dev/null
 
