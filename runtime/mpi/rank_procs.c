@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/proc_stat.h"
 #include "mpi/launcher.h"
 #include "mpi/roles.h"
 
@@ -38,9 +39,8 @@ int sluice_proc_parent(int pid)
     char buf[512];
     if (read_proc(pid, "stat", buf, sizeof buf) <= 0)
         return 0;
-    const char *p = strrchr(buf, ')'); /* the command name may contain spaces */
-    int ppid = 0;
-    return p && sscanf(p + 1, " %*c %d", &ppid) == 1 ? ppid : 0;
+    const char *p = sluice_proc_stat_field(buf, 4); /* the parent's pid */
+    return p ? atoi(p) : 0;
 }
 
 static bool is_slurmstepd(int pid)
