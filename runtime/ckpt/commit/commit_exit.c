@@ -93,6 +93,7 @@ static void register_handlers(void)
     commit_home_register();
     commit_rank_register();
     commit_twophase_register();
+    commit_direct_register();
 }
 
 static int transport_start(void)
