@@ -6,7 +6,8 @@
 # process ids, and nothing of other nodes. Then the job commits with one aggregator per node
 # (SLUICE_CB_NODES=0, the default): the trace shows 3 aggregators, one on each node, only they
 # write the container, and no stripe of it (header and index included) is written by two. Jobs on 1, 2 and 4 nodes (3, 4 and 5 ranks) read every member back
-# byte for byte.
+# byte for byte. Then the direct path (no shuffle): one writer per node, each copying its node's
+# members from their staging files; the container holds every byte.
 source "$SOURCE_DIR/tests/cluster/lib.bash"
 tb_up 4
 sizes="200001 333333 150000 77777 262147 100003"
@@ -101,3 +102,22 @@ restart() {
 restart "1 node (3 ranks on node3)" -hosts node3:3 -n 3
 restart "2 nodes (2 ranks on node0 and node3)" -hosts node0:2,node3:2 -n 4
 restart "4 nodes (5 ranks)" -hosts node0,node1,node2,node3 -n 5
+
+# The direct path across nodes (SLUICE_CB_WRITE=disable: no shuffle): each node's aggregator
+# copies its own node's members from their node-local staging files, so the container's writers
+# are one rank on each node, not all six; the container verifies and holds every byte.
+dd=$SHARED/direct
+mkdir -p "$dd"
+SLUICE_CAPTURE="$dd/ckpt.%r" SLUICE_CB_WRITE=disable tb_mpiexec -hosts node0:2,node1:2,node2:2 -n 6 \
+  env SLUICE_TRACE_DIR="$SHARED/trace-direct" LD_PRELOAD="$SLUICE_LIB" "$SLUICE_APPS_DIR/ckpt_sized" write "$dd" $sizes \
+  > direct.out 2>&1 || fail "direct writer job failed: $(head -5 direct.out)"
+"$SLUICE_BIN_DIR/sluice-ckpt" verify "$dd/ckpt.@r.sluice" > /dev/null || fail "direct: the container does not verify"
+"$SLUICE_BIN_DIR/sluice-trace" dump "$SHARED/trace-direct" > direct.dump || fail "direct: trace unreadable"
+dwriters=$(grep ' COMMIT_FS_WRITE ' direct.dump | awk '{print $2}' | sort -un | tr '\n' ' ')
+expect_eq "direct path: one writer on each node" "0 1 2" "$(for r in $dwriters; do echo $((r / 2)); done | sort -u | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "direct path: three writers for six members" 3 "$(echo $dwriters | wc -w)"
+"$SLUICE_BIN_DIR/sluice-ckpt" extract -o "$SHARED/direct.x" "$dd/ckpt.@r.sluice" > /dev/null \
+  || fail "direct: extract failed"
+"$SLUICE_APPS_DIR/ckpt_sized" verify "$SHARED/direct.x" 6 $sizes > direct.verify 2>&1 \
+  || fail "direct: the container holds wrong bytes: $(head -5 direct.verify)"
+echo "ok: direct path across 3 nodes written by ranks $dwriters, every byte in the container"

@@ -93,6 +93,7 @@ static void register_handlers(void)
     commit_home_register();
     commit_rank_register();
     commit_twophase_register();
+    commit_direct_register();
 }
 
 static int transport_start(void)
@@ -322,8 +323,11 @@ int sluice_commit_flush_all(void)
     commit_members_retry();
     int use_mpi = commit_g.use_mpi;
     /* Per home: the notices this rank sent it, and whether this rank has anything at all to
-     * commit or report (every home gets the same flag: summed, it counts the busy ranks). */
-    uint64_t busy = commit_g.announced != 0 || commit_members_error() != 0 || !commit_quiet_locked();
+     * commit or report (every home gets the same flag: summed, it counts the busy ranks). A
+     * home's own work is its ranks' notices, which make those ranks busy: its home side is not
+     * asked (before the final flush it never says quiet, and every rank would count busy). */
+    uint64_t busy = commit_g.announced != 0 || commit_members_error() != 0 || !commit_members_quiet() ||
+                    commit_transport_busy();
     uint64_t *sent = malloc((size_t)commit_g.size * 2 * sizeof(uint64_t));
     for (int h = 0; sent && h < commit_g.size; h++) {
         sent[2 * h] = commit_g.closed_sent[h];

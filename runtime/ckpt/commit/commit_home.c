@@ -169,6 +169,7 @@ static void commit_free(struct hcommit *c)
     }
     for (size_t i = 0; i < c->nmem; i++) {
         free(c->mem[i].path);
+        free(c->mem[i].stage);
         free(c->mem[i].runs);
     }
     for (size_t i = 0; i < c->ndrops; i++)
@@ -411,14 +412,18 @@ static void on_members(int src, struct cmsg *in)
         g->size = cmsg_get_u64(in);
         g->mtime_ns = (int64_t)cmsg_get_u64(in);
         g->mode = cmsg_get_u32(in);
+        g->stage = strdup(cmsg_get_str(in));
         g->keep = 1;
-        if (!g->path) {
+        if (!g->path || !g->stage) {
+            free(g->path);
+            free(g->stage);
             c->nmem--;
             c->err = -ENOMEM;
             break;
         }
     }
     commit_twophase_note_node(src, cmsg_get_u64(in));
+    commit_direct_note(src, cmsg_get_u64(in));
     if (in->bad)
         c->err = -EPROTO;
     if (--c->awaiting_members == 0) {
@@ -442,7 +447,7 @@ static int runs_fit(const struct commit_run *runs, uint32_t n, uint64_t size)
     return 1;
 }
 
-static void on_written(int src, struct cmsg *in)
+static void on_written(struct cmsg *in)
 {
     struct hcommit *c = find_active(cmsg_get_u32(in));
     if (!c)
@@ -452,6 +457,7 @@ static void on_written(int src, struct cmsg *in)
     if (err && !c->err)
         c->err = err;
     for (uint32_t i = 0; i < n && !in->bad; i++) {
+        int owner = (int)cmsg_get_u32(in); /* a node's writer answers for its members too */
         uint64_t seq = cmsg_get_u64(in);
         uint32_t crc = cmsg_get_u32(in);
         uint32_t vanished = cmsg_get_u32(in);
@@ -467,7 +473,7 @@ static void on_written(int src, struct cmsg *in)
         }
         for (size_t k = 0; k < c->nmem; k++) {
             struct gm *g = &c->mem[k];
-            if (g->src == src && g->seq == seq) {
+            if (g->src == owner && g->seq == seq) {
                 g->crc = crc;
                 if (vanished)
                     g->keep = 0; /* unlinked meanwhile: left out of the index */
@@ -584,7 +590,7 @@ static void home_handle(int src, uint32_t type, struct cmsg *m)
         on_members(src, m);
         break;
     case MSG_WRITTEN:
-        on_written(src, m);
+        on_written(m);
         break;
     default:
         break;

@@ -14,6 +14,8 @@
  *   commit_read.c    reads of committed or staged members for capture
  *   commit_exit.c    the engine's state (commit_g), start-up, exit-time flush, hooks, the
  *                    handlers' registration, capture's registered hooks
+ *   direct_writers.c which rank writes each member that is not shuffled: its node's aggregator
+ *   direct_write.c   the direct path, writer side: copying the members MSG_WRITE lists
  *   twophase_home.c  the two-phase path, home side: aggregators, the plan's inputs
  *   twophase_part.c  one participant's share of a plan: encoded at the home, decoded there
  *   twophase_exec.c  the two-phase path, participants: running their share of the plan
@@ -64,10 +66,12 @@ enum commit_msg_type {
     MSG_UNLINK,     /* rank -> home: {key, path, req}: drop a committed member */
     MSG_COLLECT,    /* home -> rank: {id, key, upto}: send me your closed members of the set
                        announced by notices up to number upto (a complete step, not later ones) */
-    MSG_MEMBERS,    /* rank -> home: {id, n, n x (seq, path, member_rank, size, mtime)} */
-    MSG_WRITE,      /* home -> writer: {id, tmp, n, n x (seq, offset, size)} */
-    MSG_WRITTEN,    /* writer -> home: {id, err, n, n x (seq, crc, vanished, nruns, nruns x
-                       (logical, length))}: the data runs stored, the rest holes */
+    MSG_MEMBERS,    /* rank -> home: {id, n, n x (seq, path, member_rank, writer_rank, size,
+                       mtime, mode, staging file name), node id, stage key} */
+    MSG_WRITE,      /* home -> writer: {id, tmp, n, n x (owner, seq, offset, size, staging
+                       file name)}: the members of the writer's group (direct_writers.c) */
+    MSG_WRITTEN,    /* writer -> home: {id, err, n, n x (owner, seq, crc, vanished, nruns,
+                       nruns x (logical, length))}: the data runs stored, the rest holes */
     MSG_DONE,       /* home -> rank: {id, err, version}: the members you sent are committed */
     MSG_FLUSHED,    /* home -> rank: {req, err}: answer to FLUSH / UNLINK */
     MSG_TWOPHASE,   /* home -> participant: its share of a two-phase plan (twophase_part.c) */
@@ -118,6 +122,7 @@ void commit_transport_on(uint32_t type, commit_handler fn);
 void commit_rank_register(void);
 void commit_home_register(void);
 void commit_twophase_register(void);
+void commit_direct_register(void); /* MSG_WRITE (direct_write.c) */
 
 /* ---- process-wide state (commit_exit.c) -------------------------------------------------- */
 
@@ -233,8 +238,9 @@ struct commit_copy {
     int vanished;            /* out: the staging file was gone (the member was unlinked by
                                 another process of this node): the member is dropped */
 };
-/* Writer side: copies each staged member into the container file `tmp` at its offset and makes
- * the writes durable (fdatasync) before returning. 0 or -errno. */
+/* Writer side: copies each staged member (its own or another rank's of its stage folder) into
+ * the container file `tmp` at its offset and makes the writes durable (fdatasync) before
+ * returning. 0 or -errno. */
 int commit_data_write(const char *tmp, struct commit_copy *copies, size_t n);
 
 /* Two-phase path (twophase_home.c, twophase_exec.c). MSG_MEMBERS ends with the sender's node
@@ -246,15 +252,29 @@ struct commit_tp_member {
     int member_rank;
     uint32_t crc; /* executor side: CRC of a member written directly */
     int vanished; /* executor side: its staging file was unlinked meanwhile: dropped */
+    int writer;   /* home side, out: the rank that copies it (direct_writers.c); -1 shuffled
+                     or carried over */
 };
 uint64_t commit_twophase_node_id(void);
 void commit_twophase_note_node(int rank, uint64_t node);
 /* Home: sends the plan's inputs to every participant and returns how many MSG_WRITTEN to wait
  * for, or 0 when the commit takes the direct path (SLUICE_CB_WRITE=disable, one process, or
- * nothing to shuffle). */
+ * nothing to shuffle). Either way it sets each member's writer: -1 for a shuffled one, else the
+ * rank that copies it from its staging file (MSG_WRITE, sent by the caller). */
 int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_t block,
-                          const struct commit_tp_member *m, size_t n, const int *ranks, int nranks,
+                          struct commit_tp_member *m, size_t n, const int *ranks, int nranks,
                           const struct sluice_array *array);
+
+/* Direct writers (direct_writers.c). This rank's stage key (host and stage folder; 0 unknown),
+ * sent in MSG_MEMBERS; the home notes each sender's. */
+uint64_t commit_direct_stage_key(void);
+void commit_direct_note(int rank, uint64_t key);
+/* Home: sets m[i].writer for each member: -1 where shuffled[i] (NULL: none is) or src < 0,
+ * else the aggregator among aggr[0..naggr) that shares the owner's stage folder (the owner
+ * itself when it is one), or the lowest owner rank of that folder when no aggregator does, or
+ * the owner when its folder is unknown. 0 or -ENOMEM. */
+int commit_direct_assign(struct commit_tp_member *m, size_t n, const unsigned char *shuffled, const int *aggr,
+                         int naggr);
 /* The plan of a set laid out as an array: its members expanded (planner_array.h) with each
  * member's rank, planned, then folded back into member numbering (each piece names its member
  * and its offset in that member; no member direct), so that the shares the home sends

@@ -712,9 +712,12 @@ static void on_collect(int home, struct cmsg *in)
         cmsg_put_u64(&out, c->m.size);
         cmsg_put_u64(&out, (uint64_t)c->mtime_ns);
         cmsg_put_u32(&out, c->m.mode);
+        const char *slash = strrchr(c->m.stage_path, '/');
+        cmsg_put_str(&out, slash ? slash + 1 : c->m.stage_path); /* its node's writer opens it */
     }
     pthread_mutex_unlock(&commit_g.lock);
     cmsg_put_u64(&out, commit_twophase_node_id()); /* aggregator selection (twophase_home.c) */
+    cmsg_put_u64(&out, commit_direct_stage_key()); /* who writes it (direct_writers.c) */
     commit_send(home, &out);
 }
 
@@ -727,53 +730,6 @@ const char *commit_member_stage_path(int home, uint32_t id, uint64_t seq)
             path = c->m.stage_path; /* in flight: the record and its file stay until DONE */
     pthread_mutex_unlock(&commit_g.lock);
     return path;
-}
-
-static void on_write(int home, struct cmsg *in)
-{
-    uint32_t id = cmsg_get_u32(in);
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", cmsg_get_str(in));
-    uint32_t n = cmsg_get_u32(in);
-    struct commit_copy *copies = calloc(n ? n : 1, sizeof(*copies));
-    uint64_t *seqs = calloc(n ? n : 1, sizeof(*seqs));
-    int rc = (copies && seqs && !in->bad) ? 0 : -ENOMEM;
-
-    pthread_mutex_lock(&commit_g.lock);
-    for (uint32_t i = 0; rc == 0 && i < n; i++) {
-        seqs[i] = cmsg_get_u64(in);
-        copies[i].offset = cmsg_get_u64(in);
-        copies[i].size = cmsg_get_u64(in);
-        struct commit_member *c = members;
-        while (c && !(c->seq == seqs[i] && c->inflight_id == id && c->inflight_home == home))
-            c = c->next;
-        if (!c) {
-            rc = -ENOENT;
-            break;
-        }
-        /* In flight, the record and its staging file cannot go away under us. */
-        copies[i].src_path = c->m.stage_path;
-    }
-    pthread_mutex_unlock(&commit_g.lock);
-    if (rc == 0 && !in->bad)
-        rc = commit_data_write(tmp, copies, n);
-
-    struct cmsg out;
-    cmsg_init(&out, MSG_WRITTEN);
-    cmsg_put_u32(&out, id);
-    cmsg_put_u32(&out, (uint32_t)rc);
-    cmsg_put_u32(&out, rc == 0 ? n : 0);
-    for (uint32_t i = 0; rc == 0 && i < n; i++) {
-        cmsg_put_u64(&out, seqs[i]);
-        cmsg_put_u32(&out, copies[i].crc);
-        cmsg_put_u32(&out, (uint32_t)copies[i].vanished);
-        commit_put_runs(&out, copies[i].runs, copies[i].runs ? copies[i].nruns : 0);
-    }
-    for (uint32_t i = 0; copies && i < n; i++)
-        free(copies[i].runs);
-    free(copies);
-    free(seqs);
-    commit_send(home, &out);
 }
 
 static void on_done(int home, struct cmsg *in)
@@ -894,9 +850,6 @@ static void rank_handle(int src, uint32_t type, struct cmsg *m)
     case MSG_COLLECT:
         on_collect(src, m);
         break;
-    case MSG_WRITE:
-        on_write(src, m);
-        break;
     case MSG_SEAL:
         on_seal(m);
         break;
@@ -913,7 +866,7 @@ static void rank_handle(int src, uint32_t type, struct cmsg *m)
 
 void commit_rank_register(void)
 {
-    static const uint32_t types[] = {MSG_COLLECT, MSG_WRITE, MSG_DONE, MSG_FLUSHED, MSG_SEAL};
+    static const uint32_t types[] = {MSG_COLLECT, MSG_DONE, MSG_FLUSHED, MSG_SEAL};
     for (size_t i = 0; i < sizeof types / sizeof *types; i++)
         commit_transport_on(types[i], rank_handle);
 }

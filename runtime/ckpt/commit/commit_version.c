@@ -274,20 +274,30 @@ static int carry_member(struct hcommit *c, struct gm *g, char *err, size_t errle
     return sluice_container_read_member(c->old, (uint32_t)g->old_index, carry_sink, &cc, err, errlen);
 }
 
-/* Hands the kept members to the two-phase writer; returns its participant count (0: direct). */
+/* Hands the kept members to the two-phase writer; returns its participant count (0: direct).
+ * Each new member's writer comes back with it: -1 shuffled, else the rank that copies it. */
 static int start_twophase(struct hcommit *c)
 {
     struct commit_tp_member *tm = calloc(c->nmem ? c->nmem : 1, sizeof(*tm));
-    if (!tm)
-        return 0;
+    size_t *which = calloc(c->nmem ? c->nmem : 1, sizeof(*which));
+    if (!tm || !which) {
+        free(tm);
+        free(which);
+        return -ENOMEM;
+    }
     size_t n = 0;
     for (size_t i = 0; i < c->nmem; i++) {
         const struct gm *g = &c->mem[i];
-        if (g->keep)
-            tm[n++] = (struct commit_tp_member){g->seq, g->offset, g->size, g->src, g->member_rank, 0, 0};
+        if (g->keep) {
+            tm[n] = (struct commit_tp_member){g->seq, g->offset, g->size, g->src, g->member_rank, 0, 0, -1};
+            which[n++] = i;
+        }
     }
     int k = commit_twophase_start(c->id, c->tmp, c->dir, c->block, tm, n, c->ranks, c->nranks, c->array);
+    for (size_t x = 0; x < n; x++)
+        c->mem[which[x]].writer = tm[x].writer;
     free(tm);
+    free(which);
     return k;
 }
 
@@ -555,17 +565,18 @@ static int plan_carry(struct hcommit *c)
     return 0;
 }
 
-/* Direct path: each writer rank is sent its own members' offsets (MSG_WRITE) and moves their
- * bytes; c->awaiting_written counts the answers to wait for. 0 or -ENOMEM. */
+/* Direct path: each writer (its node's aggregator: direct_writers.c) is sent the members it
+ * copies (MSG_WRITE: owner, offsets, staging file names) and moves their bytes; returns how
+ * many writers were sent one, each answering MSG_WRITTEN. -ENOMEM. */
 static int plan_send_writes(struct hcommit *c)
 {
     int *count = calloc((size_t)commit_g.size, sizeof(int));
     if (!count)
         return -ENOMEM;
     for (size_t i = 0; i < c->nmem; i++)
-        if (c->mem[i].keep && c->mem[i].src >= 0)
-            count[c->mem[i].src]++;
-    c->awaiting_written = 0;
+        if (c->mem[i].keep && c->mem[i].src >= 0 && c->mem[i].writer >= 0 && c->mem[i].writer < commit_g.size)
+            count[c->mem[i].writer]++;
+    int writers = 0;
     for (int r = 0; r < commit_g.size; r++) {
         if (!count[r])
             continue;
@@ -576,17 +587,19 @@ static int plan_send_writes(struct hcommit *c)
         cmsg_put_u32(&m, (uint32_t)count[r]);
         for (size_t i = 0; i < c->nmem; i++) {
             const struct gm *g = &c->mem[i];
-            if (g->keep && g->src == r) {
+            if (g->keep && g->src >= 0 && g->writer == r) {
+                cmsg_put_u32(&m, (uint32_t)g->src);
                 cmsg_put_u64(&m, g->seq);
                 cmsg_put_u64(&m, g->offset);
                 cmsg_put_u64(&m, g->size);
+                cmsg_put_str(&m, g->stage);
             }
         }
-        c->awaiting_written++;
+        writers++;
         commit_send(r, &m);
     }
     free(count);
-    return 0;
+    return writers;
 }
 
 /* Plans a commit of the gathered members and starts it: the members and their layout, the new
@@ -628,22 +641,28 @@ void commit_version_plan(struct hcommit *c)
         commit_home_complete(c, rc);
         return;
     }
-    /* Two-phase path: aggregators write the members (twophase_home.c); else the direct path. */
+    /* Two-phase path: aggregators write the shuffled members (twophase_home.c); the others
+     * (all of them on the direct path) are copied by their node's writer. */
     int participants = start_twophase(c);
-    if (participants > 0) {
-        c->awaiting_written = participants;
+    if (participants < 0) {
+        commit_home_complete(c, participants);
         return;
     }
-    if (c->array && c->array->nprocs > 1) {
+    if (c->array && c->array->nprocs > 1 && participants == 0) {
         /* Its members are extents of the array: only the two-phase writer places them. */
         sluice_log_error("checkpoint commit: %s: the two-phase writer of its array did not start",
                          c->set->key);
         commit_home_complete(c, -EIO);
         return;
     }
-    rc = plan_send_writes(c);
-    if (rc)
-        commit_home_complete(c, rc);
-    else if (c->awaiting_written == 0)
+    /* Set before any answer can arrive: messages go out from the progress thread, later. */
+    c->awaiting_written = participants;
+    int writers = plan_send_writes(c);
+    if (writers < 0) {
+        commit_home_complete(c, writers); /* the shares sent are answered to a commit gone */
+        return;
+    }
+    c->awaiting_written += writers;
+    if (c->awaiting_written == 0)
         commit_version_finish(c);
 }

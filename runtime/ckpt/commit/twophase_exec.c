@@ -15,7 +15,8 @@
  *               (mapped) are no messages: each request is written by pwritev from the round
  *               buffer and the staging mappings together, so the bytes an aggregator staged
  *               itself are copied once, into the file, as a program's own write would be.
- *   direct      members the planner left to their own rank are written as on the direct path.
+ *   direct      members the planner leaves direct are not in the share: their node's writer
+ *               copies them (direct_write.c).
  *
  * Every rank that takes part answers the home with one MSG_WRITTEN carrying the CRC32C of its
  * own members (combined from the pieces' CRCs, which are computed as the pieces are read, in
@@ -622,6 +623,7 @@ static void job_finish(struct tp_job *j)
     for (size_t i = 0; !j->err && i < j->n; i++) {
         if (j->m[i].src != commit_g.rank)
             continue;
+        cmsg_put_u32(&out, (uint32_t)commit_g.rank);
         cmsg_put_u64(&out, j->m[i].seq);
         cmsg_put_u32(&out, j->m[i].crc);
         cmsg_put_u32(&out, (uint32_t)j->m[i].vanished);
@@ -656,63 +658,39 @@ static int tp_poll(void *arg)
     return did;
 }
 
-/* Opens my members' staging files and writes my direct members. */
+/* Opens and maps my members' staging files (all of them shuffled: the others are written by my
+ * node's writer, direct_write.c). */
 static int job_prepare(struct tp_job *j)
 {
-    struct commit_copy *copies = calloc(j->n ? j->n : 1, sizeof(*copies));
-    size_t *which = calloc(j->n ? j->n : 1, sizeof(*which));
-    size_t ncopies = 0;
-    int rc = (copies && which) ? 0 : -ENOMEM;
-    for (size_t i = 0; rc == 0 && i < j->n; i++) {
+    for (size_t i = 0; i < j->n; i++) {
         if (j->m[i].src != commit_g.rank || j->m[i].size == 0) {
             j->m[i].crc = 0;
             continue;
         }
         const char *stage = commit_member_stage_path(j->home, j->id, j->m[i].seq);
-        if (!stage) {
-            rc = -ENOENT;
-            break;
+        if (!stage)
+            return -ENOENT;
+        int fd = commit_fs_open(stage, O_RDONLY, 0);
+        if (fd == -ENOENT) {
+            /* Unlinked by another process of this node meanwhile: the member is dropped
+             * (zeros still fill its place so that the aggregator's rounds complete). */
+            j->m[i].vanished = 1;
+            continue;
         }
-        if (j->plan.direct[i]) {
-            copies[ncopies] =
-                (struct commit_copy){.src_path = stage, .offset = j->m[i].offset, .size = j->m[i].size};
-            which[ncopies++] = i;
-        } else {
-            int fd = commit_fs_open(stage, O_RDONLY, 0);
-            if (fd == -ENOENT) {
-                /* Unlinked by another process of this node meanwhile: the member is dropped
-                 * (zeros still fill its place so that the aggregator's rounds complete). */
-                j->m[i].vanished = 1;
-                continue;
-            }
-            if (fd < 0) {
-                rc = fd;
-                break;
-            }
-            j->fds[i] = fd;
-            /* Staged bytes are final once closed (capture never touches the file again; an
-             * unlink does not truncate it), so a mapping is safe; checked against the size so
-             * that a shorter file (EIO) is caught by the read path instead of SIGBUS. */
-            struct stat st;
-            if (SLUICE_REAL(fstat)(fd, &st) == 0 && (uint64_t)st.st_size >= j->m[i].size) {
-                void *map = SLUICE_REAL(mmap)(NULL, j->m[i].size, PROT_READ, MAP_SHARED, fd, 0);
-                if (map != MAP_FAILED)
-                    j->maps[i] = map;
-            }
+        if (fd < 0)
+            return fd;
+        j->fds[i] = fd;
+        /* Staged bytes are final once closed (capture never touches the file again; an
+         * unlink does not truncate it), so a mapping is safe; checked against the size so
+         * that a shorter file (EIO) is caught by the read path instead of SIGBUS. */
+        struct stat st;
+        if (SLUICE_REAL(fstat)(fd, &st) == 0 && (uint64_t)st.st_size >= j->m[i].size) {
+            void *map = SLUICE_REAL(mmap)(NULL, j->m[i].size, PROT_READ, MAP_SHARED, fd, 0);
+            if (map != MAP_FAILED)
+                j->maps[i] = map;
         }
     }
-    if (rc == 0 && ncopies) {
-        rc = commit_data_write(j->tmp, copies, ncopies);
-        for (size_t k = 0; rc == 0 && k < ncopies; k++) {
-            j->m[which[k]].crc = copies[k].crc;
-            j->m[which[k]].vanished = copies[k].vanished;
-        }
-    }
-    for (size_t k = 0; copies && k < ncopies; k++)
-        free(copies[k].runs);
-    free(copies);
-    free(which);
-    return rc;
+    return 0;
 }
 
 /* fork: the child has no progress thread and no pollers, and the jobs (their MPI requests,

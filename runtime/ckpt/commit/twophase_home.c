@@ -119,22 +119,36 @@ static uint64_t buffer_size(void)
     return b > (UINT64_C(1) << 30) ? (UINT64_C(1) << 30) : b;
 }
 
+/* The writers of the members that are not shuffled (shuffled: NULL none is): their node's
+ * aggregators (direct_writers.c); each owner itself when that cannot be worked out. */
+static void assign_writers(struct commit_tp_member *m, size_t n, const unsigned char *shuffled,
+                           const int *aggr, int naggr)
+{
+    if (commit_direct_assign(m, n, shuffled, aggr, naggr) == 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        m[i].writer = (m[i].src < 0 || (shuffled && shuffled[i])) ? -1 : m[i].src;
+}
+
 int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_t block,
-                          const struct commit_tp_member *m, size_t n, const int *ranks, int nranks,
+                          struct commit_tp_member *m, size_t n, const int *ranks, int nranks,
                           const struct sluice_array *array)
 {
     /* An array is always shuffled: its members' rows interleave in the file. */
     enum sluice_cb_write mode = array ? SLUICE_CB_WRITE_ENABLE : commit_twophase_mode();
-    if (mode == SLUICE_CB_WRITE_DISABLE || !commit_g.use_mpi || commit_g.size < 2)
+    if (!commit_g.use_mpi || commit_g.size < 2) {
+        assign_writers(m, n, NULL, NULL, 0); /* one process: it writes everything */
         return 0;
+    }
     int *aggr = malloc(((size_t)nranks + 1) * sizeof(int));
     struct sluice_tp_member *tm = calloc(n ? n : 1, sizeof(*tm));
     int rc = (aggr && tm) ? 0 : -ENOMEM;
     struct sluice_tp_plan plan = {0};
     int naggr = 0;
     uint64_t unit = 0;
-    if (rc == 0) {
+    if (rc == 0)
         naggr = pick(ranks, nranks, aggr);
+    if (rc == 0 && mode != SLUICE_CB_WRITE_DISABLE) {
         enum sluice_stripe_source src;
         unit = sluice_stripe_unit(dir, sluice_config.STRIPING_UNIT, block, &src);
         for (size_t i = 0; i < n; i++)
@@ -142,11 +156,23 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
         struct sluice_tp_params prm = {unit, block, buffer_size(), mode, aggr, (size_t)naggr};
         rc = array ? commit_twophase_array_plan(array, m, n, &prm, &plan)
                    : sluice_tp_plan_make(tm, n, &prm, &plan);
+        if (rc)
+            sluice_log_warn("checkpoint commit: two-phase plan failed (%s); writing directly", strerror(-rc));
     }
-    if (rc == 0 && !array && sluice_trace_active()) {
+    /* Nothing gains from the shuffle (disabled, or no memory to plan it): the direct path. */
+    int shuffle = rc == 0 && plan.ndomains > 0;
+    unsigned char *shuffled = NULL;
+    if (shuffle) {
+        shuffled = malloc(n ? n : 1);
+        for (size_t i = 0; shuffled && i < n; i++)
+            shuffled[i] = !plan.direct[i];
+        shuffle = shuffled != NULL;
+    }
+    assign_writers(m, n, shuffled, aggr, aggr ? naggr : 0);
+    if (rc == 0 && !array && plan.direct && sluice_trace_active()) {
         /* The choice per member, also when every member goes direct. */
         for (size_t i = 0; i < n; i++) {
-            int to = m[i].src;
+            int to = m[i].writer;
             for (size_t k = 0; k < plan.npieces; k++)
                 if (plan.pieces[k].member == i) {
                     to = plan.domains[plan.pieces[k].domain].aggregator;
@@ -156,24 +182,18 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
                                  (uint64_t)(int64_t)to);
         }
     }
-    if (rc || plan.ndomains == 0) {
-        /* Nothing gains from the shuffle (or no memory to plan it): the direct path. */
-        if (rc)
-            sluice_log_warn("checkpoint commit: two-phase plan failed (%s); writing directly", strerror(-rc));
-        sluice_tp_plan_free(&plan);
-        free(aggr);
-        free(tm);
-        return 0;
-    }
-    /* Each participant gets only its share of the plan (twophase_part.c). */
-    int participants = commit_twophase_send_parts(id, tmp, unit, &plan, m, n);
-    sluice_tp_plan_free(&plan);
-    free(aggr);
-    free(tm);
+    /* Each participant gets only its share of the plan (twophase_part.c): its shuffled members. */
+    int participants = shuffle ? commit_twophase_send_parts(id, tmp, unit, &plan, m, n) : 0;
     if (participants < 0) {
+        /* Nothing was sent: every member is written directly after all. */
         sluice_log_warn("checkpoint commit: two-phase plan failed (%s); writing directly",
                         strerror(-participants));
-        return 0;
+        assign_writers(m, n, NULL, aggr, aggr ? naggr : 0);
+        participants = 0;
     }
+    sluice_tp_plan_free(&plan);
+    free(shuffled);
+    free(aggr);
+    free(tm);
     return participants;
 }

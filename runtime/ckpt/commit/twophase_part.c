@@ -4,7 +4,7 @@
  * shares of all participants cost O(members + pieces + ranks) to build.
  *
  * MSG_TWOPHASE: {id, tmp, unit, round_size,
- *                nmem, nmem x (seq, offset, size, direct),
+ *                nmem, nmem x (seq, offset, size),    (its shuffled members only)
  *                ndom, ndom x (aggregator, begin, end, base, nrounds),
  *                npieces, npieces x (piece id, domain, round, file_off, size, src, member_off,
  *                                    member or ~0),
@@ -45,9 +45,11 @@ static int bucket(struct buckets *b, size_t n, int size, int (*key)(const void *
     return 0; /* first[r] is now the start of rank r's items, first[r + 1] their end */
 }
 
+/* A share lists its rank's shuffled members; the others are its node writer's (MSG_WRITE). */
 static int member_key(const void *arg, size_t i)
 {
-    return ((const struct commit_tp_member *)arg)[i].src;
+    const struct commit_tp_member *m = (const struct commit_tp_member *)arg + i;
+    return m->writer >= 0 ? -1 : m->src;
 }
 
 static int piece_key(const void *arg, size_t i)
@@ -95,7 +97,6 @@ static void put_share(struct home_ctx *h, int r)
         cmsg_put_u64(&msg, h->m[i].seq);
         cmsg_put_u64(&msg, h->m[i].offset);
         cmsg_put_u64(&msg, h->m[i].size);
-        cmsg_put_u32(&msg, p->direct[i]);
     }
     /* The domains of these pieces and r's own, in the plan's order (pieces are sorted by
      * domain, so the merged list meets them in order). */
@@ -243,11 +244,11 @@ int commit_twophase_part_decode(struct cmsg *in, int me, struct commit_tp_part *
     out->unit = cmsg_get_u64(in);
     p->round_size = cmsg_get_u64(in);
     uint32_t n = cmsg_get_u32(in);
-    if (in->bad || too_many(in, n, 28))
+    if (in->bad || too_many(in, n, 24))
         return -EPROTO;
     out->n = p->nmembers = n;
     out->m = items(n, sizeof *out->m);
-    p->direct = items(n, 1);
+    p->direct = items(n, 1); /* all 0: a share holds shuffled members only */
     if (!out->m || !p->direct)
         goto nomem;
     for (uint32_t i = 0; i < n; i++) {
@@ -256,7 +257,7 @@ int commit_twophase_part_decode(struct cmsg *in, int me, struct commit_tp_part *
         out->m[i].size = cmsg_get_u64(in);
         out->m[i].src = me;
         out->m[i].member_rank = -1;
-        p->direct[i] = (unsigned char)cmsg_get_u32(in);
+        out->m[i].writer = -1;
     }
     uint32_t nd = cmsg_get_u32(in);
     if (in->bad || too_many(in, nd, 32))

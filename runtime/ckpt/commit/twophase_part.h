@@ -24,13 +24,14 @@ struct commit_tp_part {
     uint64_t unit;
     struct sluice_tp_plan plan; /* local numbering; plan.pieces[k].member indexes m, or
                                    COMMIT_TP_NOT_MINE */
-    struct commit_tp_member *m; /* this participant's members (src is this rank) */
+    struct commit_tp_member *m; /* this participant's shuffled members (src is this rank) */
     size_t n;
     uint64_t *piece_id; /* per local piece: its index in the home's plan */
 };
 
-/* Home: sends each participant (the ranks that staged a member of m, and the aggregators of
- * plan's domains) its share of plan as one MSG_TWOPHASE. Returns how many were sent, or -ENOMEM. */
+/* Home: sends each participant (the ranks that staged a shuffled member of m: writer -1, and
+ * the aggregators of plan's domains) its share of plan as one MSG_TWOPHASE. Returns how many
+ * were sent, or -ENOMEM (then none was). */
 int commit_twophase_send_parts(uint32_t id, const char *tmp, uint64_t unit, const struct sluice_tp_plan *plan,
                                const struct commit_tp_member *m, size_t n);
 /* Participant `me`: decodes a MSG_TWOPHASE. 0, -EPROTO or -ENOMEM (out is then freed). */

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Processes that capture nothing never start MPI (docs/COMMIT.md, "Which processes use
 # MPI"): with SLUICE_CAPTURE set, a job step whose ranks write no checkpoint (a shell, `true`)
-# ends without any rank starting MPI, and a job where only one rank writes, late, still commits
+# ends without any rank starting MPI, an MPI program that captures nothing skips the final commit
+# protocol at MPI_Finalize, and a job where only one rank writes, late, still commits
 # its member with every rank taking part. The evidence is each process's own trace: MPI_INIT
 # events (initialized by sluice) counted with `sluice-trace dump` (bash: dash's `exit` is _exit,
 # which writes no trace; a dash job is run for its exit status). Odd and even rank counts.
@@ -29,6 +30,18 @@ for n in 3 2; do
   timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE="$d/ck.%r" dash -c 'exit 0' ||
     fail "$n ranks, nothing captured, dash: the job failed or hung (rc $?)"
 
+  # An MPI program that captures nothing: at MPI_Finalize the exit flush's one collective finds
+  # no rank with anything to commit, and no rank runs the final commit protocol (its second
+  # collective and hand-offs to the progress thread: MPI_Finalize 1.5-1.7x plain before), so
+  # none records the exit flush's COMMIT_END (the mixed job below does).
+  d=$PWD/mpi$n
+  mkdir -p "$d"
+  timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE="$d/ck.%r" \
+    SLUICE_TRACE_DIR="$d/trace" "$SLUICE_APPS_DIR/mpi_trace_hello" > /dev/null \
+    || fail "$n ranks, MPI program, nothing captured: the job failed or hung"
+  expect_eq "$n ranks, MPI program, nothing captured: final commit protocols at exit" "0" \
+    "$("$trace" dump "$d/trace" | grep -c 'COMMIT_END set="(exit: all sets)"' || true)"
+
   # Mixed: only the last rank writes, after the others have reached their exit. It still
   # commits, and every rank started MPI for it (its MPI_Init is collective).
   d=$PWD/mixed$n
@@ -42,5 +55,7 @@ for n in 3 2; do
   expect_eq "$n ranks, one late writer: members" "1" "$("$ckpt" ls "$d" | grep -c "$d/ck\.$last")"
   expect_eq "$n ranks, one late writer: content" "late $last" "$(SLUICE_CAPTURE="$d/ck.%r" run_sluice cat "$d/ck.$last")"
   expect_eq "$n ranks, one late writer: processes that started MPI" "$n" "$(mpi_inits "$d/trace")"
+  expect_eq "$n ranks, one late writer: final commit protocols at exit" "$n" \
+    "$("$trace" dump "$d/trace" | grep -c 'COMMIT_END set="(exit: all sets)"' || true)"
   expect_eq "$n ranks, one late writer: stage empty" "" "$(ls -A "$SLUICE_STAGE_DIR")"
 done
