@@ -178,8 +178,7 @@ char *dist_info_text(int rank, int getter, uint64_t obj, uint64_t obj2, cl_uint 
 cl_int dist_answer(const void *src, size_t n, size_t size, void *value, size_t *size_ret)
 {
     if (value != NULL) {
-        if (size < n)
-            return CL_INVALID_VALUE;
+        SLUICE_RETURN_ERROR_ON(size < n, CL_INVALID_VALUE, "size < n");
         memcpy(value, src, n);
     }
     if (size_ret != NULL)

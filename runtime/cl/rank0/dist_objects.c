@@ -30,8 +30,7 @@ void dist_release_everywhere(const uint64_t *rid, int kind)
 
 static cl_int add_dtor(struct dist_dtor **list, void (*fn)(void *, void *), void *user_data)
 {
-    if (fn == NULL)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(fn == NULL, CL_INVALID_VALUE, "no value (NULL)");
     struct dist_dtor *d = calloc(1, sizeof *d);
     if (d == NULL)
         return CL_OUT_OF_HOST_MEMORY;
@@ -165,8 +164,7 @@ static cl_int CL_API_CALL context_info(cl_context context, cl_context_info param
                                        size_t *size_ret)
 {
     struct dist_context *c = (struct dist_context *)context;
-    if (c == NULL)
-        return CL_INVALID_CONTEXT;
+    SLUICE_RETURN_ERROR_ON(c == NULL, CL_INVALID_CONTEXT, "no context (NULL)");
     switch (param) {
     case CL_CONTEXT_DEVICES:
         return dist_answer(c->devs, c->ndev * sizeof *c->devs, size, value, size_ret);
@@ -287,8 +285,7 @@ static cl_int CL_API_CALL queue_info(cl_command_queue queue, cl_command_queue_in
                                      void *value, size_t *size_ret)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
+    SLUICE_RETURN_ERROR_ON(q == NULL, CL_INVALID_COMMAND_QUEUE, "no command queue (NULL)");
     switch (param) {
     case CL_QUEUE_CONTEXT:
         return dist_answer(&q->ctx, sizeof q->ctx, size, value, size_ret);
@@ -358,16 +355,25 @@ static int bits(cl_mem_flags f)
 static cl_int sub_buffer_flags(cl_mem_flags parent, cl_mem_flags *flags)
 {
     cl_mem_flags f = *flags;
-    if ((f & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) != 0 ||
-        (f & ~(cl_mem_flags)(DEVICE_ACCESS | HOST_ACCESS)) != 0 || bits(f & DEVICE_ACCESS) > 1 ||
-        bits(f & HOST_ACCESS) > 1)
-        return CL_INVALID_VALUE;
-    if (((parent & CL_MEM_WRITE_ONLY) && (f & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) ||
-        ((parent & CL_MEM_READ_ONLY) && (f & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))) ||
-        ((parent & CL_MEM_HOST_WRITE_ONLY) && (f & CL_MEM_HOST_READ_ONLY)) ||
-        ((parent & CL_MEM_HOST_READ_ONLY) && (f & CL_MEM_HOST_WRITE_ONLY)) ||
-        ((parent & CL_MEM_HOST_NO_ACCESS) && (f & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY))))
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON((f & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) != 0 ||
+                               (f & ~(cl_mem_flags)(DEVICE_ACCESS | HOST_ACCESS)) != 0 ||
+                               bits(f & DEVICE_ACCESS) > 1 || bits(f & HOST_ACCESS) > 1,
+                           CL_INVALID_VALUE,
+                           "(f & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) != 0 "
+                           "|| (f & ~(cl_mem_flags)(DEVICE_ACCESS | HOST_ACCESS)) != 0 || bits(f & "
+                           "DEVICE_ACCESS) > 1 || bits(f & HOST_ACCESS) > 1");
+    SLUICE_RETURN_ERROR_ON(
+        ((parent & CL_MEM_WRITE_ONLY) && (f & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) ||
+            ((parent & CL_MEM_READ_ONLY) && (f & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))) ||
+            ((parent & CL_MEM_HOST_WRITE_ONLY) && (f & CL_MEM_HOST_READ_ONLY)) ||
+            ((parent & CL_MEM_HOST_READ_ONLY) && (f & CL_MEM_HOST_WRITE_ONLY)) ||
+            ((parent & CL_MEM_HOST_NO_ACCESS) && (f & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY))),
+        CL_INVALID_VALUE,
+        "((parent & CL_MEM_WRITE_ONLY) && (f & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) || ((parent & "
+        "CL_MEM_READ_ONLY) && (f & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))) || ((parent & "
+        "CL_MEM_HOST_WRITE_ONLY) && (f & CL_MEM_HOST_READ_ONLY)) || ((parent & CL_MEM_HOST_READ_ONLY) && (f "
+        "& CL_MEM_HOST_WRITE_ONLY)) || ((parent & CL_MEM_HOST_NO_ACCESS) && (f & (CL_MEM_HOST_READ_ONLY | "
+        "CL_MEM_HOST_WRITE_ONLY)))");
     if ((f & DEVICE_ACCESS) == 0)
         f |= parent & DEVICE_ACCESS;
     if ((f & HOST_ACCESS) == 0)
@@ -467,20 +473,27 @@ static cl_int check_buffer_flags(cl_mem_flags flags, const void *host_ptr)
 {
     const cl_mem_flags known =
         DEVICE_ACCESS | HOST_ACCESS | CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
-    if ((flags & ~known) != 0 || bits(flags & DEVICE_ACCESS) > 1 || bits(flags & HOST_ACCESS) > 1 ||
-        ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))))
-        return CL_INVALID_VALUE;
-    if (((flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR)) != 0) != (host_ptr != NULL))
-        return CL_INVALID_HOST_PTR;
+    SLUICE_RETURN_ERROR_ON(
+        (flags & ~known) != 0 || bits(flags & DEVICE_ACCESS) > 1 || bits(flags & HOST_ACCESS) > 1 ||
+            ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))),
+        CL_INVALID_VALUE,
+        "(flags & ~known) != 0 || bits(flags & DEVICE_ACCESS) > 1 || bits(flags & HOST_ACCESS) > 1 || "
+        "((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)))");
+    SLUICE_RETURN_ERROR_ON(
+        ((flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR)) != 0) != (host_ptr != NULL),
+        CL_INVALID_HOST_PTR,
+        "((flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR)) != 0) != (host_ptr != NULL)");
     return CL_SUCCESS;
 }
 
 cl_int dist_mem_host_access(const struct dist_mem *m, bool read, bool write)
 {
     cl_mem_flags f = m->flags;
-    if ((f & CL_MEM_HOST_NO_ACCESS) || (read && (f & CL_MEM_HOST_WRITE_ONLY)) ||
-        (write && (f & CL_MEM_HOST_READ_ONLY)))
-        return CL_INVALID_OPERATION;
+    SLUICE_RETURN_ERROR_ON((f & CL_MEM_HOST_NO_ACCESS) || (read && (f & CL_MEM_HOST_WRITE_ONLY)) ||
+                               (write && (f & CL_MEM_HOST_READ_ONLY)),
+                           CL_INVALID_OPERATION,
+                           "(f & CL_MEM_HOST_NO_ACCESS) || (read && (f & CL_MEM_HOST_WRITE_ONLY)) || (write "
+                           "&& (f & CL_MEM_HOST_READ_ONLY))");
     return CL_SUCCESS;
 }
 
@@ -559,8 +572,7 @@ DIST_RETAIN_RELEASE(mem, cl_mem, struct dist_mem, mem_unref, CL_INVALID_MEM_OBJE
 static cl_int CL_API_CALL mem_info(cl_mem mem, cl_mem_info param, size_t size, void *value, size_t *size_ret)
 {
     struct dist_mem *m = (struct dist_mem *)mem;
-    if (m == NULL)
-        return CL_INVALID_MEM_OBJECT;
+    SLUICE_RETURN_ERROR_ON(m == NULL, CL_INVALID_MEM_OBJECT, "no memory object (NULL)");
     switch (param) {
     case CL_MEM_CONTEXT:
         return dist_answer(&m->ctx, sizeof m->ctx, size, value, size_ret);
@@ -600,15 +612,13 @@ static cl_int CL_API_CALL mem_info(cl_mem mem, cl_mem_info param, size_t size, v
 static cl_int CL_API_CALL context_dtor(cl_context context, void(CL_CALLBACK *fn)(cl_context, void *),
                                        void *user_data)
 {
-    if (context == NULL)
-        return CL_INVALID_CONTEXT;
+    SLUICE_RETURN_ERROR_ON(context == NULL, CL_INVALID_CONTEXT, "no context (NULL)");
     return add_dtor(&((struct dist_context *)context)->dtors, (void (*)(void *, void *))fn, user_data);
 }
 
 static cl_int CL_API_CALL mem_dtor(cl_mem mem, void(CL_CALLBACK *fn)(cl_mem, void *), void *user_data)
 {
-    if (mem == NULL)
-        return CL_INVALID_MEM_OBJECT;
+    SLUICE_RETURN_ERROR_ON(mem == NULL, CL_INVALID_MEM_OBJECT, "no memory object (NULL)");
     return add_dtor(&((struct dist_mem *)mem)->dtors, (void (*)(void *, void *))fn, user_data);
 }
 

@@ -143,6 +143,24 @@ struct sluice_req_xfer {
     uint64_t mask;     /* SLUICE_CMD_BCAST, SCATTER, GATHER, ALLGATHER: the ranks of the collective */
     uint64_t cma_addr; /* SLUICE_CMD_CMA: rank 0's address the rank copies from or to */
 };
+/* The geometry of a rect transfer, the payload of a rect CMD_WRITE, CMD_READ or CMD_COPY and of
+ * an image command (13 size_t). For a rect copy: the source's origin, the destination's origin
+ * (host_origin), the region, then the source's and the destination's pitches (host_*). For an
+ * image: its origin, host_origin 0, the region in pixels, elem_size, slice_pitch 0 and the host's
+ * pitches in bytes (cl/serve/remote_image.h). */
+struct sluice_rect_geom {
+    size_t origin[3];      /* in the buffer (bytes, rows, slices) or the image (pixels) */
+    size_t host_origin[3]; /* in the host memory */
+    size_t region[3];      /* bytes (pixels for an image), rows, slices */
+    union {
+        size_t row_pitch; /* the buffer's */
+        size_t elem_size; /* an image's pixel */
+    };
+    size_t slice_pitch; /* the buffer's */
+    size_t host_row_pitch, host_slice_pitch;
+};
+_Static_assert(sizeof(struct sluice_rect_geom) == 13 * sizeof(size_t),
+               "the rect geometry is 13 words on the wire");
 /* CMD_NDRANGE: `nulls` says which of the sizes in the payload the program left NULL. */
 enum { SLUICE_NDR_NO_OFFSET = 1u, SLUICE_NDR_NO_LOCAL = 4u };
 struct sluice_req_ndrange {
