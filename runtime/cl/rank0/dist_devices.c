@@ -198,8 +198,8 @@ static cl_int CL_API_CALL release_device(cl_device_id device)
     struct dist_device *d = DEV(device);
     SLUICE_RETURN_ERROR_ON(d == NULL, CL_INVALID_DEVICE, "no device (NULL)");
     if (d->parent != NULL && __atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-        uint64_t a[2] = {SLUICE_CL_DEVICE, d->rid};
-        dist_call(d->rank, SLUICE_REMOTE_RELEASE, a, 2, NULL, 0, NULL);
+        struct sluice_req_release in = {SLUICE_CL_DEVICE, d->rid, 0};
+        dist_call(d->rank, SLUICE_REMOTE_RELEASE, DIST_WORDS(in), NULL, 0, NULL);
         free(d);
     }
     return CL_SUCCESS;
@@ -215,9 +215,9 @@ static cl_int CL_API_CALL create_sub_devices(cl_device_id device, const cl_devic
     while (n < 63 && props[n] != 0)
         n++;
     n++; /* the terminating 0 */
-    uint64_t a[1] = {d->rid};
+    struct sluice_req_subdevices in = {d->rid};
     struct sluice_remote_msg m;
-    cl_int r = dist_call(d->rank, SLUICE_REMOTE_SUBDEVICES, a, 1, props, n * sizeof props[0], &m);
+    cl_int r = dist_call(d->rank, SLUICE_REMOTE_SUBDEVICES, DIST_WORDS(in), props, n * sizeof props[0], &m);
     cl_uint ns = (cl_uint)(m.rep.nbytes / sizeof(uint64_t));
     SLUICE_ERROR_ON(r, out != NULL && num < ns, CL_INVALID_VALUE, "out != NULL && num < ns");
     for (cl_uint i = 0; i < ns; i++) {
@@ -225,8 +225,8 @@ static cl_int CL_API_CALL create_sub_devices(cl_device_id device, const cl_devic
         memcpy(&rid, m.bytes + i * sizeof rid, sizeof rid);
         struct dist_device *s = r == CL_SUCCESS && out != NULL ? calloc(1, sizeof *s) : NULL;
         if (s == NULL) {
-            uint64_t rel[2] = {SLUICE_CL_DEVICE, rid};
-            dist_call(d->rank, SLUICE_REMOTE_RELEASE, rel, 2, NULL, 0, NULL);
+            struct sluice_req_release rel = {SLUICE_CL_DEVICE, rid, 0};
+            dist_call(d->rank, SLUICE_REMOTE_RELEASE, DIST_WORDS(rel), NULL, 0, NULL);
             continue;
         }
         *s = (struct dist_device){

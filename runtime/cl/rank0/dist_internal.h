@@ -237,6 +237,9 @@ cl_int dist_call_v(int rank, int op, const uint64_t *args, int nargs, const void
 /* A request that wants no reply (a release with a2 = 1): sent in order with the others, and the
  * program goes on at once instead of waiting a round trip. */
 void dist_post(int rank, int op, const uint64_t *args, int nargs);
+/* The words of an operand struct of remote_proto.h (all uint64_t), as dist_call and dist_post
+ * take them: dist_call(rank, SLUICE_REMOTE_INFO, DIST_WORDS(in), ...). */
+#define DIST_WORDS(s) ((const uint64_t *)(const void *)&(s)), ((int)(sizeof(s) / sizeof(uint64_t)))
 /* Generic INFO forward. */
 cl_int dist_info(int rank, int getter, uint64_t obj, uint64_t obj2, cl_uint param, size_t size, void *value,
                  size_t *size_ret);

@@ -21,8 +21,8 @@ void dist_release_everywhere(const uint64_t *rid, int kind)
 {
     for (int r = 0; r < dist_size(); r++)
         if (rid[r] != 0) {
-            uint64_t a[3] = {(uint64_t)kind, rid[r], 1};
-            dist_post(r, SLUICE_REMOTE_RELEASE, a, 3);
+            struct sluice_req_release in = {(uint64_t)kind, rid[r], 1};
+            dist_post(r, SLUICE_REMOTE_RELEASE, DIST_WORDS(in));
         }
 }
 
@@ -212,8 +212,8 @@ static cl_command_queue make_queue(cl_context context, cl_device_id device, cl_c
         dist_set_err(errcode_ret, CL_OUT_OF_HOST_MEMORY);
         return NULL;
     }
-    uint64_t a[3] = {c->rid[d->rank], d->rid, props};
-    cl_int err = dist_call_v(d->rank, SLUICE_REMOTE_QUEUE_CREATE, a, 3, NULL, 0, &q->rid);
+    struct sluice_req_queue_create in = {c->rid[d->rank], d->rid, props};
+    cl_int err = dist_call_v(d->rank, SLUICE_REMOTE_QUEUE_CREATE, DIST_WORDS(in), NULL, 0, &q->rid);
     if (err != CL_SUCCESS) {
         free(q);
         dist_set_err(errcode_ret, err);
@@ -275,8 +275,8 @@ void dist_queue_unref(struct dist_queue *q)
 {
     if (__atomic_sub_fetch(&q->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
-    uint64_t a[2] = {SLUICE_CL_QUEUE, q->rid};
-    dist_call(q->dev->rank, SLUICE_REMOTE_RELEASE, a, 2, NULL, 0, NULL);
+    struct sluice_req_release in = {SLUICE_CL_QUEUE, q->rid, 0};
+    dist_call(q->dev->rank, SLUICE_REMOTE_RELEASE, DIST_WORDS(in), NULL, 0, NULL);
     dist_ctx_unref(q->ctx);
     free(q);
 }
@@ -459,9 +459,10 @@ static cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags, c
     cl_int err = CL_SUCCESS;
     for_ranks(p->ctx, r)
     {
-        uint64_t a[4] = {p->rid[r], flags & ~(cl_mem_flags)(RANK0_FLAGS | CL_MEM_ALLOC_HOST_PTR),
-                         region->origin, region->size};
-        if ((err = dist_call_v(r, SLUICE_REMOTE_SUBBUF, a, 4, NULL, 0, &m->rid[r])) != CL_SUCCESS)
+        struct sluice_req_subbuf in = {p->rid[r],
+                                       flags & ~(cl_mem_flags)(RANK0_FLAGS | CL_MEM_ALLOC_HOST_PTR),
+                                       region->origin, region->size};
+        if ((err = dist_call_v(r, SLUICE_REMOTE_SUBBUF, DIST_WORDS(in), NULL, 0, &m->rid[r])) != CL_SUCCESS)
             break;
     }
     return dist_mem_publish(m, err, errcode_ret);
@@ -542,8 +543,9 @@ static cl_mem CL_API_CALL create_buffer(cl_context context, cl_mem_flags flags, 
     cl_mem_flags remote_flags = flags & ~(cl_mem_flags)RANK0_FLAGS;
     for_ranks(c, r)
     {
-        uint64_t a[3] = {c->rid[r], remote_flags, size};
-        if ((err = dist_call_v(r, SLUICE_REMOTE_BUF_CREATE, a, 3, NULL, 0, &m->rid[r])) != CL_SUCCESS)
+        struct sluice_req_buf_create in = {c->rid[r], remote_flags, size};
+        if ((err = dist_call_v(r, SLUICE_REMOTE_BUF_CREATE, DIST_WORDS(in), NULL, 0, &m->rid[r])) !=
+            CL_SUCCESS)
             break;
     }
     return dist_mem_publish_root(m, err, errcode_ret);

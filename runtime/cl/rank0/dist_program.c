@@ -68,9 +68,9 @@ static cl_int program_binaries(struct dist_program *p, cl_program_info param, si
             unsigned char *dst = ((unsigned char **)value)[i];
             if (dst == NULL)
                 continue;
-            uint64_t a[2] = {p->rid[d->rank], (uint64_t)rank_index(p, i)};
+            struct sluice_req_prog_binary in = {p->rid[d->rank], (uint64_t)rank_index(p, i)};
             struct sluice_remote_msg m;
-            cl_int r = dist_call(d->rank, SLUICE_REMOTE_PROG_BINARY, a, 2, NULL, 0, &m);
+            cl_int r = dist_call(d->rank, SLUICE_REMOTE_PROG_BINARY, DIST_WORDS(in), NULL, 0, &m);
             if (r == CL_SUCCESS && m.bytes != NULL)
                 memcpy(dst, m.bytes, (size_t)m.rep.nbytes);
             free(m.bytes);
@@ -172,9 +172,9 @@ static cl_program CL_API_CALL create_program_binary(cl_context context, cl_uint 
                 memcpy(buf + off, binaries[i], lengths[i]);
                 off += lengths[i];
             }
-        uint64_t a[2] = {c->rid[r], n};
+        struct sluice_req_prog_from_binary in = {c->rid[r], n};
         struct sluice_remote_msg m;
-        err = dist_call(r, SLUICE_REMOTE_PROG_FROM_BINARY, a, 2, buf, off, &m);
+        err = dist_call(r, SLUICE_REMOTE_PROG_FROM_BINARY, DIST_WORDS(in), buf, off, &m);
         free(buf);
         p->rid[r] = m.rep.v[0];
         k = 0;
@@ -224,8 +224,8 @@ static cl_program CL_API_CALL create_program_source(cl_context context, cl_uint 
     cl_int err = CL_SUCCESS;
     for (int r = 0; r < dist_size() && err == CL_SUCCESS; r++)
         if (c->rid[r] != 0) {
-            uint64_t a[1] = {c->rid[r]};
-            err = dist_call_v(r, SLUICE_REMOTE_PROG_CREATE, a, 1, src, total, &p->rid[r]);
+            struct sluice_req_in_ctx in = {c->rid[r]};
+            err = dist_call_v(r, SLUICE_REMOTE_PROG_CREATE, DIST_WORDS(in), src, total, &p->rid[r]);
         }
     free(src);
     return prog_result(p, err, errcode_ret);
@@ -264,8 +264,9 @@ static cl_int CL_API_CALL build_program(cl_program program, cl_uint ndev, const 
         }
         if (n > 0) {
             memcpy(buf + n * sizeof(uint64_t), options ? options : "", olen);
-            uint64_t a[2] = {p->rid[r], n};
-            cl_int e = dist_call(r, SLUICE_REMOTE_PROG_BUILD, a, 2, buf, n * sizeof(uint64_t) + olen, NULL);
+            struct sluice_req_prog_build in = {p->rid[r], n};
+            cl_int e = dist_call(r, SLUICE_REMOTE_PROG_BUILD, DIST_WORDS(in), buf,
+                                 n * sizeof(uint64_t) + olen, NULL);
             if (e != CL_SUCCESS && first_err == CL_SUCCESS)
                 first_err = e;
         }
@@ -624,8 +625,8 @@ static struct dist_kernel *make_kernel(struct dist_program *p, const char *name,
     for (int r = 0; r < dist_size(); r++) {
         if (p->rid[r] == 0)
             continue; /* a program from binaries lives only on the ranks of its devices */
-        uint64_t a[1] = {p->rid[r]};
-        *err = dist_call_v(r, SLUICE_REMOTE_KERNEL_CREATE, a, 1, name, strlen(name), &k->rid[r]);
+        struct sluice_req_in_program in = {p->rid[r]};
+        *err = dist_call_v(r, SLUICE_REMOTE_KERNEL_CREATE, DIST_WORDS(in), name, strlen(name), &k->rid[r]);
         if (*err == CL_INVALID_PROGRAM_EXECUTABLE) {
             /* Built for devices of other ranks only: the kernel exists for those (as for the
              * built devices of a local program), enqueues here are refused. */
