@@ -20,7 +20,7 @@ tops = ("runtime", "shim", "tools", "tests", "bench", "fuzz", "contrib")
 known = {
     "tests/apps/cl_conf_enqueue.c:device_cases", "tests/apps/cl_dist_api_refs.c:main",
     "tests/apps/cl_dist_async.c:main", "tests/apps/cl_dist_image.c:main",
-    "tests/apps/cl_dist_image_buffer.c:main", "tests/apps/cl_multi_device.c:main",
+    "tests/apps/cl_dist_image_buffer.c:main",
     "tests/apps/cl_scatter_gather.c:main", "tests/apps/cl_stencil2d.c:main",
 }
 name_re = re.compile(r"([A-Za-z_][A-Za-z0-9_:~]*)\s*\(")

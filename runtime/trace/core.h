@@ -66,6 +66,10 @@ int sluice_trace_debug_open(const char *spec, int rank);
 void sluice_trace_debug_close(void);
 void sluice_trace_debug_after_fork(int rank);
 void sluice_trace_debug_emit(const struct sluice_trace_thread *ts, const struct sluice_tf_event *ev);
+struct sluice_textbuf; /* rawio.h */
+void sluice_trace_debug_prefix(struct sluice_textbuf *b, uint64_t t_ns, uint64_t tid);
+void sluice_trace_debug_write(const char *line, size_t len);
+extern const char *const sluice_debug_tag_names[]; /* debug_tags.def's names, by tag */
 
 /* writer (writer.c): async-signal-safe; 0 on success, -errno on failure */
 int sluice_trace_write_file(const char *path, int fatal_signal);

@@ -5,6 +5,10 @@
  *   SLUICE_DEBUG=stderr|1|on|yes|true    to fd 2, only while fd 2 is open
  *   SLUICE_DEBUG=<path>                  appended to that file; %r -> rank, %p -> pid
  *   SLUICE_DEBUG=""|0|off|no|false       nothing
+ *   SLUICE_DEBUG=TAG,TAG[:TARGET]        only those subsystems (debug_tags.def; "all"), to
+ *                                        TARGET (stderr or a path as above; stderr if none)
+ * The first two select every subsystem. A head of lower-case letters, digits and commas before
+ * the first ':' that holds a comma or is a tag is a tag list; anything else is a path.
  *
  * Formatting avoids stdio so that an event recorded in a signal handler prints safely. */
 #include <errno.h>
@@ -14,9 +18,27 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/log.h"
+#include "trace/debug.h"
 #include "trace/kinds.h"
 #include "trace/rawio.h"
 #include "trace/state.h"
+
+unsigned sluice_debug_tags;
+
+/* Each event's subsystem: its category in events.def, which must name a tag. */
+static const unsigned char kind_tag[SLUICE_EV_COUNT] = {
+#define SLUICE_EVENT(number, name, category, a, b, c) [number] = SLUICE_DEBUG_##category,
+#include "trace/events.def"
+#undef SLUICE_EVENT
+};
+_Static_assert(SLUICE_DEBUG_NTAGS <= 32, "debug_tags.def: at most 32 tags (one bit each)");
+
+const char *const sluice_debug_tag_names[SLUICE_DEBUG_NTAGS] = {
+#define SLUICE_DEBUG_TAG(name, what) #name,
+#include "trace/debug_tags.def"
+#undef SLUICE_DEBUG_TAG
+};
 
 static int debug_fd = -1;     /* -1: off; 2: stderr; else our own file */
 static char debug_path[4096]; /* the spelling, for re-expansion after fork */
@@ -69,26 +91,85 @@ static int open_path(int rank)
     return fd;
 }
 
+/* The tag list at the head of spec, if it is one: *tags gets its bits and *target what follows
+ * its ':' (NULL: stderr). Returns 0 (not a tag list: spec is a path), 1, or -1 after one line
+ * naming an unknown tag. */
+static int parse_tags(const char *spec, unsigned *tags, const char **target)
+{
+    size_t head = strcspn(spec, ":");
+    if (head == 0 || strspn(spec, "abcdefghijklmnopqrstuvwxyz0123456789,") != head)
+        return 0;
+    unsigned bits = 0;
+    bool list = memchr(spec, ',', head) != NULL;
+    const char *unknown = NULL;
+    size_t unknown_len = 0;
+    for (const char *w = spec; w < spec + head;) {
+        size_t n = strcspn(w, ",:");
+        unsigned bit = n == 3 && memcmp(w, "all", 3) == 0 ? ~0u : 0;
+        for (int t = 0; t < SLUICE_DEBUG_NTAGS && bit == 0; t++)
+            if (strlen(sluice_debug_tag_names[t]) == n && memcmp(w, sluice_debug_tag_names[t], n) == 0)
+                bit = 1u << t;
+        if (bit == 0 && n > 0 && unknown == NULL) {
+            unknown = w;
+            unknown_len = n;
+        }
+        bits |= bit;
+        w += n + (w[n] == ',');
+    }
+    if (!list && unknown != NULL)
+        return 0; /* one word that is no tag: a file of that name, as before tags existed */
+    if (unknown != NULL) {
+        char known[256];
+        struct sluice_textbuf b = {known, 0, sizeof known - 1};
+        for (int t = 0; t < SLUICE_DEBUG_NTAGS; t++) {
+            sluice_tb_str(&b, sluice_debug_tag_names[t]);
+            sluice_tb_str(&b, ", ");
+        }
+        sluice_tb_str(&b, "all");
+        sluice_log_warn("SLUICE_DEBUG=%s: unknown subsystem \"%.*s\" (subsystems: %s); debug stream off",
+                        spec, (int)unknown_len, unknown, sluice_tb_cstr(&b));
+        return -1;
+    }
+    *tags = bits & ((SLUICE_DEBUG_NTAGS >= 32 ? 0u : 1u << SLUICE_DEBUG_NTAGS) - 1u);
+    *target = spec[head] == ':' ? spec + head + 1 : NULL;
+    return 1;
+}
+
 int sluice_trace_debug_open(const char *spec, int rank)
 {
     sluice_trace_debug_close();
     if (!sluice_trace_debug_wanted(spec))
         return 0;
-    if (spec_is(spec, stderr_words)) {
+    unsigned tags = ~0u >> (32 - SLUICE_DEBUG_NTAGS);
+    const char *target = spec;
+    int list = parse_tags(spec, &tags, &target);
+    if (list < 0)
+        return 0; /* said why, in one line */
+    if (list > 0 && (target == NULL || target[0] == '\0' || spec_is(target, stderr_words)))
+        target = "stderr";
+    if (list > 0 && !sluice_trace_debug_wanted(target))
+        return 0;
+    if (spec_is(target, stderr_words)) {
         debug_fd = 2;
+        __atomic_store_n(&sluice_debug_tags, tags, __ATOMIC_RELAXED);
         return 0;
     }
+    spec = target;
     size_t n = strlen(spec);
     if (n >= sizeof debug_path)
         return -ENAMETOOLONG;
     memcpy(debug_path, spec, n + 1);
     debug_path_has_pid = strstr(spec, "%p") != NULL;
     debug_fd = open_path(rank);
-    return debug_fd < 0 ? -errno : 0;
+    if (debug_fd < 0)
+        return -errno;
+    __atomic_store_n(&sluice_debug_tags, tags, __ATOMIC_RELAXED);
+    return 0;
 }
 
 void sluice_trace_debug_close(void)
 {
+    __atomic_store_n(&sluice_debug_tags, 0u, __ATOMIC_RELAXED);
     if (debug_fd > 2)
         sluice_raw_close(debug_fd);
     debug_fd = -1;
@@ -111,31 +192,40 @@ static void put_label(struct sluice_textbuf *b, const char *meaning)
     sluice_tb_mem(b, meaning, paren ? (size_t)(paren - meaning) : strlen(meaning));
 }
 
+/* "sluice[rank] +secs pid P tid T ": the head of every line of the stream. */
+void sluice_trace_debug_prefix(struct sluice_textbuf *b, uint64_t t_ns, uint64_t tid)
+{
+    uint64_t rel = t_ns < sluice_trace_g.start_mono_ns ? 0 : t_ns - sluice_trace_g.start_mono_ns;
+    sluice_tb_str(b, "sluice[");
+    sluice_tb_i64(b, sluice_trace_g.rank);
+    sluice_tb_str(b, "] +");
+    sluice_tb_u64(b, rel / 1000000000ull);
+    sluice_tb_str(b, ".");
+    sluice_tb_u64w(b, (rel % 1000000000ull) / 1000, 6);
+    sluice_tb_str(b, " pid ");
+    sluice_tb_u64(b, (uint64_t)sluice_trace_g.pid);
+    sluice_tb_str(b, " tid ");
+    sluice_tb_u64(b, tid);
+    sluice_tb_str(b, " ");
+}
+
+/* Writes one finished line (its '\n' included), if the stream is open: one write(2). */
+void sluice_trace_debug_write(const char *line, size_t len)
+{
+    int saved = errno;
+    int fd = debug_fd;
+    if (fd >= 0 && !(fd == 2 && syscall(SYS_fcntl, 2, F_GETFD) == -1)) /* stderr closed (coreutils) */
+        sluice_raw_write_all(fd, line, len);
+    errno = saved;
+}
+
 void sluice_trace_debug_emit(const struct sluice_trace_thread *ts, const struct sluice_tf_event *ev)
 {
-    if (debug_fd < 0)
+    if (debug_fd < 0 || !sluice_debug_on((enum sluice_debug_tag)kind_tag[ev->kind]))
         return;
-    int saved = errno;
-    if (debug_fd == 2 && syscall(SYS_fcntl, 2, F_GETFD) == -1) { /* stderr closed (coreutils) */
-        errno = saved;
-        return;
-    }
     char line[1024];
     struct sluice_textbuf b = {line, 0, sizeof line - 1};
-    uint64_t rel = ev->t_ns - sluice_trace_g.start_mono_ns;
-    if (ev->t_ns < sluice_trace_g.start_mono_ns)
-        rel = 0;
-    sluice_tb_str(&b, "sluice[");
-    sluice_tb_i64(&b, sluice_trace_g.rank);
-    sluice_tb_str(&b, "] +");
-    sluice_tb_u64(&b, rel / 1000000000ull);
-    sluice_tb_str(&b, ".");
-    sluice_tb_u64w(&b, (rel % 1000000000ull) / 1000, 6);
-    sluice_tb_str(&b, " pid ");
-    sluice_tb_u64(&b, (uint64_t)sluice_trace_g.pid);
-    sluice_tb_str(&b, " tid ");
-    sluice_tb_u64(&b, (uint64_t)ts->tid);
-    sluice_tb_str(&b, " ");
+    sluice_trace_debug_prefix(&b, ev->t_ns, (uint64_t)ts->tid);
     const struct sluice_kind_info *k = &sluice_kinds[ev->kind];
     sluice_tb_str(&b, k->name);
     const uint64_t words[3] = {ev->a, ev->b, ev->c};
@@ -171,6 +261,5 @@ void sluice_trace_debug_emit(const struct sluice_trace_thread *ts, const struct 
         sluice_tb_u64(&b, ev->callsite);
     }
     line[b.len++] = '\n';
-    sluice_raw_write_all(debug_fd, line, b.len);
-    errno = saved;
+    sluice_trace_debug_write(line, b.len);
 }

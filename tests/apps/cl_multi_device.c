@@ -18,6 +18,23 @@ static void same(const char *what, const void *a, const void *b)
     printf("%-32s %s\n", what, a == b ? "same" : "DIFFERENT");
 }
 
+/* Sub-devices when the device can be partitioned. */
+static void sub_devices(cl_device_id dev)
+{
+    cl_device_partition_property part[] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
+    cl_device_id sub[4];
+    cl_uint nsub = 0;
+    cl_int err = clCreateSubDevices(dev, part, 4, sub, &nsub);
+    printf("clCreateSubDevices: %d\n", err);
+    if (err == CL_SUCCESS) {
+        cl_device_id parent;
+        CHECK(clGetDeviceInfo(sub[0], CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, NULL));
+        same("CL_DEVICE_PARENT_DEVICE", parent, dev);
+        for (cl_uint i = 0; i < nsub && i < 4; i++)
+            CHECK(clReleaseDevice(sub[i]));
+    }
+}
+
 int main(void)
 {
     enum { N = 3000 };
@@ -111,19 +128,7 @@ int main(void)
     CHECK(clReleaseContext(ctx));
     printf("context refcount after retain: %s\n", refs >= 2 ? ">=2" : "WRONG");
 
-    /* Sub-devices when the device can be partitioned. */
-    cl_device_partition_property part[] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
-    cl_device_id sub[4];
-    cl_uint nsub = 0;
-    err = clCreateSubDevices(dev[0], part, 4, sub, &nsub);
-    printf("clCreateSubDevices: %d\n", err);
-    if (err == CL_SUCCESS) {
-        cl_device_id parent;
-        CHECK(clGetDeviceInfo(sub[0], CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, NULL));
-        same("CL_DEVICE_PARENT_DEVICE", parent, dev[0]);
-        for (cl_uint i = 0; i < nsub && i < 4; i++)
-            CHECK(clReleaseDevice(sub[i]));
-    }
+    sub_devices(dev[0]);
 
     for (cl_uint d = 0; d < ndev; d++) {
         CHECK(clReleaseKernel(k[d]));

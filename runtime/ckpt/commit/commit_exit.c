@@ -33,8 +33,8 @@
 #include <unistd.h>
 
 const struct commit_member *commit_members_first_failed(void); /* commit_member.c */
-void commit_members_find_adopted(void);                        /* commit_member.c */
-int commit_members_adopted_pending(void);                      /* commit_member.c */
+void commit_members_find_adopted(void);                        /* commit_adopt.c */
+int commit_members_adopted_pending(void);                      /* commit_adopt.c */
 void commit_members_adopt_locked(void);                        /* commit_member.c */
 MPI_Comm commit_transport_comm(void);                          /* commit_msg.c */
 void commit_home_reset_counts(void);                           /* commit_home.c */

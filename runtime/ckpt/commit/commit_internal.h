@@ -171,6 +171,11 @@ uint64_t commit_request_new(void);
 /* Waits (lock held) until request req is answered or timeout_ns passes (0: forever). Returns
  * the answer's status, or -ETIMEDOUT. */
 int commit_request_wait(uint64_t req, uint64_t timeout_ns);
+/* Closed members waiting for the engine's start (commit_adopt.c; lock held): a deferred close
+ * (0, or -ENOMEM), the one of path takes mode (1 if found), all taken at once. */
+int commit_members_defer_locked(const struct sluice_staged_member *m);
+int commit_adopted_chmod(const char *path, unsigned mode);
+struct sluice_staged_member *commit_adopted_take(size_t *n);
 /* Rank-side exit accounting: 1 if no member is waiting to be committed (failed ones excepted). */
 int commit_members_quiet(void);
 /* Re-announces members whose last commit failed, so that the next commit retries them. Returns

@@ -174,9 +174,6 @@ static struct commit_member *member_add(const struct sluice_staged_member *m)
  * waits, staged and closed, for the engine's start (MPI_Init of the program, a read, unlink,
  * fsync or the stage limit that needs it, or exit), and an exec'ed image adopts it from its
  * sidecar. Returns 1 if deferred. */
-int commit_members_defer_locked(const struct sluice_staged_member *m); /* below, with adoption */
-static struct sluice_staged_member *adopted; /* closed members waiting for the engine's start */
-static size_t nadopted;
 static int commit_defer_closed(const struct sluice_staged_member *m)
 {
     if (sluice_launch_size() < 2 || sluice_mpi_ready())
@@ -561,13 +558,7 @@ static int chmod_closed_locked(const char *path, unsigned mode)
         sluice_stage_write_meta(own->meta_path, &sm);
         return 1;
     }
-    for (size_t i = nadopted; own == NULL && i > 0; i--) {
-        if (strcmp(adopted[i - 1].path, path) == 0) {
-            adopted[i - 1].mode = mode;
-            return 1;
-        }
-    }
-    return 0;
+    return own == NULL && commit_adopted_chmod(path, mode);
 }
 
 int sluice_commit_member_chmod(const char *path, unsigned mode)
@@ -906,67 +897,13 @@ int commit_flush_own_sets(uint64_t timeout_ns)
     return worst;
 }
 
-/* ---- members closed by the image that exec'ed this one ------------------------------------ */
-
-/* exec keeps the pid but not the commit engine's memory: members that the previous image of
- * this process closed and had not committed yet would stay staged until `recover`. The new
- * image finds them by their sidecars (closed, our pid on our host: in a stage folder shared by
- * nodes, another node's process has the same pid) and takes them over. */
-void commit_members_find_adopted(void)
-{
-    const char *dir = sluice_stage_dir();
-    if (!dir)
-        return;
-    char prefix[SLUICE_STAGE_PREFIX_MAX];
-    sluice_stage_prefix(prefix, (long)getpid());
-    size_t plen = strlen(prefix);
-    DIR *d = SLUICE_REAL(opendir)(dir);
-    if (!d)
-        return;
-    char *buf = malloc(SLUICE_STAGE_META_MAX);
-    struct dirent *e;
-    while (buf && (e = SLUICE_REAL(readdir)(d)) != NULL) {
-        char meta[PATH_MAX], data[PATH_MAX];
-        if (strncmp(e->d_name, prefix, plen) != 0 ||
-            !sluice_stage_sidecar(dir, e->d_name, meta, sizeof meta, data, sizeof data))
-            continue;
-        ssize_t n = sluice_stage_read_meta(meta, buf, SLUICE_STAGE_META_MAX);
-        struct sluice_stage_meta sm;
-        if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed ||
-            sm.pid != (long)getpid() || !sluice_host_id_is_mine(sm.host))
-            continue;
-        snprintf(sm.m.stage_path, sizeof sm.m.stage_path, "%s", data);
-        struct sluice_staged_member *v = realloc(adopted, (nadopted + 1) * sizeof(*v));
-        if (!v)
-            break;
-        adopted = v;
-        adopted[nadopted++] = sm.m;
-    }
-    free(buf);
-    SLUICE_REAL(closedir)(d);
-}
-
-int commit_members_defer_locked(const struct sluice_staged_member *m)
-{
-    struct sluice_staged_member *v = realloc(adopted, (nadopted + 1) * sizeof(*v));
-    if (!v)
-        return -ENOMEM;
-    adopted = v;
-    adopted[nadopted++] = *m;
-    return 0;
-}
-
-int commit_members_adopted_pending(void)
-{
-    return nadopted != 0;
-}
-
-/* Right after the transport starts (lock held): the adopted members enter like fresh closes. */
+/* Right after the transport starts (lock held): the members adopted from the image that
+ * exec'ed this one (commit_adopt.c) enter like fresh closes. */
 void commit_members_adopt_locked(void)
 {
-    for (size_t i = 0; i < nadopted; i++)
-        member_add(&adopted[i]);
-    free(adopted);
-    adopted = NULL;
-    nadopted = 0;
+    size_t n = 0;
+    struct sluice_staged_member *v = commit_adopted_take(&n);
+    for (size_t i = 0; i < n; i++)
+        member_add(&v[i]);
+    free(v);
 }

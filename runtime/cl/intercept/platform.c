@@ -138,34 +138,37 @@ static cl_int fill_sub_devices_ext(const struct array_call *a, cl_uint n, void *
                                             (cl_device_id *)out, total);
 }
 
+/* clCreateSubDevices and its EXT form: the same listing, each with its own properties' type
+ * (fill says which), CL_INVALID_OPERATION where the backend lacks the entry point. */
+static cl_int sub_devices(cl_device_id in_device, const void *properties, bool present,
+                          cl_int (*fill)(const struct array_call *, cl_uint, void **, cl_uint *),
+                          struct sluice_cl_obj *d, cl_uint num_entries, cl_device_id *out_devices,
+                          cl_uint *num_devices)
+{
+    if (!present)
+        return CL_INVALID_OPERATION;
+    struct array_call a = {.kind = ARRAY_SUB_DEVICES,
+                           .owner = d,
+                           .be = sluice_cl_backend_of(d),
+                           .fill = fill,
+                           .args = {sluice_cl_in(in_device, SLUICE_CL_DEVICE), properties}};
+    return list_and_wrap(&a, num_entries, (void **)out_devices, num_devices);
+}
+
 cl_int sluice_cl_sub_devices(cl_device_id in_device, const cl_device_partition_property *properties,
                              cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices)
 {
     struct sluice_cl_obj *d = sluice_cl_valid(in_device, SLUICE_CL_DEVICE);
-    const struct sluice_cl_backend *be = sluice_cl_backend_of(d);
-    if (be->api.clCreateSubDevices == NULL)
-        return CL_INVALID_OPERATION;
-    struct array_call a = {.kind = ARRAY_SUB_DEVICES,
-                           .owner = d,
-                           .be = be,
-                           .fill = fill_sub_devices,
-                           .args = {sluice_cl_in(in_device, SLUICE_CL_DEVICE), properties}};
-    return list_and_wrap(&a, num_entries, (void **)out_devices, num_devices);
+    return sub_devices(in_device, properties, sluice_cl_backend_of(d)->api.clCreateSubDevices != NULL,
+                       fill_sub_devices, d, num_entries, out_devices, num_devices);
 }
 
 cl_int sluice_cl_sub_devices_ext(cl_device_id in_device, const cl_device_partition_property_ext *properties,
                                  cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices)
 {
     struct sluice_cl_obj *d = sluice_cl_valid(in_device, SLUICE_CL_DEVICE);
-    const struct sluice_cl_backend *be = sluice_cl_backend_of(d);
-    if (be->api.clCreateSubDevicesEXT == NULL)
-        return CL_INVALID_OPERATION;
-    struct array_call a = {.kind = ARRAY_SUB_DEVICES,
-                           .owner = d,
-                           .be = be,
-                           .fill = fill_sub_devices_ext,
-                           .args = {sluice_cl_in(in_device, SLUICE_CL_DEVICE), properties}};
-    return list_and_wrap(&a, num_entries, (void **)out_devices, num_devices);
+    return sub_devices(in_device, properties, sluice_cl_backend_of(d)->api.clCreateSubDevicesEXT != NULL,
+                       fill_sub_devices_ext, d, num_entries, out_devices, num_devices);
 }
 
 static cl_int fill_kernels(const struct array_call *a, cl_uint n, void **out, cl_uint *total)

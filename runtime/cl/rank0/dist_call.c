@@ -138,9 +138,9 @@ cl_int dist_call_v(int rank, int op, const uint64_t *args, int nargs, const void
 cl_int dist_info(int rank, int getter, uint64_t obj, uint64_t obj2, cl_uint param, size_t size, void *value,
                  size_t *size_ret)
 {
-    uint64_t a[5] = {(uint64_t)getter, obj, obj2, param, value ? size : 0};
+    struct sluice_req_info in = {(uint64_t)getter, obj, obj2, param, value ? size : 0};
     struct sluice_remote_msg m;
-    cl_int r = dist_call(rank, SLUICE_REMOTE_INFO, a, 5, NULL, 0, &m);
+    cl_int r = dist_call(rank, SLUICE_REMOTE_INFO, DIST_WORDS(in), NULL, 0, &m);
     if (r == CL_SUCCESS) {
         if (value != NULL && m.rep.v[0] > size)
             r = CL_INVALID_VALUE;
@@ -178,8 +178,7 @@ char *dist_info_text(int rank, int getter, uint64_t obj, uint64_t obj2, cl_uint 
 cl_int dist_answer(const void *src, size_t n, size_t size, void *value, size_t *size_ret)
 {
     if (value != NULL) {
-        if (size < n)
-            return CL_INVALID_VALUE;
+        SLUICE_RETURN_ERROR_ON(size < n, CL_INVALID_VALUE, "size < n");
         memcpy(value, src, n);
     }
     if (size_ret != NULL)

@@ -52,10 +52,10 @@ void dist_coh_remove(struct dist_mem *m)
 static cl_int move(struct dist_mem *m, const struct sluice_coh_transfer *t)
 {
     int dst = t->dst - 1;
-    if (dst < 0 || m->rid[dst] == 0)
-        return CL_INVALID_OPERATION; /* host reads never go through the directory */
-    if (t->src == 0 && m->shadow == NULL)
-        return CL_INVALID_OPERATION;
+    SLUICE_RETURN_ERROR_ON(dst < 0 || m->rid[dst] == 0, CL_INVALID_OPERATION,
+                           "dst < 0 || m->rid[dst] == 0 (host reads never go through the directory)");
+    SLUICE_RETURN_ERROR_ON(t->src == 0 && m->shadow == NULL, CL_INVALID_OPERATION,
+                           "t->src == 0 && m->shadow == NULL");
     struct sluice_dag_access acc = {m->coh_id, t->offset, t->size, SLUICE_DAG_WRITES};
     struct sluice_remote_access racc = {m->rid[dst], 1};
     struct dist_cmd c;
@@ -70,12 +70,12 @@ static cl_int move(struct dist_mem *m, const struct sluice_coh_transfer *t)
     c.naccess = 1;
     c.access = &acc;
     c.raccess = &racc;
-    size_t g[13];
+    struct sluice_rect_geom g;
     if (m->image != NULL) { /* the whole image, packed */
-        dist_image_whole(m, g);
+        dist_image_whole(m, &g);
         c.flags |= SLUICE_CMD_IMAGE;
         c.args.xfer.size = m->size;
-        c.bytes = g;
+        c.bytes = &g;
         c.nbytes = sizeof g;
     }
     if (t->src == 0) {
@@ -93,7 +93,7 @@ static cl_int move(struct dist_mem *m, const struct sluice_coh_transfer *t)
         c.push_xfer.size = c.args.xfer.size;
         c.push_xfer.peer = (uint64_t)dst;
         c.push_access = (struct sluice_remote_access){m->rid[src], 0};
-        c.push_geom = m->image != NULL ? g : NULL;
+        c.push_geom = m->image != NULL ? &g : NULL;
     }
     uint64_t t0 = sluice_trace_active() ? sluice_now_ns() : 0;
     cl_int r = dist_sched_submit(&c, NULL);

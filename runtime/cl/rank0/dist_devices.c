@@ -15,10 +15,10 @@
 static cl_int CL_API_CALL device_ids(cl_platform_id platform, cl_device_type type, cl_uint num_entries,
                                      cl_device_id *devices, cl_uint *num_devices)
 {
-    if (platform == NULL)
-        return CL_INVALID_PLATFORM;
-    if ((devices == NULL && num_devices == NULL) || (devices != NULL && num_entries == 0))
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(platform == NULL, CL_INVALID_PLATFORM, "no platform (NULL)");
+    SLUICE_RETURN_ERROR_ON(
+        (devices == NULL && num_devices == NULL) || (devices != NULL && num_entries == 0), CL_INVALID_VALUE,
+        "(devices == NULL && num_devices == NULL) || (devices != NULL && num_entries == 0)");
     struct dist_platform *p = PLAT(platform);
     cl_uint n = 0;
     for (int i = 0; i < p->ndev; i++) {
@@ -127,8 +127,7 @@ static cl_int filtered(int rank, int getter, uint64_t rid, cl_uint param, bool v
 static cl_int CL_API_CALL platform_info(cl_platform_id platform, cl_platform_info param, size_t size,
                                         void *value, size_t *size_ret)
 {
-    if (platform == NULL)
-        return CL_INVALID_PLATFORM;
+    SLUICE_RETURN_ERROR_ON(platform == NULL, CL_INVALID_PLATFORM, "no platform (NULL)");
     struct dist_platform *p = PLAT(platform);
     if (param == CL_PLATFORM_EXTENSIONS || param == CL_PLATFORM_EXTENSIONS_WITH_VERSION)
         return filtered(p->rank, SLUICE_RG_PLATFORM, p->rid, param, param != CL_PLATFORM_EXTENSIONS, size,
@@ -153,8 +152,7 @@ static size_t absent_size(cl_device_info param)
 static cl_int CL_API_CALL device_info(cl_device_id device, cl_device_info param, size_t size, void *value,
                                       size_t *size_ret)
 {
-    if (device == NULL)
-        return CL_INVALID_DEVICE;
+    SLUICE_RETURN_ERROR_ON(device == NULL, CL_INVALID_DEVICE, "no device (NULL)");
     struct dist_device *d = DEV(device);
     size_t absent = absent_size(param);
     if (absent > 0) {
@@ -189,8 +187,7 @@ static cl_int CL_API_CALL device_info(cl_device_id device, cl_device_info param,
 static cl_int CL_API_CALL retain_device(cl_device_id device)
 {
     struct dist_device *d = DEV(device);
-    if (d == NULL)
-        return CL_INVALID_DEVICE;
+    SLUICE_RETURN_ERROR_ON(d == NULL, CL_INVALID_DEVICE, "no device (NULL)");
     if (d->parent != NULL)
         __atomic_add_fetch(&d->refs, 1, __ATOMIC_ACQ_REL);
     return CL_SUCCESS;
@@ -199,11 +196,10 @@ static cl_int CL_API_CALL retain_device(cl_device_id device)
 static cl_int CL_API_CALL release_device(cl_device_id device)
 {
     struct dist_device *d = DEV(device);
-    if (d == NULL)
-        return CL_INVALID_DEVICE;
+    SLUICE_RETURN_ERROR_ON(d == NULL, CL_INVALID_DEVICE, "no device (NULL)");
     if (d->parent != NULL && __atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-        uint64_t a[2] = {SLUICE_CL_DEVICE, d->rid};
-        dist_call(d->rank, SLUICE_REMOTE_RELEASE, a, 2, NULL, 0, NULL);
+        struct sluice_req_release in = {SLUICE_CL_DEVICE, d->rid, 0};
+        dist_call(d->rank, SLUICE_REMOTE_RELEASE, DIST_WORDS(in), NULL, 0, NULL);
         free(d);
     }
     return CL_SUCCESS;
@@ -213,27 +209,24 @@ static cl_int CL_API_CALL create_sub_devices(cl_device_id device, const cl_devic
                                              cl_uint num, cl_device_id *out, cl_uint *num_ret)
 {
     struct dist_device *d = DEV(device);
-    if (d == NULL)
-        return CL_INVALID_DEVICE;
-    if (props == NULL)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(d == NULL, CL_INVALID_DEVICE, "no device (NULL)");
+    SLUICE_RETURN_ERROR_ON(props == NULL, CL_INVALID_VALUE, "no value (NULL)");
     size_t n = 0;
     while (n < 63 && props[n] != 0)
         n++;
     n++; /* the terminating 0 */
-    uint64_t a[1] = {d->rid};
+    struct sluice_req_subdevices in = {d->rid};
     struct sluice_remote_msg m;
-    cl_int r = dist_call(d->rank, SLUICE_REMOTE_SUBDEVICES, a, 1, props, n * sizeof props[0], &m);
+    cl_int r = dist_call(d->rank, SLUICE_REMOTE_SUBDEVICES, DIST_WORDS(in), props, n * sizeof props[0], &m);
     cl_uint ns = (cl_uint)(m.rep.nbytes / sizeof(uint64_t));
-    if (r == CL_SUCCESS && out != NULL && num < ns)
-        r = CL_INVALID_VALUE;
+    SLUICE_ERROR_ON(r, out != NULL && num < ns, CL_INVALID_VALUE, "out != NULL && num < ns");
     for (cl_uint i = 0; i < ns; i++) {
         uint64_t rid;
         memcpy(&rid, m.bytes + i * sizeof rid, sizeof rid);
         struct dist_device *s = r == CL_SUCCESS && out != NULL ? calloc(1, sizeof *s) : NULL;
         if (s == NULL) {
-            uint64_t rel[2] = {SLUICE_CL_DEVICE, rid};
-            dist_call(d->rank, SLUICE_REMOTE_RELEASE, rel, 2, NULL, 0, NULL);
+            struct sluice_req_release rel = {SLUICE_CL_DEVICE, rid, 0};
+            dist_call(d->rank, SLUICE_REMOTE_RELEASE, DIST_WORDS(rel), NULL, 0, NULL);
             continue;
         }
         *s = (struct dist_device){
@@ -249,8 +242,7 @@ static cl_int CL_API_CALL create_sub_devices(cl_device_id device, const cl_devic
 /* Every rank of the merged platform unloads its own compiler. */
 static cl_int CL_API_CALL unload_compiler(cl_platform_id platform)
 {
-    if (platform == NULL)
-        return CL_INVALID_PLATFORM;
+    SLUICE_RETURN_ERROR_ON(platform == NULL, CL_INVALID_PLATFORM, "no platform (NULL)");
     cl_int first = CL_SUCCESS;
     for (int r = 0; r < dist_size(); r++)
         if (PLAT(platform)->rids[r] != 0) {

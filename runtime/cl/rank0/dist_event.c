@@ -20,8 +20,7 @@ static cl_int CL_API_CALL event_info(cl_event event, cl_event_info param, size_t
                                      size_t *size_ret)
 {
     struct dist_event *e = (struct dist_event *)event;
-    if (e == NULL)
-        return CL_INVALID_EVENT;
+    SLUICE_RETURN_ERROR_ON(e == NULL, CL_INVALID_EVENT, "no event (NULL)");
     switch (param) {
     case CL_EVENT_COMMAND_QUEUE:
         return dist_answer(&e->queue, sizeof e->queue, size, value, size_ret);
@@ -48,8 +47,7 @@ static cl_int CL_API_CALL profiling_info(cl_event event, cl_profiling_info param
                                          size_t *size_ret)
 {
     struct dist_event *e = (struct dist_event *)event;
-    if (e == NULL)
-        return CL_INVALID_EVENT;
+    SLUICE_RETURN_ERROR_ON(e == NULL, CL_INVALID_EVENT, "no event (NULL)");
     if (e->user)
         return CL_PROFILING_INFO_NOT_AVAILABLE;
     uint64_t t[4];
@@ -79,11 +77,9 @@ static cl_int CL_API_CALL profiling_info(cl_event event, cl_profiling_info param
 
 static cl_int CL_API_CALL wait_for_events(cl_uint n, const cl_event *evs)
 {
-    if (n == 0 || evs == NULL)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(n == 0 || evs == NULL, CL_INVALID_VALUE, "n == 0 || evs == NULL");
     for (cl_uint i = 0; i < n; i++)
-        if (evs[i] == NULL)
-            return CL_INVALID_EVENT;
+        SLUICE_RETURN_ERROR_ON(evs[i] == NULL, CL_INVALID_EVENT, "evs[i] == NULL");
     cl_int r = CL_SUCCESS;
     for (cl_uint i = 0; i < n; i++)
         if (dist_sched_wait_event((struct dist_event *)evs[i]) < 0)
@@ -95,10 +91,10 @@ static cl_int CL_API_CALL set_event_callback(cl_event event, cl_int type,
                                              void(CL_CALLBACK *fn)(cl_event, cl_int, void *), void *user_data)
 {
     struct dist_event *e = (struct dist_event *)event;
-    if (e == NULL)
-        return CL_INVALID_EVENT;
-    if (fn == NULL || (type != CL_COMPLETE && type != CL_SUBMITTED && type != CL_RUNNING))
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(e == NULL, CL_INVALID_EVENT, "no event (NULL)");
+    SLUICE_RETURN_ERROR_ON(
+        fn == NULL || (type != CL_COMPLETE && type != CL_SUBMITTED && type != CL_RUNNING), CL_INVALID_VALUE,
+        "fn == NULL || (type != CL_COMPLETE && type != CL_SUBMITTED && type != CL_RUNNING)");
     return dist_sched_callback(e, type, fn, user_data);
 }
 
@@ -115,8 +111,7 @@ static cl_event CL_API_CALL create_user_event(cl_context context, cl_int *err)
 
 static cl_int CL_API_CALL set_user_event_status(cl_event event, cl_int status)
 {
-    if (event == NULL)
-        return CL_INVALID_EVENT;
+    SLUICE_RETURN_ERROR_ON(event == NULL, CL_INVALID_EVENT, "no event (NULL)");
     return dist_sched_set_user((struct dist_event *)event, status);
 }
 

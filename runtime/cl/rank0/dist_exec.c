@@ -56,18 +56,18 @@ static cl_int check_range(const struct dist_mem *m, size_t off, size_t size, con
 {
     if (m == NULL || m->image != NULL) /* images have their own commands (dist_image_cmds.c) */
         return CL_INVALID_MEM_OBJECT;
-    if (ptr == NULL || size == 0 || off > m->size || size > m->size - off)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(ptr == NULL || size == 0 || off > m->size || size > m->size - off,
+                           CL_INVALID_VALUE,
+                           "ptr == NULL || size == 0 || off > m->size || size > m->size - off");
     return CL_SUCCESS;
 }
 
 cl_int dist_check_wait(cl_uint n, const cl_event *evs)
 {
-    if ((n == 0) != (evs == NULL))
-        return CL_INVALID_EVENT_WAIT_LIST;
+    SLUICE_RETURN_ERROR_ON((n == 0) != (evs == NULL), CL_INVALID_EVENT_WAIT_LIST,
+                           "(n == 0) != (evs == NULL)");
     for (cl_uint i = 0; i < n; i++)
-        if (evs[i] == NULL)
-            return CL_INVALID_EVENT_WAIT_LIST;
+        SLUICE_RETURN_ERROR_ON(evs[i] == NULL, CL_INVALID_EVENT_WAIT_LIST, "evs[i] == NULL");
     return CL_SUCCESS;
 }
 
@@ -109,6 +109,57 @@ static cl_int submit(struct dist_cmd *c, struct dist_event **e)
     return dist_sched_submit(c, e);
 }
 
+/* The skeleton of every enqueue below: under dist_lock, the ranges the command reads and writes
+ * made valid on the queue's rank (enqueue_use), then the command built (enqueue_command) and
+ * submitted (enqueue_submit); enqueue_done releases the lock and the uses, enqueue_end also
+ * finishes the call (waits if it blocks, hands the event over). A step after a failed one does
+ * nothing, so the first error is the call's. */
+struct enqueue {
+    struct dist_queue *q;
+    int rank; /* the queue's */
+    struct dist_uses u;
+    struct dist_event *e;
+    cl_int r;
+};
+
+static void enqueue_begin(struct enqueue *x, struct dist_queue *q)
+{
+    *x = (struct enqueue){.q = q, .rank = q->dev->rank, .r = CL_SUCCESS};
+    pthread_mutex_lock(&dist_lock);
+}
+
+/* [off, off + size) of m, written or read; whole: written whole, so nothing is fetched first. */
+static void enqueue_use(struct enqueue *x, struct dist_mem *m, size_t off, size_t size, bool write,
+                        bool whole)
+{
+    if (x->r == CL_SUCCESS)
+        x->r = dist_use(&x->u, m, x->rank, off, size, write, whole);
+}
+
+static struct dist_cmd enqueue_command(struct enqueue *x, dist_cmd_kind kind, cl_uint nwait,
+                                       const cl_event *wl)
+{
+    return dist_command(x->q, kind, nwait, wl, &x->u);
+}
+
+static void enqueue_submit(struct enqueue *x, struct dist_cmd *c)
+{
+    if (x->r == CL_SUCCESS)
+        x->r = submit(c, &x->e);
+}
+
+static cl_int enqueue_done(struct enqueue *x)
+{
+    pthread_mutex_unlock(&dist_lock);
+    dist_uses_free(&x->u);
+    return x->r;
+}
+
+static cl_int enqueue_end(struct enqueue *x, bool blocking, cl_event *event)
+{
+    return dist_finish_call(enqueue_done(x), x->e, blocking, event);
+}
+
 static cl_int marker_cmd(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait, const cl_event *wl,
                          struct dist_event **e, struct dist_mem *hold, void *free_after);
 
@@ -130,12 +181,10 @@ static cl_int host_transfer(cl_command_queue queue, cl_mem buffer, cl_bool block
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *m = (struct dist_mem *)buffer;
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
+    SLUICE_RETURN_ERROR_ON(q == NULL, CL_INVALID_COMMAND_QUEUE, "no command queue (NULL)");
     bool empty = size == 0 && m != NULL && ptr != NULL && off <= m->size;
     cl_int r = empty ? CL_SUCCESS : check_range(m, off, size, ptr);
-    if (r == CL_SUCCESS && m->ctx != q->ctx)
-        r = CL_INVALID_CONTEXT;
+    SLUICE_ERROR_ON(r, m->ctx != q->ctx, CL_INVALID_CONTEXT, "objects of two contexts (m->ctx != q->ctx)");
     if (r == CL_SUCCESS)
         r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
@@ -143,11 +192,10 @@ static cl_int host_transfer(cl_command_queue queue, cl_mem buffer, cl_bool block
     if (empty)
         return empty_command(q, write ? DIST_CMD_EMPTY_WRITE : DIST_CMD_EMPTY_READ, blocking, nwait, wl,
                              event);
-    int rank = q->dev->rank;
-    struct dist_uses u = {0};
-    struct dist_event *e = NULL;
+    struct enqueue x;
+    enqueue_begin(&x, q);
+    int rank = x.rank;
     struct dist_dhdcr_src src;
-    pthread_mutex_lock(&dist_lock);
     /* The host bytes are an unchanged copy of a buffer range on another serving rank: moved rank
      * to rank instead (the program's read that brought them still fills the host memory). */
     bool direct =
@@ -160,10 +208,10 @@ static cl_int host_transfer(cl_command_queue queue, cl_mem buffer, cl_bool block
         memcpy(staged, ptr, size);
         blocking = false;
     }
-    r = dist_use(&u, m, rank, off, size, write, write);
-    if (r == CL_SUCCESS) {
+    enqueue_use(&x, m, off, size, write, write);
+    if (x.r == CL_SUCCESS) {
         struct dist_cmd c =
-            dist_command(q, write ? DIST_CMD_WRITE_BUFFER : DIST_CMD_READ_BUFFER, nwait, wl, &u);
+            enqueue_command(&x, write ? DIST_CMD_WRITE_BUFFER : DIST_CMD_READ_BUFFER, nwait, wl);
         c.args.xfer.buf = m->rid[rank];
         c.args.xfer.offset = off;
         c.args.xfer.size = size;
@@ -188,20 +236,19 @@ static cl_int host_transfer(cl_command_queue queue, cl_mem buffer, cl_bool block
             c.flags |= SLUICE_CMD_STAGED;
             c.free_after = staged;
         }
-        r = submit(&c, &e);
+        enqueue_submit(&x, &c);
         staged = NULL; /* the record owns it */
-        if (r == CL_SUCCESS && e != NULL && direct)
+        struct dist_event *e = x.e;
+        if (x.r == CL_SUCCESS && e != NULL && direct)
             dist_dcr_trace_p2p(e->id, src.rank);
-        if (r == CL_SUCCESS && e != NULL && !write && rank != 0 && dist_dhdcr_on()) {
+        if (x.r == CL_SUCCESS && e != NULL && !write && rank != 0 && dist_dhdcr_on()) {
             dist_dhdcr_note_read(e->id, ptr, size, m, off, rank);
             if (dist_sched_peek_done(e))
                 dist_dhdcr_read_done(e->id, dist_sched_peek_done(e) > 0);
         }
     }
-    pthread_mutex_unlock(&dist_lock);
     free(staged);
-    dist_uses_free(&u);
-    return dist_finish_call(r, e, blocking, event);
+    return enqueue_end(&x, blocking, event);
 }
 
 static cl_int CL_API_CALL write_buffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t off,
@@ -226,8 +273,7 @@ static cl_int pack_args(struct dist_kernel *k, int rank, struct dist_uses *u, un
 {
     size_t cap = 0;
     for (cl_uint i = 0; i < k->nargs; i++) {
-        if (!k->args[i].set)
-            return CL_INVALID_KERNEL_ARGS;
+        SLUICE_RETURN_ERROR_ON(!k->args[i].set, CL_INVALID_KERNEL_ARGS, "!k->args[i].set");
         cap += sizeof(struct sluice_remote_karg) + ((k->args[i].size + 7) & ~(size_t)7);
     }
     unsigned char *p = calloc(1, cap + 1);
@@ -268,14 +314,12 @@ static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_u
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_kernel *k = (struct dist_kernel *)kernel;
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
-    if (k == NULL)
-        return CL_INVALID_KERNEL;
-    if (k->prog->ctx != q->ctx)
-        return CL_INVALID_CONTEXT;
-    if (k->rid[q->dev->rank] == 0)
-        return CL_INVALID_PROGRAM_EXECUTABLE; /* its program was built for other ranks' devices */
+    SLUICE_RETURN_ERROR_ON(q == NULL, CL_INVALID_COMMAND_QUEUE, "no command queue (NULL)");
+    SLUICE_RETURN_ERROR_ON(k == NULL, CL_INVALID_KERNEL, "no kernel (NULL)");
+    SLUICE_RETURN_ERROR_ON(k->prog->ctx != q->ctx, CL_INVALID_CONTEXT,
+                           "objects of two contexts (k->prog->ctx != q->ctx)");
+    SLUICE_RETURN_ERROR_ON(k->rid[q->dev->rank] == 0, CL_INVALID_PROGRAM_EXECUTABLE,
+                           "k->rid[q->dev->rank] == 0 (its program was built for other ranks' devices)");
     /* What the driver refuses at once is refused here, at enqueue, not later on the event. */
     int empty = 0;
     cl_int r = dist_validate_ndrange(q, k, dims, offset, global, local, &empty);
@@ -286,18 +330,16 @@ static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_u
     static const size_t none[3] = {0, 0, 0};
     if (empty && global == NULL)
         global = none; /* no work-item (OpenCL 2.1+): the device's queue still orders the command */
-    int rank = q->dev->rank;
-    struct dist_uses u = {0};
-    struct dist_event *e = NULL;
+    struct enqueue x;
+    enqueue_begin(&x, q);
     unsigned char *args = NULL;
     size_t alen = 0;
-    pthread_mutex_lock(&dist_lock);
-    r = pack_args(k, rank, &u, &args, &alen);
-    if (r == CL_SUCCESS) {
+    x.r = pack_args(k, x.rank, &x.u, &args, &alen);
+    if (x.r == CL_SUCCESS) {
         size_t vlen = 3 * dims * sizeof(size_t);
         unsigned char *bytes = malloc(vlen + alen);
         if (bytes == NULL) {
-            r = CL_OUT_OF_HOST_MEMORY;
+            x.r = CL_OUT_OF_HOST_MEMORY;
         } else {
             size_t v[9] = {0};
             for (cl_uint i = 0; i < dims; i++) {
@@ -307,22 +349,20 @@ static cl_int CL_API_CALL ndrange(cl_command_queue queue, cl_kernel kernel, cl_u
             }
             memcpy(bytes, v, vlen);
             memcpy(bytes + vlen, args, alen);
-            struct dist_cmd c = dist_command(q, DIST_CMD_NDRANGE_KERNEL, nwait, wl, &u);
-            c.args.ndrange = (struct sluice_req_ndrange){.kernel = k->rid[rank],
+            struct dist_cmd c = enqueue_command(&x, DIST_CMD_NDRANGE_KERNEL, nwait, wl);
+            c.args.ndrange = (struct sluice_req_ndrange){.kernel = k->rid[x.rank],
                                                          .dims = dims,
                                                          .nulls = (offset ? 0u : SLUICE_NDR_NO_OFFSET) |
                                                                   (local ? 0u : SLUICE_NDR_NO_LOCAL),
                                                          .nargs = k->nargs};
             c.bytes = bytes;
             c.nbytes = vlen + alen;
-            r = submit(&c, &e);
+            enqueue_submit(&x, &c);
             free(bytes);
         }
     }
-    pthread_mutex_unlock(&dist_lock);
     free(args);
-    dist_uses_free(&u);
-    return dist_finish_call(r, e, false, event);
+    return enqueue_end(&x, false, event);
 }
 
 /* Copy: the source is read and the destination written on the queue's rank. */
@@ -332,39 +372,34 @@ static cl_int CL_API_CALL copy_buffer(cl_command_queue queue, cl_mem src, cl_mem
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *s = (struct dist_mem *)src, *d = (struct dist_mem *)dst;
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
+    SLUICE_RETURN_ERROR_ON(q == NULL, CL_INVALID_COMMAND_QUEUE, "no command queue (NULL)");
     static const char any = 0;
     cl_int r = check_range(s, src_off, size, &any);
     if (r == CL_SUCCESS)
         r = check_range(d, dst_off, size, &any);
-    if (r == CL_SUCCESS && (s->ctx != q->ctx || d->ctx != q->ctx))
-        r = CL_INVALID_CONTEXT;
-    if (r == CL_SUCCESS && s == d && (src_off < dst_off ? dst_off - src_off : src_off - dst_off) < size)
-        r = CL_MEM_COPY_OVERLAP;
+    SLUICE_ERROR_ON(r, (s->ctx != q->ctx || d->ctx != q->ctx), CL_INVALID_CONTEXT,
+                    "objects of two contexts ((s->ctx != q->ctx || d->ctx != q->ctx))");
+    SLUICE_ERROR_ON(r, s == d && (src_off < dst_off ? dst_off - src_off : src_off - dst_off) < size,
+                    CL_MEM_COPY_OVERLAP,
+                    "s == d && (src_off < dst_off ? dst_off - src_off : src_off - dst_off) < size");
     if (r == CL_SUCCESS)
         r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
-    int rank = q->dev->rank;
-    struct dist_uses u = {0};
-    struct dist_event *e = NULL;
-    pthread_mutex_lock(&dist_lock);
-    r = dist_use(&u, s, rank, src_off, size, false, false);
-    if (r == CL_SUCCESS)
-        r = dist_use(&u, d, rank, dst_off, size, true, true);
-    if (r == CL_SUCCESS) {
-        struct dist_cmd c = dist_command(q, DIST_CMD_COPY_BUFFER, nwait, wl, &u);
-        c.args.copy = (struct sluice_req_copy){.src = s->rid[rank],
-                                               .dst = d->rid[rank],
+    struct enqueue x;
+    enqueue_begin(&x, q);
+    enqueue_use(&x, s, src_off, size, false, false);
+    enqueue_use(&x, d, dst_off, size, true, true);
+    if (x.r == CL_SUCCESS) {
+        struct dist_cmd c = enqueue_command(&x, DIST_CMD_COPY_BUFFER, nwait, wl);
+        c.args.copy = (struct sluice_req_copy){.src = s->rid[x.rank],
+                                               .dst = d->rid[x.rank],
                                                .src_offset = src_off,
                                                .dst_offset = dst_off,
                                                .size = size};
-        r = submit(&c, &e);
+        enqueue_submit(&x, &c);
     }
-    pthread_mutex_unlock(&dist_lock);
-    dist_uses_free(&u);
-    return dist_finish_call(r, e, false, event);
+    return enqueue_end(&x, false, event);
 }
 
 static cl_int CL_API_CALL fill_buffer(cl_command_queue queue, cl_mem buffer, const void *pattern,
@@ -373,77 +408,85 @@ static cl_int CL_API_CALL fill_buffer(cl_command_queue queue, cl_mem buffer, con
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *m = (struct dist_mem *)buffer;
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
-    if (pattern == NULL || pattern_size == 0 || pattern_size > 128 ||
-        (pattern_size & (pattern_size - 1)) != 0 || off % pattern_size != 0 || size % pattern_size != 0)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(q == NULL, CL_INVALID_COMMAND_QUEUE, "no command queue (NULL)");
+    SLUICE_RETURN_ERROR_ON(
+        pattern == NULL || pattern_size == 0 || pattern_size > 128 ||
+            (pattern_size & (pattern_size - 1)) != 0 || off % pattern_size != 0 || size % pattern_size != 0,
+        CL_INVALID_VALUE,
+        "pattern == NULL || pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) "
+        "!= 0 || off %% pattern_size != 0 || size %% pattern_size != 0");
     bool empty = size == 0 && m != NULL && off <= m->size;
     cl_int r = empty ? CL_SUCCESS : check_range(m, off, size, pattern);
-    if (r == CL_SUCCESS && m->ctx != q->ctx)
-        r = CL_INVALID_CONTEXT;
+    SLUICE_ERROR_ON(r, m->ctx != q->ctx, CL_INVALID_CONTEXT, "objects of two contexts (m->ctx != q->ctx)");
     if (r == CL_SUCCESS)
         r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
     if (empty)
         return empty_command(q, DIST_CMD_EMPTY_FILL, false, nwait, wl, event);
-    int rank = q->dev->rank;
-    struct dist_uses u = {0};
-    struct dist_event *e = NULL;
-    pthread_mutex_lock(&dist_lock);
-    r = dist_use(&u, m, rank, off, size, true, true);
-    if (r == CL_SUCCESS) {
-        struct dist_cmd c = dist_command(q, DIST_CMD_FILL_BUFFER, nwait, wl, &u);
-        c.args.fill = (struct sluice_req_fill){.buf = m->rid[rank], .offset = off, .size = size};
+    struct enqueue x;
+    enqueue_begin(&x, q);
+    enqueue_use(&x, m, off, size, true, true);
+    if (x.r == CL_SUCCESS) {
+        struct dist_cmd c = enqueue_command(&x, DIST_CMD_FILL_BUFFER, nwait, wl);
+        c.args.fill = (struct sluice_req_fill){.buf = m->rid[x.rank], .offset = off, .size = size};
         c.bytes = pattern;
         c.nbytes = pattern_size;
-        r = submit(&c, &e);
+        enqueue_submit(&x, &c);
     }
-    pthread_mutex_unlock(&dist_lock);
-    dist_uses_free(&u);
-    return dist_finish_call(r, e, false, event);
+    return enqueue_end(&x, false, event);
 }
 
 /* Rect variants: commands in the DAG like the others; the directory acquires the enclosing byte
  * range of the buffer (a write of part of it fetches the rest first). Between ranks the host
  * side travels packed (region[0] x region[1] x region[2] bytes). */
 struct geom {
-    size_t g[13]; /* buffer origin[3], host origin[3], region[3], buffer row/slice, host row/slice pitch */
-    size_t lo, hi, packed;
+    struct sluice_rect_geom g; /* what travels (cl/serve/remote_proto.h) */
+    size_t lo, hi, packed;     /* the buffer's bytes [lo, hi) it spans; the packed host bytes */
 };
 
 static cl_int rect_geom(struct geom *G, const struct dist_mem *m, const size_t *bo, const size_t *ho,
                         const size_t *region, size_t brp, size_t bsp, size_t hrp, size_t hsp)
 {
-    if (m == NULL)
-        return CL_INVALID_MEM_OBJECT;
-    if (bo == NULL || ho == NULL || region == NULL || region[0] == 0 || region[1] == 0 || region[2] == 0)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(m == NULL, CL_INVALID_MEM_OBJECT, "no memory object (NULL)");
+    SLUICE_RETURN_ERROR_ON(
+        bo == NULL || ho == NULL || region == NULL || region[0] == 0 || region[1] == 0 || region[2] == 0,
+        CL_INVALID_VALUE,
+        "bo == NULL || ho == NULL || region == NULL || region[0] == 0 || region[1] == 0 || region[2] == 0");
     brp = brp ? brp : region[0];
     bsp = bsp ? bsp : region[1] * brp;
     hrp = hrp ? hrp : region[0];
     hsp = hsp ? hsp : region[1] * hrp;
-    if (brp < region[0] || bsp < region[1] * brp || hrp < region[0] || hsp < region[1] * hrp)
-        return CL_INVALID_VALUE;
-    memcpy(G->g, bo, 3 * sizeof(size_t));
-    memcpy(G->g + 3, ho, 3 * sizeof(size_t));
-    memcpy(G->g + 6, region, 3 * sizeof(size_t));
-    G->g[9] = brp;
-    G->g[10] = bsp;
-    G->g[11] = hrp;
-    G->g[12] = hsp;
+    SLUICE_RETURN_ERROR_ON(
+        brp < region[0] || bsp < region[1] * brp || hrp < region[0] || hsp < region[1] * hrp,
+        CL_INVALID_VALUE,
+        "brp < region[0] || bsp < region[1] * brp || hrp < region[0] || hsp < region[1] * hrp");
+    memcpy(G->g.origin, bo, sizeof G->g.origin);
+    memcpy(G->g.host_origin, ho, sizeof G->g.host_origin);
+    memcpy(G->g.region, region, sizeof G->g.region);
+    G->g.row_pitch = brp;
+    G->g.slice_pitch = bsp;
+    G->g.host_row_pitch = hrp;
+    G->g.host_slice_pitch = hsp;
     G->lo = bo[2] * bsp + bo[1] * brp + bo[0];
     G->hi = (bo[2] + region[2] - 1) * bsp + (bo[1] + region[1] - 1) * brp + bo[0] + region[0];
     G->packed = region[0] * region[1] * region[2];
     return G->hi > m->size ? CL_INVALID_VALUE : CL_SUCCESS;
 }
 
-void dist_rect_pack(unsigned char *to, const unsigned char *from, const size_t *g)
+void dist_rect_pack(unsigned char *to, const unsigned char *from, const struct sluice_rect_geom *g)
 {
-    for (size_t z = 0; z < g[8]; z++)
-        for (size_t y = 0; y < g[7]; y++, to += g[6])
-            memcpy(to, from + (g[5] + z) * g[12] + (g[4] + y) * g[11] + g[3], g[6]);
+    const size_t *o = g->host_origin, *r = g->region;
+    for (size_t z = 0; z < r[2]; z++)
+        for (size_t y = 0; y < r[1]; y++, to += r[0])
+            memcpy(to, from + (o[2] + z) * g->host_slice_pitch + (o[1] + y) * g->host_row_pitch + o[0], r[0]);
+}
+
+void dist_rect_host_span(const struct sluice_rect_geom *g, size_t *lo, size_t *hi)
+{
+    const size_t *o = g->host_origin, *r = g->region;
+    *lo = o[2] * g->host_slice_pitch + o[1] * g->host_row_pitch + o[0];
+    *hi = (o[2] + r[2] - 1) * g->host_slice_pitch + (o[1] + r[1] - 1) * g->host_row_pitch + o[0] + r[0];
 }
 
 /* What a rect read or write checks before anything moves: the queue, the geometry of the
@@ -452,13 +495,10 @@ static cl_int rect_check(struct dist_queue *q, struct dist_mem *m, struct geom *
                          const size_t *ho, const size_t *region, size_t brp, size_t bsp, size_t hrp,
                          size_t hsp, const void *ptr, cl_uint nwait, const cl_event *wl)
 {
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
+    SLUICE_RETURN_ERROR_ON(q == NULL, CL_INVALID_COMMAND_QUEUE, "no command queue (NULL)");
     cl_int r = rect_geom(G, m, bo, ho, region, brp, bsp, hrp, hsp);
-    if (r == CL_SUCCESS && ptr == NULL)
-        r = CL_INVALID_VALUE;
-    if (r == CL_SUCCESS && m->ctx != q->ctx)
-        r = CL_INVALID_CONTEXT;
+    SLUICE_ERROR_ON(r, ptr == NULL, CL_INVALID_VALUE, "no value (NULL)");
+    SLUICE_ERROR_ON(r, m->ctx != q->ctx, CL_INVALID_CONTEXT, "objects of two contexts (m->ctx != q->ctx)");
     if (r == CL_SUCCESS)
         r = dist_check_wait(nwait, wl);
     return r;
@@ -483,34 +523,31 @@ static cl_int CL_API_CALL read_rect(cl_command_queue queue, cl_mem buffer, cl_bo
     }
     if (rect != NULL) {
         rect->dst = ptr;
-        memcpy(rect->origin, G.g + 3, sizeof rect->origin);
-        memcpy(rect->region, G.g + 6, sizeof rect->region);
-        rect->row_pitch = G.g[11];
-        rect->slice_pitch = G.g[12];
+        memcpy(rect->origin, G.g.host_origin, sizeof rect->origin);
+        memcpy(rect->region, G.g.region, sizeof rect->region);
+        rect->row_pitch = G.g.host_row_pitch;
+        rect->slice_pitch = G.g.host_slice_pitch;
     }
-    struct dist_uses u = {0};
-    struct dist_event *e = NULL;
-    pthread_mutex_lock(&dist_lock);
-    r = dist_use(&u, m, rank, G.lo, G.hi - G.lo, false, false);
-    if (r == CL_SUCCESS) {
-        struct dist_cmd c = dist_command(q, DIST_CMD_READ_BUFFER_RECT, nwait, wl, &u);
+    struct enqueue x;
+    enqueue_begin(&x, q);
+    enqueue_use(&x, m, G.lo, G.hi - G.lo, false, false);
+    if (x.r == CL_SUCCESS) {
+        struct dist_cmd c = enqueue_command(&x, DIST_CMD_READ_BUFFER_RECT, nwait, wl);
         c.args.xfer.buf = m->rid[rank];
         c.args.xfer.size = rank != 0 ? G.packed : 0;
         c.recv = rect != NULL ? (void *)rect->tmp : ptr;
         c.len = rank != 0 ? G.packed : 0;
-        c.bytes = G.g;
+        c.bytes = &G.g;
         c.nbytes = sizeof G.g;
         c.rect = rect;
-        r = submit(&c, &e);
+        enqueue_submit(&x, &c);
         rect = NULL; /* the record owns it */
     }
-    pthread_mutex_unlock(&dist_lock);
     if (rect != NULL) {
         free(rect->tmp);
         free(rect);
     }
-    dist_uses_free(&u);
-    return dist_finish_call(r, e, blocking, event);
+    return enqueue_end(&x, blocking, event);
 }
 
 static cl_int CL_API_CALL write_rect(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
@@ -528,37 +565,34 @@ static cl_int CL_API_CALL write_rect(cl_command_queue queue, cl_mem buffer, cl_b
     /* Packed at enqueue (the program may reuse ptr once this returns), unless a pending read is
      * to bring those host bytes: then packed when the write's dependencies are done. */
     const unsigned char *h = ptr;
-    size_t hlo = G.g[5] * G.g[12] + G.g[4] * G.g[11] + G.g[3];
-    size_t hhi = (G.g[5] + G.g[8] - 1) * G.g[12] + (G.g[4] + G.g[7] - 1) * G.g[11] + G.g[3] + G.g[6];
+    size_t hlo, hhi;
+    dist_rect_host_span(&G.g, &hlo, &hhi);
     int busy = rank != 0 && dist_sched_host_busy(h + hlo, hhi - hlo);
     unsigned char *tmp = NULL;
     if (rank != 0) {
         if ((tmp = malloc(G.packed)) == NULL)
             return CL_OUT_OF_HOST_MEMORY;
         if (!busy)
-            dist_rect_pack(tmp, ptr, G.g);
+            dist_rect_pack(tmp, ptr, &G.g);
     }
-    struct dist_uses u = {0};
-    struct dist_event *e = NULL;
-    pthread_mutex_lock(&dist_lock);
-    r = dist_use(&u, m, rank, G.lo, G.hi - G.lo, true, false);
-    if (r == CL_SUCCESS) {
-        struct dist_cmd c = dist_command(q, DIST_CMD_WRITE_BUFFER_RECT, nwait, wl, &u);
+    struct enqueue x;
+    enqueue_begin(&x, q);
+    enqueue_use(&x, m, G.lo, G.hi - G.lo, true, false);
+    if (x.r == CL_SUCCESS) {
+        struct dist_cmd c = enqueue_command(&x, DIST_CMD_WRITE_BUFFER_RECT, nwait, wl);
         c.args.xfer.buf = m->rid[rank];
         c.args.xfer.size = rank != 0 ? G.packed : 0;
         c.send = tmp != NULL ? (const void *)tmp : ptr;
         c.len = rank != 0 ? G.packed : 0;
-        c.bytes = G.g;
+        c.bytes = &G.g;
         c.nbytes = sizeof G.g;
         c.free_after = tmp;
         c.pack_from = busy ? ptr : NULL;
-        r = submit(&c, &e);
-        tmp = NULL;
+        enqueue_submit(&x, &c);
+        tmp = NULL; /* the record owns it */
     }
-    pthread_mutex_unlock(&dist_lock);
     free(tmp);
-    dist_uses_free(&u);
-    return dist_finish_call(r, e, blocking, event);
+    return enqueue_end(&x, blocking, event);
 }
 
 static cl_int CL_API_CALL copy_rect(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t *so,
@@ -568,36 +602,30 @@ static cl_int CL_API_CALL copy_rect(cl_command_queue queue, cl_mem src, cl_mem d
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *s = (struct dist_mem *)src, *d = (struct dist_mem *)dst;
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
+    SLUICE_RETURN_ERROR_ON(q == NULL, CL_INVALID_COMMAND_QUEUE, "no command queue (NULL)");
     struct geom GS, GD;
     cl_int r = rect_geom(&GS, s, so, dor, region, srp, ssp, drp, dsp);
     if (r == CL_SUCCESS)
         r = rect_geom(&GD, d, dor, so, region, drp, dsp, srp, ssp);
-    if (r == CL_SUCCESS && (s->ctx != q->ctx || d->ctx != q->ctx))
-        r = CL_INVALID_CONTEXT;
+    SLUICE_ERROR_ON(r, (s->ctx != q->ctx || d->ctx != q->ctx), CL_INVALID_CONTEXT,
+                    "objects of two contexts ((s->ctx != q->ctx || d->ctx != q->ctx))");
     if (r == CL_SUCCESS)
         r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
-    int rank = q->dev->rank;
-    struct dist_uses u = {0};
-    struct dist_event *e = NULL;
-    pthread_mutex_lock(&dist_lock);
-    r = dist_use(&u, s, rank, GS.lo, GS.hi - GS.lo, false, false);
-    if (r == CL_SUCCESS)
-        r = dist_use(&u, d, rank, GD.lo, GD.hi - GD.lo, true, false);
-    if (r == CL_SUCCESS) {
-        struct dist_cmd c = dist_command(q, DIST_CMD_COPY_BUFFER_RECT, nwait, wl, &u);
-        c.args.copy.src = s->rid[rank];
-        c.args.copy.dst = d->rid[rank];
-        c.bytes = GS.g; /* source origin, destination origin, region, source then destination pitches */
+    struct enqueue x;
+    enqueue_begin(&x, q);
+    enqueue_use(&x, s, GS.lo, GS.hi - GS.lo, false, false);
+    enqueue_use(&x, d, GD.lo, GD.hi - GD.lo, true, false);
+    if (x.r == CL_SUCCESS) {
+        struct dist_cmd c = enqueue_command(&x, DIST_CMD_COPY_BUFFER_RECT, nwait, wl);
+        c.args.copy.src = s->rid[x.rank];
+        c.args.copy.dst = d->rid[x.rank];
+        c.bytes = &GS.g; /* source origin, destination origin, region, source then destination pitches */
         c.nbytes = sizeof GS.g;
-        r = submit(&c, &e);
+        enqueue_submit(&x, &c);
     }
-    pthread_mutex_unlock(&dist_lock);
-    dist_uses_free(&u);
-    return dist_finish_call(r, e, false, event);
+    return enqueue_end(&x, false, event);
 }
 
 /* Markers and barriers: real ones on the queue's rank, with the wait list (events of other ranks
@@ -624,8 +652,7 @@ cl_int dist_exec_marker(struct dist_queue *q, dist_cmd_kind kind, cl_uint nwait,
 static cl_int marker(cl_command_queue queue, int barrier, cl_uint nwait, const cl_event *wl, cl_event *event)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
+    SLUICE_RETURN_ERROR_ON(q == NULL, CL_INVALID_COMMAND_QUEUE, "no command queue (NULL)");
     cl_int r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
@@ -660,8 +687,7 @@ static void *CL_API_CALL map_buffer(cl_command_queue queue, cl_mem buffer, cl_bo
     struct dist_mem *m = (struct dist_mem *)buffer;
     static const char any = 0;
     cl_int r = q == NULL ? CL_INVALID_COMMAND_QUEUE : check_range(m, off, size, &any);
-    if (r == CL_SUCCESS && m->ctx != q->ctx)
-        r = CL_INVALID_CONTEXT;
+    SLUICE_ERROR_ON(r, m->ctx != q->ctx, CL_INVALID_CONTEXT, "objects of two contexts (m->ctx != q->ctx)");
     if (r == CL_SUCCESS)
         r = dist_check_wait(nwait, wl);
     char *hp = r == CL_SUCCESS ? dist_mem_host_ptr(m) : NULL;
@@ -672,21 +698,20 @@ static void *CL_API_CALL map_buffer(cl_command_queue queue, cl_mem buffer, cl_bo
         r = CL_OUT_OF_HOST_MEMORY;
     struct dist_event *e = NULL;
     if (r == CL_SUCCESS && !(flags & CL_MAP_WRITE_INVALIDATE_REGION)) {
-        int rank = q->dev->rank;
-        struct dist_uses u = {0};
-        pthread_mutex_lock(&dist_lock);
-        r = dist_use(&u, m, rank, off, size, false, false);
-        if (r == CL_SUCCESS) {
-            struct dist_cmd c = dist_command(q, DIST_CMD_MAP_READ, nwait, wl, &u);
-            c.args.xfer.buf = m->rid[rank];
+        struct enqueue x;
+        enqueue_begin(&x, q);
+        enqueue_use(&x, m, off, size, false, false);
+        if (x.r == CL_SUCCESS) {
+            struct dist_cmd c = enqueue_command(&x, DIST_CMD_MAP_READ, nwait, wl);
+            c.args.xfer.buf = m->rid[x.rank];
             c.args.xfer.offset = off;
             c.args.xfer.size = size;
             c.recv = mp->ptr;
             c.len = size;
-            r = submit(&c, &e);
+            enqueue_submit(&x, &c);
         }
-        pthread_mutex_unlock(&dist_lock);
-        dist_uses_free(&u);
+        r = enqueue_done(&x);
+        e = x.e;
     } else if (r == CL_SUCCESS) {
         r = marker_cmd(q, DIST_CMD_MAP_INVALIDATE, nwait, wl, &e, NULL, NULL);
     }
@@ -721,10 +746,8 @@ static cl_int CL_API_CALL unmap(cl_command_queue queue, cl_mem memobj, void *ptr
 {
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *m = (struct dist_mem *)memobj;
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
-    if (m == NULL)
-        return CL_INVALID_MEM_OBJECT;
+    SLUICE_RETURN_ERROR_ON(q == NULL, CL_INVALID_COMMAND_QUEUE, "no command queue (NULL)");
+    SLUICE_RETURN_ERROR_ON(m == NULL, CL_INVALID_MEM_OBJECT, "no memory object (NULL)");
     cl_int r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
@@ -775,44 +798,38 @@ static cl_int CL_API_CALL migrate(cl_command_queue queue, cl_uint n, const cl_me
                                   cl_event *event)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
-    if (n == 0 || mems == NULL ||
-        (flags &
-         ~(cl_mem_migration_flags)(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)))
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(q == NULL, CL_INVALID_COMMAND_QUEUE, "no command queue (NULL)");
+    SLUICE_RETURN_ERROR_ON(
+        n == 0 || mems == NULL ||
+            (flags &
+             ~(cl_mem_migration_flags)(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)),
+        CL_INVALID_VALUE,
+        "n == 0 || mems == NULL || (flags & ~(cl_mem_migration_flags)(CL_MIGRATE_MEM_OBJECT_HOST | "
+        "CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED))");
     for (cl_uint i = 0; i < n; i++) {
         struct dist_mem *m = (struct dist_mem *)mems[i];
-        if (m == NULL)
-            return CL_INVALID_MEM_OBJECT;
-        if (m->ctx != q->ctx)
-            return CL_INVALID_CONTEXT;
+        SLUICE_RETURN_ERROR_ON(m == NULL, CL_INVALID_MEM_OBJECT, "no memory object (NULL)");
+        SLUICE_RETURN_ERROR_ON(m->ctx != q->ctx, CL_INVALID_CONTEXT,
+                               "objects of two contexts (m->ctx != q->ctx)");
     }
     cl_int r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
         return r;
-    int rank = q->dev->rank;
-    struct dist_uses u = {0};
-    struct dist_event *e = NULL;
-    pthread_mutex_lock(&dist_lock);
-    for (cl_uint i = 0; r == CL_SUCCESS && !(flags & CL_MIGRATE_MEM_OBJECT_HOST) && i < n; i++) {
+    struct enqueue x;
+    enqueue_begin(&x, q);
+    for (cl_uint i = 0; !(flags & CL_MIGRATE_MEM_OBJECT_HOST) && i < n; i++) {
         struct dist_mem *m = (struct dist_mem *)mems[i];
-        r = dist_use(&u, m, rank, 0, m->size, false, false);
+        enqueue_use(&x, m, 0, m->size, false, false);
     }
-    if (r == CL_SUCCESS) {
-        struct dist_cmd c = dist_command(q, DIST_CMD_MIGRATE, nwait, wl, &u);
-        r = submit(&c, &e);
-    }
-    pthread_mutex_unlock(&dist_lock);
-    dist_uses_free(&u);
-    return dist_finish_call(r, e, false, event);
+    struct dist_cmd c = enqueue_command(&x, DIST_CMD_MIGRATE, nwait, wl);
+    enqueue_submit(&x, &c);
+    return enqueue_end(&x, false, event);
 }
 
 static cl_int CL_API_CALL finish(cl_command_queue queue)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
+    SLUICE_RETURN_ERROR_ON(q == NULL, CL_INVALID_COMMAND_QUEUE, "no command queue (NULL)");
     return dist_sched_finish(q);
 }
 

@@ -11,8 +11,10 @@ static struct sluice_cl_api below;
 static cl_int CL_API_CALL read_buffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t size,
                                       void *ptr, cl_uint nwait, const cl_event *wl, cl_event *ev)
 {
-    if (m != NULL && dist_mem_host_access((struct dist_mem *)m, true, false) != CL_SUCCESS)
-        return CL_INVALID_OPERATION;
+    SLUICE_RETURN_ERROR_ON(
+        m != NULL && dist_mem_host_access((struct dist_mem *)m, true, false) != CL_SUCCESS,
+        CL_INVALID_OPERATION,
+        "m != NULL && dist_mem_host_access((struct dist_mem *)m, true, false) != CL_SUCCESS");
     return below.clEnqueueReadBuffer(q, m, blocking, off, size, ptr, nwait, wl, ev);
 }
 
@@ -20,8 +22,10 @@ static cl_int CL_API_CALL write_buffer(cl_command_queue q, cl_mem m, cl_bool blo
                                        size_t size, const void *ptr, cl_uint nwait, const cl_event *wl,
                                        cl_event *ev)
 {
-    if (m != NULL && dist_mem_host_access((struct dist_mem *)m, false, true) != CL_SUCCESS)
-        return CL_INVALID_OPERATION;
+    SLUICE_RETURN_ERROR_ON(
+        m != NULL && dist_mem_host_access((struct dist_mem *)m, false, true) != CL_SUCCESS,
+        CL_INVALID_OPERATION,
+        "m != NULL && dist_mem_host_access((struct dist_mem *)m, false, true) != CL_SUCCESS");
     return below.clEnqueueWriteBuffer(q, m, blocking, off, size, ptr, nwait, wl, ev);
 }
 
@@ -30,8 +34,10 @@ static cl_int CL_API_CALL read_rect(cl_command_queue q, cl_mem m, cl_bool blocki
                                     size_t hrp, size_t hsp, void *ptr, cl_uint nwait, const cl_event *wl,
                                     cl_event *ev)
 {
-    if (m != NULL && dist_mem_host_access((struct dist_mem *)m, true, false) != CL_SUCCESS)
-        return CL_INVALID_OPERATION;
+    SLUICE_RETURN_ERROR_ON(
+        m != NULL && dist_mem_host_access((struct dist_mem *)m, true, false) != CL_SUCCESS,
+        CL_INVALID_OPERATION,
+        "m != NULL && dist_mem_host_access((struct dist_mem *)m, true, false) != CL_SUCCESS");
     return below.clEnqueueReadBufferRect(q, m, blocking, bo, ho, region, brp, bsp, hrp, hsp, ptr, nwait, wl,
                                          ev);
 }
@@ -41,8 +47,10 @@ static cl_int CL_API_CALL write_rect(cl_command_queue q, cl_mem m, cl_bool block
                                      size_t hrp, size_t hsp, const void *ptr, cl_uint nwait,
                                      const cl_event *wl, cl_event *ev)
 {
-    if (m != NULL && dist_mem_host_access((struct dist_mem *)m, false, true) != CL_SUCCESS)
-        return CL_INVALID_OPERATION;
+    SLUICE_RETURN_ERROR_ON(
+        m != NULL && dist_mem_host_access((struct dist_mem *)m, false, true) != CL_SUCCESS,
+        CL_INVALID_OPERATION,
+        "m != NULL && dist_mem_host_access((struct dist_mem *)m, false, true) != CL_SUCCESS");
     return below.clEnqueueWriteBufferRect(q, m, blocking, bo, ho, region, brp, bsp, hrp, hsp, ptr, nwait, wl,
                                           ev);
 }

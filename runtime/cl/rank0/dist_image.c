@@ -43,12 +43,13 @@ struct layout dist_image_creation_layout(const struct dist_image *im)
 static cl_int check_own_storage(cl_mem_flags flags, const cl_image_desc *desc, const void *host_ptr)
 {
     bool use = (flags & CL_MEM_USE_HOST_PTR) != 0, copy = (flags & CL_MEM_COPY_HOST_PTR) != 0;
-    if (use && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)))
-        return CL_INVALID_VALUE;
-    if ((use || copy) != (host_ptr != NULL))
-        return CL_INVALID_HOST_PTR;
-    if (host_ptr == NULL && (desc->image_row_pitch || desc->image_slice_pitch))
-        return CL_INVALID_IMAGE_DESCRIPTOR;
+    SLUICE_RETURN_ERROR_ON(use && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)), CL_INVALID_VALUE,
+                           "use && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))");
+    SLUICE_RETURN_ERROR_ON((use || copy) != (host_ptr != NULL), CL_INVALID_HOST_PTR,
+                           "(use || copy) != (host_ptr != NULL)");
+    SLUICE_RETURN_ERROR_ON(host_ptr == NULL && (desc->image_row_pitch || desc->image_slice_pitch),
+                           CL_INVALID_IMAGE_DESCRIPTOR,
+                           "host_ptr == NULL && (desc->image_row_pitch || desc->image_slice_pitch)");
     return CL_SUCCESS;
 }
 
@@ -62,10 +63,9 @@ static cl_int storage_of(struct dist_mem *m, struct dist_mem *b, cl_mem_flags fl
     pthread_mutex_lock(&dist_lock);
     bool live = dist_mem_is_live(b);
     pthread_mutex_unlock(&dist_lock);
-    if (!live)
-        return CL_INVALID_IMAGE_DESCRIPTOR;
-    if (b->ctx != m->ctx)
-        return CL_INVALID_MEM_OBJECT;
+    SLUICE_RETURN_ERROR_ON(!live, CL_INVALID_IMAGE_DESCRIPTOR, "!live");
+    SLUICE_RETURN_ERROR_ON(b->ctx != m->ctx, CL_INVALID_MEM_OBJECT,
+                           "objects of two contexts (b->ctx != m->ctx)");
     if ((flags & DEVICE_ACCESS) == 0)
         flags |= b->flags & DEVICE_ACCESS;
     if ((flags & HOST_ACCESS) == 0)
@@ -142,8 +142,7 @@ static cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, c
         m->rid[r] = rep.rep.v[0];
         im->elem = (size_t)rep.rep.v[1];
     }
-    if (err == CL_SUCCESS && im->elem == 0)
-        err = CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
+    SLUICE_ERROR_ON(err, im->elem == 0, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "im->elem == 0");
     m->size = storage_size(im, b != NULL && b->image == NULL);
     im->padded = m->size != storage_size(im, false);
     if (b != NULL) /* the directory knows the storage as b's root */
@@ -228,8 +227,7 @@ static cl_int CL_API_CALL image_info(cl_mem mem, cl_image_info param, size_t siz
                                      size_t *size_ret)
 {
     struct dist_mem *m = (struct dist_mem *)mem;
-    if (m == NULL)
-        return CL_INVALID_MEM_OBJECT;
+    SLUICE_RETURN_ERROR_ON(m == NULL, CL_INVALID_MEM_OBJECT, "no memory object (NULL)");
     struct dist_image *im = m->image;
     if (param == CL_IMAGE_BUFFER && im != NULL) {
         cl_mem buffer = m->parent != NULL && m->parent->image == NULL ? (cl_mem)m->parent : NULL;
@@ -331,10 +329,8 @@ static cl_int CL_API_CALL image_formats(cl_context context, cl_mem_flags flags, 
                                         cl_uint num, cl_image_format *formats, cl_uint *num_ret)
 {
     struct dist_context *c = (struct dist_context *)context;
-    if (c == NULL)
-        return CL_INVALID_CONTEXT;
-    if (num == 0 && formats != NULL)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(c == NULL, CL_INVALID_CONTEXT, "no context (NULL)");
+    SLUICE_RETURN_ERROR_ON(num == 0 && formats != NULL, CL_INVALID_VALUE, "num == 0 && formats != NULL");
     flags &= ~(cl_mem_flags)RANK0_FLAGS; /* what the ranks are asked */
     pthread_mutex_lock(&dist_lock);
     struct dist_formats *f = c->formats;

@@ -22,10 +22,9 @@ static bool whole(const struct dist_image *im, const size_t *origin, const size_
 
 static cl_int check_image(const struct dist_queue *q, const struct dist_mem *m)
 {
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
-    if (m == NULL || m->image == NULL)
-        return CL_INVALID_MEM_OBJECT;
+    SLUICE_RETURN_ERROR_ON(q == NULL, CL_INVALID_COMMAND_QUEUE, "no command queue (NULL)");
+    SLUICE_RETURN_ERROR_ON(m == NULL || m->image == NULL, CL_INVALID_MEM_OBJECT,
+                           "m == NULL || m->image == NULL");
     return m->ctx != q->ctx ? CL_INVALID_CONTEXT : CL_SUCCESS;
 }
 
@@ -58,8 +57,8 @@ static cl_int read_region(struct dist_queue *q, struct dist_mem *m, dist_cmd_kin
         rect->row_pitch = h->row;
         rect->slice_pitch = h->slice;
     }
-    size_t g[13];
-    dist_image_geom(m->image, origin, region, h, g);
+    struct sluice_rect_geom g;
+    dist_image_geom(m->image, origin, region, h, &g);
     struct dist_uses u = {0};
     pthread_mutex_lock(&dist_lock);
     cl_int r = dist_use(&u, m, rank, 0, m->size, false, false);
@@ -69,7 +68,7 @@ static cl_int read_region(struct dist_queue *q, struct dist_mem *m, dist_cmd_kin
         c.args.xfer.size = rank != 0 ? packed : 0;
         c.recv = rect != NULL ? (void *)rect->tmp : ptr;
         c.len = rank != 0 ? packed : 0;
-        c.bytes = g;
+        c.bytes = &g;
         c.nbytes = sizeof g;
         c.rect = rect;
         r = dist_sched_submit(&c, e);
@@ -101,8 +100,8 @@ static cl_int write_region(struct dist_queue *q, struct dist_mem *m, dist_cmd_ki
         free(free_after); /* packed: the program's region is not needed any more */
         free_after = tmp;
     }
-    size_t g[13];
-    dist_image_geom(m->image, origin, region, h, g);
+    struct sluice_rect_geom g;
+    dist_image_geom(m->image, origin, region, h, &g);
     struct dist_uses u = {0};
     pthread_mutex_lock(&dist_lock);
     cl_int r = dist_use(&u, m, rank, 0, m->size, true, whole(m->image, origin, region));
@@ -112,7 +111,7 @@ static cl_int write_region(struct dist_queue *q, struct dist_mem *m, dist_cmd_ki
         c.args.xfer.size = rank != 0 ? packed : 0;
         c.send = tmp != NULL ? (const void *)tmp : ptr;
         c.len = rank != 0 ? packed : 0;
-        c.bytes = g;
+        c.bytes = &g;
         c.nbytes = sizeof g;
         c.hold = hold;
         c.free_after = free_after;
@@ -130,9 +129,9 @@ static cl_int host_checks(struct dist_queue *q, struct dist_mem *m, const size_t
                           const cl_event *wl, bool write, struct layout *h)
 {
     cl_int r = check_image(q, m);
-    if (r == CL_SUCCESS && (r = dist_image_check_region(m->image, origin, region)) == CL_SUCCESS &&
-        ptr == NULL)
-        r = CL_INVALID_VALUE;
+    SLUICE_ERROR_ON(r, (r = dist_image_check_region(m->image, origin, region)) == CL_SUCCESS && ptr == NULL,
+                    CL_INVALID_VALUE,
+                    "(r = dist_image_check_region(m->image, origin, region)) == CL_SUCCESS && ptr == NULL");
     if (r == CL_SUCCESS)
         r = dist_image_host_layout(m->image, region, rp, sp, h);
     if (r == CL_SUCCESS)
@@ -219,8 +218,8 @@ static cl_int CL_API_CALL copy_image(cl_command_queue queue, cl_mem src, cl_mem 
         r = dist_image_check_region(s->image, so, region);
     if (r == CL_SUCCESS)
         r = dist_image_check_region(d->image, dor, region);
-    if (r == CL_SUCCESS && s == d && overlap(so, dor, region))
-        r = CL_MEM_COPY_OVERLAP;
+    SLUICE_ERROR_ON(r, s == d && overlap(so, dor, region), CL_MEM_COPY_OVERLAP,
+                    "s == d && overlap(so, dor, region)");
     if (r == CL_SUCCESS)
         r = dist_check_wait(nwait, wl);
     if (r != CL_SUCCESS)
@@ -238,10 +237,10 @@ static cl_int CL_API_CALL copy_image(cl_command_queue queue, cl_mem src, cl_mem 
  * holds `size` bytes at off. */
 static cl_int check_buffer(const struct dist_queue *q, const struct dist_mem *b, size_t off, size_t size)
 {
-    if (b == NULL || b->image != NULL)
-        return CL_INVALID_MEM_OBJECT;
-    if (b->ctx != q->ctx)
-        return CL_INVALID_CONTEXT;
+    SLUICE_RETURN_ERROR_ON(b == NULL || b->image != NULL, CL_INVALID_MEM_OBJECT,
+                           "b == NULL || b->image != NULL");
+    SLUICE_RETURN_ERROR_ON(b->ctx != q->ctx, CL_INVALID_CONTEXT,
+                           "objects of two contexts (b->ctx != q->ctx)");
     return off > b->size || size > b->size - off ? CL_INVALID_VALUE : CL_SUCCESS;
 }
 
@@ -307,8 +306,7 @@ static cl_int CL_API_CALL fill_image(cl_command_queue queue, cl_mem image, const
     struct dist_queue *q = (struct dist_queue *)queue;
     struct dist_mem *m = (struct dist_mem *)image;
     cl_int r = check_image(q, m);
-    if (r == CL_SUCCESS && color == NULL)
-        r = CL_INVALID_VALUE;
+    SLUICE_ERROR_ON(r, color == NULL, CL_INVALID_VALUE, "no value (NULL)");
     if (r == CL_SUCCESS)
         r = dist_image_check_region(m->image, origin, region);
     if (r == CL_SUCCESS)
@@ -353,9 +351,12 @@ static void *CL_API_CALL map_image(cl_command_queue queue, cl_mem image, cl_bool
     cl_int r = check_image(q, m);
     if (r == CL_SUCCESS)
         r = dist_image_check_region(m->image, origin, region);
-    if (r == CL_SUCCESS && (row_pitch == NULL || (slice_pitch == NULL && (dist_image_has_slices(m->image) ||
-                                                                          dist_image_arrayed_1d(m->image)))))
-        r = CL_INVALID_VALUE;
+    SLUICE_ERROR_ON(r,
+                    (row_pitch == NULL || (slice_pitch == NULL && (dist_image_has_slices(m->image) ||
+                                                                   dist_image_arrayed_1d(m->image)))),
+                    CL_INVALID_VALUE,
+                    "(row_pitch == NULL || (slice_pitch == NULL && (dist_image_has_slices(m->image) || "
+                    "dist_image_arrayed_1d(m->image))))");
     bool rd = (flags & CL_MAP_READ) != 0, wr = (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0;
     if (r == CL_SUCCESS)
         r = dist_mem_host_access(m, rd, wr);

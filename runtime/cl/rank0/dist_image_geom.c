@@ -49,27 +49,29 @@ cl_int dist_image_host_layout(const struct dist_image *im, const size_t *region,
 
 cl_int dist_image_check_region(const struct dist_image *im, const size_t *origin, const size_t *region)
 {
-    if (origin == NULL || region == NULL)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(origin == NULL || region == NULL, CL_INVALID_VALUE,
+                           "origin == NULL || region == NULL");
     for (int i = 0; i < 3; i++)
-        if (region[i] == 0 || origin[i] > im->dims[i] || region[i] > im->dims[i] - origin[i])
-            return CL_INVALID_VALUE;
+        SLUICE_RETURN_ERROR_ON(
+            region[i] == 0 || origin[i] > im->dims[i] || region[i] > im->dims[i] - origin[i],
+            CL_INVALID_VALUE,
+            "region[i] == 0 || origin[i] > im->dims[i] || region[i] > im->dims[i] - origin[i]");
     return CL_SUCCESS;
 }
 
 /* The engine's geometry (cl/serve/remote_image.h) of a region with host layout h. */
 void dist_image_geom(const struct dist_image *im, const size_t *origin, const size_t *region,
-                     const struct layout *h, size_t g[13])
+                     const struct layout *h, struct sluice_rect_geom *g)
 {
-    memset(g, 0, 13 * sizeof g[0]);
-    memcpy(g, origin, 3 * sizeof g[0]);
-    memcpy(g + 6, region, 3 * sizeof g[0]);
-    g[9] = im->elem;
-    g[11] = h->row;
-    g[12] = dist_image_arrayed_1d(im) ? h->row : h->slice;
+    memset(g, 0, sizeof *g);
+    memcpy(g->origin, origin, sizeof g->origin);
+    memcpy(g->region, region, sizeof g->region);
+    g->elem_size = im->elem;
+    g->host_row_pitch = h->row;
+    g->host_slice_pitch = dist_image_arrayed_1d(im) ? h->row : h->slice;
 }
 
-void dist_image_whole(const struct dist_mem *m, size_t g[13])
+void dist_image_whole(const struct dist_mem *m, struct sluice_rect_geom *g)
 {
     static const size_t zero[3] = {0, 0, 0};
     struct layout h;

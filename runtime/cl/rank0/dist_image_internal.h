@@ -39,7 +39,7 @@ cl_int dist_image_host_layout(const struct dist_image *im, const size_t *region,
 cl_int dist_image_check_region(const struct dist_image *im, const size_t *origin, const size_t *region);
 /* The engine's geometry (cl/serve/remote_image.h) of a region with host layout h. */
 void dist_image_geom(const struct dist_image *im, const size_t *origin, const size_t *region,
-                     const struct layout *h, size_t g[13]);
+                     const struct layout *h, struct sluice_rect_geom *g);
 /* Between the packed form and host memory with layout h (to_host: unpack). */
 void dist_image_copy_rows(unsigned char *packed, unsigned char *host, const size_t *region, size_t line,
                           const struct layout *h, bool to_host);

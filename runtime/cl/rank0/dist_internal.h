@@ -26,6 +26,10 @@
 #include "cl/rank0/dist_cmds.h"
 #include "cl/serve/remote_image.h"
 #include "cl/serve/remote_proto.h"
+#include "trace/debug.h"
+
+/* The subsystem of this room's SLUICE_RETURN_ERROR_ON reasons (SLUICE_DEBUG=dist). */
+#define SLUICE_DEBUG_HERE dist
 
 #define DIST_MAX_RANKS 64
 #define DIST_MAX_DEVICES 256
@@ -215,7 +219,7 @@ struct dist_event {
     const void *late_send;
     size_t late_len;
     const void *late_pack; /* a rect write: packed from here (late_geom) first */
-    size_t late_geom[13];
+    struct sluice_rect_geom late_geom;
     struct dist_event *late_next;
     /* A gather's lead read (the one holding the MPI request): the other reads it replaced, which
      * complete with it. */
@@ -233,6 +237,9 @@ cl_int dist_call_v(int rank, int op, const uint64_t *args, int nargs, const void
 /* A request that wants no reply (a release with a2 = 1): sent in order with the others, and the
  * program goes on at once instead of waiting a round trip. */
 void dist_post(int rank, int op, const uint64_t *args, int nargs);
+/* The words of an operand struct of remote_proto.h (all uint64_t), as dist_call and dist_post
+ * take them: dist_call(rank, SLUICE_REMOTE_INFO, DIST_WORDS(in), ...). */
+#define DIST_WORDS(s) ((const uint64_t *)(const void *)&(s)), ((int)(sizeof(s) / sizeof(uint64_t)))
 /* Generic INFO forward. */
 cl_int dist_info(int rank, int getter, uint64_t obj, uint64_t obj2, cl_uint param, size_t size, void *value,
                  size_t *size_ret);
@@ -301,7 +308,7 @@ void dist_image_install(struct sluice_cl_api *api);
 void dist_image_forget_formats(struct dist_context *c); /* when the context goes */
 bool dist_sampler_is_live(const void *p);
 /* The geometry of a move of the whole image m (cl/serve/remote_image.h), with packed host pitches. */
-void dist_image_whole(const struct dist_mem *m, size_t g[13]);
+void dist_image_whole(const struct dist_mem *m, struct sluice_rect_geom *g);
 bool dist_mem_is_live(const void *p);
 /* CL_MEM_HOST_{WRITE,READ,NO}_ACCESS: CL_INVALID_OPERATION when the host may not read (read) or
  * write (write) the buffer, else CL_SUCCESS. For reads, writes and maps. */
@@ -398,7 +405,7 @@ struct dist_cmd {
     int push_rank;
     struct sluice_req_xfer push_xfer;
     struct sluice_remote_access push_access;
-    const size_t *push_geom; /* an image's move: the sending half's geometry (13 size_t) */
+    const struct sluice_rect_geom *push_geom; /* an image's move: the sending half's geometry */
 };
 /* Adds the command to the DAG and sends it to its rank without waiting; the caller holds
  * dist_lock (program order). *out gets the record with one reference for the caller (NULL: none
@@ -412,8 +419,10 @@ int dist_sched_dcr_on(int rank);
 /* 1 when a pending read (from any rank) is to fill some of [p, p + len): a write of those bytes
  * must not take them now (no staged copy). */
 int dist_sched_host_busy(const void *p, size_t len);
-/* Packs the host region of a rect transfer (geometry g as in dist_exec.c) into `to`. */
-void dist_rect_pack(unsigned char *to, const unsigned char *from, const size_t *g);
+/* Packs the host region of a rect transfer (geometry g) into `to`. */
+void dist_rect_pack(unsigned char *to, const unsigned char *from, const struct sluice_rect_geom *g);
+/* The bytes [*lo, *hi) of host memory that g's host side spans, from its start. */
+void dist_rect_host_span(const struct sluice_rect_geom *g, size_t *lo, size_t *hi);
 /* Closes the window: every held command goes to its rank (object calls do it first). */
 void dist_sched_flush(void);
 /* An object call that keeps the window open (a create, a query) counts as the program's activity:

@@ -19,8 +19,7 @@ static cl_int CL_API_CALL task(cl_command_queue q, cl_kernel k, cl_uint nwait, c
 
 static cl_int CL_API_CALL marker(cl_command_queue q, cl_event *ev)
 {
-    if (ev == NULL)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(ev == NULL, CL_INVALID_VALUE, "no event (NULL)");
     return below.clEnqueueMarkerWithWaitList(q, 0, NULL, ev);
 }
 
@@ -31,8 +30,7 @@ static cl_int CL_API_CALL barrier(cl_command_queue q)
 
 static cl_int CL_API_CALL wait_for_events(cl_command_queue q, cl_uint n, const cl_event *list)
 {
-    if (n == 0 || list == NULL)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(n == 0 || list == NULL, CL_INVALID_VALUE, "n == 0 || list == NULL");
     return below.clEnqueueBarrierWithWaitList(q, n, list, NULL);
 }
 

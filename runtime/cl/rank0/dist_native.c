@@ -106,13 +106,15 @@ static cl_int check_mems(const struct dist_queue *q, const void *args, size_t cb
 {
     for (cl_uint i = 0; i < n; i++) {
         const struct dist_mem *m = (const struct dist_mem *)mems[i];
-        if (m == NULL || !dist_mem_is_live(m) || m->image != NULL)
-            return CL_INVALID_MEM_OBJECT;
-        if (m->ctx != q->ctx)
-            return CL_INVALID_CONTEXT;
+        SLUICE_RETURN_ERROR_ON(m == NULL || !dist_mem_is_live(m) || m->image != NULL, CL_INVALID_MEM_OBJECT,
+                               "m == NULL || !dist_mem_is_live(m) || m->image != NULL");
+        SLUICE_RETURN_ERROR_ON(m->ctx != q->ctx, CL_INVALID_CONTEXT,
+                               "objects of two contexts (m->ctx != q->ctx)");
         uintptr_t at = (uintptr_t)locs[i], base = (uintptr_t)args;
-        if (at < base || at - base > cb || cb - (at - base) < sizeof(cl_mem))
-            return CL_INVALID_VALUE; /* the driver would write the pointer outside the copy */
+        SLUICE_RETURN_ERROR_ON(at < base || at - base > cb || cb - (at - base) < sizeof(cl_mem),
+                               CL_INVALID_VALUE,
+                               "at < base || at - base > cb || cb - (at - base) < sizeof(cl_mem) (the driver "
+                               "would write the pointer outside the copy)");
     }
     return CL_SUCCESS;
 }
@@ -207,18 +209,19 @@ static cl_int CL_API_CALL native_kernel(cl_command_queue queue, void(CL_CALLBACK
                                         const void **locs, cl_uint nwait, const cl_event *wl, cl_event *event)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
-    if (user_func == NULL || (args == NULL && (cb_args > 0 || nmem > 0)) || (args != NULL && cb_args == 0) ||
-        (nmem > 0 && (mems == NULL || locs == NULL)) || (nmem == 0 && (mems != NULL || locs != NULL)))
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(q == NULL, CL_INVALID_COMMAND_QUEUE, "no command queue (NULL)");
+    SLUICE_RETURN_ERROR_ON(
+        user_func == NULL || (args == NULL && (cb_args > 0 || nmem > 0)) || (args != NULL && cb_args == 0) ||
+            (nmem > 0 && (mems == NULL || locs == NULL)) || (nmem == 0 && (mems != NULL || locs != NULL)),
+        CL_INVALID_VALUE,
+        "user_func == NULL || (args == NULL && (cb_args > 0 || nmem > 0)) || (args != NULL && cb_args == 0) "
+        "|| (nmem > 0 && (mems == NULL || locs == NULL)) || (nmem == 0 && (mems != NULL || locs != NULL))");
     pthread_mutex_lock(&dist_lock);
     int native = device_native(q->dev);
     if (native < 0)
         say_missing(ask(q->dev->rank, program()), true);
     pthread_mutex_unlock(&dist_lock);
-    if (native <= 0)
-        return CL_INVALID_OPERATION;
+    SLUICE_RETURN_ERROR_ON(native <= 0, CL_INVALID_OPERATION, "native <= 0");
     cl_int r = dist_check_wait(nwait, wl);
     if (r == CL_SUCCESS)
         r = check_mems(q, args, cb_args, nmem, mems, locs);

@@ -21,8 +21,8 @@ void dist_release_everywhere(const uint64_t *rid, int kind)
 {
     for (int r = 0; r < dist_size(); r++)
         if (rid[r] != 0) {
-            uint64_t a[3] = {(uint64_t)kind, rid[r], 1};
-            dist_post(r, SLUICE_REMOTE_RELEASE, a, 3);
+            struct sluice_req_release in = {(uint64_t)kind, rid[r], 1};
+            dist_post(r, SLUICE_REMOTE_RELEASE, DIST_WORDS(in));
         }
 }
 
@@ -30,8 +30,7 @@ void dist_release_everywhere(const uint64_t *rid, int kind)
 
 static cl_int add_dtor(struct dist_dtor **list, void (*fn)(void *, void *), void *user_data)
 {
-    if (fn == NULL)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(fn == NULL, CL_INVALID_VALUE, "no value (NULL)");
     struct dist_dtor *d = calloc(1, sizeof *d);
     if (d == NULL)
         return CL_OUT_OF_HOST_MEMORY;
@@ -165,8 +164,7 @@ static cl_int CL_API_CALL context_info(cl_context context, cl_context_info param
                                        size_t *size_ret)
 {
     struct dist_context *c = (struct dist_context *)context;
-    if (c == NULL)
-        return CL_INVALID_CONTEXT;
+    SLUICE_RETURN_ERROR_ON(c == NULL, CL_INVALID_CONTEXT, "no context (NULL)");
     switch (param) {
     case CL_CONTEXT_DEVICES:
         return dist_answer(c->devs, c->ndev * sizeof *c->devs, size, value, size_ret);
@@ -214,8 +212,8 @@ static cl_command_queue make_queue(cl_context context, cl_device_id device, cl_c
         dist_set_err(errcode_ret, CL_OUT_OF_HOST_MEMORY);
         return NULL;
     }
-    uint64_t a[3] = {c->rid[d->rank], d->rid, props};
-    cl_int err = dist_call_v(d->rank, SLUICE_REMOTE_QUEUE_CREATE, a, 3, NULL, 0, &q->rid);
+    struct sluice_req_queue_create in = {c->rid[d->rank], d->rid, props};
+    cl_int err = dist_call_v(d->rank, SLUICE_REMOTE_QUEUE_CREATE, DIST_WORDS(in), NULL, 0, &q->rid);
     if (err != CL_SUCCESS) {
         free(q);
         dist_set_err(errcode_ret, err);
@@ -277,8 +275,8 @@ void dist_queue_unref(struct dist_queue *q)
 {
     if (__atomic_sub_fetch(&q->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
-    uint64_t a[2] = {SLUICE_CL_QUEUE, q->rid};
-    dist_call(q->dev->rank, SLUICE_REMOTE_RELEASE, a, 2, NULL, 0, NULL);
+    struct sluice_req_release in = {SLUICE_CL_QUEUE, q->rid, 0};
+    dist_call(q->dev->rank, SLUICE_REMOTE_RELEASE, DIST_WORDS(in), NULL, 0, NULL);
     dist_ctx_unref(q->ctx);
     free(q);
 }
@@ -287,8 +285,7 @@ static cl_int CL_API_CALL queue_info(cl_command_queue queue, cl_command_queue_in
                                      void *value, size_t *size_ret)
 {
     struct dist_queue *q = (struct dist_queue *)queue;
-    if (q == NULL)
-        return CL_INVALID_COMMAND_QUEUE;
+    SLUICE_RETURN_ERROR_ON(q == NULL, CL_INVALID_COMMAND_QUEUE, "no command queue (NULL)");
     switch (param) {
     case CL_QUEUE_CONTEXT:
         return dist_answer(&q->ctx, sizeof q->ctx, size, value, size_ret);
@@ -358,16 +355,25 @@ static int bits(cl_mem_flags f)
 static cl_int sub_buffer_flags(cl_mem_flags parent, cl_mem_flags *flags)
 {
     cl_mem_flags f = *flags;
-    if ((f & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) != 0 ||
-        (f & ~(cl_mem_flags)(DEVICE_ACCESS | HOST_ACCESS)) != 0 || bits(f & DEVICE_ACCESS) > 1 ||
-        bits(f & HOST_ACCESS) > 1)
-        return CL_INVALID_VALUE;
-    if (((parent & CL_MEM_WRITE_ONLY) && (f & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) ||
-        ((parent & CL_MEM_READ_ONLY) && (f & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))) ||
-        ((parent & CL_MEM_HOST_WRITE_ONLY) && (f & CL_MEM_HOST_READ_ONLY)) ||
-        ((parent & CL_MEM_HOST_READ_ONLY) && (f & CL_MEM_HOST_WRITE_ONLY)) ||
-        ((parent & CL_MEM_HOST_NO_ACCESS) && (f & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY))))
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON((f & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) != 0 ||
+                               (f & ~(cl_mem_flags)(DEVICE_ACCESS | HOST_ACCESS)) != 0 ||
+                               bits(f & DEVICE_ACCESS) > 1 || bits(f & HOST_ACCESS) > 1,
+                           CL_INVALID_VALUE,
+                           "(f & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)) != 0 "
+                           "|| (f & ~(cl_mem_flags)(DEVICE_ACCESS | HOST_ACCESS)) != 0 || bits(f & "
+                           "DEVICE_ACCESS) > 1 || bits(f & HOST_ACCESS) > 1");
+    SLUICE_RETURN_ERROR_ON(
+        ((parent & CL_MEM_WRITE_ONLY) && (f & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) ||
+            ((parent & CL_MEM_READ_ONLY) && (f & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))) ||
+            ((parent & CL_MEM_HOST_WRITE_ONLY) && (f & CL_MEM_HOST_READ_ONLY)) ||
+            ((parent & CL_MEM_HOST_READ_ONLY) && (f & CL_MEM_HOST_WRITE_ONLY)) ||
+            ((parent & CL_MEM_HOST_NO_ACCESS) && (f & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY))),
+        CL_INVALID_VALUE,
+        "((parent & CL_MEM_WRITE_ONLY) && (f & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) || ((parent & "
+        "CL_MEM_READ_ONLY) && (f & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))) || ((parent & "
+        "CL_MEM_HOST_WRITE_ONLY) && (f & CL_MEM_HOST_READ_ONLY)) || ((parent & CL_MEM_HOST_READ_ONLY) && (f "
+        "& CL_MEM_HOST_WRITE_ONLY)) || ((parent & CL_MEM_HOST_NO_ACCESS) && (f & (CL_MEM_HOST_READ_ONLY | "
+        "CL_MEM_HOST_WRITE_ONLY)))");
     if ((f & DEVICE_ACCESS) == 0)
         f |= parent & DEVICE_ACCESS;
     if ((f & HOST_ACCESS) == 0)
@@ -453,9 +459,10 @@ static cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags, c
     cl_int err = CL_SUCCESS;
     for_ranks(p->ctx, r)
     {
-        uint64_t a[4] = {p->rid[r], flags & ~(cl_mem_flags)(RANK0_FLAGS | CL_MEM_ALLOC_HOST_PTR),
-                         region->origin, region->size};
-        if ((err = dist_call_v(r, SLUICE_REMOTE_SUBBUF, a, 4, NULL, 0, &m->rid[r])) != CL_SUCCESS)
+        struct sluice_req_subbuf in = {p->rid[r],
+                                       flags & ~(cl_mem_flags)(RANK0_FLAGS | CL_MEM_ALLOC_HOST_PTR),
+                                       region->origin, region->size};
+        if ((err = dist_call_v(r, SLUICE_REMOTE_SUBBUF, DIST_WORDS(in), NULL, 0, &m->rid[r])) != CL_SUCCESS)
             break;
     }
     return dist_mem_publish(m, err, errcode_ret);
@@ -467,20 +474,27 @@ static cl_int check_buffer_flags(cl_mem_flags flags, const void *host_ptr)
 {
     const cl_mem_flags known =
         DEVICE_ACCESS | HOST_ACCESS | CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
-    if ((flags & ~known) != 0 || bits(flags & DEVICE_ACCESS) > 1 || bits(flags & HOST_ACCESS) > 1 ||
-        ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))))
-        return CL_INVALID_VALUE;
-    if (((flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR)) != 0) != (host_ptr != NULL))
-        return CL_INVALID_HOST_PTR;
+    SLUICE_RETURN_ERROR_ON(
+        (flags & ~known) != 0 || bits(flags & DEVICE_ACCESS) > 1 || bits(flags & HOST_ACCESS) > 1 ||
+            ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))),
+        CL_INVALID_VALUE,
+        "(flags & ~known) != 0 || bits(flags & DEVICE_ACCESS) > 1 || bits(flags & HOST_ACCESS) > 1 || "
+        "((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)))");
+    SLUICE_RETURN_ERROR_ON(
+        ((flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR)) != 0) != (host_ptr != NULL),
+        CL_INVALID_HOST_PTR,
+        "((flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_USE_HOST_PTR)) != 0) != (host_ptr != NULL)");
     return CL_SUCCESS;
 }
 
 cl_int dist_mem_host_access(const struct dist_mem *m, bool read, bool write)
 {
     cl_mem_flags f = m->flags;
-    if ((f & CL_MEM_HOST_NO_ACCESS) || (read && (f & CL_MEM_HOST_WRITE_ONLY)) ||
-        (write && (f & CL_MEM_HOST_READ_ONLY)))
-        return CL_INVALID_OPERATION;
+    SLUICE_RETURN_ERROR_ON((f & CL_MEM_HOST_NO_ACCESS) || (read && (f & CL_MEM_HOST_WRITE_ONLY)) ||
+                               (write && (f & CL_MEM_HOST_READ_ONLY)),
+                           CL_INVALID_OPERATION,
+                           "(f & CL_MEM_HOST_NO_ACCESS) || (read && (f & CL_MEM_HOST_WRITE_ONLY)) || (write "
+                           "&& (f & CL_MEM_HOST_READ_ONLY))");
     return CL_SUCCESS;
 }
 
@@ -529,8 +543,9 @@ static cl_mem CL_API_CALL create_buffer(cl_context context, cl_mem_flags flags, 
     cl_mem_flags remote_flags = flags & ~(cl_mem_flags)RANK0_FLAGS;
     for_ranks(c, r)
     {
-        uint64_t a[3] = {c->rid[r], remote_flags, size};
-        if ((err = dist_call_v(r, SLUICE_REMOTE_BUF_CREATE, a, 3, NULL, 0, &m->rid[r])) != CL_SUCCESS)
+        struct sluice_req_buf_create in = {c->rid[r], remote_flags, size};
+        if ((err = dist_call_v(r, SLUICE_REMOTE_BUF_CREATE, DIST_WORDS(in), NULL, 0, &m->rid[r])) !=
+            CL_SUCCESS)
             break;
     }
     return dist_mem_publish_root(m, err, errcode_ret);
@@ -559,8 +574,7 @@ DIST_RETAIN_RELEASE(mem, cl_mem, struct dist_mem, mem_unref, CL_INVALID_MEM_OBJE
 static cl_int CL_API_CALL mem_info(cl_mem mem, cl_mem_info param, size_t size, void *value, size_t *size_ret)
 {
     struct dist_mem *m = (struct dist_mem *)mem;
-    if (m == NULL)
-        return CL_INVALID_MEM_OBJECT;
+    SLUICE_RETURN_ERROR_ON(m == NULL, CL_INVALID_MEM_OBJECT, "no memory object (NULL)");
     switch (param) {
     case CL_MEM_CONTEXT:
         return dist_answer(&m->ctx, sizeof m->ctx, size, value, size_ret);
@@ -600,15 +614,13 @@ static cl_int CL_API_CALL mem_info(cl_mem mem, cl_mem_info param, size_t size, v
 static cl_int CL_API_CALL context_dtor(cl_context context, void(CL_CALLBACK *fn)(cl_context, void *),
                                        void *user_data)
 {
-    if (context == NULL)
-        return CL_INVALID_CONTEXT;
+    SLUICE_RETURN_ERROR_ON(context == NULL, CL_INVALID_CONTEXT, "no context (NULL)");
     return add_dtor(&((struct dist_context *)context)->dtors, (void (*)(void *, void *))fn, user_data);
 }
 
 static cl_int CL_API_CALL mem_dtor(cl_mem mem, void(CL_CALLBACK *fn)(cl_mem, void *), void *user_data)
 {
-    if (mem == NULL)
-        return CL_INVALID_MEM_OBJECT;
+    SLUICE_RETURN_ERROR_ON(mem == NULL, CL_INVALID_MEM_OBJECT, "no memory object (NULL)");
     return add_dtor(&((struct dist_mem *)mem)->dtors, (void (*)(void *, void *))fn, user_data);
 }
 

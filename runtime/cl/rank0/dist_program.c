@@ -53,8 +53,7 @@ static cl_int program_binaries(struct dist_program *p, cl_program_info param, si
         *size_ret = need;
     if (value == NULL)
         return CL_SUCCESS;
-    if (size < need)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(size < need, CL_INVALID_VALUE, "size < need");
     for (int i = 0; i < n; i++) {
         struct dist_device *d = prog_dev(p, i);
         if (param == CL_PROGRAM_BINARY_SIZES) {
@@ -69,9 +68,9 @@ static cl_int program_binaries(struct dist_program *p, cl_program_info param, si
             unsigned char *dst = ((unsigned char **)value)[i];
             if (dst == NULL)
                 continue;
-            uint64_t a[2] = {p->rid[d->rank], (uint64_t)rank_index(p, i)};
+            struct sluice_req_prog_binary in = {p->rid[d->rank], (uint64_t)rank_index(p, i)};
             struct sluice_remote_msg m;
-            cl_int r = dist_call(d->rank, SLUICE_REMOTE_PROG_BINARY, a, 2, NULL, 0, &m);
+            cl_int r = dist_call(d->rank, SLUICE_REMOTE_PROG_BINARY, DIST_WORDS(in), NULL, 0, &m);
             if (r == CL_SUCCESS && m.bytes != NULL)
                 memcpy(dst, m.bytes, (size_t)m.rep.nbytes);
             free(m.bytes);
@@ -173,9 +172,9 @@ static cl_program CL_API_CALL create_program_binary(cl_context context, cl_uint 
                 memcpy(buf + off, binaries[i], lengths[i]);
                 off += lengths[i];
             }
-        uint64_t a[2] = {c->rid[r], n};
+        struct sluice_req_prog_from_binary in = {c->rid[r], n};
         struct sluice_remote_msg m;
-        err = dist_call(r, SLUICE_REMOTE_PROG_FROM_BINARY, a, 2, buf, off, &m);
+        err = dist_call(r, SLUICE_REMOTE_PROG_FROM_BINARY, DIST_WORDS(in), buf, off, &m);
         free(buf);
         p->rid[r] = m.rep.v[0];
         k = 0;
@@ -225,8 +224,8 @@ static cl_program CL_API_CALL create_program_source(cl_context context, cl_uint 
     cl_int err = CL_SUCCESS;
     for (int r = 0; r < dist_size() && err == CL_SUCCESS; r++)
         if (c->rid[r] != 0) {
-            uint64_t a[1] = {c->rid[r]};
-            err = dist_call_v(r, SLUICE_REMOTE_PROG_CREATE, a, 1, src, total, &p->rid[r]);
+            struct sluice_req_in_ctx in = {c->rid[r]};
+            err = dist_call_v(r, SLUICE_REMOTE_PROG_CREATE, DIST_WORDS(in), src, total, &p->rid[r]);
         }
     free(src);
     return prog_result(p, err, errcode_ret);
@@ -238,10 +237,9 @@ static cl_int CL_API_CALL build_program(cl_program program, cl_uint ndev, const 
                                         void *user_data)
 {
     struct dist_program *p = (struct dist_program *)program;
-    if (p == NULL)
-        return CL_INVALID_PROGRAM;
-    if ((ndev == 0) != (devices == NULL))
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(p == NULL, CL_INVALID_PROGRAM, "no program (NULL)");
+    SLUICE_RETURN_ERROR_ON((ndev == 0) != (devices == NULL), CL_INVALID_VALUE,
+                           "(ndev == 0) != (devices == NULL)");
     size_t olen = options ? strlen(options) : 0;
     cl_int first_err = CL_SUCCESS;
     p->built = true;
@@ -266,8 +264,9 @@ static cl_int CL_API_CALL build_program(cl_program program, cl_uint ndev, const 
         }
         if (n > 0) {
             memcpy(buf + n * sizeof(uint64_t), options ? options : "", olen);
-            uint64_t a[2] = {p->rid[r], n};
-            cl_int e = dist_call(r, SLUICE_REMOTE_PROG_BUILD, a, 2, buf, n * sizeof(uint64_t) + olen, NULL);
+            struct sluice_req_prog_build in = {p->rid[r], n};
+            cl_int e = dist_call(r, SLUICE_REMOTE_PROG_BUILD, DIST_WORDS(in), buf,
+                                 n * sizeof(uint64_t) + olen, NULL);
             if (e != CL_SUCCESS && first_err == CL_SUCCESS)
                 first_err = e;
         }
@@ -390,11 +389,13 @@ static cl_int CL_API_CALL compile_program(cl_program program, cl_uint ndev, cons
                                           void *user_data)
 {
     struct dist_program *p = (struct dist_program *)program;
-    if (p == NULL)
-        return CL_INVALID_PROGRAM;
-    if ((ndev == 0) != (devices == NULL) || (nheaders == 0) != (headers == NULL) ||
-        (nheaders > 0 && names == NULL) || (notify == NULL && user_data != NULL) || nheaders > 64)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(p == NULL, CL_INVALID_PROGRAM, "no program (NULL)");
+    SLUICE_RETURN_ERROR_ON(
+        (ndev == 0) != (devices == NULL) || (nheaders == 0) != (headers == NULL) ||
+            (nheaders > 0 && names == NULL) || (notify == NULL && user_data != NULL) || nheaders > 64,
+        CL_INVALID_VALUE,
+        "(ndev == 0) != (devices == NULL) || (nheaders == 0) != (headers == NULL) || (nheaders > 0 && names "
+        "== NULL) || (notify == NULL && user_data != NULL) || nheaders > 64");
     size_t olen = options ? strlen(options) : 0, nlen = 0;
     for (cl_uint i = 0; i < nheaders; i++) {
         if (headers[i] == NULL || names[i] == NULL)
@@ -502,10 +503,8 @@ static cl_program CL_API_CALL link_program(cl_context context, cl_uint ndev, con
 static cl_int CL_API_CALL spec_constant(cl_program program, cl_uint id, size_t size, const void *value)
 {
     struct dist_program *p = (struct dist_program *)program;
-    if (p == NULL)
-        return CL_INVALID_PROGRAM;
-    if (value == NULL || size == 0)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(p == NULL, CL_INVALID_PROGRAM, "no program (NULL)");
+    SLUICE_RETURN_ERROR_ON(value == NULL || size == 0, CL_INVALID_VALUE, "value == NULL || size == 0");
     cl_int first = CL_SUCCESS;
     for (int r = 0; r < dist_size(); r++)
         if (p->rid[r] != 0) {
@@ -523,8 +522,7 @@ static cl_int CL_API_CALL program_info(cl_program program, cl_program_info param
                                        size_t *size_ret)
 {
     struct dist_program *p = (struct dist_program *)program;
-    if (p == NULL)
-        return CL_INVALID_PROGRAM;
+    SLUICE_RETURN_ERROR_ON(p == NULL, CL_INVALID_PROGRAM, "no program (NULL)");
     switch (param) {
     case CL_PROGRAM_CONTEXT:
         return dist_answer(&p->ctx, sizeof p->ctx, size, value, size_ret);
@@ -576,10 +574,9 @@ static cl_int CL_API_CALL build_info(cl_program program, cl_device_id device, cl
 {
     struct dist_program *p = (struct dist_program *)program;
     struct dist_device *d = (struct dist_device *)device;
-    if (p == NULL)
-        return CL_INVALID_PROGRAM;
-    if (d == NULL || p->rid[d->rank] == 0)
-        return CL_INVALID_DEVICE;
+    SLUICE_RETURN_ERROR_ON(p == NULL, CL_INVALID_PROGRAM, "no program (NULL)");
+    SLUICE_RETURN_ERROR_ON(d == NULL || p->rid[d->rank] == 0, CL_INVALID_DEVICE,
+                           "d == NULL || p->rid[d->rank] == 0");
     if (param == CL_PROGRAM_BUILD_OPTIONS)
         return build_options(p, d, size, value, size_ret);
     cl_int r = dist_info(d->rank, SLUICE_RG_BUILD, p->rid[d->rank], d->rid, param, size, value, size_ret);
@@ -628,8 +625,8 @@ static struct dist_kernel *make_kernel(struct dist_program *p, const char *name,
     for (int r = 0; r < dist_size(); r++) {
         if (p->rid[r] == 0)
             continue; /* a program from binaries lives only on the ranks of its devices */
-        uint64_t a[1] = {p->rid[r]};
-        *err = dist_call_v(r, SLUICE_REMOTE_KERNEL_CREATE, a, 1, name, strlen(name), &k->rid[r]);
+        struct sluice_req_in_program in = {p->rid[r]};
+        *err = dist_call_v(r, SLUICE_REMOTE_KERNEL_CREATE, DIST_WORDS(in), name, strlen(name), &k->rid[r]);
         if (*err == CL_INVALID_PROGRAM_EXECUTABLE) {
             /* Built for devices of other ranks only: the kernel exists for those (as for the
              * built devices of a local program), enqueues here are refused. */
@@ -691,8 +688,7 @@ static cl_int CL_API_CALL create_kernels(cl_program program, cl_uint num, cl_ker
                                          cl_uint *num_ret)
 {
     struct dist_program *p = (struct dist_program *)program;
-    if (p == NULL)
-        return CL_INVALID_PROGRAM;
+    SLUICE_RETURN_ERROR_ON(p == NULL, CL_INVALID_PROGRAM, "no program (NULL)");
     size_t len = 0;
     cl_int err = program_info(program, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &len);
     char *names = err == CL_SUCCESS ? calloc(1, len + 1) : NULL;
@@ -750,28 +746,28 @@ static cl_kernel CL_API_CALL clone_kernel(cl_kernel source, cl_int *errcode_ret)
 static cl_int CL_API_CALL set_kernel_arg(cl_kernel kernel, cl_uint index, size_t size, const void *value)
 {
     struct dist_kernel *k = (struct dist_kernel *)kernel;
-    if (k == NULL)
-        return CL_INVALID_KERNEL;
-    if (index >= k->nargs)
-        return CL_INVALID_ARG_INDEX;
+    SLUICE_RETURN_ERROR_ON(k == NULL, CL_INVALID_KERNEL, "no kernel (NULL)");
+    SLUICE_RETURN_ERROR_ON(index >= k->nargs, CL_INVALID_ARG_INDEX, "argument %u of a kernel of %u", index,
+                           k->nargs);
     struct dist_arg a = {.set = 1, .size = size};
     /* The checks the driver would make, from the argument's declaration (PoCL's codes). */
     cl_kernel_arg_address_qualifier aq = k->args[index].addr;
     bool pointer = aq == CL_KERNEL_ARG_ADDRESS_GLOBAL || aq == CL_KERNEL_ARG_ADDRESS_CONSTANT;
     size_t ts = k->args[index].type_size;
-    if (pointer && size != sizeof(cl_mem))
-        return CL_INVALID_ARG_SIZE;
-    if ((aq == CL_KERNEL_ARG_ADDRESS_LOCAL && value != NULL) ||
-        (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE && value == NULL))
-        return CL_INVALID_ARG_VALUE;
-    if (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE && ts != 0 && size != ts)
-        return CL_INVALID_ARG_SIZE;
+    SLUICE_RETURN_ERROR_ON(pointer && size != sizeof(cl_mem), CL_INVALID_ARG_SIZE,
+                           "argument %u is a buffer (%zu bytes), given %zu", index, sizeof(cl_mem), size);
+    SLUICE_RETURN_ERROR_ON((aq == CL_KERNEL_ARG_ADDRESS_LOCAL && value != NULL) ||
+                               (aq == CL_KERNEL_ARG_ADDRESS_PRIVATE && value == NULL),
+                           CL_INVALID_ARG_VALUE,
+                           "(aq == CL_KERNEL_ARG_ADDRESS_LOCAL && value != NULL) || (aq == "
+                           "CL_KERNEL_ARG_ADDRESS_PRIVATE && value == NULL)");
+    SLUICE_RETURN_ERROR_ON(aq == CL_KERNEL_ARG_ADDRESS_PRIVATE && ts != 0 && size != ts, CL_INVALID_ARG_SIZE,
+                           "argument %u is %zu bytes, given %zu", index, ts, size);
     static const void *const null_mem = NULL;
     if (pointer && value == NULL)
         value = &null_mem; /* a NULL buffer, not a local size */
     if (value == NULL) {
-        if (size == 0)
-            return CL_INVALID_ARG_SIZE;
+        SLUICE_RETURN_ERROR_ON(size == 0, CL_INVALID_ARG_SIZE, "size == 0");
         a.kind = SLUICE_KARG_LOCAL;
     } else {
         void *p = NULL;
@@ -784,13 +780,14 @@ static cl_int CL_API_CALL set_kernel_arg(cl_kernel kernel, cl_uint index, size_t
         if (sampler) {
             a.kind = DIST_ARG_SAMPLER;
             a.sampler = p;
-            if (((struct dist_sampler *)p)->ctx != k->prog->ctx)
-                return CL_INVALID_SAMPLER;
+            SLUICE_RETURN_ERROR_ON(
+                ((struct dist_sampler *)p)->ctx != k->prog->ctx, CL_INVALID_SAMPLER,
+                "objects of two contexts (((struct dist_sampler *)p)->ctx != k->prog->ctx)");
         } else if (mem) {
             a.kind = SLUICE_KARG_MEM;
             a.mem = p;
-            if (((struct dist_mem *)p)->ctx != k->prog->ctx)
-                return CL_INVALID_MEM_OBJECT;
+            SLUICE_RETURN_ERROR_ON(((struct dist_mem *)p)->ctx != k->prog->ctx, CL_INVALID_MEM_OBJECT,
+                                   "objects of two contexts (((struct dist_mem *)p)->ctx != k->prog->ctx)");
         } else {
             if ((a.bytes = malloc(size ? size : 1)) == NULL)
                 return CL_OUT_OF_HOST_MEMORY;
@@ -812,12 +809,13 @@ static cl_int CL_API_CALL set_kernel_arg(cl_kernel kernel, cl_uint index, size_t
 static cl_int CL_API_CALL kernel_exec_info(cl_kernel kernel, cl_kernel_exec_info param, size_t size,
                                            const void *value)
 {
-    if (kernel == NULL)
-        return CL_INVALID_KERNEL;
-    if (param == CL_KERNEL_EXEC_INFO_SVM_PTRS)
-        return CL_INVALID_OPERATION;
-    if (param != CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM || value == NULL || size != sizeof(cl_bool))
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(kernel == NULL, CL_INVALID_KERNEL, "no kernel (NULL)");
+    SLUICE_RETURN_ERROR_ON(param == CL_KERNEL_EXEC_INFO_SVM_PTRS, CL_INVALID_OPERATION,
+                           "CL_KERNEL_EXEC_INFO_SVM_PTRS: the devices of a distributed platform have no SVM");
+    SLUICE_RETURN_ERROR_ON(
+        param != CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM || value == NULL || size != sizeof(cl_bool),
+        CL_INVALID_VALUE,
+        "param != CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM || value == NULL || size != sizeof(cl_bool)");
     return *(const cl_bool *)value ? CL_INVALID_OPERATION : CL_SUCCESS;
 }
 
@@ -835,8 +833,7 @@ static cl_int CL_API_CALL kernel_info(cl_kernel kernel, cl_kernel_info param, si
                                       size_t *size_ret)
 {
     struct dist_kernel *k = (struct dist_kernel *)kernel;
-    if (k == NULL)
-        return CL_INVALID_KERNEL;
+    SLUICE_RETURN_ERROR_ON(k == NULL, CL_INVALID_KERNEL, "no kernel (NULL)");
     switch (param) {
     case CL_KERNEL_PROGRAM:
         return dist_answer(&k->prog, sizeof k->prog, size, value, size_ret);
@@ -859,13 +856,12 @@ static cl_int CL_API_CALL kernel_wg_info(cl_kernel kernel, cl_device_id device,
                                          size_t *size_ret)
 {
     struct dist_kernel *k = (struct dist_kernel *)kernel;
-    if (k == NULL)
-        return CL_INVALID_KERNEL;
+    SLUICE_RETURN_ERROR_ON(k == NULL, CL_INVALID_KERNEL, "no kernel (NULL)");
     struct dist_device *d = (struct dist_device *)device;
     if (d == NULL && k->prog->ctx->ndev == 1)
         d = k->prog->ctx->devs[0];
-    if (d == NULL || k->rid[d->rank] == 0)
-        return CL_INVALID_DEVICE;
+    SLUICE_RETURN_ERROR_ON(d == NULL || k->rid[d->rank] == 0, CL_INVALID_DEVICE,
+                           "d == NULL || k->rid[d->rank] == 0");
     return dist_info(d->rank, SLUICE_RG_KERNEL_WG, k->rid[d->rank], d->rid, param, size, value, size_ret);
 }
 
@@ -873,8 +869,7 @@ static cl_int CL_API_CALL kernel_arg_info(cl_kernel kernel, cl_uint index, cl_ke
                                           size_t size, void *value, size_t *size_ret)
 {
     struct dist_kernel *k = (struct dist_kernel *)kernel;
-    if (k == NULL)
-        return CL_INVALID_KERNEL;
+    SLUICE_RETURN_ERROR_ON(k == NULL, CL_INVALID_KERNEL, "no kernel (NULL)");
     int r = first_rank(k->rid);
     return r < 0 ? CL_INVALID_KERNEL
                  : dist_info(r, SLUICE_RG_KERNEL_ARG, k->rid[r], index, param, size, value, size_ret);

@@ -469,8 +469,10 @@ struct dist_platform *dist_default_platform(void)
 
 cl_int sluice_cl_dist_platform_ids(cl_uint num_entries, cl_platform_id *platforms_out, cl_uint *num_platforms)
 {
-    if ((platforms_out == NULL && num_platforms == NULL) || (platforms_out != NULL && num_entries == 0))
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(
+        (platforms_out == NULL && num_platforms == NULL) || (platforms_out != NULL && num_entries == 0),
+        CL_INVALID_VALUE,
+        "(platforms_out == NULL && num_platforms == NULL) || (platforms_out != NULL && num_entries == 0)");
     pthread_mutex_lock(&dist_lock);
     if (!enumerated) {
         enumerate();

@@ -81,8 +81,7 @@ static cl_int CL_API_CALL sampler_info(cl_sampler sampler, cl_sampler_info param
                                        size_t *size_ret)
 {
     struct dist_sampler *s = (struct dist_sampler *)sampler;
-    if (s == NULL)
-        return CL_INVALID_SAMPLER;
+    SLUICE_RETURN_ERROR_ON(s == NULL, CL_INVALID_SAMPLER, "no sampler (NULL)");
     if (param == CL_SAMPLER_CONTEXT)
         return dist_answer(&s->ctx, sizeof s->ctx, size, value, size_ret);
     if (param == CL_SAMPLER_REFERENCE_COUNT) {

@@ -168,8 +168,7 @@ struct dist_event *dist_sched_user_event(struct dist_context *ctx)
 cl_int dist_sched_set_user(struct dist_event *e, cl_int status);
 cl_int dist_sched_set_user(struct dist_event *e, cl_int status)
 {
-    if (status > CL_COMPLETE)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(status > CL_COMPLETE, CL_INVALID_VALUE, "status > CL_COMPLETE");
     pthread_mutex_lock(&dist_sched_lock);
     cl_int r = CL_SUCCESS;
     if (!e->user)

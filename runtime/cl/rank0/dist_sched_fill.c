@@ -67,13 +67,13 @@ void dist_sched_note_fill(const struct dist_cmd *c, uint64_t id)
 {
     if (dist_cmd_info(c->kind)->op != SLUICE_REMOTE_CMD_READ || c->queue == NULL)
         return;
-    if (c->kind == DIST_CMD_READ_BUFFER_RECT && c->nbytes == 13 * sizeof(size_t)) {
-        size_t g[13];
-        memcpy(g, c->bytes, sizeof g);
+    if (c->kind == DIST_CMD_READ_BUFFER_RECT && c->nbytes == sizeof(struct sluice_rect_geom)) {
+        struct sluice_rect_geom g;
+        memcpy(&g, c->bytes, sizeof g);
         uintptr_t base = (uintptr_t)(c->rect != NULL ? (void *)c->rect->dst : c->recv);
-        uintptr_t lo = base + g[5] * g[12] + g[4] * g[11] + g[3];
-        uintptr_t hi = base + (g[5] + g[8] - 1) * g[12] + (g[4] + g[7] - 1) * g[11] + g[3] + g[6];
-        fill_add(id, lo, hi);
+        size_t lo, hi;
+        dist_rect_host_span(&g, &lo, &hi);
+        fill_add(id, base + lo, base + hi);
     } else if (c->recv != NULL && c->len > 0) {
         fill_add(id, (uintptr_t)c->recv, (uintptr_t)c->recv + c->len);
     }
@@ -88,7 +88,7 @@ void dist_sched_send_late(uint64_t id)
             continue;
         *p = e->late_next;
         if (e->late_pack != NULL)
-            dist_rect_pack((unsigned char *)e->late_send, e->late_pack, e->late_geom);
+            dist_rect_pack((unsigned char *)e->late_send, e->late_pack, &e->late_geom);
         uint64_t t_send = sluice_now_ns(); /* the peer may have it before the call returns */
         if (sluice_remote_data_isend(sluice_comm(), e->rank, e->id, e->late_send, e->late_len, e->reqs) !=
             MPI_SUCCESS)

@@ -115,7 +115,7 @@ struct held {
     int staged;            /* send is a copy rank 0 made (a blocking write) */
     int late;              /* a pending read fills its host bytes: data sent once it is ready */
     const void *pack_from; /* a rect write packed when its data goes (dist_cmd.pack_from) */
-    size_t geom[13];
+    struct sluice_rect_geom geom;
     struct dist_event **rdeps; /* its wait list's events of other ranks and user events (retained) */
     uint32_t nrdeps;
     int push, push_rank; /* the sending half of a transfer between two ranks */
@@ -123,7 +123,7 @@ struct held {
     uint64_t push_ctx;
     struct sluice_remote_access push_access;
     int push_image; /* the sending half reads an image: push_geom is its geometry */
-    size_t push_geom[13];
+    struct sluice_rect_geom push_geom;
     uint64_t tiles; /* a candidate whose host range serving ranks' slices tile: their ranks */
     struct dist_dhdcr_slice *slices; /* those slices in host order (owned) */
     size_t nslices;

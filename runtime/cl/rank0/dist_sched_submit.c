@@ -147,7 +147,7 @@ static void held_fill(struct held *h, const struct dist_cmd *c, struct dist_even
     h->late = late;
     h->pack_from = c->pack_from;
     if (c->pack_from != NULL)
-        memcpy(h->geom, c->bytes, sizeof h->geom);
+        memcpy(&h->geom, c->bytes, sizeof h->geom);
     h->bcast_candidate = c->rank != 0 && kind->op == SLUICE_REMOTE_CMD_WRITE && c->queue != NULL &&
                          c->send != NULL && c->nbytes == 0 && c->len > 0 && !late;
     h->push = c->push;
@@ -156,7 +156,7 @@ static void held_fill(struct held *h, const struct dist_cmd *c, struct dist_even
     h->push_ctx = c->push ? c->ctx->rid[c->push_rank] : 0;
     h->push_access = c->push_access;
     if ((h->push_image = c->push_geom != NULL))
-        memcpy(h->push_geom, c->push_geom, sizeof h->push_geom);
+        h->push_geom = *c->push_geom;
     if (h->bcast_candidate && !h->staged && dist_sched_dcr_on(h->rank) && dist_dhdcr_on())
         dist_sched_held_tiles(h);
 }
@@ -186,8 +186,8 @@ cl_int dist_sched_submit(const struct dist_cmd *c, struct dist_event **out)
         flags |= SLUICE_CMD_PROFILE;
     int ooo = c->queue != NULL && (queue_props(c->queue) & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
     for (cl_uint i = 0; i < c->nwait; i++)
-        if (c->wait == NULL || c->wait[i] == NULL)
-            return CL_INVALID_EVENT_WAIT_LIST;
+        SLUICE_RETURN_ERROR_ON(c->wait == NULL || c->wait[i] == NULL, CL_INVALID_EVENT_WAIT_LIST,
+                               "c->wait == NULL || c->wait[i] == NULL");
     const struct dist_cmd_info *kind = dist_cmd_info(c->kind);
     struct dist_event *e = dist_sched_new_record(c->queue, c->ctx, c->rank, kind->type);
     size_t cap = sizeof(struct sluice_remote_cmd) + c->nwait * 8 +

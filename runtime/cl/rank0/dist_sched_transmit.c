@@ -17,12 +17,11 @@ static cl_int send_push(const struct held *c, uint64_t id)
     struct {
         struct sluice_remote_cmd h;
         struct sluice_remote_access a;
-        size_t g[13];
+        struct sluice_rect_geom g;
     } m = {{id, 0, c->push_ctx, 0, 0, 1,
             SLUICE_CMD_TRANSFER | SLUICE_CMD_SILENT | (c->push_image ? SLUICE_CMD_IMAGE : 0u)},
            c->push_access,
-           {0}};
-    memcpy(m.g, c->push_geom, sizeof m.g);
+           c->push_geom};
     struct sluice_remote_req req;
     memset(&req, 0, sizeof req);
     req.op = SLUICE_REMOTE_CMD_READ;
@@ -96,7 +95,7 @@ void dist_sched_transmit(struct held *h)
             rc = sluice_remote_send(comm, h->rank, SLUICE_REMOTE_TAG_REQ, &h->req, sizeof h->req, h->p,
                                     (size_t)h->req.nbytes);
         if (r == CL_SUCCESS && h->send != NULL && !late && h->pack_from != NULL)
-            dist_rect_pack((unsigned char *)h->send, h->pack_from, h->geom); /* ready by now */
+            dist_rect_pack((unsigned char *)h->send, h->pack_from, &h->geom); /* ready by now */
         uint64_t t_send = sluice_now_ns(); /* a write's data: the peer may have it before Isend returns */
         if (r == CL_SUCCESS && rc == MPI_SUCCESS && h->send != NULL && !late && !cma)
             rc = sluice_remote_data_isend(comm, h->rank, e->id, h->send, h->len, e->reqs);
@@ -121,7 +120,7 @@ void dist_sched_transmit(struct held *h)
                 e->late_send = h->send;
                 e->late_len = h->len;
                 e->late_pack = h->pack_from;
-                memcpy(e->late_geom, h->geom, sizeof e->late_geom);
+                e->late_geom = h->geom;
                 e->late_next = dist_sched_lates;
                 dist_sched_lates = e;
             } else {

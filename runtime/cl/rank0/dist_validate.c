@@ -106,48 +106,50 @@ cl_int dist_validate_ndrange(struct dist_queue *q, struct dist_kernel *k, cl_uin
 {
     struct dist_device *d = q->dev;
     *empty = 0;
-    if (dims < 1 || (d->limits_known && dims > d->max_dims) || dims > 3)
-        return CL_INVALID_WORK_DIMENSION;
+    SLUICE_RETURN_ERROR_ON(dims < 1 || (d->limits_known && dims > d->max_dims) || dims > 3,
+                           CL_INVALID_WORK_DIMENSION,
+                           "dims < 1 || (d->limits_known && dims > d->max_dims) || dims > 3");
     int zero = global == NULL;
     for (cl_uint i = 0; global != NULL && i < dims; i++)
         zero |= global[i] == 0;
     if (zero) {
         /* No work-item: an error before OpenCL 2.1, a command that does nothing since. */
-        if (d->limits_known && d->version < 21)
-            return CL_INVALID_GLOBAL_WORK_SIZE;
+        SLUICE_RETURN_ERROR_ON(d->limits_known && d->version < 21, CL_INVALID_GLOBAL_WORK_SIZE,
+                               "d->limits_known && d->version < 21");
         *empty = 1;
         return CL_SUCCESS;
     }
     for (cl_uint i = 0; offset != NULL && i < dims; i++)
-        if (offset[i] > SIZE_MAX - global[i])
-            return CL_INVALID_GLOBAL_OFFSET;
+        SLUICE_RETURN_ERROR_ON(offset[i] > SIZE_MAX - global[i], CL_INVALID_GLOBAL_OFFSET,
+                               "offset[i] > SIZE_MAX - global[i]");
     const struct dist_kernel_dev *kd = kernel_dev(k, d);
     if (local != NULL) {
         size_t total = 1;
         for (cl_uint i = 0; i < dims; i++) {
             /* A zero local size is no size: PoCL divides by it (SIGFPE on a serving rank). */
-            if (local[i] == 0)
-                return CL_INVALID_WORK_GROUP_SIZE;
+            SLUICE_RETURN_ERROR_ON(local[i] == 0, CL_INVALID_WORK_GROUP_SIZE, "local[i] == 0");
             total = total > SIZE_MAX / local[i] ? SIZE_MAX : total * local[i];
         }
-        if (d->limits_known && d->max_wg != 0 && total > d->max_wg)
-            return CL_INVALID_WORK_GROUP_SIZE;
+        SLUICE_RETURN_ERROR_ON(d->limits_known && d->max_wg != 0 && total > d->max_wg,
+                               CL_INVALID_WORK_GROUP_SIZE,
+                               "d->limits_known && d->max_wg != 0 && total > d->max_wg");
         for (cl_uint i = 0; d->limits_known && i < dims; i++)
-            if (d->max_items[i] != 0 && local[i] > d->max_items[i])
-                return CL_INVALID_WORK_ITEM_SIZE;
-        if (kd != NULL && kd->wg != 0 && total > kd->wg)
-            return CL_INVALID_WORK_GROUP_SIZE;
+            SLUICE_RETURN_ERROR_ON(d->max_items[i] != 0 && local[i] > d->max_items[i],
+                                   CL_INVALID_WORK_ITEM_SIZE,
+                                   "d->max_items[i] != 0 && local[i] > d->max_items[i]");
+        SLUICE_RETURN_ERROR_ON(kd != NULL && kd->wg != 0 && total > kd->wg, CL_INVALID_WORK_GROUP_SIZE,
+                               "kd != NULL && kd->wg != 0 && total > kd->wg");
         for (cl_uint i = 0; d->limits_known && i < dims; i++)
-            if (global[i] % local[i] != 0 && !(kd != NULL && kd->nonuniform))
-                return CL_INVALID_WORK_GROUP_SIZE;
+            SLUICE_RETURN_ERROR_ON(global[i] % local[i] != 0 && !(kd != NULL && kd->nonuniform),
+                                   CL_INVALID_WORK_GROUP_SIZE,
+                                   "global[i] %% local[i] != 0 && !(kd != NULL && kd->nonuniform)");
     }
     if (k->reqd[0] != 0) {
         /* reqd_work_group_size: the local size must be given, and be it. */
-        if (local == NULL)
-            return CL_INVALID_WORK_GROUP_SIZE;
+        SLUICE_RETURN_ERROR_ON(local == NULL, CL_INVALID_WORK_GROUP_SIZE, "no work group size (NULL)");
         for (cl_uint i = 0; i < 3; i++)
-            if ((i < dims ? local[i] : 1) != k->reqd[i])
-                return CL_INVALID_WORK_GROUP_SIZE;
+            SLUICE_RETURN_ERROR_ON((i < dims ? local[i] : 1) != k->reqd[i], CL_INVALID_WORK_GROUP_SIZE,
+                                   "(i < dims ? local[i] : 1) != k->reqd[i]");
     }
     return CL_SUCCESS;
 }

@@ -25,8 +25,7 @@ struct eng_allgather {
 cl_int sluice_eng_allgather_parse(struct eng_cmd *c, const unsigned char *p, size_t len)
 {
     struct sluice_remote_allgather h;
-    if (len < sizeof h)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(len < sizeof h, CL_INVALID_VALUE, "len < sizeof h");
     memcpy(&h, p, sizeof h);
     int me = -1, k = 0, self = 0;
     MPI_Comm_rank(sluice_comm(), &self);
@@ -35,8 +34,10 @@ cl_int sluice_eng_allgather_parse(struct eng_cmd *c, const unsigned char *p, siz
             me = r == self ? k : me;
             k++;
         }
-    if (h.members != (uint32_t)k || me < 0 || len != sizeof h + 2 * (size_t)k * sizeof(int32_t))
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(
+        h.members != (uint32_t)k || me < 0 || len != sizeof h + 2 * (size_t)k * sizeof(int32_t),
+        CL_INVALID_VALUE,
+        "h.members != (uint32_t)k || me < 0 || len != sizeof h + 2 * (size_t)k * sizeof(int32_t)");
     struct eng_allgather *g = calloc(1, sizeof *g);
     int *cd = malloc(2 * (size_t)k * sizeof *cd);
     if (g == NULL || cd == NULL) {

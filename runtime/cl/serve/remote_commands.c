@@ -30,16 +30,15 @@ static cl_int enqueue_ndrange(struct eng_cmd *c, const struct sluice_req_ndrange
                               size_t len, cl_event *wl, size_t nw)
 {
     cl_uint dims = (cl_uint)a->dims;
-    if (dims < 1 || dims > 3 || len < 3 * dims * sizeof(size_t))
-        return CL_INVALID_WORK_DIMENSION;
+    SLUICE_RETURN_ERROR_ON(dims < 1 || dims > 3 || len < 3 * dims * sizeof(size_t), CL_INVALID_WORK_DIMENSION,
+                           "dims < 1 || dims > 3 || len < 3 * dims * sizeof(size_t)");
     size_t v[9];
     memcpy(v, p, 3 * dims * sizeof(size_t));
     size_t at = 3 * dims * sizeof(size_t);
     cl_kernel k = PTR(cl_kernel, a->kernel);
     for (uint64_t i = 0; i < a->nargs; i++) {
         struct sluice_remote_karg ka;
-        if (len - at < sizeof ka)
-            return CL_INVALID_KERNEL_ARGS;
+        SLUICE_RETURN_ERROR_ON(len - at < sizeof ka, CL_INVALID_KERNEL_ARGS, "len - at < sizeof ka");
         memcpy(&ka, p + at, sizeof ka);
         at += sizeof ka;
         cl_int r;
@@ -49,8 +48,7 @@ static cl_int enqueue_ndrange(struct eng_cmd *c, const struct sluice_req_ndrange
         } else if (ka.kind == SLUICE_KARG_LOCAL) {
             r = api()->clSetKernelArg(k, (cl_uint)i, (size_t)ka.size, NULL);
         } else {
-            if (len - at < ka.size)
-                return CL_INVALID_KERNEL_ARGS;
+            SLUICE_RETURN_ERROR_ON(len - at < ka.size, CL_INVALID_KERNEL_ARGS, "len - at < ka.size");
             r = api()->clSetKernelArg(k, (cl_uint)i, (size_t)ka.size, p + at);
             at += sluice_pad8(ka.size);
         }
@@ -158,7 +156,7 @@ static cl_int transfer_operands(struct eng_cmd *c, const struct sluice_remote_re
         return sluice_eng_allgather_parse(c, at, rest);
     if (rest == sizeof c->geom) {
         c->rect = 1;
-        memcpy(c->geom, at, sizeof c->geom);
+        memcpy(&c->geom, at, sizeof c->geom);
     }
     return CL_SUCCESS;
 }
@@ -205,10 +203,11 @@ static cl_int enqueue_command(struct eng_cmd *c, const struct sluice_remote_req 
         break;
     case SLUICE_REMOTE_CMD_COPY:
         if (rest == sizeof c->geom) {
-            size_t g[13];
-            memcpy(g, at, sizeof g);
+            struct sluice_rect_geom g; /* origin: the source's, host_origin: the destination's */
+            memcpy(&g, at, sizeof g);
             r = api()->clEnqueueCopyBufferRect(c->q, PTR(cl_mem, req->copy.src), PTR(cl_mem, req->copy.dst),
-                                               g, g + 3, g + 6, g[9], g[10], g[11], g[12], (cl_uint)nw,
+                                               g.origin, g.host_origin, g.region, g.row_pitch, g.slice_pitch,
+                                               g.host_row_pitch, g.host_slice_pitch, (cl_uint)nw,
                                                nw ? wl : NULL, &c->ev);
             break;
         }
@@ -294,8 +293,7 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
         if (r == CL_SUCCESS)
             r = t;
     }
-    if (r == CL_SUCCESS && c->q == NULL)
-        r = CL_INVALID_COMMAND_QUEUE;
+    SLUICE_ERROR_ON(r, c->q == NULL, CL_INVALID_COMMAND_QUEUE, "c->q == NULL");
     if (r == CL_SUCCESS)
         r = enqueue_command(c, req, at, rest, wl, nw, acc, nacc);
     command_finish(c, req, r, acc, nacc, transfer);

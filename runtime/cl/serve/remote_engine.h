@@ -20,6 +20,10 @@
 #include "cl/serve/remote_cma.h"
 #include "cl/serve/remote_peer.h"
 #include "cl/serve/remote_proto.h"
+#include "trace/debug.h"
+
+/* The subsystem of this room's SLUICE_RETURN_ERROR_ON reasons (SLUICE_DEBUG=serve). */
+#define SLUICE_DEBUG_HERE serve
 
 #define PTR(t, v) ((t)(uintptr_t)(v))
 #define MAX_WAIT 4096
@@ -46,8 +50,8 @@ struct eng_cmd {
     uint64_t t_ready;         /* when its last device work was enqueued: asking intervals grow from there */
     int zombie;               /* failed without its callbacks: never freed (they may still come) */
     int rect;                 /* a rect read/write/copy: geometry below */
-    size_t geom[13]; /* buffer origin[3], host origin[3], region[3], buffer row/slice, host row/slice pitch */
-    void *mapped;    /* a write from a peer received straight into the mapped device buffer */
+    struct sluice_rect_geom geom;
+    void *mapped; /* a write from a peer received straight into the mapped device buffer */
     cl_event map_ev;
     int posted;     /* its receives are posted (once the map completed) */
     size_t sent;    /* reads to a peer: pieces whose send started; writes from one: pieces arrived */

@@ -8,6 +8,9 @@
 #include "cl/intercept/backend.h"
 #include "cl/serve/remote_image.h"
 #include "cl/serve/remote_objects.h"
+#include "trace/debug.h"
+
+#define SLUICE_DEBUG_HERE serve /* SLUICE_DEBUG=serve */
 
 #define RID(p) ((uint64_t)(uintptr_t)(p))
 #define PTR(t, v) ((t)(uintptr_t)(v))
@@ -146,19 +149,22 @@ void sluice_remote_image_obj(const uint64_t *a, const unsigned char *p, size_t l
     }
 }
 
-cl_int sluice_remote_image_rw(cl_command_queue q, int write, cl_mem img, const size_t *g, int packed,
-                              void *ptr, cl_uint nw, const cl_event *wl, cl_event *ev)
+cl_int sluice_remote_image_rw(cl_command_queue q, int write, cl_mem img, const struct sluice_rect_geom *g,
+                              int packed, void *ptr, cl_uint nw, const cl_event *wl, cl_event *ev)
 {
     cl_mem_object_type t = 0;
-    if (api()->clGetMemObjectInfo(img, CL_MEM_TYPE, sizeof t, &t, NULL) != CL_SUCCESS)
-        return CL_INVALID_MEM_OBJECT;
-    size_t rp = packed ? sluice_remote_image_row(g) : g[11];
+    SLUICE_RETURN_ERROR_ON(api()->clGetMemObjectInfo(img, CL_MEM_TYPE, sizeof t, &t, NULL) != CL_SUCCESS,
+                           CL_INVALID_MEM_OBJECT,
+                           "api()->clGetMemObjectInfo(img, CL_MEM_TYPE, sizeof t, &t, NULL) != CL_SUCCESS");
+    size_t rp = packed ? sluice_remote_image_row(g) : g->host_row_pitch;
     /* The images of a 1D array are its rows, one slice pitch apart; 1D and 2D images take 0. */
-    size_t sp = !packed ? g[12] : t == CL_MEM_OBJECT_IMAGE1D_ARRAY ? rp : rp * g[7];
+    size_t sp = !packed ? g->host_slice_pitch : t == CL_MEM_OBJECT_IMAGE1D_ARRAY ? rp : rp * g->region[1];
     if (t != CL_MEM_OBJECT_IMAGE3D && t != CL_MEM_OBJECT_IMAGE2D_ARRAY && t != CL_MEM_OBJECT_IMAGE1D_ARRAY)
         sp = 0;
-    return write ? api()->clEnqueueWriteImage(q, img, CL_FALSE, g, g + 6, rp, sp, ptr, nw, nw ? wl : NULL, ev)
-                 : api()->clEnqueueReadImage(q, img, CL_FALSE, g, g + 6, rp, sp, ptr, nw, nw ? wl : NULL, ev);
+    return write ? api()->clEnqueueWriteImage(q, img, CL_FALSE, g->origin, g->region, rp, sp, ptr, nw,
+                                              nw ? wl : NULL, ev)
+                 : api()->clEnqueueReadImage(q, img, CL_FALSE, g->origin, g->region, rp, sp, ptr, nw,
+                                             nw ? wl : NULL, ev);
 }
 
 cl_int sluice_remote_image_cmd(cl_command_queue q, const struct sluice_remote_req *req,
@@ -166,8 +172,7 @@ cl_int sluice_remote_image_cmd(cl_command_queue q, const struct sluice_remote_re
                                cl_event *ev)
 {
     struct sluice_remote_image_cmd c;
-    if (len != sizeof c)
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(len != sizeof c, CL_INVALID_VALUE, "len != sizeof c");
     memcpy(&c, p, sizeof c);
     const cl_event *w = nw ? wl : NULL;
     const struct sluice_cl_api *A = api();

@@ -2,10 +2,10 @@
 /* Images and samplers of distributed OpenCL, serving side (remote_image.c): the OBJ operations
  * that create and query them, and the image commands the engine (remote_engine.c) hands over.
  *
- * Image commands reuse the rect geometry of buffer commands (13 size_t): g[0..2] the image
- * origin, g[3..5] unused (0), g[6..8] the region in pixels, g[9] the element size, g[10] 0,
- * g[11] and g[12] the host row and slice pitches in bytes. Between ranks the host side is
- * packed: rows of g[6] * g[9] bytes. */
+ * Image commands reuse the rect geometry of buffer commands (struct sluice_rect_geom,
+ * cl/serve/remote_proto.h): the image origin, the region in pixels, the element size and the host
+ * row and slice pitches in bytes. Between ranks the host side is packed: rows of region[0] *
+ * elem_size bytes. */
 #ifndef SLUICE_CL_SERVE_REMOTE_IMAGE_H
 #define SLUICE_CL_SERVE_REMOTE_IMAGE_H
 
@@ -38,12 +38,12 @@ void sluice_remote_image_obj(const uint64_t *a, const unsigned char *p, size_t l
 
 /* A read (write = 0) or write of the image region of g between the device and host memory at
  * ptr, with g's host pitches, or packed (non-blocking, like the engine's other enqueues). */
-cl_int sluice_remote_image_rw(cl_command_queue q, int write, cl_mem img, const size_t *g, int packed,
-                              void *ptr, cl_uint nw, const cl_event *wl, cl_event *ev);
+cl_int sluice_remote_image_rw(cl_command_queue q, int write, cl_mem img, const struct sluice_rect_geom *g,
+                              int packed, void *ptr, cl_uint nw, const cl_event *wl, cl_event *ev);
 /* The packed row pitch of g's region (what travels between ranks). */
-static inline size_t sluice_remote_image_row(const size_t *g)
+static inline size_t sluice_remote_image_row(const struct sluice_rect_geom *g)
 {
-    return g[6] * g[9];
+    return g->region[0] * g->elem_size;
 }
 
 /* CMD_COPY and CMD_FILL of images (flag SLUICE_CMD_IMAGE): a0 source, a1 destination (copies), a2

@@ -183,13 +183,15 @@ cl_int sluice_remote_native_cmd(cl_command_queue q, const struct sluice_req_nati
 {
     size_t cb = (size_t)a->cb_args, nmem = (size_t)a->nmem;
     struct sluice_native_fn fn;
-    if (len < sizeof fn || nmem > (len - sizeof fn) / sizeof(struct sluice_native_mem) ||
-        cb != len - sizeof fn - nmem * sizeof(struct sluice_native_mem))
-        return CL_INVALID_VALUE;
+    SLUICE_RETURN_ERROR_ON(len < sizeof fn || nmem > (len - sizeof fn) / sizeof(struct sluice_native_mem) ||
+                               cb != len - sizeof fn - nmem * sizeof(struct sluice_native_mem),
+                           CL_INVALID_VALUE,
+                           "len < sizeof fn || nmem > (len - sizeof fn) / sizeof(struct sluice_native_mem) "
+                           "|| cb != len - sizeof fn - nmem * sizeof(struct sluice_native_mem)");
     memcpy(&fn, p, sizeof fn);
     void (*user_func)(void *) = (void (*)(void *))sluice_native_resolve(&fn);
-    if (user_func == NULL)
-        return CL_INVALID_OPERATION; /* rank 0 asked first (NATIVE_FIND): the object went away */
+    SLUICE_RETURN_ERROR_ON(user_func == NULL, CL_INVALID_OPERATION,
+                           "no operation (NULL) (rank 0 asked first (NATIVE_FIND): the object went away)");
     const unsigned char *mp = p + sizeof fn;
     unsigned char *args = cb > 0 ? malloc(cb) : NULL;
     cl_mem *mems = nmem > 0 ? malloc(nmem * sizeof *mems) : NULL;

@@ -61,9 +61,9 @@
 #define SLUICE_REMOTE_DATA_HOT_MIN ((size_t)64 << 10)
 
 /* Every request rank 0 sends a rank: X(name, class). The words a0.. below are the operands of
- * struct sluice_remote_req; commands and loop messages read them through their own struct
- * (sluice_req_xfer, _ndrange, _copy, ... below), object calls as the words. Its class says who
- * takes it on the rank:
+ * struct sluice_remote_req, each op read through its own struct below (sluice_req_info for INFO,
+ * sluice_req_xfer for CMD_WRITE, ...; the words of OBJ are its operation's, remote_objects.h).
+ * Its class says who takes it on the rank:
  * CALL, an object call the server answers with a reply (remote_server.c); CMD, a command the
  * engine enqueues and reports by a DONE record (remote_commands.c); LOOP, a message of the
  * serving loop itself (remote_engine.c). */
@@ -143,6 +143,22 @@ struct sluice_req_xfer {
     uint64_t mask;     /* SLUICE_CMD_BCAST, SCATTER, GATHER, ALLGATHER: the ranks of the collective */
     uint64_t cma_addr; /* SLUICE_CMD_CMA: rank 0's address the rank copies from or to */
 };
+/* The geometry of a rect transfer, the payload of a rect CMD_WRITE, CMD_READ or CMD_COPY and of
+ * an image command (13 size_t). For a rect copy: the source's origin, the destination's origin
+ * (host_origin), the region, then the source's and the destination's pitches (host_*). For an
+ * image: its origin, host_origin 0, the region in pixels, elem_size, slice_pitch 0 and the host's
+ * pitches in bytes (cl/serve/remote_image.h). */
+struct sluice_rect_geom {
+    size_t origin[3];      /* in the buffer (bytes, rows, slices) or the image (pixels) */
+    size_t host_origin[3]; /* in the host memory */
+    size_t region[3];      /* bytes (pixels for an image), rows, slices */
+    union {
+        size_t row_pitch; /* the buffer's */
+        size_t elem_size; /* an image's pixel */
+    };
+    size_t slice_pitch; /* the buffer's */
+    size_t host_row_pitch, host_slice_pitch;
+};
 /* CMD_NDRANGE: `nulls` says which of the sizes in the payload the program left NULL. */
 enum { SLUICE_NDR_NO_OFFSET = 1u, SLUICE_NDR_NO_LOCAL = 4u };
 struct sluice_req_ndrange {
@@ -194,6 +210,44 @@ struct sluice_req_release {
     uint64_t rid;
     uint64_t no_reply; /* 1: rank 0 goes on at once */
 };
+/* The object calls (class CALL): rids of the rank's own objects, and values. */
+struct sluice_req_info {
+    uint64_t getter; /* SLUICE_RG_* */
+    uint64_t obj, obj2;
+    uint64_t param;
+    uint64_t size; /* of the value wanted; 0: only its size */
+};
+struct sluice_req_queue_create {
+    uint64_t ctx, device;
+    uint64_t properties; /* CL_QUEUE_PROPERTIES bits; 0: none */
+};
+struct sluice_req_buf_create {
+    uint64_t ctx, flags, size;
+};
+struct sluice_req_subbuf {
+    uint64_t parent, flags, origin, size;
+};
+struct sluice_req_in_ctx { /* PROG_CREATE */
+    uint64_t ctx;
+};
+struct sluice_req_in_program { /* KERNEL_CREATE */
+    uint64_t program;
+};
+struct sluice_req_prog_build {
+    uint64_t program;
+    uint64_t ndev; /* device rids at the payload's head, then the options */
+};
+struct sluice_req_prog_binary {
+    uint64_t program;
+    uint64_t index; /* among the program's devices */
+};
+struct sluice_req_prog_from_binary {
+    uint64_t ctx;
+    uint64_t ndev;
+};
+struct sluice_req_subdevices {
+    uint64_t device;
+};
 #define SLUICE_REMOTE_ARG_MEMBERS                                                                            \
     uint64_t a[SLUICE_REMOTE_NARGS];                                                                         \
     struct sluice_req_xfer xfer;                                                                             \
@@ -207,7 +261,17 @@ struct sluice_req_release {
     struct sluice_req_ping ping;                                                                             \
     struct sluice_req_end end;                                                                               \
     struct sluice_req_group group;                                                                           \
-    struct sluice_req_release release;
+    struct sluice_req_release release;                                                                       \
+    struct sluice_req_info info;                                                                             \
+    struct sluice_req_queue_create queue_create;                                                             \
+    struct sluice_req_buf_create buf_create;                                                                 \
+    struct sluice_req_subbuf subbuf;                                                                         \
+    struct sluice_req_in_ctx in_ctx;                                                                         \
+    struct sluice_req_in_program in_program;                                                                 \
+    struct sluice_req_prog_build prog_build;                                                                 \
+    struct sluice_req_prog_binary prog_binary;                                                               \
+    struct sluice_req_prog_from_binary prog_from_binary;                                                     \
+    struct sluice_req_subdevices subdevices;
 /* The operands alone, as rank 0's scheduler keeps them until a command is sent. */
 union sluice_remote_args {
     SLUICE_REMOTE_ARG_MEMBERS
@@ -221,6 +285,8 @@ struct sluice_remote_req {
     uint64_t nbytes; /* payload after the header */
 };
 #ifndef __cplusplus
+_Static_assert(sizeof(struct sluice_rect_geom) == 13 * sizeof(size_t),
+               "the rect geometry is 13 words on the wire");
 _Static_assert(sizeof(union sluice_remote_args) == SLUICE_REMOTE_NARGS * sizeof(uint64_t),
                "a request's operands are its SLUICE_REMOTE_NARGS words");
 _Static_assert(sizeof(struct sluice_remote_req) == (SLUICE_REMOTE_NARGS + 2) * sizeof(uint64_t),

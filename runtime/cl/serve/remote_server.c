@@ -158,9 +158,9 @@ static void do_enum(struct sluice_remote_msg *out)
     out->rep.v[0] = np;
 }
 
-static void do_info(const uint64_t *a, struct sluice_remote_msg *out)
+static void do_info(const struct sluice_req_info *in, struct sluice_remote_msg *out)
 {
-    size_t size = (size_t)a[4];
+    size_t size = (size_t)in->size;
     if (size > ((size_t)1 << 26)) {
         out->rep.ret = CL_INVALID_VALUE;
         return;
@@ -171,47 +171,47 @@ static void do_info(const uint64_t *a, struct sluice_remote_msg *out)
         return;
     }
     size_t ret_size = 0;
-    cl_uint param = (cl_uint)a[3];
+    cl_uint param = (cl_uint)in->param;
     cl_int r = CL_INVALID_OPERATION;
     const struct sluice_cl_api *A = api();
-    switch ((int)a[0]) {
+    switch ((int)in->getter) {
     case SLUICE_RG_PLATFORM:
-        r = A->clGetPlatformInfo(PTR(cl_platform_id, a[1]), param, size, val, &ret_size);
+        r = A->clGetPlatformInfo(PTR(cl_platform_id, in->obj), param, size, val, &ret_size);
         break;
     case SLUICE_RG_DEVICE:
-        r = A->clGetDeviceInfo(PTR(cl_device_id, a[1]), param, size, val, &ret_size);
+        r = A->clGetDeviceInfo(PTR(cl_device_id, in->obj), param, size, val, &ret_size);
         break;
     case SLUICE_RG_CONTEXT:
-        r = A->clGetContextInfo(PTR(cl_context, a[1]), param, size, val, &ret_size);
+        r = A->clGetContextInfo(PTR(cl_context, in->obj), param, size, val, &ret_size);
         break;
     case SLUICE_RG_QUEUE:
-        r = A->clGetCommandQueueInfo(PTR(cl_command_queue, a[1]), param, size, val, &ret_size);
+        r = A->clGetCommandQueueInfo(PTR(cl_command_queue, in->obj), param, size, val, &ret_size);
         break;
     case SLUICE_RG_MEM:
-        r = A->clGetMemObjectInfo(PTR(cl_mem, a[1]), param, size, val, &ret_size);
+        r = A->clGetMemObjectInfo(PTR(cl_mem, in->obj), param, size, val, &ret_size);
         break;
     case SLUICE_RG_PROGRAM:
-        r = A->clGetProgramInfo(PTR(cl_program, a[1]), param, size, val, &ret_size);
+        r = A->clGetProgramInfo(PTR(cl_program, in->obj), param, size, val, &ret_size);
         break;
     case SLUICE_RG_BUILD:
-        r = A->clGetProgramBuildInfo(PTR(cl_program, a[1]), PTR(cl_device_id, a[2]), param, size, val,
+        r = A->clGetProgramBuildInfo(PTR(cl_program, in->obj), PTR(cl_device_id, in->obj2), param, size, val,
                                      &ret_size);
         break;
     case SLUICE_RG_KERNEL:
-        r = A->clGetKernelInfo(PTR(cl_kernel, a[1]), param, size, val, &ret_size);
+        r = A->clGetKernelInfo(PTR(cl_kernel, in->obj), param, size, val, &ret_size);
         break;
     case SLUICE_RG_KERNEL_WG:
-        r = A->clGetKernelWorkGroupInfo(PTR(cl_kernel, a[1]), PTR(cl_device_id, a[2]), param, size, val,
-                                        &ret_size);
+        r = A->clGetKernelWorkGroupInfo(PTR(cl_kernel, in->obj), PTR(cl_device_id, in->obj2), param, size,
+                                        val, &ret_size);
         break;
     case SLUICE_RG_KERNEL_ARG:
-        r = A->clGetKernelArgInfo(PTR(cl_kernel, a[1]), (cl_uint)a[2], param, size, val, &ret_size);
+        r = A->clGetKernelArgInfo(PTR(cl_kernel, in->obj), (cl_uint)in->obj2, param, size, val, &ret_size);
         break;
     case SLUICE_RG_EVENT:
-        r = A->clGetEventInfo(PTR(cl_event, a[1]), param, size, val, &ret_size);
+        r = A->clGetEventInfo(PTR(cl_event, in->obj), param, size, val, &ret_size);
         break;
     case SLUICE_RG_PROFILING:
-        r = A->clGetEventProfilingInfo(PTR(cl_event, a[1]), param, size, val, &ret_size);
+        r = A->clGetEventProfilingInfo(PTR(cl_event, in->obj), param, size, val, &ret_size);
         break;
     default:
         break;
@@ -222,9 +222,10 @@ static void do_info(const uint64_t *a, struct sluice_remote_msg *out)
         out->rep.nbytes = ret_size < size ? ret_size : size;
 }
 
-static void do_build(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
+static void do_build(const struct sluice_req_prog_build *in, const unsigned char *p, size_t len,
+                     struct sluice_remote_msg *out)
 {
-    size_t nd = (size_t)a[1];
+    size_t nd = (size_t)in->ndev;
     if (nd * sizeof(uint64_t) > len) {
         out->rep.ret = CL_INVALID_VALUE;
         return;
@@ -250,7 +251,7 @@ static void do_build(const uint64_t *a, const unsigned char *p, size_t len, stru
     }
     memcpy(opts, p + nd * sizeof(uint64_t), olen);
     memcpy(opts + olen, arg_info, sizeof arg_info);
-    cl_program prog = PTR(cl_program, a[0]);
+    cl_program prog = PTR(cl_program, in->program);
     out->rep.ret = api()->clBuildProgram(prog, (cl_uint)nd, devs, opts, NULL, NULL);
     /* A compiler may fail only because of the added option (NVIDIA's 580 driver emits PTX that
      * ptxas rejects for a kernel without arguments built with -cl-kernel-arg-info): build as the
@@ -262,36 +263,36 @@ static void do_build(const uint64_t *a, const unsigned char *p, size_t len, stru
     free(opts);
 }
 
-static void do_release(const uint64_t *a, struct sluice_remote_msg *out)
+static void do_release(const struct sluice_req_release *in, struct sluice_remote_msg *out)
 {
     const struct sluice_cl_api *A = api();
     cl_int r = CL_INVALID_VALUE;
-    switch ((int)a[0]) {
+    switch ((int)in->kind) {
     case SLUICE_CL_CONTEXT:
-        drop_internal_queues(PTR(cl_context, a[1]));
-        r = A->clReleaseContext(PTR(cl_context, a[1]));
+        drop_internal_queues(PTR(cl_context, in->rid));
+        r = A->clReleaseContext(PTR(cl_context, in->rid));
         break;
     case SLUICE_CL_QUEUE:
-        queue_remove(PTR(cl_command_queue, a[1])); /* commands in flight keep it alive */
-        r = A->clReleaseCommandQueue(PTR(cl_command_queue, a[1]));
+        queue_remove(PTR(cl_command_queue, in->rid)); /* commands in flight keep it alive */
+        r = A->clReleaseCommandQueue(PTR(cl_command_queue, in->rid));
         break;
     case SLUICE_CL_MEM:
-        r = A->clReleaseMemObject(PTR(cl_mem, a[1]));
+        r = A->clReleaseMemObject(PTR(cl_mem, in->rid));
         break;
     case SLUICE_CL_PROGRAM:
-        r = A->clReleaseProgram(PTR(cl_program, a[1]));
+        r = A->clReleaseProgram(PTR(cl_program, in->rid));
         break;
     case SLUICE_CL_KERNEL:
-        r = A->clReleaseKernel(PTR(cl_kernel, a[1]));
+        r = A->clReleaseKernel(PTR(cl_kernel, in->rid));
         break;
     case SLUICE_CL_EVENT:
-        r = A->clReleaseEvent(PTR(cl_event, a[1]));
+        r = A->clReleaseEvent(PTR(cl_event, in->rid));
         break;
     case SLUICE_CL_DEVICE:
-        r = A->clReleaseDevice(PTR(cl_device_id, a[1]));
+        r = A->clReleaseDevice(PTR(cl_device_id, in->rid));
         break;
     case SLUICE_CL_SAMPLER:
-        r = A->clReleaseSampler(PTR(cl_sampler, a[1]));
+        r = A->clReleaseSampler(PTR(cl_sampler, in->rid));
         break;
     default:
         break;
@@ -299,7 +300,7 @@ static void do_release(const uint64_t *a, struct sluice_remote_msg *out)
     out->rep.ret = r;
 }
 
-static void do_subdevices(const uint64_t *a, const unsigned char *p, size_t len,
+static void do_subdevices(const struct sluice_req_subdevices *in, const unsigned char *p, size_t len,
                           struct sluice_remote_msg *out)
 {
     size_t n = len / sizeof(cl_device_partition_property);
@@ -312,7 +313,7 @@ static void do_subdevices(const uint64_t *a, const unsigned char *p, size_t len,
     props[n - 1] = 0;
     cl_device_id subs[MAX_DEVICES];
     cl_uint ns = 0;
-    out->rep.ret = api()->clCreateSubDevices(PTR(cl_device_id, a[0]), props, MAX_DEVICES, subs, &ns);
+    out->rep.ret = api()->clCreateSubDevices(PTR(cl_device_id, in->device), props, MAX_DEVICES, subs, &ns);
     if (out->rep.ret != CL_SUCCESS)
         return;
     if (ns > MAX_DEVICES)
@@ -328,14 +329,14 @@ static void do_subdevices(const uint64_t *a, const unsigned char *p, size_t len,
     out->rep.nbytes = ns * sizeof(uint64_t);
 }
 
-static void do_prog_binary(const uint64_t *a, struct sluice_remote_msg *out)
+static void do_prog_binary(const struct sluice_req_prog_binary *in, struct sluice_remote_msg *out)
 {
-    cl_program prog = PTR(cl_program, a[0]);
+    cl_program prog = PTR(cl_program, in->program);
     cl_uint nd = 0;
     out->rep.ret = api()->clGetProgramInfo(prog, CL_PROGRAM_NUM_DEVICES, sizeof nd, &nd, NULL);
     if (out->rep.ret != CL_SUCCESS)
         return;
-    if (a[1] >= nd || nd > MAX_DEVICES) {
+    if (in->index >= nd || nd > MAX_DEVICES) {
         out->rep.ret = CL_INVALID_VALUE;
         return;
     }
@@ -344,7 +345,7 @@ static void do_prog_binary(const uint64_t *a, struct sluice_remote_msg *out)
     out->rep.ret = api()->clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, nd * sizeof sizes[0], sizes, NULL);
     if (out->rep.ret != CL_SUCCESS)
         return;
-    size_t j = (size_t)a[1];
+    size_t j = (size_t)in->index;
     /* Only the one asked for is fetched: a NULL entry tells the runtime to skip a device. */
     if ((bins[j] = malloc(sizes[j] ? sizes[j] : 1)) == NULL) {
         out->rep.ret = CL_OUT_OF_HOST_MEMORY;
@@ -360,10 +361,10 @@ static void do_prog_binary(const uint64_t *a, struct sluice_remote_msg *out)
     out->rep.v[0] = sizes[j];
 }
 
-static void do_prog_from_binary(const uint64_t *a, const unsigned char *p, size_t len,
-                                struct sluice_remote_msg *out)
+static void do_prog_from_binary(const struct sluice_req_prog_from_binary *in, const unsigned char *p,
+                                size_t len, struct sluice_remote_msg *out)
 {
-    size_t nd = (size_t)a[1];
+    size_t nd = (size_t)in->ndev;
     if (nd == 0 || nd > MAX_DEVICES || len < nd * 2 * sizeof(uint64_t)) {
         out->rep.ret = CL_INVALID_VALUE;
         return;
@@ -386,8 +387,8 @@ static void do_prog_from_binary(const uint64_t *a, const unsigned char *p, size_
     }
     cl_int status[MAX_DEVICES];
     cl_int err = CL_SUCCESS;
-    cl_program prog =
-        api()->clCreateProgramWithBinary(PTR(cl_context, a[0]), (cl_uint)nd, devs, lens, bins, status, &err);
+    cl_program prog = api()->clCreateProgramWithBinary(PTR(cl_context, in->ctx), (cl_uint)nd, devs, lens,
+                                                       bins, status, &err);
     out->rep.ret = err;
     out->rep.v[0] = RID(prog);
     if ((out->bytes = malloc(nd * sizeof status[0])) != NULL) {
@@ -400,7 +401,6 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
                           struct sluice_remote_msg *out)
 {
     memset(out, 0, sizeof *out);
-    const uint64_t *a = req->a;
     const struct sluice_cl_api *A = api();
     size_t len = (size_t)req->nbytes;
     cl_int err = CL_SUCCESS;
@@ -414,7 +414,7 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
         do_enum(out);
         break;
     case SLUICE_REMOTE_INFO:
-        do_info(a, out);
+        do_info(&req->info, out);
         break;
     case SLUICE_REMOTE_CTX_CREATE: {
         cl_uint nd = (cl_uint)(len / sizeof(uint64_t));
@@ -434,17 +434,21 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
         break;
     }
     case SLUICE_REMOTE_QUEUE_CREATE: {
-        cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, (cl_queue_properties)a[2], 0};
+        cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, (cl_queue_properties)req->queue_create.properties,
+                                       0};
         cl_command_queue q = A->clCreateCommandQueueWithProperties(
-            PTR(cl_context, a[0]), PTR(cl_device_id, a[1]), a[2] ? props : NULL, &err);
+            PTR(cl_context, req->queue_create.ctx), PTR(cl_device_id, req->queue_create.device),
+            req->queue_create.properties ? props : NULL, &err);
         if (q != NULL)
-            queue_add(q, PTR(cl_context, a[0]), 0);
+            queue_add(q, PTR(cl_context, req->queue_create.ctx), 0);
         out->rep.ret = err;
         out->rep.v[0] = RID(q);
         break;
     }
     case SLUICE_REMOTE_BUF_CREATE: {
-        cl_mem m = A->clCreateBuffer(PTR(cl_context, a[0]), (cl_mem_flags)a[1], (size_t)a[2], NULL, &err);
+        cl_mem m =
+            A->clCreateBuffer(PTR(cl_context, req->buf_create.ctx), (cl_mem_flags)req->buf_create.flags,
+                              (size_t)req->buf_create.size, NULL, &err);
         out->rep.ret = err;
         out->rep.v[0] = RID(m);
         break;
@@ -458,14 +462,14 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
         memcpy(src, p, len);
         src[len] = '\0';
         const char *s = src;
-        cl_program prog = A->clCreateProgramWithSource(PTR(cl_context, a[0]), 1, &s, NULL, &err);
+        cl_program prog = A->clCreateProgramWithSource(PTR(cl_context, req->in_ctx.ctx), 1, &s, NULL, &err);
         free(src);
         out->rep.ret = err;
         out->rep.v[0] = RID(prog);
         break;
     }
     case SLUICE_REMOTE_PROG_BUILD:
-        do_build(a, p, len, out);
+        do_build(&req->prog_build, p, len, out);
         break;
     case SLUICE_REMOTE_KERNEL_CREATE: {
         char *name = malloc(len + 1); /* the program's kernel name, whatever its length */
@@ -475,31 +479,31 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
         }
         memcpy(name, p, len);
         name[len] = '\0';
-        cl_kernel k = A->clCreateKernel(PTR(cl_program, a[0]), name, &err);
+        cl_kernel k = A->clCreateKernel(PTR(cl_program, req->in_program.program), name, &err);
         free(name);
         out->rep.ret = err;
         out->rep.v[0] = RID(k);
         break;
     }
     case SLUICE_REMOTE_RELEASE:
-        do_release(a, out);
+        do_release(&req->release, out);
         break;
     case SLUICE_REMOTE_SUBDEVICES:
-        do_subdevices(a, p, len, out);
+        do_subdevices(&req->subdevices, p, len, out);
         break;
     case SLUICE_REMOTE_OBJ:
-        sluice_remote_objects(a, p, len, out);
+        sluice_remote_objects(req->a, p, len, out); /* its words: remote_objects.h */
         break;
     case SLUICE_REMOTE_PROG_BINARY:
-        do_prog_binary(a, out);
+        do_prog_binary(&req->prog_binary, out);
         break;
     case SLUICE_REMOTE_PROG_FROM_BINARY:
-        do_prog_from_binary(a, p, len, out);
+        do_prog_from_binary(&req->prog_from_binary, p, len, out);
         break;
     case SLUICE_REMOTE_SUBBUF: {
-        cl_buffer_region region = {(size_t)a[2], (size_t)a[3]};
-        cl_mem m = A->clCreateSubBuffer(PTR(cl_mem, a[0]), (cl_mem_flags)a[1], CL_BUFFER_CREATE_TYPE_REGION,
-                                        &region, &err);
+        cl_buffer_region region = {(size_t)req->subbuf.origin, (size_t)req->subbuf.size};
+        cl_mem m = A->clCreateSubBuffer(PTR(cl_mem, req->subbuf.parent), (cl_mem_flags)req->subbuf.flags,
+                                        CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
         out->rep.ret = err;
         out->rep.v[0] = RID(m);
         break;

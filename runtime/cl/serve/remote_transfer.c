@@ -487,7 +487,7 @@ cl_int sluice_eng_write_pieces(struct eng_cmd *c, cl_mem buf, cl_event *wl, size
 cl_int sluice_eng_rect(struct eng_cmd *c, uint32_t op, cl_mem buf, unsigned char *ptr, cl_event *wl,
                        size_t nw)
 {
-    size_t *g = c->geom;
+    const struct sluice_rect_geom *g = &c->geom;
     size_t zero[3] = {0, 0, 0};
     int image = (c->flags & SLUICE_CMD_IMAGE) != 0;
     if (ptr != NULL && image)
@@ -495,10 +495,14 @@ cl_int sluice_eng_rect(struct eng_cmd *c, uint32_t op, cl_mem buf, unsigned char
                                       &c->ev);
     if (ptr != NULL)
         return op == SLUICE_REMOTE_CMD_WRITE
-                   ? api()->clEnqueueWriteBufferRect(c->q, buf, CL_FALSE, g, g + 3, g + 6, g[9], g[10], g[11],
-                                                     g[12], ptr, (cl_uint)nw, nw ? wl : NULL, &c->ev)
-                   : api()->clEnqueueReadBufferRect(c->q, buf, CL_FALSE, g, g + 3, g + 6, g[9], g[10], g[11],
-                                                    g[12], ptr, (cl_uint)nw, nw ? wl : NULL, &c->ev);
+                   ? api()->clEnqueueWriteBufferRect(c->q, buf, CL_FALSE, g->origin, g->host_origin,
+                                                     g->region, g->row_pitch, g->slice_pitch,
+                                                     g->host_row_pitch, g->host_slice_pitch, ptr, (cl_uint)nw,
+                                                     nw ? wl : NULL, &c->ev)
+                   : api()->clEnqueueReadBufferRect(c->q, buf, CL_FALSE, g->origin, g->host_origin, g->region,
+                                                    g->row_pitch, g->slice_pitch, g->host_row_pitch,
+                                                    g->host_slice_pitch, ptr, (cl_uint)nw, nw ? wl : NULL,
+                                                    &c->ev);
     size_t n = sluice_remote_pieces(c->size);
     c->npieces = n;
     c->staging = staging_get(c->size, &c->staging_cap);
@@ -509,8 +513,9 @@ cl_int sluice_eng_rect(struct eng_cmd *c, uint32_t op, cl_mem buf, unsigned char
         c->reqs[i] = MPI_REQUEST_NULL;
     cl_int r =
         image ? sluice_remote_image_rw(c->q, 0, buf, g, 1, c->staging, (cl_uint)nw, wl, &c->ev)
-              : api()->clEnqueueReadBufferRect(c->q, buf, CL_FALSE, g, zero, g + 6, g[9], g[10], g[6],
-                                               g[6] * g[7], c->staging, (cl_uint)nw, nw ? wl : NULL, &c->ev);
+              : api()->clEnqueueReadBufferRect(c->q, buf, CL_FALSE, g->origin, zero, g->region, g->row_pitch,
+                                               g->slice_pitch, g->region[0], g->region[0] * g->region[1],
+                                               c->staging, (cl_uint)nw, nw ? wl : NULL, &c->ev);
     if (r == CL_SUCCESS)
         sluice_eng_watch(c, c->ev, 0); /* piece 0 read: sends every piece */
     return r;
@@ -657,12 +662,14 @@ static void write_arrived(struct eng_cmd *c, int *progress)
         if (r >= 0)
             r = u;
     } else if (r >= 0 && c->rect) { /* one write of the whole packed region */
-        size_t *g = c->geom, zero[3] = {0, 0, 0};
+        const struct sluice_rect_geom *g = &c->geom;
+        size_t zero[3] = {0, 0, 0};
         r = (c->flags & SLUICE_CMD_IMAGE)
                 ? sluice_remote_image_rw(c->q, 1, c->buf, g, 1, c->staging, (cl_uint)c->nwait, c->wait,
                                          &c->ev)
-                : api()->clEnqueueWriteBufferRect(c->q, c->buf, CL_FALSE, g, zero, g + 6, g[9], g[10], g[6],
-                                                  g[6] * g[7], c->staging, (cl_uint)c->nwait,
+                : api()->clEnqueueWriteBufferRect(c->q, c->buf, CL_FALSE, g->origin, zero, g->region,
+                                                  g->row_pitch, g->slice_pitch, g->region[0],
+                                                  g->region[0] * g->region[1], c->staging, (cl_uint)c->nwait,
                                                   c->nwait ? c->wait : NULL, &c->ev);
         api()->clFlush(c->q);
     } else if (r >= 0)

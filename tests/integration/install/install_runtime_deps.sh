@@ -18,10 +18,9 @@ without() {
 
 echo hello > input.txt
 # libunwind: SLUICE_BACKTRACE asks for call sites.
-set +e
-out=$(without "$unwind" env LD_PRELOAD="$SLUICE_LIB" SLUICE_BACKTRACE=4 SLUICE_TRACE_DIR="$PWD/t1" cat input.txt 2>err.txt)
-rc=$?
-set -e
+rc_of without "$unwind" env LD_PRELOAD="$SLUICE_LIB" SLUICE_BACKTRACE=4 SLUICE_TRACE_DIR="$PWD/t1" cat input.txt \
+  >out.txt 2>err.txt
+out=$(cat out.txt)
 expect_eq "without libunwind: the program runs" "0 hello" "$rc $out"
 expect_eq "without libunwind: one line" 1 "$(wc -l < err.txt)"
 expect_contains "without libunwind: names the package" "(Debian package libunwind8)" "$(cat err.txt)"

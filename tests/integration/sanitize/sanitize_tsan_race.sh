@@ -10,10 +10,9 @@ racy=$SLUICE_BIN_DIR/../racecheck/libsluice_racecheck.so
 [ -f "$racy" ] || fail "$racy is missing (build the sluice_racecheck target of the TSan build)"
 d=$PWD/tp
 mkdir "$d"
-rc=0
 SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE SLUICE_CB_WRITE=enable SLUICE_CB_NODES=2 SLUICE_CB_BUFFER_SIZE=256K \
   SLUICE_STRIPING_UNIT=64K SLUICE_CAPTURE="$d/ckpt.%r" \
-  tsan_run racy "$racy" 2 "$SLUICE_APPS_DIR/ckpt_sized" write "$d" 1000001 733333 || rc=$?
+  rc_of tsan_run racy "$racy" 2 "$SLUICE_APPS_DIR/ckpt_sized" write "$d" 1000001 733333
 [ "$rc" -ne 0 ] || fail "the run with the racy library exited 0"
 expect_contains "a rank ended with TSan's exit status" " 66 " " $(cat racy.status.* | tr '\n' ' ') "
 report=$(grep -A40 'WARNING: ThreadSanitizer: data race' racy.err) || fail "no data race reported: $(head -20 racy.err)"

@@ -32,17 +32,11 @@ forged_pair() {
 stage=/dev/shm/sluice-$VUID
 as "$ATTACKER" mkdir -m 777 "$stage"
 forged_pair "$stage" "$ATTACKER"
-set +e
-as "$VICTIM" env SLUICE_CAPTURE="$PWD/v/ckpt.%r" LD_PRELOAD="$SLUICE_LIB" cp ref v/ckpt.0 2> cp.err
-rc=$?
-set -e
+rc_of as "$VICTIM" env SLUICE_CAPTURE="$PWD/v/ckpt.%r" LD_PRELOAD="$SLUICE_LIB" cp ref v/ckpt.0 2> cp.err
 [ "$rc" != 0 ] || fail "the victim staged its checkpoint in the attacker's folder"
 expect_contains "the stage folder is refused, saying whose it is" "$stage belongs to uid $AUID" "$(cat cp.err)"
 expect_eq "nothing of the victim's in the attacker's folder" "m-1-1.data m-1-1.meta" "$(ls "$stage" | tr '\n' ' ' | sed 's/ $//')"
-set +e
-as "$VICTIM" env -u SLUICE_STAGE_DIR "$ckpt" recover > rec.out 2>&1
-rc=$?
-set -e
+rc_of as "$VICTIM" env -u SLUICE_STAGE_DIR "$ckpt" recover > rec.out 2>&1
 [ "$rc" != 0 ] || fail "recover used the attacker's stage folder: $(cat rec.out)"
 expect_contains "recover refuses it in one line" "belongs to uid $AUID" "$(cat rec.out)"
 [ ! -e v/evil.@r.sluice ] || fail "recover committed the attacker's forged member"
