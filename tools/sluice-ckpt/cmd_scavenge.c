@@ -93,7 +93,8 @@ int cmd_scavenge(int argc, char **argv)
     if (node_only && finish_only)
         return tool_usage_error("scavenge", "--node and --finish are two steps of one scavenge: give one");
     if (optind >= argc)
-        return tool_usage_error("scavenge", "no set key given (the capture pattern, e.g. 'run/ckpt.%%r')");
+        return tool_usage_error("scavenge",
+                                "no set key given (the capture pattern, e.g. '/scratch/run/ckpt.%%r')");
     for (int i = optind; i < argc; i++)
         if (!strstr(argv[i], "%r") || argv[i][0] != '/')
             return tool_usage_error("scavenge", "'%s' is no set key: an absolute path with %%r for the rank",

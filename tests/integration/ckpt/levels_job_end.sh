@@ -5,13 +5,14 @@
 #   ends: 4 ranks, released before they start and computing nothing between steps, so the job
 #     ends right after its last checkpoint: the exit drains it; the container holds step 5 and
 #     nothing is left node-local;
-#   killed: 3 ranks, 100 ms between steps, SIGKILLed once every rank recorded version 5 (an
-#     allocation's end): the container holds version 3. With rank 1's record of version 5 moved
+#   killed: 3 ranks, 100 ms between steps, stopped once every rank recorded version 5 (an
+#     allocation's end: SIGTERM in odd rounds, SIGKILL in even ones): the container holds
+#     version 3. With rank 1's record of version 5 moved
 #     away (its node gone), `sluice-ckpt scavenge` says in one line which rank and member
 #     version 5 lacks and makes version 4 durable (step 4); with it back, version 5 (`ls` says
 #     so, its bytes are step 5's: extracted and compared here); run again, it finds nothing to
 #     do and the container is untouched.
-# Members are compared by `sluice-ckpt extract` against the program's byte formula.
+# Bad set keys and options are refused with one line. Members are compared by `sluice-ckpt extract` against the program's byte formula.
 # SLUICE_TEST_ROUNDS (default 2) repeats the whole.
 app=$SLUICE_APPS_DIR/mpi_ckpt_levels
 ckpt=$SLUICE_BIN_DIR/sluice-ckpt
@@ -40,9 +41,10 @@ for rank in range(n):
 PYEOF
 }
 
-# killed N DIR STAGE: the writer, SIGKILLed once every rank recorded version 5.
+# killed N DIR STAGE SIGNAL: the writer, stopped by SIGNAL (TERM: a batch system's time limit;
+# KILL: after its grace time) once every rank recorded version 5.
 killed() {
-  local n=$1 d=$2 stage=$3 t=0
+  local n=$1 d=$2 stage=$3 sig=$4 t=0
   rm -rf "$d" "$stage"
   mkdir -p "$d"
   setsid env SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_STAGE_DIR="$stage" SLUICE_DRAIN_EVERY=3 SLUICE_KEEP=2 \
@@ -53,10 +55,19 @@ killed() {
     [ $t -lt 1200 ] || { kill -9 -- -$job 2>/dev/null; fail "version 5 never recorded: $(cat "$d.out")"; }
     sleep 0.05
   done
-  kill -9 -- -$job
+  kill -"$sig" -- -$job
   wait $job 2>/dev/null || true
   for t in $(seq 200); do kill -0 -- -$job 2>/dev/null || break; sleep 0.05; done
 }
+
+# Bad input: one line, exit 2, nothing touched.
+for bad in "run/ckpt.%r" "$PWD/ckpt.0" "--node --finish $PWD/ckpt.%r" "--wait soon $PWD/ckpt.%r"; do
+  rc=0
+  out=$("$ckpt" scavenge $bad 2>&1) || rc=$?
+  expect_eq "scavenge $bad: usage error" 2 "$rc"
+  expect_eq "scavenge $bad: one line (and the hint)" 2 "$(printf '%s\n' "$out" | wc -l)"
+  echo "refused: $(printf '%s\n' "$out" | head -1)"
+done
 
 for round in $(seq "$rounds"); do
   d=$PWD/ends stage=$PWD/stage-ends
@@ -68,8 +79,11 @@ for round in $(seq "$rounds"); do
   same_step "$d" 5 4
 
   d=$PWD/killed stage=$PWD/stage-killed key="$PWD/killed/ckpt.%r"
-  killed 3 "$d" "$stage"
-  expect_contains "killed: version 3 durable" "version 3  level durable" "$("$ckpt" ls --stage "$stage" "$d")"
+  sig=$([ $((round % 2)) = 1 ] && echo TERM || echo KILL)
+  killed 3 "$d" "$stage" $sig
+  "$ckpt" ls --stage "$stage" "$d" > ls.txt
+  expect_contains "killed (SIG$sig): version 3 durable" "version 3  level durable" "$(cat ls.txt)"
+  expect_contains "killed (SIG$sig): version 5 left node-local" "version 5  level staged  node-local: records of 3 of 3 ranks here (complete)" "$(cat ls.txt)"
   # Rank 1's part of version 5 gone (as with its node): named, and version 4 made durable.
   rec=$(ls "$stage"/lv-*-$(printf %020d 5)-1.rec)
   mv "$rec" aside.rec
@@ -90,5 +104,5 @@ for round in $(seq "$rounds"); do
   expect_contains "killed: run twice, nothing to do" "nothing to scavenge" "$(cat scav2.err)"
   expect_eq "killed: the container untouched by the second run" "$before" "$(stat -c '%i %Y %s' "$d/ckpt.@r.sluice")"
   expect_eq "killed: no scavenge folder left" "" "$(ls -A "$d" | grep scavenge || true)"
-  echo "ok: round $round: ended right after the last checkpoint: drained at exit; killed after version 5: rank 1's part lost: named, version 4 scavenged; whole again: version 5 scavenged, a second run does nothing"
+  echo "ok: round $round: ended right after the last checkpoint: drained at exit; stopped by SIG$sig after version 5: rank 1's part lost: named, version 4 scavenged; whole again: version 5 scavenged, a second run does nothing"
 done
