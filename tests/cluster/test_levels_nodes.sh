@@ -15,7 +15,7 @@
 #   B: 4 ranks, 2 on each node: the same restart reads step 7 locally; restarted with the nodes
 #      swapped (each rank's member on the other node), each read fails with one line naming the
 #      member and "staged on another node" (neither the older container version nor a mix is
-#      served).
+#      served); then `sluice-ckpt scavenge` (scavenge_both below) makes version 7 durable.
 # SLUICE_TEST_ROUNDS (default 1) repeats the whole.
 source "$SOURCE_DIR/tests/cluster/lib.bash"
 tb_up 2
@@ -82,6 +82,43 @@ local_read() {
     "$(grep CKPT_LEVEL_AGREE "$1.dump" | head -1)"
 }
 
+# scavenge_both NAME: `sluice-ckpt scavenge` of the killed 4-rank job (docs/REDUNDANCY.md,
+# "Scavenge"): on node0 alone (node1 not taking part, as where it is lost) one line per version
+# names ranks 2 and 3 missing and nothing is written; one process per node (each copies its
+# part, rank 0 finishes) makes version 7 durable with step 7's bytes; a second run does nothing.
+scavenge_both() {
+  local d=$SHARED/$1 key=$SHARED/$1/ckpt.%r
+  if tb_mpiexec -hosts node0 -n 1 "$ckpt" scavenge "$key" > "$1.scav0" 2>&1; then fail "$1: scavenge without node1 succeeded: $(cat "$1.scav0")"; fi
+  expect_contains "$1: scavenge without node1: version 7 lacks ranks 2 and 3" \
+    "version 7 is incomplete over the surviving nodes: no record of rank 2 ($d/ckpt.2), rank 3 ($d/ckpt.3) of its 4 ranks in the parts of 1 node" "$(cat "$1.scav0")"
+  expect_contains "$1: scavenge without node1: nothing written" "the container stays at version 4" "$(cat "$1.scav0")"
+  tb_mpiexec -hosts node0,node1 -n 2 -ppn 1 "$ckpt" scavenge "$key" > "$1.scav" 2>&1 || fail "$1: scavenge failed: $(cat "$1.scav")"
+  expect_contains "$1: scavenge: version 7 durable from both nodes" \
+    "version 7 is durable in $d/ckpt.@r.sluice: 4 members, 4 from node-local storage of 2 nodes" "$(cat "$1.scav")"
+  expect_contains "$1: scavenge: ls shows version 7 durable" " version 7  level durable" "$("$ckpt" ls "$d/ckpt.@r.sluice")"
+  rm -rf "$1.x"
+  "$ckpt" extract -q -o "$1.x" "$d/ckpt.@r.sluice" > /dev/null || fail "$1: extract failed"
+  /usr/bin/python3 - "$1.x" 7 4 <<'PYEOF' || fail "$1: the scavenged container does not hold step 7"
+import os, sys
+d, step, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+sizes = [0, 1, (3 << 20) + 12345, 777777, 4096, 65537]
+base = bytes((31 * k) & 255 for k in range(512))
+shift = [bytes((x + s) & 255 for x in range(256)) for s in range(256)]
+files = {os.path.basename(f): os.path.join(r, f) for r, _, fs in os.walk(d) for f in fs}
+for rank in range(n):
+    size = sizes[(rank + step) % 6]
+    # byte i = i*31 + rank*17 + step*101 + i/512 (mod 256), as mpi_ckpt_levels.c writes it
+    c = rank * 17 + step * 101
+    want = b"".join(base.translate(shift[(c + j) & 255]) for j in range(size // 512 + 1))[:size]
+    assert open(files["ckpt.%d" % rank], "rb").read() == want, "ckpt.%d is not step %d's" % (rank, step)
+PYEOF
+  local before
+  before=$(stat -c '%i %Y %s' "$d/ckpt.@r.sluice")
+  tb_mpiexec -hosts node0,node1 -n 2 -ppn 1 "$ckpt" scavenge "$key" > "$1.scav2" 2>&1 || fail "$1: second scavenge failed: $(cat "$1.scav2")"
+  expect_contains "$1: scavenge run twice: nothing to do" "nothing to scavenge" "$(cat "$1.scav2")"
+  expect_eq "$1: scavenge run twice: the container untouched" "$before" "$(stat -c '%i %Y %s' "$d/ckpt.@r.sluice")"
+}
+
 for round in $(seq "$rounds"); do
   a=r$round.a b=r$round.b
   write_killed "$a" 3 node0:2,node1:1
@@ -120,6 +157,7 @@ print(h % 2)' "$key")
   expect_contains "$b: swapped nodes: a line names the member on the other node" \
     "checkpoint member $SHARED/$b/ckpt.0: its version 7 is staged on another node" "$(cat "$b.swapped.out")"
   expect_eq "$b: swapped nodes: one line per member" 4 "$(grep -c 'staged on another node' "$b.swapped.out" || true)"
+  scavenge_both "$b"
   for i in 0 1; do tb_exec $i rm -rf "$stage"; done
-  echo "ok: round $round: 3 and 4 ranks on 2 nodes killed after version 7: restarted from node-local storage; node0 lost: durable version served, one line; the next job numbered 8; swapped nodes refused, one line per member"
+  echo "ok: round $round: 3 and 4 ranks on 2 nodes killed after version 7: restarted from node-local storage; node0 lost: durable version served, one line; the next job numbered 8; swapped nodes refused, one line per member; scavenged: node0 alone refused naming ranks 2-3, both nodes version 7 durable, twice safe"
 done

@@ -54,6 +54,7 @@ int cmd_extract(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
 int cmd_salvage(int argc, char **argv);
+int cmd_scavenge(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
 /* extract of a container holding one global array (cmd_array.c, docs/LAYOUT.md). */

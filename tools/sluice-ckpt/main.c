@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* sluice-ckpt: the command-line tool for checkpoint containers (docs/FORMAT.md).
- *   sluice-ckpt ls|info|verify|extract|pack|recover|salvage ...
+ *   sluice-ckpt ls|info|verify|extract|pack|recover|salvage|scavenge ...
  * Exit status: 0 success, 1 bad or unreadable data (named on stderr), 2 usage error.
  * Listings go to stdout; errors and warnings to stderr. */
 #include "ckpt_tool.h"
@@ -20,6 +20,7 @@ static const struct {
     {"pack", cmd_pack, "build a container from existing per-rank files"},
     {"recover", cmd_recover, "commit what a crashed job left staged"},
     {"salvage", cmd_salvage, "rewrite a container whose index or members are damaged"},
+    {"scavenge", cmd_scavenge, "copy the newest node-local version to the file system (after a job)"},
     {"bench", cmd_bench, "measure checksum and container speed on this machine"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "advice.h"
+#include "advice_measure.h"
 #include "interval.h"
 #include "summary.h"
 #include "timeline.h"
@@ -368,14 +370,54 @@ static void print_interval(const char *what, double cost, int n, double mtbf)
            n == 1 ? "" : "s", interval_young(cost, mtbf), interval_daly(cost, mtbf));
 }
 
+/* The levels' costs, measured unless given, and the multi-level advice when failure classes are
+ * given (else, without --mtbf T, the costs and how to ask). A protected level's encoding time is not in
+ * traces yet: the redundancy's trace event is the call point for it (until then --cost protected=S). */
+static void print_levels(struct advice_inputs *adv, bool multi, bool one_level, const struct trace_set *set,
+                         double dur, int ndur)
+{
+    int steps = 0;
+    double staging = advice_measure_staging(set, &steps);
+    if (adv->cost[ADVICE_STAGED] < 0 && staging >= 0) {
+        adv->cost[ADVICE_STAGED] = staging;
+        adv->samples[ADVICE_STAGED] = steps;
+    }
+    if (adv->cost[ADVICE_DURABLE] < 0 && ndur) {
+        adv->cost[ADVICE_DURABLE] = dur / ndur;
+        adv->samples[ADVICE_DURABLE] = ndur;
+    }
+    char src_staged[160], src_durable[160];
+    snprintf(src_staged, sizeof src_staged,
+             "measured: mean over %d checkpoints of the slowest rank's staging, open to close", steps);
+    snprintf(src_durable, sizeof src_durable, "measured: mean time until durable of %d drained version%s",
+             ndur, ndur == 1 ? "" : "s");
+    if (!adv->source[ADVICE_STAGED])
+        adv->source[ADVICE_STAGED] = src_staged;
+    if (!adv->source[ADVICE_DURABLE])
+        adv->source[ADVICE_DURABLE] = src_durable;
+    if (multi)
+        advice_print(adv, stdout);
+    else if (!one_level)
+        advice_print_costs(adv, stdout);
+}
+
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: sluice-trace io [--mtbf T] [--cost S] DIR|FILE...\n"
-                "  Per checkpoint set and version: members, bytes, file-system requests (count, sizes,\n"
-                "  alignment), metadata operations, writers, app-visible time and time until durable.\n"
-                "  --mtbf T   mean time between failures (e.g. 24h, 30m, 3600): the checkpoint interval\n"
-                "             by Young's and Daly's formulas from the measured costs\n"
-                "  --cost S   also for a checkpoint cost of S seconds (what if)\n");
+    fprintf(to,
+            "usage: sluice-trace io [--mtbf T | --mtbf CLASS=T,...] [--cost S | --cost LEVEL=S] DIR|FILE...\n"
+            "  Per checkpoint set and version: members, bytes, file-system requests (count, sizes,\n"
+            "  alignment), metadata operations, writers, app-visible time and time until durable;\n"
+            "  then the measured cost of each checkpoint level (staged, durable).\n"
+            "  --mtbf T   mean time between failures (e.g. 24h, 30m, 3600): the checkpoint interval\n"
+            "             by Young's and Daly's formulas from the measured costs\n"
+            "  --mtbf process=T,node=T,system=T  (any of them) the whole job's mean time between\n"
+            "             failures of each class: a process crash (its node's staged copy survives), a\n"
+            "             node lost (a protected copy survives), the system (only the file system):\n"
+            "             the multi-level optimum of Benoit et al. (IEEE TC 2017): the checkpoint\n"
+            "             interval and SLUICE_DRAIN_EVERY, with the formula's inputs\n"
+            "  --cost S   also for a checkpoint cost of S seconds (what if)\n"
+            "  --cost staged=S,protected=S,durable=S  (any of them) a level's cost instead of the\n"
+            "             measured one, or one the trace does not have (repeatable)\n");
 }
 
 int io_main(int argc, char **argv)
@@ -385,9 +427,22 @@ int io_main(int argc, char **argv)
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     double mtbf = -1, cost = -1;
+    struct advice_inputs adv = {.cost = {-1, -1, -1}};
+    bool multi = false;
+    char err[256];
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+m:c:h", opts, NULL)) != -1) {
+        int list = c == 'm'   ? advice_parse_mtbf(optarg, &adv, err, sizeof err)
+                   : c == 'c' ? advice_parse_cost(optarg, &adv, err, sizeof err)
+                              : 0;
+        if (list < 0) {
+            fprintf(stderr, "sluice-trace io: %s\n", err);
+            return 2;
+        }
+        multi |= list == 1 && c == 'm';
+        if (list == 1)
+            continue;
         if (c == 'm' || c == 'c') {
             double v = interval_parse_seconds(optarg);
             if (v <= 0) {
@@ -437,6 +492,7 @@ int io_main(int argc, char **argv)
                "%" PRIu64 " calls for no one version (a container removed with its last member, a damaged "
                "one set aside)\n",
                io.staging_ops, io.unversioned_ops);
+    print_levels(&adv, multi, mtbf > 0, &set, dur, ndur);
     if (mtbf > 0) {
         printf("\nCheckpoint interval for an MTBF of %.0f s (Young: sqrt(2CM); Daly: sqrt(2CM)(1 + "
                "sqrt(C/2M)/3 + "
@@ -451,8 +507,6 @@ int io_main(int argc, char **argv)
                    interval_daly(cost, mtbf));
         if (!napp && !ndur && cost <= 0)
             printf("  no measured cost in this trace (no checkpoint version)\n");
-    } else {
-        printf("\n(--mtbf T gives the checkpoint interval by Young's and Daly's formulas)\n");
     }
     for (size_t i = 0; i < io.n; i++) {
         free(io.v[i].ops);

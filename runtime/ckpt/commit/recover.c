@@ -470,9 +470,10 @@ static void fill_meta(struct sluice_container_meta *meta, const char *key, const
 
 /* Writes the new version beside the container under a temporary name and publishes it durably;
  * the temporary file goes on failure. err gets the reason. */
-static int write_version(const char *container, const char *dir, mode_t mode,
-                         const struct sluice_container_meta *meta, const struct sources *s, char *err,
-                         size_t errlen)
+int sluice_recover_write_version(const char *container, const char *dir, mode_t mode,
+                                 const struct sluice_container_meta *meta,
+                                 const struct sluice_container_source *src, size_t nsrc, char *err,
+                                 size_t errlen)
 {
     char tmp[PATH_MAX];
     int fd = -1, rc = 0;
@@ -494,7 +495,7 @@ static int write_version(const char *container, const char *dir, mode_t mode,
         snprintf(err, errlen, "%s: cannot set its mode: %s", tmp, strerror(errno));
     }
     if (rc == 0)
-        rc = sluice_container_write(fd, meta, s->src, (uint32_t)s->nsrc, err, errlen);
+        rc = sluice_container_write(fd, meta, src, (uint32_t)nsrc, err, errlen);
     if (rc == 0) {
         rc = publish(fd, tmp, container, dir);
         if (rc)
@@ -511,7 +512,7 @@ static int write_version(const char *container, const char *dir, mode_t mode,
 /* Takes the lock of folder `dir`, waiting while a live commit holds it: a dead owner's lock is
  * stale at once on its own host, within SLUICE_FOLDER_LOCK_STALE_S seconds from another host
  * (folder_lock.h), so the wait is bounded unless a live commit keeps it. One line after 3 s. */
-static int wait_folder_lock(const char *dir, struct sluice_folder_lock *l, FILE *report)
+int sluice_recover_wait_lock(const char *dir, struct sluice_folder_lock *l, FILE *report)
 {
     char owner[64] = "";
     for (int waited_ms = 0;; waited_ms += 50) {
@@ -543,7 +544,7 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
 
     /* Every commit takes the folder's lock the same way (folder_lock.h): no lost members. */
     struct sluice_folder_lock lock;
-    int locked = wait_folder_lock(dir, &lock, report) == 0;
+    int locked = sluice_recover_wait_lock(dir, &lock, report) == 0;
     struct sluice_container *old = NULL;
     int rc = sluice_container_open(container, &old, err, sizeof err);
     if (rc != 0 && rc != -ENOENT) {
@@ -566,7 +567,8 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
     struct sluice_container_meta meta;
     fill_meta(&meta, key, old, report);
     if (rc == 0)
-        rc = write_version(container, dir, container_mode(v, n, old), &meta, &s, err, sizeof err);
+        rc = sluice_recover_write_version(container, dir, container_mode(v, n, old), &meta, s.src, s.nsrc,
+                                          err, sizeof err);
     if (rc == 0 && locked)
         remove_leftover_temps(dir, container, report);
     for (size_t i = 0; i < s.nfds; i++)

@@ -10,6 +10,10 @@
 #define SLUICE_CKPT_COMMIT_RECOVER_H
 
 #include <stdio.h>
+#include <sys/types.h>
+
+#include "ckpt/commit/folder_lock.h"
+#include "ckpt/container/container.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,6 +35,19 @@ extern "C" {
  * could not be committed (its staged data is kept), 2 on bad arguments (e.g. missing stage
  * folder). */
 int sluice_ckpt_recover(const char *stage_dir, char *const *paths, int npaths, unsigned flags, FILE *report);
+
+/* The two steps every tool commit takes, shared with `sluice-ckpt scavenge`
+ * (redundancy/scavenge.h). Takes the lock of folder dir, waiting while a live commit holds it
+ * (bounded by folder_lock.h's stale rule; one line on report after 3 s). 0 or -errno (then the
+ * caller commits without the lock, as where a lock file cannot be made). */
+int sluice_recover_wait_lock(const char *dir, struct sluice_folder_lock *l, FILE *report);
+/* Writes a version of `container` (in folder dir) from src under a temporary name, fsyncs it,
+ * renames it into place and fsyncs the folder; the temporary file goes on failure, err says
+ * why. 0 or -errno. */
+int sluice_recover_write_version(const char *container, const char *dir, mode_t mode,
+                                 const struct sluice_container_meta *meta,
+                                 const struct sluice_container_source *src, size_t nsrc, char *err,
+                                 size_t errlen);
 
 #ifdef __cplusplus
 }

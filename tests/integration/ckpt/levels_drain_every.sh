@@ -5,8 +5,7 @@
 # (SIGKILL): the container must hold version 4, `sluice-ckpt ls` must show versions 6 and 7
 # staged and complete (5 no more: KEEP), and a restart on another rank count must read every
 # member of step 7 without reading the container (its trace: CKPT_LOCAL_READ, no
-# CONTAINER_READ). The same job released instead of killed (4 ranks) drains at exit: the
-# container holds step 7 and nothing is left in the stage folder. With the default
+# CONTAINER_READ). (A job that ends instead drains at exit: levels_job_end.sh.) With the default
 # (SLUICE_DRAIN_EVERY=1, 3 ranks) the killed job's container holds step 7. Ranks compute 100 ms
 # between steps. SLUICE_TEST_ROUNDS (default 1) repeats the whole.
 app=$SLUICE_APPS_DIR/mpi_ckpt_levels
@@ -17,9 +16,9 @@ rounds=${SLUICE_TEST_ROUNDS:-1}
 # records N VERSION STAGE: how many node-local records of VERSION the stage folder holds.
 records() { ls "$2" 2>/dev/null | grep -c -- "-$(printf %020d "$1")-[0-9]*\.rec$" || true; }
 
-# run_job N DIR STAGE MODE [VAR=VALUE...]: the writer job; MODE kill: SIGKILL once every rank
-# recorded version 7 (or, with the default drain, once the container is at version 7); release:
-# let it end normally.
+# run_job N DIR STAGE MODE [VAR=VALUE...]: the writer job, SIGKILLed once every rank recorded
+# version 7 (or, with the default drain, once the container is at version 7); MODE names it in
+# messages.
 run_job() {
   local n=$1 d=$2 stage=$3 mode=$4
   shift 4
@@ -39,17 +38,12 @@ run_job() {
     [ $t -lt 1200 ] || { kill -9 -- -$job 2>/dev/null || true; fail "n$n $mode: version 7 never came: $(cat "$d.out")"; }
     sleep 0.05
   done
-  if [ "$mode" = kill ]; then
-    kill -9 -- -$job
-    wait $job 2>/dev/null || true
-    # Until the last rank is gone (reaped), a read takes its staged files for a running
-    # process's (commit_read.c), not for a kept version: wait, bounded.
-    for t in $(seq 200); do kill -0 -- -$job 2>/dev/null || break; sleep 0.05; done
-    ! kill -0 -- -$job 2>/dev/null || fail "n$n: the killed job's processes are still there after 10 s"
-  else
-    touch "$d/.release"
-    wait $job || fail "n$n release: the job failed: $(cat "$d.out")"
-  fi
+  kill -9 -- -$job
+  wait $job 2>/dev/null || true
+  # Until the last rank is gone (reaped), a read takes its staged files for a running
+  # process's (commit_read.c), not for a kept version: wait, bounded.
+  for t in $(seq 200); do kill -0 -- -$job 2>/dev/null || break; sleep 0.05; done
+  ! kill -0 -- -$job 2>/dev/null || fail "n$n: the killed job's processes are still there after 10 s"
 }
 
 for round in $(seq "$rounds"); do
@@ -71,13 +65,6 @@ for round in $(seq "$rounds"); do
     expect_eq "n$n: every member read from node-local storage" "$n" "$(grep -c CKPT_LOCAL_READ dump$n.txt || true)"
     expect_eq "n$n: no container read" 0 "$(grep -c CONTAINER_READ dump$n.txt || true)"
   done
-  # Released instead (4 ranks): the exit drains step 7 and the stage folder empties.
-  d=$PWD/n4 stage=$PWD/stage4
-  WAIT_RECORDS=1 run_job 4 "$d" "$stage" release SLUICE_DRAIN_EVERY=4 SLUICE_KEEP=2
-  SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_STAGE_DIR="$PWD/empty4" \
-    RUN_TIMEOUT=60 run_dist 3 "$app" verify "$d" 7 4 2> v4.err \
-    || fail "n4 release: the container does not hold step 7: $(cat v4.err)"
-  expect_eq "n4 release: nothing left in the stage folder" "" "$(ls -A "$stage")"
   # The default drains every version (3 ranks): killed, the container holds step 7.
   d=$PWD/n3 stage=$PWD/stage3
   WAIT_RECORDS=0 run_job 3 "$d" "$stage" kill
@@ -85,5 +72,5 @@ for round in $(seq "$rounds"); do
   SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_STAGE_DIR="$PWD/empty3" \
     RUN_TIMEOUT=60 run_dist 2 "$app" verify "$d" 7 3 2> v3.err \
     || fail "n3 default: the container does not hold step 7: $(cat v3.err)"
-  echo "ok: round $round: 3 and 4 ranks, DRAIN_EVERY=4 KEEP=2, killed after step 7: versions 6-7 node-local, step 7 restarted without a container read; released (4 ranks): drained at exit; default (3 ranks): step 7 durable"
+  echo "ok: round $round: 3 and 4 ranks, DRAIN_EVERY=4 KEEP=2, killed after step 7: versions 6-7 node-local, step 7 restarted without a container read; default (3 ranks): step 7 durable"
 done
