@@ -5,9 +5,11 @@
 # each node's own /dev/shm holds exactly the members of its own ranks, named by their node-local
 # process ids, and nothing of other nodes. Then the job commits with one aggregator per node
 # (SLUICE_CB_NODES=0, the default): the trace shows 3 aggregators, one on each node, only they
-# write the container, and no stripe of it (header and index included) is written by two. Jobs on 1, 2 and 4 nodes (3, 4 and 5 ranks) read every member back
-# byte for byte. Then the direct path (no shuffle): one writer per node, each copying its node's
-# members from their staging files; the container holds every byte.
+# write the container, no stripe of it (header and index included) is written by two, and only
+# the pieces of stripes where two nodes' data meet cross a link. Jobs on 1, 2 and 4 nodes (3, 4
+# and 5 ranks) read every member back byte for byte. Then the direct path (no shuffle): one
+# writer per node, each copying its node's members from their staging files; the container holds
+# every byte.
 source "$SOURCE_DIR/tests/cluster/lib.bash"
 tb_up 4
 sizes="200001 333333 150000 77777 262147 100003"
@@ -85,6 +87,13 @@ for r in $writers; do
   case " $aggs " in *" $r "*) ;; *) fail "rank $r wrote the container but is not an aggregator ($aggs)" ;; esac
 done
 echo "ok: container written by $writers, aggregators $aggs"
+# Domains follow each node's data (docs/TWOPHASE.md): only pieces of the stripes where one node's
+# members meet the next node's cross a link, at most half a 64 KiB stripe at each of the 2
+# boundaries (domains balanced by bytes sent about 160 KB of node0's 533 KB to node1).
+cross=$(grep ' COMMIT_SHUFFLE ' trace.dump | sed -E 's/^rank ([0-9]+) .*to rank=([0-9]+), bytes=([0-9]+).*/\1 \2 \3/' \
+  | awk 'int($1 / 2) != int($2 / 2) { s += $3 } END { print s + 0 }')
+echo "figure: $cross bytes of the shuffle crossed a link"
+[ "$cross" -le 65536 ] || fail "$cross bytes of the shuffle crossed links (at most 65536: domains should follow the nodes)"
 # No 64 KiB stripe of the container (header and index included) is written by two processes.
 shared_stripes=$(grep ' COMMIT_FS_WRITE ' trace.dump | sed -E 's/^rank ([0-9]+) .*offset=([0-9]+), bytes=([0-9]+),.*/\1 \2 \3/' \
   | awk '$3 > 0 { for (s = int($2 / 65536); s <= int(($2 + $3 - 1) / 65536); s++) print s, $1 }' | sort -u \

@@ -47,7 +47,7 @@ std::vector<sluice_tp_member> Layout(const std::vector<uint64_t> &sizes, uint64_
 sluice_tp_params Params(uint64_t unit, uint64_t block, uint64_t buffer, sluice_cb_write mode,
                         const std::vector<int> &aggr)
 {
-    return sluice_tp_params{unit, block, buffer, mode, aggr.data(), aggr.size()};
+    return sluice_tp_params{unit, block, buffer, mode, aggr.data(), aggr.size(), nullptr, nullptr};
 }
 
 // Invariants of any plan.
@@ -72,8 +72,9 @@ void CheckInvariants(const std::vector<sluice_tp_member> &m, const sluice_tp_par
         if (d > 0) {
             EXPECT_LE((p.domains[d - 1].end - 1) / unit, dom.begin / unit - 1)
                 << "domains " << d - 1 << " and " << d << " share a stripe";
-            EXPECT_NE(p.domains[d - 1].aggregator, dom.aggregator);
         }
+        for (size_t e = 0; e < d; e++)
+            EXPECT_NE(p.domains[e].aggregator, dom.aggregator) << "an aggregator owns one domain";
     }
     // Every byte of every shuffled member is in exactly one piece, sent by its owner, in the
     // domain and round window that hold its file offset.
@@ -152,6 +153,19 @@ void ExpectPartialOnlyAtDomainEnds(const sluice_tp_plan &p)
         for (size_t k = 1; k + 1 < rq.size(); k++)
             EXPECT_TRUE(rq[k]->full) << "domain " << d << " request " << k << " is partial";
     }
+}
+
+// Bytes of shuffled members that go to an aggregator on another node than their own.
+uint64_t CrossNodeBytes(const sluice_tp_plan &p, const std::vector<int> &aggr, const std::vector<uint64_t> &aggr_node,
+                        const std::vector<uint64_t> &member_node)
+{
+    uint64_t b = 0;
+    for (size_t k = 0; k < p.npieces; k++) {
+        const auto &pc = p.pieces[k];
+        size_t a = std::find(aggr.begin(), aggr.end(), p.domains[pc.domain].aggregator) - aggr.begin();
+        b += aggr_node[a] != member_node[pc.member] ? pc.size : 0;
+    }
+    return b;
 }
 
 uint64_t FullBytes(const sluice_tp_plan &p)
@@ -411,6 +425,101 @@ TEST(TwophasePlan, ManyMembersManyAggregatorsHighAlignedShare)
     EXPECT_GE(double(FullBytes(p.p)) / double(total), 0.95);
 }
 
+TEST(TwophasePlan, NodeDomainsFollowEachNodesData)
+{
+    // bench/ckpt_io.c's uneven shares of 64 MiB over 3 ranks, one per node: cut by bytes, a
+    // third of the data crosses links; cut by node, at most a stripe per boundary.
+    std::vector<uint64_t> sizes{14913080, 22365522, 29830262};
+    auto m = Layout(sizes, 4096, 4096);
+    std::vector<int> aggr{0, 1, 2};
+    std::vector<uint64_t> an{70, 71, 72}, mn{70, 71, 72};
+    auto prm = Params(MiB, 4096, 16 * MiB, SLUICE_CB_WRITE_AUTO, aggr);
+    TpPlan bytes;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &bytes.p), 0);
+    CheckInvariants(m, prm, bytes.p);
+    EXPECT_GT(CrossNodeBytes(bytes.p, aggr, an, mn), 10 * MiB);
+
+    prm.aggr_node = an.data();
+    prm.member_node = mn.data();
+    TpPlan node;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &node.p), 0);
+    CheckInvariants(m, prm, node.p);
+    ExpectPartialOnlyAtDomainEnds(node.p);
+    ASSERT_EQ(node.p.ndomains, 3u);
+    for (size_t d = 0; d < 3; d++)
+        EXPECT_EQ(node.p.domains[d].aggregator, int(d));
+    EXPECT_LE(CrossNodeBytes(node.p, aggr, an, mn), 2 * MiB / 2) << "half a stripe per boundary at most";
+    EXPECT_GE(double(FullBytes(node.p)) / double(14913080 + 22365522 + 29830262), 0.95);
+}
+
+TEST(TwophasePlan, NodeDomainsWithSeveralRanksPerNode)
+{
+    // Ranks 0-2 on node 5, 3-5 on node 9 (block placement), the home's node's aggregator is
+    // rank 1: each node's aggregator gets its node's stretch, whatever the rank order.
+    std::vector<uint64_t> sizes{3 * MiB + 7, 5 * MiB + 4099, 2 * MiB + 1, 4 * MiB + 3, 1000, 6 * MiB + 77};
+    auto m = Layout(sizes, 4096, 4096);
+    std::vector<int> aggr{3, 1};
+    std::vector<uint64_t> an{9, 5}, mn{5, 5, 5, 9, 9, 9};
+    auto prm = Params(MiB, 4096, 4 * MiB, SLUICE_CB_WRITE_ENABLE, aggr);
+    prm.aggr_node = an.data();
+    prm.member_node = mn.data();
+    TpPlan p;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
+    CheckInvariants(m, prm, p.p);
+    ASSERT_EQ(p.p.ndomains, 2u);
+    EXPECT_EQ(p.p.domains[0].aggregator, 1);
+    EXPECT_EQ(p.p.domains[1].aggregator, 3);
+    EXPECT_LE(CrossNodeBytes(p.p, aggr, an, mn), MiB / 2);
+}
+
+TEST(TwophasePlan, NodeDomainsFallBackToBytesWhenNodesInterleave)
+{
+    // Round-robin placement: node 1 holds ranks 0 and 2, node 2 ranks 1 and 3, so a node's data
+    // is not one stretch; domains are cut by bytes, in aggregator order. Likewise when a node
+    // has two aggregators (SLUICE_CB_NODES above the node count).
+    auto m = Layout({4 * MiB + 5, 4 * MiB + 9, 4 * MiB + 1, 4 * MiB + 3}, 4096, 4096);
+    std::vector<int> aggr{0, 1};
+    std::vector<uint64_t> an{1, 2}, mn{1, 2, 1, 2};
+    auto prm = Params(MiB, 4096, 16 * MiB, SLUICE_CB_WRITE_ENABLE, aggr);
+    TpPlan bytes;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &bytes.p), 0);
+    prm.aggr_node = an.data();
+    prm.member_node = mn.data();
+    TpPlan p;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
+    CheckInvariants(m, prm, p.p);
+    ASSERT_EQ(p.p.ndomains, bytes.p.ndomains);
+    for (size_t d = 0; d < p.p.ndomains; d++) {
+        EXPECT_EQ(p.p.domains[d].begin, bytes.p.domains[d].begin);
+        EXPECT_EQ(p.p.domains[d].aggregator, bytes.p.domains[d].aggregator);
+    }
+    std::vector<uint64_t> two{1, 1}, same{1, 1, 1, 1};
+    prm.aggr_node = two.data();
+    prm.member_node = same.data();
+    TpPlan q;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &q.p), 0);
+    CheckInvariants(m, prm, q.p);
+    ASSERT_EQ(q.p.ndomains, bytes.p.ndomains);
+    EXPECT_EQ(q.p.domains[0].end, bytes.p.domains[0].end);
+}
+
+TEST(TwophasePlan, NodeDomainsGiveAStretchInsideOneStripeToANeighbour)
+{
+    // Node 2's stretch lies inside one stripe: it gets no domain, its bytes go to a neighbour's
+    // aggregator, and no stripe is written by two aggregators.
+    auto m = Layout({MiB + 300 * KiB, 200 * KiB, 3 * MiB}, 4096, 4096);
+    std::vector<int> aggr{0, 1, 2};
+    std::vector<uint64_t> an{1, 2, 3}, mn{1, 2, 3};
+    auto prm = Params(MiB, 4096, 16 * MiB, SLUICE_CB_WRITE_AUTO, aggr);
+    prm.aggr_node = an.data();
+    prm.member_node = mn.data();
+    TpPlan p;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
+    CheckInvariants(m, prm, p.p);
+    EXPECT_EQ(sluice_tp_domain_of(&p.p, 1), -1);
+    EXPECT_EQ(p.p.ndomains, 2u);
+}
+
 TEST(TwophasePlan, RejectsBadParameters)
 {
     auto m = Layout({5000}, 4096, 4096);
@@ -457,6 +566,18 @@ TEST(TwophasePlan, RandomLayoutsKeepEveryInvariant)
         for (int a = 0, na = 1 + int(next(9)); a < na; a++)
             aggr.push_back(a * 3);
         auto prm = Params(unit, 4096, unit / 2 + next(8 * unit), sluice_cb_write(next(3)), aggr);
+        // Half the layouts with nodes: ranks in blocks of 1-3 per node (often one stretch per
+        // node), or at random.
+        std::vector<uint64_t> an, mn;
+        if (next(2)) {
+            uint64_t per = 1 + next(3), random = next(3) == 0;
+            for (int a : aggr)
+                an.push_back(random ? next(4) : uint64_t(a) / per);
+            for (const auto &mm : m)
+                mn.push_back(mm.src < 0 ? 0 : random ? next(4) : uint64_t(mm.src) / per);
+            prm.aggr_node = an.data();
+            prm.member_node = mn.data();
+        }
         TpPlan p;
         ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0) << "iteration " << iter;
         CheckInvariants(m, prm, p.p);

@@ -146,6 +146,9 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
     struct sluice_tp_plan plan = {0};
     int naggr = 0;
     uint64_t unit = 0;
+    /* Nodes of the aggregators and the members: domains follow each node's data. */
+    uint64_t *aggr_node = malloc(((size_t)nranks + 1) * sizeof(uint64_t));
+    uint64_t *member_node = malloc((n ? n : 1) * sizeof(uint64_t));
     if (rc == 0)
         naggr = pick(ranks, nranks, aggr);
     if (rc == 0 && mode != SLUICE_CB_WRITE_DISABLE) {
@@ -153,12 +156,22 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
         unit = sluice_stripe_unit(dir, sluice_config.STRIPING_UNIT, block, &src);
         for (size_t i = 0; i < n; i++)
             tm[i] = (struct sluice_tp_member){m[i].offset, m[i].size, m[i].src};
-        struct sluice_tp_params prm = {unit, block, buffer_size(), mode, aggr, (size_t)naggr};
+        struct sluice_tp_params prm = {unit, block, buffer_size(), mode, aggr, (size_t)naggr, NULL, NULL};
+        if (aggr_node && member_node && !array) {
+            for (int a = 0; a < naggr; a++)
+                aggr_node[a] = node_id(aggr[a]);
+            for (size_t i = 0; i < n; i++)
+                member_node[i] = m[i].src >= 0 ? node_id(m[i].src) : 0;
+            prm.aggr_node = aggr_node;
+            prm.member_node = member_node;
+        }
         rc = array ? commit_twophase_array_plan(array, m, n, &prm, &plan)
                    : sluice_tp_plan_make(tm, n, &prm, &plan);
         if (rc)
             sluice_log_warn("checkpoint commit: two-phase plan failed (%s); writing directly", strerror(-rc));
     }
+    free(aggr_node);
+    free(member_node);
     /* Nothing gains from the shuffle (disabled, or no memory to plan it): the direct path. */
     int shuffle = rc == 0 && plan.ndomains > 0;
     unsigned char *shuffled = NULL;

@@ -252,15 +252,40 @@ static uint64_t position_of(const struct run *runs, size_t nruns, size_t r, uint
     return runs[nruns - 1].end;
 }
 
-/* Step 3, domains: cut on stripe boundaries so that each aggregator gets about total / naggr
- * bytes of runs; aggregators past the data get no domain. Then each domain's rounds. */
-static int cut_domains(const struct run *runs, size_t nruns, uint64_t total, const struct sluice_tp_params *p,
-                       struct sluice_tp_plan *out)
+/* Step 3, one domain: the runs below cut (from runs[*r], the one at *r possibly partly below
+ * prev_cut) go to aggregator `aggr`; *acc counts their bytes. No domain when none fall there. */
+static void add_domain(const struct run *runs, size_t nruns, size_t *r, uint64_t *acc, uint64_t prev_cut,
+                       uint64_t cut, int aggr, uint64_t unit, struct sluice_tp_plan *out)
+{
+    uint64_t dbeg = UINT64_MAX, dend = 0;
+    while (*r < nruns && runs[*r].begin < cut) {
+        uint64_t b = runs[*r].begin > prev_cut ? runs[*r].begin : prev_cut;
+        uint64_t e = runs[*r].end < cut ? runs[*r].end : cut;
+        if (b < e) {
+            dbeg = b < dbeg ? b : dbeg;
+            dend = e > dend ? e : dend;
+            *acc += e - b;
+        }
+        if (runs[*r].end <= cut)
+            (*r)++;
+        else
+            break;
+    }
+    if (dbeg >= dend)
+        return;
+    struct sluice_tp_domain *d = &out->domains[out->ndomains++];
+    d->aggregator = aggr;
+    d->begin = dbeg;
+    d->end = dend;
+    d->base = down(dbeg, unit);
+}
+
+/* Step 3, domains by bytes: cut on stripe boundaries so that each aggregator gets about
+ * total / naggr bytes of runs; aggregators past the data get no domain. */
+static void cut_by_bytes(const struct run *runs, size_t nruns, uint64_t total,
+                         const struct sluice_tp_params *p, struct sluice_tp_plan *out)
 {
     uint64_t unit = p->stripe_unit;
-    out->domains = calloc(p->naggr, sizeof(*out->domains));
-    if (!out->domains)
-        return -ENOMEM;
     size_t r = 0;
     uint64_t acc = 0, prev_cut = down(runs[0].begin, unit);
     for (size_t a = 0; a < p->naggr && r < nruns; a++) {
@@ -275,29 +300,93 @@ static int cut_domains(const struct run *runs, size_t nruns, uint64_t total, con
             if (cut <= prev_cut)
                 cut = prev_cut + unit; /* at least one stripe */
         }
-        /* Account the runs below the cut. */
-        uint64_t dbeg = UINT64_MAX, dend = 0;
-        while (r < nruns && runs[r].begin < cut) {
-            uint64_t b = runs[r].begin > prev_cut ? runs[r].begin : prev_cut;
-            uint64_t e = runs[r].end < cut ? runs[r].end : cut;
-            if (b < e) {
-                dbeg = b < dbeg ? b : dbeg;
-                dend = e > dend ? e : dend;
-                acc += e - b;
-            }
-            if (runs[r].end <= cut)
-                r++;
-            else
-                break;
-        }
+        add_domain(runs, nruns, &r, &acc, prev_cut, cut, p->aggregators[a], unit, out);
         prev_cut = cut;
-        if (dbeg >= dend)
+    }
+}
+
+/* The one aggregator on `node` (index into p->aggregators), or -1 (none, or several). */
+static long node_aggregator(const struct sluice_tp_params *p, uint64_t node)
+{
+    long found = -1;
+    for (size_t a = 0; a < p->naggr; a++) {
+        if (p->aggr_node[a] != node)
             continue;
-        struct sluice_tp_domain *d = &out->domains[out->ndomains++];
-        d->aggregator = p->aggregators[a];
-        d->begin = dbeg;
-        d->end = dend;
-        d->base = down(dbeg, unit);
+        if (found >= 0)
+            return -1;
+        found = (long)a;
+    }
+    return found;
+}
+
+/* Step 3, domains by node: each node's shuffled members, when they are one stretch of the file,
+ * go to the aggregator of that node, the domains cut at the stripe boundary nearest to where
+ * the next node's stretch begins. Only the bytes between that boundary and the stretch's start
+ * cross a link, where cutting by bytes moves every byte past an uneven share: a node's excess
+ * then crosses its own link anyway and the receiving node's link twice. Returns 1 when done, 0
+ * when the data does not lie per node (the caller cuts by bytes), -ENOMEM. */
+static int cut_by_node(const struct ord *o, size_t m, const unsigned char *direct, const struct run *runs,
+                       size_t nruns, const struct sluice_tp_params *p, struct sluice_tp_plan *out)
+{
+    if (!p->aggr_node || !p->member_node)
+        return 0;
+    uint64_t unit = p->stripe_unit;
+    size_t ns = 0, na = p->naggr;
+    long *own = malloc(na * sizeof *own);
+    uint64_t *start = malloc(na * sizeof *start);
+    unsigned char *used = calloc(na, 1);
+    int ok = own && start && used;
+    for (size_t k = 0; ok && k < m; k++) {
+        if (direct[o[k].index])
+            continue;
+        long a = node_aggregator(p, p->member_node[o[k].index]);
+        if (a < 0) {
+            ok = 0; /* a node without its own aggregator */
+        } else if (ns == 0 || own[ns - 1] != a) {
+            if (used[a])
+                ok = 0; /* the node's data is in several stretches */
+            else {
+                used[a] = 1;
+                own[ns] = a;
+                start[ns++] = o[k].offset;
+            }
+        }
+    }
+    int rc = (own && start && used) ? ok : -ENOMEM;
+    size_t r = 0;
+    uint64_t acc = 0, prev_cut = down(runs[0].begin, unit);
+    for (size_t s = 0; rc == 1 && s < ns; s++) {
+        uint64_t cut = runs[nruns - 1].end;
+        if (s + 1 < ns) {
+            uint64_t x = start[s + 1], lo = down(x, unit), hi = lo == x ? x : lo + unit;
+            cut = x - lo <= hi - x ? lo : hi; /* the fewer bytes on the wrong side */
+            if (cut < prev_cut)
+                cut = prev_cut; /* a stretch within one stripe: its bytes go to a neighbour */
+        }
+        add_domain(runs, nruns, &r, &acc, prev_cut, cut, p->aggregators[own[s]], unit, out);
+        prev_cut = cut;
+    }
+    free(own);
+    free(start);
+    free(used);
+    return rc;
+}
+
+/* Step 3: the domains (by node where the data lies per node, else by bytes), then each
+ * domain's rounds. */
+static int cut_domains(const struct ord *o, size_t m, const unsigned char *direct, const struct run *runs,
+                       size_t nruns, uint64_t total, const struct sluice_tp_params *p,
+                       struct sluice_tp_plan *out)
+{
+    out->domains = calloc(p->naggr, sizeof(*out->domains));
+    if (!out->domains)
+        return -ENOMEM;
+    int rc = cut_by_node(o, m, direct, runs, nruns, p, out);
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        out->ndomains = 0;
+        cut_by_bytes(runs, nruns, total, p, out);
     }
     for (size_t i = 0; i < out->ndomains; i++) {
         struct sluice_tp_domain *d = &out->domains[i];
@@ -433,7 +522,7 @@ int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n, const 
         rc = -EINVAL;
         goto done;
     }
-    rc = cut_domains(runs, nruns, total, p, out);
+    rc = cut_domains(o, m, out->direct, runs, nruns, total, p, out);
     if (rc == 0)
         rc = split_all(o, m, runs, nruns, unit, out, &pieces, &reqs);
 

@@ -6,7 +6,9 @@
  *
  *   aggregators   a few ranks (default one per node) that alone open and write the container;
  *   file domains  the data region is cut into one contiguous range per aggregator, cut on stripe
- *                 boundaries so that no two aggregators ever write into the same stripe;
+ *                 boundaries so that no two aggregators ever write into the same stripe: where
+ *                 each node's data is one stretch of the file, a domain is its node's stretch
+ *                 (only the pieces of the stripes at its ends cross links), else by bytes;
  *   rounds        each domain is moved in windows of the collective buffer size (rounded down to
  *                 whole stripes, at least one): a round is what an aggregator holds in memory;
  *   pieces        what a writer sends: the part of one member that falls into one round;
@@ -61,8 +63,15 @@ struct sluice_tp_params {
                              only up to the next block boundary */
     uint64_t buffer_size; /* SLUICE_CB_BUFFER_SIZE: bytes an aggregator holds per round */
     enum sluice_cb_write mode;
-    const int *aggregators; /* ranks, in domain order */
+    const int *aggregators; /* ranks */
     size_t naggr;
+    /* Optional, both or neither: the node of each aggregator and of each member's src. Given,
+     * and when every node's shuffled members are one stretch of the file with one aggregator on
+     * that node, each domain follows a node's data (cut on the stripe boundary nearest to where
+     * the next node's data starts): only stripe-boundary pieces cross links. Otherwise (or
+     * NULL) domains balance bytes, in aggregator order. */
+    const uint64_t *aggr_node;   /* per aggregator */
+    const uint64_t *member_node; /* per member (input order) */
 };
 
 /* The range of the file aggregator `aggregator` owns: [begin, end). Rounds start at

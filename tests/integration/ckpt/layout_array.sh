@@ -68,8 +68,21 @@ expect_contains "info shows the layout record of the 8-rank writer" \
 if [ -z "$restarts" ]; then
   restart w8 1
   restart w8 6
-  restart w3 4
 fi
+
+# A restart reads a block's rows with few calls (commit_array_read.c): 4 ranks (grid 2x2x1) from
+# the 3-rank writer, each block 10x9x16 (90 rows of 128 bytes, 9 adjacent per plane), under
+# strace. Its reads of the container (header, index, checksums and the block) stay under 25 per
+# rank, none of them one row; one pread per row made 106 per rank.
+command -v strace >/dev/null || fail "strace not found (apt-get install strace)"
+SLUICE_CAPTURE="$PWD/w3/ckpt.%r" timeout 60 strace -f -qq -e signal=none -e trace=pread64,preadv,read,readv -y \
+  -o r4.strace "$MPIEXEC" -n 4 env LD_PRELOAD="$SLUICE_LIB" "$app" read "$PWD/w3" $shape 64 ||
+  fail "w3: restart on 4 ranks read wrong blocks"
+reads=$(grep -c '\.sluice>' r4.strace || true)
+rows=$(grep '\.sluice>' r4.strace | grep -c ', 128, [0-9]*) = 128$' || true)
+echo "figure: the 4-rank restart made $reads reads of the container"
+expect_eq "reads of one row" 0 "$rows"
+[ "$reads" -le 100 ] || fail "the 4-rank restart made $reads reads of the container (at most 100)"
 
 # Per-rank files of a 6-rank decomposition equal what a 6-rank job writes itself.
 mkdir -p plain6 ext6
