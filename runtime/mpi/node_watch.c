@@ -264,6 +264,19 @@ static bool map_nodes(void)
     return true;
 }
 
+/* Nothing to watch from this process: what start() gathered goes. */
+static void forget(void)
+{
+    if (W.fd >= 0)
+        syscall(SYS_close, W.fd);
+    W.fd = -1;
+    free(W.all);
+    free(W.node_of);
+    free(W.leader);
+    W.all = NULL;
+    W.node_of = W.leader = NULL;
+}
+
 /* Collective, once, when sluice's communicator is made: every rank takes the same branches (all
  * decide from the same gathered records). */
 static void start(MPI_Comm comm)
@@ -293,11 +306,14 @@ static void start(MPI_Comm comm)
     if (!on || !ok) {
         if (on && rank == 0)
             sluice_log_warn("a lost node will not be named: a node leader has no IPv4 address or UDP socket");
+        forget();
         return;
     }
     PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, W.all, sizeof mine, MPI_BYTE, comm);
-    if (W.fd < 0)
-        return; /* not a leader: the leader speaks for the node */
+    if (W.fd < 0) {
+        forget(); /* not a leader: the leader speaks for the node */
+        return;
+    }
     W.me = W.node_of[rank];
     W.owner_pid = (int)getpid();
     W.timeout_ms = (long)W.all[0].timeout * 1000;
