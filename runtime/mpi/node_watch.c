@@ -58,7 +58,7 @@ static struct {
     int size, nodes, me; /* me: this leader's node index */
     int *node_of;        /* rank -> node index (nodes numbered by their lowest rank) */
     int *leader;         /* node -> its lowest rank */
-    long *heard_ms;      /* node -> when last heard from */
+    long *heard_ms;      /* node -> when last heard from; 0: never */
     bool *left;          /* node -> said bye */
     long interval_ms, timeout_ms;
     int fd, owner_pid;
@@ -194,14 +194,26 @@ static long on_loss(const bool *lost, long silent_ms)
     return now_ms() + W.timeout_ms;
 }
 
+/* Node n never answered since the watch started: datagrams between the nodes may be filtered
+ * (a firewall that lets MPI's TCP through). It is not watched (a job is never ended because UDP
+ * is blocked); the first such node gets one line. Returns true once the line was printed. */
+static bool never_heard(int n, bool warned)
+{
+    W.left[n] = true;
+    if (!warned)
+        sluice_log_warn("no datagram from node %s's sluice in %ld s (is UDP between the nodes filtered?): "
+                        "if it is lost, it will not be named",
+                        W.all[W.leader[n]].host, W.timeout_ms / 1000);
+    return true;
+}
+
 static void *watch_main(void *arg)
 {
     (void)arg;
     sluice_helper_thread_enter("sluice-nodes");
     bool *lost = calloc((size_t)W.nodes, sizeof *lost);
     long next_beat = 0, end_at = 0, start = now_ms();
-    for (int n = 0; n < W.nodes; n++)
-        W.heard_ms[n] = start;
+    bool warned = false;
     while (lost && !atomic_load(&W.stop)) {
         long now = now_ms();
         if (now >= next_beat) {
@@ -221,7 +233,9 @@ static void *watch_main(void *arg)
         long silent = 0;
         bool any = false;
         for (int n = 0; n < W.nodes; n++) {
-            lost[n] = n != W.me && !W.left[n] && now - W.heard_ms[n] >= W.timeout_ms;
+            if (n != W.me && !W.left[n] && W.heard_ms[n] == 0 && now - start >= W.timeout_ms)
+                warned = never_heard(n, warned);
+            lost[n] = n != W.me && !W.left[n] && W.heard_ms[n] != 0 && now - W.heard_ms[n] >= W.timeout_ms;
             if (lost[n] && now - W.heard_ms[n] > silent)
                 silent = now - W.heard_ms[n];
             any |= lost[n];
