@@ -74,7 +74,7 @@ static int unread(int fd)
 /* Waits (at most DRAIN_MS) until the launcher has read the process's stdout and stderr: the abort
  * ends the job at once, and the line that says why must not die in the pipe. The launcher's proxy
  * forwards what it reads before it reads the abort that follows. */
-static void drain_output(void)
+void sluice_launcher_drain_output(void)
 {
     long deadline = now_ms() + DRAIN_MS;
     while ((unread(1) > 0 || unread(2) > 0) && now_ms() < deadline) {
@@ -132,7 +132,7 @@ void sluice_launcher_watch_fatal(int status)
         return;
     if (!atomic_exchange(&watched, true) && pmi_init_exchange(fd, FATAL_ANSWER_MS) != 0)
         return;
-    drain_output();
+    sluice_launcher_drain_output();
     char req[48] = "cmd=abort exitcode=";
     size_t n = strlen(req);
     n += fmt_status(req + n, status);

@@ -34,6 +34,11 @@ bool sluice_launcher_watch(void);
  * has read the line that says why (at most 2 s). No lock of sluice's, no allocation. */
 void sluice_launcher_watch_fatal(int status);
 
+/* Waits (at most 2 s) until the launcher has read what this process wrote to its stdout and
+ * stderr (pipes or sockets to the launcher): before anything that ends the job at once. Raw
+ * system calls only. */
+void sluice_launcher_drain_output(void);
+
 #ifdef __cplusplus
 }
 #endif
