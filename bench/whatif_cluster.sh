@@ -17,25 +17,26 @@
 #      (bench/whatif_gather.py; median of 3)
 # Then each point (nodes x ranks per node, member size, placement) runs --reps times: the time
 # until durable measured by the trace, the model's estimate for it (`whatif --ranks N` with T = C
-# = 1, B, F, P, L, M, I and R = ranks per node), their ratio, and the earlier model (metadata + max(N b
-# / B, R b / I): no gather term) for comparison, with the load average; then per point the
-# medians over the repetitions. Every trace and the calibration stay in --keep (default
+# = 1, B, F, P, L, M, I and R = ranks per node), their ratio and the load average; then per point
+# the run of the median ratio. Every trace and the calibration stay in --keep (default
 # BUILD/bench-whatif-cluster-traces), so the model can be rerun on them. Root. Figures only; it
 # never passes or fails on them.
 #
 #   bench/whatif_cluster.sh [--build DIR] [--dir DIR] [--keep DIR] [--rates "100mbit 200mbit"] [--sizes "2M 8M"]
 #                           [--points "2x1 2x2 2x4 3x2 4x1 4x2 4x4 2x2rr 4x2rr"] [--reps 2]
+#   bench/whatif_cluster.sh --rerun [--keep DIR] [--rates ...]   the model again on kept runs, no testbed
 # A point NxR places R ranks on each of N nodes, in blocks (rank r on node r / R); NxRrr places
 # them round robin (rank r on node r % N: most shuffled bytes cross the links).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=$here/../build dir="" keep="" rates="100mbit 200mbit" sizes="2M 8M" reps=2
+build=$here/../build dir="" keep="" rerun="" rates="100mbit 200mbit" sizes="2M 8M" reps=2
 points="2x1 2x2 2x4 3x2 4x1 4x2 4x4 2x2rr 4x2rr"
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
+    --rerun) rerun=1; shift ;;
     --rates) rates=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
     --points) points=$2; shift 2 ;;
@@ -112,9 +113,44 @@ import socket; s = socket.create_connection(("node1", 5999)); s.sendall(bytes(16
   M=$(for i in 1 2 3; do
     t=$(ckpt cal-m /tmp/cal-m node0:2 2 $s); "$trace" perfetto --clock wall - "$t" 2> /dev/null | python3 "$here/whatif_gather.py"
   done | median)
-  echo "# calibrated (load $(load)): link I = $I B/s, file system B = $B B/s (4 clients), client F = $F B/s, metadata L = $L s/op, commit pass C = $C B/s, aggregation M = $M B/s" | tee "$keep/calibration-$rate"
+  echo "# calibrated (load $(load)): link I = $I B/s, file system B = $B B/s (4 clients), client F = $F B/s, metadata L = $L s/op, commit pass P = $C B/s, aggregation M = $M B/s" | tee "$keep/calibration-$rate"
 }
 
+# row RATE POINT SIZE R: the model for the kept trace of that run with the rate's kept calibration;
+# prints point, ranks, size, measured, model, ratio, load (when the run was made).
+row() {
+  local t=$keep/$1-$2-$3-$4 nodes=${2%%x*} rest=${2#*x} ppn n c
+  ppn=${rest%rr} n=$((nodes * ${rest%rr}))
+  c=$(cat "$keep/calibration-$1")
+  v() { sed -n "s/.* $1 = \([0-9.e+-]*\) .*/\1/p" <<< "$c"; }
+  "$trace" whatif --targets 1 --stripe-count 1 --target-bw "$(v B)" --md-latency "$(v L)" --md-rate 1e9 \
+    --ranks-per-node "$ppn" --node-bw "$(v I)" --client-bw "$(v F)" --commit-bw "$(v P)" --agg-bw "$(v M)" \
+    --ranks "$n" "$t" \
+    | awk -v p="$2" -v n="$n" -v s="$3" -v l="$(cat "$t.load" 2> /dev/null || echo -)" -v m="$(durable "$t")" \
+      '$1 == n && NF == 10 {printf "%-6s %5d %6s %9.3f %9.3f %7.2f %6s\n", p, n, s, m, $5, m / $5, l}'
+}
+# medians ROWS: per point and size, the run of the median ratio.
+medians() {
+  awk '{print $1, $3}' "$1" | uniq | while read -r p s; do
+    awk -v p="$p" -v s="$s" '$1 == p && $3 == s' "$1" | sort -g -k6 \
+      | awk '{r[NR] = $0} END {split(r[int((NR + 1) / 2)], v); printf "%-6s %5d %6s %9.3f %9.3f %7.2f median of %d\n", v[1], v[2], v[3], v[4], v[5], v[6], NR}'
+  done
+}
+header() { printf "%-6s %5s %6s %9s %9s %7s %6s\n" point ranks size measured model ratio load; }
+
+if [ -n "$rerun" ]; then # the model again on kept traces: no testbed
+  for rate in $rates; do
+    echo; echo "## $rate (kept in $keep)"; cat "$keep/calibration-$rate"; header
+    : > "$keep/rows-$rate"
+    for t in "$keep/$rate"-*; do
+      [ -d "$t" ] || continue
+      x=${t#"$keep/$rate-"} r=${x##*-} x=${x%-*}
+      row "$rate" "${x%-*}" "${x##*-}" "$r" | tee -a "$keep/rows-$rate"
+    done
+    medians "$keep/rows-$rate"
+  done
+  exit 0
+fi
 echo "# whatif model on the testbed: $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for rate in $rates; do
   "$testbed" up --dir "$dir" --nodes 4 --rate "$rate" --fs gluster > /dev/null
@@ -122,7 +158,8 @@ for rate in $rates; do
   echo
   echo "## links and storage node at $rate, GlusterFS"
   calibrate
-  printf "%-6s %5s %6s %9s %9s %7s %12s %6s\n" point ranks size measured model ratio earlier_model load
+  header
+  : > "$keep/rows-$rate"
   for p in $points; do
     nodes=${p%%x*} rest=${p#*x}; ppn=${rest%rr}
     n=$((nodes * ppn)) hosts=""
@@ -134,18 +171,12 @@ for rate in $rates; do
     for size in $sizes; do
       for ((r = 0; r < reps; r++)); do
         t=$(ckpt "$p-$size" "$dir/netfs/$p-$size" "${hosts%,}" "$n" "$(bytes "$size")")
-        rm -rf "$keep/$rate-$p-$size-$r" && cp -r "$t" "$keep/$rate-$p-$size-$r"
-        "$trace" whatif --targets 1 --stripe-count 1 --target-bw "$B" --md-latency "$L" --md-rate 1e9 \
-          --ranks-per-node "$ppn" --node-bw "$I" --client-bw "$F" --commit-bw "$C" --agg-bw "$M" --ranks "$n" "$t" \
-          | awk -v p="$p" -v n="$n" -v s="$size" -v l="$(load)" -v m="$(durable "$t")" \
-            '$1 == n && NF == 10 {printf "%-6s %5d %6s %9.3f %9.3f %7.2f %12.3f %6s\n", p, n, s, m, $5, m / $5, $6 + $8, l}' \
-          | tee -a "$dir/rows"
+        rm -rf "$keep/$rate-$p-$size-$r" && cp -r "$t" "$keep/$rate-$p-$size-$r" && load > "$keep/$rate-$p-$size-$r.load"
+        row "$rate" "$p" "$size" "$r" | tee -a "$keep/rows-$rate"
       done
-      awk -v p="$p" -v s="$size" '$1 == p && $3 == s' "$dir/rows" | sort -g -k6 \
-        | awk '{r[NR] = $0} END {split(r[int((NR + 1) / 2)], v); printf "%-6s %5d %6s %9.3f %9.3f %7.2f median of %d\n", v[1], v[2], v[3], v[4], v[5], v[6], NR}'
-      sed -i "/^$p .* $size /d" "$dir/rows"
     done
   done
+  medians "$keep/rows-$rate"
   "$testbed" down --dir "$dir" > /dev/null
   trap - EXIT
 done

@@ -24,8 +24,9 @@
  *                                              buffers; a writer's own pieces are none)
  *     write     W = max(N b / (c B),           (the striped targets,
  *                       D / min(I, F, P))      the node's link, client or commit pass)
- *     data      (G + W) / k + (k - 1) / k max(G, W), k = ceil(D / Q) rounds: a round is
- *               gathered, then written while the next one is gathered (G + W for one round)
+ *     data      min(k, 2) / k (G + W) + max(k - 2, 0) / k max(G, W), k = ceil(D / Q) rounds:
+ *               two round buffers are filled at once and written, then each further round is
+ *               gathered while the one before is written (G + W up to two rounds)
  *   time = metadata + data (no overlap assumed), for N = 1k, 10k, 100k.
  *
  * Defaults: NERSC Perlmutter's scratch file system (docs.nersc.gov/filesystems/perlmutter-scratch:
@@ -82,8 +83,10 @@ static double container_time(const struct model *m, const struct whatif_measured
     double local = fmax(0, 1 - w->remote_share - w->self_share);
     t->gather = domain * (local / m->agg_bw + w->remote_share / m->node_bw);
     t->write = fmax(n * w->member_bytes / (c * m->target_bw), domain / node_out_bw(m));
+    /* Both round buffers are posted at once, so the first two rounds arrive together and are
+     * written after; from the third on, a round is gathered while the one before is written. */
     double k = fmax(1, ceil(domain / w->round_bytes));
-    t->data = (t->gather + t->write) / k + (k - 1) / k * fmax(t->gather, t->write);
+    t->data = fmin(k, 2) / k * (t->gather + t->write) + fmax(k - 2, 0) / k * fmax(t->gather, t->write);
     return t->meta + t->data;
 }
 

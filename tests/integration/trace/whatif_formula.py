@@ -41,7 +41,7 @@ for r in rows:
     G = D * (max(0, 1 - x - s) / M + x / I)
     W = max(n * b / (min(C, T) * B), D / out)
     k = max(1, math.ceil(D / Q))
-    cd = (G + W) / k + (k - 1) / k * max(G, W)
+    cd = min(k, 2) / k * (G + W) + max(k - 2, 0) / k * max(G, W)
     want = [fm + fd, fm, fd, cm + cd, cm, G, W, cd, (fm + fd) / (cm + cd)]
     got = list(map(float, r[1:]))
     close = [abs(g - w) <= 1e-6 + 1e-4 * w for g, w in zip(got[:8], want[:8])]
