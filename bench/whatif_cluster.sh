@@ -9,12 +9,10 @@
 #      conv=fdatasync: all bytes / the slowest dd's time (what the storage takes from many clients)
 #   F  client bandwidth: the same dd from node0 alone (one node's client, one stream)
 #   L  metadata latency: a 1-rank sluice checkpoint of 1 byte on the GlusterFS, until durable / m_c
-#   P  commit pass: 1 rank on node0 checkpointing to its /tmp (tmpfs: no file-system cost),
-#      S-byte members against 1-byte ones (direct path: read from the stage, checksum, copy):
-#      (S - 1) / d1, d1 the difference of the times until durable (median of 3)
-#   M  aggregation bandwidth: 2 ranks on node0 into its /tmp, S-byte members: the bytes gathered
-#      by message over the time from the first send to the last receive, read from the trace
-#      (bench/whatif_gather.py; median of 3)
+#   M  aggregation bandwidth and P commit pass: 2 ranks on node0 checkpointing S-byte members (one
+#      round) to its /tmp (tmpfs: no file-system cost): read from the trace (bench/whatif_gather.py),
+#      M the bytes gathered by message over the time from the first send to the last receive, P
+#      the bytes then written over the time from the last receive to the last write (median of 3)
 # Then each point (nodes x ranks per node, member size, placement) runs --reps times: the time
 # until durable measured by the trace, the model's estimate for it (`whatif --ranks N` with T = C
 # = 1, B, F, P, L, M, I and R = ranks per node), their ratio and the load average; then per point
@@ -74,16 +72,6 @@ dd_on() {
     | awk '/copied/ {for (i = 1; i <= NF; i++) if ($i == "s,") print $1, $(i - 1)}'
 }
 
-# delta N S: N ranks on node0 checkpointing to its /tmp (tmpfs: no file-system cost), S-byte
-# members against 1-byte ones: the median of 3 differences of the times until durable.
-delta() {
-  local i t1 tS
-  for i in 1 2 3; do
-    t1=$(ckpt cal-p1 /tmp/cal-p node0:$1 $1 1); tS=$(ckpt cal-ps /tmp/cal-p node0:$1 $1 $2)
-    awk -v a="$(durable "$t1")" -v b="$(durable "$tS")" 'BEGIN {print b - a}'
-  done | median
-}
-
 calibrate() {
   local s=8388608 i
   "$testbed" exec --dir "$dir" node1 python3 -c '
@@ -107,12 +95,11 @@ import socket; s = socket.create_connection(("node1", 5999)); s.sendall(bytes(16
     cat "$dir"/cal-dd? | awk '{n += $1; if ($2 > t) t = $2} END {print int(n / t)}'
   done | median)
   L=$(for i in 1 2 3; do t=$(ckpt cal-l "$dir/netfs/cal-l" node0:1 1 1); awk -v d="$(durable "$t")" -v m="$(meta_ops "$t")" 'BEGIN {printf "%.6f\n", d / m}'; done | median)
-  local d1
-  d1=$(delta 1 $s)
-  C=$(awk -v d="$d1" -v s=$s 'BEGIN {printf "%.0f\n", (s - 1) / (d > 1e-6 ? d : 1e-6)}')
-  M=$(for i in 1 2 3; do
+  local mp
+  mp=$(for i in 1 2 3; do
     t=$(ckpt cal-m /tmp/cal-m node0:2 2 $s); "$trace" perfetto --clock wall - "$t" 2> /dev/null | python3 "$here/whatif_gather.py"
-  done | median)
+  done)
+  M=$(awk '{print $1}' <<< "$mp" | median) C=$(awk '{print $2}' <<< "$mp" | median)
   echo "# calibrated (load $(load)): link I = $I B/s, file system B = $B B/s (4 clients), client F = $F B/s, metadata L = $L s/op, commit pass P = $C B/s, aggregation M = $M B/s" | tee "$keep/calibration-$rate"
 }
 

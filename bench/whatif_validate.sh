@@ -5,10 +5,9 @@
 # all ranks on this one node. The model's inputs are calibrated as bench/whatif_cluster.sh does on
 # the testbed, once, never per point (median of 3 each): the metadata latency L (1 rank, 1-byte
 # member: until durable / m_c), the file system's bandwidth B (dd of 32 MiB, conv=fdatasync, into
-# the checkpoint folder), the commit pass P (1 rank into a tmpfs folder, 8 MiB members against
-# 1-byte ones: 8 MiB / the difference) and the aggregation bandwidth M (2 ranks of 8 MiB into the
-# tmpfs folder: bench/whatif_gather.py on the trace); one node (I unbounded), whose one client is
-# the file system's (F = B). Then each point runs REPS
+# the checkpoint folder), the aggregation bandwidth M and the commit pass P (2 ranks of 8 MiB into
+# a tmpfs folder, one round: bench/whatif_gather.py on the trace); one node (I unbounded), whose
+# one client is the file system's (F = B). Then each point runs REPS
 # times (default 3): measured time until durable, the model's estimate, their ratio, load average.
 # Usage: bench/whatif_validate.sh BUILD_DIR [SIZE] [REPS]
 set -euo pipefail
@@ -32,19 +31,11 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 L=$(for i in 1 2 3; do t=$(run 1 1); awk -v d="$(durable "$t")" -v m="$(meta_ops "$t")" 'BEGIN {printf "%.6f\n", d / m}'; done | median)
 B=$(for i in 1 2 3; do dd if=/dev/zero of="$work/cal.dd" bs=1M count=32 conv=fdatasync 2>&1 >/dev/null \
   | awk '/copied/ {for (i = 1; i <= NF; i++) if ($i == "s,") print int($1 / $(i - 1))}'; rm -f "$work/cal.dd"; done | median)
-# delta N: N ranks into the tmpfs folder, 8 MiB members against 1-byte ones: median of 3 differences.
-delta() {
-  for i in 1 2 3; do
-    a=$(durable "$(run "$1" 1 "$shm")"); d=$(durable "$(run "$1" 8388608 "$shm")")
-    awk -v a="$a" -v d="$d" 'BEGIN {print d - a}'
-  done | median
-}
-d1=$(delta 1)
-C=$(awk -v d="$d1" 'BEGIN {printf "%.0f\n", 8388607 / (d > 1e-6 ? d : 1e-6)}')
-M=$(for i in 1 2 3; do
+MP=$(for i in 1 2 3; do
   "$trace" perfetto --clock wall - "$(run 2 8388608 "$shm")" 2>/dev/null | python3 "$(dirname "$0")/whatif_gather.py"
-done | median)
-echo "# calibrated (load $(load)): file system B = $B B/s, metadata L = $L s/op, commit pass C = $C B/s, aggregation M = $M B/s"
+done)
+M=$(awk '{print $1}' <<< "$MP" | median) C=$(awk '{print $2}' <<< "$MP" | median)
+echo "# calibrated (load $(load)): file system B = $B B/s, metadata L = $L s/op, commit pass P = $C B/s, aggregation M = $M B/s"
 printf "%6s %10s %10s %8s %6s\n" ranks measured model ratio load
 for n in 1 2 4 8 16; do
   for ((r = 0; r < reps; r++)); do
