@@ -5,28 +5,36 @@
 # are shaped at that rate, checkpoints on its GlusterFS (every byte and metadata operation crosses
 # the links). A calibration step measures the model's inputs once per testbed, never per point:
 #   I  link goodput: 16 MiB over TCP from node0 to node1 (python3 sockets)
-#   B  file-system bandwidth: dd of 32 MiB to the GlusterFS from node0, conv=fdatasync
+#   B  file-system bandwidth: dd of 32 MiB to the GlusterFS from each of the 4 nodes at once,
+#      conv=fdatasync: all bytes / the slowest dd's time (what the storage takes from many clients)
+#   F  client bandwidth: the same dd from node0 alone (one node's client, one stream)
 #   L  metadata latency: a 1-rank sluice checkpoint of 1 byte on the GlusterFS, until durable / m_c
-#   M  aggregation bandwidth: 2 ranks on node0 checkpointing to its /tmp (tmpfs: no file-system
-#      cost), S-byte members against 1-byte ones: 2 (S - 1) / (difference of the times until durable)
+#   M  aggregation bandwidth and P commit pass: 2 ranks on node0 checkpointing S-byte members (one
+#      round) to its /tmp (tmpfs: no file-system cost): read from the trace (bench/whatif_gather.py),
+#      M the bytes gathered by message over the time from the first send to the last receive, P
+#      the bytes then written over the time from the last receive to the last write (median of 3)
 # Then each point (nodes x ranks per node, member size, placement) runs --reps times: the time
 # until durable measured by the trace, the model's estimate for it (`whatif --ranks N` with T = C
-# = 1, B, L, M, I and R = ranks per node), their ratio, and the earlier model (metadata + max(N b
-# / B, R b / I): no gather term) for comparison, with the load average. Root. Figures only; it
+# = 1, B, F, P, L, M, I and R = ranks per node), their ratio and the load average; then per point
+# the run of the median ratio. Every trace and the calibration stay in --keep (default
+# BUILD/bench-whatif-cluster-traces), so the model can be rerun on them. Root. Figures only; it
 # never passes or fails on them.
 #
-#   bench/whatif_cluster.sh [--build DIR] [--dir DIR] [--rates "100mbit 200mbit"] [--sizes "2M 8M"]
+#   bench/whatif_cluster.sh [--build DIR] [--dir DIR] [--keep DIR] [--rates "100mbit 200mbit"] [--sizes "2M 8M"]
 #                           [--points "2x1 2x2 2x4 3x2 4x1 4x2 4x4 2x2rr 4x2rr"] [--reps 2]
+#   bench/whatif_cluster.sh --rerun [--keep DIR] [--rates ...]   the model again on kept runs, no testbed
 # A point NxR places R ranks on each of N nodes, in blocks (rank r on node r / R); NxRrr places
 # them round robin (rank r on node r % N: most shuffled bytes cross the links).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=$here/../build dir="" rates="100mbit 200mbit" sizes="2M 8M" reps=2
+build=$here/../build dir="" keep="" rerun="" rates="100mbit 200mbit" sizes="2M 8M" reps=2
 points="2x1 2x2 2x4 3x2 4x1 4x2 4x4 2x2rr 4x2rr"
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
+    --keep) keep=$2; shift 2 ;;
+    --rerun) rerun=1; shift ;;
     --rates) rates=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
     --points) points=$2; shift 2 ;;
@@ -36,6 +44,8 @@ while [ $# -gt 0 ]; do
 done
 build=$(cd "$build" && pwd)
 dir=${dir:-$build/bench-whatif-cluster}
+keep=${keep:-$build/bench-whatif-cluster-traces} # outlives the testbed: the model can be rerun on them
+mkdir -p "$keep"
 testbed=$here/../tests/cluster/testbed.sh
 trace=$build/bin/sluice-trace app=$build/tests/apps/ckpt_sized lib=$build/lib/libsluice.so
 bytes() { numfmt --from=iec "$1"; }
@@ -56,6 +66,12 @@ durable() { field "$1" 'measured until durable \([0-9.]*\) s'; }
 meta_ops() { field "$1" 'container commit \([0-9]*\) metadata operations'; }
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
+# dd_on NODE: 32 MiB written to the file system from NODE, fdatasync'ed: prints "bytes seconds".
+dd_on() {
+  "$testbed" exec --dir "$dir" "$1" sh -c "dd if=/dev/zero of='$dir/netfs/cal.$1' bs=1M count=32 conv=fdatasync 2>&1 >/dev/null; rm -f '$dir/netfs/cal.$1'" \
+    | awk '/copied/ {for (i = 1; i <= NF; i++) if ($i == "s,") print $1, $(i - 1)}'
+}
+
 calibrate() {
   local s=8388608 i
   "$testbed" exec --dir "$dir" node1 python3 -c '
@@ -72,16 +88,56 @@ print("%.0f" % (n / (time.time() - t0)))' > "$dir/cal-link" &
 import socket; s = socket.create_connection(("node1", 5999)); s.sendall(bytes(16 << 20)); s.close()' 2> /dev/null && break; done
   wait $!
   I=$(cat "$dir/cal-link")
-  B=$("$testbed" exec --dir "$dir" node0 sh -c "dd if=/dev/zero of='$dir/netfs/cal.dd' bs=1M count=32 conv=fdatasync 2>&1 >/dev/null; rm -f '$dir/netfs/cal.dd'" \
-    | awk '/copied/ {for (i = 1; i <= NF; i++) if ($i == "s,") print int($1 / $(i - 1))}')
-  L=$(for i in 1 2 3; do t=$(ckpt cal-l "$dir/netfs/cal-l" node0:1 1 1); awk -v d="$(durable "$t")" -v m="$(meta_ops "$t")" 'BEGIN {printf "%.6f\n", d / m}'; done | median)
-  M=$(for i in 1 2 3; do
-    t1=$(ckpt cal-m1 /tmp/cal-m node0:2 2 1); tS=$(ckpt cal-ms /tmp/cal-m node0:2 2 $s)
-    awk -v a="$(durable "$t1")" -v b="$(durable "$tS")" -v s=$s 'BEGIN {x = b - a; if (x <= 0) x = 1e-6; printf "%.0f\n", 2 * (s - 1) / x}'
+  F=$(for i in 1 2 3; do dd_on node0 | awk '{print int($1 / $2)}'; done | median)
+  B=$(for i in 1 2 3; do
+    for ((k = 0; k < 4; k++)); do dd_on node$k > "$dir/cal-dd$k" & done
+    wait
+    cat "$dir"/cal-dd? | awk '{n += $1; if ($2 > t) t = $2} END {print int(n / t)}'
   done | median)
-  echo "# calibrated (load $(load)): link I = $I B/s, file system B = $B B/s, metadata L = $L s/op, aggregation M = $M B/s"
+  L=$(for i in 1 2 3; do t=$(ckpt cal-l "$dir/netfs/cal-l" node0:1 1 1); awk -v d="$(durable "$t")" -v m="$(meta_ops "$t")" 'BEGIN {printf "%.6f\n", d / m}'; done | median)
+  local mp
+  mp=$(for i in 1 2 3; do
+    t=$(ckpt cal-m /tmp/cal-m node0:2 2 $s); "$trace" perfetto --clock wall - "$t" 2> /dev/null | python3 "$here/whatif_gather.py"
+  done)
+  M=$(awk '{print $1}' <<< "$mp" | median) C=$(awk '{print $2}' <<< "$mp" | median)
+  echo "# calibrated (load $(load)): link I = $I B/s, file system B = $B B/s (4 clients), client F = $F B/s, metadata L = $L s/op, commit pass P = $C B/s, aggregation M = $M B/s" | tee "$keep/calibration-$rate"
 }
 
+# row RATE POINT SIZE R: the model for the kept trace of that run with the rate's kept calibration;
+# prints point, ranks, size, measured, model, ratio, load (when the run was made).
+row() {
+  local t=$keep/$1-$2-$3-$4 nodes=${2%%x*} rest=${2#*x} ppn n c
+  ppn=${rest%rr} n=$((nodes * ${rest%rr}))
+  c=$(cat "$keep/calibration-$1")
+  v() { sed -n "s/.* $1 = \([0-9.e+-]*\) .*/\1/p" <<< "$c"; }
+  "$trace" whatif --targets 1 --stripe-count 1 --target-bw "$(v B)" --md-latency "$(v L)" --md-rate 1e9 \
+    --ranks-per-node "$ppn" --node-bw "$(v I)" --client-bw "$(v F)" --commit-bw "$(v P)" --agg-bw "$(v M)" \
+    --ranks "$n" "$t" \
+    | awk -v p="$2" -v n="$n" -v s="$3" -v l="$(cat "$t.load" 2> /dev/null || echo -)" -v m="$(durable "$t")" \
+      '$1 == n && NF == 10 {printf "%-6s %5d %6s %9.3f %9.3f %7.2f %6s\n", p, n, s, m, $5, m / $5, l}'
+}
+# medians ROWS: per point and size, the run of the median ratio.
+medians() {
+  awk '{print $1, $3}' "$1" | uniq | while read -r p s; do
+    awk -v p="$p" -v s="$s" '$1 == p && $3 == s' "$1" | sort -g -k6 \
+      | awk '{r[NR] = $0} END {split(r[int((NR + 1) / 2)], v); printf "%-6s %5d %6s %9.3f %9.3f %7.2f median of %d\n", v[1], v[2], v[3], v[4], v[5], v[6], NR}'
+  done
+}
+header() { printf "%-6s %5s %6s %9s %9s %7s %6s\n" point ranks size measured model ratio load; }
+
+if [ -n "$rerun" ]; then # the model again on kept traces: no testbed
+  for rate in $rates; do
+    echo; echo "## $rate (kept in $keep)"; cat "$keep/calibration-$rate"; header
+    : > "$keep/rows-$rate"
+    for t in "$keep/$rate"-*; do
+      [ -d "$t" ] || continue
+      x=${t#"$keep/$rate-"} r=${x##*-} x=${x%-*}
+      row "$rate" "${x%-*}" "${x##*-}" "$r" | tee -a "$keep/rows-$rate"
+    done
+    medians "$keep/rows-$rate"
+  done
+  exit 0
+fi
 echo "# whatif model on the testbed: $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for rate in $rates; do
   "$testbed" up --dir "$dir" --nodes 4 --rate "$rate" --fs gluster > /dev/null
@@ -89,7 +145,8 @@ for rate in $rates; do
   echo
   echo "## links and storage node at $rate, GlusterFS"
   calibrate
-  printf "%-6s %5s %6s %9s %9s %7s %12s %6s\n" point ranks size measured model ratio earlier_model load
+  header
+  : > "$keep/rows-$rate"
   for p in $points; do
     nodes=${p%%x*} rest=${p#*x}; ppn=${rest%rr}
     n=$((nodes * ppn)) hosts=""
@@ -101,13 +158,12 @@ for rate in $rates; do
     for size in $sizes; do
       for ((r = 0; r < reps; r++)); do
         t=$(ckpt "$p-$size" "$dir/netfs/$p-$size" "${hosts%,}" "$n" "$(bytes "$size")")
-        "$trace" whatif --targets 1 --stripe-count 1 --target-bw "$B" --md-latency "$L" --md-rate 1e9 \
-          --ranks-per-node "$ppn" --node-bw "$I" --agg-bw "$M" --ranks "$n" "$t" \
-          | awk -v p="$p" -v n="$n" -v s="$size" -v l="$(load)" -v m="$(durable "$t")" \
-            '$1 == n && NF == 10 {printf "%-6s %5d %6s %9.3f %9.3f %7.2f %12.3f %6s\n", p, n, s, m, $5, m / $5, $6 + $8, l}'
+        rm -rf "$keep/$rate-$p-$size-$r" && cp -r "$t" "$keep/$rate-$p-$size-$r" && load > "$keep/$rate-$p-$size-$r.load"
+        row "$rate" "$p" "$size" "$r" | tee -a "$keep/rows-$rate"
       done
     done
   done
+  medians "$keep/rows-$rate"
   "$testbed" down --dir "$dir" > /dev/null
   trap - EXIT
 done

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Validates `sluice-trace whatif`'s model on this machine: two-phase checkpoints of 1 to 16 ranks
-# (members of SIZE bytes each, default 4 MiB), the model calibrated on this host from runs of 1
-# and 2 ranks (metadata latency from 1-byte members, target bandwidth from SIZE-byte members of 1
-# rank, which commits directly; aggregation bandwidth from 2 ranks of SIZE-byte members against
-# 2 of 1-byte ones in a tmpfs folder, median of 3; one target, all ranks on one node), then each run's
-# measured time until durable printed beside the model's estimate and their ratio. Across nodes:
-# bench/whatif_cluster.sh. Usage: bench/whatif_validate.sh BUILD_DIR [SIZE]
+# (members of SIZE bytes each, default 4 MiB) into a folder on the build directory's file system,
+# all ranks on this one node. The model's inputs are calibrated as bench/whatif_cluster.sh does on
+# the testbed, once, never per point (median of 3 each): the metadata latency L (1 rank, 1-byte
+# member: until durable / m_c), the file system's bandwidth B (dd of 32 MiB, conv=fdatasync, into
+# the checkpoint folder), the aggregation bandwidth M and the commit pass P (2 ranks of 8 MiB into
+# a tmpfs folder, one round: bench/whatif_gather.py on the trace); one node (I unbounded), whose
+# one client is the file system's (F = B). Then each point runs REPS
+# times (default 3): measured time until durable, the model's estimate, their ratio, load average.
+# Usage: bench/whatif_validate.sh BUILD_DIR [SIZE] [REPS]
 set -euo pipefail
-build=$(cd "$1" && pwd); size=${2:-4194304}
+build=$(cd "$1" && pwd); size=${2:-4194304}; reps=${3:-3}
 trace=$build/bin/sluice-trace; app=$build/tests/apps/ckpt_sized; lib=$build/lib/libsluice.so
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+work=$(mktemp -d "$build/whatif-validate.XXXXXX"); shm=$(mktemp -d /dev/shm/whatif.XXXXXX)
+trap 'rm -rf "$work" "$shm"' EXIT
 # run N BYTES [ROOT]: one two-phase checkpoint of N ranks into ROOT (default the work folder);
 # prints its trace folder.
 run() {
@@ -19,24 +23,25 @@ run() {
     timeout 300 mpiexec -n "$1" env LD_PRELOAD="$lib" "$app" write "$d/ckpt" "$2" >/dev/null
   echo "$d/trace"
 }
-durable() { "$trace" whatif "$1" | sed -n 's/.*measured until durable \([0-9.]*\) s/\1/p'; }
-meta_ops() { "$trace" whatif "$1" | sed -n 's/.*container commit \([0-9]*\) metadata operations.*/\1/p'; }
-t_small=$(run 1 1); t_big=$(run 1 "$size")
-ops=$(meta_ops "$t_small")
-lat=$(awk -v d="$(durable "$t_small")" -v m="$ops" 'BEGIN {printf "%.9f", d / m}')
-bw=$(awk -v d="$(durable "$t_big")" -v m="$(meta_ops "$t_big")" -v l="$lat" -v b="$size" \
-  'BEGIN {x = d - m * l; if (x <= 0) x = 1e-6; printf "%.0f", b / x}')
-# Aggregation: 2 ranks into a tmpfs folder (no file-system cost), SIZE against 1 byte, median of 3.
-shm=$(mktemp -d /dev/shm/whatif.XXXXXX); trap 'rm -rf "$work" "$shm"' EXIT
-agg=$(for i in 1 2 3; do
-  a=$(durable "$(run 2 1 "$shm")"); d=$(durable "$(run 2 "$size" "$shm")")
-  awk -v a="$a" -v d="$d" -v b="$size" 'BEGIN {x = d - a; if (x <= 0) x = 1e-6; printf "%.0f\n", 2 * (b - 1) / x}'
-done | sort -g | sed -n 2p)
-echo "calibrated: metadata latency $lat s ($ops operations), target bandwidth $bw B/s, aggregation $agg B/s"
-printf "%6s %14s %14s %8s\n" ranks measured_s model_s ratio
+field() { "$trace" whatif "$1" | sed -n "s/.*$2.*/\\1/p"; }
+durable() { field "$1" 'measured until durable \([0-9.]*\) s'; }
+meta_ops() { field "$1" 'container commit \([0-9]*\) metadata operations'; }
+median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+load() { cut -d' ' -f1 /proc/loadavg; }
+L=$(for i in 1 2 3; do t=$(run 1 1); awk -v d="$(durable "$t")" -v m="$(meta_ops "$t")" 'BEGIN {printf "%.6f\n", d / m}'; done | median)
+B=$(for i in 1 2 3; do dd if=/dev/zero of="$work/cal.dd" bs=1M count=32 conv=fdatasync 2>&1 >/dev/null \
+  | awk '/copied/ {for (i = 1; i <= NF; i++) if ($i == "s,") print int($1 / $(i - 1))}'; rm -f "$work/cal.dd"; done | median)
+MP=$(for i in 1 2 3; do
+  "$trace" perfetto --clock wall - "$(run 2 8388608 "$shm")" 2>/dev/null | python3 "$(dirname "$0")/whatif_gather.py"
+done)
+M=$(awk '{print $1}' <<< "$MP" | median) C=$(awk '{print $2}' <<< "$MP" | median)
+echo "# calibrated (load $(load)): file system B = $B B/s, metadata L = $L s/op, commit pass P = $C B/s, aggregation M = $M B/s"
+printf "%6s %10s %10s %8s %6s\n" ranks measured model ratio load
 for n in 1 2 4 8 16; do
-  t=$(run "$n" "$size")
-  est=$("$trace" whatif --targets 1 --stripe-count 1 --target-bw "$bw" --md-latency "$lat" --ranks-per-node 16 \
-        --node-bw 1e12 --agg-bw "$agg" --ranks "$n" "$t" | awk -v n="$n" '$1 == n {print $5}')
-  awk -v n="$n" -v m="$(durable "$t")" -v e="$est" 'BEGIN {printf "%6d %14.6f %14.6f %8.2f\n", n, m, e, m / e}'
+  for ((r = 0; r < reps; r++)); do
+    t=$(run "$n" "$size")
+    est=$("$trace" whatif --targets 1 --stripe-count 1 --target-bw "$B" --md-latency "$L" --md-rate 1e9 \
+      --ranks-per-node 16 --node-bw 1e12 --client-bw "$B" --commit-bw "$C" --agg-bw "$M" --ranks "$n" "$t" | awk -v n="$n" '$1 == n && NF == 10 {print $5}')
+    awk -v n="$n" -v m="$(durable "$t")" -v e="$est" -v l="$(load)" 'BEGIN {printf "%6d %10.3f %10.3f %8.2f %6s\n", n, m, e, m / e, l}'
+  done
 done

@@ -3,31 +3,38 @@
  *
  * A file system of T storage targets of bandwidth B each, stripe unit U, a metadata service of
  * latency L per operation and throughput X operations/s; clients on nodes of R ranks with
- * injection bandwidth I per node and aggregation bandwidth M (what an aggregator receives per
- * second from ranks of its own node). From the trace (whatif_measure.h): the mean member size b
- * of the last checkpoint version, the metadata operations of the container commit (m_c, serial
- * at the home), per member file of file-per-process m_f (the program's open, close, fsync), the
- * share x of the shuffled bytes that went to an aggregator on another node, the round size Q.
+ * injection bandwidth I per node, a node's file-system client writing at most F bytes/s (one
+ * stream: a node's writes queue in its one client), a node's commit pass P (bytes/s it reads
+ * from its stage, checksums and copies to the file system: memory and CPU), and aggregation
+ * bandwidth M (what an aggregator receives per second from other ranks of its own node). From the trace
+ * (whatif_measure.h): the mean member size b of the last checkpoint version, the metadata operations of the
+ * container commit (m_c, serial at the home), per member file of file-per-process m_f (the program's open,
+ * close, fsync), the share x of the shuffled bytes that went to an aggregator on another node, the share s
+ * that stayed with their writer (its own aggregator side: no message; 1 on the direct path), the round size
+ * Q.
  *
  *   file per process, N ranks: every file on one target, round-robin over the targets
  *     metadata  L + N m_f / X                 (one latency, then the service's throughput)
  *     data      max(ceil(N / T) b / B,        (the most loaded target)
- *                   R b / I)                  (a node's injection)
+ *                   R b / min(I, F, P))       (a node's injection, client, commit pass)
  *   container, N ranks: one file striped over c targets, two-phase with one aggregator per node,
  *   whose domain is D = min(N, R) b
  *     metadata  m_c L                          (create, rename, fsyncs: one after the other)
- *     gather    G = D ((1 - x) / M + x / I)    (the shuffle into the aggregator's round buffers)
- *     write     W = max(N b / (c B), D / I)    (the striped targets, or the node's link)
- *     data      (G + W) / k + (k - 1) / k max(G, W), k = ceil(D / Q) rounds: a round is
- *               gathered, then written while the next one is gathered (G + W for one round)
+ *     gather    G = D ((1 - x - s) / M + x / I) (the messages into the aggregator's round
+ *                                              buffers; a writer's own pieces are none)
+ *     write     W = max(N b / (c B),           (the striped targets,
+ *                       D / min(I, F, P))      the node's link, client or commit pass)
+ *     data      min(k, 2) / k (G + W) + max(k - 2, 0) / k max(G, W), k = ceil(D / Q) rounds:
+ *               two round buffers are filled at once and written, then each further round is
+ *               gathered while the one before is written (G + W up to two rounds)
  *   time = metadata + data (no overlap assumed), for N = 1k, 10k, 100k.
  *
  * Defaults: NERSC Perlmutter's scratch file system (docs.nersc.gov/filesystems/perlmutter-scratch:
  * 274 OSS, >5 TB/s aggregate, 16 MDS; a CPU node has 2x64 cores and one 200 Gb/s Slingshot NIC)
  * with T = 274 targets of 5 TB/s / 274 = 18.2 GB/s, U = 1 MiB, c = 72 (its widest progressive
- * layout), R = 128, I = 25 GB/s; L = 0.5 ms, X = 16 x 25000 ops/s and M = 10 GB/s are
- * assumptions (the source gives no metadata rates or copy bandwidths). Everything is
- * overridable. */
+ * layout), R = 128, I = 25 GB/s; L = 0.5 ms, X = 16 x 25000 ops/s, M = P = 10 GB/s and F = I
+ * (the client no narrower than the NIC) are assumptions (the source gives no metadata rates,
+ * copy or client bandwidths). Everything is overridable. */
 #include "whatif.h"
 
 #include <getopt.h>
@@ -42,15 +49,22 @@
 
 struct model {
     double targets, target_bw, stripe_unit, stripe_count, md_latency, md_rate, ranks_per_node, node_bw,
-        agg_bw;
+        agg_bw, client_bw, commit_bw;
 };
+
+/* What one node moves to the file system per second: its link, its client or its commit pass,
+ * the narrowest. */
+static double node_out_bw(const struct model *m)
+{
+    return fmin(fmin(m->node_bw, m->client_bw), m->commit_bw);
+}
 
 static double fpp_time(const struct model *m, const struct whatif_measured *w, double n, double *meta,
                        double *data)
 {
     *meta = m->md_latency + n * w->file_meta / m->md_rate;
     double per_target = ceil(n / m->targets) * w->member_bytes / m->target_bw;
-    double per_node = fmin(n, m->ranks_per_node) * w->member_bytes / m->node_bw;
+    double per_node = fmin(n, m->ranks_per_node) * w->member_bytes / node_out_bw(m);
     *data = fmax(per_target, per_node);
     return *meta + *data;
 }
@@ -65,13 +79,14 @@ static double container_time(const struct model *m, const struct whatif_measured
     t->meta = w->container_meta * m->md_latency;
     double domain = fmin(n, m->ranks_per_node) * w->member_bytes;
     double c = fmin(m->stripe_count, m->targets);
-    /* A run whose commits took the direct path (no COMMIT_SHUFFLE) gathers nothing. */
-    t->gather = w->shuffle_bytes > 0
-                    ? domain * ((1 - w->remote_share) / m->agg_bw + w->remote_share / m->node_bw)
-                    : 0;
-    t->write = fmax(n * w->member_bytes / (c * m->target_bw), domain / m->node_bw);
+    /* A writer's own pieces (and the direct path's bytes) are written from its stage: no gather. */
+    double local = fmax(0, 1 - w->remote_share - w->self_share);
+    t->gather = domain * (local / m->agg_bw + w->remote_share / m->node_bw);
+    t->write = fmax(n * w->member_bytes / (c * m->target_bw), domain / node_out_bw(m));
+    /* Both round buffers are posted at once, so the first two rounds arrive together and are
+     * written after; from the third on, a round is gathered while the one before is written. */
     double k = fmax(1, ceil(domain / w->round_bytes));
-    t->data = (t->gather + t->write) / k + (k - 1) / k * fmax(t->gather, t->write);
+    t->data = fmin(k, 2) / k * (t->gather + t->write) + fmax(k - 2, 0) / k * fmax(t->gather, t->write);
     return t->meta + t->data;
 }
 
@@ -86,6 +101,9 @@ static void usage(FILE *to)
                 "  --md-latency S     s per metadata op (0.0005)    --md-rate X     ops/s (400000)\n"
                 "  --ranks-per-node R (128)                         --node-bw I     bytes/s per node (25e9)\n"
                 "  --agg-bw M         bytes/s an aggregator gathers from its own node (10e9)\n"
+                "  --client-bw F      bytes/s one node's file-system client writes (the node's I)\n"
+                "  --commit-bw P      bytes/s a node's commit reads from its stage, checksums and\n"
+                "                     copies to the file system (10e9)\n"
                 "  --ranks N          estimate for N ranks too (e.g. the traced run's, to compare)\n");
 }
 
@@ -100,10 +118,12 @@ int whatif_main(int argc, char **argv)
                                          {"ranks-per-node", required_argument, NULL, 'R'},
                                          {"node-bw", required_argument, NULL, 'I'},
                                          {"agg-bw", required_argument, NULL, 'M'},
+                                         {"client-bw", required_argument, NULL, 'F'},
+                                         {"commit-bw", required_argument, NULL, 'P'},
                                          {"ranks", required_argument, NULL, 'N'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    struct model m = {274, 5e12 / 274, 1048576, 72, 0.0005, 16 * 25000.0, 128, 25e9, 10e9};
+    struct model m = {274, 5e12 / 274, 1048576, 72, 0.0005, 16 * 25000.0, 128, 25e9, 10e9, 0, 10e9};
     double extra = 0;
     int c;
     optind = 1;
@@ -129,9 +149,13 @@ int whatif_main(int argc, char **argv)
                     : c == 'R' ? &m.ranks_per_node
                     : c == 'I' ? &m.node_bw
                     : c == 'M' ? &m.agg_bw
+                    : c == 'F' ? &m.client_bw
+                    : c == 'P' ? &m.commit_bw
                                : &extra;
         *p = v;
     }
+    if (m.client_bw <= 0)
+        m.client_bw = m.node_bw;
     if (optind >= argc) {
         fprintf(stderr, "sluice-trace whatif: no trace folder or file given\n");
         usage(stderr);
@@ -152,14 +176,16 @@ int whatif_main(int argc, char **argv)
     printf(
         "From the trace (%d ranks on %d hosts): last version %d members of %.0f bytes on average; container "
         "commit %.0f metadata operations; file per process %.2f per file (open, close, fsync); shuffle %.0f "
-        "bytes, share %.4f to another host's aggregator, rounds of %.0f bytes; measured until durable %.6f "
-        "s\n",
+        "bytes, share %.4f to another host's aggregator, share %.4f kept by the writer, rounds of %.0f "
+        "bytes; "
+        "measured until durable %.6f s\n",
         w.ranks, w.hosts, w.members, w.member_bytes, w.container_meta, w.file_meta, w.shuffle_bytes,
-        w.remote_share, w.round_bytes, w.durable_s);
+        w.remote_share, w.self_share, w.round_bytes, w.durable_s);
     printf("Model: %.0f targets x %.3g B/s, stripe unit %.0f B, container over %.0f targets; metadata %.3g s "
-           "per op, %.3g ops/s; %.0f ranks per node at %.3g B/s, aggregation %.3g B/s\n",
+           "per op, %.3g ops/s; %.0f ranks per node at %.3g B/s, client %.3g B/s, commit pass %.3g B/s, "
+           "aggregation %.3g B/s\n",
            m.targets, m.target_bw, m.stripe_unit, m.stripe_count, m.md_latency, m.md_rate, m.ranks_per_node,
-           m.node_bw, m.agg_bw);
+           m.node_bw, m.client_bw, m.commit_bw, m.agg_bw);
     printf("Assumes: members of the mean size everywhere; file per process on one target each, round-robin;\n"
            "the container in full-stripe writes (no lock contention), one aggregator per node, a round\n"
            "gathered then written while the next is gathered; metadata and data do not overlap; no caching,\n"

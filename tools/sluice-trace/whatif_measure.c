@@ -19,10 +19,11 @@ static int same_host(const struct sluice_trace_file *a, const struct sluice_trac
     return strncmp(a->header.hostname, b->header.hostname, sizeof a->header.hostname) == 0;
 }
 
-/* Shuffle bytes, the share that left its writer's host, the round size and the hosts. */
+/* Shuffle bytes, the shares that left the writer's host and that stayed with the writer, the round
+ * size and the hosts. */
 static void measure_shuffle(const struct trace_set *set, struct whatif_measured *w)
 {
-    double remote = 0;
+    double remote = 0, self = 0;
     w->round_bytes = 0;
     w->hosts = 0;
     for (size_t i = 0; i < set->nfiles; i++) {
@@ -43,9 +44,12 @@ static void measure_shuffle(const struct trace_set *set, struct whatif_measured 
                 w->shuffle_bytes += (double)ev->b;
                 if (to && !same_host(f, to))
                     remote += (double)ev->b;
+                if ((int)ev->a == f->header.rank)
+                    self += (double)ev->b;
             }
     }
     w->remote_share = w->shuffle_bytes > 0 ? remote / w->shuffle_bytes : 0;
+    w->self_share = w->shuffle_bytes > 0 ? self / w->shuffle_bytes : 1;
     if (w->round_bytes <= 0)
         w->round_bytes = 16.0 * 1024 * 1024; /* SLUICE_CB_BUFFER_SIZE's default */
 }

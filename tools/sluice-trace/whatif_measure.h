@@ -15,6 +15,7 @@ struct whatif_measured {
     double durable_s;      /* that version's time until durable, or -1 */
     double shuffle_bytes;  /* bytes the run's writers sent to aggregators (COMMIT_SHUFFLE) */
     double remote_share;   /* x: the share of them sent to an aggregator on another host */
+    double self_share;     /* s: the share a writer kept (its own aggregator side: no message) */
     double round_bytes;    /* the aggregators' round size (COMMIT_MEMORY), 16 MiB if none recorded */
     int ranks, hosts;
 };

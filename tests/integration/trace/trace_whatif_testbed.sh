@@ -1,22 +1,45 @@
 # SPDX-License-Identifier: MIT
-# `sluice-trace whatif` on a recorded trace of the multi-node testbed (data/whatif_testbed_2x2rr:
-# bench/whatif_cluster.sh's point 2x2rr, 4 ranks on 2 nodes placed round robin, 2 MiB members,
-# links and GlusterFS at 100 Mbit/s): it reads the members, the home's metadata operations, the
-# shuffle, the share of it that crossed nodes and the round size from the trace, and its estimate
-# for the traced run with the testbed's calibrated parameters is the documented formula
-# (whatif_formula.py), gather term included. No job runs: the trace is fixed.
+# `sluice-trace whatif` on traces recorded on the multi-node testbed by bench/whatif_cluster.sh,
+# each with the inputs its calibration measured (docs/TRACE.md, What if): it reads the members,
+# the home's metadata operations, the shuffle, the shares that crossed nodes and that stayed with
+# their writer, and the round size from the trace; its estimate for the traced run is the
+# documented formula (whatif_formula.py); and where the calibration was made with the trace, the
+# measured time until durable is within 0.75-1.33 of that estimate. No job runs: the traces are
+# fixed.
+#   whatif_testbed_2x2rr    point 2x2rr (4 ranks on 2 nodes, round robin), 2 MiB members,
+#                           100 Mbit/s: one round, half the shuffle across nodes
+#   whatif_testbed_400_2x4  point 2x4 (8 ranks on 2 nodes in blocks), 8 MiB members, 400 Mbit/s,
+#                           the run of the median ratio of 3: two rounds, a quarter of the
+#                           shuffle kept by its writer (1.60 with the model before the first two
+#                           rounds were gathered together)
 TRACE=$SLUICE_BIN_DIR/sluice-trace
-data=$SOURCE_DIR/tests/integration/trace/data/whatif_testbed_2x2rr
-# T C B L X R I M as bench/whatif_cluster.sh passes them (its calibration at 100 Mbit/s).
-params=(1 11000000 1 0.02 1e9 2 11200000 40000000)
-"$TRACE" whatif --targets "${params[0]}" --target-bw "${params[1]}" --stripe-count "${params[2]}" \
-  --md-latency "${params[3]}" --md-rate "${params[4]}" --ranks-per-node "${params[5]}" --node-bw "${params[6]}" \
-  --agg-bw "${params[7]}" --ranks 4 "$data" > out.txt || fail "whatif on the recorded trace failed"
-cat out.txt
-expect_contains "ranks and hosts" "From the trace (4 ranks on 2 hosts)" "$(cat out.txt)"
-expect_contains "members" "last version 4 members of 2097152 bytes on average" "$(cat out.txt)"
-expect_contains "shuffle, the share across nodes, rounds" \
-  "shuffle 8388608 bytes, share 0.5000 to another host's aggregator, rounds of 16777216 bytes" "$(cat out.txt)"
-/usr/bin/python3 "$SOURCE_DIR/tests/integration/trace/whatif_formula.py" out.txt "${params[0]}" "${params[1]}" \
-  "${params[2]}" "${params[3]}" "${params[4]}" "${params[5]}" "${params[6]}" "${params[7]}" \
-  || fail "the estimates are not the documented formulas"
+data=$SOURCE_DIR/tests/integration/trace/data
+# check NAME RANKS SHARES BOUND T B C L X R I M F P: SHARES as printed; BOUND 1 to bound the ratio.
+check() {
+  local name=$1 n=$2 shares=$3 bound=$4
+  shift 4
+  "$TRACE" whatif --targets "$1" --target-bw "$2" --stripe-count "$3" --md-latency "$4" --md-rate "$5" \
+    --ranks-per-node "$6" --node-bw "$7" --agg-bw "$8" --client-bw "$9" --commit-bw "${10}" --ranks "$n" \
+    "$data/$name" > "$name.txt" || fail "$name: whatif on the recorded trace failed"
+  cat "$name.txt"
+  expect_contains "$name: ranks" "From the trace ($n ranks on 2 hosts)" "$(cat "$name.txt")"
+  expect_contains "$name: shuffle, shares, rounds" "$shares" "$(cat "$name.txt")"
+  /usr/bin/python3 "$SOURCE_DIR/tests/integration/trace/whatif_formula.py" "$name.txt" "$@" \
+    || fail "$name: the estimates are not the documented formulas"
+  [ "$bound" = 1 ] || return 0
+  local ratio
+  ratio=$(awk -v n="$n" '/measured until durable/ {sub(/.*until durable /, ""); m = $1} $1 == n && NF == 10 {e = $5}
+    END {printf "%.2f", m / e}' "$name.txt")
+  awk -v r="$ratio" 'BEGIN {exit !(r >= 0.75 && r <= 1.33)}' \
+    || fail "$name: measured / model $ratio, outside 0.75-1.33"
+  echo "$name: measured / model $ratio"
+}
+# T B C L X R I M F P: the model's inputs as bench/whatif_cluster.sh passes them.
+check whatif_testbed_2x2rr 4 \
+  "shuffle 8388608 bytes, share 0.5000 to another host's aggregator, share 0.2500 kept by the writer, rounds of 16777216 bytes" \
+  0 1 11000000 1 0.02 1e9 2 11200000 40000000 9000000 30000000
+# Its calibration at 400 Mbit/s: I 38.4 MB/s, B 48.7 MB/s from 4 clients, F 43.9 MB/s, L 7.8 ms,
+# P 42.3 MB/s, M 17.8 MB/s.
+check whatif_testbed_400_2x4 8 \
+  "shuffle 67108864 bytes, share 0.0000 to another host's aggregator, share 0.2500 kept by the writer, rounds of 16777216 bytes" \
+  1 1 48742460 1 0.007771 1e9 4 38426408 17785423 43856671 42304741

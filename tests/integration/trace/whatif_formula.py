@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # Checks `sluice-trace whatif`'s output against the formulas of docs/TRACE.md (What if), recomputed
-# here from the inputs it printed: whatif_formula.py OUTPUT T B C L X R I M. Exit 0 when every row
-# matches, 1 with the first row that does not.
+# here from the inputs it printed: whatif_formula.py OUTPUT T B C L X R I M [F [P]]. F, one node's
+# file-system client, defaults to I as in the tool, P, a node's commit pass (--commit-bw), to 10e9. Exit 0 when every row matches, 1 with the first
+# row that does not.
 import math
 import re
 import sys
 
 text = open(sys.argv[1]).read()
 T, B, C, L, X, R, I, M = map(float, sys.argv[2:10])
+F = float(sys.argv[10]) if len(sys.argv) > 10 else I
+P = float(sys.argv[11]) if len(sys.argv) > 11 else 10e9
+out = min(I, F, P)  # what a node moves to the file system per second
 
 
 def num(pattern):
@@ -21,8 +25,8 @@ def num(pattern):
 b = num(r"members of (\d+) bytes on average")
 mc = num(r"container commit (\d+) metadata operations")
 mf = num(r"file per process ([0-9.]+) per file")
-shuffled = num(r"shuffle (\d+) bytes")
 x = num(r"share ([0-9.]+) to another host's aggregator")
+s = num(r"share ([0-9.]+) kept by the writer")
 Q = num(r"rounds of (\d+) bytes")
 row = r"^\s*(\d+)" + r"\s+([0-9.]+)" * 8 + r"\s+([0-9.]+)x$"
 rows = re.findall(row, text, re.M)
@@ -31,16 +35,16 @@ if [r[0] for r in rows][:3] != ["1000", "10000", "100000"]:
 for r in rows:
     n = float(r[0])
     fm = L + n * mf / X
-    fd = max(math.ceil(n / T) * b / B, min(n, R) * b / I)
+    fd = max(math.ceil(n / T) * b / B, min(n, R) * b / out)
     cm = mc * L
     D = min(n, R) * b
-    G = D * ((1 - x) / M + x / I) if shuffled > 0 else 0
-    W = max(n * b / (min(C, T) * B), D / I)
+    G = D * (max(0, 1 - x - s) / M + x / I)
+    W = max(n * b / (min(C, T) * B), D / out)
     k = max(1, math.ceil(D / Q))
-    cd = (G + W) / k + (k - 1) / k * max(G, W)
+    cd = min(k, 2) / k * (G + W) + max(k - 2, 0) / k * max(G, W)
     want = [fm + fd, fm, fd, cm + cd, cm, G, W, cd, (fm + fd) / (cm + cd)]
     got = list(map(float, r[1:]))
     close = [abs(g - w) <= 1e-6 + 1e-4 * w for g, w in zip(got[:8], want[:8])]
     if not all(close) or abs(got[8] - want[8]) > 0.006 + 1e-4 * want[8]:  # speed-up: 2 decimals
         sys.exit("whatif_formula.py: row %s: got %r, the formulas give %r" % (r[0], got, want))
-print("ok: %d rows match the formulas (b=%.0f, m_c=%.0f, m_f=%.2f, x=%.4f, Q=%.0f)" % (len(rows), b, mc, mf, x, Q))
+print("ok: %d rows match the formulas (b=%.0f, m_c=%.0f, m_f=%.2f, x=%.4f, s=%.4f, Q=%.0f)" % (len(rows), b, mc, mf, x, s, Q))
