@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 # Partner redundancy of node-local versions and the rebuild of a lost node's part at restart
 # (docs/REDUNDANCY.md, "Redundancy"). 3 testbed nodes, each with its own /dev/shm; 3 ranks of
-# `mpi_ckpt_levels` on node0 (ranks 0, 1) and node1 (rank 2) write 7 steps with
-# SLUICE_REDUNDANCY=partner SLUICE_DRAIN_EVERY=4 SLUICE_KEEP=2 (version 4 durable, 5-7 node-local).
+# `mpi_ckpt_levels` on node0 (ranks 0, 1) and node1 (rank 2) write 7 steps 300 ms apart (a home
+# busier than that can merge two steps into one version: a failure lists both stage folders)
+# with SLUICE_REDUNDANCY=partner SLUICE_DRAIN_EVERY=4 SLUICE_KEEP=2 (version 4 durable, 5-7 node-local).
 # Once both nodes hold the protection mark of version 7, every process of the job is stopped and
 # SIGKILLed, and node0 is lost (its /dev/shm and /tmp wiped). Then:
 #   `sluice-ckpt ls` on node1 shows version 7 protected. One byte of node1's copy of node0's
@@ -46,9 +47,12 @@ write_protected() {
   local d=$SHARED/$1 t=0
   mkdir -p "$d"
   tb_mpiexec -hosts node0:2,node1:1 -n 3 env SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_DRAIN_EVERY=4 SLUICE_KEEP=2 \
-    SLUICE_REDUNDANCY=partner LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" 7 100 > "$1.write.out" 2>&1 &
+    SLUICE_REDUNDANCY=partner LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" 7 300 > "$1.write.out" 2>&1 &
   local job=$!
-  wait_mark 0 7 && wait_mark 1 7 || { kill "$job"; fail "$1: version 7 was never protected on both nodes: $(tail -3 "$1.write.out")"; }
+  wait_mark 0 7 && wait_mark 1 7 || {
+    kill "$job"
+    fail "$1: version 7 was never protected on both nodes: $(tail -3 "$1.write.out"); node0: $(tb_exec 0 ls "$stage" | tr '\n' ' '); node1: $(tb_exec 1 ls "$stage" | tr '\n' ' ')"
+  }
   signal_app STOP
   signal_app KILL
   timeout 30 bash -c "while kill -0 $job 2> /dev/null; do sleep 0.05; done" || fail "$1: mpiexec still runs 30 s after its ranks died"
