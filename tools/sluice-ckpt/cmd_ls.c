@@ -6,6 +6,7 @@
 
 #include "ckpt/commit/stage.h"
 #include "ckpt/redundancy/level_record.h"
+#include "ckpt/redundancy/red_copy.h"
 
 #include <stdlib.h>
 
@@ -33,8 +34,11 @@ static void list_kept(const struct sluice_container *c)
     for (int i = n - 1; i >= 0; i--) {
         if (v[i].version <= c->meta.version)
             continue;
+        /* Protected: every node of the job stored its partner's copy (red_copy.h). */
+        int level =
+            sluice_red_marked(stage, c->meta.set_key, v[i].version) ? SLUICE_LEVEL_PROTECTED : v[i].level;
         printf("  version %" PRIu64 "  level %s  node-local: records of %d of %d ranks here%s\n",
-               v[i].version, sluice_level_name(v[i].level), v[i].nrecords, v[i].nprocs,
+               v[i].version, sluice_level_name(level), v[i].nrecords, v[i].nprocs,
                v[i].nrecords >= v[i].nprocs ? " (complete)" : "");
     }
 }

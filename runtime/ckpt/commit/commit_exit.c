@@ -94,6 +94,7 @@ static void register_handlers(void)
     commit_rank_register();
     commit_twophase_register();
     commit_direct_register();
+    commit_red_handlers();
 }
 
 static int transport_start(void)
@@ -109,7 +110,7 @@ static int transport_start(void)
 static int quiet_waiters; /* threads in wait_quiet */
 static int commit_quiet_locked(void)
 {
-    return commit_home_quiet() && commit_members_quiet() && !commit_transport_busy();
+    return commit_home_quiet() && commit_members_quiet() && !commit_transport_busy() && !commit_red_busy();
 }
 static int commit_poll(void *arg)
 {
@@ -451,6 +452,7 @@ int commit_engine_enable(const char *capture_spec, const char *cwd)
     on_exit(exit_status_on_failure, NULL);
     engine_enabled = 1;
     sluice_mpi_on_finalize(on_finalize);
+    commit_red_register(); /* first: the agreement then sees what it rebuilt */
     commit_level_agree_register();
     if (sluice_launch_size() > 1)
         sluice_mpi_on_app_init(install_poller);

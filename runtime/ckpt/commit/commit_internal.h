@@ -60,29 +60,36 @@
 /* ---- messages (commit_msg.c) ------------------------------------------------------------- */
 
 enum commit_msg_type {
-    MSG_CLOSED = 1, /* rank -> home: {key, path, n}: a member of the set was closed; n numbers
-                       the sender's notices to this home (1, 2, ...) */
-    MSG_FLUSH,      /* rank -> home: {key, req}: commit what is pending, answer when durable */
-    MSG_UNLINK,     /* rank -> home: {key, path, req}: drop a committed member */
-    MSG_COLLECT,    /* home -> rank: {id, key, upto}: send me your closed members of the set
-                       announced by notices up to number upto (a complete step, not later ones) */
-    MSG_MEMBERS,    /* rank -> home: {id, n, n x (seq, path, member_rank, writer_rank, size,
-                       mtime, mode, staging file name), node id, stage key} */
-    MSG_WRITE,      /* home -> writer: {id, tmp, n, n x (owner, seq, offset, size, staging
-                       file name)}: the members of the writer's group (direct_writers.c) */
-    MSG_WRITTEN,    /* writer -> home: {id, err, n, n x (owner, seq, crc, vanished, nruns,
-                       nruns x (logical, length))}: the data runs stored, the rest holes */
-    MSG_DONE,       /* home -> rank: {id, err, version}: the members you sent are committed */
-    MSG_FLUSHED,    /* home -> rank: {req, err}: answer to FLUSH / UNLINK */
-    MSG_TWOPHASE,   /* home -> participant: its share of a two-phase plan (twophase_part.c) */
-    MSG_QUERY,      /* rank -> home: {key, path, req}: answer (FLUSHED; at once with status
-                       COMMIT_QUERY_PENDING if a commit is coming) once no closed version of
-                       path is waiting for a commit; never forces one */
-    MSG_OPENED,     /* rank -> home: {key}: this rank holds a member of the set open for writing */
-    MSG_SEAL,       /* home -> rank: {key, upto, version, nprocs}: keep the members a collection
-                       up to notice upto would take as node-local version `version` (not
-                       drained now; the next drain collects them: redundancy/level_rank.c) */
-    MSG_TYPES       /* (the number of types + 1) */
+    MSG_CLOSED = 1,    /* rank -> home: {key, path, n}: a member of the set was closed; n numbers
+                          the sender's notices to this home (1, 2, ...) */
+    MSG_FLUSH,         /* rank -> home: {key, req}: commit what is pending, answer when durable */
+    MSG_UNLINK,        /* rank -> home: {key, path, req}: drop a committed member */
+    MSG_COLLECT,       /* home -> rank: {id, key, upto}: send me your closed members of the set
+                          announced by notices up to number upto (a complete step, not later ones) */
+    MSG_MEMBERS,       /* rank -> home: {id, n, n x (seq, path, member_rank, writer_rank, size,
+                          mtime, mode, staging file name), node id, stage key} */
+    MSG_WRITE,         /* home -> writer: {id, tmp, n, n x (owner, seq, offset, size, staging
+                          file name)}: the members of the writer's group (direct_writers.c) */
+    MSG_WRITTEN,       /* writer -> home: {id, err, n, n x (owner, seq, crc, vanished, nruns,
+                          nruns x (logical, length))}: the data runs stored, the rest holes */
+    MSG_DONE,          /* home -> rank: {id, err, version}: the members you sent are committed */
+    MSG_FLUSHED,       /* home -> rank: {req, err}: answer to FLUSH / UNLINK */
+    MSG_TWOPHASE,      /* home -> participant: its share of a two-phase plan (twophase_part.c) */
+    MSG_QUERY,         /* rank -> home: {key, path, req}: answer (FLUSHED; at once with status
+                          COMMIT_QUERY_PENDING if a commit is coming) once no closed version of
+                          path is waiting for a commit; never forces one */
+    MSG_OPENED,        /* rank -> home: {key}: this rank holds a member of the set open for writing */
+    MSG_SEAL,          /* home -> rank: {key, upto, version, nprocs}: keep the members a collection
+                          up to notice upto would take as node-local version `version` (not
+                          drained now; the next drain collects them: redundancy/level_rank.c) */
+    MSG_RED_RECORDED,  /* rank -> its node's leader: {key, version, nprocs}: my record of the
+                          node-local version is written (redundancy/red_encode.c) */
+    MSG_RED_PIECE,     /* leader -> partner leader: {key, version, flags, bytes}: the next piece of
+                          the copy of the sender's node part (flags 1: first, 2: last) */
+    MSG_RED_ACK,       /* partner leader -> leader: {key, version, status}: a piece is stored */
+    MSG_RED_STORED,    /* leader -> rank 0: {key, version}: I stored my partner's whole copy */
+    MSG_RED_PROTECTED, /* rank 0 -> leaders: {key, version, nodes}: every node stored its copy */
+    MSG_TYPES          /* (the number of types + 1) */
 };
 
 struct cmsg {
@@ -202,6 +209,22 @@ void commit_level_sealed(const char *key, uint64_t version, int nprocs, const st
 void commit_level_drained(const char *key, uint64_t version);
 /* This rank's records of key up to `upto` name no member any more: they go. */
 void commit_level_forget(const char *key, uint64_t upto);
+/* Redundancy (redundancy/red_encode.c): the rank's record of version `version` of key is
+ * written; its node's leader encodes the node's part once every rank of the node did. */
+void commit_red_recorded(const char *key, uint64_t version, int nprocs);
+/* 1 while this leader streams a part to its partner (the exit waits for it: the partner
+ * keeps receiving until its own exit's last collective). */
+int commit_red_busy(void);
+/* The redundancy's message handlers (before the transport starts). */
+void commit_red_handlers(void);
+/* The node map and the rebuild of lost parts, run when sluice's communicator is made, before
+ * the agreement on the versions (redundancy/red_rebuild.c). Before MPI starts. */
+void commit_red_register(void);
+/* A version of key is durable: this node's copies and marks up to it go (leader only). */
+void commit_red_drained(const char *key, uint64_t version);
+/* Byte strings in messages: a u32 length then the bytes; get returns a pointer into m. */
+void cmsg_put_bytes(struct cmsg *m, const void *p, uint32_t n);
+const unsigned char *cmsg_get_bytes(struct cmsg *m, uint32_t *n);
 /* Reads: the member's staging file in the newest complete node-local version of key newer
  * than `above` (the container's version; complete on this node or over all nodes). 1 with
  * data (cap bytes), size, mtime, mode and the version filled; 0 if there is none; -EIO (said

@@ -77,6 +77,12 @@ void cmsg_put_str(struct cmsg *m, const char *s)
     cmsg_put(m, s, n);
 }
 
+void cmsg_put_bytes(struct cmsg *m, const void *p, uint32_t n)
+{
+    cmsg_put_u32(m, n);
+    cmsg_put(m, p, n);
+}
+
 static int cmsg_get(struct cmsg *m, void *v, size_t n)
 {
     if (m->bad || m->rd + n > m->len) {
@@ -113,6 +119,19 @@ const char *cmsg_get_str(struct cmsg *m)
     const char *s = (const char *)m->p + m->rd;
     m->rd += n;
     return s;
+}
+
+const unsigned char *cmsg_get_bytes(struct cmsg *m, uint32_t *n)
+{
+    *n = cmsg_get_u32(m);
+    if (m->bad || m->rd + *n > m->len) {
+        m->bad = 1;
+        *n = 0;
+        return NULL;
+    }
+    const unsigned char *p = m->p + m->rd;
+    m->rd += *n;
+    return p;
 }
 
 /* ---- transport ----------------------------------------------------------------------------- */

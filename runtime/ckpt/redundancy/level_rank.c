@@ -58,8 +58,12 @@ void commit_level_sealed(const char *key, uint64_t version, int nprocs, const st
         sluice_log_warn("checkpoint %s version %llu: node-local record not written (%s); a restart cannot "
                         "use this version before it is drained",
                         key, (unsigned long long)version, strerror(-rc));
-    else if (sluice_trace_active())
-        sluice_trace_instant(SLUICE_EV_CKPT_LEVEL, sluice_trace_string(key), version, SLUICE_LEVEL_STAGED);
+    else {
+        if (sluice_trace_active())
+            sluice_trace_instant(SLUICE_EV_CKPT_LEVEL, sluice_trace_string(key), version,
+                                 SLUICE_LEVEL_STAGED);
+        commit_red_recorded(key, version, nprocs);
+    }
 }
 
 void commit_level_drained(const char *key, uint64_t version)
@@ -67,6 +71,7 @@ void commit_level_drained(const char *key, uint64_t version)
     const char *dir = sluice_stage_dir();
     if (dir)
         sluice_level_remove(dir, key, version, commit_g.rank, (long)getpid(), 1);
+    commit_red_drained(key, version);
 }
 
 void commit_level_forget(const char *key, uint64_t upto)

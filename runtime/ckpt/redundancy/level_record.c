@@ -34,7 +34,7 @@ const char *sluice_level_name(int level)
     }
 }
 
-static uint64_t fnv1a(const char *s)
+uint64_t sluice_level_key_hash(const char *s)
 {
     uint64_t h = 1469598103934665603ull;
     for (; *s; s++)
@@ -47,14 +47,14 @@ int sluice_level_record_path(const char *dir, const char *key, uint64_t version,
 {
     int n =
         snprintf(out, cap, "%s/" SLUICE_LEVEL_PREFIX "%016" PRIx64 "-%020" PRIu64 "-%d" SLUICE_LEVEL_SUFFIX,
-                 dir, fnv1a(key), version, rank);
+                 dir, sluice_level_key_hash(key), version, rank);
     return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
 /* The prefix every record of key starts with ("lv-<hash>-"). */
 static void key_prefix(const char *key, char *out, size_t cap)
 {
-    snprintf(out, cap, SLUICE_LEVEL_PREFIX "%016" PRIx64 "-", fnv1a(key));
+    snprintf(out, cap, SLUICE_LEVEL_PREFIX "%016" PRIx64 "-", sluice_level_key_hash(key));
 }
 
 static int put(char **buf, size_t *len, size_t *cap, const char *fmt, ...)

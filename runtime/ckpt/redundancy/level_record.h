@@ -43,6 +43,8 @@ struct sluice_level_record {
     struct sluice_level_member *m; /* n entries, malloc'ed */
 };
 
+/* FNV-1a of a set key: the hash in the names of records, copies and marks. */
+uint64_t sluice_level_key_hash(const char *key);
 /* "<dir>/lv-<16 hex: FNV-1a of the key>-<version, 20 digits>-<rank>.rec". 0 or -ENAMETOOLONG. */
 int sluice_level_record_path(const char *dir, const char *key, uint64_t version, int rank, char *out,
                              size_t cap);

@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: MIT */
+/* Partner redundancy of node-local versions, while the job runs (docs/REDUNDANCY.md,
+ * "Redundancy"): each rank tells its node's leader (red_nodes.h) when its record of a version
+ * is written; once every rank of the node did, the leader streams the node's part (its records
+ * and the staging files they name, red_copy.h) to the next node's leader, in pieces of at most
+ * SLUICE_RED_CHUNK bytes with at most RED_WINDOW unanswered (bounded memory), over the commit
+ * transport. The partner stores it under a temporary name, renames it into place when whole and
+ * tells rank 0; when rank 0 has heard from every node, the version is protected and each leader
+ * writes its mark. Progress thread only (handlers of the commit transport). */
+#include "ckpt/commit/commit_internal.h"
+#include "ckpt/commit/stage.h"
+#include "ckpt/redundancy/level_record.h"
+#include "ckpt/redundancy/red_copy.h"
+#include "ckpt/redundancy/red_nodes.h"
+#include "common/log.h"
+#include "common/real.h"
+#include "config/config.h"
+#include "trace/trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RED_WINDOW 4
+#define PIECE_FIRST 1u
+#define PIECE_LAST 2u
+#define PIECE_ABORT 4u
+
+struct rfile {
+    char name[NAME_MAX + 1];
+    uint64_t size;
+    int is_record;
+};
+
+/* A count kept per (key, version): records of the node (leader), stored copies (rank 0). */
+struct tally {
+    char key[PATH_MAX];
+    uint64_t version;
+    int count;
+    struct tally *next;
+};
+
+/* The leader's stream of its node's part to its partner. */
+struct out_stream {
+    char key[PATH_MAX];
+    uint64_t version;
+    int dst, inflight, sent_first;
+    struct rfile *f;
+    int nf, fi, phase; /* phase: 0 header, 1 entry head, 2 chunks, 3 end, 4 sent */
+    int fd;
+    uint64_t foff, bytes;
+    struct sluice_red_header *h;
+    struct out_stream *next;
+};
+
+/* A copy being received from the partner before us. */
+struct in_stream {
+    int src;
+    char key[PATH_MAX];
+    uint64_t version, bytes;
+    int fd, err;
+    char tmp[PATH_MAX + 32], path[PATH_MAX];
+    struct in_stream *next;
+};
+
+static struct tally *recorded, *stored;
+static struct out_stream *outs;
+static int outs_active; /* streams not yet answered in full; read by the exit without the lock */
+
+int commit_red_busy(void)
+{
+    return __atomic_load_n(&outs_active, __ATOMIC_ACQUIRE) != 0;
+}
+static struct in_stream *ins;
+
+static int enabled(const struct red_nodes **n)
+{
+    *n = red_nodes();
+    return *n && (*n)->nnodes >= 2 && sluice_config.REDUNDANCY &&
+           strcmp(sluice_config.REDUNDANCY, "partner") == 0;
+}
+
+/* Adds one to the tally of (key, version); returns the new count. */
+static int tally_add(struct tally **list, const char *key, uint64_t version)
+{
+    for (struct tally *t = *list; t; t = t->next)
+        if (t->version == version && strcmp(t->key, key) == 0)
+            return ++t->count;
+    struct tally *t = calloc(1, sizeof *t);
+    if (!t)
+        return 0;
+    snprintf(t->key, sizeof t->key, "%s", key);
+    t->version = version;
+    t->count = 1;
+    t->next = *list;
+    *list = t;
+    return 1;
+}
+
+static void tally_drop(struct tally **list, const char *key, uint64_t upto)
+{
+    for (struct tally **pp = list; *pp;) {
+        struct tally *t = *pp;
+        if (t->version <= upto && strcmp(t->key, key) == 0) {
+            *pp = t->next;
+            free(t);
+        } else {
+            pp = &t->next;
+        }
+    }
+}
+
+void commit_red_recorded(const char *key, uint64_t version, int nprocs)
+{
+    const struct red_nodes *n;
+    if (!enabled(&n))
+        return;
+    struct cmsg m;
+    cmsg_init(&m, MSG_RED_RECORDED);
+    cmsg_put_str(&m, key);
+    cmsg_put_u64(&m, version);
+    cmsg_put_u32(&m, (uint32_t)nprocs);
+    commit_send(n->leader[n->mine], &m);
+}
+
+/* ---- the leader's stream ------------------------------------------------------------------- */
+
+static void out_free(struct out_stream *s)
+{
+    __atomic_sub_fetch(&outs_active, 1, __ATOMIC_RELEASE);
+    if (s->fd >= 0)
+        SLUICE_REAL(close)(s->fd);
+    free(s->f);
+    free(s->h);
+    free(s);
+}
+
+static int add_file(struct out_stream *s, const char *name, uint64_t size, int is_record)
+{
+    struct rfile *f = realloc(s->f, (size_t)(s->nf + 1) * sizeof *f);
+    if (!f)
+        return -ENOMEM;
+    s->f = f;
+    snprintf(f[s->nf].name, sizeof f[s->nf].name, "%s", name);
+    f[s->nf].size = size;
+    f[s->nf++].is_record = is_record;
+    return 0;
+}
+
+/* The node's part: per rank of the node, its record, then the staging files it names. */
+static int list_part(struct out_stream *s, const struct red_nodes *n, int nprocs)
+{
+    const char *dir = sluice_stage_dir();
+    s->h->version = s->version;
+    s->h->nprocs = nprocs;
+    memcpy(s->h->host, n->host[n->mine], 17);
+    snprintf(s->h->key, sizeof s->h->key, "%s", s->key);
+    for (int r = 0; r < n->size; r++) {
+        if (n->node_of[r] != n->mine || s->h->nranks >= SLUICE_RED_MAX_RANKS)
+            continue;
+        char path[PATH_MAX];
+        struct sluice_level_record rec;
+        struct stat st;
+        if (!dir || sluice_level_record_path(dir, s->key, s->version, r, path, sizeof path) != 0 ||
+            SLUICE_REAL(stat)(path, &st) != 0 || sluice_level_record_read(path, &rec) != 0)
+            return -ENOENT;
+        s->h->ranks[s->h->nranks++] = r;
+        int rc = add_file(s, strrchr(path, '/') + 1, (uint64_t)st.st_size, 1);
+        for (uint32_t i = 0; rc == 0 && i < rec.n; i++)
+            rc = add_file(s, rec.m[i].data, rec.m[i].size, 0);
+        sluice_level_record_free(&rec);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The next piece of the stream into buf (cap bytes); its length, 0 at the end, -errno. */
+static long next_piece(struct out_stream *s, unsigned char *buf, size_t cap)
+{
+    const char *dir = sluice_stage_dir();
+    if (s->phase == 0) {
+        s->phase = s->nf ? 1 : 3;
+        return (long)sluice_red_put_header(buf, cap, s->h);
+    }
+    if (s->phase == 1) {
+        struct rfile *f = &s->f[s->fi];
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, f->name);
+        s->fd = SLUICE_REAL(open)(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (s->fd < 0)
+            return -errno; /* a newer version replaced it meanwhile: this one stays staged */
+        s->foff = 0;
+        s->phase = 2;
+        return (long)sluice_red_put_entry(buf, cap, f->name, f->size, f->is_record);
+    }
+    if (s->phase == 2) {
+        struct rfile *f = &s->f[s->fi];
+        uint64_t left = f->size - s->foff;
+        uint32_t len = left < SLUICE_RED_CHUNK ? (uint32_t)left : SLUICE_RED_CHUNK;
+        long rc = 0;
+        if (len) {
+            ssize_t k = SLUICE_REAL(pread)(s->fd, buf + 8, len, (off_t)s->foff);
+            if (k != (ssize_t)len)
+                return k < 0 ? -errno : -ENODATA; /* shorter than its record says */
+            rc = (long)sluice_red_put_chunk(buf, cap, buf + 8, len);
+            s->foff += len;
+        }
+        if (s->foff == f->size) {
+            SLUICE_REAL(close)(s->fd);
+            s->fd = -1;
+            s->phase = ++s->fi < s->nf ? 1 : 3;
+        }
+        return rc ? rc : next_piece(s, buf, cap);
+    }
+    if (s->phase == 3) {
+        s->phase = 4;
+        return (long)sluice_red_put_end(buf, cap, (uint32_t)s->nf);
+    }
+    return 0;
+}
+
+static void send_piece(struct out_stream *s, uint32_t flags, const unsigned char *p, uint32_t len)
+{
+    struct cmsg m;
+    cmsg_init(&m, MSG_RED_PIECE);
+    cmsg_put_str(&m, s->key);
+    cmsg_put_u64(&m, s->version);
+    cmsg_put_u32(&m, flags);
+    cmsg_put_bytes(&m, p, len);
+    commit_send(s->dst, &m);
+    s->inflight++;
+    s->bytes += len;
+}
+
+/* Sends pieces until RED_WINDOW are unanswered or the stream is sent; an error aborts it. */
+static void pump(struct out_stream *s)
+{
+    unsigned char *buf = malloc(SLUICE_RED_CHUNK + 4096);
+    while (buf && s->phase < 4 && s->inflight < RED_WINDOW) {
+        long len = next_piece(s, buf, SLUICE_RED_CHUNK + 4096);
+        if (len <= 0) {
+            sluice_log_warn("checkpoint %s version %llu: not protected: this node's part changed while it "
+                            "was encoded (%s); it stays staged",
+                            s->key, (unsigned long long)s->version,
+                            len < 0 ? strerror((int)-len) : "a piece did not fit");
+            send_piece(s, PIECE_ABORT, buf, 0);
+            s->inflight--; /* never answered */
+            s->phase = 5;
+            break;
+        }
+        uint32_t flags = (s->sent_first ? 0 : PIECE_FIRST) | (s->phase == 4 ? PIECE_LAST : 0);
+        s->sent_first = 1;
+        send_piece(s, flags, buf, (uint32_t)len);
+    }
+    free(buf);
+}
+
+static void start_stream(const struct red_nodes *n, const char *key, uint64_t version, int nprocs)
+{
+    struct out_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return;
+    __atomic_add_fetch(&outs_active, 1, __ATOMIC_RELEASE);
+    snprintf(s->key, sizeof s->key, "%s", key);
+    s->version = version;
+    s->dst = n->leader[(n->mine + 1) % n->nnodes];
+    s->fd = -1;
+    s->h = calloc(1, sizeof *s->h);
+    int rc = s->h ? list_part(s, n, nprocs) : -ENOMEM;
+    if (rc) {
+        sluice_log_warn("checkpoint %s version %llu: not protected: this node's part could not be listed "
+                        "(%s); it stays staged",
+                        key, (unsigned long long)version, strerror(-rc));
+        out_free(s);
+        return;
+    }
+    s->next = outs;
+    outs = s;
+    pump(s);
+    if (s->inflight == 0 && s->phase >= 4) { /* aborted before any piece was answered */
+        outs = s->next;
+        out_free(s);
+    }
+}
+
+static void on_recorded(struct cmsg *m)
+{
+    char key[PATH_MAX];
+    snprintf(key, sizeof key, "%s", cmsg_get_str(m));
+    uint64_t version = cmsg_get_u64(m);
+    int nprocs = (int)cmsg_get_u32(m);
+    const struct red_nodes *n;
+    if (m->bad || !enabled(&n))
+        return;
+    if (tally_add(&recorded, key, version) == n->nranks[n->mine]) {
+        tally_drop(&recorded, key, version);
+        start_stream(n, key, version, nprocs);
+    }
+}
+
+static void on_ack(struct cmsg *m)
+{
+    char key[PATH_MAX];
+    snprintf(key, sizeof key, "%s", cmsg_get_str(m));
+    uint64_t version = cmsg_get_u64(m);
+    int status = (int)cmsg_get_u32(m);
+    for (struct out_stream **pp = &outs; !m->bad && *pp; pp = &(*pp)->next) {
+        struct out_stream *s = *pp;
+        if (s->version != version || strcmp(s->key, key) != 0)
+            continue;
+        s->inflight--;
+        if (status && s->phase < 4) {
+            sluice_log_warn("checkpoint %s version %llu: not protected: the partner node could not store "
+                            "this node's part (%s)",
+                            key, (unsigned long long)version, strerror(status));
+            send_piece(s, PIECE_ABORT, (const unsigned char *)"", 0);
+            s->inflight--; /* never answered */
+            s->phase = 5;
+        }
+        if (s->phase < 4)
+            pump(s);
+        if (s->inflight == 0 && s->phase >= 4) {
+            *pp = s->next;
+            out_free(s);
+        }
+        return;
+    }
+}
+
+/* ---- the partner's side -------------------------------------------------------------------- */
+
+static void in_close(struct in_stream **pp, int keep)
+{
+    struct in_stream *s = *pp;
+    if (s->fd >= 0 && SLUICE_REAL(close)(s->fd) != 0 && !s->err)
+        s->err = errno;
+    if (keep && !s->err && SLUICE_REAL(rename)(s->tmp, s->path) != 0)
+        s->err = errno;
+    if (!keep || s->err)
+        SLUICE_REAL(unlink)(s->tmp);
+    *pp = s->next;
+    free(s);
+}
+
+static void send_ack(int dst, const char *key, uint64_t version, int status)
+{
+    struct cmsg a;
+    cmsg_init(&a, MSG_RED_ACK);
+    cmsg_put_str(&a, key);
+    cmsg_put_u64(&a, version);
+    cmsg_put_u32(&a, (uint32_t)status);
+    commit_send(dst, &a);
+}
+
+static struct in_stream *in_open(const struct red_nodes *n, int src, const char *key, uint64_t version)
+{
+    struct in_stream *s = calloc(1, sizeof *s);
+    const char *dir = sluice_stage_dir();
+    if (!s)
+        return NULL;
+    s->src = src;
+    s->version = version;
+    s->fd = -1;
+    snprintf(s->key, sizeof s->key, "%s", key);
+    if (!dir ||
+        sluice_red_copy_path(dir, key, version, n->host[n->node_of[src]], s->path, sizeof s->path) != 0)
+        s->err = ENAMETOOLONG;
+    snprintf(s->tmp, sizeof s->tmp, "%s.tmp.%ld", s->path, (long)getpid());
+    if (!s->err) {
+        s->fd = SLUICE_REAL(open)(s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        s->err = s->fd < 0 ? errno : 0;
+    }
+    s->next = ins;
+    ins = s;
+    return s;
+}
+
+static void stored_copy(const struct red_nodes *n, const char *key, uint64_t version, uint64_t bytes)
+{
+    const char *dir = sluice_stage_dir();
+    if (sluice_trace_active())
+        sluice_trace_instant(SLUICE_EV_CKPT_RED_STORED, sluice_trace_string(key), version, bytes);
+    /* Copies of versions no kept version needs go (as the staged copies do, SLUICE_KEEP). */
+    if (dir && version > sluice_config.KEEP)
+        sluice_red_remove(dir, key, version - sluice_config.KEEP);
+    struct cmsg m;
+    cmsg_init(&m, MSG_RED_STORED);
+    cmsg_put_str(&m, key);
+    cmsg_put_u64(&m, version);
+    commit_send(n->leader[0], &m);
+}
+
+static void on_piece(int src, struct cmsg *m)
+{
+    char key[PATH_MAX];
+    snprintf(key, sizeof key, "%s", cmsg_get_str(m));
+    uint64_t version = cmsg_get_u64(m);
+    uint32_t flags = cmsg_get_u32(m), len = 0;
+    const unsigned char *p = cmsg_get_bytes(m, &len);
+    const struct red_nodes *n = red_nodes();
+    if (m->bad || !n)
+        return;
+    struct in_stream **pp = &ins;
+    while (*pp && ((*pp)->src != src || (*pp)->version != version || strcmp((*pp)->key, key) != 0))
+        pp = &(*pp)->next;
+    if (flags & PIECE_ABORT) {
+        if (*pp)
+            in_close(pp, 0);
+        return;
+    }
+    if (!*pp && (flags & PIECE_FIRST) && in_open(n, src, key, version))
+        pp = &ins;
+    struct in_stream *s = *pp;
+    if (!s)
+        return; /* the rest of a stream this node failed to open: answered at its first piece */
+    for (size_t off = 0; !s->err && off < len;) {
+        ssize_t k = SLUICE_REAL(write)(s->fd, p + off, len - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            s->err = k < 0 ? errno : EIO;
+        else
+            off += (size_t)k;
+    }
+    s->bytes += len;
+    int err = s->err;
+    uint64_t bytes = s->bytes;
+    if (flags & PIECE_LAST) {
+        in_close(pp, 1);
+        if (!err)
+            stored_copy(n, key, version, bytes);
+    }
+    send_ack(src, key, version, err);
+}
+
+/* ---- protection ---------------------------------------------------------------------------- */
+
+static void on_stored(struct cmsg *m)
+{
+    char key[PATH_MAX];
+    snprintf(key, sizeof key, "%s", cmsg_get_str(m));
+    uint64_t version = cmsg_get_u64(m);
+    const struct red_nodes *n = red_nodes();
+    if (m->bad || !n || tally_add(&stored, key, version) != n->nnodes)
+        return;
+    tally_drop(&stored, key, version);
+    for (int k = 0; k < n->nnodes; k++) {
+        struct cmsg p;
+        cmsg_init(&p, MSG_RED_PROTECTED);
+        cmsg_put_str(&p, key);
+        cmsg_put_u64(&p, version);
+        cmsg_put_u32(&p, (uint32_t)n->nnodes);
+        commit_send(n->leader[k], &p);
+    }
+}
+
+static void on_protected(struct cmsg *m)
+{
+    char key[PATH_MAX];
+    snprintf(key, sizeof key, "%s", cmsg_get_str(m));
+    uint64_t version = cmsg_get_u64(m);
+    int nodes = (int)cmsg_get_u32(m);
+    const char *dir = sluice_stage_dir();
+    if (m->bad || !dir)
+        return;
+    int rc = sluice_red_mark_write(dir, key, version, "partner", nodes);
+    if (rc)
+        sluice_log_warn("checkpoint %s version %llu: protection mark not written (%s)", key,
+                        (unsigned long long)version, strerror(-rc));
+    else if (sluice_trace_active()) {
+        sluice_trace_instant(SLUICE_EV_CKPT_LEVEL, sluice_trace_string(key), version, SLUICE_LEVEL_PROTECTED);
+        sluice_trace_instant(SLUICE_EV_CKPT_PROTECTED, sluice_trace_string(key), version, (uint64_t)nodes);
+    }
+}
+
+void commit_red_drained(const char *key, uint64_t version)
+{
+    const struct red_nodes *n = red_nodes();
+    const char *dir = sluice_stage_dir();
+    if (n && dir && n->leader[n->mine] == n->rank)
+        sluice_red_remove(dir, key, version);
+    tally_drop(&stored, key, version);
+}
+
+static void red_handle(int src, uint32_t type, struct cmsg *m)
+{
+    switch (type) {
+    case MSG_RED_RECORDED:
+        on_recorded(m);
+        break;
+    case MSG_RED_PIECE:
+        on_piece(src, m);
+        break;
+    case MSG_RED_ACK:
+        on_ack(m);
+        break;
+    case MSG_RED_STORED:
+        on_stored(m);
+        break;
+    case MSG_RED_PROTECTED:
+        on_protected(m);
+        break;
+    default:
+        break;
+    }
+}
+
+void commit_red_handlers(void)
+{
+    static const uint32_t types[] = {MSG_RED_RECORDED, MSG_RED_PIECE, MSG_RED_ACK, MSG_RED_STORED,
+                                     MSG_RED_PROTECTED};
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        commit_transport_on(types[i], red_handle);
+}
