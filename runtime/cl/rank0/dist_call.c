@@ -29,7 +29,7 @@ static int keeps_window(int op, const uint64_t *args, int nargs)
     case SLUICE_REMOTE_OBJ:
         if (nargs < 1)
             return 0;
-        switch (args[0]) {
+        switch (args[0]) { /* the operation: union sluice_robj_args.op, remote_objects.h */
         case SLUICE_ROBJ_IMAGE_CREATE:
         case SLUICE_ROBJ_IMAGE_FORMATS:
         case SLUICE_ROBJ_IMAGE_INFO:
@@ -51,6 +51,7 @@ cl_int dist_call(int rank, int op, const uint64_t *args, int nargs, const void *
     struct sluice_remote_req req;
     memset(&req, 0, sizeof req);
     req.op = (uint32_t)op;
+    /* The words of the op's struct (DIST_WORDS), the rest 0: the one place they go in as words. */
     for (int i = 0; i < nargs && i < SLUICE_REMOTE_NARGS; i++)
         req.a[i] = args[i];
     req.nbytes = len;
@@ -111,7 +112,7 @@ void dist_post(int rank, int op, const uint64_t *args, int nargs)
     struct sluice_remote_req req;
     memset(&req, 0, sizeof req);
     req.op = (uint32_t)op;
-    for (int i = 0; i < nargs && i < SLUICE_REMOTE_NARGS; i++)
+    for (int i = 0; i < nargs && i < SLUICE_REMOTE_NARGS; i++) /* as in dist_call */
         req.a[i] = args[i];
     dist_sched_flush();
     MPI_Comm comm = sluice_comm();

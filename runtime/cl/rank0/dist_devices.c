@@ -246,8 +246,8 @@ static cl_int CL_API_CALL unload_compiler(cl_platform_id platform)
     cl_int first = CL_SUCCESS;
     for (int r = 0; r < dist_size(); r++)
         if (PLAT(platform)->rids[r] != 0) {
-            uint64_t a[2] = {SLUICE_ROBJ_UNLOAD_COMPILER, PLAT(platform)->rids[r]};
-            cl_int e = dist_call(r, SLUICE_REMOTE_OBJ, a, 2, NULL, 0, NULL);
+            struct sluice_robj_unload_compiler in = {SLUICE_ROBJ_UNLOAD_COMPILER, PLAT(platform)->rids[r]};
+            cl_int e = dist_call(r, SLUICE_REMOTE_OBJ, DIST_WORDS(in), NULL, 0, NULL);
             if (first == CL_SUCCESS)
                 first = e;
         }

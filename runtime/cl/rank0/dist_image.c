@@ -132,9 +132,10 @@ static cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, c
             break;
         d.buffer = b != NULL ? (cl_mem)(uintptr_t)b->rid[r] : NULL; /* that rank's real object */
         memcpy(wire + sizeof *fmt, &d, sizeof d);
-        uint64_t a[3] = {SLUICE_ROBJ_IMAGE_CREATE, c->rid[r], flags & ~(cl_mem_flags)RANK0_FLAGS};
+        struct sluice_robj_image_create in = {SLUICE_ROBJ_IMAGE_CREATE, c->rid[r],
+                                              flags & ~(cl_mem_flags)RANK0_FLAGS};
         struct sluice_remote_msg rep = {0};
-        if ((err = dist_call(r, SLUICE_REMOTE_OBJ, a, 3, wire, sizeof wire, &rep)) != CL_SUCCESS)
+        if ((err = dist_call(r, SLUICE_REMOTE_OBJ, DIST_WORDS(in), wire, sizeof wire, &rep)) != CL_SUCCESS)
             break;
         if (im->elem == 0 && rep.bytes != NULL && rep.rep.nbytes == sizeof im->info)
             memcpy(&im->info, rep.bytes, sizeof im->info); /* the first rank answers queries */
@@ -192,9 +193,9 @@ static cl_mem CL_API_CALL create_image3d(cl_context context, cl_mem_flags flags,
 cl_int dist_image_remote_info(int r, uint64_t op, uint64_t rid, cl_uint param, size_t size, void *value,
                               size_t *size_ret)
 {
-    uint64_t a[4] = {op, rid, param, value != NULL ? size : 0};
+    struct sluice_robj_info in = {op, rid, param, value != NULL ? size : 0};
     struct sluice_remote_msg rep = {0};
-    cl_int err = dist_call(r, SLUICE_REMOTE_OBJ, a, 4, NULL, 0, &rep);
+    cl_int err = dist_call(r, SLUICE_REMOTE_OBJ, DIST_WORDS(in), NULL, 0, &rep);
     if (err == CL_SUCCESS) {
         if (value != NULL && rep.rep.nbytes > 0)
             memcpy(value, rep.bytes, rep.rep.nbytes < size ? rep.rep.nbytes : size);
@@ -270,9 +271,9 @@ static cl_int common_formats(struct dist_context *c, cl_mem_flags flags, cl_mem_
     cl_int err = CL_SUCCESS;
     for_ranks(c, r)
     {
-        uint64_t a[4] = {SLUICE_ROBJ_IMAGE_FORMATS, c->rid[r], flags, type};
+        struct sluice_robj_image_formats in = {SLUICE_ROBJ_IMAGE_FORMATS, c->rid[r], flags, type};
         struct sluice_remote_msg rep = {0};
-        if ((err = dist_call(r, SLUICE_REMOTE_OBJ, a, 4, NULL, 0, &rep)) != CL_SUCCESS) {
+        if ((err = dist_call(r, SLUICE_REMOTE_OBJ, DIST_WORDS(in), NULL, 0, &rep)) != CL_SUCCESS) {
             free(rep.bytes);
             break;
         }

@@ -41,9 +41,9 @@ static struct known *ask(int rank, const struct sluice_native_fn *fn)
     struct known *k = nknown < KNOWN_MAX ? &known[nknown++] : &overflow;
     *k = (struct known){rank, 0, 0, *fn};
     k->fn.offset = 0;
-    uint64_t a[1] = {SLUICE_ROBJ_NATIVE_FIND};
-    k->loaded =
-        rank == 0 || dist_call(rank, SLUICE_REMOTE_OBJ, a, 1, &k->fn, sizeof k->fn, NULL) == CL_SUCCESS;
+    struct sluice_robj_native_find in = {SLUICE_ROBJ_NATIVE_FIND};
+    k->loaded = rank == 0 ||
+                dist_call(rank, SLUICE_REMOTE_OBJ, DIST_WORDS(in), &k->fn, sizeof k->fn, NULL) == CL_SUCCESS;
     return k;
 }
 

@@ -299,10 +299,9 @@ static int rank_devices(int r, struct dist_context *c, const struct dist_program
 /* One OBJ request per rank that has devices in the list; the program record keeps each rank's
  * real program. `body` is the payload after the device rids. The first error is returned; a
  * record is returned if any rank made a program (a failed link still gives one). */
-static struct dist_program *per_rank(struct dist_program *p, int op, uint64_t a3, uint64_t a4,
-                                     const void *body, size_t blen, const uint64_t *const *rank_ids,
-                                     const size_t *rank_nids, cl_uint ndev, const cl_device_id *devices,
-                                     cl_int *err)
+static struct dist_program *per_rank(struct dist_program *p, int op, const void *body, size_t blen,
+                                     const uint64_t *const *rank_ids, const size_t *rank_nids, cl_uint ndev,
+                                     const cl_device_id *devices, cl_int *err)
 {
     *err = CL_SUCCESS;
     bool any = false;
@@ -322,9 +321,15 @@ static struct dist_program *per_rank(struct dist_program *p, int op, uint64_t a3
         if (nids > 0)
             memcpy(buf + (size_t)n * sizeof(uint64_t), rank_ids[r], nids * sizeof(uint64_t));
         memcpy(buf + head, body, blen);
-        uint64_t a[5] = {(uint64_t)op, p->ctx->rid[r], (uint64_t)n, a3, a4};
         uint64_t rid = 0;
-        cl_int e = dist_call_v(r, SLUICE_REMOTE_OBJ, a, 5, buf, head + blen, &rid);
+        cl_int e;
+        if (op == SLUICE_ROBJ_PROG_LINK) { /* the options are the body */
+            struct sluice_robj_link in = {SLUICE_ROBJ_PROG_LINK, p->ctx->rid[r], (uint64_t)n, nids, blen};
+            e = dist_call_v(r, SLUICE_REMOTE_OBJ, DIST_WORDS(in), buf, head + blen, &rid);
+        } else {
+            struct sluice_robj_builtin in = {SLUICE_ROBJ_PROG_BUILTIN, p->ctx->rid[r], (uint64_t)n};
+            e = dist_call_v(r, SLUICE_REMOTE_OBJ, DIST_WORDS(in), buf, head + blen, &rid);
+        }
         free(buf);
         p->rid[r] = rid;
         any |= rid != 0;
@@ -354,8 +359,8 @@ static cl_program CL_API_CALL create_program_il(cl_context context, const void *
     cl_int err = CL_SUCCESS;
     for (int r = 0; r < dist_size() && err == CL_SUCCESS; r++)
         if (c->rid[r] != 0) {
-            uint64_t a[2] = {SLUICE_ROBJ_PROG_IL, c->rid[r]};
-            err = dist_call_v(r, SLUICE_REMOTE_OBJ, a, 2, il, length, &p->rid[r]);
+            struct sluice_robj_prog_il in = {SLUICE_ROBJ_PROG_IL, c->rid[r]};
+            err = dist_call_v(r, SLUICE_REMOTE_OBJ, DIST_WORDS(in), il, length, &p->rid[r]);
         }
     return prog_result(p, err, errcode_ret);
 }
@@ -376,8 +381,7 @@ static cl_program CL_API_CALL create_program_builtin(cl_context context, cl_uint
     if (err == CL_SUCCESS && p == NULL)
         err = CL_OUT_OF_HOST_MEMORY;
     if (p != NULL)
-        p = per_rank(p, SLUICE_ROBJ_PROG_BUILTIN, 0, 0, names, strlen(names), NULL, NULL, ndev, devices,
-                     &err);
+        p = per_rank(p, SLUICE_ROBJ_PROG_BUILTIN, names, strlen(names), NULL, NULL, ndev, devices, &err);
     return prog_result(p, err, errcode_ret);
 }
 
@@ -436,8 +440,8 @@ static cl_int CL_API_CALL compile_program(cl_program program, cl_uint ndev, cons
         for (cl_uint i = 0; i < nheaders; i++, k += sizeof(uint64_t))
             memcpy(buf + k, &((struct dist_program *)headers[i])->rid[r], sizeof(uint64_t));
         memcpy(buf + k, body, off);
-        uint64_t a[5] = {SLUICE_ROBJ_PROG_COMPILE, p->rid[r], (uint64_t)n, nheaders, olen};
-        cl_int e = dist_call(r, SLUICE_REMOTE_OBJ, a, 5, buf, k + off, NULL);
+        struct sluice_robj_compile in = {SLUICE_ROBJ_PROG_COMPILE, p->rid[r], (uint64_t)n, nheaders, olen};
+        cl_int e = dist_call(r, SLUICE_REMOTE_OBJ, DIST_WORDS(in), buf, k + off, NULL);
         free(buf);
         if (e != CL_SUCCESS && first_err == CL_SUCCESS)
             first_err = e;
@@ -490,8 +494,8 @@ static cl_program CL_API_CALL link_program(cl_context context, cl_uint ndev, con
             ids[r][i] = ((struct dist_program *)inputs[i])->rid[r];
     }
     size_t olen = options ? strlen(options) : 0;
-    p = per_rank(p, SLUICE_ROBJ_PROG_LINK, ninputs, olen, options ? options : "", olen,
-                 (const uint64_t *const *)ids, nids, ndev, devices, &err);
+    p = per_rank(p, SLUICE_ROBJ_PROG_LINK, options ? options : "", olen, (const uint64_t *const *)ids, nids,
+                 ndev, devices, &err);
     free(all);
     if (p != NULL && notify != NULL)
         notify((cl_program)p, user_data);
@@ -508,8 +512,8 @@ static cl_int CL_API_CALL spec_constant(cl_program program, cl_uint id, size_t s
     cl_int first = CL_SUCCESS;
     for (int r = 0; r < dist_size(); r++)
         if (p->rid[r] != 0) {
-            uint64_t a[3] = {SLUICE_ROBJ_SPEC_CONSTANT, p->rid[r], id};
-            cl_int e = dist_call(r, SLUICE_REMOTE_OBJ, a, 3, value, size, NULL);
+            struct sluice_robj_spec_constant in = {SLUICE_ROBJ_SPEC_CONSTANT, p->rid[r], id};
+            cl_int e = dist_call(r, SLUICE_REMOTE_OBJ, DIST_WORDS(in), value, size, NULL);
             if (first == CL_SUCCESS)
                 first = e;
         }
@@ -646,8 +650,8 @@ static struct dist_kernel *make_kernel(struct dist_program *p, const char *name,
      * an argument counts as read-write), and what clSetKernelArg must check. */
     struct sluice_remote_msg m = {0};
     if (*err == CL_SUCCESS && first >= 0) {
-        uint64_t a[2] = {SLUICE_ROBJ_KERNEL_ARGS, k->rid[first]};
-        *err = dist_call(first, SLUICE_REMOTE_OBJ, a, 2, NULL, 0, &m);
+        struct sluice_robj_kernel_args in = {SLUICE_ROBJ_KERNEL_ARGS, k->rid[first]};
+        *err = dist_call(first, SLUICE_REMOTE_OBJ, DIST_WORDS(in), NULL, 0, &m);
         k->nargs = (cl_uint)m.rep.v[0];
     }
     if (*err == CL_SUCCESS && k->nargs > 0 && (k->args = calloc(k->nargs, sizeof *k->args)) == NULL)

@@ -22,9 +22,9 @@ static void sampler_unref(struct dist_sampler *s)
 
 DIST_RETAIN_RELEASE(sampler, cl_sampler, struct dist_sampler, sampler_unref, CL_INVALID_SAMPLER)
 
-/* a[2] 1: clCreateSampler's arguments in a[3..5]; 0: the property list in the payload. */
-static cl_sampler make_sampler(cl_context context, uint64_t *a, const void *props, size_t len,
-                               cl_int *errcode_ret)
+/* in: clCreateSampler's arguments (with_args 1), or none and the property list in props. */
+static cl_sampler make_sampler(cl_context context, struct sluice_robj_sampler_create in, const void *props,
+                               size_t len, cl_int *errcode_ret)
 {
     struct dist_context *c = (struct dist_context *)context;
     if (c == NULL) {
@@ -41,11 +41,11 @@ static cl_sampler make_sampler(cl_context context, uint64_t *a, const void *prop
     dist_ctx_retain(c);
     sampler_live_add(s);
     cl_int err = CL_SUCCESS;
-    a[0] = SLUICE_ROBJ_SAMPLER_CREATE;
+    in.op = SLUICE_ROBJ_SAMPLER_CREATE;
     for_ranks(c, r)
     {
-        a[1] = c->rid[r];
-        if ((err = dist_call_v(r, SLUICE_REMOTE_OBJ, a, 6, props, len, &s->rid[r])) != CL_SUCCESS)
+        in.ctx = c->rid[r];
+        if ((err = dist_call_v(r, SLUICE_REMOTE_OBJ, DIST_WORDS(in), props, len, &s->rid[r])) != CL_SUCCESS)
             break;
     }
     dist_set_err(errcode_ret, err);
@@ -59,8 +59,9 @@ static cl_sampler make_sampler(cl_context context, uint64_t *a, const void *prop
 static cl_sampler CL_API_CALL create_sampler(cl_context context, cl_bool norm, cl_addressing_mode addr,
                                              cl_filter_mode filter, cl_int *errcode_ret)
 {
-    uint64_t a[6] = {0, 0, 1, norm, addr, filter};
-    return make_sampler(context, a, NULL, 0, errcode_ret);
+    struct sluice_robj_sampler_create in = {
+        .with_args = 1, .normalized = norm, .addressing = addr, .filter = filter};
+    return make_sampler(context, in, NULL, 0, errcode_ret);
 }
 
 static cl_sampler CL_API_CALL create_sampler_props(cl_context context, const cl_sampler_properties *props,
@@ -73,8 +74,8 @@ static cl_sampler CL_API_CALL create_sampler_props(cl_context context, const cl_
         dist_set_err(errcode_ret, context == NULL ? CL_INVALID_CONTEXT : CL_INVALID_VALUE);
         return NULL;
     }
-    uint64_t a[6] = {0};
-    return make_sampler(context, a, props, props != NULL ? (n + 1) * sizeof *props : 0, errcode_ret);
+    struct sluice_robj_sampler_create in = {0};
+    return make_sampler(context, in, props, props != NULL ? (n + 1) * sizeof *props : 0, errcode_ret);
 }
 
 static cl_int CL_API_CALL sampler_info(cl_sampler sampler, cl_sampler_info param, size_t size, void *value,

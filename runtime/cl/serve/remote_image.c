@@ -33,7 +33,8 @@ static cl_int image_info(cl_mem img, struct sluice_remote_image_info *in)
     return err;
 }
 
-static void create_image(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
+static void create_image(const struct sluice_robj_image_create *in, const unsigned char *p, size_t len,
+                         struct sluice_remote_msg *out)
 {
     cl_image_format fmt;
     cl_image_desc desc;
@@ -44,29 +45,31 @@ static void create_image(const uint64_t *a, const unsigned char *p, size_t len, 
     memcpy(&fmt, p, sizeof fmt);
     memcpy(&desc, p + sizeof fmt, sizeof desc);
     cl_int err = CL_SUCCESS;
-    cl_mem img = api()->clCreateImage(PTR(cl_context, a[1]), (cl_mem_flags)a[2], &fmt, &desc, NULL, &err);
+    cl_mem img =
+        api()->clCreateImage(PTR(cl_context, in->ctx), (cl_mem_flags)in->flags, &fmt, &desc, NULL, &err);
     out->rep.ret = err;
     if (err != CL_SUCCESS)
         return;
-    struct sluice_remote_image_info *in = calloc(1, sizeof *in);
-    out->rep.ret = in == NULL ? CL_OUT_OF_HOST_MEMORY : image_info(img, in);
+    struct sluice_remote_image_info *ii = calloc(1, sizeof *ii);
+    out->rep.ret = ii == NULL ? CL_OUT_OF_HOST_MEMORY : image_info(img, ii);
     if (out->rep.ret != CL_SUCCESS) {
-        free(in);
+        free(ii);
         api()->clReleaseMemObject(img);
         return;
     }
     out->rep.v[0] = RID(img);
-    out->rep.v[1] = in->elem;
-    out->bytes = (unsigned char *)in;
-    out->rep.nbytes = sizeof *in;
+    out->rep.v[1] = ii->elem;
+    out->bytes = (unsigned char *)ii;
+    out->rep.nbytes = sizeof *ii;
 }
 
-static void formats(const uint64_t *a, struct sluice_remote_msg *out)
+static void formats(const struct sluice_robj_image_formats *in, struct sluice_remote_msg *out)
 {
     cl_uint n = 0;
-    cl_context ctx = PTR(cl_context, a[1]);
-    out->rep.ret =
-        api()->clGetSupportedImageFormats(ctx, (cl_mem_flags)a[2], (cl_mem_object_type)a[3], 0, NULL, &n);
+    cl_context ctx = PTR(cl_context, in->ctx);
+    cl_mem_flags flags = (cl_mem_flags)in->flags;
+    cl_mem_object_type type = (cl_mem_object_type)in->type;
+    out->rep.ret = api()->clGetSupportedImageFormats(ctx, flags, type, 0, NULL, &n);
     if (out->rep.ret != CL_SUCCESS || n == 0)
         return;
     cl_image_format *v = malloc(n * sizeof *v);
@@ -74,38 +77,38 @@ static void formats(const uint64_t *a, struct sluice_remote_msg *out)
         out->rep.ret = CL_OUT_OF_HOST_MEMORY;
         return;
     }
-    out->rep.ret =
-        api()->clGetSupportedImageFormats(ctx, (cl_mem_flags)a[2], (cl_mem_object_type)a[3], n, v, NULL);
+    out->rep.ret = api()->clGetSupportedImageFormats(ctx, flags, type, n, v, NULL);
     out->bytes = (unsigned char *)v;
     out->rep.nbytes = n * sizeof *v;
     out->rep.v[0] = n;
 }
 
-/* An info query of an image or a sampler: a2 param, a3 the program's size (0: size only). */
-static void info(const uint64_t *a, struct sluice_remote_msg *out, int sampler)
+/* An info query of an image or a sampler, of the program's size (0: size only). */
+static void info(const struct sluice_robj_info *in, struct sluice_remote_msg *out, int sampler)
 {
-    size_t size = (size_t)a[3], ret = 0;
+    size_t size = (size_t)in->size, ret = 0;
     if (size > MAX_VALUE || (size > 0 && (out->bytes = malloc(size)) == NULL)) {
         out->rep.ret = size > MAX_VALUE ? CL_INVALID_VALUE : CL_OUT_OF_HOST_MEMORY;
         return;
     }
-    out->rep.ret =
-        sampler
-            ? api()->clGetSamplerInfo(PTR(cl_sampler, a[1]), (cl_sampler_info)a[2], size, out->bytes, &ret)
-            : api()->clGetImageInfo(PTR(cl_mem, a[1]), (cl_image_info)a[2], size, out->bytes, &ret);
+    out->rep.ret = sampler ? api()->clGetSamplerInfo(PTR(cl_sampler, in->obj), (cl_sampler_info)in->param,
+                                                     size, out->bytes, &ret)
+                           : api()->clGetImageInfo(PTR(cl_mem, in->obj), (cl_image_info)in->param, size,
+                                                   out->bytes, &ret);
     out->rep.v[0] = ret;
     if (out->rep.ret == CL_SUCCESS && size > 0)
         out->rep.nbytes = ret < size ? ret : size;
 }
 
-static void create_sampler(const uint64_t *a, const unsigned char *p, size_t len,
+static void create_sampler(const struct sluice_robj_sampler_create *in, const unsigned char *p, size_t len,
                            struct sluice_remote_msg *out)
 {
     cl_int err = CL_SUCCESS;
-    cl_context ctx = PTR(cl_context, a[1]);
+    cl_context ctx = PTR(cl_context, in->ctx);
     cl_sampler s = NULL;
-    if (a[2] == 1) {
-        s = api()->clCreateSampler(ctx, (cl_bool)a[3], (cl_addressing_mode)a[4], (cl_filter_mode)a[5], &err);
+    if (in->with_args == 1) {
+        s = api()->clCreateSampler(ctx, (cl_bool)in->normalized, (cl_addressing_mode)in->addressing,
+                                   (cl_filter_mode)in->filter, &err);
     } else {
         cl_sampler_properties props[16];
         size_t n = len / sizeof props[0];
@@ -124,24 +127,24 @@ static void create_sampler(const uint64_t *a, const unsigned char *p, size_t len
     out->rep.v[0] = RID(s);
 }
 
-void sluice_remote_image_obj(const uint64_t *a, const unsigned char *p, size_t len,
+void sluice_remote_image_obj(const union sluice_robj_args *in, const unsigned char *p, size_t len,
                              struct sluice_remote_msg *out)
 {
-    switch (a[0]) {
+    switch (in->op) {
     case SLUICE_ROBJ_IMAGE_CREATE:
-        create_image(a, p, len, out);
+        create_image(&in->image_create, p, len, out);
         break;
     case SLUICE_ROBJ_IMAGE_FORMATS:
-        formats(a, out);
+        formats(&in->image_formats, out);
         break;
     case SLUICE_ROBJ_IMAGE_INFO:
-        info(a, out, 0);
+        info(&in->info, out, 0);
         break;
     case SLUICE_ROBJ_SAMPLER_CREATE:
-        create_sampler(a, p, len, out);
+        create_sampler(&in->sampler_create, p, len, out);
         break;
     case SLUICE_ROBJ_SAMPLER_INFO:
-        info(a, out, 1);
+        info(&in->info, out, 1);
         break;
     default:
         out->rep.ret = CL_INVALID_OPERATION;

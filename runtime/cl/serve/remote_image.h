@@ -11,6 +11,7 @@
 
 #include <CL/cl.h>
 
+#include "cl/serve/remote_objects.h"
 #include "cl/serve/remote_proto.h"
 
 /* The driver's clGetImageInfo answers for an image (parameter, type, field), asked once at its
@@ -33,7 +34,7 @@ struct sluice_remote_image_info {
 };
 
 /* The OBJ operations of images and samplers (remote_objects.h numbers them). */
-void sluice_remote_image_obj(const uint64_t *a, const unsigned char *p, size_t len,
+void sluice_remote_image_obj(const union sluice_robj_args *in, const unsigned char *p, size_t len,
                              struct sluice_remote_msg *out);
 
 /* A read (write = 0) or write of the image region of g between the device and host memory at

@@ -64,73 +64,75 @@ static char *with_arg_info(const char *opts)
     return s;
 }
 
-/* The lists of a compile or a link: a[2] devices, then a[3] programs (headers, inputs), then
- * a[4] bytes of options (*opts, malloc'd; NULL when out of memory or short); *off is past them.
- * False, with the reply's error set, when the lists do not fit. */
-static bool program_lists(const uint64_t *a, const unsigned char *p, size_t len, size_t *off, void **devs,
-                          void **progs, char **opts, struct sluice_remote_msg *out)
+/* The lists of a compile or a link: ndev devices, then nprogs programs (headers, inputs), then
+ * opts_len bytes of options (*opts, malloc'd; NULL when out of memory or short); *off is past
+ * them. False, with the reply's error set, when the lists do not fit. */
+static bool program_lists(uint64_t ndev, uint64_t nprogs, uint64_t opts_len, const unsigned char *p,
+                          size_t len, size_t *off, void **devs, void **progs, char **opts,
+                          struct sluice_remote_msg *out)
 {
     *off = 0;
-    if (!ids(p, len, off, a[2], devs) || !ids(p, len, off, a[3], progs)) {
+    if (!ids(p, len, off, ndev, devs) || !ids(p, len, off, nprogs, progs)) {
         out->rep.ret = CL_INVALID_VALUE;
         return false;
     }
-    *opts = text(p, len, off, (size_t)a[4]);
+    *opts = text(p, len, off, (size_t)opts_len);
     return true;
 }
 
-static void compile(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
+static void compile(const struct sluice_robj_compile *in, const unsigned char *p, size_t len,
+                    struct sluice_remote_msg *out)
 {
     void *devs[MAX_IDS], *headers[MAX_IDS];
     size_t off;
     char *opts;
-    if (!program_lists(a, p, len, &off, devs, headers, &opts, out))
+    if (!program_lists(in->ndev, in->nheaders, in->options_len, p, len, &off, devs, headers, &opts, out))
         return;
     char *full = opts ? with_arg_info(opts) : NULL;
     const char *names[MAX_IDS];
-    for (uint64_t i = 0; i < a[3]; i++) {
+    for (uint64_t i = 0; i < in->nheaders; i++) {
         const unsigned char *nul = off < len ? memchr(p + off, '\0', len - off) : NULL;
         names[i] = nul ? (const char *)p + off : ""; /* rank 0 ends each name with a NUL */
         off = nul ? (size_t)(nul - p) + 1 : len;
     }
+    cl_program prog = PTR(cl_program, in->program);
+    cl_uint nd = (cl_uint)in->ndev, nh = (cl_uint)in->nheaders;
+    const cl_device_id *dl = nd ? (const cl_device_id *)devs : NULL;
+    const cl_program *hl = nh ? (const cl_program *)headers : NULL;
     out->rep.ret = full == NULL
                        ? CL_OUT_OF_HOST_MEMORY
-                       : api()->clCompileProgram(PTR(cl_program, a[1]), (cl_uint)a[2],
-                                                 a[2] ? (const cl_device_id *)devs : NULL, full,
-                                                 (cl_uint)a[3], a[3] ? (const cl_program *)headers : NULL,
-                                                 a[3] ? names : NULL, NULL, NULL);
+                       : api()->clCompileProgram(prog, nd, dl, full, nh, hl, nh ? names : NULL, NULL, NULL);
     if (out->rep.ret == CL_COMPILE_PROGRAM_FAILURE) /* the added option alone can fail it (remote_server.c) */
-        out->rep.ret = api()->clCompileProgram(
-            PTR(cl_program, a[1]), (cl_uint)a[2], a[2] ? (const cl_device_id *)devs : NULL, opts,
-            (cl_uint)a[3], a[3] ? (const cl_program *)headers : NULL, a[3] ? names : NULL, NULL, NULL);
+        out->rep.ret = api()->clCompileProgram(prog, nd, dl, opts, nh, hl, nh ? names : NULL, NULL, NULL);
     free(full);
     free(opts);
 }
 
-static void link_programs(const uint64_t *a, const unsigned char *p, size_t len,
+static void link_programs(const struct sluice_robj_link *in, const unsigned char *p, size_t len,
                           struct sluice_remote_msg *out)
 {
     void *devs[MAX_IDS], *inputs[MAX_IDS];
     size_t off;
     char *opts;
-    if (!program_lists(a, p, len, &off, devs, inputs, &opts, out))
+    if (!program_lists(in->ndev, in->ninputs, in->options_len, p, len, &off, devs, inputs, &opts, out))
         return;
     cl_int err = CL_OUT_OF_HOST_MEMORY;
     cl_program prog = NULL;
     if (opts != NULL)
-        prog = api()->clLinkProgram(PTR(cl_context, a[1]), (cl_uint)a[2],
-                                    a[2] ? (const cl_device_id *)devs : NULL, opts, (cl_uint)a[3],
+        prog = api()->clLinkProgram(PTR(cl_context, in->ctx), (cl_uint)in->ndev,
+                                    in->ndev ? (const cl_device_id *)devs : NULL, opts, (cl_uint)in->ninputs,
                                     (const cl_program *)inputs, NULL, NULL, &err);
     free(opts);
     out->rep.ret = err;
     out->rep.v[0] = RID(prog);
 }
 
-static void builtin(const uint64_t *a, const unsigned char *p, size_t len, struct sluice_remote_msg *out)
+static void builtin(const struct sluice_robj_builtin *in, const unsigned char *p, size_t len,
+                    struct sluice_remote_msg *out)
 {
     void *devs[MAX_IDS];
     size_t off = 0;
-    if (!ids(p, len, &off, a[2], devs)) {
+    if (!ids(p, len, &off, in->ndev, devs)) {
         out->rep.ret = CL_INVALID_VALUE;
         return;
     }
@@ -138,7 +140,7 @@ static void builtin(const uint64_t *a, const unsigned char *p, size_t len, struc
     cl_int err = CL_OUT_OF_HOST_MEMORY;
     cl_program prog = NULL;
     if (names != NULL)
-        prog = api()->clCreateProgramWithBuiltInKernels(PTR(cl_context, a[1]), (cl_uint)a[2],
+        prog = api()->clCreateProgramWithBuiltInKernels(PTR(cl_context, in->ctx), (cl_uint)in->ndev,
                                                         (const cl_device_id *)devs, names, &err);
     free(names);
     out->rep.ret = err;
@@ -164,9 +166,9 @@ static size_t type_size(const char *name)
 }
 
 /* Every argument's declaration, so that rank 0 needs one request per kernel. */
-static void kernel_args(const uint64_t *a, struct sluice_remote_msg *out)
+static void kernel_args(const struct sluice_robj_kernel_args *in, struct sluice_remote_msg *out)
 {
-    cl_kernel k = PTR(cl_kernel, a[1]);
+    cl_kernel k = PTR(cl_kernel, in->kernel);
     cl_uint n = 0;
     out->rep.ret = api()->clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof n, &n, NULL);
     if (out->rep.ret != CL_SUCCESS)
@@ -201,47 +203,51 @@ static void kernel_args(const uint64_t *a, struct sluice_remote_msg *out)
     out->rep.v[0] = n;
 }
 
-void sluice_remote_objects(const uint64_t *a, const unsigned char *p, size_t len,
+void sluice_remote_objects(const struct sluice_remote_req *req, const unsigned char *p, size_t len,
                            struct sluice_remote_msg *out)
 {
+    union sluice_robj_args in;
+    memcpy(&in, req->a, sizeof in); /* the request's words, as its operation's struct */
     const struct sluice_cl_api *A = api();
     cl_int err = CL_INVALID_OPERATION;
-    switch ((int)a[0]) {
+    switch ((int)in.op) {
     case SLUICE_ROBJ_PROG_IL: {
-        cl_program prog =
-            A->clCreateProgramWithIL ? A->clCreateProgramWithIL(PTR(cl_context, a[1]), p, len, &err) : NULL;
+        cl_program prog = A->clCreateProgramWithIL
+                              ? A->clCreateProgramWithIL(PTR(cl_context, in.prog_il.ctx), p, len, &err)
+                              : NULL;
         out->rep.ret = err;
         out->rep.v[0] = RID(prog);
         break;
     }
     case SLUICE_ROBJ_PROG_BUILTIN:
-        builtin(a, p, len, out);
+        builtin(&in.builtin, p, len, out);
         break;
     case SLUICE_ROBJ_PROG_COMPILE:
-        compile(a, p, len, out);
+        compile(&in.compile, p, len, out);
         break;
     case SLUICE_ROBJ_PROG_LINK:
-        link_programs(a, p, len, out);
+        link_programs(&in.link, p, len, out);
         break;
     case SLUICE_ROBJ_SPEC_CONSTANT:
-        out->rep.ret =
-            A->clSetProgramSpecializationConstant
-                ? A->clSetProgramSpecializationConstant(PTR(cl_program, a[1]), (cl_uint)a[2], len, p)
-                : CL_INVALID_OPERATION;
+        out->rep.ret = A->clSetProgramSpecializationConstant
+                           ? A->clSetProgramSpecializationConstant(PTR(cl_program, in.spec_constant.program),
+                                                                   (cl_uint)in.spec_constant.spec_id, len, p)
+                           : CL_INVALID_OPERATION;
         break;
     case SLUICE_ROBJ_KERNEL_ARGS:
-        kernel_args(a, out);
+        kernel_args(&in.kernel_args, out);
         break;
     case SLUICE_ROBJ_UNLOAD_COMPILER:
-        out->rep.ret = A->clUnloadPlatformCompiler ? A->clUnloadPlatformCompiler(PTR(cl_platform_id, a[1]))
-                                                   : CL_INVALID_OPERATION;
+        out->rep.ret = A->clUnloadPlatformCompiler
+                           ? A->clUnloadPlatformCompiler(PTR(cl_platform_id, in.unload_compiler.platform))
+                           : CL_INVALID_OPERATION;
         break;
     case SLUICE_ROBJ_NATIVE_FIND:
         sluice_remote_native_find(p, len, out);
         break;
     default:
-        if (a[0] >= SLUICE_ROBJ_IMAGE_CREATE && a[0] <= SLUICE_ROBJ_SAMPLER_INFO)
-            sluice_remote_image_obj(a, p, len, out);
+        if (in.op >= SLUICE_ROBJ_IMAGE_CREATE && in.op <= SLUICE_ROBJ_SAMPLER_INFO)
+            sluice_remote_image_obj(&in, p, len, out);
         else
             out->rep.ret = CL_INVALID_OPERATION;
         break;

@@ -492,7 +492,7 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
         do_subdevices(&req->subdevices, p, len, out);
         break;
     case SLUICE_REMOTE_OBJ:
-        sluice_remote_objects(req->a, p, len, out); /* its words: remote_objects.h */
+        sluice_remote_objects(req, p, len, out); /* its words: remote_objects.h */
         break;
     case SLUICE_REMOTE_PROG_BINARY:
         do_prog_binary(&req->prog_binary, out);
