@@ -24,6 +24,10 @@ void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Usage error for `cmd`: message, hint, returns EXIT_USAGE. */
 int tool_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The stage folder a command reads: `given` (--stage) if set, else SLUICE_STAGE_DIR, else the
+ * library's default, written into def (cap bytes) when that is the one used. */
+const char *tool_stage_dir(const char *given, char *def, size_t cap);
+
 /* Usage error for the option getopt_long just rejected ('?' or ':'); returns EXIT_USAGE.
  * Commands set opterr = 0 and use a leading ':' in their optstring. */
 int tool_bad_option(const char *cmd, int got, char **argv);

@@ -58,15 +58,7 @@ int cmd_recover(int argc, char **argv)
         }
     }
     char def[PATH_MAX];
-    if (!stage) {
-        const char *env = getenv("SLUICE_STAGE_DIR");
-        if (env && *env) {
-            stage = env;
-        } else {
-            sluice_stage_default_dir(def, sizeof def);
-            stage = def;
-        }
-    }
+    stage = tool_stage_dir(stage, def, sizeof def);
     /* Its report mixes what was done with what went wrong, one line each: stderr, like every
      * other diagnostic of the tool (stdout stays for listings). */
     return sluice_ckpt_recover(stage, argv + optind, argc - optind, flags, stderr);

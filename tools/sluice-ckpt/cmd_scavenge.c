@@ -100,15 +100,7 @@ int cmd_scavenge(int argc, char **argv)
             return tool_usage_error("scavenge", "'%s' is no set key: an absolute path with %%r for the rank",
                                     argv[i]);
     char def[PATH_MAX];
-    if (!stage) {
-        const char *env = getenv("SLUICE_STAGE_DIR");
-        if (env && *env) {
-            stage = env;
-        } else {
-            sluice_stage_default_dir(def, sizeof def);
-            stage = def;
-        }
-    }
+    stage = tool_stage_dir(stage, def, sizeof def);
     struct sluice_launch l;
     char warn[256] = "", host[SLUICE_HOST_NAME_MAX + 1], name[SLUICE_HOST_NAME_MAX + 32];
     sluice_launch_detect(env_get, NULL, &l, warn, sizeof warn);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Turning PATH arguments into opened containers, and the messages every command shares. */
+#include "ckpt/commit/stage.h"
 #include "ckpt_tool.h"
 #include "progress.h"
 
@@ -45,6 +46,17 @@ int tool_bad_option(const char *cmd, int got, char **argv)
     if (optopt && optopt != '?')
         return tool_usage_error(cmd, "unknown option '-%c'", optopt);
     return tool_usage_error(cmd, "unknown option '%s'", arg);
+}
+
+const char *tool_stage_dir(const char *given, char *def, size_t cap)
+{
+    if (given)
+        return given;
+    const char *env = getenv("SLUICE_STAGE_DIR");
+    if (env && *env)
+        return env;
+    sluice_stage_default_dir(def, cap);
+    return def;
 }
 
 const char *tool_shown(const char *s, char *buf, size_t len)

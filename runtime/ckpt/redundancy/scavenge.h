@@ -35,6 +35,8 @@ int sluice_scavenge_root(const char *key, char *out, size_t cap);
 int sluice_scavenge_node(const char *stage_dir, const char *key, const char *name, FILE *report);
 /* How many parts the root of key holds. */
 int sluice_scavenge_parts(const char *key);
+/* Removes folder dir and the plain files in it (a part holds nothing else). */
+void sluice_scavenge_remove_folder(const char *dir);
 /* The finishing step for key; one line on report for what it did or why not. 0: scavenged, or
  * nothing newer than the container to scavenge; 1: a version newer than the container's exists
  * but none is complete over the parts (named), or writing failed. The parts are removed once

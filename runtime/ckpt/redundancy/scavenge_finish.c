@@ -313,17 +313,8 @@ static int write_scavenged(const char *key, const char *container, const char *d
 
 static void remove_parts(const char *root, const struct parts *p)
 {
-    for (int i = 0; i < p->n; i++) {
-        DIR *d = opendir(p->dir[i]);
-        if (d) {
-            struct dirent *e;
-            while ((e = readdir(d)) != NULL)
-                if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-                    unlinkat(dirfd(d), e->d_name, 0);
-            closedir(d);
-        }
-        rmdir(p->dir[i]);
-    }
+    for (int i = 0; i < p->n; i++)
+        sluice_scavenge_remove_folder(p->dir[i]);
     rmdir(root); /* only once empty: a part being written keeps it */
 }
 

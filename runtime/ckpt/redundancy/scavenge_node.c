@@ -27,8 +27,7 @@ int sluice_scavenge_root(const char *key, char *out, size_t cap)
     return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
-/* Removes folder dir and the plain files in it (a part holds nothing else). */
-static void remove_folder(const char *dir)
+void sluice_scavenge_remove_folder(const char *dir)
 {
     DIR *d = opendir(dir);
     if (d) {
@@ -132,7 +131,7 @@ int sluice_scavenge_node(const char *stage_dir, const char *key, const char *nam
         rc = -ENAMETOOLONG;
     if (rc == 0 && mkdir(root, 0700) != 0 && errno != EEXIST)
         rc = -errno;
-    remove_folder(tmp);
+    sluice_scavenge_remove_folder(tmp);
     if (rc == 0 && mkdir(tmp, 0700) != 0)
         rc = -errno;
     if (rc != 0) {
@@ -149,7 +148,7 @@ int sluice_scavenge_node(const char *stage_dir, const char *key, const char *nam
             if (sluice_level_record_path(stage_dir, key, v[i].version, r, file, sizeof file) == 0)
                 rc = copy_record(stage_dir, tmp, file, report);
     if (rc == 0) {
-        remove_folder(part); /* this process's part of an earlier run: replaced whole */
+        sluice_scavenge_remove_folder(part); /* this process's part of an earlier run: replaced whole */
         if (rename(tmp, part) != 0)
             rc = -errno;
     }
@@ -157,7 +156,7 @@ int sluice_scavenge_node(const char *stage_dir, const char *key, const char *nam
         if (report)
             fprintf(report, "sluice-ckpt scavenge: %s: this node's part %s not made: %s\n", key, part,
                     strerror(-rc));
-        remove_folder(tmp);
+        sluice_scavenge_remove_folder(tmp);
     }
     return rc;
 }
