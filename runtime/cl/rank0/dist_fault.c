@@ -33,7 +33,6 @@
 #include "common/init_order.h"
 #include "common/log.h"
 #include "common/signal_chain.h"
-#include "mpi/launcher_watch.h"
 #include "mpi/roles.h"
 #include "trace/trace.h"
 
@@ -99,9 +98,6 @@ void dist_fault_peer(int rank, int mpi_rc, const char *what)
             "distributed OpenCL: serving rank %d (%s%s) failed while %s: %s; ending the job (exit code %d)",
             rank, devs[0] ? "devices: " : "devices unknown", devs, what, err, SLUICE_DIST_FAULT_EXIT);
     if (mpi) {
-        /* The abort ends every process at once: the line above must reach the launcher first
-         * (under load it died in the pipe). */
-        sluice_launcher_drain_output();
         /* MPI_Abort exits through exit(): sluice's exit work must not talk to the aborted job. */
         sluice_mpi_abandon();
         /* ... and that exit must be quick: a handler registered now runs first and ends the
