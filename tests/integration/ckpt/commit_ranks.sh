@@ -4,7 +4,7 @@
 # ranks; each job leaves exactly one verified container, an empty stage folder, and a job with
 # another rank count reads every byte back through the per-rank names. A second variant
 # fsyncs every member (fsync returns only once the member is in a durable container).
-# Every case takes the direct path (each rank writes its own member); the last one lets the
+# Every case takes the direct path (no shuffle: the node's aggregator copies the members); the last one lets the
 # two-phase writer decide (SLUICE_CB_WRITE=auto), to check both behind the same engine.
 app=$SLUICE_APPS_DIR/ckpt_commit_steps
 ckpt=$SLUICE_BIN_DIR/sluice-ckpt
