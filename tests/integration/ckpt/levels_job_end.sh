@@ -24,21 +24,7 @@ records() { ls "$2" 2>/dev/null | grep -c -- "-$(printf %020d "$1")-[0-9]*\.rec$
 same_step() {
   rm -rf "$1.x"
   "$ckpt" extract -q -o "$1.x" "$1/ckpt.@r.sluice" > /dev/null || fail "extract of $1 failed"
-  /usr/bin/python3 - "$1.x" "$2" "$3" <<'PYEOF' || fail "$1: the container does not hold step $2"
-import os, sys
-d, step, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-sizes = [0, 1, (3 << 20) + 12345, 777777, 4096, 65537]
-base = bytes((31 * k) & 255 for k in range(512))
-shift = [bytes((x + s) & 255 for x in range(256)) for s in range(256)]
-files = {os.path.basename(f): os.path.join(r, f) for r, _, fs in os.walk(d) for f in fs}
-for rank in range(n):
-    size = sizes[(rank + step) % 6]
-    # byte i = i*31 + rank*17 + step*101 + i/512 (mod 256): 512-byte blocks of one pattern, shifted
-    c = rank * 17 + step * 101
-    want = b"".join(base.translate(shift[(c + j) & 255]) for j in range(size // 512 + 1))[:size]
-    got = open(files["ckpt.%d" % rank], "rb").read()
-    assert got == want, "ckpt.%d: %d bytes, not step %d's %d" % (rank, len(got), step, size)
-PYEOF
+  /usr/bin/python3 "$SOURCE_DIR/tests/integration/ckpt/levels_step_bytes.py" "$1.x" "$2" "$3" || fail "$1: the container does not hold step $2"
 }
 
 # killed N DIR STAGE SIGNAL: the writer, stopped by SIGNAL (TERM: a batch system's time limit;
