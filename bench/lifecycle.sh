@@ -5,18 +5,30 @@
 # schedstat), threads and resident memory per rank; plain, with capture on and nothing captured,
 # and with the trace on (clock sync at init and exit). Prints a table; never passes or fails.
 #
-#   bench/lifecycle.sh [--build DIR] [--idle SECONDS] [RANKS...]     (default 1 16 64, 3 s)
-#   SLUICE_LIB=other/libsluice.so bench/lifecycle.sh ...   (another build's library, side by side)
+#   bench/lifecycle.sh [--build DIR] [--idle SECONDS] [--rounds R] [--modes "M..."]
+#                      [--before LIB] [RANKS...]
+#       (default 1 16 64, 3 s, 1 round, modes plain capture trace)
+#   SLUICE_LIB=other/libsluice.so bench/lifecycle.sh ...   (another build's library instead)
+#   bench/lifecycle.sh --before old/libsluice.so --modes "plain before capture" ...
+#       (mode "before": capture on with that library, side by side with this build's)
+# With --rounds R the modes alternate R times and each column is the median of the rounds
+# (each round: mean over ranks); ratio is finalize over plain's, both medians.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${SLUICE_BUILD:-$here/../build}
 idle=3
+rounds=1
+modes="plain capture trace"
+before=
 ranks=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --idle) idle=$2; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --modes) modes=$2; shift 2 ;;
+    --before) before=$2; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     -*) echo "lifecycle.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) ranks+=("$1"); shift ;;
   esac
@@ -24,22 +36,48 @@ done
 [ ${#ranks[@]} -gt 0 ] || ranks=(1 16 64)
 bin=$build/bin/sluice-bench-mpi_lifecycle
 lib=${SLUICE_LIB:-$build/lib/libsluice.so}
-for f in "$bin" "$lib"; do
+for f in "$bin" "$lib" ${before:+"$before"}; do
   [ -e "$f" ] || { echo "lifecycle.sh: $f is missing: build first" >&2; exit 2; }
 done
+case " $modes " in *" before "*) [ -n "$before" ] || { echo "lifecycle.sh: mode before needs --before LIB" >&2; exit 2; } ;; esac
 work=$(mktemp -d "${TMPDIR:-/tmp}/lifecycle.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 MPIEXEC=${MPIEXEC:-mpiexec}
-printf "%6s %-8s %10s %12s %13s %12s %8s %9s\n" ranks mode init_ms finalize_ms progress_cpu% max_cpu% threads rss_MiB
-for n in "${ranks[@]}"; do
-  for mode in plain capture trace; do
-    case $mode in
-      plain) env=() ;;
-      capture) env=(LD_PRELOAD="$lib" SLUICE_CAPTURE="$work/ckpt.%r" SLUICE_STAGE_DIR="$work/stage") ;;
-      trace) env=(LD_PRELOAD="$lib" SLUICE_TRACE_DIR="$work/trace.$n") ;;
-    esac
-    timeout 600 "$MPIEXEC" -n "$n" env "${env[@]}" "$bin" "$idle" |
-      awk -v n="$n" -v m="$mode" '{i += $2; f += $3; c += $6; if ($6 > mx) mx = $6; t = $4; r += $5; k++}
-        END {printf "%6d %-8s %10.1f %12.1f %13.3f %12.3f %8d %9.1f\n", n, m, i/k/1000, f/k/1000, c/k, mx, t, r/k/1024}'
+# One run: a line "ranks mode init_ms finalize_ms cpu% max_cpu% threads rss_MiB" into $work/runs.
+one_run() {
+  local n=$1 mode=$2 env=()
+  case $mode in
+    plain) env=() ;;
+    capture) env=(LD_PRELOAD="$lib" SLUICE_CAPTURE="$work/ckpt.%r" SLUICE_STAGE_DIR="$work/stage") ;;
+    before) env=(LD_PRELOAD="$before" SLUICE_CAPTURE="$work/ckpt.%r" SLUICE_STAGE_DIR="$work/stage") ;;
+    trace) env=(LD_PRELOAD="$lib" SLUICE_TRACE_DIR="$work/trace.$n") ;;
+    *) echo "lifecycle.sh: unknown mode $mode" >&2; exit 2 ;;
+  esac
+  timeout 600 "$MPIEXEC" -n "$n" env "${env[@]}" "$bin" "$idle" |
+    awk -v n="$n" -v m="$mode" '{i += $2; f += $3; c += $6; if ($6 > mx) mx = $6; t = $4; r += $5; k++}
+      END {printf "%d %s %.1f %.1f %.3f %.3f %d %.1f\n", n, m, i/k/1000, f/k/1000, c/k, mx, t, r/k/1024}' >> "$work/runs"
+}
+for r in $(seq 1 "$rounds"); do
+  for n in "${ranks[@]}"; do
+    for mode in $modes; do one_run "$n" "$mode"; done
   done
 done
+[ "$rounds" -gt 1 ] && echo "# medians of $rounds rounds; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$work/runs" "$modes" "${ranks[@]}" <<'PY'
+import statistics, sys
+runs = [l.split() for l in open(sys.argv[1])]
+modes = sys.argv[2].split()
+print("%6s %-8s %10s %12s %7s %13s %12s %8s %9s %s" % ("ranks", "mode", "init_ms", "finalize_ms", "ratio",
+      "progress_cpu%", "max_cpu%", "threads", "rss_MiB", "finalize_ms of each round"))
+for n in sys.argv[3:]:
+    med = {}
+    for m in modes:
+        rows = [r for r in runs if r[0] == n and r[1] == m]
+        if not rows:
+            continue
+        col = lambda i: statistics.median(float(r[i]) for r in rows)
+        med[m] = col(3)
+        ratio = "%.2f" % (med[m] / med["plain"]) if "plain" in med and med["plain"] > 0 else "-"
+        print("%6s %-8s %10.1f %12.1f %7s %13.3f %12.3f %8d %9.1f %s" % (n, m, col(2), med[m], ratio, col(4),
+              col(5), col(6), col(7), " ".join(r[3] for r in rows)))
+PY

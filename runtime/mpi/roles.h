@@ -63,6 +63,12 @@ bool sluice_mpi_untouched(void);
  * launcher was told it is done). Elsewhere, or once MPI was touched: true. */
 bool sluice_mpi_start_needed(void);
 
+/* At the exit flush of a job whose ranks use MPI: whether any rank has something to commit
+ * (busy: this one has), 1 or 0, decided by every rank at once over hydra's PMI-1 (start_vote.h)
+ * where the start vote applies, without an MPI collective; -1 elsewhere (the caller asks over
+ * MPI). Every rank of the job must call it, once. */
+int sluice_mpi_exit_vote(bool busy);
+
 /* Hooks run once, in registration order, after the application's own MPI_Init succeeded,
  * outside sluice's locks (a part that serves other ranks from then on starts there: nothing is
  * started in a process that never uses MPI). */

@@ -12,7 +12,8 @@
 #include "mpi/pmi1_wire.h"
 
 #define ANSWER_MS 30000 /* hydra's proxy answers everything but the barrier at once */
-#define VOTE_KEY "sluice_start_mpi"
+#define START_KEY "sluice_start_mpi"
+#define EXIT_KEY "sluice_exit_busy"
 
 /* The value of name=VALUE in a PMI-1 answer line (up to the next space), or "" if absent. */
 static void field(const char *line, const char *name, char *out, size_t cap)
@@ -36,16 +37,23 @@ static int call(int fd, const char *req, char *ans, size_t cap, int wait_ms)
 {
     int rc = sluice_pmi1_call(fd, req, ans, cap, wait_ms);
     if (rc != 0)
-        sluice_log_warn("the launcher did not answer PMI's %.*s (%s); MPI starts as if a rank had "
+        sluice_log_warn("the launcher did not answer PMI's %.*s (%s); sluice goes on as if a rank had "
                         "something to commit",
                         (int)strcspn(req, " \n"), req, rc == -2 ? "30 s without an answer" : "socket failed");
     return rc;
 }
 
+/* What one vote is: its key, and whether a process that finds no key tells the launcher it is
+ * done with PMI (the start vote: it leaves without MPI; at exit MPI's own finalize does that). */
+struct vote_kind {
+    const char *key;
+    bool finalize_if_none;
+};
+
 /* Answers hold a kvsname and a value whose lengths the launcher decides: PMI-1's get_maxes
  * says them (hydra: 256 and 1024); a name cut by a fixed buffer would be another job's. */
-static enum sluice_start_vote vote(int fd, bool start, char *ans, size_t cap, char *kvs, size_t kcap,
-                                   char *req)
+static enum sluice_start_vote vote(int fd, const struct vote_kind *k, bool yes, char *ans, size_t cap,
+                                   char *kvs, size_t kcap, char *req)
 {
     char rc[16];
     if (call(fd, "cmd=get_my_kvsname\n", ans, cap, ANSWER_MS) != 0)
@@ -53,19 +61,21 @@ static enum sluice_start_vote vote(int fd, bool start, char *ans, size_t cap, ch
     field(ans, "kvsname", kvs, kcap);
     if (!kvs[0] || strlen(kvs) >= kcap - 1)
         return SLUICE_VOTE_FAILED; /* empty, or longer than get_maxes said: never a cut name */
-    if (start) {
-        snprintf(req, cap, "cmd=put kvsname=%s key=" VOTE_KEY " value=1\n", kvs);
+    if (yes) {
+        snprintf(req, cap, "cmd=put kvsname=%s key=%s value=1\n", kvs, k->key);
         if (call(fd, req, ans, cap, ANSWER_MS) != 0)
             return SLUICE_VOTE_FAILED;
     }
     if (call(fd, "cmd=barrier_in\n", ans, cap, -1) != 0)
         return SLUICE_VOTE_FAILED;
-    snprintf(req, cap, "cmd=get kvsname=%s key=" VOTE_KEY "\n", kvs);
+    snprintf(req, cap, "cmd=get kvsname=%s key=%s\n", kvs, k->key);
     if (call(fd, req, ans, cap, ANSWER_MS) != 0)
         return SLUICE_VOTE_FAILED;
     field(ans, "rc", rc, sizeof rc);
-    if (start || strcmp(rc, "0") == 0)
+    if (yes || strcmp(rc, "0") == 0)
         return SLUICE_VOTE_SOME;
+    if (!k->finalize_if_none)
+        return SLUICE_VOTE_NONE;
     /* No rank starts MPI: the launcher must count this process as finished with PMI, or it ends
      * the job when the socket closes. */
     if (call(fd, "cmd=finalize\n", ans, cap, ANSWER_MS) != 0)
@@ -73,7 +83,7 @@ static enum sluice_start_vote vote(int fd, bool start, char *ans, size_t cap, ch
     return SLUICE_VOTE_NONE;
 }
 
-enum sluice_start_vote sluice_start_vote(int fd, bool start)
+static enum sluice_start_vote pmi_vote(int fd, const struct vote_kind *k, bool yes)
 {
     char first[512], num[32];
     if (call(fd, "cmd=init pmi_version=1 pmi_subversion=1\n", first, sizeof first, ANSWER_MS) != 0 ||
@@ -88,9 +98,21 @@ enum sluice_start_vote sluice_start_vote(int fd, bool start)
     size_t kcap = (size_t)kmax + 2, cap = (size_t)kmax + (size_t)vmax + 256;
     char *ans = malloc(cap), *req = malloc(cap), *kvs = malloc(kcap);
     enum sluice_start_vote v =
-        ans && req && kvs ? vote(fd, start, ans, cap, kvs, kcap, req) : SLUICE_VOTE_FAILED;
+        ans && req && kvs ? vote(fd, k, yes, ans, cap, kvs, kcap, req) : SLUICE_VOTE_FAILED;
     free(ans);
     free(req);
     free(kvs);
     return v;
+}
+
+enum sluice_start_vote sluice_start_vote(int fd, bool start)
+{
+    static const struct vote_kind k = {START_KEY, true};
+    return pmi_vote(fd, &k, start);
+}
+
+enum sluice_start_vote sluice_exit_vote(int fd, bool busy)
+{
+    static const struct vote_kind k = {EXIT_KEY, false};
+    return pmi_vote(fd, &k, busy);
 }

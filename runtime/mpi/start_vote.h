@@ -31,6 +31,12 @@ enum sluice_start_vote {
  * that spoke PMI dies first). With start set, never SLUICE_VOTE_NONE. */
 enum sluice_start_vote sluice_start_vote(int fd, bool start);
 
+/* The same vote at the exit flush of a job that started MPI, on key sluice_exit_busy: whether any
+ * rank has something to commit or report (busy: this one has). Processes wait asleep in PMI's
+ * barrier, where an MPI collective on oversubscribed cores spins and waits for each peer to be
+ * scheduled. Never tells the launcher anything else: MPI's own finalize follows. */
+enum sluice_start_vote sluice_exit_vote(int fd, bool busy);
+
 #ifdef __cplusplus
 }
 #endif

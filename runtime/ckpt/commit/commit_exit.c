@@ -2,10 +2,12 @@
 /* Commit engine start-up and exit: the engine starts on the first captured close (or read,
  * or exit), and at exit everything staged is committed before the process ends.
  *
- * The exit flush is collective-ish: a rank cannot know how many "member closed" notices are
- * still travelling to the homes it serves, so every rank first adds up what it sent to each
- * home (MPI_Reduce_scatter_block); each home then waits for exactly that many notices, commits
- * every pending set at once and reports quiet. A rank leaves when its home duties are quiet,
+ * The exit flush is collective-ish: the ranks first vote whether any of them has anything to
+ * commit (over the launcher where it can hold the vote, roles.h; else one word over MPI): if
+ * none has, the flush ends there. Otherwise a rank cannot know how many "member closed" notices
+ * are still travelling to the homes it serves, so every rank adds up what it sent to each home
+ * (MPI_Reduce_scatter_block); each home then waits for exactly that many notices, commits every
+ * pending set at once and reports quiet. A rank leaves when its home duties are quiet,
  * its own members are committed (or failed) and its messages are delivered; a final
  * MPI_Allreduce shares the worst error so that every rank of a failed job exits non-zero. */
 #include "ckpt/commit/commit_internal.h"
@@ -283,6 +285,38 @@ static int flush_alone(void)
     return rc;
 }
 
+/* Whether any rank of the job has something to commit or report at exit: one vote of every rank
+ * over the launcher where it can hold one (asleep in PMI's barrier: roles.h), else an MPI_Allreduce
+ * of one word. Either way O(1) bytes per rank; the O(N) notice counts follow only if a rank is
+ * busy. */
+static int exit_any_busy(bool busy, MPI_Comm comm)
+{
+    int v = sluice_mpi_exit_vote(busy);
+    if (v >= 0)
+        return v;
+    uint64_t mine = busy, any = 0;
+    PMPI_Allreduce(&mine, &any, 1, MPI_UINT64_T, MPI_MAX, comm);
+    return any != 0;
+}
+
+/* The notices every rank sent this one, as a home (MPI_Reduce_scatter_block of the per-home
+ * counts): the number the final flush waits for. Collective; 0 or -ENOMEM (on every rank
+ * alike only if the allocation fails everywhere: out of memory here ends in a hang elsewhere,
+ * as it did before). */
+static int exit_notice_count(MPI_Comm comm, uint64_t *expected)
+{
+    pthread_mutex_lock(&commit_g.lock);
+    uint64_t *sent = malloc((size_t)commit_g.size * sizeof(uint64_t));
+    if (sent)
+        memcpy(sent, commit_g.closed_sent, (size_t)commit_g.size * sizeof(uint64_t));
+    pthread_mutex_unlock(&commit_g.lock);
+    if (!sent)
+        return -ENOMEM;
+    MPI_Reduce_scatter_block(sent, expected, 1, MPI_UINT64_T, MPI_SUM, comm);
+    free(sent);
+    return 0;
+}
+
 int sluice_commit_flush_all(void)
 {
     if (!engine_enabled)
@@ -323,30 +357,21 @@ int sluice_commit_flush_all(void)
     pthread_mutex_lock(&commit_g.lock);
     commit_members_retry();
     int use_mpi = commit_g.use_mpi;
-    /* Per home: the notices this rank sent it, and whether this rank has anything at all to
-     * commit or report (every home gets the same flag: summed, it counts the busy ranks). A
-     * home's own work is its ranks' notices, which make those ranks busy: its home side is not
-     * asked (before the final flush it never says quiet, and every rank would count busy). */
-    uint64_t busy = commit_g.announced != 0 || commit_members_error() != 0 || !commit_members_quiet() ||
-                    commit_transport_busy();
-    uint64_t *sent = malloc((size_t)commit_g.size * 2 * sizeof(uint64_t));
-    for (int h = 0; sent && h < commit_g.size; h++) {
-        sent[2 * h] = commit_g.closed_sent[h];
-        sent[2 * h + 1] = busy;
-    }
+    /* Whether this rank has anything at all to commit or report. A home's own work is its ranks'
+     * notices, which make those ranks busy: its home side is not asked (before the final flush it
+     * never says quiet, and every rank would count busy). */
+    bool busy = commit_g.announced != 0 || commit_members_error() != 0 || !commit_members_quiet() ||
+                commit_transport_busy();
+    uint64_t expected = commit_g.closed_sent[0]; /* alone: the notices this process sent itself */
     pthread_mutex_unlock(&commit_g.lock);
-    if (!sent)
-        return -ENOMEM;
-
-    uint64_t mine[2] = {sent[0], busy};
     MPI_Comm comm = use_mpi ? commit_transport_comm() : MPI_COMM_NULL;
-    if (use_mpi)
-        MPI_Reduce_scatter_block(sent, mine, 2, MPI_UINT64_T, MPI_SUM, comm);
-    free(sent);
-    if (mine[1] == 0) {
-        /* No rank of the job captured anything or has an error: nothing to commit, nothing to
-         * agree on (the second collective and the hand-offs to the progress thread cost an MPI
-         * program's MPI_Finalize 2x plain at 4 ranks). */
+    int any = use_mpi ? exit_any_busy(busy, comm) : busy;
+    if (any && use_mpi && exit_notice_count(comm, &expected) != 0)
+        return -ENOMEM;
+    if (!any) {
+        /* No rank captured anything or has an error: nothing to commit, nothing to agree on (the
+         * notice counts, the final protocol's collective and hand-offs to the progress thread
+         * cost an MPI program's MPI_Finalize 2x plain at 4 ranks). */
         sluice_progress_post(go_stop, NULL);
         sluice_progress_drain();
         pthread_mutex_lock(&commit_g.lock);
@@ -355,7 +380,7 @@ int sluice_commit_flush_all(void)
         pthread_mutex_unlock(&commit_g.lock);
         return 0;
     }
-    final_expected_arg = mine[0];
+    final_expected_arg = expected;
     sluice_progress_post(go_final, &final_expected_arg);
     sluice_progress_wake();
     wait_quiet();

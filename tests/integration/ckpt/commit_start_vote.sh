@@ -30,17 +30,25 @@ for n in 3 2; do
   timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE="$d/ck.%r" dash -c 'exit 0' ||
     fail "$n ranks, nothing captured, dash: the job failed or hung (rc $?)"
 
-  # An MPI program that captures nothing: at MPI_Finalize the exit flush's one collective finds
-  # no rank with anything to commit, and no rank runs the final commit protocol (its second
+  # An MPI program that captures nothing: at MPI_Finalize the ranks find over the launcher (the
+  # exit vote, asleep in PMI's barrier) that no rank has anything to commit, and make no MPI
+  # collective at all (the notice counts' MPI_Reduce_scatter_block before: a collective that
+  # spins on oversubscribed cores); no rank runs the final commit protocol (its second
   # collective and hand-offs to the progress thread: MPI_Finalize 1.5-1.7x plain before), so
-  # none records the exit flush's COMMIT_END (the mixed job below does).
+  # none records the exit flush's COMMIT_END (the mixed job below does). The collectives are
+  # counted by apps/plugins/finalize_collectives.c, preloaded before sluice.
   d=$PWD/mpi$n
-  mkdir -p "$d"
-  timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE="$d/ck.%r" \
+  mkdir -p "$d/coll"
+  timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_APPS_DIR/libfinalize_collectives.so $SLUICE_LIB" \
+    FINALIZE_COLLECTIVES_DIR="$d/coll" SLUICE_CAPTURE="$d/ck.%r" \
     SLUICE_TRACE_DIR="$d/trace" "$SLUICE_APPS_DIR/mpi_trace_hello" > /dev/null \
     || fail "$n ranks, MPI program, nothing captured: the job failed or hung"
   expect_eq "$n ranks, MPI program, nothing captured: final commit protocols at exit" "0" \
     "$("$trace" dump "$d/trace" | grep -c 'COMMIT_END set="(exit: all sets)"' || true)"
+  expect_eq "$n ranks, MPI program, nothing captured: ranks that reported their collectives" "$n" \
+    "$(ls "$d/coll" | wc -l)"
+  expect_eq "$n ranks, MPI program, nothing captured: MPI collectives during MPI_Finalize" "" \
+    "$(cat "$d/coll"/* | grep -v '^none$' || true)"
 
   # Mixed: only the last rank writes, after the others have reached their exit. It still
   # commits, and every rank started MPI for it (its MPI_Init is collective).
