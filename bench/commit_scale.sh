@@ -17,6 +17,9 @@
 #   stage files  the most entries the stage folder held at once (sampled every 20 ms)
 # and then the time of `mpiexec -n N true` plain and with SLUICE_CAPTURE set.
 # usage: bench/commit_scale.sh [BUILD_DIR] [MAX_RANKS (32)]   (SLUICE_CB_WRITE=disable: direct)
+# NODE_STAGE=1: each node stages in its own default folder (/dev/shm/sluice-<uid>) instead of one
+# folder of the run, as on the testbed's nodes (bench/testbed_scale.sh); stage files are then not
+# sampled ("-"), stage calls are counted on that folder.
 set -u
 build=${1:-build}
 max=${2:-32}
@@ -41,13 +44,23 @@ while [ "$n" -le "$max" ]; do
   mkdir -p "$d/ck" "$d/st"
   wrap=()
   [ "$have_strace" = 1 ] && wrap=(strace -f --seccomp-bpf -qq -e trace=%file,readlink -o "$d/strace")
-  (while :; do ls -A "$d/st" 2> /dev/null | wc -l; sleep 0.02; done) > "$d/files" &
-  sampler=$!
-  SLUICE_STAGE_DIR=$d/st SLUICE_CAPTURE="$d/ck/ckpt.%r" SLUICE_TRACE_DIR=$d/tr \
+  stage=(SLUICE_STAGE_DIR="$d/st")
+  stage_path=$d/st
+  if [ "${NODE_STAGE:-0}" = 1 ]; then
+    stage=()
+    stage_path=/dev/shm/sluice-$(id -u)
+    : > "$d/files"
+  else
+    (while :; do ls -A "$d/st" 2> /dev/null | wc -l; sleep 0.02; done) > "$d/files" &
+    sampler=$!
+  fi
+  env "${stage[@]}" SLUICE_CAPTURE="$d/ck/ckpt.%r" SLUICE_TRACE_DIR=$d/tr \
     timeout 300 "${wrap[@]}" "$mpiexec" -n "$n" env LD_PRELOAD="$lib" "$app" write "$d/ck" 3 \
     > /dev/null || echo "# $n ranks: the job failed"
-  kill "$sampler" 2> /dev/null
-  wait "$sampler" 2> /dev/null
+  if [ "${NODE_STAGE:-0}" != 1 ]; then
+    kill "$sampler" 2> /dev/null
+    wait "$sampler" 2> /dev/null
+  fi
   "$trace_tool" dump "$d/tr" > "$d/dump" 2> /dev/null
   home=$(awk '$8 == "COMMIT_BEGIN" {print $2; exit}' "$d/dump")
   awk -v tag="$tag" -v home="${home:-0}" -v n="$n" '
@@ -62,8 +75,9 @@ while [ "$n" -le "$max" ]; do
       printf "%5d %8d %5.1f/%-6d %5.1f/%-6d %8d %9.1f %7.1f (%3d) ", n, v, hm / v, hb / v, xm / v, xb / v,
         pmax, mh / v, mo / v, nw }' "$d/dump"
   calls=-
-  [ "$have_strace" = 1 ] && calls=$(grep -F "$d/st" "$d/strace" | awk '{c[$1]++} END {m = 0; for (p in c) if (c[p] > m) m = c[p]; print m}')
+  [ "$have_strace" = 1 ] && calls=$(grep -F "$stage_path" "$d/strace" | awk '{c[$1]++} END {m = 0; for (p in c) if (c[p] > m) m = c[p]; print m}')
   files=$(sort -n "$d/files" | tail -1)
+  [ "${NODE_STAGE:-0}" = 1 ] && files=-
   printf '%11s %11s\n' "$calls" "${files:-0}"
   n=$(( n * 2 ))
 done
