@@ -210,7 +210,7 @@ static void vote_before_start(void)
     if (!start_vote_applies())
         return;
     R.voted = true;
-    sluice_start_vote(sluice_launcher_fd, true);
+    sluice_start_vote(sluice_launcher_fd, L()->rank, true);
 }
 
 bool sluice_mpi_start_needed(void)
@@ -220,7 +220,7 @@ bool sluice_mpi_start_needed(void)
     if (atomic_load(&R.state) == ST_IDLE && !R.sluice_initialized && !R.app_initialized &&
         start_vote_applies() && claim_rank(NULL)) {
         R.voted = true;
-        if (sluice_start_vote(sluice_launcher_fd, false) == SLUICE_VOTE_NONE) {
+        if (sluice_start_vote(sluice_launcher_fd, L()->rank, false) == SLUICE_VOTE_NONE) {
             atomic_store(&R.state, ST_FINALIZED); /* the launcher counts this process as done */
             needed = false;
         }
@@ -236,7 +236,7 @@ int sluice_mpi_exit_vote(bool busy)
           sluice_pmi_server() == SLUICE_PMI_HYDRA))
         return -1;
     /* A failed exchange counts as busy: the rank then goes on to the notice counts over MPI. */
-    return sluice_exit_vote(sluice_launcher_fd, busy) != SLUICE_VOTE_NONE;
+    return sluice_exit_vote(sluice_launcher_fd, L()->rank, busy) != SLUICE_VOTE_NONE;
 }
 
 /* With MPI initialized by anyone: make sluice's communicator. Caller holds R.lock. */
