@@ -13,6 +13,13 @@
 #      round) to its /tmp (tmpfs: no file-system cost): read from the trace (bench/whatif_gather.py),
 #      M the bytes gathered by message over the time from the first send to the last receive, P
 #      the bytes then written over the time from the last receive to the last write (median of 3)
+#   P_d the direct path's pass: 1 rank on node0 checkpointing S bytes to its /tmp: the bytes written
+#      over the span of its writes (each chunk read from the stage through a buffer)
+#   E  gathering from another node through MPI: 1 rank on node0 and 1 on node1, one aggregator
+#      (SLUICE_CB_NODES=1), S-byte members to the GlusterFS: the bytes node0's aggregator received
+#      from node1 over the time from the first send to the end of that receive
+#   H, c the commit's messages: 1-byte checkpoints of 2 ranks on 2 nodes and of 8 ranks on 4 nodes,
+#      until durable - m_c L = H + c N (two sizes: c the slope, never below 0, H the rest)
 # Then each point (nodes x ranks per node, member size, placement) runs --reps times: the time
 # until durable measured by the trace, the model's estimate for it (`whatif --ranks N` with T = C
 # = 1, B, F, P, L, M, I and R = ranks per node), their ratio and the load average; then per point
@@ -51,13 +58,14 @@ trace=$build/bin/sluice-trace app=$build/tests/apps/ckpt_sized lib=$build/lib/li
 bytes() { numfmt --from=iec "$1"; }
 load() { cut -d' ' -f1 /proc/loadavg; }
 in_tb() { (cd "$dir/shared" && "$testbed" run --dir "$dir" "$@"); }
-# ckpt NAME FOLDER HOSTS N SIZE: one two-phase checkpoint of N ranks placed by HOSTS (hydra
-# -hosts) into FOLDER (as the nodes see it), traced into the shared folder; prints the trace.
+# ckpt NAME FOLDER HOSTS N SIZE [VAR=VALUE...]: one two-phase checkpoint of N ranks placed by
+# HOSTS (hydra -hosts) into FOLDER (as the nodes see it), traced into the shared folder, with the
+# variables given; prints the trace.
 ckpt() {
   local t=$dir/shared/trace-$1
   rm -rf "$t"
   "$testbed" exec --dir "$dir" node0 sh -c "rm -rf '$2' && mkdir -p '$2'" # node0 sees it as every node does
-  in_tb env SLUICE_CB_WRITE=enable SLUICE_CAPTURE="$2/ckpt.%r" SLUICE_TRACE_DIR="$t" \
+  in_tb env SLUICE_CB_WRITE=enable SLUICE_CAPTURE="$2/ckpt.%r" SLUICE_TRACE_DIR="$t" "${@:6}" \
     timeout 300 mpiexec -hosts "$3" -n "$4" env LD_PRELOAD="$lib" "$app" write "$2" "$5" > /dev/null
   echo "$t"
 }
@@ -100,7 +108,22 @@ import socket; s = socket.create_connection(("node1", 5999)); s.sendall(bytes(16
     t=$(ckpt cal-m /tmp/cal-m node0:2 2 $s); "$trace" perfetto --clock wall - "$t" 2> /dev/null | python3 "$here/whatif_gather.py"
   done)
   M=$(awk '{print $1}' <<< "$mp" | median) C=$(awk '{print $2}' <<< "$mp" | median)
-  echo "# calibrated (load $(load)): link I = $I B/s, file system B = $B B/s (4 clients), client F = $F B/s, metadata L = $L s/op, commit pass P = $C B/s, aggregation M = $M B/s" | tee "$keep/calibration-$rate"
+  local D E H2 H8
+  D=$(for i in 1 2 3; do
+    t=$(ckpt cal-d /tmp/cal-d node0:1 1 $s); "$trace" perfetto --clock wall - "$t" 2> /dev/null | python3 "$here/whatif_gather.py" --direct
+  done | median)
+  E=$(for i in 1 2 3; do
+    t=$(ckpt cal-e "$dir/netfs/cal-e" node0:1,node1:1 2 $s SLUICE_CB_NODES=1)
+    "$trace" perfetto --clock wall - "$t" 2> /dev/null | python3 "$here/whatif_gather.py" --remote
+  done | median)
+  # messages HOSTS N: until durable - m_c L of a 1-byte checkpoint, median of 3
+  messages() {
+    for i in 1 2 3; do t=$(ckpt cal-h "$dir/netfs/cal-h" "$1" "$2" 1); awk -v d="$(durable "$t")" -v m="$(meta_ops "$t")" -v l="$L" 'BEGIN {printf "%.6f\n", d - m * l}'; done | median
+  }
+  H2=$(messages node0:1,node1:1 2) H8=$(messages node0:2,node1:2,node2:2,node3:2 8)
+  local hc
+  hc=$(awk -v a="$H2" -v b="$H8" 'BEGIN {c = (b - a) / 6; if (c < 0) c = 0; h = a - 2 * c; if (h < 0) h = 0; printf "%.6f %.9f", h, c}')
+  echo "# calibrated (load $(load)): link I = $I B/s, file system B = $B B/s (4 clients), client F = $F B/s, metadata L = $L s/op, commit pass P = $C B/s, aggregation M = $M B/s, direct P_d = $D B/s, from another node E = $E B/s, commit messages H = ${hc% *} s, per rank c = ${hc#* } s (2 ranks $H2 s, 8 ranks $H8 s) " | tee "$keep/calibration-$rate"
 }
 
 # row RATE POINT SIZE R: the model for the kept trace of that run with the rate's kept calibration;
@@ -110,9 +133,13 @@ row() {
   ppn=${rest%rr} n=$((nodes * ${rest%rr}))
   c=$(cat "$keep/calibration-$1")
   v() { sed -n "s/.* $1 = \([0-9.e+-]*\) .*/\1/p" <<< "$c"; }
+  local more=() o k # the inputs added since (an older calibration has not got them: defaults)
+  for o in direct-bw:P_d remote-bw:E commit-latency:H rank-cost:c; do
+    k=$(v "${o#*:}"); [ -z "$k" ] || more+=("--${o%:*}" "$k")
+  done
   "$trace" whatif --targets 1 --stripe-count 1 --target-bw "$(v B)" --md-latency "$(v L)" --md-rate 1e9 \
     --ranks-per-node "$ppn" --node-bw "$(v I)" --client-bw "$(v F)" --commit-bw "$(v P)" --agg-bw "$(v M)" \
-    --ranks "$n" "$t" \
+    ${more[@]+"${more[@]}"} --ranks "$n" "$t" \
     | awk -v p="$2" -v n="$n" -v s="$3" -v l="$(cat "$t.load" 2> /dev/null || echo -)" -v m="$(durable "$t")" \
       '$1 == n && NF == 10 {printf "%-6s %5d %6s %9.3f %9.3f %7.2f %6s\n", p, n, s, m, $5, m / $5, l}'
 }

@@ -6,8 +6,10 @@
 # the testbed, once, never per point (median of 3 each): the metadata latency L (1 rank, 1-byte
 # member: until durable / m_c), the file system's bandwidth B (dd of 32 MiB, conv=fdatasync, into
 # the checkpoint folder), the aggregation bandwidth M and the commit pass P (2 ranks of 8 MiB into
-# a tmpfs folder, one round: bench/whatif_gather.py on the trace); one node (I unbounded), whose
-# one client is the file system's (F = B). Then each point runs REPS
+# a tmpfs folder, one round: bench/whatif_gather.py on the trace), the direct path's pass P_d (1
+# rank of 8 MiB into the tmpfs folder: bench/whatif_gather.py --direct), the commit's messages H
+# and c (1-byte checkpoints of 2 and 8 ranks: until durable - m_c L = H + c N); one node (I
+# unbounded), whose one client is the file system's (F = B). Then each point runs REPS
 # times (default 3): measured time until durable, the model's estimate, their ratio, load average.
 # Usage: bench/whatif_validate.sh BUILD_DIR [SIZE] [REPS]
 set -euo pipefail
@@ -35,13 +37,23 @@ MP=$(for i in 1 2 3; do
   "$trace" perfetto --clock wall - "$(run 2 8388608 "$shm")" 2>/dev/null | python3 "$(dirname "$0")/whatif_gather.py"
 done)
 M=$(awk '{print $1}' <<< "$MP" | median) C=$(awk '{print $2}' <<< "$MP" | median)
-echo "# calibrated (load $(load)): file system B = $B B/s, metadata L = $L s/op, commit pass P = $C B/s, aggregation M = $M B/s"
+D=$(for i in 1 2 3; do
+  "$trace" perfetto --clock wall - "$(run 1 8388608 "$shm")" 2>/dev/null | python3 "$(dirname "$0")/whatif_gather.py" --direct
+done | median)
+# messages N: until durable - m_c L of a 1-byte checkpoint of N ranks, median of 3
+messages() {
+  for i in 1 2 3; do t=$(run "$1" 1); awk -v d="$(durable "$t")" -v m="$(meta_ops "$t")" -v l="$L" 'BEGIN {printf "%.6f\n", d - m * l}'; done | median
+}
+H2=$(messages 2) H8=$(messages 8)
+read -r H K < <(awk -v a="$H2" -v b="$H8" 'BEGIN {c = (b - a) / 6; if (c < 0) c = 0; h = a - 2 * c; if (h < 0) h = 0; printf "%.6f %.9f\n", h, c}')
+echo "# calibrated (load $(load)): file system B = $B B/s, metadata L = $L s/op, commit pass P = $C B/s, aggregation M = $M B/s, direct P_d = $D B/s, commit messages H = $H s, per rank c = $K s (2 ranks $H2 s, 8 ranks $H8 s)"
 printf "%6s %10s %10s %8s %6s\n" ranks measured model ratio load
 for n in 1 2 4 8 16; do
   for ((r = 0; r < reps; r++)); do
     t=$(run "$n" "$size")
     est=$("$trace" whatif --targets 1 --stripe-count 1 --target-bw "$B" --md-latency "$L" --md-rate 1e9 \
-      --ranks-per-node 16 --node-bw 1e12 --client-bw "$B" --commit-bw "$C" --agg-bw "$M" --ranks "$n" "$t" | awk -v n="$n" '$1 == n && NF == 10 {print $5}')
+      --ranks-per-node 16 --node-bw 1e12 --client-bw "$B" --commit-bw "$C" --agg-bw "$M" \
+      --direct-bw "$D" --commit-latency "$H" --rank-cost "$K" --ranks "$n" "$t" | awk -v n="$n" '$1 == n && NF == 10 {print $5}')
     awk -v n="$n" -v m="$(durable "$t")" -v e="$est" -v l="$(load)" 'BEGIN {printf "%6d %10.3f %10.3f %8.2f %6s\n", n, m, e, m / e, l}'
   done
 done

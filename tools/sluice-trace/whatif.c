@@ -5,13 +5,17 @@
  * latency L per operation and throughput X operations/s; clients on nodes of R ranks with
  * injection bandwidth I per node, a node's file-system client writing at most F bytes/s (one
  * stream: a node's writes queue in its one client), a node's commit pass P (bytes/s it reads
- * from its stage, checksums and copies to the file system: memory and CPU), and aggregation
- * bandwidth M (what an aggregator receives per second from other ranks of its own node). From the trace
+ * from its stage, checksums and copies to the file system: memory and CPU), the direct path's pass
+ * P_d (a writer copying staged members into the file through a buffer), aggregation bandwidth M
+ * (what an aggregator receives per second from other ranks of its own node) and E (from ranks of
+ * other nodes, through MPI), and the control messages of a commit of several ranks: H per commit
+ * (the plan out and the answers back, each waking a progress thread) and c per rank at the home.
+ * From the trace
  * (whatif_measure.h): the mean member size b of the last checkpoint version, the metadata operations of the
  * container commit (m_c, serial at the home), per member file of file-per-process m_f (the program's open,
  * close, fsync), the share x of the shuffled bytes that went to an aggregator on another node, the share s
  * that stayed with their writer (its own aggregator side: no message; 1 on the direct path), the round size
- * Q.
+ * Q, and the path the version took (direct: no shuffle).
  *
  *   file per process, N ranks: every file on one target, round-robin over the targets
  *     metadata  L + N m_f / X                 (one latency, then the service's throughput)
@@ -19,11 +23,13 @@
  *                   R b / min(I, F, P))       (a node's injection, client, commit pass)
  *   container, N ranks: one file striped over c targets, two-phase with one aggregator per node,
  *   whose domain is D = min(N, R) b
- *     metadata  m_c L                          (create, rename, fsyncs: one after the other)
- *     gather    G = D ((1 - x - s) / M + x / I) (the messages into the aggregator's round
+ *     control   m_c L                          (create, rename, fsyncs: one after the other)
+ *               + H + c N when N > 1           (the commit's messages: plan out, answers back)
+ *     gather    G = D ((1 - x - s) / M + x / E) (the messages into the aggregator's round
  *                                              buffers; a writer's own pieces are none)
  *     write     W = max(N b / (c B),           (the striped targets,
- *                       D / min(I, F, P))      the node's link, client or commit pass)
+ *                       D / min(I, F, P))      the node's link, client or commit pass; P_d
+ *                                              for P where the version took the direct path)
  *     data      min(k, 2) / k (G + W) + max(k - 2, 0) / k max(G, W), k = ceil(D / Q) rounds:
  *               two round buffers are filled at once and written, then each further round is
  *               gathered while the one before is written (G + W up to two rounds)
@@ -32,9 +38,9 @@
  * Defaults: NERSC Perlmutter's scratch file system (docs.nersc.gov/filesystems/perlmutter-scratch:
  * 274 OSS, >5 TB/s aggregate, 16 MDS; a CPU node has 2x64 cores and one 200 Gb/s Slingshot NIC)
  * with T = 274 targets of 5 TB/s / 274 = 18.2 GB/s, U = 1 MiB, c = 72 (its widest progressive
- * layout), R = 128, I = 25 GB/s; L = 0.5 ms, X = 16 x 25000 ops/s, M = P = 10 GB/s and F = I
- * (the client no narrower than the NIC) are assumptions (the source gives no metadata rates,
- * copy or client bandwidths). Everything is overridable. */
+ * layout), R = 128, I = 25 GB/s; L = 0.5 ms, X = 16 x 25000 ops/s, M = P = P_d = 10 GB/s, F = E =
+ * I (the client and MPI no narrower than the NIC), H = 1 ms and c = 1 us are assumptions (the
+ * source gives no metadata rates, copy, client or message costs). Everything is overridable. */
 #include "whatif.h"
 
 #include <getopt.h>
@@ -49,14 +55,14 @@
 
 struct model {
     double targets, target_bw, stripe_unit, stripe_count, md_latency, md_rate, ranks_per_node, node_bw,
-        agg_bw, client_bw, commit_bw;
+        agg_bw, client_bw, commit_bw, direct_bw, remote_bw, commit_latency, rank_cost;
 };
 
-/* What one node moves to the file system per second: its link, its client or its commit pass,
- * the narrowest. */
-static double node_out_bw(const struct model *m)
+/* What one node moves to the file system per second: its link, its client or its commit pass
+ * (the direct path's when the version took it), the narrowest. */
+static double node_out_bw(const struct model *m, int direct)
 {
-    return fmin(fmin(m->node_bw, m->client_bw), m->commit_bw);
+    return fmin(fmin(m->node_bw, m->client_bw), direct ? m->direct_bw : m->commit_bw);
 }
 
 static double fpp_time(const struct model *m, const struct whatif_measured *w, double n, double *meta,
@@ -64,7 +70,7 @@ static double fpp_time(const struct model *m, const struct whatif_measured *w, d
 {
     *meta = m->md_latency + n * w->file_meta / m->md_rate;
     double per_target = ceil(n / m->targets) * w->member_bytes / m->target_bw;
-    double per_node = fmin(n, m->ranks_per_node) * w->member_bytes / node_out_bw(m);
+    double per_node = fmin(n, m->ranks_per_node) * w->member_bytes / node_out_bw(m, 0);
     *data = fmax(per_target, per_node);
     return *meta + *data;
 }
@@ -76,13 +82,14 @@ struct container_terms {
 static double container_time(const struct model *m, const struct whatif_measured *w, double n,
                              struct container_terms *t)
 {
-    t->meta = w->container_meta * m->md_latency;
+    /* One rank commits alone; several wait for the plan's messages and each other's answers. */
+    t->meta = w->container_meta * m->md_latency + (n > 1 ? m->commit_latency + m->rank_cost * n : 0);
     double domain = fmin(n, m->ranks_per_node) * w->member_bytes;
     double c = fmin(m->stripe_count, m->targets);
     /* A writer's own pieces (and the direct path's bytes) are written from its stage: no gather. */
     double local = fmax(0, 1 - w->remote_share - w->self_share);
-    t->gather = domain * (local / m->agg_bw + w->remote_share / m->node_bw);
-    t->write = fmax(n * w->member_bytes / (c * m->target_bw), domain / node_out_bw(m));
+    t->gather = domain * (local / m->agg_bw + w->remote_share / m->remote_bw);
+    t->write = fmax(n * w->member_bytes / (c * m->target_bw), domain / node_out_bw(m, w->direct));
     /* Both round buffers are posted at once, so the first two rounds arrive together and are
      * written after; from the third on, a round is gathered while the one before is written. */
     double k = fmax(1, ceil(domain / w->round_bytes));
@@ -104,6 +111,10 @@ static void usage(FILE *to)
                 "  --client-bw F      bytes/s one node's file-system client writes (the node's I)\n"
                 "  --commit-bw P      bytes/s a node's commit reads from its stage, checksums and\n"
                 "                     copies to the file system (10e9)\n"
+                "  --direct-bw P_d    the same on the direct path, through a buffer (P)\n"
+                "  --remote-bw E      bytes/s an aggregator gathers from other nodes, MPI (I)\n"
+                "  --commit-latency H s a commit of several ranks spends in its messages (0.001)\n"
+                "  --rank-cost c      s per rank at the commit's home (1e-6)\n"
                 "  --ranks N          estimate for N ranks too (e.g. the traced run's, to compare)\n");
 }
 
@@ -120,10 +131,15 @@ int whatif_main(int argc, char **argv)
                                          {"agg-bw", required_argument, NULL, 'M'},
                                          {"client-bw", required_argument, NULL, 'F'},
                                          {"commit-bw", required_argument, NULL, 'P'},
+                                         {"direct-bw", required_argument, NULL, 'D'},
+                                         {"remote-bw", required_argument, NULL, 'E'},
+                                         {"commit-latency", required_argument, NULL, 'H'},
+                                         {"rank-cost", required_argument, NULL, 'K'},
                                          {"ranks", required_argument, NULL, 'N'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    struct model m = {274, 5e12 / 274, 1048576, 72, 0.0005, 16 * 25000.0, 128, 25e9, 10e9, 0, 10e9};
+    struct model m = {274,  5e12 / 274, 1048576, 72, 0.0005, 16 * 25000.0, 128, 25e9,
+                      10e9, 0,          10e9,    0,  0,      0.001,        1e-6};
     double extra = 0;
     int c;
     optind = 1;
@@ -134,7 +150,8 @@ int whatif_main(int argc, char **argv)
         }
         char *end;
         double v = optarg ? strtod(optarg, &end) : 0;
-        if (c == '?' || !optarg || *end || !(v > 0) || !isfinite(v)) {
+        int may_be_zero = c == 'H' || c == 'K'; /* message costs: none is a model too */
+        if (c == '?' || !optarg || *end || !(v > 0 || (may_be_zero && v == 0)) || !isfinite(v)) {
             if (c != '?')
                 fprintf(stderr, "sluice-trace whatif: a positive number, not '%s'\n", optarg ? optarg : "");
             usage(stderr);
@@ -151,11 +168,19 @@ int whatif_main(int argc, char **argv)
                     : c == 'M' ? &m.agg_bw
                     : c == 'F' ? &m.client_bw
                     : c == 'P' ? &m.commit_bw
+                    : c == 'D' ? &m.direct_bw
+                    : c == 'E' ? &m.remote_bw
+                    : c == 'H' ? &m.commit_latency
+                    : c == 'K' ? &m.rank_cost
                                : &extra;
         *p = v;
     }
     if (m.client_bw <= 0)
         m.client_bw = m.node_bw;
+    if (m.remote_bw <= 0)
+        m.remote_bw = m.node_bw;
+    if (m.direct_bw <= 0)
+        m.direct_bw = m.commit_bw;
     if (optind >= argc) {
         fprintf(stderr, "sluice-trace whatif: no trace folder or file given\n");
         usage(stderr);
@@ -177,21 +202,22 @@ int whatif_main(int argc, char **argv)
         "From the trace (%d ranks on %d hosts): last version %d members of %.0f bytes on average; container "
         "commit %.0f metadata operations; file per process %.2f per file (open, close, fsync); shuffle %.0f "
         "bytes, share %.4f to another host's aggregator, share %.4f kept by the writer, rounds of %.0f "
-        "bytes; "
-        "measured until durable %.6f s\n",
+        "bytes; path %s; measured until durable %.6f s\n",
         w.ranks, w.hosts, w.members, w.member_bytes, w.container_meta, w.file_meta, w.shuffle_bytes,
-        w.remote_share, w.self_share, w.round_bytes, w.durable_s);
+        w.remote_share, w.self_share, w.round_bytes, w.direct ? "direct" : "two-phase", w.durable_s);
     printf("Model: %.0f targets x %.3g B/s, stripe unit %.0f B, container over %.0f targets; metadata %.3g s "
            "per op, %.3g ops/s; %.0f ranks per node at %.3g B/s, client %.3g B/s, commit pass %.3g B/s, "
-           "aggregation %.3g B/s\n",
+           "direct %.3g B/s, aggregation %.3g B/s, from other nodes %.3g B/s; commit messages %.3g s + "
+           "%.3g s per rank\n",
            m.targets, m.target_bw, m.stripe_unit, m.stripe_count, m.md_latency, m.md_rate, m.ranks_per_node,
-           m.node_bw, m.client_bw, m.commit_bw, m.agg_bw);
+           m.node_bw, m.client_bw, m.commit_bw, m.direct_bw, m.agg_bw, m.remote_bw, m.commit_latency,
+           m.rank_cost);
     printf("Assumes: members of the mean size everywhere; file per process on one target each, round-robin;\n"
            "the container in full-stripe writes (no lock contention), one aggregator per node, a round\n"
            "gathered then written while the next is gathered; metadata and data do not overlap; no caching,\n"
            "no other jobs.\n\n");
     printf("%9s %14s %12s %12s %14s %12s %12s %12s %12s %9s\n", "ranks", "per-process s", "metadata s",
-           "data s", "container s", "metadata s", "gather s", "write s", "data s", "speed-up");
+           "data s", "container s", "control s", "gather s", "write s", "data s", "speed-up");
     double ns[4] = {1000, 10000, 100000, extra};
     for (int i = 0; i < 4; i++) {
         if (ns[i] <= 0)

@@ -50,6 +50,7 @@ static void measure_shuffle(const struct trace_set *set, struct whatif_measured 
     }
     w->remote_share = w->shuffle_bytes > 0 ? remote / w->shuffle_bytes : 0;
     w->self_share = w->shuffle_bytes > 0 ? self / w->shuffle_bytes : 1;
+    w->direct = w->shuffle_bytes <= 0;
     if (w->round_bytes <= 0)
         w->round_bytes = 16.0 * 1024 * 1024; /* SLUICE_CB_BUFFER_SIZE's default */
 }

@@ -17,6 +17,7 @@ struct whatif_measured {
     double remote_share;   /* x: the share of them sent to an aggregator on another host */
     double self_share;     /* s: the share a writer kept (its own aggregator side: no message) */
     double round_bytes;    /* the aggregators' round size (COMMIT_MEMORY), 16 MiB if none recorded */
+    int direct;            /* the run took the direct path: no COMMIT_SHUFFLE (writers copy their stage) */
     int ranks, hosts;
 };
 

@@ -6,7 +6,7 @@
 # overridden parameters.
 TRACE=$SLUICE_BIN_DIR/sluice-trace
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE
-check() { # FILE TARGETS TARGET_BW STRIPE_COUNT MD_LAT MD_RATE RPN NODE_BW AGG_BW [CLIENT_BW]
+check() { # FILE TARGETS TARGET_BW STRIPE_COUNT MD_LAT MD_RATE RPN NODE_BW AGG_BW [CLIENT_BW ...]
   /usr/bin/python3 "$SOURCE_DIR/tests/integration/trace/whatif_formula.py" "$@"
 }
 for n in 2 3; do
@@ -20,9 +20,9 @@ for n in 2 3; do
   expect_contains "$n ranks: assumptions printed" "Assumes: " "$(cat w$n.txt)"
   check w$n.txt 274 "$(awk 'BEGIN {print 5e12 / 274}')" 72 0.0005 400000 128 25e9 10e9 || fail "$n ranks: defaults"
   "$TRACE" whatif --targets 8 --target-bw 1e9 --stripe-count 4 --md-latency 0.002 --md-rate 5000 \
-    --ranks-per-node 32 --node-bw 1e10 --agg-bw 3e9 --client-bw 1e8 --ranks $n tr$n >o$n.txt \
-    || fail "whatif with options failed"
+    --ranks-per-node 32 --node-bw 1e10 --agg-bw 3e9 --client-bw 1e8 --direct-bw 5e7 --remote-bw 2e9 \
+    --commit-latency 0.01 --rank-cost 0 --ranks $n tr$n >o$n.txt || fail "whatif with options failed"
   expect_eq "$n ranks: --ranks row" 1 "$(grep -c "^ *$n " o$n.txt)"
-  check o$n.txt 8 1e9 4 0.002 5000 32 1e10 3e9 1e8 || fail "$n ranks: overridden parameters"
+  check o$n.txt 8 1e9 4 0.002 5000 32 1e10 3e9 1e8 10e9 5e7 2e9 0.01 0 || fail "$n ranks: overridden parameters"
 done
 expect_contains "a bad parameter is refused" "a positive number" "$("$TRACE" whatif --targets -3 tr2 2>&1 || true)"

@@ -1,45 +1,75 @@
 # SPDX-License-Identifier: MIT
-# `sluice-trace whatif` on traces recorded on the multi-node testbed by bench/whatif_cluster.sh,
-# each with the inputs its calibration measured (docs/TRACE.md, What if): it reads the members,
-# the home's metadata operations, the shuffle, the shares that crossed nodes and that stayed with
-# their writer, and the round size from the trace; its estimate for the traced run is the
-# documented formula (whatif_formula.py); and where the calibration was made with the trace, the
-# measured time until durable is within 0.75-1.33 of that estimate. No job runs: the traces are
-# fixed.
+# `sluice-trace whatif` on recorded traces, each with the inputs its calibration measured
+# (docs/TRACE.md, What if; bench/whatif_cluster.sh on the testbed, bench/whatif_validate.sh on one
+# host): it reads the members, the home's metadata operations, the shuffle, the shares that
+# crossed nodes and that stayed with their writer, the round size and the path from the trace;
+# its estimate for the traced run is the documented formula (whatif_formula.py); where the
+# calibration was made with the trace, the measured time until durable is within 0.75-1.33 of
+# that estimate; and where a case shows a term of the model, the model without it (the direct
+# path at P, other nodes at I, no commit messages: the model before them) is outside. No job runs:
+# the traces are fixed.
 #   whatif_testbed_2x2rr    point 2x2rr (4 ranks on 2 nodes, round robin), 2 MiB members,
 #                           100 Mbit/s: one round, half the shuffle across nodes
 #   whatif_testbed_400_2x4  point 2x4 (8 ranks on 2 nodes in blocks), 8 MiB members, 400 Mbit/s,
 #                           the run of the median ratio of 3: two rounds, a quarter of the
 #                           shuffle kept by its writer (1.60 with the model before the first two
 #                           rounds were gathered together)
+#   whatif_400_2x2rr_msgs   point 2x2rr, 2 MiB, 400 Mbit/s, calibrated with E, H and c: half the
+#                           shuffle crosses the link through MPI and 4 ranks wait for the commit's
+#                           messages (1.39 without them)
+#   whatif_host_1rank       one host, 1 rank, 4 MiB: the direct path, copied through a buffer at
+#                           its own pass P_d (1.95 at the aggregators' pass P)
 TRACE=$SLUICE_BIN_DIR/sluice-trace
 data=$SOURCE_DIR/tests/integration/trace/data
-# check NAME RANKS SHARES BOUND T B C L X R I M F P: SHARES as printed; BOUND 1 to bound the ratio.
+# ratio FILE N: measured until durable / the estimate for N ranks, two decimals.
+ratio() {
+  awk -v n="$2" '/measured until durable/ {sub(/.*until durable /, ""); m = $1} $1 == n && NF == 10 {e = $5}
+    END {printf "%.2f", m / e}' "$1"
+}
+within() { awk -v r="$1" 'BEGIN {exit !(r >= 0.75 && r <= 1.33)}'; }
+# check NAME RANKS HOSTS SHARES BOUND T B C L X R I M F P PD E H c: SHARES as printed; BOUND 0 no
+# bound, 1 the ratio within 0.75-1.33, 2 that and outside without PD, E, H and c.
 check() {
-  local name=$1 n=$2 shares=$3 bound=$4
-  shift 4
-  "$TRACE" whatif --targets "$1" --target-bw "$2" --stripe-count "$3" --md-latency "$4" --md-rate "$5" \
-    --ranks-per-node "$6" --node-bw "$7" --agg-bw "$8" --client-bw "$9" --commit-bw "${10}" --ranks "$n" \
-    "$data/$name" > "$name.txt" || fail "$name: whatif on the recorded trace failed"
+  local name=$1 n=$2 hosts=$3 shares=$4 bound=$5
+  shift 5
+  local args=(--targets "$1" --target-bw "$2" --stripe-count "$3" --md-latency "$4" --md-rate "$5"
+    --ranks-per-node "$6" --node-bw "$7" --agg-bw "$8" --client-bw "$9" --commit-bw "${10}" --ranks "$n")
+  "$TRACE" whatif "${args[@]}" --direct-bw "${11}" --remote-bw "${12}" --commit-latency "${13}" \
+    --rank-cost "${14}" "$data/$name" > "$name.txt" || fail "$name: whatif on the recorded trace failed"
   cat "$name.txt"
-  expect_contains "$name: ranks" "From the trace ($n ranks on 2 hosts)" "$(cat "$name.txt")"
-  expect_contains "$name: shuffle, shares, rounds" "$shares" "$(cat "$name.txt")"
+  expect_contains "$name: ranks" "From the trace ($n ranks on $hosts hosts)" "$(cat "$name.txt")"
+  expect_contains "$name: shuffle, shares, rounds, path" "$shares" "$(cat "$name.txt")"
   /usr/bin/python3 "$SOURCE_DIR/tests/integration/trace/whatif_formula.py" "$name.txt" "$@" \
     || fail "$name: the estimates are not the documented formulas"
-  [ "$bound" = 1 ] || return 0
-  local ratio
-  ratio=$(awk -v n="$n" '/measured until durable/ {sub(/.*until durable /, ""); m = $1} $1 == n && NF == 10 {e = $5}
-    END {printf "%.2f", m / e}' "$name.txt")
-  awk -v r="$ratio" 'BEGIN {exit !(r >= 0.75 && r <= 1.33)}' \
-    || fail "$name: measured / model $ratio, outside 0.75-1.33"
-  echo "$name: measured / model $ratio"
+  [ "$bound" != 0 ] || return 0
+  local r
+  r=$(ratio "$name.txt" "$n")
+  within "$r" || fail "$name: measured / model $r, outside 0.75-1.33"
+  echo "$name: measured / model $r"
+  [ "$bound" = 2 ] || return 0
+  "$TRACE" whatif "${args[@]}" --commit-latency 0 --rank-cost 0 "$data/$name" > "$name.before.txt" \
+    || fail "$name: whatif without the new terms failed"
+  r=$(ratio "$name.before.txt" "$n")
+  ! within "$r" || fail "$name: measured / model $r without P_d, E, H and c: the case does not show them"
+  echo "$name: measured / model $r without P_d, E, H and c"
 }
-# T B C L X R I M F P: the model's inputs as bench/whatif_cluster.sh passes them.
-check whatif_testbed_2x2rr 4 \
-  "shuffle 8388608 bytes, share 0.5000 to another host's aggregator, share 0.2500 kept by the writer, rounds of 16777216 bytes" \
-  0 1 11000000 1 0.02 1e9 2 11200000 40000000 9000000 30000000
+# T B C L X R I M F P PD E H c: the model's inputs as the bench passes them; the first two were
+# calibrated before P_d, E, H and c were measured: P, I and no message cost stand for them.
+check whatif_testbed_2x2rr 4 2 \
+  "shuffle 8388608 bytes, share 0.5000 to another host's aggregator, share 0.2500 kept by the writer, rounds of 16777216 bytes; path two-phase" \
+  0 1 11000000 1 0.02 1e9 2 11200000 40000000 9000000 30000000 30000000 11200000 0 0
 # Its calibration at 400 Mbit/s: I 38.4 MB/s, B 48.7 MB/s from 4 clients, F 43.9 MB/s, L 7.8 ms,
 # P 42.3 MB/s, M 17.8 MB/s.
-check whatif_testbed_400_2x4 8 \
-  "shuffle 67108864 bytes, share 0.0000 to another host's aggregator, share 0.2500 kept by the writer, rounds of 16777216 bytes" \
-  1 1 48742460 1 0.007771 1e9 4 38426408 17785423 43856671 42304741
+check whatif_testbed_400_2x4 8 2 \
+  "shuffle 67108864 bytes, share 0.0000 to another host's aggregator, share 0.2500 kept by the writer, rounds of 16777216 bytes; path two-phase" \
+  1 1 48742460 1 0.007771 1e9 4 38426408 17785423 43856671 42304741 42304741 38426408 0 0
+# Its calibration at 400 Mbit/s: I 47.7 MB/s, B 47.8 MB/s, F 43.0 MB/s, L 8.2 ms, P 110 MB/s,
+# M 53.1 MB/s, P_d 50.9 MB/s, E 42.7 MB/s, H 3.4 ms, c 3.1 ms.
+check whatif_400_2x2rr_msgs 4 2 \
+  "share 0.5000 to another host's aggregator, share 0.2500 kept by the writer, rounds of 16777216 bytes; path two-phase" \
+  2 1 47819623 1 0.008197 1e9 2 47659576 53070402 42951542 109955274 50873140 42733682 0.003382 0.003117667
+# One host (no link: I 1e12): B = F 67.7 MB/s, L 5.9 ms, P 68.2 MB/s, M 31.3 MB/s, P_d 26.1 MB/s,
+# H 31.3 ms, c 0.15 ms.
+check whatif_host_1rank 1 1 \
+  "shuffle 0 bytes, share 0.0000 to another host's aggregator, share 1.0000 kept by the writer, rounds of 16777216 bytes; path direct" \
+  2 1 67654974 1 0.005933 1e9 16 1e12 31335716 67654974 68210421 26136610 1e12 0.031258 0.000152333

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # Checks `sluice-trace whatif`'s output against the formulas of docs/TRACE.md (What if), recomputed
-# here from the inputs it printed: whatif_formula.py OUTPUT T B C L X R I M [F [P]]. F, one node's
-# file-system client, defaults to I as in the tool, P, a node's commit pass (--commit-bw), to 10e9. Exit 0 when every row matches, 1 with the first
-# row that does not.
+# here from the inputs it printed: whatif_formula.py OUTPUT T B C L X R I M [F [P [PD [E [H [c]]]]]].
+# Defaults as in the tool: F, one node's file-system client, I; P, a node's commit pass
+# (--commit-bw), 10e9; PD, the direct path's pass, P; E, gathering from other nodes, I; H and c,
+# the commit's messages (per commit of several ranks, per rank), 0.001 and 1e-6. Exit 0 when every
+# row matches, 1 with the first row that does not.
 import math
 import re
 import sys
@@ -12,7 +14,10 @@ text = open(sys.argv[1]).read()
 T, B, C, L, X, R, I, M = map(float, sys.argv[2:10])
 F = float(sys.argv[10]) if len(sys.argv) > 10 else I
 P = float(sys.argv[11]) if len(sys.argv) > 11 else 10e9
-out = min(I, F, P)  # what a node moves to the file system per second
+PD = float(sys.argv[12]) if len(sys.argv) > 12 else P
+E = float(sys.argv[13]) if len(sys.argv) > 13 else I
+H = float(sys.argv[14]) if len(sys.argv) > 14 else 0.001
+c = float(sys.argv[15]) if len(sys.argv) > 15 else 1e-6
 
 
 def num(pattern):
@@ -28,6 +33,11 @@ mf = num(r"file per process ([0-9.]+) per file")
 x = num(r"share ([0-9.]+) to another host's aggregator")
 s = num(r"share ([0-9.]+) kept by the writer")
 Q = num(r"rounds of (\d+) bytes")
+direct = re.search(r"path (direct|two-phase);", text)
+if not direct:
+    sys.exit("whatif_formula.py: no path in the output")
+direct = direct.group(1) == "direct"
+out = min(I, F, PD if direct else P)  # what a node moves to the file system per second
 row = r"^\s*(\d+)" + r"\s+([0-9.]+)" * 8 + r"\s+([0-9.]+)x$"
 rows = re.findall(row, text, re.M)
 if [r[0] for r in rows][:3] != ["1000", "10000", "100000"]:
@@ -35,10 +45,10 @@ if [r[0] for r in rows][:3] != ["1000", "10000", "100000"]:
 for r in rows:
     n = float(r[0])
     fm = L + n * mf / X
-    fd = max(math.ceil(n / T) * b / B, min(n, R) * b / out)
-    cm = mc * L
+    fd = max(math.ceil(n / T) * b / B, min(n, R) * b / min(I, F, P))
+    cm = mc * L + (H + c * n if n > 1 else 0)
     D = min(n, R) * b
-    G = D * (max(0, 1 - x - s) / M + x / I)
+    G = D * (max(0, 1 - x - s) / M + x / E)
     W = max(n * b / (min(C, T) * B), D / out)
     k = max(1, math.ceil(D / Q))
     cd = min(k, 2) / k * (G + W) + max(k - 2, 0) / k * max(G, W)
@@ -47,4 +57,5 @@ for r in rows:
     close = [abs(g - w) <= 1e-6 + 1e-4 * w for g, w in zip(got[:8], want[:8])]
     if not all(close) or abs(got[8] - want[8]) > 0.006 + 1e-4 * want[8]:  # speed-up: 2 decimals
         sys.exit("whatif_formula.py: row %s: got %r, the formulas give %r" % (r[0], got, want))
-print("ok: %d rows match the formulas (b=%.0f, m_c=%.0f, m_f=%.2f, x=%.4f, s=%.4f, Q=%.0f)" % (len(rows), b, mc, mf, x, s, Q))
+print("ok: %d rows match the formulas (b=%.0f, m_c=%.0f, m_f=%.2f, x=%.4f, s=%.4f, Q=%.0f, %s)"
+      % (len(rows), b, mc, mf, x, s, Q, "direct" if direct else "two-phase"))
