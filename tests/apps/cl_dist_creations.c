@@ -9,7 +9,9 @@
  * sub-buffer). With --copy2d ITER, the loop of the conformance suite's copy_2D instead: per
  * iteration and device, a source image of changing size written, a destination image, a copy
  * between them and a blocking read checked against the source, both released; --time prints the
- * loop's seconds. Output: the same with N local devices and on N ranks. */
+ * loop's seconds. Output: the same with N local devices and on N ranks. With --oversize MIB, one
+ * buffer of MIB MiB, filled on every device and read back there: each step's code and event status
+ * (a device that cannot hold it fails its commands). */
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include "cl_test_util.h"
 #include <CL/cl.h>
@@ -130,6 +132,34 @@ static void creations(cl_context ctx, cl_uint nd, const cl_device_id *dev, int n
            (unsigned long long)hk[1], (unsigned long long)hk[2]);
 }
 
+static void oversize(cl_context ctx, cl_uint nd, const cl_device_id *dev, size_t mib)
+{
+    cl_int err;
+    cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, mib << 20, NULL, &err);
+    printf("a buffer of %zu MiB: %d\n", mib, err);
+    if (b == NULL)
+        return;
+    printf("its CL_MEM_SIZE: %zu\n", mem_info_size(b, CL_MEM_SIZE));
+    for (cl_uint d = 0; d < nd; d++) {
+        cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev[d], NULL, &err);
+        CHECK(err);
+        unsigned char pat = (unsigned char)(0x40 + d), got[4096];
+        cl_event e = NULL;
+        err = clEnqueueFillBuffer(q, b, &pat, 1, 0, sizeof got, 0, NULL, &e);
+        cl_int waited = e != NULL ? clWaitForEvents(1, &e) : err, status = 0;
+        if (e != NULL)
+            CHECK(clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL));
+        cl_int read = clEnqueueReadBuffer(q, b, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL);
+        printf("device %u: fill %d, wait %d, status %d; blocking read %d%s\n", d, err, waited, status, read,
+               read == CL_SUCCESS && got[0] == pat && got[4095] == pat ? ", the pattern" : "");
+        if (e != NULL)
+            CHECK(clReleaseEvent(e));
+        clFinish(q);
+        CHECK(clReleaseCommandQueue(q));
+    }
+    CHECK(clReleaseMemObject(b));
+}
+
 /* The conformance suite's copy_2D loop: images of changing size made, written, copied, read back
  * and released, one pair per iteration and device. */
 static int copy2d(cl_context ctx, cl_uint nd, const cl_device_id *dev, int iters, int timed)
@@ -175,9 +205,12 @@ static int copy2d(cl_context ctx, cl_uint nd, const cl_device_id *dev, int iters
 int main(int argc, char **argv)
 {
     int n = 100, iters = 0, timed = 0;
+    size_t mib = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--copy2d") == 0 && i + 1 < argc)
             iters = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--oversize") == 0 && i + 1 < argc)
+            mib = (size_t)atol(argv[++i]);
         else if (strcmp(argv[i], "--time") == 0)
             timed = 1;
         else
@@ -191,7 +224,9 @@ int main(int argc, char **argv)
     cl_context ctx = clCreateContext(NULL, nd, dev, NULL, NULL, &err);
     CHECK(err);
     int rc = 0;
-    if (iters > 0)
+    if (mib > 0)
+        oversize(ctx, nd, dev, mib);
+    else if (iters > 0)
         rc = copy2d(ctx, nd, dev, iters, timed);
     else
         creations(ctx, nd, dev, n);

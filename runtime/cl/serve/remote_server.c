@@ -453,6 +453,10 @@ static void settle_ids(const struct sluice_remote_req *req, struct sluice_remote
     cl_int err = failed != 0                  ? failed
                  : out->rep.ret != CL_SUCCESS ? (cl_int)out->rep.ret
                                               : CL_OUT_OF_RESOURCES;
+    /* Rank 0 checked the size against every device of the context: this rank's alone cannot hold
+     * it, an allocation failure at the buffer's use here, as OpenCL allows one to show. */
+    if (err == CL_INVALID_BUFFER_SIZE && req->op == SLUICE_REMOTE_BUF_CREATE)
+        err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
     sluice_rid_bind(id, (void *)(uintptr_t)made, made != 0 ? CL_SUCCESS : err);
 }
 
