@@ -6,7 +6,7 @@
  * created (memory sizes and flags, the queue's properties, image pitches, the sampler's modes);
  * then every buffer, sub-buffer and image read back and hashed, and the codes of invalid creations
  * (a size above CL_DEVICE_MAX_MEM_ALLOC_SIZE, unsupported queue properties, a misaligned
- * sub-buffer). With --copy2d ITER, the loop of the conformance suite's copy_2D instead: per
+ * sub-buffer). With --copy2d ITER, then (alone: instead) the loop of the conformance suite's copy_2D: per
  * iteration and device, a source image of changing size written, a destination image, a copy
  * between them and a blocking read checked against the source, both released; --time prints the
  * loop's seconds. Output: the same with N local devices and on N ranks. With --oversize MIB, one
@@ -204,7 +204,7 @@ static int copy2d(cl_context ctx, cl_uint nd, const cl_device_id *dev, int iters
 
 int main(int argc, char **argv)
 {
-    int n = 100, iters = 0, timed = 0;
+    int n = -1, iters = 0, timed = 0; /* n: 100 unless given, 0 with --copy2d alone */
     size_t mib = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--copy2d") == 0 && i + 1 < argc)
@@ -224,12 +224,14 @@ int main(int argc, char **argv)
     cl_context ctx = clCreateContext(NULL, nd, dev, NULL, NULL, &err);
     CHECK(err);
     int rc = 0;
+    if (n < 0)
+        n = iters > 0 || mib > 0 ? 0 : 100;
     if (mib > 0)
         oversize(ctx, nd, dev, mib);
-    else if (iters > 0)
-        rc = copy2d(ctx, nd, dev, iters, timed);
-    else
+    if (n > 0)
         creations(ctx, nd, dev, n);
+    if (iters > 0)
+        rc = copy2d(ctx, nd, dev, iters, timed);
     CHECK(clReleaseContext(ctx));
     return rc;
 }
