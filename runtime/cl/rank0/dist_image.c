@@ -133,7 +133,13 @@ static cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, c
         d.buffer = b != NULL ? (cl_mem)(uintptr_t)b->rid[r] : NULL; /* that rank's real object */
         memcpy(wire + sizeof *fmt, &d, sizeof d);
         struct sluice_robj_image_create in = {SLUICE_ROBJ_IMAGE_CREATE, c->rid[r],
-                                              flags & ~(cl_mem_flags)RANK0_FLAGS};
+                                              flags & ~(cl_mem_flags)RANK0_FLAGS, 0};
+        if (im->elem != 0) { /* the first rank's driver took it: the others without waiting */
+            if ((err = dist_create(r, SLUICE_REMOTE_OBJ, DIST_WORDS_ID(in), wire, sizeof wire, &m->rid[r])) !=
+                CL_SUCCESS)
+                break;
+            continue;
+        }
         struct sluice_remote_msg rep = {0};
         if ((err = dist_call(r, SLUICE_REMOTE_OBJ, DIST_WORDS(in), wire, sizeof wire, &rep)) != CL_SUCCESS)
             break;

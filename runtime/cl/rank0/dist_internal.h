@@ -56,10 +56,12 @@ struct dist_device {
     cl_uint max_dims;
     size_t max_items[3];
     size_t max_wg;
-    int version;    /* of CL_DEVICE_VERSION, major * 10 + minor */
-    int nonuniform; /* the device can run non-uniform work-groups */
-    int native;     /* native kernels (dist_native.c): 0 not asked yet, 1 run, 2 not by the driver, 3 not
-                       rank 0's program there */
+    int version;                             /* of CL_DEVICE_VERSION, major * 10 + minor */
+    int nonuniform;                          /* the device can run non-uniform work-groups */
+    cl_command_queue_properties queue_props; /* CL_DEVICE_QUEUE_PROPERTIES */
+    cl_uint base_align;                      /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bits (0: unknown) */
+    int native; /* native kernels (dist_native.c): 0 not asked yet, 1 run, 2 not by the driver, 3 not
+                   rank 0's program there */
 };
 
 /* A destructor callback the program registered (context or memory object). */
@@ -237,9 +239,19 @@ cl_int dist_call_v(int rank, int op, const uint64_t *args, int nargs, const void
 /* A request that wants no reply (a release with a2 = 1): sent in order with the others, and the
  * program goes on at once instead of waiting a round trip. */
 void dist_post(int rank, int op, const uint64_t *args, int nargs);
+/* dist_ids.c: creates an object on `rank` with the request op (words[id_word] is the request's id
+ * word): on a serving rank under an id rank 0 chooses, sent without waiting (no round trip); on
+ * rank 0, or with SLUICE_DIST_IDS off, as a call that waits for the handle. *rid: the object's
+ * name on that rank. The caller has checked what the driver would refuse at once. */
+cl_int dist_create(int rank, int op, uint64_t *words, int nwords, int id_word, const void *payload,
+                   size_t len, uint64_t *rid);
 /* The words of an operand struct of remote_proto.h (all uint64_t), as dist_call and dist_post
  * take them: dist_call(rank, SLUICE_REMOTE_INFO, DIST_WORDS(in), ...). */
 #define DIST_WORDS(s) ((const uint64_t *)(const void *)&(s)), ((int)(sizeof(s) / sizeof(uint64_t)))
+/* The same, writable, and the word of its `id` (dist_create fills it in). */
+#define DIST_WORDS_ID(s)                                                                                     \
+    ((uint64_t *)(void *)&(s)), ((int)(sizeof(s) / sizeof(uint64_t))),                                       \
+        ((int)(((const char *)&(s).id - (const char *)&(s)) / sizeof(uint64_t)))
 /* Generic INFO forward. */
 cl_int dist_info(int rank, int getter, uint64_t obj, uint64_t obj2, cl_uint param, size_t size, void *value,
                  size_t *size_ret);
@@ -370,6 +382,13 @@ size_t dist_dhdcr_slices(const void *host, size_t size, struct dist_dhdcr_slice 
  * The device's limits are asked at its first queue, the kernel's at its creation. */
 void dist_device_limits(struct dist_device *d);
 void dist_kernel_limits(struct dist_kernel *k);
+/* What a creation on a serving rank would be refused at once (its creation is not waited for):
+ * CL_INVALID_BUFFER_SIZE for a size above every context device's CL_DEVICE_MAX_MEM_ALLOC_SIZE,
+ * CL_INVALID_QUEUE_PROPERTIES for queue properties the device lacks, CL_MISALIGNED_SUB_BUFFER_OFFSET
+ * for a sub-buffer origin some device of the context cannot take. */
+cl_int dist_validate_buffer_size(const struct dist_context *c, size_t size);
+cl_int dist_validate_queue(struct dist_device *d, cl_command_queue_properties props);
+cl_int dist_validate_sub_origin(const struct dist_context *c, size_t origin);
 /* CL_SUCCESS or the driver's error; *empty: a valid NDRange of no work-item (OpenCL 2.1+). */
 cl_int dist_validate_ndrange(struct dist_queue *q, struct dist_kernel *k, cl_uint dims, const size_t *offset,
                              const size_t *global, const size_t *local, int *empty);

@@ -207,13 +207,14 @@ static cl_command_queue make_queue(cl_context context, cl_device_id device, cl_c
         dist_set_err(errcode_ret, CL_INVALID_QUEUE_PROPERTIES);
         return NULL;
     }
-    struct dist_queue *q = calloc(1, sizeof *q);
+    cl_int err = d->rank != 0 ? dist_validate_queue(d, props) : CL_SUCCESS;
+    struct dist_queue *q = err == CL_SUCCESS ? calloc(1, sizeof *q) : NULL;
     if (q == NULL) {
-        dist_set_err(errcode_ret, CL_OUT_OF_HOST_MEMORY);
+        dist_set_err(errcode_ret, err != CL_SUCCESS ? err : CL_OUT_OF_HOST_MEMORY);
         return NULL;
     }
-    struct sluice_req_queue_create in = {c->rid[d->rank], d->rid, props};
-    cl_int err = dist_call_v(d->rank, SLUICE_REMOTE_QUEUE_CREATE, DIST_WORDS(in), NULL, 0, &q->rid);
+    struct sluice_req_queue_create in = {c->rid[d->rank], d->rid, props, 0};
+    err = dist_create(d->rank, SLUICE_REMOTE_QUEUE_CREATE, DIST_WORDS_ID(in), NULL, 0, &q->rid);
     if (err != CL_SUCCESS) {
         free(q);
         dist_set_err(errcode_ret, err);
@@ -229,11 +230,10 @@ static cl_command_queue make_queue(cl_context context, cl_device_id device, cl_c
             break;
         q->parray[q->nparray++] = list[i + 1];
     }
-    /* Asked now, not at the first command: a round trip there would split the window of
+    /* Known now, not asked at the first command: a round trip there would split the window of
      * collective replacement (dist_sched_window.c). */
-    if (dist_info(d->rank, SLUICE_RG_QUEUE, q->rid, 0, CL_QUEUE_PROPERTIES, sizeof q->props, &q->props,
-                  NULL) == CL_SUCCESS)
-        q->props_known = 1;
+    q->props = props;
+    q->props_known = 1;
     dist_device_limits(d);
     retain_context(context);
     dist_set_err(errcode_ret, CL_SUCCESS);
@@ -442,6 +442,11 @@ static cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags, c
         dist_set_err(errcode_ret, CL_INVALID_VALUE);
         return NULL;
     }
+    cl_int err = dist_validate_sub_origin(p->ctx, region->origin);
+    if (err != CL_SUCCESS) {
+        dist_set_err(errcode_ret, err);
+        return NULL;
+    }
     struct dist_mem *m = calloc(1, sizeof *m);
     if (m == NULL) {
         dist_set_err(errcode_ret, CL_OUT_OF_HOST_MEMORY);
@@ -456,13 +461,13 @@ static cl_mem CL_API_CALL create_sub_buffer(cl_mem buffer, cl_mem_flags flags, c
     m->host_ptr = p->host_ptr ? (unsigned char *)p->host_ptr + region->origin : NULL;
     retain_context((cl_context)p->ctx);
     __atomic_add_fetch(&p->refs, 1, __ATOMIC_ACQ_REL);
-    cl_int err = CL_SUCCESS;
     for_ranks(p->ctx, r)
     {
         struct sluice_req_subbuf in = {p->rid[r],
                                        flags & ~(cl_mem_flags)(RANK0_FLAGS | CL_MEM_ALLOC_HOST_PTR),
-                                       region->origin, region->size};
-        if ((err = dist_call_v(r, SLUICE_REMOTE_SUBBUF, DIST_WORDS(in), NULL, 0, &m->rid[r])) != CL_SUCCESS)
+                                       region->origin, region->size, 0};
+        if ((err = dist_create(r, SLUICE_REMOTE_SUBBUF, DIST_WORDS_ID(in), NULL, 0, &m->rid[r])) !=
+            CL_SUCCESS)
             break;
     }
     return dist_mem_publish(m, err, errcode_ret);
@@ -515,6 +520,8 @@ static cl_mem CL_API_CALL create_buffer(cl_context context, cl_mem_flags flags, 
         return NULL;
     }
     cl_int err = size == 0 ? CL_INVALID_BUFFER_SIZE : check_buffer_flags(flags, host_ptr);
+    if (err == CL_SUCCESS)
+        err = dist_validate_buffer_size(c, size);
     if (err != CL_SUCCESS) {
         dist_set_err(errcode_ret, err);
         return NULL;
@@ -543,8 +550,8 @@ static cl_mem CL_API_CALL create_buffer(cl_context context, cl_mem_flags flags, 
     cl_mem_flags remote_flags = flags & ~(cl_mem_flags)RANK0_FLAGS;
     for_ranks(c, r)
     {
-        struct sluice_req_buf_create in = {c->rid[r], remote_flags, size};
-        if ((err = dist_call_v(r, SLUICE_REMOTE_BUF_CREATE, DIST_WORDS(in), NULL, 0, &m->rid[r])) !=
+        struct sluice_req_buf_create in = {c->rid[r], remote_flags, size, 0};
+        if ((err = dist_create(r, SLUICE_REMOTE_BUF_CREATE, DIST_WORDS_ID(in), NULL, 0, &m->rid[r])) !=
             CL_SUCCESS)
             break;
     }

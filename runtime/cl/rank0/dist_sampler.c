@@ -42,11 +42,16 @@ static cl_sampler make_sampler(cl_context context, struct sluice_robj_sampler_cr
     sampler_live_add(s);
     cl_int err = CL_SUCCESS;
     in.op = SLUICE_ROBJ_SAMPLER_CREATE;
+    bool first = true; /* the first rank's driver checks the arguments; the others go without waiting */
     for_ranks(c, r)
     {
         in.ctx = c->rid[r];
-        if ((err = dist_call_v(r, SLUICE_REMOTE_OBJ, DIST_WORDS(in), props, len, &s->rid[r])) != CL_SUCCESS)
+        in.id = 0;
+        err = first ? dist_call_v(r, SLUICE_REMOTE_OBJ, DIST_WORDS(in), props, len, &s->rid[r])
+                    : dist_create(r, SLUICE_REMOTE_OBJ, DIST_WORDS_ID(in), props, len, &s->rid[r]);
+        if (err != CL_SUCCESS)
             break;
+        first = false;
     }
     dist_set_err(errcode_ret, err);
     if (err != CL_SUCCESS) {

@@ -41,6 +41,14 @@ static void device_limits_locked(struct dist_device *d)
     d->max_dims = dims;
     memcpy(d->max_items, items, sizeof items);
     d->max_wg = info_size(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+    cl_command_queue_properties qp = 0;
+    if (dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, CL_DEVICE_QUEUE_PROPERTIES, sizeof qp, &qp, NULL) ==
+        CL_SUCCESS)
+        d->queue_props = qp;
+    cl_uint align = 0;
+    if (dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align, &align,
+                  NULL) == CL_SUCCESS)
+        d->base_align = align;
     d->version = major * 10 + minor;
     d->nonuniform = major == 2 || nonuni; /* mandatory in 2.x, optional in 3.0 */
     d->limits_known = 1;
@@ -51,6 +59,54 @@ void dist_device_limits(struct dist_device *d)
     pthread_mutex_lock(&dist_lock);
     device_limits_locked(d);
     pthread_mutex_unlock(&dist_lock);
+}
+
+/* ---- creations (sent without waiting: dist_ids.c) ---- */
+
+static const struct sluice_dql_device *descriptor(const struct dist_device *d)
+{
+    while (d->parent != NULL) /* a sub-device: its root device's */
+        d = d->parent;
+    return d->dql;
+}
+
+cl_int dist_validate_buffer_size(const struct dist_context *c, size_t size)
+{
+    int known = 0, fits = 0;
+    for (int i = 0; i < c->ndev; i++) {
+        const struct sluice_dql_device *q = descriptor(c->devs[i]);
+        if (q == NULL || q->max_alloc == 0)
+            return CL_SUCCESS; /* unknown: the driver decides */
+        known = 1;
+        fits |= size <= q->max_alloc;
+    }
+    SLUICE_RETURN_ERROR_ON(known && !fits, CL_INVALID_BUFFER_SIZE,
+                           "larger than every device's CL_DEVICE_MAX_MEM_ALLOC_SIZE");
+    return CL_SUCCESS;
+}
+
+cl_int dist_validate_queue(struct dist_device *d, cl_command_queue_properties props)
+{
+    const cl_command_queue_properties host =
+        CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
+    SLUICE_RETURN_ERROR_ON((props & ~host) != 0, CL_INVALID_VALUE, "unknown queue property bits");
+    dist_device_limits(d);
+    SLUICE_RETURN_ERROR_ON(d->limits_known && d->queue_props != 0 && (props & ~d->queue_props) != 0,
+                           CL_INVALID_QUEUE_PROPERTIES, "a queue property the device does not support");
+    return CL_SUCCESS;
+}
+
+cl_int dist_validate_sub_origin(const struct dist_context *c, size_t origin)
+{
+    for (int i = 0; i < c->ndev; i++) {
+        struct dist_device *d = c->devs[i];
+        dist_device_limits(d);
+        size_t bytes = d->base_align / 8;
+        SLUICE_RETURN_ERROR_ON(
+            d->limits_known && bytes != 0 && origin % bytes != 0, CL_MISALIGNED_SUB_BUFFER_OFFSET,
+            "origin %% (CL_DEVICE_MEM_BASE_ADDR_ALIGN / 8) != 0 on a device of the context");
+    }
+    return CL_SUCCESS;
 }
 
 /* Whether the build options of the kernel's program on d allow non-uniform work-groups: an OpenCL

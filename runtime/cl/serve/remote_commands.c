@@ -55,6 +55,9 @@ static cl_int enqueue_ndrange(struct eng_cmd *c, const struct sluice_req_ndrange
         if (r != CL_SUCCESS)
             return r;
     }
+    cl_int failed = sluice_rid_take_error(); /* an argument whose creation failed: not a NULL one */
+    if (failed != CL_SUCCESS)
+        return failed;
     unsigned nulls = (unsigned)a->nulls;
     return api()->clEnqueueNDRangeKernel(c->q, k, dims, (nulls & SLUICE_NDR_NO_OFFSET) ? NULL : v, v + dims,
                                          (nulls & SLUICE_NDR_NO_LOCAL) ? NULL : v + 2 * dims, (cl_uint)nw,
@@ -260,6 +263,7 @@ static void command_finish(struct eng_cmd *c, const struct sluice_remote_req *re
 
 static void handle(const struct sluice_remote_req *req, const unsigned char *p)
 {
+    sluice_rid_take_error(); /* (what an earlier request left) */
     struct sluice_remote_cmd h;
     struct eng_cmd *c = command_start(req, p, &h);
     if (c == NULL)
@@ -293,9 +297,16 @@ static void handle(const struct sluice_remote_req *req, const unsigned char *p)
         if (r == CL_SUCCESS)
             r = t;
     }
+    cl_int failed = sluice_rid_take_error(); /* its queue's creation failed: that error */
+    if (r == CL_SUCCESS && failed != CL_SUCCESS)
+        r = failed;
     SLUICE_ERROR_ON(r, c->q == NULL, CL_INVALID_COMMAND_QUEUE, "c->q == NULL");
     if (r == CL_SUCCESS)
         r = enqueue_command(c, req, at, rest, wl, nw, acc, nacc);
+    /* A memory object whose creation failed: the command fails with its creation's error (the
+     * enqueue refused the NULL it found), as OpenCL allows an allocation failure to show there. */
+    if ((failed = sluice_rid_take_error()) != CL_SUCCESS && r != CL_SUCCESS)
+        r = failed;
     command_finish(c, req, r, acc, nacc, transfer);
     if (acc != acc_small)
         free(acc);

@@ -514,7 +514,7 @@ static bool serve_loop(MPI_Comm comm, uint64_t *pings)
                     memset(&out, 0, sizeof out); /* CL_SUCCESS now, done after the deferred commands */
                 else
                     sluice_remote_handle(&req, buf + sizeof req, &out);
-                bool reply = !(req.op == SLUICE_REMOTE_RELEASE && req.release.no_reply == 1);
+                bool reply = sluice_remote_wants_reply(&req);
                 int rc = !reply
                              ? MPI_SUCCESS
                              : checked(sluice_remote_send(comm, 0, SLUICE_REMOTE_TAG_REP, &out.rep,

@@ -18,6 +18,7 @@
 #include "cl/intercept/backend.h"
 #include "cl/intercept/object.h"
 #include "cl/serve/remote_cma.h"
+#include "cl/serve/remote_ids.h"
 #include "cl/serve/remote_peer.h"
 #include "cl/serve/remote_proto.h"
 #include "trace/debug.h"
@@ -25,7 +26,8 @@
 /* The subsystem of this room's SLUICE_RETURN_ERROR_ON reasons (SLUICE_DEBUG=serve). */
 #define SLUICE_DEBUG_HERE serve
 
-#define PTR(t, v) ((t)(uintptr_t)(v))
+/* A rid of a request as this process's handle (a chosen id through its table: remote_ids.h). */
+#define PTR(t, v) ((t)(uintptr_t)sluice_rid_real(v))
 #define MAX_WAIT 4096
 
 struct eng_cmd {

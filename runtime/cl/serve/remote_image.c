@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cl/intercept/backend.h"
+#include "cl/serve/remote_ids.h"
 #include "cl/serve/remote_image.h"
 #include "cl/serve/remote_objects.h"
 #include "trace/debug.h"
@@ -13,7 +14,7 @@
 #define SLUICE_DEBUG_HERE serve /* SLUICE_DEBUG=serve */
 
 #define RID(p) ((uint64_t)(uintptr_t)(p))
-#define PTR(t, v) ((t)(uintptr_t)(v))
+#define PTR(t, v) ((t)(uintptr_t)sluice_rid_real(v))
 #define MAX_VALUE ((size_t)1 << 20)
 
 static const struct sluice_cl_api *api(void)
@@ -44,6 +45,7 @@ static void create_image(const struct sluice_robj_image_create *in, const unsign
     }
     memcpy(&fmt, p, sizeof fmt);
     memcpy(&desc, p + sizeof fmt, sizeof desc);
+    desc.buffer = PTR(cl_mem, (uint64_t)(uintptr_t)desc.buffer); /* rank 0's name of it */
     cl_int err = CL_SUCCESS;
     cl_mem img =
         api()->clCreateImage(PTR(cl_context, in->ctx), (cl_mem_flags)in->flags, &fmt, &desc, NULL, &err);

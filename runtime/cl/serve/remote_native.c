@@ -209,6 +209,11 @@ cl_int sluice_remote_native_cmd(cl_command_queue q, const struct sluice_req_nati
             break;
         }
         mems[i] = PTR(cl_mem, m.mem);
+        if (mems[i] == NULL) {
+            r = sluice_rid_take_error(); /* its creation failed */
+            r = r != CL_SUCCESS ? r : CL_INVALID_MEM_OBJECT;
+            break;
+        }
         locs[i] = args + m.loc;
         memcpy(args + m.loc, &mems[i], sizeof mems[i]); /* this rank's handle, as the program put its own */
     }

@@ -8,6 +8,7 @@
 
 #include "cl/intercept/backend.h"
 #include "cl/intercept/info_text.h"
+#include "cl/serve/remote_ids.h"
 #include "cl/serve/remote_image.h"
 #include "cl/serve/remote_native.h"
 #include "cl/serve/remote_objects.h"
@@ -15,7 +16,7 @@
 #define MAX_IDS 64
 
 #define RID(p) ((uint64_t)(uintptr_t)(p))
-#define PTR(t, v) ((t)(uintptr_t)(v))
+#define PTR(t, v) ((t)(uintptr_t)sluice_rid_real(v))
 
 static const struct sluice_cl_api *api(void)
 {

@@ -69,9 +69,11 @@ struct sluice_robj_kernel_args {
     uint64_t op;
     uint64_t kernel;
 };
+/* id: as in the creations of remote_proto.h (0: reply; else rank 0's id, no reply). */
 struct sluice_robj_image_create {
     uint64_t op;
     uint64_t ctx, flags;
+    uint64_t id;
 };
 struct sluice_robj_image_formats {
     uint64_t op;
@@ -92,6 +94,7 @@ struct sluice_robj_sampler_create {
     uint64_t ctx;
     uint64_t with_args;
     uint64_t normalized, addressing, filter;
+    uint64_t id; /* as image_create's */
 };
 struct sluice_robj_native_find {
     uint64_t op;

@@ -8,8 +8,9 @@
  * Bulk data never rides in a request: it goes as its own messages (pieces of at most
  * SLUICE_REMOTE_CHUNK bytes, tag SLUICE_REMOTE_DATA_TAG(command id)) straight between the two
  * end points, from and to the program's own pointer on rank 0. Remote objects are named by their
- * real address on the serving rank (`rid`): only rank 0 ever names them, and only with values the
- * server handed it.
+ * real address on the serving rank (`rid`), or, for those rank 0 created without waiting (buffers,
+ * sub-buffers, images, queues, samplers), by the id rank 0 chose (cl/serve/remote_ids.h): only
+ * rank 0 ever names them, and only with values the server handed it or ids it sent a creation of.
  *
  * The same handlers run on serving ranks and, called directly without MPI, for rank 0's own
  * devices, so every device goes through one code path. */
@@ -217,15 +218,20 @@ struct sluice_req_info {
     uint64_t param;
     uint64_t size; /* of the value wanted; 0: only its size */
 };
+/* The creations below carry `id`: 0, the reply names the new object (v0); else the id rank 0
+ * chose for it (cl/serve/remote_ids.h), and there is no reply. */
 struct sluice_req_queue_create {
     uint64_t ctx, device;
     uint64_t properties; /* CL_QUEUE_PROPERTIES bits; 0: none */
+    uint64_t id;
 };
 struct sluice_req_buf_create {
     uint64_t ctx, flags, size;
+    uint64_t id;
 };
 struct sluice_req_subbuf {
     uint64_t parent, flags, origin, size;
+    uint64_t id;
 };
 struct sluice_req_in_ctx { /* PROG_CREATE */
     uint64_t ctx;
@@ -441,6 +447,8 @@ void sluice_remote_nap(uint64_t ns);
 /* True when `op` is of class CALL (SLUICE_REMOTE_OPS), or no known op (the server answers it
  * CL_INVALID_OPERATION). */
 int sluice_remote_is_call(uint32_t op);
+/* False for the calls rank 0 does not wait on: a release with no_reply, a creation with an id. */
+int sluice_remote_wants_reply(const struct sluice_remote_req *req);
 
 /* The command engine (remote_engine.c), one per process: serving ranks run it from their serving
  * loop, rank 0 runs it for its own devices from its scheduler thread. Thread-safe. */

@@ -11,6 +11,7 @@
 #include "cl/intercept/backend.h"
 #include "cl/intercept/info_text.h"
 #include "cl/intercept/object.h"
+#include "cl/serve/remote_ids.h"
 #include "cl/serve/remote_objects.h"
 #include "cl/serve/remote_proto.h"
 #include "trace/trace.h"
@@ -19,7 +20,7 @@
 #define MAX_DEVICES 64
 
 #define RID(p) ((uint64_t)(uintptr_t)(p))
-#define PTR(t, v) ((t)(uintptr_t)(v))
+#define PTR(t, v) ((t)(uintptr_t)sluice_rid_real(v))
 
 /* Internal queues: one per context, out of order where the device allows, for the coherence
  * transfers that belong to no program queue (their order comes from explicit wait lists). */
@@ -297,6 +298,7 @@ static void do_release(const struct sluice_req_release *in, struct sluice_remote
     default:
         break;
     }
+    sluice_rid_forget(in->rid);
     out->rep.ret = r;
 }
 
@@ -397,10 +399,72 @@ static void do_prog_from_binary(const struct sluice_req_prog_from_binary *in, co
     }
 }
 
+/* The id rank 0 chose for the object this request creates (remote_ids.h), 0 when it waits for
+ * the reply instead. */
+static uint64_t creation_id(const struct sluice_remote_req *req)
+{
+    union sluice_robj_args in;
+    switch (req->op) {
+    case SLUICE_REMOTE_BUF_CREATE:
+        return req->buf_create.id;
+    case SLUICE_REMOTE_QUEUE_CREATE:
+        return req->queue_create.id;
+    case SLUICE_REMOTE_SUBBUF:
+        return req->subbuf.id;
+    case SLUICE_REMOTE_OBJ:
+        memcpy(&in, req->a, sizeof in);
+        return in.op == SLUICE_ROBJ_IMAGE_CREATE     ? in.image_create.id
+               : in.op == SLUICE_ROBJ_SAMPLER_CREATE ? in.sampler_create.id
+                                                     : 0;
+    default:
+        return 0;
+    }
+}
+
+int sluice_remote_wants_reply(const struct sluice_remote_req *req)
+{
+    return !(req->op == SLUICE_REMOTE_RELEASE && req->release.no_reply == 1) && creation_id(req) == 0;
+}
+
+/* After a call: a creation under an id records what it gave; one that named a failed id failed
+ * with that id's error (a sub-buffer or an image of a buffer whose allocation failed), even where
+ * the driver took the NULL it found for a valid argument. Any other call that named a failed id
+ * answers that id's error. */
+static void settle_ids(const struct sluice_remote_req *req, struct sluice_remote_msg *out)
+{
+    int32_t failed = sluice_rid_take_error();
+    uint64_t id = creation_id(req);
+    if (id == 0) {
+        if (failed != 0)
+            out->rep.ret = failed;
+        return;
+    }
+    uint64_t made = out->rep.ret == CL_SUCCESS ? out->rep.v[0] : 0;
+    if (made != 0 && failed != 0) {
+        int kind = req->op == SLUICE_REMOTE_QUEUE_CREATE ? SLUICE_CL_QUEUE
+                   : req->op == SLUICE_REMOTE_OBJ && req->a[0] == SLUICE_ROBJ_SAMPLER_CREATE
+                       ? SLUICE_CL_SAMPLER
+                       : SLUICE_CL_MEM;
+        struct sluice_req_release r = {(uint64_t)kind, made, 1};
+        struct sluice_remote_msg ignored = {0};
+        do_release(&r, &ignored);
+        made = 0;
+    }
+    cl_int err = failed != 0                  ? failed
+                 : out->rep.ret != CL_SUCCESS ? (cl_int)out->rep.ret
+                                              : CL_OUT_OF_RESOURCES;
+    /* Rank 0 checked the size against every device of the context: this rank's alone cannot hold
+     * it, an allocation failure at the buffer's use here, as OpenCL allows one to show. */
+    if (err == CL_INVALID_BUFFER_SIZE && req->op == SLUICE_REMOTE_BUF_CREATE)
+        err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+    sluice_rid_bind(id, (void *)(uintptr_t)made, made != 0 ? CL_SUCCESS : err);
+}
+
 void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned char *p,
                           struct sluice_remote_msg *out)
 {
     memset(out, 0, sizeof *out);
+    sluice_rid_take_error(); /* (what an earlier request left) */
     const struct sluice_cl_api *A = api();
     size_t len = (size_t)req->nbytes;
     cl_int err = CL_SUCCESS;
@@ -512,6 +576,7 @@ void sluice_remote_handle(const struct sluice_remote_req *req, const unsigned ch
         out->rep.ret = CL_INVALID_OPERATION;
         break;
     }
+    settle_ids(req, out);
     pthread_mutex_unlock(&srv_lock);
 }
 

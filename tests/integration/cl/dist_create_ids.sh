@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: MIT
+# Distributed OpenCL, creations without a round trip (docs/DISTRIBUTED.md, "Object ids"):
+# tests/apps/cl_dist_creations.c (an ordinary program) makes, on every device, a queue, N buffers
+# each written and filled at once, a sub-buffer of each, N images each written, and a sampler;
+# queries them (sizes, the queue's properties, image pitches, the sampler's modes); reads every
+# object back; and prints the codes of three invalid creations rank 0 must now refuse itself (a
+# buffer above every device's largest allocation, a misaligned sub-buffer). Its output must be that
+# of as many local devices on 2 and 3 ranks. From the traces: rank 0 waits for fewer replies
+# (MSG_RECV, tag 0x5D01) from each serving rank than the N objects of one kind of one device:
+# the setup's only (the context, the device limits, a queue query), none per creation; with
+# SLUICE_DIST_IDS=off each of the 3N creations per device would wait for one. On 3 ranks the
+# program then runs the loop of the conformance suite's copy_2D (images of changing sizes made,
+# written, copied, read back and released on each device), checked against the source.
+export POCL_MAX_PTHREAD_COUNT=1
+n=40
+for ranks in 2 3; do
+  copy=()
+  [ "$ranks" == 3 ] && copy=(--copy2d 12)
+  same_as_local "$ranks" "" "$SLUICE_APPS_DIR/cl_dist_creations" $n "${copy[@]}"
+  "$SLUICE_BIN_DIR/sluice-trace" dump "tr$ranks" >"dump$ranks.txt"
+  for r in $(seq 1 $((ranks - 1))); do
+    replies=$(grep '^rank 0 ' "dump$ranks.txt" | grep -c "MSG_RECV peer rank=$r, .*tag=23809" || true)
+    echo "$ranks ranks: rank 0 waited for $replies replies from rank $r"
+    [ "$replies" -lt "$n" ] ||
+      fail "$ranks ranks: rank 0 waited for $replies replies from rank $r: its creations wait (expected the setup's, under $n)"
+  done
+done
+expect_contains "the copy_2D loop checks every copy" "copy2d: 12 iterations on 3 devices, 0 mismatches" \
+  "$(cat dist3.out)"
+
+# A failure the serving rank meets after rank 0 went on is not lost: rank 1's device limited to
+# 256 MiB allocations (POCL_MEMORY_LIMIT=1), rank 0's not, a 300 MiB buffer fits the context (rank
+# 0's device), so its creation succeeds; rank 1 fails it there, and its first use on rank 1 fails
+# with CL_MEM_OBJECT_ALLOCATION_FAILURE (-4): the fill's event status, its wait and a blocking
+# read CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST (-14). Rank 0's device uses it. (The preload
+# goes in after the shell has set rank 1's limit.)
+set +e
+timeout 120 "$MPIEXEC" -n 2 env POCL_DEVICES=pthread SLUICE_OPENCL=distributed sh -c \
+  '[ "$PMI_RANK" != 1 ] || export POCL_MEMORY_LIMIT=1; LD_PRELOAD="$1" exec "$0" --oversize 300' \
+  "$SLUICE_APPS_DIR/cl_dist_creations" "$SLUICE_LIB" >big.out 2>big.err
+rc=$?
+set -e
+cat big.out
+expect_eq "the oversized buffer's run: exit code" 0 "$rc"
+expect_contains "the creation succeeds (it fits rank 0's device)" "a buffer of 300 MiB: 0" "$(cat big.out)"
+expect_contains "rank 0's device fills and reads it" \
+  "device 0: fill 0, wait 0, status 0; blocking read 0, the pattern" "$(cat big.out)"
+expect_contains "its first use on rank 1 fails with the allocation failure" \
+  "device 1: fill 0, wait -14, status -4; blocking read -14" "$(cat big.out)"
