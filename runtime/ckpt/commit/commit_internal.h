@@ -241,6 +241,9 @@ void commit_home_final(uint64_t expected);
 int commit_home_quiet(void);
 /* Timers (incomplete sets). Progress thread. Returns things done. */
 int commit_home_poll(void);
+/* 1 while a set homed here has members pending or a version in flight (as of the last
+ * commit_home_poll). Any thread (atomic). */
+int commit_home_busy(void);
 
 /* ---- data movement (commit_data.c): the seam for the two-phase writer --------------------- */
 
@@ -267,9 +270,10 @@ struct commit_copy {
                                 another process of this node): the member is dropped */
 };
 /* Writer side: copies each staged member (its own or another rank's of its stage folder) into
- * the container file `tmp` at its offset and makes the writes durable (fdatasync) before
- * returning. 0 or -errno. */
-int commit_data_write(const char *tmp, struct commit_copy *copies, size_t n);
+ * the container file `tmp` at its offset and, if `sync`, makes the writes durable (fdatasync)
+ * before returning (0 in the home's own process: its fsync of the version covers them).
+ * 0 or -errno. */
+int commit_data_write(const char *tmp, struct commit_copy *copies, size_t n, int sync);
 
 /* Two-phase path (twophase_home.c, twophase_exec.c). MSG_MEMBERS ends with the sender's node
  * id (commit_twophase_node_id), which the home notes for aggregator selection. */
