@@ -185,6 +185,10 @@ int commit_adopted_chmod(const char *path, unsigned mode);
 struct sluice_staged_member *commit_adopted_take(size_t *n);
 /* Rank-side exit accounting: 1 if no member is waiting to be committed (failed ones excepted). */
 int commit_members_quiet(void);
+/* 1 while this process awaits a home's answer: a member in a version in flight or announced and
+ * not yet collected (node-local ones kept for a later drain excepted: that may be minutes), or
+ * a request waiting for its answer. Lock held. */
+int commit_members_awaiting(void);
 /* Re-announces members whose last commit failed, so that the next commit retries them. Returns
  * how many. Lock held. */
 int commit_members_retry(void);

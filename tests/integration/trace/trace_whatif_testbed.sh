@@ -43,3 +43,18 @@ check whatif_testbed_2x2rr 4 \
 check whatif_testbed_400_2x4 8 \
   "shuffle 67108864 bytes, share 0.0000 to another host's aggregator, share 0.2500 kept by the writer, rounds of 16777216 bytes" \
   1 1 48742460 1 0.007771 1e9 4 38426408 17785423 43856671 42304741
+
+# `sluice-trace dump --timeline` (docs/TRACE.md): every process on the set's one axis, here ranks
+# on two hosts. The version starts at its home once every member's CLOSED notice is in, so the
+# last CKPT_CLOSE of any rank lies before the home's COMMIT_DURABLE start (its version's t0), and
+# the durable mark after every shuffled piece's receive; per-process times (+S) do not compare so.
+"$TRACE" dump --timeline "$data/whatif_testbed_2x2rr" > timeline.txt || fail "dump --timeline failed"
+expect_eq "dump --timeline: one line per event" "$("$TRACE" dump "$data/whatif_testbed_2x2rr" | wc -l)" "$(grep -c ' @[0-9]' timeline.txt)"
+awk '{ t = substr($7, 2) + 0 }
+  $8 == "CKPT_CLOSE" && t > shut_last { shut_last = t }
+  $8 == "COMMIT_SHUFFLE_RECV" && t > recv_last { recv_last = t }
+  $8 == "COMMIT_DURABLE" { begin = t; match($0, /dur=[0-9]+ns/); end = t + substr($0, RSTART + 4, RLENGTH - 6) / 1e9 }
+  END { printf "last close %.6f, version from %.6f to %.6f, last piece in %.6f\n", shut_last, begin, end, recv_last
+        exit !(begin && shut_last <= begin + 0.001 && recv_last <= end) }' timeline.txt \
+  || fail "dump --timeline: the version's steps are out of order across ranks"
+echo "ok: dump --timeline orders the steps of a version across hosts"
