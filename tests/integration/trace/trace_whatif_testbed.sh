@@ -57,4 +57,9 @@ awk '{ t = substr($7, 2) + 0 }
   END { printf "last close %.6f, version from %.6f to %.6f, last piece in %.6f\n", shut_last, begin, end, recv_last
         exit !(begin && shut_last <= begin + 0.001 && recv_last <= end) }' timeline.txt \
   || fail "dump --timeline: the version's steps are out of order across ranks"
-echo "ok: dump --timeline orders the steps of a version across hosts"
+# The four processes started 0.24 s apart on the axis (rank 3 first); from their own starts
+# (+S) every PROCESS_START reads under 3 ms.
+spread=$(awk '$8 == "PROCESS_START" { t = substr($7, 2) + 0; if (n++ == 0 || t < lo) lo = t; if (t > hi) hi = t }
+  END { printf "%.3f", hi - lo }' timeline.txt)
+awk -v s="$spread" 'BEGIN { exit !(s >= 0.2 && s <= 0.3) }' || fail "dump --timeline: process starts $spread s apart (0.24 s on one axis)"
+echo "ok: dump --timeline orders the steps of a version across hosts, process starts $spread s apart"
