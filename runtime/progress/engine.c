@@ -107,6 +107,9 @@ static _Atomic uint64_t last_work_ns;
  * completion (a peer not there yet), the normal back-off resumes: no unbounded spinning. */
 static _Atomic int mpi_busy;
 static _Atomic uint64_t mpi_busy_last_ns;
+/* Answers awaited from other ranks (sluice_progress_expect): no deep idle while any are, so that
+ * an answer waits at most SLUICE_PROGRESS_SLEEP_MAX, not SLUICE_PROGRESS_IDLE_SLEEP. */
+static _Atomic int expecting;
 #define MPI_BUSY_WINDOW_NS (50u * 1000u * 1000u)
 
 static uint64_t now_ns(void)
@@ -122,6 +125,12 @@ void sluice_progress_mpi_busy(int delta)
         atomic_store_explicit(&mpi_busy_last_ns, now_ns(), memory_order_relaxed);
         sluice_progress_wake();
     }
+}
+
+void sluice_progress_expect(int delta)
+{
+    if (atomic_fetch_add_explicit(&expecting, delta, memory_order_acq_rel) + delta > 0)
+        sluice_progress_wake(); /* a deep sleep in progress ends now, the next one is short */
 }
 
 /* An idle round while MPI transfers are in flight: true when it was handled (yield or a short
@@ -153,7 +162,8 @@ int sluice_progress_is_self(void)
 }
 
 /* The back-off's cap: SLUICE_PROGRESS_SLEEP_MAX, or SLUICE_PROGRESS_IDLE_SLEEP when the thread
- * has been idle since `idle_since_ns` for DEEP_IDLE_AFTER_NS with no MPI transfer in flight. A
+ * has been idle since `idle_since_ns` for DEEP_IDLE_AFTER_NS with no MPI transfer in flight and
+ * no answer expected. A
  * cap set by sluice_progress_set_sleep_max_us is the cap, deep idle or not. */
 static uint64_t sleep_max_ns(uint64_t idle_since_ns)
 {
@@ -165,7 +175,8 @@ static uint64_t sleep_max_ns(uint64_t idle_since_ns)
         us = DEFAULT_SLEEP_MAX_US;
     uint64_t deep = sluice_config.PROGRESS_IDLE_SLEEP;
     if (deep > us && idle_since_ns != 0 && now_ns() - idle_since_ns > DEEP_IDLE_AFTER_NS &&
-        atomic_load_explicit(&mpi_busy, memory_order_acquire) <= 0)
+        atomic_load_explicit(&mpi_busy, memory_order_acquire) <= 0 &&
+        atomic_load_explicit(&expecting, memory_order_acquire) <= 0)
         us = deep;
     return us * 1000u;
 }

@@ -34,6 +34,11 @@ void sluice_progress_drain(void);
 /* Counts transfers in flight that progress only inside MPI calls (+1 when one starts, -1 when
  * it ends): while any are, the thread polls instead of backing off (engine.c, MPI-busy mode). */
 void sluice_progress_mpi_busy(int delta);
+/* Counts answers this process awaits from other ranks (+1 when it starts waiting, -1 when it
+ * stops): while any are, the thread's idle sleeps stay at SLUICE_PROGRESS_SLEEP_MAX instead of
+ * growing to SLUICE_PROGRESS_IDLE_SLEEP, so that an answer is noticed within that bound (a
+ * commit's "member written" and "durable" answers come after quiet spells of 100 ms and more). */
+void sluice_progress_expect(int delta);
 /* True on the progress thread itself. */
 int sluice_progress_is_self(void);
 /* Whether the engine has work under way (an MPI transfer in flight, or work found in the last

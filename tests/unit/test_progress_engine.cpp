@@ -361,6 +361,25 @@ TEST_F(ProgressEngine, IdleThreadSleepsLongerOnceIdleForAWhile)
     EXPECT_LT(stats().last_sleep_ns, sluice_config.PROGRESS_SLEEP_MAX * 1000u);
 }
 
+TEST_F(ProgressEngine, AwaitedAnswerKeepsSleepsShort)
+{
+    // While an answer is awaited (sluice_progress_expect), 300 ms without work never reach deep
+    // idle: every sleep stays at SLUICE_PROGRESS_SLEEP_MAX; once none is, deep idle comes back.
+    sluice_progress_stop();
+    ASSERT_EQ(sluice_config_parse_one(&sluice_config, SLUICE_CFG_PROGRESS_SLEEP_MAX, "2000"), 0);
+    ASSERT_EQ(sluice_config_parse_one(&sluice_config, SLUICE_CFG_PROGRESS_IDLE_SLEEP, "50000"), 0);
+    sluice_progress_expect(1);
+    sluice_progress_set_sleep_max_us(0); // restarts longest_sleep_ns
+    sluice_progress_post([](void *) {}, nullptr);
+    sluice_progress_drain();
+    uint64_t sleeps = stats().sleeps;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_GT(stats().sleeps, sleeps + 10);
+    EXPECT_LE(stats().longest_sleep_ns, sluice_config.PROGRESS_SLEEP_MAX * 1000u);
+    sluice_progress_expect(-1);
+    ASSERT_TRUE(eventually([] { return stats().last_sleep_ns > sluice_config.PROGRESS_SLEEP_MAX * 1000u; }));
+}
+
 struct Helped {
     std::atomic<int> inside{0}, overlaps{0}, on_progress{0}, elsewhere{0};
 };

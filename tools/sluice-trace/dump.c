@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* `sluice-trace dump`: one line per event (per process, in time order across its threads), the
- * same shape as the SLUICE_DEBUG stream, with strings resolved. For debugging and grep. */
+ * same shape as the SLUICE_DEBUG stream, with strings resolved. For debugging and grep. Times are
+ * seconds from the process's own start (+S), or with --timeline seconds on the set's one time axis
+ * (@S, timeline.h: rank 0's clock), so that lines of different processes compare. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dump.h"
 #include "symbolize.h"
+#include "timeline.h"
 #include "trace/kinds.h"
 #include "traceset.h"
 
@@ -26,14 +29,20 @@ static void print_word(FILE *o, const struct sluice_trace_file *f, unsigned kind
         fprintf(o, "%llu", (unsigned long long)v);
 }
 
+static const struct timeline *axis; /* --timeline: the set's time axis, else NULL */
+
 static void print_event(FILE *o, const struct sluice_trace_file *f, const struct sluice_trace_rthread *t,
                         const struct sluice_tf_event *ev, bool sites)
 {
     const char *name = sluice_trace_file_kind(f, ev->kind);
     /* Labels come from our events.def when the producer's kind is the same kind. */
     bool known = name && ev->kind < SLUICE_EV_COUNT && strcmp(name, sluice_kinds[ev->kind].name) == 0;
-    fprintf(o, "rank %d pid %d tid %d +%.6f %s", f->header.rank, f->header.pid, t->info.tid,
-            trace_rel_seconds(f, ev->t_ns), name ? name : "?");
+    if (axis)
+        fprintf(o, "rank %d pid %d tid %d @%.6f %s", f->header.rank, f->header.pid, t->info.tid,
+                (double)timeline_ns(axis, f, ev->t_ns) / 1e9, name ? name : "?");
+    else
+        fprintf(o, "rank %d pid %d tid %d +%.6f %s", f->header.rank, f->header.pid, t->info.tid,
+                trace_rel_seconds(f, ev->t_ns), name ? name : "?");
     const uint64_t words[3] = {ev->a, ev->b, ev->c};
     for (int w = 0; w < 3; w++) {
         const char *meaning = known ? sluice_kinds[ev->kind].meaning[w] : (const char *[]){"a", "b", "c"}[w];
@@ -100,20 +109,26 @@ static void dump_file(FILE *o, const struct sluice_trace_file *f)
 
 int dump_main(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    int c;
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'}, {"timeline", no_argument, NULL, 't'}, {NULL, 0, NULL, 0}};
+    int c, aligned = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         if (c == 'h') {
-            printf("usage: sluice-trace dump DIR|FILE...\n  Prints every event, one line each.\n");
+            printf("usage: sluice-trace dump [--timeline] DIR|FILE...\n  Prints every event, one line each; "
+                   "times from each process's start (+S), or with --timeline on one axis for all (@S).\n");
             return 0;
         }
-        fprintf(stderr, "usage: sluice-trace dump DIR|FILE...\n");
+        if (c == 't') {
+            aligned = 1;
+            continue;
+        }
+        fprintf(stderr, "usage: sluice-trace dump [--timeline] DIR|FILE...\n");
         return 2;
     }
     if (optind >= argc) {
-        fprintf(stderr,
-                "sluice-trace dump: no trace folder or file given\nusage: sluice-trace dump DIR|FILE...\n");
+        fprintf(stderr, "sluice-trace dump: no trace folder or file given\nusage: sluice-trace dump "
+                        "[--timeline] DIR|FILE...\n");
         return 2;
     }
     struct trace_set set;
@@ -121,8 +136,17 @@ int dump_main(int argc, char **argv)
         trace_set_free(&set);
         return 1;
     }
+    struct timeline tl;
+    if (aligned) {
+        timeline_init(&tl, &set);
+        axis = &tl;
+    }
     for (size_t i = 0; i < set.nfiles; i++)
         dump_file(stdout, set.files[i]);
+    if (aligned) {
+        axis = NULL;
+        timeline_free(&tl);
+    }
     int status = (set.unreadable || set.incomplete) ? 1 : 0;
     trace_set_free(&set);
     return status;

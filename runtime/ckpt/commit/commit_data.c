@@ -2,7 +2,10 @@
 /* Data movement of a commit, direct path: each writer rank copies its own staged members into
  * the new container at the offsets the home rank planned, checksumming on the way, and makes
  * its writes durable before it reports back (on a parallel file system each client must flush
- * its own dirty pages; the home's fsync would not cover them).
+ * its own dirty pages; the home's fsync would not cover them). The home's own process is the
+ * exception: its fsync of the version, after the index and before the rename, flushes every
+ * dirty page of the file that this process wrote, so a writer there does not sync first (one
+ * sync of the version's file fewer on the home's node, where a version is waited for).
  *
  * The two-phase writer (twophase_exec.c, docs/TWOPHASE.md) replaces this step when the home
  * chooses it: it receives the same list of (member, offset) from the planner and moves the bytes
@@ -113,7 +116,7 @@ static int copy_one(int out, const char *tmp, struct commit_copy *c, unsigned ch
     return rc;
 }
 
-int commit_data_write(const char *tmp, struct commit_copy *copies, size_t n)
+int commit_data_write(const char *tmp, struct commit_copy *copies, size_t n, int sync)
 {
     int out = commit_fs_open(tmp, O_WRONLY, 0);
     if (out < 0)
@@ -123,7 +126,7 @@ int commit_data_write(const char *tmp, struct commit_copy *copies, size_t n)
     for (size_t i = 0; rc == 0 && i < n; i++)
         rc = copy_one(out, tmp, &copies[i], buf);
     free(buf);
-    if (rc == 0)
+    if (rc == 0 && sync)
         rc = commit_fs_fdatasync(out, tmp);
     int crc = commit_fs_close(out);
     return rc ? rc : crc;

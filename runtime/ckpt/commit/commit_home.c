@@ -45,6 +45,7 @@ static uint32_t commit_ids;
 static int final_on;
 static uint64_t final_expected, closed_received;
 static int quiet_flag;
+static int home_busy; /* a set pending or a version in flight here (commit_home_poll) */
 
 uint64_t commit_home_now_ns(void)
 {
@@ -640,7 +641,13 @@ int commit_home_poll(void)
     }
     if (final_ready() && !busy)
         __atomic_store_n(&quiet_flag, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&home_busy, busy, __ATOMIC_RELAXED);
     return done;
+}
+
+int commit_home_busy(void)
+{
+    return __atomic_load_n(&home_busy, __ATOMIC_RELAXED);
 }
 
 void commit_home_reset_counts(void)
@@ -663,4 +670,5 @@ void commit_home_forget_all(void)
     final_on = 0;
     final_expected = closed_received = 0;
     quiet_flag = 0;
+    home_busy = 0;
 }

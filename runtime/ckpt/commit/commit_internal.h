@@ -185,6 +185,10 @@ int commit_adopted_chmod(const char *path, unsigned mode);
 struct sluice_staged_member *commit_adopted_take(size_t *n);
 /* Rank-side exit accounting: 1 if no member is waiting to be committed (failed ones excepted). */
 int commit_members_quiet(void);
+/* 1 while this process awaits a home's answer: a member in a version in flight or announced and
+ * not yet collected (node-local ones kept for a later drain excepted: that may be minutes), or
+ * a request waiting for its answer. Lock held. */
+int commit_members_awaiting(void);
 /* Re-announces members whose last commit failed, so that the next commit retries them. Returns
  * how many. Lock held. */
 int commit_members_retry(void);
@@ -241,6 +245,9 @@ void commit_home_final(uint64_t expected);
 int commit_home_quiet(void);
 /* Timers (incomplete sets). Progress thread. Returns things done. */
 int commit_home_poll(void);
+/* 1 while a set homed here has members pending or a version in flight (as of the last
+ * commit_home_poll). Any thread (atomic). */
+int commit_home_busy(void);
 
 /* ---- data movement (commit_data.c): the seam for the two-phase writer --------------------- */
 
@@ -267,9 +274,10 @@ struct commit_copy {
                                 another process of this node): the member is dropped */
 };
 /* Writer side: copies each staged member (its own or another rank's of its stage folder) into
- * the container file `tmp` at its offset and makes the writes durable (fdatasync) before
- * returning. 0 or -errno. */
-int commit_data_write(const char *tmp, struct commit_copy *copies, size_t n);
+ * the container file `tmp` at its offset and, if `sync`, makes the writes durable (fdatasync)
+ * before returning (0 in the home's own process: its fsync of the version covers them).
+ * 0 or -errno. */
+int commit_data_write(const char *tmp, struct commit_copy *copies, size_t n, int sync);
 
 /* Two-phase path (twophase_home.c, twophase_exec.c). MSG_MEMBERS ends with the sender's node
  * id (commit_twophase_node_id), which the home notes for aggregator selection. */

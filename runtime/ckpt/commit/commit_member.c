@@ -613,6 +613,16 @@ int commit_members_quiet(void)
     return 1;
 }
 
+int commit_members_awaiting(void)
+{
+    if (requests)
+        return 1; /* a FLUSH, UNLINK or QUERY waits for its answer */
+    for (struct commit_member *c = members; c; c = c->next)
+        if (c->inflight_id != 0 || (c->err == 0 && !c->sealed && !c->held))
+            return 1; /* in a version in flight, or announced and not yet collected */
+    return 0;
+}
+
 int commit_members_retry(void)
 {
     int n = 0;

@@ -2,7 +2,8 @@
 /* The direct path, writer side: a rank that the home names (direct_writers.c: its node's
  * aggregator, or the member's own rank) copies the members of MSG_WRITE, its own and those of
  * other ranks that share its stage folder, from their staging files into the version's
- * temporary file (commit_data.c), with one open and one fdatasync of it for all of them, and
+ * temporary file (commit_data.c), with one open and one fdatasync of it for all of them (none
+ * in the home's process, whose fsync of the version covers them), and
  * answers MSG_WRITTEN with their checksums and data runs. Progress thread. */
 #include "ckpt/commit/commit_internal.h"
 
@@ -62,7 +63,7 @@ static void on_write(int home, struct cmsg *in)
     if (rc == 0 && in->bad)
         rc = -EPROTO;
     if (rc == 0)
-        rc = commit_data_write(tmp, copies, n);
+        rc = commit_data_write(tmp, copies, n, home != commit_g.rank);
 
     struct cmsg out;
     cmsg_init(&out, MSG_WRITTEN);

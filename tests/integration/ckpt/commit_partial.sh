@@ -4,6 +4,12 @@
 # whose home may be a rank that never writes still commits, with the members it has, while
 # the program is running (it waits for the container to appear before calling MPI_Finalize),
 # and nothing deadlocks. Odd and even rank counts.
+# While a writing rank's member waits for its version (here the 2 s until an incomplete set is
+# committed), its progress thread never sleeps longer than SLUICE_PROGRESS_SLEEP_MAX (2 ms) at a
+# time, so that the home's answers are noticed within that bound: before, it went into deep
+# idle after 100 ms (50 ms sleeps, each answer of a commit late by up to that). Shown by the
+# sleeps requested in the trace (PROGRESS_SLEEP) between the rank's close and the version's
+# COMMIT_BEGIN, at 3 and 4 ranks.
 #
 # The program is an ordinary MPI code, compiled here with mpicc.
 cat > partial.c <<'SRC'
@@ -66,12 +72,40 @@ mpicc -O1 -o partial partial.c || fail "cannot compile the MPI program"
 
 ckpt=$SLUICE_BIN_DIR/sluice-ckpt
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE
+# longest_wait_sleep DUMP: per writing process, the longest sleep its progress thread asked for
+# in a spell of idleness that overlaps the time from its last close to the version's start
+# ("pid spells max_ns"; a spell is one PROGRESS_SLEEP event, its longest sleep asked).
+longest_wait_sleep() {
+  awk '
+    { t = substr($7, 2) + 0 }
+    $8 == "CKPT_CLOSE" { if (t > shut[$4]) shut[$4] = t }
+    $8 == "COMMIT_BEGIN" && /part\.%r/ { if (!begin || t < begin) begin = t }
+    $8 == "PROGRESS_SLEEP" { n++; pid[n] = $4; at[n] = t; match($0, /requested=[0-9]+/); req[n] = substr($0, RSTART + 10, RLENGTH - 10) + 0
+                             match($0, /dur=[0-9]+ns/); end[n] = t + substr($0, RSTART + 4, RLENGTH - 6) / 1e9 }
+    END { for (i = 1; i <= n; i++) { p = pid[i]
+            if (!(p in shut) || end[i] < shut[p] + 0.01 || at[i] > begin - 0.01) continue
+            spells[p]++; if (req[i] > most[p]) most[p] = req[i] }
+          for (p in shut) print p, spells[p] + 0, most[p] + 0 }' "$1"
+}
+
 for n in 3 4 5; do
   d=$PWD/run$n
   mkdir -p "$d"
   export SLUICE_CAPTURE="$d/part.%r"
-  run_dist "$n" ./partial "$d" \
+  trace=()
+  [ "$n" = 5 ] || trace=(SLUICE_TRACE_DIR="$PWD/trace$n")
+  run_dist "$n" "${trace[@]}" ./partial "$d" \
     || fail "$n ranks: the job failed or hung"
+  if [ "$n" != 5 ]; then
+    "$SLUICE_BIN_DIR/sluice-trace" dump "trace$n" > "dump$n.txt" || fail "$n ranks: sluice-trace dump failed"
+    longest_wait_sleep "dump$n.txt" > "sleeps$n.txt"
+    expect_eq "$n ranks: writing processes traced" "$(( (n + 1) / 2 ))" "$(wc -l < "sleeps$n.txt")"
+    while read -r pid spells most; do
+      echo "$n ranks, pid $pid: $spells idle spells while its member waited, longest sleep asked $most ns"
+      [ "$spells" -gt 0 ] || fail "$n ranks, pid $pid: no idle spell between its close and the version's start"
+      [ "$most" -le 2000000 ] || fail "$n ranks, pid $pid: slept $most ns at a time while its member waited (at most SLUICE_PROGRESS_SLEEP_MAX, 2 ms)"
+    done < "sleeps$n.txt"
+  fi
   "$ckpt" verify "$d/part.@r.sluice" > /dev/null || fail "$n ranks: container does not verify"
   expect_eq "$n ranks: members" "$(( (n + 1) / 2 + 1 ))" "$("$ckpt" ls "$d" | grep -c "$d/part\.[0-9]")"
   expect_eq "$n ranks: stage empty" "" "$(ls -A "$SLUICE_STAGE_DIR")"

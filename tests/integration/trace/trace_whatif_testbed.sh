@@ -73,3 +73,23 @@ check whatif_400_2x2rr_msgs 4 2 \
 check whatif_host_1rank 1 1 \
   "shuffle 0 bytes, share 0.0000 to another host's aggregator, share 1.0000 kept by the writer, rounds of 16777216 bytes; path direct" \
   2 1 67654974 1 0.005933 1e9 16 1e12 31335716 67654974 68210421 26136610 1e12 0.031258 0.000152333
+
+# `sluice-trace dump --timeline` (docs/TRACE.md): every process on the set's one axis, here ranks
+# on two hosts. The version starts at its home once every member's CLOSED notice is in, so the
+# last CKPT_CLOSE of any rank lies before the home's COMMIT_DURABLE start (its version's t0), and
+# the durable mark after every shuffled piece's receive; per-process times (+S) do not compare so.
+"$TRACE" dump --timeline "$data/whatif_testbed_2x2rr" > timeline.txt || fail "dump --timeline failed"
+expect_eq "dump --timeline: one line per event" "$("$TRACE" dump "$data/whatif_testbed_2x2rr" | wc -l)" "$(grep -c ' @[0-9]' timeline.txt)"
+awk '{ t = substr($7, 2) + 0 }
+  $8 == "CKPT_CLOSE" && t > shut_last { shut_last = t }
+  $8 == "COMMIT_SHUFFLE_RECV" && t > recv_last { recv_last = t }
+  $8 == "COMMIT_DURABLE" { begin = t; match($0, /dur=[0-9]+ns/); end = t + substr($0, RSTART + 4, RLENGTH - 6) / 1e9 }
+  END { printf "last close %.6f, version from %.6f to %.6f, last piece in %.6f\n", shut_last, begin, end, recv_last
+        exit !(begin && shut_last <= begin + 0.001 && recv_last <= end) }' timeline.txt \
+  || fail "dump --timeline: the version's steps are out of order across ranks"
+# The four processes started 0.24 s apart on the axis (rank 3 first); from their own starts
+# (+S) every PROCESS_START reads under 3 ms.
+spread=$(awk '$8 == "PROCESS_START" { t = substr($7, 2) + 0; if (n++ == 0 || t < lo) lo = t; if (t > hi) hi = t }
+  END { printf "%.3f", hi - lo }' timeline.txt)
+awk -v s="$spread" 'BEGIN { exit !(s >= 0.2 && s <= 0.3) }' || fail "dump --timeline: process starts $spread s apart (0.24 s on one axis)"
+echo "ok: dump --timeline orders the steps of a version across hosts, process starts $spread s apart"
