@@ -24,7 +24,12 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_MPI=openmpi "$
 # under mpirun, and the test programs that the tests' scripts name (app_NAME for each NAME that is
 # a word of one of them), not every program of tests/apps.
 targets=(sluice sluice_ckpt_tool sluice_trace_tool sluice_launcher cl_conf_native_plugin test_roles_rank_child)
-mapfile -t scripts < <(for t in "${tests[@]}"; do ls tests/integration/{,*/}"$t".sh 2>/dev/null; done)
+scripts=()
+for t in "${tests[@]}"; do
+  for f in tests/integration/"$t".sh tests/integration/*/"$t".sh; do
+    if [ -e "$f" ]; then scripts+=("$f"); fi
+  done
+done
 [ ${#scripts[@]} -eq ${#tests[@]} ] || fail "not one script per test: ${tests[*]} -> ${scripts[*]}"
 for app in $(cmake --build "$build" --target help | sed -n 's/^\.\.\. app_\([A-Za-z0-9_]*\).*/\1/p'); do
   if grep -qw -- "$app" "${scripts[@]}"; then targets+=("app_$app"); fi
