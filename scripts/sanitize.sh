@@ -26,7 +26,10 @@ for job in $jobs; do
     asan)
       b=$root/build-asan
       configure "$b" address,undefined
-      cmake --build "$b" -j "$(nproc)" >/dev/null
+      # What its tests run: every unit test (each test_* target; test_trace_* call sluice-trace)
+      # and the tools; not libsluice.so, the test programs or the benchmarks, which no test here runs.
+      unit_targets=($(cmake --build "$b" --target help | sed -n 's/^\.\.\. \(test_[A-Za-z0-9_]*\).*/\1/p'))
+      cmake --build "$b" -j "$(nproc)" --target "${unit_targets[@]}" sluice_ckpt_tool sluice_trace_tool >/dev/null
       export ASAN_OPTIONS=halt_on_error=1:detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
       echo "sanitize: ASan+UBSan, unit tests and the tools' integration tests"
       (cd "$b" && ctest --output-on-failure --timeout 300 -j "$(nproc)" \

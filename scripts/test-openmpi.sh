@@ -20,10 +20,20 @@ ompi_info=/usr/bin/ompi_info
 echo "test-openmpi: $("$ompi_info" --version | head -1); the system's mpiexec: $(readlink -f "$(command -v mpiexec)")"
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_MPI=openmpi "$@" >/dev/null
-# What the tests use: the library, the tools and the test programs, and of the unit tests only the
-# one mpi_lazy_init runs under mpirun.
+# What the tests use: the library, the tools, of the unit tests only the one mpi_lazy_init runs
+# under mpirun, and the test programs that the tests' scripts name (app_NAME for each NAME that is
+# a word of one of them), not every program of tests/apps.
 targets=(sluice sluice_ckpt_tool sluice_trace_tool sluice_launcher cl_conf_native_plugin test_roles_rank_child)
-targets+=($(cmake --build "$build" --target help | sed -n 's/^\.\.\. \(app_[A-Za-z0-9_]*\).*/\1/p'))
+scripts=()
+for t in "${tests[@]}"; do
+  for f in tests/integration/"$t".sh tests/integration/*/"$t".sh; do
+    if [ -e "$f" ]; then scripts+=("$f"); fi
+  done
+done
+[ ${#scripts[@]} -eq ${#tests[@]} ] || fail "not one script per test: ${tests[*]} -> ${scripts[*]}"
+for app in $(cmake --build "$build" --target help | sed -n 's/^\.\.\. app_\([A-Za-z0-9_]*\).*/\1/p'); do
+  if grep -qw -- "$app" "${scripts[@]}"; then targets+=("app_$app"); fi
+done
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 lib=$build/lib/libsluice.so
 objdump -p "$lib" | grep -q 'NEEDED *libmpi\.so\.40' || fail "$lib does not link Open MPI's libmpi.so.40"

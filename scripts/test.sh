@@ -7,6 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/build.sh -DSLUICE_WERROR=ON # CI: warnings are errors (users' builds do not force it)
-(cd "${BUILD_DIR:-build}" && ctest --output-on-failure --timeout 600)
+# As many tests at once as cores: many wait on timeouts, stopped ranks and launchers rather than
+# compute. Tests that share something take turns (RESOURCE_LOCK in tests/CMakeLists.txt); the
+# longest start first (COST). CTEST_PARALLEL_LEVEL chooses another level (1: one at a time).
+(cd "${BUILD_DIR:-build}" && ctest --output-on-failure --timeout 600 -j "${CTEST_PARALLEL_LEVEL:-$(nproc)}")
 ./scripts/sanitize.sh
 ./scripts/test-openmpi.sh -DSLUICE_WERROR=ON
