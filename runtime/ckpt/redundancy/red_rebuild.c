@@ -416,6 +416,13 @@ static void on_comm(MPI_Comm comm)
         sluice_log_warn("SLUICE_REDUNDANCY=%s: the job runs on one node, which has no partner; node-local "
                         "versions stay staged (not protected)",
                         sluice_config.REDUNDANCY);
+    else if (n->rank == 0 && sluice_config.REDUNDANCY && strcmp(sluice_config.REDUNDANCY, "xor") == 0 &&
+             n->nnodes > (int)sluice_config.REDUNDANCY_SET &&
+             n->nnodes % (int)sluice_config.REDUNDANCY_SET == 1)
+        sluice_log_warn(
+            "SLUICE_REDUNDANCY_SET=%u: the last of the job's %d nodes would form an XOR set of one "
+            "node, which has no parity; it joins the set before it (%u nodes)",
+            (unsigned)sluice_config.REDUNDANCY_SET, n->nnodes, (unsigned)sluice_config.REDUNDANCY_SET + 1);
     rebuild(comm, n);
 }
 
