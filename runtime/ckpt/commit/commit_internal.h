@@ -89,6 +89,10 @@ enum commit_msg_type {
     MSG_RED_ACK,       /* partner leader -> leader: {key, version, status}: a piece is stored */
     MSG_RED_STORED,    /* leader -> rank 0: {key, version}: I stored my partner's whole copy */
     MSG_RED_PROTECTED, /* rank 0 -> leaders: {key, version, nodes}: every node stored its copy */
+    MSG_RED_XOR,       /* leader -> leader of its XOR set: {key, version, kind, position, ...}: the
+                          sender's part's layout, a piece to XOR into the parity at an offset, its
+                          end, or its abort (redundancy/red_xor_encode.c) */
+    MSG_RED_XACK,      /* parity holder -> leader: {key, version, status}: a piece is XORed in */
     MSG_TYPES          /* (the number of types + 1) */
 };
 
@@ -224,6 +228,10 @@ void commit_red_handlers(void);
 /* The node map and the rebuild of lost parts, run when sluice's communicator is made, before
  * the agreement on the versions (redundancy/red_rebuild.c). Before MPI starts. */
 void commit_red_register(void);
+/* This leader stored its share of version `version` of key (a partner copy, or its XOR parity,
+ * bytes long): rank 0 hears of it; older copies no kept version needs go. */
+struct red_nodes;
+void commit_red_stored(const struct red_nodes *n, const char *key, uint64_t version, uint64_t bytes);
 /* A version of key is durable: this node's copies and marks up to it go (leader only). */
 void commit_red_drained(const char *key, uint64_t version);
 /* Byte strings in messages: a u32 length then the bytes; get returns a pointer into m. */

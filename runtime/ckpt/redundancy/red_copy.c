@@ -483,10 +483,11 @@ int sluice_red_marked(const char *dir, const char *key, uint64_t v)
 
 int sluice_red_remove(const char *dir, const char *key, uint64_t upto)
 {
-    char cp[40], mp[40];
+    char cp[40], mp[40], xp[40];
     uint64_t h = sluice_level_key_hash(key);
     snprintf(cp, sizeof cp, SLUICE_RED_COPY_PREFIX "%016" PRIx64 "-", h);
     snprintf(mp, sizeof mp, SLUICE_RED_MARK_PREFIX "%016" PRIx64 "-", h);
+    snprintf(xp, sizeof xp, "rx-%016" PRIx64 "-", h); /* XOR parity files (red_xor.h) */
     DIR *d = SLUICE_REAL(opendir)(dir);
     if (!d)
         return 0;
@@ -494,7 +495,8 @@ int sluice_red_remove(const char *dir, const char *key, uint64_t upto)
     struct dirent *e;
     while ((e = SLUICE_REAL(readdir)(d)) != NULL) {
         size_t pl = strlen(cp);
-        if (strncmp(e->d_name, cp, pl) != 0 && strncmp(e->d_name, mp, pl) != 0)
+        if (strncmp(e->d_name, cp, pl) != 0 && strncmp(e->d_name, mp, pl) != 0 &&
+            strncmp(e->d_name, xp, pl) != 0)
             continue;
         uint64_t v = strtoull(e->d_name + pl, NULL, 10);
         char path[PATH_MAX];

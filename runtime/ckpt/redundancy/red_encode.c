@@ -12,6 +12,8 @@
 #include "ckpt/redundancy/level_record.h"
 #include "ckpt/redundancy/red_copy.h"
 #include "ckpt/redundancy/red_nodes.h"
+#include "ckpt/redundancy/red_stream.h"
+#include "ckpt/redundancy/red_xor_encode.h"
 #include "common/log.h"
 #include "common/real.h"
 #include "config/config.h"
@@ -31,12 +33,6 @@
 #define PIECE_LAST 2u
 #define PIECE_ABORT 4u
 
-struct rfile {
-    char name[NAME_MAX + 1];
-    uint64_t size;
-    int is_record;
-};
-
 /* A count kept per (key, version): records of the node (leader), stored copies (rank 0). */
 struct tally {
     char key[PATH_MAX];
@@ -50,11 +46,9 @@ struct out_stream {
     char key[PATH_MAX];
     uint64_t version;
     int dst, inflight, sent_first;
-    struct rfile *f;
-    int nf, fi, phase; /* phase: 0 header, 1 entry head, 2 chunks, 3 end, 4 sent */
-    int fd;
-    uint64_t foff, bytes;
-    struct sluice_red_header *h;
+    int phase; /* 0 sending, 4 sent, 5 aborted */
+    uint64_t bytes;
+    struct sluice_red_stream st;
     struct out_stream *next;
 };
 
@@ -74,7 +68,7 @@ static int outs_active; /* streams not yet answered in full; read by the exit wi
 
 int commit_red_busy(void)
 {
-    return __atomic_load_n(&outs_active, __ATOMIC_ACQUIRE) != 0;
+    return __atomic_load_n(&outs_active, __ATOMIC_ACQUIRE) != 0 || red_xor_busy();
 }
 static struct in_stream *ins;
 
@@ -82,7 +76,7 @@ static int enabled(const struct red_nodes **n)
 {
     *n = red_nodes();
     return *n && (*n)->nnodes >= 2 && sluice_config.REDUNDANCY &&
-           strcmp(sluice_config.REDUNDANCY, "partner") == 0;
+           (strcmp(sluice_config.REDUNDANCY, "partner") == 0 || strcmp(sluice_config.REDUNDANCY, "xor") == 0);
 }
 
 /* Adds one to the tally of (key, version); returns the new count. */
@@ -133,96 +127,29 @@ void commit_red_recorded(const char *key, uint64_t version, int nprocs)
 static void out_free(struct out_stream *s)
 {
     __atomic_sub_fetch(&outs_active, 1, __ATOMIC_RELEASE);
-    if (s->fd >= 0)
-        SLUICE_REAL(close)(s->fd);
-    free(s->f);
-    free(s->h);
+    sluice_red_stream_close(&s->st);
     free(s);
 }
 
-static int add_file(struct out_stream *s, const char *name, uint64_t size, int is_record)
-{
-    struct rfile *f = realloc(s->f, (size_t)(s->nf + 1) * sizeof *f);
-    if (!f)
-        return -ENOMEM;
-    s->f = f;
-    snprintf(f[s->nf].name, sizeof f[s->nf].name, "%s", name);
-    f[s->nf].size = size;
-    f[s->nf++].is_record = is_record;
-    return 0;
-}
-
-/* The node's part: per rank of the node, its record, then the staging files it names. */
+/* The node's part: per rank of the node (ascending), its record and the staging files it names. */
 static int list_part(struct out_stream *s, const struct red_nodes *n, int nprocs)
 {
     const char *dir = sluice_stage_dir();
-    s->h->version = s->version;
-    s->h->nprocs = nprocs;
-    memcpy(s->h->host, n->host[n->mine], 17);
-    snprintf(s->h->key, sizeof s->h->key, "%s", s->key);
-    for (int r = 0; r < n->size; r++) {
-        if (n->node_of[r] != n->mine || s->h->nranks >= SLUICE_RED_MAX_RANKS)
-            continue;
-        char path[PATH_MAX];
-        struct sluice_level_record rec;
-        struct stat st;
-        if (!dir || sluice_level_record_path(dir, s->key, s->version, r, path, sizeof path) != 0 ||
-            SLUICE_REAL(stat)(path, &st) != 0 || sluice_level_record_read(path, &rec) != 0)
-            return -ENOENT;
-        s->h->ranks[s->h->nranks++] = r;
-        int rc = add_file(s, strrchr(path, '/') + 1, (uint64_t)st.st_size, 1);
-        for (uint32_t i = 0; rc == 0 && i < rec.n; i++)
-            rc = add_file(s, rec.m[i].data, rec.m[i].size, 0);
-        sluice_level_record_free(&rec);
-        if (rc)
-            return rc;
+    struct sluice_red_header *h = calloc(1, sizeof *h);
+    if (!h)
+        return -ENOMEM;
+    h->version = s->version;
+    h->nprocs = nprocs;
+    memcpy(h->host, n->host[n->mine], 17);
+    snprintf(h->key, sizeof h->key, "%s", s->key);
+    for (int r = 0; r < n->size; r++)
+        if (n->node_of[r] == n->mine && h->nranks < SLUICE_RED_MAX_RANKS)
+            h->ranks[h->nranks++] = r;
+    if (!dir) {
+        free(h);
+        return -ENOENT;
     }
-    return 0;
-}
-
-/* The next piece of the stream into buf (cap bytes); its length, 0 at the end, -errno. */
-static long next_piece(struct out_stream *s, unsigned char *buf, size_t cap)
-{
-    const char *dir = sluice_stage_dir();
-    if (s->phase == 0) {
-        s->phase = s->nf ? 1 : 3;
-        return (long)sluice_red_put_header(buf, cap, s->h);
-    }
-    if (s->phase == 1) {
-        struct rfile *f = &s->f[s->fi];
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, f->name);
-        s->fd = SLUICE_REAL(open)(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (s->fd < 0)
-            return -errno; /* a newer version replaced it meanwhile: this one stays staged */
-        s->foff = 0;
-        s->phase = 2;
-        return (long)sluice_red_put_entry(buf, cap, f->name, f->size, f->is_record);
-    }
-    if (s->phase == 2) {
-        struct rfile *f = &s->f[s->fi];
-        uint64_t left = f->size - s->foff;
-        uint32_t len = left < SLUICE_RED_CHUNK ? (uint32_t)left : SLUICE_RED_CHUNK;
-        long rc = 0;
-        if (len) {
-            ssize_t k = SLUICE_REAL(pread)(s->fd, buf + 8, len, (off_t)s->foff);
-            if (k != (ssize_t)len)
-                return k < 0 ? -errno : -ENODATA; /* shorter than its record says */
-            rc = (long)sluice_red_put_chunk(buf, cap, buf + 8, len);
-            s->foff += len;
-        }
-        if (s->foff == f->size) {
-            SLUICE_REAL(close)(s->fd);
-            s->fd = -1;
-            s->phase = ++s->fi < s->nf ? 1 : 3;
-        }
-        return rc ? rc : next_piece(s, buf, cap);
-    }
-    if (s->phase == 3) {
-        s->phase = 4;
-        return (long)sluice_red_put_end(buf, cap, (uint32_t)s->nf);
-    }
-    return 0;
+    return sluice_red_stream_open(&s->st, dir, h);
 }
 
 static void send_piece(struct out_stream *s, uint32_t flags, const unsigned char *p, uint32_t len)
@@ -241,9 +168,9 @@ static void send_piece(struct out_stream *s, uint32_t flags, const unsigned char
 /* Sends pieces until RED_WINDOW are unanswered or the stream is sent; an error aborts it. */
 static void pump(struct out_stream *s)
 {
-    unsigned char *buf = malloc(SLUICE_RED_CHUNK + 4096);
+    unsigned char *buf = malloc(SLUICE_RED_STREAM_BUF);
     while (buf && s->phase < 4 && s->inflight < RED_WINDOW) {
-        long len = next_piece(s, buf, SLUICE_RED_CHUNK + 4096);
+        long len = sluice_red_stream_next(&s->st, buf, SLUICE_RED_STREAM_BUF);
         if (len <= 0) {
             sluice_log_warn("checkpoint %s version %llu: not protected: this node's part changed while it "
                             "was encoded (%s); it stays staged",
@@ -254,6 +181,8 @@ static void pump(struct out_stream *s)
             s->phase = 5;
             break;
         }
+        if (s->st.phase == 4)
+            s->phase = 4;
         uint32_t flags = (s->sent_first ? 0 : PIECE_FIRST) | (s->phase == 4 ? PIECE_LAST : 0);
         s->sent_first = 1;
         send_piece(s, flags, buf, (uint32_t)len);
@@ -270,9 +199,8 @@ static void start_stream(const struct red_nodes *n, const char *key, uint64_t ve
     snprintf(s->key, sizeof s->key, "%s", key);
     s->version = version;
     s->dst = n->leader[(n->mine + 1) % n->nnodes];
-    s->fd = -1;
-    s->h = calloc(1, sizeof *s->h);
-    int rc = s->h ? list_part(s, n, nprocs) : -ENOMEM;
+    s->st.fd = -1;
+    int rc = list_part(s, n, nprocs);
     if (rc) {
         sluice_log_warn("checkpoint %s version %llu: not protected: this node's part could not be listed "
                         "(%s); it stays staged",
@@ -300,7 +228,10 @@ static void on_recorded(struct cmsg *m)
         return;
     if (tally_add(&recorded, key, version) == n->nranks[n->mine]) {
         tally_drop(&recorded, key, version);
-        start_stream(n, key, version, nprocs);
+        if (strcmp(sluice_config.REDUNDANCY, "xor") == 0)
+            red_xor_start(n, key, version, nprocs);
+        else
+            start_stream(n, key, version, nprocs);
     }
 }
 
@@ -381,7 +312,7 @@ static struct in_stream *in_open(const struct red_nodes *n, int src, const char 
     return s;
 }
 
-static void stored_copy(const struct red_nodes *n, const char *key, uint64_t version, uint64_t bytes)
+void commit_red_stored(const struct red_nodes *n, const char *key, uint64_t version, uint64_t bytes)
 {
     const char *dir = sluice_stage_dir();
     if (sluice_trace_active())
@@ -434,7 +365,7 @@ static void on_piece(int src, struct cmsg *m)
     if (flags & PIECE_LAST) {
         in_close(pp, 1);
         if (!err)
-            stored_copy(n, key, version, bytes);
+            commit_red_stored(n, key, version, bytes);
     }
     send_ack(src, key, version, err);
 }
@@ -469,7 +400,7 @@ static void on_protected(struct cmsg *m)
     const char *dir = sluice_stage_dir();
     if (m->bad || !dir)
         return;
-    int rc = sluice_red_mark_write(dir, key, version, "partner", nodes);
+    int rc = sluice_red_mark_write(dir, key, version, sluice_config.REDUNDANCY, nodes);
     if (rc)
         sluice_log_warn("checkpoint %s version %llu: protection mark not written (%s)", key,
                         (unsigned long long)version, strerror(-rc));
@@ -486,6 +417,7 @@ void commit_red_drained(const char *key, uint64_t version)
     if (n && dir && n->leader[n->mine] == n->rank)
         sluice_red_remove(dir, key, version);
     tally_drop(&stored, key, version);
+    red_xor_drained(key, version);
 }
 
 static void red_handle(int src, uint32_t type, struct cmsg *m)
@@ -517,4 +449,5 @@ void commit_red_handlers(void)
                                      MSG_RED_PROTECTED};
     for (size_t i = 0; i < sizeof types / sizeof *types; i++)
         commit_transport_on(types[i], red_handle);
+    red_xor_handlers();
 }

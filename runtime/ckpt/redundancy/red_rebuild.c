@@ -10,10 +10,12 @@
  * (sluice_red_copy_restore). Nothing of the file system is read. One line and a CKPT_REBUILD
  * event per part rebuilt; a corrupt copy is one line and is never used. A job whose nodes hold
  * no copy pays one MPI_Allreduce of an int. */
+#include "ckpt/redundancy/red_rebuild.h"
 #include "ckpt/commit/commit_internal.h"
 #include "ckpt/commit/stage.h"
 #include "ckpt/redundancy/red_copy.h"
 #include "ckpt/redundancy/red_nodes.h"
+#include "ckpt/redundancy/red_xor.h"
 #include "common/log.h"
 #include "common/real.h"
 #include "config/config.h"
@@ -98,6 +100,11 @@ static int summarize(const char *dir, int me, char **out, size_t *len)
             }
             if (rc == 0)
                 rc = append(out, len, &cap, "\n");
+        } else if (strncmp(e->d_name, SLUICE_RED_XOR_PREFIX, strlen(SLUICE_RED_XOR_PREFIX)) == 0) {
+            char *x = red_xor_summary_line(dir, e->d_name, me);
+            if (x)
+                rc = append(out, len, &cap, x);
+            free(x);
         }
     }
     SLUICE_REAL(closedir)(d);
@@ -153,6 +160,12 @@ static int parse(const char *all, size_t len, struct plan *p)
     return 0;
 }
 
+static int present(const struct plan *p, uint64_t h, uint64_t v, int rank);
+static int present_cb(const void *ctx, uint64_t h, uint64_t v, int rank)
+{
+    return present(ctx, h, v, rank);
+}
+
 static int present(const struct plan *p, uint64_t h, uint64_t v, int rank)
 {
     for (int i = 0; i < p->nrec; i++)
@@ -200,8 +213,10 @@ static void rank_list(const int *ranks, int n, char *out, size_t cap)
         len += (size_t)snprintf(out + len, cap - len, "%s%d", len ? "," : "", ranks[i]);
 }
 
-/* The target's side of one task: the copy (here or received into tmp) restored for ranks. */
-static int restore(const char *dir, const char *copy, const int *ranks, int n, const char *holder_host)
+/* The target's side of one task: the copy (here or received into tmp) restored for ranks.
+ * xor_from: NULL for a partner copy held by holder_host; else what an XOR rebuild used. */
+static int restore(const char *dir, const char *copy, const int *ranks, int n, const char *holder_host,
+                   const char *xor_from)
 {
     struct sluice_red_header *h = malloc(sizeof *h);
     char err[PATH_MAX], list[256];
@@ -213,7 +228,17 @@ static int restore(const char *dir, const char *copy, const int *ranks, int n, c
         return 0;
     }
     int64_t bytes = sluice_red_copy_restore(copy, dir, ranks, n, err, sizeof err);
-    if (bytes < 0)
+    if (xor_from && bytes < 0)
+        sluice_log_warn("checkpoint %s version %" PRIu64
+                        ": ranks %s (the part of lost node %s) rebuilt from %s "
+                        "are not used: %s; an older version is served",
+                        h->key, h->version, list, h->host, xor_from, err);
+    else if (xor_from)
+        sluice_log_warn("checkpoint %s version %" PRIu64
+                        ": rebuilt ranks %s (the part of lost node %s, %" PRId64
+                        " bytes) from %s into this node's stage folder; the file system was not read",
+                        h->key, h->version, list, h->host, bytes, xor_from);
+    else if (bytes < 0)
         sluice_log_warn("checkpoint %s version %" PRIu64 ": the partner copy of ranks %s (the part of lost "
                         "node %s) held by node %s is not used: %s; an older version is served",
                         h->key, h->version, list, h->host, holder_host, err);
@@ -223,27 +248,25 @@ static int restore(const char *dir, const char *copy, const int *ranks, int n, c
             " bytes) from the partner copy held by node %s into this node's stage folder; the file "
             "system was not read",
             h->key, h->version, list, h->host, bytes, holder_host);
-        if (sluice_trace_active())
-            sluice_trace_instant(SLUICE_EV_CKPT_REBUILD, sluice_trace_string(h->key), h->version,
-                                 (uint64_t)bytes);
     }
+    if (bytes >= 0 && sluice_trace_active())
+        sluice_trace_instant(SLUICE_EV_CKPT_REBUILD, sluice_trace_string(h->key), h->version,
+                             (uint64_t)bytes);
     free(h);
     return bytes >= 0;
 }
 
-/* One task: copy c's ranks that go to target; its holder sends the file in chunks. 1 unless
- * this rank is the target and the restore failed. */
-static int run_task(MPI_Comm comm, const struct red_nodes *n, const char *dir, const struct copy_entry *c,
-                    int target, const int *ranks, int nr)
+int red_rebuild_task(MPI_Comm comm, const struct red_nodes *n, const char *dir, const char *file, int holder,
+                     int target, const int *ranks, int nr, const char *xor_from)
 {
     char copy[PATH_MAX], tmp[PATH_MAX];
-    snprintf(copy, sizeof copy, "%s/%s", dir, c->file);
-    const char *holder_host = n->host[n->node_of[c->holder]];
-    if (c->holder == n->rank && target == n->rank)
-        return restore(dir, copy, ranks, nr, holder_host);
+    snprintf(copy, sizeof copy, "%s/%s", dir, file);
+    const char *holder_host = n->host[n->node_of[holder]];
+    if (holder == n->rank && target == n->rank)
+        return restore(dir, copy, ranks, nr, holder_host, xor_from);
     int ok = 1;
     unsigned char *buf = malloc(SLUICE_RED_CHUNK);
-    if (c->holder == n->rank) {
+    if (holder == n->rank) {
         int fd = SLUICE_REAL(open)(copy, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         for (ssize_t k = 1; k > 0;) {
             k = fd >= 0 && buf ? SLUICE_REAL(read)(fd, buf, SLUICE_RED_CHUNK) : 0;
@@ -253,14 +276,13 @@ static int run_task(MPI_Comm comm, const struct red_nodes *n, const char *dir, c
         if (fd >= 0)
             SLUICE_REAL(close)(fd);
     } else if (target == n->rank) {
-        snprintf(tmp, sizeof tmp, "%s/%s.tmp.rebuild.%ld", dir, c->file, (long)getpid());
+        snprintf(tmp, sizeof tmp, "%s/%s.tmp.rebuild.%ld", dir, file, (long)getpid());
         int fd = SLUICE_REAL(open)(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
         ok = fd >= 0;
         for (int k = 1; k > 0;) {
             MPI_Status st;
             static unsigned char spare[SLUICE_RED_CHUNK];
-            PMPI_Recv(buf ? buf : spare, SLUICE_RED_CHUNK, MPI_BYTE, c->holder, SLUICE_TAG_REBUILD, comm,
-                      &st);
+            PMPI_Recv(buf ? buf : spare, SLUICE_RED_CHUNK, MPI_BYTE, holder, SLUICE_TAG_REBUILD, comm, &st);
             PMPI_Get_count(&st, MPI_BYTE, &k);
             if (ok && k > 0 && SLUICE_REAL(write)(fd, buf ? buf : spare, (size_t)k) != k)
                 ok = 0;
@@ -268,10 +290,10 @@ static int run_task(MPI_Comm comm, const struct red_nodes *n, const char *dir, c
         if (fd >= 0)
             SLUICE_REAL(close)(fd);
         if (ok)
-            ok = restore(dir, tmp, ranks, nr, holder_host);
+            ok = restore(dir, tmp, ranks, nr, holder_host, xor_from);
         else
             sluice_log_warn("checkpoint rebuild: could not store the partner copy %s from node %s here (%s)",
-                            c->file, holder_host, strerror(errno));
+                            file, holder_host, strerror(errno));
         SLUICE_REAL(unlink)(tmp);
     }
     free(buf);
@@ -294,7 +316,7 @@ static int rebuild_version(MPI_Comm comm, const struct red_nodes *n, const char 
                 if (c->ranks[k] >= 0 && n->node_of[c->ranks[k] % n->size] == t)
                     ranks[nr++] = c->ranks[k];
             if (nr)
-                ok &= run_task(comm, n, dir, c, n->leader[t], ranks, nr);
+                ok &= red_rebuild_task(comm, n, dir, c->file, c->holder, n->leader[t], ranks, nr, NULL);
         }
     }
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
@@ -348,7 +370,8 @@ static void rebuild(MPI_Comm comm, const struct red_nodes *n)
     int len = (int)mylen, longest = len, *lens = calloc((size_t)n->size, sizeof *lens),
         *displs = calloc((size_t)n->size, sizeof *displs);
     /* No copy anywhere, the usual case: this one MPI_Allreduce is all it costs. */
-    if (!mine || !strstr(mine, "C "))
+    if (!mine || (strncmp(mine, "C ", 2) != 0 && strncmp(mine, "X ", 2) != 0 && !strstr(mine, "\nC ") &&
+                  !strstr(mine, "\nX ")))
         longest = 0;
     PMPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_INT, MPI_MAX, comm);
     int ok = lens && displs;
@@ -367,8 +390,10 @@ static void rebuild(MPI_Comm comm, const struct red_nodes *n)
         if (ok && PMPI_Allgatherv(mine, len, MPI_CHAR, all, lens, displs, MPI_CHAR, comm) == MPI_SUCCESS) {
             ok = parse(all, total, &p) == 0;
             PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-            if (ok)
+            if (ok) {
                 execute(comm, n, dir, &p);
+                red_xor_execute(comm, n, dir, all, total, present_cb, &p);
+            }
         }
         plan_free(&p);
         free(all);
@@ -391,6 +416,13 @@ static void on_comm(MPI_Comm comm)
         sluice_log_warn("SLUICE_REDUNDANCY=%s: the job runs on one node, which has no partner; node-local "
                         "versions stay staged (not protected)",
                         sluice_config.REDUNDANCY);
+    else if (n->rank == 0 && sluice_config.REDUNDANCY && strcmp(sluice_config.REDUNDANCY, "xor") == 0 &&
+             n->nnodes > (int)sluice_config.REDUNDANCY_SET &&
+             n->nnodes % (int)sluice_config.REDUNDANCY_SET == 1)
+        sluice_log_warn(
+            "SLUICE_REDUNDANCY_SET=%u: the last of the job's %d nodes would form an XOR set of one "
+            "node, which has no parity; it joins the set before it (%u nodes)",
+            (unsigned)sluice_config.REDUNDANCY_SET, n->nnodes, (unsigned)sluice_config.REDUNDANCY_SET + 1);
     rebuild(comm, n);
 }
 

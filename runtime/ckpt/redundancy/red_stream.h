@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* A node's part of a node-local version as one logical stream (docs/FORMAT.md, "Redundancy
+ * copies"): the header, then per rank of the node its level record and the staging files it
+ * names, each cut in chunks with their crc32c (red_copy.h). The partner encoder sends it, the
+ * XOR encoder folds it into the parity of its set (red_xor.h), and the XOR rebuild regenerates
+ * a survivor's stream byte for byte from its stage folder. Read in pieces of at most
+ * SLUICE_RED_STREAM_BUF bytes: memory stays bounded whatever the part's size. Pure code (util). */
+#ifndef SLUICE_CKPT_REDUNDANCY_RED_STREAM_H
+#define SLUICE_CKPT_REDUNDANCY_RED_STREAM_H
+
+#include "ckpt/redundancy/red_copy.h"
+
+#include <limits.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A piece is at most this long (a chunk and its head, or a header of up to 4096 ranks). */
+#define SLUICE_RED_STREAM_BUF (SLUICE_RED_CHUNK + 32768u)
+
+struct sluice_red_sfile;
+
+struct sluice_red_stream {
+    char dir[PATH_MAX];
+    struct sluice_red_header *h; /* owned */
+    struct sluice_red_sfile *f;
+    int nf, fi, phase; /* phase: 0 header, 1 entry head, 2 chunks, 3 end, 4 done */
+    int fd;
+    uint64_t foff;
+    uint64_t length; /* of the whole stream, known before it is read */
+};
+
+/* Lists the part that h names (version, nprocs, host, key and ranks filled in) from dir: each
+ * rank's record and the staging files it names. Takes h (freed by close, also on failure).
+ * 0, or -ENOENT where a record is missing or unreadable, -ENOMEM. */
+int sluice_red_stream_open(struct sluice_red_stream *s, const char *dir, struct sluice_red_header *h);
+/* The next piece into buf (cap >= SLUICE_RED_STREAM_BUF): its length, 0 at the end, -errno
+ * where a staging file is gone or shorter than its record says (-ENODATA). */
+long sluice_red_stream_next(struct sluice_red_stream *s, unsigned char *buf, size_t cap);
+void sluice_red_stream_close(struct sluice_red_stream *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
