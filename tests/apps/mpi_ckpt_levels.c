@@ -10,7 +10,7 @@
  *   mpi_ckpt_levels write DIR STEPS PAUSE_MS term
  *       the same with a SIGTERM handler of its own (installed with sigaction, which must then
  *       report it back as the disposition): it writes "sigterm code C from pid P" to
- *       DIR/.term.<rank> and ends with _exit(43)
+ *       DIR/.term.<rank>; the rank then stops waiting, finalizes MPI and exits with status 43
  *   mpi_ckpt_levels verify DIR STEP NMEMBERS
  *       rank r checks members r, r + size, ... < NMEMBERS against step STEP's bytes.
  * Exit status: 0 ok, 1 wrong data (the first difference on stderr), 2 usage, 3 an I/O call
@@ -45,6 +45,7 @@ static int io_fail(const char *what, const char *path)
 }
 
 static int term_fd = -1;
+static volatile sig_atomic_t got_term;
 
 /* Async-signal-safe: digits by hand, one write to a descriptor opened before. */
 static void on_term(int sig, siginfo_t *si, void *uctx)
@@ -70,7 +71,7 @@ static void on_term(int sig, siginfo_t *si, void *uctx)
     *p++ = '\n';
     if (write(term_fd, line, (size_t)(p - line)) < 0)
         _exit(44);
-    _exit(43);
+    got_term = 1; /* a graceful end: every rank leaves its wait and finalizes */
 }
 
 /* The program's own SIGTERM handler; sigaction must report it back as the disposition. */
@@ -121,9 +122,9 @@ static int do_write(const char *dir, int steps, int pause_ms, int rank)
     if (rank == 0)
         close(open(release, O_WRONLY | O_CREAT, 0644)); /* every rank closed its last step */
     snprintf(release, sizeof release, "%s/.release", dir);
-    for (int i = 0; i < 60000 && access(release, F_OK) != 0; i++)
+    for (int i = 0; i < 60000 && !got_term && access(release, F_OK) != 0; i++)
         usleep(2000);
-    return 0;
+    return got_term ? 43 : 0;
 }
 
 static int do_verify(const char *dir, int step, int nmembers, int rank, int size)

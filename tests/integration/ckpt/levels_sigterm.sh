@@ -8,8 +8,9 @@
 #     container holds step 5 (`sluice-ckpt ls`: version 6, the drain's number, level durable,
 #     nothing left staged; its bytes are step 5's);
 #   4 ranks with a SIGTERM handler of their own (sigaction reports it back as installed): each
-#     rank's handler runs with the signal's own siginfo (SI_USER, a sender's pid, not the
-#     rank's own) and ends the rank with _exit(43); the container holds step 5 too.
+#     rank's handler runs with the signal's own siginfo (SI_USER, a sender's pid) and the
+#     ranks end gracefully (they leave their wait, finalize MPI and exit 43); the container
+#     holds step 5 too.
 # Without the hold the ranks die at once and the container stays at version 3.
 # SLUICE_TEST_ROUNDS (default 1) repeats the whole.
 app=$SLUICE_APPS_DIR/mpi_ckpt_levels
