@@ -2,7 +2,20 @@
 /* sluice_signal_chain (signal_chain.h). */
 #include "common/signal_chain.h"
 
+#include "common/real.h"
+
+#include <errno.h>
 #include <string.h>
+
+int sluice_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    int (*f)(int, const struct sigaction *, struct sigaction *) = SLUICE_REAL(sigaction);
+    if (!f) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return f(sig, act, old);
+}
 
 void sluice_signal_chain_install(struct sluice_signal_chain *c, const int *sigs, size_t n,
                                  void (*fn)(int, siginfo_t *, void *))
@@ -15,13 +28,13 @@ void sluice_signal_chain_install(struct sluice_signal_chain *c, const int *sigs,
         sa.sa_sigaction = fn;
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
         sigemptyset(&sa.sa_mask);
-        if (sigaction(sigs[i], &sa, &c->previous[i]) != 0) {
+        if (sluice_real_sigaction(sigs[i], &sa, &c->previous[i]) != 0) {
             memset(&c->previous[i], 0, sizeof c->previous[i]); /* SIG_DFL: nothing replaced */
             continue;
         }
         /* An ignored signal stays ignored: sluice must not change what the program does. */
         if (!(c->previous[i].sa_flags & SA_SIGINFO) && c->previous[i].sa_handler == SIG_IGN)
-            sigaction(sigs[i], &c->previous[i], NULL);
+            sluice_real_sigaction(sigs[i], &c->previous[i], NULL);
     }
 }
 

@@ -18,6 +18,10 @@ struct sluice_signal_chain {
     struct sigaction previous[SLUICE_SIGNAL_CHAIN_MAX];
 };
 
+/* libc's sigaction, not the program's view that sluice's own export gives (shim/signals.c):
+ * resolved at the first call (install does one), then async-signal-safe. */
+int sluice_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
 /* Installs fn (SA_SIGINFO | SA_ONSTACK) for the n signals of sigs (at most
  * SLUICE_SIGNAL_CHAIN_MAX), remembering the handlers it replaces in c. */
 void sluice_signal_chain_install(struct sluice_signal_chain *c, const int *sigs, size_t n,

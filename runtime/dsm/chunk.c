@@ -446,8 +446,12 @@ static void guard_handler(int sig, siginfo_t *info, void *uctx)
             break;
         }
     }
-    if (!sluice_signal_chain_call_previous(&guard_chain, sig, info, uctx))
-        signal(sig, SIG_DFL); /* returning re-runs the faulting write, which now kills */
+    if (!sluice_signal_chain_call_previous(&guard_chain, sig, info, uctx)) {
+        struct sigaction dfl; /* returning re-runs the faulting write, which now kills */
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sluice_real_sigaction(sig, &dfl, NULL);
+    }
 }
 
 void dsm_guard_install(void)

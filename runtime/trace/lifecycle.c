@@ -33,7 +33,7 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
         old->sa_handler == SIG_DFL) {
         /* Restore the default and re-raise: delivered when this handler returns (the signal
          * is blocked meanwhile), or the faulting instruction faults again. */
-        sigaction(sig, old, NULL);
+        sluice_real_sigaction(sig, old, NULL);
         syscall(SYS_tgkill, syscall(SYS_getpid), syscall(SYS_gettid), sig);
     }
     errno = saved;

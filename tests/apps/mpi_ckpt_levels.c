@@ -7,6 +7,10 @@
  *       MPI_Barrier, then computes for PAUSE_MS (default 0); after the last step rank 0 creates
  *       DIR/.written and every rank waits (at most 120 s)
  * until DIR/.release exists and ends with MPI_Finalize: a job killed after its last checkpoint, or released.
+ *   mpi_ckpt_levels write DIR STEPS PAUSE_MS term
+ *       the same with a SIGTERM handler of its own (installed with sigaction, which must then
+ *       report it back as the disposition): it writes "sigterm code C from pid P" to
+ *       DIR/.term.<rank>; the rank then stops waiting, finalizes MPI and exits with status 43
  *   mpi_ckpt_levels verify DIR STEP NMEMBERS
  *       rank r checks members r, r + size, ... < NMEMBERS against step STEP's bytes.
  * Exit status: 0 ok, 1 wrong data (the first difference on stderr), 2 usage, 3 an I/O call
@@ -14,6 +18,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +42,55 @@ static int io_fail(const char *what, const char *path)
     perror(what);
     fprintf(stderr, "mpi_ckpt_levels: %s %s failed\n", what, path);
     return 3;
+}
+
+static int term_fd = -1;
+static volatile sig_atomic_t got_term;
+
+/* Async-signal-safe: digits by hand, one write to a descriptor opened before. */
+static void on_term(int sig, siginfo_t *si, void *uctx)
+{
+    (void)sig;
+    (void)uctx;
+    char line[96] = "sigterm code ", *p = line + strlen("sigterm code ");
+    long v[2] = {si ? si->si_code : -99, si ? (long)si->si_pid : -1};
+    for (int k = 0; k < 2; k++) {
+        char d[24];
+        int n = 0;
+        unsigned long u = v[k] < 0 ? (unsigned long)-v[k] : (unsigned long)v[k];
+        do
+            d[n++] = (char)('0' + u % 10);
+        while ((u /= 10) > 0);
+        if (v[k] < 0)
+            *p++ = '-';
+        while (n > 0)
+            *p++ = d[--n];
+        if (k == 0)
+            p = stpcpy(p, " from pid ");
+    }
+    *p++ = '\n';
+    if (write(term_fd, line, (size_t)(p - line)) < 0)
+        _exit(44);
+    got_term = 1; /* a graceful end: every rank leaves its wait and finalizes */
+}
+
+/* The program's own SIGTERM handler; sigaction must report it back as the disposition. */
+static int install_term(const char *dir, int rank)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.term.%d", dir, rank);
+    term_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    struct sigaction sa, now;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_term;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    if (term_fd < 0 || sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGTERM, NULL, &now) != 0 ||
+        !(now.sa_flags & SA_SIGINFO) || now.sa_sigaction != on_term) {
+        fprintf(stderr, "mpi_ckpt_levels: the SIGTERM handler is not reported back as installed\n");
+        return 4;
+    }
+    return 0;
 }
 
 static int do_write(const char *dir, int steps, int pause_ms, int rank)
@@ -68,9 +122,9 @@ static int do_write(const char *dir, int steps, int pause_ms, int rank)
     if (rank == 0)
         close(open(release, O_WRONLY | O_CREAT, 0644)); /* every rank closed its last step */
     snprintf(release, sizeof release, "%s/.release", dir);
-    for (int i = 0; i < 60000 && access(release, F_OK) != 0; i++)
+    for (int i = 0; i < 60000 && !got_term && access(release, F_OK) != 0; i++)
         usleep(2000);
-    return 0;
+    return got_term ? 43 : 0;
 }
 
 static int do_verify(const char *dir, int step, int nmembers, int rank, int size)
@@ -114,12 +168,15 @@ int main(int argc, char **argv)
     int rank, size, rc = 2;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if ((argc == 4 || argc == 5) && strcmp(argv[1], "write") == 0)
-        rc = do_write(argv[2], atoi(argv[3]), argc == 5 ? atoi(argv[4]) : 0, rank);
+    if (argc == 6 && strcmp(argv[1], "write") == 0 && strcmp(argv[5], "term") == 0)
+        rc = install_term(argv[2], rank);
+    if ((argc == 4 || argc == 5 || (argc == 6 && rc == 0)) && strcmp(argv[1], "write") == 0)
+        rc = do_write(argv[2], atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : 0, rank);
     else if (argc == 5 && strcmp(argv[1], "verify") == 0)
         rc = do_verify(argv[2], atoi(argv[3]), atoi(argv[4]), rank, size);
     else if (rank == 0)
-        fprintf(stderr, "usage: mpi_ckpt_levels write DIR STEPS [PAUSE_MS] | verify DIR STEP NMEMBERS\n");
+        fprintf(stderr,
+                "usage: mpi_ckpt_levels write DIR STEPS [PAUSE_MS [term]] | verify DIR STEP NMEMBERS\n");
     int worst = rc;
     MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();

@@ -13,6 +13,10 @@
 #   flipped back: the same restart reads step 7 byte for byte; one line says ranks 0,1 were
 #   rebuilt from the partner copy on node1. Both restarts' traces: one CKPT_REBUILD (on node2),
 #   3 CKPT_LOCAL_READ and no CONTAINER_READ (the file system is not read for any member).
+#   Then `sluice-ckpt scavenge` on node1 alone (an epilog on the surviving node) rebuilds
+#   node0's ranks 0,1 from node1's copies (one line) and makes version 7 durable: step 7's bytes.
+# A second job loses node0 while its part of version 7 streams to node1 (mid_stream, below):
+# the half copy is never used; version 6 rebuilds.
 # SLUICE_TEST_ROUNDS (default 1) repeats the whole.
 source "$SOURCE_DIR/tests/cluster/lib.bash"
 tb_up 3
@@ -66,7 +70,8 @@ write_protected() {
   tb_exec 0 sh -c "rm -rf '$stage' /tmp/* /dev/shm/*"
 }
 
-# restart NAME STEP: 3 ranks on the spare node2 (ranks 0, 1) and node1 (rank 2) read step STEP.
+# restart NAME STEP [REBUILDS]: 3 ranks on the spare node2 (ranks 0, 1) and node1 (rank 2) read
+# step STEP; REBUILDS (default 1; "any": not counted) parts are rebuilt.
 restart() {
   local d=$SHARED/$1
   rm -rf "$SHARED/tr.$1"
@@ -76,7 +81,7 @@ restart() {
   "$strace_bin" dump "$SHARED/tr.$1" > "$1.dump" 2>&1 || fail "$1: sluice-trace dump: $(cat "$1.dump")"
   expect_eq "$1: every member read from node-local storage" 3 "$(grep -c CKPT_LOCAL_READ "$1.dump" || true)"
   expect_eq "$1: no container read" 0 "$(grep -c CONTAINER_READ "$1.dump" || true)"
-  expect_eq "$1: one part rebuilt" 1 "$(grep -c CKPT_REBUILD "$1.dump" || true)"
+  [ "${3:-1}" = any ] || expect_eq "$1: parts rebuilt" "${3:-1}" "$(grep -c CKPT_REBUILD "$1.dump" || true)"
 }
 
 clean() {
@@ -93,6 +98,69 @@ flip() { # flip FILE: one byte in the middle of FILE (rank 1's 3 MiB member in n
 f = sys.argv[1]
 with open(f, "r+b") as h:
     h.seek(os.path.getsize(f) // 2); c = h.read(1); h.seek(-1, 1); h.write(bytes([c[0] ^ 0x40]))' "$1"
+}
+
+# scavenge_survivor NAME: `sluice-ckpt scavenge` on node1 alone (node0 lost, the spare not
+# asked) rebuilds node0's ranks 0,1 from node1's partner copies and makes version 7 durable (one
+# line says what was rebuilt from where); the container then holds step 7's bytes.
+scavenge_survivor() {
+  local d=$SHARED/$1
+  tb_exec 1 "$ckpt" scavenge --stage "$stage" "$d/ckpt.%r" > "$1.scav" 2>&1 ||
+    fail "$1: scavenge on node1 alone failed: $(cat "$1.scav")"
+  cat "$1.scav"
+  expect_eq "$1: one line says what was rebuilt from where" 1 \
+    "$(grep -c 'rebuilt ranks 0,1 (the part of lost node [0-9a-f]*) of versions 7, 6, [0-9]* bytes, from the partner copies in the part of .*-0$' "$1.scav" || true)"
+  expect_contains "$1: version 7 made durable" "version 7 is durable in $d/ckpt.@r.sluice: 3 members, 3 from node-local storage of 1 node" "$(cat "$1.scav")"
+  expect_contains "$1: ls shows version 7 durable" " version 7  level durable" "$("$ckpt" ls "$d/ckpt.@r.sluice")"
+  rm -rf "$1.x"
+  "$ckpt" extract -q -o "$1.x" "$d/ckpt.@r.sluice" > /dev/null || fail "$1: extract of the scavenged container failed"
+  /usr/bin/python3 "$SOURCE_DIR/tests/integration/ckpt/levels_step_bytes.py" "$1.x" 7 3 ||
+    fail "$1: the scavenged container does not hold step 7"
+  expect_eq "$1: no scavenge folder left" "" "$(ls -A "$d" | grep scavenge || true)"
+}
+
+# mid_stream NAME: node0 is lost while its part of version 7 streams to node1. node0 shapes its
+# own link to 2 Mbit/s the moment it holds version 6's protection mark, so that rank 1's 3 MiB
+# member of step 7 takes seconds to stream; once node1 holds the copy's first pieces (under its
+# temporary name) every process of the job is killed and node0 lost. node1 keeps the half copy
+# under its temporary name and no mark of version 7; the restart rebuilds the previous protected
+# version 6 and reads step 6 byte for byte, with the line naming version 7 lost; a scavenge on
+# node1 alone names version 7 incomplete and makes version 6 durable from its copies.
+mid_stream() {
+  local d=$SHARED/$1 v6 v7
+  v6=$(printf %020d 6) v7=$(printf %020d 7)
+  mkdir -p "$d"
+  tb_exec 0 sh -c 'i=0; until ls "$1" 2> /dev/null | grep -q "^rp-.*-$2\.rec$"; do
+    i=$((i + 1)); [ $i -lt 1500 ] || exit 1; sleep 0.02; done
+    tc qdisc replace dev eth0 root tbf rate 2mbit burst 32kb latency 10s' sh "$stage" "$v6" > "$1.shape.out" 2>&1 &
+  local shaper=$!
+  tb_mpiexec -hosts node0:2,node1:1 -n 3 env SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_DRAIN_EVERY=4 SLUICE_KEEP=2 \
+    SLUICE_REDUNDANCY=partner LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" 7 400 > "$1.write.out" 2>&1 &
+  local job=$!
+  wait "$shaper" || { kill "$job"; fail "$1: version 6 was never protected on node0: $(tail -3 "$1.write.out")"; }
+  tb_exec 1 sh -c 'i=0; until ls "$1" | grep -q "^rc-.*-$2-.*\.red\.tmp\."; do
+    i=$((i + 1)); [ $i -lt 600 ] || exit 1; sleep 0.05; done' sh "$stage" "$v7" ||
+    { kill "$job"; fail "$1: node1 never received a piece of node0's part of version 7: $(tb_exec 1 ls "$stage" | tr '\n' ' ')"; }
+  signal_app STOP
+  signal_app KILL
+  timeout 30 bash -c "while kill -0 $job 2> /dev/null; do sleep 0.05; done" || fail "$1: mpiexec still runs 30 s after its ranks died"
+  wait "$job" || true
+  tb_exec 0 sh -c "tc qdisc del dev eth0 root; rm -rf '$stage' /tmp/* /dev/shm/*"
+  tb_exec 1 ls "$stage" > "$1.ls1"
+  expect_eq "$1: node1 keeps the half copy under its temporary name" 1 "$(grep -c "^rc-.*-$v7-.*\.red\.tmp\." "$1.ls1" || true)"
+  expect_eq "$1: no whole copy of version 7" 0 "$(grep -c "^rc-.*-$v7-.*\.red$" "$1.ls1" || true)"
+  expect_eq "$1: no protection mark of version 7" 0 "$(grep -c "^rp-.*-$v7\.rec$" "$1.ls1" || true)"
+  expect_eq "$1: version 6 protected" 1 "$(grep -c "^rp-.*-$v6\.rec$" "$1.ls1" || true)"
+  restart "$1" 6 any
+  expect_contains "$1: version 7 is lost" "node-local version 7 is lost" "$(cat "$1.verify.out")"
+  expect_contains "$1: the previous protected version rebuilt" "version 6: rebuilt ranks 0,1" "$(cat "$1.verify.out")"
+  tb_exec 1 "$ckpt" scavenge --stage "$stage" "$d/ckpt.%r" > "$1.scav" 2>&1 || fail "$1: scavenge on node1: $(cat "$1.scav")"
+  cat "$1.scav"
+  expect_contains "$1: scavenge: version 7 incomplete (its half copy is not used)" "version 7 is incomplete over the surviving nodes: no record of rank 0" "$(cat "$1.scav")"
+  expect_contains "$1: scavenge: version 6 durable" "version 6 is durable in $d/ckpt.@r.sluice" "$(cat "$1.scav")"
+  rm -rf "$1.x"
+  "$ckpt" extract -q -o "$1.x" "$d/ckpt.@r.sluice" > /dev/null || fail "$1: extract failed"
+  /usr/bin/python3 "$SOURCE_DIR/tests/integration/ckpt/levels_step_bytes.py" "$1.x" 6 3 || fail "$1: the container does not hold step 6"
 }
 
 for round in $(seq "$rounds"); do
@@ -115,6 +183,9 @@ for round in $(seq "$rounds"); do
   expect_contains "$a: one line names what was rebuilt from where" \
     "version 7: rebuilt ranks 0,1 (the part of lost node" "$(cat "$a.verify.out")"
   expect_eq "$a: one rebuild line" 1 "$(grep -c 'rebuilt ranks' "$a.verify.out" || true)"
+  scavenge_survivor "$a"
+  clean
+  mid_stream r$round.b
   clean
   echo "ok: round $round: node0 lost after version 7 was protected: a flipped byte in node1's copy detected, step 6 rebuilt and served; the copy repaired, ranks 0,1 of step 7 rebuilt on the spare and read without the file system"
 done

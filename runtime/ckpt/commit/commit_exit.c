@@ -13,6 +13,7 @@
 #include "ckpt/commit/commit_internal.h"
 
 #include "ckpt/commit/commit_array.h"
+#include "ckpt/commit/commit_term.h"
 
 #include "ckpt/commit/pattern.h"
 #include "ckpt/commit/stage.h"
@@ -499,6 +500,8 @@ int commit_engine_enable(const char *capture_spec, const char *cwd)
     sluice_mpi_on_finalize(on_finalize);
     commit_red_register(); /* first: the agreement then sees what it rebuilt */
     commit_level_agree_register();
+    if (sluice_config.DRAIN_EVERY > 1)
+        commit_term_arm(); /* node-local versions: a SIGTERM drains them first */
     if (sluice_launch_size() > 1)
         sluice_mpi_on_app_init(install_poller);
     return 0;

@@ -628,7 +628,9 @@ int commit_home_poll(void)
         sluice_folder_lock_touch(&c->lock); /* alive, for waiters on other nodes (folder_lock.h) */
     HASH_ITER(hh, sets, s, tmp)
     {
-        if (!s->inflight && (s->npending || s->ndrops || (s->nsealed && final_on))) {
+        /* Sealed versions alone drain when asked (a FLUSH, a reader elsewhere) or at the exit:
+         * the asked drain waits for its gathering time, so it is tried again here. */
+        if (!s->inflight && (s->npending || s->ndrops || (s->nsealed && (final_on || s->next_waiters)))) {
             maybe_start(s);
             done += s->inflight != NULL;
         }

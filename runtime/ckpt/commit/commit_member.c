@@ -907,6 +907,36 @@ int commit_flush_own_sets(uint64_t timeout_ns)
     return worst;
 }
 
+int commit_flush_sets_once(uint64_t deadline_ns, int *nsets)
+{
+    *nsets = 0;
+    if (commit_ensure_started() != 0)
+        return -EIO;
+    /* The sets this process holds members of now (node-local versions' members included), each
+     * asked once: what the program closes later is no version this drain owes. */
+    char(*keys)[PATH_MAX] = NULL;
+    int n = 0, worst = 0;
+    pthread_mutex_lock(&commit_g.lock);
+    for (struct commit_member *c = members; c; c = c->next) {
+        int seen = c->err != 0;
+        for (int i = 0; !seen && i < n; i++)
+            seen = strcmp(keys[i], c->m.set_key) == 0;
+        void *k = seen ? NULL : realloc(keys, (size_t)(n + 1) * sizeof *keys);
+        if (k) {
+            keys = k;
+            snprintf(keys[n++], PATH_MAX, "%s", c->m.set_key);
+        }
+    }
+    for (int i = 0; i < n && worst == 0; i++) {
+        uint64_t now = sluice_now_ns();
+        worst = now >= deadline_ns ? -ETIMEDOUT : flush_set_wait(keys[i], deadline_ns - now);
+    }
+    pthread_mutex_unlock(&commit_g.lock);
+    free(keys);
+    *nsets = n;
+    return worst;
+}
+
 /* Right after the transport starts (lock held): the members adopted from the image that
  * exec'ed this one (commit_adopt.c) enter like fresh closes. */
 void commit_members_adopt_locked(void)

@@ -4,6 +4,7 @@
  * Called by commit_member.c with the engine's lock held, on the progress thread; reads
  * (commit_read.c) find a member in a node-local version here. */
 #include "ckpt/commit/commit_internal.h"
+#include "ckpt/commit/commit_term.h"
 #include "ckpt/commit/stage.h"
 #include "ckpt/redundancy/level_agree.h"
 #include "ckpt/redundancy/level_record.h"
@@ -51,6 +52,8 @@ void commit_level_sealed(const char *key, uint64_t version, int nprocs, const st
     }
     if (rc == 0)
         rc = sluice_level_record_write(dir, &r);
+    if (rc == 0)
+        commit_term_ready(); /* a SIGTERM now drains this version before the program ends */
     free(r.m);
     /* Without its record the version is simply incomplete: a restart serves an older one. The
      * members stay with the engine and reach the file system at the next drain. */

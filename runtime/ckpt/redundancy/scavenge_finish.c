@@ -2,6 +2,7 @@
 /* The finishing step of a scavenge (scavenge.h): the parts of every node merged into the
  * container's next version, the one a drain of that version would have written. */
 #include "ckpt/redundancy/scavenge.h"
+#include "ckpt/redundancy/scavenge_internal.h"
 
 #include "ckpt/commit/folder_lock.h"
 #include "ckpt/commit/recover.h"
@@ -23,23 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_PARTS 256
-#define MAX_VERSIONS 64
-
-struct parts {
-    char dir[MAX_PARTS][PATH_MAX];
-    char name[MAX_PARTS][NAME_MAX + 1];
-    int n;
-};
-
-/* The one version [lo, hi] a merge looks at, and what each rank's record says. */
-struct merged_version {
-    uint64_t version;
-    int nprocs;
-    unsigned char *have; /* nprocs flags: a record of that rank in some part */
-};
-
-static void list_parts(const char *root, struct parts *p)
+static void list_parts(const char *root, struct scavenge_parts *p)
 {
     p->n = 0;
     DIR *d = opendir(root);
@@ -47,7 +32,7 @@ static void list_parts(const char *root, struct parts *p)
         return;
     struct dirent *e;
     size_t sl = strlen(SLUICE_SCAVENGE_PART_SUFFIX);
-    while ((e = readdir(d)) != NULL && p->n < MAX_PARTS) {
+    while ((e = readdir(d)) != NULL && p->n < SCAVENGE_MAX_PARTS) {
         size_t l = strlen(e->d_name);
         if (l <= sl || strcmp(e->d_name + l - sl, SLUICE_SCAVENGE_PART_SUFFIX) != 0 ||
             snprintf(p->dir[p->n], PATH_MAX, "%s/%s", root, e->d_name) >= PATH_MAX)
@@ -55,16 +40,18 @@ static void list_parts(const char *root, struct parts *p)
         snprintf(p->name[p->n], NAME_MAX + 1, "%.*s", (int)(l - sl), e->d_name);
         p->n++;
     }
+    p->nodes = p->n;
     closedir(d);
 }
 
 /* Versions above `durable` over all parts, newest first, with the ranks recorded. */
-static int merge_versions(const struct parts *p, const char *key, uint64_t durable, struct merged_version *mv)
+static int merge_versions(const struct scavenge_parts *p, const char *key, uint64_t durable,
+                          struct scavenge_version *mv)
 {
     int n = 0;
     for (int i = 0; i < p->n; i++) {
-        struct sluice_level_version v[MAX_VERSIONS];
-        int k = sluice_level_versions(p->dir[i], key, v, MAX_VERSIONS);
+        struct sluice_level_version v[SCAVENGE_MAX_VERSIONS];
+        int k = sluice_level_versions(p->dir[i], key, v, SCAVENGE_MAX_VERSIONS);
         for (int j = 0; j < k; j++) {
             if (v[j].version <= durable || v[j].nprocs <= 0)
                 continue;
@@ -72,9 +59,9 @@ static int merge_versions(const struct parts *p, const char *key, uint64_t durab
             while (at < n && mv[at].version != v[j].version)
                 at++;
             if (at == n) {
-                if (n == MAX_VERSIONS)
+                if (n == SCAVENGE_MAX_VERSIONS)
                     continue;
-                mv[n] = (struct merged_version){v[j].version, v[j].nprocs, calloc((size_t)v[j].nprocs, 1)};
+                mv[n] = (struct scavenge_version){v[j].version, v[j].nprocs, calloc((size_t)v[j].nprocs, 1)};
                 n++;
             }
             char file[PATH_MAX];
@@ -87,7 +74,7 @@ static int merge_versions(const struct parts *p, const char *key, uint64_t durab
     for (int i = 0; i < n; i++) /* newest first */
         for (int j = i + 1; j < n; j++)
             if (mv[j].version > mv[i].version) {
-                struct merged_version t = mv[i];
+                struct scavenge_version t = mv[i];
                 mv[i] = mv[j];
                 mv[j] = t;
             }
@@ -110,7 +97,7 @@ static void member_of(const char *key, int r, char *out, size_t cap)
 }
 
 /* One line naming what an incomplete version lacks: the ranks without a record in any part. */
-static void say_incomplete(const char *key, const struct merged_version *m, const struct parts *p,
+static void say_incomplete(const char *key, const struct scavenge_version *m, const struct scavenge_parts *p,
                            FILE *report)
 {
     if (!report)
@@ -129,13 +116,12 @@ static void say_incomplete(const char *key, const struct merged_version *m, cons
     }
     if (missing > 8)
         fprintf(report, " and %d more", missing - 8);
-    fprintf(report, " of its %d ranks in the parts of %d node%s (", m->nprocs, p->n, p->n == 1 ? "" : "s");
-    for (int i = 0; i < p->n; i++)
+    fprintf(report, " of its %d ranks in the parts of %d node%s (", m->nprocs, p->nodes,
+            p->nodes == 1 ? "" : "s");
+    for (int i = 0; i < p->nodes; i++)
         fprintf(report, "%s%s", i ? ", " : "", p->name[i]);
-    /* Call point: rebuilding the missing ranks' part from the survivors' redundancy (partner
-     * copies, XOR parity: SLUICE_REDUNDANCY, docs/REDUNDANCY.md) belongs here, before the
-     * version is given up. It is not built: without it the version is lost to this scavenge. */
-    fprintf(report, "): their node did not take part and no redundancy rebuilds them\n");
+    /* The rebuild from partner copies (scavenge_rebuild.c) ran before: nothing restores them. */
+    fprintf(report, "): their node did not take part and no partner copy in the parts rebuilds them\n");
 }
 
 struct sources {
@@ -187,12 +173,12 @@ static int has_source(const struct sources *s, const char *path)
 
 /* Each member named by the parts' records of versions (durable, v]: its newest bytes over all
  * parts (a member a version did not rewrite comes from the older version that holds it). */
-static int add_local(struct sources *s, const struct parts *p, const char *key, uint64_t durable, uint64_t v,
-                     int nprocs, mode_t *mode)
+static int add_local(struct sources *s, const struct scavenge_parts *p, const char *key, uint64_t durable,
+                     uint64_t v, int nprocs, mode_t *mode)
 {
     for (int i = 0; i < p->n; i++) {
-        struct sluice_level_version lv[MAX_VERSIONS];
-        int k = sluice_level_versions(p->dir[i], key, lv, MAX_VERSIONS);
+        struct sluice_level_version lv[SCAVENGE_MAX_VERSIONS];
+        int k = sluice_level_versions(p->dir[i], key, lv, SCAVENGE_MAX_VERSIONS);
         for (int j = 0; j < k; j++) {
             if (lv[j].version <= durable || lv[j].version > v)
                 continue;
@@ -270,8 +256,9 @@ static void free_sources(struct sources *s)
 }
 
 /* Writes version v of key from the parts (and the old container's other members). */
-static int write_scavenged(const char *key, const char *container, const char *dir, const struct parts *p,
-                           const struct sluice_container *old, uint64_t v, int nprocs, FILE *report)
+static int write_scavenged(const char *key, const char *container, const char *dir,
+                           const struct scavenge_parts *p, const struct sluice_container *old, uint64_t v,
+                           int nprocs, FILE *report)
 {
     uint64_t durable = old ? old->meta.version : 0;
     mode_t mode = 0666 & ~(mode_t)sluice_process_umask();
@@ -302,8 +289,8 @@ static int write_scavenged(const char *key, const char *container, const char *d
                 "sluice-ckpt scavenge: %s: version %" PRIu64 " is durable in %s: %zu members, %" PRIu64
                 " from node-local storage of %d node%s, %zu carried from version %" PRIu64 ", %" PRIu64
                 " bytes\n",
-                key, v, container, s.n, s.local, p->n, p->n == 1 ? "" : "s", s.n - (size_t)s.local, durable,
-                s.bytes);
+                key, v, container, s.n, s.local, p->nodes, p->nodes == 1 ? "" : "s", s.n - (size_t)s.local,
+                durable, s.bytes);
     else if (report)
         fprintf(report, "sluice-ckpt scavenge: %s: version %" PRIu64 " not written: %s\n", key, v,
                 err[0] ? err : strerror(-rc));
@@ -311,7 +298,7 @@ static int write_scavenged(const char *key, const char *container, const char *d
     return rc;
 }
 
-static void remove_parts(const char *root, const struct parts *p)
+static void remove_parts(const char *root, const struct scavenge_parts *p)
 {
     for (int i = 0; i < p->n; i++)
         sluice_scavenge_remove_folder(p->dir[i]);
@@ -328,7 +315,7 @@ int sluice_scavenge_finish(const char *key, FILE *report)
             fprintf(report, "sluice-ckpt scavenge: %s: cannot name its container\n", key);
         return 1;
     }
-    static struct parts p;
+    static struct scavenge_parts p;
     list_parts(root, &p);
     struct sluice_folder_lock lock;
     sluice_recover_wait_lock(dir, &lock, report);
@@ -342,8 +329,21 @@ int sluice_scavenge_finish(const char *key, FILE *report)
         return 1;
     }
     uint64_t durable = old ? old->meta.version : 0;
-    struct merged_version mv[MAX_VERSIONS];
+    struct scavenge_version mv[SCAVENGE_MAX_VERSIONS];
     int n = merge_versions(&p, key, durable, mv), chosen = -1;
+    /* Lost nodes' parts rebuilt from the partner copies in the survivors' parts, into one more
+     * folder that the merge then counts (removed at the end: the copies can rebuild it again). */
+    char rebuilt[PATH_MAX];
+    int rebuild = p.n < SCAVENGE_MAX_PARTS && snprintf(rebuilt, sizeof rebuilt, "%s/rebuilt.%ld", root,
+                                                       (long)getpid()) < (int)sizeof rebuilt;
+    if (rebuild && (rebuild = scavenge_rebuild(key, &p, mv, n, rebuilt, report)) > 0) {
+        snprintf(p.dir[p.n], PATH_MAX, "%s", rebuilt);
+        snprintf(p.name[p.n], NAME_MAX + 1, "rebuilt");
+        p.n++;
+        for (int i = 0; i < n; i++)
+            free(mv[i].have);
+        n = merge_versions(&p, key, durable, mv);
+    }
     for (int i = 0; i < n && chosen < 0; i++) {
         int whole = mv[i].have != NULL;
         for (int r = 0; whole && r < mv[i].nprocs; r++)
@@ -363,13 +363,17 @@ int sluice_scavenge_finish(const char *key, FILE *report)
             fprintf(report,
                     "sluice-ckpt scavenge: %s: no node-local version newer than the durable %" PRIu64
                     " is complete over the %d part%s; the container stays at version %" PRIu64 "\n",
-                    key, durable, p.n, p.n == 1 ? "" : "s", durable);
+                    key, durable, p.nodes, p.nodes == 1 ? "" : "s", durable);
         status = 1;
     } else if (report) {
         fprintf(report,
                 "sluice-ckpt scavenge: %s: nothing to scavenge: the %d part%s hold no version newer than the "
                 "container's %" PRIu64 "\n",
-                key, p.n, p.n == 1 ? "" : "s", durable);
+                key, p.nodes, p.nodes == 1 ? "" : "s", durable);
+    }
+    if (rebuild > 0) {
+        sluice_scavenge_remove_folder(rebuilt);
+        p.n--;
     }
     if (status == 0) /* the container holds everything the parts do */
         remove_parts(root, &p);

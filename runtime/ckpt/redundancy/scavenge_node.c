@@ -5,6 +5,7 @@
 
 #include "ckpt/container/container.h"
 #include "ckpt/redundancy/level_record.h"
+#include "ckpt/redundancy/red_copy.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -108,6 +109,44 @@ static int copy_record(const char *stage, const char *part, const char *file, FI
     return rc == -EIO || rc == -ENOENT ? 0 : rc;
 }
 
+/* The partner copies this node holds of versions above `durable` whose protection mark it holds
+ * (a copy being received keeps its temporary name and a version not yet protected has no mark:
+ * neither is taken), for the finish to rebuild lost nodes' parts from (scavenge_rebuild.c). */
+static int copy_partner_copies(const char *stage, const char *part, const char *key, uint64_t durable,
+                               FILE *report)
+{
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, SLUICE_RED_COPY_PREFIX "%016" PRIx64 "-", sluice_level_key_hash(key));
+    size_t pl = strlen(prefix), sl = strlen(SLUICE_RED_COPY_SUFFIX);
+    DIR *d = opendir(stage);
+    if (!d)
+        return 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        char path[PATH_MAX];
+        struct stat st;
+        if (len <= pl + sl || strncmp(e->d_name, prefix, pl) != 0 ||
+            strcmp(e->d_name + len - sl, SLUICE_RED_COPY_SUFFIX) != 0)
+            continue;
+        uint64_t v = strtoull(e->d_name + pl, NULL, 10);
+        if (v <= durable || !sluice_red_marked(stage, key, v) ||
+            snprintf(path, sizeof path, "%s/%s", stage, e->d_name) >= (int)sizeof path ||
+            stat(path, &st) != 0)
+            continue;
+        rc = copy_staged(stage, part, e->d_name, (uint64_t)st.st_size);
+        if (rc != 0 && report)
+            fprintf(report,
+                    "sluice-ckpt scavenge: %s: the partner copy %s/%s of version %" PRIu64
+                    " is left out: %s\n",
+                    key, stage, e->d_name, v, strerror(-rc));
+        rc = rc == -EIO || rc == -ENOENT ? 0 : rc; /* removed meanwhile: only this copy is missing */
+    }
+    closedir(d);
+    return rc;
+}
+
 static uint64_t container_version(const char *key)
 {
     char container[PATH_MAX], err[2 * PATH_MAX];
@@ -147,6 +186,8 @@ int sluice_scavenge_node(const char *stage_dir, const char *key, const char *nam
         for (int r = 0; rc == 0 && r < v[i].nprocs; r++)
             if (sluice_level_record_path(stage_dir, key, v[i].version, r, file, sizeof file) == 0)
                 rc = copy_record(stage_dir, tmp, file, report);
+    if (rc == 0)
+        rc = copy_partner_copies(stage_dir, tmp, key, durable, report);
     if (rc == 0) {
         sluice_scavenge_remove_folder(part); /* this process's part of an earlier run: replaced whole */
         if (rename(tmp, part) != 0)

@@ -182,14 +182,14 @@ static void on_fatal_signal(int sig, siginfo_t *info, void *uctx)
         say_died(sig, i);
     sluice_signal_chain_call_previous(&chain, sig, info, uctx);
     struct sigaction now;
-    if (sigaction(sig, NULL, &now) == 0 &&
+    if (sluice_real_sigaction(sig, NULL, &now) == 0 &&
         (((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_fatal_signal) ||
          (!(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_IGN))) {
         struct sigaction dfl;
         memset(&dfl, 0, sizeof dfl);
         dfl.sa_handler = SIG_DFL;
         sigemptyset(&dfl.sa_mask);
-        sigaction(sig, &dfl, NULL);
+        sluice_real_sigaction(sig, &dfl, NULL);
     }
     /* Blocked until this handler returns, then delivered to whatever handles it now. */
     syscall(SYS_tgkill, syscall(SYS_getpid), syscall(SYS_gettid), sig);

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Figures of one bench/redundancy.sh mode from its trace dump (sluice-trace dump), or the ratios
+# over the modes run:
+#   redundancy_figures.py MODE DUMP BYTES_NODE0 BYTES_NODE1 ...   prints one line, keeps MODE.json
+#   redundancy_figures.py --ratios DIR                               encode/staging, partner/staged
+import json, os, re, sys
+
+LINE = re.compile(r'^rank (\d+) pid \d+ tid \d+ \+([0-9.]+) (\w+)(.*)$')
+FIELD = re.compile(r'([\w ]+?)=("(?:[^"\\]|\\.)*"|[^,]+)')
+
+
+def events(path):
+    for line in open(path, errors="replace"):
+        m = LINE.match(line.rstrip("\n"))
+        if not m:
+            continue
+        rest, dur = m.group(4), None
+        d = re.search(r" dur=(\d+)ns$", rest)
+        if d:
+            rest, dur = rest[:d.start()], int(d.group(1)) / 1e9
+        f = {k.strip(): v.strip().strip('"') for k, v in FIELD.findall(rest)}
+        f["dur"] = dur
+        yield int(m.group(1)), float(m.group(2)), m.group(3), f
+
+
+def figures(mode, dump, node_bytes):
+    opens, steps = {}, {}  # (rank, fd) -> t; rank -> [(t_open, t_close, size)]
+    level1, protected, stored, durable, exit_s = {}, {}, [], [], None
+    for rank, t, name, f in events(dump):
+        if name == "CKPT_OPEN":  # one member per rank: its open, then its close
+            opens[rank] = t
+        elif name == "CKPT_CLOSE" and rank in opens:
+            steps.setdefault(rank, []).append((opens.pop(rank), t, int(f.get("size", 0))))
+        elif name == "CKPT_LEVEL" and f.get("level") == "1":
+            level1.setdefault(int(f["version"]), t)
+        elif name == "CKPT_PROTECTED":
+            v = int(f["version"])
+            protected[v] = max(protected.get(v, 0), t)
+        elif name == "CKPT_RED_STORED":
+            stored.append((int(f["version"]), t, int(f["bytes"])))
+        elif name == "COMMIT_DURABLE" and f["dur"] is not None:
+            durable.append(f["dur"])
+        elif name == "COMMIT_END" and "exit" in (f.get("set") or "") and f["dur"] is not None:
+            exit_s = max(exit_s or 0, f["dur"])
+    nsteps = min((len(s) for s in steps.values()), default=0)
+    visible = [max(steps[r][k][1] - steps[r][k][0] for r in steps) for k in range(nsteps)]
+    staged_bytes = sum(s[2] for r in steps for s in steps[r][:nsteps])
+    staged_time = sum(s[1] - s[0] for r in steps for s in steps[r][:nsteps] if s[2] > 0)
+    out = {"mode": mode, "steps": nsteps,
+           "app_visible_s": sum(visible) / len(visible) if visible else None,
+           "staging_MBps": staged_bytes / staged_time / 1e6 if staged_time > 0 else None,
+           "bytes_per_node": [int(b) for b in node_bytes]}
+    prot = [protected[v] - level1[v] for v in protected if v in level1]
+    out["protected_s"] = sum(prot) / len(prot) if prot else None
+    enc = [(b, t - level1[v]) for v, t, b in stored if v in level1 and t > level1[v]]
+    out["encode_MBps"] = sum(b for b, _ in enc) / sum(d for _, d in enc) / 1e6 if enc else None
+    # COMMIT_DURABLE's own duration: from the step's close to the version durable.
+    out["durable_s"] = sum(durable) / len(durable) if mode == "drain" and durable else None
+    out["exit_drain_s"] = exit_s
+    return out
+
+
+def fmt(v, unit):
+    return "-" if v is None else ("%.4f %s" % (v, unit) if unit == "s" else "%.1f %s" % (v, unit))
+
+
+if sys.argv[1] == "--ratios":
+    d = sys.argv[2]
+    res = {}
+    for name in os.listdir(d):
+        if name.startswith("figures.") and name.endswith(".json"):
+            r = json.load(open(os.path.join(d, name)))
+            res[r["mode"]] = r
+    base = res.get("staged")
+    for mode, r in sorted(res.items()):
+        if r.get("encode_MBps") and r.get("staging_MBps"):
+            print("ratio %-8s encode rate / staging copy rate = %.2f (target >= 0.33)" %
+                  (mode, r["encode_MBps"] / r["staging_MBps"]))
+        if base and mode != "staged" and r.get("app_visible_s") and base.get("app_visible_s"):
+            print("ratio %-8s app-visible / staging alone = %.2f (target <= 1.2)" %
+                  (mode, r["app_visible_s"] / base["app_visible_s"]))
+    sys.exit(0)
+
+r = figures(sys.argv[1], sys.argv[2], sys.argv[3:])
+json.dump(r, open(os.path.join(os.path.dirname(sys.argv[2]), "figures.%s.json" % r["mode"].replace(":", "")), "w"))
+print("%-8s steps %d  app-visible %s  staging %s  until protected %s  encode %s  until durable %s  exit drain %s  bytes per node %s" % (
+    r["mode"], r["steps"], fmt(r["app_visible_s"], "s"), fmt(r["staging_MBps"], "MB/s"), fmt(r["protected_s"], "s"),
+    fmt(r["encode_MBps"], "MB/s"), fmt(r["durable_s"], "s"), fmt(r["exit_drain_s"], "s"),
+    " ".join(str(b) for b in r["bytes_per_node"])))

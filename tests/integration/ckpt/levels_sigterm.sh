@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: MIT
+# A job ended by SIGTERM right after its last checkpoint keeps it (docs/REDUNDANCY.md,
+# "SIGTERM"): mpi_ckpt_levels writes 5 steps with SLUICE_DRAIN_EVERY=3 (version 3 drained, 4 and
+# 5 node-local) and waits; once every rank recorded version 5, every process of the job gets
+# SIGTERM (as a batch system's time limit sends it: mpiexec and each rank). sluice holds the
+# signal back, drains, then hands it to the program's disposition:
+#   3 ranks, no handler of their own: they die of SIGTERM (mpiexec reports signal 15), and the
+#     container holds step 5 (`sluice-ckpt ls`: version 6, the drain's number, level durable,
+#     nothing left staged; its bytes are step 5's);
+#   4 ranks with a SIGTERM handler of their own (sigaction reports it back as installed): each
+#     rank's handler runs with the signal's own siginfo (SI_USER, a sender's pid) and the
+#     ranks end gracefully (they leave their wait, finalize MPI and exit 43); the container
+#     holds step 5 too.
+# Without the hold the ranks die at once and the container stays at version 3.
+# SLUICE_TEST_ROUNDS (default 1) repeats the whole.
+app=$SLUICE_APPS_DIR/mpi_ckpt_levels
+ckpt=$SLUICE_BIN_DIR/sluice-ckpt
+rounds=${SLUICE_TEST_ROUNDS:-1}
+
+records() { ls "$2" 2>/dev/null | grep -c -- "-$(printf %020d "$1")-[0-9]*\.rec$" || true; }
+
+# termed N DIR STAGE [term]: the writer, sent SIGTERM (all its processes) once every rank
+# recorded version 5; waits for the job to end.
+termed() {
+  local n=$1 d=$2 stage=$3 t=0
+  rm -rf "$d" "$stage"
+  mkdir -p "$d"
+  setsid env SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_STAGE_DIR="$stage" SLUICE_DRAIN_EVERY=3 SLUICE_KEEP=2 \
+    timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" 5 0 ${4:-} > "$d.out" 2>&1 &
+  local job=$!
+  until [ "$(records 5 "$stage")" = "$n" ]; do
+    t=$((t + 1))
+    [ $t -lt 1200 ] || { kill -9 -- -$job 2>/dev/null; fail "version 5 never recorded: $(cat "$d.out")"; }
+    sleep 0.05
+  done
+  kill -TERM -- -$job
+  rc=0
+  wait $job 2>/dev/null || rc=$?
+  for t in $(seq 400); do kill -0 -- -$job 2>/dev/null || break; sleep 0.05; done
+  kill -0 -- -$job 2>/dev/null && { kill -9 -- -$job; fail "the job still runs 20 s after SIGTERM: $(cat "$d.out")"; }
+  cat "$d.out"
+}
+
+# durable_step DIR STEP N: ls says the drain of step STEP (version 6: drains take the next
+# number) is durable, the N members hold its bytes and nothing is left node-local.
+durable_step() {
+  expect_contains "$1: step $2 durable after SIGTERM" "version 6  level durable" "$("$ckpt" ls --stage "$1.stage" "$1/ckpt.@r.sluice" 2>&1)"
+  expect_eq "$1: nothing left node-local" "" "$("$ckpt" ls --stage "$1.stage" "$1/ckpt.@r.sluice" | grep 'level staged' || true)"
+  rm -rf "$1.x"
+  "$ckpt" extract -q -o "$1.x" "$1/ckpt.@r.sluice" > /dev/null || fail "extract of $1 failed"
+  /usr/bin/python3 "$SOURCE_DIR/tests/integration/ckpt/levels_step_bytes.py" "$1.x" "$2" "$3" || fail "$1: the container does not hold step $2"
+}
+
+for round in $(seq "$rounds"); do
+  d=$PWD/plain
+  termed 3 "$d" "$d.stage"
+  durable_step "$d" 5 3
+  expect_contains "plain: the ranks died of SIGTERM (the default action)" "signal 15" "$(cat "$d.out")"
+
+  d=$PWD/handler
+  termed 4 "$d" "$d.stage" term
+  durable_step "$d" 5 4
+  # Each SIGTERM the rank got runs its handler once (mpiexec may pass the group's signal on too).
+  for r in 0 1 2 3; do
+    lines=$(cat "$d/.term.$r" 2>/dev/null || true)
+    [ -n "$lines" ] && ! grep -qvE '^sigterm code 0 from pid [1-9][0-9]*$' <<< "$lines" ||
+      fail "handler: rank $r's own SIGTERM handler did not run with the signal's siginfo: [$lines]"
+  done
+  echo "ok: handler: every rank's own SIGTERM handler ran with the sender's siginfo"
+  echo "ok: round $round: SIGTERM right after version 5: drained before the default action (3 ranks) and before the program's own handler (4 ranks)"
+done
