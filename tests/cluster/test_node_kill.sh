@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: MIT
+# Every process of one node is SIGKILLed at a random moment of a commit (docs/CLUSTER.md, "When
+# a node fails"). Under MPICH's hydra the job ends within milliseconds and no rank lives to name
+# the node: `sluice --watch-nodes` around mpiexec does. Each round: 6 ranks on 3 nodes (node i
+# holds ranks i and i+3) commit step after step (members fsynced, capture on; rank 1's member 48 MiB, a long commit) through
+# `sluice --watch-nodes mpiexec`; once step 1 is durable and a commit is under way (a temporary
+# container appears), after a random delay of 0-300 ms, a random node crashes (`testbed.sh
+# crash`). Then:
+#   - one line names the node and its ranks; the job ends within 10 s (the times are printed)
+#     with mpiexec's status (255), exactly as without the wrapper;
+#   - the container verifies and reads back, on a surviving node, as the last durable version V
+#     (the last step whose markers were all there at the crash, or the next one if its commit
+#     finished just then);
+#   - `sluice-ckpt recover` on each surviving node works (the container verifies, no temporary
+#     file is left), and a job on the surviving nodes, restarting, reads every member as V or
+#     V+1 (the survivors' staged step, recovered), the crashed node's ranks' as V.
+# The crashed node is revived for the next round. SLUICE_TEST_ROUNDS=N runs N rounds (default 2).
+source "$SOURCE_DIR/tests/cluster/lib.bash"
+tb_up 3
+app=$SLUICE_APPS_DIR/ckpt_commit_steps
+ckpt=$SLUICE_BIN_DIR/sluice-ckpt
+# not_at DIR STEP [NODE...]: the members of DIR's set that do not hold step STEP, read by a job
+# with sluice on NODE... (a restart), or else by sluice-ckpt extract on $reader (as files).
+not_at() {
+  local d=$1 step=$2 out
+  shift 2
+  if [ $# -gt 0 ]; then
+    out=$(tb_mpiexec -hosts "$(echo "$@" | tr " " ,)" -n $# env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE="$d/ckpt.%r" "$app" verify "$d" "$step" 6 --big 1 2>&1 || true)
+  else
+    out=$(tb_exec "$reader" sh -c "rm -rf /tmp/x && '$ckpt' extract -q -o /tmp/x '$d/ckpt.@r.sluice' && '$app' verify /tmp/x $step 6 --big 1" 2>&1 || true)
+  fi
+  ! echo "$out" | grep -v 'warning: unknown variable' | grep -q -e 'ckpt_commit_steps:' -e 'sluice' -e 'sluice-ckpt' \
+    || fail "round $round: reading $d at step $step failed: $(echo "$out" | tail -3)"
+  echo "$out" | grep -o 'ckpt\.[0-9]*:' | sort -u | tr -d ':' | tr '\n' ' ' || true
+}
+
+for ((round = 1; round <= ${SLUICE_TEST_ROUNDS:-2}; round++)); do
+  k=$((RANDOM % 3))
+  survivors=$(seq 0 2 | grep -vx $k | sed 's/^/node/' | tr '\n' ' ')
+  reader=$(echo $survivors | cut -d' ' -f1)
+  c=$SHARED/kill$round
+  mkdir -p "$c"
+  (cd "$SHARED" && SLUICE_CAPTURE="$c/ckpt.%r" "$TESTBED" run --dir "$TB_DIR" "$SLUICE_BIN_DIR/sluice" --watch-nodes \
+    mpiexec -n 6 env LD_PRELOAD="$SLUICE_LIB" "$app" write "$c" 500 --fsync --big 1) > job.out 2>&1 &
+  job=$!
+  # The crash; prints the last step whose markers were all there just before it.
+  durable=$(python3 - "$c" "$TB_DIR/node$k.pid" "$job" << 'PYEOF'
+import os, random, signal, sys, time
+d, pidfile, job = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def steps(names):
+    s = 0
+    while sum(n.startswith(".bar.step%d." % (s + 1)) for n in names) == 6:
+        s += 1
+    return s
+end = time.time() + 120
+while time.time() < end and os.path.exists("/proc/%d" % job):
+    names = os.listdir(d)
+    if steps(names) >= 1 and any(".sluice.tmp." in n for n in names):
+        time.sleep(random.uniform(0, 0.3))
+        s = steps(os.listdir(d))
+        os.kill(int(open(pidfile).read().split()[0]), signal.SIGKILL)
+        print(s)
+        sys.exit(0)
+    time.sleep(0.0005)
+sys.exit(1)
+PYEOF
+  ) || { kill "$job" 2> /dev/null || true; fail "round $round: step 1 never became durable or no commit started: $(tail -3 job.out)"; }
+  t0=$(date +%s.%N)
+  line_at=""
+  while kill -0 "$job" 2> /dev/null; do
+    [ -n "$line_at" ] || ! grep -q ' lost: ' job.out || line_at=$(date +%s.%N)
+    [ "$(echo "$(date +%s.%N) - $t0 < 10" | bc)" -eq 1 ] || { kill "$job" 2> /dev/null || true; fail "round $round: the job still runs 10 s after node$k crashed: $(tail -3 job.out)"; }
+    sleep 0.01
+  done
+  took=$(echo "$(date +%s.%N) - $t0" | bc)
+  [ -n "$line_at" ] || ! grep -q ' lost: ' job.out || line_at=$(date +%s.%N)
+  set +e
+  wait "$job"
+  rc=$?
+  set -e
+  expect_eq "round $round: the job's status (mpiexec's)" 255 "$rc"
+  expect_eq "round $round: lines saying a node was lost" 1 "$(grep -c ' lost: ' job.out || true)"
+  expect_contains "round $round: the line" "sluice: node node$k (ranks $k,$((k + 3))) lost: " "$(grep ' lost: ' job.out)"
+
+  "$ckpt" verify "$c/ckpt.@r.sluice" > verify.out || fail "round $round: container damaged: $(cat verify.out)"
+  v=$durable
+  [ -z "$(not_at "$c" "$v")" ] || v=$((durable + 1))
+  expect_eq "round $round: members not at the durable step $v (read on $reader)" "" "$(not_at "$c" "$v")"
+
+  recovered=""
+  for n in $survivors; do
+    tb_exec "$n" "$ckpt" recover --stage /dev/shm/sluice-0 > recover.out 2>&1 || fail "round $round: recover on $n: $(cat recover.out)"
+    recovered+=$(grep -o 'recovered version [0-9]*' recover.out || true)
+  done
+  "$ckpt" verify "$c/ckpt.@r.sluice" > verify.out || fail "round $round: recovered container does not verify: $(cat verify.out)"
+  expect_eq "round $round: temporary files left" "" "$(ls -A "$c" | grep 'sluice\.tmp' || true)"
+  # A restart on the surviving nodes: members not at V must be survivors' ranks at V+1.
+  stale=$(not_at "$c" "$v" $survivors)
+  for m in $stale; do
+    case " ckpt.$k ckpt.$((k + 3)) " in *" $m "*) fail "round $round: $m, node$k's, is not at the durable step $v" ;; esac
+    case " $(not_at "$c" $((v + 1))) " in *" $m "*) fail "round $round: $m is at neither step $v nor $((v + 1))" ;; esac
+  done
+  echo "ok: round $round: node$k crashed $(echo "$took" | cut -c1-4) s before the job ended, the line after $(echo "$line_at - $t0" | bc | cut -c1-4) s (exit $rc); durable step $v (markers: $durable); recover: ${recovered:-nothing to recover}; members at $((v + 1)) after it: ${stale:-none}"
+  "$TESTBED" revive --dir "$TB_DIR" "node$k"
+done
