@@ -34,6 +34,16 @@ not_at() {
   echo "$out" | grep -o 'ckpt\.[0-9]*:' | sort -u | tr -d ':' | tr '\n' ' ' || true
 }
 
+# holds DIR LO HI [NODE...]: "ckpt.M:S " for every member M and step S in LO..HI that M holds.
+holds() {
+  local d=$1 lo=$2 hi=$3 s m bad
+  shift 3
+  for ((s = lo; s <= hi; s++)); do
+    bad=" $(not_at "$d" "$s" "$@")"
+    for m in 0 1 2 3 4 5; do case "$bad" in *" ckpt.$m "*) ;; *) printf 'ckpt.%d:%d ' "$m" "$s" ;; esac; done
+  done
+}
+
 for ((round = 1; round <= ${SLUICE_TEST_ROUNDS:-2}; round++)); do
   k=$((RANDOM % 3))
   survivors=$(seq 0 2 | grep -vx $k | sed 's/^/node/' | tr '\n' ' ')
@@ -43,8 +53,9 @@ for ((round = 1; round <= ${SLUICE_TEST_ROUNDS:-2}; round++)); do
   (cd "$SHARED" && SLUICE_CAPTURE="$c/ckpt.%r" "$TESTBED" run --dir "$TB_DIR" "$SLUICE_BIN_DIR/sluice" --watch-nodes \
     mpiexec -n 6 env LD_PRELOAD="$SLUICE_LIB" "$app" write "$c" 500 --fsync --big 1) > job.out 2>&1 &
   job=$!
-  # The crash; prints the last step whose markers were all there just before it.
-  durable=$(python3 - "$c" "$TB_DIR/node$k.pid" "$job" << 'PYEOF'
+  # The crash; prints, for each rank, the last step whose marker (its member durable) was there
+  # just before it.
+  marks=($(python3 - "$c" "$TB_DIR/node$k.pid" "$job" << 'PYEOF'
 import os, random, signal, sys, time
 d, pidfile, job = sys.argv[1], sys.argv[2], int(sys.argv[3])
 def steps(names):
@@ -57,14 +68,14 @@ while time.time() < end and os.path.exists("/proc/%d" % job):
     names = os.listdir(d)
     if steps(names) >= 1 and any(".sluice.tmp." in n for n in names):
         time.sleep(random.uniform(0, 0.3))
-        s = steps(os.listdir(d))
+        names = os.listdir(d)
         os.kill(int(open(pidfile).read().split()[0]), signal.SIGKILL)
-        print(s)
+        print(" ".join(str(max([0] + [int(n.split(".")[2][4:]) for n in names if n.startswith(".bar.step") and n.endswith(".%d" % r)])) for r in range(6)))
         sys.exit(0)
     time.sleep(0.0005)
 sys.exit(1)
 PYEOF
-  ) || { kill "$job" 2> /dev/null || true; fail "round $round: step 1 never became durable or no commit started: $(tail -3 job.out)"; }
+  )) || { kill "$job" 2> /dev/null || true; fail "round $round: step 1 never became durable or no commit started: $(tail -3 job.out)"; }
   t0=$(date +%s.%N)
   line_at=""
   while kill -0 "$job" 2> /dev/null; do
@@ -83,9 +94,14 @@ PYEOF
   expect_contains "round $round: the line" "sluice: node node$k (ranks $k,$((k + 3))) lost: " "$(grep ' lost: ' job.out)"
 
   "$ckpt" verify "$c/ckpt.@r.sluice" > verify.out || fail "round $round: container damaged: $(cat verify.out)"
-  v=$durable
-  [ -z "$(not_at "$c" "$v")" ] || v=$((durable + 1))
-  expect_eq "round $round: members not at the durable step $v (read on $reader)" "" "$(not_at "$c" "$v")"
+  lo=$(printf '%s\n' "${marks[@]}" | sort -n | head -1)
+  hi=$(($(printf '%s\n' "${marks[@]}" | sort -n | tail -1) + 2))
+  before=$(holds "$c" "$lo" "$hi")
+  for m in 0 1 2 3 4 5; do
+    ok=0
+    for ((s = marks[m]; s <= marks[m] + 2; s++)); do case " $before" in *" ckpt.$m:$s "*) ok=1 ;; esac; done
+    [ "$ok" -eq 1 ] || fail "round $round: after the crash ckpt.$m holds none of steps ${marks[m]}..$((marks[m] + 2)) (durable at ${marks[m]}; read on $reader: $before)"
+  done
 
   recovered=""
   for n in $survivors; do
@@ -94,12 +110,19 @@ PYEOF
   done
   "$ckpt" verify "$c/ckpt.@r.sluice" > verify.out || fail "round $round: recovered container does not verify: $(cat verify.out)"
   expect_eq "round $round: temporary files left" "" "$(ls -A "$c" | grep 'sluice\.tmp' || true)"
-  # A restart on the surviving nodes: members not at V must be survivors' ranks at V+1.
-  stale=$(not_at "$c" "$v" $survivors)
-  for m in $stale; do
-    case " ckpt.$k ckpt.$((k + 3)) " in *" $m "*) fail "round $round: $m, node$k's, is not at the durable step $v" ;; esac
-    case " $(not_at "$c" $((v + 1))) " in *" $m "*) fail "round $round: $m is at neither step $v nor $((v + 1))" ;; esac
+  # After it, every member still holds a whole step, node$k's ranks' the same as before; a restart
+  # on the surviving nodes reads every member as sluice-ckpt does.
+  after=$(holds "$c" "$lo" "$hi")
+  for m in $k $((k + 3)); do
+    expect_eq "round $round: node$k's ckpt.$m after recover" "$(echo $before | tr ' ' '\n' | grep "^ckpt.$m:")" "$(echo $after | tr ' ' '\n' | grep "^ckpt.$m:")"
   done
-  echo "ok: round $round: node$k crashed $(echo "$took" | cut -c1-4) s before the job ended, the line after $(echo "$line_at - $t0" | bc | cut -c1-4) s (exit $rc); durable step $v (markers: $durable); recover: ${recovered:-nothing to recover}; members at $((v + 1)) after it: ${stale:-none}"
+  for m in 1 2 3 4 5; do
+    case " $after" in *" ckpt.$m:"*) ;; *) fail "round $round: after recover ckpt.$m holds no step $lo..$hi: $after" ;; esac
+  done
+  for s in $(echo $after | tr ' ' '\n' | grep -v '^ckpt.0:' | cut -d: -f2 | sort -u); do
+    expect_eq "round $round: a restart on $survivors reads step $s in the members sluice-ckpt does" \
+      "$(echo $after | tr ' ' '\n' | grep ":$s\$" | tr '\n' ' ')" "$(holds "$c" "$s" "$s" $survivors)"
+  done
+  echo "ok: round $round: node$k crashed $(echo "$took" | cut -c1-4) s before the job ended, the line after $(echo "$line_at - $t0" | bc | cut -c1-4) s (exit $rc); last durable steps by rank ${marks[*]}; members before recover: $before; recover: ${recovered:-nothing to recover}; after: $after"
   "$TESTBED" revive --dir "$TB_DIR" "node$k"
 done
