@@ -14,11 +14,8 @@ static const struct {
 static const struct {
     const char *option;
     const char *metavar;
-} metavars[] = {{"debug", "WHERE"},
-                {"devices", "QUERY"},
-                {"dsm-servers", "RANKS"},
-                {"helper-cpus", "CPUS"},
-                {"layout", "SPEC"}};
+} metavars[] = {{"debug", "WHERE"},      {"devices", "QUERY"}, {"dsm-servers", "RANKS"},
+                {"helper-cpus", "CPUS"}, {"layout", "SPEC"},   {"node-report", "SPEC"}};
 
 static const struct {
     const char *name;
