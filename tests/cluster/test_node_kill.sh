@@ -20,24 +20,27 @@ tb_up 3
 app=$SLUICE_APPS_DIR/ckpt_commit_steps
 ckpt=$SLUICE_BIN_DIR/sluice-ckpt
 # not_at DIR STEP [NODE...]: the members of DIR's set that do not hold step STEP, read by a job
-# with sluice on NODE... (a restart), or else by sluice-ckpt extract on $reader (as files).
+# with sluice on NODE... (a restart), or else as files in $reader's /tmp/x (holds extracts them).
 not_at() {
   local d=$1 step=$2 out
   shift 2
   if [ $# -gt 0 ]; then
     out=$(tb_mpiexec -hosts "$(echo "$@" | tr " " ,)" -n $# env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE="$d/ckpt.%r" "$app" verify "$d" "$step" 6 --big 1 2>&1 || true)
   else
-    out=$(tb_exec "$reader" sh -c "rm -rf /tmp/x && '$ckpt' extract -q -o /tmp/x '$d/ckpt.@r.sluice' && '$app' verify /tmp/x $step 6 --big 1" 2>&1 || true)
+    out=$(tb_exec "$reader" "$app" verify /tmp/x "$step" 6 --big 1 2>&1 || true)
   fi
   ! echo "$out" | grep -v 'warning: unknown variable' | grep -q -e 'ckpt_commit_steps:' -e 'sluice' -e 'sluice-ckpt' \
     || fail "round $round: reading $d at step $step failed: $(echo "$out" | tail -3)"
   echo "$out" | grep -o 'ckpt\.[0-9]*:' | sort -u | tr -d ':' | tr '\n' ' ' || true
 }
 
-# holds DIR LO HI [NODE...]: "ckpt.M:S " for every member M and step S in LO..HI that M holds.
+# holds DIR LO HI [NODE...]: "ckpt.M:S " for every member M and step S in LO..HI that M holds,
+# read by a restart job on NODE..., or else by sluice-ckpt extract on $reader.
 holds() {
   local d=$1 lo=$2 hi=$3 s m bad
   shift 3
+  [ $# -gt 0 ] || tb_exec "$reader" sh -c "rm -rf /tmp/x && '$ckpt' extract -q -o /tmp/x '$d/ckpt.@r.sluice'" > extract.out 2>&1 \
+    || fail "round $round: sluice-ckpt extract on $reader: $(cat extract.out)"
   for ((s = lo; s <= hi; s++)); do
     bad=" $(not_at "$d" "$s" "$@")"
     for m in 0 1 2 3 4 5; do case "$bad" in *" ckpt.$m "*) ;; *) printf 'ckpt.%d:%d ' "$m" "$s" ;; esac; done
@@ -84,7 +87,6 @@ PYEOF
     sleep 0.01
   done
   took=$(echo "$(date +%s.%N) - $t0" | bc)
-  [ -n "$line_at" ] || ! grep -q ' lost: ' job.out || line_at=$(date +%s.%N)
   set +e
   wait "$job"
   rc=$?
@@ -123,6 +125,6 @@ PYEOF
     expect_eq "round $round: a restart on $survivors reads step $s in the members sluice-ckpt does" \
       "$(echo $after | tr ' ' '\n' | grep ":$s\$" | tr '\n' ' ')" "$(holds "$c" "$s" "$s" $survivors)"
   done
-  echo "ok: round $round: node$k crashed $(echo "$took" | cut -c1-4) s before the job ended, the line after $(echo "$line_at - $t0" | bc | cut -c1-4) s (exit $rc); last durable steps by rank ${marks[*]}; members before recover: $before; recover: ${recovered:-nothing to recover}; after: $after"
+  echo "ok: round $round: node$k crashed $(echo "$took" | cut -c1-4) s before the job ended, the line $([ -z "$line_at" ] && echo "before it ended" || echo "after $(echo "$line_at - $t0" | bc | cut -c1-4) s") (exit $rc); last durable steps by rank ${marks[*]}; members before recover: $before; recover: ${recovered:-nothing to recover}; after: $after"
   "$TESTBED" revive --dir "$TB_DIR" "node$k"
 done
