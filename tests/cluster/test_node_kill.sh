@@ -15,6 +15,7 @@
 #     file is left), and a job on the surviving nodes, restarting, reads every member as V or
 #     V+1 (the survivors' staged step, recovered), the crashed node's ranks' as V.
 # The crashed node is revived for the next round. SLUICE_TEST_ROUNDS=N runs N rounds (default 2).
+# Last, a job that ends well through the wrapper: status 0, no line, no watcher left.
 source "$SOURCE_DIR/tests/cluster/lib.bash"
 tb_up 3
 app=$SLUICE_APPS_DIR/ckpt_commit_steps
@@ -128,3 +129,15 @@ PYEOF
   echo "ok: round $round: node$k crashed $(echo "$took" | cut -c1-4) s before the job ended, the line $([ -z "$line_at" ] && echo "before it ended" || echo "after $(echo "$line_at - $t0" | bc | cut -c1-4) s") (exit $rc); last durable steps by rank ${marks[*]}; members before recover: $before; recover: ${recovered:-nothing to recover}; after: $after"
   "$TESTBED" revive --dir "$TB_DIR" "node$k"
 done
+
+# A job that ends well through the wrapper: status 0, no line, no watcher left on any node.
+c=$SHARED/well
+mkdir -p "$c"
+(cd "$SHARED" && SLUICE_CAPTURE="$c/ckpt.%r" "$TESTBED" run --dir "$TB_DIR" "$SLUICE_BIN_DIR/sluice" --watch-nodes \
+  mpiexec -n 6 env LD_PRELOAD="$SLUICE_LIB" "$app" write "$c" 2 --fsync) > well.out 2>&1 || fail "a job that ends well: status $?: $(tail -3 well.out)"
+expect_eq "a job that ends well: lines saying a node was lost" 0 "$(grep -c ' lost: ' well.out || true)"
+for n in 0 1 2; do
+  timeout 5 bash -c "while '$TESTBED' exec --dir '$TB_DIR' $n pgrep -f 'sluice --node-helper' > /dev/null; do sleep 0.1; done" \
+    || fail "a watcher still runs on node$n 5 s after the job ended well"
+done
+echo "ok: a job that ends well through sluice --watch-nodes: status 0, no line, no watcher left"
