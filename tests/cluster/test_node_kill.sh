@@ -137,7 +137,7 @@ mkdir -p "$c"
   mpiexec -n 6 env LD_PRELOAD="$SLUICE_LIB" "$app" write "$c" 2 --fsync) > well.out 2>&1 || fail "a job that ends well: status $?: $(tail -3 well.out)"
 expect_eq "a job that ends well: lines saying a node was lost" 0 "$(grep -c ' lost: ' well.out || true)"
 for n in 0 1 2; do
-  timeout 5 bash -c "while '$TESTBED' exec --dir '$TB_DIR' $n pgrep -f 'sluice --node-helper' > /dev/null; do sleep 0.1; done" \
-    || fail "a watcher still runs on node$n 5 s after the job ended well"
+  timeout 15 bash -c "while '$TESTBED' exec --dir '$TB_DIR' $n pgrep -f 'sluice --node-helper' > /dev/null; do sleep 0.1; done" \
+    || fail "a watcher still runs on node$n 15 s after the job ended well: $(tb_exec $n ps -eo pid,ppid,lstart,args | grep -v 'sleep 3600' | cut -c1-160)"
 done
 echo "ok: a job that ends well through sluice --watch-nodes: status 0, no line, no watcher left"
