@@ -28,6 +28,7 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "mpi/launcher_watch.h"
+#include "mpi/node_report.h"
 #include "mpi/roles.h"
 #include "threads/helper_threads.h"
 
@@ -278,6 +279,21 @@ static bool map_nodes(void)
     return true;
 }
 
+/* A node leader names its node, its ranks and their processes to sluice --watch-nodes. */
+static void report_node(int rank)
+{
+    int n = 0, *ranks = malloc((size_t)W.size * sizeof *ranks), *pids = malloc((size_t)W.size * sizeof *pids);
+    for (int r = 0; ranks && pids && r < W.size; r++)
+        if (W.node_of[r] == W.node_of[rank]) {
+            ranks[n] = r;
+            pids[n++] = W.all[r].pid;
+        }
+    if (ranks && pids)
+        sluice_node_report_start(W.all[rank].host, ranks, pids, n);
+    free(ranks);
+    free(pids);
+}
+
 /* Nothing to watch from this process: what start() gathered goes. */
 static void forget(void)
 {
@@ -310,6 +326,8 @@ static void start(MPI_Comm comm)
         return;
     PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, W.all, sizeof mine, MPI_BYTE, comm);
     ok = map_nodes();
+    if (ok && W.nodes > 1 && W.leader[W.node_of[rank]] == rank)
+        report_node(rank);
     bool on = W.all[0].timeout > 0 && W.nodes > 1;
     if (on && ok && W.leader[W.node_of[rank]] == rank) {
         mine.naddr = my_addrs(mine.addr);

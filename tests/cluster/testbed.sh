@@ -14,6 +14,8 @@
 #   testbed.sh shape [--dir DIR] NODE RATE|off   (re)shape a node's link, both directions
 #   testbed.sh link [--dir DIR] NODE up|down     cut or restore a node's link
 #   testbed.sh crash [--dir DIR] NODE   every process of NODE dies at once (SIGKILL to its PID 1)
+#   testbed.sh revive [--dir DIR] NODE  a crashed NODE starts again, empty (fresh /dev/shm and
+#                                       /tmp, same address; its link unshaped, its clock unskewed)
 #   testbed.sh status [--dir DIR]
 #   testbed.sh down [--dir DIR]           ends every process of the testbed, removes DIR
 #
@@ -25,7 +27,7 @@ subnet=169.254.77 # link-local, only inside the testbed's namespaces; never rout
 max_nodes=8
 
 die() { echo "testbed: $*" >&2; exit 1; }
-usage() { echo "testbed: $*; usage: testbed.sh up|run|exec|shape|link|crash|status|down [options] (see the script's header)" >&2; exit 2; }
+usage() { echo "testbed: $*; usage: testbed.sh up|run|exec|shape|link|crash|revive|status|down [options] (see the script's header)" >&2; exit 2; }
 skip() { echo "testbed: SKIP: $*" >&2; exit 77; }
 
 cmd=${1:-}
@@ -50,7 +52,7 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-case $cmd in up | run | exec | shape | link | crash | status | down) ;; *) usage "unknown command $cmd" ;; esac
+case $cmd in up | run | exec | shape | link | crash | revive | status | down) ;; *) usage "unknown command $cmd" ;; esac
 [ "$cmd" = up ] || [ -z "$upopts" ] || usage "--nodes, --rate, --rate0, --skew, --finalize-fix, --fs, --fs-rate, --slurm and --localflock belong to up"
 case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
 case $dir in /tmp | /tmp/* | /dev/shm | /dev/shm/*) usage "--dir $dir: every node has its own /tmp and /dev/shm; pick a folder elsewhere (default /var/tmp/sluice-testbed)" ;; esac
@@ -163,6 +165,29 @@ hold() {
   echo "$child $start" > "$dir/$name.pid"
 }
 
+# node_up I PRELOAD: node I's namespaces, its veth to the bridge, its address and shaping (at up,
+# and again by revive after a crash).
+node_up() {
+  local i=$1 preload=$2
+  rm -f "$dir/node$i.ready"
+  mkdir -p "$dir/etc.node$i"
+  local time=()
+  [ "$skew" -eq 0 ] || time=(--time --monotonic $((i * skew)))
+  hold "node$i" --pid --fork --mount-proc --net --uts --ipc --mount --propagation private "${time[@]}" -- \
+    "hostname node$i; mount -t tmpfs -o mode=1777,size=50% tmpfs /dev/shm; mount -t tmpfs -o mode=1777 tmpfs /tmp;
+     mount -t tmpfs -o size=1m tmpfs '$dir/etc.node$i'; mkdir '$dir/etc.node$i/u' '$dir/etc.node$i/w';
+     cp '$dir/hosts' '$dir/etc.node$i/u/hosts'; [ -z '$preload' ] || echo '$preload' > '$dir/etc.node$i/u/ld.so.preload';
+     mount -t overlay overlay -o 'lowerdir=/etc,upperdir=$dir/etc.node$i/u,workdir=$dir/etc.node$i/w' /etc;
+     mount -t sysfs sysfs /sys; ip link set lo up$(localflock_mount)"
+  in_head ip link add "v$i" type veth peer name eth0 netns "$(pid_of "node$i")" \
+    || { down; skip "the kernel refuses a veth pair (veth module)"; }
+  in_head ip link set "v$i" master br0 up
+  in_node "$i" ip addr add "$subnet.$((i + 1))/24" dev eth0
+  in_node "$i" ip link set eth0 up
+  if [ -n "$rate0" ] && [ "$i" -eq 0 ]; then shape_link 0 "$rate0"
+  elif [ -n "$rate" ]; then shape_link "$i" "$rate"; fi
+}
+
 up() {
   local i t
   [[ $nodes =~ ^[0-9]+$ ]] && [ "$nodes" -ge 2 ] && [ "$nodes" -le $max_nodes ] || usage "--nodes $nodes: 2 to $max_nodes"
@@ -203,24 +228,7 @@ up() {
   hold head --net --uts --mount --propagation private -- \
     "hostname head; mount --bind '$dir/hosts' /etc/hosts; ip link set lo up;
      ip link add br0 type bridge; ip addr add $subnet.254/24 dev br0; ip link set br0 up"
-  for ((i = 0; i < nodes; i++)); do
-    mkdir "$dir/etc.node$i"
-    local time=()
-    [ "$skew" -eq 0 ] || time=(--time --monotonic $((i * skew)))
-    hold "node$i" --pid --fork --mount-proc --net --uts --ipc --mount --propagation private "${time[@]}" -- \
-      "hostname node$i; mount -t tmpfs -o mode=1777,size=50% tmpfs /dev/shm; mount -t tmpfs -o mode=1777 tmpfs /tmp;
-       mount -t tmpfs -o size=1m tmpfs '$dir/etc.node$i'; mkdir '$dir/etc.node$i/u' '$dir/etc.node$i/w';
-       cp '$dir/hosts' '$dir/etc.node$i/u/hosts'; [ -z '$preload' ] || echo '$preload' > '$dir/etc.node$i/u/ld.so.preload';
-       mount -t overlay overlay -o 'lowerdir=/etc,upperdir=$dir/etc.node$i/u,workdir=$dir/etc.node$i/w' /etc;
-       mount -t sysfs sysfs /sys; ip link set lo up$(localflock_mount)"
-    in_head ip link add "v$i" type veth peer name eth0 netns "$(pid_of "node$i")" \
-      || { down; skip "the kernel refuses a veth pair (veth module)"; }
-    in_head ip link set "v$i" master br0 up
-    in_node "$i" ip addr add "$subnet.$((i + 1))/24" dev eth0
-    in_node "$i" ip link set eth0 up
-    if [ -n "$rate0" ] && [ "$i" -eq 0 ]; then shape_link 0 "$rate0"
-    elif [ -n "$rate" ]; then shape_link "$i" "$rate"; fi
-  done
+  for ((i = 0; i < nodes; i++)); do node_up "$i" "$preload"; done
   [ -z "$fs" ] || netfs_up "$fs" "${fs_rate:-$rate}"
   [ "$slurm" -eq 0 ] || slurm_up 8
   # mpiexec for the head: hydra's ssh launcher replaced by one that enters a node's namespaces.
@@ -271,6 +279,14 @@ case $cmd in
     [ $# -eq 1 ] || usage "crash needs a node"
     p=$(pid_of "node$(node_index "$1")")
     [ -z "$p" ] || kill -9 "$p"
+    ;;
+  revive)
+    need_up
+    [ $# -eq 1 ] || usage "revive needs a node"
+    i=$(node_index "$1")
+    [ -z "$(pid_of "node$i")" ] || die "node$i is up: crash it first"
+    in_head ip link del "v$i" 2> /dev/null || true # its namespace may still be going away
+    node_up "$i" "$([ ! -e "$dir/lib/finalize_barrier.so" ] || echo "$dir/lib/finalize_barrier.so")"
     ;;
   status)
     need_up

@@ -5,6 +5,7 @@
  * --<option> VALUE sets SLUICE_<ID>=VALUE. Values are validated here, with the library's own
  * parser, so a typo fails before the job starts: every rank exits 2, and only the job's first
  * rank says why (the same launcher line runs on every rank). */
+#include "node_report_wire.h"
 #include "options.h"
 
 #include <errno.h>
@@ -135,9 +136,12 @@ static int describe_option(const struct sluice_cfg_desc *d, char *buf, size_t le
 
 int main(int argc, char **argv)
 {
+    /* Not an option users give: a node's rank starts the launcher so (node_helper.c). */
+    if (argc >= 2 && strcmp(argv[1], "--node-helper") == 0)
+        return node_helper_main(argc - 2, argv + 2);
     launcher_options_init();
     const char *lib = NULL;
-    int print_env = 0;
+    int print_env = 0, watch_nodes = 0;
     opterr = 0;
     for (;;) {
         int before = optind, idx = -1;
@@ -179,6 +183,9 @@ int main(int argc, char **argv)
         case OPT_LIB:
             lib = optarg;
             continue;
+        case OPT_WATCH_NODES:
+            watch_nodes = 1;
+            continue;
         default:
             break;
         }
@@ -194,6 +201,15 @@ int main(int argc, char **argv)
     char err[512];
     if (sluice_config_parse(&cfg, environ, err, sizeof err, NULL, NULL) != 0)
         return usage_error("%s", err);
+
+    /* Around the launcher: the ranks get the options through its environment, and no preload. */
+    if (watch_nodes) {
+        if (optind >= argc)
+            return usage_error(
+                "--watch-nodes needs the launcher's command (usage: sluice --watch-nodes [options] "
+                "[--] mpiexec ...)");
+        return job_watch_main(&argv[optind]);
+    }
 
     char found[PATH_MAX];
     const char *libpath = lib;

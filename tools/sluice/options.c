@@ -14,11 +14,8 @@ static const struct {
 static const struct {
     const char *option;
     const char *metavar;
-} metavars[] = {{"debug", "WHERE"},
-                {"devices", "QUERY"},
-                {"dsm-servers", "RANKS"},
-                {"helper-cpus", "CPUS"},
-                {"layout", "SPEC"}};
+} metavars[] = {{"debug", "WHERE"},      {"devices", "QUERY"}, {"dsm-servers", "RANKS"},
+                {"helper-cpus", "CPUS"}, {"layout", "SPEC"},   {"node-report", "SPEC"}};
 
 static const struct {
     const char *name;
@@ -30,6 +27,9 @@ static const struct {
     {"lib", required_argument, OPT_LIB, "PATH",
      "preload this libsluice.so instead of the one installed with the launcher"},
     {"print-env", no_argument, 'n', NULL, "print the variables that would be set, then exit"},
+    {"watch-nodes", no_argument, OPT_WATCH_NODES, NULL,
+     "run the launcher command that follows (sluice --watch-nodes mpiexec ...) and name, in one line, a node "
+     "whose processes all die (docs/CLUSTER.md)"},
     {"list-variables", no_argument, OPT_LIST_VARIABLES, NULL,
      "print every variable as a tab-separated line (variable, option, letter, placeholder, default, "
      "accepts, help), then exit"},

@@ -11,7 +11,12 @@
 #include <stdio.h>
 
 /* Launcher-only options: getopt_long values above any character. */
-enum { OPT_LIB = 256, OPT_LIST_VARIABLES, OPT_VAR_BASE = 512 /* + index into sluice_cfg_table */ };
+enum {
+    OPT_LIB = 256,
+    OPT_LIST_VARIABLES,
+    OPT_WATCH_NODES,
+    OPT_VAR_BASE = 512 /* + index into sluice_cfg_table */
+};
 
 /* getopt_long's tables: long options (NULL-terminated) and the short option string. */
 extern struct option launcher_longopts[];

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/* `sluice --node-helper VALUE HOST RANKS PIDS`: a node's watcher for `sluice --watch-nodes`
+ * (node_report_wire.h), started by the node's leader rank (runtime/mpi/node_report.c) with no
+ * environment and /dev/null for its streams. It connects to the wrapper and names its node, then
+ * forks away from the rank (exit status 0 tells the rank it is in place, 3 that the wrapper could
+ * not be reached) into a session of its own, so that the launcher's kill of the node's ranks
+ * (hydra kills each rank's process group) does not reach it. It says "end" once every rank of
+ * the node has ended and exits; it also exits when the wrapper goes. Only the death of every
+ * process of its node (itself included) closes its connection without "end". */
+#include "node_report_wire.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ADDRS 16
+#define MAX_PIDS 4096
+#define CONNECT_MS 3000
+
+static long now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Connects to the first of the addresses to answer (all tried at once, CONNECT_MS at most). */
+static int connect_any(char *addrs, int port)
+{
+    struct pollfd p[MAX_ADDRS];
+    int n = 0, won = -1;
+    for (char *a = strtok(addrs, ","); a && n < MAX_ADDRS; a = strtok(NULL, ",")) {
+        struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0 || inet_pton(AF_INET, a, &to.sin_addr) != 1 ||
+            (connect(fd, (struct sockaddr *)&to, sizeof to) != 0 && errno != EINPROGRESS)) {
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
+        p[n++] = (struct pollfd){.fd = fd, .events = POLLOUT};
+    }
+    for (long end = now_ms() + CONNECT_MS; won < 0 && now_ms() < end;) {
+        if (poll(p, (nfds_t)n, (int)(end - now_ms())) <= 0)
+            continue;
+        for (int i = 0; i < n && won < 0; i++) {
+            int err = 1;
+            socklen_t len = sizeof err;
+            if (p[i].fd < 0 || !p[i].revents)
+                continue;
+            if (getsockopt(p[i].fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0)
+                won = p[i].fd;
+            else {
+                close(p[i].fd); /* refused, unreachable: poll no more */
+                p[i].fd = -1;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (p[i].fd >= 0 && p[i].fd != won)
+            close(p[i].fd);
+    return won;
+}
+
+static int send_all(int fd, const char *s)
+{
+    for (size_t len = strlen(s); len > 0;) {
+        ssize_t w = send(fd, s, len, MSG_NOSIGNAL);
+        if (w < 0 && errno == EAGAIN) {
+            poll(&(struct pollfd){.fd = fd, .events = POLLOUT}, 1, 1000);
+            continue;
+        }
+        if (w <= 0)
+            return -1;
+        s += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Waits until every process in p[1..n] (pidfds; with by_pid, pids[] probed with kill every
+ * 200 ms where pidfd_open is missing) has ended, or the wrapper's connection p[0] closes.
+ * Returns 0 when the ranks ended. */
+static int wait_ranks(struct pollfd *p, const int *pids, int n, int by_pid)
+{
+    for (int left = n; left > 0;) {
+        if (poll(p, by_pid ? 1 : (nfds_t)n + 1, by_pid ? 200 : -1) < 0 && errno != EINTR)
+            return -1;
+        char junk[64];
+        ssize_t r = p[0].revents ? recv(p[0].fd, junk, sizeof junk, MSG_DONTWAIT) : 1;
+        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+            return -1; /* the wrapper is gone */
+        for (int i = 1; i <= n; i++) {
+            if (p[i].fd < 0 || !(by_pid ? kill(pids[i - 1], 0) != 0 && errno == ESRCH : p[i].revents != 0))
+                continue;
+            if (!by_pid)
+                close(p[i].fd);
+            p[i].fd = -1;
+            left--;
+        }
+    }
+    return 0;
+}
+
+int node_helper_main(int argc, char **argv)
+{
+    if (argc != 4)
+        return 2;
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL); /* the rank blocked every signal around the start */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    if (chdir("/") != 0)
+        return 3;
+    /* VALUE: ADDRESSES:PORT:TOKEN:LAUNCHER */
+    char *addrs = argv[0], *port = strchr(addrs, ':'), *token = port ? strchr(port + 1, ':') : NULL;
+    char *end = token ? strchr(token + 1, ':') : NULL;
+    if (!end)
+        return 2;
+    *port++ = *token++ = *end = '\0';
+
+    static struct pollfd p[MAX_PIDS + 1];
+    static int pids[MAX_PIDS];
+    int n = 0, by_pid = 0;
+    for (char *s = strtok(argv[3], ","); s && n < MAX_PIDS; s = strtok(NULL, ",")) {
+        pids[n] = atoi(s);
+        long fd = syscall(SYS_pidfd_open, pids[n], 0);
+        if (fd < 0 && errno == ESRCH)
+            continue; /* ended already */
+        by_pid |= fd < 0;
+        p[++n] = (struct pollfd){.fd = (int)fd, .events = POLLIN};
+    }
+    for (int i = 1; by_pid && i <= n; i++)
+        if (p[i].fd < 0)
+            p[i].fd = 0; /* not polled, but alive: watched with kill(pid, 0) */
+
+    int sock = connect_any(addrs, atoi(port));
+    char hello[NODE_REPORT_LINE_MAX];
+    int len = snprintf(hello, sizeof hello, "%s %s %s %s\n", NODE_REPORT_HELLO, token, argv[1], argv[2]);
+    if (sock < 0 || len < 0 || (size_t)len >= sizeof hello || send_all(sock, hello) != 0)
+        return 3;
+    pid_t child = fork();
+    if (child != 0)
+        _exit(child < 0 ? 3 : 0);
+    setsid();
+    p[0] = (struct pollfd){.fd = sock, .events = POLLIN};
+    if (wait_ranks(p, pids, n, by_pid) == 0)
+        send_all(sock, NODE_REPORT_END "\n");
+    return 0;
+}
