@@ -7,6 +7,7 @@
 #include "ckpt/redundancy/level_table.h"
 
 #include "ckpt/redundancy/level_record.h"
+#include "common/bytebuf.h"
 #include "common/host_id.h"
 #include "common/real.h"
 
@@ -34,40 +35,6 @@ struct sluice_level_table {
 
 /* ---- encoding ------------------------------------------------------------------------------ */
 
-struct buf {
-    unsigned char *p;
-    size_t len, cap;
-    int bad;
-};
-
-static void put(struct buf *b, const void *v, size_t n)
-{
-    if (b->bad)
-        return;
-    if (b->len + n > b->cap) {
-        size_t cap = (b->cap ? b->cap * 2 : 4096) + n;
-        unsigned char *p = realloc(b->p, cap);
-        if (!p) {
-            b->bad = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, v, n);
-    b->len += n;
-}
-
-static void put_u32(struct buf *b, uint32_t v)
-{
-    put(b, &v, sizeof v);
-}
-static void put_str(struct buf *b, const char *s)
-{
-    put_u32(b, (uint32_t)strlen(s));
-    put(b, s, strlen(s));
-}
-
 /* Every staging file the record names is present and of its size: the record is usable. */
 static int record_whole(const char *dir, const struct sluice_level_record *r)
 {
@@ -81,20 +48,20 @@ static int record_whole(const char *dir, const struct sluice_level_record *r)
     return 1;
 }
 
-static void encode_record(struct buf *b, const struct sluice_level_record *r)
+static void encode_record(struct sluice_bytebuf *b, const struct sluice_level_record *r)
 {
-    put(b, &r->version, sizeof r->version);
-    put_u32(b, (uint32_t)r->nprocs);
-    put_u32(b, (uint32_t)r->rank);
-    put_str(b, r->set_key);
-    put_u32(b, r->n);
+    sluice_bytebuf_put(b, &r->version, sizeof r->version);
+    sluice_bytebuf_u32(b, (uint32_t)r->nprocs);
+    sluice_bytebuf_u32(b, (uint32_t)r->rank);
+    sluice_bytebuf_str(b, r->set_key);
+    sluice_bytebuf_u32(b, r->n);
     for (uint32_t i = 0; i < r->n; i++)
-        put_str(b, r->m[i].path);
+        sluice_bytebuf_str(b, r->m[i].path);
 }
 
 int sluice_level_table_encode(const char *dir, const char *host, unsigned char **out, size_t *len)
 {
-    struct buf b = {0};
+    struct sluice_bytebuf b = {.grow_max = SIZE_MAX};
     *out = NULL;
     *len = 0;
     DIR *d = dir ? SLUICE_REAL(opendir)(dir) : NULL;
@@ -114,8 +81,8 @@ int sluice_level_table_encode(const char *dir, const char *host, unsigned char *
             continue;
         if (record_whole(dir, &r)) {
             if (records++ == 0) {
-                put(&b, host, SLUICE_HOST_ID_LEN);
-                put_u32(&b, 0); /* the count, set below */
+                sluice_bytebuf_put(&b, host, SLUICE_HOST_ID_LEN);
+                sluice_bytebuf_u32(&b, 0); /* the count, set below */
             }
             encode_record(&b, &r);
         }

@@ -5,6 +5,7 @@
 
 #include "ckpt/container/container.h"
 #include "ckpt/redundancy/level_record.h"
+#include "common/bytebuf.h"
 #include "common/real.h"
 
 #include <dirent.h>
@@ -25,77 +26,52 @@
 
 /* ---- writing the stream ---------------------------------------------------------------------- */
 
-struct wbuf {
-    unsigned char *p;
-    size_t len, cap;
-    int bad;
-};
-
-static void wput(struct wbuf *b, const void *v, size_t n)
-{
-    if (b->bad || b->len + n > b->cap) {
-        b->bad = 1;
-        return;
-    }
-    memcpy(b->p + b->len, v, n);
-    b->len += n;
-}
-static void wu32(struct wbuf *b, uint32_t v)
-{
-    wput(b, &v, 4);
-}
-static void wu64(struct wbuf *b, uint64_t v)
-{
-    wput(b, &v, 8);
-}
 /* The crc32c of everything written so far, appended. */
-static size_t wseal(struct wbuf *b)
+static size_t wseal(struct sluice_bytebuf *b)
 {
     uint32_t crc = b->bad ? 0 : sluice_crc32c_update(0, b->p, b->len);
-    wu32(b, crc);
+    sluice_bytebuf_u32(b, crc);
     return b->bad ? 0 : b->len;
 }
 
 size_t sluice_red_put_header(unsigned char *out, size_t cap, const struct sluice_red_header *h)
 {
-    struct wbuf b = {out, 0, cap, h->nranks < 0 || h->nranks > SLUICE_RED_MAX_RANKS};
-    wput(&b, RC_MAGIC, 8);
-    wu32(&b, RC_FORMAT);
-    wu64(&b, h->version);
-    wu32(&b, (uint32_t)h->nprocs);
-    wput(&b, h->host, 16);
-    wu32(&b, (uint32_t)strlen(h->key));
-    wput(&b, h->key, strlen(h->key));
-    wu32(&b, (uint32_t)h->nranks);
+    struct sluice_bytebuf b = {out, 0, cap, 0, h->nranks < 0 || h->nranks > SLUICE_RED_MAX_RANKS};
+    sluice_bytebuf_put(&b, RC_MAGIC, 8);
+    sluice_bytebuf_u32(&b, RC_FORMAT);
+    sluice_bytebuf_u64(&b, h->version);
+    sluice_bytebuf_u32(&b, (uint32_t)h->nprocs);
+    sluice_bytebuf_put(&b, h->host, 16);
+    sluice_bytebuf_str(&b, h->key);
+    sluice_bytebuf_u32(&b, (uint32_t)h->nranks);
     for (int i = 0; i < h->nranks && !b.bad; i++)
-        wu32(&b, (uint32_t)h->ranks[i]);
+        sluice_bytebuf_u32(&b, (uint32_t)h->ranks[i]);
     return wseal(&b);
 }
 
 size_t sluice_red_put_entry(unsigned char *out, size_t cap, const char *name, uint64_t size, int is_record)
 {
-    struct wbuf b = {out, 0, cap, 0};
-    wu32(&b, is_record ? TAG_RECORD : TAG_DATA);
-    wu32(&b, (uint32_t)strlen(name));
-    wput(&b, name, strlen(name));
-    wu64(&b, size);
+    struct sluice_bytebuf b = {out, 0, cap, 0, 0};
+    sluice_bytebuf_u32(&b, is_record ? TAG_RECORD : TAG_DATA);
+    sluice_bytebuf_str(&b, name);
+    sluice_bytebuf_u64(&b, size);
     return wseal(&b);
 }
 
 size_t sluice_red_put_chunk(unsigned char *out, size_t cap, const void *data, uint32_t len)
 {
-    struct wbuf b = {out, 0, cap, len > SLUICE_RED_CHUNK};
-    wu32(&b, len);
-    wu32(&b, sluice_crc32c_update(0, data, len));
-    wput(&b, data, len);
+    struct sluice_bytebuf b = {out, 0, cap, 0, len > SLUICE_RED_CHUNK};
+    sluice_bytebuf_u32(&b, len);
+    sluice_bytebuf_u32(&b, sluice_crc32c_update(0, data, len));
+    sluice_bytebuf_put(&b, data, len);
     return b.bad ? 0 : b.len;
 }
 
 size_t sluice_red_put_end(unsigned char *out, size_t cap, uint32_t nentries)
 {
-    struct wbuf b = {out, 0, cap, 0};
-    wu32(&b, TAG_END);
-    wu32(&b, nentries);
+    struct sluice_bytebuf b = {out, 0, cap, 0, 0};
+    sluice_bytebuf_u32(&b, TAG_END);
+    sluice_bytebuf_u32(&b, nentries);
     return wseal(&b);
 }
 

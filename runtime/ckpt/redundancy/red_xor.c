@@ -6,6 +6,7 @@
 #include "ckpt/container/container.h"
 #include "ckpt/redundancy/level_record.h"
 #include "ckpt/redundancy/red_stream.h"
+#include "common/bytebuf.h"
 #include "common/real.h"
 
 #include <errno.h>
@@ -91,38 +92,6 @@ int sluice_red_xor_path(const char *dir, const char *key, uint64_t v, char *out,
 
 /* ---- the trailer -------------------------------------------------------------------------------- */
 
-struct tbuf {
-    unsigned char *p;
-    size_t len, cap;
-    int bad;
-};
-
-static void tput(struct tbuf *b, const void *v, size_t n)
-{
-    if (b->bad)
-        return;
-    if (b->len + n > b->cap) {
-        size_t cap = (b->len + n) * 2;
-        unsigned char *p = cap <= TRAILER_MAX ? realloc(b->p, cap) : NULL;
-        if (!p) {
-            b->bad = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, v, n);
-    b->len += n;
-}
-static void tu32(struct tbuf *b, uint32_t v)
-{
-    tput(b, &v, 4);
-}
-static void tu64(struct tbuf *b, uint64_t v)
-{
-    tput(b, &v, 8);
-}
-
 static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 {
     for (size_t w = 0; w < n;) {
@@ -159,30 +128,29 @@ int sluice_red_xor_seal(int fd, struct sluice_red_xor_meta *x)
         x->crc[b] = sluice_crc32c_update(0, buf, n);
     }
     free(buf);
-    struct tbuf t = {0};
-    tput(&t, RX_MAGIC, 8);
-    tu32(&t, RX_FORMAT);
-    tu64(&t, x->version);
-    tu32(&t, (uint32_t)x->nprocs);
-    tu32(&t, (uint32_t)strlen(x->key));
-    tput(&t, x->key, strlen(x->key));
-    tu32(&t, (uint32_t)x->S);
-    tu32(&t, (uint32_t)x->pos);
-    tu64(&t, x->plen);
-    tu64(&t, x->nblocks);
+    struct sluice_bytebuf t = {.grow_max = TRAILER_MAX};
+    sluice_bytebuf_put(&t, RX_MAGIC, 8);
+    sluice_bytebuf_u32(&t, RX_FORMAT);
+    sluice_bytebuf_u64(&t, x->version);
+    sluice_bytebuf_u32(&t, (uint32_t)x->nprocs);
+    sluice_bytebuf_str(&t, x->key);
+    sluice_bytebuf_u32(&t, (uint32_t)x->S);
+    sluice_bytebuf_u32(&t, (uint32_t)x->pos);
+    sluice_bytebuf_u64(&t, x->plen);
+    sluice_bytebuf_u64(&t, x->nblocks);
     for (uint64_t b = 0; rc == 0 && b < x->nblocks; b++)
-        tu32(&t, x->crc[b]);
+        sluice_bytebuf_u32(&t, x->crc[b]);
     for (int i = 0; rc == 0 && i < x->S; i++) {
-        tput(&t, x->m[i].host, 16);
-        tu64(&t, x->m[i].len);
-        tu32(&t, (uint32_t)x->m[i].nranks);
+        sluice_bytebuf_put(&t, x->m[i].host, 16);
+        sluice_bytebuf_u64(&t, x->m[i].len);
+        sluice_bytebuf_u32(&t, (uint32_t)x->m[i].nranks);
         for (int k = 0; k < x->m[i].nranks; k++)
-            tu32(&t, (uint32_t)x->m[i].ranks[k]);
+            sluice_bytebuf_u32(&t, (uint32_t)x->m[i].ranks[k]);
     }
     uint32_t crc = t.bad ? 0 : sluice_crc32c_update(0, t.p, t.len);
-    tu32(&t, crc);
-    tu32(&t, (uint32_t)t.len);
-    tput(&t, RX_MAGIC, 8);
+    sluice_bytebuf_u32(&t, crc);
+    sluice_bytebuf_u32(&t, (uint32_t)t.len);
+    sluice_bytebuf_put(&t, RX_MAGIC, 8);
     if (rc == 0)
         rc = t.bad ? -ENOMEM : pwrite_all(fd, t.p, t.len, x->plen);
     free(t.p);
