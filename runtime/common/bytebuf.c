@@ -47,3 +47,28 @@ void sluice_bytebuf_str(struct sluice_bytebuf *b, const char *s)
     sluice_bytebuf_u32(b, (uint32_t)n);
     sluice_bytebuf_put(b, s, n);
 }
+
+void sluice_bytereader_get(struct sluice_bytereader *r, void *v, size_t n)
+{
+    if (r->bad || r->len - r->pos < n) {
+        r->bad = 1;
+        memset(v, 0, n);
+        return;
+    }
+    memcpy(v, r->p + r->pos, n);
+    r->pos += n;
+}
+
+uint32_t sluice_bytereader_u32(struct sluice_bytereader *r)
+{
+    uint32_t v;
+    sluice_bytereader_get(r, &v, sizeof v);
+    return v;
+}
+
+uint64_t sluice_bytereader_u64(struct sluice_bytereader *r)
+{
+    uint64_t v;
+    sluice_bytereader_get(r, &v, sizeof v);
+    return v;
+}

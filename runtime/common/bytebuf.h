@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* A binary record builder: appends native-endian fields to a caller's fixed buffer or to one that
- * grows (realloc, up to a bound). A field that does not fit marks the builder bad and every later
- * append does nothing, so an encoder checks once, at the end. */
+/* Binary records in memory: a builder appends native-endian fields to a caller's fixed buffer or
+ * to one that grows (realloc, up to a bound); a reader takes them back in order. A field that does
+ * not fit (or is not there) marks either bad, and every later call does nothing (a reader yields
+ * zeros), so an encoder or decoder checks once, at the end. */
 #ifndef SLUICE_COMMON_BYTEBUF_H
 #define SLUICE_COMMON_BYTEBUF_H
 
@@ -24,6 +25,16 @@ void sluice_bytebuf_u32(struct sluice_bytebuf *b, uint32_t v);
 void sluice_bytebuf_u64(struct sluice_bytebuf *b, uint64_t v);
 /* A string as its u32 length then its bytes (no terminator). */
 void sluice_bytebuf_str(struct sluice_bytebuf *b, const char *s);
+
+struct sluice_bytereader {
+    const unsigned char *p;
+    size_t len, pos;
+    int bad;
+};
+
+void sluice_bytereader_get(struct sluice_bytereader *r, void *v, size_t n);
+uint32_t sluice_bytereader_u32(struct sluice_bytereader *r);
+uint64_t sluice_bytereader_u64(struct sluice_bytereader *r);
 
 #ifdef __cplusplus
 }

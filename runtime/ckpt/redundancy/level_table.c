@@ -104,34 +104,10 @@ int sluice_level_table_encode(const char *dir, const char *host, unsigned char *
 
 /* ---- decoding and merge ---------------------------------------------------------------------- */
 
-struct rd {
-    const unsigned char *p;
-    size_t len, pos;
-    int bad;
-};
-
-static void get(struct rd *r, void *v, size_t n)
-{
-    if (r->bad || r->len - r->pos < n) {
-        r->bad = 1;
-        memset(v, 0, n);
-        return;
-    }
-    memcpy(v, r->p + r->pos, n);
-    r->pos += n;
-}
-
-static uint32_t get_u32(struct rd *r)
-{
-    uint32_t v;
-    get(r, &v, sizeof v);
-    return v;
-}
-
 /* A malloc'ed copy of the next string (at most PATH_MAX - 1 bytes), or NULL (r->bad set). */
-static char *get_str(struct rd *r)
+static char *get_str(struct sluice_bytereader *r)
 {
-    uint32_t n = get_u32(r);
+    uint32_t n = sluice_bytereader_u32(r);
     if (r->bad || n == 0 || n >= PATH_MAX || r->len - r->pos < n) {
         r->bad = 1;
         return NULL;
@@ -160,13 +136,13 @@ static void trec_free(struct trec *t)
     free(t->paths);
 }
 
-static int decode_record(struct rd *r, const char *host, struct trec *t)
+static int decode_record(struct sluice_bytereader *r, const char *host, struct trec *t)
 {
     memset(t, 0, sizeof *t);
-    get(r, &t->version, sizeof t->version);
-    uint32_t nprocs = get_u32(r), rank = get_u32(r);
+    sluice_bytereader_get(r, &t->version, sizeof t->version);
+    uint32_t nprocs = sluice_bytereader_u32(r), rank = sluice_bytereader_u32(r);
     t->key = get_str(r);
-    uint32_t n = get_u32(r);
+    uint32_t n = sluice_bytereader_u32(r);
     /* Each path takes at least 5 bytes: the count is bounded by the summary before allocating. */
     if (r->bad || nprocs == 0 || nprocs > INT_MAX || rank >= nprocs || t->version == 0 ||
         n > (r->len - r->pos) / 5) {
@@ -197,11 +173,11 @@ static int known(const struct sluice_level_table *t, const struct trec *x)
 /* Adds the records of one summary; on a malformed one, takes back what it added. */
 static int merge_one(struct sluice_level_table *t, const unsigned char *p, size_t len)
 {
-    struct rd r = {p, len, 0, 0};
+    struct sluice_bytereader r = {p, len, 0, 0};
     char host[SLUICE_HOST_ID_LEN + 1] = {0};
     size_t start = t->n;
-    get(&r, host, SLUICE_HOST_ID_LEN);
-    uint32_t count = get_u32(&r), got = 0;
+    sluice_bytereader_get(&r, host, SLUICE_HOST_ID_LEN);
+    uint32_t count = sluice_bytereader_u32(&r), got = 0;
     for (; !r.bad && got < count; got++) {
         struct trec x;
         if (decode_record(&r, host, &x) != 0)

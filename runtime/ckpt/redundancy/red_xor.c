@@ -157,50 +157,21 @@ int sluice_red_xor_seal(int fd, struct sluice_red_xor_meta *x)
     return rc;
 }
 
-struct rbuf {
-    const unsigned char *p;
-    size_t len, rd;
-    int bad;
-};
-
-static void rget(struct rbuf *b, void *v, size_t n)
-{
-    if (b->bad || n > b->len - b->rd) {
-        b->bad = 1;
-        memset(v, 0, n);
-        return;
-    }
-    memcpy(v, b->p + b->rd, n);
-    b->rd += n;
-}
-static uint32_t ru32(struct rbuf *b)
-{
-    uint32_t v;
-    rget(b, &v, 4);
-    return v;
-}
-static uint64_t ru64(struct rbuf *b)
-{
-    uint64_t v;
-    rget(b, &v, 8);
-    return v;
-}
-
-static int parse_trailer(struct rbuf *b, struct sluice_red_xor_meta *x)
+static int parse_trailer(struct sluice_bytereader *b, struct sluice_red_xor_meta *x)
 {
     char magic[8];
-    rget(b, magic, 8);
-    uint32_t format = ru32(b);
-    x->version = ru64(b);
-    x->nprocs = (int)ru32(b);
-    uint32_t klen = ru32(b);
+    sluice_bytereader_get(b, magic, 8);
+    uint32_t format = sluice_bytereader_u32(b);
+    x->version = sluice_bytereader_u64(b);
+    x->nprocs = (int)sluice_bytereader_u32(b);
+    uint32_t klen = sluice_bytereader_u32(b);
     if (b->bad || memcmp(magic, RX_MAGIC, 8) != 0 || format != RX_FORMAT || klen >= sizeof x->key)
         return -EBADMSG;
-    rget(b, x->key, klen);
-    x->S = (int)ru32(b);
-    x->pos = (int)ru32(b);
-    x->plen = ru64(b);
-    x->nblocks = ru64(b);
+    sluice_bytereader_get(b, x->key, klen);
+    x->S = (int)sluice_bytereader_u32(b);
+    x->pos = (int)sluice_bytereader_u32(b);
+    x->plen = sluice_bytereader_u64(b);
+    x->nblocks = sluice_bytereader_u64(b);
     if (b->bad || x->S < 2 || x->S > SLUICE_RED_XOR_MAX_SET || x->pos < 0 || x->pos >= x->S ||
         x->nblocks != (x->plen + SLUICE_RED_CHUNK - 1) / SLUICE_RED_CHUNK || x->nblocks > b->len / 4) {
         x->S = 0;
@@ -210,11 +181,11 @@ static int parse_trailer(struct rbuf *b, struct sluice_red_xor_meta *x)
     if (!x->crc)
         return -ENOMEM;
     for (uint64_t k = 0; k < x->nblocks; k++)
-        x->crc[k] = ru32(b);
+        x->crc[k] = sluice_bytereader_u32(b);
     for (int i = 0; !b->bad && i < x->S; i++) {
-        rget(b, x->m[i].host, 16);
-        x->m[i].len = ru64(b);
-        uint32_t nr = ru32(b);
+        sluice_bytereader_get(b, x->m[i].host, 16);
+        x->m[i].len = sluice_bytereader_u64(b);
+        uint32_t nr = sluice_bytereader_u32(b);
         if (b->bad || nr > b->len / 4)
             return -EBADMSG;
         x->m[i].nranks = (int)nr;
@@ -222,9 +193,9 @@ static int parse_trailer(struct rbuf *b, struct sluice_red_xor_meta *x)
         if (!x->m[i].ranks)
             return -ENOMEM;
         for (uint32_t k = 0; k < nr; k++)
-            x->m[i].ranks[k] = (int)ru32(b);
+            x->m[i].ranks[k] = (int)sluice_bytereader_u32(b);
     }
-    return b->bad || b->rd != b->len ? -EBADMSG : 0;
+    return b->bad || b->pos != b->len ? -EBADMSG : 0;
 }
 
 int sluice_red_xor_meta_read(const char *file, struct sluice_red_xor_meta *x)
@@ -258,7 +229,7 @@ int sluice_red_xor_meta_read(const char *file, struct sluice_red_xor_meta *x)
             rc = -EBADMSG;
     }
     if (rc == 0) {
-        struct rbuf b = {t, tlen - 4, 0, 0};
+        struct sluice_bytereader b = {t, tlen - 4, 0, 0};
         rc = parse_trailer(&b, x);
         if (rc == 0 && x->plen != at)
             rc = -EBADMSG;
