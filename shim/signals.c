@@ -7,15 +7,44 @@
 #include "common/export.h"
 #include "common/real.h"
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <string.h>
 
-SLUICE_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+/* A sanitizer runtime installs its own handlers through sigaction while it initialises, before
+ * instrumented code may run (TSan crashed in this wrapper's function entry): every signal but
+ * SIGTERM takes an uninstrumented path to libc, resolved as shim/opencl_dlsym.c resolves dlsym. */
+#define NOT_INSTRUMENTED __attribute__((no_sanitize_address, no_sanitize_undefined, no_sanitize("thread")))
+#define NEXT_OF(fn, type)                                                                                    \
+    NOT_INSTRUMENTED static type next_##fn(void)                                                             \
+    {                                                                                                        \
+        static type p;                                                                                       \
+        type f = __atomic_load_n(&p, __ATOMIC_ACQUIRE);                                                      \
+        if (f == NULL) {                                                                                     \
+            void *(*look)(void *, const char *) = sluice_real_dlsym_fn();                                    \
+            f = look != NULL ? (type)look(RTLD_NEXT, #fn) : NULL;                                            \
+            __atomic_store_n(&p, f, __ATOMIC_RELEASE);                                                       \
+        }                                                                                                    \
+        return f;                                                                                            \
+    }
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef sighandler_t (*signal_fn)(int, sighandler_t);
+NEXT_OF(sigaction, sigaction_fn)
+NEXT_OF(signal, signal_fn)
+NEXT_OF(bsd_signal, signal_fn)
+NEXT_OF(sysv_signal, signal_fn)
+
+static int term_sigaction(const struct sigaction *act, struct sigaction *oldact)
 {
     int rc;
-    if (sig == SIGTERM && sluice_term_sigaction(act, oldact, &rc))
+    if (sluice_term_sigaction(act, oldact, &rc))
         return rc;
-    return SLUICE_REAL(sigaction)(sig, act, oldact);
+    return SLUICE_REAL(sigaction)(SIGTERM, act, oldact);
+}
+
+NOT_INSTRUMENTED SLUICE_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+    return sig == SIGTERM ? term_sigaction(act, oldact) : next_sigaction()(sig, act, oldact);
 }
 
 /* signal() as glibc builds it on sigaction: BSD semantics (the handler stays, the signal is
@@ -36,20 +65,26 @@ static int as_sigaction(int sig, sighandler_t handler, int bsd, sighandler_t *ol
     return 1;
 }
 
-SLUICE_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+NOT_INSTRUMENTED SLUICE_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
     sighandler_t old;
+    if (sig != SIGTERM)
+        return next_signal()(sig, handler);
     return as_sigaction(sig, handler, 1, &old) ? old : SLUICE_REAL(signal)(sig, handler);
 }
 
-SLUICE_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
+NOT_INSTRUMENTED SLUICE_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
 {
     sighandler_t old;
+    if (sig != SIGTERM)
+        return next_bsd_signal()(sig, handler);
     return as_sigaction(sig, handler, 1, &old) ? old : SLUICE_REAL(bsd_signal)(sig, handler);
 }
 
-SLUICE_EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
+NOT_INSTRUMENTED SLUICE_EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
 {
     sighandler_t old;
+    if (sig != SIGTERM)
+        return next_sysv_signal()(sig, handler);
     return as_sigaction(sig, handler, 0, &old) ? old : SLUICE_REAL(sysv_signal)(sig, handler);
 }
