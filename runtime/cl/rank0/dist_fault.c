@@ -99,14 +99,11 @@ void dist_fault_peer(int rank, int mpi_rc, const char *what)
             "distributed OpenCL: serving rank %d (%s%s) failed while %s: %s; ending the job (exit code %d)",
             rank, devs[0] ? "devices: " : "devices unknown", devs, what, err, SLUICE_DIST_FAULT_EXIT);
     if (mpi) {
-        /* The abort ends every process at once, and under load the line above died in the pipe.
-         * Where MPI itself failed, the peer is gone: its launcher is already ending the job, and
-         * a wait here would let it do so with another status than this abort's. A silent peer
-         * (MPI_SUCCESS: no answer in time) or a reply that does not fit (MPI_ERR_TRUNCATE) is
-         * alive to the launcher: nothing but this abort ends the job, so the line may reach the
-         * launcher first (at most 2 s) without changing how the job ends. */
-        if (mpi_rc == MPI_SUCCESS || mpi_rc == MPI_ERR_TRUNCATE)
-            sluice_launcher_drain_output();
+        /* The abort ends every process at once, and under load the line above died in the pipe:
+         * the line reaches the launcher first (at most 2 s). Also where MPI itself failed: an
+         * error code does not say the peer is gone (a cut link, a refused message), and where it
+         * is, the launcher ends the job meanwhile with the peer's status, which is as true. */
+        sluice_launcher_drain_output();
         /* MPI_Abort exits through exit(): sluice's exit work must not talk to the aborted job. */
         sluice_mpi_abandon();
         /* ... and that exit must be quick: a handler registered now runs first and ends the

@@ -25,7 +25,8 @@ out=$(run_dist 3 SLUICE_CAPTURE=ckpt.dat cat input.txt 2>err.txt)
 rc=$?
 set -e
 [ "$rc" -ne 0 ] || fail "mpiexec with a bad SLUICE_CAPTURE should fail"
-expect_eq "no stdout from ranks stopped by bad config" "" "$out"
+# When every rank stops at once, hydra may add its banner (about 1 run in 17; docs/FAULTS.md).
+expect_eq "no stdout from ranks stopped by bad config" "" "$(without_hydra_banner <<<"$out")"
 expect_contains "rank-prefixed message" "SLUICE_CAPTURE='ckpt.dat'" "$(cat err.txt)"
 
 # Misspelt name: a warning with the nearest name; the program runs normally.
