@@ -97,7 +97,7 @@ PYEOF
   expect_contains "round $round: the line" "sluice: node node$k (ranks $k,$((k + 3))) lost: " "$(grep ' lost: ' job.out)"
 
   "$ckpt" verify "$c/ckpt.@r.sluice" > verify.out || fail "round $round: container damaged: $(cat verify.out)"
-  lo=$(printf '%s\n' "${marks[@]}" | sort -n | head -1)
+  lo=$(printf '%s\n' "${marks[@]}" | sort -n | sed -n 1p)
   hi=$(($(printf '%s\n' "${marks[@]}" | sort -n | tail -1) + 2))
   before=$(holds "$c" "$lo" "$hi")
   for m in 0 1 2 3 4 5; do

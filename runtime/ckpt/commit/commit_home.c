@@ -9,7 +9,8 @@
  *   - complete: every rank of the job closed a member of it since its last commit;
  *   - forced: a rank waits for it (fsync, a read, an unlink) or the job is exiting;
  *   - stale: it has waited COMMIT_INCOMPLETE_DELAY_NS without completing (some ranks never
- *     write it), and is committed with the members it has.
+ *     write it; longer while a rank known to hold a member open has not closed it), and is
+ *     committed with the members it has.
  * One commit per set is in flight at a time; notices that arrive meanwhile start the next one.
  *
  * A new version always goes to a fresh temporary file beside the container; the committed
@@ -339,6 +340,28 @@ static int gathered(const struct hset *s, uint64_t now)
     return 1;
 }
 
+/* Some rank announced an open member of the set and has not closed it since (gathered's test). */
+static int member_open_elsewhere(const struct hset *s)
+{
+    if (s->nopened == 0)
+        return 0;
+    for (int r = 0; r < commit_g.size; r++)
+        if (s->opened[r] && !s->pending[r])
+            return 1;
+    return 0;
+}
+
+/* A set that cannot complete is committed with what it has (the stale rule, commit_internal.h). */
+static int stale(const struct hset *s, uint64_t now)
+{
+    if (!s->first_pending_ns)
+        return 0;
+    uint64_t waited = now - s->first_pending_ns;
+    if (waited < COMMIT_INCOMPLETE_DELAY_NS)
+        return 0;
+    return waited >= COMMIT_INCOMPLETE_OPEN_DELAY_NS || !member_open_elsewhere(s);
+}
+
 static void maybe_start(struct hset *s)
 {
     if (s->inflight)
@@ -350,8 +373,7 @@ static void maybe_start(struct hset *s)
         return;
     }
     uint64_t now = commit_home_now_ns();
-    if (!(s->npending == commit_g.size || final_ready() || (s->force && gathered(s, now)) ||
-          (s->first_pending_ns && now - s->first_pending_ns >= COMMIT_INCOMPLETE_DELAY_NS)))
+    if (!(s->npending == commit_g.size || final_ready() || (s->force && gathered(s, now)) || stale(s, now)))
         return;
     uint64_t seal = commit_level_may_seal(s, final_ready());
     if (seal) {

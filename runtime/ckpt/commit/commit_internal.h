@@ -38,8 +38,13 @@
 #include <sys/types.h>
 
 /* A set that has pending members but cannot complete (some ranks never write it) is committed
- * with what it has after this delay. */
+ * with what it has after this delay, counted from its first pending member; after the longer
+ * one while a rank known to hold a member of it open (MSG_OPENED) has not closed it: that rank
+ * is writing this step, late (a loaded node), and a commit without it would split the step
+ * into two versions. A rank that keeps a member open for good (a log) delays the others' stale
+ * commits by the longer bound only. */
 #define COMMIT_INCOMPLETE_DELAY_NS (2000000000ull)
+#define COMMIT_INCOMPLETE_OPEN_DELAY_NS (20000000000ull)
 /* A commit forced by a waiter (fsync, unlink, an early flush) of a set that is not complete
  * starts at the earliest this long after the first request. An fsync's commit waits longer,
  * until every rank known to hold an open member of the set (MSG_OPENED) has closed or synced

@@ -25,7 +25,7 @@ for n in 4 3; do
   expect_eq "n$n: stripes written in pieces by two processes" 0 "$shared"
   [ $((whole * 100)) -ge $((bytes * 95)) ] ||
     fail "n$n: $(awk -v a="$whole" -v b="$bytes" 'BEGIN{printf "%.1f", 100*a/b}') % of container bytes in whole stripes, under 95 %"
-  writers=$(python3 "$SOURCE_DIR/tests/integration/ckpt/container_writers.py" n$n.strace | head -1)
+  writers=$(python3 "$SOURCE_DIR/tests/integration/ckpt/container_writers.py" n$n.strace | sed -n 1p)
   expect_eq "n$n: processes that wrote the container (one aggregator on this node)" 1 "$writers"
   echo "ok: n$n: $(awk -v a="$whole" -v b="$bytes" 'BEGIN{printf "%.1f", 100*a/b}') % of $bytes bytes in whole stripes"
   SLUICE_CAPTURE="$d/ckpt.%r" RUN_TIMEOUT=60 run_dist 2 \

@@ -80,7 +80,7 @@ expect_eq "auto, shared stripes: one writer (one node)" 1 "$(writers auto-shared
 # the node's aggregator (the home) copies them from their staging files, no other rank writes.
 SLUICE_CB_WRITE=auto SLUICE_STRIPING_UNIT=4K run auto-owned 4 -- $even
 [ "$(grep ' COMMIT_PLAN ' auto-owned.dump | grep -c 'direct=1')" -eq 4 ] || fail "auto: expected 4 direct members"
-home=$(grep ' COMMIT_BEGIN ' auto-owned.dump | awk '{print $2}' | head -1)
+home=$(grep ' COMMIT_BEGIN ' auto-owned.dump | awk '{print $2}' | sed -n 1p)
 expect_eq "auto, owned stripes: the node's aggregator writes every member" "$home " "$(writers auto-owned)"
 grep -q " COMMIT_PLAN member rank=[0-9]*, direct=1, aggregator=$home\$" auto-owned.dump \
   || fail "auto-owned: COMMIT_PLAN does not name the node's aggregator as the writer"
@@ -99,7 +99,7 @@ done
 for r in 2 3; do
   grep -q " COMMIT_PLAN member rank=$r, direct=0," auto-mixed.dump || fail "auto-mixed: member $r not shuffled"
 done
-home=$(grep ' COMMIT_BEGIN ' auto-mixed.dump | awk '{print $2}' | head -1)
+home=$(grep ' COMMIT_BEGIN ' auto-mixed.dump | awk '{print $2}' | sed -n 1p)
 expect_eq "auto-mixed: only the node's aggregator wrote" "$home " "$(writers auto-mixed)"
 
 # Versions: three steps of the capture tests' writer (0 bytes, 1 byte, MiBs, non-round sizes;

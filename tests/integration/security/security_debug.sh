@@ -30,7 +30,7 @@ expect_eq "the victim's private file is intact" "the victim's own data" "$(cat v
 expect_contains "one warning says the link is refused" "SLUICE_DEBUG=$PWD/shared/link.log: cannot open" "$(cat err2)"
 
 run_victim "$PWD/shared/mine.%p.log" > /dev/null 2> err3 || fail "the program failed: $(cat err3)"
-f=$(ls shared/mine.*.log | head -1)
+f=$(ls shared/mine.*.log | sed -n 1p)
 [ -s "$f" ] || fail "the victim's own debug file is empty"
 expect_eq "the victim's debug file is private" "600 $VICTIM" "$(stat -c '%a %U' "$f")"
 
@@ -45,7 +45,7 @@ for p in range(int(sys.argv[1]) + 1, int(sys.argv[1]) + 2001):
 as "$VICTIM" env SLUICE_TRACE_DIR="$PWD/shared" LD_PRELOAD="$SLUICE_LIB" cat v/secret > /dev/null 2> err4 \
   || fail "the traced program failed: $(cat err4)"
 expect_eq "trace: the victim's private file is intact" "the victim's own data" "$(cat v/secret)"
-f=$(ls shared/rank-0.pid-*.sluicetrace 2> /dev/null | head -1)
+f=$(ls shared/rank-0.pid-*.sluicetrace 2> /dev/null | sed -n 1p)
 [ -n "$f" ] && [ "${f##*pid-}" != "" ] || fail "the victim's trace file was not written: $(cat err4)"
 p=${f##*pid-}
 p=${p%.sluicetrace}

@@ -68,7 +68,7 @@ whole_in() { # STEP -> the versions that hold all four of its members, one per l
   grep -A1 "ckpt.%r version " st.io | grep -B1 "members        4 of 4 declared, $b bytes" \
     | sed -n 's/.*ckpt.%r version \([0-9]*\) .*/\1/p'
 }
-v1=$(whole_in 1 | head -1)
+v1=$(whole_in 1 | sed -n 1p)
 [ -n "$v1" ] && [ "$v1" -lt "$nv" ] || fail "step 1's four members are in no version before the last"
 echo "ok: step 1 whole in version $v1"
 expect_eq "version $nv: step 2's members and bytes" "$nv" "$(whole_in 2 | tail -1)"
