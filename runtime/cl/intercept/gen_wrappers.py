@@ -403,8 +403,9 @@ DIST_NOTES = {
     "clCreateBufferWithProperties": "an empty property list only (else CL_INVALID_PROPERTY)",
     "clGetSupportedImageFormats": "the formats every rank of the context supports, in the first rank's order, "
                                   "asked once per context, flags and type",
-    "clGetImageInfo": "the owning rank's driver's answers, asked once at creation and answered on rank 0; "
-                      "CL_IMAGE_BUFFER the buffer it was made from (else NULL)",
+    "clGetImageInfo": "the owning rank's driver's answers, asked once (at creation, or at the first such query "
+                      "of an image created without waiting) and answered on rank 0; CL_IMAGE_BUFFER the buffer it "
+                      "was made from (else NULL)",
     "clCreateImage": "one real image on every rank of the context (dist_image.c); its contents move whole, packed, "
                      "through the coherence directory; an image made from a buffer (image1d_buffer, a 2D image of "
                      "a buffer) is made on every rank from that rank's buffer and shares its storage there, "

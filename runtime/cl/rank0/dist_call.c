@@ -33,6 +33,7 @@ static int keeps_window(int op, const uint64_t *args, int nargs)
         case SLUICE_ROBJ_IMAGE_CREATE:
         case SLUICE_ROBJ_IMAGE_FORMATS:
         case SLUICE_ROBJ_IMAGE_INFO:
+        case SLUICE_ROBJ_IMAGE_ANSWERS:
         case SLUICE_ROBJ_SAMPLER_CREATE:
         case SLUICE_ROBJ_SAMPLER_INFO:
         case SLUICE_ROBJ_KERNEL_ARGS:

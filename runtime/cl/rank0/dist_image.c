@@ -126,14 +126,17 @@ static cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, c
     if (b == NULL)
         d.image_row_pitch = d.image_slice_pitch = 0; /* the real images hold no host memory */
     memcpy(wire, fmt, sizeof *fmt);
+    cl_mem_flags sent = flags & ~(cl_mem_flags)RANK0_FLAGS;
+    if (err == CL_SUCCESS) /* known to be taken: no rank is waited for (its answers when asked) */
+        im->elem = dist_image_accepted(c, sent, fmt, &d);
+    im->info_known = im->elem == 0;
     for_ranks(c, r)
     {
         if (err != CL_SUCCESS)
             break;
         d.buffer = b != NULL ? (cl_mem)(uintptr_t)b->rid[r] : NULL; /* that rank's real object */
         memcpy(wire + sizeof *fmt, &d, sizeof d);
-        struct sluice_robj_image_create in = {SLUICE_ROBJ_IMAGE_CREATE, c->rid[r],
-                                              flags & ~(cl_mem_flags)RANK0_FLAGS, 0};
+        struct sluice_robj_image_create in = {SLUICE_ROBJ_IMAGE_CREATE, c->rid[r], sent, 0};
         if (im->elem != 0) { /* the first rank's driver took it: the others without waiting */
             if ((err = dist_create(r, SLUICE_REMOTE_OBJ, DIST_WORDS_ID(in), wire, sizeof wire, &m->rid[r])) !=
                 CL_SUCCESS)
@@ -148,6 +151,8 @@ static cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, c
         free(rep.bytes);
         m->rid[r] = rep.rep.v[0];
         im->elem = (size_t)rep.rep.v[1];
+        if (r > 0)
+            dist_image_learn(c, sent, fmt, &d, im->elem);
     }
     SLUICE_ERROR_ON(err, im->elem == 0, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "im->elem == 0");
     m->size = storage_size(im, b != NULL && b->image == NULL);
@@ -212,14 +217,39 @@ cl_int dist_image_remote_info(int r, uint64_t op, uint64_t rid, cl_uint param, s
     return err;
 }
 
-/* The answer to a query the image's creation answered: true, with its code in *r. */
-static bool cached_info(const struct dist_image *im, cl_image_info param, size_t size, void *value,
-                        size_t *size_ret, cl_int *r)
+const struct sluice_remote_image_info *dist_image_answers(struct dist_mem *m, cl_int *err)
 {
+    struct dist_image *im = m->image;
+    if (__atomic_load_n(&im->info_known, __ATOMIC_ACQUIRE))
+        return &im->info;
+    int r = dist_first_rank(m->ctx);
+    struct sluice_robj_info in = {SLUICE_ROBJ_IMAGE_ANSWERS, r >= 0 ? m->rid[r] : 0, 0, 0};
+    struct sluice_remote_msg rep = {0};
+    *err = r < 0 ? CL_INVALID_MEM_OBJECT : dist_call(r, SLUICE_REMOTE_OBJ, DIST_WORDS(in), NULL, 0, &rep);
+    if (*err == CL_SUCCESS && (rep.bytes == NULL || rep.rep.nbytes != sizeof im->info))
+        *err = CL_OUT_OF_RESOURCES;
+    if (*err == CL_SUCCESS) {
+        pthread_mutex_lock(&dist_lock);
+        if (!im->info_known) { /* another thread may have asked too: the same answers */
+            memcpy(&im->info, rep.bytes, sizeof im->info);
+            __atomic_store_n(&im->info_known, 1, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&dist_lock);
+    }
+    free(rep.bytes);
+    return *err == CL_SUCCESS ? &im->info : NULL;
+}
+
+/* The answer to a query the image's driver answers once for all: true, with its code in *r. */
+static bool cached_info(struct dist_mem *m, cl_image_info param, size_t size, void *value, size_t *size_ret,
+                        cl_int *r)
+{
+    const struct sluice_remote_image_info *info;
     switch (param) {
 #define SLUICE_X(p, type, field)                                                                             \
     case p:                                                                                                  \
-        *r = dist_answer(&im->info.field, sizeof im->info.field, size, value, size_ret);                     \
+        if ((info = dist_image_answers(m, r)) != NULL)                                                       \
+            *r = dist_answer(&info->field, sizeof info->field, size, value, size_ret);                       \
         return true;
         SLUICE_REMOTE_IMAGE_INFO(SLUICE_X)
 #undef SLUICE_X
@@ -229,7 +259,8 @@ static bool cached_info(const struct dist_image *im, cl_image_info param, size_t
 }
 
 /* Answered on rank 0: what is known at creation (the program's format and buffer, the driver's
- * sizes and pitches asked then). A buffer's, or an unknown parameter, goes to the owning rank. */
+ * sizes and pitches, asked then or at the first such query). A buffer's, or an unknown parameter,
+ * goes to the owning rank. */
 static cl_int CL_API_CALL image_info(cl_mem mem, cl_image_info param, size_t size, void *value,
                                      size_t *size_ret)
 {
@@ -252,8 +283,10 @@ static cl_int CL_API_CALL image_info(cl_mem mem, cl_image_info param, size_t siz
                        : d->image_row_pitch * (dist_image_arrayed_1d(im) ? 1 : im->dims[1]);
         return dist_answer(&v, sizeof v, size, value, size_ret);
     }
+    if (param == CL_IMAGE_ELEMENT_SIZE && im != NULL && im->elem != 0) /* the driver's, for its format */
+        return dist_answer(&im->elem, sizeof im->elem, size, value, size_ret);
     cl_int r;
-    if (im != NULL && cached_info(im, param, size, value, size_ret, &r))
+    if (im != NULL && cached_info(m, param, size, value, size_ret, &r))
         return r;
     for_ranks(m->ctx, r) return dist_image_remote_info(r, SLUICE_ROBJ_IMAGE_INFO, m->rid[r], param, size,
                                                        value, size_ret);

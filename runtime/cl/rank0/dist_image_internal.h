@@ -5,7 +5,8 @@
  *   dist_image.c       image records: creation, queries, supported formats; installs the slots
  *   dist_image_geom.c  the geometry of an image and of a region, host layouts, packing
  *   dist_image_cmds.c  the commands on images: reads, writes, copies, fills, maps
- *   dist_sampler.c     samplers */
+ *   dist_sampler.c     samplers
+ *   dist_image_accept.c  which creations need not wait for the first rank's driver */
 #ifndef SLUICE_CL_RANK0_DIST_IMAGE_INTERNAL_H
 #define SLUICE_CL_RANK0_DIST_IMAGE_INTERNAL_H
 
@@ -13,6 +14,7 @@
 #include <stddef.h>
 
 #include "cl/rank0/dist_internal.h"
+#include "cl/serve/remote_objects.h"
 
 /* Each rank r that holds a real object of the context (its rid). */
 #define for_ranks(ctx, r)                                                                                    \
@@ -53,6 +55,24 @@ bool dist_image_same_format(const cl_image_format *a, const cl_image_format *b);
 /* An info query of an object rank r holds (OBJ op `op`), answered as the driver there answers. */
 cl_int dist_image_remote_info(int r, uint64_t op, uint64_t rid, cl_uint param, size_t size, void *value,
                               size_t *size_ret);
+
+/* ---- dist_image_accept.c ---------------------------------------------------------------------- */
+
+/* The lowest rank holding a real object of the context (-1: none): its driver answers. */
+int dist_first_rank(const struct dist_context *c);
+/* The element size of an image the first rank's driver would take, known without asking it (a
+ * serving rank took one of this kind in c, and this one is within every device's limits), else 0:
+ * wait for its reply. flags: those sent to the ranks. */
+size_t dist_image_accepted(struct dist_context *c, cl_mem_flags flags, const cl_image_format *fmt,
+                           const cl_image_desc *d);
+/* The first rank's driver took an image of this kind, of element size elem. */
+void dist_image_learn(struct dist_context *c, cl_mem_flags flags, const cl_image_format *fmt,
+                      const cl_image_desc *d, size_t elem);
+/* The same for a sampler's arguments (in: its request's words; props, len: its property list). */
+bool dist_sampler_accepted(struct dist_context *c, const struct sluice_robj_sampler_create *in,
+                           const void *props, size_t len);
+void dist_sampler_learn(struct dist_context *c, const struct sluice_robj_sampler_create *in,
+                        const void *props, size_t len);
 
 /* ---- the slots of dist_image_cmds.c and dist_sampler.c (dist_image_install installs them) ---- */
 

@@ -43,6 +43,13 @@ struct dist_platform {
     struct dist_device *devs[DIST_MAX_DEVICES];
 };
 
+/* A device's image limits (dist_image_accept.c), asked at the first image that could skip a reply. */
+struct dist_image_limits {
+    int known;
+    size_t max_2d[2], max_3d[3], max_array; /* CL_DEVICE_IMAGE2D_MAX_*, IMAGE3D_MAX_*, IMAGE_MAX_ARRAY_SIZE */
+    cl_ulong max_alloc;                     /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+};
+
 struct dist_device {
     int rank;
     uint64_t rid;
@@ -62,6 +69,7 @@ struct dist_device {
     cl_uint base_align;                      /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bits (0: unknown) */
     int native; /* native kernels (dist_native.c): 0 not asked yet, 1 run, 2 not by the driver, 3 not
                    rank 0's program there */
+    struct dist_image_limits image_limits; /* under dist_lock */
 };
 
 /* A destructor callback the program registered (context or memory object). */
@@ -79,7 +87,8 @@ struct dist_context {
     cl_context_properties props[3]; /* CL_CONTEXT_PLATFORM, platform, 0 (or empty) */
     int nprops;
     uint64_t rid[DIST_MAX_RANKS];
-    struct dist_formats *formats; /* clGetSupportedImageFormats' answers (dist_image.c) */
+    struct dist_formats *formats;   /* clGetSupportedImageFormats' answers (dist_image.c) */
+    struct dist_accepted *accepted; /* creations its first rank's driver took (dist_image_accept.c) */
 };
 
 struct dist_queue {
@@ -103,7 +112,10 @@ struct dist_image {
     cl_image_desc desc; /* as the program gave it (host pitches: CL_MEM_USE_HOST_PTR) */
     size_t elem;        /* bytes per pixel */
     size_t dims[3];
-    struct sluice_remote_image_info info; /* the first rank's driver's answers, asked at creation */
+    /* The first rank's driver's answers: in the creation's reply, or asked at the first query of
+     * one (an image created without waiting, dist_image_accept.c); valid once info_known is set. */
+    struct sluice_remote_image_info info;
+    int info_known;
     bool padded; /* a 2D image of a buffer whose rows are further apart than its width */
 };
 
@@ -317,7 +329,11 @@ bool dist_native_program_there(int rank);
 /* dist_image*.c, dist_sampler.c: images and samplers (after dist_exec_install: it extends
  * clEnqueueUnmapMemObject); their parts share dist_image_internal.h. */
 void dist_image_install(struct sluice_cl_api *api);
-void dist_image_forget_formats(struct dist_context *c); /* when the context goes */
+void dist_image_forget_formats(struct dist_context *c);  /* when the context goes */
+void dist_image_forget_accepted(struct dist_context *c); /* the same */
+/* The first rank's driver's answers about image m (asked once if its creation did not wait), or
+ * NULL with *err set to the code of the query (the creation's error where it failed there). */
+const struct sluice_remote_image_info *dist_image_answers(struct dist_mem *m, cl_int *err);
 bool dist_sampler_is_live(const void *p);
 /* The geometry of a move of the whole image m (cl/serve/remote_image.h), with packed host pitches. */
 void dist_image_whole(const struct dist_mem *m, struct sluice_rect_geom *g);

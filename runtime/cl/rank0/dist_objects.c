@@ -60,6 +60,7 @@ void dist_ctx_unref(struct dist_context *c)
     run_dtors(c->dtors, c);
     dist_release_everywhere(c->rid, SLUICE_CL_CONTEXT);
     dist_image_forget_formats(c);
+    dist_image_forget_accepted(c);
     free(c->devs);
     free(c);
 }
@@ -586,9 +587,11 @@ static cl_int CL_API_CALL mem_info(cl_mem mem, cl_mem_info param, size_t size, v
     case CL_MEM_CONTEXT:
         return dist_answer(&m->ctx, sizeof m->ctx, size, value, size_ret);
     case CL_MEM_SIZE: {
-        /* an image: the driver's size of it (asked at creation), not the packed one */
-        size_t n = m->image != NULL ? (size_t)m->image->info.mem_size : m->size;
-        return dist_answer(&n, sizeof n, size, value, size_ret);
+        /* an image: the driver's size of it (dist_image_answers), not the packed one */
+        cl_int err = CL_SUCCESS;
+        const struct sluice_remote_image_info *info = m->image != NULL ? dist_image_answers(m, &err) : NULL;
+        size_t n = info != NULL ? info->mem_size : m->size;
+        return err != CL_SUCCESS ? err : dist_answer(&n, sizeof n, size, value, size_ret);
     }
     case CL_MEM_TYPE: {
         cl_mem_object_type t = m->image != NULL ? m->image->desc.image_type : CL_MEM_OBJECT_BUFFER;

@@ -42,7 +42,9 @@ static cl_sampler make_sampler(cl_context context, struct sluice_robj_sampler_cr
     sampler_live_add(s);
     cl_int err = CL_SUCCESS;
     in.op = SLUICE_ROBJ_SAMPLER_CREATE;
-    bool first = true; /* the first rank's driver checks the arguments; the others go without waiting */
+    /* The first rank's driver checks the arguments, unless it took the same ones in this context
+     * before (dist_image_accept.c); the others go without waiting. */
+    bool first = !dist_sampler_accepted(c, &in, props, len);
     for_ranks(c, r)
     {
         in.ctx = c->rid[r];
@@ -51,6 +53,8 @@ static cl_sampler make_sampler(cl_context context, struct sluice_robj_sampler_cr
                     : dist_create(r, SLUICE_REMOTE_OBJ, DIST_WORDS_ID(in), props, len, &s->rid[r]);
         if (err != CL_SUCCESS)
             break;
+        if (first && r > 0)
+            dist_sampler_learn(c, &in, props, len);
         first = false;
     }
     dist_set_err(errcode_ret, err);

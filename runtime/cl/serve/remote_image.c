@@ -50,7 +50,9 @@ static void create_image(const struct sluice_robj_image_create *in, const unsign
     cl_mem img =
         api()->clCreateImage(PTR(cl_context, in->ctx), (cl_mem_flags)in->flags, &fmt, &desc, NULL, &err);
     out->rep.ret = err;
-    if (err != CL_SUCCESS)
+    if (err == CL_SUCCESS && in->id != 0) /* no reply: rank 0 asks its answers if it needs them */
+        out->rep.v[0] = RID(img);
+    if (err != CL_SUCCESS || in->id != 0)
         return;
     struct sluice_remote_image_info *ii = calloc(1, sizeof *ii);
     out->rep.ret = ii == NULL ? CL_OUT_OF_HOST_MEMORY : image_info(img, ii);
@@ -61,6 +63,19 @@ static void create_image(const struct sluice_robj_image_create *in, const unsign
     }
     out->rep.v[0] = RID(img);
     out->rep.v[1] = ii->elem;
+    out->bytes = (unsigned char *)ii;
+    out->rep.nbytes = sizeof *ii;
+}
+
+/* The answers of image_info for an image created without a reply. */
+static void answers(const struct sluice_robj_info *in, struct sluice_remote_msg *out)
+{
+    struct sluice_remote_image_info *ii = calloc(1, sizeof *ii);
+    out->rep.ret = ii == NULL ? CL_OUT_OF_HOST_MEMORY : image_info(PTR(cl_mem, in->obj), ii);
+    if (out->rep.ret != CL_SUCCESS) {
+        free(ii);
+        return;
+    }
     out->bytes = (unsigned char *)ii;
     out->rep.nbytes = sizeof *ii;
 }
@@ -141,6 +156,9 @@ void sluice_remote_image_obj(const union sluice_robj_args *in, const unsigned ch
         break;
     case SLUICE_ROBJ_IMAGE_INFO:
         info(&in->info, out, 0);
+        break;
+    case SLUICE_ROBJ_IMAGE_ANSWERS:
+        answers(&in->info, out);
         break;
     case SLUICE_ROBJ_SAMPLER_CREATE:
         create_sampler(&in->sampler_create, p, len, out);

@@ -25,6 +25,8 @@ enum sluice_remote_obj_op {
                                  * sluice_remote_image_info */
     SLUICE_ROBJ_IMAGE_FORMATS,  /* struct sluice_robj_image_formats -> v0 count, bytes: the formats */
     SLUICE_ROBJ_IMAGE_INFO,     /* struct sluice_robj_info -> v0 size, bytes: the value */
+    SLUICE_ROBJ_IMAGE_ANSWERS,  /* struct sluice_robj_info (obj only) -> bytes: struct
+                                 * sluice_remote_image_info (an image created under an id) */
     SLUICE_ROBJ_SAMPLER_CREATE, /* struct sluice_robj_sampler_create -> v0 sampler */
     SLUICE_ROBJ_SAMPLER_INFO,   /* struct sluice_robj_info -> v0 size, bytes: the value */
     SLUICE_ROBJ_NATIVE_FIND,    /* struct sluice_robj_native_find; bytes: struct sluice_native_fn ->

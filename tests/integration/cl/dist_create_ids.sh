@@ -11,6 +11,15 @@
 # SLUICE_DIST_IDS=off each of the 3N creations per device would wait for one. On 3 ranks the
 # program then runs the loop of the conformance suite's copy_2D (images of changing sizes made,
 # written, copied, read back and released on each device), checked against the source.
+# Then the same promise where the context's first device is on a serving rank, whose driver
+# answers for images and samplers: tests/apps/cl_dist_image_answers.c makes, in a context of every
+# device but the first (rank 1's, or ranks 1 and 2's), N images and N samplers per device, images
+# of every other type, and creations a driver refuses; prints every answer about them and the
+# refusals' codes (the same as local devices: each at creation), then (3 ranks) the copy_2D loop.
+# Rank 0 waits for fewer replies from each serving rank than the N images of one device: a
+# serving rank's driver is asked once per kind of image (format, type, flags) and set of sampler
+# arguments, and for an image's pitches and sizes at the program's first query of them; before,
+# each of the 2N creations per device waited for one.
 export POCL_MAX_PTHREAD_COUNT=1
 n=40
 for ranks in 2 3; do
@@ -27,6 +36,30 @@ for ranks in 2 3; do
 done
 expect_contains "the copy_2D loop checks every copy" "copy2d: 12 iterations on 3 devices, 0 mismatches" \
   "$(cat dist3.out)"
+
+# replies_below DUMP RANKS LIMIT WHAT: each serving rank's replies rank 0 waited for, under LIMIT.
+replies_below() {
+  local r replies
+  for r in $(seq 1 $(($2 - 1))); do
+    replies=$(grep '^rank 0 ' "$1" | grep -c "MSG_RECV peer rank=$r, .*tag=23809" || true)
+    echo "$2 ranks, $4: rank 0 waited for $replies replies from rank $r"
+    [ "$replies" -lt "$3" ] ||
+      fail "$2 ranks, $4: rank 0 waited for $replies replies from rank $r (expected under $3: none per creation)"
+  done
+}
+m=100
+for ranks in 2 3; do
+  copy=()
+  [ "$ranks" == 3 ] && copy=(--copy2d 12)
+  same_as_local "$ranks" "first" "$SLUICE_APPS_DIR/cl_dist_image_answers" $m "${copy[@]}"
+  "$SLUICE_BIN_DIR/sluice-trace" dump "firsttr$ranks" >"firstdump$ranks.txt"
+  replies_below "firstdump$ranks.txt" "$ranks" "$m" "the context's first device on rank 1"
+done
+expect_contains "images of every type read back" "3D image: read back as written" "$(cat firstdist2.out)"
+expect_contains "a refusal at creation" "a format the driver lacks (CL_RGB, CL_UNORM_INT8): -" \
+  "$(cat firstdist2.out)"
+expect_contains "the copy_2D loop on serving ranks only" "copy2d: 12 iterations on 2 devices, 0 mismatches" \
+  "$(cat firstdist3.out)"
 
 # A failure the serving rank meets after rank 0 went on is not lost: rank 1's device limited to
 # 256 MiB allocations (POCL_MEMORY_LIMIT=1), rank 0's not, a 300 MiB buffer fits the context (rank
