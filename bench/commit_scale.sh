@@ -15,6 +15,9 @@
 #   meta others  the same summed over every other rank, and how many ranks made any
 #   stage calls  the most file-system calls one process made on the stage folder (strace)
 #   stage files  the most entries the stage folder held at once (sampled every 20 ms)
+#   durable ms   time until durable, the median over the versions of the home's COMMIT_DURABLE
+#                span (from the set complete at the home, every member closed, to the durable
+#                mark after the folder's fsync); timed, so loose on a loaded machine
 # and then the time of `mpiexec -n N true` plain and with SLUICE_CAPTURE set.
 # usage: bench/commit_scale.sh [BUILD_DIR] [MAX_RANKS (32)]   (SLUICE_CB_WRITE=disable: direct)
 # NODE_STAGE=1: each node stages in its own default folder (/dev/shm/sluice-<uid>) instead of one
@@ -36,8 +39,8 @@ command -v strace > /dev/null || have_strace=0
 
 printf '# SLUICE_CB_WRITE=%s SLUICE_STRIPING_UNIT=%s, 3 steps of ckpt_commit_steps, on %s\n' \
   "$SLUICE_CB_WRITE" "$SLUICE_STRIPING_UNIT" "$(nproc) cores"
-printf '%5s %8s %12s %12s %8s %9s %14s %11s %11s\n' ranks versions "home msgs/B" "rank msgs/B" \
-  "plan max" "meta home" "meta others" "stage calls" "stage files"
+printf '%5s %8s %12s %12s %8s %9s %14s %11s %11s %10s\n' ranks versions "home msgs/B" "rank msgs/B" \
+  "plan max" "meta home" "meta others" "stage calls" "stage files" "durable ms"
 n=1
 while [ "$n" -le "$max" ]; do
   d=$work/$n
@@ -78,7 +81,12 @@ while [ "$n" -le "$max" ]; do
   [ "$have_strace" = 1 ] && calls=$(grep -F "$stage_path" "$d/strace" | awk '{c[$1]++} END {m = 0; for (p in c) if (c[p] > m) m = c[p]; print m}')
   files=$(sort -n "$d/files" | tail -1)
   [ "${NODE_STAGE:-0}" = 1 ] && files=-
-  printf '%11s %11s\n' "$calls" "${files:-0}"
+  durable=$(awk '$8 == "COMMIT_DURABLE" && match($0, / dur=[0-9]+ns/) {
+      d[++n] = substr($0, RSTART + 5, RLENGTH - 7) / 1e6 }
+    END { if (!n) { print "-"; exit }
+      for (i = 2; i <= n; i++) for (j = i; j > 1 && d[j - 1] > d[j]; j--) { t = d[j]; d[j] = d[j - 1]; d[j - 1] = t }
+      printf "%.1f", n % 2 ? d[(n + 1) / 2] : (d[n / 2] + d[n / 2 + 1]) / 2 }' "$d/dump")
+  printf '%11s %11s %10s\n' "$calls" "${files:-0}" "$durable"
   n=$(( n * 2 ))
 done
 

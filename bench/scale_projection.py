@@ -32,7 +32,7 @@ QUANTITIES = [
     ("stage_files", "stage-folder entries at once (one node)", "node"),
 ]
 ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)/(\d+)\s+([\d.]+)/(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+\(\s*\d+\)"
-                 r"\s+(\S+)\s+(\S+)\s*$")
+                 r"\s+(\S+)\s+(\S+)(?:\s+\S+)?\s*$")  # durable ms, if there: timed, not projected
 
 
 def tables(text):

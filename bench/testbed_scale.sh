@@ -46,3 +46,4 @@ echo
   --modes "plain capture" "${ranks[@]}"
 echo
 python3 "$here/scale_projection.py" "$out/commit_scale.out"
+echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

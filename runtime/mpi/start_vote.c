@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* See start_vote.h. PMI-1 exchanges of MPICH's hydra: `init`, `get_maxes`, `get_my_kvsname`, `put` (only a
- * rank that starts MPI; every such rank puts the same key, which hydra accepts), `barrier_in`,
- * `get` (answered rc=-1 where no rank put the key), and `finalize` where no rank starts MPI. */
+/* See start_vote.h. PMI-1 exchanges of MPICH's hydra: `init`, `get_maxes`, `get_my_kvsname` (once per
+ * process: the exit vote reuses the start vote's answers), `put` (only a rank that starts MPI; every such
+ * rank puts the same key, which hydra accepts), `barrier_in`, `get` (answered rc=-1 where no rank put the
+ * key), and `finalize` where no rank starts MPI. */
 #include "mpi/start_vote.h"
 
 #include <stdio.h>
@@ -69,17 +70,11 @@ static int get(int fd, const char *kvs, const char *key, char *ans, size_t cap, 
     return 0;
 }
 
-/* Answers hold a kvsname and a value whose lengths the launcher decides: PMI-1's get_maxes
- * says them (hydra: 256 and 1024); a name cut by a fixed buffer would be another job's. */
+/* One vote in the job's key-value space kvs; ans and req hold cap bytes (handshake). */
 static enum sluice_start_vote vote(int fd, int rank, const struct vote_kind *k, bool yes, char *ans,
-                                   size_t cap, char *kvs, size_t kcap, char *req)
+                                   size_t cap, const char *kvs, char *req)
 {
     char rc[16];
-    if (call(fd, "cmd=get_my_kvsname\n", ans, cap, ANSWER_MS) != 0)
-        return SLUICE_VOTE_FAILED;
-    field(ans, "kvsname", kvs, kcap);
-    if (!kvs[0] || strlen(kvs) >= kcap - 1)
-        return SLUICE_VOTE_FAILED; /* empty, or longer than get_maxes said: never a cut name */
     if (yes && put(fd, kvs, k->key, "1", ans, cap, req) != 0)
         return SLUICE_VOTE_FAILED;
     if (call(fd, "cmd=barrier_in\n", ans, cap, -1) != 0)
@@ -116,25 +111,60 @@ static enum sluice_start_vote vote(int fd, int rank, const struct vote_kind *k, 
     return SLUICE_VOTE_NONE;
 }
 
-static enum sluice_start_vote pmi_vote(int fd, int rank, const struct vote_kind *k, bool yes)
+/* What the launcher told this process at its first vote: the name of the job's key-value space
+ * and the answer buffer's size that its maxes call for, the same for every process of the job (a
+ * forked child's too). The exit vote reuses them: PMI's init, get_maxes and get_my_kvsname are
+ * three round trips through the node's proxy, one process that serves every rank of its node in
+ * turn. Votes are never concurrent (the start vote holds the roles' lock; the exit vote comes
+ * after MPI started). Answers hold a kvsname and a value whose lengths the launcher decides:
+ * PMI-1's get_maxes says them (hydra: 256 and 1024); a name cut by a fixed buffer would be
+ * another job's. */
+static struct {
+    size_t cap;
+    char *kvs;
+} known;
+
+static int handshake(int fd)
 {
+    if (known.kvs)
+        return 0;
     char first[512], num[32];
     if (call(fd, "cmd=init pmi_version=1 pmi_subversion=1\n", first, sizeof first, ANSWER_MS) != 0 ||
         call(fd, "cmd=get_maxes\n", first, sizeof first, ANSWER_MS) != 0)
-        return SLUICE_VOTE_FAILED;
+        return -1;
     field(first, "kvsname_max", num, sizeof num);
     long kmax = strtol(num, NULL, 10);
     field(first, "vallen_max", num, sizeof num);
     long vmax = strtol(num, NULL, 10);
     if (kmax <= 0 || kmax > (1 << 20) || vmax <= 0 || vmax > (1 << 20))
-        return SLUICE_VOTE_FAILED;
+        return -1;
     size_t kcap = (size_t)kmax + 2, cap = (size_t)kmax + (size_t)vmax + 256;
-    char *ans = malloc(cap), *req = malloc(cap), *kvs = malloc(kcap);
+    char *ans = malloc(cap), *kvs = malloc(kcap);
+    int rc = ans && kvs && call(fd, "cmd=get_my_kvsname\n", ans, cap, ANSWER_MS) == 0 ? 0 : -1;
+    if (rc == 0) {
+        field(ans, "kvsname", kvs, kcap);
+        if (!kvs[0] || strlen(kvs) >= kcap - 1)
+            rc = -1; /* empty, or longer than get_maxes said: never a cut name */
+    }
+    free(ans);
+    if (rc != 0) {
+        free(kvs);
+        return -1;
+    }
+    known.cap = cap;
+    known.kvs = kvs;
+    return 0;
+}
+
+static enum sluice_start_vote pmi_vote(int fd, int rank, const struct vote_kind *k, bool yes)
+{
+    if (handshake(fd) != 0)
+        return SLUICE_VOTE_FAILED;
+    char *ans = malloc(known.cap), *req = malloc(known.cap);
     enum sluice_start_vote v =
-        ans && req && kvs ? vote(fd, rank, k, yes, ans, cap, kvs, kcap, req) : SLUICE_VOTE_FAILED;
+        ans && req ? vote(fd, rank, k, yes, ans, known.cap, known.kvs, req) : SLUICE_VOTE_FAILED;
     free(ans);
     free(req);
-    free(kvs);
     return v;
 }
 

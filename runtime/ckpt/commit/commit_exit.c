@@ -23,6 +23,7 @@
 #include "config/config.h"
 #include "mpi/lifecycle.h"
 #include "mpi/roles.h"
+#include "progress/control.h"
 #include "progress/progress.h"
 #include "trace/trace.h"
 
@@ -392,9 +393,12 @@ int sluice_commit_flush_all(void)
     if (!any) {
         /* No rank captured anything or has an error: nothing to commit, nothing to agree on (the
          * notice counts, the final protocol's collective and hand-offs to the progress thread
-         * cost an MPI program's MPI_Finalize 2x plain at 4 ranks). */
+         * cost an MPI program's MPI_Finalize 2x plain at 4 ranks). The progress thread has nothing
+         * left to serve either: it runs the transport's stop as its last item and ends here, one
+         * hand-off where a drain and MPI_Finalize's own stop of the thread made two (each waits
+         * for the thread to be scheduled). A later post starts it again. */
         sluice_progress_post(go_stop, NULL);
-        sluice_progress_drain();
+        sluice_progress_stop();
         pthread_mutex_lock(&commit_g.lock);
         flush_done = 1;
         flush_announced = commit_g.announced;

@@ -45,12 +45,27 @@ for n in 3 2; do
   # collective and hand-offs to the progress thread: MPI_Finalize 1.5-1.7x plain before), so
   # none records the exit flush's COMMIT_END (the mixed job below does). The collectives are
   # counted by apps/plugins/finalize_collectives.c, preloaded before sluice.
+  # Each rank's process greets the launcher (PMI's init, get_maxes, get_my_kvsname: three round
+  # trips through its node's proxy) once, at the start vote; the exit vote reuses the answers
+  # (twice before). sluice's PMI requests are its own sendto calls (MPICH's go through write),
+  # counted with strace on every rank at 3 ranks (strace costs each job about 1 s), where there is
+  # strace.
   d=$PWD/mpi$n
-  mkdir -p "$d/coll"
-  timeout 60 "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_APPS_DIR/libfinalize_collectives.so $SLUICE_LIB" \
+  mkdir -p "$d/coll" "$d/pmi"
+  wrap=()
+  [ "$n" = 3 ] && command -v strace > /dev/null && wrap=(strace -ff -qq -e trace=sendto -s 100 -o "$d/pmi/st")
+  timeout 60 "$MPIEXEC" -n "$n" "${wrap[@]}" env LD_PRELOAD="$SLUICE_APPS_DIR/libfinalize_collectives.so $SLUICE_LIB" \
     FINALIZE_COLLECTIVES_DIR="$d/coll" SLUICE_CAPTURE="$d/ck.%r" \
     SLUICE_TRACE_DIR="$d/trace" "$SLUICE_APPS_DIR/mpi_trace_hello" > /dev/null \
     || fail "$n ranks, MPI program, nothing captured: the job failed or hung"
+  if [ ${#wrap[@]} -gt 0 ]; then
+    for req in init get_maxes get_my_kvsname barrier_in; do
+      want=$n
+      [ "$req" = barrier_in ] && want=$((4 * n)) # two at the start vote, two at the exit vote
+      expect_eq "$n ranks, MPI program, nothing captured: sluice's PMI $req requests" "$want" \
+        "$(cat "$d/pmi"/st.* | grep -c "^sendto(.*\"cmd=$req[ \\]" || true)"
+    done
+  fi
   expect_eq "$n ranks, MPI program, nothing captured: final commit protocols at exit" "0" \
     "$("$trace" dump "$d/trace" | grep -c 'COMMIT_END set="(exit: all sets)"' || true)"
   expect_eq "$n ranks, MPI program, nothing captured: ranks that reported their collectives" "$n" \
