@@ -27,25 +27,35 @@ ratio() {
     END {printf "%.2f", m / e}' "$1"
 }
 within() { awk -v r="$1" 'BEGIN {exit !(r >= 0.75 && r <= 1.33)}'; }
-# check NAME RANKS HOSTS SHARES BOUND T B C L X R I M F P PD E H c: SHARES as printed; BOUND 0 no
-# bound, 1 the ratio within 0.75-1.33, 2 that and outside without PD, E, H and c.
+# check NAME RANKS HOSTS SHARES BOUND T B C L X R I M F P PD E H c [S [S_CAL]]: SHARES as printed;
+# S the run's CPU share (1); BOUND 0 no bound, 1 the ratio within 0.75-1.33, 2 that and outside
+# without PD, E, H and c, 3 that and outside at S_CAL, the calibration runs' share (the load
+# assumed to be the calibration's).
 check() {
   local name=$1 n=$2 hosts=$3 shares=$4 bound=$5
   shift 5
   local args=(--targets "$1" --target-bw "$2" --stripe-count "$3" --md-latency "$4" --md-rate "$5"
     --ranks-per-node "$6" --node-bw "$7" --agg-bw "$8" --client-bw "$9" --commit-bw "${10}" --ranks "$n")
-  "$TRACE" whatif "${args[@]}" --direct-bw "${11}" --remote-bw "${12}" --commit-latency "${13}" \
-    --rank-cost "${14}" "$data/$name" > "$name.txt" || fail "$name: whatif on the recorded trace failed"
+  local terms=(--direct-bw "${11}" --remote-bw "${12}" --commit-latency "${13}" --rank-cost "${14}")
+  "$TRACE" whatif "${args[@]}" "${terms[@]}" --cpu-share "${15:-1}" "$data/$name" > "$name.txt" \
+    || fail "$name: whatif on the recorded trace failed"
   cat "$name.txt"
   expect_contains "$name: ranks" "From the trace ($n ranks on $hosts hosts)" "$(cat "$name.txt")"
   expect_contains "$name: shuffle, shares, rounds, path" "$shares" "$(cat "$name.txt")"
-  /usr/bin/python3 "$SOURCE_DIR/tests/integration/trace/whatif_formula.py" "$name.txt" "$@" \
+  /usr/bin/python3 "$SOURCE_DIR/tests/integration/trace/whatif_formula.py" "$name.txt" "${@:1:14}" "${15:-1}" \
     || fail "$name: the estimates are not the documented formulas"
   [ "$bound" != 0 ] || return 0
   local r
   r=$(ratio "$name.txt" "$n")
   within "$r" || fail "$name: measured / model $r, outside 0.75-1.33"
   echo "$name: measured / model $r"
+  if [ "$bound" = 3 ]; then
+    "$TRACE" whatif "${args[@]}" "${terms[@]}" --cpu-share "${16}" "$data/$name" > "$name.before.txt" \
+      || fail "$name: whatif at the calibration's CPU share failed"
+    r=$(ratio "$name.before.txt" "$n")
+    ! within "$r" || fail "$name: measured / model $r at the calibration's CPU share: the case does not show it"
+    echo "$name: measured / model $r at the calibration's CPU share ${16}"
+  fi
   [ "$bound" = 2 ] || return 0
   "$TRACE" whatif "${args[@]}" --commit-latency 0 --rank-cost 0 "$data/$name" > "$name.before.txt" \
     || fail "$name: whatif without the new terms failed"
