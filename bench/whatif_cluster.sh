@@ -23,9 +23,10 @@
 #      until durable - m_c L = H + c N (two sizes: c the slope, never below 0, H the rest)
 # Every run, calibration and point, has bench/whatif_cpu.py beside it: the CPU share S its
 # processes got (time on a CPU / time they wanted one, from their threads' schedstat). The
-# CPU-bound inputs are calibrated at a whole CPU (P, M, P_d and E: each run's rate / its S; H and
-# c: each run's time x its S; medians of 3) and each point's model gets its own run's S
-# (`whatif --cpu-share`): the load of the minute a point ran is measured, not assumed to be the
+# CPU-bound inputs are calibrated at a whole CPU (P, M, P_d and E: each run's rate / its S; H, c
+# and L: each run's time x its S, L because a GlusterFS metadata operation is its threads'
+# scheduling; medians of 3) and each point's model gets its own run's S (`whatif --cpu-share S
+# --md-latency L/S`): the load of the minute a point ran is measured, not assumed to be the
 # calibration's. The raw figures and shares stay in --keep's calibration-RATE.raw.
 # Then each point (nodes x ranks per node, member size, placement) runs --reps times: the time
 # until durable measured by the trace, the model's estimate for it (`whatif --ranks N` with T = C
@@ -170,8 +171,15 @@ row() {
   for o in direct-bw:P_d remote-bw:E commit-latency:H rank-cost:c; do
     k=$(v "${o#*:}"); [ -z "$k" ] || more+=("--${o%:*}" "$k")
   done
-  if grep -q "at a whole CPU" <<< "$c"; then cs=$(share "$t"); more+=(--cpu-share "$cs"); fi
-  "$trace" whatif --targets 1 --stripe-count 1 --target-bw "$(v B)" --md-latency "$(v L)" --md-rate 1e9 \
+  local l
+  l=$(v L)
+  if grep -q "at a whole CPU" <<< "$c"; then
+    cs=$(share "$t")
+    more+=(--cpu-share "$cs")
+    # L at a whole CPU: the calibration runs' L x their S (the file system's daemons share the CPUs)
+    l=$(awk '$1 == "L" {print $2 * $4}' "$keep/calibration-$1.raw" | median | awk -v s="$cs" '{printf "%.6f", $1 / s}')
+  fi
+  "$trace" whatif --targets 1 --stripe-count 1 --target-bw "$(v B)" --md-latency "$l" --md-rate 1e9 \
     --ranks-per-node "$ppn" --node-bw "$(v I)" --client-bw "$(v F)" --commit-bw "$(v P)" --agg-bw "$(v M)" \
     ${more[@]+"${more[@]}"} --ranks "$n" "$t" \
     | awk -v p="$2" -v n="$n" -v s="$3" -v l="$(cat "$t.load" 2> /dev/null || echo -)" -v m="$(durable "$t")" \
