@@ -9,7 +9,8 @@
  * P_d (a writer copying staged members into the file through a buffer), aggregation bandwidth M
  * (what an aggregator receives per second from other ranks of its own node) and E (from ranks of
  * other nodes, through MPI), and the control messages of a commit of several ranks: H per commit
- * (the plan out and the answers back, each waking a progress thread) and c per rank at the home.
+ * (the plan out and the answers back, each waking a progress thread) and c per rank at the home;
+ * the CPU-bound ones (P, P_d, M, E, H, c) at a whole CPU, scaled by the CPU share S the run got.
  * From the trace
  * (whatif_measure.h): the mean member size b of the last checkpoint version, the metadata operations of the
  * container commit (m_c, serial at the home), per member file of file-per-process m_f (the program's open,
@@ -40,7 +41,8 @@
  * with T = 274 targets of 5 TB/s / 274 = 18.2 GB/s, U = 1 MiB, c = 72 (its widest progressive
  * layout), R = 128, I = 25 GB/s; L = 0.5 ms, X = 16 x 25000 ops/s, M = P = P_d = 10 GB/s, F = E =
  * I (the client and MPI no narrower than the NIC), H = 1 ms and c = 1 us are assumptions (the
- * source gives no metadata rates, copy, client or message costs). Everything is overridable. */
+ * source gives no metadata rates, copy, client or message costs); S = 1 (a job's nodes are its
+ * own). Everything is overridable. */
 #include "whatif.h"
 
 #include <getopt.h>
@@ -55,8 +57,23 @@
 
 struct model {
     double targets, target_bw, stripe_unit, stripe_count, md_latency, md_rate, ranks_per_node, node_bw,
-        agg_bw, client_bw, commit_bw, direct_bw, remote_bw, commit_latency, rank_cost;
+        agg_bw, client_bw, commit_bw, direct_bw, remote_bw, commit_latency, rank_cost, cpu_share;
 };
+
+/* The inputs that are the CPU's work are given at a whole CPU; a run whose processes had a CPU
+ * for a share S of the time they wanted one (--cpu-share) copies, checksums and gathers S times
+ * as fast (P, P_d, M, and E no faster than the link I) and waits 1/S as long for the progress
+ * threads that carry its messages (H, c). */
+static void apply_cpu_share(struct model *m)
+{
+    double s = m->cpu_share;
+    m->commit_bw *= s;
+    m->direct_bw *= s;
+    m->agg_bw *= s;
+    m->remote_bw = fmin(m->node_bw, m->remote_bw * s);
+    m->commit_latency /= s;
+    m->rank_cost /= s;
+}
 
 /* What one node moves to the file system per second: its link, its client or its commit pass
  * (the direct path's when the version took it), the narrowest. */
@@ -115,6 +132,9 @@ static void usage(FILE *to)
                 "  --remote-bw E      bytes/s an aggregator gathers from other nodes, MPI (I)\n"
                 "  --commit-latency H s a commit of several ranks spends in its messages (0.001)\n"
                 "  --rank-cost c      s per rank at the commit's home (1e-6)\n"
+                "  --cpu-share S      the share of the time they wanted a CPU that the job's\n"
+                "                     processes had one (1); P, P_d, M, E, H and c are given at a\n"
+                "                     whole CPU: rates times S (E at most I), H and c over S\n"
                 "  --ranks N          estimate for N ranks too (e.g. the traced run's, to compare)\n");
 }
 
@@ -135,11 +155,12 @@ int whatif_main(int argc, char **argv)
                                          {"remote-bw", required_argument, NULL, 'E'},
                                          {"commit-latency", required_argument, NULL, 'H'},
                                          {"rank-cost", required_argument, NULL, 'K'},
+                                         {"cpu-share", required_argument, NULL, 'S'},
                                          {"ranks", required_argument, NULL, 'N'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    struct model m = {274,  5e12 / 274, 1048576, 72, 0.0005, 16 * 25000.0, 128, 25e9,
-                      10e9, 0,          10e9,    0,  0,      0.001,        1e-6};
+    struct model m = {274,  5e12 / 274, 1048576, 72, 0.0005, 16 * 25000.0, 128,  25e9,
+                      10e9, 0,          10e9,    0,  0,      0.001,        1e-6, 1};
     double extra = 0;
     int c;
     optind = 1;
@@ -172,8 +193,14 @@ int whatif_main(int argc, char **argv)
                     : c == 'E' ? &m.remote_bw
                     : c == 'H' ? &m.commit_latency
                     : c == 'K' ? &m.rank_cost
+                    : c == 'S' ? &m.cpu_share
                                : &extra;
         *p = v;
+    }
+    if (m.cpu_share > 1) {
+        fprintf(stderr, "sluice-trace whatif: --cpu-share is a share of the time, at most 1, not '%g'\n",
+                m.cpu_share);
+        return 2;
     }
     if (m.client_bw <= 0)
         m.client_bw = m.node_bw;
@@ -181,6 +208,7 @@ int whatif_main(int argc, char **argv)
         m.remote_bw = m.node_bw;
     if (m.direct_bw <= 0)
         m.direct_bw = m.commit_bw;
+    apply_cpu_share(&m);
     if (optind >= argc) {
         fprintf(stderr, "sluice-trace whatif: no trace folder or file given\n");
         usage(stderr);
@@ -208,10 +236,10 @@ int whatif_main(int argc, char **argv)
     printf("Model: %.0f targets x %.3g B/s, stripe unit %.0f B, container over %.0f targets; metadata %.3g s "
            "per op, %.3g ops/s; %.0f ranks per node at %.3g B/s, client %.3g B/s, commit pass %.3g B/s, "
            "direct %.3g B/s, aggregation %.3g B/s, from other nodes %.3g B/s; commit messages %.3g s + "
-           "%.3g s per rank\n",
+           "%.3g s per rank (these six at CPU share %.3g)\n",
            m.targets, m.target_bw, m.stripe_unit, m.stripe_count, m.md_latency, m.md_rate, m.ranks_per_node,
            m.node_bw, m.client_bw, m.commit_bw, m.direct_bw, m.agg_bw, m.remote_bw, m.commit_latency,
-           m.rank_cost);
+           m.rank_cost, m.cpu_share);
     printf("Assumes: members of the mean size everywhere; file per process on one target each, round-robin;\n"
            "the container in full-stripe writes (no lock contention), one aggregator per node, a round\n"
            "gathered then written while the next is gathered; metadata and data do not overlap; no caching,\n"

@@ -6,7 +6,8 @@
 # its estimate for the traced run is the documented formula (whatif_formula.py); where the
 # calibration was made with the trace, the measured time until durable is within 0.75-1.33 of
 # that estimate; and where a case shows a term of the model, the model without it (the direct
-# path at P, other nodes at I, no commit messages: the model before them) is outside. No job runs:
+# path at P, other nodes at I, no commit messages, the calibration's CPU share: the model before
+# them) is outside; a CPU share above 1 is refused. No job runs:
 # the traces are fixed.
 #   whatif_testbed_2x2rr    point 2x2rr (4 ranks on 2 nodes, round robin), 2 MiB members,
 #                           100 Mbit/s: one round, half the shuffle across nodes
@@ -19,6 +20,9 @@
 #                           messages (1.39 without them)
 #   whatif_host_1rank       one host, 1 rank, 4 MiB: the direct path, copied through a buffer at
 #                           its own pass P_d (1.95 at the aggregators' pass P)
+#   whatif_400_2x2_8M_share point 2x2, 8 MiB, 400 Mbit/s, with the CPU share its run got (0.0755,
+#                           bench/whatif_cpu.py) against inputs calibrated at a whole CPU (1.54
+#                           at the calibration runs' share 0.1506: the load assumed to be theirs)
 TRACE=$SLUICE_BIN_DIR/sluice-trace
 data=$SOURCE_DIR/tests/integration/trace/data
 # ratio FILE N: measured until durable / the estimate for N ranks, two decimals.
@@ -27,25 +31,35 @@ ratio() {
     END {printf "%.2f", m / e}' "$1"
 }
 within() { awk -v r="$1" 'BEGIN {exit !(r >= 0.75 && r <= 1.33)}'; }
-# check NAME RANKS HOSTS SHARES BOUND T B C L X R I M F P PD E H c: SHARES as printed; BOUND 0 no
-# bound, 1 the ratio within 0.75-1.33, 2 that and outside without PD, E, H and c.
+# check NAME RANKS HOSTS SHARES BOUND T B C L X R I M F P PD E H c [S [S_CAL]]: SHARES as printed;
+# S the run's CPU share (1); BOUND 0 no bound, 1 the ratio within 0.75-1.33, 2 that and outside
+# without PD, E, H and c, 3 that and outside at S_CAL, the calibration runs' share (the load
+# assumed to be the calibration's).
 check() {
   local name=$1 n=$2 hosts=$3 shares=$4 bound=$5
   shift 5
   local args=(--targets "$1" --target-bw "$2" --stripe-count "$3" --md-latency "$4" --md-rate "$5"
     --ranks-per-node "$6" --node-bw "$7" --agg-bw "$8" --client-bw "$9" --commit-bw "${10}" --ranks "$n")
-  "$TRACE" whatif "${args[@]}" --direct-bw "${11}" --remote-bw "${12}" --commit-latency "${13}" \
-    --rank-cost "${14}" "$data/$name" > "$name.txt" || fail "$name: whatif on the recorded trace failed"
+  local terms=(--direct-bw "${11}" --remote-bw "${12}" --commit-latency "${13}" --rank-cost "${14}")
+  "$TRACE" whatif "${args[@]}" "${terms[@]}" --cpu-share "${15:-1}" "$data/$name" > "$name.txt" \
+    || fail "$name: whatif on the recorded trace failed"
   cat "$name.txt"
   expect_contains "$name: ranks" "From the trace ($n ranks on $hosts hosts)" "$(cat "$name.txt")"
   expect_contains "$name: shuffle, shares, rounds, path" "$shares" "$(cat "$name.txt")"
-  /usr/bin/python3 "$SOURCE_DIR/tests/integration/trace/whatif_formula.py" "$name.txt" "$@" \
+  /usr/bin/python3 "$SOURCE_DIR/tests/integration/trace/whatif_formula.py" "$name.txt" "${@:1:14}" "${15:-1}" \
     || fail "$name: the estimates are not the documented formulas"
   [ "$bound" != 0 ] || return 0
   local r
   r=$(ratio "$name.txt" "$n")
   within "$r" || fail "$name: measured / model $r, outside 0.75-1.33"
   echo "$name: measured / model $r"
+  if [ "$bound" = 3 ]; then
+    "$TRACE" whatif "${args[@]}" "${terms[@]}" --cpu-share "${16}" "$data/$name" > "$name.before.txt" \
+      || fail "$name: whatif at the calibration's CPU share failed"
+    r=$(ratio "$name.before.txt" "$n")
+    ! within "$r" || fail "$name: measured / model $r at the calibration's CPU share: the case does not show it"
+    echo "$name: measured / model $r at the calibration's CPU share ${16}"
+  fi
   [ "$bound" = 2 ] || return 0
   "$TRACE" whatif "${args[@]}" --commit-latency 0 --rank-cost 0 "$data/$name" > "$name.before.txt" \
     || fail "$name: whatif without the new terms failed"
@@ -68,11 +82,20 @@ check whatif_testbed_400_2x4 8 2 \
 check whatif_400_2x2rr_msgs 4 2 \
   "share 0.5000 to another host's aggregator, share 0.2500 kept by the writer, rounds of 16777216 bytes; path two-phase" \
   2 1 47819623 1 0.008197 1e9 2 47659576 53070402 42951542 109955274 50873140 42733682 0.003382 0.003117667
+# Calibrated at a whole CPU (bench/whatif_cpu.py, the calibration runs' shares 0.08-0.30, median
+# 0.15) at 400 Mbit/s: I 40.4 MB/s, B 50.9 MB/s, F 40.8 MB/s, L 6.3 ms, P 604 MB/s, M 189 MB/s,
+# P_d 280 MB/s, E 209 MB/s, H 0, c 2.3 ms; the run got S 0.0755 (load 24.6).
+check whatif_400_2x2_8M_share 4 2 \
+  "shuffle 33554432 bytes, share 0.0000 to another host's aggregator, share 0.5000 kept by the writer, rounds of 16777216 bytes; path two-phase" \
+  3 1 50909084 1 0.006259 1e9 2 40445131 189299221 40778656 603640470 279758951 208962901 0 0.002276833 0.0755 0.1506
 # One host (no link: I 1e12): B = F 67.7 MB/s, L 5.9 ms, P 68.2 MB/s, M 31.3 MB/s, P_d 26.1 MB/s,
 # H 31.3 ms, c 0.15 ms.
 check whatif_host_1rank 1 1 \
   "shuffle 0 bytes, share 0.0000 to another host's aggregator, share 1.0000 kept by the writer, rounds of 16777216 bytes; path direct" \
   2 1 67654974 1 0.005933 1e9 16 1e12 31335716 67654974 68210421 26136610 1e12 0.031258 0.000152333
+
+out=$("$TRACE" whatif --cpu-share 1.5 "$data/whatif_host_1rank" 2>&1) && fail "--cpu-share 1.5 was taken"
+expect_eq "--cpu-share 1.5: one line" "$out" "sluice-trace whatif: --cpu-share is a share of the time, at most 1, not '1.5'"
 
 # `sluice-trace dump --timeline` (docs/TRACE.md): every process on the set's one axis, here ranks
 # on two hosts. The version starts at its home once every member's CLOSED notice is in, so the

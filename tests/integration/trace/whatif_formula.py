@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # Checks `sluice-trace whatif`'s output against the formulas of docs/TRACE.md (What if), recomputed
-# here from the inputs it printed: whatif_formula.py OUTPUT T B C L X R I M [F [P [PD [E [H [c]]]]]].
+# here from the inputs it printed: whatif_formula.py OUTPUT T B C L X R I M [F [P [PD [E [H [c [S]]]]]]].
 # Defaults as in the tool: F, one node's file-system client, I; P, a node's commit pass
 # (--commit-bw), 10e9; PD, the direct path's pass, P; E, gathering from other nodes, I; H and c,
-# the commit's messages (per commit of several ranks, per rank), 0.001 and 1e-6. Exit 0 when every
-# row matches, 1 with the first row that does not.
+# the commit's messages (per commit of several ranks, per rank), 0.001 and 1e-6; S, the CPU share
+# the run got, 1: P, PD, M and E are given at a whole CPU and multiplied by it (E at most I), H and
+# c divided. Exit 0 when every row matches, 1 with the first row that does not.
 import math
 import re
 import sys
@@ -18,6 +19,8 @@ PD = float(sys.argv[12]) if len(sys.argv) > 12 else P
 E = float(sys.argv[13]) if len(sys.argv) > 13 else I
 H = float(sys.argv[14]) if len(sys.argv) > 14 else 0.001
 c = float(sys.argv[15]) if len(sys.argv) > 15 else 1e-6
+S = float(sys.argv[16]) if len(sys.argv) > 16 else 1
+P, PD, M, E, H, c = P * S, PD * S, M * S, min(I, E * S), H / S, c / S
 
 
 def num(pattern):
