@@ -3,7 +3,9 @@
 # Figures of one bench/redundancy.sh mode from its trace dump (sluice-trace dump), or the ratios
 # over the modes run:
 #   redundancy_figures.py MODE DUMP BYTES_NODE0 BYTES_NODE1 ...   prints one line, keeps MODE.json
-#   redundancy_figures.py --ratios DIR                               encode/staging, partner/staged
+#   redundancy_figures.py --ratios DIR                               encode/staging, MODE/staged
+# (MODE@other: the same mode with another library, bench/redundancy.sh --lib; its ratios are
+# against staged@other.)
 import json, os, re, sys
 
 LINE = re.compile(r'^rank (\d+) pid \d+ tid \d+ \+([0-9.]+) (\w+)(.*)$')
@@ -33,12 +35,13 @@ def figures(mode, dump, node_bytes):
         elif name == "CKPT_CLOSE" and rank in opens:
             steps.setdefault(rank, []).append((opens.pop(rank), t, int(f.get("size", 0))))
         elif name == "CKPT_LEVEL" and f.get("level") == "1":
-            level1.setdefault(int(f["version"]), t)
+            v = int(f["version"])  # the dump is per rank, not in time order: the earliest
+            level1[v] = min(level1.get(v, t), t)
         elif name == "CKPT_PROTECTED":
             v = int(f["version"])
             protected[v] = max(protected.get(v, 0), t)
-        elif name == "CKPT_RED_STORED":
-            stored.append((int(f["version"]), t, int(f["bytes"])))
+        elif name == "CKPT_RED_STORED" and f["dur"]:
+            stored.append((int(f["bytes"]), f["dur"]))
         elif name == "COMMIT_DURABLE" and f["dur"] is not None:
             durable.append(f["dur"])
         elif name == "COMMIT_END" and "exit" in (f.get("set") or "") and f["dur"] is not None:
@@ -53,10 +56,24 @@ def figures(mode, dump, node_bytes):
            "bytes_per_node": [int(b) for b in node_bytes]}
     prot = [protected[v] - level1[v] for v in protected if v in level1]
     out["protected_s"] = sum(prot) / len(prot) if prot else None
-    enc = [(b, t - level1[v]) for v, t, b in stored if v in level1 and t > level1[v]]
+    # The encode rate: what a node holds of a version (its part: with one rank per node, that
+    # rank's member of the step; the data encoded, for partner and XOR alike, a parity being
+    # 1/(S-1) of it) over the time from the version staged to protected, over the versions
+    # protected. The k-th version kept node-local is the k-th step.
+    versions = sorted(level1)
+    part = {v: sum(steps[r][k][2] for r in steps) / len(steps) for k, v in enumerate(versions) if k < nsteps}
+    enc = [(part[v], protected[v] - level1[v]) for v in protected
+           if v in part and v in level1 and protected[v] > level1[v]]
     out["encode_MBps"] = sum(b for b, _ in enc) / sum(d for _, d in enc) / 1e6 if enc else None
+    # The streams alone (CKPT_RED_STORED's duration: a copy's or parity's first piece received
+    # to stored), without the latency before them (the records, the node's count) and after
+    # (rank 0's count): a node's part over it. A parity of a set of S holds 1/(S-1) of the parts
+    # of the S-1 others, which stream into it at once.
+    m = re.match(r"xor:(\d+)", mode)
+    fold = min(int(m.group(1)), len(steps)) - 1 if m else 1
+    out["stream_MBps"] = sum(b * fold for b, _ in stored) / sum(d for _, d in stored) / 1e6 if stored else None
     # COMMIT_DURABLE's own duration: from the step's close to the version durable.
-    out["durable_s"] = sum(durable) / len(durable) if mode == "drain" and durable else None
+    out["durable_s"] = sum(durable) / len(durable) if mode.startswith("drain") and durable else None
     out["exit_drain_s"] = exit_s
     return out
 
@@ -72,19 +89,21 @@ if sys.argv[1] == "--ratios":
         if name.startswith("figures.") and name.endswith(".json"):
             r = json.load(open(os.path.join(d, name)))
             res[r["mode"]] = r
-    base = res.get("staged")
-    for mode, r in sorted(res.items()):
+    for mode, r in sorted(res.items(), key=lambda kv: ("@" in kv[0], kv[0])):
+        lib = mode[mode.index("@"):] if "@" in mode else ""  # each library against its own
+        base = res.get("staged" + lib)
         if r.get("encode_MBps") and r.get("staging_MBps"):
-            print("ratio %-8s encode rate / staging copy rate = %.2f (target >= 0.33)" %
-                  (mode, r["encode_MBps"] / r["staging_MBps"]))
-        if base and mode != "staged" and r.get("app_visible_s") and base.get("app_visible_s"):
-            print("ratio %-8s app-visible / staging alone = %.2f (target <= 1.2)" %
+            print("ratio %-14s encode rate / staging copy rate = %.2f (target >= 0.33)%s" %
+                  (mode, r["encode_MBps"] / r["staging_MBps"],
+                   "; stream alone %.2f" % (r["stream_MBps"] / r["staging_MBps"]) if r.get("stream_MBps") else ""))
+        if base and not mode.startswith("staged") and r.get("app_visible_s") and base.get("app_visible_s"):
+            print("ratio %-14s app-visible / staging alone = %.2f (target <= 1.2)" %
                   (mode, r["app_visible_s"] / base["app_visible_s"]))
     sys.exit(0)
 
 r = figures(sys.argv[1], sys.argv[2], sys.argv[3:])
-json.dump(r, open(os.path.join(os.path.dirname(sys.argv[2]), "figures.%s.json" % r["mode"].replace(":", "")), "w"))
-print("%-8s steps %d  app-visible %s  staging %s  until protected %s  encode %s  until durable %s  exit drain %s  bytes per node %s" % (
+json.dump(r, open(os.path.join(os.path.dirname(sys.argv[2]), "figures.%s.json" % re.sub(r"[:@]", "", r["mode"])), "w"))
+print("%-14s steps %d  app-visible %s  staging %s  until protected %s  encode %s  stream %s  until durable %s  exit drain %s  bytes per node %s" % (
     r["mode"], r["steps"], fmt(r["app_visible_s"], "s"), fmt(r["staging_MBps"], "MB/s"), fmt(r["protected_s"], "s"),
-    fmt(r["encode_MBps"], "MB/s"), fmt(r["durable_s"], "s"), fmt(r["exit_drain_s"], "s"),
+    fmt(r["encode_MBps"], "MB/s"), fmt(r.get("stream_MBps"), "MB/s"), fmt(r["durable_s"], "s"), fmt(r["exit_drain_s"], "s"),
     " ".join(str(b) for b in r["bytes_per_node"])))

@@ -11,6 +11,9 @@
  *       the same with a SIGTERM handler of its own (installed with sigaction, which must then
  *       report it back as the disposition): it writes "sigterm code C from pid P" to
  *       DIR/.term.<rank>; the rank then stops waiting, finalizes MPI and exits with status 43
+ *   mpi_ckpt_levels write DIR STEPS PAUSE_MS bytes=N
+ *       the same with members of N bytes for every rank and step (bench/redundancy.sh: sizes
+ *       large enough that a rate is a rate, not latency)
  *   mpi_ckpt_levels verify DIR STEP NMEMBERS
  *       rank r checks members r, r + size, ... < NMEMBERS against step STEP's bytes.
  * Exit status: 0 ok, 1 wrong data (the first difference on stderr), 2 usage, 3 an I/O call
@@ -26,10 +29,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static uint64_t fixed_size; /* bytes=N: every member N bytes; 0: the uneven sizes below */
+
 static uint64_t member_size(int rank, int step)
 {
     static const uint64_t sizes[] = {0, 1, (3u << 20) + 12345, 777777, 4096, 65537};
-    return sizes[(unsigned)(rank + step) % 6];
+    return fixed_size ? fixed_size : sizes[(unsigned)(rank + step) % 6];
 }
 
 static unsigned char byte_at(int rank, int step, uint64_t i)
@@ -170,13 +175,19 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc == 6 && strcmp(argv[1], "write") == 0 && strcmp(argv[5], "term") == 0)
         rc = install_term(argv[2], rank);
+    else if (argc == 6 && strcmp(argv[1], "write") == 0 && strncmp(argv[5], "bytes=", 6) == 0) {
+        char *end;
+        fixed_size = strtoull(argv[5] + 6, &end, 10);
+        rc = fixed_size > 0 && *end == '\0' ? 0 : 2;
+    }
     if ((argc == 4 || argc == 5 || (argc == 6 && rc == 0)) && strcmp(argv[1], "write") == 0)
         rc = do_write(argv[2], atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : 0, rank);
     else if (argc == 5 && strcmp(argv[1], "verify") == 0)
         rc = do_verify(argv[2], atoi(argv[3]), atoi(argv[4]), rank, size);
     else if (rank == 0)
-        fprintf(stderr,
-                "usage: mpi_ckpt_levels write DIR STEPS [PAUSE_MS [term]] | verify DIR STEP NMEMBERS\n");
+        fprintf(
+            stderr,
+            "usage: mpi_ckpt_levels write DIR STEPS [PAUSE_MS [term|bytes=N]] | verify DIR STEP NMEMBERS\n");
     int worst = rc;
     MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();

@@ -5,9 +5,11 @@
 // part's stream routed by sluice_red_xor_route and XORed into the other members' parity files,
 // then sealed); every member position is rebuilt from the survivors' contributions and restored
 // byte for byte; a flipped byte of a parity block, of its trailer or of a survivor's staging file
-// is detected and never restored; the parity on disk is 1/(S-1) of the largest part; the sets.
+// is detected and never restored; the parity on disk is 1/(S-1) of the largest part; the sets;
+// the encoders' messages (sluice_red_stream_fill) carry the stream's bytes, packed.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -257,6 +259,45 @@ TEST(RedXor, ParityOnDiskIsOneOverSMinusOneOfTheLargestPart)
         EXPECT_LT(ratio, 1.0 / 3 + 0.002)
             << "parity " << st.st_size << " of " << data; // trailer, chunk heads
     }
+}
+
+TEST(RedXor, StreamFillPacksThePiecesOfNextIntoFewerMessages)
+{
+    // A part of a 6-chunk staging file and small ones: the encoders' fill gives the bytes that
+    // next gives piece by piece, in fewer messages each filled to within one piece of its room.
+    Set set({{{5 * 262144 + 3, 7}, {100}}, {{1}}});
+    const Member &mb = set.m[0];
+    sluice_red_stream st;
+    ASSERT_EQ(0, sluice_red_stream_open(&st, mb.dir.c_str(), header(mb, 0, set.nprocs)));
+    std::vector<unsigned char> buf(SLUICE_RED_FILL_BUF);
+    std::string got;
+    int fills = 0;
+    long l;
+    while ((l = sluice_red_stream_fill(&st, buf.data(), buf.size())) > 0) {
+        got.append((char *)buf.data(), (size_t)l);
+        fills++;
+        if (st.phase != 4) { // every message but the last is full
+            EXPECT_GT((size_t)l, buf.size() - SLUICE_RED_STREAM_BUF) << "message " << fills;
+        }
+    }
+    EXPECT_EQ(0, l);
+    EXPECT_EQ(mb.stream, got);
+    sluice_red_stream_close(&st);
+    int pieces = 0; // the same part read piece by piece
+    ASSERT_EQ(0, sluice_red_stream_open(&st, mb.dir.c_str(), header(mb, 0, set.nprocs)));
+    while (sluice_red_stream_next(&st, buf.data(), SLUICE_RED_STREAM_BUF) > 0)
+        pieces++;
+    sluice_red_stream_close(&st);
+    EXPECT_EQ(2, fills);
+    EXPECT_GT(pieces, 3 * fills);
+
+    // A staging file cut short after the part was listed: an error, never a short message.
+    ASSERT_EQ(0, sluice_red_stream_open(&st, mb.dir.c_str(), header(mb, 0, set.nprocs)));
+    ASSERT_EQ(0, truncate((mb.dir + "/stage-0-0.data").c_str(), 1000));
+    while ((l = sluice_red_stream_fill(&st, buf.data(), buf.size())) > 0) {
+    }
+    EXPECT_EQ(-ENODATA, l);
+    sluice_red_stream_close(&st);
 }
 
 TEST(RedXor, FlippedBytesAreDetectedNeverRestored)

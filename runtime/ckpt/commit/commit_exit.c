@@ -117,8 +117,8 @@ static int commit_quiet_locked(void)
     return commit_home_quiet() && commit_members_quiet() && !commit_transport_busy() && !commit_red_busy();
 }
 /* While this process awaits another rank's answer in a commit (its members not yet durable, a
- * request unanswered, a version it homes in flight, its messages unsent, a thread in
- * wait_quiet), the progress thread
+ * request unanswered, a version it homes in flight, its messages unsent, a version's
+ * redundancy under way, a thread in wait_quiet), the progress thread
  * stays out of deep idle: each answer of a commit otherwise waited up to SLUICE_PROGRESS_IDLE_SLEEP
  * (50 ms) after the quiet spell before it (the plan, the writes, the fsync: docs/PERFORMANCE.md,
  * "The fixed cost of a version"). Poller context (never on two threads at once). */
@@ -127,7 +127,7 @@ static void expect_answers(void)
 {
     pthread_mutex_lock(&commit_g.lock);
     int want = commit_members_awaiting() || commit_home_busy() || commit_transport_busy() ||
-               __atomic_load_n(&quiet_waiters, __ATOMIC_ACQUIRE) != 0;
+               commit_red_awaiting() || __atomic_load_n(&quiet_waiters, __ATOMIC_ACQUIRE) != 0;
     pthread_mutex_unlock(&commit_g.lock);
     if (want != expecting) {
         expecting = want;

@@ -89,8 +89,8 @@ enum commit_msg_type {
                           drained now; the next drain collects them: redundancy/level_rank.c) */
     MSG_RED_RECORDED,  /* rank -> its node's leader: {key, version, nprocs}: my record of the
                           node-local version is written (redundancy/red_encode.c) */
-    MSG_RED_PIECE,     /* leader -> partner leader: {key, version, flags, bytes}: the next piece of
-                          the copy of the sender's node part (flags 1: first, 2: last) */
+    MSG_RED_PIECE,     /* leader -> partner leader: {key, version, bytes, flags}: the next piece of
+                          the copy of the sender's node part (flags 1: first, 2: last, 4: abort) */
     MSG_RED_ACK,       /* partner leader -> leader: {key, version, status}: a piece is stored */
     MSG_RED_STORED,    /* leader -> rank 0: {key, version}: I stored my partner's whole copy */
     MSG_RED_PROTECTED, /* rank 0 -> leaders: {key, version, nodes}: every node stored its copy */
@@ -234,13 +234,24 @@ void commit_red_handlers(void);
  * the agreement on the versions (redundancy/red_rebuild.c). Before MPI starts. */
 void commit_red_register(void);
 /* This leader stored its share of version `version` of key (a partner copy, or its XOR parity,
- * bytes long): rank 0 hears of it; older copies no kept version needs go. */
+ * bytes long), begun at t0 (sluice_now_ns: its first piece, the trace event's duration): rank 0
+ * hears of it; older copies no kept version needs go. */
 struct red_nodes;
-void commit_red_stored(const struct red_nodes *n, const char *key, uint64_t version, uint64_t bytes);
+void commit_red_stored(const struct red_nodes *n, const char *key, uint64_t version, uint64_t bytes,
+                       uint64_t t0);
 /* A version of key is durable: this node's copies and marks up to it go (leader only). */
 void commit_red_drained(const char *key, uint64_t version);
 /* Byte strings in messages: a u32 length then the bytes; get returns a pointer into m. */
 void cmsg_put_bytes(struct cmsg *m, const void *p, uint32_t n);
+/* A byte string filled in place (no copy): begin reserves room for up to cap bytes and returns
+ * where they go (NULL where it could not allocate: m is bad); end says how many were written
+ * (n <= cap). Nothing else is put between the two. */
+unsigned char *cmsg_bytes_begin(struct cmsg *m, uint32_t cap);
+void cmsg_bytes_end(struct cmsg *m, uint32_t n);
+/* While this node awaits the protection of a version it encodes, or streams one in or out:
+ * its progress thread stays out of deep idle (commit_exit.c's expect_answers), so that the
+ * pieces and the protection notice of a peer wait at most SLUICE_PROGRESS_SLEEP_MAX. */
+int commit_red_awaiting(void);
 const unsigned char *cmsg_get_bytes(struct cmsg *m, uint32_t *n);
 /* Reads: the member's staging file in the newest complete node-local version of key newer
  * than `above` (the container's version; complete on this node or over all nodes). 1 with

@@ -83,6 +83,21 @@ void cmsg_put_bytes(struct cmsg *m, const void *p, uint32_t n)
     cmsg_put(m, p, n);
 }
 
+unsigned char *cmsg_bytes_begin(struct cmsg *m, uint32_t cap)
+{
+    cmsg_put_u32(m, 0); /* the length, set by cmsg_bytes_end */
+    cmsg_reserve(m, cap);
+    return m->bad ? NULL : m->p + m->len;
+}
+
+void cmsg_bytes_end(struct cmsg *m, uint32_t n)
+{
+    if (m->bad)
+        return;
+    memcpy(m->p + m->len - sizeof n, &n, sizeof n);
+    m->len += n;
+}
+
 static int cmsg_get(struct cmsg *m, void *v, size_t n)
 {
     if (m->bad || m->rd + n > m->len) {

@@ -44,7 +44,7 @@ size_t sluice_red_put_header(unsigned char *out, size_t cap, const struct sluice
  * chunks. */
 size_t sluice_red_put_entry(unsigned char *out, size_t cap, const char *name, uint64_t size, int is_record);
 /* A chunk of len <= SLUICE_RED_CHUNK bytes: its 8-byte head is written to out (cap >= 8 +
- * len); the data is copied after it. */
+ * len); the data is copied after it, unless it is there already (data == out + 8). */
 size_t sluice_red_put_chunk(unsigned char *out, size_t cap, const void *data, uint32_t len);
 size_t sluice_red_put_end(unsigned char *out, size_t cap, uint32_t nentries);
 

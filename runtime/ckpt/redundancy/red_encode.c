@@ -2,11 +2,12 @@
 /* Partner redundancy of node-local versions, while the job runs (docs/REDUNDANCY.md,
  * "Redundancy"): each rank tells its node's leader (red_nodes.h) when its record of a version
  * is written; once every rank of the node did, the leader streams the node's part (its records
- * and the staging files they name, red_copy.h) to the next node's leader, in pieces of at most
- * SLUICE_RED_CHUNK bytes with at most RED_WINDOW unanswered (bounded memory), over the commit
- * transport. The partner stores it under a temporary name, renames it into place when whole and
- * tells rank 0; when rank 0 has heard from every node, the version is protected and each leader
- * writes its mark. Progress thread only (handlers of the commit transport). */
+ * and the staging files they name, red_copy.h) to the next node's leader over the commit
+ * transport, in messages of SLUICE_RED_FILL_BUF of the stream (read from the staging files
+ * straight into the message) with at most RED_WINDOW unanswered (bounded memory).
+ * The partner stores it under a temporary name, renames it into place when whole and tells rank
+ * 0; when rank 0 has heard from every node, the version is protected and each leader writes its
+ * mark. Progress thread only (handlers of the commit transport). */
 #include "ckpt/commit/commit_internal.h"
 #include "ckpt/commit/stage.h"
 #include "ckpt/redundancy/level_record.h"
@@ -17,6 +18,7 @@
 #include "common/log.h"
 #include "common/real.h"
 #include "config/config.h"
+#include "progress/progress.h"
 #include "trace/trace.h"
 
 #include <errno.h>
@@ -56,19 +58,27 @@ struct out_stream {
 struct in_stream {
     int src;
     char key[PATH_MAX];
-    uint64_t version, bytes;
+    uint64_t version, bytes, t0; /* t0: its first piece came */
     int fd, err;
     char tmp[PATH_MAX + 32], path[PATH_MAX];
     struct in_stream *next;
 };
 
 static struct tally *recorded, *stored;
+/* Versions this leader started to encode and has not yet heard protected (nor drained). */
+static struct tally *pending;
+static int pending_n; /* their number, read by commit_red_awaiting */
 static struct out_stream *outs;
 static int outs_active; /* streams not yet answered in full; read by the exit without the lock */
 
 int commit_red_busy(void)
 {
     return __atomic_load_n(&outs_active, __ATOMIC_ACQUIRE) != 0 || red_xor_busy();
+}
+
+int commit_red_awaiting(void)
+{
+    return __atomic_load_n(&pending_n, __ATOMIC_ACQUIRE) != 0 || commit_red_busy();
 }
 static struct in_stream *ins;
 
@@ -96,17 +106,28 @@ static int tally_add(struct tally **list, const char *key, uint64_t version)
     return 1;
 }
 
-static void tally_drop(struct tally **list, const char *key, uint64_t upto)
+/* Drops the tallies of key up to version upto; returns how many. */
+static int tally_drop(struct tally **list, const char *key, uint64_t upto)
 {
+    int n = 0;
     for (struct tally **pp = list; *pp;) {
         struct tally *t = *pp;
         if (t->version <= upto && strcmp(t->key, key) == 0) {
             *pp = t->next;
             free(t);
+            n++;
         } else {
             pp = &t->next;
         }
     }
+    return n;
+}
+
+static void pending_drop(const char *key, uint64_t upto)
+{
+    int n = tally_drop(&pending, key, upto);
+    if (n)
+        __atomic_sub_fetch(&pending_n, n, __ATOMIC_RELEASE);
 }
 
 void commit_red_recorded(const char *key, uint64_t version, int nprocs)
@@ -127,6 +148,7 @@ void commit_red_recorded(const char *key, uint64_t version, int nprocs)
 static void out_free(struct out_stream *s)
 {
     __atomic_sub_fetch(&outs_active, 1, __ATOMIC_RELEASE);
+    sluice_progress_mpi_busy(-1);
     sluice_red_stream_close(&s->st);
     free(s);
 }
@@ -152,42 +174,51 @@ static int list_part(struct out_stream *s, const struct red_nodes *n, int nprocs
     return sluice_red_stream_open(&s->st, dir, h);
 }
 
-static void send_piece(struct out_stream *s, uint32_t flags, const unsigned char *p, uint32_t len)
+static void piece_head(struct cmsg *m, const struct out_stream *s)
 {
-    struct cmsg m;
-    cmsg_init(&m, MSG_RED_PIECE);
-    cmsg_put_str(&m, s->key);
-    cmsg_put_u64(&m, s->version);
-    cmsg_put_u32(&m, flags);
-    cmsg_put_bytes(&m, p, len);
-    commit_send(s->dst, &m);
-    s->inflight++;
-    s->bytes += len;
+    cmsg_init(m, MSG_RED_PIECE);
+    cmsg_put_str(m, s->key);
+    cmsg_put_u64(m, s->version);
 }
 
-/* Sends pieces until RED_WINDOW are unanswered or the stream is sent; an error aborts it. */
+/* The partner drops what it holds of the copy (never answered). */
+static void send_abort(struct out_stream *s)
+{
+    struct cmsg m;
+    piece_head(&m, s);
+    cmsg_put_bytes(&m, "", 0);
+    cmsg_put_u32(&m, PIECE_ABORT);
+    commit_send(s->dst, &m);
+    s->phase = 5;
+}
+
+/* Sends pieces until RED_WINDOW are unanswered or the stream is sent; an error aborts it. Each
+ * message holds SLUICE_RED_FILL_BUF of the stream, read straight into it. */
 static void pump(struct out_stream *s)
 {
-    unsigned char *buf = malloc(SLUICE_RED_STREAM_BUF);
-    while (buf && s->phase < 4 && s->inflight < RED_WINDOW) {
-        long len = sluice_red_stream_next(&s->st, buf, SLUICE_RED_STREAM_BUF);
+    while (s->phase < 4 && s->inflight < RED_WINDOW) {
+        struct cmsg m;
+        piece_head(&m, s);
+        unsigned char *p = cmsg_bytes_begin(&m, SLUICE_RED_FILL_BUF);
+        long len = p ? sluice_red_stream_fill(&s->st, p, SLUICE_RED_FILL_BUF) : -ENOMEM;
         if (len <= 0) {
+            cmsg_free(&m);
             sluice_log_warn("checkpoint %s version %llu: not protected: this node's part changed while it "
                             "was encoded (%s); it stays staged",
                             s->key, (unsigned long long)s->version,
                             len < 0 ? strerror((int)-len) : "a piece did not fit");
-            send_piece(s, PIECE_ABORT, buf, 0);
-            s->inflight--; /* never answered */
-            s->phase = 5;
+            send_abort(s);
             break;
         }
+        cmsg_bytes_end(&m, (uint32_t)len);
         if (s->st.phase == 4)
             s->phase = 4;
-        uint32_t flags = (s->sent_first ? 0 : PIECE_FIRST) | (s->phase == 4 ? PIECE_LAST : 0);
+        cmsg_put_u32(&m, (s->sent_first ? 0 : PIECE_FIRST) | (s->phase == 4 ? PIECE_LAST : 0));
         s->sent_first = 1;
-        send_piece(s, flags, buf, (uint32_t)len);
+        commit_send(s->dst, &m);
+        s->inflight++;
+        s->bytes += (uint64_t)len;
     }
-    free(buf);
 }
 
 static void start_stream(const struct red_nodes *n, const char *key, uint64_t version, int nprocs)
@@ -196,6 +227,9 @@ static void start_stream(const struct red_nodes *n, const char *key, uint64_t ve
     if (!s)
         return;
     __atomic_add_fetch(&outs_active, 1, __ATOMIC_RELEASE);
+    /* Its pieces move only while this end calls MPI too: a receiver's MPI_Mrecv spun 25-240 ms
+     * per 256 KiB piece while this thread slept between polls (docs/REDUNDANCY.md). */
+    sluice_progress_mpi_busy(1);
     snprintf(s->key, sizeof s->key, "%s", key);
     s->version = version;
     s->dst = n->leader[(n->mine + 1) % n->nnodes];
@@ -228,6 +262,8 @@ static void on_recorded(struct cmsg *m)
         return;
     if (tally_add(&recorded, key, version) == n->nranks[n->mine]) {
         tally_drop(&recorded, key, version);
+        if (tally_add(&pending, key, version) == 1)
+            __atomic_add_fetch(&pending_n, 1, __ATOMIC_RELEASE);
         if (strcmp(sluice_config.REDUNDANCY, "xor") == 0)
             red_xor_start(n, key, version, nprocs);
         else
@@ -250,9 +286,7 @@ static void on_ack(struct cmsg *m)
             sluice_log_warn("checkpoint %s version %llu: not protected: the partner node could not store "
                             "this node's part (%s)",
                             key, (unsigned long long)version, strerror(status));
-            send_piece(s, PIECE_ABORT, (const unsigned char *)"", 0);
-            s->inflight--; /* never answered */
-            s->phase = 5;
+            send_abort(s);
         }
         if (s->phase < 4)
             pump(s);
@@ -297,6 +331,7 @@ static struct in_stream *in_open(const struct red_nodes *n, int src, const char 
         return NULL;
     s->src = src;
     s->version = version;
+    s->t0 = sluice_now_ns();
     s->fd = -1;
     snprintf(s->key, sizeof s->key, "%s", key);
     if (!dir ||
@@ -312,11 +347,15 @@ static struct in_stream *in_open(const struct red_nodes *n, int src, const char 
     return s;
 }
 
-void commit_red_stored(const struct red_nodes *n, const char *key, uint64_t version, uint64_t bytes)
+void commit_red_stored(const struct red_nodes *n, const char *key, uint64_t version, uint64_t bytes,
+                       uint64_t t0)
 {
     const char *dir = sluice_stage_dir();
-    if (sluice_trace_active())
-        sluice_trace_instant(SLUICE_EV_CKPT_RED_STORED, sluice_trace_string(key), version, bytes);
+    if (sluice_trace_active()) {
+        uint64_t now = sluice_now_ns();
+        sluice_trace_record(SLUICE_EV_CKPT_RED_STORED, 0, t0, now > t0 ? now - t0 : 0,
+                            sluice_trace_string(key), version, bytes);
+    }
     /* Copies of versions no kept version needs go (as the staged copies do, SLUICE_KEEP). */
     if (dir && version > sluice_config.KEEP)
         sluice_red_remove(dir, key, version - sluice_config.KEEP);
@@ -332,8 +371,9 @@ static void on_piece(int src, struct cmsg *m)
     char key[PATH_MAX];
     snprintf(key, sizeof key, "%s", cmsg_get_str(m));
     uint64_t version = cmsg_get_u64(m);
-    uint32_t flags = cmsg_get_u32(m), len = 0;
+    uint32_t len = 0;
     const unsigned char *p = cmsg_get_bytes(m, &len);
+    uint32_t flags = cmsg_get_u32(m);
     const struct red_nodes *n = red_nodes();
     if (m->bad || !n)
         return;
@@ -361,11 +401,11 @@ static void on_piece(int src, struct cmsg *m)
     }
     s->bytes += len;
     int err = s->err;
-    uint64_t bytes = s->bytes;
+    uint64_t bytes = s->bytes, t0 = s->t0;
     if (flags & PIECE_LAST) {
         in_close(pp, 1);
         if (!err)
-            commit_red_stored(n, key, version, bytes);
+            commit_red_stored(n, key, version, bytes, t0);
     }
     send_ack(src, key, version, err);
 }
@@ -400,6 +440,7 @@ static void on_protected(struct cmsg *m)
     const char *dir = sluice_stage_dir();
     if (m->bad || !dir)
         return;
+    pending_drop(key, version); /* (an older version never protected is past waiting for) */
     int rc = sluice_red_mark_write(dir, key, version, sluice_config.REDUNDANCY, nodes);
     if (rc)
         sluice_log_warn("checkpoint %s version %llu: protection mark not written (%s)", key,
@@ -417,6 +458,7 @@ void commit_red_drained(const char *key, uint64_t version)
     if (n && dir && n->leader[n->mine] == n->rank)
         sluice_red_remove(dir, key, version);
     tally_drop(&stored, key, version);
+    pending_drop(key, version);
     red_xor_drained(key, version);
 }
 

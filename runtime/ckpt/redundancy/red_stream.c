@@ -105,6 +105,20 @@ long sluice_red_stream_next(struct sluice_red_stream *s, unsigned char *buf, siz
     return 0;
 }
 
+long sluice_red_stream_fill(struct sluice_red_stream *s, unsigned char *buf, size_t cap)
+{
+    size_t len = 0;
+    while (s->phase < 4 && cap - len >= SLUICE_RED_STREAM_BUF) {
+        long k = sluice_red_stream_next(s, buf + len, cap - len);
+        if (k < 0)
+            return k;
+        if (k == 0)
+            break; /* did not fit: the caller's next call says so */
+        len += (size_t)k;
+    }
+    return (long)len;
+}
+
 void sluice_red_stream_close(struct sluice_red_stream *s)
 {
     if (s->fd >= 0)

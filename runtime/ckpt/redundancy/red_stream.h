@@ -19,6 +19,10 @@ extern "C" {
 
 /* A piece is at most this long (a chunk and its head, or a header of up to 4096 ranks). */
 #define SLUICE_RED_STREAM_BUF (SLUICE_RED_CHUNK + 32768u)
+/* What the encoders send at once: consecutive pieces packed up to 4 chunks (about 1 MiB; with
+ * 256 KiB messages, and a header or an entry's head as a message of its own, the round trips of
+ * the progress threads bounded a stream's rate). */
+#define SLUICE_RED_FILL_BUF (4u * SLUICE_RED_STREAM_BUF)
 
 struct sluice_red_sfile;
 
@@ -39,6 +43,9 @@ int sluice_red_stream_open(struct sluice_red_stream *s, const char *dir, struct 
 /* The next piece into buf (cap >= SLUICE_RED_STREAM_BUF): its length, 0 at the end, -errno
  * where a staging file is gone or shorter than its record says (-ENODATA). */
 long sluice_red_stream_next(struct sluice_red_stream *s, unsigned char *buf, size_t cap);
+/* Consecutive pieces into buf while at least SLUICE_RED_STREAM_BUF of cap is left: their
+ * length, 0 at the end, -errno as next (what was filled before an error is dropped). */
+long sluice_red_stream_fill(struct sluice_red_stream *s, unsigned char *buf, size_t cap);
 void sluice_red_stream_close(struct sluice_red_stream *s);
 
 #ifdef __cplusplus

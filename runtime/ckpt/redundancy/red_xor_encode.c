@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* XOR parity of node-local versions, while the job runs (docs/REDUNDANCY.md, "XOR parity"):
  * once every rank of a node recorded its part of a version (red_encode.c counts them), the
- * node's leader reads its part as one stream (red_stream.h) and sends each piece to the member
- * of its set whose parity takes it (red_xor.h), at most RED_XWINDOW pieces unanswered (bounded
- * memory). Each member XORs what it is given into a parity file under a temporary name; when
+ * node's leader reads its part as one stream (red_stream.h), SLUICE_RED_FILL_BUF at a time,
+ * and sends each piece to the member of its set whose parity takes it (red_xor.h), at most
+ * RED_XWINDOW pieces unanswered (bounded memory). Each member XORs what it is given into a
+ * parity file under a temporary name; when
  * every other member of its set said it sent all and its own part was listed, it seals the
  * file (block checksums, the set's layout), renames it into place and tells rank 0
  * (commit_red_stored): the version is protected only once every node of every set did.
@@ -17,6 +18,8 @@
 #include "common/log.h"
 #include "common/real.h"
 #include "config/config.h"
+#include "progress/progress.h"
+#include "trace/trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +36,7 @@ struct xout {
     char key[PATH_MAX];
     uint64_t version, off;
     int first, S, pos, inflight, phase; /* phase: 0 sending, 4 sent, 5 aborted */
+    unsigned char *buf;                 /* SLUICE_RED_FILL_BUF, read into, then sent */
     struct sluice_red_stream st;
     struct xout *next;
 };
@@ -40,7 +44,7 @@ struct xout {
 /* This node's parity of a version, being received. */
 struct xin {
     char key[PATH_MAX];
-    uint64_t version;
+    uint64_t version, t0; /* t0: its first piece came, or this node's own part began */
     int first, S, pos, ends, own, err, closed;
     int fd;
     char tmp[PATH_MAX + 32], path[PATH_MAX];
@@ -102,6 +106,7 @@ static struct xin *in_get(const struct red_nodes *n, const char *key, uint64_t v
     s->fd = -1;
     snprintf(s->key, sizeof s->key, "%s", key);
     s->version = version;
+    s->t0 = sluice_now_ns();
     s->pos = my_set(n, &s->first, &s->S);
     x->version = version;
     x->S = s->S;
@@ -158,7 +163,7 @@ static void in_try_finish(const struct red_nodes *n, struct xin *s)
                         s->key, (unsigned long long)s->version, strerror(-rc));
         return;
     }
-    commit_red_stored(n, s->key, s->version, x->plen);
+    commit_red_stored(n, s->key, s->version, x->plen, s->t0);
 }
 
 static void on_meta(const struct red_nodes *n, struct xin *s, int p, struct cmsg *m)
@@ -232,7 +237,9 @@ static void on_xor(int src, struct cmsg *m)
 static void out_free(struct xout *s)
 {
     __atomic_sub_fetch(&outs_active, 1, __ATOMIC_RELEASE);
+    sluice_progress_mpi_busy(-1);
     sluice_red_stream_close(&s->st);
+    free(s->buf);
     free(s);
 }
 
@@ -267,9 +274,9 @@ static void abort_out(const struct red_nodes *n, struct xout *s, const char *why
 /* Sends pieces, each cut where a chunk ends, until RED_XWINDOW are unanswered or all is sent. */
 static void pump(const struct red_nodes *n, struct xout *s)
 {
-    unsigned char *buf = malloc(SLUICE_RED_STREAM_BUF);
+    unsigned char *buf = s->buf;
     while (buf && s->phase == 0 && s->inflight < RED_XWINDOW) {
-        long len = sluice_red_stream_next(&s->st, buf, SLUICE_RED_STREAM_BUF);
+        long len = sluice_red_stream_fill(&s->st, buf, SLUICE_RED_FILL_BUF);
         if (len <= 0) {
             abort_out(n, s, len < 0 ? strerror((int)-len) : "a piece did not fit");
             break;
@@ -300,9 +307,8 @@ static void pump(const struct red_nodes *n, struct xout *s)
             s->phase = 4;
         }
     }
-    if (!buf)
+    if (!buf && s->phase == 0)
         abort_out(n, s, strerror(ENOMEM));
-    free(buf);
 }
 
 void red_xor_start(const struct red_nodes *n, const char *key, uint64_t version, int nprocs)
@@ -316,6 +322,9 @@ void red_xor_start(const struct red_nodes *n, const char *key, uint64_t version,
         return;
     }
     __atomic_add_fetch(&outs_active, 1, __ATOMIC_RELEASE);
+    /* Its pieces move only while this end calls MPI too: a receiver's MPI_Mrecv spun 25-240 ms
+     * per 256 KiB piece while this thread slept between polls (docs/REDUNDANCY.md). */
+    sluice_progress_mpi_busy(1);
     snprintf(s->key, sizeof s->key, "%s", key);
     s->version = version;
     s->pos = my_set(n, &s->first, &s->S);
@@ -353,7 +362,12 @@ void red_xor_start(const struct red_nodes *n, const char *key, uint64_t version,
     send_all(n, s, XK_META);
     s->next = outs;
     outs = s;
+    s->buf = malloc(SLUICE_RED_FILL_BUF);
     pump(n, s);
+    if (s->inflight == 0 && s->phase >= 4) { /* aborted before any piece went: no answer comes */
+        outs = s->next;
+        out_free(s);
+    }
     if (in)
         in_try_finish(n, in);
 }
