@@ -10,8 +10,15 @@
 #   protected; a restart of 4 ranks on node3 (the spare: ranks 0, 1), node1 and node2 reads step
 #   7 byte for byte; one line says ranks 0,1 were rebuilt from the XOR parity; its trace has one
 #   CKPT_REBUILD, 4 CKPT_LOCAL_READ and no CONTAINER_READ (the file system is not read).
-#   node1 is lost too (and the spare's rebuilt part): two nodes of the set. A restart on node3
-#   (ranks 0-2) and node2 says so in one line and reads the durable step 4.
+#   node1 is left out too (and the spare's rebuilt part wiped): two nodes of the set. A restart
+#   on node3 (ranks 0-2) and node2 says so in one line and reads the durable step 4.
+#   `sluice-ckpt scavenge` on the survivors node1 and node2 (scavenge_survivors below): with one
+#   byte of node1's parity of version 7 flipped, the parity is named and not used, version 7 is
+#   incomplete and version 6, rebuilt from the XOR parity, is made durable (step 6's bytes); the
+#   byte flipped back, ranks 0,1 of version 7 are rebuilt from the parity (one line) and version
+#   7 is made durable (step 7's bytes); a second run does nothing.
+# A second job loses node0 while its part of version 7 is XOR-encoded (mid_encode, below): the
+# half-encoded parity is never used; a restart on the 2 survivors rebuilds version 6 onto node1.
 # SLUICE_TEST_ROUNDS (default 1) repeats the whole.
 source "$SOURCE_DIR/tests/cluster/lib.bash"
 tb_up 4
@@ -21,6 +28,8 @@ strace_bin=$SLUICE_BIN_DIR/sluice-trace
 rounds=${SLUICE_TEST_ROUNDS:-1}
 stage=/dev/shm/sluice-$(id -u)
 v7=$(printf %020d 7)
+
+v6=$(printf %020d 6)
 
 # wait_marks VERSION: until nodes 0-2 hold the protection mark of VERSION (at most 30 s each).
 wait_marks() {
@@ -55,6 +64,120 @@ wipe() {
   wait "${pids[@]}"
 }
 
+# write_job NAME PAUSE: the writer job on node0 (ranks 0, 1), node1 and node2, in the background
+# ($job), into $d.
+write_job() {
+  mkdir -p "$d"
+  tb_mpiexec -hosts node0:2,node1:1,node2:1 -n 4 env SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_DRAIN_EVERY=4 \
+    SLUICE_KEEP=2 SLUICE_REDUNDANCY=xor LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" 7 "$2" > "$1.write.out" 2>&1 &
+  job=$!
+}
+
+# kill_job NAME: every process of the job stopped, then killed; mpiexec reaped.
+kill_job() {
+  signal_app STOP
+  signal_app KILL
+  timeout 30 bash -c "while kill -0 $job 2> /dev/null; do sleep 0.05; done" || fail "$1: mpiexec still runs 30 s after its ranks died"
+  wait "$job" || true
+}
+
+# flip FILE: one byte of node1's parity file FILE flipped, a third into the file (its parity bytes).
+flip() {
+  tb_exec 1 python3 -c 'import os, sys
+f = sys.argv[1]
+with open(f, "r+b") as h:
+    h.seek(os.path.getsize(f) // 3); c = h.read(1); h.seek(-1, 1); h.write(bytes([c[0] ^ 0x40]))' "$1"
+}
+
+# scavenge NAME STATUS: `sluice-ckpt scavenge` of $d on the survivors node1 and node2 (one
+# process each), its lines in NAME.scav; STATUS 0 or 1 expected.
+scavenge() {
+  local rc=0
+  tb_mpiexec -hosts node1,node2 -n 2 -ppn 1 "$ckpt" scavenge --stage "$stage" "$d/ckpt.%r" > "$1.scav" 2>&1 || rc=$?
+  cat "$1.scav"
+  expect_eq "$1: scavenge's exit status" "$2" "$rc"
+}
+
+# holds_step NAME STEP: the container, extracted, holds step STEP's bytes of the 4 ranks.
+holds_step() {
+  rm -rf "$1.x"
+  "$ckpt" extract -q -o "$1.x" "$d/ckpt.@r.sluice" > /dev/null || fail "$1: extract of the scavenged container failed"
+  /usr/bin/python3 "$SOURCE_DIR/tests/integration/ckpt/levels_step_bytes.py" "$1.x" "$2" 4 ||
+    fail "$1: the scavenged container does not hold step $2"
+}
+
+# scavenge_survivors NAME PARITY: node0 lost, the scavenge on node1 and node2 rebuilds its ranks
+# 0,1 from the XOR parity; first with a flipped byte in node1's parity of version 7 (PARITY).
+scavenge_survivors() {
+  local a=$1 from='from the XOR parity of its set of 3 nodes in the parts of node1-0, node2-1'
+  flip "$2"
+  scavenge "$a.corrupt" 0
+  expect_eq "$a: the corrupt parity is named by its checksum, not used" 1 \
+    "$(grep -c "version 7: ranks 0,1 (the part of lost node [0-9a-f]*) are not rebuilt from .*: in the part of node1-0: crc32c mismatch in block [0-9]* of rx-.*-$v7\.xor$" "$a.corrupt.scav" || true)"
+  expect_contains "$a: version 7 stays incomplete" "version 7 is incomplete over the surviving nodes: no record of rank 0" "$(cat "$a.corrupt.scav")"
+  expect_eq "$a: version 6 rebuilt from the parity" 1 \
+    "$(grep -c "rebuilt ranks 0,1 (the part of lost node [0-9a-f]*) of version 6, [0-9]* bytes, $from$" "$a.corrupt.scav" || true)"
+  expect_contains "$a: the older version 6 made durable" "version 6 is durable in $d/ckpt.@r.sluice: 4 members, 4 from node-local storage of 2 nodes" "$(cat "$a.corrupt.scav")"
+  holds_step "$a.corrupt" 6
+  flip "$2"
+  scavenge "$a" 0
+  expect_eq "$a: one line says what was rebuilt from where" 1 \
+    "$(grep -c "rebuilt ranks 0,1 (the part of lost node [0-9a-f]*) of version 7, [0-9]* bytes, $from$" "$a.scav" || true)"
+  expect_contains "$a: version 7 made durable" "version 7 is durable in $d/ckpt.@r.sluice: 4 members, 4 from node-local storage of 2 nodes" "$(cat "$a.scav")"
+  expect_contains "$a: ls shows version 7 durable" " version 7  level durable" "$("$ckpt" ls "$d/ckpt.@r.sluice")"
+  holds_step "$a" 7
+  expect_eq "$a: no scavenge folder left" "" "$(ls -A "$d" | grep scavenge || true)"
+  scavenge "$a.again" 0
+  expect_contains "$a: a second run does nothing" "nothing to scavenge" "$(cat "$a.again.scav")"
+  expect_contains "$a: the container stays at version 7" " version 7  level durable" "$("$ckpt" ls "$d/ckpt.@r.sluice")"
+}
+
+# mid_encode NAME: node0 is lost while its part of version 7 is XOR-encoded. node0 shapes its
+# own link to 1 Mbit/s the moment it holds version 6's protection mark, so that its part of
+# version 7 (rank 1's 3 MiB member) takes seconds to reach node1's and node2's parities; once
+# node1's parity of version 7 (under its temporary name) holds the first of node0's pieces, every
+# process of the job is killed and node0 lost. No node holds a sealed parity or a mark of
+# version 7; a restart of the 4 ranks on the 2 survivors (node1: ranks 0-2, node2: rank 3)
+# rebuilds version 6 onto node1 from the parity and reads step 6 byte for byte without the file
+# system, with the line naming version 7 lost; a scavenge names version 7 incomplete and makes
+# version 6 durable.
+mid_encode() {
+  local a=$1 i
+  d=$SHARED/$a
+  tb_exec 0 sh -c 'i=0; until ls "$1" 2> /dev/null | grep -q "^rp-.*-$2\.rec$"; do
+    i=$((i + 1)); [ $i -lt 1500 ] || exit 1; sleep 0.02; done
+    tc qdisc replace dev eth0 root tbf rate 1mbit burst 32kb latency 20s' sh "$stage" "$v6" > "$a.shape.out" 2>&1 &
+  local shaper=$!
+  write_job "$a" 500
+  wait "$shaper" || { kill "$job"; fail "$a: version 6 was never protected on node0: $(tail -3 "$a.write.out")"; }
+  tb_exec 1 sh -c 'i=0; until [ "$(stat -c %s "$1"/rx-*-"$2".xor.tmp.* 2> /dev/null | sort -n | tail -1)" -gt 65536 ] 2> /dev/null; do
+    i=$((i + 1)); [ $i -lt 600 ] || exit 1; sleep 0.05; done' sh "$stage" "$v7" ||
+    { kill "$job"; fail "$a: node1's parity of version 7 never took a piece of node0's part: $(tb_exec 1 ls -l "$stage")"; }
+  kill_job "$a"
+  tb_exec 0 sh -c "tc qdisc del dev eth0 root; rm -rf '$stage' /tmp/* /dev/shm/*"
+  tb_exec 1 ls "$stage" > "$a.ls1" &
+  tb_exec 2 ls "$stage" > "$a.ls2"
+  wait $!
+  expect_eq "$a: node1 keeps the half parity under its temporary name" 1 "$(grep -c "^rx-.*-$v7\.xor\.tmp\." "$a.ls1" || true)"
+  for i in 1 2; do
+    expect_eq "$a: node$i holds no sealed parity of version 7" 0 "$(grep -c "^rx-.*-$v7\.xor$" "$a.ls$i" || true)"
+    expect_eq "$a: node$i holds no protection mark of version 7" 0 "$(grep -c "^rp-.*-$v7\.rec$" "$a.ls$i" || true)"
+    expect_eq "$a: node$i holds version 6's mark" 1 "$(grep -c "^rp-.*-$v6\.rec$" "$a.ls$i" || true)"
+  done
+  restart "$a" 6 node1:3,node2:1
+  expect_contains "$a: version 7 is lost" "node-local version 7 is lost" "$(cat "$a.verify.out")"
+  expect_contains "$a: the previous protected version rebuilt onto node1" \
+    "version 6: rebuilt ranks 0,1 (the part of lost node" "$(cat "$a.verify.out")"
+  expect_contains "$a: from the XOR parity" "from the XOR parity of its set of 3 nodes" "$(cat "$a.verify.out")"
+  expect_eq "$a: every member read from node-local storage" 4 "$(grep -c CKPT_LOCAL_READ "$a.dump" || true)"
+  expect_eq "$a: no container read" 0 "$(grep -c CONTAINER_READ "$a.dump" || true)"
+  scavenge "$a" 0
+  expect_contains "$a: scavenge: version 7 incomplete (its half parity is not used)" \
+    "version 7 is incomplete over the surviving nodes: no record of rank 0" "$(cat "$a.scav")"
+  expect_contains "$a: scavenge: version 6 durable" "version 6 is durable in $d/ckpt.@r.sluice" "$(cat "$a.scav")"
+  holds_step "$a" 6
+}
+
 # restart NAME STEP HOSTS: 4 ranks on HOSTS read step STEP of the job's files ($d); the trace
 # dumped into NAME.dump.
 restart() {
@@ -68,18 +191,12 @@ restart() {
 for round in $(seq "$rounds"); do
   a=r$round.xor
   d=$SHARED/$a
-  mkdir -p "$d"
-  tb_mpiexec -hosts node0:2,node1:1,node2:1 -n 4 env SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_DRAIN_EVERY=4 \
-    SLUICE_KEEP=2 SLUICE_REDUNDANCY=xor LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" 7 300 > "$a.write.out" 2>&1 &
-  job=$!
+  write_job "$a" 300
   wait_marks 7 || {
     kill "$job"
     fail "$a: version 7 was never protected on the 3 nodes: $(tail -3 "$a.write.out"); node0: $(tb_exec 0 ls "$stage" | tr '\n' ' ')"
   }
-  signal_app STOP
-  signal_app KILL
-  timeout 30 bash -c "while kill -0 $job 2> /dev/null; do sleep 0.05; done" || fail "$a: mpiexec still runs 30 s after its ranks died"
-  wait "$job" || true
+  kill_job "$a"
   "$ckpt" ls "$d/ckpt.@r.sluice" > "$a.ls" 2>&1 || fail "$a: sluice-ckpt ls: $(cat "$a.ls")"
   expect_contains "$a: the container holds the drained version 4" " version 4  level durable" "$(cat "$a.ls")"
   tb_exec 1 sh -c "'$ckpt' ls --stage '$stage' '$d/ckpt.@r.sluice'; ls $stage/rx-*-$v7.xor" > "$a.ls1" 2>&1 ||
@@ -96,12 +213,17 @@ for round in $(seq "$rounds"); do
   expect_eq "$a: no container read" 0 "$(grep -c CONTAINER_READ "$a.one.dump" || true)"
   expect_eq "$a: one part rebuilt" 1 "$(grep -c CKPT_REBUILD "$a.one.dump" || true)"
 
-  wipe 1 3
+  # node1 left out of the restart (its stage folder stays for the scavenge): two nodes of the set.
+  wipe 3
   restart "$a.two" 4 node3:3,node2:1
   expect_eq "$a: one line says two nodes of the set are lost" 1 \
     "$(grep -c 'of one XOR set of 3 nodes are both lost' "$a.two.verify.out" || true)"
   expect_contains "$a: the durable version is served" "reads serve version 4" "$(cat "$a.two.verify.out")"
   expect_eq "$a: nothing rebuilt" 0 "$(grep -c CKPT_REBUILD "$a.two.dump" || true)"
-  wipe 2 3
-  echo "ok: round $round: node0 lost after version 7 was XOR-protected: ranks 0,1 rebuilt on the spare from the parity and read without the file system; node1 lost too: one line, step 4 served"
+
+  scavenge_survivors "$a" "$(grep "/rx-.*\.xor$" "$a.ls1")"
+  wipe 1 2 3
+  mid_encode "r$round.mid"
+  wipe 1 2
+  echo "ok: round $round: node0 lost after version 7 was XOR-protected: ranks 0,1 rebuilt on the spare from the parity and read without the file system; node1 left out too: one line, step 4 served; scavenge on the survivors: a flipped parity byte named, step 6 made durable, then step 7 rebuilt from the parity and made durable; node0 lost mid-encode: step 6 rebuilt onto a survivor"
 done

@@ -120,8 +120,10 @@ static void say_incomplete(const char *key, const struct scavenge_version *m, co
             p->nodes == 1 ? "" : "s");
     for (int i = 0; i < p->nodes; i++)
         fprintf(report, "%s%s", i ? ", " : "", p->name[i]);
-    /* The rebuild from partner copies (scavenge_rebuild.c) ran before: nothing restores them. */
-    fprintf(report, "): their node did not take part and no partner copy in the parts rebuilds them\n");
+    /* The rebuild from partner copies and XOR parity (scavenge_rebuild.c) ran before: nothing
+     * restores them. */
+    fprintf(report, "): their node did not take part and no partner copy or XOR parity in the parts rebuilds "
+                    "them\n");
 }
 
 struct sources {
@@ -331,8 +333,9 @@ int sluice_scavenge_finish(const char *key, FILE *report)
     uint64_t durable = old ? old->meta.version : 0;
     struct scavenge_version mv[SCAVENGE_MAX_VERSIONS];
     int n = merge_versions(&p, key, durable, mv), chosen = -1;
-    /* Lost nodes' parts rebuilt from the partner copies in the survivors' parts, into one more
-     * folder that the merge then counts (removed at the end: the copies can rebuild it again). */
+    /* Lost nodes' parts rebuilt from the partner copies or XOR parity in the survivors' parts,
+     * into one more folder that the merge then counts (removed at the end: the redundancy can
+     * rebuild it again). */
     char rebuilt[PATH_MAX];
     int rebuild = p.n < SCAVENGE_MAX_PARTS && snprintf(rebuilt, sizeof rebuilt, "%s/rebuilt.%ld", root,
                                                        (long)getpid()) < (int)sizeof rebuilt;

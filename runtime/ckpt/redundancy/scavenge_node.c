@@ -6,6 +6,7 @@
 #include "ckpt/container/container.h"
 #include "ckpt/redundancy/level_record.h"
 #include "ckpt/redundancy/red_copy.h"
+#include "ckpt/redundancy/red_xor.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -103,21 +104,27 @@ static int copy_record(const char *stage, const char *part, const char *file, FI
                     "(%s): its record is left out\n",
                     r.set_key, r.m[i].path, r.version, r.rank, stage, r.m[i].data, strerror(-rc));
     }
+    /* The record's own bytes (not re-encoded): an XOR rebuild regenerates the node's stream
+     * from the part, and the parity holds the stream of these bytes (scavenge_xor.c). */
+    struct stat st;
     if (rc == 0)
-        rc = sluice_level_record_write(part, &r);
+        rc = stat(file, &st) != 0 ? -errno
+                                  : copy_staged(stage, part, strrchr(file, '/') + 1, (uint64_t)st.st_size);
     sluice_level_record_free(&r);
     return rc == -EIO || rc == -ENOENT ? 0 : rc;
 }
 
-/* The partner copies this node holds of versions above `durable` whose protection mark it holds
- * (a copy being received keeps its temporary name and a version not yet protected has no mark:
- * neither is taken), for the finish to rebuild lost nodes' parts from (scavenge_rebuild.c). */
-static int copy_partner_copies(const char *stage, const char *part, const char *key, uint64_t durable,
-                               FILE *report)
+/* The redundancy this node holds of versions above `durable` whose protection mark it holds,
+ * for the finish to rebuild lost nodes' parts from: partner copies ("rc-<hash>-<version>-
+ * <host>.red", scavenge_rebuild.c) and XOR parity ("rx-<hash>-<version>.xor", scavenge_xor.c).
+ * A copy or parity being received keeps its temporary name and a version not yet protected has
+ * no mark: neither is taken. */
+static int copy_redundancy(const char *stage, const char *part, const char *key, uint64_t durable,
+                           const char *pfx, const char *suffix, const char *what, FILE *report)
 {
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, SLUICE_RED_COPY_PREFIX "%016" PRIx64 "-", sluice_level_key_hash(key));
-    size_t pl = strlen(prefix), sl = strlen(SLUICE_RED_COPY_SUFFIX);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s%016" PRIx64 "-", pfx, sluice_level_key_hash(key));
+    size_t pl = strlen(prefix), sl = strlen(suffix);
     DIR *d = opendir(stage);
     if (!d)
         return 0;
@@ -128,7 +135,7 @@ static int copy_partner_copies(const char *stage, const char *part, const char *
         char path[PATH_MAX];
         struct stat st;
         if (len <= pl + sl || strncmp(e->d_name, prefix, pl) != 0 ||
-            strcmp(e->d_name + len - sl, SLUICE_RED_COPY_SUFFIX) != 0)
+            strcmp(e->d_name + len - sl, suffix) != 0)
             continue;
         uint64_t v = strtoull(e->d_name + pl, NULL, 10);
         if (v <= durable || !sluice_red_marked(stage, key, v) ||
@@ -137,11 +144,9 @@ static int copy_partner_copies(const char *stage, const char *part, const char *
             continue;
         rc = copy_staged(stage, part, e->d_name, (uint64_t)st.st_size);
         if (rc != 0 && report)
-            fprintf(report,
-                    "sluice-ckpt scavenge: %s: the partner copy %s/%s of version %" PRIu64
-                    " is left out: %s\n",
-                    key, stage, e->d_name, v, strerror(-rc));
-        rc = rc == -EIO || rc == -ENOENT ? 0 : rc; /* removed meanwhile: only this copy is missing */
+            fprintf(report, "sluice-ckpt scavenge: %s: the %s %s/%s of version %" PRIu64 " is left out: %s\n",
+                    key, what, stage, e->d_name, v, strerror(-rc));
+        rc = rc == -EIO || rc == -ENOENT ? 0 : rc; /* removed meanwhile: only this one is missing */
     }
     closedir(d);
     return rc;
@@ -187,7 +192,11 @@ int sluice_scavenge_node(const char *stage_dir, const char *key, const char *nam
             if (sluice_level_record_path(stage_dir, key, v[i].version, r, file, sizeof file) == 0)
                 rc = copy_record(stage_dir, tmp, file, report);
     if (rc == 0)
-        rc = copy_partner_copies(stage_dir, tmp, key, durable, report);
+        rc = copy_redundancy(stage_dir, tmp, key, durable, SLUICE_RED_COPY_PREFIX, SLUICE_RED_COPY_SUFFIX,
+                             "partner copy", report);
+    if (rc == 0)
+        rc = copy_redundancy(stage_dir, tmp, key, durable, SLUICE_RED_XOR_PREFIX, SLUICE_RED_XOR_SUFFIX,
+                             "XOR parity", report);
     if (rc == 0) {
         sluice_scavenge_remove_folder(part); /* this process's part of an earlier run: replaced whole */
         if (rename(tmp, part) != 0)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The rebuild of a scavenge (scavenge_internal.h): the parts of a lost node, which took no part
  * in the scavenge, restored from the partner copies that the surviving nodes' parts hold
- * (scavenge_node.c copies a node's protected copies into its part). Each copy is checked by
- * every checksum (sluice_red_copy_restore) and never used when one fails. */
+ * (scavenge_node.c copies a node's protected copies into its part), else from the XOR parity
+ * of its set (scavenge_xor.c). Each copy is checked by every checksum
+ * (sluice_red_copy_restore) and never used when one fails. */
 #include "ckpt/redundancy/scavenge_internal.h"
 
 #include "ckpt/redundancy/level_record.h"
@@ -16,16 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_LOST 64
-
-/* What was rebuilt of one lost node's part from the copies in one part: one line. */
-struct lost {
-    char host[17];
-    int holder;
-    char ranks[160], versions[160];
-    int64_t bytes;
-};
-
 static void add_text(char *buf, size_t cap, const char *sep, const char *s)
 {
     size_t l = strlen(buf);
@@ -35,7 +26,7 @@ static void add_text(char *buf, size_t cap, const char *sep, const char *s)
         snprintf(buf + l, cap - l, "...");
 }
 
-static void ranks_text(const int *r, int n, char *out, size_t cap)
+void scavenge_ranks_text(const int *r, int n, char *out, size_t cap)
 {
     out[0] = '\0';
     for (int i = 0; i < n; i++) {
@@ -45,25 +36,34 @@ static void ranks_text(const int *r, int n, char *out, size_t cap)
     }
 }
 
-static struct lost *lost_of(struct lost *l, int *nl, const char *host, int holder)
+void scavenge_lost_add(struct scavenge_lost *l, int *nl, const char *host, const char *from,
+                       const char *ranks, uint64_t v, int64_t bytes)
 {
-    for (int i = 0; i < *nl; i++)
-        if (l[i].holder == holder && strcmp(l[i].host, host) == 0)
-            return &l[i];
-    if (*nl == MAX_LOST)
-        return NULL;
-    struct lost *x = &l[(*nl)++];
-    memset(x, 0, sizeof *x);
-    snprintf(x->host, sizeof x->host, "%s", host);
-    x->holder = holder;
-    return x;
+    struct scavenge_lost *x = NULL;
+    for (int i = 0; i < *nl && !x; i++)
+        if (strcmp(l[i].from, from) == 0 && strcmp(l[i].host, host) == 0)
+            x = &l[i];
+    if (!x && *nl < SCAVENGE_MAX_LOST) {
+        x = &l[(*nl)++];
+        memset(x, 0, sizeof *x);
+        snprintf(x->host, sizeof x->host, "%s", host);
+        snprintf(x->from, sizeof x->from, "%s", from);
+    }
+    if (!x)
+        return;
+    char text[32];
+    snprintf(text, sizeof text, "%" PRIu64, v);
+    add_text(x->versions, sizeof x->versions, ", ", text);
+    if (!x->ranks[0])
+        snprintf(x->ranks, sizeof x->ranks, "%s", ranks);
+    x->bytes += bytes;
 }
 
 /* Restores the ranks of version m that no part holds from the copy `file` of part `holder`.
  * Returns the ranks restored (0: the copy holds none of them, or was refused). */
 static int restore_one(const char *key, const struct scavenge_parts *p, int holder, const char *file,
                        const struct scavenge_version *m, unsigned char *got, const char *rebuilt,
-                       struct lost *l, int *nl, FILE *report)
+                       struct scavenge_lost *l, int *nl, FILE *report)
 {
     struct sluice_red_header *h = malloc(sizeof *h);
     int *want = malloc((size_t)m->nprocs * sizeof *want), k = 0;
@@ -77,7 +77,7 @@ static int restore_one(const char *key, const struct scavenge_parts *p, int hold
         if (h->ranks[i] >= 0 && h->ranks[i] < m->nprocs && !m->have[h->ranks[i]] && !got[h->ranks[i]])
             want[k++] = h->ranks[i];
     char err[2 * PATH_MAX], ranks[160];
-    ranks_text(want, k, ranks, sizeof ranks);
+    scavenge_ranks_text(want, k, ranks, sizeof ranks);
     int64_t bytes = k ? sluice_red_copy_restore(file, rebuilt, want, k, err, sizeof err) : 0;
     if (bytes < 0) {
         if (report)
@@ -90,14 +90,10 @@ static int restore_one(const char *key, const struct scavenge_parts *p, int hold
     }
     for (int i = 0; i < k; i++)
         got[want[i]] = 1;
-    struct lost *x = k ? lost_of(l, nl, h->host, holder) : NULL;
-    if (x) {
-        char v[32];
-        snprintf(v, sizeof v, "%" PRIu64, m->version);
-        add_text(x->versions, sizeof x->versions, ", ", v);
-        if (!x->ranks[0])
-            snprintf(x->ranks, sizeof x->ranks, "%s", ranks);
-        x->bytes += bytes;
+    if (k) {
+        char from[NAME_MAX + 64];
+        snprintf(from, sizeof from, "the partner copies in the part of %s", p->name[holder]);
+        scavenge_lost_add(l, nl, h->host, from, ranks, m->version, bytes);
     }
     free(h);
     free(want);
@@ -107,7 +103,7 @@ static int restore_one(const char *key, const struct scavenge_parts *p, int hold
 /* The copies of version m in part `holder`: each restores what no part holds. */
 static int restore_version(const char *key, const struct scavenge_parts *p, int holder,
                            const struct scavenge_version *m, unsigned char *got, const char *rebuilt,
-                           struct lost *l, int *nl, FILE *report)
+                           struct scavenge_lost *l, int *nl, FILE *report)
 {
     char prefix[64];
     snprintf(prefix, sizeof prefix, SLUICE_RED_COPY_PREFIX "%016" PRIx64 "-%020" PRIu64 "-",
@@ -150,7 +146,7 @@ int scavenge_rebuild(const char *key, const struct scavenge_parts *p, const stru
         return 0;
     if (mkdir(rebuilt, 0700) != 0 && errno != EEXIST)
         return -errno;
-    static struct lost l[MAX_LOST];
+    static struct scavenge_lost l[SCAVENGE_MAX_LOST];
     int nl = 0, restored = 0;
     for (int i = 0; i < n; i++) {
         if (!incomplete(&mv[i]))
@@ -158,15 +154,17 @@ int scavenge_rebuild(const char *key, const struct scavenge_parts *p, const stru
         unsigned char *got = calloc((size_t)mv[i].nprocs, 1);
         for (int j = 0; got && j < p->nodes; j++)
             restored += restore_version(key, p, j, &mv[i], got, rebuilt, l, &nl, report);
+        if (got) /* what no partner copy restored, from the XOR parity of the lost node's set */
+            restored += scavenge_xor_restore(key, p, &mv[i], got, rebuilt, l, &nl, report);
         free(got);
     }
     for (int i = 0; report && i < nl; i++)
         fprintf(
             report,
             "sluice-ckpt scavenge: %s: rebuilt ranks %s (the part of lost node %s) of version%s %s, %" PRId64
-            " bytes, from the partner copies in the part of %s\n",
+            " bytes, from %s\n",
             key, l[i].ranks, l[i].host, strchr(l[i].versions, ',') ? "s" : "", l[i].versions, l[i].bytes,
-            p->name[l[i].holder]);
+            l[i].from);
     if (restored == 0)
         rmdir(rebuilt);
     return restored;
