@@ -31,25 +31,23 @@ replies_below() {
       fail "$2 ranks, $4: rank 0 waited for $replies replies from rank $r (expected under $3: none per creation)"
   done
 }
-n=40
-for ranks in 2 3; do
-  copy=()
-  [ "$ranks" == 3 ] && copy=(--copy2d 12)
-  same_as_local "$ranks" "" "$SLUICE_APPS_DIR/cl_dist_creations" $n "${copy[@]}"
-  "$SLUICE_BIN_DIR/sluice-trace" dump "tr$ranks" >"dump$ranks.txt"
-  replies_below "dump$ranks.txt" "$ranks" "$n" "rank 0's device first"
-done
+# counted TAG PROGRAM N WHAT: PROGRAM (N objects of each kind) on 2 and 3 ranks (the copy_2D loop
+# on 3), output the same as local devices, under N replies from each serving rank.
+counted() {
+  local ranks copy
+  for ranks in 2 3; do
+    copy=()
+    [ "$ranks" == 3 ] && copy=(--copy2d 12)
+    same_as_local "$ranks" "$1" "$SLUICE_APPS_DIR/$2" "$3" "${copy[@]}"
+    "$SLUICE_BIN_DIR/sluice-trace" dump "${1}tr$ranks" >"${1}dump$ranks.txt"
+    replies_below "${1}dump$ranks.txt" "$ranks" "$3" "$4"
+  done
+}
+counted "" cl_dist_creations 40 "rank 0's device first"
 expect_contains "the copy_2D loop checks every copy" "copy2d: 12 iterations on 3 devices, 0 mismatches" \
   "$(cat dist3.out)"
 
-m=100
-for ranks in 2 3; do
-  copy=()
-  [ "$ranks" == 3 ] && copy=(--copy2d 12)
-  same_as_local "$ranks" "first" "$SLUICE_APPS_DIR/cl_dist_image_answers" $m "${copy[@]}"
-  "$SLUICE_BIN_DIR/sluice-trace" dump "firsttr$ranks" >"firstdump$ranks.txt"
-  replies_below "firstdump$ranks.txt" "$ranks" "$m" "the context's first device on rank 1"
-done
+counted first cl_dist_image_answers 100 "the context's first device on rank 1"
 expect_contains "images of every type read back" "3D image: read back as written" "$(cat firstdist2.out)"
 expect_contains "a refusal at creation" "a format the driver lacks (CL_RGB, CL_UNORM_INT8): -" \
   "$(cat firstdist2.out)"
