@@ -5,9 +5,9 @@
 # and 3 ranks (one PoCL device each), tests/apps/cl_dist_image_answers in a context of every device
 # but rank 0's:
 #   1. replies rank 0 waited for from each serving rank (its MSG_RECV records of tag 0x5D01 in
-#      `sluice-trace dump`) for N images and N samplers per device (with the program's queries,
-#      the other image types and the refusals it makes; see the program's header), and the
-#      program's wall time;
+#      `sluice-trace dump`) for N images, N samplers and N images of a buffer per device (with the
+#      program's queries, the other image types and the refusals it makes; see the program's
+#      header), and the program's wall time;
 #   2. the conformance suite's copy_2D loop (--copy2d ITER --time: two images of changing size per
 #      iteration and device, one written, copied, read back blocking), microseconds per image pair,
 #      --rounds rounds interleaved.
@@ -71,7 +71,7 @@ libs=("$lib")
 [ -z "$compare" ] || { labels+=(B); libs+=("$compare/lib/libsluice.so"); }
 
 echo
-echo "-- replies per serving rank, cl_dist_image_answers $n ($n images and $n samplers per device)"
+echo "-- replies per serving rank, cl_dist_image_answers $n ($n images, $n samplers and $n images of a buffer per device)"
 printf '%-6s %-5s %-28s %s\n' ranks build "replies from rank 1, 2..." "wall s"
 for ranks in 2 3; do
   for i in "${!labels[@]}"; do

@@ -8,8 +8,17 @@
  * formats, written, read back and queried the same way; and the codes of creations a driver
  * refuses (a format it lacks, a width or height above its limit, a zero width, an array above
  * its limit, a sampler's invalid addressing mode), and of a 3D image one slice deep and a sampler
- * from a property list, made twice each. With --copy2d ITER, then the loop of the conformance
- * suite's copy_2D in that context (cl_copy2d.h); --time prints its seconds. */
+ * from a property list, made twice each. Then on each device N 1D images of one buffer
+ * (CL_MEM_OBJECT_IMAGE1D_BUFFER) of changing widths, two sets of flags taking turns, each written;
+ * the buffer read back and hashed, the answers about the first and the last; and on its first
+ * device the codes of images of buffers (made twice where the first may teach rank 0 a kind, or
+ * a refusal could be remembered): wider than the buffer, above
+ * CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, of width 0, with a row pitch (not a multiple of the element,
+ * beyond the buffer, within it), with a height, of a sub-buffer, write-only of a read-only buffer,
+ * host-readable of a host-write-only buffer, and 2D images of a buffer (cl_khr_image2d_from_buffer:
+ * packed, a pitch off the device's CL_DEVICE_IMAGE_PITCH_ALIGNMENT, taller than the buffer). With
+ * --copy2d ITER, then the loop of the conformance suite's copy_2D in that context (cl_copy2d.h);
+ * --time prints its seconds. */
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include "cl_copy2d.h"
 #include "cl_test_util.h"
@@ -133,6 +142,115 @@ static void creation_code(const char *what, cl_context ctx, const cl_image_forma
         CHECK(clReleaseMemObject(m));
 }
 
+enum { BW = 96 }; /* the buffer's width in CL_RGBA, CL_UNSIGNED_INT8 pixels */
+
+/* N 1D images of one buffer on device d, each written through; the buffer read back. */
+static uint64_t images_of_buffer(cl_context ctx, cl_command_queue q, cl_uint d, int n)
+{
+    cl_int err;
+    cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT8};
+    unsigned char src[(BW + 7) * 4], back[BW * 4]; /* image i written from pixel i % 7 on */
+    for (size_t k = 0; k < sizeof src; k++)
+        src[k] = (unsigned char)(k * 5 + d);
+    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof back, src, &err);
+    CHECK(err);
+    cl_mem *img = calloc((size_t)n, sizeof *img);
+    size_t o[3] = {0, 0, 0};
+    for (int i = 0; i < n; i++) {
+        cl_image_desc desc = {.image_type = CL_MEM_OBJECT_IMAGE1D_BUFFER,
+                              .image_width = 1 + (size_t)i * 37 % BW,
+                              .buffer = buf};
+        img[i] = clCreateImage(ctx, i % 2 ? CL_MEM_READ_ONLY : 0, &fmt, &desc, NULL, &err);
+        CHECK(err);
+        size_t reg[3] = {desc.image_width, 1, 1};
+        CHECK(clEnqueueWriteImage(q, img[i], CL_FALSE, o, reg, 0, 0, src + (size_t)i % 7 * 4, 0, NULL, NULL));
+    }
+    char what[64];
+    snprintf(what, sizeof what, "device %u: image 0 of a buffer", d);
+    print_answers(what, img[0]);
+    snprintf(what, sizeof what, "device %u: image %d of a buffer", d, n - 1);
+    print_answers(what, img[n - 1]);
+    CHECK(clEnqueueReadBuffer(q, buf, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+    for (int i = 0; i < n; i++)
+        CHECK(clReleaseMemObject(img[i]));
+    CHECK(clReleaseMemObject(buf));
+    free(img);
+    return fnv1a(back, sizeof back);
+}
+
+/* The codes of an image of a buffer made `times` times (released if made). */
+static void buffer_image_code(const char *what, cl_context ctx, cl_mem_flags flags, const cl_image_desc *desc,
+                              int times)
+{
+    cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT8};
+    printf("%s:", what);
+    for (int i = 0; i < times; i++) {
+        cl_int err = CL_SUCCESS;
+        cl_mem m = clCreateImage(ctx, flags, &fmt, desc, NULL, &err);
+        printf(" %d%s", err, m != NULL ? " (created)" : "");
+        if (m != NULL)
+            CHECK(clReleaseMemObject(m));
+    }
+    printf("\n");
+}
+
+static void buffer_refusals(cl_context ctx, cl_device_id dev)
+{
+    cl_int err;
+    size_t max_px = 0, max_w = 0;
+    cl_uint pitch = 0;
+    CHECK(clGetDeviceInfo(dev, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, sizeof max_px, &max_px, NULL));
+    CHECK(clGetDeviceInfo(dev, CL_DEVICE_IMAGE2D_MAX_WIDTH, sizeof max_w, &max_w, NULL));
+    CHECK(clGetDeviceInfo(dev, CL_DEVICE_IMAGE_PITCH_ALIGNMENT, sizeof pitch, &pitch, NULL));
+    cl_mem rw = clCreateBuffer(ctx, CL_MEM_READ_WRITE, BW * 4, NULL, &err);
+    CHECK(err);
+    cl_mem ro = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_HOST_WRITE_ONLY, BW * 4, NULL, &err);
+    CHECK(err);
+    cl_buffer_region region = {0, BW * 2};
+    cl_mem sub = clCreateSubBuffer(rw, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    CHECK(err);
+    cl_image_desc d = {.image_type = CL_MEM_OBJECT_IMAGE1D_BUFFER, .image_width = BW, .buffer = rw};
+    buffer_image_code("a 1D image buffer as wide as its buffer", ctx, 0, &d, 2);
+    d.image_width = BW + 1;
+    buffer_image_code("a 1D image buffer wider than its buffer", ctx, 0, &d, 2);
+    d.image_width = max_px + 1;
+    buffer_image_code("a 1D image buffer above CL_DEVICE_IMAGE_MAX_BUFFER_SIZE", ctx, 0, &d, 1);
+    d.image_width = 0;
+    buffer_image_code("a 1D image buffer of width 0", ctx, 0, &d, 1);
+    d.image_width = BW / 2;
+    d.image_row_pitch = BW * 2 + 1;
+    buffer_image_code("a 1D image buffer, row pitch not a multiple of the element", ctx, 0, &d, 1);
+    d.image_row_pitch = BW * 4 + 4;
+    buffer_image_code("a 1D image buffer, row pitch beyond the buffer", ctx, 0, &d, 1);
+    d.image_row_pitch = BW * 4;
+    buffer_image_code("a 1D image buffer, row pitch within the buffer", ctx, 0, &d, 1);
+    d.image_row_pitch = 0;
+    d.image_height = 3;
+    buffer_image_code("a 1D image buffer with a height", ctx, 0, &d, 1);
+    d.image_height = 0;
+    d.buffer = sub;
+    buffer_image_code("a 1D image buffer of a sub-buffer", ctx, 0, &d, 1);
+    d.buffer = ro;
+    buffer_image_code("a write-only 1D image buffer of a read-only buffer", ctx, CL_MEM_WRITE_ONLY, &d, 2);
+    buffer_image_code("a 1D image buffer of a read-only buffer", ctx, 0, &d, 2);
+    buffer_image_code("a host-readable 1D image buffer of a host-write-only buffer", ctx,
+                      CL_MEM_HOST_READ_ONLY, &d, 1);
+    cl_image_desc d2 = {
+        .image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = 8, .image_height = 4, .buffer = rw};
+    buffer_image_code("a 2D image of a buffer", ctx, 0, &d2, 1);
+    d2.image_row_pitch = (pitch > 1 ? pitch + 1 : 9) * 4;
+    buffer_image_code("a 2D image of a buffer, row pitch off the pitch alignment", ctx, 0, &d2, 1);
+    d2.image_row_pitch = 0;
+    d2.image_height = BW / 8 + 1;
+    buffer_image_code("a 2D image of a buffer taller than it", ctx, 0, &d2, 1);
+    d2.image_height = 2;
+    d2.image_width = max_w + 1;
+    buffer_image_code("a 2D image of a buffer above CL_DEVICE_IMAGE2D_MAX_WIDTH", ctx, 0, &d2, 1);
+    CHECK(clReleaseMemObject(sub));
+    CHECK(clReleaseMemObject(ro));
+    CHECK(clReleaseMemObject(rw));
+}
+
 static void refusals(cl_context ctx, cl_device_id dev)
 {
     cl_int err;
@@ -209,6 +327,7 @@ int main(int argc, char **argv)
         cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev[d], NULL, &err);
         CHECK(err);
         h = mix(h, (uint64_t[]){images_and_samplers(ctx, q, d, n)}, sizeof h);
+        h = mix(h, (uint64_t[]){images_of_buffer(ctx, q, d, n)}, sizeof h);
         if (d == 0) {
             cl_image_desc d1 = {.image_type = CL_MEM_OBJECT_IMAGE1D, .image_width = 33};
             cl_image_desc d1a = {
@@ -224,6 +343,7 @@ int main(int argc, char **argv)
             h = other_type(ctx, q, "2D image array", (cl_image_format){CL_RGBA, CL_FLOAT}, d2a, 16, h);
             h = other_type(ctx, q, "3D image", (cl_image_format){CL_RGBA, CL_HALF_FLOAT}, d3, 8, h);
             refusals(ctx, dev[0]);
+            buffer_refusals(ctx, dev[0]);
         }
         CHECK(clReleaseCommandQueue(q));
     }

@@ -128,7 +128,7 @@ static cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, c
     memcpy(wire, fmt, sizeof *fmt);
     cl_mem_flags sent = flags & ~(cl_mem_flags)RANK0_FLAGS;
     if (err == CL_SUCCESS) /* known to be taken: no rank is waited for (its answers when asked) */
-        im->elem = dist_image_accepted(c, sent, fmt, &d);
+        im->elem = dist_image_accepted(c, sent, fmt, &d, b);
     im->info_known = im->elem == 0;
     for_ranks(c, r)
     {
@@ -152,7 +152,7 @@ static cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, c
         m->rid[r] = rep.rep.v[0];
         im->elem = (size_t)rep.rep.v[1];
         if (r > 0)
-            dist_image_learn(c, sent, fmt, &d, im->elem);
+            dist_image_learn(c, sent, fmt, &d, b, im->elem);
     }
     SLUICE_ERROR_ON(err, im->elem == 0, CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "im->elem == 0");
     m->size = storage_size(im, b != NULL && b->image == NULL);

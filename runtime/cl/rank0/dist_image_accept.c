@@ -11,9 +11,16 @@
  *   as a driver may pad rows), asked once per device: the sizes are all the specification lets a
  *   driver refuse for, beyond what the first image of the kind showed. Its element size is the one
  *   that image's driver gave.
- * Everything else (a new kind, a size beyond a limit, mipmaps, an image of a buffer) waits for the
- * driver as before, which then reports its own code at creation. Rank 0's own devices always answer
- * in-process. */
+ * - an image of a buffer (a 1D image buffer, or a 2D image of a buffer) of a kind the first rank's
+ *   driver accepted once in this context, the buffer's flags part of the kind, is accepted again
+ *   where rank 0 sees what the driver checks: the width within every device's
+ *   CL_DEVICE_IMAGE_MAX_BUFFER_SIZE (2D: IMAGE2D_MAX_*), the row pitch a multiple of the largest
+ *   CL_DEVICE_IMAGE_PITCH_ALIGNMENT, a CL_MEM_USE_HOST_PTR buffer's memory aligned to the largest
+ *   CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT, and the rows within the buffer's size (asked once per
+ *   device; the buffer's size and flags are rank 0's).
+ * Everything else (a new kind, a size beyond a limit or the buffer, mipmaps, a pitch the driver
+ * would judge, an image of a sub-buffer or of an image) waits for the driver as before, which then
+ * reports its own code at creation. Rank 0's own devices always answer in-process. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,27 +120,39 @@ void dist_sampler_learn(struct dist_context *c, const struct sluice_robj_sampler
 
 /* ---- images ---- */
 
+/* An image of b may go without waiting only where b is a buffer of its own (a sub-buffer's origin
+ * and an image's layout are the driver's to judge). */
+static bool plain_buffer(const struct dist_mem *b)
+{
+    return b->image == NULL && b->parent == NULL;
+}
+
 struct image_kind {
     cl_image_format format;
     cl_mem_object_type type;
     cl_mem_flags flags;
+    int of_buffer;
+    cl_mem_flags buffer_flags; /* the driver's verdict depends on both objects' flags */
 };
 
-static struct image_kind kind_of(cl_mem_flags flags, const cl_image_format *fmt, const cl_image_desc *d)
+static struct image_kind kind_of(cl_mem_flags flags, const cl_image_format *fmt, const cl_image_desc *d,
+                                 const struct dist_mem *b)
 {
     struct image_kind k;
     memset(&k, 0, sizeof k); /* the padding too: keys compare as bytes */
     k.format = *fmt;
     k.type = d->image_type;
     k.flags = flags;
+    k.of_buffer = b != NULL;
+    k.buffer_flags = b != NULL ? b->flags : 0;
     return k;
 }
 
 void dist_image_learn(struct dist_context *c, cl_mem_flags flags, const cl_image_format *fmt,
-                      const cl_image_desc *d, size_t elem)
+                      const cl_image_desc *d, const struct dist_mem *b, size_t elem)
 {
-    struct image_kind k = kind_of(flags, fmt, d);
-    if (d->buffer == NULL && elem != 0)
+    struct image_kind k = kind_of(flags, fmt, d, b);
+    if ((b == NULL || plain_buffer(b)) && elem != 0)
         learn(c, &k, sizeof k, elem);
 }
 
@@ -160,6 +179,24 @@ static const struct dist_image_limits *limits_of(struct dist_device *d)
                   NULL) == CL_SUCCESS)
         l->max_alloc = alloc;
     l->known = 1;
+    return l;
+}
+
+/* The same for images of buffers (under dist_lock). */
+static const struct dist_image_limits *storage_limits_of(struct dist_device *d)
+{
+    struct dist_image_limits *l = &d->image_limits;
+    if (l->storage_known)
+        return l;
+    l->max_buffer = device_size(d, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE);
+    cl_uint v[2] = {0, 0};
+    const cl_device_info param[2] = {CL_DEVICE_IMAGE_PITCH_ALIGNMENT, CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT};
+    for (int i = 0; i < 2; i++)
+        if (dist_info(d->rank, SLUICE_RG_DEVICE, d->rid, 0, param[i], sizeof v[i], &v[i], NULL) != CL_SUCCESS)
+            v[i] = 0;
+    l->pitch_align = v[0];
+    l->base_align = v[1];
+    l->storage_known = 1;
     return l;
 }
 
@@ -201,17 +238,56 @@ static bool fits(const struct dist_image_limits *l, const cl_image_desc *d, size
            px <= l->max_alloc / 2;
 }
 
-size_t dist_image_accepted(struct dist_context *c, cl_mem_flags flags, const cl_image_format *fmt,
-                           const cl_image_desc *d)
+/* Whether an image of buffer b is what every device of c takes, once the driver took its kind:
+ * a 1D image buffer of packed rows, or a 2D image (cl_khr_image2d_from_buffer) whose row pitch
+ * is a multiple of the context's pitch alignment, within b (under dist_lock). Fields the type
+ * leaves unused must be 0, pitches the driver would judge otherwise (a 1D image's) absent. */
+static bool fits_buffer(struct dist_context *c, const cl_image_desc *d, size_t elem, const struct dist_mem *b)
 {
-    if (!may_skip(c) || d->buffer != NULL || d->num_mip_levels != 0 || d->num_samples != 0 ||
-        d->image_row_pitch != 0 || d->image_slice_pitch != 0)
+    bool is2d = d->image_type == CL_MEM_OBJECT_IMAGE2D;
+    size_t w = d->image_width, h = is2d ? d->image_height : 1, line, rows;
+    if ((!is2d && (d->image_type != CL_MEM_OBJECT_IMAGE1D_BUFFER || d->image_height != 0 ||
+                   d->image_row_pitch != 0)) ||
+        w == 0 || h == 0 || d->image_depth != 0 || d->image_array_size != 0 || d->image_slice_pitch != 0 ||
+        __builtin_mul_overflow(w, elem, &line))
+        return false;
+    size_t rp = d->image_row_pitch != 0 ? d->image_row_pitch : line, pitch_align = 1, base_align = 1;
+    bool use = (b->flags & CL_MEM_USE_HOST_PTR) != 0;
+    for (int i = 0; i < c->ndev; i++) {
+        const struct dist_image_limits *l = storage_limits_of(c->devs[i]);
+        if (!is2d) {
+            if (w > l->max_buffer)
+                return false;
+            continue;
+        }
+        const struct dist_image_limits *l2 = limits_of(c->devs[i]);
+        if (w > l2->max_2d[0] || h > l2->max_2d[1] || l->pitch_align == 0 || (use && l->base_align == 0))
+            return false;
+        pitch_align = l->pitch_align > pitch_align ? l->pitch_align : pitch_align;
+        base_align = l->base_align > base_align ? l->base_align : base_align;
+    }
+    size_t pitch_bytes, base_bytes;
+    if (__builtin_mul_overflow(pitch_align, elem, &pitch_bytes) ||
+        __builtin_mul_overflow(base_align, elem, &base_bytes) || rp < line || rp % pitch_bytes != 0 ||
+        (is2d && use && (uintptr_t)b->host_ptr % base_bytes != 0))
+        return false;
+    return !__builtin_mul_overflow(rp, h, &rows) && rows <= b->size;
+}
+
+size_t dist_image_accepted(struct dist_context *c, cl_mem_flags flags, const cl_image_format *fmt,
+                           const cl_image_desc *d, const struct dist_mem *b)
+{
+    if (!may_skip(c) || d->num_mip_levels != 0 || d->num_samples != 0 ||
+        (b == NULL && (d->image_row_pitch != 0 || d->image_slice_pitch != 0)) ||
+        (b != NULL && !plain_buffer(b)))
         return 0;
-    struct image_kind k = kind_of(flags, fmt, d);
+    struct image_kind k = kind_of(flags, fmt, d, b);
     pthread_mutex_lock(&dist_lock);
     const struct dist_accepted *a = find(c, &k, sizeof k);
     size_t elem = a != NULL ? a->value : 0;
-    for (int i = 0; i < c->ndev && elem != 0; i++)
+    if (b != NULL && elem != 0 && !fits_buffer(c, d, elem, b))
+        elem = 0;
+    for (int i = 0; i < c->ndev && elem != 0 && b == NULL; i++)
         if (!fits(limits_of(c->devs[i]), d, elem))
             elem = 0;
     pthread_mutex_unlock(&dist_lock);

@@ -61,13 +61,13 @@ cl_int dist_image_remote_info(int r, uint64_t op, uint64_t rid, cl_uint param, s
 /* The lowest rank holding a real object of the context (-1: none): its driver answers. */
 int dist_first_rank(const struct dist_context *c);
 /* The element size of an image the first rank's driver would take, known without asking it (a
- * serving rank took one of this kind in c, and this one is within every device's limits), else 0:
- * wait for its reply. flags: those sent to the ranks. */
+ * serving rank took one of this kind in c, and this one is within every device's limits and its
+ * buffer b, if any), else 0: wait for its reply. flags: those sent to the ranks. */
 size_t dist_image_accepted(struct dist_context *c, cl_mem_flags flags, const cl_image_format *fmt,
-                           const cl_image_desc *d);
-/* The first rank's driver took an image of this kind, of element size elem. */
+                           const cl_image_desc *d, const struct dist_mem *b);
+/* The first rank's driver took an image of this kind (of buffer b, or NULL), of element size elem. */
 void dist_image_learn(struct dist_context *c, cl_mem_flags flags, const cl_image_format *fmt,
-                      const cl_image_desc *d, size_t elem);
+                      const cl_image_desc *d, const struct dist_mem *b, size_t elem);
 /* The same for a sampler's arguments (in: its request's words; props, len: its property list). */
 bool dist_sampler_accepted(struct dist_context *c, const struct sluice_robj_sampler_create *in,
                            const void *props, size_t len);

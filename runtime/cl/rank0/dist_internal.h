@@ -48,6 +48,10 @@ struct dist_image_limits {
     int known;
     size_t max_2d[2], max_3d[3], max_array; /* CL_DEVICE_IMAGE2D_MAX_*, IMAGE3D_MAX_*, IMAGE_MAX_ARRAY_SIZE */
     cl_ulong max_alloc;                     /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+    /* Images of buffers, asked at the first one that could skip a reply: */
+    int storage_known;
+    size_t max_buffer;               /* CL_DEVICE_IMAGE_MAX_BUFFER_SIZE (pixels) */
+    cl_uint pitch_align, base_align; /* CL_DEVICE_IMAGE_PITCH_ALIGNMENT, _BASE_ADDRESS_ALIGNMENT (pixels) */
 };
 
 struct dist_device {

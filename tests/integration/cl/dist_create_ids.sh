@@ -13,13 +13,17 @@
 # written, copied, read back and released on each device), checked against the source.
 # Then the same promise where the context's first device is on a serving rank, whose driver
 # answers for images and samplers: tests/apps/cl_dist_image_answers.c makes, in a context of every
-# device but the first (rank 1's, or ranks 1 and 2's), N images and N samplers per device, images
-# of every other type, and creations a driver refuses; prints every answer about them and the
-# refusals' codes (the same as local devices: each at creation), then (3 ranks) the copy_2D loop.
-# Rank 0 waits for fewer replies from each serving rank than the N images of one device: a
-# serving rank's driver is asked once per kind of image (format, type, flags) and set of sampler
-# arguments, and for an image's pitches and sizes at the program's first query of them; before,
-# each of the 2N creations per device waited for one.
+# device but the first (rank 1's, or ranks 1 and 2's), N images, N samplers and N 1D images of a
+# buffer per device, images of every other type, and creations a driver refuses (images of buffers
+# among them: wider than the buffer, above CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, bad row pitches, a
+# sub-buffer, incompatible flags, 2D images of a buffer); prints every answer
+# about them and the refusals' codes (the same as local devices: each at creation), then (3 ranks)
+# the copy_2D loop. Rank 0 waits for fewer replies from each serving rank than the N images of one
+# device: a serving rank's driver is asked once per kind of image (format, type, flags; for an
+# image of a buffer the buffer's flags too) and set of sampler arguments, and for an image's
+# pitches and sizes at the program's first query of them; before, each of the 2N creations per
+# device waited for one, and until images of buffers were checked on rank 0 (size within the
+# buffer, pitch alignment) each of those N did.
 export POCL_MAX_PTHREAD_COUNT=1
 # replies_below DUMP RANKS LIMIT WHAT: each serving rank's replies rank 0 waited for, under LIMIT.
 replies_below() {
@@ -48,6 +52,10 @@ expect_contains "the copy_2D loop checks every copy" "copy2d: 12 iterations on 3
   "$(cat dist3.out)"
 
 counted first cl_dist_image_answers 100 "the context's first device on rank 1"
+expect_contains "an image of a buffer as wide as it, made twice" \
+  "a 1D image buffer as wide as its buffer: 0 (created) 0 (created)" "$(cat firstdist2.out)"
+expect_contains "refused twice: wider than its buffer" "a 1D image buffer wider than its buffer: -" \
+  "$(cat firstdist2.out)"
 expect_contains "images of every type read back" "3D image: read back as written" "$(cat firstdist2.out)"
 expect_contains "a refusal at creation" "a format the driver lacks (CL_RGB, CL_UNORM_INT8): -" \
   "$(cat firstdist2.out)"
