@@ -2,10 +2,13 @@
 /* A restart's block of another decomposition, verified chunk by chunk (format 1.3 chunk
  * checksums, docs/LAYOUT.md): for each old member that holds part of the new block (and rank
  * 0's, for the header), the pieces of its rows that the new block takes become segments (old
- * member bytes -> new member bytes); the chunks of the old member those segments touch are read
- * once, in windows of consecutive chunks, with few large reads through the member's extents,
- * each chunk checked against its stored CRC32C, and the segments copied from that same buffer.
- * So a rank reads and checks about what it serves, instead of every old member it touches.
+ * member bytes -> new member bytes); the chunks those segments touch are mapped through the
+ * member's extents to spans of the file; all spans, of every member, are read in file order,
+ * a window of up to 4 MiB per read (small gaps included), so each byte is read once; each
+ * span is folded into its chunk's CRC32C (checked once the chunk is whole) and its segment
+ * bytes copied from that same buffer. So a rank reads and checks about what it serves, instead
+ * of every old member it touches, whole. On a mismatch the whole open fails (nothing copied
+ * is served).
  * Chunk checksums are computed by the ranks that wrote the members, from their staged bytes
  * (twophase_exec.c), as the members' own CRCs are: no byte corrupted after that is served. */
 #include "ckpt/commit/commit_array.h"
@@ -100,114 +103,159 @@ static long segments(const struct sluice_array *a, const struct sluice_array_blo
     return (long)n;
 }
 
-/* Logical bytes [lo, hi) of member m into buf, through its extents (holes as zeros): extents
- * a small gap apart in the file are one preadv whose gaps land in scratch. 0 or -errno. */
-static int read_logical(int fd, const struct sluice_member *m, uint64_t lo, uint64_t hi, unsigned char *buf,
-                        struct iovec *iov, unsigned char *scratch)
-{
-    uint32_t e = 0, lo_e = 0, hi_e = m->n_extents;
-    while (lo_e < hi_e) { /* the first extent that ends after lo */
-        uint32_t mid = lo_e + (hi_e - lo_e) / 2;
-        if (m->extents[mid].logical + m->extents[mid].length <= lo)
-            lo_e = mid + 1;
-        else
-            hi_e = mid;
-    }
-    uint64_t pos = lo, off = 0, end = 0;
-    int n = 0, rc = 0;
-    for (e = lo_e; rc == 0 && e < m->n_extents && m->extents[e].logical < hi; e++) {
-        const struct sluice_extent *x = &m->extents[e];
-        uint64_t a = x->logical > lo ? x->logical : lo;
-        uint64_t z = x->logical + x->length < hi ? x->logical + x->length : hi;
-        uint64_t o = x->file_offset + (a - x->logical);
-        if (a > pos)
-            memset(buf + (pos - lo), 0, a - pos); /* a hole */
-        pos = z;
-        if (n > 0 && (o < end || o - end > GAP_MAX || n + 2 > IOV_MAX)) {
-            rc = commit_array_preadv(fd, iov, n, off);
-            n = 0;
-        }
-        if (n == 0)
-            off = end = o;
-        if (o > end)
-            iov[n++] = (struct iovec){scratch, o - end};
-        iov[n++] = (struct iovec){buf + (a - lo), z - a};
-        end = o + (z - a);
-    }
-    if (rc == 0 && n > 0)
-        rc = commit_array_preadv(fd, iov, n, off);
-    if (rc == 0 && pos < hi)
-        memset(buf + (pos - lo), 0, hi - pos);
-    return rc;
-}
-
-/* Chunks [c0, c1] of member i, read into buf (their bytes from c0 * chunk_size), match their
- * checksums: 0, or -EIO with one line naming the container, the member and the chunk. */
-static int check_chunks(const struct sluice_container *c, uint32_t i, uint64_t c0, uint64_t c1,
-                        const unsigned char *buf)
-{
-    const struct sluice_member *m = &c->members[i];
-    uint64_t cs = m->chunk_size;
-    for (uint64_t k = c0; k <= c1; k++) {
-        uint64_t len = m->size - k * cs < cs ? m->size - k * cs : cs;
-        uint32_t got = sluice_crc32c_update(0, buf + (k - c0) * cs, len);
-        if (got != m->chunk_crc[k]) {
-            sluice_log_error("%s: member %s (rank %d): chunk %llu (bytes %llu..%llu) checksum mismatch "
-                             "(stored %08x, computed %08x): the container is corrupt",
-                             c->path, m->path, m->member_rank, (unsigned long long)k,
-                             (unsigned long long)(k * cs), (unsigned long long)(k * cs + len),
-                             m->chunk_crc[k], got);
-            return -EIO;
-        }
-    }
-    return 0;
-}
-
-struct window_io {
-    unsigned char *buf, *scratch;
-    struct iovec *iov;
+/* An old member the block needs: its segments, in member order, and the next to copy. */
+struct src {
+    uint32_t i;
+    struct seg *s;
+    size_t n, cur;
+    uint64_t done; /* its bytes taken so far end here (they come in member order) */
 };
 
-/* Serves segments s[0..n) of member i into dst, window by window. 0 or -errno. */
-static int serve(const struct sluice_container *c, uint32_t i, const struct seg *s, size_t n,
-                 unsigned char *dst, struct window_io *w)
+/* A chunk to check: its CRC32C folded over its bytes as they come (in member order). */
+struct need {
+    size_t src;
+    uint64_t chunk, lo, len, seen;
+    uint32_t crc;
+};
+
+/* A piece of a needed chunk in the file: one extent's part of it. */
+struct span {
+    uint64_t file, logical, len;
+    size_t need;
+};
+
+struct plan {
+    struct src *src;
+    size_t nsrc;
+    struct need *need;
+    size_t nneed, capneed;
+    struct span *span;
+    size_t nspan, capspan;
+};
+
+static int grow(void **p, size_t *cap, size_t want, size_t size)
 {
-    const struct sluice_member *m = &c->members[i];
-    uint64_t cs = m->chunk_size, done = 0, wchunks = WINDOW_MAX / cs ? WINDOW_MAX / cs : 1;
-    for (size_t k = 0; k < n;) {
-        if (s[k].len == 0) {
-            k++;
+    if (want <= *cap)
+        return 0;
+    size_t n = *cap ? *cap * 2 : 256;
+    while (n < want)
+        n *= 2;
+    void *q = realloc(*p, n * size);
+    if (!q)
+        return -ENOMEM;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+/* The chunks the segments of source x touch, and their spans through the member's extents. */
+static int plan_source(const struct sluice_container *c, struct plan *p, size_t x)
+{
+    const struct src *sr = &p->src[x];
+    const struct sluice_member *m = &c->members[sr->i];
+    uint64_t cs = m->chunk_size, last = UINT64_MAX;
+    uint32_t e = 0;
+    for (size_t k = 0; k < sr->n; k++) {
+        if (!sr->s[k].len)
             continue;
-        }
-        /* The window: consecutive chunks touched by the next segments, from this one on. */
-        uint64_t c0 = (s[k].src + done) / cs, c1 = (s[k].src + s[k].len - 1) / cs;
-        for (size_t t = k + 1; t < n && c1 - c0 + 1 < wchunks; t++) {
-            if (s[t].len == 0)
-                continue;
-            if (s[t].src / cs > c1 + 1)
-                break;
-            uint64_t z = (s[t].src + s[t].len - 1) / cs;
-            c1 = z > c1 ? z : c1;
-        }
-        if (c1 - c0 + 1 > wchunks)
-            c1 = c0 + wchunks - 1;
-        uint64_t lo = c0 * cs, hi = (c1 + 1) * cs < m->size ? (c1 + 1) * cs : m->size;
-        int rc = read_logical(c->fd, m, lo, hi, w->buf, w->iov, w->scratch);
-        if (rc == 0)
-            rc = check_chunks(c, i, c0, c1, w->buf);
-        if (rc)
-            return rc;
-        while (k < n && s[k].src + done < hi) {
-            uint64_t a = s[k].src + done, e = s[k].src + s[k].len < hi ? s[k].src + s[k].len : hi;
-            memcpy(dst + s[k].dst + done, w->buf + (a - lo), e - a);
-            done += e - a;
-            if (done == s[k].len) {
-                k++;
-                done = 0;
+        uint64_t c0 = sr->s[k].src / cs, c1 = (sr->s[k].src + sr->s[k].len - 1) / cs;
+        for (uint64_t ch = last == UINT64_MAX || c0 > last ? c0 : last + 1; ch <= c1; ch++) {
+            if (grow((void **)&p->need, &p->capneed, p->nneed + 1, sizeof *p->need))
+                return -ENOMEM;
+            uint64_t lo = ch * cs, hi = lo + cs < m->size ? lo + cs : m->size;
+            p->need[p->nneed] = (struct need){x, ch, lo, hi - lo, 0, 0};
+            while (e < m->n_extents && m->extents[e].logical + m->extents[e].length <= lo)
+                e++; /* chunks come in order: the extents are walked once */
+            for (uint32_t f = e; f < m->n_extents && m->extents[f].logical < hi; f++) {
+                const struct sluice_extent *xt = &m->extents[f];
+                uint64_t a = xt->logical > lo ? xt->logical : lo;
+                uint64_t z = xt->logical + xt->length < hi ? xt->logical + xt->length : hi;
+                if (grow((void **)&p->span, &p->capspan, p->nspan + 1, sizeof *p->span))
+                    return -ENOMEM;
+                p->span[p->nspan++] = (struct span){xt->file_offset + (a - xt->logical), a, z - a, p->nneed};
             }
+            p->nneed++;
+            last = ch;
         }
     }
     return 0;
+}
+
+static int by_file(const void *x, const void *y)
+{
+    const struct span *a = x, *b = y;
+    return (a->file > b->file) - (a->file < b->file);
+}
+
+/* Folds span sp (its bytes at b) into its chunk's CRC, copies the segments' bytes in it to
+ * dst, and checks the chunk once whole. 0, 1 (a member whose bytes are not in file order, which
+ * sluice never writes: the caller verifies whole members instead) or -EIO with one line. */
+static int take(const struct sluice_container *c, struct plan *p, const struct span *sp,
+                const unsigned char *b, unsigned char *dst)
+{
+    struct need *nd = &p->need[sp->need];
+    struct src *sr = &p->src[nd->src];
+    const struct sluice_member *m = &c->members[sr->i];
+    if (sp->logical < nd->lo + nd->seen || sp->logical < sr->done)
+        return 1;
+    sr->done = sp->logical + sp->len;
+    nd->crc = sluice_crc32c_zeros(nd->crc, sp->logical - (nd->lo + nd->seen)); /* a hole */
+    nd->crc = sluice_crc32c_update(nd->crc, b, sp->len);
+    nd->seen = sp->logical + sp->len - nd->lo;
+    while (sr->cur < sr->n && sr->s[sr->cur].src + sr->s[sr->cur].len <= sp->logical)
+        sr->cur++;
+    for (size_t k = sr->cur; k < sr->n && sr->s[k].src < sp->logical + sp->len; k++) {
+        uint64_t a = sr->s[k].src > sp->logical ? sr->s[k].src : sp->logical;
+        uint64_t z = sr->s[k].src + sr->s[k].len < sp->logical + sp->len ? sr->s[k].src + sr->s[k].len
+                                                                         : sp->logical + sp->len;
+        if (a < z)
+            memcpy(dst + sr->s[k].dst + (a - sr->s[k].src), b + (a - sp->logical), z - a);
+    }
+    if (nd->seen < nd->len)
+        return 0;
+    if (nd->crc != m->chunk_crc[nd->chunk]) {
+        sluice_log_error("%s: member %s (rank %d): chunk %llu (bytes %llu..%llu) checksum mismatch "
+                         "(stored %08x, computed %08x): the container is corrupt",
+                         c->path, m->path, m->member_rank, (unsigned long long)nd->chunk,
+                         (unsigned long long)nd->lo, (unsigned long long)(nd->lo + nd->len),
+                         m->chunk_crc[nd->chunk], nd->crc);
+        return -EIO;
+    }
+    return 0;
+}
+
+static int pread_all(int fd, unsigned char *buf, uint64_t len, uint64_t off)
+{
+    struct iovec v = {buf, len};
+    return commit_array_preadv(fd, &v, 1, off);
+}
+
+/* Reads the spans in file order, a window at a time: spans a small gap apart (at most the
+ * previous span, or a page, up to 64 KiB) are one read, gaps included; each byte once. */
+static int run(const struct sluice_container *c, struct plan *p, unsigned char *dst, unsigned char *buf)
+{
+    qsort(p->span, p->nspan, sizeof *p->span, by_file);
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < p->nspan;) {
+        uint64_t start = p->span[k].file, end = start + p->span[k].len;
+        size_t t = k + 1;
+        for (; t < p->nspan; t++) {
+            uint64_t gap = p->span[t - 1].len > 4096 ? p->span[t - 1].len : 4096;
+            if (p->span[t].file < end || p->span[t].file - end > (gap < GAP_MAX ? gap : GAP_MAX) ||
+                p->span[t].file + p->span[t].len - start > WINDOW_MAX)
+                break;
+            end = p->span[t].file + p->span[t].len;
+        }
+        rc = pread_all(c->fd, buf, end - start, start);
+        for (; rc == 0 && k < t; k++)
+            rc = take(c, p, &p->span[k], buf + (p->span[k].file - start), dst);
+    }
+    for (size_t k = 0; rc == 0 && k < p->nneed; k++)
+        if (p->need[k].seen < p->need[k].len) { /* a hole at the chunk's end */
+            struct span tail = {0, p->need[k].lo + p->need[k].len, 0, k};
+            rc = take(c, p, &tail, buf, dst);
+        }
+    return rc;
 }
 
 /* 1 when member m is needed (it overlaps b, or it is rank 0's and holds the header). */
@@ -234,19 +282,32 @@ int commit_array_read_chunks(const struct sluice_container *c, const struct slui
         if (needed(old, og, &c->members[i], b, &ob) && c->members[i].size &&
             (!c->members[i].n_chunks || c->members[i].chunk_size > WINDOW_MAX))
             return 1; /* written without chunk checksums (or larger ones): whole members */
-    struct window_io w = {malloc(WINDOW_MAX), malloc(GAP_MAX), malloc(IOV_MAX * sizeof(struct iovec))};
-    int rc = w.buf && w.scratch && w.iov ? 0 : -ENOMEM;
+    struct plan p;
+    memset(&p, 0, sizeof p);
+    p.src = calloc(c->n_members ? c->n_members : 1, sizeof *p.src);
+    unsigned char *buf = malloc(WINDOW_MAX);
+    int rc = p.src && buf ? 0 : -ENOMEM;
     for (uint32_t i = 0; rc == 0 && i < c->n_members; i++) {
         const struct sluice_member *m = &c->members[i];
-        if (!needed(old, og, m, b, &ob))
+        if (!needed(old, og, m, b, &ob) || !m->size)
             continue;
-        struct seg *s = NULL;
-        long n = segments(old, &ob, b, m->member_rank == 0 && old->header, &s);
-        rc = n < 0 ? -ENOMEM : serve(c, i, s, (size_t)n, dst, &w);
-        free(s);
+        struct src *sr = &p.src[p.nsrc];
+        long n = segments(old, &ob, b, m->member_rank == 0 && old->header, &sr->s);
+        if (n < 0) {
+            rc = -ENOMEM;
+            break;
+        }
+        sr->i = i;
+        sr->n = (size_t)n;
+        rc = plan_source(c, &p, p.nsrc++);
     }
-    free(w.buf);
-    free(w.scratch);
-    free(w.iov);
+    if (rc == 0)
+        rc = run(c, &p, dst, buf);
+    for (size_t x = 0; x < p.nsrc; x++)
+        free(p.src[x].s);
+    free(p.src);
+    free(p.need);
+    free(p.span);
+    free(buf);
     return rc;
 }
