@@ -279,9 +279,10 @@ int commit_array_read_chunks(const struct sluice_container *c, const struct slui
     if (sluice_array_grid(old, old->nprocs, og, NULL, 0) != 0)
         return -EIO;
     for (uint32_t i = 0; i < c->n_members; i++)
-        if (needed(old, og, &c->members[i], b, &ob) && c->members[i].size &&
-            (!c->members[i].n_chunks || c->members[i].chunk_size > WINDOW_MAX))
-            return 1; /* written without chunk checksums (or larger ones): whole members */
+        if (needed(old, og, &c->members[i], b, &ob) &&
+            (c->members[i].size != sluice_array_member_bytes(old, &ob) ||
+             (c->members[i].size && (!c->members[i].n_chunks || c->members[i].chunk_size > WINDOW_MAX))))
+            return 1; /* no chunk checksums (or larger ones), or not the layout's size: whole members */
     struct plan p;
     memset(&p, 0, sizeof p);
     p.src = calloc(c->n_members ? c->n_members : 1, sizeof *p.src);
