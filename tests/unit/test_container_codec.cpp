@@ -6,6 +6,7 @@
 // encoder refuses what the decoder would reject, random-access pread, copy into a descriptor.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
@@ -51,11 +52,13 @@ uint64_t up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 // Builds an image with the primitives, the way the commit engine does. Each member starts on
 // a block boundary; with `scatter`, extents of a member are placed in reverse order (file
 // order unrelated to logical order, as a domain-split two-phase layout may produce).
+// With `chunk`, each member carries its chunk checksums (format 1.3).
 std::vector<unsigned char> build(const sluice_container_meta &meta, const std::vector<TM> &ms,
-                                 bool scatter = false)
+                                 bool scatter = false, uint32_t chunk = 0)
 {
     uint64_t pos = sluice_container_data_start(meta.set_key, meta.block_size);
     std::vector<std::vector<sluice_extent>> ext(ms.size());
+    std::vector<std::vector<uint32_t>> chunks(ms.size());
     std::vector<sluice_member> members(ms.size());
     std::vector<unsigned char> img(pos, 0);
     for (size_t i = 0; i < ms.size(); i++) {
@@ -81,6 +84,12 @@ std::vector<unsigned char> build(const sluice_container_meta &meta, const std::v
         members[i].crc32c = sluice_crc32c_update(0, ms[i].content.data(), ms[i].content.size());
         members[i].n_extents = (uint32_t)segs.size();
         members[i].extents = ext[i].data();
+        for (size_t at = 0; chunk && at < ms[i].content.size(); at += chunk)
+            chunks[i].push_back(sluice_crc32c_update(0, ms[i].content.data() + at,
+                                                     std::min<size_t>(chunk, ms[i].content.size() - at)));
+        members[i].chunk_size = chunks[i].empty() ? 0 : chunk;
+        members[i].n_chunks = (uint32_t)chunks[i].size();
+        members[i].chunk_crc = chunks[i].data();
     }
     uint64_t index_offset = up(pos, 8);
     img.resize(index_offset, 0);
@@ -312,6 +321,70 @@ TEST(ContainerCodec, EncoderRefusesWhatTheReaderWouldReject)
     m.path = "ckpt.0";
     EXPECT_EQ(sluice_container_encode_tail(&meta, &m, 1, 8192, buf.data(), buf.size()), -EINVAL)
         << "relative member path";
+}
+
+// Format 1.3: chunk checksums round-trip, say minor 3 in the footer, and a record whose chunk
+// count is not its member's is a corrupt index (checksums recomputed, so that only the count
+// is wrong); the encoder refuses such a member.
+TEST(ContainerCodec, ChunkChecksums)
+{
+    std::mt19937 rng(7);
+    auto meta = make_meta("/run/ckpt.%r");
+    std::vector<TM> ms = {{"/run/ckpt.0", 0, random_bytes(rng, 5000), {}},
+                          {"/run/ckpt.1", 1, random_bytes(rng, 1024), {}},
+                          {"/run/ckpt.2", 2, "", {}}};
+    auto img = build(meta, ms, false, 1024);
+    sluice_container *c = nullptr;
+    char err[512];
+    ASSERT_EQ(sluice_container_parse(img.data(), img.size(), "c.sluice", &c, err, sizeof err), 0) << err;
+    EXPECT_EQ(img[img.size() - 64 + 10], 3) << "footer minor";
+    uint32_t want_n[] = {5, 1, 0};
+    for (uint32_t i = 0; i < 3; i++) {
+        const sluice_member *m = &c->members[i];
+        ASSERT_EQ(m->n_chunks, want_n[i]) << m->path;
+        EXPECT_EQ(m->chunk_size, m->n_chunks ? 1024u : 0u);
+        for (uint32_t k = 0; k < m->n_chunks; k++) {
+            size_t len = std::min<size_t>(1024, m->size - k * 1024);
+            EXPECT_EQ(m->chunk_crc[k], sluice_crc32c_update(0, ms[i].content.data() + k * 1024, len));
+        }
+    }
+    sluice_container_close(c);
+
+    // Member 0's count says 6 (5 chunks of 1 KiB hold its 5000 bytes), in both index copies.
+    unsigned char *f = img.data() + img.size() - 64;
+    uint64_t io = 0, il = 0;
+    memcpy(&io, f + 16, 8);
+    memcpy(&il, f + 24, 8);
+    for (size_t at = 0; at + 12 <= img.size() - 64; at++)
+        if (memcmp(img.data() + at, "CHNK", 4) == 0 && img[at + 8] == 5)
+            img[at + 8] = 6;
+    uint32_t icrc = sluice_crc32c_update(0, img.data() + io, il);
+    for (unsigned char *ft : {f, img.data() + io - 64}) {
+        memcpy(ft + 48, &icrc, 4);
+        uint32_t fcrc = sluice_crc32c_update(0, ft, 60);
+        memcpy(ft + 60, &fcrc, 4);
+    }
+    ASSERT_NE(sluice_container_parse(img.data(), img.size(), "c.sluice", &c, err, sizeof err), 0);
+    EXPECT_NE(std::string(err).find("chunk checksums do not fit the member"), std::string::npos) << err;
+
+    std::vector<unsigned char> buf(1 << 16);
+    sluice_extent x{0, 4096, 10};
+    uint32_t crcs[2] = {0, 0};
+    sluice_member m{};
+    m.path = "/run/ckpt.0";
+    m.size = 10;
+    m.n_extents = 1;
+    m.extents = &x;
+    m.chunk_size = 512;
+    m.n_chunks = 2;
+    m.chunk_crc = crcs;
+    EXPECT_EQ(sluice_container_encode_tail(&meta, &m, 1, 4112, buf.data(), buf.size()), -EINVAL)
+        << "two chunks for 10 bytes";
+    m.n_chunks = 1;
+    EXPECT_GT(sluice_container_encode_tail(&meta, &m, 1, 4112, buf.data(), buf.size()), 0);
+    m.chunk_size = 100;
+    EXPECT_EQ(sluice_container_encode_tail(&meta, &m, 1, 4112, buf.data(), buf.size()), -EINVAL)
+        << "chunk size not a power of two";
 }
 
 // Real files: sluice_container_write from descriptors (with a sparse source) and buffers,

@@ -29,4 +29,14 @@ int commit_array_open(const struct sluice_container *c, const char *key, const c
 /* The size such a read gives: 0 and *size, 1 when the stored member's size is right, -ENOENT. */
 int commit_array_size(const struct sluice_container *c, const char *key, const char *path, uint64_t *size);
 
+/* commit_array_chunks.c: rank 0's header and block b (of another decomposition than the
+ * writer's, old) into dst (header + rows), verifying only the chunks of the old members it
+ * reads. 0, 1 when a member it needs has no chunk checksums (nothing is verified then: the
+ * caller verifies whole members), or -errno (-EIO with one line on a checksum mismatch). */
+int commit_array_read_chunks(const struct sluice_container *c, const struct sluice_array *old,
+                             const struct sluice_array_block *b, unsigned char *dst);
+/* preadv of iov[0..n) at off until every byte is in (short reads resume). 0 or -errno. */
+struct iovec;
+int commit_array_preadv(int fd, struct iovec *iov, int n, uint64_t off);
+
 #endif

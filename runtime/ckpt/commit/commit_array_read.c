@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Restart reads of a set stored as one global array (docs/LAYOUT.md): a job of M ranks, on any
  * grid, reads per-rank names of a set written by N ranks. Rank r gets rank 0's header and its
- * block of the new decomposition, cut from the array region of the container; the old members
- * whose blocks it overlaps are verified against their checksums first. When the decomposition
+ * block of the new decomposition, cut from the array region of the container: verified chunk by
+ * chunk where the container has chunk checksums (commit_array_chunks.c), else after the old
+ * members whose blocks it overlaps passed their whole checksums. When the decomposition
  * is the writer's, the stored member is the answer and the ordinary read serves it. */
 #include "ckpt/commit/commit_array.h"
 
@@ -130,29 +131,6 @@ static int pread_all(int fd, unsigned char *buf, uint64_t len, uint64_t off)
     return 0;
 }
 
-/* preadv of iov[0..n) at off, until every byte is in (short reads resume where they stopped). */
-static int preadv_all(int fd, struct iovec *iov, int n, uint64_t off)
-{
-    while (n > 0) {
-        ssize_t got = SLUICE_REAL(preadv)(fd, iov, n, (off_t)off);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return got < 0 ? -errno : -EIO;
-        off += (uint64_t)got;
-        while (n > 0 && (size_t)got >= iov->iov_len) {
-            got -= (ssize_t)iov->iov_len;
-            iov++;
-            n--;
-        }
-        if (n > 0) {
-            iov->iov_base = (unsigned char *)iov->iov_base + got;
-            iov->iov_len -= (size_t)got;
-        }
-    }
-    return 0;
-}
-
 /* Iovecs per read (Linux's IOV_MAX), and the largest gap between two rows that one read spans:
  * at most a row (the bytes read at most twice those wanted) or a page (read ahead anyway). */
 #define ROWS_IOV IOV_MAX
@@ -190,7 +168,7 @@ static int read_rows(int fd, unsigned char *dst, const struct sluice_array *a,
                 iov[n++] = (struct iovec){dst + k * len, len};
             end = o + len;
         }
-        rc = preadv_all(fd, iov, n, off);
+        rc = commit_array_preadv(fd, iov, n, off);
     }
     free(iov);
     free(scratch);
@@ -211,11 +189,8 @@ int commit_array_open(const struct sluice_container *c, const char *key, const c
     sluice_array_parse(c->meta.array_record, &old, NULL, 0);
     struct sluice_array_block b;
     sluice_array_block(&a, grid, (uint32_t)r, &b);
-    int rc = verify_sources(c, &old, &b);
-    if (rc)
-        return rc;
     uint64_t size = sluice_array_member_bytes(&a, &b);
-    int fd = memfd_create("sluice-member", cloexec ? MFD_CLOEXEC : 0);
+    int rc = 0, fd = memfd_create("sluice-member", cloexec ? MFD_CLOEXEC : 0);
     if (fd < 0)
         return -errno;
     unsigned char *map = NULL;
@@ -224,11 +199,18 @@ int commit_array_open(const struct sluice_container *c, const char *key, const c
     else if (size &&
              (map = SLUICE_REAL(mmap)(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
         rc = -errno;
-    /* Rank 0's header (the headers are declared identical, or rank 0's is the one that counts). */
-    if (rc == 0 && a.header)
-        rc = pread_all(c->fd, map, a.header, a.header_offset);
-    if (rc == 0 && b.nrows)
-        rc = read_rows(c->fd, map + a.header, &a, &b);
+    /* Chunk checksums (format 1.3): only the chunks read are verified, and they are the answer. */
+    if (rc == 0 && size)
+        rc = commit_array_read_chunks(c, &old, &b, map);
+    /* Else every old member that holds part of the block, whole, then the block row by row.
+     * Rank 0's header (the headers are declared identical, or rank 0's is the one that counts). */
+    if (rc == 1) {
+        rc = verify_sources(c, &old, &b);
+        if (rc == 0 && a.header)
+            rc = pread_all(c->fd, map, a.header, a.header_offset);
+        if (rc == 0 && b.nrows)
+            rc = read_rows(c->fd, map + a.header, &a, &b);
+    }
     if (map && map != MAP_FAILED)
         munmap(map, size);
     if (rc) {

@@ -173,6 +173,7 @@ static void commit_free(struct hcommit *c)
         free(c->mem[i].path);
         free(c->mem[i].stage);
         free(c->mem[i].runs);
+        free(c->mem[i].chunk_crc);
     }
     for (size_t i = 0; i < c->ndrops; i++)
         free(c->drops[i]);
@@ -470,6 +471,32 @@ static int runs_fit(const struct commit_run *runs, uint32_t n, uint64_t size)
     return 1;
 }
 
+/* A member's chunk checksums from MSG_WRITTEN (malloc'ed, NULL for none); in->bad when the
+ * message claims more than it holds. */
+static uint32_t *get_chunks(struct cmsg *in, uint32_t *chunk_size, uint32_t *n)
+{
+    *chunk_size = cmsg_get_u32(in);
+    *n = cmsg_get_u32(in);
+    if (in->bad || (uint64_t)*n * 4 > in->len - in->rd) {
+        in->bad = 1;
+        return NULL;
+    }
+    uint32_t *crc = *n ? malloc(*n * sizeof *crc) : NULL;
+    for (uint32_t k = 0; k < *n; k++) {
+        uint32_t v = cmsg_get_u32(in);
+        if (crc)
+            crc[k] = v;
+    }
+    return crc;
+}
+
+/* Chunk checksums the format allows for a member of size bytes: one per chunk. */
+static int chunks_fit(uint64_t size, uint64_t cs, uint64_t n)
+{
+    return cs >= SLUICE_CONTAINER_CHUNK_MIN && cs <= SLUICE_CONTAINER_CHUNK_MAX && !(cs & (cs - 1)) &&
+           n == (size + cs - 1) / cs;
+}
+
 static void on_written(struct cmsg *in)
 {
     struct hcommit *c = find_active(cmsg_get_u32(in));
@@ -494,10 +521,18 @@ static void on_written(struct cmsg *in)
             runs[r].logical = cmsg_get_u64(in);
             runs[r].length = cmsg_get_u64(in);
         }
+        uint32_t csize, nch;
+        uint32_t *chunks = get_chunks(in, &csize, &nch);
         for (size_t k = 0; k < c->nmem; k++) {
             struct gm *g = &c->mem[k];
             if (g->src == owner && g->seq == seq) {
                 g->crc = crc;
+                if (chunks && c->array && !g->chunk_crc && chunks_fit(g->size, csize, nch)) {
+                    g->chunk_crc = chunks;
+                    g->chunk_size = csize;
+                    g->nchunks = nch;
+                    chunks = NULL;
+                }
                 if (vanished)
                     g->keep = 0; /* unlinked meanwhile: left out of the index */
                 if (!runs_fit(runs, nruns, g->size)) {
@@ -510,6 +545,7 @@ static void on_written(struct cmsg *in)
             }
         }
         free(runs);
+        free(chunks);
     }
     if (in->bad && !c->err)
         c->err = -EPROTO;

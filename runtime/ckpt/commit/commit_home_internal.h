@@ -36,6 +36,8 @@ struct gm {
     long old_index;
     struct commit_run *runs; /* its data runs as its writer stored them (NULL: one, dense) */
     uint32_t nruns;
+    uint32_t *chunk_crc; /* its chunk checksums (array sets, shuffled: COMMIT_ARRAY_CHUNK), or NULL */
+    uint32_t chunk_size, nchunks;
     char *stage; /* new members: the staging file's name in its stage folder */
     int writer;  /* new members: the rank that copies it (direct path), -1 shuffled */
 };

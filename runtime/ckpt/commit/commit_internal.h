@@ -76,7 +76,8 @@ enum commit_msg_type {
     MSG_WRITE,         /* home -> writer: {id, tmp, n, n x (owner, seq, offset, size, staging
                           file name)}: the members of the writer's group (direct_writers.c) */
     MSG_WRITTEN,       /* writer -> home: {id, err, n, n x (owner, seq, crc, vanished, nruns,
-                          nruns x (logical, length))}: the data runs stored, the rest holes */
+                          nruns x (logical, length), chunk_size, nchunks, nchunks x crc)}: the
+                          data runs stored, the rest holes; the chunk checksums (0 chunks: none) */
     MSG_DONE,          /* home -> rank: {id, err, version}: the members you sent are committed */
     MSG_FLUSHED,       /* home -> rank: {req, err}: answer to FLUSH / UNLINK */
     MSG_TWOPHASE,      /* home -> participant: its share of a two-phase plan (twophase_part.c) */
@@ -278,6 +279,10 @@ int commit_home_busy(void);
 /* The data runs of a staged member (SEEK_DATA/SEEK_HOLE of its staging file): what the
  * container stores of it; the rest are holes, never written, read as zeros. */
 #define COMMIT_MAX_RUNS 1024 /* more runs than this: stored densely, one run */
+/* Members of a set laid out as an array carry a checksum per this many of their bytes (format
+ * 1.3 chunk checksums): a restart on another decomposition verifies only the chunks it reads
+ * (commit_array_chunks.c, docs/LAYOUT.md). */
+#define COMMIT_ARRAY_CHUNK (16u << 10)
 struct commit_run {
     uint64_t logical, length;
 };

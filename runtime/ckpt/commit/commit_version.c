@@ -130,7 +130,10 @@ void commit_version_finish(struct hcommit *c)
                                        .mtime_ns = g->mtime_ns,
                                        .crc32c = g->crc,
                                        .n_extents = ne,
-                                       .extents = ne ? &ext[e0] : NULL};
+                                       .extents = ne ? &ext[e0] : NULL,
+                                       .chunk_size = g->chunk_crc ? g->chunk_size : 0,
+                                       .n_chunks = g->chunk_crc ? g->nchunks : 0,
+                                       .chunk_crc = g->chunk_crc};
         e0 += ne;
         k++;
     }

@@ -76,6 +76,8 @@ static void on_write(int home, struct cmsg *in)
         cmsg_put_u32(&out, copies[i].crc);
         cmsg_put_u32(&out, (uint32_t)copies[i].vanished);
         commit_put_runs(&out, copies[i].runs, copies[i].runs ? copies[i].nruns : 0);
+        cmsg_put_u32(&out, 0); /* no chunk checksums on the direct path */
+        cmsg_put_u32(&out, 0);
     }
     for (uint32_t i = 0; copies && i < n; i++)
         free(copies[i].runs);

@@ -20,10 +20,11 @@
  *
  * Every rank that takes part answers the home with one MSG_WRITTEN carrying the CRC32C of its
  * own members (combined from the pieces' CRCs, which are computed as the pieces are read, in
- * whatever order the rounds take them). Nothing here blocks on another rank: jobs advance only
- * through MPI_Test*, so commits of several sets, with different homes and aggregators, can be
- * in flight at once without deadlock. MPI's non-overtaking rule keeps the pieces between one
- * writer and one aggregator in order, which is the order both sides derive from the plan. */
+ * whatever order the rounds take them), and for a set laid out as an array the CRC32C of each
+ * chunk of them, from the same staged bytes (put_own_chunks). Nothing here blocks on another rank: jobs
+ * advance only through MPI_Test*, so commits of several sets, with different homes and aggregators, can be in
+ * flight at once without deadlock. MPI's non-overtaking rule keeps the pieces between one writer and one
+ * aggregator in order, which is the order both sides derive from the plan. */
 #include "ckpt/commit/commit_internal.h"
 #include "ckpt/commit/twophase_msg.h"
 #include "ckpt/commit/twophase_part.h"
@@ -79,6 +80,7 @@ struct tp_job {
     struct commit_tp_member *m;
     size_t n;
     uint64_t unit;
+    uint32_t chunk;             /* > 0: answer my members' chunk checksums */
     struct sluice_tp_plan plan; /* this rank's share, local numbering (twophase_part.h) */
     uint64_t *piece_id;         /* per piece: its index in the home's plan (trace ids) */
     int err;
@@ -566,6 +568,35 @@ static void put_own_runs(struct cmsg *out, const struct tp_job *j, const struct 
     free(runs);
 }
 
+/* The CRC32C of each j->chunk bytes of my member i (format 1.3 chunk checksums), from its
+ * staged bytes as its CRC is, so that they are as end-to-end as that CRC: computed where the
+ * bytes were written, before the shuffle. None (the reader then verifies whole members) when
+ * not asked for, when the member vanished, or when its bytes cannot be read again. */
+static void put_own_chunks(struct cmsg *out, const struct tp_job *j, size_t i)
+{
+    const struct commit_tp_member *m = &j->m[i];
+    uint64_t cs = j->chunk, n = cs && !m->vanished && m->size ? (m->size + cs - 1) / cs : 0;
+    uint32_t *crc = n && n <= UINT32_MAX ? malloc(n * sizeof *crc) : NULL;
+    unsigned char *buf = n && !j->maps[i] ? malloc(cs) : NULL;
+    if (!crc || (!j->maps[i] && (!buf || j->fds[i] < 0)))
+        n = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t len = m->size - k * cs < cs ? m->size - k * cs : cs;
+        const unsigned char *p = j->maps[i] ? j->maps[i] + k * cs : buf;
+        if (!j->maps[i] && sluice_full_pread(j->fds[i], buf, len, k * cs) != 0) {
+            n = 0;
+            break;
+        }
+        crc[k] = sluice_crc32c_update(0, p, len);
+    }
+    cmsg_put_u32(out, (uint32_t)cs);
+    cmsg_put_u32(out, (uint32_t)n);
+    for (uint64_t k = 0; k < n; k++)
+        cmsg_put_u32(out, crc[k]);
+    free(crc);
+    free(buf);
+}
+
 static void job_free(struct tp_job *j)
 {
     for (size_t i = 0; j->fds && i < j->n; i++)
@@ -629,6 +660,7 @@ static void job_finish(struct tp_job *j)
         cmsg_put_u32(&out, j->m[i].crc);
         cmsg_put_u32(&out, (uint32_t)j->m[i].vanished);
         put_own_runs(&out, j, &j->m[i]);
+        put_own_chunks(&out, j, i);
     }
     commit_send(j->home, &out);
     if (sluice_trace_active())
@@ -730,6 +762,7 @@ static void twophase_handle(int home, uint32_t type, struct cmsg *in)
     j->id = part.id;
     snprintf(j->tmp, sizeof j->tmp, "%s", part.tmp);
     j->unit = part.unit;
+    j->chunk = part.chunk;
     j->plan = part.plan;
     j->m = part.m;
     j->n = part.n;

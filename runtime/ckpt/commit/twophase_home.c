@@ -196,7 +196,8 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
         }
     }
     /* Each participant gets only its share of the plan (twophase_part.c): its shuffled members. */
-    int participants = shuffle ? commit_twophase_send_parts(id, tmp, unit, &plan, m, n) : 0;
+    int participants =
+        shuffle ? commit_twophase_send_parts(id, tmp, unit, array ? COMMIT_ARRAY_CHUNK : 0, &plan, m, n) : 0;
     if (participants < 0) {
         /* Nothing was sent: every member is written directly after all. */
         sluice_log_warn("checkpoint commit: two-phase plan failed (%s); writing directly",

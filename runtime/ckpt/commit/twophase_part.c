@@ -3,7 +3,7 @@
  * (twophase_part.h). The home buckets members and pieces by rank once (counting sort), so the
  * shares of all participants cost O(members + pieces + ranks) to build.
  *
- * MSG_TWOPHASE: {id, tmp, unit, round_size,
+ * MSG_TWOPHASE: {id, tmp, unit, chunk, round_size,
  *                nmem, nmem x (seq, offset, size),    (its shuffled members only)
  *                ndom, ndom x (aggregator, begin, end, base, nrounds),
  *                npieces, npieces x (piece id, domain, round, file_off, size, src, member_off,
@@ -61,6 +61,7 @@ struct home_ctx {
     uint32_t id;
     const char *tmp;
     uint64_t unit;
+    uint32_t chunk;
     const struct sluice_tp_plan *plan;
     const struct commit_tp_member *m;
     struct buckets mb, pb;
@@ -90,6 +91,7 @@ static void put_share(struct home_ctx *h, int r)
     cmsg_put_u32(&msg, h->id);
     cmsg_put_str(&msg, h->tmp);
     cmsg_put_u64(&msg, h->unit);
+    cmsg_put_u32(&msg, h->chunk);
     cmsg_put_u64(&msg, p->round_size);
     cmsg_put_u32(&msg, (uint32_t)(h->mb.first[r + 1] - h->mb.first[r]));
     for (size_t x = h->mb.first[r]; x < h->mb.first[r + 1]; x++) {
@@ -152,11 +154,11 @@ static void put_share(struct home_ctx *h, int r)
     commit_send(r, &msg);
 }
 
-int commit_twophase_send_parts(uint32_t id, const char *tmp, uint64_t unit, const struct sluice_tp_plan *plan,
-                               const struct commit_tp_member *m, size_t n)
+int commit_twophase_send_parts(uint32_t id, const char *tmp, uint64_t unit, uint32_t chunk,
+                               const struct sluice_tp_plan *plan, const struct commit_tp_member *m, size_t n)
 {
     int size = commit_g.size;
-    struct home_ctx h = {.id = id, .tmp = tmp, .unit = unit, .plan = plan, .m = m};
+    struct home_ctx h = {.id = id, .tmp = tmp, .unit = unit, .chunk = chunk, .plan = plan, .m = m};
     int rc = bucket(&h.mb, n, size, member_key, m);
     if (rc == 0)
         rc = bucket(&h.pb, plan->npieces, size, piece_key, plan);
@@ -242,6 +244,7 @@ int commit_twophase_part_decode(struct cmsg *in, int me, struct commit_tp_part *
     out->id = cmsg_get_u32(in);
     snprintf(out->tmp, sizeof out->tmp, "%s", cmsg_get_str(in));
     out->unit = cmsg_get_u64(in);
+    out->chunk = cmsg_get_u32(in);
     p->round_size = cmsg_get_u64(in);
     uint32_t n = cmsg_get_u32(in);
     if (in->bad || too_many(in, n, 24))

@@ -22,6 +22,7 @@ struct commit_tp_part {
     uint32_t id;
     char tmp[PATH_MAX];
     uint64_t unit;
+    uint32_t chunk;             /* > 0: answer the chunk checksums of its members (twophase_exec.c) */
     struct sluice_tp_plan plan; /* local numbering; plan.pieces[k].member indexes m, or
                                    COMMIT_TP_NOT_MINE */
     struct commit_tp_member *m; /* this participant's shuffled members (src is this rank) */
@@ -30,10 +31,11 @@ struct commit_tp_part {
 };
 
 /* Home: sends each participant (the ranks that staged a shuffled member of m: writer -1, and
- * the aggregators of plan's domains) its share of plan as one MSG_TWOPHASE. Returns how many
- * were sent, or -ENOMEM (then none was). */
-int commit_twophase_send_parts(uint32_t id, const char *tmp, uint64_t unit, const struct sluice_tp_plan *plan,
-                               const struct commit_tp_member *m, size_t n);
+ * the aggregators of plan's domains) its share of plan as one MSG_TWOPHASE; chunk > 0 asks the
+ * writers for their members' checksums per chunk of that many bytes. Returns how many were
+ * sent, or -ENOMEM (then none was). */
+int commit_twophase_send_parts(uint32_t id, const char *tmp, uint64_t unit, uint32_t chunk,
+                               const struct sluice_tp_plan *plan, const struct commit_tp_member *m, size_t n);
 /* Participant `me`: decodes a MSG_TWOPHASE. 0, -EPROTO or -ENOMEM (out is then freed). */
 int commit_twophase_part_decode(struct cmsg *in, int me, struct commit_tp_part *out);
 void commit_twophase_part_free(struct commit_tp_part *p);

@@ -40,10 +40,13 @@ extern "C" {
 
 /* ---- format constants ---------------------------------------------------------------------- */
 
-#define SLUICE_CONTAINER_FORMAT_MAJOR 1       /* a reader rejects another major */
-#define SLUICE_CONTAINER_FORMAT_MINOR 1       /* a reader accepts any minor of its major; 1: index copy */
-#define SLUICE_CONTAINER_FORMAT_MINOR_ARRAY 2 /* written when the header holds an array layout record */
-#define SLUICE_CONTAINER_ARRAY_MAX 512        /* bytes of an array layout record, its NUL included */
+#define SLUICE_CONTAINER_FORMAT_MAJOR 1        /* a reader rejects another major */
+#define SLUICE_CONTAINER_FORMAT_MINOR 1        /* a reader accepts any minor of its major; 1: index copy */
+#define SLUICE_CONTAINER_FORMAT_MINOR_ARRAY 2  /* written when the header holds an array layout record */
+#define SLUICE_CONTAINER_ARRAY_MAX 512         /* bytes of an array layout record, its NUL included */
+#define SLUICE_CONTAINER_FORMAT_MINOR_CHUNKS 3 /* member records may carry chunk checksums */
+#define SLUICE_CONTAINER_CHUNK_MIN 512u        /* chunk sizes: powers of two in [MIN, MAX] */
+#define SLUICE_CONTAINER_CHUNK_MAX (1u << 30)
 #define SLUICE_CONTAINER_SUFFIX ".sluice"
 /* Marker of a virtual per-rank folder, ".<rel>.sluice-dir" beside the containers
  * (runtime/ckpt/capture/capture_vdirs.c); reserved like container names. */
@@ -96,6 +99,12 @@ struct sluice_member {
     uint32_t crc32c;     /* CRC32C of the logical bytes [0, size), holes as zeros */
     uint32_t n_extents;
     const struct sluice_extent *extents; /* sorted by logical, non-overlapping, inside size */
+    /* Format 1.3 (optional, 0 for none): CRC32C of each chunk_size bytes of the logical bytes,
+     * chunk j being [j * chunk_size, min((j + 1) * chunk_size, size)), holes as zeros; so that
+     * a reader of part of a member verifies only the chunks it reads (docs/FORMAT.md). */
+    uint32_t chunk_size;
+    uint32_t n_chunks; /* ceil(size / chunk_size) */
+    const uint32_t *chunk_crc;
 };
 
 struct sluice_container_meta {

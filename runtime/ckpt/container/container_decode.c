@@ -283,14 +283,29 @@ static int load_copy(const struct source *s, const struct decoded_header *h, con
 }
 
 /* Walks the index records. Pass 1 (c == NULL) validates and counts; pass 2 fills c. */
+/* A record's chunk checksums (format 1.3): rest bytes after its path, when they begin with
+ * CHK_MAGIC, must be exactly the chunks of a size-byte member. 0 (*n, *size_out; *n = 0 when
+ * the bytes are reserved ones) or -1 when they are inconsistent. */
+static int record_chunks(const unsigned char *k, uint64_t rest, uint64_t size, uint32_t *chunk_size,
+                         uint32_t *n)
+{
+    *n = 0;
+    if (rest < CHK_HEAD || get32(k) != CHK_MAGIC)
+        return 0;
+    *chunk_size = get32(k + 4);
+    *n = get32(k + 8);
+    return chunks_ok(size, *chunk_size, *n) && chunks_bytes(*n) <= rest ? 0 : -1;
+}
+
 static int walk_index(const char *name, const unsigned char *idx, uint64_t len, uint32_t count,
                       uint64_t data_start, uint64_t index_offset, uint64_t *n_ext, uint64_t *path_bytes,
-                      struct sluice_container *c, struct sluice_extent *ext, char *str, char *err,
-                      size_t errlen)
+                      uint64_t *n_chunk, struct sluice_container *c, struct sluice_extent *ext,
+                      uint32_t *chunk, char *str, char *err, size_t errlen)
 {
     uint64_t at = IDX_HEAD;
     *n_ext = 0;
     *path_bytes = 0;
+    *n_chunk = 0;
     for (uint32_t i = 0; i < count; i++) {
         if (len - at < REC_FIXED)
             return FAIL("%s: corrupt index (record %u of %u runs past its end)", name, i, count);
@@ -324,8 +339,18 @@ static int walk_index(const char *name, const unsigned char *idx, uint64_t len, 
                 ext[e] = (struct sluice_extent){.logical = lo, .file_offset = fo, .length = ln};
             }
         }
+        uint32_t csize = 0, nc = 0;
+        if (record_chunks((const unsigned char *)path + sluice_pad8(plen), rs - need, size, &csize, &nc))
+            return FAIL("%s: corrupt index (member %.*s: chunk checksums do not fit the member)", name,
+                        (int)plen, path);
         if (c) {
             struct sluice_member *m = &c->members[i];
+            for (uint32_t j = 0; j < nc; j++)
+                chunk[j] = get32((const unsigned char *)path + sluice_pad8(plen) + CHK_HEAD + 4 * (size_t)j);
+            m->chunk_size = nc ? csize : 0;
+            m->n_chunks = nc;
+            m->chunk_crc = nc ? chunk : NULL;
+            chunk += nc;
             memcpy(str, path, plen);
             str[plen] = 0;
             m->path = str;
@@ -340,6 +365,7 @@ static int walk_index(const char *name, const unsigned char *idx, uint64_t len, 
             str += plen + 1;
         }
         *n_ext += ne;
+        *n_chunk += nc;
         *path_bytes += (uint64_t)plen + 1;
         at += rs;
     }
@@ -385,9 +411,9 @@ static int decode(const char *name, const struct source *s, struct sluice_contai
                     (unsigned long long)f.index_length);
     }
     uint64_t data_start = sluice_align_up(h.header_size, h.block_size);
-    uint64_t n_ext, path_bytes;
-    rc = walk_index(name, idx, f.index_length, f.count, data_start, f.index_offset, &n_ext, &path_bytes, NULL,
-                    NULL, NULL, err, errlen);
+    uint64_t n_ext, path_bytes, n_chunk;
+    rc = walk_index(name, idx, f.index_length, f.count, data_start, f.index_offset, &n_ext, &path_bytes,
+                    &n_chunk, NULL, NULL, NULL, NULL, err, errlen);
     if (rc < 0) {
         free(idx);
         return rc;
@@ -397,7 +423,8 @@ static int decode(const char *name, const struct source *s, struct sluice_contai
     size_t name_len = strlen(name);
     size_t off_members = sluice_pad8(sizeof(struct sluice_container));
     size_t off_ext = off_members + (size_t)f.count * sizeof(struct sluice_member);
-    size_t off_str = off_ext + (size_t)n_ext * sizeof(struct sluice_extent);
+    size_t off_chunk = off_ext + (size_t)n_ext * sizeof(struct sluice_extent);
+    size_t off_str = off_chunk + (size_t)n_chunk * sizeof(uint32_t);
     size_t total = off_str + (size_t)path_bytes + h.key_len + 1 + name_len + 1;
     unsigned char *block = calloc(1, total);
     if (!block) {
@@ -407,8 +434,9 @@ static int decode(const char *name, const struct source *s, struct sluice_contai
     struct sluice_container *c = (struct sluice_container *)block;
     c->members = (struct sluice_member *)(block + off_members);
     char *str = (char *)block + off_str;
-    walk_index(name, idx, f.index_length, f.count, data_start, f.index_offset, &n_ext, &path_bytes, c,
-               (struct sluice_extent *)(block + off_ext), str, err, errlen);
+    walk_index(name, idx, f.index_length, f.count, data_start, f.index_offset, &n_ext, &path_bytes, &n_chunk,
+               c, (struct sluice_extent *)(block + off_ext), (uint32_t *)(block + off_chunk), str, err,
+               errlen);
     free(idx);
     str += path_bytes;
     memcpy(str, h.key, h.key_len + 1);

@@ -123,7 +123,8 @@ int sluice_container_layout(const uint64_t *sizes, uint32_t n, uint32_t block_si
 
 static size_t record_size(const struct sluice_member *m)
 {
-    return REC_FIXED + (size_t)m->n_extents * EXT_SIZE + sluice_pad8(strlen(m->path));
+    return REC_FIXED + (size_t)m->n_extents * EXT_SIZE + sluice_pad8(strlen(m->path)) +
+           (size_t)chunks_bytes(m->n_chunks);
 }
 
 static size_t index_size(const struct sluice_member *members, uint32_t n)
@@ -141,12 +142,13 @@ size_t sluice_container_tail_size(const struct sluice_member *members, uint32_t 
 }
 
 /* A footer (magic FTR_MAGIC, or FTC_MAGIC for the copy's) describing the index at `at`. */
-static void encode_footer(unsigned char *f, const char *magic, uint32_t n, uint64_t at, uint64_t len,
-                          uint64_t file_size, uint64_t version, uint32_t index_crc, uint32_t header_crc)
+static void encode_footer(unsigned char *f, const char *magic, uint16_t minor, uint32_t n, uint64_t at,
+                          uint64_t len, uint64_t file_size, uint64_t version, uint32_t index_crc,
+                          uint32_t header_crc)
 {
     memcpy(f, magic, 8);
     put16(f + FTR_OFF_MAJOR, SLUICE_CONTAINER_FORMAT_MAJOR);
-    put16(f + FTR_OFF_MINOR, SLUICE_CONTAINER_FORMAT_MINOR);
+    put16(f + FTR_OFF_MINOR, minor);
     put32(f + FTR_OFF_COUNT, n);
     put64(f + FTR_OFF_INDEX_OFF, at);
     put64(f + FTR_OFF_INDEX_LEN, len);
@@ -163,6 +165,8 @@ static int member_ok(const struct sluice_member *m, uint64_t data_start, uint64_
     if (!m->path || !sluice_container_path_ok(m->path, strlen(m->path)))
         return 0;
     if (m->n_extents && !m->extents)
+        return 0;
+    if (m->n_chunks && (!m->chunk_crc || !chunks_ok(m->size, m->chunk_size, m->n_chunks)))
         return 0;
     uint64_t next = 0;
     for (uint32_t e = 0; e < m->n_extents; e++) {
@@ -203,8 +207,11 @@ long sluice_container_encode_tail(const struct sluice_container_meta *meta,
     memcpy(p, IDX_MAGIC, 8);
     put32(p + 8, n);
     size_t at = IDX_HEAD;
+    uint16_t minor = SLUICE_CONTAINER_FORMAT_MINOR; /* the footer's: 3 when the index has chunks */
     for (uint32_t i = 0; i < n; i++) {
         const struct sluice_member *m = &members[i];
+        if (m->n_chunks)
+            minor = SLUICE_CONTAINER_FORMAT_MINOR_CHUNKS;
         unsigned char *r = p + at;
         size_t rs = record_size(m), plen = strlen(m->path);
         put32(r + 0, (uint32_t)rs);
@@ -222,6 +229,14 @@ long sluice_container_encode_tail(const struct sluice_container_meta *meta,
             put64(x + 16, m->extents[e].length);
         }
         memcpy(x, m->path, plen);
+        if (m->n_chunks) {
+            unsigned char *k = x + sluice_pad8(plen);
+            put32(k + 0, CHK_MAGIC);
+            put32(k + 4, m->chunk_size);
+            put32(k + 8, m->n_chunks);
+            for (uint32_t j = 0; j < m->n_chunks; j++)
+                put32(k + CHK_HEAD + 4 * (size_t)j, m->chunk_crc[j]);
+        }
         at += rs;
     }
     size_t index_len = at;
@@ -235,9 +250,10 @@ long sluice_container_encode_tail(const struct sluice_container_meta *meta,
     uint32_t icrc = sluice_crc32c_update(0, p, index_len), hcrc = get32(hdr + HDR_OFF_CRC);
     size_t half = index_len + SLUICE_CONTAINER_FOOTER_SIZE;
     uint64_t file_size = index_offset + ts;
-    encode_footer(p + index_len, FTC_MAGIC, n, index_offset, index_len, file_size, meta->version, icrc, hcrc);
+    encode_footer(p + index_len, FTC_MAGIC, minor, n, index_offset, index_len, file_size, meta->version, icrc,
+                  hcrc);
     memcpy(p + half, p, index_len);
-    encode_footer(p + half + index_len, FTR_MAGIC, n, index_offset + half, index_len, file_size,
+    encode_footer(p + half + index_len, FTR_MAGIC, minor, n, index_offset + half, index_len, file_size,
                   meta->version, icrc, hcrc);
     return (long)ts;
 }

@@ -35,6 +35,8 @@
 #define IDX_HEAD 16  /* magic, member count, reserved */
 #define REC_FIXED 40 /* member record before its extents */
 #define EXT_SIZE 24
+#define CHK_MAGIC 0x4b4e4843u /* "CHNK": a member record's chunk checksums follow its path (1.3) */
+#define CHK_HEAD 16           /* magic, chunk_size, n_chunks, reserved */
 
 #define FTR_MAGIC "SLUICEFT"
 #define FTC_MAGIC "SLUICEFC" /* footer of the index copy (format 1.1) */
@@ -89,6 +91,19 @@ static inline uint64_t get64(const unsigned char *p)
 static inline int is_pow2(uint64_t v)
 {
     return v != 0 && (v & (v - 1)) == 0;
+}
+
+/* Chunk checksums of a member (format 1.3): a chunk size the format allows and the count it
+ * gives for size bytes; and the bytes they take after the record's path (0 for none). */
+static inline int chunks_ok(uint64_t size, uint64_t chunk_size, uint64_t n_chunks)
+{
+    return is_pow2(chunk_size) && chunk_size >= SLUICE_CONTAINER_CHUNK_MIN &&
+           chunk_size <= SLUICE_CONTAINER_CHUNK_MAX && n_chunks == (size + chunk_size - 1) / chunk_size;
+}
+
+static inline uint64_t chunks_bytes(uint64_t n_chunks)
+{
+    return n_chunks ? CHK_HEAD + sluice_pad8(4 * n_chunks) : 0;
 }
 
 /* The I/O table in effect (never NULL fields). */

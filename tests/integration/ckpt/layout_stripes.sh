@@ -6,7 +6,10 @@
 # container, no stripe is written by two processes, and at least 95 % of the bytes go in whole
 # aligned stripes. Without the layout's array the members would be contiguous per rank; here
 # the container's array region must be the canonical array (checked by a restart on 2 ranks,
-# which reads blocks of another decomposition from it).
+# which reads blocks of another decomposition from it). Then a byte flipped in the array region
+# of the 4-rank container (docs/LAYOUT.md, "Restart on another decomposition"): a 3-rank restart
+# verifies only the chunks of the old members that each rank reads, so the rank whose block holds
+# the byte fails with one line naming the member and the chunk, and the others read their blocks.
 app=$SLUICE_APPS_DIR/mpi_ckpt_array
 check=$SOURCE_DIR/tests/integration/ckpt/stripe_writers.py
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE SLUICE_STRIPING_UNIT=256K SLUICE_CB_BUFFER_SIZE=1M
@@ -31,3 +34,20 @@ for n in 4 3; do
   SLUICE_CAPTURE="$d/ckpt.%r" RUN_TIMEOUT=60 run_dist 2 \
     "$app" read "$d" 64 64 128 64 || fail "n$n: a restart on 2 ranks read wrong blocks"
 done
+
+# The 4-rank container has chunk checksums (footer minor 3). Element (30,5,7) lies in old rank
+# 0's block (grid 2x2x1, rows of 1 KiB: chunk 60 of 16 KiB of its member) and in new rank 1's
+# (grid 3x1x1: planes 21 to 41); new rank 0 reads planes 0 to 20 of old rank 0 (chunks 0 to 42).
+c4=$PWD/n4/ckpt.@r.sluice
+expect_eq "n4: footer minor (chunk checksums)" 3 "$(od -An -tu2 -j $(($(stat -c %s "$c4") - 54)) -N2 "$c4" | tr -d ' ')"
+array=$("$SLUICE_BIN_DIR/sluice-ckpt" info "$c4" | sed -n 's/.*,array=\([0-9]*\).*/\1/p')
+at=$((array + ((30 * 64 + 5) * 128 + 7) * 8))
+byte=$(od -An -tu1 -j "$at" -N1 "$c4" | tr -d ' ')
+printf "$(printf '\\%03o' $((byte ^ 1)))" | dd of="$c4" bs=1 seek="$at" conv=notrunc status=none
+SLUICE_CAPTURE="$PWD/n4/ckpt.%r" RUN_TIMEOUT=60 run_dist 3 "$app" read "$PWD/n4" 64 64 128 64 >flip.out 2>flip.err &&
+  fail "n4: a restart read a block that holds a flipped byte"
+cat flip.err
+expect_eq "lines naming the corrupt chunk" 1 "$(grep -c "member $PWD/n4/ckpt.0 (rank 0): chunk 60 (bytes 983040..999424) checksum mismatch" flip.err)"
+expect_eq "ranks that could not read their block" "rank 1: cannot open" "$(sed -n 's/^\(rank [0-9]*: cannot open\) .*/\1/p' flip.err)"
+expect_eq "ranks that said anything else" "" "$(grep '^rank ' flip.err | grep -v 'cannot open' || true)"
+echo "ok: n4: the flipped byte failed the one rank that reads its chunk, with one line; the others read their blocks"

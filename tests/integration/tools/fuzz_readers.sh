@@ -26,6 +26,12 @@ mkdir -p wa
 SLUICE_CAPTURE="$PWD/wa/ckpt.%r" SLUICE_LAYOUT="$PWD/wa/ckpt.%r:header=8,dtype=f8,shape=4x3x2" SLUICE_BLOCK_SIZE=512 \
   run_sluice "$SLUICE_APPS_DIR/mpi_ckpt_array" write "$PWD/wa" 4 3 2 8 || fail "the array seed's writer failed"
 cp wa/ckpt.@r.sluice corpus-container/array.sluice
+# The same on 2 ranks: written by the two-phase writer (512-byte stripes keep the seed small),
+# its member records carry chunk checksums.
+mkdir -p wa2
+SLUICE_CAPTURE="$PWD/wa2/ckpt.%r" SLUICE_LAYOUT="$PWD/wa2/ckpt.%r:header=8,dtype=f8,shape=4x3x2" SLUICE_BLOCK_SIZE=512 SLUICE_STRIPING_UNIT=512 \
+  run_dist 2 "$SLUICE_APPS_DIR/mpi_ckpt_array" write "$PWD/wa2" 4 3 2 8 || fail "the 2-rank array seed's writer failed"
+cp wa2/ckpt.@r.sluice corpus-container/array2.sluice
 SLUICE_TRACE_DIR=$PWD/traces SLUICE_BACKTRACE=4 run_sluice ls w >/dev/null
 cp traces/*.sluicetrace corpus-trace/
 
