@@ -66,6 +66,7 @@ static int answer(int fd, const char *what, char *ans, size_t cap, int wait_ms)
 struct vote_kind {
     const char *key;
     bool finalize_if_none;
+    void (*all_arrived)(void); /* NULL, or called after the first barrier */
 };
 
 /* PMI-1 get: its rc (0: found) into rc and, if value is not NULL, the value. */
@@ -104,6 +105,8 @@ static enum sluice_start_vote vote(int fd, int rank, const struct vote_kind *k, 
     if (in_barrier ? answer(fd, "barrier_in", ans, cap, -1) != 0
                    : put_and_barrier(fd, kvs, put_key, "1", ans, cap, req) != 0)
         return SLUICE_VOTE_FAILED;
+    if (k->all_arrived)
+        k->all_arrived();
     /* Rank 0 reads the key (unless it votes yes itself) and puts the tally; after a second barrier
      * every other rank that voted no reads the tally, which its node's proxy then holds: a key nobody put is
      * asked of mpiexec by each proxy once per get, N gets in a row at one process (0.5 s of
@@ -211,12 +214,12 @@ static enum sluice_start_vote pmi_vote(int fd, int rank, const struct vote_kind 
 
 enum sluice_start_vote sluice_start_vote(int fd, int rank, bool start)
 {
-    static const struct vote_kind k = {START_KEY, true};
+    static const struct vote_kind k = {START_KEY, true, NULL};
     return pmi_vote(fd, rank, &k, start);
 }
 
-enum sluice_start_vote sluice_exit_vote(int fd, int rank, bool busy)
+enum sluice_start_vote sluice_exit_vote(int fd, int rank, bool busy, void (*all_arrived)(void))
 {
-    static const struct vote_kind k = {EXIT_KEY, false};
+    const struct vote_kind k = {EXIT_KEY, false, all_arrived};
     return pmi_vote(fd, rank, &k, busy);
 }
