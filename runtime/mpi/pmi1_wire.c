@@ -45,11 +45,18 @@ static void keep(char *ans, size_t cap, size_t *used, const char *p, size_t n)
 
 int sluice_pmi1_call(int fd, const char *req, char *ans, size_t cap, int wait_ms)
 {
-    size_t used = 0;
     if (ans && cap)
         ans[0] = '\0';
     if (sluice_pmi1_send(fd, req, strlen(req)) != 0)
         return -1;
+    return sluice_pmi1_answer(fd, ans, cap, wait_ms);
+}
+
+int sluice_pmi1_answer(int fd, char *ans, size_t cap, int wait_ms)
+{
+    size_t used = 0;
+    if (ans && cap)
+        ans[0] = '\0';
     long deadline = now_ms() + wait_ms;
     for (;;) {
         /* What has arrived, up to the end of the answer's line: all of it is the answer. */

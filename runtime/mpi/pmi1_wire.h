@@ -17,6 +17,11 @@ extern "C" {
  * -2 after wait_ms (wait_ms < 0: no limit but the socket's life). */
 int sluice_pmi1_call(int fd, const char *req, char *ans, size_t cap, int wait_ms);
 
+/* Reads the next answer line only, as sluice_pmi1_call does after its request. Requests sent
+ * together in one write (several lines) are answered in order, one line each: MPICH's hydra
+ * proxy handles every whole line of what it read before it reads again (pmip_cb.c, pmi_cb). */
+int sluice_pmi1_answer(int fd, char *ans, size_t cap, int wait_ms);
+
 /* Sends req without waiting for an answer (PMI-1's `abort` has none). 0 or -1. */
 int sluice_pmi1_send(int fd, const char *req, size_t len);
 

@@ -229,14 +229,14 @@ bool sluice_mpi_start_needed(void)
     return needed;
 }
 
-int sluice_mpi_exit_vote(bool busy)
+int sluice_mpi_exit_vote(bool busy, void (*all_arrived)(void))
 {
     const char *cap = sluice_config.CAPTURE;
     if (!(cap && cap[0] && sluice_launcher_fd >= 0 && L()->size >= 2 &&
           sluice_pmi_server() == SLUICE_PMI_HYDRA))
         return -1;
     /* A failed exchange counts as busy: the rank then goes on to the notice counts over MPI. */
-    return sluice_exit_vote(sluice_launcher_fd, L()->rank, busy) != SLUICE_VOTE_NONE;
+    return sluice_exit_vote(sluice_launcher_fd, L()->rank, busy, all_arrived) != SLUICE_VOTE_NONE;
 }
 
 /* With MPI initialized by anyone: make sluice's communicator. Caller holds R.lock. */

@@ -66,8 +66,9 @@ bool sluice_mpi_start_needed(void);
 /* At the exit flush of a job whose ranks use MPI: whether any rank has something to commit
  * (busy: this one has), 1 or 0, decided by every rank at once over hydra's PMI-1 (start_vote.h)
  * where the start vote applies, without an MPI collective; -1 elsewhere (the caller asks over
- * MPI). Every rank of the job must call it, once. */
-int sluice_mpi_exit_vote(bool busy);
+ * MPI). Every rank of the job must call it, once. all_arrived (may be NULL) is called once every rank
+ * has entered the vote, while the vote goes on (not called where -1 is returned). */
+int sluice_mpi_exit_vote(bool busy, void (*all_arrived)(void));
 
 /* Hooks run once, in registration order, after the application's own MPI_Init succeeded,
  * outside sluice's locks (a part that serves other ranks from then on starts there: nothing is

@@ -37,8 +37,10 @@ enum sluice_start_vote sluice_start_vote(int fd, int rank, bool start);
 /* The same vote at the exit flush of a job that started MPI, on key sluice_exit_busy: whether any
  * rank has something to commit or report (busy: this one has). Processes wait asleep in PMI's
  * barrier, where an MPI collective on oversubscribed cores spins and waits for each peer to be
- * scheduled. Never tells the launcher anything else: MPI's own finalize follows. */
-enum sluice_start_vote sluice_exit_vote(int fd, int rank, bool busy);
+ * scheduled. Never tells the launcher anything else: MPI's own finalize follows. all_arrived (may be
+ * NULL) is called after the first barrier, when every rank has entered the vote, before the wait
+ * for the tally: work begun there overlaps that wait. */
+enum sluice_start_vote sluice_exit_vote(int fd, int rank, bool busy, void (*all_arrived)(void));
 
 #ifdef __cplusplus
 }

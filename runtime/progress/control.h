@@ -15,6 +15,15 @@ extern "C" {
  * post or add_poller starts a new thread. No-op on the progress thread itself. */
 void sluice_progress_stop(void);
 
+/* Asks the thread to end once its queue is empty, without waiting for it: its end then overlaps
+ * what the caller waits for next, and sluice_progress_stop joins it. A post or add_poller before
+ * it has ended calls the stop off (the thread goes on), one after starts a new thread. */
+void sluice_progress_stop_begin(void);
+
+/* Runs fn(arg) on the calling thread, never at the same time as a posted item or a poller (on the
+ * progress thread or on a program thread helping in MPI): for the last item of a thread stopped. */
+void sluice_progress_run_here(void (*fn)(void *arg), void *arg);
+
 /* sluice_progress_stop, and from now on no thread is ever started again: posted work runs at
  * once on the posting thread and pollers are no longer called. Used at process exit. */
 void sluice_progress_shutdown(void);

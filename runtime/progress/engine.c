@@ -76,6 +76,8 @@ static struct {
     int calling_poller; /* id of the poller the thread is in, 0 if none */
     pthread_t thread;
     bool running, stop_requested;
+    bool stop_soon; /* sluice_progress_stop_begin: end once idle, unless work is posted again */
+    bool joinable;  /* `thread` was started and is not joined yet (it may have ended its loop) */
     atomic_bool shut_down;
     struct sluice_sleeper sleeper;
     _Atomic uint64_t sleep_max_us_override;
@@ -277,10 +279,11 @@ int sluice_progress_help(void)
 static bool should_exit(void)
 {
     pthread_mutex_lock(&E.lock);
-    bool done = E.stop_requested && E.head == NULL;
+    bool done = (E.stop_requested || E.stop_soon) && E.head == NULL;
     if (done) {
         E.running = false;
         E.stop_requested = false;
+        E.stop_soon = false;
     }
     pthread_mutex_unlock(&E.lock);
     return done;
@@ -389,11 +392,23 @@ static void *progress_main(void *unused)
     return NULL;
 }
 
-/* Starts the thread if none runs. Caller holds E.lock. */
+/* Starts the thread if none runs. Caller holds E.lock, which a thread that ended its loop without
+ * being joined yet (sluice_progress_stop_begin) is joined without. Work or a poller arriving is
+ * work for the thread: a stop asked for by stop_begin is called off. */
 static void ensure_running_locked(void)
 {
+    E.stop_soon = false;
     if (E.running || atomic_load(&E.shut_down))
         return;
+    if (E.joinable) {
+        pthread_t old = E.thread;
+        E.joinable = false;
+        pthread_mutex_unlock(&E.lock);
+        pthread_join(old, NULL);
+        pthread_mutex_lock(&E.lock);
+        if (E.running || atomic_load(&E.shut_down))
+            return; /* another poster started one meanwhile */
+    }
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -407,6 +422,7 @@ static void ensure_running_locked(void)
     }
     pthread_setname_np(E.thread, "sluice-progress");
     E.running = true;
+    E.joinable = true;
     stat_add(&E.stats.threads_started, 1);
 }
 
@@ -515,16 +531,37 @@ void sluice_progress_stop(void)
         return;
     pthread_mutex_lock(&E.ctl);
     pthread_mutex_lock(&E.lock);
-    bool running = E.running;
+    bool join = E.joinable; /* running, or ended after stop_begin */
     pthread_t t = E.thread;
-    if (running)
+    if (E.running)
         E.stop_requested = true;
+    E.joinable = false;
     pthread_mutex_unlock(&E.lock);
-    if (running) {
+    if (join) {
         sluice_progress_wake();
         pthread_join(t, NULL);
     }
     pthread_mutex_unlock(&E.ctl);
+}
+
+void sluice_progress_stop_begin(void)
+{
+    if (on_progress_thread)
+        return;
+    pthread_mutex_lock(&E.lock);
+    bool running = E.running;
+    if (running)
+        E.stop_soon = true;
+    pthread_mutex_unlock(&E.lock);
+    if (running)
+        sluice_progress_wake();
+}
+
+void sluice_progress_run_here(void (*fn)(void *arg), void *arg)
+{
+    pthread_mutex_lock(&ctx);
+    fn(arg);
+    pthread_mutex_unlock(&ctx);
 }
 
 void sluice_progress_shutdown(void)
@@ -602,6 +639,8 @@ static void atfork_child(void)
     E.calling_poller = 0;
     E.running = false;
     E.stop_requested = false;
+    E.stop_soon = false;
+    E.joinable = false;
     sluice_sleeper_init(&E.sleeper);
     atomic_store(&E.stats.threads_started, 0);
     pthread_mutex_init(&E.lock, NULL);

@@ -286,6 +286,43 @@ TEST_F(ProgressEngine, StopJoinsTheThreadAndTheNextPostStartsANewOne)
     EXPECT_EQ(stats().threads_started, started + 1);
 }
 
+// stop_begin asks the thread to end without waiting for it; the thread ends on its own (the exit
+// vote's barrier overlaps that), and a post afterwards joins it and starts a new one. A post right
+// after stop_begin calls the stop off or starts a new thread: its work runs either way and a
+// thread is left running. run_here runs on the calling thread.
+TEST_F(ProgressEngine, StopBeginEndsTheThreadWithoutWaitingAndAPostStartsItAgain)
+{
+    sluice_progress_post([](void *) {}, nullptr);
+    sluice_progress_drain();
+    ASSERT_EQ(stats().running, 1);
+    uint64_t started = stats().threads_started;
+    sluice_progress_stop_begin();
+    for (int i = 0; i < 5000 && stats().running; i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(stats().running, 0);
+    std::atomic<int> done{0};
+    sluice_progress_post([](void *a) { static_cast<std::atomic<int> *>(a)->store(1); }, &done);
+    sluice_progress_drain();
+    EXPECT_EQ(done.load(), 1);
+    EXPECT_EQ(stats().running, 1);
+    EXPECT_EQ(stats().threads_started, started + 1);
+
+    sluice_progress_stop_begin();
+    sluice_progress_post([](void *a) { static_cast<std::atomic<int> *>(a)->store(2); }, &done);
+    sluice_progress_drain();
+    EXPECT_EQ(done.load(), 2);
+    EXPECT_EQ(stats().running, 1);
+
+    sluice_progress_stop_begin();
+    sluice_progress_stop();
+    EXPECT_EQ(stats().running, 0);
+    std::thread::id ran_on;
+    sluice_progress_run_here([](void *a) { *static_cast<std::thread::id *>(a) = std::this_thread::get_id(); },
+                             &ran_on);
+    EXPECT_EQ(ran_on, std::this_thread::get_id());
+    EXPECT_EQ(stats().running, 0);
+}
+
 // Runs fn in a forked child and returns its exit status (fn returns the status).
 int in_child(int (*fn)())
 {

@@ -313,7 +313,12 @@ static int flush_alone(void)
  * busy. */
 static int exit_any_busy(bool busy, MPI_Comm comm)
 {
-    int v = sluice_mpi_exit_vote(busy);
+    /* A rank with nothing to commit asks its progress thread to end once every rank has entered
+     * the vote (before that, a rank still running the program may wait for this one's thread: a
+     * flush at the stage limit, a served OpenCL call): the thread's end overlaps the vote's second
+     * barrier, and where no rank is busy it has ended by the time it is joined. Where another rank
+     * is busy, the final protocol's post starts it again (or calls the stop off). */
+    int v = sluice_mpi_exit_vote(busy, busy ? NULL : sluice_progress_stop_begin);
     if (v >= 0)
         return v;
     uint64_t mine = busy, any = 0;
@@ -394,11 +399,12 @@ int sluice_commit_flush_all(void)
         /* No rank captured anything or has an error: nothing to commit, nothing to agree on (the
          * notice counts, the final protocol's collective and hand-offs to the progress thread
          * cost an MPI program's MPI_Finalize 2x plain at 4 ranks). The progress thread has nothing
-         * left to serve either: it runs the transport's stop as its last item and ends here, one
-         * hand-off where a drain and MPI_Finalize's own stop of the thread made two (each waits
-         * for the thread to be scheduled). A later post starts it again. */
-        sluice_progress_post(go_stop, NULL);
+         * left to serve either: asked to end during the vote, it is joined here, and the
+         * transport's stop, its last item, runs on this thread (no hand-off: a post would wait for
+         * a thread to be scheduled; MPI_Finalize's own stop finds none). A later post starts it
+         * again. */
         sluice_progress_stop();
+        sluice_progress_run_here(go_stop, NULL);
         pthread_mutex_lock(&commit_g.lock);
         flush_done = 1;
         flush_announced = commit_g.announced;

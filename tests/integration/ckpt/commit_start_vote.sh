@@ -21,15 +21,23 @@ for n in 3 2; do
   # The vote costs mpiexec one PMI get, not one per rank: rank 0 reads the vote's key and puts the
   # tally, which the other ranks read from their proxy (a key nobody put is asked of mpiexec at
   # every get: N in a row at one process before). Counted with strace on mpiexec (the first
-  # process of the trace), where there is strace.
+  # process of the trace), where there is strace. Each rank's vote is 4 writes on its PMI socket
+  # (sluice's own sendto calls; hydra's go through write): the greeting (init, get_maxes,
+  # get_my_kvsname) and the first barrier_in in one, the second barrier_in (rank 0: with its put of
+  # the tally), one get (rank 0: of the key, the others: of the tally) and finalize; 7 at every
+  # rank and 8 at rank 0 before, one request each.
   d=$PWD/none$n
   mkdir -p "$d"
   wrap=()
-  command -v strace > /dev/null && wrap=(strace -f -qq -s 200 -e trace=read -o "$d/strace")
+  command -v strace > /dev/null && wrap=(strace -f -qq -s 200 -e trace=read,sendto -o "$d/strace")
   out=$(timeout 60 "${wrap[@]}" "$MPIEXEC" -n "$n" env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE="$d/ck.%r" \
     SLUICE_TRACE_DIR="$d/trace" bash -c 'echo "rank $PMI_RANK"; exit 3') && rc=0 || rc=$?
   [ ${#wrap[@]} -eq 0 ] || expect_eq "$n ranks, nothing captured: PMI gets mpiexec answered" "1" \
     "$(awk 'NR == 1 {p = $1} $1 == p && /cmd=get / {c++} END {print c + 0}' "$d/strace")"
+  [ ${#wrap[@]} -eq 0 ] || expect_eq "$n ranks, nothing captured: sluice's PMI writes" "$((4 * n))" \
+    "$(grep -c 'sendto([0-9]*, "cmd=' "$d/strace" || true)"
+  [ ${#wrap[@]} -eq 0 ] || expect_eq "$n ranks, nothing captured: greetings in one write with the barrier" "$n" \
+    "$(grep -c 'sendto([0-9]*, "cmd=init .*cmd=get_maxes\\ncmd=get_my_kvsname\\ncmd=barrier_in\\n"' "$d/strace" || true)"
   expect_eq "$n ranks, nothing captured: exit status as the program's" "3" "$rc"
   expect_eq "$n ranks, nothing captured: output" "$n" "$(printf '%s\n' "$out" | grep -c '^rank ')"
   expect_eq "$n ranks, nothing captured: trace files" "$n" "$(ls "$d/trace" | wc -l)"
@@ -45,15 +53,16 @@ for n in 3 2; do
   # collective and hand-offs to the progress thread: MPI_Finalize 1.5-1.7x plain before), so
   # none records the exit flush's COMMIT_END (the mixed job below does). The collectives are
   # counted by apps/plugins/finalize_collectives.c, preloaded before sluice.
-  # Each rank's process greets the launcher (PMI's init, get_maxes, get_my_kvsname: three round
-  # trips through its node's proxy) once, at the start vote; the exit vote reuses the answers
-  # (twice before). sluice's PMI requests are its own sendto calls (MPICH's go through write),
-  # counted with strace on every rank at 3 ranks (strace costs each job about 1 s), where there is
-  # strace.
+  # Each rank's process greets the launcher (PMI's init, get_maxes, get_my_kvsname, in one write)
+  # once, at the start vote; the exit vote reuses the answers (twice before). Requests that need
+  # no answer before the next share a write (a put and the barrier_in after it), and a rank that
+  # votes yes reads no tally: 6 writes per rank, 5 at rank 0 (10 and 12 before, one request each).
+  # sluice's PMI requests are its own sendto calls (MPICH's go through write), counted with strace
+  # on every rank at 3 ranks (strace costs each job about 1 s), where there is strace.
   d=$PWD/mpi$n
   mkdir -p "$d/coll" "$d/pmi"
   wrap=()
-  [ "$n" = 3 ] && command -v strace > /dev/null && wrap=(strace -ff -qq -e trace=sendto -s 100 -o "$d/pmi/st")
+  [ "$n" = 3 ] && command -v strace > /dev/null && wrap=(strace -ff -qq -e trace=sendto -s 200 -o "$d/pmi/st")
   timeout 60 "$MPIEXEC" -n "$n" "${wrap[@]}" env LD_PRELOAD="$SLUICE_APPS_DIR/libfinalize_collectives.so $SLUICE_LIB" \
     FINALIZE_COLLECTIVES_DIR="$d/coll" SLUICE_CAPTURE="$d/ck.%r" \
     SLUICE_TRACE_DIR="$d/trace" "$SLUICE_APPS_DIR/mpi_trace_hello" > /dev/null \
@@ -63,8 +72,10 @@ for n in 3 2; do
       want=$n
       [ "$req" = barrier_in ] && want=$((4 * n)) # two at the start vote, two at the exit vote
       expect_eq "$n ranks, MPI program, nothing captured: sluice's PMI $req requests" "$want" \
-        "$(cat "$d/pmi"/st.* | grep -c "^sendto(.*\"cmd=$req[ \\]" || true)"
+        "$(cat "$d/pmi"/st.* | grep '^sendto(' | grep -o "cmd=$req[ \\]" | wc -l)"
     done
+    expect_eq "$n ranks, MPI program, nothing captured: sluice's PMI writes" "$((6 * n - 1))" \
+      "$(cat "$d/pmi"/st.* | grep -c '^sendto([0-9]*, "cmd=' || true)"
   fi
   expect_eq "$n ranks, MPI program, nothing captured: final commit protocols at exit" "0" \
     "$("$trace" dump "$d/trace" | grep -c 'COMMIT_END set="(exit: all sets)"' || true)"
