@@ -131,10 +131,10 @@ while not stop and time.monotonic() < end:
     for name in os.listdir("/proc"):
         if not name.isdigit() or name in other:
             continue
-        if name not in ranks:
+        if ranks.get(name, -1) < 0:  # not yet seen, or seen before its launcher gave it a rank
             env = read("/proc/%s/environ" % name)
             if env is None or marker not in b"\0" + env:
-                if env is not None:
+                if env is not None and name not in ranks:
                     other.add(name)
                 continue
             ranks[name] = rank_of(env)
