@@ -21,8 +21,9 @@
 #      and right after it (the same minute's load)
 #   H, c the commit's messages: 1-byte checkpoints of 2 ranks on 2 nodes and of 8 ranks on 4 nodes,
 #      until durable - m_c L = H + c N (two sizes: c the slope, never below 0, H the rest)
-# Every run, calibration and point, has bench/whatif_cpu.py beside it: the CPU share S its
-# processes got (time on a CPU / time they wanted one, from their threads' schedstat). The
+# Every run, calibration and point, has bench/whatif_cpu.py beside it: the CPU share S the threads
+# doing its commit got in the commit's window (time on a CPU / time they wanted one, from their
+# schedstat; `sluice-trace whatif --window` gives the window and the threads; TRACE.wcpu). The
 # CPU-bound inputs are calibrated at a whole CPU (P, M, P_d and E: each run's rate / its S; H, c
 # and L: each run's time x its S, L because a GlusterFS metadata operation is its threads'
 # scheduling; medians of 3) and each point's model gets its own run's S (`whatif --cpu-share S

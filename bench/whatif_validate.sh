@@ -2,20 +2,23 @@
 # SPDX-License-Identifier: MIT
 # Validates `sluice-trace whatif`'s model on this machine: two-phase checkpoints of 1 to 16 ranks
 # (members of SIZE bytes each, default 4 MiB) into a folder on the build directory's file system,
-# all ranks on this one node. The model's inputs are calibrated as bench/whatif_cluster.sh does on
-# the testbed, once, never per point (median of 3 each): the metadata latency L (1 rank, 1-byte
-# member: until durable / m_c), the file system's bandwidth B (dd of 32 MiB, conv=fdatasync, into
-# the checkpoint folder), the aggregation bandwidth M and the commit pass P (2 ranks of 8 MiB into
-# a tmpfs folder, one round: bench/whatif_gather.py on the trace), the direct path's pass P_d (1
-# rank of 8 MiB into the tmpfs folder: bench/whatif_gather.py --direct), the commit's messages H
-# and c (1-byte checkpoints of 2 and 8 ranks right after each L: until durable - m_c L = H + c N);
-# one node (I unbounded), whose one client is the file system's (F = B). P, M, P_d, H and c at a
-# whole CPU: every run has bench/whatif_cpu.py beside it, the CPU share S its processes got
-# (rates / S, times x S), and each point's model gets its run's S (`whatif --cpu-share`). Then
-# each point runs REPS times (default 3): measured time until durable, the model's estimate, their
-# ratio, load average and S.
+# all ranks on this one node. The model's inputs are calibrated once, never per point (median of 3
+# each), on that same storage: B from a dd-like write (bench/whatif_cpu.py --dd, 32 MiB and
+# fdatasync) split into its CPU part and the device's, B = F = 1 / the device's s per byte, and the
+# model in --write-back (the page cache takes the commit's pass, the fsync flushes it after); the
+# metadata latency L (1 rank, 1-byte member: until durable / m_c, split the same way: the home's
+# commit thread on a CPU, l_on, and the rest, l_io; at a share S, L = l_on / S + l_io); the
+# aggregation bandwidth M and the commit pass P (2 ranks of 8 MiB, one round:
+# bench/whatif_gather.py on the trace), the direct path's pass P_d (1 rank of 8 MiB:
+# bench/whatif_gather.py --direct), the commit's messages H and c (1-byte checkpoints of 2 and 8
+# ranks right after each L: until durable - m_c L = H + c N); one node (I unbounded). P, M, P_d, H
+# and c at a whole CPU: every run has bench/whatif_cpu.py beside it, and the CPU share S of the
+# threads doing its commit in the commit's window (`sluice-trace whatif --window`; TRACE.wcpu)
+# scales them (rates / S, times x S); each point's model gets its run's S (`whatif --cpu-share`).
+# Then each point runs REPS times (default 3): measured time until durable, the model's estimate,
+# their ratio, load average, S and the processes' share over their lives.
 # Usage: bench/whatif_validate.sh BUILD_DIR [SIZE] [REPS] [KEEP]  (KEEP: a folder that keeps the
-# calibration and each point's trace with its CPU share, nN-R and nN-R.cpu, to rerun the model on)
+# calibration and each point's trace with its CPU shares and samples, nN-R and nN-R.{cpu,wcpu,samples})
 set -euo pipefail
 build=$(cd "$1" && pwd); size=${2:-4194304}; reps=${3:-3}; keep=${4:-}
 [ -z "$keep" ] || mkdir -p "$keep"
