@@ -158,6 +158,42 @@ static void usage(FILE *to)
                 "                     ns; bench/whatif_cpu.py --window gives their CPU share in it)\n");
 }
 
+/* The inputs read from the trace, the model's parameters and assumptions, and the rows. */
+static void print_model(const struct model *m, const struct whatif_measured *w, double extra)
+{
+    printf(
+        "From the trace (%d ranks on %d hosts): last version %d members of %.0f bytes on average; container "
+        "commit %.0f metadata operations; file per process %.2f per file (open, close, fsync); shuffle %.0f "
+        "bytes, share %.4f to another host's aggregator, share %.4f kept by the writer, rounds of %.0f "
+        "bytes; path %s; measured until durable %.6f s\n",
+        w->ranks, w->hosts, w->members, w->member_bytes, w->container_meta, w->file_meta, w->shuffle_bytes,
+        w->remote_share, w->self_share, w->round_bytes, w->direct ? "direct" : "two-phase", w->durable_s);
+    printf("Model: %.0f targets x %.3g B/s, stripe unit %.0f B, container over %.0f targets; metadata %.3g s "
+           "per op, %.3g ops/s; %.0f ranks per node at %.3g B/s, client %.3g B/s, commit pass %.3g B/s, "
+           "direct %.3g B/s, aggregation %.3g B/s, from other nodes %.3g B/s; commit messages %.3g s + "
+           "%.3g s per rank (these six at CPU share %.3g)%s\n",
+           m->targets, m->target_bw, m->stripe_unit, m->stripe_count, m->md_latency, m->md_rate,
+           m->ranks_per_node, m->node_bw, m->client_bw, m->commit_bw, m->direct_bw, m->agg_bw, m->remote_bw,
+           m->commit_latency, m->rank_cost, m->cpu_share,
+           m->write_back ? "; write-back client (pass, then flush)" : "");
+    printf("Assumes: members of the mean size everywhere; file per process on one target each, round-robin;\n"
+           "the container in full-stripe writes (no lock contention), one aggregator per node, a round\n"
+           "gathered then written while the next is gathered; metadata and data do not overlap; no caching,\n"
+           "no other jobs.\n\n");
+    printf("%9s %14s %12s %12s %14s %12s %12s %12s %12s %9s\n", "ranks", "per-process s", "metadata s",
+           "data s", "container s", "control s", "gather s", "write s", "data s", "speed-up");
+    double ns[4] = {1000, 10000, 100000, extra};
+    for (int i = 0; i < 4; i++) {
+        if (ns[i] <= 0)
+            continue;
+        double fm, fd;
+        struct container_terms t;
+        double f = fpp_time(m, w, ns[i], &fm, &fd), k = container_time(m, w, ns[i], &t);
+        printf("%9.0f %14.6f %12.6f %12.6f %14.6f %12.6f %12.6f %12.6f %12.6f %8.2fx\n", ns[i], f, fm, fd, k,
+               t.meta, t.gather, t.write, t.data, f / k);
+    }
+}
+
 int whatif_main(int argc, char **argv)
 {
     static const struct option opts[] = {{"targets", required_argument, NULL, 'T'},
@@ -263,36 +299,7 @@ int whatif_main(int argc, char **argv)
         trace_set_free(&set);
         return status;
     }
-    printf(
-        "From the trace (%d ranks on %d hosts): last version %d members of %.0f bytes on average; container "
-        "commit %.0f metadata operations; file per process %.2f per file (open, close, fsync); shuffle %.0f "
-        "bytes, share %.4f to another host's aggregator, share %.4f kept by the writer, rounds of %.0f "
-        "bytes; path %s; measured until durable %.6f s\n",
-        w.ranks, w.hosts, w.members, w.member_bytes, w.container_meta, w.file_meta, w.shuffle_bytes,
-        w.remote_share, w.self_share, w.round_bytes, w.direct ? "direct" : "two-phase", w.durable_s);
-    printf("Model: %.0f targets x %.3g B/s, stripe unit %.0f B, container over %.0f targets; metadata %.3g s "
-           "per op, %.3g ops/s; %.0f ranks per node at %.3g B/s, client %.3g B/s, commit pass %.3g B/s, "
-           "direct %.3g B/s, aggregation %.3g B/s, from other nodes %.3g B/s; commit messages %.3g s + "
-           "%.3g s per rank (these six at CPU share %.3g)%s\n",
-           m.targets, m.target_bw, m.stripe_unit, m.stripe_count, m.md_latency, m.md_rate, m.ranks_per_node,
-           m.node_bw, m.client_bw, m.commit_bw, m.direct_bw, m.agg_bw, m.remote_bw, m.commit_latency,
-           m.rank_cost, m.cpu_share, m.write_back ? "; write-back client (pass, then flush)" : "");
-    printf("Assumes: members of the mean size everywhere; file per process on one target each, round-robin;\n"
-           "the container in full-stripe writes (no lock contention), one aggregator per node, a round\n"
-           "gathered then written while the next is gathered; metadata and data do not overlap; no caching,\n"
-           "no other jobs.\n\n");
-    printf("%9s %14s %12s %12s %14s %12s %12s %12s %12s %9s\n", "ranks", "per-process s", "metadata s",
-           "data s", "container s", "control s", "gather s", "write s", "data s", "speed-up");
-    double ns[4] = {1000, 10000, 100000, extra};
-    for (int i = 0; i < 4; i++) {
-        if (ns[i] <= 0)
-            continue;
-        double fm, fd;
-        struct container_terms t;
-        double f = fpp_time(&m, &w, ns[i], &fm, &fd), k = container_time(&m, &w, ns[i], &t);
-        printf("%9.0f %14.6f %12.6f %12.6f %14.6f %12.6f %12.6f %12.6f %12.6f %8.2fx\n", ns[i], f, fm, fd, k,
-               t.meta, t.gather, t.write, t.data, f / k);
-    }
+    print_model(&m, &w, extra);
     trace_set_free(&set);
     return status;
 }
