@@ -21,8 +21,9 @@
 #      and right after it (the same minute's load)
 #   H, c the commit's messages: 1-byte checkpoints of 2 ranks on 2 nodes and of 8 ranks on 4 nodes,
 #      until durable - m_c L = H + c N (two sizes: c the slope, never below 0, H the rest)
-# Every run, calibration and point, has bench/whatif_cpu.py beside it: the CPU share S its
-# processes got (time on a CPU / time they wanted one, from their threads' schedstat). The
+# Every run, calibration and point, has bench/whatif_cpu.py beside it: the CPU share S the threads
+# doing its commit got in the commit's window (time on a CPU / time they wanted one, from their
+# schedstat; `sluice-trace whatif --window` gives the window and the threads; TRACE.wcpu). The
 # CPU-bound inputs are calibrated at a whole CPU (P, M, P_d and E: each run's rate / its S; H, c
 # and L: each run's time x its S, L because a GlusterFS metadata operation is its threads'
 # scheduling; medians of 3) and each point's model gets its own run's S (`whatif --cpu-share S
@@ -71,21 +72,27 @@ in_tb() { (cd "$dir/shared" && "$testbed" run --dir "$dir" "$@"); }
 # variables given; prints the trace.
 ckpt() {
   local t=$dir/shared/trace-$1 cpu rc=0
-  rm -rf "$t" "$t.cpu"
+  rm -rf "$t" "$t.cpu" "$t.wcpu" "$t.samples"
   "$testbed" exec --dir "$dir" node0 sh -c "rm -rf '$2' && mkdir -p '$2'" # node0 sees it as every node does
-  python3 "$here/whatif_cpu.py" "SLUICE_TRACE_DIR=$t" "$(basename "$app")" "$t.ready" > "$t.cpu" &
+  python3 "$here/whatif_cpu.py" "SLUICE_TRACE_DIR=$t" "$(basename "$app")" "$t.ready" "$t.samples" > "$t.cpu" &
   cpu=$!
   ready "$t.ready"
   in_tb env SLUICE_CB_WRITE=enable SLUICE_CAPTURE="$2/ckpt.%r" SLUICE_TRACE_DIR="$t" "${@:6}" \
     timeout 300 mpiexec -hosts "$3" -n "$4" env LD_PRELOAD="$lib" "$app" write "$2" "$5" > /dev/null || rc=$?
   kill -TERM "$cpu" && wait "$cpu" || true
   [ "$rc" = 0 ] || return "$rc"
+  python3 "$here/whatif_cpu.py" --window "$t.samples" $("$trace" whatif --window "$t") > "$t.wcpu"
   echo "$t"
 }
 # ready FILE: wait (at most 60 s) until the CPU sampler has made its first pass.
 ready() { local i; for ((i = 0; i < 1200; i++)); do [ -e "$1" ] && rm -f "$1" && return 0; sleep 0.05; done; }
-# share TRACE: the CPU share the run's processes got (bench/whatif_cpu.py beside it), 1 if unknown.
-share() { awk '{print ($1 == "-" ? 1 : $1)}' "$1.cpu" 2> /dev/null || echo 1; }
+# share TRACE: the CPU share S the threads doing the run's commit got in its commit window
+# (TRACE.wcpu; a run kept before it was measured: its processes' share over their lives, TRACE.cpu),
+# 1 if unknown.
+share() {
+  local f=$1.wcpu; [ -e "$f" ] || f=$1.cpu
+  awk 'NR == 1 {print ($1 == "-" ? 1 : $1)}' "$f" 2> /dev/null || echo 1
+}
 field() { "$trace" whatif "$1" | sed -n "s/.*$2.*/\\1/p"; }
 durable() { field "$1" 'measured until durable \([0-9.]*\) s'; }
 meta_ops() { field "$1" 'container commit \([0-9]*\) metadata operations'; }
@@ -230,7 +237,7 @@ for rate in $rates; do
       for ((r = 0; r < reps; r++)); do
         t=$(ckpt "$p-$size" "$dir/netfs/$p-$size" "${hosts%,}" "$n" "$(bytes "$size")")
         rm -rf "$keep/$rate-$p-$size-$r" && cp -r "$t" "$keep/$rate-$p-$size-$r" && load > "$keep/$rate-$p-$size-$r.load"
-        cp "$t.cpu" "$keep/$rate-$p-$size-$r.cpu"
+        for x in cpu wcpu samples; do cp "$t.$x" "$keep/$rate-$p-$size-$r.$x"; done
         row "$rate" "$p" "$size" "$r" | tee -a "$keep/rows-$rate"
       done
     done

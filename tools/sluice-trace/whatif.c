@@ -31,6 +31,9 @@
  *     write     W = max(N b / (c B),           (the striped targets,
  *                       D / min(I, F, P))      the node's link, client or commit pass; P_d
  *                                              for P where the version took the direct path)
+ *               with --write-back (a client that caches, flushed by the fsync: one host's disk)
+ *               W = D / min(I, P) + max(N b / (c B), D / F): the pass, then the flush; the same
+ *               for file per process's data
  *     data      min(k, 2) / k (G + W) + max(k - 2, 0) / k max(G, W), k = ceil(D / Q) rounds:
  *               two round buffers are filled at once and written, then each further round is
  *               gathered while the one before is written (G + W up to two rounds)
@@ -58,6 +61,7 @@
 struct model {
     double targets, target_bw, stripe_unit, stripe_count, md_latency, md_rate, ranks_per_node, node_bw,
         agg_bw, client_bw, commit_bw, direct_bw, remote_bw, commit_latency, rank_cost, cpu_share;
+    int write_back; /* --write-back: the client caches the pass, the fsync flushes it after */
 };
 
 /* The inputs that are the CPU's work are given at a whole CPU; a run whose processes had a CPU
@@ -82,13 +86,24 @@ static double node_out_bw(const struct model *m, int direct)
     return fmin(fmin(m->node_bw, m->client_bw), direct ? m->direct_bw : m->commit_bw);
 }
 
+/* The time to write a node's `node` bytes, `target` bytes on the busiest target of bandwidth `bw`:
+ * through (the pass, the link, the client and the targets at once, the narrowest binds) or, with
+ * --write-back, the pass into the client's cache (link and pass) and then the flush at the fsync
+ * (client and targets), one after the other. */
+static double write_time(const struct model *m, int direct, double node, double target, double bw)
+{
+    if (!m->write_back)
+        return fmax(target / bw, node / node_out_bw(m, direct));
+    double pass = fmin(m->node_bw, direct ? m->direct_bw : m->commit_bw);
+    return node / pass + fmax(target / bw, node / m->client_bw);
+}
+
 static double fpp_time(const struct model *m, const struct whatif_measured *w, double n, double *meta,
                        double *data)
 {
     *meta = m->md_latency + n * w->file_meta / m->md_rate;
-    double per_target = ceil(n / m->targets) * w->member_bytes / m->target_bw;
-    double per_node = fmin(n, m->ranks_per_node) * w->member_bytes / node_out_bw(m, 0);
-    *data = fmax(per_target, per_node);
+    *data = write_time(m, 0, fmin(n, m->ranks_per_node) * w->member_bytes,
+                       ceil(n / m->targets) * w->member_bytes, m->target_bw);
     return *meta + *data;
 }
 
@@ -106,7 +121,7 @@ static double container_time(const struct model *m, const struct whatif_measured
     /* A writer's own pieces (and the direct path's bytes) are written from its stage: no gather. */
     double local = fmax(0, 1 - w->remote_share - w->self_share);
     t->gather = domain * (local / m->agg_bw + w->remote_share / m->remote_bw);
-    t->write = fmax(n * w->member_bytes / (c * m->target_bw), domain / node_out_bw(m, w->direct));
+    t->write = write_time(m, w->direct, domain, n * w->member_bytes / c, m->target_bw);
     /* Both round buffers are posted at once, so the first two rounds arrive together and are
      * written after; from the third on, a round is gathered while the one before is written. */
     double k = fmax(1, ceil(domain / w->round_bytes));
@@ -135,7 +150,48 @@ static void usage(FILE *to)
                 "  --cpu-share S      the share of the time they wanted a CPU that the job's\n"
                 "                     processes had one (1); P, P_d, M, E, H and c are given at a\n"
                 "                     whole CPU: rates times S (E at most I), H and c over S\n"
-                "  --ranks N          estimate for N ranks too (e.g. the traced run's, to compare)\n");
+                "  --write-back       the client caches what the pass writes and the fsync flushes it:\n"
+                "                     W = pass (min(I, P)) + flush (max(targets B, F)), not the max of all\n"
+                "  --ranks N          estimate for N ranks too (e.g. the traced run's, to compare)\n"
+                "  --window           print only the last version's commit window at its home and the\n"
+                "                     threads with commit events in it: T0 T1 RANK:TID... (CLOCK_MONOTONIC\n"
+                "                     ns; bench/whatif_cpu.py --window gives their CPU share in it)\n");
+}
+
+/* The inputs read from the trace, the model's parameters and assumptions, and the rows. */
+static void print_model(const struct model *m, const struct whatif_measured *w, double extra)
+{
+    printf(
+        "From the trace (%d ranks on %d hosts): last version %d members of %.0f bytes on average; container "
+        "commit %.0f metadata operations; file per process %.2f per file (open, close, fsync); shuffle %.0f "
+        "bytes, share %.4f to another host's aggregator, share %.4f kept by the writer, rounds of %.0f "
+        "bytes; path %s; measured until durable %.6f s\n",
+        w->ranks, w->hosts, w->members, w->member_bytes, w->container_meta, w->file_meta, w->shuffle_bytes,
+        w->remote_share, w->self_share, w->round_bytes, w->direct ? "direct" : "two-phase", w->durable_s);
+    printf("Model: %.0f targets x %.3g B/s, stripe unit %.0f B, container over %.0f targets; metadata %.3g s "
+           "per op, %.3g ops/s; %.0f ranks per node at %.3g B/s, client %.3g B/s, commit pass %.3g B/s, "
+           "direct %.3g B/s, aggregation %.3g B/s, from other nodes %.3g B/s; commit messages %.3g s + "
+           "%.3g s per rank (these six at CPU share %.3g)%s\n",
+           m->targets, m->target_bw, m->stripe_unit, m->stripe_count, m->md_latency, m->md_rate,
+           m->ranks_per_node, m->node_bw, m->client_bw, m->commit_bw, m->direct_bw, m->agg_bw, m->remote_bw,
+           m->commit_latency, m->rank_cost, m->cpu_share,
+           m->write_back ? "; write-back client (pass, then flush)" : "");
+    printf("Assumes: members of the mean size everywhere; file per process on one target each, round-robin;\n"
+           "the container in full-stripe writes (no lock contention), one aggregator per node, a round\n"
+           "gathered then written while the next is gathered; metadata and data do not overlap; no caching,\n"
+           "no other jobs.\n\n");
+    printf("%9s %14s %12s %12s %14s %12s %12s %12s %12s %9s\n", "ranks", "per-process s", "metadata s",
+           "data s", "container s", "control s", "gather s", "write s", "data s", "speed-up");
+    double ns[4] = {1000, 10000, 100000, extra};
+    for (int i = 0; i < 4; i++) {
+        if (ns[i] <= 0)
+            continue;
+        double fm, fd;
+        struct container_terms t;
+        double f = fpp_time(m, w, ns[i], &fm, &fd), k = container_time(m, w, ns[i], &t);
+        printf("%9.0f %14.6f %12.6f %12.6f %14.6f %12.6f %12.6f %12.6f %12.6f %8.2fx\n", ns[i], f, fm, fd, k,
+               t.meta, t.gather, t.write, t.data, f / k);
+    }
 }
 
 int whatif_main(int argc, char **argv)
@@ -157,17 +213,23 @@ int whatif_main(int argc, char **argv)
                                          {"rank-cost", required_argument, NULL, 'K'},
                                          {"cpu-share", required_argument, NULL, 'S'},
                                          {"ranks", required_argument, NULL, 'N'},
+                                         {"window", no_argument, NULL, 'w'},
+                                         {"write-back", no_argument, NULL, 'k'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    struct model m = {274,  5e12 / 274, 1048576, 72, 0.0005, 16 * 25000.0, 128,  25e9,
-                      10e9, 0,          10e9,    0,  0,      0.001,        1e-6, 1};
+    struct model m = {274, 5e12 / 274, 1048576, 72, 0.0005, 16 * 25000.0, 128, 25e9, 10e9,
+                      0,   10e9,       0,       0,  0.001,  1e-6,         1,   0};
     double extra = 0;
-    int c;
+    int c, window = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             return 0;
+        }
+        if (c == 'w' || c == 'k') {
+            *(c == 'w' ? &window : &m.write_back) = 1;
+            continue;
         }
         char *end;
         double v = optarg ? strtod(optarg, &end) : 0;
@@ -226,36 +288,18 @@ int whatif_main(int argc, char **argv)
         trace_set_free(&set);
         return 1;
     }
-    printf(
-        "From the trace (%d ranks on %d hosts): last version %d members of %.0f bytes on average; container "
-        "commit %.0f metadata operations; file per process %.2f per file (open, close, fsync); shuffle %.0f "
-        "bytes, share %.4f to another host's aggregator, share %.4f kept by the writer, rounds of %.0f "
-        "bytes; path %s; measured until durable %.6f s\n",
-        w.ranks, w.hosts, w.members, w.member_bytes, w.container_meta, w.file_meta, w.shuffle_bytes,
-        w.remote_share, w.self_share, w.round_bytes, w.direct ? "direct" : "two-phase", w.durable_s);
-    printf("Model: %.0f targets x %.3g B/s, stripe unit %.0f B, container over %.0f targets; metadata %.3g s "
-           "per op, %.3g ops/s; %.0f ranks per node at %.3g B/s, client %.3g B/s, commit pass %.3g B/s, "
-           "direct %.3g B/s, aggregation %.3g B/s, from other nodes %.3g B/s; commit messages %.3g s + "
-           "%.3g s per rank (these six at CPU share %.3g)\n",
-           m.targets, m.target_bw, m.stripe_unit, m.stripe_count, m.md_latency, m.md_rate, m.ranks_per_node,
-           m.node_bw, m.client_bw, m.commit_bw, m.direct_bw, m.agg_bw, m.remote_bw, m.commit_latency,
-           m.rank_cost, m.cpu_share);
-    printf("Assumes: members of the mean size everywhere; file per process on one target each, round-robin;\n"
-           "the container in full-stripe writes (no lock contention), one aggregator per node, a round\n"
-           "gathered then written while the next is gathered; metadata and data do not overlap; no caching,\n"
-           "no other jobs.\n\n");
-    printf("%9s %14s %12s %12s %14s %12s %12s %12s %12s %9s\n", "ranks", "per-process s", "metadata s",
-           "data s", "container s", "control s", "gather s", "write s", "data s", "speed-up");
-    double ns[4] = {1000, 10000, 100000, extra};
-    for (int i = 0; i < 4; i++) {
-        if (ns[i] <= 0)
-            continue;
-        double fm, fd;
-        struct container_terms t;
-        double f = fpp_time(&m, &w, ns[i], &fm, &fd), k = container_time(&m, &w, ns[i], &t);
-        printf("%9.0f %14.6f %12.6f %12.6f %14.6f %12.6f %12.6f %12.6f %12.6f %8.2fx\n", ns[i], f, fm, fd, k,
-               t.meta, t.gather, t.write, t.data, f / k);
+    if (window) {
+        if (w.durable_s < 0) {
+            fprintf(stderr,
+                    "sluice-trace whatif: the last version never became durable (no COMMIT_DURABLE at "
+                    "its home): no commit window\n");
+            status = 1;
+        } else
+            whatif_print_window(&set, &w, stdout);
+        trace_set_free(&set);
+        return status;
     }
+    print_model(&m, &w, extra);
     trace_set_free(&set);
     return status;
 }

@@ -67,6 +67,9 @@ static void measure_home(const struct sluice_trace_file *hf, uint64_t version, c
             if ((int)ev->kind != kd || ev->b != version || !s || !vset || strcmp(s, vset) != 0)
                 continue;
             w->durable_s = (double)ev->dur_ns / 1e9;
+            w->begin_ns = ev->t_ns;
+            w->home_rank = hf->header.rank;
+            w->home_tid = hf->threads[t].info.tid;
             for (size_t u = 0; u < hf->nthreads; u++)
                 for (uint64_t k = 0; k < hf->threads[u].info.events; k++) {
                     const struct sluice_tf_event *mv = &hf->threads[u].events[k];

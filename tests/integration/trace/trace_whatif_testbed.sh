@@ -23,6 +23,11 @@
 #   whatif_400_2x2_8M_share point 2x2, 8 MiB, 400 Mbit/s, with the CPU share its run got (0.0755,
 #                           bench/whatif_cpu.py) against inputs calibrated at a whole CPU (1.54
 #                           at the calibration runs' share 0.1506: the load assumed to be theirs)
+#   whatif_host_2_window    one host, 2 ranks, 4 MiB, its disk in --write-back, the CPU share of
+#                           the threads doing the commit in its window (0.0515, from the run's
+#                           recorded samples: whatif --window and bench/whatif_cpu.py --window
+#                           give it again) against inputs calibrated the same way (2.08 at the
+#                           share over the processes' lives, 0.1154)
 TRACE=$SLUICE_BIN_DIR/sluice-trace
 data=$SOURCE_DIR/tests/integration/trace/data
 # ratio FILE N: measured until durable / the estimate for N ranks, two decimals.
@@ -33,12 +38,12 @@ ratio() {
 within() { awk -v r="$1" 'BEGIN {exit !(r >= 0.75 && r <= 1.33)}'; }
 # check NAME RANKS HOSTS SHARES BOUND T B C L X R I M F P PD E H c [S [S_CAL]]: SHARES as printed;
 # S the run's CPU share (1); BOUND 0 no bound, 1 the ratio within 0.75-1.33, 2 that and outside
-# without PD, E, H and c, 3 that and outside at S_CAL, the calibration runs' share (the load
-# assumed to be the calibration's).
+# without PD, E, H and c, 3 that and outside at S_CAL, the share the case sets against S (the
+# calibration runs', or the processes' over their lives). WRITE_BACK=--write-back: the model so.
 check() {
   local name=$1 n=$2 hosts=$3 shares=$4 bound=$5
   shift 5
-  local args=(--targets "$1" --target-bw "$2" --stripe-count "$3" --md-latency "$4" --md-rate "$5"
+  local args=(${WRITE_BACK:-} --targets "$1" --target-bw "$2" --stripe-count "$3" --md-latency "$4" --md-rate "$5"
     --ranks-per-node "$6" --node-bw "$7" --agg-bw "$8" --client-bw "$9" --commit-bw "${10}" --ranks "$n")
   local terms=(--direct-bw "${11}" --remote-bw "${12}" --commit-latency "${13}" --rank-cost "${14}")
   "$TRACE" whatif "${args[@]}" "${terms[@]}" --cpu-share "${15:-1}" "$data/$name" > "$name.txt" \
@@ -55,10 +60,10 @@ check() {
   echo "$name: measured / model $r"
   if [ "$bound" = 3 ]; then
     "$TRACE" whatif "${args[@]}" "${terms[@]}" --cpu-share "${16}" "$data/$name" > "$name.before.txt" \
-      || fail "$name: whatif at the calibration's CPU share failed"
+      || fail "$name: whatif at CPU share ${16} failed"
     r=$(ratio "$name.before.txt" "$n")
-    ! within "$r" || fail "$name: measured / model $r at the calibration's CPU share: the case does not show it"
-    echo "$name: measured / model $r at the calibration's CPU share ${16}"
+    ! within "$r" || fail "$name: measured / model $r at CPU share ${16}: the case does not show it"
+    echo "$name: measured / model $r at CPU share ${16}"
   fi
   [ "$bound" = 2 ] || return 0
   "$TRACE" whatif "${args[@]}" --commit-latency 0 --rank-cost 0 "$data/$name" > "$name.before.txt" \
@@ -93,6 +98,18 @@ check whatif_400_2x2_8M_share 4 2 \
 check whatif_host_1rank 1 1 \
   "shuffle 0 bytes, share 0.0000 to another host's aggregator, share 1.0000 kept by the writer, rounds of 16777216 bytes; path direct" \
   2 1 67654974 1 0.005933 1e9 16 1e12 31335716 67654974 68210421 26136610 1e12 0.031258 0.000152333
+# Calibrated on one host (bench/whatif_validate.sh, its disk): B = F = 1 / b_io 1047.5 MB/s, L =
+# l_on / S + l_io (29 us / S + 1.85 ms), P 1165 MB/s, M 542 MB/s, P_d 415 MB/s, H 4.4 ms, c 0.12
+# ms, at a whole CPU; the run's S in its commit window 0.0515, over the processes' lives 0.1154.
+window=$("$TRACE" whatif --window "$data/whatif_host_2_window") || fail "whatif --window on the recorded trace failed"
+expect_eq "whatif --window: the window and its threads" "69418726331500 69419126665638 1:8175 0:8088 0:8178 1:8090 1:8185" "$window"
+zcat "$data/whatif_host_2_window.samples.gz" > host_2.samples
+expect_eq "whatif_cpu.py --window: the commit's S" "0.0515" \
+  "$(/usr/bin/python3 "$SOURCE_DIR/bench/whatif_cpu.py" --window host_2.samples $window | cut -d' ' -f1)"
+WRITE_BACK=--write-back check whatif_host_2_window 2 1 \
+  "shuffle 8388608 bytes, share 0.0000 to another host's aggregator, share 0.5000 kept by the writer, rounds of 16777216 bytes; path two-phase" \
+  3 1 1047528461 1 "$(awk 'BEGIN {print 2.9e-05 / 0.0515 + 1.849167e-03}')" 1e9 16 1e12 542144973 1047528461 1165068023 \
+  415135745 1e12 0.004406 0.0001155 0.0515 0.1154
 
 out=$("$TRACE" whatif --cpu-share 1.5 "$data/whatif_host_1rank" 2>&1) && fail "--cpu-share 1.5 was taken"
 expect_eq "--cpu-share 1.5: one line" "$out" "sluice-trace whatif: --cpu-share is a share of the time, at most 1, not '1.5'"
