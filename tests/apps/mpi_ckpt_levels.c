@@ -10,7 +10,9 @@
  *   mpi_ckpt_levels write DIR STEPS PAUSE_MS term
  *       the same with a SIGTERM handler of its own (installed with sigaction, which must then
  *       report it back as the disposition): it writes "sigterm code C from pid P" to
- *       DIR/.term.<rank>; the rank then stops waiting, finalizes MPI and exits with status 43
+ *       DIR/.term.<rank>; the rank then stops waiting, finalizes MPI and exits with status 43.
+ *       Odd ranks set it the System V way instead (sigignore, ssignal, siginterrupt, sigset,
+ *       each checked against what sigaction reports) and write "sigterm sysv"
  *   mpi_ckpt_levels write DIR STEPS PAUSE_MS bytes=N
  *       the same with members of N bytes for every rank and step (bench/redundancy.sh: sizes
  *       large enough that a rate is a rate, not latency)
@@ -79,12 +81,50 @@ static void on_term(int sig, siginfo_t *si, void *uctx)
     got_term = 1; /* a graceful end: every rank leaves its wait and finalizes */
 }
 
+/* The System V calls, which glibc builds on its internal sigaction: each must set and read the
+ * program's disposition as sigaction sees it. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static void on_term_sysv(int sig)
+{
+    static const char line[] = "sigterm sysv\n";
+    (void)sig;
+    got_term = 1;
+    if (write(term_fd, line, sizeof line - 1) < 0)
+        return;
+}
+
+static const char *install_term_sysv(void)
+{
+    struct sigaction now;
+    if (sigignore(SIGTERM) != 0 || sigaction(SIGTERM, NULL, &now) != 0 || now.sa_handler != SIG_IGN)
+        return "sigignore";
+    if (ssignal(SIGTERM, on_term_sysv) != SIG_IGN || sigaction(SIGTERM, NULL, &now) != 0 ||
+        now.sa_handler != on_term_sysv)
+        return "ssignal";
+    if (siginterrupt(SIGTERM, 1) != 0 || sigaction(SIGTERM, NULL, &now) != 0 || (now.sa_flags & SA_RESTART) ||
+        now.sa_handler != on_term_sysv)
+        return "siginterrupt";
+    if (sigset(SIGTERM, SIG_DFL) != on_term_sysv || sigset(SIGTERM, on_term_sysv) != SIG_DFL ||
+        sigaction(SIGTERM, NULL, &now) != 0 || now.sa_handler != on_term_sysv || (now.sa_flags & SA_SIGINFO))
+        return "sigset";
+    return NULL;
+}
+#pragma GCC diagnostic pop
+
 /* The program's own SIGTERM handler; sigaction must report it back as the disposition. */
 static int install_term(const char *dir, int rank)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/.term.%d", dir, rank);
     term_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (rank % 2) {
+        const char *bad = term_fd < 0 ? "open" : install_term_sysv();
+        if (bad)
+            fprintf(stderr, "mpi_ckpt_levels: the SIGTERM disposition set by %s is not the one reported\n",
+                    bad);
+        return bad ? 4 : 0;
+    }
     struct sigaction sa, now;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_term;
@@ -180,6 +220,8 @@ int main(int argc, char **argv)
         fixed_size = strtoull(argv[5] + 6, &end, 10);
         rc = fixed_size > 0 && *end == '\0' ? 0 : 2;
     }
+    if (rc == 4)
+        MPI_Abort(MPI_COMM_WORLD, 4); /* its handler is not in place: the others would wait for its steps */
     if ((argc == 4 || argc == 5 || (argc == 6 && rc == 0)) && strcmp(argv[1], "write") == 0)
         rc = do_write(argv[2], atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : 0, rank);
     else if (argc == 5 && strcmp(argv[1], "verify") == 0)

@@ -5,8 +5,9 @@
  * that MPI's non-overtaking rule keeps the messages of one sender to one receiver in order
  * (a CLOSED notice always arrives before the FLUSH that follows it). Application threads only
  * queue messages; the progress thread sends them (MPI_Isend), completes them, and receives with
- * matched probes (MPI_Improbe/MPI_Mrecv). A job of one process uses an in-process loopback
- * instead and never initializes MPI. */
+ * matched probes and non-blocking receives (MPI_Improbe/MPI_Imrecv), handling each message once
+ * it is complete and every earlier one of its sender was handled. A job of one process uses an
+ * in-process loopback instead and never initializes MPI. */
 #include "ckpt/commit/commit_internal.h"
 #include "mpi/tags.h"
 
@@ -165,6 +166,21 @@ static struct outmsg *inflight;
 static struct outmsg *loop_head, *loop_tail;
 static MPI_Comm commit_comm = MPI_COMM_NULL;
 static volatile int transport_pending; /* queued + in flight, read by exit without the lock */
+
+/* A message being received. MPICH's UCX moves a large message only while both ends call MPI: a
+ * blocking MPI_Mrecv of a 1 MiB redundancy piece held the thread 20-110 ms, and the answers of
+ * the pieces before it waited until the probe loop ran dry (docs/REDUNDANCY.md). So receives
+ * are posted (MPI_Imrecv) and completed by later rounds, which poll without sleeping meanwhile
+ * (MPI-busy mode); several move at once, and whatever else came is handled in between. */
+struct inmsg {
+    int src, done;
+    struct cmsg m;
+    MPI_Request req;
+    struct inmsg *next;
+};
+static struct inmsg *in_head, **in_tail = &in_head; /* in the order they were matched */
+static int in_busy;                                 /* 1: counted in sluice_progress_mpi_busy */
+static volatile int receiving;                      /* posted, not yet handled */
 /* The outbox has its own lock: senders may hold commit_lock. */
 static pthread_mutex_t outbox_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -192,7 +208,8 @@ void commit_send(int dst, struct cmsg *m)
 
 int commit_transport_busy(void)
 {
-    return __atomic_load_n(&transport_pending, __ATOMIC_RELAXED) != 0;
+    return __atomic_load_n(&transport_pending, __ATOMIC_RELAXED) != 0 ||
+           __atomic_load_n(&receiving, __ATOMIC_RELAXED) != 0;
 }
 
 static commit_handler handlers[MSG_TYPES];
@@ -213,10 +230,71 @@ static void dispatch(int src, struct cmsg *m)
         sluice_log_warn("checkpoint commit: ignored a message of unknown type %u from rank %d", type, src);
 }
 
-int commit_transport_poll(void)
+/* Posts a receive of every message that came (MPI_Improbe/MPI_Imrecv). */
+static int post_receives(void)
 {
     int done = 0;
+    for (;;) {
+        int flag = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        MPI_Improbe(MPI_ANY_SOURCE, COMMIT_TAG, commit_comm, &flag, &msg, &st);
+        if (!flag)
+            return done;
+        int count = 0;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        struct inmsg *r = calloc(1, sizeof *r);
+        if (r)
+            r->m.p = malloc(count > 0 ? (size_t)count : 1);
+        if (!r || !r->m.p)
+            sluice_fatal(1, "checkpoint commit: out of memory receiving %d bytes", count);
+        r->src = st.MPI_SOURCE;
+        r->m.cap = r->m.len = (size_t)count;
+        MPI_Imrecv(r->m.p, count, MPI_BYTE, &msg, &r->req);
+        *in_tail = r;
+        in_tail = &r->next;
+        __atomic_add_fetch(&receiving, 1, __ATOMIC_RELAXED);
+        done++;
+    }
+}
 
+/* Handles each complete message whose sender has no earlier one still moving (MPI's order of
+ * one sender's messages is the protocol's: a CLOSED notice before the FLUSH after it). */
+static int handle_received(void)
+{
+    int done = 0;
+    struct inmsg **pp = &in_head;
+    while (*pp) {
+        struct inmsg *r = *pp;
+        if (!r->done)
+            MPI_Test(&r->req, &r->done, MPI_STATUS_IGNORE);
+        int blocked = !r->done;
+        for (struct inmsg *e = in_head; !blocked && e != r; e = e->next)
+            blocked = e->src == r->src;
+        if (blocked) {
+            pp = &r->next;
+            continue;
+        }
+        *pp = r->next;
+        sluice_trace_instant(SLUICE_EV_MSG_RECV, (uint64_t)r->src, (uint64_t)r->m.len, COMMIT_TAG);
+        dispatch(r->src, &r->m);
+        cmsg_free(&r->m);
+        free(r);
+        __atomic_sub_fetch(&receiving, 1, __ATOMIC_RELAXED);
+        done++;
+    }
+    in_tail = pp;
+    if (in_busy != (in_head != NULL)) { /* pieces moving: poll on, as a sender does */
+        in_busy = in_head != NULL;
+        sluice_progress_mpi_busy(in_busy ? 1 : -1);
+    }
+    return done;
+}
+
+/* Sends what was queued (MPI_Isend); messages to this process go to the loopback. */
+static int send_queued(void)
+{
+    int done = 0;
     pthread_mutex_lock(&outbox_lock);
     struct outmsg *q = outbox_head;
     outbox_head = outbox_tail = NULL;
@@ -244,6 +322,12 @@ int commit_transport_poll(void)
         o->next = inflight;
         inflight = o;
     }
+    return done;
+}
+
+int commit_transport_poll(void)
+{
+    int done = send_queued();
 
     /* Complete sends. */
     for (struct outmsg **pp = &inflight; *pp;) {
@@ -261,28 +345,13 @@ int commit_transport_poll(void)
         }
     }
 
-    /* Receive. */
+    /* Receive; the answers the handlers queued leave in this round, not the next. */
     if (commit_g.use_mpi) {
-        for (;;) {
-            int flag = 0;
-            MPI_Message msg;
-            MPI_Status st;
-            MPI_Improbe(MPI_ANY_SOURCE, COMMIT_TAG, commit_comm, &flag, &msg, &st);
-            if (!flag)
-                break;
-            int count = 0;
-            MPI_Get_count(&st, MPI_BYTE, &count);
-            struct cmsg m = {0};
-            m.p = malloc(count > 0 ? (size_t)count : 1);
-            if (!m.p)
-                sluice_fatal(1, "checkpoint commit: out of memory receiving %d bytes", count);
-            m.cap = m.len = (size_t)count;
-            MPI_Mrecv(m.p, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-            sluice_trace_instant(SLUICE_EV_MSG_RECV, (uint64_t)st.MPI_SOURCE, (uint64_t)count, COMMIT_TAG);
-            dispatch(st.MPI_SOURCE, &m);
-            cmsg_free(&m);
-            done++;
-        }
+        done += post_receives();
+        int handled = handle_received();
+        done += handled;
+        if (handled)
+            done += send_queued();
     }
 
     /* Loopback: handlers may queue more self messages; they are taken on the next round. */
@@ -341,6 +410,10 @@ void commit_transport_forget(void)
     pthread_mutex_init(&outbox_lock, NULL);
     outbox_head = outbox_tail = NULL;
     inflight = NULL;
+    in_head = NULL;
+    in_tail = &in_head;
+    in_busy = 0;
+    receiving = 0;
     loop_head = loop_tail = NULL;
     commit_comm = MPI_COMM_NULL;
     transport_pending = 0;

@@ -89,6 +89,16 @@ int sluice_red_copy_path(const char *dir, const char *key, uint64_t v, const cha
     return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
+int sluice_red_tmp_open(const char *path, char *tmp, size_t cap, int *fd)
+{
+    *fd = -1;
+    int n = snprintf(tmp, cap, "%s.tmp.%ld", path, (long)getpid());
+    if (n < 0 || (size_t)n >= cap)
+        return ENAMETOOLONG;
+    *fd = SLUICE_REAL(open)(tmp, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    return *fd < 0 ? errno : 0;
+}
+
 int sluice_red_mark_path(const char *dir, const char *key, uint64_t v, char *out, size_t cap)
 {
     int n =
@@ -438,12 +448,12 @@ int sluice_red_mark_write(const char *dir, const char *key, uint64_t v, const ch
     int rc = sluice_red_mark_path(dir, key, v, path, sizeof path);
     if (rc)
         return rc;
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     int len = snprintf(body, sizeof body, "sluice-protected 1\nversion %" PRIu64 "\nscheme %s\nnodes %d\n", v,
                        scheme, nodes);
-    int fd = SLUICE_REAL(open)(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -errno;
+    int fd;
+    rc = sluice_red_tmp_open(path, tmp, sizeof tmp, &fd);
+    if (rc)
+        return -rc;
     rc = write_all(fd, body, (size_t)len);
     if (SLUICE_REAL(close)(fd) != 0 && rc == 0)
         rc = -errno;

@@ -52,6 +52,10 @@ size_t sluice_red_put_end(unsigned char *out, size_t cap, uint32_t nentries);
 int sluice_red_copy_path(const char *dir, const char *key, uint64_t v, const char *host, char *out,
                          size_t cap);
 int sluice_red_mark_path(const char *dir, const char *key, uint64_t v, char *out, size_t cap);
+/* Creates path's temporary name (PATH.tmp.PID, in tmp: what a file being written keeps until it
+ * is whole and renamed to path), empty, read-write; the descriptor in *fd (-1 on failure).
+ * 0 or an errno. */
+int sluice_red_tmp_open(const char *path, char *tmp, size_t cap, int *fd);
 
 /* Reads and checks a copy's header. 0, -errno, or -EBADMSG. */
 int sluice_red_copy_header(const char *file, struct sluice_red_header *h);

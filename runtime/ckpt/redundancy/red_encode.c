@@ -337,11 +337,8 @@ static struct in_stream *in_open(const struct red_nodes *n, int src, const char 
     if (!dir ||
         sluice_red_copy_path(dir, key, version, n->host[n->node_of[src]], s->path, sizeof s->path) != 0)
         s->err = ENAMETOOLONG;
-    snprintf(s->tmp, sizeof s->tmp, "%s.tmp.%ld", s->path, (long)getpid());
-    if (!s->err) {
-        s->fd = SLUICE_REAL(open)(s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-        s->err = s->fd < 0 ? errno : 0;
-    }
+    if (!s->err)
+        s->err = sluice_red_tmp_open(s->path, s->tmp, sizeof s->tmp, &s->fd);
     s->next = ins;
     ins = s;
     return s;

@@ -115,11 +115,8 @@ static struct xin *in_get(const struct red_nodes *n, const char *key, uint64_t v
     if (!dir || s->pos < 0 || s->S > SLUICE_RED_XOR_MAX_SET ||
         sluice_red_xor_path(dir, key, version, s->path, sizeof s->path) != 0)
         s->err = ENAMETOOLONG;
-    snprintf(s->tmp, sizeof s->tmp, "%s.tmp.%ld", s->path, (long)getpid());
-    if (!s->err) {
-        s->fd = SLUICE_REAL(open)(s->tmp, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-        s->err = s->fd < 0 ? errno : 0;
-    }
+    if (!s->err)
+        s->err = sluice_red_tmp_open(s->path, s->tmp, sizeof s->tmp, &s->fd);
     s->next = ins;
     ins = s;
     return s;
