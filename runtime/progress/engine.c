@@ -643,7 +643,11 @@ static void atfork_child(void)
     E.joinable = false;
     sluice_sleeper_init(&E.sleeper);
     atomic_store(&E.stats.threads_started, 0);
-    pthread_mutex_init(&E.lock, NULL);
+    /* atfork_prepare took E.lock on the thread that forked, which is the child's only thread: it
+     * is released, not made anew (a lock made anew while held reads, to ThreadSanitizer, as held
+     * for good, and sluice_progress_stop's ctl-then-lock order as its inversion). ctl may have
+     * been held by another thread of the parent: made anew. */
+    pthread_mutex_unlock(&E.lock);
     pthread_mutex_init(&E.ctl, NULL);
     pthread_cond_init(&E.changed, NULL);
 }
