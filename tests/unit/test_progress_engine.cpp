@@ -269,19 +269,40 @@ TEST_F(ProgressEngine, WakeResetsTheBackOff)
     ASSERT_TRUE(eventually([] { return stats().last_sleep_ns < 1000000000u; }));
 }
 
-TEST_F(ProgressEngine, StopJoinsTheThreadAndTheNextPostStartsANewOne)
+// Makes sure the thread runs (one empty item) and returns how many threads were started so far.
+uint64_t thread_running_started()
 {
     sluice_progress_post([](void *) {}, nullptr);
     sluice_progress_drain();
-    ASSERT_EQ(stats().running, 1);
-    uint64_t started = stats().threads_started;
+    EXPECT_EQ(stats().running, 1);
+    return stats().threads_started;
+}
+
+// Posts an item that stores v into *done and waits for it to have run.
+void post_store_and_drain(std::atomic<int> *done, int v)
+{
+    struct Store {
+        std::atomic<int> *done;
+        int v;
+    } store{done, v};
+    sluice_progress_post(
+        [](void *a) {
+            auto *st = static_cast<Store *>(a);
+            st->done->store(st->v);
+        },
+        &store);
+    sluice_progress_drain();
+    EXPECT_EQ(done->load(), v);
+}
+
+TEST_F(ProgressEngine, StopJoinsTheThreadAndTheNextPostStartsANewOne)
+{
+    uint64_t started = thread_running_started();
     sluice_progress_stop();
     EXPECT_EQ(stats().running, 0);
     EXPECT_EQ(sluice_progress_thread_cpu_ns(), -1);
     std::atomic<int> done{0};
-    sluice_progress_post([](void *a) { static_cast<std::atomic<int> *>(a)->store(1); }, &done);
-    sluice_progress_drain();
-    EXPECT_EQ(done.load(), 1);
+    post_store_and_drain(&done, 1);
     EXPECT_EQ(stats().running, 1);
     EXPECT_EQ(stats().threads_started, started + 1);
 }
@@ -292,25 +313,18 @@ TEST_F(ProgressEngine, StopJoinsTheThreadAndTheNextPostStartsANewOne)
 // thread is left running. run_here runs on the calling thread.
 TEST_F(ProgressEngine, StopBeginEndsTheThreadWithoutWaitingAndAPostStartsItAgain)
 {
-    sluice_progress_post([](void *) {}, nullptr);
-    sluice_progress_drain();
-    ASSERT_EQ(stats().running, 1);
-    uint64_t started = stats().threads_started;
+    uint64_t started = thread_running_started();
     sluice_progress_stop_begin();
     for (int i = 0; i < 5000 && stats().running; i++)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     EXPECT_EQ(stats().running, 0);
     std::atomic<int> done{0};
-    sluice_progress_post([](void *a) { static_cast<std::atomic<int> *>(a)->store(1); }, &done);
-    sluice_progress_drain();
-    EXPECT_EQ(done.load(), 1);
+    post_store_and_drain(&done, 1);
     EXPECT_EQ(stats().running, 1);
     EXPECT_EQ(stats().threads_started, started + 1);
 
     sluice_progress_stop_begin();
-    sluice_progress_post([](void *a) { static_cast<std::atomic<int> *>(a)->store(2); }, &done);
-    sluice_progress_drain();
-    EXPECT_EQ(done.load(), 2);
+    post_store_and_drain(&done, 2);
     EXPECT_EQ(stats().running, 1);
 
     sluice_progress_stop_begin();
