@@ -354,7 +354,13 @@ int commit_transport_poll(void)
             done += send_queued();
     }
 
-    /* Loopback: handlers may queue more self messages; they are taken on the next round. */
+    /* Loopback: handlers may queue more self messages; they are taken on the next round. They
+     * wait while a message already matched from another rank is still moving: the blocking
+     * receive the posted ones replaced handled such a message before this process's own, and
+     * the protocol's order relies on it (a rank that closed its member before a barrier, then
+     * the home rewriting that member after it: commit_cross_ops, otrunc by rank 0). */
+    if (in_head != NULL)
+        return done;
     struct outmsg *l = loop_head;
     loop_head = loop_tail = NULL;
     while (l) {
