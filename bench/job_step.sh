@@ -34,7 +34,8 @@ modes="plain capture"
 work=$(mktemp -d "${TMPDIR:-/tmp}/job_step.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 MPIEXEC=${MPIEXEC:-mpiexec}
-secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }
+# awk, not bc: some machines (the GPU hosts) have no bc.
+secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.6f\n", b - a}'; }
 stats() { sort -g | awk '{v[NR] = $1} END {printf "%.3f %.3f %.3f", v[int((NR + 1) / 2)], v[1], v[NR]}'; }
 one() {
   local n=$1 mode=$2 l=$lib
@@ -58,7 +59,7 @@ for n in "${ranks[@]}"; do
     [ "$m" = plain ] && continue
     c=$(stats < "$work/$m")
     printf "%6d %-8s %8.3f %8.3f %8.3f   %s/plain %.2fx   each: %s\n" "$n" "$m" $c "$m" \
-      "$(echo "${c%% *} / ${p%% *}" | bc -l)" "$(tr '\n' ' ' < "$work/$m")"
+      "$(awk -v a="${c%% *}" -v b="${p%% *}" 'BEGIN {print a / b}')" "$(tr '\n' ' ' < "$work/$m")"
   done
   echo "       plain each: $(tr '\n' ' ' < "$work/plain")"
 done

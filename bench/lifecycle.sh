@@ -4,6 +4,10 @@
 # (mean of the ranks, ms), the idle progress thread's CPU share (mean and max of the ranks,
 # schedstat), threads and resident memory per rank; plain, with capture on and nothing captured,
 # and with the trace on (clock sync at init and exit). Prints a table; never passes or fails.
+# Trace mode also prints the clock sync's span at init and at exit: from rank 0's CLOCK_SYNC
+# (when it starts serving) to the latest sample of any rank on the aligned timeline (`sluice-trace
+# dump --timeline`), median of the rounds; each rank's sample is the middle of its best round
+# trip, so the span leaves out at most that rank's remaining round trips (microseconds each).
 #
 #   bench/lifecycle.sh [--build DIR] [--idle SECONDS] [--rounds R] [--modes "M..."]
 #                      [--before LIB] [RANKS...]
@@ -56,6 +60,13 @@ one_run() {
   timeout 600 "$MPIEXEC" -n "$n" env "${env[@]}" "$bin" "$idle" |
     awk -v n="$n" -v m="$mode" '{i += $2; f += $3; c += $6; if ($6 > mx) mx = $6; t = $4; r += $5; k++}
       END {printf "%d %s %.1f %.1f %.3f %.3f %d %.1f\n", n, m, i/k/1000, f/k/1000, c/k, mx, t, r/k/1024}' >> "$work/runs"
+  [ "$mode" = trace ] || return 0
+  # "ranks start_ms exit_ms" into $work/sync: per phase, the latest sample less rank 0's start.
+  "$build/bin/sluice-trace" dump --timeline "$work/trace.$n" | awk -v n="$n" '
+    / CLOCK_SYNC phase=/ {t = substr($7, 2) + 0; p = substr($9, 7) + 0
+      if ($2 == 0) z[p] = t; else if (!(p in hi) || t > hi[p]) hi[p] = t}
+    END {printf "%d %.1f %.1f\n", n, (0 in hi) ? (hi[0] - z[0]) * 1000 : 0, (1 in hi) ? (hi[1] - z[1]) * 1000 : 0}' >> "$work/sync"
+  rm -rf "$work/trace.$n"
 }
 for r in $(seq 1 "$rounds"); do
   for n in "${ranks[@]}"; do
@@ -80,4 +91,16 @@ for n in sys.argv[3:]:
         ratio = "%.2f" % (med[m] / med["plain"]) if "plain" in med and med["plain"] > 0 else "-"
         print("%6s %-8s %10.1f %12.1f %7s %13.3f %12.3f %8d %9.1f %s" % (n, m, col(2), med[m], ratio, col(4),
               col(5), col(6), col(7), " ".join(r[3] for r in rows)))
+PY
+[ -s "$work/sync" ] || exit 0
+echo "# trace mode: clock sync span, rank 0's start to the latest rank's sample (ms, median of rounds)"
+python3 - "$work/sync" "${ranks[@]}" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+print("%6s %9s %9s" % ("ranks", "start_ms", "exit_ms"))
+for n in sys.argv[2:]:
+    mine = [r for r in rows if r[0] == n]
+    if mine:
+        print("%6s %9.1f %9.1f" % (n, statistics.median(float(r[1]) for r in mine),
+              statistics.median(float(r[2]) for r in mine)))
 PY

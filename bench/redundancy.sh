@@ -21,15 +21,17 @@
 # every second while the jobs run. It prints figures; it never passes or fails on them. Root.
 #
 #   bench/redundancy.sh [--build DIR] [--dir DIR] [--nodes N] [--rate RATE|none] [--steps S]
-#                       [--pause MS] [--mib M] [--only MODE] [--lib OTHER_LIBSLUICE]
+#                       [--pause MS] [--mib M] [--only MODE] [--lib OTHER_LIBSLUICE] [--keep DIR]
 # Defaults: 4 nodes, links 1gbit (none: unshaped), 8 steps, 500 ms, every mode, the program's
 # uneven members (0 B to 3 MiB); --mib M: every rank writes M MiB every step. --lib runs every
 # mode with OTHER_LIBSLUICE first (rows "MODE@other"), then with the build's, back to back on
 # the same testbed, and gives the ratios of each library against its own staging alone.
+# --keep DIR: each mode's trace dump (sluice-trace dump) is copied there as MODE.dump (the
+# testbed's folder goes when the run ends).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${SLUICE_BUILD:-$here/../build}
-nodes=4 rate=1gbit steps=8 pause=500 dir="" only="" mib="" other=""
+nodes=4 rate=1gbit steps=8 pause=500 dir="" only="" mib="" other="" keep=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -41,6 +43,7 @@ while [ $# -gt 0 ]; do
     --mib) mib=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --lib) other=$(realpath "$2"); shift 2 ;;
+    --keep) keep=$(realpath -m "$2"); shift 2 ;;
     *) echo "redundancy.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -109,7 +112,8 @@ run() {
   done
   touch "$d/.release"
   wait "$job" || { echo "$label: the job failed: $(tail -3 "$d.out")"; return; }
-  "$strace_bin" dump "$d.tr" > "$d.dump" 2>&1 || { echo "$label: sluice-trace dump failed: $(tail -1 "$d.dump")"; return; }
+  "$strace_bin" dump --timeline "$d.tr" > "$d.dump" 2>&1 || { echo "$label: sluice-trace dump failed: $(tail -1 "$d.dump")"; return; }
+  [ -z "$keep" ] || { mkdir -p "$keep" && cp "$d.dump" "$keep/${label//[:@]/_}.dump"; }
   python3 "$here/redundancy_figures.py" "$label" "$d.dump" $bytes
 }
 

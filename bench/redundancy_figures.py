@@ -8,7 +8,9 @@
 # against staged@other.)
 import json, os, re, sys
 
-LINE = re.compile(r'^rank (\d+) pid \d+ tid \d+ \+([0-9.]+) (\w+)(.*)$')
+# One time axis for every process (sluice-trace dump --timeline, '@S'): the figures subtract
+# one rank's times from another's (a version staged on one node, protected on another).
+LINE = re.compile(r'^rank (\d+) pid \d+ tid \d+ [+@]([0-9.]+) (\w+)(.*)$')
 FIELD = re.compile(r'([\w ]+?)=("(?:[^"\\]|\\.)*"|[^,]+)')
 
 

@@ -59,8 +59,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 build=$(cd "$build" && pwd)
-dir=${dir:-$build/bench-whatif-cluster}
-keep=${keep:-$build/bench-whatif-cluster-traces} # outlives the testbed: the model can be rerun on them
+# Absolute: the runs enter the testbed's shared folder first (a relative --dir named a testbed
+# inside it, which was never brought up).
+dir=$(realpath -m "${dir:-$build/bench-whatif-cluster}")
+keep=$(realpath -m "${keep:-$build/bench-whatif-cluster-traces}") # outlives the testbed: the model can be rerun on them
 mkdir -p "$keep"
 testbed=$here/../tests/cluster/testbed.sh
 trace=$build/bin/sluice-trace app=$build/tests/apps/ckpt_sized lib=$build/lib/libsluice.so
