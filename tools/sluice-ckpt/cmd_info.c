@@ -51,7 +51,21 @@ static int info_one(void *ctx, const struct sluice_container *c, const char *rel
            c->meta.writer_pid, c->meta.writer_nprocs,
            c->meta.writer_software[0] ? tool_shown(c->meta.writer_software, shown2, sizeof shown2) : "?");
     printf("block size  %u\n", c->meta.block_size);
-    printf("checksum    crc32c\n");
+    /* Chunk checksums (format 1.3): a reader of part of a member verifies only what it reads. */
+    uint32_t chunked = 0, chunk_size = 0, mixed = 0;
+    for (uint32_t i = 0; i < c->n_members; i++) {
+        const struct sluice_member *m = &c->members[i];
+        if (!m->chunk_size)
+            continue;
+        mixed |= chunked && m->chunk_size != chunk_size;
+        chunk_size = m->chunk_size;
+        chunked++;
+    }
+    if (chunked)
+        printf("checksum    crc32c per member; per chunk of %s%u bytes in %u of %u members\n",
+               mixed ? "up to " : "", chunk_size, chunked, c->n_members);
+    else
+        printf("checksum    crc32c per member\n");
     if (c->meta.array_record[0])
         printf("array       %s (docs/LAYOUT.md)\n", c->meta.array_record);
     printf("members     %u (%" PRIu64 " bytes)\n", c->n_members, bytes);
@@ -75,8 +89,11 @@ static int info_one(void *ctx, const struct sluice_container *c, const char *rel
     if (show_members) {
         for (uint32_t i = 0; i < c->n_members; i++) {
             const struct sluice_member *m = &c->members[i];
-            printf("member      rank %d  size %" PRIu64 "  crc32c %08x  writer %d  %s\n", m->member_rank,
-                   m->size, m->crc32c, m->writer_rank, tool_shown(m->path, shown, sizeof shown));
+            char chunks[48] = "";
+            if (m->chunk_size)
+                snprintf(chunks, sizeof chunks, "  chunks %u x %u", m->n_chunks, m->chunk_size);
+            printf("member      rank %d  size %" PRIu64 "  crc32c %08x%s  writer %d  %s\n", m->member_rank,
+                   m->size, m->crc32c, chunks, m->writer_rank, tool_shown(m->path, shown, sizeof shown));
             for (uint32_t e = 0; e < m->n_extents; e++)
                 printf("  extent    logical %" PRIu64 " +%" PRIu64 " at %" PRIu64 "\n", m->extents[e].logical,
                        m->extents[e].length, m->extents[e].file_offset);

@@ -38,6 +38,7 @@ run_rc rc "$CKPT" info --members run/ckpt.@r.sluice
 expect_eq "info exit" 0 "$rc"
 expect_contains "info shows the format" "format      1.1" "$(cat out.txt)"
 expect_contains "info shows alignment" "member starts aligned to 4096" "$(cat out.txt)"
+expect_contains "info: whole-member checksums only" "checksum    crc32c per member"$'\n' "$(cat out.txt)"
 expect_eq "the sparse member keeps its hole (one extent)" 1 \
   "$(awk '/member .*ckpt\.4$/{m=1;next} /^member/{m=0} m&&/extent/{n++} END{print n+0}' out.txt)"
 

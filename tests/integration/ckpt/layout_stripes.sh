@@ -41,6 +41,9 @@ done
 c4=$PWD/n4/ckpt.@r.sluice
 expect_eq "n4: footer minor (chunk checksums)" 3 "$(od -An -tu2 -j $(($(stat -c %s "$c4") - 54)) -N2 "$c4" | tr -d ' ')"
 array=$("$SLUICE_BIN_DIR/sluice-ckpt" info "$c4" | sed -n 's/.*,array=\([0-9]*\).*/\1/p')
+expect_contains "info: chunk checksums" "checksum    crc32c per member; per chunk of 16384 bytes in 4 of 4 members" \
+  "$("$SLUICE_BIN_DIR/sluice-ckpt" info "$c4")"
+expect_eq "info -m: members with chunk checksums" 4 "$("$SLUICE_BIN_DIR/sluice-ckpt" info -m "$c4" | grep -c '^member .*  chunks [0-9]* x 16384  writer')"
 at=$((array + ((30 * 64 + 5) * 128 + 7) * 8))
 byte=$(od -An -tu1 -j "$at" -N1 "$c4" | tr -d ' ')
 printf "$(printf '\\%03o' $((byte ^ 1)))" | dd of="$c4" bs=1 seek="$at" conv=notrunc status=none
