@@ -74,7 +74,8 @@ enum commit_msg_type {
     MSG_MEMBERS,       /* rank -> home: {id, n, n x (seq, path, member_rank, writer_rank, size,
                           mtime, mode, staging file name), node id, stage key} */
     MSG_WRITE,         /* home -> writer: {id, tmp, n, n x (owner, seq, offset, size, staging
-                          file name)}: the members of the writer's group (direct_writers.c) */
+                          file name), chunk size (0: none)}: the members of the writer's group
+                          (direct_writers.c) */
     MSG_WRITTEN,       /* writer -> home: {id, err, n, n x (owner, seq, crc, vanished, nruns,
                           nruns x (logical, length), chunk_size, nchunks, nchunks x crc)}: the
                           data runs stored, the rest holes; the chunk checksums (0 chunks: none) */

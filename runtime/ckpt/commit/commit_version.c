@@ -598,6 +598,9 @@ static int plan_send_writes(struct hcommit *c)
                 cmsg_put_str(&m, g->stage);
             }
         }
+        /* A one-rank set laid out as an array: its member gets chunk checksums as the two-phase
+         * writer's members do (direct_write.c). */
+        cmsg_put_u32(&m, c->array ? COMMIT_ARRAY_CHUNK : 0);
         writers++;
         commit_send(r, &m);
     }

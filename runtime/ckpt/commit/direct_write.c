@@ -8,8 +8,12 @@
 #include "ckpt/commit/commit_internal.h"
 
 #include "ckpt/commit/stage.h"
+#include "ckpt/container/container.h"
+#include "common/full_io.h"
+#include "common/real.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +26,37 @@ static int stage_path_of(const char *name, char *out, size_t cap)
     if (!dir || !name[0] || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
         return -EPROTO;
     return snprintf(out, cap, "%s/%s", dir, name) < (int)cap ? 0 : -ENAMETOOLONG;
+}
+
+/* The CRC32C of each `cs` bytes of a copied member (format 1.3 chunk checksums; a one-rank set
+ * laid out as an array, whose restart on more ranks reads parts of it), read again from its
+ * staging file, which stays put while the commit holds it, as the two-phase writer's do
+ * (twophase_exec.c). None (the reader then verifies the whole member) when not asked for, when
+ * the member vanished, or when its bytes cannot be read again. */
+static void put_chunks(struct cmsg *out, const struct commit_copy *cp, uint32_t cs)
+{
+    uint64_t n = cs && !cp->vanished && cp->size ? (cp->size + cs - 1) / cs : 0;
+    uint32_t *crc = n && n <= UINT32_MAX ? malloc(n * sizeof *crc) : NULL;
+    unsigned char *buf = crc ? malloc(cs) : NULL;
+    int fd = buf ? SLUICE_REAL(open)(cp->src_path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0)
+        n = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t len = cp->size - k * cs < cs ? cp->size - k * cs : cs;
+        if (sluice_full_pread(fd, buf, len, k * cs) != 0) {
+            n = 0;
+            break;
+        }
+        crc[k] = sluice_crc32c_update(0, buf, len);
+    }
+    if (fd >= 0)
+        SLUICE_REAL(close)(fd);
+    cmsg_put_u32(out, n ? cs : 0);
+    cmsg_put_u32(out, (uint32_t)n);
+    for (uint64_t k = 0; k < n; k++)
+        cmsg_put_u32(out, crc[k]);
+    free(crc);
+    free(buf);
 }
 
 /* This rank copies the members the home lists, its own and those of other ranks of its stage
@@ -60,6 +95,7 @@ static void on_write(int home, struct cmsg *in)
         }
         snprintf(paths[i], PATH_MAX, "%s", own);
     }
+    uint32_t chunk = rc == 0 ? cmsg_get_u32(in) : 0; /* > 0: answer chunk checksums too */
     if (rc == 0 && in->bad)
         rc = -EPROTO;
     if (rc == 0)
@@ -76,8 +112,7 @@ static void on_write(int home, struct cmsg *in)
         cmsg_put_u32(&out, copies[i].crc);
         cmsg_put_u32(&out, (uint32_t)copies[i].vanished);
         commit_put_runs(&out, copies[i].runs, copies[i].runs ? copies[i].nruns : 0);
-        cmsg_put_u32(&out, 0); /* no chunk checksums on the direct path */
-        cmsg_put_u32(&out, 0);
+        put_chunks(&out, &copies[i], chunk);
     }
     for (uint32_t i = 0; copies && i < n; i++)
         free(copies[i].runs);

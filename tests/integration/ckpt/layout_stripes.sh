@@ -54,3 +54,27 @@ expect_eq "lines naming the corrupt chunk" 1 "$(grep -c "member $PWD/n4/ckpt.0 (
 expect_eq "ranks that could not read their block" "rank 1: cannot open" "$(sed -n 's/^\(rank [0-9]*: cannot open\) .*/\1/p' flip.err)"
 expect_eq "ranks that said anything else" "" "$(grep '^rank ' flip.err | grep -v 'cannot open' || true)"
 echo "ok: n4: the flipped byte failed the one rank that reads its chunk, with one line; the others read their blocks"
+
+# A one-rank set takes the direct path (no two-phase writer): its one member, the whole array
+# after its header, carries chunk checksums too. Element (30,5,7) is in chunk 120 of it; a
+# restart on 2 ranks (planes 0-31 and 32-63) fails rank 0 alone, which reads that chunk.
+d=$PWD/n1
+mkdir -p "$d"
+SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_LAYOUT="$d/ckpt.%r:header=64,dtype=f8,shape=64x64x128" \
+  timeout 120 "$MPIEXEC" -n 1 env LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" 64 64 128 64 \
+  >n1.out 2>n1.err || fail "n1: writer job failed: $(tail -3 n1.err)"
+c1=$d/ckpt.@r.sluice
+expect_contains "n1: info: chunk checksums on the direct path" "per chunk of 16384 bytes in 1 of 1 members" \
+  "$("$SLUICE_BIN_DIR/sluice-ckpt" info "$c1")"
+SLUICE_CAPTURE="$d/ckpt.%r" RUN_TIMEOUT=60 run_dist 2 "$app" read "$d" 64 64 128 64 ||
+  fail "n1: a restart on 2 ranks read wrong blocks"
+array=$("$SLUICE_BIN_DIR/sluice-ckpt" info "$c1" | sed -n 's/.*,array=\([0-9]*\).*/\1/p')
+at=$((array + ((30 * 64 + 5) * 128 + 7) * 8))
+byte=$(od -An -tu1 -j "$at" -N1 "$c1" | tr -d ' ')
+printf "$(printf '\\%03o' $((byte ^ 1)))" | dd of="$c1" bs=1 seek="$at" conv=notrunc status=none
+SLUICE_CAPTURE="$d/ckpt.%r" RUN_TIMEOUT=60 run_dist 2 "$app" read "$d" 64 64 128 64 >flip1.out 2>flip1.err &&
+  fail "n1: a restart read a block that holds a flipped byte"
+cat flip1.err
+expect_eq "n1: lines naming the corrupt chunk" 1 "$(grep -c "member $d/ckpt.0 (rank 0): chunk 120 (bytes 1966080..1982464) checksum mismatch" flip1.err)"
+expect_eq "n1: ranks that could not read their block" "rank 0: cannot open" "$(sed -n 's/^\(rank [0-9]*: cannot open\) .*/\1/p' flip1.err)"
+echo "ok: n1: the one-rank container's chunk checksums failed only the rank that reads the flipped chunk"
