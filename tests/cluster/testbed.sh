@@ -245,6 +245,21 @@ export TESTBED_DIR='$dir'
 exec $(command -v mpiexec) -launcher ssh -launcher-exec '$here/launch_node.sh' "\${hosts[@]}" "\$@"
 EOF
   chmod +x "$dir/bin/mpiexec"
+  # Open MPI's mpirun, where it is installed (by hand: docs/CLUSTER_TESTBED.md, "Open MPI"): its
+  # daemons start through the same launcher; no tree spawn (a node cannot enter another node's
+  # namespaces); ranks one per node in turn unless --host, -H, --hostfile or --map-by is given.
+  if command -v mpirun.openmpi > /dev/null; then
+    cat > "$dir/bin/mpirun" << EOF
+#!/usr/bin/env bash
+# Open MPI's mpirun on testbed $dir. Written by testbed.sh up.
+case \$PWD in /tmp|/tmp/*|/dev/shm|/dev/shm/*) echo "mpirun (testbed): run from a folder every node sees (not /tmp or /dev/shm; the shared one is $dir/shared)" >&2; exit 2 ;; esac
+place=(--host $(seq -f 'node%g:64' -s, 0 $((nodes - 1))) --map-by node)
+for a in "\$@"; do case \$a in --host|-H|-host|--hostfile|-hostfile|--machinefile|--map-by) place=() ;; esac; done
+export TESTBED_DIR='$dir' OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+exec $(command -v mpirun.openmpi) --mca plm_rsh_agent '$here/launch_node.sh' --mca plm_rsh_no_tree_spawn 1 "\${place[@]}" "\$@"
+EOF
+    chmod +x "$dir/bin/mpirun"
+  fi
   echo "testbed: $nodes nodes up in $dir (shared folder $dir/shared${rate:+, links $rate}${rate0:+, node0 $rate0}$([ "$skew" -eq 0 ] || echo ", CLOCK_MONOTONIC of node i ahead by i x ${skew} s")$([ "$fix" = off ] || echo ", MPICH finalize fix preloaded")$([ "$slurm" -eq 0 ] || echo ", Slurm (slurmctld on head, slurmd on every node)")$([ "$localflock" -eq 0 ] || echo ", flock local to each node")$([ -z "$fs" ] || echo ", $fs file system from node storage mounted at $dir/netfs on every node${fs_rate:+ (its link $fs_rate)}"))"
 }
 
