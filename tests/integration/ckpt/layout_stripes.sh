@@ -12,6 +12,21 @@
 # the byte fails with one line naming the member and the chunk, and the others read their blocks.
 app=$SLUICE_APPS_DIR/mpi_ckpt_array
 check=$SOURCE_DIR/tests/integration/ckpt/stripe_writers.py
+# flip_element CONTAINER: flips one bit of element (30,5,7) of the array region (its offset from
+# `sluice-ckpt info`'s array record).
+flip_element() {
+  local array at byte
+  array=$("$SLUICE_BIN_DIR/sluice-ckpt" info "$1" | sed -n 's/.*,array=\([0-9]*\).*/\1/p')
+  at=$((array + ((30 * 64 + 5) * 128 + 7) * 8))
+  byte=$(od -An -tu1 -j "$at" -N1 "$1" | tr -d ' ')
+  printf "$(printf '\\%03o' $((byte ^ 1)))" | dd of="$1" bs=1 seek="$at" conv=notrunc status=none
+}
+# restart_flipped DIR RANKS TAG: a restart on RANKS ranks that must fail; its stderr in TAG.err.
+restart_flipped() {
+  SLUICE_CAPTURE="$1/ckpt.%r" RUN_TIMEOUT=60 run_dist "$2" "$app" read "$1" 64 64 128 64 >"$3.out" 2>"$3.err" &&
+    fail "$3: a restart read a block that holds a flipped byte"
+  cat "$3.err"
+}
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE SLUICE_STRIPING_UNIT=256K SLUICE_CB_BUFFER_SIZE=1M
 command -v strace >/dev/null || fail "strace not found (apt-get install strace)"
 for n in 4 3; do
@@ -40,16 +55,11 @@ done
 # (grid 3x1x1: planes 21 to 41); new rank 0 reads planes 0 to 20 of old rank 0 (chunks 0 to 42).
 c4=$PWD/n4/ckpt.@r.sluice
 expect_eq "n4: footer minor (chunk checksums)" 3 "$(od -An -tu2 -j $(($(stat -c %s "$c4") - 54)) -N2 "$c4" | tr -d ' ')"
-array=$("$SLUICE_BIN_DIR/sluice-ckpt" info "$c4" | sed -n 's/.*,array=\([0-9]*\).*/\1/p')
 expect_contains "info: chunk checksums" "checksum    crc32c per member; per chunk of 16384 bytes in 4 of 4 members" \
   "$("$SLUICE_BIN_DIR/sluice-ckpt" info "$c4")"
 expect_eq "info -m: members with chunk checksums" 4 "$("$SLUICE_BIN_DIR/sluice-ckpt" info -m "$c4" | grep -c '^member .*  chunks [0-9]* x 16384  writer')"
-at=$((array + ((30 * 64 + 5) * 128 + 7) * 8))
-byte=$(od -An -tu1 -j "$at" -N1 "$c4" | tr -d ' ')
-printf "$(printf '\\%03o' $((byte ^ 1)))" | dd of="$c4" bs=1 seek="$at" conv=notrunc status=none
-SLUICE_CAPTURE="$PWD/n4/ckpt.%r" RUN_TIMEOUT=60 run_dist 3 "$app" read "$PWD/n4" 64 64 128 64 >flip.out 2>flip.err &&
-  fail "n4: a restart read a block that holds a flipped byte"
-cat flip.err
+flip_element "$c4"
+restart_flipped "$PWD/n4" 3 flip
 expect_eq "lines naming the corrupt chunk" 1 "$(grep -c "member $PWD/n4/ckpt.0 (rank 0): chunk 60 (bytes 983040..999424) checksum mismatch" flip.err)"
 expect_eq "ranks that could not read their block" "rank 1: cannot open" "$(sed -n 's/^\(rank [0-9]*: cannot open\) .*/\1/p' flip.err)"
 expect_eq "ranks that said anything else" "" "$(grep '^rank ' flip.err | grep -v 'cannot open' || true)"
@@ -68,13 +78,8 @@ expect_contains "n1: info: chunk checksums on the direct path" "per chunk of 163
   "$("$SLUICE_BIN_DIR/sluice-ckpt" info "$c1")"
 SLUICE_CAPTURE="$d/ckpt.%r" RUN_TIMEOUT=60 run_dist 2 "$app" read "$d" 64 64 128 64 ||
   fail "n1: a restart on 2 ranks read wrong blocks"
-array=$("$SLUICE_BIN_DIR/sluice-ckpt" info "$c1" | sed -n 's/.*,array=\([0-9]*\).*/\1/p')
-at=$((array + ((30 * 64 + 5) * 128 + 7) * 8))
-byte=$(od -An -tu1 -j "$at" -N1 "$c1" | tr -d ' ')
-printf "$(printf '\\%03o' $((byte ^ 1)))" | dd of="$c1" bs=1 seek="$at" conv=notrunc status=none
-SLUICE_CAPTURE="$d/ckpt.%r" RUN_TIMEOUT=60 run_dist 2 "$app" read "$d" 64 64 128 64 >flip1.out 2>flip1.err &&
-  fail "n1: a restart read a block that holds a flipped byte"
-cat flip1.err
+flip_element "$c1"
+restart_flipped "$d" 2 flip1
 expect_eq "n1: lines naming the corrupt chunk" 1 "$(grep -c "member $d/ckpt.0 (rank 0): chunk 120 (bytes 1966080..1982464) checksum mismatch" flip1.err)"
 expect_eq "n1: ranks that could not read their block" "rank 0: cannot open" "$(sed -n 's/^\(rank [0-9]*: cannot open\) .*/\1/p' flip1.err)"
 echo "ok: n1: the one-rank container's chunk checksums failed only the rank that reads the flipped chunk"
