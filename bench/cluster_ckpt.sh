@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
 done
 build=$(cd "$build" && pwd)
 testbed=$here/../tests/cluster/testbed.sh
-dir=${dir:-$build/bench-cluster-ckpt}
+dir=$(realpath -m "${dir:-$build/bench-cluster-ckpt}") # absolute: the runs enter the shared folder first
 "$testbed" up --dir "$dir" --nodes "$nodes" --rate "$rate" --fs gluster ${fs_rate:+--fs-rate "$fs_rate"}
 trap '"$testbed" down --dir "$dir" > /dev/null || true' EXIT
 shared=$dir/shared

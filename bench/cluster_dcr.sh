@@ -44,7 +44,7 @@ testbed=$here/../tests/cluster/testbed.sh
 lib=$build/lib/libsluice.so
 bench=$build/bin/sluice-bench-dist_dcr
 for f in "$lib" "$bench"; do [ -e "$f" ] || { echo "cluster_dcr.sh: $f not found (build first)" >&2; exit 2; }; done
-dir=${dir:-$build/bench-cluster}
+dir=$(realpath -m "${dir:-$build/bench-cluster}") # absolute: the runs enter the shared folder first
 up=(--nodes $((k + 1)) --rate0 "$rate0")
 [ -z "$rate" ] || up+=(--rate "$rate")
 "$testbed" up --dir "$dir" "${up[@]}"

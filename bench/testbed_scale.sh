@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 build=$(cd "$build" && pwd)
-dir=${dir:-$build/testbed-scale}
+dir=$(realpath -m "${dir:-$build/testbed-scale}") # absolute: the runs enter the shared folder first
 testbed=$here/../tests/cluster/testbed.sh
 "$testbed" up --nodes "$nodes" --dir "$dir" > /dev/null
 trap '"$testbed" down --dir "$dir" > /dev/null 2>&1 || true' EXIT
