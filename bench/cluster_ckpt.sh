@@ -38,7 +38,9 @@ done
 build=$(cd "$build" && pwd)
 testbed=$here/../tests/cluster/testbed.sh
 dir=$(realpath -m "${dir:-$build/bench-cluster-ckpt}") # absolute: the runs enter the shared folder first
-"$testbed" up --dir "$dir" --nodes "$nodes" --rate "$rate" --fs gluster ${fs_rate:+--fs-rate "$fs_rate"}
+fs_opts=(--fs gluster ${fs_rate:+--fs-rate "$fs_rate"})
+[ "$only" != shared ] || fs_opts=() # no storage node: runs where GlusterFS is not installed
+"$testbed" up --dir "$dir" --nodes "$nodes" --rate "$rate" "${fs_opts[@]}"
 trap '"$testbed" down --dir "$dir" > /dev/null || true' EXIT
 shared=$dir/shared
 hosts=$(for ((i = 0; i < nodes; i++)); do printf 'node%d:%d,' "$i" "$ppn"; done)
@@ -49,7 +51,7 @@ exec "$dir/bin/mpiexec" -hosts ${hosts%,} "\$@"
 EOF2
 chmod +x "$dir/bin/mpiexec-ppn"
 echo "# checkpoint benchmark on the testbed: $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# $nodes nodes x $ppn ranks, links $rate; gluster from node storage (link ${fs_rate:-$rate}); brick on $(df -T "$dir" | awk 'NR == 2 {print $2}')"
+echo "# $nodes nodes x $ppn ranks, links $rate${fs_opts[*]:+; gluster from node storage (link ${fs_rate:-$rate}); brick on $(df -T "$dir" | awk 'NR == 2 {print $2}')}"
 for fs in shared netfs; do
   [ -z "$only" ] || [ "$only" = "$fs" ] || continue
   echo

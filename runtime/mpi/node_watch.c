@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -63,10 +64,11 @@ static struct {
     bool *left;          /* node -> said bye */
     long interval_ms, timeout_ms;
     int fd, owner_pid;
+    int wake_fd; /* eventfd: leave() ends the watch's 100 ms poll at once */
     atomic_bool stop;
     pthread_t thread;
     bool running;
-} W = {.fd = -1};
+} W = {.fd = -1, .wake_fd = -1};
 
 static long now_ms(void)
 {
@@ -221,9 +223,9 @@ static void *watch_main(void *arg)
             send_beats(0);
             next_beat = now + W.interval_ms;
         }
-        struct pollfd p = {.fd = W.fd, .events = POLLIN};
+        struct pollfd p[2] = {{.fd = W.fd, .events = POLLIN}, {.fd = W.wake_fd, .events = POLLIN}};
         struct timespec t = {.tv_sec = 0, .tv_nsec = 100 * 1000000L};
-        syscall(SYS_ppoll, &p, 1, &t, NULL, 8);
+        syscall(SYS_ppoll, p, W.wake_fd >= 0 ? 2 : 1, &t, NULL, 8);
         read_beats();
         now = now_ms();
         if (end_at) {
@@ -249,14 +251,23 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-/* At the first finalize hook of this process: its node leaves; the others stop watching it. */
+/* At the first finalize hook of this process: its node leaves; the others stop watching it.
+ * The watch is woken rather than left to its poll's timeout: the join would otherwise add up to
+ * 100 ms (13.5 ms measured) to the leader's MPI_Finalize, after its checkpoint was durable. */
 static void leave(void)
 {
     if (!W.running || (int)getpid() != W.owner_pid)
         return;
     atomic_store(&W.stop, true);
+    if (W.wake_fd >= 0) {
+        uint64_t one = 1;
+        syscall(SYS_write, W.wake_fd, &one, sizeof one);
+    }
     pthread_join(W.thread, NULL);
     W.running = false;
+    if (W.wake_fd >= 0)
+        syscall(SYS_close, W.wake_fd);
+    W.wake_fd = -1;
     send_beats(1);
 }
 
@@ -352,9 +363,13 @@ static void start(MPI_Comm comm)
     W.interval_ms = W.timeout_ms / 5;
     W.heard_ms = calloc((size_t)W.nodes, sizeof *W.heard_ms);
     W.left = calloc((size_t)W.nodes, sizeof *W.left);
+    W.wake_fd = (int)syscall(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK); /* -1: the poll's timeout */
     if (W.heard_ms && W.left && pthread_create(&W.thread, NULL, watch_main, NULL) == 0) {
         W.running = true;
         sluice_mpi_on_finalize(leave);
+    } else if (W.wake_fd >= 0) {
+        syscall(SYS_close, W.wake_fd);
+        W.wake_fd = -1;
     }
 }
 
