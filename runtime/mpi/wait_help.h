@@ -4,8 +4,9 @@
  * starved (a version became durable after 9.8 s at 64 ranks on 2 cores, 1.7 s with the ranks
  * asleep). shim/mpi_wait.c turns the blocking calls into their nonblocking form and waits here:
  * while sluice has work under way (sluice_progress_wants_help) the thread runs the commit's
- * pollers as it waits (sluice_progress_help) and yields the processor when they find nothing;
- * otherwise it spins on the request as the MPI library would have. */
+ * pollers as it waits (sluice_progress_help). A turn with nothing to do spins for the first
+ * 50 us, then yields the processor, and after 1 ms naps 50 us: a rank that long in a wait waits
+ * for a straggler, which may need its core (wait_help.c has the figures). */
 #ifndef SLUICE_MPI_WAIT_HELP_H
 #define SLUICE_MPI_WAIT_HELP_H
 
