@@ -14,6 +14,7 @@
 
 #include "common/export.h"
 #include "mpi/lifecycle.h"
+#include "mpi/node_report.h"
 
 SLUICE_EXPORT int MPI_Init(int *argc, char ***argv)
 {
@@ -28,6 +29,14 @@ SLUICE_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *pr
 SLUICE_EXPORT int MPI_Finalize(void)
 {
     return sluice_mpi_app_finalize();
+}
+
+/* The program ends the job: its ranks' ends are the abort's, not deaths to report (the node
+ * watchers of sluice --watch-nodes, runtime/mpi/node_report.h). */
+SLUICE_EXPORT int MPI_Abort(MPI_Comm comm, int code)
+{
+    sluice_node_report_aborting();
+    return PMPI_Abort(comm, code);
 }
 
 SLUICE_EXPORT int MPI_Initialized(int *flag)

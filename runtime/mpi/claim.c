@@ -140,11 +140,13 @@ static void remove_job_folder(int rootfd, const char *name)
     }
     struct dirent *e;
     while ((e = SLUICE_REAL(readdir)(d)) != NULL)
-        if (strncmp(e->d_name, "rank.", 5) == 0)
+        if (strncmp(e->d_name, "rank.", 5) == 0 || strncmp(e->d_name, "fin.", 4) == 0)
             syscall(SYS_unlinkat, dirfd(d), e->d_name, 0);
     SLUICE_REAL(closedir)(d);
     syscall(SYS_unlinkat, rootfd, name, AT_REMOVEDIR);
 }
+
+static char owned_folder[4096 + 128]; /* the job folder of this process's claim, once owned */
 
 /* Called by the first process of a job on this node: clears folders of finished jobs. */
 static void collect_stale_jobs(const char *root, const char *current)
@@ -247,5 +249,11 @@ sluice_claim_result sluice_claim_rank(const struct sluice_launch *l, const char 
         /* the claim holds anyway (the file exists); only the holder's pid is lost */
     }
     syscall(SYS_close, fd);
+    snprintf(owned_folder, sizeof owned_folder, "%s", jobdir);
     return SLUICE_CLAIM_OWNED;
+}
+
+const char *sluice_claim_owned_folder(void)
+{
+    return owned_folder[0] ? owned_folder : NULL;
 }

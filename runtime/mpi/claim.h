@@ -40,6 +40,10 @@ int sluice_claim_job_key(const struct sluice_launch *l, char *key, size_t len);
 sluice_claim_result sluice_claim_rank(const struct sluice_launch *l, const char *root, pid_t *holder,
                                       char *why, size_t whylen);
 
+/* The job folder (on this node) in which this process owns its rank's claim; NULL if it owns
+ * none. Ranks that finalize MPI mark it there for their node's watcher (node_report.h). */
+const char *sluice_claim_owned_folder(void);
+
 #ifdef __cplusplus
 }
 #endif

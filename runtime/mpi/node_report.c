@@ -19,6 +19,7 @@
 
 #include "common/log.h"
 #include "config/config.h"
+#include "mpi/claim.h"
 #include "mpi/launcher.h"
 #include "mpi/roles.h"
 
@@ -94,14 +95,43 @@ static char *join(const int *v, int n)
     return s;
 }
 
-void sluice_node_report_start(const char *host, const int *ranks, const int *pids, int n)
+bool sluice_node_report_on(void)
 {
     const char *value = sluice_config.NODE_REPORT;
     if (!value || !*value)
-        return;
+        return false;
     sluice_launcher_kind kind = sluice_launch_current()->kind;
-    if (kind == SLUICE_LAUNCHER_SLURM || kind == SLUICE_LAUNCHER_PMIX ||
-        sluice_pmi_server() == SLUICE_PMI_SLURM)
+    return !(kind == SLUICE_LAUNCHER_SLURM || kind == SLUICE_LAUNCHER_PMIX ||
+             sluice_pmi_server() == SLUICE_PMI_SLURM);
+}
+
+/* what.<rank> in this rank's claim folder, for its node's watcher. */
+static void mark(const char *what, int rank)
+{
+    const char *folder = sluice_claim_owned_folder();
+    char path[4096 + 160];
+    if (!folder || snprintf(path, sizeof path, "%s/%s.%d", folder, what, rank) >= (int)sizeof path)
+        return;
+    long fd = syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        syscall(SYS_close, fd);
+}
+
+void sluice_node_report_finalized(int rank)
+{
+    mark("fin", rank);
+}
+
+void sluice_node_report_aborting(void)
+{
+    if (sluice_node_report_on())
+        mark("abort", sluice_launch_current()->rank);
+}
+
+void sluice_node_report_start(const char *host, const int *ranks, const int *pids, int n)
+{
+    const char *value = sluice_config.NODE_REPORT;
+    if (!sluice_node_report_on())
         return;
     /* ADDRESSES:PORT:TOKEN:LAUNCHER (tools/sluice/job_watch.c) */
     const char *path = value;
@@ -115,7 +145,9 @@ void sluice_node_report_start(const char *host, const int *ranks, const int *pid
         return;
     }
     char *rank_list = join(ranks, n), *pid_list = join(pids, n);
-    char *argv[] = {(char *)path, "--node-helper", (char *)value, (char *)host, rank_list, pid_list, NULL};
+    const char *folder = sluice_claim_owned_folder(); /* where the ranks mark their finalize */
+    char *argv[] = {(char *)path, "--node-helper", (char *)value, (char *)host, rank_list, pid_list,
+                    (char *)(folder ? folder : "-"), NULL};
     int status = rank_list && pid_list ? spawn_wait(path, argv) : -1;
     if (status != 0)
         sluice_log_warn(

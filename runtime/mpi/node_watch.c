@@ -65,6 +65,7 @@ static struct {
     long interval_ms, timeout_ms;
     int fd, owner_pid;
     int wake_fd; /* eventfd: leave() ends the watch's 100 ms poll at once */
+    int rank, self_pid; /* this process's rank and pid, for its finalize mark */
     atomic_bool stop;
     pthread_t thread;
     bool running;
@@ -158,6 +159,7 @@ static void name_lost(const bool *lost, char *buf, size_t len)
 static void *abort_main(void *arg)
 {
     (void)arg;
+    sluice_node_report_aborting(); /* this line says what happened, not a rank's death */
     PMPI_Abort(MPI_COMM_WORLD, 1); /* the launcher ends every rank; may never return (cut off) */
     return NULL;
 }
@@ -305,6 +307,14 @@ static void report_node(int rank)
     free(pids);
 }
 
+/* Every rank at its MPI_Finalize, under sluice --watch-nodes: the node's watcher must not take
+ * this rank's end for a death. */
+static void mark_finalized(void)
+{
+    if ((int)getpid() == (int)W.self_pid)
+        sluice_node_report_finalized(W.rank);
+}
+
 /* Nothing to watch from this process: what start() gathered goes. */
 static void forget(void)
 {
@@ -325,6 +335,7 @@ static void start(MPI_Comm comm)
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &W.size);
+    W.self_pid = (int)getpid();
     struct member mine = {.timeout = sluice_config.NODE_TIMEOUT, .pid = (int32_t)getpid()};
     sluice_host_id(mine.host_id);
     sluice_host_name(mine.host);
@@ -339,6 +350,10 @@ static void start(MPI_Comm comm)
     ok = map_nodes();
     if (ok && W.nodes > 1 && W.leader[W.node_of[rank]] == rank)
         report_node(rank);
+    if (ok && W.nodes > 1 && sluice_node_report_on()) {
+        W.rank = rank;
+        sluice_mpi_on_finalize(mark_finalized);
+    }
     bool on = W.all[0].timeout > 0 && W.nodes > 1;
     if (on && ok && W.leader[W.node_of[rank]] == rank) {
         mine.naddr = my_addrs(mine.addr);

@@ -15,7 +15,8 @@
 #     file is left), and a job on the surviving nodes, restarting, reads every member as V or
 #     V+1 (the survivors' staged step, recovered), the crashed node's ranks' as V.
 # The crashed node is revived for the next round. SLUICE_TEST_ROUNDS=N runs N rounds (default 2).
-# Last, a job that ends well through the wrapper: status 0, no line, no watcher left.
+# Then a rank killed alone (the second of its node, then a leader): one line names it, its pid and
+# its node. Last, a job that ends well through the wrapper: status 0, no line, no watcher left.
 source "$SOURCE_DIR/tests/cluster/lib.bash"
 tb_up 3
 app=$SLUICE_APPS_DIR/ckpt_commit_steps
@@ -130,12 +131,45 @@ PYEOF
   "$TESTBED" revive --dir "$TB_DIR" "node$k"
 done
 
+# One rank killed alone while its node lives on (the OOM killer's pick): hydra ends the job (its
+# banner names the node and a pid); the wrapper names the rank, its pid and its node in one line,
+# although every other rank then dies before MPI_Finalize too (hydra kills them). A random node's
+# second rank (not its leader, whose process starts the node's watcher) or its leader.
+for victim in second leader; do
+  k=$((RANDOM % 3))
+  r=$([ $victim = second ] && echo $((k + 3)) || echo $k)
+  c=$SHARED/alone.$victim
+  mkdir -p "$c"
+  (cd "$SHARED" && SLUICE_CAPTURE="$c/ckpt.%r" "$TESTBED" run --dir "$TB_DIR" "$SLUICE_BIN_DIR/sluice" --watch-nodes \
+    mpiexec -n 6 env LD_PRELOAD="$SLUICE_LIB" "$app" write "$c" 500 --fsync --big 1) > alone.out 2>&1 &
+  job=$!
+  timeout 60 bash -c "until [ \$(ls -A '$c' | grep -c '^\.bar\.step1\.') -eq 6 ]; do sleep 0.01; done" \
+    || { kill "$job" 2> /dev/null || true; fail "rank $r alone: step 1 never became durable: $(tail -3 alone.out)"; }
+  # The rank's process in its node's namespace (the pid it knows itself by).
+  pid=$(tb_exec "node$k" sh -c "for p in \$(pgrep -f 'ckpt_commit_steps write'); do
+      tr '\\0' '\\n' < /proc/\$p/environ | grep -qx 'PMI_RANK=$r' && tr '\\0' '\\n' < /proc/\$p/environ | grep -q '^LD_PRELOAD=' && echo \$p
+    done; true" | head -1 || true)
+  [ -n "$pid" ] || { kill "$job" 2> /dev/null || true; fail "rank $r alone: its process not found on node$k"; }
+  tb_exec "node$k" kill -9 "$pid"
+  timeout 10 bash -c "while kill -0 $job 2> /dev/null; do sleep 0.05; done" \
+    || { kill "$job" 2> /dev/null || true; fail "rank $r alone: the job still runs 10 s after it was killed: $(tail -3 alone.out)"; }
+  set +e
+  wait "$job"
+  rc=$?
+  set -e
+  [ "$rc" -ne 0 ] || fail "rank $r alone: the job ended with 0"
+  expect_eq "rank $r alone: lines naming a rank that ended before MPI_Finalize" 1 "$(grep -c 'ended before MPI_Finalize' alone.out || true)"
+  expect_contains "rank $r alone: the line" "sluice: rank $r (pid $pid on node node$k) ended before MPI_Finalize" "$(grep 'ended before MPI_Finalize' alone.out)"
+  expect_eq "rank $r alone: lines saying a node was lost" 0 "$(grep -c ' lost: ' alone.out || true)"
+  echo "ok: rank $r ($victim of node$k, pid $pid) killed alone: $(grep 'ended before MPI_Finalize' alone.out) (exit $rc)"
+done
+
 # A job that ends well through the wrapper: status 0, no line, no watcher left on any node.
 c=$SHARED/well
 mkdir -p "$c"
 (cd "$SHARED" && SLUICE_CAPTURE="$c/ckpt.%r" "$TESTBED" run --dir "$TB_DIR" "$SLUICE_BIN_DIR/sluice" --watch-nodes \
   mpiexec -n 6 env LD_PRELOAD="$SLUICE_LIB" "$app" write "$c" 2 --fsync) > well.out 2>&1 || fail "a job that ends well: status $?: $(tail -3 well.out)"
-expect_eq "a job that ends well: lines saying a node was lost" 0 "$(grep -c ' lost: ' well.out || true)"
+expect_eq "a job that ends well: lines of the wrapper" 0 "$(grep -c '^sluice: ' well.out || true)"
 for n in 0 1 2; do
   timeout 15 bash -c "while '$TESTBED' exec --dir '$TB_DIR' $n pgrep -f 'sluice --node-helper' > /dev/null; do sleep 0.1; done" \
     || fail "a watcher still runs on node$n 15 s after the job ended well: $(tb_exec $n ps -eo pid,ppid,lstart,args | grep -v 'sleep 3600' | cut -c1-160)"

@@ -28,6 +28,12 @@
 #include <unistd.h>
 
 #define END_GRACE_MS 2000
+/* A launcher still running this long after a node was lost or a rank died, once every node
+ * still connected has said its ranks ended, is ended by the wrapper (SIGTERM, then SIGKILL
+ * KILL_AFTER_MS later): Open MPI's mpirun, having killed every process of the job, was seen
+ * waiting for a lost node's daemon without end. hydra ends such a job within 3 s. */
+#define LAUNCHER_GRACE_MS 10000
+#define KILL_AFTER_MS 2000
 #define MAX_CONNS 4096
 
 struct conn {
@@ -118,6 +124,60 @@ static void report_lost(const struct conn *c)
             host, ranks);
 }
 
+/* The first rank of the job that ended before its MPI_Finalize while its node's watcher lived
+ * (killed alone, the OOM killer's pick): the launcher then ends the job and every other rank,
+ * whose ends are reported too. The earliest reported within DEATH_SETTLE_MS of the first is
+ * named, unless a node was lost or a rank aborted the job meanwhile (their lines say what
+ * happened; the deaths follow). */
+#define DEATH_SETTLE_MS 300
+static struct {
+    int rank, pid;
+    long at_ms;       /* the watcher's wall clock at the death */
+    long print_by;    /* when to print (monotonic); 0: nothing pending */
+    char host[256];
+    int printed;
+} first_death;
+static int node_lost;
+static int job_aborted; /* a rank called MPI_Abort: MPI's and the caller's lines say why */
+
+static void host_of(const struct conn *c, char *host, size_t len)
+{
+    char h[256] = "?";
+    sscanf(c->buf + strlen(NODE_REPORT_HELLO) + 1 + strlen(token) + 1, "%255s", h);
+    snprintf(host, len, "%s", h);
+}
+
+/* "RANK PID MS" from c's watcher. */
+static void note_death(const struct conn *c, const char *words)
+{
+    int rank, pid;
+    long at;
+    if (first_death.printed || sscanf(words, "%d %d %ld", &rank, &pid, &at) != 3)
+        return;
+    if (first_death.print_by && at >= first_death.at_ms)
+        return;
+    if (!first_death.print_by)
+        first_death.print_by = now_ms() + DEATH_SETTLE_MS;
+    first_death.rank = rank;
+    first_death.pid = pid;
+    first_death.at_ms = at;
+    host_of(c, first_death.host, sizeof first_death.host);
+}
+
+/* Prints the first death's line once it is due (or `now` when the wrapper ends). */
+static void report_death(int now)
+{
+    if (!first_death.print_by || first_death.printed || (!now && now_ms() < first_death.print_by))
+        return;
+    first_death.printed = 1;
+    if (node_lost || job_aborted)
+        return;
+    fprintf(stderr,
+            "sluice: rank %d (pid %d on node %s) ended before MPI_Finalize, the job's first rank to do "
+            "so while its node lived on; the launcher ends the job\n",
+            first_death.rank, first_death.pid, first_death.host);
+}
+
 /* Reads what c sent. Returns -1 once the connection is done with (closed, or not a watcher of
  * this wrapper's job): the caller closes it. */
 static int read_conn(struct conn *c)
@@ -133,9 +193,17 @@ static int read_conn(struct conn *c)
                     return -1;                     /* not ours */
                 c->named = (int)(nl - c->buf) + 1; /* the first line stays at the start of buf */
             } else {
-                c->ended |=
-                    strncmp(c->buf + c->named, NODE_REPORT_END "\n", strlen(NODE_REPORT_END) + 1) == 0;
-                c->len = (size_t)c->named; /* later lines are dropped once read */
+                char *line = c->buf + c->named;
+                *nl = '\0';
+                if (strcmp(line, NODE_REPORT_END) == 0)
+                    c->ended = 1;
+                else if (strncmp(line, NODE_REPORT_DIED " ", strlen(NODE_REPORT_DIED) + 1) == 0)
+                    note_death(c, line + strlen(NODE_REPORT_DIED) + 1);
+                else if (strncmp(line, NODE_REPORT_ABORTED " ", strlen(NODE_REPORT_ABORTED) + 1) == 0)
+                    job_aborted = 1;
+                size_t rest = c->len - (size_t)(nl + 1 - c->buf); /* later lines are dropped once read */
+                memmove(line, nl + 1, rest);
+                c->len = (size_t)c->named + rest;
             }
         }
         if (c->len == sizeof c->buf)
@@ -147,9 +215,42 @@ static int read_conn(struct conn *c)
         }
         if (r < 0 && (errno == EAGAIN || errno == EINTR))
             return 0;
-        if (c->named && !c->ended)
+        if (c->named && !c->ended) {
             report_lost(c);
+            node_lost = 1;
+        }
         return -1;
+    }
+}
+
+/* After a loss, once every connected node has said its ranks ended: the launcher gets
+ * LAUNCHER_GRACE_MS to end by itself (*stop_at: when), then one line, SIGTERM, and SIGKILL
+ * KILL_AFTER_MS later. Nodes that never connected, or whose link is cut, are not waited for. */
+static void bound_launcher(struct conn **conns, int n, long *stop_at, long *killed_at)
+{
+    if (!node_lost && !first_death.print_by)
+        return;
+    int open = 0;
+    for (int i = 0; i < n; i++)
+        open += conns[i]->named && !conns[i]->ended;
+    long now = now_ms();
+    if (!*stop_at) {
+        if (open == 0)
+            *stop_at = now + LAUNCHER_GRACE_MS;
+        return;
+    }
+    if (now < *stop_at)
+        return;
+    if (!*killed_at) {
+        fprintf(stderr,
+                "sluice: every rank of the job has ended, but the launcher (pid %d) still runs %d s "
+                "after; ending it\n",
+                (int)launcher, LAUNCHER_GRACE_MS / 1000);
+        kill(launcher, SIGTERM);
+        *killed_at = now;
+    } else if (now - *killed_at >= KILL_AFTER_MS && *killed_at > 0) {
+        kill(launcher, SIGKILL);
+        *killed_at = -1; /* once */
     }
 }
 
@@ -200,13 +301,17 @@ int job_watch_main(char **cmd)
     static struct pollfd p[MAX_CONNS + 2];
     static struct conn *conns[MAX_CONNS];
     int n = 0, status = 0, done = 0;
-    long end_by = 0;
+    long end_by = 0, stop_at = 0, killed_at = 0;
     while (!done || (n > 0 && now_ms() < end_by)) {
         p[0] = (struct pollfd){.fd = done ? -1 : lfd, .events = POLLIN};
         p[1] = (struct pollfd){.fd = done ? -1 : pidfd, .events = POLLIN};
         for (int i = 0; i < n; i++)
             p[i + 2] = (struct pollfd){.fd = conns[i]->fd, .events = POLLIN};
-        int timeout = done ? (int)(end_by - now_ms()) : pidfd < 0 ? 100 : -1;
+        int timeout = done ? (int)(end_by - now_ms()) : pidfd < 0 || stop_at ? 100 : -1;
+        if (first_death.print_by && !first_death.printed) {
+            int due = (int)(first_death.print_by - now_ms());
+            timeout = timeout < 0 || due < timeout ? (due > 0 ? due : 0) : timeout;
+        }
         if (poll(p, (nfds_t)n + 2, timeout < 0 && done ? 0 : timeout) < 0 && errno != EINTR)
             break;
         for (int i = n - 1; i >= 0; i--)
@@ -215,6 +320,9 @@ int job_watch_main(char **cmd)
                 free(conns[i]);
                 conns[i] = conns[--n];
             }
+        report_death(0);
+        if (!done)
+            bound_launcher(conns, n, &stop_at, &killed_at);
         int fd;
         while (!done && (fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
             struct conn *c = n < MAX_CONNS ? calloc(1, sizeof *c) : NULL;
@@ -236,5 +344,6 @@ int job_watch_main(char **cmd)
                 conns[i] = conns[--n];
             }
     }
+    report_death(1);
     return exit_as(status);
 }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* `sluice --node-helper VALUE HOST RANKS PIDS`: a node's watcher for `sluice --watch-nodes`
+/* `sluice --node-helper VALUE HOST RANKS PIDS FOLDER`: a node's watcher for `sluice --watch-nodes`
  * (node_report_wire.h), started by the node's leader rank (runtime/mpi/node_report.c) with no
  * environment and /dev/null for its streams. It connects to the wrapper and names its node, then
  * forks away from the rank (exit status 0 tells the rank it is in place, 3 that the wrapper could
  * not be reached) into a session of its own, so that the launcher's kill of the node's ranks
  * (hydra kills each rank's process group) does not reach it. It says "end" once every rank of
  * the node has ended and exits; it also exits when the wrapper goes. Only the death of every
- * process of its node (itself included) closes its connection without "end". */
+ * process of its node (itself included) closes its connection without "end". A rank whose
+ * process ends without the mark of its MPI_Finalize in FOLDER (`fin.<rank>`, "-": none) is told
+ * to the wrapper as "died RANK PID MS" ("aborted ..." if it marked an MPI_Abort: `abort.<rank>`). */
 #include "node_report_wire.h"
 
 #include <arpa/inet.h>
@@ -87,10 +89,36 @@ static int send_all(int fd, const char *s)
     return 0;
 }
 
+static long wall_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Whether folder holds what.<rank> (no if unsure). */
+static int marked(const char *folder, const char *what, int rank)
+{
+    char path[4096 + 32];
+    return snprintf(path, sizeof path, "%s/%s.%d", folder, what, rank) < (int)sizeof path && access(path, F_OK) == 0;
+}
+
+/* Rank `rank` (process pid) has ended: a death unless it marked its MPI_Finalize in folder, the
+ * job's abort if it marked that. */
+static void rank_ended(int sock, const char *folder, int rank, int pid)
+{
+    char line[96];
+    if (strcmp(folder, "-") == 0 || marked(folder, "fin", rank))
+        return;
+    snprintf(line, sizeof line, "%s %d %d %ld\n", marked(folder, "abort", rank) ? NODE_REPORT_ABORTED : NODE_REPORT_DIED,
+             rank, pid, wall_ms());
+    send_all(sock, line);
+}
+
 /* Waits until every process in p[1..n] (pidfds; with by_pid, pids[] probed with kill every
- * 200 ms where pidfd_open is missing) has ended, or the wrapper's connection p[0] closes.
- * Returns 0 when the ranks ended. */
-static int wait_ranks(struct pollfd *p, const int *pids, int n, int by_pid)
+ * 200 ms where pidfd_open is missing) has ended, or the wrapper's connection p[0] closes; each
+ * end goes to rank_ended. Returns 0 when the ranks ended. */
+static int wait_ranks(struct pollfd *p, const int *ranks, const int *pids, int n, int by_pid, const char *folder)
 {
     for (int left = n; left > 0;) {
         if (poll(p, by_pid ? 1 : (nfds_t)n + 1, by_pid ? 200 : -1) < 0 && errno != EINTR)
@@ -106,6 +134,7 @@ static int wait_ranks(struct pollfd *p, const int *pids, int n, int by_pid)
                 close(p[i].fd);
             p[i].fd = -1;
             left--;
+            rank_ended(p[0].fd, folder, ranks[i - 1], pids[i - 1]);
         }
     }
     return 0;
@@ -113,7 +142,7 @@ static int wait_ranks(struct pollfd *p, const int *pids, int n, int by_pid)
 
 int node_helper_main(int argc, char **argv)
 {
-    if (argc != 4)
+    if (argc != 5)
         return 2;
     sigset_t none;
     sigemptyset(&none);
@@ -131,13 +160,18 @@ int node_helper_main(int argc, char **argv)
     *port++ = *token++ = *end = '\0';
 
     static struct pollfd p[MAX_PIDS + 1];
-    static int pids[MAX_PIDS];
-    int n = 0, by_pid = 0;
-    for (char *s = strtok(argv[3], ","); s && n < MAX_PIDS; s = strtok(NULL, ",")) {
-        pids[n] = atoi(s);
+    static int pids[MAX_PIDS], ranks[MAX_PIDS], all_ranks[MAX_PIDS];
+    int n = 0, by_pid = 0, nranks = 0, k = 0;
+    char rank_list[NODE_REPORT_LINE_MAX];
+    snprintf(rank_list, sizeof rank_list, "%s", argv[2]); /* argv[2] goes to the wrapper whole */
+    for (char *s = strtok(rank_list, ","); s && nranks < MAX_PIDS; s = strtok(NULL, ","))
+        all_ranks[nranks++] = atoi(s);
+    for (char *s = strtok(argv[3], ","); s && k < nranks; s = strtok(NULL, ","), k++) {
+        pids[n] = atoi(s); /* the pids come in the ranks' order */
+        ranks[n] = all_ranks[k];
         long fd = syscall(SYS_pidfd_open, pids[n], 0);
         if (fd < 0 && errno == ESRCH)
-            continue; /* ended already */
+            continue; /* ended already (before the watcher: not known to be a death) */
         by_pid |= fd < 0;
         p[++n] = (struct pollfd){.fd = (int)fd, .events = POLLIN};
     }
@@ -155,7 +189,7 @@ int node_helper_main(int argc, char **argv)
         _exit(child < 0 ? 3 : 0);
     setsid();
     p[0] = (struct pollfd){.fd = sock, .events = POLLIN};
-    if (wait_ranks(p, pids, n, by_pid) == 0)
+    if (wait_ranks(p, ranks, pids, n, by_pid, argv[4]) == 0)
         send_all(sock, NODE_REPORT_END "\n");
     return 0;
 }
