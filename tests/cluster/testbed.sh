@@ -179,7 +179,9 @@ node_up() {
      cp '$dir/hosts' '$dir/etc.node$i/u/hosts'; [ -z '$preload' ] || echo '$preload' > '$dir/etc.node$i/u/ld.so.preload';
      mount -t overlay overlay -o 'lowerdir=/etc,upperdir=$dir/etc.node$i/u,workdir=$dir/etc.node$i/w' /etc;
      mount -t sysfs sysfs /sys; ip link set lo up$(localflock_mount)"
-  in_head ip link add "v$i" type veth peer name eth0 netns "$(pid_of "node$i")" \
+  # A fixed address per node: a revived node's new random one was unknown to the head's ARP
+  # cache, which kept sending to the old one (its first job after a revive could not start).
+  in_head ip link add "v$i" type veth peer name eth0 address "02:73:6c:63:01:$(printf %02x "$i")" netns "$(pid_of "node$i")" \
     || { down; skip "the kernel refuses a veth pair (veth module)"; }
   in_head ip link set "v$i" master br0 up
   in_node "$i" ip addr add "$subnet.$((i + 1))/24" dev eth0
@@ -225,9 +227,12 @@ up() {
       || die "cannot build the finalize fix (cc): $(head -n 1 "$dir/lib/cc.log"); --finalize-fix off runs without it"
     preload=$dir/lib/finalize_barrier.so
   fi
+  # The bridge's own address is set: a bridge otherwise takes the lowest of its ports', and a
+  # crashed or revived node's port changed it under the nodes' ARP caches (their traffic to the
+  # head was dropped for about a minute: Open MPI's mpirun waited that long after a crash).
   hold head --net --uts --mount --propagation private -- \
     "hostname head; mount --bind '$dir/hosts' /etc/hosts; ip link set lo up;
-     ip link add br0 type bridge; ip addr add $subnet.254/24 dev br0; ip link set br0 up"
+     ip link add br0 address 02:73:6c:63:00:fe type bridge; ip addr add $subnet.254/24 dev br0; ip link set br0 up"
   for ((i = 0; i < nodes; i++)); do node_up "$i" "$preload"; done
   [ -z "$fs" ] || netfs_up "$fs" "${fs_rate:-$rate}"
   [ "$slurm" -eq 0 ] || slurm_up 8
