@@ -135,13 +135,18 @@ done
 # banner names the node and a pid); the wrapper names the rank, its pid and its node in one line,
 # although every other rank then dies before MPI_Finalize too (hydra kills them). A random node's
 # second rank (not its leader, whose process starts the node's watcher) or its leader.
-for victim in second leader; do
+# Last, the second rank again under a job script whose launcher outlives the job (mpiexec, then
+# a long sleep): once every node said its ranks ended, the wrapper gives it 10 s, then one line
+# and SIGTERM.
+for victim in second leader outlived; do
   k=$((RANDOM % 3))
-  r=$([ $victim = second ] && echo $((k + 3)) || echo $k)
+  r=$([ $victim = leader ] && echo $k || echo $((k + 3)))
   c=$SHARED/alone.$victim
   mkdir -p "$c"
+  launch=(mpiexec -n 6 env LD_PRELOAD="$SLUICE_LIB" "$app" write "$c" 500 --fsync --big 1)
+  [ $victim != outlived ] || launch=(sh -c '"$@"; sleep 300' sh "${launch[@]}")
   (cd "$SHARED" && SLUICE_CAPTURE="$c/ckpt.%r" "$TESTBED" run --dir "$TB_DIR" "$SLUICE_BIN_DIR/sluice" --watch-nodes \
-    mpiexec -n 6 env LD_PRELOAD="$SLUICE_LIB" "$app" write "$c" 500 --fsync --big 1) > alone.out 2>&1 &
+    "${launch[@]}") > alone.out 2>&1 &
   job=$!
   timeout 60 bash -c "until [ \$(ls -A '$c' | grep -c '^\.bar\.step1\.') -eq 6 ]; do sleep 0.01; done" \
     || { kill "$job" 2> /dev/null || true; fail "rank $r alone: step 1 never became durable: $(tail -3 alone.out)"; }
@@ -151,8 +156,11 @@ for victim in second leader; do
     done; true" | head -1 || true)
   [ -n "$pid" ] || { kill "$job" 2> /dev/null || true; fail "rank $r alone: its process not found on node$k"; }
   tb_exec "node$k" kill -9 "$pid"
-  timeout 10 bash -c "while kill -0 $job 2> /dev/null; do sleep 0.05; done" \
-    || { kill "$job" 2> /dev/null || true; fail "rank $r alone: the job still runs 10 s after it was killed: $(tail -3 alone.out)"; }
+  t0=$(date +%s.%N)
+  bound=$([ $victim = outlived ] && echo 20 || echo 10)
+  timeout $bound bash -c "while kill -0 $job 2> /dev/null; do sleep 0.05; done" \
+    || { kill "$job" 2> /dev/null || true; fail "rank $r alone: the job still runs $bound s after it was killed: $(tail -3 alone.out)"; }
+  took=$(echo "$(date +%s.%N) - $t0" | bc)
   set +e
   wait "$job"
   rc=$?
@@ -161,7 +169,9 @@ for victim in second leader; do
   expect_eq "rank $r alone: lines naming a rank that ended before MPI_Finalize" 1 "$(grep -c 'ended before MPI_Finalize' alone.out || true)"
   expect_contains "rank $r alone: the line" "sluice: rank $r (pid $pid on node node$k) ended before MPI_Finalize" "$(grep 'ended before MPI_Finalize' alone.out)"
   expect_eq "rank $r alone: lines saying a node was lost" 0 "$(grep -c ' lost: ' alone.out || true)"
-  echo "ok: rank $r ($victim of node$k, pid $pid) killed alone: $(grep 'ended before MPI_Finalize' alone.out) (exit $rc)"
+  expect_eq "rank $r alone: lines saying the launcher is ended" "$([ $victim = outlived ] && echo 1 || echo 0)" \
+    "$(grep -c 'every rank of the job has ended, but the launcher (pid [0-9]*) still runs 10 s after; ending it' alone.out || true)"
+  echo "ok: rank $r ($victim of node$k, pid $pid) killed alone: $(grep 'ended before MPI_Finalize' alone.out) (exit $rc, $(echo "$took" | cut -c1-4) s after the kill)"
 done
 
 # A job that ends well through the wrapper: status 0, no line, no watcher left on any node.
