@@ -29,7 +29,8 @@ static const struct {
     {"print-env", no_argument, 'n', NULL, "print the variables that would be set, then exit"},
     {"watch-nodes", no_argument, OPT_WATCH_NODES, NULL,
      "run the launcher command that follows (sluice --watch-nodes mpiexec ...) and name, in one line, a node "
-     "whose processes all die (docs/CLUSTER.md)"},
+     "whose processes all die or the first rank that dies alone; end the launcher if it outlives its ranks "
+     "(docs/CLUSTER.md)"},
     {"list-variables", no_argument, OPT_LIST_VARIABLES, NULL,
      "print every variable as a tab-separated line (variable, option, letter, placeholder, default, "
      "accepts, help), then exit"},
