@@ -27,10 +27,12 @@ bool sluice_mpi_barrier_waits(void)
  * node with more ranks than cores its spin took the straggler's processor: 3 ranks on 2 cores,
  * the last rank's write of its member into /dev/shm while the others waited in MPI_Barrier took
  * 0.03-0.32 s spinning, 0.07-0.17 s yielding, 0.06-0.08 s napping after 1 ms (plain MPI:
- * 0.05-0.09 s). A nap adds at most NAP_NS to a wait that already lasted YIELD_NS (5 %). */
+ * 0.05-0.09 s). A nap lasts 5 % of the wait so far, NAP_NS to NAP_MAX_NS: it adds at most 5 % to
+ * the wait, and 63 ranks waiting on 2 cores do not wake 20,000 times a second each. */
 #define SPIN_NS 50000L
 #define YIELD_NS 1000000L
 #define NAP_NS 50000L
+#define NAP_MAX_NS 1000000L
 
 struct wait_turns {
     uint64_t started; /* 0 until the first idle turn */
@@ -52,7 +54,8 @@ static void help_once(struct wait_turns *w)
         sched_yield();
         return;
     }
-    struct timespec nap = {0, NAP_NS};
+    uint64_t ns = waited / 20; /* 5 % of the wait so far: a long wait wakes its rank less often */
+    struct timespec nap = {0, (long)(ns < (uint64_t)NAP_NS ? NAP_NS : ns > (uint64_t)NAP_MAX_NS ? NAP_MAX_NS : ns)};
     nanosleep(&nap, NULL);
 }
 
