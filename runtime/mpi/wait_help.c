@@ -28,11 +28,13 @@ bool sluice_mpi_barrier_waits(void)
  * the last rank's write of its member into /dev/shm while the others waited in MPI_Barrier took
  * 0.03-0.32 s spinning, 0.07-0.17 s yielding, 0.06-0.08 s napping after 1 ms (plain MPI:
  * 0.05-0.09 s). A nap lasts 5 % of the wait so far, NAP_NS to NAP_MAX_NS: it adds at most 5 % to
- * the wait, and 63 ranks waiting on 2 cores do not wake 20,000 times a second each. */
+ * the wait, and 127 ranks waiting on 2 cores do not wake thousands of times a second each (each
+ * MPI_Test polls every peer): their checkpoint was durable after 1.2-5.3 s, 19.5-21.6 s with
+ * naps of at most 1 ms or none (1.8-2.7 s with the program's ranks asleep). */
 #define SPIN_NS 50000L
 #define YIELD_NS 1000000L
 #define NAP_NS 50000L
-#define NAP_MAX_NS 1000000L
+#define NAP_MAX_NS 10000000L
 
 struct wait_turns {
     uint64_t started; /* 0 until the first idle turn */

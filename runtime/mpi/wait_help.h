@@ -5,8 +5,9 @@
  * asleep). shim/mpi_wait.c turns the blocking calls into their nonblocking form and waits here:
  * while sluice has work under way (sluice_progress_wants_help) the thread runs the commit's
  * pollers as it waits (sluice_progress_help). A turn with nothing to do spins for the first
- * 50 us, then yields the processor, and after 1 ms naps 50 us: a rank that long in a wait waits
- * for a straggler, which may need its core (wait_help.c has the figures). */
+ * 50 us, then yields the processor, and after 1 ms naps for 5 % of the wait so far (50 us to
+ * 10 ms): a rank that long in a wait waits for a straggler, which may need its core (wait_help.c
+ * has the figures). */
 #ifndef SLUICE_MPI_WAIT_HELP_H
 #define SLUICE_MPI_WAIT_HELP_H
 
