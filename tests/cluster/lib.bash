@@ -27,3 +27,15 @@ tb_down() { "$TESTBED" down --dir "$TB_DIR" || true; }
 tb_mpiexec() { (cd "$SHARED" && "$TESTBED" run --dir "$TB_DIR" mpiexec "$@"); }
 # tb_exec NODE CMD...: CMD inside node NODE (its /dev/shm, /tmp, host name, processes).
 tb_exec() { "$TESTBED" exec --dir "$TB_DIR" "$@"; }
+# job_end JOB SECONDS: waits up to SECONDS for the background job JOB; then sets JOB_RC (its
+# status) and JOB_TOOK (seconds waited) and returns 0, or returns 1 if it still runs.
+job_end() {
+  local t0
+  t0=$(date +%s.%N)
+  timeout "$2" bash -c "while kill -0 $1 2> /dev/null; do sleep 0.05; done" || return 1
+  JOB_TOOK=$(echo "$(date +%s.%N) - $t0" | bc)
+  set +e
+  wait "$1"
+  JOB_RC=$?
+  set -e
+}

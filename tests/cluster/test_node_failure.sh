@@ -23,14 +23,9 @@ for ((round = 1; round <= rounds + 1; round++)); do
   timeout 60 bash -c "until [ \$(ls -A '$c' | grep -c '^\.bar\.step1\.') -eq 4 ]; do sleep 0.01; done" \
     || { kill "$job"; fail "round $round: step 1 never became durable: $(tail -3 cut.out)"; }
   "$TESTBED" link --dir "$TB_DIR" node1 down
-  t0=$(date +%s.%N)
-  timeout 20 bash -c "while kill -0 $job 2> /dev/null; do sleep 0.05; done" \
+  job_end "$job" 20 \
     || { "$TESTBED" link --dir "$TB_DIR" node1 up; fail "round $round: the job still runs 20 s after node1's link was cut: $(tail -3 cut.out)"; }
-  took=$(echo "$(date +%s.%N) - $t0" | bc)
-  set +e
-  wait "$job"
-  rc=$?
-  set -e
+  rc=$JOB_RC took=$JOB_TOOK
   [ "$rc" -ne 0 ] || fail "round $round: the job ended with 0 after losing node1"
   lines=$(grep -c ' lost: ' cut.out || true)
   expect_eq "round $round: lines saying a node was lost" 1 "$lines"

@@ -156,15 +156,10 @@ for victim in second leader outlived; do
     done; true" | head -1 || true)
   [ -n "$pid" ] || { kill "$job" 2> /dev/null || true; fail "rank $r alone: its process not found on node$k"; }
   tb_exec "node$k" kill -9 "$pid"
-  t0=$(date +%s.%N)
   bound=$([ $victim = outlived ] && echo 20 || echo 10)
-  timeout $bound bash -c "while kill -0 $job 2> /dev/null; do sleep 0.05; done" \
+  job_end "$job" "$bound" \
     || { kill "$job" 2> /dev/null || true; fail "rank $r alone: the job still runs $bound s after it was killed: $(tail -3 alone.out)"; }
-  took=$(echo "$(date +%s.%N) - $t0" | bc)
-  set +e
-  wait "$job"
-  rc=$?
-  set -e
+  rc=$JOB_RC took=$JOB_TOOK
   [ "$rc" -ne 0 ] || fail "rank $r alone: the job ended with 0"
   expect_eq "rank $r alone: lines naming a rank that ended before MPI_Finalize" 1 "$(grep -c 'ended before MPI_Finalize' alone.out || true)"
   expect_contains "rank $r alone: the line" "sluice: rank $r (pid $pid on node node$k) ended before MPI_Finalize" "$(grep 'ended before MPI_Finalize' alone.out)"
