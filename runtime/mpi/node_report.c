@@ -146,8 +146,9 @@ void sluice_node_report_start(const char *host, const int *ranks, const int *pid
     }
     char *rank_list = join(ranks, n), *pid_list = join(pids, n);
     const char *folder = sluice_claim_owned_folder(); /* where the ranks mark their finalize */
-    char *argv[] = {(char *)path, "--node-helper", (char *)value, (char *)host, rank_list, pid_list,
-                    (char *)(folder ? folder : "-"), NULL};
+    char *marks = (char *)(folder ? folder : "-");
+    char *argv[] = {(char *)path, "--node-helper", (char *)value, (char *)host,
+                    rank_list,    pid_list,        marks,         NULL};
     int status = rank_list && pid_list ? spawn_wait(path, argv) : -1;
     if (status != 0)
         sluice_log_warn(

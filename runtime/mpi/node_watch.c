@@ -64,7 +64,7 @@ static struct {
     bool *left;          /* node -> said bye */
     long interval_ms, timeout_ms;
     int fd, owner_pid;
-    int wake_fd; /* eventfd: leave() ends the watch's 100 ms poll at once */
+    int wake_fd;        /* eventfd: leave() ends the watch's 100 ms poll at once */
     int rank, self_pid; /* this process's rank and pid, for its finalize mark */
     atomic_bool stop;
     pthread_t thread;

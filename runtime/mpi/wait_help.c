@@ -57,7 +57,11 @@ static void help_once(struct wait_turns *w)
         return;
     }
     uint64_t ns = waited / 20; /* 5 % of the wait so far: a long wait wakes its rank less often */
-    struct timespec nap = {0, (long)(ns < (uint64_t)NAP_NS ? NAP_NS : ns > (uint64_t)NAP_MAX_NS ? NAP_MAX_NS : ns)};
+    if (ns < (uint64_t)NAP_NS)
+        ns = NAP_NS;
+    if (ns > (uint64_t)NAP_MAX_NS)
+        ns = NAP_MAX_NS;
+    struct timespec nap = {0, (long)ns};
     nanosleep(&nap, NULL);
 }
 

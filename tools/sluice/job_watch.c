@@ -132,8 +132,8 @@ static void report_lost(const struct conn *c)
 #define DEATH_SETTLE_MS 300
 static struct {
     int rank, pid;
-    long at_ms;       /* the watcher's wall clock at the death */
-    long print_by;    /* when to print (monotonic); 0: nothing pending */
+    long at_ms;    /* the watcher's wall clock at the death */
+    long print_by; /* when to print (monotonic); 0: nothing pending */
     char host[256];
     int printed;
 } first_death;

@@ -100,7 +100,8 @@ static long wall_ms(void)
 static int marked(const char *folder, const char *what, int rank)
 {
     char path[4096 + 32];
-    return snprintf(path, sizeof path, "%s/%s.%d", folder, what, rank) < (int)sizeof path && access(path, F_OK) == 0;
+    return snprintf(path, sizeof path, "%s/%s.%d", folder, what, rank) < (int)sizeof path &&
+           access(path, F_OK) == 0;
 }
 
 /* Rank `rank` (process pid) has ended: a death unless it marked its MPI_Finalize in folder, the
@@ -110,15 +111,16 @@ static void rank_ended(int sock, const char *folder, int rank, int pid)
     char line[96];
     if (strcmp(folder, "-") == 0 || marked(folder, "fin", rank))
         return;
-    snprintf(line, sizeof line, "%s %d %d %ld\n", marked(folder, "abort", rank) ? NODE_REPORT_ABORTED : NODE_REPORT_DIED,
-             rank, pid, wall_ms());
+    snprintf(line, sizeof line, "%s %d %d %ld\n",
+             marked(folder, "abort", rank) ? NODE_REPORT_ABORTED : NODE_REPORT_DIED, rank, pid, wall_ms());
     send_all(sock, line);
 }
 
 /* Waits until every process in p[1..n] (pidfds; with by_pid, pids[] probed with kill every
  * 200 ms where pidfd_open is missing) has ended, or the wrapper's connection p[0] closes; each
  * end goes to rank_ended. Returns 0 when the ranks ended. */
-static int wait_ranks(struct pollfd *p, const int *ranks, const int *pids, int n, int by_pid, const char *folder)
+static int wait_ranks(struct pollfd *p, const int *ranks, const int *pids, int n, int by_pid,
+                      const char *folder)
 {
     for (int left = n; left > 0;) {
         if (poll(p, by_pid ? 1 : (nfds_t)n + 1, by_pid ? 200 : -1) < 0 && errno != EINTR)
