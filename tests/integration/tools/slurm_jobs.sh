@@ -139,7 +139,9 @@ POCL_DEVICES=pthread timeout 180 srun -n 3 "$sluice" --opencl distributed --trac
   "$SLUICE_APPS_DIR/cl_multi_device" >cl.dist 2>&1 || fail "distributed OpenCL job failed: $(tail cl.dist)"
 diff cl.local cl.dist >diff.out || fail "distributed OpenCL under srun differs from 3 local devices: $(head -20 diff.out)"
 expect_contains "three devices seen" "devices: 3" "$(cat cl.dist)"
-expect_eq "a trace per rank" 3 "$(ls cl.trace | wc -l)"
+# Ranks, not files: with an empty kernel cache PoCL runs its linker as a child of each rank,
+# which leaves a trace of its own (rank-R.pid-P: the same R, another P).
+expect_eq "a trace per rank" 3 "$(ls cl.trace | cut -d. -f1 | sort -u | wc -l)"
 echo "ok: distributed OpenCL under srun prints what 3 local devices print"
 
 # 4. srun --mpi=none (docs/MPI.md, "Slurm without an MPI plugin"): every task's MPI would be a job of one rank. sluice stops
