@@ -94,6 +94,16 @@ static bool rank_own_process(void)
     return root > 0 && !sluice_process_preloaded(root);
 }
 
+/* PMI-1's abort: the launcher ends every rank of the job and exits with status. */
+static void send_abort(int fd, int status)
+{
+    char req[48] = "cmd=abort exitcode=";
+    size_t n = strlen(req);
+    n += fmt_status(req + n, status);
+    req[n++] = '\n';
+    sluice_pmi1_send(fd, req, n);
+}
+
 /* The rank's PMI socket where this process may speak on it: a job of more than one rank under a
  * PMI-1 launcher (PMI_FD), in a process that has not started MPI; -1 otherwise. */
 static int pmi_fd(void)
@@ -125,17 +135,35 @@ bool sluice_launcher_watch(void)
     return rc == 0;
 }
 
+/* The rank's PMI socket in the process whose MPI is up, under hydra with more than one rank; -1
+ * otherwise. MPI speaks on it only at start, end and spawn: at a fatal error it is quiet. */
+static int mpi_pmi_fd(void)
+{
+    const struct sluice_launch *l = sluice_launch_current();
+    int type = 0;
+    socklen_t len = sizeof type;
+    if (l->kind != SLUICE_LAUNCHER_HYDRA || l->pmi_fd < 0 || l->size < 2 || !sluice_mpi_ready() ||
+        sluice_pmi_server() != SLUICE_PMI_HYDRA ||
+        syscall(SYS_getsockopt, l->pmi_fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0)
+        return -1;
+    return l->pmi_fd;
+}
+
 void sluice_launcher_watch_fatal(int status)
 {
     int fd = pmi_fd();
+    if (fd < 0 && (fd = mpi_pmi_fd()) >= 0) {
+        /* MPI is up: PMI's abort ends every rank with this status. Without it the launcher
+         * killed the others at this rank's exit and reported whichever status it collected
+         * first: 9 (a rank it killed) instead of 2 in a loaded run of cl_long_strings. */
+        sluice_launcher_drain_output();
+        send_abort(fd, status);
+        return;
+    }
     if (fd < 0 || sluice_pmi_server() == SLUICE_PMI_OTHER)
         return;
     if (!atomic_exchange(&watched, true) && pmi_init_exchange(fd, FATAL_ANSWER_MS) != 0)
         return;
     sluice_launcher_drain_output();
-    char req[48] = "cmd=abort exitcode=";
-    size_t n = strlen(req);
-    n += fmt_status(req + n, status);
-    req[n++] = '\n';
-    sluice_pmi1_send(fd, req, n);
+    send_abort(fd, status);
 }

@@ -31,7 +31,9 @@ bool sluice_launcher_watch(void);
 /* From sluice_fatal and sluice_fatal_config (log.h), in any mode, before the process ends with
  * `status`: a rank that sluice stops before its MPI started aborts the job through the launcher
  * (PMI-1 `abort`, after `init` where not watched yet; hydra and srun --mpi=pmi2), once the launcher
- * has read the line that says why (at most 2 s). No lock of sluice's, no allocation. */
+ * has read the line that says why (at most 2 s); so does, under hydra, the process whose MPI is
+ * up, so that the job ends with `status` rather than with a rank the launcher killed. No lock of
+ * sluice's, no allocation. */
 void sluice_launcher_watch_fatal(int status);
 
 /* Waits (at most 2 s) until the launcher has read what this process wrote to its stdout and
