@@ -24,6 +24,7 @@
 #define SLUICE_FOLDER_LOCK_NAME ".sluice.lock"
 #define SLUICE_FOLDER_LOCK_STALE_S 30
 #define SLUICE_FOLDER_LOCK_TOUCH_S 2
+#define SLUICE_FOLDER_LOCK_BREAK_STALE_S 10 /* a breaker's turn (folder_lock.c, break_stale) */
 
 struct sluice_folder_lock {
     int fd; /* -1: not held */
