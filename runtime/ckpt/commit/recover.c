@@ -203,7 +203,13 @@ static int collect(const char *stage_dir, struct staged_list *out, unsigned flag
         }
         struct stat st;
         if (lstat(s.data_path, &st) != 0) {
-            say(report, "skipped %s: staging file %s is missing", s.meta.m.path, s.data_path);
+            /* Its writer is gone (checked above) and staged nothing: a process killed between
+             * its sidecar and its staging file, or between removing the two after a commit. */
+            if (errno == ENOENT && s.meta.pid != (long)getpid() && unlink(s.meta_path) == 0)
+                say(report, "removed %s: its writer (pid %ld) ended before staging any data of %s",
+                    s.meta_path, s.meta.pid, s.meta.m.path);
+            else
+                say(report, "skipped %s: staging file %s is missing", s.meta.m.path, s.data_path);
             continue;
         }
         if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
