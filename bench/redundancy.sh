@@ -18,7 +18,10 @@
 # per node (the stage folder of each node once the last step is written and, with redundancy,
 # protected, before the exit drains it). Ratios: encode rate over staging rate (target >= 0.33),
 # app-visible with redundancy over staging alone (target <= 1.2). The load average is sampled
-# every second while the jobs run. It prints figures; it never passes or fails on them. Root.
+# every second while the jobs run. Before the modes, the network's bound on the same testbed:
+# bench/mpi_ring_rate.c (plain MPI, each node streaming --mib to the next while receiving as much,
+# as partner redundancy does), and the encode rate against it. It prints figures; it never
+# passes or fails on them. Root.
 #
 #   bench/redundancy.sh [--build DIR] [--dir DIR] [--nodes N] [--rate RATE|none] [--steps S]
 #                       [--pause MS] [--mib M] [--only MODE] [--lib OTHER_LIBSLUICE] [--keep DIR]
@@ -129,6 +132,14 @@ modes() {
   run "drain$sfx" "$l" drain SLUICE_DRAIN_EVERY=1
 }
 
+# The network's bound on this testbed: plain MPI, every node streaming its part to the next
+# while it receives the previous one's, as partner redundancy does (bench/mpi_ring_rate.c).
+ring=$build/bin/sluice-bench-mpi_ring_rate
+if [ -x "$ring" ]; then
+  line=$(cd "$shared" && "$testbed" run --dir "$dir" mpiexec -hosts "${hosts%,}" -n "$nodes" "$ring" "${mib:-16}" 2>&1 | grep '^ring' || true)
+  echo "# network bound (plain MPI, $ring): ${line:-the ring did not run}"
+  sed -n 's/.*: \([0-9.]*\) MB\/s per rank.*/\1/p' <<< "$line" > "$shared/ring.MBps"
+fi
 [ -z "$other" ] || modes @other "$other"
 modes "" "$lib"
 kill "$sampler" 2> /dev/null || true

@@ -86,6 +86,10 @@ def fmt(v, unit):
 
 if sys.argv[1] == "--ratios":
     d = sys.argv[2]
+    ring = None  # the network's bound, MB/s per node (bench/mpi_ring_rate.c), where it ran
+    if os.path.exists(os.path.join(d, "ring.MBps")):
+        text = open(os.path.join(d, "ring.MBps")).read().strip()
+        ring = float(text) if text else None
     res = {}
     for name in os.listdir(d):
         if name.startswith("figures.") and name.endswith(".json"):
@@ -98,6 +102,9 @@ if sys.argv[1] == "--ratios":
             print("ratio %-14s encode rate / staging copy rate = %.2f (target >= 0.33)%s" %
                   (mode, r["encode_MBps"] / r["staging_MBps"],
                    "; stream alone %.2f" % (r["stream_MBps"] / r["staging_MBps"]) if r.get("stream_MBps") else ""))
+            if ring:
+                print("ratio %-14s encode rate / network bound (plain MPI ring) = %.2f; stream alone %.2f" %
+                      (mode, r["encode_MBps"] / ring, (r.get("stream_MBps") or 0) / ring))
         if base and not mode.startswith("staged") and r.get("app_visible_s") and base.get("app_visible_s"):
             print("ratio %-14s app-visible / staging alone = %.2f (target <= 1.2)" %
                   (mode, r["app_visible_s"] / base["app_visible_s"]))

@@ -16,8 +16,9 @@
  *   mpi_ckpt_levels write DIR STEPS PAUSE_MS bytes=N
  *       the same with members of N bytes for every rank and step (bench/redundancy.sh: sizes
  *       large enough that a rate is a rate, not latency)
- *   mpi_ckpt_levels verify DIR STEP NMEMBERS
- *       rank r checks members r, r + size, ... < NMEMBERS against step STEP's bytes.
+ *   mpi_ckpt_levels verify DIR STEP NMEMBERS [bytes=N]
+ *       rank r checks members r, r + size, ... < NMEMBERS against step STEP's bytes (of N bytes
+ *       each where they were written with bytes=N).
  * Exit status: 0 ok, 1 wrong data (the first difference on stderr), 2 usage, 3 an I/O call
  * failed. */
 #define _GNU_SOURCE
@@ -215,7 +216,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc == 6 && strcmp(argv[1], "write") == 0 && strcmp(argv[5], "term") == 0)
         rc = install_term(argv[2], rank);
-    else if (argc == 6 && strcmp(argv[1], "write") == 0 && strncmp(argv[5], "bytes=", 6) == 0) {
+    else if (argc == 6 && strncmp(argv[5], "bytes=", 6) == 0) {
         char *end;
         fixed_size = strtoull(argv[5] + 6, &end, 10);
         rc = fixed_size > 0 && *end == '\0' ? 0 : 2;
@@ -224,12 +225,11 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 4); /* its handler is not in place: the others would wait for its steps */
     if ((argc == 4 || argc == 5 || (argc == 6 && rc == 0)) && strcmp(argv[1], "write") == 0)
         rc = do_write(argv[2], atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : 0, rank);
-    else if (argc == 5 && strcmp(argv[1], "verify") == 0)
+    else if ((argc == 5 || (argc == 6 && rc == 0)) && strcmp(argv[1], "verify") == 0)
         rc = do_verify(argv[2], atoi(argv[3]), atoi(argv[4]), rank, size);
     else if (rank == 0)
-        fprintf(
-            stderr,
-            "usage: mpi_ckpt_levels write DIR STEPS [PAUSE_MS [term|bytes=N]] | verify DIR STEP NMEMBERS\n");
+        fprintf(stderr, "usage: mpi_ckpt_levels write DIR STEPS [PAUSE_MS [term|bytes=N]] | verify DIR STEP "
+                        "NMEMBERS [bytes=N]\n");
     int worst = rc;
     MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();

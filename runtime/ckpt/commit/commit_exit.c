@@ -154,7 +154,7 @@ static int commit_poll(void *arg)
         if (now_started)
             client_announce_open();
     }
-    int did = commit_transport_poll() + commit_home_poll();
+    int did = commit_transport_poll() + commit_home_poll() + commit_red_poll();
     expect_answers();
     if (__atomic_load_n(&quiet_waiters, __ATOMIC_ACQUIRE)) {
         /* A thread in wait_quiet: tell it as soon as it may stop waiting. */

@@ -232,6 +232,9 @@ void commit_red_recorded(const char *key, uint64_t version, int nprocs);
 int commit_red_busy(void);
 /* The redundancy's message handlers (before the transport starts). */
 void commit_red_handlers(void);
+/* Progress thread, every round: sends the pieces the I/O thread read, answers those it wrote.
+ * Returns the number of things done. */
+int commit_red_poll(void);
 /* The node map and the rebuild of lost parts, run when sluice's communicator is made, before
  * the agreement on the versions (redundancy/red_rebuild.c). Before MPI starts. */
 void commit_red_register(void);
@@ -243,6 +246,9 @@ void commit_red_stored(const struct red_nodes *n, const char *key, uint64_t vers
                        uint64_t t0);
 /* A version of key is durable: this node's copies and marks up to it go (leader only). */
 void commit_red_drained(const char *key, uint64_t version);
+/* 1 when version of key is at or below the newest heard durable on this process: an encoding of
+ * it that ends now keeps nothing. Progress thread. */
+int commit_red_drained_covers(const char *key, uint64_t version);
 /* Byte strings in messages: a u32 length then the bytes; get returns a pointer into m. */
 void cmsg_put_bytes(struct cmsg *m, const void *p, uint32_t n);
 /* A byte string filled in place (no copy): begin reserves room for up to cap bytes and returns

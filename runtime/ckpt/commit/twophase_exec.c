@@ -11,7 +11,7 @@
  *               at its offset in a round-sized buffer (no copy), zero-fills padding, and writes
  *               the round's requests: whole
  *               stripes except at the ends of its domain. Two buffers: round r+1 is received
- *               while round r is written, by a write-behind thread (below). Its own pieces
+ *               while round r is written, by the I/O thread (below). Its own pieces
  *               (mapped) are no messages: each request is written by pwritev from the round
  *               buffer and the staging mappings together, so the bytes an aggregator staged
  *               itself are copied once, into the file, as a program's own write would be.
@@ -26,6 +26,7 @@
  * flight at once without deadlock. MPI's non-overtaking rule keeps the pieces between one writer and one
  * aggregator in order, which is the order both sides derive from the plan. */
 #include "ckpt/commit/commit_internal.h"
+#include "ckpt/commit/io_worker.h"
 #include "ckpt/commit/twophase_msg.h"
 #include "ckpt/commit/twophase_part.h"
 #include "mpi/tags.h"
@@ -44,7 +45,6 @@
 #include <limits.h>
 #include <mpi.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,11 +62,12 @@ struct send_slot {
 };
 
 struct agg_slot {
+    struct sluice_io_task io; /* the round's write on the I/O thread (first: run() finds the slot) */
+    struct tp_job *job;
     unsigned char *buf;
     MPI_Request *reqs;
     int nreq, posted;
-    int writing; /* handed to the write-behind thread */
-    int written; /* set by that thread (atomic) when the round is on its way to the disk */
+    int writing; /* handed to the I/O thread; io.done once the round is on its way to the disk */
     uint32_t round;
     size_t pbeg, pend;   /* the round's pieces in plan.pieces */
     size_t *msg_first;   /* per request: the first piece of its message (trace id) */
@@ -416,75 +417,22 @@ static void write_round(struct tp_job *j, struct agg_slot *s)
 }
 
 /* ---- write-behind ------------------------------------------------------------------------------
- * Aggregators hand each received round to one I/O thread per process, so that the progress
- * thread keeps driving MPI (the next round's transfer, other commits' messages) while a round
- * is being written: a long pwrite on the progress thread would stall both. Rounds are written
- * in the order they are handed over (one queue, one thread). */
+ * Aggregators hand each received round to the process's I/O thread (io_worker.h), so that the
+ * progress thread keeps driving MPI (the next round's transfer, other commits' messages) while a
+ * round is being written: a long pwrite on the progress thread would stall both. Rounds are
+ * written in the order they are handed over. */
 
-struct wtask {
-    struct tp_job *j;
-    struct agg_slot *s;
-    struct wtask *next;
-};
-
-static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wcv = PTHREAD_COND_INITIALIZER;
-static struct wtask *whead, *wtail;
-static int wthread_started;
-
-static void *write_behind_main(void *arg)
+static void write_behind_run(struct sluice_io_task *t)
 {
-    (void)arg;
-    for (;;) {
-        pthread_mutex_lock(&wlock);
-        while (!whead)
-            pthread_cond_wait(&wcv, &wlock);
-        struct wtask *t = whead;
-        whead = t->next;
-        if (!whead)
-            wtail = NULL;
-        pthread_mutex_unlock(&wlock);
-        write_round(t->j, t->s);
-        __atomic_store_n(&t->s->written, 1, __ATOMIC_RELEASE);
-        free(t);
-        sluice_progress_wake();
-    }
-    return NULL;
+    struct agg_slot *s = (struct agg_slot *)t;
+    write_round(s->job, s);
 }
 
-/* Queues the round; writes it here when no thread can be had (still correct, only slower). */
 static void write_behind(struct tp_job *j, struct agg_slot *s)
 {
-    struct wtask *t = calloc(1, sizeof(*t));
-    pthread_mutex_lock(&wlock);
-    if (t && !wthread_started) {
-        pthread_t th;
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, &old); /* the program's signals are not ours */
-        wthread_started = pthread_create(&th, &attr, write_behind_main, NULL) == 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        pthread_attr_destroy(&attr);
-    }
-    if (!t || !wthread_started) {
-        pthread_mutex_unlock(&wlock);
-        free(t);
-        write_round(j, s);
-        __atomic_store_n(&s->written, 1, __ATOMIC_RELEASE);
-        return;
-    }
-    t->j = j;
-    t->s = s;
-    if (wtail)
-        wtail->next = t;
-    else
-        whead = t;
-    wtail = t;
-    pthread_cond_signal(&wcv);
-    pthread_mutex_unlock(&wlock);
+    s->job = j;
+    s->io.run = write_behind_run;
+    sluice_io_submit(SLUICE_IO_IN, &s->io);
 }
 
 static int aggregator_poll(struct tp_job *j, int *done)
@@ -500,8 +448,8 @@ static int aggregator_poll(struct tp_job *j, int *done)
         /* A round on its way to the disk frees its slot. */
         if (j->next_done < j->next_write) {
             struct agg_slot *s = &j->as[j->next_done % 2];
-            if (__atomic_load_n(&s->written, __ATOMIC_ACQUIRE)) {
-                s->written = s->writing = s->posted = 0;
+            if (sluice_io_done(&s->io)) {
+                s->io.done = s->writing = s->posted = 0;
                 j->next_done++;
                 progressed = 1;
             }
@@ -732,10 +680,6 @@ static void forget_jobs_in_child(void)
 {
     jobs = NULL;
     poller_id = 0;
-    pthread_mutex_init(&wlock, NULL);
-    pthread_cond_init(&wcv, NULL);
-    whead = wtail = NULL;
-    wthread_started = 0;
 }
 
 static void install_fork_handler(void)

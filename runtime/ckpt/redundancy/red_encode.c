@@ -7,8 +7,13 @@
  * straight into the message) with at most RED_WINDOW unanswered (bounded memory).
  * The partner stores it under a temporary name, renames it into place when whole and tells rank
  * 0; when rank 0 has heard from every node, the version is protected and each leader writes its
- * mark. Progress thread only (handlers of the commit transport). */
+ * mark. The file work (reading the part into messages, writing the partner's pieces) runs on
+ * the process's I/O thread (io_worker.h), in order per stream, so that the progress thread only
+ * moves messages: on one thread the four copies of a part (read, checksum, socket out, socket in,
+ * write) were in series (docs/REDUNDANCY.md). Progress thread only (handlers of the commit
+ * transport, commit_red_poll). */
 #include "ckpt/commit/commit_internal.h"
+#include "ckpt/commit/io_worker.h"
 #include "ckpt/commit/stage.h"
 #include "ckpt/redundancy/level_record.h"
 #include "ckpt/redundancy/red_copy.h"
@@ -43,15 +48,37 @@ struct tally {
     struct tally *next;
 };
 
+/* A piece of a stream read on the I/O thread: the message's head and bytes. */
+struct fill {
+    struct sluice_io_task io; /* first: fill_run finds the piece */
+    struct out_stream *s;
+    struct cmsg m;
+    long len; /* > 0: bytes; 0: the stream had ended; < 0: -errno */
+    int last;
+    struct fill *next;
+};
+
 /* The leader's stream of its node's part to its partner. */
 struct out_stream {
     char key[PATH_MAX];
     uint64_t version;
     int dst, inflight, sent_first;
-    int phase; /* 0 sending, 4 sent, 5 aborted */
+    int filling; /* pieces queued on the I/O thread; st is that thread's meanwhile */
+    int phase;   /* 0 sending, 4 sent, 5 aborted */
     uint64_t bytes;
     struct sluice_red_stream st;
+    struct fill *fills, **fills_tail; /* in the order queued */
     struct out_stream *next;
+};
+
+/* A received piece written on the I/O thread; its message owns the bytes. */
+struct wpiece {
+    struct sluice_io_task io; /* first: write_run finds the piece */
+    struct in_stream *s;
+    struct cmsg m;
+    const unsigned char *p;
+    uint32_t len, flags;
+    struct wpiece *next;
 };
 
 /* A copy being received from the partner before us. */
@@ -59,21 +86,29 @@ struct in_stream {
     int src;
     char key[PATH_MAX];
     uint64_t version, bytes, t0; /* t0: its first piece came */
-    int fd, err;
+    int fd, err;                 /* err: the I/O thread's while pieces are queued */
+    int aborted;                 /* the sender gave up: dropped once its queued pieces are done */
     char tmp[PATH_MAX + 32], path[PATH_MAX];
+    struct wpiece *w, **w_tail; /* queued on the I/O thread, in order */
     struct in_stream *next;
 };
 
 static struct tally *recorded, *stored;
+/* Per key, the newest version heard durable (its version field): an encoding of a version up to
+ * it that ends later (its last piece written after the drain removed the copies) keeps nothing,
+ * or its copy and mark would stay in the stage folder after the job. */
+static struct tally *drained;
 /* Versions this leader started to encode and has not yet heard protected (nor drained). */
 static struct tally *pending;
 static int pending_n; /* their number, read by commit_red_awaiting */
 static struct out_stream *outs;
 static int outs_active; /* streams not yet answered in full; read by the exit without the lock */
+static int ins_writing; /* received pieces not yet written; read by the exit without the lock */
 
 int commit_red_busy(void)
 {
-    return __atomic_load_n(&outs_active, __ATOMIC_ACQUIRE) != 0 || red_xor_busy();
+    return __atomic_load_n(&outs_active, __ATOMIC_ACQUIRE) != 0 ||
+           __atomic_load_n(&ins_writing, __ATOMIC_ACQUIRE) != 0 || red_xor_busy();
 }
 
 int commit_red_awaiting(void)
@@ -207,33 +242,78 @@ static void send_abort(struct out_stream *s)
     s->phase = 5;
 }
 
-/* Sends pieces until RED_WINDOW are unanswered or the stream is sent; an error aborts it. Each
- * message holds SLUICE_RED_FILL_BUF of the stream, read straight into it. */
+/* I/O thread: the stream's next piece, SLUICE_RED_FILL_BUF of it read straight into the message. */
+static void fill_run(struct sluice_io_task *t)
+{
+    struct fill *f = (struct fill *)t;
+    struct out_stream *s = f->s;
+    if (s->st.phase >= 4) {
+        f->len = 0; /* queued ahead of the piece that turned out last */
+        return;
+    }
+    piece_head(&f->m, s);
+    unsigned char *p = cmsg_bytes_begin(&f->m, SLUICE_RED_FILL_BUF);
+    long len = p ? sluice_red_stream_fill(&s->st, p, SLUICE_RED_FILL_BUF) : -ENOMEM;
+    f->len = len == 0 ? -EMSGSIZE : len; /* 0 before the end: a piece did not fit */
+    if (len > 0) {
+        cmsg_bytes_end(&f->m, (uint32_t)len);
+        f->last = s->st.phase == 4;
+    }
+}
+
+/* Queues reads of pieces until RED_WINDOW are read or unanswered (bounded memory). */
 static void pump(struct out_stream *s)
 {
-    while (s->phase < 4 && s->inflight < RED_WINDOW) {
-        struct cmsg m;
-        piece_head(&m, s);
-        unsigned char *p = cmsg_bytes_begin(&m, SLUICE_RED_FILL_BUF);
-        long len = p ? sluice_red_stream_fill(&s->st, p, SLUICE_RED_FILL_BUF) : -ENOMEM;
-        if (len <= 0) {
-            cmsg_free(&m);
+    while (s->phase < 4 && s->inflight + s->filling < RED_WINDOW) {
+        struct fill *f = calloc(1, sizeof *f);
+        if (!f) {
+            if (s->inflight + s->filling == 0)
+                send_abort(s); /* nothing will call pump again */
+            return;
+        }
+        f->s = s;
+        f->io.run = fill_run;
+        *s->fills_tail = f;
+        s->fills_tail = &f->next;
+        s->filling++;
+        sluice_io_submit(SLUICE_IO_OUT, &f->io);
+    }
+}
+
+/* Sends the pieces read, in order; an error aborts the stream. */
+static void send_filled(struct out_stream *s)
+{
+    while (s->fills && sluice_io_done(&s->fills->io)) {
+        struct fill *f = s->fills;
+        s->fills = f->next;
+        if (!s->fills)
+            s->fills_tail = &s->fills;
+        s->filling--;
+        if (s->phase < 4 && f->len < 0) {
             sluice_log_warn("checkpoint %s version %llu: not protected: this node's part changed while it "
                             "was encoded (%s); it stays staged",
                             s->key, (unsigned long long)s->version,
-                            len < 0 ? strerror((int)-len) : "a piece did not fit");
+                            f->len == -EMSGSIZE ? "a piece did not fit" : strerror((int)-f->len));
             send_abort(s);
-            break;
+        } else if (s->phase < 4 && f->len > 0) {
+            if (f->last)
+                s->phase = 4;
+            cmsg_put_u32(&f->m, (s->sent_first ? 0 : PIECE_FIRST) | (f->last ? PIECE_LAST : 0));
+            s->sent_first = 1;
+            commit_send(s->dst, &f->m);
+            s->inflight++;
+            s->bytes += (uint64_t)f->len;
         }
-        cmsg_bytes_end(&m, (uint32_t)len);
-        if (s->st.phase == 4)
-            s->phase = 4;
-        cmsg_put_u32(&m, (s->sent_first ? 0 : PIECE_FIRST) | (s->phase == 4 ? PIECE_LAST : 0));
-        s->sent_first = 1;
-        commit_send(s->dst, &m);
-        s->inflight++;
-        s->bytes += (uint64_t)len;
+        cmsg_free(&f->m);
+        free(f);
     }
+}
+
+/* The stream is over (sent and answered, or aborted) and nothing of it is left on the I/O
+ * thread. */
+static int out_over(const struct out_stream *s)
+{
+    return s->inflight == 0 && s->filling == 0 && s->phase >= 4;
 }
 
 static void start_stream(const struct red_nodes *n, const char *key, uint64_t version, int nprocs)
@@ -249,6 +329,7 @@ static void start_stream(const struct red_nodes *n, const char *key, uint64_t ve
     s->version = version;
     s->dst = n->leader[(n->mine + 1) % n->nnodes];
     s->st.fd = -1;
+    s->fills_tail = &s->fills;
     int rc = list_part(s, n, nprocs);
     if (rc) {
         sluice_log_warn("checkpoint %s version %llu: not protected: this node's part could not be listed "
@@ -260,7 +341,7 @@ static void start_stream(const struct red_nodes *n, const char *key, uint64_t ve
     s->next = outs;
     outs = s;
     pump(s);
-    if (s->inflight == 0 && s->phase >= 4) { /* aborted before any piece was answered */
+    if (out_over(s)) { /* aborted before any piece was read */
         outs = s->next;
         out_free(s);
     }
@@ -304,7 +385,7 @@ static void on_ack(struct cmsg *m)
         }
         if (s->phase < 4)
             pump(s);
-        if (s->inflight == 0 && s->phase >= 4) {
+        if (out_over(s)) {
             *pp = s->next;
             out_free(s);
         }
@@ -377,6 +458,22 @@ void commit_red_stored(const struct red_nodes *n, const char *key, uint64_t vers
     commit_send(n->leader[0], &m);
 }
 
+/* I/O thread: the piece goes to the copy's temporary file (after the stream's earlier ones). */
+static void write_run(struct sluice_io_task *t)
+{
+    struct wpiece *w = (struct wpiece *)t;
+    struct in_stream *s = w->s;
+    for (size_t off = 0; !s->err && off < w->len;) {
+        ssize_t k = SLUICE_REAL(write)(s->fd, w->p + off, w->len - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            s->err = k < 0 ? errno : EIO;
+        else
+            off += (size_t)k;
+    }
+}
+
 static void on_piece(int src, struct cmsg *m)
 {
     char key[PATH_MAX];
@@ -392,7 +489,9 @@ static void on_piece(int src, struct cmsg *m)
     while (*pp && ((*pp)->src != src || (*pp)->version != version || strcmp((*pp)->key, key) != 0))
         pp = &(*pp)->next;
     if (flags & PIECE_ABORT) {
-        if (*pp)
+        if (*pp && (*pp)->w)
+            (*pp)->aborted = 1; /* dropped once its queued pieces are written (commit_red_poll) */
+        else if (*pp)
             in_close(pp, 0);
         return;
     }
@@ -401,24 +500,90 @@ static void on_piece(int src, struct cmsg *m)
     struct in_stream *s = *pp;
     if (!s)
         return; /* the rest of a stream this node failed to open: answered at its first piece */
-    for (size_t off = 0; !s->err && off < len;) {
-        ssize_t k = SLUICE_REAL(write)(s->fd, p + off, len - off);
-        if (k < 0 && errno == EINTR)
+    struct wpiece *w = calloc(1, sizeof *w);
+    if (!w) /* as the transport does for a message's few bytes */
+        sluice_fatal(1, "checkpoint commit: out of memory receiving a redundancy piece");
+    w->s = s;
+    w->m = *m; /* the piece keeps the received bytes (p points into them) */
+    memset(m, 0, sizeof *m);
+    w->p = p;
+    w->len = len;
+    w->flags = flags;
+    w->io.run = write_run;
+    if (!s->w_tail)
+        s->w_tail = &s->w;
+    *s->w_tail = w;
+    s->w_tail = &w->next;
+    __atomic_add_fetch(&ins_writing, 1, __ATOMIC_RELEASE);
+    sluice_io_submit(SLUICE_IO_IN, &w->io);
+}
+
+/* The pieces written: answered in order; a copy whose last piece is written is renamed into
+ * place and reported stored. */
+static int in_poll(void)
+{
+    const struct red_nodes *n = red_nodes();
+    int did = 0;
+    for (struct in_stream **pp = &ins; *pp;) {
+        struct in_stream *s = *pp;
+        int closed = 0;
+        while (s->w && sluice_io_done(&s->w->io)) {
+            struct wpiece *w = s->w;
+            s->w = w->next;
+            if (!s->w)
+                s->w_tail = &s->w;
+            __atomic_sub_fetch(&ins_writing, 1, __ATOMIC_RELEASE);
+            s->bytes += w->len;
+            int err = s->err, src = s->src;
+            uint64_t version = s->version, bytes = s->bytes, t0 = s->t0;
+            char key[PATH_MAX];
+            snprintf(key, sizeof key, "%s", s->key);
+            uint32_t flags = w->flags;
+            cmsg_free(&w->m);
+            free(w);
+            did++;
+            if ((flags & PIECE_LAST) && !s->aborted) {
+                int keep = !commit_red_drained_covers(key, version);
+                in_close(pp, keep);
+                closed = 1;
+                if (!err && keep && n)
+                    commit_red_stored(n, key, version, bytes, t0);
+            }
+            send_ack(src, key, version, err); /* every piece: the sender counts them, aborted or not */
+            if (closed)
+                break;
+        }
+        if (!closed && s->aborted && !s->w) {
+            in_close(pp, 0);
+            closed = 1;
+        }
+        if (!closed)
+            pp = &s->next;
+    }
+    return did;
+}
+
+int commit_red_poll(void)
+{
+    int did = in_poll() + red_xor_poll();
+    for (struct out_stream **pp = &outs; *pp;) {
+        struct out_stream *s = *pp;
+        if (!s->fills) {
+            pp = &s->next;
             continue;
-        if (k <= 0)
-            s->err = k < 0 ? errno : EIO;
-        else
-            off += (size_t)k;
+        }
+        send_filled(s);
+        if (s->phase < 4)
+            pump(s);
+        did++;
+        if (out_over(s)) {
+            *pp = s->next;
+            out_free(s);
+        } else {
+            pp = &s->next;
+        }
     }
-    s->bytes += len;
-    int err = s->err;
-    uint64_t bytes = s->bytes, t0 = s->t0;
-    if (flags & PIECE_LAST) {
-        in_close(pp, 1);
-        if (!err)
-            commit_red_stored(n, key, version, bytes, t0);
-    }
-    send_ack(src, key, version, err);
+    return did;
 }
 
 /* ---- protection ---------------------------------------------------------------------------- */
@@ -452,6 +617,8 @@ static void on_protected(struct cmsg *m)
     if (m->bad || !dir)
         return;
     pending_drop(key, version); /* (an older version never protected is past waiting for) */
+    if (commit_red_drained_covers(key, version))
+        return; /* durable already: its copies are gone, a mark would stay behind */
     int rc = sluice_red_mark_write(dir, key, version, sluice_config.REDUNDANCY, nodes);
     if (rc)
         sluice_log_warn("checkpoint %s version %llu: protection mark not written (%s)", key,
@@ -462,8 +629,26 @@ static void on_protected(struct cmsg *m)
     }
 }
 
+int commit_red_drained_covers(const char *key, uint64_t version)
+{
+    for (struct tally *t = drained; t; t = t->next)
+        if (strcmp(t->key, key) == 0)
+            return version <= t->version;
+    return 0;
+}
+
 void commit_red_drained(const char *key, uint64_t version)
 {
+    struct tally *t = drained;
+    while (t && strcmp(t->key, key) != 0)
+        t = t->next;
+    if (!t && (t = calloc(1, sizeof *t)) != NULL) {
+        snprintf(t->key, sizeof t->key, "%s", key);
+        t->next = drained;
+        drained = t;
+    }
+    if (t && version > t->version)
+        t->version = version;
     const struct red_nodes *n = red_nodes();
     const char *dir = sluice_stage_dir();
     if (n && dir && n->leader[n->mine] == n->rank)

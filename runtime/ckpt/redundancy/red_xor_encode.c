@@ -8,9 +8,12 @@
  * every other member of its set said it sent all and its own part was listed, it seals the
  * file (block checksums, the set's layout), renames it into place and tells rank 0
  * (commit_red_stored): the version is protected only once every node of every set did.
- * Progress thread only (handlers of the commit transport). */
+ * Reading the part into pieces and XORing the pieces received into the parity run on the
+ * process's I/O thread (io_worker.h), in order, so that the progress thread only moves messages.
+ * Progress thread only (handlers of the commit transport, red_xor_poll). */
 #include "ckpt/redundancy/red_xor_encode.h"
 #include "ckpt/commit/commit_internal.h"
+#include "ckpt/commit/io_worker.h"
 #include "ckpt/commit/stage.h"
 #include "ckpt/redundancy/red_nodes.h"
 #include "ckpt/redundancy/red_stream.h"
@@ -31,34 +34,67 @@
 #define RED_XWINDOW 4
 enum { XK_META = 1, XK_PIECE, XK_END, XK_ABORT };
 
+struct xout;
+
+/* SLUICE_RED_FILL_BUF of the part read on the I/O thread and cut where the parities' chunks
+ * end: one message per parity holder it goes to. */
+struct xfill {
+    struct sluice_io_task io; /* first: fill_run finds it */
+    struct xout *s;
+    unsigned char *buf;
+    struct cmsg *m; /* nm messages, m[k] for set position dst[k] */
+    int *dst;
+    int nm, last;
+    const char *err; /* why the part could not be read (a constant string) */
+    int errnum;
+    struct xfill *next;
+};
+
 /* This node's stream into its set's parities. */
 struct xout {
     char key[PATH_MAX];
-    uint64_t version, off;
+    uint64_t version, off;              /* off: the I/O thread's while fills are queued */
     int first, S, pos, inflight, phase; /* phase: 0 sending, 4 sent, 5 aborted */
-    unsigned char *buf;                 /* SLUICE_RED_FILL_BUF, read into, then sent */
+    int filling;                        /* fills queued; st is the I/O thread's meanwhile */
     struct sluice_red_stream st;
+    struct xfill *fills, **fills_tail; /* in the order queued */
     struct xout *next;
+};
+
+/* A piece received, XORed into the parity on the I/O thread; its message owns the bytes. */
+struct xpiece {
+    struct sluice_io_task io; /* first: xor_run finds it */
+    struct xin *s;
+    struct cmsg m;
+    const unsigned char *p;
+    uint64_t at;
+    uint32_t len;
+    int src;
+    struct xpiece *next;
 };
 
 /* This node's parity of a version, being received. */
 struct xin {
     char key[PATH_MAX];
-    uint64_t version, t0; /* t0: its first piece came, or this node's own part began */
-    int first, S, pos, ends, own, err, closed;
+    uint64_t version, t0;                      /* t0: its first piece came, or this node's own part began */
+    int first, S, pos, ends, own, err, closed; /* err: the I/O thread's while pieces are queued */
+    int aborted;                               /* a member gave up: dropped once pieces are done */
     int fd;
     char tmp[PATH_MAX + 32], path[PATH_MAX];
     struct sluice_red_xor_meta *x;
+    struct xpiece *w, **w_tail; /* queued on the I/O thread, in order */
     struct xin *next;
 };
 
 static struct xout *outs;
 static struct xin *ins;
 static int outs_active;
+static int ins_xoring; /* received pieces not yet XORed in; read by the exit without the lock */
 
 int red_xor_busy(void)
 {
-    return __atomic_load_n(&outs_active, __ATOMIC_ACQUIRE) != 0;
+    return __atomic_load_n(&outs_active, __ATOMIC_ACQUIRE) != 0 ||
+           __atomic_load_n(&ins_xoring, __ATOMIC_ACQUIRE) != 0;
 }
 
 /* The set of this node: its first node, size; this node's position. -1 where there is none. */
@@ -136,11 +172,27 @@ static void in_free(struct xin **pp)
     free(s);
 }
 
+/* A member gave up: the parity is dropped once no piece of it is on the I/O thread. */
+static void abort_in(struct xin *s)
+{
+    if (s->closed || s->w)
+        return;
+    s->err = ECANCELED;
+    SLUICE_REAL(close)(s->fd);
+    s->fd = -1;
+    SLUICE_REAL(unlink)(s->tmp);
+    s->closed = 1;
+}
+
 /* Every other member sent all and this node's own part is known: seal and rename. */
 static void in_try_finish(const struct red_nodes *n, struct xin *s)
 {
-    if (s->closed || s->err || !s->own || s->ends != s->S - 1)
+    if (s->closed || s->err || s->w || !s->own || s->ends != s->S - 1)
         return;
+    if (commit_red_drained_covers(s->key, s->version)) {
+        abort_in(s); /* durable already: a parity sealed now would stay behind */
+        return;
+    }
     struct sluice_red_xor_meta *x = s->x;
     x->plen = 0;
     for (int i = 0; i < s->S; i++)
@@ -190,6 +242,17 @@ static void send_xack(int dst, const char *key, uint64_t version, int status)
     commit_send(dst, &a);
 }
 
+/* I/O thread: the piece XORed into the parity (after the earlier pieces). */
+static void xor_run(struct sluice_io_task *t)
+{
+    struct xpiece *w = (struct xpiece *)t;
+    struct xin *s = w->s;
+    if (!s->err && !s->closed && w->len) {
+        int rc = sluice_red_xor_into(s->fd, w->at, w->p, w->len);
+        s->err = rc ? -rc : 0;
+    }
+}
+
 static void on_xor(int src, struct cmsg *m)
 {
     char key[PATH_MAX];
@@ -209,24 +272,55 @@ static void on_xor(int src, struct cmsg *m)
     if (kind == XK_META && !s->closed)
         on_meta(n, s, p, m);
     else if (kind == XK_PIECE) {
-        uint64_t at = cmsg_get_u64(m);
-        uint32_t len = 0;
-        const unsigned char *bytes = cmsg_get_bytes(m, &len);
-        if (!s->err && !s->closed && !m->bad) {
-            int rc = sluice_red_xor_into(s->fd, at, bytes, len);
-            s->err = rc ? -rc : 0;
-        }
-        send_xack(src, key, version, s->closed ? 0 : s->err);
+        struct xpiece *w = calloc(1, sizeof *w);
+        if (!w) /* as the transport does for a message's few bytes */
+            sluice_fatal(1, "checkpoint commit: out of memory receiving a redundancy piece");
+        w->s = s;
+        w->src = src;
+        w->at = cmsg_get_u64(m);
+        w->p = cmsg_get_bytes(m, &w->len);
+        if (m->bad)
+            w->len = 0;
+        w->m = *m; /* the piece keeps the received bytes (p points into them) */
+        memset(m, 0, sizeof *m);
+        w->io.run = xor_run;
+        if (!s->w_tail)
+            s->w_tail = &s->w;
+        *s->w_tail = w;
+        s->w_tail = &w->next;
+        __atomic_add_fetch(&ins_xoring, 1, __ATOMIC_RELEASE);
+        sluice_io_submit(SLUICE_IO_IN, &w->io);
     } else if (kind == XK_END) {
         s->ends++;
         in_try_finish(n, s);
     } else if (kind == XK_ABORT && !s->closed) {
-        s->err = ECANCELED; /* the parity misses that member's part: never sealed */
-        SLUICE_REAL(close)(s->fd);
-        s->fd = -1;
-        SLUICE_REAL(unlink)(s->tmp);
-        s->closed = 1;
+        s->aborted = 1; /* the parity misses that member's part: never sealed (xin_poll) */
+        abort_in(s);
     }
+}
+
+/* Pieces XORed in: answered in order; a parity whose pieces are all in is sealed. */
+static int xin_poll(const struct red_nodes *n)
+{
+    int did = 0;
+    for (struct xin *s = ins; s; s = s->next) {
+        while (s->w && sluice_io_done(&s->w->io)) {
+            struct xpiece *w = s->w;
+            s->w = w->next;
+            if (!s->w)
+                s->w_tail = &s->w;
+            __atomic_sub_fetch(&ins_xoring, 1, __ATOMIC_RELEASE);
+            send_xack(w->src, s->key, s->version, s->closed || s->aborted ? 0 : s->err);
+            cmsg_free(&w->m);
+            free(w);
+            did++;
+        }
+        if (!s->w && s->aborted)
+            abort_in(s);
+        else if (!s->w)
+            in_try_finish(n, s);
+    }
+    return did;
 }
 
 /* ---- the sending side ------------------------------------------------------------------------ */
@@ -236,7 +330,6 @@ static void out_free(struct xout *s)
     __atomic_sub_fetch(&outs_active, 1, __ATOMIC_RELEASE);
     sluice_progress_mpi_busy(-1);
     sluice_red_stream_close(&s->st);
-    free(s->buf);
     free(s);
 }
 
@@ -268,44 +361,137 @@ static void abort_out(const struct red_nodes *n, struct xout *s, const char *why
     s->phase = 5;
 }
 
-/* Sends pieces, each cut where a chunk ends, until RED_XWINDOW are unanswered or all is sent. */
-static void pump(const struct red_nodes *n, struct xout *s)
+/* A new message of the fill for the parity at set position pos, its bytes to be put at `at`:
+ * its head is put, the bytes are the caller's. NULL where memory ran out. */
+static struct cmsg *fill_msg(struct xfill *f, const struct xout *s, int pos, uint64_t at)
 {
-    unsigned char *buf = s->buf;
-    while (buf && s->phase == 0 && s->inflight < RED_XWINDOW) {
-        long len = sluice_red_stream_fill(&s->st, buf, SLUICE_RED_FILL_BUF);
-        if (len <= 0) {
-            abort_out(n, s, len < 0 ? strerror((int)-len) : "a piece did not fit");
-            break;
+    struct cmsg *m = realloc(f->m, (size_t)(f->nm + 1) * sizeof *m);
+    if (m)
+        f->m = m;
+    int *dst = m ? realloc(f->dst, (size_t)(f->nm + 1) * sizeof *dst) : NULL;
+    if (!dst)
+        return NULL;
+    f->dst = dst;
+    put_head(&f->m[f->nm], s->key, s->version, XK_PIECE, s->pos);
+    cmsg_put_u64(&f->m[f->nm], at);
+    f->dst[f->nm] = pos;
+    return &f->m[f->nm++];
+}
+
+/* I/O thread: the next SLUICE_RED_FILL_BUF of the part, cut where a parity's chunk ends. Where
+ * the parity chunk under way has room for a whole piece of the stream, the part is read straight
+ * into the message; only near a chunk's end does it go through a buffer and get cut. */
+static void fill_run(struct sluice_io_task *t)
+{
+    struct xfill *f = (struct xfill *)t;
+    struct xout *s = f->s;
+    if (s->st.phase >= 4)
+        return; /* queued ahead of the fill that turned out last: nothing */
+    int p = 0;
+    uint64_t at = 0, room = sluice_red_xor_route(s->st.length, s->S, s->pos, s->off, &p, &at);
+    long len;
+    struct cmsg *m = room >= SLUICE_RED_STREAM_BUF ? fill_msg(f, s, p, at) : NULL;
+    if (m) {
+        uint32_t cap = room < SLUICE_RED_FILL_BUF ? (uint32_t)room : SLUICE_RED_FILL_BUF;
+        unsigned char *b = cmsg_bytes_begin(m, cap);
+        len = b ? sluice_red_stream_fill(&s->st, b, cap) : -ENOMEM;
+        if (len > 0) {
+            cmsg_bytes_end(m, (uint32_t)len);
+            s->off += (uint64_t)len;
         }
-        for (uint64_t done = 0; done < (uint64_t)len;) {
-            int p = 0;
-            uint64_t at = 0, k = sluice_red_xor_route(s->st.length, s->S, s->pos, s->off, &p, &at);
+    } else {
+        f->buf = malloc(SLUICE_RED_FILL_BUF);
+        len = f->buf ? sluice_red_stream_fill(&s->st, f->buf, SLUICE_RED_FILL_BUF) : -ENOMEM;
+        for (uint64_t done = 0; len > 0 && done < (uint64_t)len;) {
+            uint64_t k = sluice_red_xor_route(s->st.length, s->S, s->pos, s->off, &p, &at);
             k = k < (uint64_t)len - done ? k : (uint64_t)len - done;
             if (k == 0) { /* longer than listed: it changed while it was read */
-                abort_out(n, s, "a staging file changed while it was read");
-                break;
+                f->err = "a staging file changed while it was read";
+                return;
             }
-            struct cmsg m;
-            put_head(&m, s->key, s->version, XK_PIECE, s->pos);
-            cmsg_put_u64(&m, at);
-            cmsg_put_bytes(&m, buf + done, (uint32_t)k);
-            commit_send(n->leader[s->first + p], &m);
-            s->inflight++;
+            struct cmsg *piece = fill_msg(f, s, p, at);
+            if (!piece) {
+                f->err = "";
+                f->errnum = ENOMEM;
+                return;
+            }
+            cmsg_put_bytes(piece, f->buf + done, (uint32_t)k);
             s->off += k;
             done += k;
         }
-        if (s->phase == 0 && s->st.phase == 4) {
-            if (s->off != s->st.length) {
-                abort_out(n, s, "the part's length changed while it was read");
-                break;
-            }
-            send_all(n, s, XK_END);
-            s->phase = 4;
-        }
     }
-    if (!buf && s->phase == 0)
-        abort_out(n, s, strerror(ENOMEM));
+    if (len <= 0) {
+        f->err = len < 0 ? "" : "a piece did not fit"; /* "": say strerror(errnum) */
+        f->errnum = len < 0 ? (int)-len : 0;
+        return;
+    }
+    if (s->st.phase == 4) {
+        if (s->off != s->st.length)
+            f->err = "the part's length changed while it was read";
+        f->last = 1;
+    }
+}
+
+static void fill_free(struct xfill *f)
+{
+    for (int k = 0; k < f->nm; k++)
+        cmsg_free(&f->m[k]);
+    free(f->m);
+    free(f->dst);
+    free(f->buf);
+    free(f);
+}
+
+/* Queues reads of the part until RED_XWINDOW pieces are read or unanswered (bounded memory). */
+static void pump(const struct red_nodes *n, struct xout *s)
+{
+    while (s->phase == 0 && s->inflight + s->filling < RED_XWINDOW) {
+        struct xfill *f = calloc(1, sizeof *f);
+        if (!f) {
+            if (s->inflight + s->filling == 0)
+                abort_out(n, s, strerror(ENOMEM)); /* nothing will call pump again */
+            return;
+        }
+        f->s = s;
+        f->io.run = fill_run;
+        *s->fills_tail = f;
+        s->fills_tail = &f->next;
+        s->filling++;
+        sluice_io_submit(SLUICE_IO_OUT, &f->io);
+    }
+}
+
+/* Sends the pieces read, in order; an error aborts the stream. */
+static void send_filled(const struct red_nodes *n, struct xout *s)
+{
+    while (s->fills && sluice_io_done(&s->fills->io)) {
+        struct xfill *f = s->fills;
+        s->fills = f->next;
+        if (!s->fills)
+            s->fills_tail = &s->fills;
+        s->filling--;
+        if (s->phase == 0 && f->err && !f->last) {
+            abort_out(n, s, *f->err ? f->err : strerror(f->errnum));
+        } else if (s->phase == 0) {
+            for (int k = 0; k < f->nm; k++) {
+                commit_send(n->leader[s->first + f->dst[k]], &f->m[k]);
+                s->inflight++;
+            }
+            f->nm = 0;
+            if (f->err) /* the last piece, but the part's length changed */
+                abort_out(n, s, f->err);
+            else if (f->last) {
+                send_all(n, s, XK_END);
+                s->phase = 4;
+            }
+        }
+        fill_free(f);
+    }
+}
+
+static int out_over(const struct xout *s)
+{
+    return s->inflight == 0 && s->filling == 0 && s->phase >= 4;
 }
 
 void red_xor_start(const struct red_nodes *n, const char *key, uint64_t version, int nprocs)
@@ -359,9 +545,9 @@ void red_xor_start(const struct red_nodes *n, const char *key, uint64_t version,
     send_all(n, s, XK_META);
     s->next = outs;
     outs = s;
-    s->buf = malloc(SLUICE_RED_FILL_BUF);
+    s->fills_tail = &s->fills;
     pump(n, s);
-    if (s->inflight == 0 && s->phase >= 4) { /* aborted before any piece went: no answer comes */
+    if (out_over(s)) { /* aborted before any piece was read: no answer comes */
         outs = s->next;
         out_free(s);
     }
@@ -386,7 +572,7 @@ static void on_xack(int src, struct cmsg *m)
             abort_out(n, s, strerror(status));
         if (s->phase == 0)
             pump(n, s);
-        if (s->inflight == 0 && s->phase >= 4) {
+        if (out_over(s)) {
             *pp = s->next;
             out_free(s);
         }
@@ -397,11 +583,38 @@ static void on_xack(int src, struct cmsg *m)
 void red_xor_drained(const char *key, uint64_t version)
 {
     for (struct xin **pp = &ins; *pp;) {
-        if ((*pp)->version <= version && strcmp((*pp)->key, key) == 0 && ((*pp)->closed || (*pp)->err))
+        if ((*pp)->version <= version && strcmp((*pp)->key, key) == 0 && !(*pp)->w &&
+            ((*pp)->closed || (*pp)->err))
             in_free(pp);
         else
             pp = &(*pp)->next;
     }
+}
+
+int red_xor_poll(void)
+{
+    const struct red_nodes *n = red_nodes();
+    if (!n)
+        return 0;
+    int did = xin_poll(n);
+    for (struct xout **pp = &outs; *pp;) {
+        struct xout *s = *pp;
+        if (!s->fills) {
+            pp = &s->next;
+            continue;
+        }
+        send_filled(n, s);
+        if (s->phase == 0)
+            pump(n, s);
+        did++;
+        if (out_over(s)) {
+            *pp = s->next;
+            out_free(s);
+        } else {
+            pp = &s->next;
+        }
+    }
+    return did;
 }
 
 static void xor_handle(int src, uint32_t type, struct cmsg *m)
