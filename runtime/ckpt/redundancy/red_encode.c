@@ -78,6 +78,7 @@ struct wpiece {
     struct cmsg m;
     const unsigned char *p;
     uint32_t len, flags;
+    int err; /* the stream's write error once this piece was written (the I/O thread's) */
     struct wpiece *next;
 };
 
@@ -86,7 +87,8 @@ struct in_stream {
     int src;
     char key[PATH_MAX];
     uint64_t version, bytes, t0; /* t0: its first piece came */
-    int fd, err;                 /* err: the I/O thread's while pieces are queued */
+    int fd, err;                 /* err: the progress thread's view (pieces' errors as answered) */
+    int werr;                    /* the I/O thread's: once a write failed, the rest is skipped */
     int aborted;                 /* the sender gave up: dropped once its queued pieces are done */
     char tmp[PATH_MAX + 32], path[PATH_MAX];
     struct wpiece *w, **w_tail; /* queued on the I/O thread, in order */
@@ -434,6 +436,7 @@ static struct in_stream *in_open(const struct red_nodes *n, int src, const char 
         s->err = ENAMETOOLONG;
     if (!s->err)
         s->err = sluice_red_tmp_open(s->path, s->tmp, sizeof s->tmp, &s->fd);
+    s->werr = s->err; /* before any piece is queued: the I/O thread skips what cannot be stored */
     s->next = ins;
     ins = s;
     return s;
@@ -463,15 +466,16 @@ static void write_run(struct sluice_io_task *t)
 {
     struct wpiece *w = (struct wpiece *)t;
     struct in_stream *s = w->s;
-    for (size_t off = 0; !s->err && off < w->len;) {
+    for (size_t off = 0; !s->werr && off < w->len;) {
         ssize_t k = SLUICE_REAL(write)(s->fd, w->p + off, w->len - off);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
-            s->err = k < 0 ? errno : EIO;
+            s->werr = k < 0 ? errno : EIO;
         else
             off += (size_t)k;
     }
+    w->err = s->werr;
 }
 
 static void on_piece(int src, struct cmsg *m)
@@ -534,6 +538,8 @@ static int in_poll(void)
                 s->w_tail = &s->w;
             __atomic_sub_fetch(&ins_writing, 1, __ATOMIC_RELEASE);
             s->bytes += w->len;
+            if (w->err && !s->err)
+                s->err = w->err;
             int err = s->err, src = s->src;
             uint64_t version = s->version, bytes = s->bytes, t0 = s->t0;
             char key[PATH_MAX];

@@ -69,7 +69,7 @@ struct xpiece {
     const unsigned char *p;
     uint64_t at;
     uint32_t len;
-    int src;
+    int src, err; /* err: the parity's XOR error once this piece was in (the I/O thread's) */
     struct xpiece *next;
 };
 
@@ -77,7 +77,8 @@ struct xpiece {
 struct xin {
     char key[PATH_MAX];
     uint64_t version, t0;                      /* t0: its first piece came, or this node's own part began */
-    int first, S, pos, ends, own, err, closed; /* err: the I/O thread's while pieces are queued */
+    int first, S, pos, ends, own, err, closed; /* err: the progress thread's view */
+    int werr;                                  /* the I/O thread's: after a failed XOR, skip the rest */
     int aborted;                               /* a member gave up: dropped once pieces are done */
     int fd;
     char tmp[PATH_MAX + 32], path[PATH_MAX];
@@ -153,6 +154,7 @@ static struct xin *in_get(const struct red_nodes *n, const char *key, uint64_t v
         s->err = ENAMETOOLONG;
     if (!s->err)
         s->err = sluice_red_tmp_open(s->path, s->tmp, sizeof s->tmp, &s->fd);
+    s->werr = s->err; /* before any piece is queued: the I/O thread skips what cannot be stored */
     s->next = ins;
     ins = s;
     return s;
@@ -187,7 +189,7 @@ static void abort_in(struct xin *s)
 /* Every other member sent all and this node's own part is known: seal and rename. */
 static void in_try_finish(const struct red_nodes *n, struct xin *s)
 {
-    if (s->closed || s->err || s->w || !s->own || s->ends != s->S - 1)
+    if (s->w || s->closed || s->err || !s->own || s->ends != s->S - 1)
         return;
     if (commit_red_drained_covers(s->key, s->version)) {
         abort_in(s); /* durable already: a parity sealed now would stay behind */
@@ -247,10 +249,11 @@ static void xor_run(struct sluice_io_task *t)
 {
     struct xpiece *w = (struct xpiece *)t;
     struct xin *s = w->s;
-    if (!s->err && !s->closed && w->len) {
+    if (!s->werr && !s->closed && w->len) {
         int rc = sluice_red_xor_into(s->fd, w->at, w->p, w->len);
-        s->err = rc ? -rc : 0;
+        s->werr = rc ? -rc : 0;
     }
+    w->err = s->werr;
 }
 
 static void on_xor(int src, struct cmsg *m)
@@ -310,6 +313,8 @@ static int xin_poll(const struct red_nodes *n)
             if (!s->w)
                 s->w_tail = &s->w;
             __atomic_sub_fetch(&ins_xoring, 1, __ATOMIC_RELEASE);
+            if (w->err && !s->err)
+                s->err = w->err;
             send_xack(w->src, s->key, s->version, s->closed || s->aborted ? 0 : s->err);
             cmsg_free(&w->m);
             free(w);
