@@ -88,3 +88,27 @@ void sluice_io_submit(enum sluice_io_lane lane, struct sluice_io_task *t)
     pthread_cond_signal(&l->cv);
     pthread_mutex_unlock(&l->lock);
 }
+
+void sluice_io_fifo_submit(struct sluice_io_fifo *q, enum sluice_io_lane lane, struct sluice_io_task *t)
+{
+    t->after = NULL;
+    if (q->tail)
+        q->tail->after = t;
+    else
+        q->head = t;
+    q->tail = t;
+    q->n++;
+    sluice_io_submit(lane, t);
+}
+
+struct sluice_io_task *sluice_io_fifo_take(struct sluice_io_fifo *q)
+{
+    struct sluice_io_task *t = q->head;
+    if (!t || !sluice_io_done(t))
+        return NULL;
+    q->head = t->after;
+    if (!q->head)
+        q->tail = NULL;
+    q->n--;
+    return t;
+}

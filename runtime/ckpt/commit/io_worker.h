@@ -16,7 +16,8 @@
 struct sluice_io_task {
     void (*run)(struct sluice_io_task *t); /* on the I/O thread; must not free t */
     int done;
-    struct sluice_io_task *next; /* the queue's */
+    struct sluice_io_task *next;  /* the lane's queue */
+    struct sluice_io_task *after; /* the submitter's fifo (below) */
 };
 
 enum sluice_io_lane { SLUICE_IO_OUT, SLUICE_IO_IN, SLUICE_IO_LANES };
@@ -29,5 +30,17 @@ static inline int sluice_io_done(const struct sluice_io_task *t)
 {
     return __atomic_load_n(&t->done, __ATOMIC_ACQUIRE);
 }
+
+/* One submitter's tasks (a stream's pieces), taken back in the order they were queued: the
+ * progress thread's side. Zeroed is empty. */
+struct sluice_io_fifo {
+    struct sluice_io_task *head, *tail;
+    int n; /* queued and not yet taken back */
+};
+
+/* Queues t on lane and at the fifo's end. */
+void sluice_io_fifo_submit(struct sluice_io_fifo *q, enum sluice_io_lane lane, struct sluice_io_task *t);
+/* The fifo's oldest task once it is done (taken off the fifo: the caller frees it), else NULL. */
+struct sluice_io_task *sluice_io_fifo_take(struct sluice_io_fifo *q);
 
 #endif

@@ -55,7 +55,6 @@ struct fill {
     struct cmsg m;
     long len; /* > 0: bytes; 0: the stream had ended; < 0: -errno */
     int last;
-    struct fill *next;
 };
 
 /* The leader's stream of its node's part to its partner. */
@@ -63,11 +62,10 @@ struct out_stream {
     char key[PATH_MAX];
     uint64_t version;
     int dst, inflight, sent_first;
-    int filling; /* pieces queued on the I/O thread; st is that thread's meanwhile */
-    int phase;   /* 0 sending, 4 sent, 5 aborted */
+    int phase; /* 0 sending, 4 sent, 5 aborted */
     uint64_t bytes;
-    struct sluice_red_stream st;
-    struct fill *fills, **fills_tail; /* in the order queued */
+    struct sluice_red_stream st; /* the I/O thread's while pieces are being read */
+    struct sluice_io_fifo fills; /* pieces being read */
     struct out_stream *next;
 };
 
@@ -79,7 +77,6 @@ struct wpiece {
     const unsigned char *p;
     uint32_t len, flags;
     int err; /* the stream's write error once this piece was written (the I/O thread's) */
-    struct wpiece *next;
 };
 
 /* A copy being received from the partner before us. */
@@ -91,7 +88,7 @@ struct in_stream {
     int werr;                    /* the I/O thread's: once a write failed, the rest is skipped */
     int aborted;                 /* the sender gave up: dropped once its queued pieces are done */
     char tmp[PATH_MAX + 32], path[PATH_MAX];
-    struct wpiece *w, **w_tail; /* queued on the I/O thread, in order */
+    struct sluice_io_fifo w; /* pieces being written */
     struct in_stream *next;
 };
 
@@ -266,31 +263,24 @@ static void fill_run(struct sluice_io_task *t)
 /* Queues reads of pieces until RED_WINDOW are read or unanswered (bounded memory). */
 static void pump(struct out_stream *s)
 {
-    while (s->phase < 4 && s->inflight + s->filling < RED_WINDOW) {
+    while (s->phase < 4 && s->inflight + s->fills.n < RED_WINDOW) {
         struct fill *f = calloc(1, sizeof *f);
         if (!f) {
-            if (s->inflight + s->filling == 0)
+            if (s->inflight + s->fills.n == 0)
                 send_abort(s); /* nothing will call pump again */
             return;
         }
         f->s = s;
         f->io.run = fill_run;
-        *s->fills_tail = f;
-        s->fills_tail = &f->next;
-        s->filling++;
-        sluice_io_submit(SLUICE_IO_OUT, &f->io);
+        sluice_io_fifo_submit(&s->fills, SLUICE_IO_OUT, &f->io);
     }
 }
 
 /* Sends the pieces read, in order; an error aborts the stream. */
 static void send_filled(struct out_stream *s)
 {
-    while (s->fills && sluice_io_done(&s->fills->io)) {
-        struct fill *f = s->fills;
-        s->fills = f->next;
-        if (!s->fills)
-            s->fills_tail = &s->fills;
-        s->filling--;
+    struct fill *f;
+    while ((f = (struct fill *)sluice_io_fifo_take(&s->fills)) != NULL) {
         if (s->phase < 4 && f->len < 0) {
             sluice_log_warn("checkpoint %s version %llu: not protected: this node's part changed while it "
                             "was encoded (%s); it stays staged",
@@ -315,7 +305,7 @@ static void send_filled(struct out_stream *s)
  * thread. */
 static int out_over(const struct out_stream *s)
 {
-    return s->inflight == 0 && s->filling == 0 && s->phase >= 4;
+    return s->inflight == 0 && s->fills.n == 0 && s->phase >= 4;
 }
 
 static void start_stream(const struct red_nodes *n, const char *key, uint64_t version, int nprocs)
@@ -331,7 +321,6 @@ static void start_stream(const struct red_nodes *n, const char *key, uint64_t ve
     s->version = version;
     s->dst = n->leader[(n->mine + 1) % n->nnodes];
     s->st.fd = -1;
-    s->fills_tail = &s->fills;
     int rc = list_part(s, n, nprocs);
     if (rc) {
         sluice_log_warn("checkpoint %s version %llu: not protected: this node's part could not be listed "
@@ -493,7 +482,7 @@ static void on_piece(int src, struct cmsg *m)
     while (*pp && ((*pp)->src != src || (*pp)->version != version || strcmp((*pp)->key, key) != 0))
         pp = &(*pp)->next;
     if (flags & PIECE_ABORT) {
-        if (*pp && (*pp)->w)
+        if (*pp && (*pp)->w.n)
             (*pp)->aborted = 1; /* dropped once its queued pieces are written (commit_red_poll) */
         else if (*pp)
             in_close(pp, 0);
@@ -514,12 +503,8 @@ static void on_piece(int src, struct cmsg *m)
     w->len = len;
     w->flags = flags;
     w->io.run = write_run;
-    if (!s->w_tail)
-        s->w_tail = &s->w;
-    *s->w_tail = w;
-    s->w_tail = &w->next;
     __atomic_add_fetch(&ins_writing, 1, __ATOMIC_RELEASE);
-    sluice_io_submit(SLUICE_IO_IN, &w->io);
+    sluice_io_fifo_submit(&s->w, SLUICE_IO_IN, &w->io);
 }
 
 /* The pieces written: answered in order; a copy whose last piece is written is renamed into
@@ -531,11 +516,8 @@ static int in_poll(void)
     for (struct in_stream **pp = &ins; *pp;) {
         struct in_stream *s = *pp;
         int closed = 0;
-        while (s->w && sluice_io_done(&s->w->io)) {
-            struct wpiece *w = s->w;
-            s->w = w->next;
-            if (!s->w)
-                s->w_tail = &s->w;
+        struct wpiece *w;
+        while ((w = (struct wpiece *)sluice_io_fifo_take(&s->w)) != NULL) {
             __atomic_sub_fetch(&ins_writing, 1, __ATOMIC_RELEASE);
             s->bytes += w->len;
             if (w->err && !s->err)
@@ -559,7 +541,7 @@ static int in_poll(void)
             if (closed)
                 break;
         }
-        if (!closed && s->aborted && !s->w) {
+        if (!closed && s->aborted && !s->w.n) {
             in_close(pp, 0);
             closed = 1;
         }
@@ -574,7 +556,7 @@ int commit_red_poll(void)
     int did = in_poll() + red_xor_poll();
     for (struct out_stream **pp = &outs; *pp;) {
         struct out_stream *s = *pp;
-        if (!s->fills) {
+        if (!s->fills.n) {
             pp = &s->next;
             continue;
         }

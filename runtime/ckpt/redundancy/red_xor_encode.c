@@ -47,7 +47,6 @@ struct xfill {
     int nm, last;
     const char *err; /* why the part could not be read (a constant string) */
     int errnum;
-    struct xfill *next;
 };
 
 /* This node's stream into its set's parities. */
@@ -55,9 +54,8 @@ struct xout {
     char key[PATH_MAX];
     uint64_t version, off;              /* off: the I/O thread's while fills are queued */
     int first, S, pos, inflight, phase; /* phase: 0 sending, 4 sent, 5 aborted */
-    int filling;                        /* fills queued; st is the I/O thread's meanwhile */
-    struct sluice_red_stream st;
-    struct xfill *fills, **fills_tail; /* in the order queued */
+    struct sluice_red_stream st;        /* the I/O thread's while fills are queued */
+    struct sluice_io_fifo fills;        /* pieces being read */
     struct xout *next;
 };
 
@@ -70,7 +68,6 @@ struct xpiece {
     uint64_t at;
     uint32_t len;
     int src, err; /* err: the parity's XOR error once this piece was in (the I/O thread's) */
-    struct xpiece *next;
 };
 
 /* This node's parity of a version, being received. */
@@ -83,7 +80,7 @@ struct xin {
     int fd;
     char tmp[PATH_MAX + 32], path[PATH_MAX];
     struct sluice_red_xor_meta *x;
-    struct xpiece *w, **w_tail; /* queued on the I/O thread, in order */
+    struct sluice_io_fifo w; /* pieces being XORed in */
     struct xin *next;
 };
 
@@ -177,7 +174,7 @@ static void in_free(struct xin **pp)
 /* A member gave up: the parity is dropped once no piece of it is on the I/O thread. */
 static void abort_in(struct xin *s)
 {
-    if (s->closed || s->w)
+    if (s->closed || s->w.n)
         return;
     s->err = ECANCELED;
     SLUICE_REAL(close)(s->fd);
@@ -189,7 +186,7 @@ static void abort_in(struct xin *s)
 /* Every other member sent all and this node's own part is known: seal and rename. */
 static void in_try_finish(const struct red_nodes *n, struct xin *s)
 {
-    if (s->w || s->closed || s->err || !s->own || s->ends != s->S - 1)
+    if (s->w.n || s->closed || s->err || !s->own || s->ends != s->S - 1)
         return;
     if (commit_red_drained_covers(s->key, s->version)) {
         abort_in(s); /* durable already: a parity sealed now would stay behind */
@@ -287,12 +284,8 @@ static void on_xor(int src, struct cmsg *m)
         w->m = *m; /* the piece keeps the received bytes (p points into them) */
         memset(m, 0, sizeof *m);
         w->io.run = xor_run;
-        if (!s->w_tail)
-            s->w_tail = &s->w;
-        *s->w_tail = w;
-        s->w_tail = &w->next;
         __atomic_add_fetch(&ins_xoring, 1, __ATOMIC_RELEASE);
-        sluice_io_submit(SLUICE_IO_IN, &w->io);
+        sluice_io_fifo_submit(&s->w, SLUICE_IO_IN, &w->io);
     } else if (kind == XK_END) {
         s->ends++;
         in_try_finish(n, s);
@@ -307,11 +300,8 @@ static int xin_poll(const struct red_nodes *n)
 {
     int did = 0;
     for (struct xin *s = ins; s; s = s->next) {
-        while (s->w && sluice_io_done(&s->w->io)) {
-            struct xpiece *w = s->w;
-            s->w = w->next;
-            if (!s->w)
-                s->w_tail = &s->w;
+        struct xpiece *w;
+        while ((w = (struct xpiece *)sluice_io_fifo_take(&s->w)) != NULL) {
             __atomic_sub_fetch(&ins_xoring, 1, __ATOMIC_RELEASE);
             if (w->err && !s->err)
                 s->err = w->err;
@@ -320,9 +310,9 @@ static int xin_poll(const struct red_nodes *n)
             free(w);
             did++;
         }
-        if (!s->w && s->aborted)
+        if (!s->w.n && s->aborted)
             abort_in(s);
-        else if (!s->w)
+        else if (!s->w.n)
             in_try_finish(n, s);
     }
     return did;
@@ -450,31 +440,24 @@ static void fill_free(struct xfill *f)
 /* Queues reads of the part until RED_XWINDOW pieces are read or unanswered (bounded memory). */
 static void pump(const struct red_nodes *n, struct xout *s)
 {
-    while (s->phase == 0 && s->inflight + s->filling < RED_XWINDOW) {
+    while (s->phase == 0 && s->inflight + s->fills.n < RED_XWINDOW) {
         struct xfill *f = calloc(1, sizeof *f);
         if (!f) {
-            if (s->inflight + s->filling == 0)
+            if (s->inflight + s->fills.n == 0)
                 abort_out(n, s, strerror(ENOMEM)); /* nothing will call pump again */
             return;
         }
         f->s = s;
         f->io.run = fill_run;
-        *s->fills_tail = f;
-        s->fills_tail = &f->next;
-        s->filling++;
-        sluice_io_submit(SLUICE_IO_OUT, &f->io);
+        sluice_io_fifo_submit(&s->fills, SLUICE_IO_OUT, &f->io);
     }
 }
 
 /* Sends the pieces read, in order; an error aborts the stream. */
 static void send_filled(const struct red_nodes *n, struct xout *s)
 {
-    while (s->fills && sluice_io_done(&s->fills->io)) {
-        struct xfill *f = s->fills;
-        s->fills = f->next;
-        if (!s->fills)
-            s->fills_tail = &s->fills;
-        s->filling--;
+    struct xfill *f;
+    while ((f = (struct xfill *)sluice_io_fifo_take(&s->fills)) != NULL) {
         if (s->phase == 0 && f->err && !f->last) {
             abort_out(n, s, *f->err ? f->err : strerror(f->errnum));
         } else if (s->phase == 0) {
@@ -496,7 +479,7 @@ static void send_filled(const struct red_nodes *n, struct xout *s)
 
 static int out_over(const struct xout *s)
 {
-    return s->inflight == 0 && s->filling == 0 && s->phase >= 4;
+    return s->inflight == 0 && s->fills.n == 0 && s->phase >= 4;
 }
 
 void red_xor_start(const struct red_nodes *n, const char *key, uint64_t version, int nprocs)
@@ -550,7 +533,6 @@ void red_xor_start(const struct red_nodes *n, const char *key, uint64_t version,
     send_all(n, s, XK_META);
     s->next = outs;
     outs = s;
-    s->fills_tail = &s->fills;
     pump(n, s);
     if (out_over(s)) { /* aborted before any piece was read: no answer comes */
         outs = s->next;
@@ -588,7 +570,7 @@ static void on_xack(int src, struct cmsg *m)
 void red_xor_drained(const char *key, uint64_t version)
 {
     for (struct xin **pp = &ins; *pp;) {
-        if ((*pp)->version <= version && strcmp((*pp)->key, key) == 0 && !(*pp)->w &&
+        if ((*pp)->version <= version && strcmp((*pp)->key, key) == 0 && !(*pp)->w.n &&
             ((*pp)->closed || (*pp)->err))
             in_free(pp);
         else
@@ -604,7 +586,7 @@ int red_xor_poll(void)
     int did = xin_poll(n);
     for (struct xout **pp = &outs; *pp;) {
         struct xout *s = *pp;
-        if (!s->fills) {
+        if (!s->fills.n) {
             pp = &s->next;
             continue;
         }
