@@ -308,6 +308,17 @@ static int out_over(const struct out_stream *s)
     return s->inflight == 0 && s->fills.n == 0 && s->phase >= 4;
 }
 
+/* Frees the stream at *pp once it is over, unlinking it; 1 if it did. */
+static int out_reap(struct out_stream **pp)
+{
+    struct out_stream *s = *pp;
+    if (!out_over(s))
+        return 0;
+    *pp = s->next;
+    out_free(s);
+    return 1;
+}
+
 static void start_stream(const struct red_nodes *n, const char *key, uint64_t version, int nprocs)
 {
     struct out_stream *s = calloc(1, sizeof *s);
@@ -332,10 +343,7 @@ static void start_stream(const struct red_nodes *n, const char *key, uint64_t ve
     s->next = outs;
     outs = s;
     pump(s);
-    if (out_over(s)) { /* aborted before any piece was read */
-        outs = s->next;
-        out_free(s);
-    }
+    out_reap(&outs); /* aborted before any piece was read */
 }
 
 static void on_recorded(struct cmsg *m)
@@ -376,10 +384,7 @@ static void on_ack(struct cmsg *m)
         }
         if (s->phase < 4)
             pump(s);
-        if (out_over(s)) {
-            *pp = s->next;
-            out_free(s);
-        }
+        out_reap(pp);
         return;
     }
 }
@@ -556,20 +561,12 @@ int commit_red_poll(void)
     int did = in_poll() + red_xor_poll();
     for (struct out_stream **pp = &outs; *pp;) {
         struct out_stream *s = *pp;
-        if (!s->fills.n) {
-            pp = &s->next;
-            continue;
-        }
+        did += s->fills.n != 0;
         send_filled(s);
         if (s->phase < 4)
             pump(s);
-        did++;
-        if (out_over(s)) {
-            *pp = s->next;
-            out_free(s);
-        } else {
+        if (!out_reap(pp))
             pp = &s->next;
-        }
     }
     return did;
 }
