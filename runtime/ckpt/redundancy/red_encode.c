@@ -486,6 +486,11 @@ static void on_piece(int src, struct cmsg *m)
     struct in_stream **pp = &ins;
     while (*pp && ((*pp)->src != src || (*pp)->version != version || strcmp((*pp)->key, key) != 0))
         pp = &(*pp)->next;
+    if (!*pp && commit_red_drained_covers(key, version)) {
+        if (!(flags & PIECE_ABORT))
+            send_ack(src, key, version, 0); /* durable already: nothing of it is kept */
+        return;
+    }
     if (flags & PIECE_ABORT) {
         if (*pp && (*pp)->w.n)
             (*pp)->aborted = 1; /* dropped once its queued pieces are written (commit_red_poll) */

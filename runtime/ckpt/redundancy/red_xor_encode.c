@@ -263,6 +263,11 @@ static void on_xor(int src, struct cmsg *m)
     const struct red_nodes *n = red_nodes();
     if (m->bad || !n)
         return;
+    if (!*in_find(key, version) && commit_red_drained_covers(key, version)) {
+        if (kind == XK_PIECE)
+            send_xack(src, key, version, 0); /* durable already: no parity of it is kept */
+        return;
+    }
     struct xin *s = in_get(n, key, version);
     if (!s || p < 0 || p >= s->S || p == s->pos) {
         if (kind == XK_PIECE)
@@ -570,11 +575,19 @@ static void on_xack(int src, struct cmsg *m)
 void red_xor_drained(const char *key, uint64_t version)
 {
     for (struct xin **pp = &ins; *pp;) {
-        if ((*pp)->version <= version && strcmp((*pp)->key, key) == 0 && !(*pp)->w.n &&
-            ((*pp)->closed || (*pp)->err))
-            in_free(pp);
-        else
-            pp = &(*pp)->next;
+        struct xin *s = *pp;
+        if (s->version <= version && strcmp(s->key, key) == 0) {
+            /* Durable: its parity is of no use, finished or not (a member that never sent its
+             * part, its files gone, would keep it waiting until the exit, its temporary file
+             * left behind). Pieces still being XORed in close it once done (xin_poll). */
+            s->aborted = 1;
+            abort_in(s);
+            if (!s->w.n) {
+                in_free(pp);
+                continue;
+            }
+        }
+        pp = &s->next;
     }
 }
 
