@@ -9,7 +9,8 @@
  * file (block checksums, the set's layout), renames it into place and tells rank 0
  * (commit_red_stored): the version is protected only once every node of every set did.
  * Reading the part into pieces and XORing the pieces received into the parity run on the
- * process's I/O thread (io_worker.h), in order, so that the progress thread only moves messages.
+ * process's I/O threads (io_worker.h: reads on lane OUT, XORs on lane IN), each in order, so
+ * that the progress thread only moves messages.
  * Progress thread only (handlers of the commit transport, red_xor_poll). */
 #include "ckpt/redundancy/red_xor_encode.h"
 #include "ckpt/commit/commit_internal.h"
