@@ -8,10 +8,10 @@
  * The partner stores it under a temporary name, renames it into place when whole and tells rank
  * 0; when rank 0 has heard from every node, the version is protected and each leader writes its
  * mark. The file work (reading the part into messages, writing the partner's pieces) runs on
- * the process's I/O threads (io_worker.h: reads on lane OUT, writes on lane IN), in order per stream, so that
- * the progress thread only moves messages: on one thread the four copies of a part (read, checksum, socket
- * out, socket in, write) were in series (docs/REDUNDANCY.md). Progress thread only (handlers of the commit
- * transport, commit_red_poll). */
+ * the process's I/O threads (io_worker.h: reads on lane OUT, writes on lane IN), in order per
+ * stream, so that the progress thread only moves messages: on one thread the four copies of a
+ * part (read, checksum, socket out, socket in, write) were in series (docs/REDUNDANCY.md).
+ * Progress thread only (handlers of the commit transport, commit_red_poll). */
 #include "ckpt/commit/commit_internal.h"
 #include "ckpt/commit/io_worker.h"
 #include "ckpt/commit/stage.h"
