@@ -4,7 +4,9 @@
 # 5 node-local) and waits; once every rank recorded version 5, every process of the job gets
 # SIGTERM (as a batch system's time limit sends it: mpiexec and each rank). sluice holds the
 # signal back, drains, then hands it to the program's disposition:
-#   3 ranks, no handler of their own: they die of SIGTERM (mpiexec reports signal 15), and the
+#   3 ranks, no handler of their own: they die (mpiexec reports signal 15; or 9 where hydra's
+#     proxies, which the group's SIGTERM reaches too, ended a rank with SIGKILL first: 1 full
+#     suite run of 2 under load; a rank that kept the signal would still run, checked), and the
 #     container holds step 5 (`sluice-ckpt ls`: version 6, the drain's number, level durable,
 #     nothing left staged; its bytes are step 5's);
 #   4 ranks with a SIGTERM handler of their own (sigaction reports it back as installed): each
@@ -68,7 +70,9 @@ for round in $(seq "$rounds"); do
   d=$PWD/plain
   termed 3 "$d" "$d.stage"
   durable_step "$d" 5 3
-  expect_contains "plain: the ranks died of SIGTERM (the default action)" "signal 15" "$(cat "$d.out")"
+  grep -qE 'signal (15|9)\b' "$d.out" ||
+    fail "plain: the ranks did not die of SIGTERM (the default action) or hydra's SIGKILL: $(cat "$d.out")"
+  echo "ok: plain: the ranks died of a signal ($(grep -oE 'signal (15|9)' "$d.out" | head -1))"
 
   d=$PWD/handler
   termed 4 "$d" "$d.stage" term
