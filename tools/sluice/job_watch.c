@@ -130,11 +130,16 @@ static void report_lost(const struct conn *c)
  * named, unless a node was lost or a rank aborted the job meanwhile (their lines say what
  * happened; the deaths follow). */
 #define DEATH_SETTLE_MS 300
+/* Ranks a watcher found ended in one wake-up carry one time: which of them ended first is not
+ * known (a watcher scheduled late sees the killed rank and those the launcher killed after it
+ * together), and all of them are named. */
+#define DEATH_TIES 8
 static struct {
-    int rank, pid;
+    int n; /* ranks tied at the earliest time */
+    int rank[DEATH_TIES], pid[DEATH_TIES];
+    char host[DEATH_TIES][256];
     long at_ms;    /* the watcher's wall clock at the death */
     long print_by; /* when to print (monotonic); 0: nothing pending */
-    char host[256];
     int printed;
 } first_death;
 static int node_lost;
@@ -154,14 +159,19 @@ static void note_death(const struct conn *c, const char *words)
     long at;
     if (first_death.printed || sscanf(words, "%d %d %ld", &rank, &pid, &at) != 3)
         return;
-    if (first_death.print_by && at >= first_death.at_ms)
+    if (first_death.print_by && at > first_death.at_ms)
         return;
     if (!first_death.print_by)
         first_death.print_by = now_ms() + DEATH_SETTLE_MS;
-    first_death.rank = rank;
-    first_death.pid = pid;
+    if (!first_death.n || at < first_death.at_ms)
+        first_death.n = 0; /* earlier than every one noted: it alone so far */
     first_death.at_ms = at;
-    host_of(c, first_death.host, sizeof first_death.host);
+    if (first_death.n == DEATH_TIES)
+        return;
+    first_death.rank[first_death.n] = rank;
+    first_death.pid[first_death.n] = pid;
+    host_of(c, first_death.host[first_death.n], sizeof first_death.host[0]);
+    first_death.n++;
 }
 
 /* Prints the first death's line once it is due (or `now` when the wrapper ends). */
@@ -172,10 +182,25 @@ static void report_death(int now)
     first_death.printed = 1;
     if (node_lost || job_aborted)
         return;
+    if (first_death.n == 1) {
+        fprintf(stderr,
+                "sluice: rank %d (pid %d on node %s) ended before MPI_Finalize, the job's first rank to do "
+                "so while its node lived on; the launcher ends the job\n",
+                first_death.rank[0], first_death.pid[0], first_death.host[0]);
+        return;
+    }
+    char who[DEATH_TIES * 300] = "";
+    for (int i = 0; i < first_death.n; i++)
+        snprintf(who + strlen(who), sizeof who - strlen(who), "%srank %d (pid %d on node %s)",
+                 i == 0                   ? ""
+                 : i + 1 == first_death.n ? " and "
+                                          : ", ",
+                 first_death.rank[i], first_death.pid[i], first_death.host[i]);
     fprintf(stderr,
-            "sluice: rank %d (pid %d on node %s) ended before MPI_Finalize, the job's first rank to do "
-            "so while its node lived on; the launcher ends the job\n",
-            first_death.rank, first_death.pid, first_death.host);
+            "sluice: %s ended before MPI_Finalize at the same moment as sluice's watcher saw them, the job's "
+            "first ranks to do so while their nodes lived on (which of them first is not known); the "
+            "launcher ends the job\n",
+            who);
 }
 
 /* Reads what c sent. Returns -1 once the connection is done with (closed, or not a watcher of
