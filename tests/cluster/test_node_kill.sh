@@ -7,7 +7,8 @@
 # container appears), after a random delay of 0-300 ms, a random node crashes (`testbed.sh
 # crash`). Then:
 #   - one line names the node and its ranks; the job ends within 10 s (the times are printed)
-#     with mpiexec's status (255), exactly as without the wrapper;
+#     with mpiexec's status (not 0; 255 mostly, as hydra ORs its ranks' statuses), unchanged by
+#     the wrapper;
 #   - the container verifies and reads back, on a surviving node, as the last durable version V
 #     (the last step whose markers were all there at the crash, or the next one if its commit
 #     finished just then);
@@ -55,7 +56,11 @@ for ((round = 1; round <= ${SLUICE_TEST_ROUNDS:-2}; round++)); do
   reader=$(echo $survivors | cut -d' ' -f1)
   c=$SHARED/kill$round
   mkdir -p "$c"
+  # mpiexec's own status is kept (hydra's is the OR of its ranks' statuses, so it depends on
+  # which of the node's processes died first: 255 mostly, 19 seen) for the wrapper's to match.
+  rm -f "$SHARED/mpiexec.rc"
   (cd "$SHARED" && SLUICE_CAPTURE="$c/ckpt.%r" "$TESTBED" run --dir "$TB_DIR" "$SLUICE_BIN_DIR/sluice" --watch-nodes \
+    sh -c '"$@"; rc=$?; echo $rc > mpiexec.rc; exit $rc' sh \
     mpiexec -n 6 env LD_PRELOAD="$SLUICE_LIB" "$app" write "$c" 500 --fsync --big 1) > job.out 2>&1 &
   job=$!
   # The crash; prints, for each rank, the last step whose marker (its member durable) was there
@@ -93,7 +98,8 @@ PYEOF
   wait "$job"
   rc=$?
   set -e
-  expect_eq "round $round: the job's status (mpiexec's)" 255 "$rc"
+  expect_eq "round $round: the job's status (mpiexec's)" "$(cat "$SHARED/mpiexec.rc" 2> /dev/null)" "$rc"
+  [ "$rc" -ne 0 ] || fail "round $round: the job ended with 0 although node$k crashed"
   expect_eq "round $round: lines saying a node was lost" 1 "$(grep -c ' lost: ' job.out || true)"
   expect_contains "round $round: the line" "sluice: node node$k (ranks $k,$((k + 3))) lost: " "$(grep ' lost: ' job.out)"
 
