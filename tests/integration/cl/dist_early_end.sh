@@ -99,7 +99,11 @@ stopped proxies2 0
 #    OpenCL call: no sluice is left on rank 0 to end the servers; the launcher does.
 job no_sluice_rank0 "$MPIEXEC" -n 2 "${dist[@]}" bash -c \
   'if [ "$PMI_RANK" = 0 ]; then exec env -u LD_PRELOAD sh -c "exit 3"; fi; exec "$0"' "$app"
-expect_eq "no_sluice_rank0: the program's exit status" 3 "$rc"
+# hydra's status is the OR of the statuses its proxy holds when it reports: rank 0's 3 once the
+# proxy reaped it; 1 where it reported first (the proxy's stand-in status for a process whose
+# PMI socket closed; 2 of 6 runs at load 1); 9 where it reaped rank 1, killed by its clean-up,
+# first (ORed with 3's raw status, the signal wins). All are hydra's; none hangs.
+case "$rc" in 3 | 1 | 9) ;; *) fail "no_sluice_rank0: exit status $rc, not hydra's 3, 1 or 9: $(cat no_sluice_rank0.out)" ;; esac
 expect_eq "no_sluice_rank0: nothing said" "" "$(cat no_sluice_rank0.err)"
 
 # 7. A crash in a constructor of rank 0's program (before main), MPMD: the program's own failure,
