@@ -367,7 +367,41 @@ TEST(TwophasePlan, CarriedMembersAreNeverOverwritten)
     ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
     CheckInvariants(m, prm, p.p);
     EXPECT_TRUE(p.p.direct[1]);
-    EXPECT_EQ(p.p.nrequests, 2u);
+    // Two runs, one on each side of member 1 (cut further only where a round ends).
+    size_t runs = 0;
+    for (size_t i = 0; i < p.p.nrequests; i++) {
+        const auto &rq = p.p.requests[i];
+        EXPECT_TRUE(rq.offset + rq.size <= m[1].offset || rq.offset >= m[1].offset + m[1].size);
+        if (i == 0 || p.p.requests[i - 1].offset + p.p.requests[i - 1].size != rq.offset)
+            runs++;
+        else
+            EXPECT_EQ(rq.offset % p.p.round_size, 0u) << "a run is cut only at a round's end";
+    }
+    EXPECT_EQ(runs, 2u);
+}
+
+TEST(TwophasePlan, TheLargestDomainIsPipelinedInRounds)
+{
+    // 21 MiB per aggregator with a 16 MiB buffer: rounds of 6 MiB (4 for the largest domain), not
+    // one 16 MiB round that would be all received before any of it is written.
+    auto m = Layout({21 * MiB, 21 * MiB, 21 * MiB + 5}, MiB, 4096);
+    std::vector<int> aggr{0, 1, 2};
+    auto prm = Params(MiB, 4096, 16 * MiB, SLUICE_CB_WRITE_ENABLE, aggr);
+    TpPlan p;
+    ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &p.p), 0);
+    CheckInvariants(m, prm, p.p);
+    EXPECT_EQ(p.p.round_size, 6 * MiB);
+    EXPECT_EQ(p.p.max_rounds, (uint32_t)SLUICE_TP_PIPELINE_ROUNDS);
+
+    // A domain of fewer stripes than that: one stripe per round, never less.
+    auto small = Layout({3 * MiB}, MiB, 4096);
+    std::vector<int> one{0};
+    auto prm1 = Params(MiB, 4096, 16 * MiB, SLUICE_CB_WRITE_ENABLE, one);
+    TpPlan q;
+    ASSERT_EQ(sluice_tp_plan_make(small.data(), small.size(), &prm1, &q.p), 0);
+    CheckInvariants(small, prm1, q.p);
+    EXPECT_EQ(q.p.max_rounds, 3u);
+    EXPECT_EQ(q.p.round_size, MiB);
 }
 
 TEST(TwophasePlan, RoundsAreWholeStripesOfTheBuffer)

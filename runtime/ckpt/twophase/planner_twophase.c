@@ -372,6 +372,25 @@ static int cut_by_node(const struct ord *o, size_t m, const unsigned char *direc
     return rc;
 }
 
+/* The round size, at most the buffer's (out->round_size): whole stripes, and small enough that
+ * the largest domain takes SLUICE_TP_PIPELINE_ROUNDS rounds where it spans that many stripes,
+ * but not below SLUICE_TP_PIPELINE_MIN (a smaller write gains less than its messages cost).
+ * At 64 MiB over 3 aggregators (one 16 MiB buffer round and a 5 MiB one each) the first write
+ * began only after 16 MiB had come in; in 6 MiB rounds it begins after 6 MiB. */
+static uint64_t pipelined_round(const struct sluice_tp_plan *out, uint64_t unit)
+{
+    uint64_t span = 0;
+    for (size_t i = 0; i < out->ndomains; i++)
+        if (out->domains[i].end - out->domains[i].base > span)
+            span = out->domains[i].end - out->domains[i].base;
+    uint64_t stripes = (span + unit - 1) / unit;
+    uint64_t want = (stripes + SLUICE_TP_PIPELINE_ROUNDS - 1) / SLUICE_TP_PIPELINE_ROUNDS * unit;
+    uint64_t least = (SLUICE_TP_PIPELINE_MIN + unit - 1) / unit * unit; /* whole stripes */
+    if (want < least)
+        want = least;
+    return want < out->round_size ? want : out->round_size;
+}
+
 /* Step 3: the domains (by node where the data lies per node, else by bytes), then each
  * domain's rounds. */
 static int cut_domains(const struct ord *o, size_t m, const unsigned char *direct, const struct run *runs,
@@ -388,6 +407,7 @@ static int cut_domains(const struct ord *o, size_t m, const unsigned char *direc
         out->ndomains = 0;
         cut_by_bytes(runs, nruns, total, p, out);
     }
+    out->round_size = pipelined_round(out, p->stripe_unit);
     for (size_t i = 0; i < out->ndomains; i++) {
         struct sluice_tp_domain *d = &out->domains[i];
         uint64_t span = d->end - d->base;

@@ -11,6 +11,10 @@
  *                 (only the pieces of the stripes at its ends cross links), else by bytes;
  *   rounds        each domain is moved in windows of the collective buffer size (rounded down to
  *                 whole stripes, at least one): a round is what an aggregator holds in memory;
+ *                 smaller where the largest domain would otherwise take fewer than
+ *                 SLUICE_TP_PIPELINE_ROUNDS rounds, since an aggregator writes round r while it
+ *                 receives round r+1: a domain moved in one round is all received, then all
+ *                 written;
  *   pieces        what a writer sends: the part of one member that falls into one round;
  *   requests      what an aggregator writes: one pwrite per contiguous run of the round, so a
  *                 domain has at most one partial request at each end;
@@ -25,6 +29,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* Rounds the largest domain is cut into at least, where rounds stay at least
+ * SLUICE_TP_PIPELINE_MIN bytes (rounded up to whole stripes) and within the buffer. */
+#define SLUICE_TP_PIPELINE_ROUNDS 4
+#define SLUICE_TP_PIPELINE_MIN (UINT64_C(1) << 20)
 
 #ifdef __cplusplus
 extern "C" {
