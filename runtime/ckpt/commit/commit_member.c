@@ -390,9 +390,14 @@ static int snapshot(const struct sluice_staged_member *m, struct sluice_staged_m
     }
     int rc = 0;
     uint64_t done = 0;
-    static __thread char buf[1 << 16];
-    for (;;) {
-        ssize_t r = sluice_pread_retry(in, buf, sizeof buf, done);
+    /* On the heap: a thread-local buffer was 64 KiB of static TLS in every thread of every
+     * process that loads sluice (zeroed at each thread's start), for this rare copy. */
+    const size_t cap = 1 << 16;
+    char *buf = malloc(cap);
+    if (!buf)
+        rc = -ENOMEM;
+    for (; buf;) {
+        ssize_t r = sluice_pread_retry(in, buf, cap, done);
         if (r <= 0) {
             rc = (int)r;
             break;
@@ -401,6 +406,7 @@ static int snapshot(const struct sluice_staged_member *m, struct sluice_staged_m
             break;
         done += (uint64_t)r;
     }
+    free(buf);
     SLUICE_REAL(close)(in);
     SLUICE_REAL(close)(outfd);
     out->size = done;
