@@ -42,11 +42,6 @@ static void format_id(uint64_t h, char *buf)
     buf[SLUICE_HOST_ID_LEN] = '\0';
 }
 
-void sluice_host_id(char *buf)
-{
-    format_id(host_hash(), buf);
-}
-
 /* The id of this process's host, computed once per process: a stage scan checks it for every
  * entry (4 system calls each before). Keyed on the pid, since a child may live in another PID
  * namespace (unshare): a forked child sees its parent's pid here and computes its own. Every
@@ -63,6 +58,12 @@ static uint64_t my_hash(void)
     atomic_store_explicit(&cached_hash, h, memory_order_relaxed);
     atomic_store_explicit(&cached_pid, pid, memory_order_release);
     return h;
+}
+
+/* The cached value too, so that an id written and one compared agree within a process. */
+void sluice_host_id(char *buf)
+{
+    format_id(my_hash(), buf);
 }
 
 int sluice_host_id_is_mine(const char *id)
