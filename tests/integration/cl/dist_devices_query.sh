@@ -40,5 +40,7 @@ expect_contains "vector add on a remote device is right" "wrong=0" "$(cat remote
 rc_of launch "SELECT TOP x" clinfo -l >bad.out 2>bad.err
 expect_eq "bad query: exit code" 2 "$rc"
 expect_contains "bad query: column and what was expected" "SLUICE_DEVICES: column 12: expected a number after TOP" "$(cat bad.err)"
-[ ! -s bad.out ] || fail "bad query: clinfo ran: $(head -3 bad.out)"
+# (every rank stops on the query: one rank's abort may end another mid-stop, and hydra then
+# prints its banner on stdout, docs/FAULTS.md; only clinfo's own output would be a failure)
+[ -z "$(without_hydra_banner < bad.out)" ] || fail "bad query: clinfo ran: $(head -3 bad.out)"
 echo "ok: bad query stopped the job before clinfo ran"
