@@ -3,7 +3,8 @@
 # 5 and 16 ranks (two steps of a plain-POSIX writer, two-phase path):
 #  - plan bytes: the largest commit message a rank other than a home receives (its share of the
 #    two-phase plan, not the whole member list at 28 bytes a member) is the same at 5 and 16
-#    ranks for ranks whose members are alike (the program's sizes repeat every 4 ranks: rank % 4),
+#    ranks for ranks whose members are alike (the program's sizes repeat every 4 ranks: rank % 4;
+#    rank 0's alone is empty),
 #    from the trace's MSG_RECV records on the commit engine's tag. Rounds are pinned at 1 MiB
 #    (SLUICE_CB_BUFFER_SIZE): by default they grow with the data (at least 4 per domain), so a
 #    3 MiB member is 4 pieces at 5 ranks and 1 or 2 at 16;
@@ -30,12 +31,12 @@ run() {
 
 # "CLASS BYTES" per member class (rank % 4): the largest commit message a rank of that class
 # other than a home received in the run (how many a rank gets depends on how the home's
-# collections fall, not its size).
+# collections fall, not its size). Rank 0 is left out: its member alone is empty (no share).
 max_rank_bytes() {
   local homes
   homes=" $(grep ' COMMIT_BEGIN ' "$1.dump" | awk '{print $2}' | sort -u | tr '\n' ' ')"
   awk -v tag="$tag" -v homes="$homes" '$8 == "MSG_RECV" && $0 ~ ("tag=" tag "$") &&
-      index(homes, " " $2 " ") == 0 { split($0, a, "bytes="); split(a[2], b, ","); c = $2 % 4
+      index(homes, " " $2 " ") == 0 && $2 != 0 { split($0, a, "bytes="); split(a[2], b, ","); c = $2 % 4
         if (b[1] + 0 > m[c]) m[c] = b[1] + 0 }
     END { for (c in m) print c, m[c] }' "$1.dump" | sort -n
 }
