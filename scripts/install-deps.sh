@@ -13,6 +13,7 @@ packages=(
   python3 python3-pyopencl python3-numpy python3-matplotlib graphviz
   libhdf5-dev hdf5-tools python3-h5py   # the HDF5 view of a global array (docs/LAYOUT.md)
   coreutils procps
+  strace                           # the tests that count system calls (metadata operations, looks at start)
   clang-format
   clang libclang-rt-14-dev
   man-db groff-base                # man -l renders the generated pages (install_package test)

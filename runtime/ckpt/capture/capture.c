@@ -36,7 +36,7 @@ uint64_t capture_closed_seq;
 struct capture_vdir *capture_vdirs;
 struct sluice_pattern_set capture_patterns;
 int capture_writer_rank = -1;
-mode_t capture_umask = 022;
+static mode_t capture_umask = 022; /* capture_file_umask's */
 
 /* The working directory, cached so that relative paths resolve without a syscall; chdir and
  * fchdir wrappers refresh it. cwd_digit lets the fast filter skip the copy. */
@@ -210,20 +210,26 @@ struct sluice_capture_member *capture_fd_detach(int fd)
 
 /* ---- start-up, fork, exit ------------------------------------------------------------------ */
 
-static void read_umask(void)
+/* The umask, read at the first need (/proc/self/status: reading it with umask() would change it
+ * for a moment under the program's other threads), not at start: most processes of a job step
+ * never need it. Two threads that both read it store the same value. */
+mode_t capture_file_umask(void)
 {
+    static atomic_int umask_read; /* 0 until capture_umask holds the value */
+    if (atomic_load_explicit(&umask_read, memory_order_acquire))
+        return capture_umask;
     int fd = SLUICE_REAL(open)("/proc/self/status", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    char buf[4096];
-    ssize_t n = SLUICE_REAL(read)(fd, buf, sizeof buf - 1);
-    SLUICE_REAL(close)(fd);
-    if (n <= 0)
-        return;
-    buf[n] = '\0';
-    const char *u = strstr(buf, "\nUmask:");
-    if (u != NULL)
-        capture_umask = (mode_t)strtoul(u + 7, NULL, 8) & 0777;
+    if (fd >= 0) {
+        char buf[4096];
+        ssize_t n = SLUICE_REAL(read)(fd, buf, sizeof buf - 1);
+        SLUICE_REAL(close)(fd);
+        buf[n > 0 ? n : 0] = '\0';
+        const char *u = n > 0 ? strstr(buf, "\nUmask:") : NULL;
+        if (u != NULL)
+            capture_umask = (mode_t)strtoul(u + 7, NULL, 8) & 0777;
+    }
+    atomic_store_explicit(&umask_read, 1, memory_order_release);
+    return capture_umask;
 }
 
 static void fork_prepare(void)
@@ -293,7 +299,7 @@ static void adopt_inherited(void)
             memcpy(m->path, sm.m.path, sizeof m->path);
             memcpy(m->set_key, sm.m.set_key, sizeof m->set_key);
             m->member_rank = sm.m.member_rank;
-            m->mode = sm.m.mode ? (mode_t)sm.m.mode : (0666 & ~capture_umask);
+            m->mode = sm.m.mode ? (mode_t)sm.m.mode : (0666 & ~capture_file_umask());
             snprintf(m->stage_path, sizeof m->stage_path, "%s", target);
             memcpy(m->meta_path, meta, sizeof m->meta_path);
             HASH_ADD_STR(capture_open, path, m);
@@ -338,10 +344,10 @@ __attribute__((constructor(SLUICE_PRIO_CKPT))) static void capture_start(void)
         sluice_fatal_config("SLUICE_CAPTURE: cannot allocate the descriptor table (%lu entries)",
                             (unsigned long)n);
     sluice_capture_fdtab_size = (int)n;
-    read_umask();
     capture_writer_rank = sluice_launch_rank();
     capture_pid = getpid();
-    adopt_inherited();
+    if (sluice_stage_exec_marked()) /* an earlier image of this pid staged (stage.h) */
+        adopt_inherited();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     sluice_mpi_on_finalize(sluice_capture_close_all);
     sluice_capture_vdirs = capture_patterns.any_rank_in_dir;

@@ -76,7 +76,8 @@ extern uint64_t capture_closed_seq;
 extern struct capture_vdir *capture_vdirs;
 extern struct sluice_pattern_set capture_patterns;
 extern int capture_writer_rank;
-extern mode_t capture_umask;
+/* The umask for names capture makes (staging temporaries, virtual folders), read at first need. */
+mode_t capture_file_umask(void);
 
 /* A path as the program named it, classified. */
 struct capture_name {

@@ -71,7 +71,7 @@ int capture_member_stat(const char *abs, struct stat *st)
             capture_vdir_root(parent, base);
             if (SLUICE_REAL(stat)(base, &b) != 0)
                 memset(&b, 0, sizeof b);
-            b.st_mode = S_IFREG | (0666 & ~capture_umask);
+            b.st_mode = S_IFREG | (0666 & ~capture_file_umask());
         }
         memset(st, 0, sizeof *st);
         st->st_dev = b.st_dev;
@@ -109,7 +109,7 @@ void capture_vdir_stat(const char *abs, struct stat *st)
     st->st_nlink = 2;
     st->st_size = 4096;
     st->st_blocks = 8;
-    st->st_mode = S_IFDIR | (0777 & ~capture_umask);
+    st->st_mode = S_IFDIR | (0777 & ~capture_file_umask());
     if (capture_vdir_marker_stat(abs, &m) == 0) { /* mode, owner and times of its mkdir */
         st->st_mode = S_IFDIR | (m.st_mode & 07777);
         st->st_uid = m.st_uid;
@@ -227,7 +227,7 @@ static int materialize(int src, const char *dst)
     char tmp[PATH_MAX + 32];
     /* Random, not the pid: nodes sharing the destination's folder have the same pids. */
     snprintf(tmp, sizeof tmp, "%s.sluice-mat.%016llx", dst, sluice_random_u64());
-    int fd = SLUICE_REAL(open)(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666 & ~capture_umask);
+    int fd = SLUICE_REAL(open)(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666 & ~capture_file_umask());
     if (fd < 0)
         return -errno;
     int rc = copy_all(src, fd);

@@ -29,21 +29,28 @@ bool sluice_capture_vdirs;
 atomic_bool capture_cwd_virtual;
 static atomic_bool standins_used; /* this process made a descriptor or cwd of a stand-in */
 
-/* "<stage>/vd" in out (PATH_MAX); its length, or -1. */
-static int standin_prefix(char *out)
+/* "<stage>/vd" in out (PATH_MAX); its length, or -1. stage: the folder's name (made and
+ * checked or not). */
+static int standin_prefix_of(const char *stage, char *out)
 {
-    const char *stage = sluice_stage_dir();
     if (stage == NULL)
         return -1;
     int n = snprintf(out, PATH_MAX, "%s" STANDIN_DIR, stage);
     return n > 0 && n < PATH_MAX ? n : -1;
 }
 
+static int standin_prefix(char *out)
+{
+    return standin_prefix_of(sluice_stage_dir(), out);
+}
+
 bool capture_standin_decode(const char *real, char *v, size_t cap)
 {
     char prefix[PATH_MAX];
-    int n = standin_prefix(prefix);
-    if (n < 0 || strncmp(real, prefix, (size_t)n) != 0 || real[n] != '/')
+    /* By name first: the folder is made and checked only for a path inside it (every start
+     * decodes its cwd; most never stage anything). */
+    int n = standin_prefix_of(sluice_stage_dir_name(), prefix);
+    if (n < 0 || strncmp(real, prefix, (size_t)n) != 0 || real[n] != '/' || standin_prefix(prefix) != n)
         return false;
     if (snprintf(v, cap, "%s", real + n) >= (int)cap)
         return false;

@@ -93,7 +93,7 @@ void capture_vdir_keep(const char *abs)
     struct stat st;
     if (SLUICE_REAL(stat)(abs, &st) == 0 || capture_vdir_marker_stat(abs, &st) == 0)
         return;
-    (void)mark(abs, 0777 & ~capture_umask);
+    (void)mark(abs, 0777 & ~capture_file_umask());
 }
 
 /* Members (open or closed here, committed) or marked subfolders below `abs`? */
@@ -207,7 +207,7 @@ int sluice_capture_mkdir(int dirfd, const char *path, mode_t mode)
         rc = -ENOENT;
     }
     if (rc == 0) {
-        rc = mark(n.abs, mode & ~capture_umask);
+        rc = mark(n.abs, mode & ~capture_file_umask());
         if (rc == -ENAMETOOLONG) { /* no room for a marker name: this process only */
             struct capture_vdir *v = calloc(1, sizeof *v);
             rc = v ? 0 : -ENOMEM;

@@ -503,7 +503,8 @@ int commit_engine_enable(const char *capture_spec, const char *cwd)
     if (sluice_pattern_compile(&patterns, capture_spec, cwd, err, sizeof err) != 0)
         return -EINVAL;
     commit_array_enable(cwd);
-    commit_members_find_adopted();
+    if (sluice_stage_exec_marked()) /* an earlier image of this pid staged (stage.h) */
+        commit_members_find_adopted();
     pthread_atfork(NULL, NULL, commit_after_fork_child);
     on_exit(exit_status_on_failure, NULL);
     engine_enabled = 1;
@@ -534,6 +535,7 @@ __attribute__((destructor(SLUICE_PRIO_CKPT))) static void commit_fini(void)
         return;
     __atomic_store_n(&exiting, 1, __ATOMIC_RELAXED);
     int rc = sluice_commit_flush_all();
+    sluice_stage_unmark_exec(); /* no image follows an exit: what is left is recover's */
     if (rc == 0)
         return;
     sluice_log_error("%s", flush_message[0] ? flush_message : strerror(-rc));

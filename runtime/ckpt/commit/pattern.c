@@ -195,7 +195,10 @@ static int add_pattern(struct sluice_pattern_set *set, const char *pat, size_t l
 int sluice_pattern_compile(struct sluice_pattern_set *set, const char *spec, const char *cwd, char *err,
                            size_t errlen)
 {
-    memset(set, 0, sizeof *set);
+    /* Only what is used is written: the set's patterns are 11 KB of zeroed storage, whose pages
+     * each process would fault in at start for nothing (each pattern is cleared as it is added). */
+    set->count = 0;
+    set->any_rank_in_dir = false;
     if (spec == NULL || *spec == '\0')
         return 0;
     const char *p = spec;
@@ -221,7 +224,8 @@ void sluice_pattern_free(struct sluice_pattern_set *set)
 {
     for (int i = 0; i < set->count; i++)
         free_pattern(&set->pat[i]);
-    memset(set, 0, sizeof *set);
+    set->count = 0;
+    set->any_rank_in_dir = false;
 }
 
 bool sluice_pattern_may_match(const struct sluice_pattern_set *set, const char *path, bool cwd_has_digit)

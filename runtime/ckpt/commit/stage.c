@@ -22,12 +22,14 @@
 #include <unistd.h>
 
 static char stage_dir[PATH_MAX];
-static pthread_once_t stage_once = PTHREAD_ONCE_INIT;
+static pthread_once_t stage_once = PTHREAD_ONCE_INIT, stage_name_once = PTHREAD_ONCE_INIT;
 static int stage_errno;
 static atomic_ulong stage_seq;
 static char stage_why[PATH_MAX + 160]; /* why the folder is refused: said once, when staging */
 
-static void stage_init(void)
+/* The folder's name alone (SLUICE_STAGE_DIR or the default, made absolute): what the exec mark
+ * is looked for in at start, before anything needs the folder itself. */
+static void stage_name_init(void)
 {
     const char *cfg = sluice_config.STAGE_DIR;
     if (cfg != NULL && cfg[0] != '\0' &&
@@ -49,11 +51,24 @@ static void stage_init(void)
             return;
         }
     }
+}
+
+static void stage_init(void)
+{
+    pthread_once(&stage_name_once, stage_name_init);
+    if (stage_errno != 0)
+        return;
     /* Created 0700 if absent, and checked whoever created it (docs/SECURITY.md): in a folder
      * that another user can write, they could plant links and sidecars or read members. */
     int rc = sluice_private_dir(stage_dir, 1, stage_why, sizeof stage_why);
     if (rc != 0)
         stage_errno = -rc;
+}
+
+const char *sluice_stage_dir_name(void)
+{
+    pthread_once(&stage_name_once, stage_name_init);
+    return stage_errno == 0 ? stage_dir : NULL;
 }
 
 const char *sluice_stage_dir(void)
@@ -128,6 +143,9 @@ int sluice_stage_create(const struct sluice_staged_member *m, char *stage_path, 
         unsigned long expect = 0, start = (unsigned long)ts.tv_sec * 1000000000ul + (unsigned long)ts.tv_nsec;
         atomic_compare_exchange_strong(&stage_seq, &expect, start);
     }
+    int mark = sluice_stage_mark_exec();
+    if (mark != 0)
+        return mark;
     unsigned long seq = atomic_fetch_add(&stage_seq, 1);
     long pid = (long)getpid();
     char prefix[SLUICE_STAGE_PREFIX_MAX];

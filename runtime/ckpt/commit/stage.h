@@ -11,6 +11,9 @@
  *                        BEFORE the data file is created and replaced atomically (rename) when
  *                        the member is closed; a .data without its .meta is never produced
  *
+ *   m-<host>-<pid>-exec         empty: this process may have members staged that no commit took yet;
+ *                        made before its first staging file, removed at its exit (stage_mark.c)
+ *
  * <host> is the writer's host id (16 hex digits, common/host_id.h), <pid> the writing process,
  * <seq> a per-process counter: names never collide between the processes of a node, nor between
  * nodes that share one stage folder (their pids repeat: PID namespaces), and a rewrite of the same member
@@ -50,6 +53,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +68,7 @@ extern "C" {
 #define SLUICE_STAGE_MAGIC "sluice-stage 1"
 #define SLUICE_STAGE_DATA_SUFFIX ".data"
 #define SLUICE_STAGE_META_SUFFIX ".meta"
+#define SLUICE_STAGE_EXEC_MARK "exec" /* m-<host>-<pid>-exec: the exec mark (stage_mark.c) */
 /* Upper bound of an encoded sidecar (two escaped paths plus small fields). */
 #define SLUICE_STAGE_META_MAX (4 * PATH_MAX + 256)
 
@@ -301,6 +306,20 @@ static inline long sluice_stage_read_own(const char *path, char *buf, size_t cap
 /* This process's stage folder (SLUICE_STAGE_DIR or the default), created 0700 on first use.
  * Returns NULL (errno set) if it cannot be created. */
 const char *sluice_stage_dir(void);
+
+/* Its name alone, the folder neither made nor checked (NULL if the name is unusable). */
+const char *sluice_stage_dir_name(void);
+
+/* The exec mark, m-<host>-<pid>-exec (stage_mark.c): an empty file that exists while this
+ * process may have members staged and not handed to a commit, made before its first staging
+ * file and removed at its exit. exec keeps the pid and skips the exit, so the mark tells the new
+ * image that there may be members to adopt (descriptors open on staging files, closed members
+ * not yet committed); an image that finds no mark has no predecessor that staged, and skips the
+ * look for them (a scan of /proc/self/fd and of the stage folder, the cost of every process of
+ * a job step that captures nothing). */
+int sluice_stage_mark_exec(void);    /* 0 or -errno; once per process, before staging */
+bool sluice_stage_exec_marked(void); /* at start: whether the previous image left the mark */
+void sluice_stage_unmark_exec(void); /* at exit: removes this process's mark */
 
 /* Creates a new staged member: writes its sidecar (state open, size 0) and then its empty data
  * file. Fills stage_path (PATH_MAX) and meta_path (PATH_MAX). Returns an O_RDWR|O_CLOEXEC
