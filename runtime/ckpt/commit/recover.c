@@ -157,20 +157,24 @@ static void remove_dead_temp(const char *stage_dir, const char *name, FILE *repo
         say(report, "removed %s, left by a process killed while writing it", path);
 }
 
-/* An exec mark (m-<host>-<pid>-exec, stage_mark.c) of a process of this host that is gone: it
- * describes no data, and would only make the next process of that pid look for inherited
- * members. Removed without a line. */
-static void remove_dead_mark(const char *stage_dir, const char *name)
+/* An exec mark (m-<host>-<pid>-exec, stage_mark.c) of a process that is gone: it describes no
+ * data, and would only make the next process of that pid look for inherited members. Removed
+ * without a line: this host's once its process is gone, another host's only with
+ * --other-hosts (that host's job is gone: its process cannot be probed from here). */
+static void remove_dead_mark(const char *stage_dir, const char *name, unsigned flags)
 {
     char path[PATH_MAX], host[SLUICE_HOST_ID_LEN + 1];
     struct stat st;
     long pid = 0;
     size_t n = strlen(name), ml = strlen("-" SLUICE_STAGE_EXEC_MARK);
     if (n <= ml || strcmp(name + n - ml, "-" SLUICE_STAGE_EXEC_MARK) != 0 ||
-        sluice_stage_name_writer(name, host, &pid) != 0 || !host[0] || !sluice_host_id_is_mine(host) ||
+        sluice_stage_name_writer(name, host, &pid) != 0 || !host[0] ||
         snprintf(path, sizeof path, "%s/%s", stage_dir, name) >= (int)sizeof path || lstat(path, &st) != 0 ||
-        !S_ISREG(st.st_mode) || st.st_uid != getuid() ||
-        writer_alive(pid, (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec))
+        !S_ISREG(st.st_mode) || st.st_uid != getuid())
+        return;
+    bool mine = sluice_host_id_is_mine(host);
+    if (mine ? writer_alive(pid, (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec)
+             : !(flags & SLUICE_RECOVER_OTHER_HOSTS))
         return;
     unlink(path);
 }
@@ -187,7 +191,7 @@ static int collect(const char *stage_dir, struct staged_list *out, unsigned flag
             remove_dead_temp(stage_dir, e->d_name, report);
             continue;
         }
-        remove_dead_mark(stage_dir, e->d_name);
+        remove_dead_mark(stage_dir, e->d_name, flags);
         struct staged s;
         memset(&s, 0, sizeof s);
         if (!sluice_stage_sidecar(stage_dir, e->d_name, s.meta_path, sizeof s.meta_path, s.data_path,

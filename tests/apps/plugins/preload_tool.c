@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* A second preload library shaped like the I/O profilers sites preload into every job (Darshan):
- * it wraps open, write (also pwrite and pwritev) and MPI_Init/MPI_Init_thread/MPI_Finalize, exports the PMPI_
- * names as aliases of its MPI_ wrappers, and forwards every call with dlsym(RTLD_NEXT, "PMPI_..." or the libc
- * name), as Darshan does. It counts what it sees and writes one report per process into
- * $PRELOAD_TOOL_DIR/tool.<pid>, at MPI_Finalize before forwarding (as Darshan writes its log) or
- * at exit for a process that never finalized:
- *   mpi_init N / mpi_finalize N        entries into the MPI wrappers (either name)
- *   file OPENS WRITES BYTES PATH       per path opened through open/open64/openat/openat64/creat
+ * it wraps open, write (also pwrite, pwritev and copy_file_range) and MPI_Init/MPI_Init_thread/MPI_Finalize,
+ * exports the PMPI_ names as aliases of its MPI_ wrappers, and forwards every call with dlsym(RTLD_NEXT,
+ * "PMPI_..." or the libc name), as Darshan does. It counts what it sees and writes one report per process
+ * into $PRELOAD_TOOL_DIR/tool.<pid>, at MPI_Finalize before forwarding (as Darshan writes its log) or at exit
+ * for a process that never finalized: mpi_init N / mpi_finalize N        entries into the MPI wrappers
+ * (either name) file OPENS WRITES BYTES PATH       per path opened through open/open64/openat/openat64/creat
  * Used by tests/integration/shim/preload_order.sh to show sluice works before or after such a tool. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -143,6 +142,16 @@ EXPORT ssize_t pwritev64(int fd, const struct iovec *v, int n, off_t off)
 {
     ssize_t r = NEXT(pwritev64)(fd, v, n, off);
     wrote(fd, r);
+    return r;
+}
+
+/* Kernel copies count as writes to their destination: sluice copies the parts of a member that a
+ * new version takes unchanged from the previous one (an appended log's old lines, a file
+ * rewritten in place) with it, where the staged copy had only references to them. */
+EXPORT ssize_t copy_file_range(int in, off_t *in_off, int out, off_t *out_off, size_t n, unsigned flags)
+{
+    ssize_t r = NEXT(copy_file_range)(in, in_off, out, out_off, n, flags);
+    wrote(out, r);
     return r;
 }
 
