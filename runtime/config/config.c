@@ -146,12 +146,17 @@ static int check_enum(const char *accepts, const char *v)
     return -1;
 }
 
-/* "MIN..MAX" at the start of the accepts text of a UINT variable. */
+/* "MIN..MAX" at the start of the accepts text of a UINT variable. Parsed by hand: every process
+ * checks every default at start, and sscanf's code is pages of libc it would touch for nothing. */
 static int check_range(const char *accepts, uint64_t v)
 {
-    unsigned long long lo, hi;
-    if (sscanf(accepts, "%llu..%llu", &lo, &hi) != 2)
+    char *end;
+    if (*accepts < '0' || *accepts > '9')
         return 0;
+    unsigned long long lo = strtoull(accepts, &end, 10);
+    if (end[0] != '.' || end[1] != '.' || end[2] < '0' || end[2] > '9')
+        return 0;
+    unsigned long long hi = strtoull(end + 2, NULL, 10);
     return (v >= lo && v <= hi) ? 0 : -1;
 }
 
