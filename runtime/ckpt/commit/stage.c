@@ -23,7 +23,8 @@
 
 static char stage_dir[PATH_MAX];
 static pthread_once_t stage_once = PTHREAD_ONCE_INIT, stage_name_once = PTHREAD_ONCE_INIT;
-static int stage_errno;
+static int stage_errno;      /* the folder's, under stage_once */
+static int stage_name_errno; /* its name's, under stage_name_once */
 static atomic_ulong stage_seq;
 static char stage_why[PATH_MAX + 160]; /* why the folder is refused: said once, when staging */
 
@@ -36,7 +37,7 @@ static void stage_name_init(void)
         snprintf(stage_dir, sizeof stage_dir, "%s", cfg) >= (int)sizeof stage_dir) {
         snprintf(stage_why, sizeof stage_why, "SLUICE_STAGE_DIR is %zu bytes, longer than PATH_MAX",
                  strlen(cfg));
-        stage_errno = ENAMETOOLONG; /* never a cut path: another folder */
+        stage_name_errno = ENAMETOOLONG; /* never a cut path: another folder */
         return;
     }
     if (cfg == NULL || cfg[0] == '\0')
@@ -47,7 +48,7 @@ static void stage_name_init(void)
         if (SLUICE_REAL(getcwd)(cwd, sizeof cwd) == NULL ||
             snprintf(stage_dir, sizeof stage_dir, "%s/%s", cwd, rel) >= (int)sizeof stage_dir) {
             snprintf(stage_why, sizeof stage_why, "%s made absolute is longer than PATH_MAX", rel);
-            stage_errno = ENAMETOOLONG;
+            stage_name_errno = ENAMETOOLONG;
             return;
         }
     }
@@ -56,6 +57,7 @@ static void stage_name_init(void)
 static void stage_init(void)
 {
     pthread_once(&stage_name_once, stage_name_init);
+    stage_errno = stage_name_errno;
     if (stage_errno != 0)
         return;
     /* Created 0700 if absent, and checked whoever created it (docs/SECURITY.md): in a folder
@@ -68,7 +70,7 @@ static void stage_init(void)
 const char *sluice_stage_dir_name(void)
 {
     pthread_once(&stage_name_once, stage_name_init);
-    return stage_errno == 0 ? stage_dir : NULL;
+    return stage_name_errno == 0 ? stage_dir : NULL;
 }
 
 const char *sluice_stage_dir(void)
