@@ -9,6 +9,7 @@
 // the encoders' messages (sluice_red_stream_fill) carry the stream's bytes, packed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +28,7 @@ extern "C" {
 #include "ckpt/redundancy/red_copy.h"
 #include "ckpt/redundancy/red_stream.h"
 #include "ckpt/redundancy/red_xor.h"
+#include "ckpt/redundancy/red_xor_accum.h"
 }
 
 namespace
@@ -161,27 +163,94 @@ struct Set {
             }
         }
         for (int j = 0; j < S; j++) {
-            sluice_red_xor_meta *x = static_cast<sluice_red_xor_meta *>(calloc(1, sizeof *x));
-            x->version = kVersion;
-            x->nprocs = nprocs;
-            snprintf(x->key, sizeof x->key, "%s", kKey);
-            x->S = S;
-            x->pos = j;
-            for (int i = 0; i < S; i++) {
-                snprintf(x->m[i].host, sizeof x->m[i].host, "%016x", 0xa0 + i);
-                x->m[i].len = m[i].stream.size();
-                x->m[i].nranks = (int)m[i].ranks.size();
-                x->m[i].ranks = static_cast<int *>(calloc(m[i].ranks.size() + 1, sizeof(int)));
-                for (size_t k = 0; k < m[i].ranks.size(); k++)
-                    x->m[i].ranks[k] = m[i].ranks[k];
-                if (i != j && sluice_red_xor_chunk(x->m[i].len, S) > x->plen)
-                    x->plen = sluice_red_xor_chunk(x->m[i].len, S);
-            }
+            sluice_red_xor_meta *x = meta(j);
             EXPECT_EQ(0, sluice_red_xor_seal(fds[j], x));
             close(fds[j]);
             sluice_red_xor_meta_free(x);
             free(x);
         }
+    }
+
+    // The set layout of member j's parity, as the seal takes it.
+    sluice_red_xor_meta *meta(int j) const
+    {
+        sluice_red_xor_meta *x = static_cast<sluice_red_xor_meta *>(calloc(1, sizeof *x));
+        x->version = kVersion;
+        x->nprocs = nprocs;
+        snprintf(x->key, sizeof x->key, "%s", kKey);
+        x->S = S;
+        x->pos = j;
+        for (int i = 0; i < S; i++) {
+            snprintf(x->m[i].host, sizeof x->m[i].host, "%016x", 0xa0 + i);
+            x->m[i].len = m[i].stream.size();
+            x->m[i].nranks = (int)m[i].ranks.size();
+            x->m[i].ranks = static_cast<int *>(calloc(m[i].ranks.size() + 1, sizeof(int)));
+            for (size_t k = 0; k < m[i].ranks.size(); k++)
+                x->m[i].ranks[k] = m[i].ranks[k];
+            if (i != j && sluice_red_xor_chunk(x->m[i].len, S) > x->plen)
+                x->plen = sluice_red_xor_chunk(x->m[i].len, S);
+        }
+        return x;
+    }
+
+    // Member j's parity as red_xor_encode.c receives it: the other members' pieces (at most
+    // maxpiece bytes, cut where their chunks end) interleaved at random, each member's in its
+    // order, each member's length told to the accumulator before its first piece (at a random
+    // point before it), then sealed; member `late`'s only after all the others'. The sealed
+    // file's bytes; *in_file: the blocks the accumulator XORed in the file.
+    std::string encode_accum(int j, unsigned seed, size_t maxpiece, int late, uint64_t *in_file)
+    {
+        struct Piece {
+            int member;
+            uint64_t at, off, len; // len 0: the member's length is told
+        };
+        std::vector<std::vector<Piece>> q(S);
+        srand(seed);
+        for (int i = 0; i < S; i++) {
+            if (i == j)
+                continue;
+            const std::string &st = m[i].stream;
+            q[i].push_back({i, 0, 0, 0});
+            for (uint64_t off = 0; off < st.size();) {
+                int to = -1;
+                uint64_t at = 0, n = sluice_red_xor_route(st.size(), S, i, off, &to, &at);
+                n = std::min<uint64_t>(n, 1 + (uint64_t)rand() % maxpiece);
+                if (to == j)
+                    q[i].push_back({i, at, off, n});
+                off += n;
+            }
+        }
+        std::string file = m[j].dir + "/accum.xor";
+        int fd = open(file.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+        sluice_red_xor_accum *a = sluice_red_xor_accum_new(fd, S, j);
+        EXPECT_NE(nullptr, a);
+        std::vector<size_t> next(S, 0);
+        for (;;) {
+            std::vector<int> ready;
+            for (int i = 0; i < S; i++)
+                if (next[i] < q[i].size() && i != late)
+                    ready.push_back(i);
+            if (ready.empty() && late >= 0 && next[late] < q[late].size())
+                ready.push_back(late);
+            if (ready.empty())
+                break;
+            int i = ready[(size_t)rand() % ready.size()];
+            const Piece &k = q[i][next[i]++];
+            if (k.len == 0)
+                EXPECT_EQ(0, sluice_red_xor_accum_member(a, k.member, m[k.member].stream.size()));
+            else
+                EXPECT_EQ(0, sluice_red_xor_accum_add(a, k.at, m[i].stream.data() + k.off, k.len));
+        }
+        *in_file = sluice_red_xor_accum_in_file(a);
+        sluice_red_xor_meta *x = meta(j);
+        EXPECT_EQ(0, sluice_red_xor_seal_accum(fd, x, a));
+        sluice_red_xor_accum_free(a);
+        close(fd);
+        sluice_red_xor_meta_free(x);
+        free(x);
+        std::string got = slurp(file);
+        unlink(file.c_str());
+        return got;
     }
 
     // Member x rebuilt from the survivors into out (its stream), as red_xor_rebuild.c does.
@@ -238,6 +307,43 @@ TEST(RedXor, EveryMemberPositionRebuiltByteForByte)
                 EXPECT_EQ(slurp(set.m[x].dir + "/" + name), slurp(dst + "/" + name)) << name;
             unlink(copy.c_str());
             std::system(("rm -rf '" + dst + "'").c_str());
+        }
+    }
+}
+
+// The accumulator (red_xor_accum.h) gives the same sealed parity file, byte for byte (parity
+// and trailer with its block checksums), as XORing every piece into the file: pieces of any
+// size in any interleaving, members' lengths told late, parts of many blocks, and more blocks
+// than it holds at once (the rest XORed in the file, their checksums read back). Where every
+// member's pieces come interleaved, the blocks are XORed in memory only (none in the file); a
+// member that starts after the others have sent more than the bound pushes blocks to the file.
+TEST(RedXor, AccumulatorSealsTheSameFileAsXorInTheFile)
+{
+    const size_t big = (SLUICE_RED_XOR_ACCUM_BLOCKS + 9) * (size_t)SLUICE_RED_CHUNK + 123;
+    const std::vector<std::vector<std::vector<std::vector<size_t>>>> sets = {
+        kUneven,
+        {{{3u << 20}, {5000}}, {{(2u << 20) + 17}}, {{1}}, {{4u << 20}}},
+        {{{big}}, {{9u << 20}}},
+        {{{3 * big}}, {{3 * big + 5}}, {{3 * big}}},
+    };
+    for (const auto &sizes : sets) {
+        Set set(sizes);
+        for (int j = 0; j < set.S; j++) {
+            std::string want = slurp(set.m[j].dir + "/" + set.parity[j]);
+            ASSERT_FALSE(want.empty());
+            for (unsigned seed : {1u, 2u, 3u})
+                for (size_t maxpiece : {(size_t)4096, (size_t)SLUICE_RED_FILL_BUF, (size_t)3 << 20}) {
+                    uint64_t in_file = 0;
+                    ASSERT_EQ(want, set.encode_accum(j, seed, maxpiece, -1, &in_file))
+                        << "S " << set.S << " parity " << j << " seed " << seed << " pieces " << maxpiece;
+                    if (set.S <= 2 || maxpiece == 4096)
+                        EXPECT_EQ(0u, in_file) << "S " << set.S << " parity " << j;
+                }
+            if (set.S == 3) { // member (j + 1) % 3 starts after the other sent its chunk whole
+                uint64_t in_file = 0;
+                ASSERT_EQ(want, set.encode_accum(j, 4, SLUICE_RED_FILL_BUF, (j + 1) % 3, &in_file));
+                EXPECT_GT(in_file, 0u) << "parity " << j;
+            }
         }
     }
 }

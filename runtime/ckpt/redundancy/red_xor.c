@@ -6,6 +6,7 @@
 #include "ckpt/container/container.h"
 #include "ckpt/redundancy/level_record.h"
 #include "ckpt/redundancy/red_stream.h"
+#include "ckpt/redundancy/red_xor_accum.h"
 #include "common/bytebuf.h"
 #include "common/real.h"
 
@@ -121,21 +122,36 @@ static int pread_all(int fd, void *p, size_t n, uint64_t off)
 
 int sluice_red_xor_seal(int fd, struct sluice_red_xor_meta *x)
 {
+    return sluice_red_xor_seal_accum(fd, x, NULL);
+}
+
+int sluice_red_xor_seal_accum(int fd, struct sluice_red_xor_meta *x, struct sluice_red_xor_accum *a)
+{
     x->nblocks = (x->plen + SLUICE_RED_CHUNK - 1) / SLUICE_RED_CHUNK;
     free(x->crc);
     x->crc = calloc((size_t)x->nblocks + 1, sizeof *x->crc);
-    unsigned char *buf = malloc(SLUICE_RED_CHUNK);
-    int rc = x->crc && buf ? 0 : -ENOMEM;
+    unsigned char *known = calloc((size_t)x->nblocks + 1, 1);
+    int rc = x->crc && known ? 0 : -ENOMEM;
+    if (rc == 0 && a)
+        rc = sluice_red_xor_accum_flush(a, x->plen, x->crc, known, x->nblocks);
     /* The parity file is as long as the longest chunk it was given; pad it to plen. */
     if (rc == 0 && SLUICE_REAL(ftruncate)(fd, (off_t)x->plen) != 0)
         rc = -errno;
+    unsigned char *buf = NULL;
     for (uint64_t b = 0; rc == 0 && b < x->nblocks; b++) {
+        if (known[b])
+            continue; /* the accumulator wrote it and knows its checksum */
+        if (!buf && !(buf = malloc(SLUICE_RED_CHUNK))) {
+            rc = -ENOMEM;
+            break;
+        }
         uint64_t off = b * SLUICE_RED_CHUNK;
         size_t n = x->plen - off < SLUICE_RED_CHUNK ? (size_t)(x->plen - off) : SLUICE_RED_CHUNK;
         rc = pread_all(fd, buf, n, off);
         x->crc[b] = sluice_crc32c_update(0, buf, n);
     }
     free(buf);
+    free(known);
     struct sluice_bytebuf t = {.grow_max = TRAILER_MAX};
     sluice_bytebuf_put(&t, RX_MAGIC, 8);
     sluice_bytebuf_u32(&t, RX_FORMAT);

@@ -67,6 +67,11 @@ int sluice_red_xor_path(const char *dir, const char *key, uint64_t v, char *out,
  * set) and the rest of x. 0 or -errno. */
 int sluice_red_xor_seal(int fd, struct sluice_red_xor_meta *x);
 
+/* The same for a parity received through an accumulator (red_xor_accum.h): its blocks still
+ * held are written first, and only the blocks whose checksum it does not know are read back. */
+struct sluice_red_xor_accum;
+int sluice_red_xor_seal_accum(int fd, struct sluice_red_xor_meta *x, struct sluice_red_xor_accum *a);
+
 /* Reads and checks a parity file's trailer. 0, -errno or -EBADMSG. */
 int sluice_red_xor_meta_read(const char *file, struct sluice_red_xor_meta *x);
 

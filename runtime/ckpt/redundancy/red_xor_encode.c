@@ -10,7 +10,9 @@
  * (commit_red_stored): the version is protected only once every node of every set did.
  * Reading the part into pieces and XORing the pieces received into the parity run on the
  * process's I/O threads (io_worker.h: reads on lane OUT, XORs on lane IN), each in order, so
- * that the progress thread only moves messages.
+ * that the progress thread only moves messages. The parity is XORed together in memory a block
+ * at a time and each block written once (red_xor_accum.h); a member's part length reaches the
+ * accumulator through the same lane, ahead of its pieces.
  * Progress thread only (handlers of the commit transport, red_xor_poll). */
 #include "ckpt/redundancy/red_xor_encode.h"
 #include "ckpt/commit/commit_internal.h"
@@ -19,6 +21,7 @@
 #include "ckpt/redundancy/red_nodes.h"
 #include "ckpt/redundancy/red_stream.h"
 #include "ckpt/redundancy/red_xor.h"
+#include "ckpt/redundancy/red_xor_accum.h"
 #include "common/log.h"
 #include "common/real.h"
 #include "config/config.h"
@@ -60,15 +63,17 @@ struct xout {
     struct xout *next;
 };
 
-/* A piece received, XORed into the parity on the I/O thread; its message owns the bytes. */
+/* A piece received, XORed into the parity on the I/O thread; its message owns the bytes. Or
+ * (member >= 0) a member's part length, told to the accumulator in order with the pieces. */
 struct xpiece {
     struct sluice_io_task io; /* first: xor_run finds it */
     struct xin *s;
     struct cmsg m;
     const unsigned char *p;
-    uint64_t at;
+    uint64_t at; /* a member's: its part's length */
     uint32_t len;
     int src, err; /* err: the parity's XOR error once this piece was in (the I/O thread's) */
+    int member;   /* -1: a piece */
 };
 
 /* This node's parity of a version, being received. */
@@ -81,7 +86,8 @@ struct xin {
     int fd;
     char tmp[PATH_MAX + 32], path[PATH_MAX];
     struct sluice_red_xor_meta *x;
-    struct sluice_io_fifo w; /* pieces being XORed in */
+    struct sluice_red_xor_accum *acc; /* the I/O thread's while pieces are queued */
+    struct sluice_io_fifo w;          /* pieces being XORed in */
     struct xin *next;
 };
 
@@ -152,6 +158,8 @@ static struct xin *in_get(const struct red_nodes *n, const char *key, uint64_t v
         s->err = ENAMETOOLONG;
     if (!s->err)
         s->err = sluice_red_tmp_open(s->path, s->tmp, sizeof s->tmp, &s->fd);
+    if (!s->err && !(s->acc = sluice_red_xor_accum_new(s->fd, s->S, s->pos)))
+        s->err = ENOMEM;
     s->werr = s->err; /* before any piece is queued: the I/O thread skips what cannot be stored */
     s->next = ins;
     ins = s;
@@ -168,6 +176,7 @@ static void in_free(struct xin **pp)
     if (s->x)
         sluice_red_xor_meta_free(s->x);
     free(s->x);
+    sluice_red_xor_accum_free(s->acc);
     *pp = s->next;
     free(s);
 }
@@ -180,6 +189,8 @@ static void abort_in(struct xin *s)
     s->err = ECANCELED;
     SLUICE_REAL(close)(s->fd);
     s->fd = -1;
+    sluice_red_xor_accum_free(s->acc); /* its held blocks: nothing is queued that uses them */
+    s->acc = NULL;
     SLUICE_REAL(unlink)(s->tmp);
     s->closed = 1;
 }
@@ -198,7 +209,7 @@ static void in_try_finish(const struct red_nodes *n, struct xin *s)
     for (int i = 0; i < s->S; i++)
         if (i != s->pos && sluice_red_xor_chunk(x->m[i].len, s->S) > x->plen)
             x->plen = sluice_red_xor_chunk(x->m[i].len, s->S);
-    int rc = sluice_red_xor_seal(s->fd, x);
+    int rc = sluice_red_xor_seal_accum(s->fd, x, s->acc);
     if (SLUICE_REAL(close)(s->fd) != 0 && rc == 0)
         rc = -errno;
     s->fd = -1;
@@ -215,6 +226,31 @@ static void in_try_finish(const struct red_nodes *n, struct xin *s)
     commit_red_stored(n, s->key, s->version, x->plen, s->t0);
 }
 
+static void xor_run(struct sluice_io_task *t);
+
+/* A piece from src (member < 0; m owns its bytes p), or member's part length (at), queued on
+ * the I/O thread after what came before. */
+static void queue_in(struct xin *s, int member, int src, struct cmsg *m, uint64_t at)
+{
+    struct xpiece *w = calloc(1, sizeof *w);
+    if (!w) /* as the transport does for a message's few bytes */
+        sluice_fatal(1, "checkpoint commit: out of memory receiving a redundancy piece");
+    w->s = s;
+    w->src = src;
+    w->member = member;
+    w->at = at;
+    if (m) {
+        w->p = cmsg_get_bytes(m, &w->len);
+        if (m->bad)
+            w->len = 0;
+        w->m = *m; /* the piece keeps the received bytes (p points into them) */
+        memset(m, 0, sizeof *m);
+    }
+    w->io.run = xor_run;
+    __atomic_add_fetch(&ins_xoring, 1, __ATOMIC_RELEASE);
+    sluice_io_fifo_submit(&s->w, SLUICE_IO_IN, &w->io);
+}
+
 static void on_meta(const struct red_nodes *n, struct xin *s, int p, struct cmsg *m)
 {
     struct sluice_red_xor_member *mb = &s->x->m[p];
@@ -227,8 +263,11 @@ static void on_meta(const struct red_nodes *n, struct xin *s, int p, struct cmsg
     mb->nranks = mb->ranks ? (int)nr : 0;
     for (int k = 0; k < mb->nranks; k++)
         mb->ranks[k] = (int)cmsg_get_u32(m);
-    if (!mb->ranks || m->bad)
+    if (!mb->ranks || m->bad) {
         s->err = EBADMSG;
+        return;
+    }
+    queue_in(s, p, -1, NULL, mb->len);
     (void)n;
 }
 
@@ -242,13 +281,15 @@ static void send_xack(int dst, const char *key, uint64_t version, int status)
     commit_send(dst, &a);
 }
 
-/* I/O thread: the piece XORed into the parity (after the earlier pieces). */
+/* I/O thread: the piece XORed into the parity, or the member's length told (after what came
+ * before it). */
 static void xor_run(struct sluice_io_task *t)
 {
     struct xpiece *w = (struct xpiece *)t;
     struct xin *s = w->s;
-    if (!s->werr && !s->closed && w->len) {
-        int rc = sluice_red_xor_into(s->fd, w->at, w->p, w->len);
+    if (!s->werr && !s->closed && (w->len || w->member >= 0)) {
+        int rc = w->member >= 0 ? sluice_red_xor_accum_member(s->acc, w->member, w->at)
+                                : sluice_red_xor_accum_add(s->acc, w->at, w->p, w->len);
         s->werr = rc ? -rc : 0;
     }
     w->err = s->werr;
@@ -278,20 +319,8 @@ static void on_xor(int src, struct cmsg *m)
     if (kind == XK_META && !s->closed)
         on_meta(n, s, p, m);
     else if (kind == XK_PIECE) {
-        struct xpiece *w = calloc(1, sizeof *w);
-        if (!w) /* as the transport does for a message's few bytes */
-            sluice_fatal(1, "checkpoint commit: out of memory receiving a redundancy piece");
-        w->s = s;
-        w->src = src;
-        w->at = cmsg_get_u64(m);
-        w->p = cmsg_get_bytes(m, &w->len);
-        if (m->bad)
-            w->len = 0;
-        w->m = *m; /* the piece keeps the received bytes (p points into them) */
-        memset(m, 0, sizeof *m);
-        w->io.run = xor_run;
-        __atomic_add_fetch(&ins_xoring, 1, __ATOMIC_RELEASE);
-        sluice_io_fifo_submit(&s->w, SLUICE_IO_IN, &w->io);
+        uint64_t at = cmsg_get_u64(m);
+        queue_in(s, -1, src, m, at);
     } else if (kind == XK_END) {
         s->ends++;
         in_try_finish(n, s);
@@ -311,7 +340,8 @@ static int xin_poll(const struct red_nodes *n)
             __atomic_sub_fetch(&ins_xoring, 1, __ATOMIC_RELEASE);
             if (w->err && !s->err)
                 s->err = w->err;
-            send_xack(w->src, s->key, s->version, s->closed || s->aborted ? 0 : s->err);
+            if (w->member < 0) /* a member's length is not answered */
+                send_xack(w->src, s->key, s->version, s->closed || s->aborted ? 0 : s->err);
             cmsg_free(&w->m);
             free(w);
             did++;
