@@ -34,6 +34,10 @@ struct sluice_red_xor_accum {
     uint64_t plen;       /* the parity's length once every member is known */
     struct blk *b;
     uint64_t nb; /* entries of b */
+    /* Buffers of blocks written, kept for the next ones: a fresh 256 KiB allocation is 64 page
+     * faults (11-14 us each on a virtual machine). */
+    unsigned char *spare[SLUICE_RED_XOR_ACCUM_BLOCKS];
+    int nspare;
 };
 
 struct sluice_red_xor_accum *sluice_red_xor_accum_new(int fd, int S, int pos)
@@ -61,6 +65,8 @@ void sluice_red_xor_accum_free(struct sluice_red_xor_accum *a)
         return;
     for (uint64_t i = 0; i < a->nb; i++)
         free(a->b[i].buf);
+    while (a->nspare)
+        free(a->spare[--a->nspare]);
     free(a->b);
     free(a->owed);
     free(a->seen);
@@ -103,7 +109,10 @@ static int write_held(struct sluice_red_xor_accum *a, uint64_t i, uint64_t plen)
     int rc = n ? pwrite_all(a->fd, k->buf, n, i * B) : 0;
     k->crc = sluice_crc32c_update(0, k->buf, n);
     k->state = BLK_WRITTEN;
-    free(k->buf);
+    if (a->nspare < SLUICE_RED_XOR_ACCUM_BLOCKS)
+        a->spare[a->nspare++] = k->buf;
+    else
+        free(k->buf);
     k->buf = NULL;
     a->held--;
     return rc;
@@ -162,7 +171,12 @@ static int add_in_block(struct sluice_red_xor_accum *a, uint64_t i, uint64_t at,
         return rc;
     struct blk *k = &a->b[i];
     if (k->state == BLK_NONE && a->held < SLUICE_RED_XOR_ACCUM_BLOCKS) {
-        k->buf = calloc(1, (size_t)B);
+        if (a->nspare) {
+            k->buf = a->spare[--a->nspare];
+            memset(k->buf, 0, (size_t)B);
+        } else {
+            k->buf = calloc(1, (size_t)B);
+        }
         if (k->buf) {
             k->state = BLK_HELD;
             a->held++;
