@@ -11,6 +11,7 @@
 #include "ckpt/commit/commit_internal.h"
 #include "mpi/tags.h"
 
+#include "common/bufpool.h"
 #include "common/log.h"
 #include "mpi/roles.h"
 #include "progress/progress.h"
@@ -32,6 +33,22 @@ static void cmsg_reserve(struct cmsg *m, size_t more)
     size_t cap = m->cap ? m->cap : 64;
     while (cap < m->len + more)
         cap *= 2;
+    if (m->len + more >= SLUICE_BUFPOOL_MIN) {
+        /* A redundancy piece or a large plan: from the pool; the exact size for one large put
+         * (a piece read in place, cmsg_bytes_begin), else doubled. */
+        size_t got = 0, need = m->len + more;
+        unsigned char *p = sluice_bufpool_get(need > 2 * m->cap ? need : cap, &got);
+        if (!p) {
+            m->bad = 1;
+            return;
+        }
+        if (m->len)
+            memcpy(p, m->p, m->len);
+        sluice_bufpool_put(m->p, m->cap);
+        m->p = p;
+        m->cap = got;
+        return;
+    }
     unsigned char *p = realloc(m->p, cap);
     if (!p) {
         m->bad = 1;
@@ -58,7 +75,7 @@ void cmsg_init(struct cmsg *m, uint32_t type)
 
 void cmsg_free(struct cmsg *m)
 {
-    free(m->p);
+    sluice_bufpool_put(m->p, m->cap); /* large buffers kept for the next messages */
     memset(m, 0, sizeof(*m));
 }
 
@@ -245,11 +262,11 @@ static int post_receives(void)
         MPI_Get_count(&st, MPI_BYTE, &count);
         struct inmsg *r = calloc(1, sizeof *r);
         if (r)
-            r->m.p = malloc(count > 0 ? (size_t)count : 1);
+            r->m.p = sluice_bufpool_get(count > 0 ? (size_t)count : 1, &r->m.cap);
         if (!r || !r->m.p)
             sluice_fatal(1, "checkpoint commit: out of memory receiving %d bytes", count);
         r->src = st.MPI_SOURCE;
-        r->m.cap = r->m.len = (size_t)count;
+        r->m.len = (size_t)count;
         MPI_Imrecv(r->m.p, count, MPI_BYTE, &msg, &r->req);
         *in_tail = r;
         in_tail = &r->next;

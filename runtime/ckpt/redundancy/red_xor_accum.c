@@ -5,6 +5,7 @@
 #include "ckpt/container/container.h"
 #include "ckpt/redundancy/red_copy.h"
 #include "ckpt/redundancy/red_xor.h"
+#include "common/bufpool.h"
 #include "common/real.h"
 
 #include <errno.h>
@@ -34,10 +35,6 @@ struct sluice_red_xor_accum {
     uint64_t plen;       /* the parity's length once every member is known */
     struct blk *b;
     uint64_t nb; /* entries of b */
-    /* Buffers of blocks written, kept for the next ones: a fresh 256 KiB allocation is 64 page
-     * faults (11-14 us each on a virtual machine). */
-    unsigned char *spare[SLUICE_RED_XOR_ACCUM_BLOCKS];
-    int nspare;
 };
 
 struct sluice_red_xor_accum *sluice_red_xor_accum_new(int fd, int S, int pos)
@@ -64,9 +61,7 @@ void sluice_red_xor_accum_free(struct sluice_red_xor_accum *a)
     if (!a)
         return;
     for (uint64_t i = 0; i < a->nb; i++)
-        free(a->b[i].buf);
-    while (a->nspare)
-        free(a->spare[--a->nspare]);
+        sluice_bufpool_put(a->b[i].buf, (size_t)B);
     free(a->b);
     free(a->owed);
     free(a->seen);
@@ -109,10 +104,7 @@ static int write_held(struct sluice_red_xor_accum *a, uint64_t i, uint64_t plen)
     int rc = n ? pwrite_all(a->fd, k->buf, n, i * B) : 0;
     k->crc = sluice_crc32c_update(0, k->buf, n);
     k->state = BLK_WRITTEN;
-    if (a->nspare < SLUICE_RED_XOR_ACCUM_BLOCKS)
-        a->spare[a->nspare++] = k->buf;
-    else
-        free(k->buf);
+    sluice_bufpool_put(k->buf, (size_t)B); /* for the next block, or the next version's */
     k->buf = NULL;
     a->held--;
     return rc;
@@ -171,13 +163,10 @@ static int add_in_block(struct sluice_red_xor_accum *a, uint64_t i, uint64_t at,
         return rc;
     struct blk *k = &a->b[i];
     if (k->state == BLK_NONE && a->held < SLUICE_RED_XOR_ACCUM_BLOCKS) {
-        if (a->nspare) {
-            k->buf = a->spare[--a->nspare];
-            memset(k->buf, 0, (size_t)B);
-        } else {
-            k->buf = calloc(1, (size_t)B);
-        }
+        size_t cap = 0;
+        k->buf = sluice_bufpool_get((size_t)B, &cap);
         if (k->buf) {
+            memset(k->buf, 0, (size_t)B);
             k->state = BLK_HELD;
             a->held++;
         }

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+// Unit tests of the large-buffer pool (runtime/common/bufpool.h): a buffer given back is handed
+// out again for a request it fits (not one it would waste more than half of); small and huge
+// buffers are never kept (a request of MIN never gets the smaller one back); each size class keeps at most its slots and bytes, so many parity
+// blocks do not crowd out the larger pieces; threads get and give back at once without loss.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+#include <thread>
+#include <vector>
+
+extern "C" {
+#include "common/bufpool.h"
+}
+
+namespace
+{
+
+// Empties the pool (whatever earlier tests left): takes buffers out until fresh ones come.
+void drain(size_t n)
+{
+    std::vector<std::pair<void *, size_t>> got;
+    for (int i = 0; i < 64; i++) {
+        size_t cap = 0;
+        got.push_back({sluice_bufpool_get(n, &cap), cap});
+    }
+    for (auto &g : got)
+        free(g.first);
+}
+
+TEST(BufPool, ABufferGivenBackIsReusedForWhatItFits)
+{
+    drain(256 << 10);
+    drain(1 << 20);
+    size_t cap = 0;
+    void *p = sluice_bufpool_get(300 << 10, &cap);
+    ASSERT_NE(nullptr, p);
+    EXPECT_EQ((size_t)300 << 10, cap);
+    memset(p, 1, cap);
+    sluice_bufpool_put(p, cap);
+    size_t cap2 = 0;
+    void *q = sluice_bufpool_get(200 << 10, &cap2); // fits, wastes less than half
+    EXPECT_EQ(p, q);
+    EXPECT_EQ(cap, cap2);
+    sluice_bufpool_put(q, cap2);
+    size_t cap3 = 0;
+    void *r = sluice_bufpool_get(140 << 10, &cap3); // would waste more than it uses: a new one
+    EXPECT_NE(p, r);
+    EXPECT_EQ((size_t)140 << 10, cap3);
+    free(r);
+    void *s = sluice_bufpool_get(310 << 10, &cap3); // larger than kept: a new one
+    EXPECT_NE(p, s);
+    free(s);
+    drain(200 << 10);
+}
+
+TEST(BufPool, SmallAndHugeBuffersAreNotKept)
+{
+    drain(SLUICE_BUFPOOL_MIN);
+    size_t cap = 0;
+    void *small = sluice_bufpool_get(SLUICE_BUFPOOL_MIN - 1, &cap);
+    sluice_bufpool_put(small, cap); // freed: the pool asks malloc for anything below MIN
+    size_t c1 = 0;
+    void *kept = sluice_bufpool_get(SLUICE_BUFPOOL_MIN, &c1);
+    EXPECT_EQ((size_t)SLUICE_BUFPOOL_MIN, c1); // not the small one, whose capacity is less
+    free(kept);
+    void *huge = sluice_bufpool_get(SLUICE_BUFPOOL_MAX + 1, &cap);
+    ASSERT_NE(nullptr, huge);
+    sluice_bufpool_put(huge, cap);
+    size_t c2 = 0;
+    void *h2 = sluice_bufpool_get(SLUICE_BUFPOOL_MAX, &c2);
+    EXPECT_EQ((size_t)SLUICE_BUFPOOL_MAX, c2); // not the huge one (its capacity was not kept)
+    free(h2);
+}
+
+TEST(BufPool, EachClassKeepsAtMostItsSlotsAndBytes)
+{
+    drain(256 << 10);
+    drain(1 << 20);
+    const int n = SLUICE_BUFPOOL_SMALL_SLOTS + 8;
+    std::vector<void *> blocks(n);
+    for (auto &b : blocks) {
+        size_t cap = 0;
+        b = sluice_bufpool_get(256 << 10, &cap);
+    }
+    for (auto &b : blocks)
+        sluice_bufpool_put(b, 256 << 10);
+    // The large class is untouched by the blocks: a piece given back is kept.
+    size_t cap = 0;
+    void *piece = sluice_bufpool_get(1200 << 10, &cap);
+    sluice_bufpool_put(piece, cap);
+    size_t c2 = 0;
+    EXPECT_EQ(piece, sluice_bufpool_get(1100 << 10, &c2));
+    free(piece);
+    // The small class kept only what its limits allow.
+    std::set<void *> back;
+    for (int i = 0; i < n; i++) {
+        size_t c = 0;
+        back.insert(sluice_bufpool_get(256 << 10, &c));
+    }
+    int reused = 0;
+    for (void *b : blocks)
+        reused += back.count(b) != 0;
+    size_t by_bytes = SLUICE_BUFPOOL_SMALL_KEEP / (256 << 10);
+    EXPECT_EQ((int)std::min<size_t>(SLUICE_BUFPOOL_SMALL_SLOTS, by_bytes), reused);
+    for (void *b : back)
+        free(b);
+}
+
+TEST(BufPool, ThreadsGetAndGiveBackAtOnce)
+{
+    std::vector<std::thread> t;
+    for (int k = 0; k < 4; k++)
+        t.emplace_back([k] {
+            for (int i = 0; i < 20000; i++) {
+                size_t cap = 0;
+                size_t n = (size_t)(128 + (i * 7 + k * 13) % 2048) << 10;
+                unsigned char *p = static_cast<unsigned char *>(sluice_bufpool_get(n, &cap));
+                ASSERT_NE(nullptr, p);
+                ASSERT_GE(cap, n);
+                p[0] = (unsigned char)k; // a buffer two threads held at once would show here
+                p[n - 1] = (unsigned char)k;
+                ASSERT_EQ(k, p[0]);
+                ASSERT_EQ(k, p[n - 1]);
+                sluice_bufpool_put(p, cap);
+            }
+        });
+    for (auto &x : t)
+        x.join();
+}
+
+} // namespace
