@@ -336,8 +336,9 @@ TEST(RedXor, AccumulatorSealsTheSameFileAsXorInTheFile)
                     uint64_t in_file = 0;
                     ASSERT_EQ(want, set.encode_accum(j, seed, maxpiece, -1, &in_file))
                         << "S " << set.S << " parity " << j << " seed " << seed << " pieces " << maxpiece;
-                    if (set.S <= 2 || maxpiece == 4096)
+                    if (set.S <= 2 || maxpiece == 4096) {
                         EXPECT_EQ(0u, in_file) << "S " << set.S << " parity " << j;
+                    }
                 }
             if (set.S == 3) { // member (j + 1) % 3 starts after the other sent its chunk whole
                 uint64_t in_file = 0;
@@ -345,6 +346,42 @@ TEST(RedXor, AccumulatorSealsTheSameFileAsXorInTheFile)
                 EXPECT_GT(in_file, 0u) << "parity " << j;
             }
         }
+    }
+}
+
+// A reader cloned from another's listing and sought to any offset gives the stream's bytes from
+// there, through next and through fill: in the header, an entry's head, a chunk's head or data,
+// the end, and the very end (nothing).
+TEST(RedXor, StreamSoughtToAnyOffsetGivesTheBytesFromThere)
+{
+    Set set({{{600001}, {7}}, {{0, 3000}}});
+    for (int i = 0; i < set.S; i++) {
+        const std::string &want = set.m[i].stream;
+        sluice_red_stream st;
+        ASSERT_EQ(0, sluice_red_stream_open(&st, set.m[i].dir.c_str(), header(set.m[i], i, set.nprocs)));
+        std::vector<uint64_t> offs = {0,        1, st.hl - 1, st.hl, st.hl + 5, st.length - 12, st.length - 1,
+                                      st.length};
+        for (uint64_t k = 0; k < 40; k++)
+            offs.push_back(k * 15013 % st.length);
+        for (uint64_t c = SLUICE_RED_CHUNK; c < st.length; c += SLUICE_RED_CHUNK)
+            for (int d = -9; d <= 9; d += 3)
+                offs.push_back(c + d < st.length ? c + d : st.length);
+        for (uint64_t off : offs) {
+            for (bool fill : {false, true}) {
+                sluice_red_stream r;
+                ASSERT_EQ(0, sluice_red_stream_clone(&r, &st));
+                ASSERT_EQ(0, sluice_red_stream_seek(&r, off)) << off;
+                std::string got;
+                std::vector<unsigned char> buf(SLUICE_RED_FILL_BUF);
+                for (long l; (l = fill ? sluice_red_stream_fill(&r, buf.data(), buf.size())
+                                       : sluice_red_stream_next(&r, buf.data(), SLUICE_RED_STREAM_BUF)) > 0;)
+                    got.append((char *)buf.data(), (size_t)l);
+                EXPECT_EQ(want.substr(off), got)
+                    << "member " << i << " offset " << off << (fill ? " fill" : "");
+                sluice_red_stream_close(&r);
+            }
+        }
+        sluice_red_stream_close(&st);
     }
 }
 

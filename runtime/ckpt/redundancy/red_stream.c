@@ -44,6 +44,7 @@ int sluice_red_stream_open(struct sluice_red_stream *s, const char *dir, struct 
     free(scratch);
     if (!hl)
         return -ENOMEM;
+    s->hl = hl;
     s->length = hl + 12; /* the header and the end */
     for (int i = 0; i < h->nranks; i++) {
         char path[PATH_MAX];
@@ -62,7 +63,10 @@ int sluice_red_stream_open(struct sluice_red_stream *s, const char *dir, struct 
     return 0;
 }
 
-long sluice_red_stream_next(struct sluice_red_stream *s, unsigned char *buf, size_t cap)
+static int open_file(struct sluice_red_stream *s);
+
+/* The next piece whole (next() drops what a seek skips of it). */
+static long next_piece(struct sluice_red_stream *s, unsigned char *buf, size_t cap)
 {
     if (s->phase == 0) {
         s->phase = s->nf ? 1 : 3;
@@ -70,11 +74,9 @@ long sluice_red_stream_next(struct sluice_red_stream *s, unsigned char *buf, siz
     }
     if (s->phase == 1) {
         struct sluice_red_sfile *f = &s->f[s->fi];
-        char path[PATH_MAX + NAME_MAX + 2];
-        snprintf(path, sizeof path, "%s/%s", s->dir, f->name);
-        s->fd = SLUICE_REAL(open)(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (s->fd < 0)
-            return -errno; /* a newer version replaced it meanwhile */
+        int rc = open_file(s);
+        if (rc)
+            return rc; /* a newer version replaced it meanwhile */
         s->foff = 0;
         s->phase = 2;
         return (long)sluice_red_put_entry(buf, cap, f->name, f->size, f->is_record);
@@ -96,13 +98,25 @@ long sluice_red_stream_next(struct sluice_red_stream *s, unsigned char *buf, siz
             s->fd = -1;
             s->phase = ++s->fi < s->nf ? 1 : 3;
         }
-        return rc ? rc : sluice_red_stream_next(s, buf, cap);
+        return rc ? rc : next_piece(s, buf, cap);
     }
     if (s->phase == 3) {
         s->phase = 4;
         return (long)sluice_red_put_end(buf, cap, (uint32_t)s->nf);
     }
     return 0;
+}
+
+long sluice_red_stream_next(struct sluice_red_stream *s, unsigned char *buf, size_t cap)
+{
+    long k = next_piece(s, buf, cap);
+    if (k > 0 && s->skip) {
+        uint64_t drop = s->skip < (uint64_t)k ? s->skip : (uint64_t)k;
+        memmove(buf, buf + drop, (size_t)((uint64_t)k - drop));
+        k -= (long)drop;
+        s->skip = 0;
+    }
+    return k;
 }
 
 long sluice_red_stream_fill(struct sluice_red_stream *s, unsigned char *buf, size_t cap)
@@ -117,6 +131,69 @@ long sluice_red_stream_fill(struct sluice_red_stream *s, unsigned char *buf, siz
         len += (size_t)k;
     }
     return (long)len;
+}
+
+int sluice_red_stream_clone(struct sluice_red_stream *dst, const struct sluice_red_stream *src)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->fd = -1;
+    dst->h = malloc(sizeof *dst->h);
+    dst->f = malloc((size_t)(src->nf ? src->nf : 1) * sizeof *dst->f);
+    if (!dst->h || !dst->f) {
+        sluice_red_stream_close(dst);
+        return -ENOMEM;
+    }
+    memcpy(dst->h, src->h, sizeof *dst->h);
+    memcpy(dst->f, src->f, (size_t)src->nf * sizeof *dst->f);
+    snprintf(dst->dir, sizeof dst->dir, "%s", src->dir);
+    dst->nf = src->nf;
+    dst->length = src->length;
+    dst->hl = src->hl;
+    return 0;
+}
+
+static int open_file(struct sluice_red_stream *s)
+{
+    char path[PATH_MAX + NAME_MAX + 2];
+    snprintf(path, sizeof path, "%s/%s", s->dir, s->f[s->fi].name);
+    s->fd = SLUICE_REAL(open)(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    return s->fd < 0 ? -errno : 0;
+}
+
+int sluice_red_stream_seek(struct sluice_red_stream *s, uint64_t off)
+{
+    if (s->phase != 0 || s->fd >= 0 || off > s->length)
+        return -EINVAL;
+    /* The lengths next_piece gives: the header, then per file its entry head and its chunks
+     * (8 bytes of head each), then the end (red_copy.c). */
+    uint64_t at = s->hl;
+    if (off < at) {
+        s->skip = off;
+        return 0;
+    }
+    for (s->fi = 0; s->fi < s->nf; s->fi++) {
+        const struct sluice_red_sfile *f = &s->f[s->fi];
+        uint64_t head = 20 + strlen(f->name);
+        if (off < at + head) {
+            s->phase = 1;
+            s->skip = off - at;
+            return 0;
+        }
+        at += head;
+        for (uint64_t c = 0; c < f->size; c += SLUICE_RED_CHUNK) {
+            uint64_t piece = 8 + (f->size - c < SLUICE_RED_CHUNK ? f->size - c : SLUICE_RED_CHUNK);
+            if (off < at + piece) {
+                s->phase = 2;
+                s->foff = c;
+                s->skip = off - at;
+                return open_file(s);
+            }
+            at += piece;
+        }
+    }
+    s->phase = off < s->length ? 3 : 4;
+    s->skip = off - at;
+    return 0;
 }
 
 void sluice_red_stream_close(struct sluice_red_stream *s)

@@ -34,6 +34,8 @@ struct sluice_red_stream {
     int fd;
     uint64_t foff;
     uint64_t length; /* of the whole stream, known before it is read */
+    uint64_t hl;     /* of its header */
+    uint64_t skip;   /* bytes of the next piece before the offset sought (seek) */
 };
 
 /* Lists the part that h names (version, nprocs, host, key and ranks filled in) from dir: each
@@ -47,6 +49,15 @@ long sluice_red_stream_next(struct sluice_red_stream *s, unsigned char *buf, siz
  * length, 0 at the end, -errno as next (what was filled before an error is dropped). */
 long sluice_red_stream_fill(struct sluice_red_stream *s, unsigned char *buf, size_t cap);
 void sluice_red_stream_close(struct sluice_red_stream *s);
+
+/* A second reader of the same listing (no file is read again): dst gets its own copy of the
+ * header and file list, at the stream's start. 0 or -ENOMEM. */
+int sluice_red_stream_clone(struct sluice_red_stream *dst, const struct sluice_red_stream *src);
+/* Positions a reader at its start so that the next bytes it gives are those at stream offset
+ * off (at most length): the pieces before it are skipped by their lengths, without reading
+ * them, and only the piece that holds off is read (its chunk's checksum needs all of it). The
+ * XOR encoder reads a part at S-1 places at once. 0 or -errno (a staging file gone). */
+int sluice_red_stream_seek(struct sluice_red_stream *s, uint64_t off);
 
 #ifdef __cplusplus
 }

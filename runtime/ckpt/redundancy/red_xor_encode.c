@@ -3,7 +3,11 @@
  * once every rank of a node recorded its part of a version (red_encode.c counts them), the
  * node's leader reads its part as one stream (red_stream.h), SLUICE_RED_FILL_BUF at a time,
  * and sends each piece to the member of its set whose parity takes it (red_xor.h), at most
- * RED_XWINDOW pieces unanswered (bounded memory). Each member XORs what it is given into a
+ * RED_XWINDOW pieces unanswered (bounded memory). The S-1 chunks of the part are read side by
+ * side (a reader per chunk, RED_XACTIVE at a time, taking turns), so that every parity of the
+ * set receives the same offsets of its S-1 chunks at about the same time: its blocks complete
+ * in memory one after another (red_xor_accum.h), where chunk after chunk held every block of a
+ * parity until the last member's chunk came. Each member XORs what it is given into a
  * parity file under a temporary name; when
  * every other member of its set said it sent all and its own part was listed, it seals the
  * file (block checksums, the set's layout), renames it into place and tells rank 0
@@ -22,6 +26,7 @@
 #include "ckpt/redundancy/red_stream.h"
 #include "ckpt/redundancy/red_xor.h"
 #include "ckpt/redundancy/red_xor_accum.h"
+#include "common/bufpool.h"
 #include "common/log.h"
 #include "common/real.h"
 #include "config/config.h"
@@ -36,6 +41,7 @@
 #include <unistd.h>
 
 #define RED_XWINDOW 4
+#define RED_XACTIVE 8 /* chunks read at a time (a reader each) */
 enum { XK_META = 1, XK_PIECE, XK_END, XK_ABORT };
 
 struct xout;
@@ -53,13 +59,23 @@ struct xfill {
     int errnum;
 };
 
+/* A reader of chunk k of the part: stream bytes [k C, end). */
+struct xcur {
+    struct sluice_red_stream st;
+    uint64_t off, end;
+    int opened, done;
+};
+
 /* This node's stream into its set's parities. */
 struct xout {
     char key[PATH_MAX];
-    uint64_t version, off;              /* off: the I/O thread's while fills are queued */
+    uint64_t version;
     int first, S, pos, inflight, phase; /* phase: 0 sending, 4 sent, 5 aborted */
-    struct sluice_red_stream st;        /* the I/O thread's while fills are queued */
-    struct sluice_io_fifo fills;        /* pieces being read */
+    struct sluice_red_stream st;        /* the listing (its length, header and files) */
+    /* The I/O thread's while fills are queued: */
+    struct xcur *cur;            /* S-1 readers */
+    int left, turn;              /* readers not done; the next one's turn */
+    struct sluice_io_fifo fills; /* pieces being read */
     struct xout *next;
 };
 
@@ -361,6 +377,10 @@ static void out_free(struct xout *s)
     __atomic_sub_fetch(&outs_active, 1, __ATOMIC_RELEASE);
     sluice_progress_mpi_busy(-1);
     sluice_red_stream_close(&s->st);
+    for (int k = 0; s->cur && k < s->S - 1; k++)
+        if (s->cur[k].opened)
+            sluice_red_stream_close(&s->cur[k].st);
+    free(s->cur);
     free(s);
 }
 
@@ -409,58 +429,83 @@ static struct cmsg *fill_msg(struct xfill *f, const struct xout *s, int pos, uin
     return &f->m[f->nm++];
 }
 
-/* I/O thread: the next SLUICE_RED_FILL_BUF of the part, cut where a parity's chunk ends. Where
- * the parity chunk under way has room for a whole piece of the stream, the part is read straight
- * into the message; only near a chunk's end does it go through a buffer and get cut. */
+/* I/O thread: the reader whose turn it is among the first RED_XACTIVE not done, opened and
+ * sought to its chunk at its first turn. NULL where every reader is done. */
+static struct xcur *next_reader(struct xfill *f, struct xout *s)
+{
+    int n = s->S - 1, lo = 0;
+    while (lo < n && s->cur[lo].done)
+        lo++;
+    if (lo == n)
+        return NULL;
+    int k = s->turn < lo || s->turn >= n ? lo : s->turn;
+    while (s->cur[k].done || k >= lo + RED_XACTIVE)
+        k = k + 1 >= n || k + 1 >= lo + RED_XACTIVE ? lo : k + 1;
+    s->turn = k + 1;
+    struct xcur *c = &s->cur[k];
+    if (!c->opened) {
+        int rc = sluice_red_stream_clone(&c->st, &s->st);
+        c->opened = rc == 0;
+        if (rc == 0)
+            rc = sluice_red_stream_seek(&c->st, c->off);
+        if (rc) {
+            f->err = "";
+            f->errnum = -rc;
+            return NULL;
+        }
+    }
+    return c;
+}
+
+/* I/O thread: the next SLUICE_RED_FILL_BUF of one chunk of the part, the chunks in turn. Where
+ * the chunk has room for a whole piece of the stream, the part is read straight into the
+ * message; only near a chunk's end does it go through a buffer and get cut there (the bytes
+ * after are the next chunk's reader's). */
 static void fill_run(struct sluice_io_task *t)
 {
     struct xfill *f = (struct xfill *)t;
     struct xout *s = f->s;
-    if (s->st.phase >= 4)
+    if (s->left == 0)
         return; /* queued ahead of the fill that turned out last: nothing */
+    struct xcur *c = next_reader(f, s);
+    if (!c)
+        return;
     int p = 0;
-    uint64_t at = 0, room = sluice_red_xor_route(s->st.length, s->S, s->pos, s->off, &p, &at);
+    uint64_t at = 0, room = sluice_red_xor_route(s->st.length, s->S, s->pos, c->off, &p, &at);
+    room = room < c->end - c->off ? room : c->end - c->off;
     long len;
-    struct cmsg *m = room >= SLUICE_RED_STREAM_BUF ? fill_msg(f, s, p, at) : NULL;
-    if (m) {
+    if (room >= SLUICE_RED_STREAM_BUF) {
+        struct cmsg *m = fill_msg(f, s, p, at);
         uint32_t cap = room < SLUICE_RED_FILL_BUF ? (uint32_t)room : SLUICE_RED_FILL_BUF;
-        unsigned char *b = cmsg_bytes_begin(m, cap);
-        len = b ? sluice_red_stream_fill(&s->st, b, cap) : -ENOMEM;
-        if (len > 0) {
+        unsigned char *b = m ? cmsg_bytes_begin(m, cap) : NULL;
+        len = b ? sluice_red_stream_fill(&c->st, b, cap) : -ENOMEM;
+        if (len > 0)
             cmsg_bytes_end(m, (uint32_t)len);
-            s->off += (uint64_t)len;
-        }
     } else {
-        f->buf = malloc(SLUICE_RED_FILL_BUF);
-        len = f->buf ? sluice_red_stream_fill(&s->st, f->buf, SLUICE_RED_FILL_BUF) : -ENOMEM;
-        for (uint64_t done = 0; len > 0 && done < (uint64_t)len;) {
-            uint64_t k = sluice_red_xor_route(s->st.length, s->S, s->pos, s->off, &p, &at);
-            k = k < (uint64_t)len - done ? k : (uint64_t)len - done;
-            if (k == 0) { /* longer than listed: it changed while it was read */
-                f->err = "a staging file changed while it was read";
-                return;
-            }
-            struct cmsg *piece = fill_msg(f, s, p, at);
-            if (!piece) {
-                f->err = "";
-                f->errnum = ENOMEM;
-                return;
-            }
-            cmsg_put_bytes(piece, f->buf + done, (uint32_t)k);
-            s->off += k;
-            done += k;
-        }
+        size_t bcap = 0;
+        f->buf = sluice_bufpool_get(SLUICE_RED_FILL_BUF, &bcap);
+        len = f->buf ? sluice_red_stream_fill(&c->st, f->buf, SLUICE_RED_FILL_BUF) : -ENOMEM;
+        if (len > 0 && (uint64_t)len > room)
+            len = (long)room; /* the rest is the next chunk's */
+        struct cmsg *m = len > 0 ? fill_msg(f, s, p, at) : NULL;
+        if (m)
+            cmsg_put_bytes(m, f->buf, (uint32_t)len);
+        else if (len > 0)
+            len = -ENOMEM;
     }
     if (len <= 0) {
         f->err = len < 0 ? "" : "a piece did not fit"; /* "": say strerror(errnum) */
         f->errnum = len < 0 ? (int)-len : 0;
         return;
     }
-    if (s->st.phase == 4) {
-        if (s->off != s->st.length)
-            f->err = "the part's length changed while it was read";
+    c->off += (uint64_t)len;
+    if (c->off < c->end)
+        return;
+    c->done = 1;
+    if (c->end == s->st.length && c->st.phase != 4)
+        f->err = "the part's length changed while it was read";
+    if (--s->left == 0)
         f->last = 1;
-    }
 }
 
 static void fill_free(struct xfill *f)
@@ -469,7 +514,7 @@ static void fill_free(struct xfill *f)
         cmsg_free(&f->m[k]);
     free(f->m);
     free(f->dst);
-    free(f->buf);
+    sluice_bufpool_put(f->buf, SLUICE_RED_FILL_BUF);
     free(f);
 }
 
@@ -545,12 +590,23 @@ void red_xor_start(const struct red_nodes *n, const char *key, uint64_t version,
     int rc = s->pos < 0 ? -EINVAL : sluice_red_stream_open(&s->st, dir, h);
     if (s->pos < 0)
         free(h);
+    if (rc == 0 && !(s->cur = calloc((size_t)s->S, sizeof *s->cur)))
+        rc = -ENOMEM;
     if (rc) {
         sluice_log_warn("checkpoint %s version %llu: not protected: this node's part could not be listed "
                         "(%s); it stays staged",
                         key, (unsigned long long)version, strerror(-rc));
         out_free(s);
         return;
+    }
+    /* Its S-1 chunks' readers (opened at their first turn). */
+    uint64_t C = sluice_red_xor_chunk(s->st.length, s->S);
+    for (int k = 0; k < s->S - 1; k++) {
+        uint64_t b = (uint64_t)k * C, e = b + C < s->st.length ? b + C : s->st.length;
+        s->cur[k].off = b < e ? b : e;
+        s->cur[k].end = e;
+        s->cur[k].done = b >= e;
+        s->left += b < e;
     }
     /* This node's own entry of its parity's set layout. */
     struct xin *in = in_get(n, key, version);
