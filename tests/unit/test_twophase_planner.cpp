@@ -17,7 +17,8 @@ extern "C" {
 #include "ckpt/twophase/planner_twophase.h"
 }
 
-namespace {
+namespace
+{
 
 constexpr uint64_t KiB = 1024, MiB = 1024 * 1024;
 
@@ -28,8 +29,8 @@ struct TpPlan {
 
 // Lays members out as the commit engine does (block-aligned, in rank order) from their sizes;
 // member i is staged on rank src[i] (default: rank i).
-std::vector<sluice_tp_member> Layout(const std::vector<uint64_t> &sizes, uint64_t data_start,
-                                     uint64_t block, std::vector<int> src = {})
+std::vector<sluice_tp_member> Layout(const std::vector<uint64_t> &sizes, uint64_t data_start, uint64_t block,
+                                     std::vector<int> src = {})
 {
     std::vector<sluice_plan_member> pm;
     for (size_t i = 0; i < sizes.size(); i++)
@@ -38,8 +39,7 @@ std::vector<sluice_tp_member> Layout(const std::vector<uint64_t> &sizes, uint64_
     EXPECT_EQ(sluice_plan_direct(pm.data(), pm.size(), data_start, block, &p), 0);
     std::vector<sluice_tp_member> out(sizes.size());
     for (size_t w = 0; w < p.nwrites; w++)
-        out[p.writes[w].member] = {p.writes[w].offset, p.writes[w].size,
-                                   pm[p.writes[w].member].writer_rank};
+        out[p.writes[w].member] = {p.writes[w].offset, p.writes[w].size, pm[p.writes[w].member].writer_rank};
     sluice_plan_free(&p);
     return out;
 }
@@ -156,8 +156,8 @@ void ExpectPartialOnlyAtDomainEnds(const sluice_tp_plan &p)
 }
 
 // Bytes of shuffled members that go to an aggregator on another node than their own.
-uint64_t CrossNodeBytes(const sluice_tp_plan &p, const std::vector<int> &aggr, const std::vector<uint64_t> &aggr_node,
-                        const std::vector<uint64_t> &member_node)
+uint64_t CrossNodeBytes(const sluice_tp_plan &p, const std::vector<int> &aggr,
+                        const std::vector<uint64_t> &aggr_node, const std::vector<uint64_t> &member_node)
 {
     uint64_t b = 0;
     for (size_t k = 0; k < p.npieces; k++) {
@@ -174,6 +174,69 @@ uint64_t FullBytes(const sluice_tp_plan &p)
     for (size_t k = 0; k < p.nrequests; k++)
         b += p.requests[k].full ? p.requests[k].size : 0;
     return b;
+}
+
+// Members in any order plan alike (the planner merges their ascending runs, as an array's rows
+// come one run per rank): the same pieces, domains and requests as in file order, the pieces
+// naming the same members through the permutation, for members given as k interleaved runs
+// (k = 2..9) and fully reversed.
+TEST(TwophasePlan, MembersInAnyOrderPlanAlike)
+{
+    uint64_t state = 0xa11ce;
+    auto next = [&state](uint64_t mod) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return (state >> 33) % mod;
+    };
+    for (int iter = 0; iter < 100; iter++) {
+        size_t n = 2 + next(60);
+        std::vector<uint64_t> sizes;
+        for (size_t i = 0; i < n; i++)
+            sizes.push_back(next(4) == 0 ? 0 : 1 + next(3 * MiB));
+        auto m = Layout(sizes, 4096, 4096);
+        std::vector<int> aggr = {0, 2, 5};
+        auto prm = Params(MiB, 4096, 4 * MiB, SLUICE_CB_WRITE_ENABLE, aggr);
+        TpPlan want;
+        ASSERT_EQ(sluice_tp_plan_make(m.data(), m.size(), &prm, &want.p), 0);
+        size_t k = 2 + (size_t)(iter % 9);
+        for (int reversed : {0, 1}) {
+            std::vector<size_t> perm; // perm[j]: the member given j-th
+            if (reversed) {
+                for (size_t i = n; i-- > 0;)
+                    perm.push_back(i);
+            } else {
+                for (size_t r = 0; r < k; r++)
+                    for (size_t i = r; i < n; i += k)
+                        perm.push_back(i);
+            }
+            std::vector<sluice_tp_member> pm;
+            std::vector<size_t> at(n);
+            for (size_t j = 0; j < n; j++) {
+                pm.push_back(m[perm[j]]);
+                at[perm[j]] = j;
+            }
+            TpPlan got;
+            ASSERT_EQ(sluice_tp_plan_make(pm.data(), pm.size(), &prm, &got.p), 0);
+            CheckInvariants(pm, prm, got.p);
+            ASSERT_EQ(want.p.npieces, got.p.npieces) << "iteration " << iter;
+            ASSERT_EQ(want.p.ndomains, got.p.ndomains);
+            ASSERT_EQ(want.p.nrequests, got.p.nrequests);
+            for (size_t x = 0; x < want.p.npieces; x++) {
+                const auto &a = want.p.pieces[x], &b = got.p.pieces[x];
+                EXPECT_EQ(at[a.member], b.member) << "piece " << x;
+                EXPECT_EQ(a.file_off, b.file_off);
+                EXPECT_EQ(a.size, b.size);
+                EXPECT_EQ(a.member_off, b.member_off);
+                EXPECT_EQ(a.domain, b.domain);
+                EXPECT_EQ(a.round, b.round);
+            }
+            for (size_t q = 0; q < want.p.nrequests; q++)
+                EXPECT_EQ(want.p.requests[q].offset, got.p.requests[q].offset);
+            if (HasFailure()) {
+                ADD_FAILURE() << "iteration " << iter << (reversed ? " reversed" : " runs ") << k;
+                return;
+            }
+        }
+    }
 }
 
 } // namespace
@@ -332,8 +395,8 @@ TEST(TwophasePlan, AutoShufflesMembersThatShareStripes)
 TEST(TwophasePlan, AutoMixesDirectAndShuffledMembers)
 {
     // Member 1 starts and ends on stripe boundaries with nothing else in its stripes.
-    std::vector<sluice_tp_member> m{{4096, 100, 0}, {MiB, 3 * MiB, 1}, {4 * MiB, 5000, 2},
-                                    {4 * MiB + 8192, 20, 3}};
+    std::vector<sluice_tp_member> m{
+        {4096, 100, 0}, {MiB, 3 * MiB, 1}, {4 * MiB, 5000, 2}, {4 * MiB + 8192, 20, 3}};
     std::vector<int> aggr{0, 1};
     auto prm = Params(MiB, 4096, MiB, SLUICE_CB_WRITE_AUTO, aggr);
     TpPlan p;
@@ -587,11 +650,21 @@ TEST(TwophasePlan, RandomLayoutsKeepEveryInvariant)
         std::vector<int> src;
         for (size_t i = 0; i < n; i++) {
             switch (next(5)) {
-            case 0: sizes.push_back(0); break;
-            case 1: sizes.push_back(1 + next(100)); break;
-            case 2: sizes.push_back(unit - 50 + next(100)); break;
-            case 3: sizes.push_back(next(5 * unit)); break;
-            default: sizes.push_back(unit * (1 + next(4))); break;
+            case 0:
+                sizes.push_back(0);
+                break;
+            case 1:
+                sizes.push_back(1 + next(100));
+                break;
+            case 2:
+                sizes.push_back(unit - 50 + next(100));
+                break;
+            case 3:
+                sizes.push_back(next(5 * unit));
+                break;
+            default:
+                sizes.push_back(unit * (1 + next(4)));
+                break;
             }
             src.push_back(next(8) == 0 ? -1 : int(i % 7));
         }

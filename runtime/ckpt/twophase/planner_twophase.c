@@ -123,6 +123,60 @@ static int ord_cmp(const void *a, const void *b)
     return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
+/* Sorts o[0..m) by offset by merging its ascending runs pairwise: members in rank order are one
+ * run, the expanded rows of an array one run per rank, so this is O(m log runs) where qsort was
+ * O(m log m) (a quarter of the plan's time for 32,768 rows of 8 ranks). qsort where memory for
+ * the merge runs out. */
+static void sort_by_offset(struct ord *o, size_t m)
+{
+    size_t nrun = 0;
+    for (size_t k = 0; k < m; k++)
+        nrun += k == 0 || o[k].offset < o[k - 1].offset;
+    if (nrun <= 1)
+        return;
+    struct ord *tmp = malloc(m * sizeof *tmp);
+    size_t *at = malloc((nrun + 1) * sizeof *at), *at2 = malloc((nrun + 1) * sizeof *at2);
+    if (!tmp || !at || !at2) {
+        free(tmp);
+        free(at);
+        free(at2);
+        qsort(o, m, sizeof(*o), ord_cmp);
+        return;
+    }
+    nrun = 0;
+    for (size_t k = 0; k < m; k++)
+        if (k == 0 || o[k].offset < o[k - 1].offset)
+            at[nrun++] = k;
+    at[nrun] = m;
+    struct ord *src = o, *dst = tmp;
+    while (nrun > 1) {
+        size_t n2 = 0;
+        for (size_t r = 0; r < nrun; r += 2) {
+            size_t a = at[r], ae = at[r + 1], b = ae, be = r + 2 <= nrun ? at[r + 2] : ae, d = a;
+            at2[n2++] = a;
+            while (a < ae && b < be) /* stable: the first run's on a tie */
+                dst[d++] = src[b].offset < src[a].offset ? src[b++] : src[a++];
+            while (a < ae)
+                dst[d++] = src[a++];
+            while (b < be)
+                dst[d++] = src[b++];
+        }
+        at2[n2] = m;
+        size_t *t = at;
+        at = at2;
+        at2 = t;
+        nrun = n2;
+        struct ord *x = src;
+        src = dst;
+        dst = x;
+    }
+    if (src != o)
+        memcpy(o, src, m * sizeof *o);
+    free(tmp);
+    free(at);
+    free(at2);
+}
+
 struct run {
     uint64_t begin, end;
 };
@@ -147,6 +201,16 @@ static void *vec_add(struct vec *v)
         v->cap = cap;
     }
     return (char *)v->p + v->elem * v->n++;
+}
+
+/* Room for n items at once (a failure is left to vec_add). */
+static void vec_reserve(struct vec *v, size_t n)
+{
+    void *p = n > v->cap ? realloc(v->p, n * v->elem) : NULL;
+    if (p) {
+        v->p = p;
+        v->cap = n;
+    }
 }
 
 static uint64_t down(uint64_t v, uint64_t unit)
@@ -197,7 +261,7 @@ static size_t order_members(const struct sluice_tp_member *members, size_t n,
         if (members[i].size)
             o[m++] = (struct ord){i, members[i].offset, members[i].offset + members[i].size, members[i].src};
     }
-    qsort(o, m, sizeof(*o), ord_cmp);
+    sort_by_offset(o, m);
     for (size_t k = 0; k < m; k++) {
         if (o[k].src < 0 || p->mode == SLUICE_CB_WRITE_DISABLE)
             continue;
@@ -543,6 +607,12 @@ int sluice_tp_plan_make(const struct sluice_tp_member *members, size_t n, const 
         goto done;
     }
     rc = cut_domains(o, m, out->direct, runs, nruns, total, p, out);
+    if (rc == 0) { /* a piece per member, plus one per round window that cuts one */
+        size_t windows = 0;
+        for (size_t d = 0; d < out->ndomains; d++)
+            windows += out->domains[d].nrounds;
+        vec_reserve(&pieces, m + windows + 1);
+    }
     if (rc == 0)
         rc = split_all(o, m, runs, nruns, unit, out, &pieces, &reqs);
 
