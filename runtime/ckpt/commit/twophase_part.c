@@ -6,8 +6,12 @@
  * MSG_TWOPHASE: {id, tmp, unit, chunk, round_size,
  *                nmem, nmem x (seq, offset, size),    (its shuffled members only)
  *                ndom, ndom x (aggregator, begin, end, base, nrounds),
- *                npieces, npieces x (piece id, domain, round, file_off, size, src, member_off,
- *                                    member or ~0),
+ *                npieces, runs of them until npieces are told:
+ *                  (1, piece id, domain, round, file_off, size, src, member_off, member or ~0)
+ *                  or (count >= 2, first piece id, id step, domain, round, first file_off,
+ *                      file_off step, size, src, first member_off, member_off step, member or
+ *                      ~0): count pieces that differ only by constant steps (the rows of a
+ *                      block: a share of 4,096 rows of 512 bytes was 197 KB, now a few KB),
  *                nreq, nreq x (domain, round, offset, size, full)}  (domains and members local) */
 #include "ckpt/commit/twophase_part.h"
 
@@ -74,6 +78,30 @@ struct home_ctx {
     uint32_t *doms;    /* scratch: the domains of one share, in order */
 };
 
+/* How many of the share's pieces from merged[x] on differ only by constant steps of their id,
+ * file offset and member offset (same domain, round, size, sender and member). */
+static size_t run_length(const struct home_ctx *h, int r, size_t x, size_t np)
+{
+    const struct sluice_tp_piece *P = h->plan->pieces;
+    const size_t *M = h->merged;
+    if (x + 1 >= np)
+        return 1;
+    const struct sluice_tp_piece *a = &P[M[x]];
+    uint64_t did = M[x + 1] - M[x], dfo = P[M[x + 1]].file_off - a->file_off,
+             dmo = P[M[x + 1]].member_off - a->member_off;
+    size_t n = 1;
+    while (x + n < np) {
+        const struct sluice_tp_piece *b = &P[M[x + n]];
+        if (M[x + n] - M[x + n - 1] != did || b->file_off - P[M[x + n - 1]].file_off != dfo ||
+            b->member_off - P[M[x + n - 1]].member_off != dmo || b->domain != a->domain ||
+            b->round != a->round || b->size != a->size || b->src != a->src ||
+            (b->src == r && b->member != a->member))
+            break;
+        n++;
+    }
+    return n;
+}
+
 static void put_share(struct home_ctx *h, int r)
 {
     const struct sluice_tp_plan *p = h->plan;
@@ -127,16 +155,35 @@ static void put_share(struct home_ctx *h, int r)
         cmsg_put_u32(&msg, dm->nrounds);
     }
     cmsg_put_u32(&msg, (uint32_t)np);
-    for (size_t x = 0; x < np; x++) {
+    for (size_t x = 0; x < np;) {
         const struct sluice_tp_piece *pc = &p->pieces[h->merged[x]];
-        cmsg_put_u64(&msg, h->merged[x]);
-        cmsg_put_u32(&msg, h->ldom[pc->domain]);
-        cmsg_put_u32(&msg, pc->round);
-        cmsg_put_u64(&msg, pc->file_off);
-        cmsg_put_u64(&msg, pc->size);
-        cmsg_put_u32(&msg, (uint32_t)pc->src);
-        cmsg_put_u64(&msg, pc->member_off);
-        cmsg_put_u32(&msg, pc->src == r ? (uint32_t)h->local[pc->member] : UINT32_MAX);
+        size_t count = run_length(h, r, x, np);
+        uint32_t member = pc->src == r ? (uint32_t)h->local[pc->member] : UINT32_MAX;
+        cmsg_put_u32(&msg, (uint32_t)count);
+        if (count == 1) {
+            cmsg_put_u64(&msg, h->merged[x]);
+            cmsg_put_u32(&msg, h->ldom[pc->domain]);
+            cmsg_put_u32(&msg, pc->round);
+            cmsg_put_u64(&msg, pc->file_off);
+            cmsg_put_u64(&msg, pc->size);
+            cmsg_put_u32(&msg, (uint32_t)pc->src);
+            cmsg_put_u64(&msg, pc->member_off);
+            cmsg_put_u32(&msg, member);
+        } else {
+            const struct sluice_tp_piece *nx = &p->pieces[h->merged[x + 1]];
+            cmsg_put_u64(&msg, h->merged[x]);
+            cmsg_put_u64(&msg, h->merged[x + 1] - h->merged[x]);
+            cmsg_put_u32(&msg, h->ldom[pc->domain]);
+            cmsg_put_u32(&msg, pc->round);
+            cmsg_put_u64(&msg, pc->file_off);
+            cmsg_put_u64(&msg, nx->file_off - pc->file_off);
+            cmsg_put_u64(&msg, pc->size);
+            cmsg_put_u32(&msg, (uint32_t)pc->src);
+            cmsg_put_u64(&msg, pc->member_off);
+            cmsg_put_u64(&msg, nx->member_off - pc->member_off);
+            cmsg_put_u32(&msg, member);
+        }
+        x += count;
     }
     size_t q = d >= 0 ? h->req_first[d] : 0, qe = d >= 0 ? h->req_first[d + 1] : 0;
     cmsg_put_u32(&msg, (uint32_t)(qe - q));
@@ -276,28 +323,46 @@ int commit_twophase_part_decode(struct cmsg *in, int me, struct commit_tp_part *
         dm->base = cmsg_get_u64(in);
         dm->nrounds = cmsg_get_u32(in);
     }
+    /* Every piece is at least a byte of this rank's members or of its domains: a count past
+     * those bytes is malformed (and no allocation follows it). */
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < n; i++)
+        bytes += out->m[i].size;
+    for (uint32_t g = 0; g < nd; g++)
+        bytes += p->domains[g].end > p->domains[g].begin ? p->domains[g].end - p->domains[g].begin : 0;
     uint32_t np = cmsg_get_u32(in);
-    if (in->bad || too_many(in, np, 48))
+    if (in->bad || np > bytes)
         goto bad;
     p->npieces = np;
     p->pieces = items(np, sizeof *p->pieces);
     out->piece_id = items(np, sizeof *out->piece_id);
     if (!p->pieces || !out->piece_id)
         goto nomem;
-    for (uint32_t k = 0; k < np; k++) {
-        struct sluice_tp_piece *pc = &p->pieces[k];
-        out->piece_id[k] = cmsg_get_u64(in);
-        pc->domain = cmsg_get_u32(in);
-        pc->round = cmsg_get_u32(in);
-        pc->file_off = cmsg_get_u64(in);
-        pc->size = cmsg_get_u64(in);
-        pc->src = (int)cmsg_get_u32(in);
-        pc->member_off = cmsg_get_u64(in);
-        uint32_t mem = cmsg_get_u32(in);
-        pc->member = mem == UINT32_MAX ? COMMIT_TP_NOT_MINE : mem;
-        if (pc->domain >= nd || (mem != UINT32_MAX && (mem >= n || pc->src != me)))
+    for (uint32_t k = 0; k < np;) {
+        uint32_t count = cmsg_get_u32(in);
+        if (in->bad || count == 0 || count > np - k)
             goto bad;
-        p->shuffled_bytes += pc->size;
+        uint64_t id = cmsg_get_u64(in), did = count > 1 ? cmsg_get_u64(in) : 0;
+        uint32_t dom = cmsg_get_u32(in), round = cmsg_get_u32(in);
+        uint64_t fo = cmsg_get_u64(in), dfo = count > 1 ? cmsg_get_u64(in) : 0;
+        uint64_t size = cmsg_get_u64(in);
+        int src = (int)cmsg_get_u32(in);
+        uint64_t mo = cmsg_get_u64(in), dmo = count > 1 ? cmsg_get_u64(in) : 0;
+        uint32_t mem = cmsg_get_u32(in);
+        if (in->bad || dom >= nd || (mem != UINT32_MAX && (mem >= n || src != me)))
+            goto bad;
+        for (uint32_t j = 0; j < count; j++, k++) {
+            struct sluice_tp_piece *pc = &p->pieces[k];
+            out->piece_id[k] = id + j * did;
+            pc->domain = dom;
+            pc->round = round;
+            pc->file_off = fo + j * dfo;
+            pc->size = size;
+            pc->src = src;
+            pc->member_off = mo + j * dmo;
+            pc->member = mem == UINT32_MAX ? COMMIT_TP_NOT_MINE : mem;
+            p->shuffled_bytes += pc->size;
+        }
     }
     uint32_t nq = cmsg_get_u32(in);
     if (in->bad || too_many(in, nq, 28))
