@@ -8,6 +8,7 @@
 #include "ckpt/redundancy/red_stream.h"
 #include "ckpt/redundancy/red_xor_accum.h"
 #include "common/bytebuf.h"
+#include "common/full_io.h"
 #include "common/real.h"
 
 #include <errno.h>
@@ -101,19 +102,6 @@ int sluice_red_xor_path(const char *dir, const char *key, uint64_t v, char *out,
 
 /* ---- the trailer -------------------------------------------------------------------------------- */
 
-static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
-{
-    for (size_t w = 0; w < n;) {
-        ssize_t r = SLUICE_REAL(pwrite)(fd, (const char *)p + w, n - w, (off_t)(off + w));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return r < 0 ? -errno : -EIO;
-        w += (size_t)r;
-    }
-    return 0;
-}
-
 static int pread_all(int fd, void *p, size_t n, uint64_t off)
 {
     ssize_t k = SLUICE_REAL(pread)(fd, p, n, (off_t)off);
@@ -176,7 +164,7 @@ int sluice_red_xor_seal_accum(int fd, struct sluice_red_xor_meta *x, struct slui
     sluice_bytebuf_u32(&t, (uint32_t)t.len);
     sluice_bytebuf_put(&t, RX_MAGIC, 8);
     if (rc == 0)
-        rc = t.bad ? -ENOMEM : pwrite_all(fd, t.p, t.len, x->plen);
+        rc = t.bad ? -ENOMEM : sluice_full_pwrite(fd, t.p, t.len, x->plen);
     free(t.p);
     return rc;
 }

@@ -6,12 +6,11 @@
 #include "ckpt/redundancy/red_copy.h"
 #include "ckpt/redundancy/red_xor.h"
 #include "common/bufpool.h"
-#include "common/real.h"
+#include "common/full_io.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define B ((uint64_t)SLUICE_RED_CHUNK)
 
@@ -68,19 +67,6 @@ void sluice_red_xor_accum_free(struct sluice_red_xor_accum *a)
     free(a);
 }
 
-static int pwrite_all(int fd, const unsigned char *p, size_t n, uint64_t off)
-{
-    for (size_t w = 0; w < n;) {
-        ssize_t r = SLUICE_REAL(pwrite)(fd, p + w, n - w, (off_t)(off + w));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return r < 0 ? -errno : -EIO;
-        w += (size_t)r;
-    }
-    return 0;
-}
-
 /* Bytes block i is owed by all members: what [0, owed[p]) of each overlaps it. */
 static uint64_t owed_in(const struct sluice_red_xor_accum *a, uint64_t i)
 {
@@ -101,7 +87,7 @@ static int write_held(struct sluice_red_xor_accum *a, uint64_t i, uint64_t plen)
 {
     struct blk *k = &a->b[i];
     size_t n = (size_t)block_len(plen, i);
-    int rc = n ? pwrite_all(a->fd, k->buf, n, i * B) : 0;
+    int rc = n ? sluice_full_pwrite(a->fd, k->buf, n, i * B) : 0;
     k->crc = sluice_crc32c_update(0, k->buf, n);
     k->state = BLK_WRITTEN;
     sluice_bufpool_put(k->buf, (size_t)B); /* for the next block, or the next version's */
