@@ -7,6 +7,8 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -208,4 +210,49 @@ TEST_F(TraceSummary, ThousandRanksStayOnePage)
             fclose(f);
         }
     }
+}
+
+// `perfetto`'s DAG dependency arrows (docs/DISTRIBUTED.md, "Trace"): a node whose start was
+// mapped onto rank 0's clock 3 us before the end of the node it waited for gets an arrow that
+// lands at that end, inside its slice, not one that points back in time; a node that lies
+// wholly before that end (a point) keeps its arrow where it is (nothing is invented).
+TEST_F(TraceSummary, PerfettoDagArrowsLandWhereTheyCannotPointBack)
+{
+    write_rank(0, 1u << 20, [] {
+        uint64_t kernel = sluice_trace_string("kernel"), t = sluice_now_ns();
+        sluice_trace_record(SLUICE_EV_CL_DAG_NODE, 0, t, 100000, 1, 1, kernel);
+        sluice_trace_record(SLUICE_EV_CL_DAG_NODE, 0, t + 97000, 50000, 2, 2, kernel);
+        sluice_trace_record(SLUICE_EV_CL_DAG_EDGE, 0, t + 97000, 0, 2, 1, 2);
+        sluice_trace_record(SLUICE_EV_CL_DAG_NODE, 0, t + 10000, 0, 3, 3, kernel);
+        sluice_trace_record(SLUICE_EV_CL_DAG_EDGE, 0, t + 10000, 0, 3, 1, 2);
+    });
+    std::string json = dir + "/dag.json";
+    int status;
+    std::string out = run(tool_path() + " perfetto " + json + " " + dir + " 2>&1", &status);
+    ASSERT_EQ(status, 0) << out;
+    // The two ends of each "DAG dependency" flow, by id: "s" then "f", their ts in us.
+    std::map<std::string, std::pair<double, double>> flow;
+    std::ifstream in(json);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.find("\"name\":\"DAG dependency\"") == std::string::npos)
+            continue;
+        size_t id = line.find("\"id\":"), ts = line.find("\"ts\":");
+        ASSERT_NE(id, std::string::npos) << line;
+        ASSERT_NE(ts, std::string::npos) << line;
+        std::string key = line.substr(id + 5, line.find(',', id) - id - 5);
+        double v = std::stod(line.substr(ts + 5));
+        if (line.find("\"ph\":\"s\"") != std::string::npos)
+            flow[key].first = v;
+        else
+            flow[key].second = v;
+    }
+    ASSERT_EQ(flow.size(), 2u) << out;
+    std::vector<double> back; // how far each arrow's head lies after its tail, us
+    for (const auto &f : flow)
+        back.push_back(f.second.second - f.second.first);
+    std::sort(back.begin(), back.end());
+    EXPECT_NEAR(back[0], -90.0, 0.01) << "the point at +10 us keeps its place";
+    EXPECT_NEAR(back[1], 0.0, 0.01)
+        << "the node that starts 3 us early: its arrow lands at the end it waited for";
 }
