@@ -104,15 +104,15 @@ static int marked(const char *folder, const char *what, int rank)
            access(path, F_OK) == 0;
 }
 
-/* Rank `rank` (process pid) has ended: a death unless it marked its MPI_Finalize in folder, the
- * job's abort if it marked that. */
-static void rank_ended(int sock, const char *folder, int rank, int pid)
+/* Rank `rank` (process pid) has ended, seen at wall time at_ms: a death unless it marked its
+ * MPI_Finalize in folder, the job's abort if it marked that. */
+static void rank_ended(int sock, const char *folder, int rank, int pid, long at_ms)
 {
     char line[96];
     if (strcmp(folder, "-") == 0 || marked(folder, "fin", rank))
         return;
     snprintf(line, sizeof line, "%s %d %d %ld\n",
-             marked(folder, "abort", rank) ? NODE_REPORT_ABORTED : NODE_REPORT_DIED, rank, pid, wall_ms());
+             marked(folder, "abort", rank) ? NODE_REPORT_ABORTED : NODE_REPORT_DIED, rank, pid, at_ms);
     send_all(sock, line);
 }
 
@@ -125,6 +125,10 @@ static int wait_ranks(struct pollfd *p, const int *ranks, const int *pids, int n
     for (int left = n; left > 0;) {
         if (poll(p, by_pid ? 1 : (nfds_t)n + 1, by_pid ? 200 : -1) < 0 && errno != EINTR)
             return -1;
+        /* One time for every end this wake-up finds: the watcher cannot tell their order (the
+         * killed rank and those the launcher killed next, seen together by a watcher scheduled
+         * late), and times read one by one would order them by the loop, not by their deaths. */
+        long woke_ms = wall_ms();
         char junk[64];
         ssize_t r = p[0].revents ? recv(p[0].fd, junk, sizeof junk, MSG_DONTWAIT) : 1;
         if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
@@ -136,7 +140,7 @@ static int wait_ranks(struct pollfd *p, const int *ranks, const int *pids, int n
                 close(p[i].fd);
             p[i].fd = -1;
             left--;
-            rank_ended(p[0].fd, folder, ranks[i - 1], pids[i - 1]);
+            rank_ended(p[0].fd, folder, ranks[i - 1], pids[i - 1], woke_ms);
         }
     }
     return 0;
