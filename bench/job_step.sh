@@ -5,21 +5,25 @@
 # preloaded, SLUICE_CAPTURE set, nothing written), runs interleaved; median, min and max per
 # rank count, and the ratio of medians. Prints a table; never passes or fails.
 #
-#   bench/job_step.sh [--build DIR] [--runs R] [--before LIB] [RANKS...]  (default 16 64, 5 runs)
+#   bench/job_step.sh [--build DIR] [--runs R] [--before LIB] [--inert] [RANKS...]  (default 16 64, 5 runs)
 #   SLUICE_LIB=other/libsluice.so bench/job_step.sh ...   (another build's library)
 #   --before LIB: a third mode "before", capture on with that library, in the same rounds
+#   --inert: a mode "inert", the library preloaded with no SLUICE_ variable (what loading it
+#            costs, apart from capture's start and exit vote)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${SLUICE_BUILD:-$here/../build}
 runs=5
 before=
+inert=
 ranks=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --before) before=$2; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --inert) inert=inert; shift ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     -*) echo "job_step.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) ranks+=("$1"); shift ;;
   esac
@@ -29,8 +33,7 @@ lib=${SLUICE_LIB:-$build/lib/libsluice.so}
 for f in "$lib" ${before:+"$before"}; do
   [ -e "$f" ] || { echo "job_step.sh: $f is missing: build first" >&2; exit 2; }
 done
-modes="plain capture"
-[ -z "$before" ] || modes="plain before capture"
+modes="plain ${inert:+inert }${before:+before }capture"
 work=$(mktemp -d "${TMPDIR:-/tmp}/job_step.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 MPIEXEC=${MPIEXEC:-mpiexec}
@@ -41,6 +44,7 @@ one() {
   local n=$1 mode=$2 l=$lib
   case $mode in
     plain) secs timeout 600 "$MPIEXEC" -n "$n" env true ;;
+    inert) secs timeout 600 "$MPIEXEC" -n "$n" env LD_PRELOAD="$l" true ;;
     *) [ "$mode" = before ] && l=$before
        secs timeout 600 "$MPIEXEC" -n "$n" env LD_PRELOAD="$l" SLUICE_CAPTURE="$work/ckpt.%r" \
          SLUICE_STAGE_DIR="$work/stage" true ;;
