@@ -45,7 +45,9 @@ while [ $# -gt 0 ]; do
     --pause) pause=$2; shift 2 ;;
     --mib) mib=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
-    --lib) other=$(realpath "$2"); shift 2 ;;
+    --lib) other=$(realpath "$2"); shift 2
+      # Each node has its own /tmp and /dev/shm: a library there is not found by the ranks.
+      case $other in /tmp/*|/dev/shm/*) echo "redundancy.sh: --lib $other: the nodes have their own /tmp and /dev/shm; put the library in a folder every node sees" >&2; exit 2 ;; esac ;;
     --keep) keep=$(realpath -m "$2"); shift 2 ;;
     *) echo "redundancy.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -79,10 +81,10 @@ sampler=$!
 wait_protected() {
   local i k v
   for k in $(seq 240); do
-    v=$("$testbed" exec --dir "$dir" 0 sh -c "ls '$stage' 2> /dev/null" | sed -n 's/^lv-[0-9a-f]*-0*\([0-9]*\)-.*/\1/p' | sort -n | tail -1)
+    v=$("$testbed" exec --dir "$dir" 0 sh -c "ls '$stage' 2> /dev/null; true" | sed -n 's/^lv-[0-9a-f]*-0*\([0-9]*\)-.*/\1/p' | sort -n | tail -1)
     [ -n "$v" ] || return 0
     for ((i = 0; i < nodes; i++)); do
-      "$testbed" exec --dir "$dir" $i sh -c "ls '$stage' 2> /dev/null" | grep -q "^rp-[0-9a-f]*-0*$v\.rec$" || break
+      "$testbed" exec --dir "$dir" $i sh -c "ls '$stage' 2> /dev/null; true" | grep -q "^rp-[0-9a-f]*-0*$v\.rec$" || break
     done
     [ "$i" -lt "$nodes" ] || return 0
     sleep 0.5
