@@ -8,7 +8,8 @@
  * the node has ended and exits; it also exits when the wrapper goes. Only the death of every
  * process of its node (itself included) closes its connection without "end". A rank whose
  * process ends without the mark of its MPI_Finalize in FOLDER (`fin.<rank>`, "-": none) is told
- * to the wrapper as "died RANK PID MS" ("aborted ..." if it marked an MPI_Abort: `abort.<rank>`). */
+ * to the wrapper as "died RANK PID MS" ("aborted ..." if it marked an MPI_Abort: `abort.<rank>`);
+ * ranks found ended in one wake-up, and ranks being killed then, carry one time. */
 #include "node_report_wire.h"
 
 #include <arpa/inet.h>
@@ -16,6 +17,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +118,29 @@ static void rank_ended(int sock, const char *folder, int rank, int pid, long at_
     send_all(sock, line);
 }
 
+/* Whether process pid is being killed: SIGKILL pending (shared or its own), which stays so
+ * while it runs its exit. A killed rank with much memory takes milliseconds to end (its address
+ * space torn down first), and the launcher, told by another route, was seen to kill the node's
+ * other ranks in that time: the watcher then found a rank the launcher killed ended while the
+ * rank killed first still ran its exit, and the wrapper named the wrong one. (Not the state or
+ * PF_EXITING: a main thread that called pthread_exit shows both while its process lives on.) */
+static bool being_killed(int pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    FILE *f = fopen(path, "re");
+    bool killed = false;
+    while (f && !killed && fgets(line, sizeof line, f)) {
+        unsigned long long mask;
+        if ((strncmp(line, "SigPnd:", 7) == 0 || strncmp(line, "ShdPnd:", 7) == 0) &&
+            sscanf(line + 7, "%llx", &mask) == 1)
+            killed = (mask & (1ull << (SIGKILL - 1))) != 0;
+    }
+    if (f)
+        fclose(f);
+    return killed;
+}
+
 /* Waits until every process in p[1..n] (pidfds; with by_pid, pids[] probed with kill every
  * 200 ms where pidfd_open is missing) has ended, or the wrapper's connection p[0] closes; each
  * end goes to rank_ended. Returns 0 when the ranks ended. */
@@ -133,15 +158,22 @@ static int wait_ranks(struct pollfd *p, const int *ranks, const int *pids, int n
         ssize_t r = p[0].revents ? recv(p[0].fd, junk, sizeof junk, MSG_DONTWAIT) : 1;
         if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
             return -1; /* the wrapper is gone */
-        for (int i = 1; i <= n; i++) {
-            if (p[i].fd < 0 || !(by_pid ? kill(pids[i - 1], 0) != 0 && errno == ESRCH : p[i].revents != 0))
-                continue;
-            if (!by_pid)
-                close(p[i].fd);
-            p[i].fd = -1;
-            left--;
-            rank_ended(p[0].fd, folder, ranks[i - 1], pids[i - 1], woke_ms);
-        }
+        int ended = 0;
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 1; i <= n; i++) {
+                if (p[i].fd < 0)
+                    continue;
+                bool gone = by_pid ? kill(pids[i - 1], 0) != 0 && errno == ESRCH : p[i].revents != 0;
+                /* Second pass, where a rank ended: a rank being killed ends with it. */
+                if (!(pass == 0 ? gone : ended > 0 && being_killed(pids[i - 1])))
+                    continue;
+                if (!by_pid)
+                    close(p[i].fd);
+                p[i].fd = -1;
+                left--;
+                ended++;
+                rank_ended(p[0].fd, folder, ranks[i - 1], pids[i - 1], woke_ms);
+            }
     }
     return 0;
 }
