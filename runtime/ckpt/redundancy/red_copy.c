@@ -60,10 +60,11 @@ size_t sluice_red_put_entry(unsigned char *out, size_t cap, const char *name, ui
 
 size_t sluice_red_put_chunk(unsigned char *out, size_t cap, const void *data, uint32_t len)
 {
-    struct sluice_bytebuf b = {out, 0, cap, 0, len > SLUICE_RED_CHUNK || cap < 8 + (size_t)len};
+    struct sluice_bytebuf b = {out, 0, cap, 0,
+                               len > SLUICE_RED_CHUNK || cap < SLUICE_RED_CHUNK_HEAD + (size_t)len};
     sluice_bytebuf_u32(&b, len);
     sluice_bytebuf_u32(&b, sluice_crc32c_update(0, data, len));
-    if (data != out + 8) /* read in place already (red_stream.c): no copy onto itself */
+    if (data != out + SLUICE_RED_CHUNK_HEAD) /* read in place already (red_stream.c): no copy onto itself */
         sluice_bytebuf_put(&b, data, len);
     else if (!b.bad)
         b.len += len;

@@ -38,13 +38,21 @@ struct sluice_red_header {
     int ranks[SLUICE_RED_MAX_RANKS];
 };
 
+/* The lengths of the pieces below, by which a stream's length is known before it is read and a
+ * reader seeks in it without reading (red_stream.c): an entry (tag, name, size, crc), a chunk's
+ * head (length, crc) and the end (tag, count, crc). */
+#define SLUICE_RED_ENTRY_LEN(name_len) (20u + (uint64_t)(name_len))
+#define SLUICE_RED_CHUNK_HEAD 8u
+#define SLUICE_RED_END_LEN 12u
+
 /* Stream pieces, written into out (cap bytes); each returns its length or 0 if cap is short. */
 size_t sluice_red_put_header(unsigned char *out, size_t cap, const struct sluice_red_header *h);
 /* An entry: a record file (is_record 1) or a staging file, then ceil(size / SLUICE_RED_CHUNK)
  * chunks. */
 size_t sluice_red_put_entry(unsigned char *out, size_t cap, const char *name, uint64_t size, int is_record);
-/* A chunk of len <= SLUICE_RED_CHUNK bytes: its 8-byte head is written to out (cap >= 8 +
- * len); the data is copied after it, unless it is there already (data == out + 8). */
+/* A chunk of len <= SLUICE_RED_CHUNK bytes: its head is written to out (cap >=
+ * SLUICE_RED_CHUNK_HEAD + len); the data is copied after it, unless it is there already
+ * (data == out + SLUICE_RED_CHUNK_HEAD). */
 size_t sluice_red_put_chunk(unsigned char *out, size_t cap, const void *data, uint32_t len);
 size_t sluice_red_put_end(unsigned char *out, size_t cap, uint32_t nentries);
 

@@ -29,7 +29,8 @@ static int add_file(struct sluice_red_stream *s, const char *name, uint64_t size
     f[s->nf].size = size;
     f[s->nf++].is_record = is_record;
     /* An entry's head (tag, name length, name, size, crc32c), then its chunks with 8-byte heads. */
-    s->length += 20 + strlen(name) + size + 8 * ((size + SLUICE_RED_CHUNK - 1) / SLUICE_RED_CHUNK);
+    s->length += SLUICE_RED_ENTRY_LEN(strlen(name)) + size +
+                 SLUICE_RED_CHUNK_HEAD * ((size + SLUICE_RED_CHUNK - 1) / SLUICE_RED_CHUNK);
     return 0;
 }
 
@@ -45,7 +46,7 @@ int sluice_red_stream_open(struct sluice_red_stream *s, const char *dir, struct 
     if (!hl)
         return -ENOMEM;
     s->hl = hl;
-    s->length = hl + 12; /* the header and the end */
+    s->length = hl + SLUICE_RED_END_LEN; /* the header and the end */
     for (int i = 0; i < h->nranks; i++) {
         char path[PATH_MAX];
         struct sluice_level_record rec;
@@ -87,10 +88,10 @@ static long next_piece(struct sluice_red_stream *s, unsigned char *buf, size_t c
         uint32_t len = left < SLUICE_RED_CHUNK ? (uint32_t)left : SLUICE_RED_CHUNK;
         long rc = 0;
         if (len) {
-            ssize_t k = SLUICE_REAL(pread)(s->fd, buf + 8, len, (off_t)s->foff);
+            ssize_t k = SLUICE_REAL(pread)(s->fd, buf + SLUICE_RED_CHUNK_HEAD, len, (off_t)s->foff);
             if (k != (ssize_t)len)
                 return k < 0 ? -errno : -ENODATA; /* shorter than its record says */
-            rc = (long)sluice_red_put_chunk(buf, cap, buf + 8, len);
+            rc = (long)sluice_red_put_chunk(buf, cap, buf + SLUICE_RED_CHUNK_HEAD, len);
             s->foff += len;
         }
         if (s->foff == f->size) {
@@ -164,8 +165,8 @@ int sluice_red_stream_seek(struct sluice_red_stream *s, uint64_t off)
 {
     if (s->phase != 0 || s->fd >= 0 || off > s->length)
         return -EINVAL;
-    /* The lengths next_piece gives: the header, then per file its entry head and its chunks
-     * (8 bytes of head each), then the end (red_copy.c). */
+    /* The lengths next_piece gives: the header, then per file its entry and its chunks (each
+     * with its head), then the end (red_copy.h). */
     uint64_t at = s->hl;
     if (off < at) {
         s->skip = off;
@@ -173,7 +174,7 @@ int sluice_red_stream_seek(struct sluice_red_stream *s, uint64_t off)
     }
     for (s->fi = 0; s->fi < s->nf; s->fi++) {
         const struct sluice_red_sfile *f = &s->f[s->fi];
-        uint64_t head = 20 + strlen(f->name);
+        uint64_t head = SLUICE_RED_ENTRY_LEN(strlen(f->name));
         if (off < at + head) {
             s->phase = 1;
             s->skip = off - at;
@@ -181,7 +182,8 @@ int sluice_red_stream_seek(struct sluice_red_stream *s, uint64_t off)
         }
         at += head;
         for (uint64_t c = 0; c < f->size; c += SLUICE_RED_CHUNK) {
-            uint64_t piece = 8 + (f->size - c < SLUICE_RED_CHUNK ? f->size - c : SLUICE_RED_CHUNK);
+            uint64_t piece =
+                SLUICE_RED_CHUNK_HEAD + (f->size - c < SLUICE_RED_CHUNK ? f->size - c : SLUICE_RED_CHUNK);
             if (off < at + piece) {
                 s->phase = 2;
                 s->foff = c;
