@@ -10,10 +10,11 @@
  *                          and the block (run it under sluice with SLUICE_LAYOUT)
  *   fpp-read DIR E H       reads DIR/ckpt.<rank> back (a restart, any rank count)
  *
- * Every rank prints "T rank start end" (CLOCK_REALTIME seconds; start is rank 0's, taken after
- * a barrier; end after the data is durable: MPI_File_close after MPI_File_sync for ROMIO, the
- * return of MPI_Finalize, sluice's exit flush, for the per-rank writer; after the read for
- * reads). Values are checked on reads (a wrong value exits 1). */
+ * Every rank prints "T rank start end fin" (CLOCK_REALTIME seconds; start is rank 0's, taken
+ * after a barrier; end after the data is durable: MPI_File_close after MPI_File_sync for ROMIO,
+ * the return of MPI_Finalize, sluice's exit flush, for the per-rank writer; after the read for
+ * reads; fin after MPI_Finalize in every mode, the one end point that both writers share).
+ * Values are checked on reads (a wrong value exits 1). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,9 +128,10 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD); /* as a code that goes on computing after its checkpoint */
     MPI_Comm_free(&cart);
     MPI_Finalize();
+    double fin = now();
     if (strcmp(mode, "fpp-write") == 0)
-        end = now(); /* durable under sluice: its exit flush returns from MPI_Finalize */
-    printf("T %d %.6f %.6f\n", rank, start, end);
+        end = fin; /* durable under sluice: its exit flush returns from MPI_Finalize */
+    printf("T %d %.6f %.6f %.6f\n", rank, start, end, fin);
     free(blk);
     free(hdr);
     return bad;

@@ -9,6 +9,8 @@
 #   sluice         the unmodified per-rank program (ckpt.<rank> = 64-byte header + block) under
 #                  sluice with SLUICE_LAYOUT: one container holding the array (two-phase);
 #                  durable = when MPI_Finalize returns (sluice's exit flush)
+#   (each write also to MPI_Finalize's return: the column "to finalize", and the ratio of both
+#   writers to that one end point, since sluice's time includes MPI_Finalize's own cost)
 #   read romio     M ranks (another grid) MPI_File_read_all their blocks from the ROMIO file
 #   read sluice    M ranks read ckpt.<rank> under sluice: their blocks cut from the container
 #
@@ -59,17 +61,20 @@ fi
 unit_bytes=$(numfmt --from=iec "$unit")
 bytes=$((edge * edge * edge * 8))
 
-# time N ENV... -- ARGS: the slowest rank's end minus the common start, in seconds.
+# time N ENV... -- ARGS: the slowest rank's end and its return from MPI_Finalize, each minus the
+# common start, in seconds ("END FIN").
 timed() {
   local n=$1; shift
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
-  env "${envs[@]}" "$MPIEXEC" -n "$n" "$@" | awk '$1 == "T" { s = $3; if ($4 > e) e = $4 } END { printf "%.3f", e - s }'
+  env "${envs[@]}" "$MPIEXEC" -n "$n" "$@" |
+    awk '$1 == "T" { s = $3; if ($4 > e) e = $4; if ($5 > f) f = $5 } END { printf "%.3f %.3f", e - s, f - s }'
 }
 
 printf '== %dx%dx%d doubles (%d MiB), stripe unit %s, %s ==\n' "$edge" "$edge" "$edge" $((bytes >> 20)) "$unit" "$dir"
-printf '%-6s %-14s %-6s %10s %9s %18s\n' ranks case readers "seconds" "MiB/s" "sluice / this"
+printf '%-6s %-14s %-6s %10s %9s %14s %12s %14s\n' ranks case readers "seconds" "MiB/s" "sluice / this" \
+  "to finalize" "sluice / this"
 for n in $ranks; do
   m=$(( n == 8 ? 6 : n == 27 ? 8 : n / 2 > 0 ? n / 2 : 1 ))
   r=$dir/romio s=$dir/sluice
@@ -83,12 +88,20 @@ for n in $ranks; do
   [ "$(ls -A "$s")" == "ckpt.@r.sluice" ] || echo "layout_io.sh: sluice left $(ls -A "$s" | wc -l) files, not one container" >&2
   t_rr=$(timed "$m" -- "$bin" romio-read "$r" "$edge")
   t_sr=$(timed "$m" LD_PRELOAD="$lib" SLUICE_CAPTURE="$s/ckpt.%r" -- "$bin" fpp-read "$s" "$edge" 64)
-  row() { printf '%-6s %-14s %-6s %10s %9.0f %18s\n' "$n" "$1" "$2" "$3" "$(awk -v b="$bytes" -v t="$3" 'BEGIN { print b / 1048576 / t }')" "$4"; }
+  # row CASE READERS "END FIN" "SLUICE_END SLUICE_FIN": the time, the rate and sluice's ratio
+  # to the same end; the finalize columns only for writes.
+  row() {
+    local t=($3) q=($4)
+    printf '%-6s %-14s %-6s %10s %9.0f %14s' "$n" "$1" "$2" "${t[0]}" \
+      "$(awk -v b="$bytes" -v t="${t[0]}" 'BEGIN { print b / 1048576 / t }')" "$(ratio "${q[0]}" "${t[0]}")"
+    if [ "${5:-}" = write ]; then printf ' %12s %14s' "${t[1]}" "$(ratio "${q[1]}" "${t[1]}")"; fi
+    printf '\n'
+  }
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-  row romio-auto - "$t_auto" "$(ratio "$t_sl" "$t_auto")"
-  row romio-enable - "$t_on" "$(ratio "$t_sl" "$t_on")"
-  row sluice - "$t_sl" 1.00
-  row "read romio" "$m" "$t_rr" "$(ratio "$t_sr" "$t_rr")"
-  row "read sluice" "$m" "$t_sr" 1.00
+  row romio-auto - "$t_auto" "$t_sl" write
+  row romio-enable - "$t_on" "$t_sl" write
+  row sluice - "$t_sl" "$t_sl" write
+  row "read romio" "$m" "$t_rr" "$t_sr"
+  row "read sluice" "$m" "$t_sr" "$t_sr"
   rm -rf "$r" "$s"
 done
