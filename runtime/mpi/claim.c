@@ -141,7 +141,8 @@ static void remove_job_folder(int rootfd, const char *name)
     struct dirent *e;
     while ((e = SLUICE_REAL(readdir)(d)) != NULL)
         if (strncmp(e->d_name, "rank.", 5) == 0 || strncmp(e->d_name, "fin.", 4) == 0 ||
-            strncmp(e->d_name, "abort.", 6) == 0) /* node_report.h's marks */
+            strncmp(e->d_name, "abort.", 6) == 0 || /* node_report.h's marks */
+            strcmp(e->d_name, "vote") == 0)         /* node_vote.h's counts */
             syscall(SYS_unlinkat, dirfd(d), e->d_name, 0);
     SLUICE_REAL(closedir)(d);
     syscall(SYS_unlinkat, rootfd, name, AT_REMOVEDIR);

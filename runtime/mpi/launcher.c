@@ -138,6 +138,12 @@ void sluice_launch_detect(const char *(*get)(const char *name, void *ctx), void 
             out->pmi_fd = fd;
         else if ((s = env(&c, "PMI_PORT")) != NULL)
             make_key(out->job, sizeof out->job, "pmiport-", s, NULL);
+        /* Set by hydra's proxy for every process it starts; read by no MPI library. A value
+         * that is no count, or above the job's size, is left unknown. */
+        int local;
+        s = env(&c, "MPI_LOCALNRANKS");
+        if (s && parse_int(s, &local) && local <= size)
+            out->local_size = local;
         return;
     }
 

@@ -24,6 +24,7 @@ struct sluice_launch {
     int rank;       /* 0 when not under a launcher */
     int size;       /* 1 when not under a launcher; 0 if the launcher does not publish it */
     int pmi_fd;     /* hydra's inherited PMI socket (PMI_FD), -1 if none */
+    int local_size; /* ranks of the job on this node (hydra's MPI_LOCALNRANKS), 0 if unknown */
     int anchor_pid; /* a launcher process that lives exactly as long as the job on this node
                      * (Open MPI: mpirun/orted, from PMIX_SERVER_TMPDIR .../pid.<N>), 0 if
                      * unknown; hydra's is found from the PMI socket instead */

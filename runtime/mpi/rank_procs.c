@@ -49,9 +49,7 @@ static bool is_slurmstepd(int pid)
     return read_proc(pid, "comm", comm, sizeof comm) > 0 && strncmp(comm, "slurmstepd", 10) == 0;
 }
 
-/* The launcher's process on this node that started the rank: hydra's proxy (the PMI socket's
- * peer), Open MPI's daemon; 0 if not known by pid (Slurm: recognised by name instead). */
-static int launcher_pid(const struct sluice_launch *l)
+int sluice_launcher_pid(const struct sluice_launch *l)
 {
     if (l->kind == SLUICE_LAUNCHER_HYDRA && l->pmi_fd >= 0) {
         struct ucred cred;
@@ -65,7 +63,7 @@ static int launcher_pid(const struct sluice_launch *l)
 enum sluice_pmi_server sluice_pmi_server(void)
 {
     const struct sluice_launch *l = sluice_launch_current();
-    int lpid = l->kind == SLUICE_LAUNCHER_HYDRA ? launcher_pid(l) : 0;
+    int lpid = l->kind == SLUICE_LAUNCHER_HYDRA ? sluice_launcher_pid(l) : 0;
     char comm[64];
     if (lpid <= 0 || read_proc(lpid, "comm", comm, sizeof comm) <= 0)
         return SLUICE_PMI_OTHER;
@@ -87,7 +85,7 @@ int sluice_rank_root_pid(void)
     const struct sluice_launch *l = sluice_launch_current();
     if (l->kind == SLUICE_LAUNCHER_NONE)
         return (int)getpid();
-    int lpid = launcher_pid(l);
+    int lpid = sluice_launcher_pid(l);
     int pid = (int)getpid();
     for (int depth = 0; depth < 64 && pid > 1; depth++) {
         int ppid = sluice_proc_parent(pid);
@@ -103,7 +101,7 @@ bool sluice_launcher_child(void)
     const struct sluice_launch *l = sluice_launch_current();
     if (l->kind == SLUICE_LAUNCHER_NONE)
         return true;
-    return started_by_launcher(l, launcher_pid(l), (int)getpid(), (int)getppid());
+    return started_by_launcher(l, sluice_launcher_pid(l), (int)getpid(), (int)getppid());
 }
 
 bool sluice_process_preloaded(int pid)

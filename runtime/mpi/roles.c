@@ -36,6 +36,7 @@
 #include "mpi/launcher_watch.h"
 #include "mpi/library.h"
 #include "mpi/lifecycle.h"
+#include "mpi/node_vote.h"
 #include "mpi/start_vote.h"
 #include "progress/control.h"
 #include "trace/clocksync.h"
@@ -205,12 +206,22 @@ static bool start_vote_applies(void)
            sluice_pmi_server() == SLUICE_PMI_HYDRA;
 }
 
+/* The start vote, in shared memory where every rank runs on this node (node_vote.h), else over
+ * hydra's PMI. */
+static enum sluice_start_vote start_vote(bool start)
+{
+    if (sluice_node_vote_applies(L()))
+        return sluice_node_vote(SLUICE_NODE_VOTE_START, sluice_claim_owned_folder(), L()->size,
+                                sluice_launcher_pid(L()), start, NULL);
+    return sluice_start_vote(sluice_launcher_fd, L()->rank, start);
+}
+
 static void vote_before_start(void)
 {
     if (!start_vote_applies())
         return;
     R.voted = true;
-    sluice_start_vote(sluice_launcher_fd, L()->rank, true);
+    start_vote(true);
 }
 
 bool sluice_mpi_start_needed(void)
@@ -220,7 +231,7 @@ bool sluice_mpi_start_needed(void)
     if (atomic_load(&R.state) == ST_IDLE && !R.sluice_initialized && !R.app_initialized &&
         start_vote_applies() && claim_rank(NULL)) {
         R.voted = true;
-        if (sluice_start_vote(sluice_launcher_fd, L()->rank, false) == SLUICE_VOTE_NONE) {
+        if (start_vote(false) == SLUICE_VOTE_NONE) {
             atomic_store(&R.state, ST_FINALIZED); /* the launcher counts this process as done */
             needed = false;
         }
@@ -236,6 +247,9 @@ int sluice_mpi_exit_vote(bool busy, void (*all_arrived)(void))
           sluice_pmi_server() == SLUICE_PMI_HYDRA))
         return -1;
     /* A failed exchange counts as busy: the rank then goes on to the notice counts over MPI. */
+    if (sluice_node_vote_applies(L()))
+        return sluice_node_vote(SLUICE_NODE_VOTE_EXIT, sluice_claim_owned_folder(), L()->size,
+                                sluice_launcher_pid(L()), busy, all_arrived) != SLUICE_VOTE_NONE;
     return sluice_exit_vote(sluice_launcher_fd, L()->rank, busy, all_arrived) != SLUICE_VOTE_NONE;
 }
 

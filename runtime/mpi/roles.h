@@ -47,6 +47,10 @@ extern int sluice_launcher_fd;
  * pmi2 plugin in slurmstepd (srun --mpi=pmi2), or another or none (launcher_watch.h). */
 enum sluice_pmi_server { SLUICE_PMI_OTHER, SLUICE_PMI_HYDRA, SLUICE_PMI_SLURM };
 enum sluice_pmi_server sluice_pmi_server(void);
+/* The launcher's process on this node that started the rank: hydra's proxy (the PMI socket's
+ * peer), Open MPI's daemon; 0 if not known by pid (Slurm: recognised by name instead). */
+struct sluice_launch;
+int sluice_launcher_pid(const struct sluice_launch *l);
 
 /* The parent of process pid (field 4 of /proc/<pid>/stat, read with raw system calls); 0 if
  * unknown. */

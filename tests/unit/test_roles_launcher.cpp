@@ -58,6 +58,22 @@ TEST(LauncherDetect, HydraPmiRankSizeAndFd)
     EXPECT_STREQ(sluice_launcher_name(r.l.kind), "hydra");
 }
 
+TEST(LauncherDetect, HydraRanksOnThisNode)
+{
+    // hydra's proxy tells each process how many ranks of the job it started (node_vote.h)
+    auto r = detect({{"PMI_RANK", "1"}, {"PMI_SIZE", "4"}, {"PMI_FD", "6"}, {"MPI_LOCALNRANKS", "4"}});
+    EXPECT_EQ(r.l.local_size, 4);
+    r = detect({{"PMI_RANK", "1"}, {"PMI_SIZE", "4"}, {"PMI_FD", "6"}, {"MPI_LOCALNRANKS", "2"}});
+    EXPECT_EQ(r.l.local_size, 2);
+    r = detect({{"PMI_RANK", "1"}, {"PMI_SIZE", "4"}, {"PMI_FD", "6"}});
+    EXPECT_EQ(r.l.local_size, 0);
+    for (const char *bad : {"5", "x", "-1", ""}) {
+        r = detect({{"PMI_RANK", "1"}, {"PMI_SIZE", "4"}, {"PMI_FD", "6"}, {"MPI_LOCALNRANKS", bad}});
+        EXPECT_EQ(r.l.local_size, 0) << bad; // unknown: the launcher's vote, never a wrong count
+        EXPECT_EQ(r.l.kind, SLUICE_LAUNCHER_HYDRA) << bad;
+    }
+}
+
 TEST(LauncherDetect, HydraWithPmiPortNamesTheJobByPort)
 {
     auto r = detect({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}, {"PMI_PORT", "node1:4242"}});
@@ -220,8 +236,8 @@ TEST(LauncherDetect, LongMalformedValuesAreNamedByTheirHead)
 
 } // namespace
 
-// srun --mpi=none (docs/MPI.md, "Slurm without an MPI plugin"): the Slurm variables of a task of `srun -n 4 --mpi=none`,
-// with none of a PMI plugin's (PMI_FD/PMI_RANK, PMIX_*). Debian 12's Slurm 22.05 sets no
+// srun --mpi=none (docs/MPI.md, "Slurm without an MPI plugin"): the Slurm variables of a task of `srun -n 4
+// --mpi=none`, with none of a PMI plugin's (PMI_FD/PMI_RANK, PMIX_*). Debian 12's Slurm 22.05 sets no
 // SLURM_MPI_TYPE then (slurm_jobs.sh runs the real srun); SLURM_MPI_TYPE=none covers sites
 // whose environment carries it.
 namespace
