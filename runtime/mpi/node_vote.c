@@ -16,16 +16,17 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/private_dir.h"
+#include "mpi/claim.h"
 
-#define VOTE_FILE "vote"
 #define PAGE 4096
 #define LOOK_MS 100 /* how often a wait looks whether the proxy still runs */
 
-/* The shared page: per vote kind, ranks that arrived and ranks that said yes. A yes is counted
- * before its arrival, so that a rank that sees every arrival also sees every yes. */
+/* One vote's shared page: ranks that arrived and ranks that said yes. A yes is counted before
+ * its arrival, so that a rank that sees every arrival also sees every yes. */
 struct vote_page {
-    uint32_t arrived[2];
-    uint32_t yes[2];
+    uint32_t arrived;
+    uint32_t yes;
 };
 
 bool sluice_node_vote_applies(const struct sluice_launch *l)
@@ -38,44 +39,63 @@ static bool proxy_gone(int pid)
     return pid > 0 && syscall(SYS_kill, pid, 0) != 0 && errno == ESRCH;
 }
 
-/* The job's vote page, mapped shared; NULL (with one line saying why) where it cannot be. */
-static struct vote_page *map_page(const char *folder)
+/* The vote's file: /dev/shm/sluice-<uid>.votes/<start|exit>-<job key>. A fixed place on the
+ * node, not under TMPDIR, which a job may set per rank (every rank must find the same file), and
+ * beside the stage folder, not in it (its readers list it). */
+static int vote_path(enum sluice_node_vote_kind kind, const struct sluice_launch *l, char *path, size_t cap,
+                     char *why, size_t whylen)
 {
-    char path[4096 + 16];
-    int n = snprintf(path, sizeof path, "%s/" VOTE_FILE, folder ? folder : "");
-    const char *why = NULL;
-    int fd = -1;
-    struct stat st;
-    if (!folder || n < 0 || (size_t)n >= sizeof path)
-        why = "no claims folder of the job";
-    else if ((fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-                                0600)) < 0)
-        why = strerror(errno);
-    else if (syscall(SYS_fstat, fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
-        why = "not a regular file of this user";
-    /* Growing to the page never shrinks it: a rank that comes second keeps the counts. */
-    else if (st.st_size < PAGE && syscall(SYS_ftruncate, fd, (off_t)PAGE) != 0)
-        why = strerror(errno);
-    void *p = why ? MAP_FAILED : mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (!why && p == MAP_FAILED)
-        why = strerror(errno);
-    if (fd >= 0)
-        syscall(SYS_close, fd);
-    if (why) {
-        sluice_log_warn("cannot vote through %s (%s); sluice goes on as if a rank had something to commit",
-                        folder ? path : "the job's claims folder", why);
-        return NULL;
+    char key[128];
+    if (sluice_claim_job_key(l, key, sizeof key) != 0) {
+        snprintf(why, whylen, "the job cannot be named");
+        return -1;
     }
-    return p;
+    int n = snprintf(path, cap, "/dev/shm/sluice-%u.votes", (unsigned)getuid());
+    if (n < 0 || (size_t)n >= cap || sluice_private_dir(path, 1, why, whylen) != 0)
+        return -1;
+    n = snprintf(path + n, cap - (size_t)n, "/%s-%s", kind == SLUICE_NODE_VOTE_START ? "start" : "exit", key);
+    if (n < 0 || strlen(path) + 1 >= cap) {
+        snprintf(why, whylen, "its path is too long");
+        return -1;
+    }
+    return 0;
 }
 
-enum sluice_start_vote sluice_node_vote(enum sluice_node_vote_kind kind, const char *folder, int size,
+/* The vote's page at path, mapped shared; NULL with the reason in why. */
+static struct vote_page *map_page(const char *path, char *why, size_t whylen)
+{
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct stat st;
+    void *p = MAP_FAILED;
+    if (fd < 0)
+        snprintf(why, whylen, "%s", strerror(errno));
+    else if (syscall(SYS_fstat, fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+        snprintf(why, whylen, "not a regular file of this user");
+    /* Growing to the page never shrinks it: a rank that comes second keeps the counts. */
+    else if (st.st_size < PAGE && syscall(SYS_ftruncate, fd, (off_t)PAGE) != 0)
+        snprintf(why, whylen, "%s", strerror(errno));
+    else if ((p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+        snprintf(why, whylen, "%s", strerror(errno));
+    if (fd >= 0)
+        syscall(SYS_close, fd);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+enum sluice_start_vote sluice_node_vote(enum sluice_node_vote_kind kind, const struct sluice_launch *l,
                                         int launcher_pid, bool yes, void (*all_arrived)(void))
 {
-    struct vote_page *p = map_page(folder);
-    if (!p)
+    char path[4096], why[512] = "";
+    int size = l->size;
+    struct vote_page *p = NULL;
+    if (vote_path(kind, l, path, sizeof path, why, sizeof why) == 0)
+        p = map_page(path, why, sizeof why);
+    if (!p) {
+        sluice_log_warn("cannot hold the ranks' vote in /dev/shm (%s); sluice goes on as if a rank had "
+                        "something to commit",
+                        why);
         return SLUICE_VOTE_FAILED;
-    uint32_t *arrived = &p->arrived[kind], *said = &p->yes[kind];
+    }
+    uint32_t *arrived = &p->arrived, *said = &p->yes;
     if (yes)
         __atomic_add_fetch(said, 1, __ATOMIC_SEQ_CST);
     uint32_t now = __atomic_add_fetch(arrived, 1, __ATOMIC_SEQ_CST);
@@ -83,6 +103,10 @@ enum sluice_start_vote sluice_node_vote(enum sluice_node_vote_kind kind, const c
      * waiting rank N times (64 ranks: 2,000 wake-ups on a node's cores). */
     if (now >= (uint32_t)size || (yes && kind == SLUICE_NODE_VOTE_START))
         syscall(SYS_futex, arrived, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+    /* The last rank to arrive removes the file: everyone else has it mapped, and nobody comes
+     * after the last (one vote per rank). */
+    if (now == (uint32_t)size)
+        syscall(SYS_unlinkat, AT_FDCWD, path, 0);
     enum sluice_start_vote v = SLUICE_VOTE_SOME;
     /* A yes at the start needs no answer; anything else waits for the others. */
     bool wait = !(yes && kind == SLUICE_NODE_VOTE_START);

@@ -7,11 +7,12 @@
  * took 1.25x, 1.45x and 1.38x of plain at 16, 64 and 128 ranks, where loading the library
  * costs nothing measurable (docs/PERFORMANCE.md, "Job steps that capture nothing"). When hydra
  * says that the proxy started every rank of the job (MPI_LOCALNRANKS = PMI_SIZE, the same
- * answer in every process), each rank's MPI owner instead counts itself in the file `vote` of
- * the job's claims folder (claim.h; the folder goes with the job's other files), mapped shared:
- * per vote, ranks arrived and ranks that said yes, atomic adds, waits on a futex. No request
- * reaches the launcher: a process that votes no and finds nobody did leaves as a plain process
- * does, without ever greeting PMI.
+ * answer in every process), each rank's MPI owner instead counts itself in a page of
+ * /dev/shm/sluice-<uid>.votes/<start|exit>-<job key> (the claims' job key, claim.h: the
+ * proxy's pid and start time), mapped shared: ranks arrived and ranks that said yes, atomic
+ * adds, waits on a futex that the deciding arrival wakes; the last arrival removes the file. Not
+ * under TMPDIR, which a job may set per rank. No request reaches the launcher: a process that
+ * votes no and finds nobody did leaves as a plain process does, without ever greeting PMI.
  *
  * Start vote: a yes needs no answer (MPI_Init's own fence then waits for the others); a no waits
  * until a yes comes or every rank has arrived. Exit vote: every rank waits until all have arrived
@@ -35,9 +36,9 @@ enum sluice_node_vote_kind { SLUICE_NODE_VOTE_START = 0, SLUICE_NODE_VOTE_EXIT =
 /* Whether this job votes in shared memory: hydra, and every rank on this node. */
 bool sluice_node_vote_applies(const struct sluice_launch *l);
 
-/* One vote of this rank's MPI owner; folder: the job's claims folder (sluice_claim_owned_folder),
- * launcher_pid: the proxy (0: unknown, waits are then not cut short). */
-enum sluice_start_vote sluice_node_vote(enum sluice_node_vote_kind kind, const char *folder, int size,
+/* One vote of this rank's MPI owner in job l; launcher_pid: the proxy (0: unknown, waits are
+ * then not cut short). */
+enum sluice_start_vote sluice_node_vote(enum sluice_node_vote_kind kind, const struct sluice_launch *l,
                                         int launcher_pid, bool yes, void (*all_arrived)(void));
 
 #ifdef __cplusplus

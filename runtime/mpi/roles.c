@@ -211,8 +211,7 @@ static bool start_vote_applies(void)
 static enum sluice_start_vote start_vote(bool start)
 {
     if (sluice_node_vote_applies(L()))
-        return sluice_node_vote(SLUICE_NODE_VOTE_START, sluice_claim_owned_folder(), L()->size,
-                                sluice_launcher_pid(L()), start, NULL);
+        return sluice_node_vote(SLUICE_NODE_VOTE_START, L(), sluice_launcher_pid(L()), start, NULL);
     return sluice_start_vote(sluice_launcher_fd, L()->rank, start);
 }
 
@@ -248,8 +247,8 @@ int sluice_mpi_exit_vote(bool busy, void (*all_arrived)(void))
         return -1;
     /* A failed exchange counts as busy: the rank then goes on to the notice counts over MPI. */
     if (sluice_node_vote_applies(L()))
-        return sluice_node_vote(SLUICE_NODE_VOTE_EXIT, sluice_claim_owned_folder(), L()->size,
-                                sluice_launcher_pid(L()), busy, all_arrived) != SLUICE_VOTE_NONE;
+        return sluice_node_vote(SLUICE_NODE_VOTE_EXIT, L(), sluice_launcher_pid(L()), busy, all_arrived) !=
+               SLUICE_VOTE_NONE;
     return sluice_exit_vote(sluice_launcher_fd, L()->rank, busy, all_arrived) != SLUICE_VOTE_NONE;
 }
 
