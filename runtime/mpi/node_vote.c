@@ -51,7 +51,13 @@ static int vote_path(enum sluice_node_vote_kind kind, const struct sluice_launch
         return -1;
     }
     int n = snprintf(path, cap, "/dev/shm/sluice-%u.votes", (unsigned)getuid());
-    if (n < 0 || (size_t)n >= cap || sluice_private_dir(path, 1, why, whylen) != 0)
+    if (n < 0 || (size_t)n >= cap)
+        return -1;
+    /* Checked as it is; made (with its parents) only the first time. */
+    int rc = sluice_private_dir(path, 0, why, whylen);
+    if (rc == -ENOENT)
+        rc = sluice_private_dir(path, 1, why, whylen);
+    if (rc != 0)
         return -1;
     n = snprintf(path + n, cap - (size_t)n, "/%s-%s", kind == SLUICE_NODE_VOTE_START ? "start" : "exit", key);
     if (n < 0 || strlen(path) + 1 >= cap) {
