@@ -104,7 +104,7 @@ static int make_parents(const char *root)
     return 0;
 }
 
-static bool job_is_over(int rootfd, const char *name)
+bool sluice_claim_job_is_over(int rootfd, const char *name)
 {
     int pid;
     unsigned long long start;
@@ -165,7 +165,7 @@ static void collect_stale_jobs(const char *root, const char *current)
     while ((e = SLUICE_REAL(readdir)(d)) != NULL) {
         if (e->d_name[0] == '.' || strcmp(e->d_name, current) == 0)
             continue;
-        if (job_is_over(dirfd(d), e->d_name))
+        if (sluice_claim_job_is_over(dirfd(d), e->d_name))
             remove_job_folder(dirfd(d), e->d_name);
     }
     SLUICE_REAL(closedir)(d);

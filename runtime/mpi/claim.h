@@ -15,6 +15,7 @@
 #ifndef SLUICE_MPI_CLAIM_H
 #define SLUICE_MPI_CLAIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -43,6 +44,11 @@ sluice_claim_result sluice_claim_rank(const struct sluice_launch *l, const char 
 /* The job folder (on this node) in which this process owns its rank's claim; NULL if it owns
  * none. Ranks that finalize MPI mark it there for their node's watcher (node_report.h). */
 const char *sluice_claim_owned_folder(void);
+
+/* Whether the job whose key ends `name` (an entry of folder rootfd) is over on this node: its
+ * launcher process is gone (or restarted), or, where none is named, the entry is a week old. A
+ * job of another host is never over here. */
+bool sluice_claim_job_is_over(int rootfd, const char *name);
 
 #ifdef __cplusplus
 }

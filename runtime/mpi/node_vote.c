@@ -2,6 +2,7 @@
 /* See node_vote.h. */
 #include "mpi/node_vote.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -17,6 +18,7 @@
 
 #include "common/log.h"
 #include "common/private_dir.h"
+#include "common/real.h"
 #include "mpi/claim.h"
 
 #define PAGE 4096
@@ -67,6 +69,34 @@ static int vote_path(enum sluice_node_vote_kind kind, const struct sluice_launch
     return 0;
 }
 
+/* Removes the pages of jobs that are over (killed during a vote: the last rank never came) from
+ * the votes folder of path. Called by the rank that creates a page, once per vote. */
+static void sweep_over_jobs(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return;
+    *slash = '\0';
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? SLUICE_REAL(fdopendir)(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            syscall(SYS_close, fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = SLUICE_REAL(readdir)(d)) != NULL) {
+        const char *key = strncmp(e->d_name, "start-", 6) == 0  ? e->d_name + 6
+                          : strncmp(e->d_name, "exit-", 5) == 0 ? e->d_name + 5
+                                                                : NULL;
+        if (key && strcmp(e->d_name, slash + 1) != 0 && sluice_claim_job_is_over(dirfd(d), e->d_name))
+            syscall(SYS_unlinkat, dirfd(d), e->d_name, 0);
+    }
+    SLUICE_REAL(closedir)(d);
+}
+
 /* The vote's page at path, mapped shared; NULL with the reason in why. */
 static struct vote_page *map_page(const char *path, char *why, size_t whylen)
 {
@@ -84,6 +114,8 @@ static struct vote_page *map_page(const char *path, char *why, size_t whylen)
         snprintf(why, whylen, "%s", strerror(errno));
     if (fd >= 0)
         syscall(SYS_close, fd);
+    if (p != MAP_FAILED && st.st_size == 0)
+        sweep_over_jobs(path); /* the first rank here (or one of the first) */
     return p == MAP_FAILED ? NULL : p;
 }
 

@@ -113,3 +113,18 @@ for n in 3 2; do
   expect_eq "$n ranks, $via, one late writer: stage empty" "" "$(ls -A "$SLUICE_STAGE_DIR")"
 done
 done
+
+# The vote pages of jobs killed during a vote (their last rank never came) are removed by the next
+# job's first voter; a live job's page and other files stay. The host id is the claims folder's.
+votes=/dev/shm/sluice-$(id -u).votes
+host=$(ls -t "${TMPDIR:-/tmp}/sluice-$(id -u)/claims" | sed -n 's/^hydra@[0-9]*-[0-9]*-//p' | head -1)
+[ -n "$host" ] || fail "no claims folder of a hydra job to take the host id from"
+live="start-hydra@$$-$(awk '{print $22}' /proc/$$/stat)-$host"
+dead="exit-hydra@999999999-12345-$host"
+touch "$votes/$live" "$votes/$dead" "$votes/notes"
+timeout 60 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" SLUICE_CAPTURE="$PWD/sweep/ck.%r" true ||
+  fail "sweep job: failed or hung"
+[ ! -e "$votes/$dead" ] || fail "a dead job's vote page was left"
+[ -e "$votes/$live" ] || fail "a live job's vote page was removed"
+[ -e "$votes/notes" ] || fail "a file that is no vote page was removed"
+rm -f "$votes/$live" "$votes/notes"
