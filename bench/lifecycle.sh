@@ -11,7 +11,8 @@
 #
 #   bench/lifecycle.sh [--build DIR] [--idle SECONDS] [--rounds R] [--modes "M..."]
 #                      [--before LIB] [RANKS...]
-#       (default 1 16 64, 3 s, 1 round, modes plain capture trace)
+#       (default 1 16 64, 3 s, 1 round, modes plain capture trace; also plain-mt: the plain
+#       program at MPI_THREAD_MULTIPLE, sluice's level; inert: the library, no SLUICE_ variable)
 #   SLUICE_LIB=other/libsluice.so bench/lifecycle.sh ...   (another build's library instead)
 #   bench/lifecycle.sh --before old/libsluice.so --modes "plain before capture" ...
 #       (mode "before": capture on with that library, side by side with this build's)
@@ -52,6 +53,8 @@ one_run() {
   local n=$1 mode=$2 env=()
   case $mode in
     plain) env=() ;;
+    plain-mt) env=(LIFECYCLE_THREAD_MULTIPLE=1) ;;            # plain, at MPI_THREAD_MULTIPLE (sluice's level)
+    inert) env=(LD_PRELOAD="$lib") ;;                        # the library loaded, no SLUICE_ variable
     capture) env=(LD_PRELOAD="$lib" SLUICE_CAPTURE="$work/ckpt.%r" SLUICE_STAGE_DIR="$work/stage") ;;
     before) env=(LD_PRELOAD="$before" SLUICE_CAPTURE="$work/ckpt.%r" SLUICE_STAGE_DIR="$work/stage") ;;
     trace) env=(LD_PRELOAD="$lib" SLUICE_TRACE_DIR="$work/trace.$n") ;;

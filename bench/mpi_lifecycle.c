@@ -78,8 +78,14 @@ int main(int argc, char **argv)
     double idle_s = argc > 1 ? atof(argv[1]) : 2.0;
     int poll = argc > 2 && strcmp(argv[2], "poll") == 0;
 
+    /* LIFECYCLE_THREAD_MULTIPLE=1: start MPI as sluice does for itself (its "plain-mt" mode). */
+    const char *mt = getenv("LIFECYCLE_THREAD_MULTIPLE");
+    int provided;
     uint64_t t0 = now_ns();
-    MPI_Init(&argc, &argv);
+    if (mt && mt[0] == '1')
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
     uint64_t t1 = now_ns();
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

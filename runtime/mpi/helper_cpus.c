@@ -27,6 +27,7 @@
 #include "common/real.h"
 #include "config/config.h"
 #include "mpi/roles.h"
+#include "mpi/wait_help.h"
 #include "threads/helper_threads.h"
 
 /* The setting (unit tests link this part without loading the configuration: the default). */
@@ -72,7 +73,7 @@ static void free_cpus(MPI_Comm comm, const cpu_set_t *own, cpu_set_t *out)
     cpu_set_t *all = calloc((size_t)n, sizeof *all);
     int ok = all != NULL;
     /* every member takes part even without memory, so that nobody waits */
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node);
+    sluice_quiet_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node);
     if (ok && MPI_Allgather(own, (int)sizeof *own, MPI_BYTE, all, (int)sizeof *own, MPI_BYTE, node) ==
                   MPI_SUCCESS) {
         job_cpus(out);

@@ -31,6 +31,7 @@
 #include "mpi/launcher_watch.h"
 #include "mpi/node_report.h"
 #include "mpi/roles.h"
+#include "mpi/wait_help.h"
 #include "threads/helper_threads.h"
 
 #define MAX_ADDRS 4       /* IPv4 addresses a leader is reached at (its interfaces) */
@@ -343,10 +344,10 @@ static void start(MPI_Comm comm)
         mine.token = (uint64_t)now_ms() ^ ((uint64_t)getpid() << 32);
     W.all = calloc((size_t)W.size, sizeof *W.all);
     int ok = W.all != NULL;
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    sluice_quiet_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if (!ok)
         return;
-    PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, W.all, sizeof mine, MPI_BYTE, comm);
+    sluice_quiet_allgather(&mine, sizeof mine, MPI_BYTE, W.all, sizeof mine, MPI_BYTE, comm);
     ok = map_nodes();
     if (ok && W.nodes > 1 && W.leader[W.node_of[rank]] == rank)
         report_node(rank);
@@ -360,14 +361,14 @@ static void start(MPI_Comm comm)
         W.fd = mine.naddr ? open_socket(&mine.port) : -1;
         ok = W.fd >= 0;
     }
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    sluice_quiet_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if (!on || !ok) {
         if (on && rank == 0)
             sluice_log_warn("a lost node will not be named: a node leader has no IPv4 address or UDP socket");
         forget();
         return;
     }
-    PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, W.all, sizeof mine, MPI_BYTE, comm);
+    sluice_quiet_allgather(&mine, sizeof mine, MPI_BYTE, W.all, sizeof mine, MPI_BYTE, comm);
     if (W.fd < 0) {
         forget(); /* not a leader: the leader speaks for the node */
         return;

@@ -38,6 +38,7 @@
 #include "mpi/lifecycle.h"
 #include "mpi/node_vote.h"
 #include "mpi/start_vote.h"
+#include "mpi/wait_help.h"
 #include "progress/control.h"
 #include "trace/clocksync.h"
 #include "trace/trace.h"
@@ -264,7 +265,7 @@ static void make_comm_locked(void)
     }
     sluice_time_state prev = sluice_time_enter(SLUICE_TIME_MPI);
     MPI_Comm c = MPI_COMM_NULL;
-    int rc = PMPI_Comm_dup(MPI_COMM_WORLD, &c);
+    int rc = sluice_quiet_comm_dup(MPI_COMM_WORLD, &c);
     if (rc == MPI_SUCCESS) {
         PMPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
         PMPI_Comm_set_name(c, "sluice");

@@ -40,12 +40,9 @@ struct wait_turns {
     uint64_t started; /* 0 until the first idle turn */
 };
 
-/* One turn of a wait: while sluice has work under way, its pollers; a turn that did nothing
- * spins, yields or naps. */
-static void help_once(struct wait_turns *w)
+/* A turn that did nothing spins, yields or naps. */
+static void idle_turn(struct wait_turns *w)
 {
-    if (sluice_mpi_should_help() && sluice_progress_help() != 0)
-        return;
     uint64_t now = sluice_now_ns();
     if (w->started == 0)
         w->started = now;
@@ -63,6 +60,60 @@ static void help_once(struct wait_turns *w)
         ns = NAP_MAX_NS;
     struct timespec nap = {0, (long)ns};
     nanosleep(&nap, NULL);
+}
+
+/* One turn of a wait: while sluice has work under way, its pollers; else an idle turn. */
+static void help_once(struct wait_turns *w)
+{
+    if (sluice_mpi_should_help() && sluice_progress_help() != 0)
+        return;
+    idle_turn(w);
+}
+
+int sluice_mpi_wait_quietly(MPI_Request *req)
+{
+    int done = 0, rc;
+    struct wait_turns w = {0};
+    while ((rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
+        idle_turn(&w);
+    return rc;
+}
+
+int sluice_quiet_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    MPI_Request r;
+    int rc = PMPI_Iallreduce(in, out, count, type, op, comm, &r);
+    return rc == MPI_SUCCESS ? sluice_mpi_wait_quietly(&r) : rc;
+}
+
+int sluice_quiet_allgather(const void *in, int incount, MPI_Datatype intype, void *out, int outcount,
+                           MPI_Datatype outtype, MPI_Comm comm)
+{
+    MPI_Request r;
+    int rc = PMPI_Iallgather(in, incount, intype, out, outcount, outtype, comm, &r);
+    return rc == MPI_SUCCESS ? sluice_mpi_wait_quietly(&r) : rc;
+}
+
+int sluice_quiet_allgatherv(const void *in, int incount, MPI_Datatype intype, void *out, const int *counts,
+                            const int *displs, MPI_Datatype outtype, MPI_Comm comm)
+{
+    MPI_Request r;
+    int rc = PMPI_Iallgatherv(in, incount, intype, out, counts, displs, outtype, comm, &r);
+    return rc == MPI_SUCCESS ? sluice_mpi_wait_quietly(&r) : rc;
+}
+
+int sluice_quiet_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    MPI_Request r;
+    int rc = PMPI_Ibcast(buf, count, type, root, comm, &r);
+    return rc == MPI_SUCCESS ? sluice_mpi_wait_quietly(&r) : rc;
+}
+
+int sluice_quiet_comm_dup(MPI_Comm comm, MPI_Comm *out)
+{
+    MPI_Request r;
+    int rc = PMPI_Comm_idup(comm, out, &r);
+    return rc == MPI_SUCCESS ? sluice_mpi_wait_quietly(&r) : rc;
 }
 
 int sluice_mpi_wait_helping(MPI_Request *req, MPI_Status *status)

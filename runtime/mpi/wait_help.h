@@ -28,6 +28,21 @@ bool sluice_mpi_barrier_waits(void);
 int sluice_mpi_wait_helping(MPI_Request *req, MPI_Status *status);
 int sluice_mpi_waitall_helping(int count, MPI_Request *reqs, MPI_Status *statuses);
 
+/* Completes a request with the same spin, yield and nap, never running sluice's pollers (for
+ * sluice's own calls, which may hold its locks). */
+int sluice_mpi_wait_quietly(MPI_Request *req);
+/* sluice's own collectives at MPI's start and exit, as their nonblocking forms and a quiet
+ * wait: MPICH's blocking collectives spin, and with more ranks than cores the ranks out of
+ * MPI_Init first took the cores of those still in it (MPI_Init with capture on, 64 ranks on 16
+ * cores: 1178 ms against 711 plain; docs/PERFORMANCE.md). Same arguments as MPI's. */
+int sluice_quiet_allreduce(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int sluice_quiet_allgather(const void *in, int incount, MPI_Datatype intype, void *out, int outcount,
+                           MPI_Datatype outtype, MPI_Comm comm);
+int sluice_quiet_allgatherv(const void *in, int incount, MPI_Datatype intype, void *out, const int *counts,
+                            const int *displs, MPI_Datatype outtype, MPI_Comm comm);
+int sluice_quiet_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
+int sluice_quiet_comm_dup(MPI_Comm comm, MPI_Comm *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,6 +23,7 @@
 #include "config/config.h"
 #include "mpi/lifecycle.h"
 #include "mpi/roles.h"
+#include "mpi/wait_help.h"
 #include "progress/control.h"
 #include "progress/progress.h"
 #include "trace/trace.h"
@@ -322,7 +323,7 @@ static int exit_any_busy(bool busy, MPI_Comm comm)
     if (v >= 0)
         return v;
     uint64_t mine = busy, any = 0;
-    PMPI_Allreduce(&mine, &any, 1, MPI_UINT64_T, MPI_MAX, comm);
+    sluice_quiet_allreduce(&mine, &any, 1, MPI_UINT64_T, MPI_MAX, comm);
     return any != 0;
 }
 
@@ -428,7 +429,7 @@ int sluice_commit_flush_all(void)
 
     int worst = err;
     if (use_mpi) {
-        PMPI_Allreduce(&err, &worst, 1, MPI_INT, MPI_MIN, comm);
+        sluice_quiet_allreduce(&err, &worst, 1, MPI_INT, MPI_MIN, comm);
         wait_quiet(); /* answers to late requests of other ranks are delivered */
     }
     if (worst && !flush_message[0])

@@ -14,6 +14,7 @@
 #include "common/host_id.h"
 #include "common/log.h"
 #include "mpi/roles.h"
+#include "mpi/wait_help.h"
 #include "trace/trace.h"
 
 #include <limits.h>
@@ -82,13 +83,13 @@ static int exchange(MPI_Comm comm, int size, const unsigned char *mine, int len,
     size_t *slens = malloc((size_t)size * sizeof *slens);
     int *displs = malloc((size_t)size * sizeof *displs);
     int ok = all && slens && displs;
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    sluice_quiet_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if (ok) {
         for (int i = 0, off = 0; i < size; off += lens[i], i++) {
             displs[i] = off;
             slens[i] = (size_t)lens[i];
         }
-        if (PMPI_Allgatherv(mine, len, MPI_BYTE, all, lens, displs, MPI_BYTE, comm) == MPI_SUCCESS) {
+        if (sluice_quiet_allgatherv(mine, len, MPI_BYTE, all, lens, displs, MPI_BYTE, comm) == MPI_SUCCESS) {
             struct sluice_level_table *t = sluice_level_table_merge(all, slens, size);
             int rank = 0;
             PMPI_Comm_rank(comm, &rank);
@@ -117,13 +118,14 @@ static void agree(MPI_Comm comm)
         mylen = 0;
     int len = (int)mylen, longest = len, ok = 1, *lens = NULL;
     /* Nothing recorded anywhere, the usual case: this one MPI_Allreduce is all it costs. */
-    PMPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_INT, MPI_MAX, comm);
+    sluice_quiet_allreduce(MPI_IN_PLACE, &longest, 1, MPI_INT, MPI_MAX, comm);
     if (longest > 0) {
         lens = malloc((size_t)size * sizeof *lens);
         ok = lens != NULL;
-        PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+        sluice_quiet_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     }
-    if (longest > 0 && ok && PMPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, comm) == MPI_SUCCESS) {
+    if (longest > 0 && ok &&
+        sluice_quiet_allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, comm) == MPI_SUCCESS) {
         size_t total = 0;
         for (int i = 0; i < size; i++)
             total += (size_t)lens[i];

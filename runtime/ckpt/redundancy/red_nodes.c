@@ -3,6 +3,7 @@
 #include "ckpt/redundancy/red_nodes.h"
 
 #include "common/host_id.h"
+#include "mpi/wait_help.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +41,9 @@ void red_nodes_make(MPI_Comm comm)
         n->host = calloc((size_t)size, sizeof *n->host);
         ok = ok && n->node_of && n->leader && n->nranks && n->host;
     }
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    sluice_quiet_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     sluice_host_id(mine);
-    if (ok && PMPI_Allgather(mine, 17, MPI_CHAR, all, 17, MPI_CHAR, comm) == MPI_SUCCESS) {
+    if (ok && sluice_quiet_allgather(mine, 17, MPI_CHAR, all, 17, MPI_CHAR, comm) == MPI_SUCCESS) {
         n->size = size;
         n->rank = rank;
         for (int r = 0; r < size; r++) { /* ranks ascending: a node's first rank is its lowest */

@@ -21,6 +21,7 @@
 #include "config/config.h"
 #include "mpi/roles.h"
 #include "mpi/tags.h"
+#include "mpi/wait_help.h"
 #include "trace/trace.h"
 
 #include <dirent.h>
@@ -319,7 +320,7 @@ static int rebuild_version(MPI_Comm comm, const struct red_nodes *n, const char 
                 ok &= red_rebuild_task(comm, n, dir, c->file, c->holder, n->leader[t], ranks, nr, NULL);
         }
     }
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    sluice_quiet_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     return ok;
 }
 
@@ -373,11 +374,12 @@ static void rebuild(MPI_Comm comm, const struct red_nodes *n)
     if (!mine || (strncmp(mine, "C ", 2) != 0 && strncmp(mine, "X ", 2) != 0 && !strstr(mine, "\nC ") &&
                   !strstr(mine, "\nX ")))
         longest = 0;
-    PMPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_INT, MPI_MAX, comm);
+    sluice_quiet_allreduce(MPI_IN_PLACE, &longest, 1, MPI_INT, MPI_MAX, comm);
     int ok = lens && displs;
     if (longest > 0)
-        PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-    if (longest > 0 && ok && PMPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, comm) == MPI_SUCCESS) {
+        sluice_quiet_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if (longest > 0 && ok &&
+        sluice_quiet_allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, comm) == MPI_SUCCESS) {
         size_t total = 0;
         for (int i = 0; i < n->size; i++) {
             displs[i] = (int)total;
@@ -385,11 +387,12 @@ static void rebuild(MPI_Comm comm, const struct red_nodes *n)
         }
         char *all = total <= SUMMARY_MAX ? malloc(total + 1) : NULL;
         ok = all != NULL;
-        PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+        sluice_quiet_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
         struct plan p = {0};
-        if (ok && PMPI_Allgatherv(mine, len, MPI_CHAR, all, lens, displs, MPI_CHAR, comm) == MPI_SUCCESS) {
+        if (ok &&
+            sluice_quiet_allgatherv(mine, len, MPI_CHAR, all, lens, displs, MPI_CHAR, comm) == MPI_SUCCESS) {
             ok = parse(all, total, &p) == 0;
-            PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+            sluice_quiet_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
             if (ok) {
                 execute(comm, n, dir, &p);
                 red_xor_execute(comm, n, dir, all, total, present_cb, &p);

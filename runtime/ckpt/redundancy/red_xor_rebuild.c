@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/real.h"
 #include "mpi/tags.h"
+#include "mpi/wait_help.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -276,7 +277,7 @@ static int rebuild_member(MPI_Comm comm, const struct red_nodes *n, const char *
         }
     }
     ok = n->rank != k.builder || !k.err;
-    PMPI_Bcast(&ok, 1, MPI_INT, k.builder, comm);
+    sluice_quiet_bcast(&ok, 1, MPI_INT, k.builder, comm);
     if (ok) { /* the rebuilt stream goes to each node that runs a missing rank; checked there */
         int *ranks = calloc((size_t)nm + 1, sizeof *ranks);
         for (int t = 0; ranks && t < n->nnodes; t++) {
@@ -290,7 +291,7 @@ static int rebuild_member(MPI_Comm comm, const struct red_nodes *n, const char *
         free(ranks);
         if (n->rank == k.builder)
             SLUICE_REAL(unlink)(path);
-        PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+        sluice_quiet_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     }
     free(miss);
     free(k.msg);
@@ -385,7 +386,7 @@ void red_xor_execute(MPI_Comm comm, const struct red_nodes *n, const char *dir, 
                 xent_free(&e[ne]);
         }
     }
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    sluice_quiet_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if (ok && ne)
         plan_and_run(comm, n, dir, e, ne, present, ctx);
     for (int i = 0; i < ne; i++)
