@@ -138,7 +138,7 @@ enum sluice_start_vote sluice_node_vote(enum sluice_node_vote_kind kind, const s
         __atomic_add_fetch(said, 1, __ATOMIC_SEQ_CST);
     uint32_t now = __atomic_add_fetch(arrived, 1, __ATOMIC_SEQ_CST);
     /* Waiters are woken only when the vote is decided: a wake at every arrival would wake every
-     * waiting rank N times (64 ranks: 2,000 wake-ups on a node's cores). */
+     * waiting rank at each later arrival, about N^2/2 wake-ups (2,000 at 64 ranks). */
     if (now >= (uint32_t)size || (yes && kind == SLUICE_NODE_VOTE_START))
         syscall(SYS_futex, arrived, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
     /* The last rank to arrive removes the file: everyone else has it mapped, and nobody comes
