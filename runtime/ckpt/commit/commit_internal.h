@@ -347,14 +347,13 @@ void commit_direct_note(int rank, uint64_t key);
  * the owner when its folder is unknown. 0 or -ENOMEM. */
 int commit_direct_assign(struct commit_tp_member *m, size_t n, const unsigned char *shuffled, const int *aggr,
                          int naggr);
-/* The plan of a set laid out as an array: its members expanded (planner_array.h) with each
- * member's rank, planned, then folded back into member numbering (each piece names its member
- * and its offset in that member; no member direct), so that the shares the home sends
- * (twophase_part.h) and the executor are the same as for plain members. */
+/* The home's plan of a set laid out as an array (n members, every one shuffled): domains,
+ * rounds and requests of its regions, no pieces; each participant cuts its own pieces from the
+ * layout (twophase_part_array.c), and the executor runs them as for plain members. */
 struct sluice_tp_params;
 struct sluice_tp_plan;
-int commit_twophase_array_plan(const struct sluice_array *array, const struct commit_tp_member *m, size_t n,
-                               const struct sluice_tp_params *prm, struct sluice_tp_plan *plan);
+int commit_twophase_array_plan(const struct sluice_array *array, size_t n, const struct sluice_tp_params *prm,
+                               struct sluice_tp_plan *plan);
 /* The staging file of this process's member `seq` in commit (home, id), or NULL. */
 const char *commit_member_stage_path(int home, uint32_t id, uint64_t seq);
 

@@ -70,7 +70,7 @@ struct agg_slot {
     int writing; /* handed to the I/O thread; io.done once the round is on its way to the disk */
     uint32_t round;
     size_t pbeg, pend;   /* the round's pieces in plan.pieces */
-    size_t *msg_first;   /* per request: the first piece of its message (trace id) */
+    size_t *msg_first;   /* per request: the first piece of its message (its sender) */
     uint64_t *msg_bytes; /* per request: its bytes */
 };
 
@@ -83,7 +83,6 @@ struct tp_job {
     uint64_t unit;
     uint32_t chunk;             /* > 0: answer my members' chunk checksums */
     struct sluice_tp_plan plan; /* this rank's share, local numbering (twophase_part.h) */
-    uint64_t *piece_id;         /* per piece: its index in the home's plan (trace ids) */
     int err;
 
     /* writer */
@@ -236,7 +235,7 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
     /* The trace counts a batch as one message, also when it stays in this process. */
     if (sluice_trace_active())
         sluice_trace_record(SLUICE_EV_COMMIT_SHUFFLE, 0, t_send, 0, (uint64_t)to, bytes,
-                            (uint64_t)(uint32_t)j->tag << 32 | (uint32_t)j->piece_id[j->mine[b]]);
+                            (uint64_t)(uint32_t)j->tag << 32 | r);
     s->active = 1;
 }
 
@@ -469,8 +468,7 @@ static int aggregator_poll(struct tp_job *j, int *done)
                 for (int m = 0; m < s->nreq && sluice_trace_active(); m++)
                     sluice_trace_instant(SLUICE_EV_COMMIT_SHUFFLE_RECV,
                                          (uint64_t)j->plan.pieces[s->msg_first[m]].src, s->msg_bytes[m],
-                                         (uint64_t)(uint32_t)j->tag << 32 |
-                                             (uint32_t)j->piece_id[s->msg_first[m]]);
+                                         (uint64_t)(uint32_t)j->tag << 32 | s->round);
                 free(s->reqs);
                 free(s->msg_first);
                 free(s->msg_bytes);
@@ -566,7 +564,6 @@ static void job_free(struct tp_job *j)
         commit_fs_close(j->out);
     sluice_tp_plan_free(&j->plan);
     free(j->fds);
-    free(j->piece_id);
     free(j->piece_crc);
     free(j->mine);
     free(j->m);
@@ -710,7 +707,6 @@ static void twophase_handle(int home, uint32_t type, struct cmsg *in)
     j->plan = part.plan;
     j->m = part.m;
     j->n = part.n;
-    j->piece_id = part.piece_id;
     j->fds = malloc((j->n ? j->n : 1) * sizeof(int));
     j->maps = calloc(j->n ? j->n : 1, sizeof(*j->maps));
     rc = (j->fds && j->maps) ? 0 : -ENOMEM;

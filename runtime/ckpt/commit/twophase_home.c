@@ -165,7 +165,7 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
             prm.aggr_node = aggr_node;
             prm.member_node = member_node;
         }
-        rc = array ? commit_twophase_array_plan(array, m, n, &prm, &plan)
+        rc = array ? commit_twophase_array_plan(array, n, &prm, &plan)
                    : sluice_tp_plan_make(tm, n, &prm, &plan);
         if (rc)
             sluice_log_warn("checkpoint commit: two-phase plan failed (%s); writing directly", strerror(-rc));
@@ -197,7 +197,9 @@ int commit_twophase_start(uint32_t id, const char *tmp, const char *dir, uint32_
     }
     /* Each participant gets only its share of the plan (twophase_part.c): its shuffled members. */
     int participants =
-        shuffle ? commit_twophase_send_parts(id, tmp, unit, array ? COMMIT_ARRAY_CHUNK : 0, &plan, m, n) : 0;
+        !shuffle ? 0
+        : array  ? commit_twophase_send_array_parts(id, tmp, unit, COMMIT_ARRAY_CHUNK, array, &plan, m, n)
+                 : commit_twophase_send_parts(id, tmp, unit, 0, &plan, m, n);
     if (participants < 0) {
         /* Nothing was sent: every member is written directly after all. */
         sluice_log_warn("checkpoint commit: two-phase plan failed (%s); writing directly",

@@ -3,16 +3,18 @@
  * (twophase_part.h). The home buckets members and pieces by rank once (counting sort), so the
  * shares of all participants cost O(members + pieces + ranks) to build.
  *
- * MSG_TWOPHASE: {id, tmp, unit, chunk, round_size,
+ * MSG_TWOPHASE: {id, tmp, unit, chunk, round_size, form,
+ *   form 0, pieces (this file):
  *                nmem, nmem x (seq, offset, size),    (its shuffled members only)
  *                ndom, ndom x (aggregator, begin, end, base, nrounds),
  *                npieces, runs of them until npieces are told:
- *                  (1, piece id, domain, round, file_off, size, src, member_off, member or ~0)
- *                  or (count >= 2, first piece id, id step, domain, round, first file_off,
- *                      file_off step, size, src, first member_off, member_off step, member or
- *                      ~0): count pieces that differ only by constant steps (the rows of a
- *                      block: a share of 4,096 rows of 512 bytes was 197 KB, now a few KB),
- *                nreq, nreq x (domain, round, offset, size, full)}  (domains and members local) */
+ *                  (1, domain, round, file_off, size, src, member_off, member or ~0)
+ *                  or (count >= 2, domain, round, first file_off, file_off step, size, src,
+ *                      first member_off, member_off step, member or ~0): count pieces that
+ *                      differ only by constant steps (the rows of a block: a share of 4,096
+ *                      rows of 512 bytes was 197 KB, now a few KB),
+ *                nreq, nreq x (domain, round, offset, size, full)}  (domains and members local)
+ *   form 1, a set laid out as an array: twophase_part_array.c} */
 #include "ckpt/commit/twophase_part.h"
 
 #include <errno.h>
@@ -78,8 +80,8 @@ struct home_ctx {
     uint32_t *doms;    /* scratch: the domains of one share, in order */
 };
 
-/* How many of the share's pieces from merged[x] on differ only by constant steps of their id,
- * file offset and member offset (same domain, round, size, sender and member). */
+/* How many of the share's pieces from merged[x] on differ only by constant steps of their file
+ * offset and member offset (same domain, round, size, sender and member). */
 static size_t run_length(const struct home_ctx *h, int r, size_t x, size_t np)
 {
     const struct sluice_tp_piece *P = h->plan->pieces;
@@ -87,12 +89,11 @@ static size_t run_length(const struct home_ctx *h, int r, size_t x, size_t np)
     if (x + 1 >= np)
         return 1;
     const struct sluice_tp_piece *a = &P[M[x]];
-    uint64_t did = M[x + 1] - M[x], dfo = P[M[x + 1]].file_off - a->file_off,
-             dmo = P[M[x + 1]].member_off - a->member_off;
+    uint64_t dfo = P[M[x + 1]].file_off - a->file_off, dmo = P[M[x + 1]].member_off - a->member_off;
     size_t n = 1;
     while (x + n < np) {
         const struct sluice_tp_piece *b = &P[M[x + n]];
-        if (M[x + n] - M[x + n - 1] != did || b->file_off - P[M[x + n - 1]].file_off != dfo ||
+        if (b->file_off - P[M[x + n - 1]].file_off != dfo ||
             b->member_off - P[M[x + n - 1]].member_off != dmo || b->domain != a->domain ||
             b->round != a->round || b->size != a->size || b->src != a->src ||
             (b->src == r && b->member != a->member))
@@ -121,6 +122,7 @@ static void put_share(struct home_ctx *h, int r)
     cmsg_put_u64(&msg, h->unit);
     cmsg_put_u32(&msg, h->chunk);
     cmsg_put_u64(&msg, p->round_size);
+    cmsg_put_u32(&msg, COMMIT_TP_FORM_PIECES);
     cmsg_put_u32(&msg, (uint32_t)(h->mb.first[r + 1] - h->mb.first[r]));
     for (size_t x = h->mb.first[r]; x < h->mb.first[r + 1]; x++) {
         size_t i = h->mb.by[x];
@@ -161,7 +163,6 @@ static void put_share(struct home_ctx *h, int r)
         uint32_t member = pc->src == r ? (uint32_t)h->local[pc->member] : UINT32_MAX;
         cmsg_put_u32(&msg, (uint32_t)count);
         if (count == 1) {
-            cmsg_put_u64(&msg, h->merged[x]);
             cmsg_put_u32(&msg, h->ldom[pc->domain]);
             cmsg_put_u32(&msg, pc->round);
             cmsg_put_u64(&msg, pc->file_off);
@@ -171,8 +172,6 @@ static void put_share(struct home_ctx *h, int r)
             cmsg_put_u32(&msg, member);
         } else {
             const struct sluice_tp_piece *nx = &p->pieces[h->merged[x + 1]];
-            cmsg_put_u64(&msg, h->merged[x]);
-            cmsg_put_u64(&msg, h->merged[x + 1] - h->merged[x]);
             cmsg_put_u32(&msg, h->ldom[pc->domain]);
             cmsg_put_u32(&msg, pc->round);
             cmsg_put_u64(&msg, pc->file_off);
@@ -266,9 +265,7 @@ void commit_twophase_part_free(struct commit_tp_part *p)
 {
     sluice_tp_plan_free(&p->plan);
     free(p->m);
-    free(p->piece_id);
     p->m = NULL;
-    p->piece_id = NULL;
     p->n = 0;
 }
 
@@ -293,6 +290,11 @@ int commit_twophase_part_decode(struct cmsg *in, int me, struct commit_tp_part *
     out->unit = cmsg_get_u64(in);
     out->chunk = cmsg_get_u32(in);
     p->round_size = cmsg_get_u64(in);
+    uint32_t form = cmsg_get_u32(in);
+    if (in->bad || (form != COMMIT_TP_FORM_PIECES && form != COMMIT_TP_FORM_ARRAY))
+        return -EPROTO;
+    if (form == COMMIT_TP_FORM_ARRAY)
+        return commit_twophase_part_decode_array(in, me, out);
     uint32_t n = cmsg_get_u32(in);
     if (in->bad || too_many(in, n, 24))
         return -EPROTO;
@@ -335,14 +337,12 @@ int commit_twophase_part_decode(struct cmsg *in, int me, struct commit_tp_part *
         goto bad;
     p->npieces = np;
     p->pieces = items(np, sizeof *p->pieces);
-    out->piece_id = items(np, sizeof *out->piece_id);
-    if (!p->pieces || !out->piece_id)
+    if (!p->pieces)
         goto nomem;
     for (uint32_t k = 0; k < np;) {
         uint32_t count = cmsg_get_u32(in);
         if (in->bad || count == 0 || count > np - k)
             goto bad;
-        uint64_t id = cmsg_get_u64(in), did = count > 1 ? cmsg_get_u64(in) : 0;
         uint32_t dom = cmsg_get_u32(in), round = cmsg_get_u32(in);
         uint64_t fo = cmsg_get_u64(in), dfo = count > 1 ? cmsg_get_u64(in) : 0;
         uint64_t size = cmsg_get_u64(in);
@@ -353,7 +353,6 @@ int commit_twophase_part_decode(struct cmsg *in, int me, struct commit_tp_part *
             goto bad;
         for (uint32_t j = 0; j < count; j++, k++) {
             struct sluice_tp_piece *pc = &p->pieces[k];
-            out->piece_id[k] = id + j * did;
             pc->domain = dom;
             pc->round = round;
             pc->file_off = fo + j * dfo;

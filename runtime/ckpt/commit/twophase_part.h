@@ -6,9 +6,8 @@
  * its domain), so the plan messages of a version cost O(N) bytes at the home, not O(N^2).
  *
  * The share decodes into a plan of the planner's shape (planner_twophase.h) in local numbering:
- * its pieces and requests keep the home plan's order (domain, round, offset), its domains are
- * the referenced ones in the home plan's order, and each piece keeps its index in the home's
- * plan (piece_id) for the trace's message ids. */
+ * its pieces and requests keep the home plan's order (domain, round, offset) and its domains are
+ * the referenced ones in the home plan's order. */
 #ifndef SLUICE_CKPT_COMMIT_TWOPHASE_PART_H
 #define SLUICE_CKPT_COMMIT_TWOPHASE_PART_H
 
@@ -17,6 +16,10 @@
 
 /* A piece of another rank's member in this aggregator's share. */
 #define COMMIT_TP_NOT_MINE ((size_t)-1)
+
+/* How a share tells its pieces: listed by the home, or cut by the participant from the layout of
+ * a set laid out as one global array (twophase_part_array.c). */
+enum { COMMIT_TP_FORM_PIECES = 0, COMMIT_TP_FORM_ARRAY = 1 };
 
 struct commit_tp_part {
     uint32_t id;
@@ -27,7 +30,6 @@ struct commit_tp_part {
                                    COMMIT_TP_NOT_MINE */
     struct commit_tp_member *m; /* this participant's shuffled members (src is this rank) */
     size_t n;
-    uint64_t *piece_id; /* per local piece: its index in the home's plan */
 };
 
 /* Home: sends each participant (the ranks that staged a shuffled member of m: writer -1, and
@@ -38,6 +40,17 @@ int commit_twophase_send_parts(uint32_t id, const char *tmp, uint64_t unit, uint
                                const struct sluice_tp_plan *plan, const struct commit_tp_member *m, size_t n);
 /* Participant `me`: decodes a MSG_TWOPHASE. 0, -EPROTO or -ENOMEM (out is then freed). */
 int commit_twophase_part_decode(struct cmsg *in, int me, struct commit_tp_part *out);
+
+/* The same for a set laid out as one global array (plan: the home's plan of its regions,
+ * pieces left out; array: its layout record): each participant's share holds its members, the
+ * domains they touch, and on an aggregator the members that touch its domain and its requests;
+ * the participant cuts the pieces itself (planner_array.h). Returns how many were sent, or
+ * -ENOMEM (then none was). */
+int commit_twophase_send_array_parts(uint32_t id, const char *tmp, uint64_t unit, uint32_t chunk,
+                                     const struct sluice_array *array, const struct sluice_tp_plan *plan,
+                                     const struct commit_tp_member *m, size_t n);
+/* Decodes the rest of a MSG_TWOPHASE of form COMMIT_TP_FORM_ARRAY (the common fields read). */
+int commit_twophase_part_decode_array(struct cmsg *in, int me, struct commit_tp_part *out);
 void commit_twophase_part_free(struct commit_tp_part *p);
 
 #endif

@@ -3,6 +3,7 @@
 #include "ckpt/twophase/planner_array.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 /* Calls emit(logical, file, len) for rank's header and each merged run of its block; returns
@@ -107,5 +108,162 @@ int sluice_tp_array_expand(const struct sluice_array *a, const int *member_rank,
     *out_tm = tm;
     *out_src = rs;
     *n_out = total;
+    return 0;
+}
+
+size_t sluice_tp_array_regions(const struct sluice_array *a, int src, struct sluice_tp_member *out)
+{
+    size_t n = 0;
+    if (a->header && a->nprocs)
+        out[n++] = (struct sluice_tp_member){a->header_offset, a->header * a->nprocs, src};
+    uint64_t bytes = sluice_array_bytes(a);
+    if (bytes && bytes != UINT64_MAX)
+        out[n++] = (struct sluice_tp_member){a->array_offset, bytes, src};
+    return n;
+}
+
+void sluice_tp_array_bounds(const struct sluice_array *a, const uint32_t *grid, int rank, uint64_t *head,
+                            uint64_t *lo, uint64_t *hi)
+{
+    struct sluice_array_block b;
+    sluice_array_block(a, grid, (uint32_t)rank, &b);
+    *head = a->header_offset + (uint64_t)rank * a->header;
+    *lo = *hi = a->array_offset;
+    if (b.nrows) {
+        /* Rows lie in storage order: the first starts lowest, the last ends highest. */
+        *lo = a->array_offset + sluice_array_row_offset(a, &b, 0);
+        *hi = a->array_offset + sluice_array_row_offset(a, &b, b.nrows - 1) + b.row_len;
+    }
+}
+
+/* ---- a participant's own pieces ---------------------------------------------------------------- */
+
+struct share_ctx {
+    const struct sluice_tp_domain *d;
+    size_t nd;
+    uint64_t round;
+    long skip;       /* a domain whose pieces come from elsewhere, or -1 */
+    uint64_t lo, hi; /* only bytes in [lo, hi) */
+    /* the run being cut */
+    size_t local;
+    int src;
+    uint64_t run_file, run_logical;
+    struct sluice_tp_piece *v;
+    size_t n, cap;
+};
+
+static int emit(void *arg, size_t di, uint32_t round, uint64_t x, uint64_t e)
+{
+    struct share_ctx *c = arg;
+    if ((long)di == c->skip)
+        return 0;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 64;
+        struct sluice_tp_piece *v = realloc(c->v, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        c->v = v;
+        c->cap = cap;
+    }
+    c->v[c->n++] = (struct sluice_tp_piece){
+        c->local, c->run_logical + (x - c->run_file), x, e - x, c->src, (uint32_t)di, round};
+    return 0;
+}
+
+/* Cuts the run [file, file + len) at logical into pieces, within [c->lo, c->hi). */
+static int cut_run(struct share_ctx *c, uint64_t file, uint64_t logical, uint64_t len)
+{
+    uint64_t x = file > c->lo ? file : c->lo, e = file + len < c->hi ? file + len : c->hi;
+    if (x >= e)
+        return 0;
+    c->run_file = file;
+    c->run_logical = logical;
+    return sluice_tp_split_range(c->d, c->nd, c->round, x, e, emit, c);
+}
+
+/* The pieces of rank's member within [c->lo, c->hi): its header, then its rows merged into runs
+ * where contiguous in the file (as walk() merges them), from the first row that ends past lo
+ * (rows lie in storage order) to the last that starts before hi. */
+static int cut_member(struct share_ctx *c, const struct sluice_array *a, const uint32_t *grid, int rank)
+{
+    int rc = 0;
+    if (a->header)
+        rc = cut_run(c, a->header_offset + (uint64_t)rank * a->header, 0, a->header);
+    struct sluice_array_block b;
+    sluice_array_block(a, grid, (uint32_t)rank, &b);
+    uint64_t first = 0, hi = b.nrows;
+    while (first < hi) { /* the first row ending past lo */
+        uint64_t mid = first + (hi - first) / 2;
+        if (a->array_offset + sluice_array_row_offset(a, &b, mid) + b.row_len <= c->lo)
+            first = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t run_file = 0, run_logical = 0, run_len = 0;
+    for (uint64_t k = first; rc == 0 && k < b.nrows; k++) {
+        uint64_t file = a->array_offset + sluice_array_row_offset(a, &b, k);
+        if (run_len && run_file + run_len == file) {
+            run_len += b.row_len;
+            continue;
+        }
+        if (run_len)
+            rc = cut_run(c, run_file, run_logical, run_len);
+        if (file >= c->hi) {
+            run_len = 0;
+            break;
+        }
+        run_file = file;
+        run_logical = a->header + k * b.row_len;
+        run_len = b.row_len;
+    }
+    if (rc == 0 && run_len)
+        rc = cut_run(c, run_file, run_logical, run_len);
+    return rc;
+}
+
+int sluice_tp_array_share(const struct sluice_array *a, const struct sluice_tp_domain *d, size_t nd,
+                          uint64_t round_size, const struct sluice_tp_array_who *mine, size_t nmine, long own,
+                          const struct sluice_tp_array_who *who, size_t nwho, struct sluice_tp_piece **out,
+                          size_t *nout)
+{
+    uint32_t grid[SLUICE_ARRAY_DIMS_MAX];
+    *out = NULL;
+    *nout = 0;
+    if (grid_of(a, grid) || round_size == 0 || (own >= 0 && (size_t)own >= nd))
+        return -EINVAL;
+    for (size_t i = 0; i < nmine + nwho; i++) {
+        int r = i < nmine ? mine[i].member_rank : who[i - nmine].member_rank;
+        if (r < 0 || (uint32_t)r >= a->nprocs)
+            return -EINVAL;
+    }
+    struct share_ctx c = {.d = d, .nd = nd, .round = round_size};
+    int rc = 0;
+    /* Own members everywhere but in the own domain, whose pieces all come from who. */
+    c.skip = own;
+    c.lo = 0;
+    c.hi = UINT64_MAX;
+    for (size_t i = 0; rc == 0 && i < nmine; i++) {
+        c.local = mine[i].local;
+        c.src = mine[i].src;
+        rc = cut_member(&c, a, grid, mine[i].member_rank);
+    }
+    c.skip = -1;
+    if (own >= 0) {
+        c.lo = d[own].begin;
+        c.hi = d[own].end;
+    }
+    for (size_t i = 0; rc == 0 && own >= 0 && i < nwho; i++) {
+        c.local = who[i].local;
+        c.src = who[i].src;
+        rc = cut_member(&c, a, grid, who[i].member_rank);
+    }
+    if (rc) {
+        free(c.v);
+        return rc;
+    }
+    /* Each member's pieces came in file order; the plan's order is file order. */
+    sluice_tp_sort_runs(c.v, c.n, sizeof *c.v, offsetof(struct sluice_tp_piece, file_off));
+    *out = c.v;
+    *nout = c.n;
     return 0;
 }

@@ -137,6 +137,18 @@ void sluice_tp_plan_free(struct sluice_tp_plan *plan);
 /* The index of the domain aggregator `rank` owns, or -1. */
 long sluice_tp_domain_of(const struct sluice_tp_plan *plan, int rank);
 
+/* [a, b) cut by the domains d[0..nd) (increasing, disjoint) and their round windows of
+ * round_size bytes: emit(ctx, domain index, round, x, e) for each part in file order; a
+ * nonzero return stops the walk and is returned. Bytes outside every domain are skipped. */
+typedef int (*sluice_tp_window_fn)(void *ctx, size_t domain, uint32_t round, uint64_t x, uint64_t e);
+int sluice_tp_split_range(const struct sluice_tp_domain *d, size_t nd, uint64_t round_size, uint64_t a,
+                          uint64_t b, sluice_tp_window_fn emit, void *ctx);
+
+/* Sorts n items of `size` bytes by the uint64_t at byte `key` of each, merging the ascending
+ * runs they already form (the rows of one rank are one run): O(n log runs), stable; where
+ * memory for the merge runs out, qsort (not stable: keys should be distinct). */
+void sluice_tp_sort_runs(void *items, size_t n, size_t size, size_t key);
+
 #ifdef __cplusplus
 }
 #endif
