@@ -181,6 +181,32 @@ static int cut_run(struct share_ctx *c, uint64_t file, uint64_t logical, uint64_
     return sluice_tp_split_range(c->d, c->nd, c->round, x, e, emit, c);
 }
 
+/* The first row of block b that ends past `at` (past = row_len), or starts at or past it
+ * (past = 0); b->nrows when none. Rows lie in storage order. */
+static uint64_t first_row_at(const struct sluice_array *a, const struct sluice_array_block *b, uint64_t at,
+                             uint64_t past)
+{
+    uint64_t lo = 0, hi = b->nrows;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (a->array_offset + sluice_array_row_offset(a, b, mid) + past <= at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Room for the pieces of rank's member within [lo, hi) that have no window cut in them: its
+ * header and one per row there (runs merge rows, so this is an upper bound). */
+static uint64_t pieces_at_most(const struct sluice_array *a, const uint32_t *grid, int rank, uint64_t lo,
+                               uint64_t hi)
+{
+    struct sluice_array_block b;
+    sluice_array_block(a, grid, (uint32_t)rank, &b);
+    return 1 + first_row_at(a, &b, hi, 0) - first_row_at(a, &b, lo, b.row_len);
+}
+
 /* The pieces of rank's member within [c->lo, c->hi): its header, then its rows merged into runs
  * where contiguous in the file (as walk() merges them), from the first row that ends past lo
  * (rows lie in storage order) to the last that starts before hi. */
@@ -191,14 +217,7 @@ static int cut_member(struct share_ctx *c, const struct sluice_array *a, const u
         rc = cut_run(c, a->header_offset + (uint64_t)rank * a->header, 0, a->header);
     struct sluice_array_block b;
     sluice_array_block(a, grid, (uint32_t)rank, &b);
-    uint64_t first = 0, hi = b.nrows;
-    while (first < hi) { /* the first row ending past lo */
-        uint64_t mid = first + (hi - first) / 2;
-        if (a->array_offset + sluice_array_row_offset(a, &b, mid) + b.row_len <= c->lo)
-            first = mid + 1;
-        else
-            hi = mid;
-    }
+    uint64_t first = first_row_at(a, &b, c->lo, b.row_len);
     uint64_t run_file = 0, run_logical = 0, run_len = 0;
     for (uint64_t k = first; rc == 0 && k < b.nrows; k++) {
         uint64_t file = a->array_offset + sluice_array_row_offset(a, &b, k);
@@ -237,6 +256,15 @@ int sluice_tp_array_share(const struct sluice_array *a, const struct sluice_tp_d
             return -EINVAL;
     }
     struct share_ctx c = {.d = d, .nd = nd, .round = round_size};
+    /* One allocation of about the right size (growing by doubling faulted in a fresh mapping at
+     * each step): a piece per row and header, plus a few for the window cuts. */
+    uint64_t want = 64;
+    for (size_t i = 0; i < nmine; i++)
+        want += pieces_at_most(a, grid, mine[i].member_rank, 0, UINT64_MAX) + 2;
+    for (size_t i = 0; own >= 0 && i < nwho; i++)
+        want += pieces_at_most(a, grid, who[i].member_rank, d[own].begin, d[own].end) + 2;
+    c.v = want <= SIZE_MAX / sizeof *c.v ? malloc((size_t)want * sizeof *c.v) : NULL;
+    c.cap = c.v ? (size_t)want : 0;
     int rc = 0;
     /* Own members everywhere but in the own domain, whose pieces all come from who. */
     c.skip = own;
