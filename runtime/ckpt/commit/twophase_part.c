@@ -22,6 +22,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- wire helpers ---------------------------------------------------------------------------- */
+
+void commit_twophase_put_head(struct cmsg *msg, uint32_t id, const char *tmp, uint64_t unit, uint32_t chunk,
+                              uint64_t round_size, uint32_t form)
+{
+    cmsg_init(msg, MSG_TWOPHASE);
+    cmsg_put_u32(msg, id);
+    cmsg_put_str(msg, tmp);
+    cmsg_put_u64(msg, unit);
+    cmsg_put_u32(msg, chunk);
+    cmsg_put_u64(msg, round_size);
+    cmsg_put_u32(msg, form);
+}
+
+void commit_twophase_put_domain(struct cmsg *msg, const struct sluice_tp_domain *d)
+{
+    cmsg_put_u32(msg, (uint32_t)d->aggregator);
+    cmsg_put_u64(msg, d->begin);
+    cmsg_put_u64(msg, d->end);
+    cmsg_put_u64(msg, d->base);
+    cmsg_put_u32(msg, d->nrounds);
+}
+
+void commit_twophase_get_domain(struct cmsg *in, struct sluice_tp_domain *d)
+{
+    d->aggregator = (int)cmsg_get_u32(in);
+    d->begin = cmsg_get_u64(in);
+    d->end = cmsg_get_u64(in);
+    d->base = cmsg_get_u64(in);
+    d->nrounds = cmsg_get_u32(in);
+}
+
 /* ---- home ------------------------------------------------------------------------------------ */
 
 /* Rank buckets of n items by key (key < 0: in none): first[r]..first[r + 1] index by[], which
@@ -116,13 +148,7 @@ static void put_share(struct home_ctx *h, int r)
             h->merged[np++] = k;
     }
     struct cmsg msg;
-    cmsg_init(&msg, MSG_TWOPHASE);
-    cmsg_put_u32(&msg, h->id);
-    cmsg_put_str(&msg, h->tmp);
-    cmsg_put_u64(&msg, h->unit);
-    cmsg_put_u32(&msg, h->chunk);
-    cmsg_put_u64(&msg, p->round_size);
-    cmsg_put_u32(&msg, COMMIT_TP_FORM_PIECES);
+    commit_twophase_put_head(&msg, h->id, h->tmp, h->unit, h->chunk, p->round_size, COMMIT_TP_FORM_PIECES);
     cmsg_put_u32(&msg, (uint32_t)(h->mb.first[r + 1] - h->mb.first[r]));
     for (size_t x = h->mb.first[r]; x < h->mb.first[r + 1]; x++) {
         size_t i = h->mb.by[x];
@@ -149,12 +175,7 @@ static void put_share(struct home_ctx *h, int r)
         h->ldom[h->doms[x]] = x;
     cmsg_put_u32(&msg, nd);
     for (uint32_t x = 0; x < nd; x++) {
-        const struct sluice_tp_domain *dm = &p->domains[h->doms[x]];
-        cmsg_put_u32(&msg, (uint32_t)dm->aggregator);
-        cmsg_put_u64(&msg, dm->begin);
-        cmsg_put_u64(&msg, dm->end);
-        cmsg_put_u64(&msg, dm->base);
-        cmsg_put_u32(&msg, dm->nrounds);
+        commit_twophase_put_domain(&msg, &p->domains[h->doms[x]]);
     }
     cmsg_put_u32(&msg, (uint32_t)np);
     for (size_t x = 0; x < np;) {
@@ -318,12 +339,7 @@ int commit_twophase_part_decode(struct cmsg *in, int me, struct commit_tp_part *
     if (!(p->domains = items(nd, sizeof *p->domains)))
         goto nomem;
     for (uint32_t g = 0; g < nd; g++) {
-        struct sluice_tp_domain *dm = &p->domains[g];
-        dm->aggregator = (int)cmsg_get_u32(in);
-        dm->begin = cmsg_get_u64(in);
-        dm->end = cmsg_get_u64(in);
-        dm->base = cmsg_get_u64(in);
-        dm->nrounds = cmsg_get_u32(in);
+        commit_twophase_get_domain(in, &p->domains[g]);
     }
     /* Every piece is at least a byte of this rank's members or of its domains: a count past
      * those bytes is malformed (and no allocation follows it). */

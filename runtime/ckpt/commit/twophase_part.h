@@ -41,6 +41,12 @@ int commit_twophase_send_parts(uint32_t id, const char *tmp, uint64_t unit, uint
 /* Participant `me`: decodes a MSG_TWOPHASE. 0, -EPROTO or -ENOMEM (out is then freed). */
 int commit_twophase_part_decode(struct cmsg *in, int me, struct commit_tp_part *out);
 
+/* Wire helpers both forms share: the fields every share starts with, and a domain. */
+void commit_twophase_put_head(struct cmsg *msg, uint32_t id, const char *tmp, uint64_t unit, uint32_t chunk,
+                              uint64_t round_size, uint32_t form);
+void commit_twophase_put_domain(struct cmsg *msg, const struct sluice_tp_domain *d);
+void commit_twophase_get_domain(struct cmsg *in, struct sluice_tp_domain *d);
+
 /* The same for a set laid out as one global array (plan: the home's plan of its regions,
  * pieces left out; array: its layout record): each participant's share holds its members, the
  * domains they touch, and on an aggregator the members that touch its domain and its requests;

@@ -65,13 +65,7 @@ static void put_share(const struct array_home *h, int r)
 {
     const struct sluice_tp_plan *p = h->plan;
     struct cmsg msg;
-    cmsg_init(&msg, MSG_TWOPHASE);
-    cmsg_put_u32(&msg, h->id);
-    cmsg_put_str(&msg, h->tmp);
-    cmsg_put_u64(&msg, h->unit);
-    cmsg_put_u32(&msg, h->chunk);
-    cmsg_put_u64(&msg, p->round_size);
-    cmsg_put_u32(&msg, COMMIT_TP_FORM_ARRAY);
+    commit_twophase_put_head(&msg, h->id, h->tmp, h->unit, h->chunk, p->round_size, COMMIT_TP_FORM_ARRAY);
     cmsg_put_str(&msg, h->record);
     size_t mb = h->mem_first[r], me = h->mem_first[r + 1];
     cmsg_put_u32(&msg, (uint32_t)(me - mb));
@@ -98,12 +92,7 @@ static void put_share(const struct array_home *h, int r)
         if (!h->dom_mark[g])
             continue;
         h->dom_mark[g] = 0; /* clean for the next share */
-        const struct sluice_tp_domain *dm = &p->domains[g];
-        cmsg_put_u32(&msg, (uint32_t)dm->aggregator);
-        cmsg_put_u64(&msg, dm->begin);
-        cmsg_put_u64(&msg, dm->end);
-        cmsg_put_u64(&msg, dm->base);
-        cmsg_put_u32(&msg, dm->nrounds);
+        commit_twophase_put_domain(&msg, &p->domains[g]);
     }
     size_t wb = own >= 0 ? h->who_first[own] : 0, we = own >= 0 ? h->who_first[own + 1] : 0;
     cmsg_put_u32(&msg, (uint32_t)(we - wb));
@@ -258,11 +247,7 @@ int commit_twophase_part_decode_array(struct cmsg *in, int me, struct commit_tp_
     p->ndomains = rc == 0 ? nd : 0;
     for (uint32_t g = 0; rc == 0 && g < nd; g++) {
         struct sluice_tp_domain *dm = &p->domains[g];
-        dm->aggregator = (int)cmsg_get_u32(in);
-        dm->begin = cmsg_get_u64(in);
-        dm->end = cmsg_get_u64(in);
-        dm->base = cmsg_get_u64(in);
-        dm->nrounds = cmsg_get_u32(in);
+        commit_twophase_get_domain(in, dm);
         /* The cutting walks domains in file order: increasing and disjoint, or malformed. */
         if (dm->begin >= dm->end || dm->base > dm->begin || (g > 0 && p->domains[g - 1].end > dm->begin))
             rc = -EPROTO;
