@@ -96,6 +96,8 @@ struct tp_job {
     /* aggregator */
     long dom;
     int out;
+    int *slot_of;  /* per rank: its place among the senders to my domain (ascending), or -1 */
+    size_t nslots; /* those senders */
     struct agg_slot as[2];
     uint32_t next_post, next_write, next_done;
     size_t post_cursor, req_cursor;
@@ -272,17 +274,28 @@ static uint64_t window_begin(const struct tp_job *j, uint32_t r)
     return j->plan.domains[j->dom].base + (uint64_t)r * j->plan.round_size;
 }
 
-struct by_src {
-    int src;
-    size_t k;
-};
-
-static int by_src_cmp(const void *x, const void *y)
+/* Numbers the ranks that send to my domain in increasing rank order, so that each round groups
+ * its pieces by sender with a counting sort (a sort by comparison took 8,192 pieces per round of
+ * 16 MiB in 512-byte rows). O(ranks + pieces), once per job. */
+static int sender_slots(struct tp_job *j)
 {
-    const struct by_src *a = x, *b = y;
-    if (a->src != b->src)
-        return a->src < b->src ? -1 : 1;
-    return (a->k > b->k) - (a->k < b->k);
+    j->slot_of = malloc((size_t)commit_g.size * sizeof *j->slot_of);
+    if (!j->slot_of)
+        return -ENOMEM;
+    for (int r = 0; r < commit_g.size; r++)
+        j->slot_of[r] = -1;
+    for (size_t k = 0; k < j->plan.npieces; k++) {
+        const struct sluice_tp_piece *pc = &j->plan.pieces[k];
+        if (pc->domain == (uint32_t)j->dom && pc->src >= 0 && pc->src < commit_g.size)
+            j->slot_of[pc->src] = 0;
+    }
+    for (int r = 0; r < commit_g.size; r++)
+        if (j->slot_of[r] == 0)
+            j->slot_of[r] = (int)j->nslots++ + 1; /* 0 marked, so number from 1 first */
+    for (int r = 0; r < commit_g.size; r++)
+        if (j->slot_of[r] > 0)
+            j->slot_of[r]--;
+    return 0;
 }
 
 static void post_round(struct tp_job *j, struct agg_slot *s, uint32_t r)
@@ -303,37 +316,43 @@ static void post_round(struct tp_job *j, struct agg_slot *s, uint32_t r)
     /* One message per writer (twophase_msg.h): its pieces of the round, in plan order, each at
      * its offset in the round buffer (no copy). */
     size_t np = e - b;
-    struct by_src *o = malloc((np ? np : 1) * sizeof *o);
+    size_t *o = malloc((np ? np : 1) * sizeof *o), *at = calloc(j->nslots + 1, sizeof *at);
     unsigned char **ptr = malloc((np ? np : 1) * sizeof *ptr);
     int *len = malloc((np ? np : 1) * sizeof *len);
     s->reqs = calloc(np ? np : 1, sizeof(MPI_Request));
     s->msg_first = malloc((np ? np : 1) * sizeof *s->msg_first);
     s->msg_bytes = malloc((np ? np : 1) * sizeof *s->msg_bytes);
-    if (!o || !ptr || !len || !s->reqs || !s->msg_first || !s->msg_bytes)
+    if (!o || !at || !ptr || !len || !s->reqs || !s->msg_first || !s->msg_bytes)
         sluice_fatal(1, "checkpoint commit: out of memory for receive requests");
+    /* The round's pieces grouped by sender, senders ascending, plan order within each. */
     for (size_t k = b; k < e; k++)
-        o[k - b] = (struct by_src){p->pieces[k].src, k};
-    qsort(o, np, sizeof *o, by_src_cmp);
+        at[j->slot_of[p->pieces[k].src] + 1]++;
+    for (size_t x = 1; x <= j->nslots; x++)
+        at[x] += at[x - 1];
+    for (size_t k = b; k < e; k++)
+        o[at[j->slot_of[p->pieces[k].src]]++] = k;
+    free(at);
     uint64_t wb = window_begin(j, r);
     for (size_t x = 0; x < np;) {
         size_t y = x, nrecv = 0;
         uint64_t bytes = 0;
-        for (; y < np && o[y].src == o[x].src; y++) {
-            const struct sluice_tp_piece *pc = &p->pieces[o[y].k];
+        int src = p->pieces[o[x]].src;
+        for (; y < np && p->pieces[o[y]].src == src; y++) {
+            const struct sluice_tp_piece *pc = &p->pieces[o[y]];
             bytes += pc->size;
             if (local_piece(j, pc))
                 continue; /* written from its mapping */
             ptr[nrecv] = s->buf + (pc->file_off - wb);
             len[nrecv++] = (int)pc->size;
         }
-        s->msg_first[s->nreq] = o[x].k;
+        s->msg_first[s->nreq] = o[x];
         s->msg_bytes[s->nreq] = bytes; /* as the writer's trace counts it */
         s->reqs[s->nreq] = MPI_REQUEST_NULL;
         if (nrecv > 0) {
             struct commit_tp_msg msg;
             if (commit_tp_msg_make(ptr, len, nrecv, &msg))
                 sluice_fatal(1, "checkpoint commit: out of memory for a shuffle message");
-            MPI_Irecv(msg.buf, msg.count, msg.type, o[x].src, j->tag, sluice_comm(), &s->reqs[s->nreq]);
+            MPI_Irecv(msg.buf, msg.count, msg.type, src, j->tag, sluice_comm(), &s->reqs[s->nreq]);
             commit_tp_msg_done(&msg);
         }
         s->nreq++;
@@ -564,6 +583,7 @@ static void job_free(struct tp_job *j)
         commit_fs_close(j->out);
     sluice_tp_plan_free(&j->plan);
     free(j->fds);
+    free(j->slot_of);
     free(j->piece_crc);
     free(j->mine);
     free(j->m);
@@ -726,6 +746,9 @@ static void twophase_handle(int home, uint32_t type, struct cmsg *in)
         j->dom = sluice_tp_domain_of(&j->plan, commit_g.rank);
         rc = job_prepare(j);
     }
+    /* Also after a failure above: the rounds are still received (and dropped). */
+    if (j->dom >= 0 && sender_slots(j) != 0 && rc == 0)
+        rc = -ENOMEM;
     if (rc == 0 && j->dom >= 0) {
         /* Only aggregators open the container for the shuffled data. */
         j->out = commit_fs_open(j->tmp, O_WRONLY, 0);
@@ -749,7 +772,7 @@ static void twophase_handle(int home, uint32_t type, struct cmsg *in)
         /* The protocol must still complete: pieces are sent (zeros) and received (dropped),
          * so that the other ranks of this commit are not left waiting; the home sees err. */
         j->err = rc;
-        if (!j->piece_crc || !j->mine || (j->dom >= 0 && (!j->as[0].buf || !j->as[1].buf)))
+        if (!j->piece_crc || !j->mine || (j->dom >= 0 && (!j->slot_of || !j->as[0].buf || !j->as[1].buf)))
             sluice_fatal(1, "checkpoint commit: cannot run the two-phase step (%s)", strerror(-rc));
     }
     j->next = jobs;
