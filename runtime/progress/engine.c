@@ -106,7 +106,8 @@ static _Atomic uint64_t last_work_ns;
  * SLUICE_PROGRESS_BUSY_SLEEP instead of backing off to SLUICE_PROGRESS_SLEEP_MAX: Open MPI
  * without its single-copy mechanism moves a large message only while both sides call MPI, so a
  * 2 ms sleep between polls stretched a 1 GiB commit 11x. Once the window passes with no
- * completion (a peer not there yet), the normal back-off resumes: no unbounded spinning. */
+ * completion (a peer not there yet), an idle round polls every 100 us on free cores and backs
+ * off normally where the cores are all taken (mpi_busy_wait): no unbounded spinning. */
 static _Atomic int mpi_busy;
 static _Atomic uint64_t mpi_busy_last_ns;
 /* Answers awaited from other ranks (sluice_progress_expect): no deep idle while any are, so that
@@ -153,6 +154,9 @@ static bool contended_yield(uint64_t now)
     return contended_since != 0 && now - contended_since < CONTENDED_FOR_NS;
 }
 
+/* The poll interval of the MPI-busy mode past its window, on free cores. */
+#define MPI_BUSY_LATE_SLEEP_NS (100u * 1000u)
+
 /* An idle round while MPI transfers are in flight: true when it was handled (yield or a short
  * sleep), false when the normal back-off applies. */
 static bool mpi_busy_wait(uint64_t did)
@@ -164,8 +168,25 @@ static bool mpi_busy_wait(uint64_t did)
         atomic_store_explicit(&mpi_busy_last_ns, now, memory_order_relaxed);
         return false;
     }
-    if (now - atomic_load_explicit(&mpi_busy_last_ns, memory_order_relaxed) > MPI_BUSY_WINDOW_NS)
-        return false;
+    if (now - atomic_load_explicit(&mpi_busy_last_ns, memory_order_relaxed) > MPI_BUSY_WINDOW_NS) {
+        /* Past the window a peer is not there yet (an aggregator still writing earlier rounds),
+         * and may post its side any moment: a large message then moves only while this side
+         * polls too, so a 2 ms back-off here held a 128 MiB shuffle at 1 GB/s (a writer whose
+         * first round is the aggregator's fifth slept 79 ms in 2 ms steps while its 4 MiB went
+         * across). Where a core is free, poll every MPI_BUSY_LATE_SLEEP_NS (a sleep, not a
+         * spin); where every core is taken, or SLUICE_PROGRESS_BUSY_SLEEP sets the polls,
+         * the normal back-off. */
+        if (sluice_config.PROGRESS_BUSY_SLEEP != 0 || contended_yield(now))
+            return false;
+        sched_yield();
+        if (now_ns() - now > CONTENDED_YIELD_NS) {
+            contended_since = now;
+            return false;
+        }
+        struct timespec t = {0, (long)MPI_BUSY_LATE_SLEEP_NS};
+        nanosleep(&t, NULL);
+        return true;
+    }
     uint64_t us = sluice_config.PROGRESS_BUSY_SLEEP;
     if (us == 0 && contended_yield(now)) {
         struct timespec t = {0, (long)CONTENDED_SLEEP_NS};
