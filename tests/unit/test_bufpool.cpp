@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 // Unit tests of the large-buffer pool (runtime/common/bufpool.h): a buffer given back is handed
 // out again for a request it fits (not one it would waste more than half of); small and huge
-// buffers are never kept (a request of MIN never gets the smaller one back); each size class keeps at most its slots and bytes, so many parity
-// blocks do not crowd out the larger pieces; threads get and give back at once without loss.
+// buffers are never kept (a request of MIN never gets the smaller one back); each size class keeps at most
+// its slots and bytes, so many parity blocks do not crowd out the larger pieces; threads get and give back at
+// once without loss.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,6 +13,7 @@
 
 extern "C" {
 #include "common/bufpool.h"
+#include "common/hugebuf.h"
 }
 
 namespace
@@ -128,6 +130,24 @@ TEST(BufPool, ThreadsGetAndGiveBackAtOnce)
         });
     for (auto &x : t)
         x.join();
+}
+
+// Round buffers: on a 2 MiB boundary, every byte usable, sizes that are not whole huge pages
+// included; the mapping (fault counts are the kernel's business) checked by writing all of it.
+TEST(HugeBuf, AlignedAndUsableAtAnySize)
+{
+    for (size_t n :
+         {(size_t)1, (size_t)4096, (size_t)(1 << 20) + 17, (size_t)(2 << 20), (size_t)(5 << 20) + 3}) {
+        unsigned char *p = static_cast<unsigned char *>(sluice_hugebuf_alloc(n));
+        ASSERT_NE(nullptr, p) << n;
+        EXPECT_EQ(0u, (uintptr_t)p % (2u << 20)) << n;
+        memset(p, 0xA5, n);
+        EXPECT_EQ(0xA5, p[0]);
+        EXPECT_EQ(0xA5, p[n - 1]);
+        sluice_hugebuf_free(p, n);
+    }
+    EXPECT_EQ(nullptr, sluice_hugebuf_alloc(0));
+    sluice_hugebuf_free(nullptr, 0); // ignored
 }
 
 } // namespace

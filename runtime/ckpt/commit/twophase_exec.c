@@ -34,6 +34,7 @@
 #include "ckpt/container/container.h"
 #include "ckpt/twophase/planner_twophase.h"
 #include "common/full_io.h"
+#include "common/hugebuf.h"
 #include "common/log.h"
 #include "common/real.h"
 #include "mpi/roles.h"
@@ -64,7 +65,8 @@ struct send_slot {
 struct agg_slot {
     struct sluice_io_task io; /* the round's write on the I/O thread (first: run() finds the slot) */
     struct tp_job *job;
-    unsigned char *buf;
+    unsigned char *buf; /* the round buffer (hugebuf.h), cap bytes */
+    size_t cap;
     MPI_Request *reqs;
     int nreq, posted;
     int writing; /* handed to the I/O thread; io.done once the round is on its way to the disk */
@@ -574,7 +576,7 @@ static void job_free(struct tp_job *j)
     for (int i = 0; i < 2; i++) {
         free(j->ss[i].buf);
         free(j->ss[i].reqs);
-        free(j->as[i].buf);
+        sluice_hugebuf_free(j->as[i].buf, j->as[i].cap);
         free(j->as[i].reqs);
         free(j->as[i].msg_first);
         free(j->as[i].msg_bytes);
@@ -761,7 +763,8 @@ static void twophase_handle(int home, uint32_t type, struct cmsg *in)
         const struct sluice_tp_domain *d = &j->plan.domains[j->dom];
         uint64_t cap = d->end - d->base < j->plan.round_size ? d->end - d->base : j->plan.round_size;
         for (int i = 0; rc == 0 && i < 2; i++) {
-            j->as[i].buf = malloc(cap);
+            j->as[i].buf = sluice_hugebuf_alloc(cap);
+            j->as[i].cap = cap;
             if (!j->as[i].buf)
                 rc = -ENOMEM;
             else

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* Buffers of several MiB that are filled once, right away, by a copy (a two-phase aggregator's
+ * round buffers, which MPI receives into). Fresh anonymous memory costs a page fault per 4 KiB
+ * at its first touch, inside that copy (1-4 us each on a host: 8,192 faults for two 16 MiB
+ * rounds, the first two rounds of a shuffle twice as slow as the next); these are mapped on a
+ * 2 MiB boundary and marked for transparent huge pages (MADV_HUGEPAGE), one fault per 2 MiB
+ * where the kernel allows it (THP "always" or "madvise"), ordinary pages elsewhere. Pure code
+ * (util). */
+#ifndef SLUICE_COMMON_HUGEBUF_H
+#define SLUICE_COMMON_HUGEBUF_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* n bytes (n > 0), or NULL where memory ran out. Free with sluice_hugebuf_free(p, n). */
+void *sluice_hugebuf_alloc(size_t n);
+void sluice_hugebuf_free(void *p, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
