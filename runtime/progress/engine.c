@@ -113,6 +113,8 @@ static _Atomic uint64_t mpi_busy_last_ns;
 /* Answers awaited from other ranks (sluice_progress_expect): no deep idle while any are, so that
  * an answer waits at most SLUICE_PROGRESS_SLEEP_MAX, not SLUICE_PROGRESS_IDLE_SLEEP. */
 static _Atomic int expecting;
+/* Program threads blocked until the commits are done (sluice_progress_urgent). */
+static _Atomic int urgent;
 #define MPI_BUSY_WINDOW_NS (50u * 1000u * 1000u)
 
 static uint64_t now_ns(void)
@@ -128,6 +130,12 @@ void sluice_progress_mpi_busy(int delta)
         atomic_store_explicit(&mpi_busy_last_ns, now_ns(), memory_order_relaxed);
         sluice_progress_wake();
     }
+}
+
+void sluice_progress_urgent(int delta)
+{
+    if (atomic_fetch_add_explicit(&urgent, delta, memory_order_acq_rel) + delta > 0)
+        sluice_progress_wake();
 }
 
 void sluice_progress_expect(int delta)
@@ -157,36 +165,43 @@ static bool contended_yield(uint64_t now)
 /* The poll interval of the MPI-busy mode past its window, on free cores. */
 #define MPI_BUSY_LATE_SLEEP_NS (100u * 1000u)
 
-/* An idle round while MPI transfers are in flight: true when it was handled (yield or a short
- * sleep), false when the normal back-off applies. */
+/* An idle round where a peer or a blocked program thread may need this thread any moment, but
+ * not within the busy window: poll every MPI_BUSY_LATE_SLEEP_NS where a yield shows a free core
+ * (a sleep, not a spin); where every core is taken, or SLUICE_PROGRESS_BUSY_SLEEP sets the
+ * polls, false: the normal back-off. Past the busy window a peer is not there yet (an
+ * aggregator still writing earlier rounds) and may post its side any moment: a large message
+ * then moves only while this side polls too, so a 2 ms back-off there held a 128 MiB shuffle at
+ * 1 GB/s (a writer whose first round is the aggregator's fifth slept 79 ms in 2 ms steps while
+ * its 4 MiB went across). */
+static bool late_poll(uint64_t now)
+{
+    if (sluice_config.PROGRESS_BUSY_SLEEP != 0 || contended_yield(now))
+        return false;
+    sched_yield();
+    if (now_ns() - now > CONTENDED_YIELD_NS) {
+        contended_since = now;
+        return false;
+    }
+    struct timespec t = {0, (long)MPI_BUSY_LATE_SLEEP_NS};
+    nanosleep(&t, NULL);
+    return true;
+}
+
+/* An idle round while MPI transfers are in flight or a program thread waits on the commits: true
+ * when it was handled (yield or a short sleep), false when the normal back-off applies. */
 static bool mpi_busy_wait(uint64_t did)
 {
-    if (atomic_load_explicit(&mpi_busy, memory_order_acquire) <= 0)
+    bool busy = atomic_load_explicit(&mpi_busy, memory_order_acquire) > 0;
+    if (!busy && atomic_load_explicit(&urgent, memory_order_acquire) <= 0)
         return false;
     uint64_t now = now_ns();
     if (did > 0) {
-        atomic_store_explicit(&mpi_busy_last_ns, now, memory_order_relaxed);
+        if (busy)
+            atomic_store_explicit(&mpi_busy_last_ns, now, memory_order_relaxed);
         return false;
     }
-    if (now - atomic_load_explicit(&mpi_busy_last_ns, memory_order_relaxed) > MPI_BUSY_WINDOW_NS) {
-        /* Past the window a peer is not there yet (an aggregator still writing earlier rounds),
-         * and may post its side any moment: a large message then moves only while this side
-         * polls too, so a 2 ms back-off here held a 128 MiB shuffle at 1 GB/s (a writer whose
-         * first round is the aggregator's fifth slept 79 ms in 2 ms steps while its 4 MiB went
-         * across). Where a core is free, poll every MPI_BUSY_LATE_SLEEP_NS (a sleep, not a
-         * spin); where every core is taken, or SLUICE_PROGRESS_BUSY_SLEEP sets the polls,
-         * the normal back-off. */
-        if (sluice_config.PROGRESS_BUSY_SLEEP != 0 || contended_yield(now))
-            return false;
-        sched_yield();
-        if (now_ns() - now > CONTENDED_YIELD_NS) {
-            contended_since = now;
-            return false;
-        }
-        struct timespec t = {0, (long)MPI_BUSY_LATE_SLEEP_NS};
-        nanosleep(&t, NULL);
-        return true;
-    }
+    if (!busy || now - atomic_load_explicit(&mpi_busy_last_ns, memory_order_relaxed) > MPI_BUSY_WINDOW_NS)
+        return late_poll(now);
     uint64_t us = sluice_config.PROGRESS_BUSY_SLEEP;
     if (us == 0 && contended_yield(now)) {
         struct timespec t = {0, (long)CONTENDED_SLEEP_NS};

@@ -39,6 +39,11 @@ void sluice_progress_mpi_busy(int delta);
  * growing to SLUICE_PROGRESS_IDLE_SLEEP, so that an answer is noticed within that bound (a
  * commit's "member written" and "durable" answers come after quiet spells of 100 ms and more). */
 void sluice_progress_expect(int delta);
+/* Counts program threads blocked until this process's commits are done (+1 when one starts
+ * waiting, -1 when it stops): while any are, an idle thread polls every 100 us where a core is
+ * free, as in the MPI-busy mode past its window, so that the "durable" answer reaches them
+ * without the back-off's up to SLUICE_PROGRESS_SLEEP_MAX. */
+void sluice_progress_urgent(int delta);
 /* True on the progress thread itself. */
 int sluice_progress_is_self(void);
 /* Whether the engine has work under way (an MPI transfer in flight, or work found in the last

@@ -214,6 +214,7 @@ static void go_stop(void *arg)
 
 static void wait_quiet(void)
 {
+    sluice_progress_urgent(1); /* this thread waits on the answers: no back-off for them */
     pthread_mutex_lock(&commit_g.lock);
     __atomic_add_fetch(&quiet_waiters, 1, __ATOMIC_RELEASE);
     while (!commit_quiet_locked()) {
@@ -230,6 +231,7 @@ static void wait_quiet(void)
     }
     __atomic_sub_fetch(&quiet_waiters, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&commit_g.lock);
+    sluice_progress_urgent(-1);
 }
 
 static int exiting; /* set by the finalize hook and the destructor */
