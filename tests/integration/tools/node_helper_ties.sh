@@ -67,6 +67,10 @@ timeout 30 bash -c 'until grep -q "^died 1 " heard.txt 2> /dev/null; do sleep 0.
 touch marks/fin.2
 # The rest but the last two end while the watcher is stopped: it finds them all in one wake-up.
 kill -STOP "$watcher"
+# kill returns before the watcher stops: one not yet scheduled would scan its pidfds on its way to
+# the stop, and ranks killed by then made a wake-up of their own (seen under load, two times).
+timeout 30 bash -c "until [ \"\$(sed 's/.*) //' /proc/$watcher/stat | cut -d' ' -f1)\" = T ]; do sleep 0.01; done" ||
+  fail "the watcher never stopped"
 kill -9 "${pids[@]:2:n-4}"
 wait "${pids[@]:2:n-4}" 2> /dev/null || true
 kill -CONT "$watcher"
