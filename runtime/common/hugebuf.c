@@ -5,18 +5,67 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
 #define HUGE_PAGE ((size_t)2 << 20)
+
+/* Mappings kept for reuse, at most this many and this many bytes (hugebuf.h). */
+#define KEEP_SLOTS 6
+#define KEEP_BYTES ((size_t)64 << 20)
+
+static struct {
+    void *p[KEEP_SLOTS];
+    size_t len[KEEP_SLOTS];
+    int n;
+    size_t kept;
+} cache;
+static char busy; /* a try-lock: whoever finds it taken maps or unmaps directly */
+
+static int take(void)
+{
+    return !__atomic_test_and_set(&busy, __ATOMIC_ACQUIRE);
+}
+
+static void give(void)
+{
+    __atomic_clear(&busy, __ATOMIC_RELEASE);
+}
 
 static size_t round_up(size_t n)
 {
     return (n + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
 }
 
-void *sluice_hugebuf_alloc(size_t n)
+/* A kept mapping of len bytes (the smallest that holds len without doubling it, its excess
+ * unmapped), or NULL. */
+static void *from_cache(size_t len)
 {
-    if (n == 0 || n > SIZE_MAX - 2 * HUGE_PAGE)
+    if (!take())
         return NULL;
-    size_t len = round_up(n);
+    int best = -1;
+    for (int i = 0; i < cache.n; i++)
+        if (cache.len[i] >= len && cache.len[i] <= 2 * len && (best < 0 || cache.len[i] < cache.len[best]))
+            best = i;
+    char *p = NULL;
+    size_t have = 0;
+    if (best >= 0) {
+        p = cache.p[best];
+        have = cache.len[best];
+        cache.kept -= have;
+        cache.n--;
+        cache.p[best] = cache.p[cache.n];
+        cache.len[best] = cache.len[cache.n];
+    }
+    give();
+    if (p && have > len)
+        munmap(p + len, have - len);
+    return p;
+}
+
+static void *map_aligned(size_t len)
+{
     /* Map a huge page more than needed, then give back what lies before the first boundary
      * and after the buffer. */
     char *raw = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -32,8 +81,39 @@ void *sluice_hugebuf_alloc(size_t n)
     return p;
 }
 
+void *sluice_hugebuf_alloc(size_t n)
+{
+    if (n == 0 || n > SIZE_MAX - 2 * HUGE_PAGE)
+        return NULL;
+    size_t len = round_up(n);
+    void *p = from_cache(len);
+    if (!p)
+        p = map_aligned(len);
+    /* Every page in one call rather than a fault per page at first touch; older kernels
+     * refuse it (EINVAL) and fault as before. A kept mapping's pages the kernel took back
+     * (MADV_FREE below) come back here too. */
+    if (p)
+        (void)madvise(p, len, MADV_POPULATE_WRITE);
+    return p;
+}
+
 void sluice_hugebuf_free(void *p, size_t n)
 {
-    if (p)
-        munmap(p, round_up(n));
+    if (!p)
+        return;
+    size_t len = round_up(n);
+    if (take()) {
+        int keep = cache.n < KEEP_SLOTS && cache.kept + len <= KEEP_BYTES;
+        if (keep) {
+            /* Kept, but the kernel may take its pages back under memory pressure. */
+            (void)madvise(p, len, MADV_FREE);
+            cache.p[cache.n] = p;
+            cache.len[cache.n++] = len;
+            cache.kept += len;
+        }
+        give();
+        if (keep)
+            return;
+    }
+    munmap(p, len);
 }

@@ -6,8 +6,10 @@
 // once without loss.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstring>
 #include <set>
+#include <sys/mman.h>
 #include <thread>
 #include <vector>
 
@@ -148,6 +150,60 @@ TEST(HugeBuf, AlignedAndUsableAtAnySize)
     }
     EXPECT_EQ(nullptr, sluice_hugebuf_alloc(0));
     sluice_hugebuf_free(nullptr, 0); // ignored
+}
+
+static bool mapped(const void *p, size_t n)
+{
+    unsigned char v[1];
+    return mincore(const_cast<void *>(p), n < 4096 ? n : 4096, v) == 0 || errno != ENOMEM;
+}
+
+// A freed buffer is kept and handed out again for the next buffer of its size, or for a
+// smaller one (at least half its size) with the excess unmapped: the next version's round
+// buffers and index fault nothing in. (Sizes no other test here keeps.)
+TEST(HugeBuf, FreedBuffersAreReusedAndTrimmed)
+{
+    const size_t mib = 1u << 20;
+    unsigned char *a = static_cast<unsigned char *>(sluice_hugebuf_alloc(10 * mib));
+    ASSERT_NE(nullptr, a);
+    memset(a, 1, 10 * mib);
+    sluice_hugebuf_free(a, 10 * mib);
+    unsigned char *b = static_cast<unsigned char *>(sluice_hugebuf_alloc(8 * mib - 5)); // 8 MiB mapped
+    EXPECT_EQ(a, b);
+    EXPECT_TRUE(mapped(b + 8 * mib - 4096, 1));
+    EXPECT_FALSE(mapped(b + 8 * mib, 1)); // the kept 10 MiB trimmed to the 8 asked for
+    memset(b, 2, 8 * mib - 5);
+    EXPECT_EQ(2, b[8 * mib - 6]);
+    sluice_hugebuf_free(b, 8 * mib - 5);
+    // Less than half of the kept 8 MiB: a mapping of its own.
+    unsigned char *c = static_cast<unsigned char *>(sluice_hugebuf_alloc(2 * mib));
+    ASSERT_NE(nullptr, c);
+    EXPECT_NE(b, c);
+    unsigned char *d = static_cast<unsigned char *>(sluice_hugebuf_alloc(8 * mib));
+    EXPECT_EQ(b, d);
+    sluice_hugebuf_free(c, 2 * mib);
+    sluice_hugebuf_free(d, 8 * mib);
+}
+
+// At most 6 mappings and 64 MiB are kept: past that, freed buffers are unmapped.
+TEST(HugeBuf, KeepsAtMostItsSlotsAndBytes)
+{
+    const size_t mib = 1u << 20;
+    std::vector<void *> v;
+    for (int i = 0; i < 10; i++)
+        v.push_back(sluice_hugebuf_alloc(2 * mib));
+    for (void *p : v)
+        sluice_hugebuf_free(p, 2 * mib);
+    int kept = 0;
+    for (void *p : v)
+        kept += mapped(p, 1);
+    EXPECT_LE(kept, 6);
+    void *big = sluice_hugebuf_alloc(40 * mib), *big2 = sluice_hugebuf_alloc(40 * mib);
+    ASSERT_NE(nullptr, big);
+    ASSERT_NE(nullptr, big2);
+    sluice_hugebuf_free(big, 40 * mib);
+    sluice_hugebuf_free(big2, 40 * mib); // both would exceed the 64 MiB kept
+    EXPECT_FALSE(mapped(big, 1) && mapped(big2, 1));
 }
 
 } // namespace

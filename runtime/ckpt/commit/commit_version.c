@@ -13,6 +13,7 @@
 #include "ckpt/twophase/stripe.h"
 #include "common/align.h"
 #include "common/host_name.h"
+#include "common/hugebuf.h"
 #include "common/log.h"
 #include "common/private_dir.h"
 #include "common/real.h"
@@ -107,7 +108,10 @@ void commit_version_finish(struct hcommit *c)
         next += c->mem[i].keep ? member_extents(c, &c->mem[i], NULL) : 0;
     }
     struct sluice_member *mm = calloc(nkeep ? nkeep : 1, sizeof(*mm));
-    struct sluice_extent *ext = calloc(next ? next : 1, sizeof(*ext));
+    /* A row per extent for an array set (32,776 for a 16 MiB array of 8 ranks): huge pages
+     * put in place at once, kept for the next version (hugebuf.h). */
+    size_t ext_bytes = (next ? next : 1) * sizeof(struct sluice_extent);
+    struct sluice_extent *ext = sluice_hugebuf_alloc(ext_bytes);
     size_t *order = calloc(nkeep ? nkeep : 1, sizeof(*order));
     int err = (mm && ext && order) ? 0 : -ENOMEM;
     size_t k = 0;
@@ -150,7 +154,7 @@ void commit_version_finish(struct hcommit *c)
     size_t tail_size = 0;
     if (err == 0) {
         tail_size = sluice_container_tail_size(mm, (uint32_t)nkeep);
-        tail = malloc(tail_size);
+        tail = sluice_hugebuf_alloc(tail_size);
         if (!tail)
             err = -ENOMEM;
     }
@@ -179,9 +183,9 @@ void commit_version_finish(struct hcommit *c)
         commit_fs_unlink(c->tmp);
     else
         err = commit_fs_fsync_dir(c->dir, c->tmp);
-    free(tail);
+    sluice_hugebuf_free(tail, tail_size);
     free(mm);
-    free(ext);
+    sluice_hugebuf_free(ext, ext_bytes);
     free(order);
     if (err == 0) {
         c->set->last_version = c->version;
