@@ -20,7 +20,8 @@
 
 #include "ckpt/container/container.h"
 
-namespace {
+namespace
+{
 
 struct Seg {
     uint64_t logical, length;
@@ -29,7 +30,7 @@ struct Seg {
 struct TM {
     std::string path;
     int32_t rank;
-    std::string content; // logical bytes; holes are zeros here
+    std::string content;   // logical bytes; holes are zeros here
     std::vector<Seg> segs; // data segments; empty: one segment over everything (if non-empty)
 };
 
@@ -47,7 +48,10 @@ sluice_container_meta make_meta(const char *key, uint32_t block = 4096, uint64_t
     return m;
 }
 
-uint64_t up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+uint64_t up(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) / a * a;
+}
 
 // Builds an image with the primitives, the way the commit engine does. Each member starts on
 // a block boundary; with `scatter`, extents of a member are placed in reverse order (file
@@ -95,8 +99,8 @@ std::vector<unsigned char> build(const sluice_container_meta &meta, const std::v
     img.resize(index_offset, 0);
     size_t ts = sluice_container_tail_size(members.data(), (uint32_t)members.size());
     img.resize(index_offset + ts);
-    long n = sluice_container_encode_tail(&meta, members.data(), (uint32_t)members.size(),
-                                          index_offset, img.data() + index_offset, ts);
+    long n = sluice_container_encode_tail(&meta, members.data(), (uint32_t)members.size(), index_offset,
+                                          img.data() + index_offset, ts);
     EXPECT_EQ(n, (long)ts);
     long hs = sluice_container_encode_header(&meta, img.data(), img.size());
     EXPECT_EQ(hs, (long)sluice_container_header_size(meta.set_key));
@@ -119,8 +123,7 @@ std::string read_all(const sluice_container *c, uint32_t i)
     return out;
 }
 
-void expect_same(const sluice_container *c, const sluice_container_meta &meta,
-                 const std::vector<TM> &ms)
+void expect_same(const sluice_container *c, const sluice_container_meta &meta, const std::vector<TM> &ms)
 {
     EXPECT_STREQ(c->meta.set_key, meta.set_key);
     EXPECT_EQ(c->meta.version, meta.version);
@@ -185,8 +188,10 @@ TEST(ContainerCodec, ManyMembers)
     auto meta = make_meta("/scratch/job/restart_0042_%r.dat", 4096, 42);
     std::vector<TM> ms;
     for (int r = 0; r < 2000; r++)
-        ms.push_back({"/scratch/job/restart_0042_" + std::to_string(r) + ".dat", r,
-                      random_bytes(rng, rng() % 300), {}});
+        ms.push_back({"/scratch/job/restart_0042_" + std::to_string(r) + ".dat",
+                      r,
+                      random_bytes(rng, rng() % 300),
+                      {}});
     auto img = build(meta, ms);
     sluice_container *c = nullptr;
     char err[4096] = "";
@@ -243,8 +248,7 @@ TEST(ContainerCodec, SeveralExtentsHolesAndScatteredPlacement)
         auto img = build(meta, ms, scatter);
         sluice_container *c = nullptr;
         char err[4096] = "";
-        ASSERT_EQ(sluice_container_parse(img.data(), img.size(), "mem", &c, err, sizeof err), 0)
-            << err;
+        ASSERT_EQ(sluice_container_parse(img.data(), img.size(), "mem", &c, err, sizeof err), 0) << err;
         expect_same(c, meta, ms);
         EXPECT_EQ(c->members[0].n_extents, 2u);
         EXPECT_EQ(c->members[1].n_extents, 6u);
@@ -389,8 +393,9 @@ TEST(ContainerCodec, ChunkChecksums)
 
 // Real files: sluice_container_write from descriptors (with a sparse source) and buffers,
 // then open/verify/copy from the file system.
-class ContainerFile : public ::testing::Test {
-protected:
+class ContainerFile : public ::testing::Test
+{
+  protected:
     std::string dir;
     void SetUp() override
     {
@@ -521,7 +526,8 @@ TEST_F(ContainerFile, ScanDirListsContainersSortedAndSkipsTempNames)
 // Inside libsluice.so the engine routes the container code's system calls to the real libc
 // functions (sluice_container_set_io), so that they never re-enter sluice's own wrappers. That
 // only works if every call goes through the table: count them.
-namespace counting {
+namespace counting
+{
 int opens, closes, preads, pwrites, fstats, lseeks, ftruncates, opendirs, readdirs, closedirs;
 int open_(const char *p, int flags, ...)
 {
@@ -532,23 +538,50 @@ int open_(const char *p, int flags, ...)
     opens++;
     return open(p, flags, mode);
 }
-int close_(int fd) { return closes++, close(fd); }
-ssize_t pread_(int fd, void *b, size_t n, off_t o) { return preads++, pread(fd, b, n, o); }
-ssize_t pwrite_(int fd, const void *b, size_t n, off_t o) { return pwrites++, pwrite(fd, b, n, o); }
-int fstat_(int fd, struct stat *st) { return fstats++, fstat(fd, st); }
-off_t lseek_(int fd, off_t o, int w) { return lseeks++, lseek(fd, o, w); }
-int ftruncate_(int fd, off_t l) { return ftruncates++, ftruncate(fd, l); }
-DIR *opendir_(const char *p) { return opendirs++, opendir(p); }
-struct dirent *readdir_(DIR *d) { return readdirs++, readdir(d); }
-int closedir_(DIR *d) { return closedirs++, closedir(d); }
+int close_(int fd)
+{
+    return closes++, close(fd);
+}
+ssize_t pread_(int fd, void *b, size_t n, off_t o)
+{
+    return preads++, pread(fd, b, n, o);
+}
+ssize_t pwrite_(int fd, const void *b, size_t n, off_t o)
+{
+    return pwrites++, pwrite(fd, b, n, o);
+}
+int fstat_(int fd, struct stat *st)
+{
+    return fstats++, fstat(fd, st);
+}
+off_t lseek_(int fd, off_t o, int w)
+{
+    return lseeks++, lseek(fd, o, w);
+}
+int ftruncate_(int fd, off_t l)
+{
+    return ftruncates++, ftruncate(fd, l);
+}
+DIR *opendir_(const char *p)
+{
+    return opendirs++, opendir(p);
+}
+struct dirent *readdir_(DIR *d)
+{
+    return readdirs++, readdir(d);
+}
+int closedir_(DIR *d)
+{
+    return closedirs++, closedir(d);
+}
 } // namespace counting
 
 TEST_F(ContainerFile, EverySystemCallGoesThroughTheIoTable)
 {
     using namespace counting;
-    const sluice_container_io counted = {open_, close_, pread_, pwrite_, fstat_,
+    const sluice_container_io counted = {open_,  close_,     pread_,   pwrite_,  fstat_,
                                          lseek_, ftruncate_, opendir_, readdir_, closedir_};
-    const sluice_container_io libc = {open, close, pread, pwrite, fstat,
+    const sluice_container_io libc = {open,  close,     pread,   pwrite,  fstat,
                                       lseek, ftruncate, opendir, readdir, closedir};
     sluice_container_set_io(&counted);
     std::string key = dir + "/ckpt.%r", m0 = dir + "/ckpt.0";
@@ -587,4 +620,105 @@ TEST_F(ContainerFile, EverySystemCallGoesThroughTheIoTable)
     EXPECT_EQ(opendirs, 1);
     EXPECT_GE(readdirs, 3);
     EXPECT_EQ(closedirs, 1);
+}
+
+namespace
+{
+
+// Members of a global array's shape: many extents each, chunk checksums on some, a 0-byte one.
+struct Shaped {
+    std::vector<std::string> paths;
+    std::vector<std::vector<sluice_extent>> ext;
+    std::vector<std::vector<uint32_t>> chunks, zeros;
+    std::vector<sluice_member> m;
+};
+
+Shaped shaped(std::mt19937 &rng)
+{
+    Shaped s;
+    const int n = 5;
+    s.paths.resize(n);
+    s.ext.resize(n);
+    s.chunks.resize(n);
+    s.zeros.resize(n);
+    s.m.resize(n);
+    uint64_t file = 8192;
+    for (int i = 0; i < n; i++) {
+        s.paths[i] = "/ckpt/run/ckpt." + std::to_string(i);
+        uint64_t size = i == 3 ? 0 : 64 + 512 * (100 + i * 37);
+        for (uint64_t at = 0; at < size; at += at ? 512 : 64) {
+            s.ext[i].push_back({at, file + 2 * at, at ? uint64_t{512} : uint64_t{64}});
+        }
+        file += 4 * size + 4096;
+        if (i != 1) // member 1: no chunk checksums
+            for (uint64_t at = 0; at < size; at += 16384)
+                s.chunks[i].push_back((uint32_t)rng());
+        s.zeros[i].assign(s.chunks[i].size(), 0);
+        s.m[i] = sluice_member{};
+        s.m[i].path = s.paths[i].c_str();
+        s.m[i].member_rank = i;
+        s.m[i].writer_rank = i;
+        s.m[i].size = size;
+        s.m[i].mtime_ns = 1600000000000000000LL + i;
+        s.m[i].crc32c = (uint32_t)rng();
+        s.m[i].n_extents = (uint32_t)s.ext[i].size();
+        s.m[i].extents = s.ext[i].data();
+        s.m[i].chunk_size = s.chunks[i].empty() ? 0 : 16384;
+        s.m[i].n_chunks = (uint32_t)s.chunks[i].size();
+        s.m[i].chunk_crc = s.chunks[i].data();
+    }
+    return s;
+}
+
+} // namespace
+
+// A tail encoded while the data moves (checksums zero, the description as planned), then
+// patched with the checksums and the final description, is byte for byte the tail encoded at
+// the end; a tail of another shape is refused, never patched into a wrong index.
+TEST(ContainerCodec, PatchedTailEqualsTheTailEncodedAtTheEnd)
+{
+    std::mt19937 rng(7);
+    Shaped s = shaped(rng);
+    const uint32_t n = (uint32_t)s.m.size();
+    const uint64_t index_offset = 1u << 22;
+    sluice_container_meta planned = make_meta("/ckpt/run/ckpt.%r"), final_meta = planned;
+    final_meta.flags = SLUICE_CONTAINER_F_PARTIAL; // a member vanished meanwhile: the header changed
+    size_t ts = sluice_container_tail_size(s.m.data(), n);
+    std::vector<unsigned char> want(ts), ahead(ts);
+    ASSERT_EQ(sluice_container_encode_tail(&final_meta, s.m.data(), n, index_offset, want.data(), ts),
+              (long)ts);
+
+    std::vector<sluice_member> blank = s.m;
+    for (uint32_t i = 0; i < n; i++) {
+        blank[i].crc32c = 0;
+        blank[i].chunk_crc = s.zeros[i].data();
+    }
+    ASSERT_EQ(sluice_container_encode_tail(&planned, blank.data(), n, index_offset, ahead.data(), ts),
+              (long)ts);
+    EXPECT_NE(want, ahead);
+    std::vector<unsigned char> other = ahead;
+    ASSERT_EQ(sluice_container_patch_tail(&final_meta, s.m.data(), n, index_offset, ahead.data(), ts),
+              (long)ts);
+    EXPECT_EQ(want, ahead);
+
+    // Other shapes: a member fewer, a member without its chunk checksums, another path, another
+    // size; the tail is left for a fresh encoding.
+    std::vector<sluice_member> m = s.m;
+    EXPECT_EQ(sluice_container_patch_tail(&final_meta, m.data(), n - 1, index_offset, other.data(), ts),
+              -EINVAL);
+    m[2].n_chunks = 0;
+    m[2].chunk_size = 0;
+    EXPECT_EQ(sluice_container_patch_tail(&final_meta, m.data(), n, index_offset, other.data(),
+                                          sluice_container_tail_size(m.data(), n)),
+              -EINVAL);
+    m = s.m;
+    std::string moved = "/ckpt/run/ckpt.9";
+    m[4].path = moved.c_str();
+    EXPECT_EQ(sluice_container_patch_tail(&final_meta, m.data(), n, index_offset, other.data(), ts), -EINVAL);
+    m = s.m;
+    m[0].size -= 1;
+    EXPECT_EQ(sluice_container_patch_tail(&final_meta, m.data(), n, index_offset, other.data(), ts), -EINVAL);
+    m = s.m;
+    m[4].member_rank = 7;
+    EXPECT_EQ(sluice_container_patch_tail(&final_meta, m.data(), n, index_offset, other.data(), ts), -EINVAL);
 }

@@ -169,6 +169,7 @@ static void commit_free(struct hcommit *c)
             break;
         }
     }
+    commit_index_forget(c); /* before the paths its records point at */
     for (size_t i = 0; i < c->nmem; i++) {
         free(c->mem[i].path);
         free(c->mem[i].stage);

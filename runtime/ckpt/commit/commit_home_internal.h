@@ -66,7 +66,8 @@ struct hcommit {
     int64_t created_ns;
     uint32_t header_flags; /* the flags of the header written at offset 0 */
     uint32_t block;
-    struct sluice_array *array; /* the set is one global array (commit_array.c), else NULL */
+    struct sluice_array *array;       /* the set is one global array (commit_array.c), else NULL */
+    struct commit_index_ahead *ahead; /* its tail encoded while the data moves (commit_index.c) */
     int err;
     struct waiter *waiters;
     struct hcommit *next;
@@ -119,6 +120,17 @@ void commit_version_plan(struct hcommit *c);
 struct gm *commit_version_add_member(struct hcommit *c);
 /* Every writer answered: index, footer, durability, atomic replacement. */
 void commit_version_finish(struct hcommit *c);
+
+/* commit_index.c: the version's tail (index, copy, footers) */
+struct sluice_container_meta;
+/* Starts encoding c's tail on the index lane while the data moves (array sets, whose index
+ * lists a row per extent; a no-op for others). meta: the description as planned. */
+void commit_index_ahead(struct hcommit *c, const struct sluice_container_meta *meta);
+/* c's tail for meta once every writer answered, in *tail (sluice_hugebuf_free(*tail, *size)):
+ * the one encoded ahead with the checksums filled in, else encoded now. 0 or -errno. */
+int commit_index_tail(struct hcommit *c, const struct sluice_container_meta *meta, void **tail, size_t *size);
+/* Drops c's tail encoded ahead, if any (after the index lane is done with it). */
+void commit_index_forget(struct hcommit *c);
 
 /* redundancy/level_home.c: versions kept node-local (docs/REDUNDANCY.md) */
 /* The version number to seal the set's complete collection as (kept node-local, not drained),

@@ -59,42 +59,6 @@ static void fill_meta(const struct hcommit *c, struct sluice_container_meta *met
         meta->flags |= SLUICE_CONTAINER_F_PARTIAL;
 }
 
-static const struct gm *order_base; /* progress thread only */
-static int order_cmp(const void *a, const void *b)
-{
-    const struct gm *x = &order_base[*(const size_t *)a], *y = &order_base[*(const size_t *)b];
-    if (x->member_rank != y->member_rank)
-        return x->member_rank < y->member_rank ? -1 : 1;
-    return strcmp(x->path, y->path);
-}
-
-/* The extents of member g in the new file (written to ext unless NULL; returns the count):
- * the data runs its writer stored, a carried member's extents in the previous version, else
- * one dense extent. Holes are never written and read as zeros (docs/FORMAT.md). */
-static uint32_t member_extents(const struct hcommit *c, const struct gm *g, struct sluice_extent *ext)
-{
-    if (g->size == 0)
-        return 0;
-    if (c->array)
-        return commit_array_member_extents(c, g, ext);
-    if (g->src < 0 && g->old_index >= 0 && c->old) {
-        const struct sluice_member *om = &c->old->members[g->old_index];
-        for (uint32_t e = 0; ext && e < om->n_extents; e++)
-            ext[e] = (struct sluice_extent){om->extents[e].logical, g->offset + om->extents[e].logical,
-                                            om->extents[e].length};
-        return om->n_extents;
-    }
-    if (g->runs == NULL) {
-        if (ext)
-            ext[0] = (struct sluice_extent){0, g->offset, g->size};
-        return 1;
-    }
-    for (uint32_t r = 0; ext && r < g->nruns; r++)
-        ext[r] =
-            (struct sluice_extent){g->runs[r].logical, g->offset + g->runs[r].logical, g->runs[r].length};
-    return g->nruns;
-}
-
 /* All writers reported: index, footer, durability, atomic replacement. */
 void commit_version_finish(struct hcommit *c)
 {
@@ -102,70 +66,19 @@ void commit_version_finish(struct hcommit *c)
         commit_home_complete(c, c->err);
         return;
     }
-    size_t nkeep = 0, next = 0;
-    for (size_t i = 0; i < c->nmem; i++) {
-        nkeep += c->mem[i].keep;
-        next += c->mem[i].keep ? member_extents(c, &c->mem[i], NULL) : 0;
-    }
-    struct sluice_member *mm = calloc(nkeep ? nkeep : 1, sizeof(*mm));
-    /* A row per extent for an array set (32,776 for a 16 MiB array of 8 ranks): huge pages
-     * put in place at once, kept for the next version (hugebuf.h). */
-    size_t ext_bytes = (next ? next : 1) * sizeof(struct sluice_extent);
-    struct sluice_extent *ext = sluice_hugebuf_alloc(ext_bytes);
-    size_t *order = calloc(nkeep ? nkeep : 1, sizeof(*order));
-    int err = (mm && ext && order) ? 0 : -ENOMEM;
-    size_t k = 0;
-    for (size_t i = 0; err == 0 && i < c->nmem; i++)
-        if (c->mem[i].keep)
-            order[k++] = i;
-    /* The index lists members in rank order, like the data. */
-    order_base = c->mem;
-    if (err == 0)
-        qsort(order, nkeep, sizeof(*order), order_cmp);
-    k = 0;
-    size_t e0 = 0;
-    for (size_t o = 0; err == 0 && o < nkeep; o++) {
-        struct gm *g = &c->mem[order[o]];
-        uint32_t ne = member_extents(c, g, &ext[e0]);
-        mm[k] = (struct sluice_member){.path = g->path,
-                                       .member_rank = g->member_rank,
-                                       .writer_rank = g->writer_rank,
-                                       .size = g->size,
-                                       .mtime_ns = g->mtime_ns,
-                                       .crc32c = g->crc,
-                                       .n_extents = ne,
-                                       .extents = ne ? &ext[e0] : NULL,
-                                       .chunk_size = g->chunk_crc ? g->chunk_size : 0,
-                                       .n_chunks = g->chunk_crc ? g->nchunks : 0,
-                                       .chunk_crc = g->chunk_crc};
-        e0 += ne;
-        k++;
-    }
-
+    int err = 0;
     struct sluice_container_meta meta;
     fill_meta(c, &meta);
     /* A member that vanished while its bytes moved (unlinked by another rank) changes the
      * description (the partial flag): the header must say what the footer says, or the version
      * reads as torn. */
-    if (err == 0 && meta.flags != c->header_flags)
+    if (meta.flags != c->header_flags)
         err = write_header(c, &meta);
 
     void *tail = NULL;
     size_t tail_size = 0;
-    if (err == 0) {
-        tail_size = sluice_container_tail_size(mm, (uint32_t)nkeep);
-        tail = sluice_hugebuf_alloc(tail_size);
-        if (!tail)
-            err = -ENOMEM;
-    }
-    if (err == 0) {
-        long n = sluice_container_encode_tail(&meta, mm, (uint32_t)nkeep, c->index_offset, tail, tail_size);
-        if (n < 0) {
-            err = (int)n;
-            sluice_log_error("%s: cannot encode the index of version %llu", c->container,
-                             (unsigned long long)c->version);
-        }
-    }
+    if (err == 0)
+        err = commit_index_tail(c, &meta, &tail, &tail_size);
     if (err == 0)
         err = commit_fs_pwrite_full(c->fd, tail, tail_size, c->index_offset);
     if (err == 0)
@@ -184,9 +97,6 @@ void commit_version_finish(struct hcommit *c)
     else
         err = commit_fs_fsync_dir(c->dir, c->tmp);
     sluice_hugebuf_free(tail, tail_size);
-    free(mm);
-    sluice_hugebuf_free(ext, ext_bytes);
-    free(order);
     if (err == 0) {
         c->set->last_version = c->version;
         if (sluice_trace_active())
@@ -644,6 +554,9 @@ void commit_version_plan(struct hcommit *c)
     if (rc == 0)
         rc = plan_write_header(c);
     if (rc == 0) {
+        struct sluice_container_meta meta;
+        fill_meta(c, &meta);
+        commit_index_ahead(c, &meta); /* array sets: while the data moves */
         plan_trace(c, nkeep);
         rc = plan_carry(c);
     }

@@ -20,7 +20,10 @@ struct sluice_io_task {
     struct sluice_io_task *after; /* the submitter's fifo (below) */
 };
 
-enum sluice_io_lane { SLUICE_IO_OUT, SLUICE_IO_IN, SLUICE_IO_LANES };
+/* SLUICE_IO_INDEX: a home's index of a global array, encoded while the data moves
+ * (commit_index.c); a lane of its own, so that the home's wait for it at the end is only its
+ * own work. */
+enum sluice_io_lane { SLUICE_IO_OUT, SLUICE_IO_IN, SLUICE_IO_INDEX, SLUICE_IO_LANES };
 
 /* Queues t on a lane (run and nothing else set by the caller). Any thread. Where no thread can
  * be had, runs it here at once: still correct, only slower. */

@@ -166,6 +166,17 @@ long sluice_container_encode_tail(const struct sluice_container_meta *meta,
                                   const struct sluice_member *members, uint32_t n, uint64_t index_offset,
                                   void *buf, size_t buflen);
 
+/* Rewrites, in a tail that sluice_container_encode_tail encoded for members of the same shape
+ * (count, order, paths, sizes, extents and chunk counts), what is known only once the members'
+ * bytes are written: each member's CRC32C and chunk checksums, then the index checksum, the
+ * copy and both footers (the header's checksum from meta, whose flags may have changed). So a
+ * home can encode the bulk of an index (a row per extent for a global array) while the data
+ * moves. buflen: the tail's size. Returns it, or -EINVAL where the shape differs (encode it
+ * afresh then). */
+long sluice_container_patch_tail(const struct sluice_container_meta *meta,
+                                 const struct sluice_member *members, uint32_t n, uint64_t index_offset,
+                                 void *buf, size_t buflen);
+
 /* A member's source for sluice_container_write(): either a descriptor (read with pread from
  * offset 0; holes found with SEEK_DATA/SEEK_HOLE are kept as holes) or a buffer. */
 struct sluice_container_source {

@@ -181,6 +181,26 @@ static int member_ok(const struct sluice_member *m, uint64_t data_start, uint64_
     return 1;
 }
 
+/* The index of index_len bytes at p done: the footer of this copy, the primary index and the
+ * footer proper, the last bytes of the file (an old reader sees a 1.0 tail). */
+static long seal_tail(const struct sluice_container_meta *meta, unsigned char *p, size_t index_len,
+                      uint32_t n, uint16_t minor, uint64_t index_offset, size_t ts)
+{
+    unsigned char hdr[SLUICE_CONTAINER_HEADER_FIXED + SLUICE_CONTAINER_KEY_MAX + 8];
+    long hs = sluice_container_encode_header(meta, hdr, sizeof hdr);
+    if (hs < 0)
+        return hs;
+    uint32_t icrc = sluice_crc32c_update(0, p, index_len), hcrc = get32(hdr + HDR_OFF_CRC);
+    size_t half = index_len + SLUICE_CONTAINER_FOOTER_SIZE;
+    uint64_t file_size = index_offset + ts;
+    encode_footer(p + index_len, FTC_MAGIC, minor, n, index_offset, index_len, file_size, meta->version, icrc,
+                  hcrc);
+    memcpy(p + half, p, index_len);
+    encode_footer(p + half + index_len, FTR_MAGIC, minor, n, index_offset + half, index_len, file_size,
+                  meta->version, icrc, hcrc);
+    return (long)ts;
+}
+
 long sluice_container_encode_tail(const struct sluice_container_meta *meta,
                                   const struct sluice_member *members, uint32_t n, uint64_t index_offset,
                                   void *buf, size_t buflen)
@@ -239,21 +259,40 @@ long sluice_container_encode_tail(const struct sluice_container_meta *meta,
         }
         at += rs;
     }
-    size_t index_len = at;
-    unsigned char hdr[SLUICE_CONTAINER_HEADER_FIXED + SLUICE_CONTAINER_KEY_MAX + 8];
-    long hs = sluice_container_encode_header(meta, hdr, sizeof hdr);
-    if (hs < 0)
-        return hs;
+    return seal_tail(meta, p, at, n, minor, index_offset, ts);
+}
 
-    /* The copy (built above at the start of the tail), its footer, then the primary index and
-     * the footer proper, the last bytes of the file: an old reader sees a 1.0 tail. */
-    uint32_t icrc = sluice_crc32c_update(0, p, index_len), hcrc = get32(hdr + HDR_OFF_CRC);
-    size_t half = index_len + SLUICE_CONTAINER_FOOTER_SIZE;
-    uint64_t file_size = index_offset + ts;
-    encode_footer(p + index_len, FTC_MAGIC, minor, n, index_offset, index_len, file_size, meta->version, icrc,
-                  hcrc);
-    memcpy(p + half, p, index_len);
-    encode_footer(p + half + index_len, FTR_MAGIC, minor, n, index_offset + half, index_len, file_size,
-                  meta->version, icrc, hcrc);
-    return (long)ts;
+long sluice_container_patch_tail(const struct sluice_container_meta *meta,
+                                 const struct sluice_member *members, uint32_t n, uint64_t index_offset,
+                                 void *buf, size_t buflen)
+{
+    size_t ts = sluice_container_tail_size(members, n);
+    unsigned char *p = buf;
+    if (!meta->set_key || buflen != ts || memcmp(p, IDX_MAGIC, 8) != 0 || get32(p + 8) != n)
+        return -EINVAL;
+    size_t at = IDX_HEAD;
+    uint16_t minor = SLUICE_CONTAINER_FORMAT_MINOR;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct sluice_member *m = &members[i];
+        unsigned char *r = p + at;
+        size_t rs = record_size(m), plen = m->path ? strlen(m->path) : 0;
+        /* The shape the tail was encoded for; its extents were checked then. */
+        if (!m->path || get32(r + 0) != rs || get32(r + 4) != (uint32_t)m->member_rank ||
+            get64(r + 16) != m->size || get32(r + 32) != m->n_extents || get16(r + 36) != plen ||
+            memcmp(r + REC_FIXED + (size_t)m->n_extents * EXT_SIZE, m->path, plen) != 0)
+            return -EINVAL;
+        if (m->n_chunks && (!m->chunk_crc || !chunks_ok(m->size, m->chunk_size, m->n_chunks)))
+            return -EINVAL;
+        put32(r + 12, m->crc32c);
+        if (m->n_chunks) {
+            unsigned char *k = r + REC_FIXED + (size_t)m->n_extents * EXT_SIZE + sluice_pad8(plen);
+            if (get32(k) != CHK_MAGIC || get32(k + 4) != m->chunk_size || get32(k + 8) != m->n_chunks)
+                return -EINVAL;
+            for (uint32_t j = 0; j < m->n_chunks; j++)
+                put32(k + CHK_HEAD + 4 * (size_t)j, m->chunk_crc[j]);
+            minor = SLUICE_CONTAINER_FORMAT_MINOR_CHUNKS;
+        }
+        at += rs;
+    }
+    return seal_tail(meta, p, at, n, minor, index_offset, ts);
 }

@@ -15,12 +15,14 @@ shape="20 18 16"
 layout="header=64,dtype=f8,shape=20x18x16,grid=auto"
 /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || fail "python3-h5py and python3-numpy are not installed for /usr/bin/python3 (scripts/install-deps.sh)"
 
-# write NAME RANKS [LAYOUT]: the program under capture with the layout; leaves NAME/ and NAME.err.
+# write NAME RANKS [LAYOUT]: the program under capture with the layout; leaves NAME/ and NAME.err
+# (and its trace in NAME.trace/ where $trace is 1).
 write() {
   local d=$PWD/$1
   mkdir -p "$d"
   SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_LAYOUT="$d/ckpt.%r:${3:-$layout}" timeout 60 \
-    "$MPIEXEC" -n "$2" env LD_PRELOAD="$SLUICE_LIB" "$app" write "$d" $shape 64 2>"$1.err" ||
+    "$MPIEXEC" -n "$2" env ${trace:+"SLUICE_TRACE_DIR=$PWD/$1.trace"} LD_PRELOAD="$SLUICE_LIB" \
+    "$app" write "$d" $shape 64 2>"$1.err" ||
     fail "$1: writer job failed: $(tail -3 "$1.err")"
   [ "$(ls -A "$d")" == "ckpt.@r.sluice" ] || fail "$1: expected one container, found: $(ls -A "$d")"
   "$ckpt" verify "$d/ckpt.@r.sluice" >/dev/null || fail "$1: container does not verify"
@@ -58,11 +60,17 @@ EOF
 # 1, 2, 3, 4, 6 and 8 ranks of each of them.
 if [ "${LAYOUT_TEST_FULL:-0}" == 1 ]; then writers="1 2 3 4 5 6 7 8" restarts="1 2 3 4 6 8"; else writers="3 8" restarts=""; fi
 for n in $writers; do
-  write w$n "$n"
+  trace=$([ "$n" != 8 ] || echo 1) write w$n "$n"
   check_array w$n
   [ ! -s w$n.err ] || fail "w$n: the writer printed: $(cat w$n.err)"
   for m in $restarts; do restart w$n "$m"; done
 done
+# The home encoded the array's index (a row per extent) while the rows moved, not after them
+# (commit_index.c): one COMMIT_INDEX, encoded ahead.
+index=$("$SLUICE_BIN_DIR/sluice-trace" dump "$PWD/w8.trace" | grep COMMIT_INDEX) || fail "w8: no COMMIT_INDEX in its trace"
+[ "$(grep -c . <<<"$index")" == 1 ] && grep -q "encoded ahead=1" <<<"$index" ||
+  fail "w8: the index was not encoded ahead: $index"
+echo "ok: w8: the index was encoded while the data moved ($index)"
 expect_contains "info shows the layout record of the 8-rank writer" \
   "array       header=64,dtype=f8,shape=20x18x16,grid=2x2x2,order=C,nprocs=8" "$("$ckpt" info "$PWD/w8/ckpt.@r.sluice")"
 if [ -z "$restarts" ]; then
