@@ -42,7 +42,7 @@ for job in $jobs; do
       targets=(test_progress_engine test_progress_sleeper test_trace_buffer test_trace_strings test_commit_engine
                test_commit_msg)
       # What the mpiexec tests run: the library (and its racy twin), the tools, the programs.
-      mpi_targets=(sluice sluice_racecheck sluice_ckpt_tool sluice_trace_tool app_ckpt_sized app_cl_dist_copy_fill
+      mpi_targets=(sluice sluice_racecheck sluice_ckpt_tool sluice_trace_tool app_ckpt_sized app_mpi_ckpt_array app_cl_dist_copy_fill
                    app_cl_threads app_cl_multi_device app_cl_events_callbacks app_cl_dist_async
                    app_cl_failed_transfers)
       cmake --build "$b" -j "$(nproc)" --target "${targets[@]}" "${mpi_targets[@]}" >/dev/null

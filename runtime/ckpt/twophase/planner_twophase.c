@@ -3,6 +3,8 @@
  * stripe-aligned file domains, rounds, pieces and file-system requests. */
 #include "ckpt/twophase/planner_twophase.h"
 
+#include "common/hugebuf.h"
+
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -133,6 +135,14 @@ static int key_cmp(const void *a, const void *b, void *key)
     return (x > y) - (x < y);
 }
 
+static void free_tmp(void *tmp, size_t bytes, int huge)
+{
+    if (huge)
+        sluice_hugebuf_free(tmp, bytes);
+    else
+        free(tmp);
+}
+
 /* Merging ascending runs pairwise: members in rank order are one run, the expanded rows of an
  * array one run per rank, so this is O(n log runs) where qsort was O(n log n) (a quarter of the
  * plan's time for 32,768 rows of 8 ranks). qsort where memory for the merge runs out. */
@@ -143,10 +153,14 @@ void sluice_tp_sort_runs(void *items, size_t n, size_t size, size_t key)
         nrun += k == 0 || key_at(items, size, key, k) < key_at(items, size, key, k - 1);
     if (nrun <= 1)
         return;
-    char *tmp = malloc(n * size);
+    /* An aggregator's cut of an array (32,768 pieces of 40 bytes for 16 MiB on 8 ranks) merges
+     * through a buffer as large as its pieces: huge pages put in place at once (hugebuf.h), not
+     * a fault per 4 KiB of a fresh mapping. */
+    int huge = n * size >= ((size_t)1 << 20);
+    char *tmp = huge ? sluice_hugebuf_alloc(n * size) : malloc(n * size);
     size_t *at = malloc((nrun + 1) * sizeof *at), *at2 = malloc((nrun + 1) * sizeof *at2);
     if (!tmp || !at || !at2) {
-        free(tmp);
+        free_tmp(tmp, n * size, huge);
         free(at);
         free(at2);
         qsort_r(items, n, size, key_cmp, (void *)key);
@@ -182,7 +196,7 @@ void sluice_tp_sort_runs(void *items, size_t n, size_t size, size_t key)
     }
     if (src != (char *)items)
         memcpy(items, src, n * size);
-    free(tmp);
+    free_tmp(tmp, n * size, huge);
     free(at);
     free(at2);
 }

@@ -2,7 +2,7 @@
 # ThreadSanitizer over sluice's threads under real mpiexec, with odd and even rank counts (the
 # TSan job of scripts/sanitize.sh; skipped in other builds): the two-phase commit with its
 # aggregators' write-behind thread (several rounds per aggregator, the trace on, the restart read
-# back with another rank count), and distributed OpenCL through the scheduler of rank 0 and the
+# back with another rank count), a global array's index encoded on the home's index lane, and distributed OpenCL through the scheduler of rank 0 and the
 # serving ranks (copies and fills between ranks' devices, work split over every rank's device,
 # user events failing commands on serving ranks while other events of their wait lists run,
 # transfers failed by their wait list, then only a remote device: callbacks coming back from it,
@@ -27,6 +27,17 @@ for n in 2 3; do
   m=$((5 - n))
   SLUICE_CAPTURE="$d/ckpt.%r" tsan_clean "restart of the $n-rank set, $m ranks" "$m" "$app" verify "$d" "$n" $sizes
 done
+
+# A global array's index encoded on the home's index lane while the rows move, checksums filled
+# in at the end (commit_index.c): 3 ranks, traced.
+d=$PWD/arr
+mkdir "$d"
+SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_LAYOUT="$d/ckpt.%r:header=64,dtype=f8,shape=20x18x16,grid=auto" \
+  SLUICE_TRACE_DIR=$PWD/arr.trace tsan_clean "global array write, 3 ranks" 3 "$SLUICE_APPS_DIR/mpi_ckpt_array" \
+  write "$d" 20 18 16 64
+"$SLUICE_BIN_DIR/sluice-ckpt" verify "$d/ckpt.@r.sluice" >/dev/null || fail "global array: the container does not verify"
+expect_contains "global array: its index encoded ahead" "encoded ahead=1" "$("$SLUICE_BIN_DIR/sluice-trace" dump arr.trace)"
+SLUICE_CAPTURE="$d/ckpt.%r" tsan_clean "global array restart, 2 ranks" 2 "$SLUICE_APPS_DIR/mpi_ckpt_array" read "$d" 20 18 16 64
 
 export SLUICE_OPENCL=distributed
 tsan_clean "cl_dist_copy_fill, 3 ranks" 3 "$SLUICE_APPS_DIR/cl_dist_copy_fill"
