@@ -641,8 +641,10 @@ static int tp_poll(void *arg)
     for (struct tp_job **pp = &jobs; *pp;) {
         struct tp_job *j = *pp;
         int wdone = 0, adone = 0;
-        did += writer_poll(j, &wdone);
+        /* An aggregator's receives are posted before its own pieces are checksummed and sent:
+         * the other writers' first messages can land meanwhile. */
         did += aggregator_poll(j, &adone);
+        did += writer_poll(j, &wdone);
         if (wdone && adone) {
             *pp = j->next;
             job_finish(j);
