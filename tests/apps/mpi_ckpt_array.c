@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static double value(long z, long y, long x, long NY, long NX)
 {
@@ -28,10 +29,14 @@ static void header(unsigned char *h, long H, long NZ, long NY, long NX)
 
 int main(int argc, char **argv)
 {
-    if (argc != 7) {
-        fprintf(stderr, "usage: mpi_ckpt_array write|read DIR NZ NY NX H\n");
+    if (argc != 7 && !(argc == 8 && strcmp(argv[1], "write") == 0)) {
+        fprintf(stderr, "usage: mpi_ckpt_array write|read DIR NZ NY NX H  |  write DIR NZ NY NX H STEPS\n");
         return 2;
     }
+    /* STEPS > 1: that many checkpoints, each made durable by fsync before its close (one version
+     * each); step s adds (STEPS - 1 - s) * 1000 to every value, so that only the last step's
+     * checkpoint holds the values a restart checks. */
+    long steps = argc == 8 ? atol(argv[7]) : 1;
     MPI_Init(&argc, &argv);
     int rank, size, dims[3] = {0, 0, 0}, periods[3] = {0, 0, 0}, coords[3];
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -54,16 +59,22 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/ckpt.%d", argv[2], rank);
     int bad = 0;
     if (strcmp(argv[1], "write") == 0) {
-        size_t i = 0;
-        for (long z = 0; z < n[0]; z++)
-            for (long y = 0; y < n[1]; y++)
-                for (long x = 0; x < n[2]; x++)
-                    blk[i++] = value(lo[0] + z, lo[1] + y, lo[2] + x, N[1], N[2]);
-        FILE *f = fopen(path, "wb");
-        if (!f || fwrite(h, 1, (size_t)H, f) != (size_t)H || fwrite(blk, sizeof(double), count, f) != count ||
-            fclose(f) != 0) {
-            fprintf(stderr, "rank %d: cannot write %s\n", rank, path);
-            bad = 1;
+        for (long s = 0; s < steps && !bad; s++) {
+            size_t i = 0;
+            for (long z = 0; z < n[0]; z++)
+                for (long y = 0; y < n[1]; y++)
+                    for (long x = 0; x < n[2]; x++)
+                        blk[i++] = value(lo[0] + z, lo[1] + y, lo[2] + x, N[1], N[2]) +
+                                   (double)(steps - 1 - s) * 1000;
+            FILE *f = fopen(path, "wb");
+            if (!f || fwrite(h, 1, (size_t)H, f) != (size_t)H ||
+                fwrite(blk, sizeof(double), count, f) != count || fflush(f) != 0 ||
+                (steps > 1 && fsync(fileno(f)) != 0) || fclose(f) != 0) {
+                fprintf(stderr, "rank %d: cannot write %s (step %ld)\n", rank, path, s);
+                bad = 1;
+            }
+            if (steps > 1)
+                MPI_Barrier(MPI_COMM_WORLD);
         }
     } else {
         FILE *f = fopen(path, "rb");

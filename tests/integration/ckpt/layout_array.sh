@@ -16,13 +16,13 @@ layout="header=64,dtype=f8,shape=20x18x16,grid=auto"
 /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || fail "python3-h5py and python3-numpy are not installed for /usr/bin/python3 (scripts/install-deps.sh)"
 
 # write NAME RANKS [LAYOUT]: the program under capture with the layout; leaves NAME/ and NAME.err
-# (and its trace in NAME.trace/ where $trace is 1).
+# (and its trace in NAME.trace/ where $trace is 1; $steps checkpoints, default 1).
 write() {
   local d=$PWD/$1
   mkdir -p "$d"
   SLUICE_CAPTURE="$d/ckpt.%r" SLUICE_LAYOUT="$d/ckpt.%r:${3:-$layout}" timeout 60 \
     "$MPIEXEC" -n "$2" env ${trace:+"SLUICE_TRACE_DIR=$PWD/$1.trace"} LD_PRELOAD="$SLUICE_LIB" \
-    "$app" write "$d" $shape 64 2>"$1.err" ||
+    "$app" write "$d" $shape 64 ${steps:-} 2>"$1.err" ||
     fail "$1: writer job failed: $(tail -3 "$1.err")"
   [ "$(ls -A "$d")" == "ckpt.@r.sluice" ] || fail "$1: expected one container, found: $(ls -A "$d")"
   "$ckpt" verify "$d/ckpt.@r.sluice" >/dev/null || fail "$1: container does not verify"
@@ -71,6 +71,15 @@ index=$("$SLUICE_BIN_DIR/sluice-trace" dump "$PWD/w8.trace" | grep COMMIT_INDEX)
 [ "$(grep -c . <<<"$index")" == 1 ] && grep -q "encoded ahead=1" <<<"$index" ||
   fail "w8: the index was not encoded ahead: $index"
 echo "ok: w8: the index was encoded while the data moved ($index)"
+# Three checkpoints by one job (each made durable by fsync): an index encoded ahead for each
+# version, in the same processes (buffers kept from one version to the next), and the last
+# step's values served.
+trace=1 steps=3 write s4 4
+index=$("$SLUICE_BIN_DIR/sluice-trace" dump "$PWD/s4.trace" | grep COMMIT_INDEX | grep -c "encoded ahead=1, version=[123] ")
+[ "$index" == 3 ] || fail "s4: versions whose index was encoded ahead: $index of 3"
+echo "ok: s4: versions 1 to 3 each had their index encoded ahead"
+check_array s4
+restart s4 3
 expect_contains "info shows the layout record of the 8-rank writer" \
   "array       header=64,dtype=f8,shape=20x18x16,grid=2x2x2,order=C,nprocs=8" "$("$ckpt" info "$PWD/w8/ckpt.@r.sluice")"
 if [ -z "$restarts" ]; then
