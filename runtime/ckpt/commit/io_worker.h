@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* The commit's I/O threads, so that the progress thread keeps driving MPI while a file is read
- * or written: an aggregator's rounds (twophase_exec.c), the redundancy streams' reads and
- * writes (red_encode.c, red_xor_encode.c). A pread or write of 1 MiB on the progress thread
- * stalls every message of every commit of the process meanwhile.
+ * or written or an index encoded: an aggregator's rounds (twophase_exec.c), the redundancy
+ * streams' reads and writes (red_encode.c, red_xor_encode.c), a home's index of a global array
+ * (commit_index.c). A pread or write of 1 MiB on the progress thread stalls every message of
+ * every commit of the process meanwhile.
  *
- * Two lanes, one thread and one queue each, so that a node reading its own part out and
- * writing what its partners send in does both at once: SLUICE_IO_OUT reads what is to be sent,
- * SLUICE_IO_IN writes what was received. Tasks of one lane run one at a time in the order they
+ * Lanes of one thread and one queue each (a lane's thread starts on its first task), so that a
+ * node reading its own part out and writing what its partners send in does both at once:
+ * SLUICE_IO_OUT reads what is to be sent, SLUICE_IO_IN writes what was received, SLUICE_IO_INDEX
+ * (below) encodes indexes. Tasks of one lane run one at a time in the order they
  * were queued: a stream's pieces reach their file in order. The submitter owns the task; the
  * thread sets `done` (release) once run() returned and wakes the progress thread, which sees it
  * with sluice_io_done() and may then free it. */
