@@ -455,6 +455,12 @@ static void write_behind(struct tp_job *j, struct agg_slot *s)
     sluice_io_submit(SLUICE_IO_IN, &s->io);
 }
 
+/* Every piece of mine in rounds up to r has gone through send_batch (mine is in round order). */
+static int mine_batched_through(const struct tp_job *j, uint32_t r)
+{
+    return j->next_mine >= j->nmine || j->plan.pieces[j->mine[j->next_mine]].round > r;
+}
+
 static int aggregator_poll(struct tp_job *j, int *done)
 {
     if (j->dom < 0) {
@@ -482,10 +488,12 @@ static int aggregator_poll(struct tp_job *j, int *done)
                 progressed = 1;
             }
         }
-        /* A fully received round goes to the write-behind thread. */
+        /* A fully received round goes to the write-behind thread, once this rank's own pieces
+         * of it were batched (their checksums taken and their batch traced before its
+         * receipt: the trace's flows never point back in time). */
         if (j->next_write < j->next_post) {
             struct agg_slot *s = &j->as[j->next_write % 2];
-            if (s->posted && !s->writing && test_all(s->reqs, s->nreq)) {
+            if (s->posted && !s->writing && mine_batched_through(j, s->round) && test_all(s->reqs, s->nreq)) {
                 for (int m = 0; m < s->nreq && sluice_trace_active(); m++)
                     sluice_trace_instant(SLUICE_EV_COMMIT_SHUFFLE_RECV,
                                          (uint64_t)j->plan.pieces[s->msg_first[m]].src, s->msg_bytes[m],

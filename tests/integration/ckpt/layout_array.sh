@@ -78,6 +78,14 @@ trace=1 steps=3 write s4 4
 index=$("$SLUICE_BIN_DIR/sluice-trace" dump "$PWD/s4.trace" | grep COMMIT_INDEX | grep -c "encoded ahead=1, version=[123] ")
 [ "$index" == 3 ] || fail "s4: versions whose index was encoded ahead: $index of 3"
 echo "ok: s4: versions 1 to 3 each had their index encoded ahead"
+# Every shuffle flow of both traced writers (aggregators that also send themselves pieces) runs
+# forward in time: a round's receipt is traced after the batches it holds.
+for t in w8:8 s4:4; do
+  "$SLUICE_BIN_DIR/sluice-trace" perfetto "${t%:*}.json" "$PWD/${t%:*}.trace" || fail "${t%:*}: perfetto failed"
+  /usr/bin/python3 "$SOURCE_DIR/tests/integration/trace/trace_check_perfetto.py" "${t%:*}.json" "${t#*:}" >"${t%:*}.check" ||
+    fail "${t%:*}: the trace's flows: $(cat "${t%:*}.check")"
+done
+echo "ok: w8, s4: every flow of the traces runs forward in time"
 check_array s4
 restart s4 3
 expect_contains "info shows the layout record of the 8-rank writer" \
