@@ -439,12 +439,12 @@ static int write_header(struct hcommit *c, const struct sluice_container_meta *m
 }
 
 /* The new version's header, as planned; finish() rewrites it if the members changed since. */
-static int plan_write_header(struct hcommit *c)
+/* The version's header, from the description as planned (also in *meta, for the index). */
+static int plan_write_header(struct hcommit *c, struct sluice_container_meta *meta)
 {
-    struct sluice_container_meta meta;
     c->created_ns = commit_home_wall_ns();
-    fill_meta(c, &meta);
-    return write_header(c, &meta);
+    fill_meta(c, meta);
+    return write_header(c, meta);
 }
 
 static void plan_trace(const struct hcommit *c, size_t nkeep)
@@ -548,14 +548,13 @@ void commit_version_plan(struct hcommit *c)
         commit_home_complete(c, plan_remove_container(c));
         return;
     }
+    struct sluice_container_meta meta;
     rc = plan_layout(c, nkeep);
     if (rc == 0)
         rc = plan_create_temp(c);
     if (rc == 0)
-        rc = plan_write_header(c);
+        rc = plan_write_header(c, &meta);
     if (rc == 0) {
-        struct sluice_container_meta meta;
-        fill_meta(c, &meta);
         commit_index_ahead(c, &meta); /* array sets: while the data moves */
         plan_trace(c, nkeep);
         rc = plan_carry(c);
