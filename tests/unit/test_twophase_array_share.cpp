@@ -162,9 +162,10 @@ void CheckCase(const Case &c, const std::string &what)
                 who.push_back({(int)i, c.src[i], c.src[i] == r ? local[i] : SIZE_MAX});
         }
         sluice_tp_piece *got = nullptr;
-        size_t ngot = 0;
+        size_t ngot = 0, got_bytes = 0;
         ASSERT_EQ(sluice_tp_array_share(&c.a, regions.p.domains, regions.p.ndomains, regions.p.round_size,
-                                        mine.data(), mine.size(), own, who.data(), who.size(), &got, &ngot),
+                                        mine.data(), mine.size(), own, who.data(), who.size(), &got, &ngot,
+                                        &got_bytes),
                   0)
             << what;
         std::vector<sluice_tp_piece> want;
@@ -186,7 +187,7 @@ void CheckCase(const Case &c, const std::string &what)
                 << y.member << "@" << y.member_off << " src " << y.src << " domain " << y.domain << " round "
                 << y.round;
         }
-        free(got);
+        sluice_tp_pieces_free(got, got_bytes);
     }
 }
 
@@ -239,7 +240,7 @@ TEST(TwophaseArrayShare, RejectsARankOutsideTheJob)
     sluice_tp_domain d{0, 4096, 4096 + 1024, 4096, 1};
     sluice_tp_array_who bad{4, 0, 0};
     sluice_tp_piece *out = nullptr;
-    size_t n = 0;
-    EXPECT_EQ(sluice_tp_array_share(&c.a, &d, 1, 4096, &bad, 1, -1, nullptr, 0, &out, &n), -EINVAL);
+    size_t n = 0, bytes = 0;
+    EXPECT_EQ(sluice_tp_array_share(&c.a, &d, 1, 4096, &bad, 1, -1, nullptr, 0, &out, &n, &bytes), -EINVAL);
     EXPECT_EQ(out, nullptr);
 }

@@ -329,6 +329,9 @@ struct commit_tp_member {
 };
 uint64_t commit_twophase_node_id(void);
 void commit_twophase_note_node(int rank, uint64_t node);
+/* Home side: 1 when ranks a and b run on one node as far as the home knows (an unknown node is
+ * a node of its own). */
+int commit_twophase_same_node(int a, int b);
 /* Home: sends the plan's inputs to every participant and returns how many MSG_WRITTEN to wait
  * for, or 0 when the commit takes the direct path (SLUICE_CB_WRITE=disable, one process, or
  * nothing to shuffle). Either way it sets each member's writer: -1 for a shuffled one, else the

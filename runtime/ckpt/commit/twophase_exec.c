@@ -52,6 +52,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 struct send_slot {
@@ -62,11 +63,22 @@ struct send_slot {
     int active;
 };
 
+struct agg_slot;
+
+/* A slot's buffer put in place on the I/O thread while the plan is cut (hugebuf.h: a few ms
+ * for two rounds of several MiB in a fresh process). */
+struct buf_task {
+    struct sluice_io_task io; /* first: run() finds the task */
+    struct agg_slot *slot;
+};
+
 struct agg_slot {
     struct sluice_io_task io; /* the round's write on the I/O thread (first: run() finds the slot) */
     struct tp_job *job;
-    unsigned char *buf; /* the round buffer (hugebuf.h), cap bytes */
+    unsigned char *buf; /* the round buffer (hugebuf.h), cap bytes, once get is done */
     size_t cap;
+    struct buf_task get;
+    int asked; /* get submitted */
     MPI_Request *reqs;
     int nreq, posted;
     int writing; /* handed to the I/O thread; io.done once the round is on its way to the disk */
@@ -461,6 +473,38 @@ static int mine_batched_through(const struct tp_job *j, uint32_t r)
     return j->next_mine >= j->nmine || j->plan.pieces[j->mine[j->next_mine]].round > r;
 }
 
+static void buf_get_run(struct sluice_io_task *t)
+{
+    struct agg_slot *s = ((struct buf_task *)t)->slot;
+    s->buf = sluice_hugebuf_alloc(s->cap);
+}
+
+/* Both slots' buffers of cap bytes, asked of the I/O thread (the lane the rounds are written
+ * on, so nothing of this job is queued before them). */
+static void ask_buffers(struct tp_job *j, uint64_t cap)
+{
+    for (int i = 0; i < 2; i++) {
+        struct agg_slot *s = &j->as[i];
+        s->cap = cap;
+        s->get.slot = s;
+        s->get.io.run = buf_get_run;
+        s->asked = 1;
+        mem_add(j, (int64_t)cap);
+        sluice_io_submit(SLUICE_IO_IN, &s->get.io);
+    }
+}
+
+/* 1 once slot s has its buffer. */
+static int slot_ready(const struct agg_slot *s)
+{
+    if (!sluice_io_done(&s->get.io))
+        return 0;
+    if (!s->buf)
+        sluice_fatal(1, "checkpoint commit: out of memory for a %llu-byte round buffer",
+                     (unsigned long long)s->cap);
+    return 1;
+}
+
 static int aggregator_poll(struct tp_job *j, int *done)
 {
     if (j->dom < 0) {
@@ -483,7 +527,7 @@ static int aggregator_poll(struct tp_job *j, int *done)
         /* Receives for the next rounds go into free slots (round r uses slot r % 2). */
         if (j->next_post < d->nrounds) {
             struct agg_slot *s = &j->as[j->next_post % 2];
-            if (!s->posted && !s->writing) {
+            if (!s->posted && !s->writing && slot_ready(s)) {
                 post_round(j, s, j->next_post++);
                 progressed = 1;
             }
@@ -582,6 +626,11 @@ static void job_free(struct tp_job *j)
             munmap(j->maps[i], j->m[i].size);
     free(j->maps);
     for (int i = 0; i < 2; i++) {
+        /* A job with no round to receive can end before its buffers came. */
+        while (j->as[i].asked && !sluice_io_done(&j->as[i].get.io)) {
+            struct timespec ts = {0, 50 * 1000};
+            nanosleep(&ts, NULL);
+        }
         free(j->ss[i].buf);
         free(j->ss[i].reqs);
         sluice_hugebuf_free(j->as[i].buf, j->as[i].cap);
@@ -731,6 +780,15 @@ static void twophase_handle(int home, uint32_t type, struct cmsg *in)
     j->home = home;
     struct commit_tp_part part;
     int rc = commit_twophase_part_decode(in, commit_g.rank, &part);
+    long dom = rc == 0 ? sluice_tp_domain_of(&part.plan, commit_g.rank) : -1;
+    if (dom >= 0) {
+        /* A round never holds more than the domain: a small commit under a large
+         * SLUICE_CB_BUFFER_SIZE does not allocate the whole buffer. */
+        const struct sluice_tp_domain *d = &part.plan.domains[dom];
+        ask_buffers(j, d->end - d->base < part.plan.round_size ? d->end - d->base : part.plan.round_size);
+    }
+    if (rc == 0)
+        rc = commit_twophase_part_cut(&part);
     if (rc)
         sluice_fatal(1, "checkpoint commit: a two-phase plan from rank %d cannot be read (%s)", home,
                      strerror(-rc));
@@ -770,24 +828,12 @@ static void twophase_handle(int home, uint32_t type, struct cmsg *in)
             rc = j->out;
             j->out = -1;
         }
-        /* A round never holds more than the domain: a small commit under a large
-         * SLUICE_CB_BUFFER_SIZE does not allocate the whole buffer. */
-        const struct sluice_tp_domain *d = &j->plan.domains[j->dom];
-        uint64_t cap = d->end - d->base < j->plan.round_size ? d->end - d->base : j->plan.round_size;
-        for (int i = 0; rc == 0 && i < 2; i++) {
-            j->as[i].buf = sluice_hugebuf_alloc(cap);
-            j->as[i].cap = cap;
-            if (!j->as[i].buf)
-                rc = -ENOMEM;
-            else
-                mem_add(j, (int64_t)cap);
-        }
     }
     if (rc) {
         /* The protocol must still complete: pieces are sent (zeros) and received (dropped),
          * so that the other ranks of this commit are not left waiting; the home sees err. */
         j->err = rc;
-        if (!j->piece_crc || !j->mine || (j->dom >= 0 && (!j->slot_of || !j->as[0].buf || !j->as[1].buf)))
+        if (!j->piece_crc || !j->mine || (j->dom >= 0 && !j->slot_of))
             sluice_fatal(1, "checkpoint commit: cannot run the two-phase step (%s)", strerror(-rc));
     }
     j->next = jobs;

@@ -65,6 +65,11 @@ static uint64_t node_id(int rank)
     return ~(uint64_t)rank;
 }
 
+int commit_twophase_same_node(int a, int b)
+{
+    return node_id(a) == node_id(b);
+}
+
 enum sluice_cb_write commit_twophase_mode(void)
 {
     enum sluice_cb_write mode = SLUICE_CB_WRITE_AUTO;

@@ -13,7 +13,8 @@
  *                      first member_off, member_off step, member or ~0): count pieces that
  *                      differ only by constant steps (the rows of a block: a share of 4,096
  *                      rows of 512 bytes was 197 KB, now a few KB),
- *                nreq, nreq x (domain, round, offset, size, full)}  (domains and members local)
+ *                nreq, nreq x (domain, round, offset, size, full),  (domains and members local)
+ *                npeers, npeers x rank}   (the ranks of its node it exchanges pieces with)
  *   form 1, a set laid out as an array: twophase_part_array.c} */
 #include "ckpt/commit/twophase_part.h"
 
@@ -52,6 +53,64 @@ void commit_twophase_get_domain(struct cmsg *in, struct sluice_tp_domain *d)
     d->end = cmsg_get_u64(in);
     d->base = cmsg_get_u64(in);
     d->nrounds = cmsg_get_u32(in);
+}
+
+int commit_twophase_peers_init(struct commit_tp_peers *p, int size)
+{
+    p->me = -1;
+    p->n = 0;
+    p->v = malloc((size_t)(size > 0 ? size : 1) * sizeof *p->v);
+    p->seen = calloc((size_t)(size > 0 ? size : 1), 1);
+    return p->v && p->seen ? 0 : -ENOMEM;
+}
+
+void commit_twophase_peers_offer(struct commit_tp_peers *p, int rank)
+{
+    if (rank < 0 || rank >= commit_g.size || rank == p->me || p->seen[rank] ||
+        !commit_twophase_same_node(rank, p->me))
+        return;
+    p->seen[rank] = 1;
+    p->v[p->n++] = rank;
+}
+
+static int by_rank(const void *a, const void *b)
+{
+    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+void commit_twophase_peers_put(struct cmsg *msg, struct commit_tp_peers *p, int next_me)
+{
+    qsort(p->v, p->n, sizeof *p->v, by_rank);
+    cmsg_put_u32(msg, (uint32_t)p->n);
+    for (size_t i = 0; i < p->n; i++) {
+        cmsg_put_u32(msg, (uint32_t)p->v[i]);
+        p->seen[p->v[i]] = 0;
+    }
+    p->n = 0;
+    p->me = next_me;
+}
+
+void commit_twophase_peers_free(struct commit_tp_peers *p)
+{
+    free(p->v);
+    free(p->seen);
+}
+
+int commit_twophase_get_peers(struct cmsg *in, struct commit_tp_part *out)
+{
+    uint32_t n = cmsg_get_u32(in);
+    if (in->bad || (uint64_t)n * 4 > in->len + 4)
+        return -EPROTO;
+    out->peers = malloc((n ? n : 1) * sizeof *out->peers);
+    if (!out->peers)
+        return -ENOMEM;
+    out->npeers = n;
+    for (uint32_t i = 0; i < n; i++) {
+        out->peers[i] = (int)cmsg_get_u32(in);
+        if (i > 0 && out->peers[i] <= out->peers[i - 1])
+            return -EPROTO; /* ascending, each once */
+    }
+    return in->bad ? -EPROTO : 0;
 }
 
 /* ---- home ------------------------------------------------------------------------------------ */
@@ -110,6 +169,7 @@ struct home_ctx {
     size_t *merged;    /* scratch: one participant's pieces */
     uint32_t *ldom;    /* scratch: global domain -> local, for the domains of one share */
     uint32_t *doms;    /* scratch: the domains of one share, in order */
+    struct commit_tp_peers peers;
 };
 
 /* How many of the share's pieces from merged[x] on differ only by constant steps of their file
@@ -215,6 +275,13 @@ static void put_share(struct home_ctx *h, int r)
         cmsg_put_u64(&msg, rq->size);
         cmsg_put_u32(&msg, (uint32_t)rq->full);
     }
+    /* Its node's ranks among the aggregators it sends to and the writers that send to it. */
+    h->peers.me = r;
+    for (uint32_t x = 0; x < nd; x++)
+        commit_twophase_peers_offer(&h->peers, p->domains[h->doms[x]].aggregator);
+    for (size_t k = d >= 0 ? h->dom_first[d] : 0; d >= 0 && k < h->dom_first[d + 1]; k++)
+        commit_twophase_peers_offer(&h->peers, p->pieces[k].src);
+    commit_twophase_peers_put(&msg, &h->peers, -1);
     /* Back to "no local domain" for the next share. */
     for (uint32_t x = 0; x < nd; x++)
         h->ldom[h->doms[x]] = UINT32_MAX;
@@ -238,6 +305,8 @@ int commit_twophase_send_parts(uint32_t id, const char *tmp, uint64_t unit, uint
     h.doms = malloc((plan->ndomains ? plan->ndomains : 1) * sizeof(uint32_t));
     if (rc == 0 && !(h.local && h.dom_of && h.dom_first && h.req_first && h.merged && h.ldom && h.doms))
         rc = -ENOMEM;
+    if (rc == 0)
+        rc = commit_twophase_peers_init(&h.peers, size);
     int sent = 0;
     if (rc == 0) {
         for (int r = 0; r < size; r++) {
@@ -277,6 +346,7 @@ int commit_twophase_send_parts(uint32_t id, const char *tmp, uint64_t unit, uint
     free(h.merged);
     free(h.ldom);
     free(h.doms);
+    commit_twophase_peers_free(&h.peers);
     return rc ? rc : sent;
 }
 
@@ -284,10 +354,20 @@ int commit_twophase_send_parts(uint32_t id, const char *tmp, uint64_t unit, uint
 
 void commit_twophase_part_free(struct commit_tp_part *p)
 {
+    commit_twophase_part_cut_free(p->cut);
+    p->cut = NULL;
+    free(p->peers);
+    p->peers = NULL;
+    p->npeers = 0;
     sluice_tp_plan_free(&p->plan);
     free(p->m);
     p->m = NULL;
     p->n = 0;
+}
+
+int commit_twophase_part_cut(struct commit_tp_part *out)
+{
+    return out->cut ? commit_twophase_part_cut_array(out) : 0;
 }
 
 /* calloc of n items, never of 0 bytes. */
@@ -396,6 +476,11 @@ int commit_twophase_part_decode(struct cmsg *in, int me, struct commit_tp_part *
             goto bad;
     }
     if (in->bad)
+        goto bad;
+    int prc = commit_twophase_get_peers(in, out);
+    if (prc == -ENOMEM)
+        goto nomem;
+    if (prc)
         goto bad;
     for (uint32_t g = 0; g < nd; g++)
         if (p->domains[g].nrounds > p->max_rounds)

@@ -10,7 +10,9 @@
  *                                                        own, in file order)
  *    nwho x (member_rank, src),                         (aggregator: the members that touch its
  *                                                        domain)
- *    nreq x (round, offset, size, full)}                (aggregator: its domain's requests) */
+ *    nreq x (round, offset, size, full),                (aggregator: its domain's requests)
+ *    npeers x rank}                                     (the ranks of its node it exchanges
+ *                                                        pieces with) */
 #include "ckpt/commit/twophase_part.h"
 
 #include "ckpt/container/container.h"
@@ -59,6 +61,7 @@ struct array_home {
     long *dom_of;               /* per rank: its domain, or -1 */
     unsigned char *dom_mark;    /* scratch: domains of one share */
     size_t *req_first;          /* per domain: its first request */
+    struct commit_tp_peers *peers;
 };
 
 static void put_share(const struct array_home *h, int r)
@@ -88,17 +91,20 @@ static void put_share(const struct array_home *h, int r)
     for (size_t g = 0; g < p->ndomains; g++)
         nd += h->dom_mark[g];
     cmsg_put_u32(&msg, nd);
+    h->peers->me = r;
     for (size_t g = 0; g < p->ndomains; g++) {
         if (!h->dom_mark[g])
             continue;
         h->dom_mark[g] = 0; /* clean for the next share */
         commit_twophase_put_domain(&msg, &p->domains[g]);
+        commit_twophase_peers_offer(h->peers, p->domains[g].aggregator);
     }
     size_t wb = own >= 0 ? h->who_first[own] : 0, we = own >= 0 ? h->who_first[own + 1] : 0;
     cmsg_put_u32(&msg, (uint32_t)(we - wb));
     for (size_t x = wb; x < we; x++) {
         cmsg_put_u32(&msg, (uint32_t)h->m[h->who_by[x]].member_rank);
         cmsg_put_u32(&msg, (uint32_t)h->m[h->who_by[x]].src);
+        commit_twophase_peers_offer(h->peers, h->m[h->who_by[x]].src);
     }
     size_t q = own >= 0 ? h->req_first[own] : 0, qe = own >= 0 ? h->req_first[own + 1] : 0;
     cmsg_put_u32(&msg, (uint32_t)(qe - q));
@@ -109,6 +115,7 @@ static void put_share(const struct array_home *h, int r)
         cmsg_put_u64(&msg, rq->size);
         cmsg_put_u32(&msg, (uint32_t)rq->full);
     }
+    commit_twophase_peers_put(&msg, h->peers, -1);
     commit_send(r, &msg);
 }
 
@@ -138,8 +145,15 @@ int commit_twophase_send_array_parts(uint32_t id, const char *tmp, uint64_t unit
         sluice_array_grid(array, array->nprocs, grid, NULL, 0) != 0)
         return -EINVAL;
     size_t nd = plan->ndomains;
-    struct array_home h = {
-        .id = id, .tmp = tmp, .unit = unit, .chunk = chunk, .record = record, .plan = plan, .m = m};
+    struct commit_tp_peers peers;
+    struct array_home h = {.id = id,
+                           .tmp = tmp,
+                           .unit = unit,
+                           .chunk = chunk,
+                           .record = record,
+                           .plan = plan,
+                           .m = m,
+                           .peers = &peers};
     h.at = malloc((n ? n : 1) * sizeof *h.at);
     h.mem_first = calloc((size_t)size + 2, sizeof(size_t));
     h.who_first = calloc(nd + 2, sizeof(size_t));
@@ -147,6 +161,9 @@ int commit_twophase_send_array_parts(uint32_t id, const char *tmp, uint64_t unit
     h.dom_mark = calloc(nd ? nd : 1, 1);
     h.req_first = calloc(nd + 1, sizeof(size_t));
     int rc = h.at && h.mem_first && h.who_first && h.dom_of && h.dom_mark && h.req_first ? 0 : -ENOMEM;
+    int prc = commit_twophase_peers_init(&peers, size);
+    if (rc == 0)
+        rc = prc;
     size_t nwho = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         uint64_t head, lo, hi;
@@ -208,10 +225,21 @@ int commit_twophase_send_array_parts(uint32_t id, const char *tmp, uint64_t unit
     free(h.dom_of);
     free(h.dom_mark);
     free(h.req_first);
+    commit_twophase_peers_free(&peers);
     return rc ? rc : sent;
 }
 
 /* ---- participant ----------------------------------------------------------------------------- */
+
+/* What the cut needs, kept from the decode (twophase_part.h). */
+struct commit_tp_array_cut {
+    struct sluice_array a;
+    struct sluice_tp_array_who *mine;
+    size_t nmine;
+    struct sluice_tp_array_who *who;
+    size_t nwho;
+    long own;
+};
 
 int commit_twophase_part_decode_array(struct cmsg *in, int me, struct commit_tp_part *out)
 {
@@ -286,15 +314,41 @@ int commit_twophase_part_decode_array(struct cmsg *in, int me, struct commit_tp_
     }
     if (rc == 0 && in->bad)
         rc = -EPROTO;
-    if (rc == 0) {
-        int cut = sluice_tp_array_share(&a, p->domains, nd, p->round_size, mine, n, own, who, nwho,
-                                        &p->pieces, &p->npieces);
-        rc = cut == -EINVAL ? -EPROTO : cut;
+    if (rc == 0)
+        rc = commit_twophase_get_peers(in, out);
+    if (rc == 0 && !(out->cut = malloc(sizeof *out->cut)))
+        rc = -ENOMEM;
+    if (rc) {
+        free(mine);
+        free(who);
+        commit_twophase_part_free(out);
+        return rc;
     }
+    *out->cut = (struct commit_tp_array_cut){a, mine, n, who, nwho, own};
+    return 0;
+}
+
+void commit_twophase_part_cut_free(struct commit_tp_array_cut *cut)
+{
+    if (!cut)
+        return;
+    free(cut->mine);
+    free(cut->who);
+    free(cut);
+}
+
+int commit_twophase_part_cut_array(struct commit_tp_part *out)
+{
+    struct commit_tp_array_cut *c = out->cut;
+    struct sluice_tp_plan *p = &out->plan;
+    int rc = sluice_tp_array_share(&c->a, p->domains, p->ndomains, p->round_size, c->mine, c->nmine, c->own,
+                                   c->who, c->nwho, &p->pieces, &p->npieces, &p->pieces_huge);
+    if (rc == -EINVAL)
+        rc = -EPROTO;
     for (size_t k = 0; rc == 0 && k < p->npieces; k++)
         p->shuffled_bytes += p->pieces[k].size;
-    free(mine);
-    free(who);
+    commit_twophase_part_cut_free(c);
+    out->cut = NULL;
     if (rc)
         commit_twophase_part_free(out);
     return rc;

@@ -63,12 +63,17 @@ struct sluice_tp_array_who {
  * domains d[0..nd) (increasing), and on an aggregator (own >= 0: it writes d[own]) every piece
  * in d[own] of the members in who, which must list each member that touches d[own] (mine
  * among them). Pieces name their domain by index into d and their member by `local`
- * (SIZE_MAX: another rank's). O(own rows + rows in d[own]), no rank's list of every row.
- * 0, -EINVAL (bad rank or grid) or -ENOMEM; *out is malloc'ed. */
+ * (SIZE_MAX: another rank's). O(own rows + rows in d[own]) (times log of the members),
+ * no rank's list of every row, no sort (planner_array_share.c). 0, -EINVAL (bad rank or grid)
+ * or -ENOMEM; free *out with sluice_tp_pieces_free(*out, *out_bytes). */
 int sluice_tp_array_share(const struct sluice_array *a, const struct sluice_tp_domain *d, size_t nd,
                           uint64_t round_size, const struct sluice_tp_array_who *mine, size_t nmine, long own,
                           const struct sluice_tp_array_who *who, size_t nwho, struct sluice_tp_piece **out,
-                          size_t *nout);
+                          size_t *nout, size_t *out_bytes);
+
+/* Frees pieces from sluice_tp_array_share: bytes > 0, huge-page memory (hugebuf.h) of that
+ * size; 0, malloc'ed. */
+void sluice_tp_pieces_free(struct sluice_tp_piece *v, size_t bytes);
 
 #ifdef __cplusplus
 }

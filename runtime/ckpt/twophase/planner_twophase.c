@@ -153,9 +153,8 @@ void sluice_tp_sort_runs(void *items, size_t n, size_t size, size_t key)
         nrun += k == 0 || key_at(items, size, key, k) < key_at(items, size, key, k - 1);
     if (nrun <= 1)
         return;
-    /* An aggregator's cut of an array (32,768 pieces of 40 bytes for 16 MiB on 8 ranks) merges
-     * through a buffer as large as its pieces: huge pages put in place at once (hugebuf.h), not
-     * a fault per 4 KiB of a fresh mapping. */
+    /* A large list merges through a buffer as large: huge pages put in place at once
+     * (hugebuf.h), not a fault per 4 KiB of a fresh mapping. */
     int huge = n * size >= ((size_t)1 << 20);
     char *tmp = huge ? sluice_hugebuf_alloc(n * size) : malloc(n * size);
     size_t *at = malloc((nrun + 1) * sizeof *at), *at2 = malloc((nrun + 1) * sizeof *at2);
@@ -660,7 +659,10 @@ void sluice_tp_plan_free(struct sluice_tp_plan *plan)
         return;
     free(plan->direct);
     free(plan->domains);
-    free(plan->pieces);
+    if (plan->pieces_huge)
+        sluice_hugebuf_free(plan->pieces, plan->pieces_huge);
+    else
+        free(plan->pieces);
     free(plan->requests);
     memset(plan, 0, sizeof(*plan));
 }

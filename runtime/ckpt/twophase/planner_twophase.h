@@ -120,6 +120,7 @@ struct sluice_tp_plan {
     size_t ndomains;
     struct sluice_tp_piece *pieces; /* sorted by (domain, round, file_off) */
     size_t npieces;
+    size_t pieces_huge;                 /* > 0: pieces are huge-page memory of that many bytes (hugebuf.h) */
     struct sluice_tp_request *requests; /* sorted by (domain, round, offset) */
     size_t nrequests;
     uint64_t round_size; /* effective buffer: a whole number of stripes */
