@@ -141,8 +141,9 @@ static int selected(const struct staged *s, const char *container, char **abs, i
 }
 
 /* A sidecar's temporary file (m-<host>-<pid>-<seq>.meta.tmp...) whose writer died while writing
- * it describes nothing: removed, with a line. Only this host's: another's writer cannot be
- * probed. */
+ * it describes nothing: removed, with a line; so are the shared round buffers of a two-phase
+ * aggregator that died during a commit (m-<host>-<pid>-tp<tag>.round, twophase_shm.h). Only this
+ * host's: another's writer cannot be probed. */
 static void remove_dead_temp(const char *stage_dir, const char *name, FILE *report)
 {
     char path[PATH_MAX], host[SLUICE_HOST_ID_LEN + 1];
@@ -187,7 +188,9 @@ static int collect(const char *stage_dir, struct staged_list *out, unsigned flag
     struct dirent *e;
     static char buf[SLUICE_STAGE_META_MAX];
     while ((e = readdir(d)) != NULL) {
-        if (strstr(e->d_name, SLUICE_STAGE_META_SUFFIX ".tmp")) {
+        size_t nl = strlen(e->d_name);
+        if (strstr(e->d_name, SLUICE_STAGE_META_SUFFIX ".tmp") ||
+            (nl > 6 && strcmp(e->d_name + nl - 6, ".round") == 0)) {
             remove_dead_temp(stage_dir, e->d_name, report);
             continue;
         }

@@ -29,6 +29,7 @@
 #include "ckpt/commit/io_worker.h"
 #include "ckpt/commit/twophase_msg.h"
 #include "ckpt/commit/twophase_part.h"
+#include "ckpt/commit/twophase_shm.h"
 #include "mpi/tags.h"
 
 #include "ckpt/container/container.h"
@@ -37,6 +38,7 @@
 #include "common/hugebuf.h"
 #include "common/log.h"
 #include "common/real.h"
+#include "config/config.h"
 #include "mpi/roles.h"
 #include "progress/progress.h"
 #include "trace/trace.h"
@@ -61,24 +63,39 @@ struct send_slot {
     MPI_Request *reqs;
     int nreq;
     int active;
+    /* A batch for an aggregator of this node waits for its GO (twophase_shm.h) holding its
+     * pieces' addresses; seq orders the batches that wait. */
+    int wait_go;
+    uint64_t seq;
+    MPI_Request go_req;
+    unsigned char go_in[COMMIT_TP_GO_MAX];
+    uint32_t round, dom;
+    unsigned char **ptr;
+    int *plen;
+    size_t nsend, first; /* its pieces: mine[first..], ptr[i] the i-th's bytes */
+    uint64_t bytes;
 };
 
-struct agg_slot;
+struct tp_job;
 
-/* A slot's buffer put in place on the I/O thread while the plan is cut (hugebuf.h: a few ms
- * for two rounds of several MiB in a fresh process). */
+/* The round buffers put in place on the I/O thread while the plan is cut (a few ms for two
+ * rounds of several MiB in a fresh process): shared rounds (twophase_shm.h) where writers of
+ * this node send to the domain, else huge-page memory (hugebuf.h). */
 struct buf_task {
     struct sluice_io_task io; /* first: run() finds the task */
-    struct agg_slot *slot;
+    struct tp_job *job;
+    int slot;
 };
 
 struct agg_slot {
     struct sluice_io_task io; /* the round's write on the I/O thread (first: run() finds the slot) */
     struct tp_job *job;
-    unsigned char *buf; /* the round buffer (hugebuf.h), cap bytes, once get is done */
+    unsigned char *buf; /* the round buffer, cap bytes, once the job's buffers came */
     size_t cap;
-    struct buf_task get;
-    int asked; /* get submitted */
+    unsigned char go[COMMIT_TP_GO_MAX]; /* the round's GO to the writers of this node */
+    int go_len;
+    MPI_Request *go_reqs;
+    int ngo;
     MPI_Request *reqs;
     int nreq, posted;
     int writing; /* handed to the I/O thread; io.done once the round is on its way to the disk */
@@ -106,6 +123,11 @@ struct tp_job {
     size_t *mine;         /* my pieces, by (round, domain, offset) */
     size_t nmine, next_mine;
     struct send_slot ss[2];
+    uint64_t batches;               /* batches made so far (their seq) */
+    struct commit_tp_shm *peer_shm; /* per plan domain: its aggregator's shared rounds, mapped */
+    unsigned char *peer_failed;     /* per plan domain: they could not be mapped: messages */
+    int *peers;                     /* ranks of this node I exchange pieces with, ascending */
+    size_t npeers;
 
     /* aggregator */
     long dom;
@@ -113,6 +135,10 @@ struct tp_job {
     int *slot_of;  /* per rank: its place among the senders to my domain (ascending), or -1 */
     size_t nslots; /* those senders */
     struct agg_slot as[2];
+    struct buf_task get[2]; /* the slots' buffers */
+    int asked;              /* get submitted */
+    int shared;             /* writers of this node send here: shared rounds wanted */
+    struct commit_tp_shm shm;
     uint32_t next_post, next_write, next_done;
     size_t post_cursor, req_cursor;
     int werr; /* the write-behind thread's first error (read after the last round is done) */
@@ -137,6 +163,31 @@ static int job_tag(int home, uint32_t id)
 {
     uint64_t range = SLUICE_TAG_TWOPHASE_COUNT;
     return SLUICE_TAG_TWOPHASE + (int)(((uint64_t)id * (uint64_t)commit_g.size + (uint64_t)home) % range);
+}
+
+/* The tag of the job's GOs (twophase_shm.h): the same place in a range of their own. */
+static int go_tag(const struct tp_job *j)
+{
+    return SLUICE_TAG_TWOPHASE_GO + (j->tag - SLUICE_TAG_TWOPHASE);
+}
+
+/* Whether slot s's buffer lies in the shared rounds. */
+static int in_shm(const struct tp_job *j, const struct agg_slot *s)
+{
+    return j->shm.map && s->buf >= j->shm.map && s->buf < j->shm.map + j->shm.len;
+}
+
+static int is_peer(const struct tp_job *j, int rank)
+{
+    size_t lo = 0, hi = j->npeers;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (j->peers[mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < j->npeers && j->peers[lo] == rank;
 }
 
 static int by_round(const void *x, const void *y, void *arg)
@@ -174,6 +225,18 @@ static int local_piece(const struct tp_job *j, const struct sluice_tp_piece *pc)
            pc->member != COMMIT_TP_NOT_MINE && j->maps[pc->member] != NULL;
 }
 
+/* The trace counts a batch as one message, also when it stays in this process or goes
+ * through a shared round. */
+static void trace_batch(const struct tp_job *j, uint64_t t_send, int to, uint64_t bytes, uint32_t r)
+{
+    if (sluice_trace_active())
+        sluice_trace_record(SLUICE_EV_COMMIT_SHUFFLE, 0, t_send, 0, (uint64_t)to, bytes,
+                            (uint64_t)(uint32_t)j->tag << 32 | r);
+}
+
+static void send_message(struct tp_job *j, struct send_slot *s, int to, uint32_t r, unsigned char **ptr,
+                         int *len, size_t nsend, uint64_t bytes);
+
 static void send_batch(struct tp_job *j, struct send_slot *s)
 {
     size_t b = j->next_mine, e = b;
@@ -183,6 +246,7 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
         total += j->plan.pieces[j->mine[e++]].size;
     j->next_mine = e;
     s->nreq = 0;
+    s->first = b;
     if (e == b)
         return;
     /* Pieces of mapped staging files are sent from the mapping, without a copy. */
@@ -237,6 +301,27 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
         len[nsend++] = (int)pc->size;
     }
     int to = j->plan.domains[d].aggregator;
+    s->active = 1;
+    if (to != commit_g.rank && is_peer(j, to)) {
+        /* An aggregator of this node: wait for its GO (twophase_shm.h), keeping the addresses. */
+        s->wait_go = 1;
+        s->seq = j->batches++;
+        s->round = r;
+        s->dom = d;
+        s->ptr = ptr;
+        s->plen = len;
+        s->nsend = nsend;
+        s->bytes = bytes;
+        MPI_Irecv(s->go_in, COMMIT_TP_GO_MAX, MPI_BYTE, to, go_tag(j), sluice_comm(), &s->go_req);
+        return;
+    }
+    send_message(j, s, to, r, ptr, len, nsend, bytes);
+}
+
+/* Sends a batch's pieces (nsend of them) as one message (twophase_msg.h) and frees ptr, len. */
+static void send_message(struct tp_job *j, struct send_slot *s, int to, uint32_t r, unsigned char **ptr,
+                         int *len, size_t nsend, uint64_t bytes)
+{
     uint64_t t_send = sluice_now_ns(); /* (the aggregator may have the message before Isend returns) */
     if (nsend > 0) {
         struct commit_tp_msg msg;
@@ -248,20 +333,77 @@ static void send_batch(struct tp_job *j, struct send_slot *s)
     }
     free(ptr);
     free(len);
-    /* The trace counts a batch as one message, also when it stays in this process. */
-    if (sluice_trace_active())
-        sluice_trace_record(SLUICE_EV_COMMIT_SHUFFLE, 0, t_send, 0, (uint64_t)to, bytes,
-                            (uint64_t)(uint32_t)j->tag << 32 | r);
-    s->active = 1;
+    trace_batch(j, t_send, to, bytes, r);
+}
+
+/* A batch whose GO came: its pieces copied to their places in the aggregator's shared round,
+ * then an empty message says they are there; where the GO names no file, or the file cannot
+ * be mapped, the message as for any aggregator. */
+static void deliver(struct tp_job *j, struct send_slot *s, int n)
+{
+    const struct sluice_tp_domain *dm = &j->plan.domains[s->dom];
+    struct commit_tp_go g;
+    if (commit_tp_go_decode(s->go_in, n, &g) != 0 || g.round != s->round)
+        sluice_fatal(1, "checkpoint commit: rank %d sent a malformed GO for round %u of commit %u",
+                     dm->aggregator, s->round, j->id);
+    s->wait_go = 0;
+    struct commit_tp_shm *m = &j->peer_shm[s->dom];
+    if (g.path[0] && !j->peer_failed[s->dom] && !m->map && commit_tp_shm_open(m, g.path, g.len) != 0)
+        j->peer_failed[s->dom] = 1;
+    uint64_t wb = dm->base + (uint64_t)s->round * j->plan.round_size;
+    int fits = g.path[0] && m->map != NULL;
+    for (size_t i = 0; fits && i < s->nsend; i++) {
+        const struct sluice_tp_piece *pc = &j->plan.pieces[j->mine[s->first + i]];
+        fits = g.off + (pc->file_off - wb) + pc->size <= m->len && pc->file_off >= wb;
+    }
+    if (!fits) {
+        send_message(j, s, dm->aggregator, s->round, s->ptr, s->plen, s->nsend, s->bytes);
+        s->ptr = NULL;
+        s->plen = NULL;
+        return;
+    }
+    uint64_t t_send = sluice_now_ns();
+    for (size_t i = 0; i < s->nsend; i++) {
+        const struct sluice_tp_piece *pc = &j->plan.pieces[j->mine[s->first + i]];
+        memcpy(m->map + g.off + (pc->file_off - wb), s->ptr[i], (size_t)s->plen[i]);
+    }
+    /* The copies before the message that announces them (the aggregator reads them once its
+     * receive completes). */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    MPI_Isend(s->go_in, 0, MPI_BYTE, dm->aggregator, j->tag, sluice_comm(), &s->reqs[0]);
+    s->nreq = 1;
+    free(s->ptr);
+    free(s->plen);
+    s->ptr = NULL;
+    s->plen = NULL;
+    trace_batch(j, t_send, dm->aggregator, s->bytes, s->round);
 }
 
 /* Returns things done; sets *done when every round is sent and completed. */
 static int writer_poll(struct tp_job *j, int *done)
 {
     int did = 0;
+    /* Batches waiting for a GO go in the order they were made: two for one aggregator are
+     * received there in that order. */
+    for (;;) {
+        struct send_slot *w = NULL;
+        for (int i = 0; i < 2; i++)
+            if (j->ss[i].active && j->ss[i].wait_go && (!w || j->ss[i].seq < w->seq))
+                w = &j->ss[i];
+        int flag = 0;
+        MPI_Status st;
+        if (w)
+            MPI_Test(&w->go_req, &flag, &st);
+        if (!flag)
+            break;
+        int n = 0;
+        MPI_Get_count(&st, MPI_BYTE, &n);
+        deliver(j, w, n);
+        did++;
+    }
     for (int i = 0; i < 2; i++) {
         struct send_slot *s = &j->ss[i];
-        if (!s->active)
+        if (!s->active || s->wait_go)
             continue;
         if (test_all(s->reqs, s->nreq)) {
             free(s->reqs);
@@ -312,6 +454,20 @@ static int sender_slots(struct tp_job *j)
     return 0;
 }
 
+static void send_go(struct tp_job *j, struct agg_slot *s, int to)
+{
+    if (s->ngo == 0) {
+        struct commit_tp_go g = {.round = s->round};
+        if (in_shm(j, s)) {
+            g.off = (uint64_t)(s->buf - j->shm.map);
+            g.len = j->shm.len;
+            snprintf(g.path, sizeof g.path, "%s", j->shm.path);
+        }
+        s->go_len = commit_tp_go_encode(&g, s->go);
+    }
+    MPI_Isend(s->go, s->go_len, MPI_BYTE, to, go_tag(j), sluice_comm(), &s->go_reqs[s->ngo++]);
+}
+
 static void post_round(struct tp_job *j, struct agg_slot *s, uint32_t r)
 {
     const struct sluice_tp_plan *p = &j->plan;
@@ -334,9 +490,11 @@ static void post_round(struct tp_job *j, struct agg_slot *s, uint32_t r)
     unsigned char **ptr = malloc((np ? np : 1) * sizeof *ptr);
     int *len = malloc((np ? np : 1) * sizeof *len);
     s->reqs = calloc(np ? np : 1, sizeof(MPI_Request));
+    s->go_reqs = calloc(np ? np : 1, sizeof(MPI_Request));
+    s->ngo = 0;
     s->msg_first = malloc((np ? np : 1) * sizeof *s->msg_first);
     s->msg_bytes = malloc((np ? np : 1) * sizeof *s->msg_bytes);
-    if (!o || !at || !ptr || !len || !s->reqs || !s->msg_first || !s->msg_bytes)
+    if (!o || !at || !ptr || !len || !s->reqs || !s->go_reqs || !s->msg_first || !s->msg_bytes)
         sluice_fatal(1, "checkpoint commit: out of memory for receive requests");
     /* The round's pieces grouped by sender, senders ascending, plan order within each. */
     for (size_t k = b; k < e; k++)
@@ -368,6 +526,10 @@ static void post_round(struct tp_job *j, struct agg_slot *s, uint32_t r)
                 sluice_fatal(1, "checkpoint commit: out of memory for a shuffle message");
             MPI_Irecv(msg.buf, msg.count, msg.type, src, j->tag, sluice_comm(), &s->reqs[s->nreq]);
             commit_tp_msg_done(&msg);
+            /* A writer of this node copies its pieces here itself once told (twophase_shm.h);
+             * its message is then empty, which the receive takes as well. */
+            if (is_peer(j, src))
+                send_go(j, s, src);
         }
         s->nreq++;
         x = y;
@@ -473,35 +635,44 @@ static int mine_batched_through(const struct tp_job *j, uint32_t r)
     return j->next_mine >= j->nmine || j->plan.pieces[j->mine[j->next_mine]].round > r;
 }
 
+/* Slot 0's buffer, then slot 1's: shared rounds where wanted and the stage folder has room,
+ * else huge-page memory. */
 static void buf_get_run(struct sluice_io_task *t)
 {
-    struct agg_slot *s = ((struct buf_task *)t)->slot;
-    s->buf = sluice_hugebuf_alloc(s->cap);
+    struct buf_task *b = (struct buf_task *)t;
+    struct tp_job *j = b->job;
+    size_t cap = j->as[0].cap;
+    if (b->slot == 0 && j->shared && commit_tp_shm_create(&j->shm, j->tag, 2 * cap, cap) == 0)
+        j->as[0].buf = j->shm.map;
+    else if (b->slot == 1 && j->shm.map && commit_tp_shm_reserve(&j->shm, cap, cap) == 0)
+        j->as[1].buf = j->shm.map + cap;
+    else
+        j->as[b->slot].buf = sluice_hugebuf_alloc(cap);
 }
 
 /* Both slots' buffers of cap bytes, asked of the I/O thread (the lane the rounds are written
- * on, so nothing of this job is queued before them). */
+ * on, so nothing of this job is queued before them), one at a time. */
 static void ask_buffers(struct tp_job *j, uint64_t cap)
 {
+    j->asked = 1;
     for (int i = 0; i < 2; i++) {
-        struct agg_slot *s = &j->as[i];
-        s->cap = cap;
-        s->get.slot = s;
-        s->get.io.run = buf_get_run;
-        s->asked = 1;
+        j->as[i].cap = cap;
+        j->get[i].job = j;
+        j->get[i].slot = i;
+        j->get[i].io.run = buf_get_run;
         mem_add(j, (int64_t)cap);
-        sluice_io_submit(SLUICE_IO_IN, &s->get.io);
+        sluice_io_submit(SLUICE_IO_IN, &j->get[i].io);
     }
 }
 
-/* 1 once slot s has its buffer. */
-static int slot_ready(const struct agg_slot *s)
+/* 1 once slot i has its buffer. */
+static int buffer_ready(const struct tp_job *j, int i)
 {
-    if (!sluice_io_done(&s->get.io))
+    if (!sluice_io_done(&j->get[i].io))
         return 0;
-    if (!s->buf)
+    if (!j->as[i].buf)
         sluice_fatal(1, "checkpoint commit: out of memory for a %llu-byte round buffer",
-                     (unsigned long long)s->cap);
+                     (unsigned long long)j->as[i].cap);
     return 1;
 }
 
@@ -527,7 +698,7 @@ static int aggregator_poll(struct tp_job *j, int *done)
         /* Receives for the next rounds go into free slots (round r uses slot r % 2). */
         if (j->next_post < d->nrounds) {
             struct agg_slot *s = &j->as[j->next_post % 2];
-            if (!s->posted && !s->writing && slot_ready(s)) {
+            if (!s->posted && !s->writing && buffer_ready(j, (int)(j->next_post % 2))) {
                 post_round(j, s, j->next_post++);
                 progressed = 1;
             }
@@ -537,14 +708,18 @@ static int aggregator_poll(struct tp_job *j, int *done)
          * receipt: the trace's flows never point back in time). */
         if (j->next_write < j->next_post) {
             struct agg_slot *s = &j->as[j->next_write % 2];
-            if (s->posted && !s->writing && mine_batched_through(j, s->round) && test_all(s->reqs, s->nreq)) {
+            if (s->posted && !s->writing && mine_batched_through(j, s->round) && test_all(s->reqs, s->nreq) &&
+                test_all(s->go_reqs, s->ngo)) {
                 for (int m = 0; m < s->nreq && sluice_trace_active(); m++)
                     sluice_trace_instant(SLUICE_EV_COMMIT_SHUFFLE_RECV,
                                          (uint64_t)j->plan.pieces[s->msg_first[m]].src, s->msg_bytes[m],
                                          (uint64_t)(uint32_t)j->tag << 32 | s->round);
                 free(s->reqs);
+                free(s->go_reqs);
                 free(s->msg_first);
                 free(s->msg_bytes);
+                s->go_reqs = NULL;
+                s->ngo = 0;
                 s->reqs = NULL;
                 s->msg_first = NULL;
                 s->msg_bytes = NULL;
@@ -625,15 +800,28 @@ static void job_free(struct tp_job *j)
         if (j->maps[i])
             munmap(j->maps[i], j->m[i].size);
     free(j->maps);
+    /* A job with no round to receive can end before its buffers came. */
+    while (j->asked && (!sluice_io_done(&j->get[0].io) || !sluice_io_done(&j->get[1].io))) {
+        struct timespec ts = {0, 50 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    unsigned char *shm = j->shm.map;
+    size_t shm_len = j->shm.len;
+    if (shm)
+        commit_tp_shm_remove(&j->shm);
+    for (size_t d = 0; j->peer_shm && d < j->plan.ndomains; d++)
+        commit_tp_shm_close(&j->peer_shm[d]);
+    free(j->peer_shm);
+    free(j->peer_failed);
+    free(j->peers);
     for (int i = 0; i < 2; i++) {
-        /* A job with no round to receive can end before its buffers came. */
-        while (j->as[i].asked && !sluice_io_done(&j->as[i].get.io)) {
-            struct timespec ts = {0, 50 * 1000};
-            nanosleep(&ts, NULL);
-        }
         free(j->ss[i].buf);
         free(j->ss[i].reqs);
-        sluice_hugebuf_free(j->as[i].buf, j->as[i].cap);
+        free(j->ss[i].ptr);
+        free(j->ss[i].plen);
+        free(j->as[i].go_reqs);
+        if (!(shm && j->as[i].buf >= shm && j->as[i].buf < shm + shm_len))
+            sluice_hugebuf_free(j->as[i].buf, j->as[i].cap);
         free(j->as[i].reqs);
         free(j->as[i].msg_first);
         free(j->as[i].msg_bytes);
@@ -781,7 +969,14 @@ static void twophase_handle(int home, uint32_t type, struct cmsg *in)
     struct commit_tp_part part;
     int rc = commit_twophase_part_decode(in, commit_g.rank, &part);
     long dom = rc == 0 ? sluice_tp_domain_of(&part.plan, commit_g.rank) : -1;
+    if (rc == 0) {
+        j->peers = part.peers;
+        j->npeers = sluice_config.CB_SHARED ? part.npeers : 0; /* none: messages only */
+        part.peers = NULL;
+        j->tag = job_tag(home, part.id);
+    }
     if (dom >= 0) {
+        j->shared = j->npeers > 0;
         /* A round never holds more than the domain: a small commit under a large
          * SLUICE_CB_BUFFER_SIZE does not allocate the whole buffer. */
         const struct sluice_tp_domain *d = &part.plan.domains[dom];
@@ -805,10 +1000,11 @@ static void twophase_handle(int home, uint32_t type, struct cmsg *in)
     for (size_t i = 0; rc == 0 && i < j->n; i++)
         j->fds[i] = -1;
     if (rc == 0) {
-        j->tag = job_tag(home, j->id);
+        j->peer_shm = calloc(j->plan.ndomains ? j->plan.ndomains : 1, sizeof *j->peer_shm);
+        j->peer_failed = calloc(j->plan.ndomains ? j->plan.ndomains : 1, 1);
         j->piece_crc = calloc(j->plan.npieces ? j->plan.npieces : 1, sizeof(uint32_t));
         j->mine = calloc(j->plan.npieces ? j->plan.npieces : 1, sizeof(size_t));
-        rc = (j->piece_crc && j->mine) ? 0 : -ENOMEM;
+        rc = (j->piece_crc && j->mine && j->peer_shm && j->peer_failed) ? 0 : -ENOMEM;
     }
     if (rc == 0) {
         for (size_t k = 0; k < j->plan.npieces; k++)
@@ -833,7 +1029,7 @@ static void twophase_handle(int home, uint32_t type, struct cmsg *in)
         /* The protocol must still complete: pieces are sent (zeros) and received (dropped),
          * so that the other ranks of this commit are not left waiting; the home sees err. */
         j->err = rc;
-        if (!j->piece_crc || !j->mine || (j->dom >= 0 && !j->slot_of))
+        if (!j->piece_crc || !j->mine || !j->peer_shm || !j->peer_failed || (j->dom >= 0 && !j->slot_of))
             sluice_fatal(1, "checkpoint commit: cannot run the two-phase step (%s)", strerror(-rc));
     }
     j->next = jobs;

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared rounds of a two-phase aggregator: the file and the GO message (twophase_shm.h). */
+#include "ckpt/commit/twophase_shm.h"
+
+#include "ckpt/commit/stage.h"
+#include "common/real.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int commit_tp_shm_create(struct commit_tp_shm *s, int tag, size_t len, size_t reserve)
+{
+    memset(s, 0, sizeof *s);
+    char prefix[SLUICE_STAGE_PREFIX_MAX];
+    sluice_stage_prefix(prefix, (long)getpid());
+    if (snprintf(s->path, sizeof s->path, "%s/%stp%d.round", sluice_stage_dir(), prefix, tag) >=
+        (int)sizeof s->path) {
+        s->path[0] = '\0';
+        return -ENAMETOOLONG;
+    }
+    int fd = SLUICE_REAL(open)(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        int e = -errno;
+        s->path[0] = '\0';
+        return e;
+    }
+    int rc = SLUICE_REAL(ftruncate)(fd, (off_t)len) == 0 ? 0 : -errno;
+    if (rc == 0 && reserve)
+        rc = SLUICE_REAL(fallocate)(fd, 0, 0, (off_t)reserve) == 0 ? 0 : -errno;
+    void *map = MAP_FAILED;
+    if (rc == 0) {
+        map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED)
+            rc = -errno;
+    }
+    if (rc) {
+        SLUICE_REAL(close)(fd);
+        SLUICE_REAL(unlink)(s->path);
+        s->path[0] = '\0';
+        return rc;
+    }
+    s->fd = fd;
+    s->map = map;
+    s->len = len;
+    return 0;
+}
+
+int commit_tp_shm_reserve(struct commit_tp_shm *s, size_t off, size_t n)
+{
+    return SLUICE_REAL(fallocate)(s->fd, 0, (off_t)off, (off_t)n) == 0 ? 0 : -errno;
+}
+
+void commit_tp_shm_remove(struct commit_tp_shm *s)
+{
+    if (s->path[0])
+        SLUICE_REAL(unlink)(s->path);
+    if (s->fd > 0)
+        SLUICE_REAL(close)(s->fd);
+    s->fd = 0;
+    commit_tp_shm_close(s);
+}
+
+int commit_tp_shm_open(struct commit_tp_shm *s, const char *path, size_t len)
+{
+    memset(s, 0, sizeof *s);
+    int fd = SLUICE_REAL(open)(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    /* The aggregator reserved len bytes before it sent the path: a shorter file is another's. */
+    off_t end = lseek(fd, 0, SEEK_END);
+    void *map = end >= 0 && (uint64_t)end >= len ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                                                 : MAP_FAILED;
+    int rc = map == MAP_FAILED ? (end >= 0 && (uint64_t)end < len ? -EINVAL : -errno) : 0;
+    SLUICE_REAL(close)(fd);
+    if (rc)
+        return rc;
+    snprintf(s->path, sizeof s->path, "%s", path);
+    s->map = map;
+    s->len = len;
+    return 0;
+}
+
+void commit_tp_shm_close(struct commit_tp_shm *s)
+{
+    if (s->map)
+        munmap(s->map, s->len);
+    s->map = NULL;
+    s->path[0] = '\0';
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+int commit_tp_go_encode(const struct commit_tp_go *g, unsigned char *buf)
+{
+    size_t n = strnlen(g->path, sizeof g->path - 1);
+    put_u64(buf, g->round);
+    put_u64(buf + 8, g->off);
+    put_u64(buf + 16, g->len);
+    memcpy(buf + 24, g->path, n);
+    return (int)(24 + n);
+}
+
+int commit_tp_go_decode(const unsigned char *buf, int n, struct commit_tp_go *g)
+{
+    if (n < 24 || n > COMMIT_TP_GO_MAX - 1)
+        return -EPROTO;
+    uint64_t round = get_u64(buf);
+    if (round > UINT32_MAX)
+        return -EPROTO;
+    g->round = (uint32_t)round;
+    g->off = get_u64(buf + 8);
+    g->len = get_u64(buf + 16);
+    memcpy(g->path, buf + 24, (size_t)n - 24);
+    g->path[n - 24] = '\0';
+    if (g->path[0] && (g->off > g->len || strlen(g->path) != (size_t)n - 24))
+        return -EPROTO;
+    return 0;
+}
