@@ -146,14 +146,9 @@ int commit_twophase_send_array_parts(uint32_t id, const char *tmp, uint64_t unit
         return -EINVAL;
     size_t nd = plan->ndomains;
     struct commit_tp_peers peers;
-    struct array_home h = {.id = id,
-                           .tmp = tmp,
-                           .unit = unit,
-                           .chunk = chunk,
-                           .record = record,
-                           .plan = plan,
-                           .m = m,
-                           .peers = &peers};
+    struct array_home h = {
+        .id = id, .tmp = tmp, .unit = unit, .chunk = chunk, .record = record, .plan = plan, .m = m};
+    h.peers = &peers;
     h.at = malloc((n ? n : 1) * sizeof *h.at);
     h.mem_first = calloc((size_t)size + 2, sizeof(size_t));
     h.who_first = calloc(nd + 2, sizeof(size_t));
