@@ -15,6 +15,9 @@
  *               (mapped) are no messages: each request is written by pwritev from the round
  *               buffer and the staging mappings together, so the bytes an aggregator staged
  *               itself are copied once, into the file, as a program's own write would be.
+ *   shared      a writer of the aggregator's own node sends no data: told by a GO that the
+ *               round's slot is free, it copies its pieces into the aggregator's round buffer,
+ *               a file both map, and sends an empty message (twophase_shm.h).
  *   direct      members the planner leaves direct are not in the share: their node's writer
  *               copies them (direct_write.c).
  *
@@ -367,9 +370,9 @@ static void deliver(struct tp_job *j, struct send_slot *s, int n)
         const struct sluice_tp_piece *pc = &j->plan.pieces[j->mine[s->first + i]];
         memcpy(m->map + g.off + (pc->file_off - wb), s->ptr[i], (size_t)s->plen[i]);
     }
-    /* The copies before the message that announces them (the aggregator reads them once its
-     * receive completes). */
-    __atomic_thread_fence(__ATOMIC_RELEASE);
+    /* The aggregator reads them once the message that follows has arrived: MPI_Isend is an
+     * opaque call (no copy moves past it) and MPI's own shared-memory transports order their
+     * stores before the message is visible. */
     MPI_Isend(s->go_in, 0, MPI_BYTE, dm->aggregator, j->tag, sluice_comm(), &s->reqs[0]);
     s->nreq = 1;
     free(s->ptr);

@@ -22,7 +22,7 @@ int commit_tp_shm_create(struct commit_tp_shm *s, int tag, size_t len, size_t re
         s->path[0] = '\0';
         return -ENAMETOOLONG;
     }
-    int fd = SLUICE_REAL(open)(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int fd = SLUICE_REAL(open)(s->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         int e = -errno;
         s->path[0] = '\0';
@@ -67,7 +67,7 @@ void commit_tp_shm_remove(struct commit_tp_shm *s)
 int commit_tp_shm_open(struct commit_tp_shm *s, const char *path, size_t len)
 {
     memset(s, 0, sizeof *s);
-    int fd = SLUICE_REAL(open)(path, O_RDWR | O_CLOEXEC);
+    int fd = SLUICE_REAL(open)(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return -errno;
     /* The aggregator reserved len bytes before it sent the path: a shorter file is another's. */

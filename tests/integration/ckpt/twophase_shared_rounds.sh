@@ -8,7 +8,7 @@
 # exact blocks. With SLUICE_CB_SHARED=off no round file exists and the container holds the
 # same array. In a stage folder with room for the members but not for the round buffers (a
 # small tmpfs) the reservation fails and the pieces travel as messages: the same array again,
-# nothing left in the folder. The contiguous two-phase path (whole members, SLUICE_CB_WRITE=
+# nothing left in the folder; with room for one slot, that one is shared and the other not. The contiguous two-phase path (whole members, SLUICE_CB_WRITE=
 # enable) shares its rounds too.
 app=$SLUICE_APPS_DIR/mpi_ckpt_array
 sized=$SLUICE_APPS_DIR/ckpt_sized
@@ -33,8 +33,8 @@ restart() {
 # "openers" counts the threads (one progress thread per writer) that opened one.
 rounds() {
   case $2 in
-    created) cat "$1".st.* | grep -c 'openat(.*\.round", O_RDWR|O_CREAT|O_EXCL|O_CLOEXEC, 0600) = [0-9]' || true ;;
-    openers) grep -l 'openat(.*\.round", O_RDWR|O_CLOEXEC) = [0-9]' "$1".st.* | wc -l ;;
+    created) cat "$1".st.* | grep -c 'openat(.*\.round", O_RDWR|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0600) = [0-9]' || true ;;
+    openers) grep -l 'openat(.*\.round", O_RDWR|O_NOFOLLOW|O_CLOEXEC) = [0-9]' "$1".st.* | wc -l ;;
     removed) cat "$1".st.* | grep -c 'unlink(".*\.round") = 0' || true ;;
     reserved) cat "$1".st.* | grep -c 'fallocate(' || true ;;
   esac
@@ -75,6 +75,21 @@ raw "$PWD/full"
 cmp on.raw full.raw ||
   fail "the array written without room for shared rounds differs"
 echo "ok: no room for the round buffers: messages, the same array, nothing left staged"
+
+# Room for one round buffer: the first slot is shared, the second is the aggregator's own memory
+# (its GOs name no file: messages). 8 MiB = 2,048 pages; the members take 4 x 257 and their
+# sidecars 4: 2,528 KiB of filler leaves 384 pages, a 256-page slot and not two.
+rm small/filler
+fallocate -l 2528K small/filler
+SLUICE_STAGE_DIR=$PWD/small write "$PWD/half" half
+expect_eq "half: slots reserved" 1 "$(cat half.st.* | grep -c 'fallocate(.* = 0$')"
+expect_eq "half: slots refused (ENOSPC)" 1 "$(cat half.st.* | grep -c 'fallocate(.* = -1 ENOSPC')"
+expect_eq "half: processes that opened the round file" 3 "$(rounds half openers)"
+restart "$PWD/half" half
+expect_eq "half: files left in the stage folder" "filler" "$(ls small)"
+raw "$PWD/half"
+cmp on.raw half.raw || fail "the array written with one shared slot differs"
+echo "ok: room for one slot: that slot shared, the other sent as messages, the same array"
 
 # Whole members on the two-phase path (no layout): 3 ranks, members of 700,000 bytes that share
 # stripes, shuffled; the round file is opened by the two other ranks.
