@@ -41,7 +41,6 @@
 #include "common/hugebuf.h"
 #include "common/log.h"
 #include "common/real.h"
-#include "config/config.h"
 #include "mpi/roles.h"
 #include "progress/progress.h"
 #include "trace/trace.h"
@@ -974,7 +973,7 @@ static void twophase_handle(int home, uint32_t type, struct cmsg *in)
     long dom = rc == 0 ? sluice_tp_domain_of(&part.plan, commit_g.rank) : -1;
     if (rc == 0) {
         j->peers = part.peers;
-        j->npeers = sluice_config.CB_SHARED ? part.npeers : 0; /* none: messages only */
+        j->npeers = part.npeers; /* none (SLUICE_CB_SHARED=off at the home): messages only */
         part.peers = NULL;
         j->tag = job_tag(home, part.id);
     }

@@ -18,6 +18,8 @@
  *   form 1, a set laid out as an array: twophase_part_array.c} */
 #include "ckpt/commit/twophase_part.h"
 
+#include "config/config.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +68,9 @@ int commit_twophase_peers_init(struct commit_tp_peers *p, int size)
 
 void commit_twophase_peers_offer(struct commit_tp_peers *p, int rank)
 {
-    if (rank < 0 || rank >= commit_g.size || rank == p->me || p->seen[rank] ||
+    /* The home's SLUICE_CB_SHARED decides for the whole commit: both ends of every pair follow
+     * the lists it sends, whatever their own environment says. */
+    if (!sluice_config.CB_SHARED || rank < 0 || rank >= commit_g.size || rank == p->me || p->seen[rank] ||
         !commit_twophase_same_node(rank, p->me))
         return;
     p->seen[rank] = 1;

@@ -61,6 +61,18 @@ cmp on.raw off.raw ||
   fail "the array written through shared rounds differs from the one sent as messages"
 echo "ok: SLUICE_CB_SHARED=off: messages only, the same array"
 
+# Ranks that disagree (off on ranks 0-1, on on 2-3): the home's value holds for the whole
+# commit, so no writer waits for a GO that its aggregator never sends.
+mkdir -p "$PWD/mixed"
+SLUICE_CAPTURE="$PWD/mixed/ckpt.%r" SLUICE_LAYOUT="$PWD/mixed/ckpt.%r:header=64,dtype=f8,shape=64x64x128" \
+  timeout 120 "$MPIEXEC" -n 2 env LD_PRELOAD="$SLUICE_LIB" SLUICE_CB_SHARED=off "$app" write "$PWD/mixed" 64 64 128 64 : \
+  -n 2 env LD_PRELOAD="$SLUICE_LIB" SLUICE_CB_SHARED=on "$app" write "$PWD/mixed" 64 64 128 64 >mixed.out 2>mixed.err ||
+  fail "mixed: writer job failed (or hung): $(tail -3 mixed.err)"
+restart "$PWD/mixed" mixed
+raw "$PWD/mixed"
+cmp on.raw mixed.raw || fail "the array written by ranks that disagree differs"
+echo "ok: ranks that disagree on SLUICE_CB_SHARED: the home's value, the same array"
+
 # A stage folder with room for the members (4 x 1 MiB) but not for two round buffers of 1 MiB.
 mkdir small
 mount -t tmpfs -o size=8M,mode=0700 tmpfs small || fail "cannot mount a tmpfs (needs root)"
