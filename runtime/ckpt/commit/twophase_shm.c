@@ -44,6 +44,7 @@ int commit_tp_shm_create(struct commit_tp_shm *s, int tag, size_t len, size_t re
         return rc;
     }
     s->fd = fd;
+    s->owner = 1;
     s->map = map;
     s->len = len;
     return 0;
@@ -58,9 +59,9 @@ void commit_tp_shm_remove(struct commit_tp_shm *s)
 {
     if (s->path[0])
         SLUICE_REAL(unlink)(s->path);
-    if (s->fd > 0)
+    if (s->owner)
         SLUICE_REAL(close)(s->fd);
-    s->fd = 0;
+    s->owner = 0;
     commit_tp_shm_close(s);
 }
 

@@ -18,7 +18,8 @@
 #include <stdint.h>
 
 struct commit_tp_shm {
-    int fd;              /* the aggregator's, while it reserves space (0: none) */
+    int fd;              /* the aggregator's, open while it reserves space (owner) */
+    int owner;           /* 1: made here by commit_tp_shm_create (fd is open) */
     char path[PATH_MAX]; /* "" when none */
     unsigned char *map;  /* NULL when none */
     size_t len;
