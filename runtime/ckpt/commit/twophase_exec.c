@@ -94,8 +94,7 @@ struct agg_slot {
     struct tp_job *job;
     unsigned char *buf; /* the round buffer, cap bytes, once the job's buffers came */
     size_t cap;
-    unsigned char go[COMMIT_TP_GO_MAX]; /* the round's GO to the writers of this node */
-    int go_len;
+    struct cmsg go; /* the round's GO to the writers of this node */
     MPI_Request *go_reqs;
     int ngo;
     MPI_Request *reqs;
@@ -465,9 +464,11 @@ static void send_go(struct tp_job *j, struct agg_slot *s, int to)
             g.len = j->shm.len;
             snprintf(g.path, sizeof g.path, "%s", j->shm.path);
         }
-        s->go_len = commit_tp_go_encode(&g, s->go);
+        commit_tp_go_encode(&g, &s->go);
+        if (s->go.bad)
+            sluice_fatal(1, "checkpoint commit: out of memory for a GO");
     }
-    MPI_Isend(s->go, s->go_len, MPI_BYTE, to, go_tag(j), sluice_comm(), &s->go_reqs[s->ngo++]);
+    MPI_Isend(s->go.p, (int)s->go.len, MPI_BYTE, to, go_tag(j), sluice_comm(), &s->go_reqs[s->ngo++]);
 }
 
 static void post_round(struct tp_job *j, struct agg_slot *s, uint32_t r)
@@ -718,6 +719,7 @@ static int aggregator_poll(struct tp_job *j, int *done)
                                          (uint64_t)(uint32_t)j->tag << 32 | s->round);
                 free(s->reqs);
                 free(s->go_reqs);
+                cmsg_free(&s->go);
                 free(s->msg_first);
                 free(s->msg_bytes);
                 s->go_reqs = NULL;
@@ -822,6 +824,7 @@ static void job_free(struct tp_job *j)
         free(j->ss[i].ptr);
         free(j->ss[i].plen);
         free(j->as[i].go_reqs);
+        cmsg_free(&j->as[i].go);
         if (!(shm && j->as[i].buf >= shm && j->as[i].buf < shm + shm_len))
             sluice_hugebuf_free(j->as[i].buf, j->as[i].cap);
         free(j->as[i].reqs);

@@ -103,7 +103,7 @@ void commit_twophase_peers_free(struct commit_tp_peers *p)
 int commit_twophase_get_peers(struct cmsg *in, struct commit_tp_part *out)
 {
     uint32_t n = cmsg_get_u32(in);
-    if (in->bad || (uint64_t)n * 4 > in->len + 4)
+    if (in->bad || (uint64_t)n * 4 > in->len)
         return -EPROTO;
     out->peers = malloc((n ? n : 1) * sizeof *out->peers);
     if (!out->peers)

@@ -2,6 +2,7 @@
 /* Shared rounds of a two-phase aggregator: the file and the GO message (twophase_shm.h). */
 #include "ckpt/commit/twophase_shm.h"
 
+#include "ckpt/commit/commit_internal.h"
 #include "ckpt/commit/stage.h"
 #include "common/real.h"
 
@@ -71,7 +72,8 @@ int commit_tp_shm_open(struct commit_tp_shm *s, const char *path, size_t len)
     int fd = SLUICE_REAL(open)(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    /* The aggregator reserved len bytes before it sent the path: a shorter file is another's. */
+    /* The aggregator sized the file before it sent the path (and reserved each slot before it
+     * announced it): a shorter file is another's. */
     off_t end = lseek(fd, 0, SEEK_END);
     void *map = end >= 0 && (uint64_t)end >= len ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
                                                  : MAP_FAILED;
@@ -93,43 +95,28 @@ void commit_tp_shm_close(struct commit_tp_shm *s)
     s->path[0] = '\0';
 }
 
-static void put_u64(unsigned char *p, uint64_t v)
+/* Not a message of the commit transport (the GO has a tag of its own): a marker in its place. */
+enum { GO_MARK = 0x474f };
+
+void commit_tp_go_encode(const struct commit_tp_go *g, struct cmsg *msg)
 {
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
+    cmsg_init(msg, GO_MARK);
+    cmsg_put_u32(msg, g->round);
+    cmsg_put_u64(msg, g->off);
+    cmsg_put_u64(msg, g->len);
+    cmsg_put_str(msg, g->path);
 }
 
-static uint64_t get_u64(const unsigned char *p)
+int commit_tp_go_decode(unsigned char *buf, int n, struct commit_tp_go *g)
 {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-int commit_tp_go_encode(const struct commit_tp_go *g, unsigned char *buf)
-{
-    size_t n = strnlen(g->path, sizeof g->path - 1);
-    put_u64(buf, g->round);
-    put_u64(buf + 8, g->off);
-    put_u64(buf + 16, g->len);
-    memcpy(buf + 24, g->path, n);
-    return (int)(24 + n);
-}
-
-int commit_tp_go_decode(const unsigned char *buf, int n, struct commit_tp_go *g)
-{
-    if (n < 24 || n > COMMIT_TP_GO_MAX - 1)
+    struct cmsg in = {.p = buf, .len = n > 0 ? (size_t)n : 0};
+    uint32_t mark = cmsg_get_u32(&in);
+    g->round = cmsg_get_u32(&in);
+    g->off = cmsg_get_u64(&in);
+    g->len = cmsg_get_u64(&in);
+    const char *path = cmsg_get_str(&in);
+    if (in.bad || mark != GO_MARK || strlen(path) >= sizeof g->path || (path[0] && g->off > g->len))
         return -EPROTO;
-    uint64_t round = get_u64(buf);
-    if (round > UINT32_MAX)
-        return -EPROTO;
-    g->round = (uint32_t)round;
-    g->off = get_u64(buf + 8);
-    g->len = get_u64(buf + 16);
-    memcpy(g->path, buf + 24, (size_t)n - 24);
-    g->path[n - 24] = '\0';
-    if (g->path[0] && (g->off > g->len || strlen(g->path) != (size_t)n - 24))
-        return -EPROTO;
+    snprintf(g->path, sizeof g->path, "%s", path);
     return 0;
 }

@@ -40,17 +40,18 @@ void commit_tp_shm_remove(struct commit_tp_shm *s);
 int commit_tp_shm_open(struct commit_tp_shm *s, const char *path, size_t len);
 void commit_tp_shm_close(struct commit_tp_shm *s);
 
-/* The GO message. */
-enum { COMMIT_TP_GO_MAX = PATH_MAX + 24 };
+/* The GO message, on the commit's byte encoding (commit_internal.h). */
+enum { COMMIT_TP_GO_MAX = PATH_MAX + 32 }; /* the most its bytes take */
 struct commit_tp_go {
     uint32_t round;
     uint64_t off; /* the round's slot in the file */
     uint64_t len; /* the file's size */
     char path[PATH_MAX];
 };
-/* Encodes into buf (COMMIT_TP_GO_MAX bytes); returns the bytes used. */
-int commit_tp_go_encode(const struct commit_tp_go *g, unsigned char *buf);
+struct cmsg;
+/* Encodes into msg (cmsg_free it once sent). */
+void commit_tp_go_encode(const struct commit_tp_go *g, struct cmsg *msg);
 /* 0, or -EPROTO for a malformed one. */
-int commit_tp_go_decode(const unsigned char *buf, int n, struct commit_tp_go *g);
+int commit_tp_go_decode(unsigned char *buf, int n, struct commit_tp_go *g);
 
 #endif
