@@ -4,6 +4,7 @@
 #include "common/hash.h"
 #include "common/host_name.h"
 
+#include "common/fd_guard.h"
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -17,7 +18,7 @@ static uint64_t host_hash(void)
     uint64_t h = SLUICE_FNV_INIT;
     char boot[64];
     long n = -1;
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    int fd = sluice_fd_guard_openat(AT_FDCWD, "/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC, 0);
     if (fd >= 0) {
         n = syscall(SYS_read, fd, boot, sizeof boot);
         syscall(SYS_close, fd);

@@ -2,6 +2,8 @@
 /* See private_dir.h. */
 #include "common/private_dir.h"
 
+#include "common/fd_guard.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -47,7 +49,7 @@ int sluice_private_dir(const char *path, int create, char *why, size_t whylen)
         }
     }
     struct stat st;
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = sluice_fd_guard_openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
     if (fd < 0) {
         int e = errno;
         /* O_NOFOLLOW refuses a link with ELOOP, or ENOTDIR with O_DIRECTORY: say which. */
@@ -106,7 +108,7 @@ unsigned long long sluice_random_u64(void)
 unsigned sluice_process_umask(void)
 {
     char buf[2048];
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+    int fd = sluice_fd_guard_openat(AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return 022;
     long n = syscall(SYS_read, fd, buf, sizeof buf - 1);

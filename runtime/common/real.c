@@ -2,6 +2,8 @@
 /* The one place that resolves next definitions of wrapped symbols (see real.h). */
 #include "common/real.h"
 
+#include "common/fd_guard.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -100,5 +102,11 @@ void *sluice_real_resolve_in(void *handle, const char *name, void *_Atomic *slot
 
 void *sluice_real_resolve(const char *name, void *_Atomic *slot)
 {
+    /* The calls that create descriptors get their guarded versions (fd_guard.h). */
+    void *guarded = sluice_fd_guard_substitute(name);
+    if (guarded != NULL) {
+        atomic_store_explicit(slot, guarded, memory_order_release);
+        return guarded;
+    }
     return sluice_real_resolve_in(RTLD_NEXT, name, slot);
 }

@@ -5,7 +5,9 @@
  * Each call site caches the pointer in its own static slot, so the fast path is one
  * acquire load. Safe before constructors have run (resolution is lazy), from several
  * threads at once (resolution is idempotent), and against re-entry from inside dlsym
- * (a nested lookup of an fd-level call gets a raw-syscall fallback instead of recursing). */
+ * (a nested lookup of an fd-level call gets a raw-syscall fallback instead of recursing).
+ * The calls that create descriptors (open, openat, opendir...) resolve to the versions of
+ * common/fd_guard.h, which keep the descriptors of sluice's own threads out of the program's way. */
 #ifndef SLUICE_COMMON_REAL_H
 #define SLUICE_COMMON_REAL_H
 

@@ -8,6 +8,7 @@
 #include "common/proc_stat.h"
 #include "common/real.h"
 
+#include "common/fd_guard.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +27,7 @@
 
 static int raw_open(const char *path, int flags, int mode)
 {
-    return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode);
+    return sluice_fd_guard_openat(AT_FDCWD, path, flags | O_CLOEXEC, mode);
 }
 static int raw_mkdir(const char *path)
 {
@@ -128,7 +129,7 @@ bool sluice_claim_job_is_over(int rootfd, const char *name)
  * us delete files wherever it points). */
 static void remove_job_folder(int rootfd, const char *name)
 {
-    int fd = (int)syscall(SYS_openat, rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = sluice_fd_guard_openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
     if (fd < 0)
         return;
     struct stat st;
@@ -153,7 +154,7 @@ static char owned_folder[4096 + 128]; /* the job folder of this process's claim,
 /* Called by the first process of a job on this node: clears folders of finished jobs. */
 static void collect_stale_jobs(const char *root, const char *current)
 {
-    int rootfd = (int)syscall(SYS_openat, AT_FDCWD, root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int rootfd = sluice_fd_guard_openat(AT_FDCWD, root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
     if (rootfd < 0)
         return;
     DIR *d = SLUICE_REAL(fdopendir)(rootfd);

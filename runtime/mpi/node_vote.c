@@ -16,7 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fd_guard.h"
 #include "common/log.h"
+#include "common/pid_alive.h"
 #include "common/private_dir.h"
 #include "common/real.h"
 #include "mpi/claim.h"
@@ -38,7 +40,7 @@ bool sluice_node_vote_applies(const struct sluice_launch *l)
 
 static bool proxy_gone(int pid)
 {
-    return pid > 0 && syscall(SYS_kill, pid, 0) != 0 && errno == ESRCH;
+    return pid > 0 && !sluice_pid_running(pid, 0);
 }
 
 /* The vote's file: /dev/shm/sluice-<uid>.votes/<start|exit>-<job key>. A fixed place on the
@@ -79,7 +81,7 @@ static void sweep_over_jobs(const char *path)
     if (!slash)
         return;
     *slash = '\0';
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = sluice_fd_guard_openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
     DIR *d = fd >= 0 ? SLUICE_REAL(fdopendir)(fd) : NULL;
     if (!d) {
         if (fd >= 0)
@@ -100,7 +102,7 @@ static void sweep_over_jobs(const char *path)
 /* The vote's page at path, mapped shared; NULL with the reason in why. */
 static struct vote_page *map_page(const char *path, char *why, size_t whylen)
 {
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = sluice_fd_guard_openat(AT_FDCWD, path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     struct stat st;
     void *p = MAP_FAILED;
     if (fd < 0)

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fd_guard.h"
 #include "common/host_id.h"
 #include "common/host_name.h"
 #include "common/init_order.h"
@@ -160,6 +161,7 @@ static void name_lost(const bool *lost, char *buf, size_t len)
 static void *abort_main(void *arg)
 {
     (void)arg;
+    sluice_fd_guard_thread_enter();
     sluice_node_report_aborting(); /* this line says what happened, not a rank's death */
     PMPI_Abort(MPI_COMM_WORLD, 1); /* the launcher ends every rank; may never return (cut off) */
     return NULL;

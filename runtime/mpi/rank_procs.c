@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/fd_guard.h"
 #include "common/proc_stat.h"
 #include "mpi/launcher.h"
 #include "mpi/roles.h"
@@ -19,7 +20,7 @@ static long read_proc(int pid, const char *what, char *buf, size_t cap)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/%s", pid, what);
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+    int fd = sluice_fd_guard_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     size_t n = 0;
@@ -109,7 +110,7 @@ bool sluice_process_preloaded(int pid)
     /* maps can be long; read it in pieces and look for the library's file name */
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/maps", pid);
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+    int fd = sluice_fd_guard_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return false;
     static const char needle[] = "/libsluice.so";

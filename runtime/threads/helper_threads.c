@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/cpulist.h"
+#include "common/fd_guard.h"
 #include "trace/trace.h"
 
 #define MAX_HELPERS 16
@@ -47,6 +48,7 @@ void sluice_helper_threads_move(const cpu_set_t *cpus, const cpu_set_t *own, int
 
 void sluice_helper_thread_enter(const char *name)
 {
+    sluice_fd_guard_thread_enter();
     if (name != NULL)
         pthread_setname_np(pthread_self(), name);
     pid_t tid = my_tid();

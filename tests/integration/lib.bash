@@ -57,6 +57,20 @@ rc_of() {
   "$@" || rc=$?
 }
 
+# ranks_gone PATTERN: kills (SIGKILL) every process whose command line matches PATTERN (pgrep
+# -f) and waits, bounded (10 s), until none is left. hydra's proxy puts each rank in a session
+# of its own, so killing mpiexec's process group does not reach the ranks: until they are gone,
+# their staged members count as a running process's (commit_read.c), not as a kept version.
+ranks_gone() {
+  local t
+  for t in $(seq 200); do
+    pgrep -f -- "$1" > /dev/null || return 0
+    pkill -9 -f -- "$1" 2> /dev/null || true
+    sleep 0.05
+  done
+  fail "processes matching [$1] still there after 10 s"
+}
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # expect_eq WHAT EXPECTED ACTUAL

@@ -113,3 +113,29 @@ TEST(FolderLock, ReleaseLeavesAnotherOwnersFile)
     sluice_folder_lock_release(&l);
     EXPECT_TRUE(Exists(d.lock())) << "release removed another owner's lock";
 }
+
+// The lock appears whole: no empty lock for a moment (a process killed then would leave a lock
+// judged stale only by its age), and the owner line's own file is gone once the lock is taken.
+TEST(FolderLock, AppearsWholeAndLeavesNothingElse)
+{
+    Folder d;
+    sluice_folder_lock a;
+    ASSERT_EQ(sluice_folder_lock_try(d.path.c_str(), &a, nullptr, 0), 0);
+    FILE *f = fopen(d.lock().c_str(), "r");
+    ASSERT_NE(f, nullptr);
+    char host[32];
+    long pid = 0;
+    long long start = 0;
+    EXPECT_EQ(fscanf(f, "%16s %ld %lld", host, &pid, &start), 3);
+    fclose(f);
+    EXPECT_EQ(pid, (long)getpid());
+    std::string listing;
+    FILE *ls = popen(("ls -A '" + d.path + "'").c_str(), "r");
+    ASSERT_NE(ls, nullptr);
+    for (int c; (c = fgetc(ls)) != EOF;)
+        listing += (char)c;
+    pclose(ls);
+    EXPECT_EQ(listing, std::string(SLUICE_FOLDER_LOCK_NAME) + "\n");
+    sluice_folder_lock_release(&a);
+    EXPECT_FALSE(Exists(d.lock()));
+}

@@ -15,6 +15,7 @@
 #include "ckpt/container/container.h"
 #include "common/host_id.h"
 #include "common/log.h"
+#include "common/pid_alive.h"
 #include "common/real.h"
 #include "mpi/roles.h"
 #include "trace/trace.h"
@@ -58,13 +59,14 @@ static int staged_copy(const char *meta, const char *path, char *buf, int found,
      * `sluice-ckpt recover` decides about; until then the committed version stands. A writer
      * of another host (a shared stage folder) cannot be probed: its member reaches this read
      * through its set's home (sync_with_home). */
-    if (!sluice_host_id_is_mine(sm.host) ||
-        (sm.pid != (long)getpid() && kill((pid_t)sm.pid, 0) != 0 && errno != EPERM))
-        return 0;
     struct stat st;
-    if (SLUICE_REAL(stat)(data, &st) != 0 || (uint64_t)st.st_size != sm.m.size)
+    if (!sluice_host_id_is_mine(sm.host) || SLUICE_REAL(stat)(data, &st) != 0 ||
+        (uint64_t)st.st_size != sm.m.size)
         return 0;
+    /* Its writer wrote it last at mt: a process with its pid that started later is another. */
     int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    if (sm.pid != (long)getpid() && !sluice_pid_running(sm.pid, mt))
+        return 0;
     if (!found || mt > hit->mtime_ns) {
         snprintf(hit->data_path, sizeof hit->data_path, "%s", data);
         hit->size = sm.m.size;

@@ -11,6 +11,7 @@
 #include "ckpt/commit/commit_term.h"
 #include "ckpt/commit/commit_internal.h"
 
+#include "common/fd_guard.h"
 #include "common/log.h"
 #include "common/signal_chain.h"
 #include "config/config.h"
@@ -102,6 +103,7 @@ static void on_term(int sig, siginfo_t *info, void *uctx)
 static void *drain_main(void *arg)
 {
     (void)arg;
+    sluice_fd_guard_thread_enter();
     while (sem_wait(&wake) != 0)
         ;
     uint64_t t0 = sluice_now_ns(), budget = (uint64_t)sluice_config.TERM_DRAIN * 1000000000ull;

@@ -40,21 +40,57 @@ static long long process_start(long pid)
     return start ? strtoll(start, NULL, 10) : -1;
 }
 
-static int create(struct sluice_folder_lock *l)
+/* The lock appears whole: its owner line goes to a file of this thread's first, which is then
+ * linked to the lock's name (link fails with EEXIST where a lock exists, as O_EXCL does, NFS
+ * included). A lock created empty and written after, by a process killed in between, would be
+ * judged stale only by its age, SLUICE_FOLDER_LOCK_STALE_S later. A file system without links
+ * gets the lock created in place. */
+/* The lock written in place: O_EXCL, then the owner line. */
+static int create_in_place(struct sluice_folder_lock *l, const char *line, int n, struct stat *st)
 {
     int fd = SLUICE_REAL(open)(l->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0)
         return -errno;
-    char host[SLUICE_HOST_ID_LEN + 1], line[128];
-    sluice_host_id(host);
-    int n = snprintf(line, sizeof line, "%s %ld %lld\n", host, (long)getpid(), process_start((long)getpid()));
-    struct stat st;
-    if (SLUICE_REAL(write)(fd, line, (size_t)n) != n || SLUICE_REAL(fstat)(fd, &st) != 0) {
+    if (SLUICE_REAL(write)(fd, line, (size_t)n) != n || SLUICE_REAL(fstat)(fd, st) != 0) {
         int err = errno ? -errno : -EIO;
         SLUICE_REAL(unlink)(l->path);
         SLUICE_REAL(close)(fd);
         return err;
     }
+    return fd;
+}
+
+/* The lock appears whole: its owner line goes to a file of this thread's first, which is then
+ * linked to the lock's name (link fails with EEXIST where a lock exists, as O_EXCL does, NFS
+ * included). A lock created empty and written after, by a process killed in between, would be
+ * judged stale only by its age, SLUICE_FOLDER_LOCK_STALE_S later. A file system without hard
+ * links gets the lock written in place. */
+static int create(struct sluice_folder_lock *l)
+{
+    char host[SLUICE_HOST_ID_LEN + 1], line[128], own[sizeof l->path + 64];
+    sluice_host_id(host);
+    int n = snprintf(line, sizeof line, "%s %ld %lld\n", host, (long)getpid(), process_start((long)getpid()));
+    struct stat st;
+    int fd = -1;
+    if ((size_t)snprintf(own, sizeof own, "%s.%s-%ld-%ld", l->path, host, (long)getpid(), (long)gettid()) <
+        sizeof own) {
+        SLUICE_REAL(unlink)(own); /* this thread's own, from an attempt cut short */
+        fd = SLUICE_REAL(open)(own, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    }
+    if (fd >= 0) {
+        int rc = -1;
+        if (SLUICE_REAL(write)(fd, line, (size_t)n) == n && SLUICE_REAL(fstat)(fd, &st) == 0)
+            rc = SLUICE_REAL(link)(own, l->path) == 0 ? 0 : -errno;
+        SLUICE_REAL(unlink)(own);
+        if (rc != 0)
+            SLUICE_REAL(close)(fd);
+        if (rc == -EEXIST)
+            return rc;
+        if (rc != 0)
+            fd = -1; /* no links here (or no room for the line): in place */
+    }
+    if (fd < 0 && (fd = create_in_place(l, line, n, &st)) < 0)
+        return fd;
     l->fd = fd;
     l->dev = st.st_dev;
     l->ino = st.st_ino;

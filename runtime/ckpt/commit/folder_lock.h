@@ -4,15 +4,18 @@
  * committers of one set (two jobs, a job and `sluice-ckpt recover`, a forked child) never lose
  * each other's members. The folder may be on a parallel file system seen by several nodes,
  * whose flock need not be coherent across them (NFS without a lock manager, FUSE file systems,
- * Lustre's localflock): the lock is a file, DIR/.sluice.lock, created with O_CREAT|O_EXCL,
- * which such file systems make exclusive across nodes. It holds its owner: host id, pid and
- * the process's start (clock ticks since boot).
+ * Lustre's localflock): the lock is a file, DIR/.sluice.lock, which appears whole, its owner
+ * line (host id, pid and the process's start in clock ticks since boot) already in it: the line
+ * is written to DIR/.sluice.lock.<host>-<pid>-<tid> and that file linked to the lock's name,
+ * which, like O_CREAT|O_EXCL, fails where the name exists, on such file systems too (without
+ * hard links the lock is created with O_EXCL and written after).
  *
  * Stale-owner rule: a lock of this host whose process is gone is stale at once; any lock not
  * touched for SLUICE_FOLDER_LOCK_STALE_S seconds (its mtime against this host's clock) is
  * stale, whoever owns it: a holder touches it every SLUICE_FOLDER_LOCK_TOUCH_S seconds while
- * it commits. A stale lock is renamed aside (only one breaker can), checked to be the one
- * judged stale (else put back) and removed. Used by the engine (SLUICE_REAL) and the tool. */
+ * it commits. A stale lock is removed by one breaker at a time, under DIR/.sluice.lock.break,
+ * after judging it again there (folder_lock.c, break_stale). Used by the engine (SLUICE_REAL) and
+ * the tool. */
 #ifndef SLUICE_CKPT_COMMIT_FOLDER_LOCK_H
 #define SLUICE_CKPT_COMMIT_FOLDER_LOCK_H
 

@@ -3,6 +3,8 @@
  * detached and lives as long as the process; a forked child starts its own on its first task. */
 #include "ckpt/commit/io_worker.h"
 
+#include "common/fd_guard.h"
+
 #include "progress/progress.h"
 
 #include <pthread.h>
@@ -24,6 +26,7 @@ static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static void *io_main(void *arg)
 {
     struct lane *l = arg;
+    sluice_fd_guard_thread_enter();
     for (;;) {
         pthread_mutex_lock(&l->lock);
         while (!l->head)

@@ -13,8 +13,8 @@
 #include "ckpt/commit/stage.h"
 #include "ckpt/commit/stage_index.h"
 #include "ckpt/container/container.h"
+#include "common/pid_alive.h"
 #include "common/private_dir.h"
-#include "common/proc_stat.h"
 #include "common/real.h"
 #include "config/config.h"
 #include "sluice_version.h"
@@ -56,43 +56,6 @@ static void say(FILE *report, const char *fmt, ...)
     vfprintf(report, fmt, ap);
     va_end(ap);
     fputc('\n', report);
-}
-
-/* Start of process `pid` in ns since boot (/proc/<pid>/stat, field 22), or -1. */
-static int64_t process_start_ns(long pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t len = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (len <= 0)
-        return -1;
-    buf[len] = '\0';
-    const char *start = sluice_proc_stat_field(buf, 22);
-    if (!start)
-        return -1;
-    long long ticks = strtoll(start, NULL, 10);
-    long hz = sysconf(_SC_CLK_TCK);
-    return hz > 0 ? (int64_t)(ticks * (1000000000 / hz)) : -1;
-}
-
-/* Is the writer of a sidecar last written at `meta_ns` (wall clock) still running? A live
- * process with its pid that started after the sidecar was written is another process that
- * got the pid again (pid_max is often 32768), not the writer. */
-static int writer_alive(long pid, int64_t meta_ns)
-{
-    if (kill((pid_t)pid, 0) != 0 && errno != EPERM)
-        return 0;
-    int64_t start = process_start_ns(pid);
-    struct timespec real, boot;
-    if (start < 0 || clock_gettime(CLOCK_REALTIME, &real) != 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0)
-        return 1;
-    int64_t now_real = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
-    int64_t meta_boot = (int64_t)boot.tv_sec * 1000000000 + boot.tv_nsec - (now_real - meta_ns);
-    return start <= meta_boot + 50000000; /* clock ticks are 10 ms: a margin of 5 */
 }
 
 /* Absolute form of a user argument, without requiring it to exist; -1 when it does not fit
@@ -152,7 +115,7 @@ static void remove_dead_temp(const char *stage_dir, const char *name, FILE *repo
     if (sluice_stage_name_writer(name, host, &pid) != 0 || !sluice_host_id_is_mine(host) ||
         snprintf(path, sizeof path, "%s/%s", stage_dir, name) >= (int)sizeof path || lstat(path, &st) != 0 ||
         !S_ISREG(st.st_mode) || st.st_uid != getuid() ||
-        writer_alive(pid, (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec))
+        sluice_pid_running(pid, (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec))
         return;
     if (unlink(path) == 0)
         say(report, "removed %s, left by a process killed while writing it", path);
@@ -174,7 +137,7 @@ static void remove_dead_mark(const char *stage_dir, const char *name, unsigned f
         !S_ISREG(st.st_mode) || st.st_uid != getuid())
         return;
     bool mine = sluice_host_id_is_mine(host);
-    if (mine ? writer_alive(pid, (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec)
+    if (mine ? sluice_pid_running(pid, (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec)
              : !(flags & SLUICE_RECOVER_OTHER_HOSTS))
         return;
     unlink(path);
@@ -223,7 +186,7 @@ static int collect(const char *stage_dir, struct staged_list *out, unsigned flag
                     s.meta.m.path, s.meta.host, s.meta.pid);
                 continue;
             }
-        } else if (s.meta.pid != (long)getpid() && writer_alive(s.meta.pid, meta_ns)) {
+        } else if (s.meta.pid != (long)getpid() && sluice_pid_running(s.meta.pid, meta_ns)) {
             say(report, "skipped %s: its writer (pid %ld) is still running", s.meta.m.path, s.meta.pid);
             continue;
         }
@@ -389,6 +352,33 @@ static void remove_leftover_temps(const char *dir, const char *container, FILE *
             continue;
         if (unlinkat(dirfd(d), e->d_name, 0) == 0)
             say(report, "removed %s/%s, left by an interrupted commit", dir, e->d_name);
+    }
+    closedir(d);
+}
+
+/* A lock's owner line written by a process killed before it linked the file to the lock's name
+ * (DIR/.sluice.lock.<host>-<pid>-<tid>, folder_lock.h): this host's, once its process is gone. */
+static void remove_dead_lock_lines(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    const char *prefix = SLUICE_FOLDER_LOCK_NAME ".";
+    size_t plen = strlen(prefix);
+    struct dirent *e;
+    struct stat st;
+    while ((e = readdir(d)) != NULL) {
+        char host[SLUICE_HOST_ID_LEN + 1];
+        long pid = 0, tid = 0;
+        int used = 0;
+        if (strncmp(e->d_name, prefix, plen) != 0 ||
+            sscanf(e->d_name + plen, "%16[0-9a-f]-%ld-%ld%n", host, &pid, &tid, &used) != 3 ||
+            e->d_name[plen + (size_t)used] != '\0' || !sluice_host_id_is_mine(host) ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+            st.st_uid != geteuid() ||
+            sluice_pid_running(pid, (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec))
+            continue;
+        unlinkat(dirfd(d), e->d_name, 0);
     }
     closedir(d);
 }
@@ -601,8 +591,10 @@ static int recover_set(struct staged *v, size_t n, FILE *report)
     if (rc == 0)
         rc = sluice_recover_write_version(container, dir, container_mode(v, n, old), &meta, s.src, s.nsrc,
                                           err, sizeof err);
-    if (rc == 0 && locked)
+    if (rc == 0 && locked) {
         remove_leftover_temps(dir, container, report);
+        remove_dead_lock_lines(dir);
+    }
     for (size_t i = 0; i < s.nfds; i++)
         close(s.fds[i]);
     free(s.fds);

@@ -4,6 +4,7 @@
 #include "ckpt/redundancy/level_record.h"
 
 #include "ckpt/commit/stage.h"
+#include "common/pid_alive.h"
 #include "common/real.h"
 
 #include <dirent.h>
@@ -403,7 +404,7 @@ static int remove_one(void *ctx, const char *file, struct sluice_level_record *r
     struct remove_ctx *c = ctx;
     if (r->version > c->upto)
         return 0;
-    int dead = c->dead_too && r->pid != c->own_pid && kill((pid_t)r->pid, 0) != 0 && errno == ESRCH;
+    int dead = c->dead_too && r->pid != c->own_pid && !sluice_pid_running(r->pid, 0);
     if (!(dead || (c->rank >= 0 && r->rank == c->rank && r->pid == c->own_pid)))
         return 0;
     /* A dead job's staging files are gone with its record: a newer version is durable. Own

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A second preload library shaped like the I/O profilers sites preload into every job (Darshan):
- * it wraps open, write (also pwrite, pwritev and copy_file_range) and MPI_Init/MPI_Init_thread/MPI_Finalize,
+ * it wraps open, write (also pwrite, pwritev and copy_file_range), the dup family and close (a descriptor
+ * dup'd keeps its file, one closed forgets it) and MPI_Init/MPI_Init_thread/MPI_Finalize,
  * exports the PMPI_ names as aliases of its MPI_ wrappers, and forwards every call with dlsym(RTLD_NEXT,
  * "PMPI_..." or the libc name), as Darshan does. It counts what it sees and writes one report per process
  * into $PRELOAD_TOOL_DIR/tool.<pid>, at MPI_Finalize before forwarding (as Darshan writes its log) or at exit
@@ -153,6 +154,47 @@ EXPORT ssize_t copy_file_range(int in, off_t *in_off, int out, off_t *out_off, s
     ssize_t r = NEXT(copy_file_range)(in, in_off, out, out_off, n, flags);
     wrote(out, r);
     return r;
+}
+
+/* A duplicate writes to its original's file; a closed descriptor to none. */
+static void duplicated(int oldfd, int newfd)
+{
+    if (oldfd < 0 || oldfd >= MAX_FDS || newfd < 0 || newfd >= MAX_FDS || oldfd == newfd)
+        return;
+    pthread_mutex_lock(&lock);
+    fd_file[newfd] = fd_file[oldfd];
+    pthread_mutex_unlock(&lock);
+}
+
+EXPORT int dup(int fd)
+{
+    int r = NEXT(dup)(fd);
+    duplicated(fd, r);
+    return r;
+}
+
+EXPORT int dup2(int fd, int newfd)
+{
+    int r = NEXT(dup2)(fd, newfd);
+    duplicated(fd, r);
+    return r;
+}
+
+EXPORT int dup3(int fd, int newfd, int flags)
+{
+    int r = NEXT(dup3)(fd, newfd, flags);
+    duplicated(fd, r);
+    return r;
+}
+
+EXPORT int close(int fd)
+{
+    if (fd >= 0 && fd < MAX_FDS) {
+        pthread_mutex_lock(&lock);
+        fd_file[fd] = 0;
+        pthread_mutex_unlock(&lock);
+    }
+    return NEXT(close)(fd);
 }
 
 /* The report goes through the next open/write (not these wrappers): it is not counted. */

@@ -41,9 +41,11 @@ run_job() {
   kill -9 -- -$job
   wait $job 2>/dev/null || true
   # Until the last rank is gone (reaped), a read takes its staged files for a running
-  # process's (commit_read.c), not for a kept version: wait, bounded.
+  # process's (commit_read.c), not for a kept version: wait, bounded. The ranks are not in
+  # mpiexec's process group (hydra's proxy gives each a session): they are killed by name.
   for t in $(seq 200); do kill -0 -- -$job 2>/dev/null || break; sleep 0.05; done
   ! kill -0 -- -$job 2>/dev/null || fail "n$n: the killed job's processes are still there after 10 s"
+  ranks_gone "$app write $d "
 }
 
 for round in $(seq "$rounds"); do

@@ -43,6 +43,7 @@ killed() {
   kill -"$sig" -- -$job
   wait $job 2>/dev/null || true
   for t in $(seq 200); do kill -0 -- -$job 2>/dev/null || break; sleep 0.05; done
+  ranks_gone "$app write $d "
 }
 
 # Bad input: one line, exit 2, nothing touched.

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+// Descriptors of sluice's threads kept out of the program's way (runtime/common/fd_guard.c):
+// what a sluice thread opens through SLUICE_REAL lands at the floor or above; a program thread's
+// open keeps the lowest free number; a program thread that dup2s onto a number it believes
+// free, while a sluice thread opens and closes files as fast as it can, never loses its file
+// nor hands its data to the sluice thread's descriptors.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fcntl.h>
+#include <string>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+extern "C" {
+#include "common/fd_guard.h"
+}
+
+namespace
+{
+
+// The versions SLUICE_REAL hands out (common/real.c).
+template <typename Fn> Fn Guarded(const char *name)
+{
+    return reinterpret_cast<Fn>(sluice_fd_guard_substitute(name));
+}
+auto g_open = Guarded<int (*)(const char *, int, ...)>("open");
+auto g_close = Guarded<int (*)(int)>("close");
+auto g_dup2 = Guarded<int (*)(int, int)>("dup2");
+
+int Floor()
+{
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    return rl.rlim_cur / 2 < 512 ? (int)(rl.rlim_cur / 2) : 512;
+}
+
+} // namespace
+
+TEST(FdGuard, SluiceThreadsOpenAboveTheFloorProgramThreadsAtTheLowest)
+{
+    ASSERT_NE(g_open, nullptr);
+    int low = -1, high = -1, raw = -1;
+    std::thread t([&] {
+        sluice_fd_guard_thread_enter();
+        high = g_open("/dev/null", O_RDONLY | O_CLOEXEC);
+        raw = sluice_fd_guard_openat(AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC, 0);
+    });
+    t.join();
+    EXPECT_GE(high, Floor());
+    EXPECT_GE(raw, Floor());
+    EXPECT_EQ(fcntl(high, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC) << "the move keeps close-on-exec";
+    int expected = g_open("/dev/null", O_RDONLY); // the lowest free number
+    g_close(expected);
+    low = g_open("/dev/null", O_RDONLY);
+    EXPECT_EQ(low, expected);
+    EXPECT_LT(low, Floor());
+    g_close(low);
+    g_close(high);
+    g_close(raw);
+}
+
+TEST(FdGuard, ProgramDup2NeverMeetsASluiceThreadsDescriptor)
+{
+    char tmpl[] = "/tmp/sluice-fd-guard-XXXXXX";
+    std::string dir = mkdtemp(tmpl);
+    std::string mine = dir + "/program", theirs = dir + "/sluice";
+    std::atomic<bool> stop{false};
+    std::atomic<long> opened{0};
+    std::thread t([&] {
+        sluice_fd_guard_thread_enter();
+        while (!stop.load()) {
+            int fd = g_open(theirs.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+            if (fd >= 0) {
+                (void)!write(fd, "s", 1);
+                g_close(fd);
+                opened++;
+            }
+        }
+    });
+    const int steps = 20000;
+    int failures = 0;
+    for (int i = 0; i < steps && failures == 0; i++) {
+        // What a shell's `exec 7>>file; printf x >&7; exec 7>&-` does.
+        int fd = g_open(mine.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+        if (fd < 0 || g_dup2(fd, 7) != 7 || g_close(fd) != 0 || write(7, "p", 1) != 1 || g_close(7) != 0)
+            failures++;
+    }
+    stop = true;
+    t.join();
+    EXPECT_EQ(failures, 0);
+    EXPECT_GT(opened.load(), 0);
+    struct stat st;
+    ASSERT_EQ(stat(mine.c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, steps) << "every byte of the program's in its own file";
+    ASSERT_EQ(stat(theirs.c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, opened.load()) << "none of the program's bytes in the sluice thread's file";
+    (void)system(("rm -rf '" + dir + "'").c_str());
+}
