@@ -20,14 +20,17 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define FD_FLOOR_MAX 512
 #define WAIT_NS 1000000 /* one futex wait: a backstop, the other side wakes the waiters */
+#define YIELD_MAX_NS 100000000LL
 
 static _Thread_local int own_thread;
 static atomic_int live;                 /* a sluice thread exists: the program's calls take part */
@@ -44,18 +47,23 @@ static void futex_wake(atomic_int *word)
         syscall(SYS_futex, (int *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-/* Sleeps until *word is 0 (re-read after each wait: the waker's decrement and this increment
- * of `waiting` are ordered, so one of the two sees the other). */
+/* Sleeps while *word is v, WAIT_NS at most (the waker's decrement and this increment of
+ * `waiting` are ordered, so one of the two sees the other). */
+static void wait_once(atomic_int *word, int v)
+{
+    atomic_fetch_add(&waiting, 1);
+    if (atomic_load(word) == v) {
+        struct timespec ts = {0, WAIT_NS};
+        syscall(SYS_futex, (int *)word, FUTEX_WAIT_PRIVATE, v, &ts, NULL, 0);
+    }
+    atomic_fetch_sub(&waiting, 1);
+}
+
+/* Sleeps until *word is 0. */
 static void wait_zero(atomic_int *word)
 {
-    for (int v; (v = atomic_load(word)) != 0;) {
-        atomic_fetch_add(&waiting, 1);
-        if (atomic_load(word) == v) {
-            struct timespec ts = {0, WAIT_NS};
-            syscall(SYS_futex, (int *)word, FUTEX_WAIT_PRIVATE, v, &ts, NULL, 0);
-        }
-        atomic_fetch_sub(&waiting, 1);
-    }
+    for (int v; (v = atomic_load(word)) != 0;)
+        wait_once(word, v);
 }
 
 static void leave(atomic_int *count)
@@ -117,9 +125,18 @@ void sluice_fd_guard_thread_enter(void)
     atomic_store(&live, 1);
 }
 
+static int64_t monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 /* sluice's side gives way to the program's calls under way; once it has, it is pending, and
  * the program's next calls wait for it (a program whose threads never stop calling would
- * otherwise keep it out). */
+ * otherwise keep it out). It gives way for YIELD_MAX_NS at most: a program's call that blocks
+ * (an open of a FIFO waits for its other end, which may wait for this very call's creation)
+ * must not hold sluice, nor through `pending` the program's other threads, forever. */
 void sluice_fd_guard_begin(struct sluice_fd_guard_section *s)
 {
     s->held = own_thread != 0;
@@ -127,19 +144,22 @@ void sluice_fd_guard_begin(struct sluice_fd_guard_section *s)
     if (!s->held)
         return;
     int e = errno;
-    for (bool waited = false;;) {
+    int64_t give_up = 0;
+    for (;;) {
         atomic_fetch_add(&creating, 1);
-        if (atomic_load(&program) == 0) {
-            if (waited)
-                leave(&pending);
+        if (atomic_load(&program) == 0 || (give_up && monotonic_ns() > give_up))
             break;
-        }
         leave(&creating);
-        if (!waited)
+        if (!give_up) {
+            give_up = monotonic_ns() + YIELD_MAX_NS;
             atomic_fetch_add(&pending, 1);
-        waited = true;
-        wait_zero(&program);
+        }
+        int v = atomic_load(&program);
+        if (v != 0)
+            wait_once(&program, v);
     }
+    if (give_up)
+        leave(&pending);
     errno = e;
 }
 

@@ -12,7 +12,8 @@
  *     (512, or half the descriptor limit if that is lower), far from the numbers programs pick;
  *   - the low number it has for that moment is never seen by the program: the program's open,
  *     close, dup family and fcntl on numbers wait while such a creation is in flight, and a
- *     creation waits while such a call of the program is under way.
+ *     creation waits while such a call of the program is under way, 100 ms at most (a call
+ *     that blocks, an open of a FIFO, must not hold sluice or the program's other threads).
  * All of this goes through SLUICE_REAL (common/real.c hands out the guarded versions of open,
  * open64, openat, openat64, opendir, close, dup, dup2, dup3, fcntl, fcntl64, and for the
  * program's threads fopen, fopen64, freopen and freopen64), so the program's

@@ -101,3 +101,44 @@ TEST(FdGuard, ProgramDup2NeverMeetsASluiceThreadsDescriptor)
     EXPECT_EQ(st.st_size, opened.load()) << "none of the program's bytes in the sluice thread's file";
     (void)system(("rm -rf '" + dir + "'").c_str());
 }
+
+// A program's call that blocks (an open of a FIFO waits for its other end) holds sluice's
+// creations back for a moment only, and through them not the program's other threads: the
+// FIFO's reader, opened by another thread of the program while a sluice thread waits to
+// create, gets through and both ends open.
+TEST(FdGuard, ABlockingOpenOfTheProgramHoldsNothingForLong)
+{
+    char tmpl[] = "/tmp/sluice-fd-guard-XXXXXX";
+    std::string dir = mkdtemp(tmpl);
+    std::string fifo = dir + "/fifo";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    std::atomic<bool> stop{false};
+    std::atomic<long> created{0};
+    std::thread sluice([&] {
+        sluice_fd_guard_thread_enter();
+        while (!stop.load()) {
+            int fd = g_open("/dev/null", O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                g_close(fd);
+                created++;
+            }
+        }
+    });
+    int wfd = -1;
+    std::thread writer([&] { wfd = g_open(fifo.c_str(), O_WRONLY); }); // blocks for a reader
+    usleep(50000);
+    long during = created.load();
+    usleep(300000);
+    during = created.load() - during;
+    int rfd = g_open(fifo.c_str(), O_RDONLY);
+    writer.join();
+    usleep(200000);
+    stop = true;
+    sluice.join();
+    EXPECT_GE(rfd, 0);
+    EXPECT_GE(wfd, 0);
+    EXPECT_GT(during, 0) << "sluice's thread went ahead while the writer's open blocked";
+    g_close(rfd);
+    g_close(wfd);
+    (void)system(("rm -rf '" + dir + "'").c_str());
+}
