@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
@@ -86,6 +87,35 @@ TEST(FolderLock, DeadOwnerOfThisHostIsStaleAtOnce)
     sluice_folder_lock_release(&l);
     EXPECT_EQ(system(("ls -A '" + d.path + "' | grep -q .").c_str()) == 0, false)
         << "left files in " << d.path;
+}
+
+// A killed owner that nobody reaped yet (a zombie, which kill(pid, 0) still answers) is gone.
+TEST(FolderLock, ZombieOwnerIsStaleAtOnce)
+{
+    Folder d;
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) { // takes the lock, says so, and waits to be killed
+        sluice_folder_lock l;
+        char ok = sluice_folder_lock_try(d.path.c_str(), &l, nullptr, 0) == 0 ? 'y' : 'n';
+        (void)!write(ready[1], &ok, 1);
+        for (;;)
+            pause();
+    }
+    char ok = 0;
+    ASSERT_EQ(read(ready[0], &ok, 1), 1);
+    ASSERT_EQ(ok, 'y');
+    kill(child, SIGKILL);
+    siginfo_t info;
+    ASSERT_EQ(waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT), 0); // a zombie now
+    sluice_folder_lock l;
+    EXPECT_EQ(sluice_folder_lock_try(d.path.c_str(), &l, nullptr, 0), 0);
+    sluice_folder_lock_release(&l);
+    waitpid(child, nullptr, 0);
+    close(ready[0]);
+    close(ready[1]);
 }
 
 TEST(FolderLock, AnotherHostsLockIsLiveUntilUntouchedForTheStaleTime)

@@ -3,6 +3,7 @@
 #include "ckpt/commit/folder_lock.h"
 
 #include "common/host_id.h"
+#include "common/pid_alive.h"
 #include "common/proc_stat.h"
 #include "common/real.h"
 
@@ -121,8 +122,9 @@ static int judge(const struct sluice_folder_lock *l, ino_t *ino, char *owner, si
         clock_ns(CLOCK_REALTIME) - ((int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
     if (age_ns > (int64_t)SLUICE_FOLDER_LOCK_STALE_S * 1000000000)
         return 1; /* nobody touched it for that long: its owner is gone, wherever it ran */
-    if (fields == 3 && sluice_host_id_is_mine(host) && pid > 0 && process_start(pid) != start)
-        return 1; /* this host's owner is gone (or its pid is another process's now) */
+    if (fields == 3 && sluice_host_id_is_mine(host) && pid > 0 &&
+        (process_start(pid) != start || !sluice_pid_running(pid, 0)))
+        return 1; /* this host's owner is gone (a zombie too), or its pid is another process's now */
     return 0;
 }
 
