@@ -2,8 +2,9 @@
 // Descriptors of sluice's threads kept out of the program's way (runtime/common/fd_guard.c):
 // what a sluice thread opens through SLUICE_REAL lands at the floor or above; a program thread's
 // open keeps the lowest free number; a program thread that dup2s onto a number it believes
-// free, while a sluice thread opens and closes files as fast as it can, never loses its file
-// nor hands its data to the sluice thread's descriptors.
+// free, or opens expecting the number it just closed, while a sluice thread opens and closes
+// files as fast as it can, never loses its file nor hands its data to the sluice thread's
+// descriptors, and gets the number it expects.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -89,6 +90,13 @@ TEST(FdGuard, ProgramDup2NeverMeetsASluiceThreadsDescriptor)
         int fd = g_open(mine.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
         if (fd < 0 || g_dup2(fd, 7) != 7 || g_close(fd) != 0 || write(7, "p", 1) != 1 || g_close(7) != 0)
             failures++;
+        // What a daemon's `close(n); open(...)` expects: the number it just freed.
+        int a = g_open("/dev/null", O_RDONLY);
+        g_close(a);
+        int b = g_open("/dev/null", O_RDONLY);
+        if (b != a)
+            failures++;
+        g_close(b);
     }
     stop = true;
     t.join();
