@@ -57,6 +57,15 @@ rc_of() {
   "$@" || rc=$?
 }
 
+# flip_byte FILE OFFSET: inverts every bit of the byte at OFFSET, in place. Corrupts whatever
+# the byte was (writing a fixed value into random data changed nothing once in 256 runs).
+flip_byte() {
+  local byte
+  byte=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+  [ -n "$byte" ] || fail "flip_byte: $1 has no byte at $2"
+  printf "$(printf '\\%03o' $((byte ^ 255)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
 # ranks_gone PATTERN: kills (SIGKILL) every process whose command line matches PATTERN (pgrep
 # -f) and waits, bounded (10 s), until none is left. hydra's proxy puts each rank in a session
 # of its own, so killing mpiexec's process group does not reach the ranks: until they are gone,

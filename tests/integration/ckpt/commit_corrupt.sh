@@ -20,8 +20,7 @@ c=$d/ckpt.@r.sluice
 start=$("$ckpt" info -m "$c" | awk '/^member/ { m = ($NF ~ /ckpt\.2$/) } m && /extent/ { print $NF; exit }')
 [ -n "$start" ] || fail "sluice-ckpt info -m does not list rank 2's extent"
 off=$(( start + 8192 + 1000 ))
-old=$(od -An -tu1 -j $off -N1 "$c" | tr -d ' ')
-printf "\\$(printf '%03o' $(( (old + 1) % 256 )))" | dd of="$c" bs=1 seek=$off conv=notrunc status=none
+flip_byte "$c" $off
 
 rc_of run_sluice cmp "$d/ckpt.2" ref/ckpt.2 > cmp2.out 2> cmp2.err
 [ "$rc" -ne 0 ] || fail "reading the corrupt member succeeded"

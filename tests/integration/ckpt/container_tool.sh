@@ -123,7 +123,7 @@ cmp steps_ref_20/rank_1.bin steps/chk_20/rank_1.bin
 cp run/ckpt.@r.sluice bad.sluice
 off=$(awk '/member .*ckpt\.3$/{m=1;next} m&&/extent/{print $6; exit}' <("$CKPT" info --members bad.sluice))
 [ -n "$off" ] || fail "could not find member 3's extent"
-printf '\xff' | dd of=bad.sluice bs=1 seek=$((off + 1000)) conv=notrunc status=none
+flip_byte bad.sluice $((off + 1000))
 run_rc rc "$CKPT" verify bad.sluice
 expect_eq "verify exit on a corrupt member" 1 "$rc"
 expect_contains "verify names the member" "bad.sluice: member $PWD/run/ckpt.3 (rank 3): checksum mismatch" "$(cat err.txt)"

@@ -12,14 +12,12 @@
 # the byte fails with one line naming the member and the chunk, and the others read their blocks.
 app=$SLUICE_APPS_DIR/mpi_ckpt_array
 check=$SOURCE_DIR/tests/integration/ckpt/stripe_writers.py
-# flip_element CONTAINER: flips one bit of element (30,5,7) of the array region (its offset from
+# flip_element CONTAINER: inverts a byte of element (30,5,7) of the array region (its offset from
 # `sluice-ckpt info`'s array record).
 flip_element() {
-  local array at byte
+  local array
   array=$("$SLUICE_BIN_DIR/sluice-ckpt" info "$1" | sed -n 's/.*,array=\([0-9]*\).*/\1/p')
-  at=$((array + ((30 * 64 + 5) * 128 + 7) * 8))
-  byte=$(od -An -tu1 -j "$at" -N1 "$1" | tr -d ' ')
-  printf "$(printf '\\%03o' $((byte ^ 1)))" | dd of="$1" bs=1 seek="$at" conv=notrunc status=none
+  flip_byte "$1" $((array + ((30 * 64 + 5) * 128 + 7) * 8))
 }
 # restart_flipped DIR RANKS TAG: a restart on RANKS ranks that must fail; its stderr in TAG.err.
 restart_flipped() {
