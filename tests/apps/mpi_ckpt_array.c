@@ -6,6 +6,9 @@
  *
  *   mpi_ckpt_array write|read DIR NZ NY NX H
  *
+ * CKPT_ARRAY_LATE_MS=N: every rank but 0 waits N ms before it opens its member, each step (a
+ * rank slow to start or a loaded node: the other members come late).
+ *
  * Exit 0 when every rank's check passed; a mismatch names the rank, element and values. */
 #include <mpi.h>
 #include <stdint.h>
@@ -58,8 +61,11 @@ int main(int argc, char **argv)
     char path[4096];
     snprintf(path, sizeof path, "%s/ckpt.%d", argv[2], rank);
     int bad = 0;
+    const char *late = getenv("CKPT_ARRAY_LATE_MS");
     if (strcmp(argv[1], "write") == 0) {
         for (long s = 0; s < steps && !bad; s++) {
+            if (late && rank > 0)
+                usleep((useconds_t)atol(late) * 1000);
             size_t i = 0;
             for (long z = 0; z < n[0]; z++)
                 for (long y = 0; y < n[1]; y++)

@@ -19,6 +19,7 @@
 #include "ckpt/commit/commit_home_internal.h"
 #include "common/align.h"
 
+#include "ckpt/commit/commit_array.h"
 #include "ckpt/container/container.h"
 #include "ckpt/twophase/planner.h"
 #include "ckpt/twophase/stripe.h"
@@ -87,6 +88,22 @@ static void add_path(char ***p, size_t *n, const char *path)
         (*n)++;
 }
 
+/* The members a version of an array set needs: its explicit grid's ranks, else (grid=auto)
+ * the job's; 0 for other sets. Its layout fits no fewer, so a version begun without one of
+ * them would be plain members, and one step two versions. */
+static int array_blocks(const char *key)
+{
+    struct sluice_array a;
+    if (!commit_array_spec_for_key(key, &a))
+        return 0;
+    if (a.grid[0] == 0)
+        return commit_g.size;
+    uint64_t n = 1;
+    for (int d = 0; d < a.ndims; d++)
+        n *= a.grid[d];
+    return n < (uint64_t)commit_g.size ? (int)n : commit_g.size;
+}
+
 static struct hset *set_get(const char *key)
 {
     struct hset *s;
@@ -103,6 +120,7 @@ static struct hset *set_get(const char *key)
     char dir[PATH_MAX];
     if (sluice_container_dir(key, dir, sizeof dir) == 0)
         s->dir = strdup(dir);
+    s->blocks = array_blocks(key);
     HASH_ADD_KEYPTR(hh, sets, s->key, strlen(s->key), s);
     return s;
 }
@@ -327,8 +345,23 @@ static int lock_folder(const char *key, struct sluice_folder_lock *l)
     return sluice_folder_lock_try(dir, l, NULL, 0);
 }
 
-/* A forced commit may start: the gathering time has passed and, for an fsync, every rank
- * holding an open member of the set has closed or synced it (or the bound has passed). */
+/* Some member of this step is still to come: a rank announced an open member of the set and
+ * has not closed it since, or an array set lacks a block (a rank that has not even opened its
+ * member yet: one slow to start). */
+static int member_awaited(const struct hset *s)
+{
+    if (s->blocks && s->npending < s->blocks)
+        return 1;
+    if (s->nopened == 0)
+        return 0;
+    for (int r = 0; r < commit_g.size; r++)
+        if (s->opened[r] && !s->pending[r])
+            return 1;
+    return 0;
+}
+
+/* A forced commit may start: the gathering time has passed and, for an fsync, no member of the
+ * step is still awaited (or the bound has passed). */
 static int gathered(const struct hset *s, uint64_t now)
 {
     uint64_t waited = now - s->force_ns;
@@ -336,21 +369,7 @@ static int gathered(const struct hset *s, uint64_t now)
         return 0;
     if (!s->gather || waited >= (uint64_t)sluice_config.FSYNC_GATHER * 1000000ull)
         return 1;
-    for (int r = 0; r < commit_g.size; r++)
-        if (s->opened[r] && !s->pending[r])
-            return 0;
-    return 1;
-}
-
-/* Some rank announced an open member of the set and has not closed it since (gathered's test). */
-static int member_open_elsewhere(const struct hset *s)
-{
-    if (s->nopened == 0)
-        return 0;
-    for (int r = 0; r < commit_g.size; r++)
-        if (s->opened[r] && !s->pending[r])
-            return 1;
-    return 0;
+    return !member_awaited(s);
 }
 
 /* A set that cannot complete is committed with what it has (the stale rule, commit_internal.h). */
@@ -361,7 +380,7 @@ static int stale(const struct hset *s, uint64_t now)
     uint64_t waited = now - s->first_pending_ns;
     if (waited < COMMIT_INCOMPLETE_DELAY_NS)
         return 0;
-    return waited >= COMMIT_INCOMPLETE_OPEN_DELAY_NS || !member_open_elsewhere(s);
+    return waited >= COMMIT_INCOMPLETE_OPEN_DELAY_NS || !member_awaited(s);
 }
 
 static void maybe_start(struct hset *s)

@@ -80,6 +80,7 @@ struct hset {
     int npending;
     unsigned char *opened; /* one byte per rank: holds a member open for writing (MSG_OPENED) */
     int nopened;
+    int blocks;   /* a global array (SLUICE_LAYOUT): the members each version needs, else 0 */
     char **paths; /* paths announced closed since the last collection */
     size_t npaths;
     uint64_t *upto; /* per rank: number of its last CLOSED notice the next collection takes */

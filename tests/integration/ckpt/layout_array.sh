@@ -78,6 +78,22 @@ trace=1 steps=3 write s4 4
 index=$("$SLUICE_BIN_DIR/sluice-trace" dump "$PWD/s4.trace" | grep COMMIT_INDEX | grep -c "encoded ahead=1, version=[123] ")
 [ "$index" == 3 ] || fail "s4: versions whose index was encoded ahead: $index of 3"
 echo "ok: s4: versions 1 to 3 each had their index encoded ahead"
+# Blocks that come late are waited for, so that one step is one version of the array, never a
+# version of the first blocks alone (plain members, a "does not fit" line, one step split in two):
+# ranks 1 and 2 open their members 400 ms after rank 0's fsync asked for a commit (l3, two
+# steps), and 2.5 s after rank 0 closed its member without fsync (t3: past the 2 s after which a
+# set no rank is writing is committed with what it has).
+CKPT_ARRAY_LATE_MS=400 trace=1 steps=2 write l3 3
+CKPT_ARRAY_LATE_MS=2500 trace=1 write t3 3
+for t in l3:2 t3:1; do
+  begins=$("$SLUICE_BIN_DIR/sluice-trace" dump "$PWD/${t%:*}.trace" | grep COMMIT_BEGIN)
+  [ "$(grep -c "members=3$" <<<"$begins")" == "${t#*:}" ] && [ "$(grep -c . <<<"$begins")" == "${t#*:}" ] ||
+    fail "${t%:*}: expected ${t#*:} versions of 3 members, one a step: $begins"
+  [ ! -s "${t%:*}.err" ] || fail "${t%:*}: the writer printed: $(cat "${t%:*}.err")"
+  expect_contains "${t%:*}: info shows the array" "array       header=64" "$("$ckpt" info "$PWD/${t%:*}/ckpt.@r.sluice")"
+done
+echo "ok: l3, t3: blocks 400 ms and 2.5 s late make one version of the array a step"
+check_array t3
 # Every shuffle flow of both traced writers (aggregators that also send themselves pieces) runs
 # forward in time: a round's receipt is traced after the batches it holds.
 for t in w8:8 s4:4; do
