@@ -8,6 +8,8 @@
  *
  * CKPT_ARRAY_LATE_MS=N: every rank but 0 waits N ms before it opens its member, each step (a
  * rank slow to start or a loaded node: the other members come late).
+ * CKPT_ARRAY_WRITERS=W: only ranks 0..W-1 hold blocks (the grid is MPI_Dims_create(W)); the
+ * others write and read nothing (ranks that serve, not compute).
  *
  * Exit 0 when every rank's check passed; a mismatch names the rank, element and values. */
 #include <mpi.h>
@@ -44,15 +46,19 @@ int main(int argc, char **argv)
     int rank, size, dims[3] = {0, 0, 0}, periods[3] = {0, 0, 0}, coords[3];
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Dims_create(size, 3, dims);
-    MPI_Comm cart;
+    const char *w = getenv("CKPT_ARRAY_WRITERS");
+    int writers = w && atoi(w) > 0 && atoi(w) < size ? atoi(w) : size;
+    MPI_Dims_create(writers, 3, dims);
+    MPI_Comm cart; /* MPI_COMM_NULL on the ranks past the writers */
     MPI_Cart_create(MPI_COMM_WORLD, 3, dims, periods, 0, &cart);
-    MPI_Cart_coords(cart, rank, 3, coords);
     long N[3] = {atol(argv[3]), atol(argv[4]), atol(argv[5])}, H = atol(argv[6]);
-    long lo[3], n[3];
-    for (int d = 0; d < 3; d++) {
-        lo[d] = N[d] * coords[d] / dims[d];
-        n[d] = N[d] * (coords[d] + 1) / dims[d] - lo[d];
+    long lo[3] = {0, 0, 0}, n[3] = {0, 0, 0};
+    if (rank < writers) {
+        MPI_Cart_coords(cart, rank, 3, coords);
+        for (int d = 0; d < 3; d++) {
+            lo[d] = N[d] * coords[d] / dims[d];
+            n[d] = N[d] * (coords[d] + 1) / dims[d] - lo[d];
+        }
     }
     size_t count = (size_t)(n[0] * n[1] * n[2]);
     double *blk = malloc((count ? count : 1) * sizeof(double));
@@ -62,7 +68,11 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/ckpt.%d", argv[2], rank);
     int bad = 0;
     const char *late = getenv("CKPT_ARRAY_LATE_MS");
-    if (strcmp(argv[1], "write") == 0) {
+    if (rank >= writers) {
+        for (long s = 0; s < steps && strcmp(argv[1], "write") == 0; s++)
+            if (steps > 1)
+                MPI_Barrier(MPI_COMM_WORLD);
+    } else if (strcmp(argv[1], "write") == 0) {
         for (long s = 0; s < steps && !bad; s++) {
             if (late && rank > 0)
                 usleep((useconds_t)atol(late) * 1000);
@@ -120,7 +130,8 @@ int main(int argc, char **argv)
     free(blk);
     free(h);
     free(h2);
-    MPI_Comm_free(&cart);
+    if (cart != MPI_COMM_NULL)
+        MPI_Comm_free(&cart);
     MPI_Finalize();
     return any ? 1 : 0;
 }

@@ -47,6 +47,43 @@ static void warn_once(const char *key, const char *fmt, const char *why)
     sluice_log_warn(fmt, key, why);
 }
 
+/* Progress thread only: how many ranks wrote the last version of each array set with
+ * grid=auto (commit_array_blocks); a set's record at the home is freed when idle. */
+static struct {
+    uint64_t key;
+    int n;
+} writers[64];
+
+static void learn_writers(const char *key, int n)
+{
+    uint64_t h = sluice_fnv1a_str(key);
+    for (size_t i = 0; i < sizeof writers / sizeof writers[0]; i++)
+        if (writers[i].key == h || writers[i].key == 0) {
+            writers[i].key = h;
+            writers[i].n = n;
+            return;
+        }
+}
+
+int commit_array_blocks(const char *key)
+{
+    struct sluice_array a;
+    if (!commit_array_spec_for_key(key, &a))
+        return 0;
+    uint64_t n = 1;
+    if (a.grid[0] == 0) {
+        n = (uint64_t)commit_g.size;
+        uint64_t h = sluice_fnv1a_str(key);
+        for (size_t i = 0; i < sizeof writers / sizeof writers[0] && writers[i].key; i++)
+            if (writers[i].key == h)
+                n = (uint64_t)writers[i].n;
+    } else {
+        for (int d = 0; d < a.ndims; d++)
+            n *= a.grid[d];
+    }
+    return n < (uint64_t)commit_g.size ? (int)n : commit_g.size;
+}
+
 void commit_array_enable(const char *cwd)
 {
     const char *spec = sluice_config.LAYOUT;
@@ -209,6 +246,10 @@ int commit_array_plan(struct hcommit *c, size_t nkeep)
     if (!c->array)
         return -ENOMEM;
     *c->array = a;
+    /* The blocks the set's next versions wait for: with grid=auto, the ranks that wrote it (a
+     * job may have ranks that write no block), not the whole job. */
+    c->set->blocks = (int)nkeep;
+    learn_writers(c->set->key, (int)nkeep);
     for (size_t i = 0; i < c->nmem; i++)
         if (c->mem[i].keep)
             c->mem[i].offset = a.header_offset + (uint64_t)c->mem[i].member_rank * a.header;

@@ -11,6 +11,10 @@
 void commit_array_enable(const char *cwd);
 /* 1 and *out when the set key has a layout, else 0. */
 int commit_array_spec_for_key(const char *key, struct sluice_array *out);
+/* Home: the members a version of the set needs to fit its layout: its explicit grid's ranks,
+ * or with grid=auto the job's until a version showed how many ranks write it (up to the job's
+ * size); 0 for a set without a layout. */
+int commit_array_blocks(const char *key);
 
 /* Home: when the kept members fit the set's layout, sets c->array, the members' offsets and
  * c->index_offset and returns 1; 0 for plain members (one line when a layout did not fit);

@@ -88,22 +88,6 @@ static void add_path(char ***p, size_t *n, const char *path)
         (*n)++;
 }
 
-/* The members a version of an array set needs: its explicit grid's ranks, else (grid=auto)
- * the job's; 0 for other sets. Its layout fits no fewer, so a version begun without one of
- * them would be plain members, and one step two versions. */
-static int array_blocks(const char *key)
-{
-    struct sluice_array a;
-    if (!commit_array_spec_for_key(key, &a))
-        return 0;
-    if (a.grid[0] == 0)
-        return commit_g.size;
-    uint64_t n = 1;
-    for (int d = 0; d < a.ndims; d++)
-        n *= a.grid[d];
-    return n < (uint64_t)commit_g.size ? (int)n : commit_g.size;
-}
-
 static struct hset *set_get(const char *key)
 {
     struct hset *s;
@@ -120,7 +104,7 @@ static struct hset *set_get(const char *key)
     char dir[PATH_MAX];
     if (sluice_container_dir(key, dir, sizeof dir) == 0)
         s->dir = strdup(dir);
-    s->blocks = array_blocks(key);
+    s->blocks = commit_array_blocks(key);
     HASH_ADD_KEYPTR(hh, sets, s->key, strlen(s->key), s);
     return s;
 }

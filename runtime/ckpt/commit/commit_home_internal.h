@@ -80,7 +80,8 @@ struct hset {
     int npending;
     unsigned char *opened; /* one byte per rank: holds a member open for writing (MSG_OPENED) */
     int nopened;
-    int blocks;   /* a global array (SLUICE_LAYOUT): the members each version needs, else 0 */
+    int blocks;   /* a global array (SLUICE_LAYOUT): the members each version needs, else 0
+                     (commit_array_blocks) */
     char **paths; /* paths announced closed since the last collection */
     size_t npaths;
     uint64_t *upto; /* per rank: number of its last CLOSED notice the next collection takes */

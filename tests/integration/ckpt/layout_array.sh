@@ -94,6 +94,25 @@ for t in l3:2 t3:1; do
 done
 echo "ok: l3, t3: blocks 400 ms and 2.5 s late make one version of the array a step"
 check_array t3
+# With grid=auto, before a version shows which ranks write the array the home waits for the
+# whole job's; after it, for those ranks only: 4 ranks of which 3 hold blocks (the fourth serves),
+# fsync gathering 4 s, three steps. The first step's fsyncs wait out the bound (a fourth block
+# could still come), the next ones do not; one version of 3 members a step, an array of 3 ranks.
+CKPT_ARRAY_WRITERS=3 SLUICE_FSYNC_GATHER=4000 trace=1 steps=3 write v4 4
+begins=$("$SLUICE_BIN_DIR/sluice-trace" dump "$PWD/v4.trace" | grep COMMIT_BEGIN)
+[ "$(grep -c "members=3$" <<<"$begins")" == 3 ] && [ "$(grep -c . <<<"$begins")" == 3 ] ||
+  fail "v4: expected 3 versions of 3 members, one a step: $begins"
+# The first fsync of the first step waits out the bound; no later step's fsync does.
+syncs=$("$SLUICE_BIN_DIR/sluice-trace" dump "$PWD/v4.trace" | awk '/ CKPT_FSYNC /{
+  d = $0; sub(/.*dur=/, "", d); sub(/ns.*/, "", d); n[$2]++; k++
+  if (n[$2] == 1 && d + 0 > first) first = d + 0
+  if (n[$2] > 1 && d + 0 > later) later = d + 0 }
+  END { printf "%d fsyncs, the first step'"'"'s longest %.2f s, the later steps'"'"' longest %.2f s", k, first / 1e9, later / 1e9
+        exit !(k == 9 && first >= 4e9 && later < 4e9) }') || fail "v4: $syncs (the bound is 4 s)"
+expect_contains "v4: info shows an array of the 3 ranks that write it" "grid=3x1x1,order=C,nprocs=3" \
+  "$("$ckpt" info "$PWD/v4/ckpt.@r.sluice")"
+check_array v4
+echo "ok: v4: 3 of 4 ranks write the array: waited for a fourth block at the first step only ($syncs)"
 # Every shuffle flow of both traced writers (aggregators that also send themselves pieces) runs
 # forward in time: a round's receipt is traced after the batches it holds.
 for t in w8:8 s4:4; do
