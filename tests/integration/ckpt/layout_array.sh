@@ -7,7 +7,10 @@
 # and h5dump; restarts on 1, 4 and 6 ranks (1, 2, 3, 4, 6 and 8 from every writer with LAYOUT_TEST_FULL=1; other grids) read exactly their blocks
 # of the new decomposition (the program checks every value); extract --ranks writes the
 # per-rank files of another decomposition, byte for byte what that job would write. A layout
-# that does not fit (wrong shape) gets one line and plain members that still restart.
+# that does not fit (wrong shape) gets one line and plain members that still restart. Blocks that
+# come late (ranks 1 and 2 open theirs 400 ms after rank 0's fsync, or 2.5 s after its close) and
+# a job where 3 of 4 ranks write make one version of the array per step, never one of the first
+# blocks alone.
 app=$SLUICE_APPS_DIR/mpi_ckpt_array
 ckpt=$SLUICE_BIN_DIR/sluice-ckpt
 export SLUICE_STAGE_DIR=$SLUICE_TEST_STAGE
