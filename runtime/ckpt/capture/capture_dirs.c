@@ -6,6 +6,7 @@
  * so dirfd, telldir and the program's own bookkeeping keep working. */
 #include "ckpt/capture/capture_internal.h"
 
+#include "ckpt/commit/folder_lock.h"
 #include "ckpt/commit/stage.h"
 #include "ckpt/container/container.h"
 #include "common/hash.h"
@@ -172,6 +173,7 @@ static void collect(struct listing *l, const char *dir, bool virtual_dir)
     pthread_mutex_unlock(&capture_lock);
     struct scan_ctx s = {l, dir, len};
     capture_closed_below(dir, len, scan_member, &s);
+    sluice_commit_staged_below(dir, len, scan_member, &s);
     char root[PATH_MAX];
     snprintf(root, sizeof root, "%s", dir);
     /* Containers live in the nearest real folder: the listed one, or above a virtual one. */
@@ -206,12 +208,7 @@ static void attach_listing(DIR *d, const char *abs, bool virtual_dir)
     if (l == NULL)
         return;
     l->d = d;
-    collect(l, abs, virtual_dir);
-    if (l->n == 0) {
-        free(l->ents);
-        free(l);
-        return;
-    }
+    collect(l, abs, virtual_dir); /* kept with no virtual entry too: readdir hides own_file() */
     pthread_mutex_lock(&capture_lock);
     l->link = listings;
     listings = l;
@@ -292,6 +289,15 @@ static struct listing *find_listing(DIR *d, bool unlink_it)
     return l;
 }
 
+/* sluice's own bookkeeping beside the program's files, like the stage folder: per-rank folder
+ * markers, a container being written (the container itself is what capture makes, and shows),
+ * the folder's commit lock. */
+static bool own_file(const char *name)
+{
+    return capture_vdir_is_marker(name) || sluice_container_is_temp_name(name) ||
+           sluice_folder_lock_is_name(name);
+}
+
 struct dirent *sluice_capture_readdir(DIR *d, bool *handled)
 {
     struct listing *l = find_listing(d, false);
@@ -300,8 +306,8 @@ struct dirent *sluice_capture_readdir(DIR *d, bool *handled)
         return NULL;
     while (!l->real_done) {
         struct dirent *e = SLUICE_REAL(readdir)(d);
-        if (e != NULL && capture_vdir_is_marker(e->d_name))
-            continue; /* sluice's own bookkeeping, like the stage folder */
+        if (e != NULL && own_file(e->d_name))
+            continue;
         if (e != NULL) {
             struct ventry *v = NULL;
             HASH_FIND_STR(l->index, e->d_name, v);

@@ -117,6 +117,8 @@ static bool holds_anything(const char *abs)
     if (found)
         return true;
     capture_closed_below(abs, len, found_one, &found);
+    if (!found)
+        sluice_commit_staged_below(abs, len, found_one, &found);
     if (found)
         return true;
     char root[PATH_MAX];

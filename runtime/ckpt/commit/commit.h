@@ -15,6 +15,7 @@
 #define SLUICE_CKPT_COMMIT_COMMIT_H
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -101,6 +102,13 @@ int sluice_commit_open_member(const char *path, int open_flags);
  * NULL) gets the permissions the program gave a version that is closed but not yet committed,
  * or 0 for a committed one (whose permissions are its container's). */
 int sluice_commit_stat_member(const char *path, uint64_t *size, int64_t *mtime_ns, unsigned *mode);
+
+/* Calls fn (until it returns non-zero, which is returned) with the path of each closed member
+ * below folder dir (len bytes, no trailing '/') that another running process of this node has
+ * staged and not yet committed (another rank, a shell whose child lists the folder): the
+ * members a read or stat finds through the stage folder, for listings. */
+int sluice_commit_staged_below(const char *dir, size_t len, int (*fn)(void *arg, const char *path),
+                               void *arg);
 
 #ifdef __cplusplus
 }

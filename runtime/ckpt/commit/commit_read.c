@@ -76,6 +76,46 @@ static int staged_copy(const char *meta, const char *path, char *buf, int found,
     return 1;
 }
 
+/* The path of the closed member of sidecar meta staged by another running process of this node
+ * (staged_copy's rules, whatever its path), in out (PATH_MAX): 1, else 0. */
+static int staged_elsewhere_path(const char *meta, char *buf, char *out)
+{
+    ssize_t n = sluice_stage_read_meta(meta, buf, SLUICE_STAGE_META_MAX);
+    struct sluice_stage_meta sm;
+    if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed || sm.pid == (long)getpid())
+        return 0;
+    struct staged_hit hit;
+    if (!staged_copy(meta, sm.m.path, buf, 0, &hit))
+        return 0;
+    snprintf(out, PATH_MAX, "%s", sm.m.path);
+    return 1;
+}
+
+int sluice_commit_staged_below(const char *dir, size_t len, int (*fn)(void *arg, const char *path), void *arg)
+{
+    const char *stage = sluice_stage_dir();
+    DIR *d = stage ? SLUICE_REAL(opendir)(stage) : NULL;
+    if (!d)
+        return 0;
+    char *buf = malloc(SLUICE_STAGE_META_MAX);
+    int stop = 0;
+    struct dirent *e;
+    while (buf && !stop && (e = SLUICE_REAL(readdir)(d)) != NULL) {
+        char meta[PATH_MAX], data[PATH_MAX], path[PATH_MAX];
+        uint64_t size;
+        int64_t mt;
+        /* stat's answer decides (a newer unlink or rename of the path), as for committed
+         * members: a listing shows what stat and open find. */
+        if (sluice_stage_sidecar(stage, e->d_name, meta, sizeof meta, data, sizeof data) &&
+            staged_elsewhere_path(meta, buf, path) && strncmp(path, dir, len) == 0 && path[len] == '/' &&
+            sluice_commit_stat_member(path, &size, &mt, NULL) == 0)
+            stop = fn(arg, path);
+    }
+    free(buf);
+    SLUICE_REAL(closedir)(d);
+    return stop;
+}
+
 /* The newest closed copy of path staged on this node, through the stage folder's index by
  * path (stage_index.h): a link and a sidecar, whatever the number of processes of the node. */
 static int find_staged_elsewhere(const char *path, struct staged_hit *hit)

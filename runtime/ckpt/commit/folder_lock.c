@@ -204,3 +204,9 @@ void sluice_folder_lock_forget(struct sluice_folder_lock *l)
         SLUICE_REAL(close)(l->fd);
     l->fd = -1;
 }
+
+int sluice_folder_lock_is_name(const char *base)
+{
+    size_t n = strlen(SLUICE_FOLDER_LOCK_NAME);
+    return strncmp(base, SLUICE_FOLDER_LOCK_NAME, n) == 0 && (base[n] == '\0' || base[n] == '.');
+}

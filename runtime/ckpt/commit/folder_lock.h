@@ -47,5 +47,8 @@ void sluice_folder_lock_touch(struct sluice_folder_lock *l);
 void sluice_folder_lock_release(struct sluice_folder_lock *l);
 /* A forked child's copy: forgets it (the parent still holds the lock). */
 void sluice_folder_lock_forget(struct sluice_folder_lock *l);
+/* 1 if base (a file name) is the lock or one of its helper files (the owner's file it is linked
+ * from, the breaker's): sluice's own, hidden from listings made through sluice. */
+int sluice_folder_lock_is_name(const char *base);
 
 #endif
