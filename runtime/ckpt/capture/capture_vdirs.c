@@ -117,13 +117,13 @@ static bool holds_anything(const char *abs)
     if (found)
         return true;
     capture_closed_below(abs, len, found_one, &found);
-    if (!found)
-        sluice_commit_staged_below(abs, len, found_one, &found);
     if (found)
         return true;
     char root[PATH_MAX];
     capture_vdir_root(abs, root);
     capture_scan_committed_below(root, abs, len, found_one, &found);
+    if (!found) /* another process of the node closed a member here, not committed yet */
+        sluice_commit_staged_below(abs, len, found_one, &found);
     if (found)
         return true;
     /* A marked subfolder (nested per-rank folders): its marker starts with ours, minus the
