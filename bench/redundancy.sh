@@ -12,7 +12,7 @@
 # close of its member: what the program waits), the staging copy rate (member bytes over those
 # times), time until protected (the home's CKPT_LEVEL staged to the last CKPT_PROTECTED of the
 # version), the encode rate (a node's part of a version, here one rank's member, over its time
-# until protected), the stream rate (a node's part over a copy's or parity's CKPT_RED_STORED
+# until protected; all versions, and after the job's first), the stream rate (a node's part over a copy's or parity's CKPT_RED_STORED
 # duration: from its first piece to stored), time until durable (drain: the step's
 # last close to COMMIT_DURABLE; staged modes: the exit drain, COMMIT_END of the exit), and bytes
 # per node (the stage folder of each node once the last step is written and, with redundancy,
