@@ -41,51 +41,62 @@ struct staged_hit {
     unsigned mode;
 };
 
-/* The member of sidecar meta if it is a closed copy of path by a running process whose data
- * file is whole: 1 (hit filled if newer than what it holds, or found is 0), else 0. */
-static int staged_copy(const char *meta, const char *path, char *buf, int found, struct staged_hit *hit)
+/* The member of sidecar meta (parsed into sm) if it is closed and written by a running process
+ * of this host whose data file is whole: 1 (hit filled if newer than what it holds, or found is
+ * 0), else 0. */
+static int staged_whole(const char *meta, const struct sluice_stage_meta *sm, int found,
+                        struct staged_hit *hit)
 {
     char data[PATH_MAX];
     size_t ml = strlen(meta), sl = strlen(SLUICE_STAGE_META_SUFFIX);
-    if (ml < sl || snprintf(data, sizeof data, "%.*s%s", (int)(ml - sl), meta, SLUICE_STAGE_DATA_SUFFIX) >=
-                       (int)sizeof data)
-        return 0;
-    ssize_t n = sluice_stage_read_meta(meta, buf, SLUICE_STAGE_META_MAX);
-    struct sluice_stage_meta sm;
-    if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed ||
-        strcmp(sm.m.path, path) != 0)
+    if (!sm->closed || ml < sl ||
+        snprintf(data, sizeof data, "%.*s%s", (int)(ml - sl), meta, SLUICE_STAGE_DATA_SUFFIX) >=
+            (int)sizeof data)
         return 0;
     /* Only members of running processes: what a dead one left is a crash leftover, which
      * `sluice-ckpt recover` decides about; until then the committed version stands. A writer
      * of another host (a shared stage folder) cannot be probed: its member reaches this read
      * through its set's home (sync_with_home). */
     struct stat st;
-    if (!sluice_host_id_is_mine(sm.host) || SLUICE_REAL(stat)(data, &st) != 0 ||
-        (uint64_t)st.st_size != sm.m.size)
+    if (!sluice_host_id_is_mine(sm->host) || SLUICE_REAL(stat)(data, &st) != 0 ||
+        (uint64_t)st.st_size != sm->m.size)
         return 0;
     /* Its writer wrote it last at mt: a process with its pid that started later is another. */
     int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-    if (sm.pid != (long)getpid() && !sluice_pid_running(sm.pid, mt))
+    if (sm->pid != (long)getpid() && !sluice_pid_running(sm->pid, mt))
         return 0;
     if (!found || mt > hit->mtime_ns) {
         snprintf(hit->data_path, sizeof hit->data_path, "%s", data);
-        hit->size = sm.m.size;
+        hit->size = sm->m.size;
         hit->mtime_ns = mt;
-        hit->mode = sm.m.mode;
+        hit->mode = sm->m.mode;
     }
     return 1;
+}
+
+/* Sidecar meta parsed into sm (buf: SLUICE_STAGE_META_MAX bytes): 0, else -1. */
+static int read_sidecar(const char *meta, char *buf, struct sluice_stage_meta *sm)
+{
+    ssize_t n = sluice_stage_read_meta(meta, buf, SLUICE_STAGE_META_MAX);
+    return n > 0 && sluice_stage_meta_parse(buf, (size_t)n, sm) == 0 ? 0 : -1;
+}
+
+/* The member of sidecar meta if it is a closed copy of path by a running process whose data
+ * file is whole: 1 (hit filled as staged_whole does), else 0. */
+static int staged_copy(const char *meta, const char *path, char *buf, int found, struct staged_hit *hit)
+{
+    struct sluice_stage_meta sm;
+    return read_sidecar(meta, buf, &sm) == 0 && strcmp(sm.m.path, path) == 0 &&
+           staged_whole(meta, &sm, found, hit);
 }
 
 /* The path of the closed member of sidecar meta staged by another running process of this node
  * (staged_copy's rules, whatever its path), in out (PATH_MAX): 1, else 0. */
 static int staged_elsewhere_path(const char *meta, char *buf, char *out)
 {
-    ssize_t n = sluice_stage_read_meta(meta, buf, SLUICE_STAGE_META_MAX);
     struct sluice_stage_meta sm;
-    if (n <= 0 || sluice_stage_meta_parse(buf, (size_t)n, &sm) != 0 || !sm.closed || sm.pid == (long)getpid())
-        return 0;
     struct staged_hit hit;
-    if (!staged_copy(meta, sm.m.path, buf, 0, &hit))
+    if (read_sidecar(meta, buf, &sm) != 0 || sm.pid == (long)getpid() || !staged_whole(meta, &sm, 0, &hit))
         return 0;
     snprintf(out, PATH_MAX, "%s", sm.m.path);
     return 1;
