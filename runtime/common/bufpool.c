@@ -2,7 +2,10 @@
 /* Large buffers kept for reuse (bufpool.h). */
 #include "common/bufpool.h"
 
+#include "common/hugebuf.h"
+
 #include <stdlib.h>
+#include <unistd.h>
 
 /* Two classes, so that many blocks of one size (XOR parity blocks, 256 KiB) do not crowd out
  * buffers of another (pieces of about 1.2 MiB): [MIN, SPLIT) and [SPLIT, MAX]. */
@@ -84,4 +87,39 @@ void sluice_bufpool_put(void *p, size_t cap)
             return;
     }
     free(p);
+}
+
+/* Maps every page of [p, p + n) for writing: one call where the kernel can, else a write to
+ * each page (the bytes are the caller's to overwrite). */
+static void populate(unsigned char *p, size_t n)
+{
+    if (sluice_pages_populate(p, n) == 0)
+        return;
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t page = pg > 0 ? (size_t)pg : 4096;
+    for (size_t i = 0; i < n; i += page)
+        ((volatile unsigned char *)p)[i] = 0;
+    if (n)
+        ((volatile unsigned char *)p)[n - 1] = 0;
+}
+
+void sluice_bufpool_warm(size_t n, int count)
+{
+    int c = class_of(n);
+    if (c < 0 || count <= 0)
+        return;
+    if (count > limit[c].slots)
+        count = limit[c].slots;
+    void *got[SLUICE_BUFPOOL_SMALL_SLOTS > SLUICE_BUFPOOL_LARGE_SLOTS ? SLUICE_BUFPOOL_SMALL_SLOTS
+                                                                      : SLUICE_BUFPOOL_LARGE_SLOTS];
+    size_t cap[sizeof got / sizeof got[0]];
+    int k = 0;
+    while (k < count && (got[k] = sluice_bufpool_get(n, &cap[k])) != NULL) {
+        populate(got[k], cap[k]);
+        k++;
+    }
+    while (k > 0) {
+        k--;
+        sluice_bufpool_put(got[k], cap[k]);
+    }
 }

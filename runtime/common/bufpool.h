@@ -34,6 +34,13 @@ void *sluice_bufpool_get(size_t n, size_t *cap);
  * room and cap is within [SLUICE_BUFPOOL_MIN, SLUICE_BUFPOOL_MAX], else freed. NULL is ignored. */
 void sluice_bufpool_put(void *p, size_t cap);
 
+/* Fills the pool with up to count buffers of n bytes whose pages are already mapped (kept ones
+ * count), within its limits: a stream's first pieces then fault no more than its later ones.
+ * Takes the time of the faults now (tens of ms per 10 MiB on a virtual machine, one madvise
+ * call where the kernel has MADV_POPULATE_WRITE, Linux 5.14): for a thread that waits for
+ * nothing else. */
+void sluice_bufpool_warm(size_t n, int count);
+
 #ifdef __cplusplus
 }
 #endif

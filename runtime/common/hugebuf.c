@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
@@ -31,6 +32,15 @@ static int take(void)
 static void give(void)
 {
     __atomic_clear(&busy, __ATOMIC_RELEASE);
+}
+
+int sluice_pages_populate(void *p, size_t n)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t page = pg > 0 ? (uintptr_t)pg : 4096;
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+    uintptr_t hi = ((uintptr_t)p + n) & ~(page - 1);
+    return hi > lo && madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) == 0 ? 0 : -1;
 }
 
 static size_t round_up(size_t n)
@@ -93,7 +103,7 @@ void *sluice_hugebuf_alloc(size_t n)
      * refuse it (EINVAL) and fault as before. A kept mapping's pages the kernel took back
      * (MADV_FREE below) come back here too. */
     if (p)
-        (void)madvise(p, len, MADV_POPULATE_WRITE);
+        (void)sluice_pages_populate(p, len);
     return p;
 }
 

@@ -26,6 +26,10 @@ extern "C" {
 void *sluice_hugebuf_alloc(size_t n);
 void sluice_hugebuf_free(void *p, size_t n);
 
+/* Puts in place the pages of [p, p + n) that lie wholly inside it, for writing, in one call
+ * (MADV_POPULATE_WRITE): 0, or -1 where the kernel cannot (older than Linux 5.14). */
+int sluice_pages_populate(void *p, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <set>
 #include <sys/mman.h>
@@ -136,6 +137,62 @@ TEST(BufPool, ThreadsGetAndGiveBackAtOnce)
         });
     for (auto &x : t)
         x.join();
+}
+
+// Pages of [p, p + n) in place (mincore), the interior's whole pages.
+static bool resident(const void *p, size_t n)
+{
+    const uintptr_t page = 4096;
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + n) & ~(page - 1);
+    std::vector<unsigned char> v((hi - lo) / page);
+    if (mincore(reinterpret_cast<void *>(lo), hi - lo, v.data()) != 0)
+        return false;
+    for (unsigned char c : v)
+        if (!(c & 1))
+            return false;
+    return true;
+}
+
+// Warmed: the next requests of that size get the warmed buffers, every page already in place (a
+// stream's first pieces fault no more than its later ones); never more than the class keeps.
+TEST(BufPool, WarmedBuffersAreKeptWithTheirPagesInPlace)
+{
+    const size_t n = (1200u << 10);
+    drain(n);
+    sluice_bufpool_warm(n, 3);
+    std::set<void *> got;
+    std::vector<std::pair<void *, size_t>> held;
+    for (int i = 0; i < 3; i++) {
+        size_t cap = 0;
+        void *p = sluice_bufpool_get(n, &cap);
+        ASSERT_NE(nullptr, p);
+        EXPECT_GE(cap, n);
+        EXPECT_TRUE(resident(p, cap)) << "warmed buffer " << i << " has pages not in place";
+        got.insert(p);
+        held.push_back({p, cap});
+    }
+    EXPECT_EQ(3u, got.size());
+    size_t cap = 0;
+    void *fresh = sluice_bufpool_get(n, &cap); // the pool holds no more of them
+    EXPECT_EQ(0u, got.count(fresh));
+    free(fresh);
+    for (auto &h : held)
+        sluice_bufpool_put(h.first, h.second);
+    sluice_bufpool_warm(n, 1000); // at most the class's slots and bytes
+    int kept = 0;
+    for (int i = 0; i < 2 * SLUICE_BUFPOOL_LARGE_SLOTS; i++) {
+        void *p = sluice_bufpool_get(n, &cap);
+        kept += resident(p, cap);
+        held.push_back({p, cap});
+    }
+    EXPECT_LE(kept * n, SLUICE_BUFPOOL_LARGE_KEEP + n);
+    EXPECT_GE(kept, 3);
+    for (size_t i = 3; i < held.size(); i++)
+        free(held[i].first);
+    sluice_bufpool_warm(SLUICE_BUFPOOL_MIN - 1, 4); // below the pool's sizes: nothing kept
+    void *small = sluice_bufpool_get(SLUICE_BUFPOOL_MIN - 1, &cap);
+    EXPECT_EQ(SLUICE_BUFPOOL_MIN - 1, cap);
+    free(small);
 }
 
 // Round buffers: on a 2 MiB boundary, every byte usable, sizes that are not whole huge pages

@@ -15,6 +15,7 @@
 #include "ckpt/commit/stage.h"
 #include "ckpt/redundancy/red_copy.h"
 #include "ckpt/redundancy/red_nodes.h"
+#include "ckpt/redundancy/red_warm.h"
 #include "ckpt/redundancy/red_xor.h"
 #include "common/log.h"
 #include "common/real.h"
@@ -427,6 +428,7 @@ static void on_comm(MPI_Comm comm)
             "node, which has no parity; it joins the set before it (%u nodes)",
             (unsigned)sluice_config.REDUNDANCY_SET, n->nnodes, (unsigned)sluice_config.REDUNDANCY_SET + 1);
     rebuild(comm, n);
+    red_warm_start(n);
 }
 
 void commit_red_register(void)
