@@ -41,8 +41,9 @@ void red_warm_start(const struct red_nodes *n)
 {
     static int started;
     const char *mode = sluice_config.REDUNDANCY;
+    /* Streams run only for node-local versions: with every version drained nothing is sent. */
     if (!n || n->nnodes < 2 || n->leader[n->mine] != n->rank || !mode || strcmp(mode, "none") == 0 ||
-        __atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL))
+        sluice_config.DRAIN_EVERY <= 1 || __atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL))
         return;
     xor_blocks = strcmp(mode, "xor") == 0;
     warm.run = warm_run;
