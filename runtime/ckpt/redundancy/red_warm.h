@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A leader's redundancy buffers made ready while the job starts (docs/REDUNDANCY.md, "The job's
- * first version"). */
+/* A leader's redundancy buffers made ready while the job starts (docs/REDUNDANCY.md, "The first
+ * version's start, explained in part"). */
 #ifndef SLUICE_CKPT_REDUNDANCY_RED_WARM_H
 #define SLUICE_CKPT_REDUNDANCY_RED_WARM_H
 
