@@ -3,7 +3,7 @@
  * and a parity's blocks come from the buffer pool, which starts empty: every buffer of a job's
  * first version was fresh memory, a page fault per 4 KiB at its first touch, inside the read of
  * the piece on the I/O thread (257 faults and 4.2-5.6 ms of CPU per 1.1 MiB piece against
- * 0.2 ms at later versions, 3 testbed nodes of a 2-core virtual machine): one cause of the
+ * 0.2-0.5 ms at later versions, 3 testbed nodes of a 2-core virtual machine): one cause of the
  * first version's late protection (docs/REDUNDANCY.md). The faults are now taken once, on the
  * I/O thread, before the program's first checkpoint. */
 #include "ckpt/redundancy/red_warm.h"
