@@ -8,6 +8,7 @@
  * program's side runs in signal handlers and between vfork and exec. */
 #include "common/fd_guard.h"
 
+#include "common/init_order.h"
 #include "common/real.h"
 
 #include <dirent.h>
@@ -201,7 +202,28 @@ void sluice_fd_guard_program_end(struct sluice_fd_guard_section *s)
     errno = e;
 }
 
-/* A fork child has none of sluice's threads: nothing is in flight there. */
+/* Grows the process's descriptor table past the floor now, while it has one thread. The kernel
+ * grows the table when a number beyond it is first used, and a process of several threads waits
+ * for an RCU grace period to do so (fs/file.c, expand_fdtable); the first descriptor a sluice
+ * thread moves to the floor, and the program's own at 64 or 256, would wait for one with the
+ * progress and I/O threads running: 24-28 ms in every process of an 8-node job on a 16-core
+ * host, all at the first checkpoint version (docs/REDUNDANCY.md). A descriptor is borrowed at
+ * the floor and closed at once: the program sees no number taken (nothing is borrowed where 0,
+ * 1 and 2 are all closed). */
+static void reserve_table(void)
+{
+    int fl = floor_of();
+    for (int fd = 0; fd <= 2; fd++) {
+        long high = syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fl);
+        if (high >= 0) {
+            syscall(SYS_close, high);
+            return;
+        }
+    }
+}
+
+/* A fork child has none of sluice's threads: nothing is in flight there. Its table holds only
+ * the numbers open at the fork, so it is grown again. */
 static void forget_in_child(void)
 {
     atomic_store(&creating, 0);
@@ -210,10 +232,13 @@ static void forget_in_child(void)
     atomic_store(&waiting, 0);
     atomic_store(&live, 0);
     program_depth = 0;
+    reserve_table();
 }
 
-__attribute__((constructor)) static void fd_guard_init(void)
+/* Among the library's first constructors: before any of them can start a thread. */
+__attribute__((constructor(SLUICE_PRIO_CONFIG))) static void fd_guard_init(void)
 {
+    reserve_table();
     pthread_atfork(NULL, NULL, forget_in_child);
 }
 

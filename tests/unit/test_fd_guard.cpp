@@ -14,6 +14,7 @@
 #include <string>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -38,6 +39,20 @@ int Floor()
     struct rlimit rl;
     getrlimit(RLIMIT_NOFILE, &rl);
     return rl.rlim_cur / 2 < 512 ? (int)(rl.rlim_cur / 2) : 512;
+}
+
+// The size of this process's descriptor table (FDSize in /proc/self/status); -1 if unknown.
+int TableSize()
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    int size = -1;
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "FDSize: %d", &size) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return size;
 }
 
 } // namespace
@@ -149,4 +164,32 @@ TEST(FdGuard, ABlockingOpenOfTheProgramHoldsNothingForLong)
     g_close(rfd);
     g_close(wfd);
     (void)system(("rm -rf '" + dir + "'").c_str());
+}
+
+// Growing the table in a process of several threads waits for an RCU grace period (24-28 ms on
+// a busy 16-core host): it is grown past the floor at start and in a fork child, while the
+// process has one thread, so that neither sluice's threads' first moves nor the program's own
+// numbers up to the floor grow it later.
+TEST(FdGuard, TheDescriptorTableIsGrownPastTheFloorWhileSingleThreaded)
+{
+    EXPECT_GT(TableSize(), Floor()) << "at start (the library's constructor)";
+    // A fork child's table holds only the numbers open in the parent: nothing at the floor.
+    for (int fd = Floor(); fd < Floor() + 64; fd++)
+        ASSERT_EQ(fcntl(fd, F_GETFD), -1)
+            << "descriptor " << fd << " is open: the child's table would be large anyway";
+    int p[2];
+    ASSERT_EQ(pipe(p), 0);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        int size = TableSize();
+        _exit(write(p[1], &size, sizeof size) == (ssize_t)sizeof size ? 0 : 1);
+    }
+    int child = -1, status = 0;
+    ASSERT_EQ(read(p[0], &child, sizeof child), (ssize_t)sizeof child);
+    waitpid(pid, &status, 0);
+    close(p[0]);
+    close(p[1]);
+    EXPECT_GT(child, Floor()) << "in a fork child";
+    EXPECT_GT(TableSize(), 0);
 }
