@@ -191,5 +191,4 @@ TEST(FdGuard, TheDescriptorTableIsGrownPastTheFloorWhileSingleThreaded)
     close(p[0]);
     close(p[1]);
     EXPECT_GT(child, Floor()) << "in a fork child";
-    EXPECT_GT(TableSize(), 0);
 }
